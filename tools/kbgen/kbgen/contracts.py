@@ -1,0 +1,86 @@
+"""Questions every emitter asks of a kernel's tensor contracts.
+
+Derived from the model only; no language knowledge here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+from .model import Cond, Const, Dim, Expr, Function, Param
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a size parameter can be read: axis `axis` of tensor `tensor`,
+    possibly only when flag `when` has value `value` (for conditional shapes)."""
+
+    tensor: str
+    axis: int
+    when: Optional[str] = None
+    value: Optional[bool] = None
+
+
+def dim_sources(fn: Function) -> Dict[str, List[Source]]:
+    """For each dim parameter, the tensor axes that equal it.
+
+    Inputs come before outputs so that bindings derive sizes from what the
+    caller passes in; ld parameters are not dimensions of any axis and get
+    no source here (see ld_params).
+    """
+    out: Dict[str, List[Source]] = {p.name: [] for p in fn.dims}
+    ordered = sorted(fn.tensors, key=lambda p: 0 if p.tensor.direction == "in" else 1)
+    for p in ordered:
+        for axis, e in enumerate(p.tensor.shape):
+            if isinstance(e, Dim):
+                out[e.name].append(Source(p.name, axis))
+            elif isinstance(e, Cond):
+                for value, branch in ((True, e.then), (False, e.otherwise)):
+                    if isinstance(branch, Dim):
+                        out[branch.name].append(Source(p.name, axis, e.flag, value))
+    return out
+
+
+def ld_params(fn: Function) -> Dict[str, str]:
+    """Map from an ld parameter to the tensor whose row stride it is."""
+    return {p.tensor.ld: p.name for p in fn.tensors if p.tensor.ld is not None}
+
+
+def inputs(fn: Function) -> List[Param]:
+    return [p for p in fn.tensors if p.tensor.direction == "in"]
+
+
+def outputs(fn: Function) -> List[Param]:
+    """Tensors the kernel writes but does not read."""
+    return [p for p in fn.tensors if p.tensor.direction == "out"]
+
+
+def inouts(fn: Function) -> List[Param]:
+    return [p for p in fn.tensors if p.tensor.direction == "inout"]
+
+
+def eval_expr(e: Expr, dims: Dict[str, int], flags: Dict[str, bool]) -> int:
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Dim):
+        return dims[e.name]
+    return eval_expr(e.then if flags[e.flag] else e.otherwise, dims, flags)
+
+
+def shape_of(p: Param, dims: Dict[str, int], flags: Dict[str, bool]) -> Tuple[int, ...]:
+    return tuple(eval_expr(e, dims, flags) for e in p.tensor.shape)
+
+
+def required_len(p: Param, dims: Dict[str, int], flags: Dict[str, bool]) -> int:
+    """Elements the buffer of tensor p must hold (see docs/annotations.md)."""
+    shape = shape_of(p, dims, flags)
+    total = 1
+    for d in shape:
+        total *= d
+    if total == 0:
+        return 0
+    if p.tensor.ld is not None:
+        rows, cols = shape
+        return (rows - 1) * dims[p.tensor.ld] + cols
+    return total

@@ -1,0 +1,220 @@
+"""The language-neutral model of the kernelbridge API.
+
+The parser (parse.py) builds it from the header; every emitter reads only this
+model.  Nothing here knows about C syntax or about any target language.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple, Union
+
+
+# --- Shape expressions -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A dimension given by a size parameter."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal dimension."""
+
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class Cond:
+    """`flag ? then : otherwise`, where flag is a bool parameter."""
+
+    flag: str
+    then: "Expr"
+    otherwise: "Expr"
+
+    def __str__(self) -> str:
+        return f"{self.flag} ? {self.then} : {self.otherwise}"
+
+
+Expr = Union[Dim, Const, Cond]
+
+
+def expr_names(expr: Expr) -> List[str]:
+    """Size-parameter names used by expr (flags excluded), in order."""
+    if isinstance(expr, Dim):
+        return [expr.name]
+    if isinstance(expr, Cond):
+        return expr_names(expr.then) + expr_names(expr.otherwise)
+    return []
+
+
+# --- Types --------------------------------------------------------------------
+
+# Scalar kinds a parameter or return value can have.
+SCALAR_KINDS = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64")
+
+DTYPES = {"f32": "float32", "i32": "int32"}
+
+
+@dataclass(frozen=True)
+class CType:
+    """A C type reduced to what bindings need.
+
+    kind is one of SCALAR_KINDS, "void", "enum", "handle" (pointer to an
+    opaque struct), "handle_out" (pointer to a pointer to one), "string"
+    (const char *) or "pointer" (pointer to a scalar kind, see `pointee`).
+    """
+
+    kind: str
+    name: Optional[str] = None  # enum or handle type name
+    pointee: Optional[str] = None  # scalar kind behind a "pointer"
+    const: bool = False  # pointee is const
+    spelling: str = ""  # the C spelling, e.g. "const float *"
+
+
+# --- Parameters ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tensor:
+    direction: str  # "in", "out" or "inout"
+    dtype: str  # "f32" or "i32"
+    shape: Tuple[Expr, ...]
+    ld: Optional[str] = None  # row-stride parameter for 2-D tensors
+    aliases: Tuple[str, ...] = ()  # inputs this output may be identical to
+    nullable: bool = False
+
+    @property
+    def element_kind(self) -> str:
+        return DTYPES[self.dtype]
+
+    def shape_str(self) -> str:
+        return "[" + ", ".join(str(e) for e in self.shape) + "]"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    ctype: CType
+    # "context", "handle", "handle_out", "dim", "scalar", "flag" or "tensor".
+    role: str
+    tensor: Optional[Tensor] = None
+    nullable: bool = False  # for handles
+    handle_type: Optional[str] = None  # for handle_out
+    line: int = 0
+
+
+@dataclass
+class Function:
+    name: str
+    returns: CType
+    params: List[Param]
+    doc: str  # free text of the doc comment, annotation lines removed
+    threadsafe: bool
+    blocking: bool
+    returns_string: Optional[str] = None  # "static" or "borrowed"
+    destroy: Optional[str] = None
+    line: int = 0
+
+    @property
+    def is_kernel(self) -> bool:
+        """A kernel takes a context first and returns kb_status."""
+        return bool(self.params) and self.params[0].role == "context" and self.returns.kind == "enum"
+
+    @property
+    def short_name(self) -> str:
+        """Name without the library prefix: kb_softmax -> softmax."""
+        return self.name[3:] if self.name.startswith("kb_") else self.name
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def tensors(self) -> List[Param]:
+        return [p for p in self.params if p.role == "tensor"]
+
+    @property
+    def dims(self) -> List[Param]:
+        return [p for p in self.params if p.role == "dim"]
+
+
+@dataclass(frozen=True)
+class Enumerator:
+    name: str
+    value: int
+    doc: str
+
+
+@dataclass
+class Enum:
+    name: str  # e.g. kb_status
+    doc: str
+    values: List[Enumerator]
+    prefix: str  # common prefix of the enumerators, e.g. KB_STATUS_
+
+
+@dataclass
+class Handle:
+    name: str  # e.g. kb_context
+    doc: str
+    destroy: Optional[str] = None
+
+
+@dataclass
+class Api:
+    header: str  # path of the header, as given to the parser
+    version: Tuple[int, int, int]
+    enums: List[Enum] = field(default_factory=list)
+    handles: List[Handle] = field(default_factory=list)
+    functions: List[Function] = field(default_factory=list)
+
+    @property
+    def version_string(self) -> str:
+        return "%d.%d.%d" % self.version
+
+    @property
+    def version_number(self) -> int:
+        major, minor, patch = self.version
+        return major * 10000 + minor * 100 + patch
+
+    @property
+    def kernels(self) -> List[Function]:
+        return [f for f in self.functions if f.is_kernel]
+
+    def enum(self, name: str) -> Enum:
+        for e in self.enums:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    @property
+    def status_enum(self) -> Enum:
+        return self.enum("kb_status")
+
+    def to_json(self) -> Dict:
+        """A plain-data view of the model, for tools and debugging."""
+
+        def conv(obj):
+            if dataclasses.is_dataclass(obj):
+                d = {"_type": type(obj).__name__}
+                for f in dataclasses.fields(obj):
+                    d[f.name] = conv(getattr(obj, f.name))
+                return d
+            if isinstance(obj, (list, tuple)):
+                return [conv(x) for x in obj]
+            return obj
+
+        return conv(self)
