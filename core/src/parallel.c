@@ -50,3 +50,19 @@ void kb__parallel_for(const kb_context *ctx, int64_t n, int64_t min_chunk, void 
       run_chunk(&chunks[w]);
   }
 }
+
+int64_t kb__task_count(const kb_context *ctx, int64_t n, int64_t min_chunk) {
+  if (n <= 0) return 0;
+  if (min_chunk < 1) min_chunk = 1;
+  int64_t tasks = kb__threads(ctx);
+  if (tasks > n / min_chunk) tasks = n / min_chunk;
+  if (tasks > KB_MAX_WORKERS) tasks = KB_MAX_WORKERS;
+  return tasks < 1 ? 1 : tasks;
+}
+
+void kb__task_range(int64_t n, int64_t tasks, int64_t t, int64_t *begin, int64_t *end) {
+  /* Same balanced split as kb__parallel_for, written without n * t. */
+  int64_t base = n / tasks, extra = n % tasks;
+  *begin = t * base + (t < extra ? t : extra);
+  *end = *begin + base + (t < extra ? 1 : 0);
+}

@@ -423,8 +423,8 @@ class Parser:
         if ctype.pointee != _DTYPE_CTYPE[dtype]:
             self.error(line, f"{where}: dtype {dtype} does not match C type '{ctype.spelling}'")
         if (direction == "in") != ctype.const:
-            want = "const" if direction == "in" else "non-const"
-            self.error(line, f"{where}: a {direction} tensor must be a {want} pointer (got '{ctype.spelling}')")
+            want = "a const" if direction == "in" else "a non-const"
+            self.error(line, f"{where}: '{direction}' tensors must be {want} pointer (got '{ctype.spelling}')")
 
         def where_fn(msg):
             self.error(line, f"{where}: {msg}")

@@ -1,0 +1,1015 @@
+#!/usr/bin/env python3
+"""Writes the kernelbridge conformance corpus (see docs/conformance.md).
+
+    make_corpus.py [OUT_DIR]        write the corpus (default: ./corpus next to this file)
+    make_corpus.py --check DIR      regenerate into a temporary directory and
+                                    fail unless DIR holds exactly the same files,
+                                    byte for byte
+
+Every expected value comes from reference.py (float64 numpy, independent of
+kernelbridge).  Inputs are drawn from np.random.Generator(PCG64(seed)) with a
+seed derived from the case name, so the corpus is a pure function of this
+script, reference.py and the numpy version.
+"""
+
+import filecmp
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as ref  # noqa: E402
+
+FORMAT_VERSION = 1
+LIBRARY_VERSION = "0.1.0"
+
+# ---------------------------------------------------------------------------
+# Tolerances: one bound per kernel, identical for every language.  An output
+# element passes when err <= ulp, with
+#   err = |got - want| / max(ulp32(want), abs / ulp)
+# (so it passes when within `ulp` float32 ulps of the float64 value OR within
+# `abs` absolutely).  ulp == 0 means bit-exact; integer outputs are exact.
+# Rationale for each bound: docs/conformance.md.
+TOLERANCES = {
+    "silu": {"ulp": 2, "abs": 0.0},
+    "gelu": {"ulp": 2, "abs": 0.0},
+    "gelu_tanh": {"ulp": 2, "abs": 0.0},
+    "add": {"ulp": 0.5, "abs": 0.0},
+    "mul": {"ulp": 0.5, "abs": 0.0},
+    "scale": {"ulp": 0.5, "abs": 0.0},
+    "add_bias": {"ulp": 0.5, "abs": 0.0},
+    "softmax": {"ulp": 2, "abs": 0.0},
+    "log_softmax": {"ulp": 2, "abs": 0.0},
+    "rmsnorm": {"ulp": 4, "abs": 0.0},
+    "layernorm": {"ulp": 4, "abs": 1e-6},
+    "gemm": {"ulp": 16, "abs": 1e-5},
+    "embedding": {"ulp": 0, "abs": 0.0},
+    "rope": {"ulp": 2, "abs": 1e-6},
+    "attention": {"ulp": 8, "abs": 1e-6},
+    "cross_entropy": {"ulp": 4, "abs": 1e-6},
+    "cross_entropy_backward": {"ulp": 4, "abs": 1e-9},
+    "adamw_step": {"ulp": 4, "abs": 1e-9},
+    "argmax": {"ulp": 0, "abs": 0.0},
+    "sample": {"ulp": 0, "abs": 0.0},
+    "topk_sample": {"ulp": 0, "abs": 0.0},
+    "topp_sample": {"ulp": 0, "abs": 0.0},
+}
+
+# Parameters of every kernel in C order (after ctx), mirroring
+# core/include/kernelbridge.h.  Roles: dim (int64), flag (bool), scalar with
+# its type (f32, i32, i64, u64), tensor "in"/"out"/"inout" with dtype and
+# shape (a list of dim names / integers; "a?b:c" is a conditional on a flag).
+SIGNATURES = {
+    "silu": [("n", "dim"), ("x", "in f32 n"), ("y", "out f32 n")],
+    "gelu": [("n", "dim"), ("x", "in f32 n"), ("y", "out f32 n")],
+    "gelu_tanh": [("n", "dim"), ("x", "in f32 n"), ("y", "out f32 n")],
+    "add": [("n", "dim"), ("a", "in f32 n"), ("b", "in f32 n"), ("y", "out f32 n")],
+    "mul": [("n", "dim"), ("a", "in f32 n"), ("b", "in f32 n"), ("y", "out f32 n")],
+    "scale": [("n", "dim"), ("alpha", "scalar f32"), ("x", "in f32 n"), ("y", "out f32 n")],
+    "add_bias": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("bias", "in f32 cols"),
+                 ("y", "out f32 rows,cols")],
+    "softmax": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("y", "out f32 rows,cols")],
+    "log_softmax": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("y", "out f32 rows,cols")],
+    "rmsnorm": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("weight", "in f32 cols"),
+                ("eps", "scalar f32"), ("y", "out f32 rows,cols")],
+    "layernorm": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("weight", "in f32 cols nullable"),
+                  ("bias", "in f32 cols nullable"), ("eps", "scalar f32"), ("y", "out f32 rows,cols")],
+    "gemm": [("trans_a", "flag"), ("trans_b", "flag"), ("m", "dim"), ("n", "dim"), ("k", "dim"),
+             ("alpha", "scalar f32"), ("a", "in f32 trans_a?k:m,trans_a?m:k ld=lda"), ("lda", "dim"),
+             ("b", "in f32 trans_b?n:k,trans_b?k:n ld=ldb"), ("ldb", "dim"), ("beta", "scalar f32"),
+             ("c", "inout f32 m,n ld=ldc"), ("ldc", "dim")],
+    "embedding": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
+                  ("table", "in f32 vocab,dim"), ("out", "out f32 n_ids,dim")],
+    "rope": [("seq", "dim"), ("heads", "dim"), ("head_dim", "dim"), ("x", "in f32 seq,heads,head_dim"),
+             ("positions", "in i32 seq"), ("theta", "scalar f32"), ("y", "out f32 seq,heads,head_dim")],
+    "attention": [("batch", "dim"), ("heads", "dim"), ("kv_heads", "dim"), ("seq_q", "dim"), ("seq_kv", "dim"),
+                  ("head_dim", "dim"), ("q", "in f32 batch,heads,seq_q,head_dim"),
+                  ("k", "in f32 batch,kv_heads,seq_kv,head_dim"), ("v", "in f32 batch,kv_heads,seq_kv,head_dim"),
+                  ("causal", "flag"), ("scale", "scalar f32"), ("out", "out f32 batch,heads,seq_q,head_dim")],
+    "cross_entropy": [("rows", "dim"), ("classes", "dim"), ("logits", "in f32 rows,classes"),
+                      ("targets", "in i32 rows"), ("ignore_index", "scalar i32"), ("losses", "out f32 rows"),
+                      ("mean_loss", "out f32 1")],
+    "cross_entropy_backward": [("rows", "dim"), ("classes", "dim"), ("logits", "in f32 rows,classes"),
+                               ("targets", "in i32 rows"), ("ignore_index", "scalar i32"), ("dloss", "scalar f32"),
+                               ("dlogits", "out f32 rows,classes")],
+    "adamw_step": [("n", "dim"), ("params", "inout f32 n"), ("grads", "in f32 n"), ("m", "inout f32 n"),
+                   ("v", "inout f32 n"), ("lr", "scalar f32"), ("beta1", "scalar f32"), ("beta2", "scalar f32"),
+                   ("eps", "scalar f32"), ("weight_decay", "scalar f32"), ("step", "scalar i64")],
+    "argmax": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("out", "out i32 rows")],
+    "sample": [("rows", "dim"), ("cols", "dim"), ("logits", "in f32 rows,cols"), ("temperature", "scalar f32"),
+               ("seed", "scalar u64"), ("out", "out i32 rows")],
+    "topk_sample": [("rows", "dim"), ("cols", "dim"), ("logits", "in f32 rows,cols"), ("k", "dim"),
+                    ("temperature", "scalar f32"), ("seed", "scalar u64"), ("out", "out i32 rows")],
+    "topp_sample": [("rows", "dim"), ("cols", "dim"), ("logits", "in f32 rows,cols"), ("p", "scalar f32"),
+                    ("temperature", "scalar f32"), ("seed", "scalar u64"), ("out", "out i32 rows")],
+}
+
+KERNELS = list(SIGNATURES)
+
+
+def signature_json(kernel):
+    params = []
+    for name, spec in SIGNATURES[kernel]:
+        words = spec.split()
+        entry = {"name": name}
+        if words[0] in ("dim", "flag"):
+            entry["role"] = words[0]
+        elif words[0] == "scalar":
+            entry["role"] = "scalar"
+            entry["type"] = words[1]
+        else:
+            entry["role"] = words[0]
+            entry["dtype"] = words[1]
+            entry["shape"] = words[2].split(",")
+            for opt in words[3:]:
+                if opt.startswith("ld="):
+                    entry["ld"] = opt[3:]
+                elif opt == "nullable":
+                    entry["nullable"] = True
+        params.append(entry)
+    return params
+
+
+# ---------------------------------------------------------------------------
+# .npy v1.0 writer with a fixed header layout (so the bytes do not depend on
+# the numpy version).
+
+
+def npy_bytes(array):
+    array = np.ascontiguousarray(array)
+    descr = {np.dtype(np.float32): "<f4", np.dtype(np.float64): "<f8", np.dtype(np.int32): "<i4"}[array.dtype]
+    if array.ndim == 1:
+        shape = "(%d,)" % array.shape[0]
+    else:
+        shape = "(" + ", ".join(str(d) for d in array.shape) + ")"
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    total = 10 + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    out = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1")
+    return out + array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+
+
+# ---------------------------------------------------------------------------
+# JSON / TSV number formatting.
+
+
+def scalar_json(value, typ):
+    if typ == "u64":
+        return str(int(value))  # decimal string: not every JSON reader keeps 64-bit integers
+    if typ in ("i32", "i64"):
+        return int(value)
+    v = float(np.float32(value))  # the exact float32 value, printed as the shortest double
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def scalar_text(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def f32(a):
+    return np.asarray(a, dtype=np.float32)
+
+
+def i32(a):
+    return np.asarray(a, dtype=np.int32)
+
+
+def rng_for(name):
+    return np.random.Generator(np.random.PCG64(zlib.crc32(name.encode("ascii"))))
+
+
+# ---------------------------------------------------------------------------
+# Golden cases.
+
+
+class Corpus:
+    def __init__(self):
+        self.cases = []
+        self.files = {}
+
+    def add(self, name, kernel, dims=None, flags=None, scalars=None, inputs=None, expected=None, alias=None,
+            null=None, about=""):
+        assert name not in {c["name"] for c in self.cases}, name
+        sig = dict(SIGNATURES[kernel])
+        dims = dict(dims or {})
+        flags = dict(flags or {})
+        scalars = dict(scalars or {})
+        for pname, spec in SIGNATURES[kernel]:
+            kind = spec.split()[0]
+            if kind == "dim":
+                assert pname in dims, (name, pname)
+            elif kind == "flag":
+                assert pname in flags, (name, pname)
+            elif kind == "scalar":
+                assert pname in scalars, (name, pname)
+        case = {
+            "name": name,
+            "kernel": kernel,
+            "about": about,
+            "dims": {k: int(v) for k, v in dims.items()},
+            "flags": {k: bool(v) for k, v in flags.items()},
+            "scalars": {k: scalar_json(v, sig[k].split()[1]) for k, v in scalars.items()},
+            "inputs": {},
+            "expected": {},
+            "alias": dict(alias or {}),
+            "null": sorted(null or []),
+        }
+        for pname, arr in (inputs or {}).items():
+            spec = sig[pname].split()
+            dtype = np.float32 if spec[1] == "f32" else np.int32
+            fname = "%s.%s.npy" % (name, pname)
+            self.files[fname] = npy_bytes(np.asarray(arr, dtype=dtype))
+            case["inputs"][pname] = fname
+        for pname, arr in (expected or {}).items():
+            spec = sig[pname].split()
+            dtype = np.float64 if spec[1] == "f32" else np.int32
+            fname = "%s.%s.expected.npy" % (name, pname)
+            self.files[fname] = npy_bytes(np.asarray(arr, dtype=dtype))
+            case["expected"][pname] = fname
+        for out, src in case["alias"].items():
+            assert src in case["inputs"] and out not in case["inputs"], (name, out, src)
+        self.cases.append(case)
+
+
+def gen_elementwise(cx):
+    unary = {"silu": ref.silu, "gelu": ref.gelu, "gelu_tanh": ref.gelu_tanh}
+    extremes = [-80, 80, -20, 20, -10, 10, -5.5, 5.5, -3, 3, -1, 1, -1e-3, 1e-3, 1e-30, -1e-30, 0.0, -0.0,
+                -40, 40, 1e10, -1e10, 0.5, -0.5]
+    for kern, fn in unary.items():
+        for n in (0, 1, 7, 33, 1031):
+            name = "%s_n%d" % (kern, n)
+            x = f32(rng_for(name).standard_normal(n) * 3)
+            cx.add(name, kern, dims={"n": n}, inputs={"x": x}, expected={"y": fn(x)},
+                   about="random N(0, 9) inputs, n not a multiple of a SIMD width")
+        name = kern + "_extremes"
+        x = f32(extremes)
+        cx.add(name, kern, dims={"n": x.size}, inputs={"x": x}, expected={"y": fn(x)},
+               about="large magnitudes (+-80, +-1e10), tiny and signed-zero inputs")
+        name = kern + "_nan"
+        x = f32([1.0, math.nan, -2.0])
+        cx.add(name, kern, dims={"n": 3}, inputs={"x": x}, expected={"y": fn(x)},
+               about="NaN propagates to its own element only")
+        name = kern + "_inplace"
+        x = f32(rng_for(name).standard_normal(37) * 4)
+        cx.add(name, kern, dims={"n": 37}, inputs={"x": x}, expected={"y": fn(x)}, alias={"y": "x"},
+               about="y is the same buffer as x")
+
+    for kern, fn in (("add", ref.add), ("mul", ref.mul)):
+        for n in (0, 1, 7, 33, 1031):
+            name = "%s_n%d" % (kern, n)
+            g = rng_for(name)
+            a, b = f32(g.standard_normal(n) * 10), f32(g.standard_normal(n) * 10)
+            cx.add(name, kern, dims={"n": n}, inputs={"a": a, "b": b}, expected={"y": fn(a, b)})
+        for which in ("a", "b"):
+            name = "%s_inplace_%s" % (kern, which)
+            g = rng_for(name)
+            a, b = f32(g.standard_normal(19)), f32(g.standard_normal(19))
+            cx.add(name, kern, dims={"n": 19}, inputs={"a": a, "b": b}, expected={"y": fn(a, b)},
+                   alias={"y": which}, about="y is the same buffer as %s" % which)
+        name = kern + "_special"
+        a = f32([math.inf, -math.inf, math.inf, math.nan, 1.0, 0.0, -0.0, 1e-45, 3e38, 1e-20])
+        b = f32([1.0, 2.0, -math.inf, 1.0, math.nan, -0.0, -0.0, 1e-45, -3e38, 1e-20])
+        cx.add(name, kern, dims={"n": a.size}, inputs={"a": a, "b": b}, expected={"y": fn(a, b)},
+               about="IEEE infinities, NaN, signed zeros, subnormals")
+
+    for n, alpha in ((0, 2.0), (1, -1.5), (7, 0.1), (33, 3.0), (1031, -0.3), (5, 0.0)):
+        name = "scale_n%d_%s" % (n, ("%g" % alpha).replace("-", "m").replace(".", "p"))
+        x = f32(rng_for(name).standard_normal(n) * 5)
+        cx.add(name, "scale", dims={"n": n}, scalars={"alpha": alpha}, inputs={"x": x},
+               expected={"y": ref.scale(np.float32(alpha), x)})
+    name = "scale_inplace"
+    x = f32(rng_for(name).standard_normal(21))
+    cx.add(name, "scale", dims={"n": 21}, scalars={"alpha": 0.7}, inputs={"x": x},
+           expected={"y": ref.scale(np.float32(0.7), x)}, alias={"y": "x"})
+
+    for rows, cols in ((1, 1), (3, 17), (5, 33), (0, 4), (3, 0), (2, 1031)):
+        name = "add_bias_%dx%d" % (rows, cols)
+        g = rng_for(name)
+        x, bias = f32(g.standard_normal((rows, cols))), f32(g.standard_normal(cols))
+        cx.add(name, "add_bias", dims={"rows": rows, "cols": cols}, inputs={"x": x, "bias": bias},
+               expected={"y": ref.add_bias(x, bias)})
+    name = "add_bias_inplace"
+    g = rng_for(name)
+    x, bias = f32(g.standard_normal((4, 9))), f32(g.standard_normal(9))
+    cx.add(name, "add_bias", dims={"rows": 4, "cols": 9}, inputs={"x": x, "bias": bias},
+           expected={"y": ref.add_bias(x, bias)}, alias={"y": "x"})
+
+
+def gen_rowwise(cx):
+    for kern, fn in (("softmax", ref.softmax), ("log_softmax", ref.log_softmax)):
+        for rows, cols in ((1, 1), (3, 7), (4, 33), (2, 1031), (0, 5), (0, 0)):
+            name = "%s_%dx%d" % (kern, rows, cols)
+            x = f32(rng_for(name).standard_normal((rows, cols)) * 3)
+            cx.add(name, kern, dims={"rows": rows, "cols": cols}, inputs={"x": x}, expected={"y": fn(x)})
+        name = kern + "_long_row"
+        x = f32(rng_for(name).standard_normal((1, 32771)) * 4)
+        cx.add(name, kern, dims={"rows": 1, "cols": 32771}, inputs={"x": x}, expected={"y": fn(x)},
+               about="one row of 32771 columns")
+        name = kern + "_extremes"
+        g = rng_for(name)
+        x = f32(g.uniform(-1e4, 1e4, (3, 40)))
+        x[0, 5] = 1e4
+        x[0, 6] = -1e4
+        x[1] = f32(g.standard_normal(40)) + 1e4
+        x[2, :20] = -1e4
+        x[2, 20:] = 1e4 - f32(g.uniform(0, 30, 20))
+        cx.add(name, kern, dims={"rows": 3, "cols": 40}, inputs={"x": x}, expected={"y": fn(x)},
+               about="logits of magnitude 1e4 (stability)")
+        name = kern + "_special"
+        x = f32([[0.0, -math.inf, 1.0, -math.inf],      # -inf entries: probability 0
+                 [0.0, math.nan, 1.0, 2.0],             # NaN: whole row NaN
+                 [-math.inf] * 4,                       # all -inf: NaN row (as PyTorch)
+                 [1.0, math.inf, 0.0, 2.0],             # +inf: inf - inf = NaN, whole row NaN
+                 [5.0, 5.0, 5.0, 5.0]])
+        cx.add(name, kern, dims={"rows": 5, "cols": 4}, inputs={"x": x}, expected={"y": fn(x)},
+               about="-inf entries, NaN row, all -inf row, +inf row, constant row")
+        name = kern + "_inplace"
+        x = f32(rng_for(name).standard_normal((3, 19)) * 2)
+        cx.add(name, kern, dims={"rows": 3, "cols": 19}, inputs={"x": x}, expected={"y": fn(x)}, alias={"y": "x"})
+
+    for rows, cols, eps in ((1, 1, 1e-5), (3, 7, 1e-5), (4, 33, 1e-6), (2, 1031, 1e-5), (0, 8, 1e-5),
+                            (2, 16, 0.0)):
+        name = "rmsnorm_%dx%d" % (rows, cols) + ("_eps0" if eps == 0 else "")
+        g = rng_for(name)
+        x, w = f32(g.standard_normal((rows, cols)) * 2), f32(g.uniform(0.5, 1.5, cols))
+        cx.add(name, "rmsnorm", dims={"rows": rows, "cols": cols}, scalars={"eps": eps},
+               inputs={"x": x, "weight": w}, expected={"y": ref.rmsnorm(x, w, np.float32(eps))})
+    name = "rmsnorm_long_row"
+    g = rng_for(name)
+    x, w = f32(g.standard_normal((1, 32771))), f32(g.uniform(0.5, 1.5, 32771))
+    cx.add(name, "rmsnorm", dims={"rows": 1, "cols": 32771}, scalars={"eps": 1e-6}, inputs={"x": x, "weight": w},
+           expected={"y": ref.rmsnorm(x, w, np.float32(1e-6))}, about="one row of 32771 columns")
+    name = "rmsnorm_zero_row"
+    x, w = f32(np.zeros((1, 9))), f32(np.ones(9))
+    cx.add(name, "rmsnorm", dims={"rows": 1, "cols": 9}, scalars={"eps": 1e-5}, inputs={"x": x, "weight": w},
+           expected={"y": ref.rmsnorm(x, w, np.float32(1e-5))}, about="all-zero row with eps > 0 gives 0")
+    name = "rmsnorm_inplace"
+    g = rng_for(name)
+    x, w = f32(g.standard_normal((3, 24)) * 3), f32(g.uniform(0.5, 1.5, 24))
+    cx.add(name, "rmsnorm", dims={"rows": 3, "cols": 24}, scalars={"eps": 1e-5}, inputs={"x": x, "weight": w},
+           expected={"y": ref.rmsnorm(x, w, np.float32(1e-5))}, alias={"y": "x"})
+
+    for rows, cols, eps, affine in ((1, 1, 1e-5, "wb"), (3, 7, 1e-5, "wb"), (4, 33, 1e-5, "wb"),
+                                    (2, 1031, 1e-6, "wb"), (3, 17, 1e-5, "none"), (3, 17, 1e-5, "w"),
+                                    (3, 17, 1e-5, "b"), (0, 6, 1e-5, "wb"), (2, 10, 0.0, "wb")):
+        name = "layernorm_%dx%d_%s" % (rows, cols, affine) + ("_eps0" if eps == 0 else "")
+        g = rng_for(name)
+        x = f32(g.standard_normal((rows, cols)) * 2 + 1)
+        w, b = f32(g.uniform(0.5, 1.5, cols)), f32(g.standard_normal(cols) * 0.1)
+        inputs, null = {"x": x}, []
+        if "w" in affine:
+            inputs["weight"] = w
+        else:
+            null.append("weight")
+        if "b" in affine:
+            inputs["bias"] = b
+        else:
+            null.append("bias")
+        y = ref.layernorm(x, w if "w" in affine else None, b if "b" in affine else None, np.float32(eps))
+        cx.add(name, "layernorm", dims={"rows": rows, "cols": cols}, scalars={"eps": eps}, inputs=inputs,
+               expected={"y": y}, null=null,
+               about="weight/bias NULL means 1/0" if affine != "wb" else "")
+    name = "layernorm_constant_row"
+    x, w, b = f32(np.full((2, 8), 3.25)), f32(np.ones(8)), f32(np.arange(8) * 0.5)
+    cx.add(name, "layernorm", dims={"rows": 2, "cols": 8}, scalars={"eps": 1e-5},
+           inputs={"x": x, "weight": w, "bias": b}, expected={"y": ref.layernorm(x, w, b, np.float32(1e-5))},
+           about="zero variance with eps > 0 gives the bias")
+    name = "layernorm_inplace"
+    g = rng_for(name)
+    x, w, b = f32(g.standard_normal((3, 24))), f32(g.uniform(0.5, 1.5, 24)), f32(g.standard_normal(24))
+    cx.add(name, "layernorm", dims={"rows": 3, "cols": 24}, scalars={"eps": 1e-5},
+           inputs={"x": x, "weight": w, "bias": b}, expected={"y": ref.layernorm(x, w, b, np.float32(1e-5))},
+           alias={"y": "x"})
+
+
+def gemm_case(cx, name, ta, tb, m, n, k, alpha, beta, pad=(0, 0, 0), c_nan=False, about=""):
+    g = rng_for(name)
+    ar, ac = (k, m) if ta else (m, k)
+    br, bc = (n, k) if tb else (k, n)
+    lda, ldb, ldc = max(1, ac) + pad[0], max(1, bc) + pad[1], max(1, n) + pad[2]
+    a = f32(np.full((ar, lda), np.nan))  # padding is NaN: it must never be read
+    a[:, :ac] = f32(g.standard_normal((ar, ac)))
+    b = f32(np.full((br, ldb), np.nan))
+    b[:, :bc] = f32(g.standard_normal((br, bc)))
+    c = f32(np.full((m, ldc), -777.0))   # padding must be left unchanged
+    c[:, :n] = np.nan if c_nan else f32(g.standard_normal((m, n)))
+    want = ref.gemm(ta, tb, m, n, k, np.float32(alpha), a, lda, b, ldb, np.float32(beta), c, ldc).reshape(m, ldc)
+    cx.add(name, "gemm", dims={"m": m, "n": n, "k": k, "lda": lda, "ldb": ldb, "ldc": ldc},
+           flags={"trans_a": ta, "trans_b": tb}, scalars={"alpha": alpha, "beta": beta},
+           inputs={"a": a, "b": b, "c": c}, expected={"c": want}, about=about)
+
+
+def gen_gemm(cx):
+    shapes = {"tall": (67, 3, 5), "wide": (2, 129, 9), "square": (17, 19, 33)}
+    for label, (m, n, k) in shapes.items():
+        for ta in (False, True):
+            for tb in (False, True):
+                name = "gemm_%s_%s%s" % (label, "t" if ta else "n", "t" if tb else "n")
+                gemm_case(cx, name, ta, tb, m, n, k, 1.25, 0.5 if label != "square" else -1.0,
+                          about="op(A) %s, op(B) %s, beta != 0" % ("A^T" if ta else "A", "B^T" if tb else "B"))
+    gemm_case(cx, "gemm_1x1x1", False, False, 1, 1, 1, 1.0, 0.0)
+    gemm_case(cx, "gemm_padded_nn", False, False, 5, 6, 7, 0.75, 2.0, pad=(3, 2, 5),
+              about="lda, ldb, ldc larger than the rows; A/B padding holds NaN, C padding must stay")
+    gemm_case(cx, "gemm_padded_tt", True, True, 6, 5, 4, -1.0, 0.25, pad=(1, 4, 2))
+    gemm_case(cx, "gemm_beta0_c_nan", False, True, 4, 5, 6, 1.0, 0.0, c_nan=True,
+              about="beta == 0: C holds NaN and must not be read")
+    gemm_case(cx, "gemm_k0", False, False, 3, 4, 0, 1.0, 0.5, about="k == 0: C = beta * C")
+    gemm_case(cx, "gemm_k0_beta0", True, False, 3, 4, 0, 1.0, 0.0, c_nan=True, about="k == 0, beta == 0: C = 0")
+    gemm_case(cx, "gemm_m0", False, False, 0, 4, 3, 1.0, 0.5)
+    gemm_case(cx, "gemm_n0", False, True, 3, 0, 3, 1.0, 0.5)
+    gemm_case(cx, "gemm_k300", False, False, 3, 4, 300, 0.5, 0.0, about="long accumulation")
+
+
+def gen_transformer(cx):
+    for n_ids, vocab, dim in ((5, 11, 7), (1, 1, 1), (0, 4, 3), (3, 4, 0), (9, 50, 33)):
+        name = "embedding_%dx%dx%d" % (n_ids, vocab, dim)
+        g = rng_for(name)
+        ids = i32(g.integers(0, vocab, n_ids))
+        if n_ids >= 5:
+            ids[0], ids[1], ids[2] = 0, vocab - 1, 0
+        table = f32(g.standard_normal((vocab, dim)))
+        cx.add(name, "embedding", dims={"n_ids": n_ids, "vocab": vocab, "dim": dim},
+               inputs={"ids": ids, "table": table}, expected={"out": ref.embedding(ids, table)},
+               about="repeated ids and both ends of [0, vocab)" if n_ids >= 5 else "")
+
+    for seq, heads, hd, theta, maxpos in ((3, 2, 8, 10000.0, 8), (5, 3, 34, 10000.0, 4096), (4, 1, 2, 500000.0, 100),
+                                          (0, 2, 4, 10000.0, 1), (2, 4, 128, 1e6, 131072)):
+        name = "rope_%dx%dx%d" % (seq, heads, hd)
+        g = rng_for(name)
+        x = f32(g.standard_normal((seq, heads, hd)))
+        pos = i32(g.integers(0, maxpos, seq))
+        if seq > 0:
+            pos[0] = 0
+        cx.add(name, "rope", dims={"seq": seq, "heads": heads, "head_dim": hd}, scalars={"theta": theta},
+               inputs={"x": x, "positions": pos}, expected={"y": ref.rope(x, pos, np.float32(theta))})
+    name = "rope_inplace"
+    g = rng_for(name)
+    x, pos = f32(g.standard_normal((3, 2, 16))), i32([0, 5, 17])
+    cx.add(name, "rope", dims={"seq": 3, "heads": 2, "head_dim": 16}, scalars={"theta": 10000.0},
+           inputs={"x": x, "positions": pos}, expected={"y": ref.rope(x, pos, np.float32(10000.0))},
+           alias={"y": "x"})
+
+    att = [  # name, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, scale
+        ("attention_basic", 1, 2, 2, 3, 5, 8, False, 0.0),
+        ("attention_causal", 2, 2, 2, 5, 5, 16, True, 0.0),
+        ("attention_gqa", 1, 4, 2, 3, 7, 8, False, 0.0),
+        ("attention_mqa_causal", 1, 3, 1, 4, 6, 8, True, 0.0),
+        ("attention_decode", 2, 2, 1, 1, 17, 32, False, 0.0),
+        ("attention_causal_sq_gt_skv", 1, 2, 2, 6, 4, 8, True, 0.0),
+        ("attention_causal_sq_lt_skv", 1, 1, 1, 3, 9, 8, True, 0.0),
+        ("attention_scale", 1, 2, 1, 3, 4, 5, False, 0.3),
+        ("attention_head_dim1", 1, 1, 1, 2, 3, 1, False, 0.0),
+        ("attention_long_kv", 1, 1, 1, 2, 257, 33, False, 0.0),
+        ("attention_batch0", 0, 2, 2, 3, 3, 4, False, 0.0),
+    ]
+    for name, b, h, kvh, sq, skv, hd, causal, sc in att:
+        g = rng_for(name)
+        q = f32(g.standard_normal((b, h, sq, hd)))
+        k = f32(g.standard_normal((b, kvh, skv, hd)))
+        v = f32(g.standard_normal((b, kvh, skv, hd)))
+        cx.add(name, "attention",
+               dims={"batch": b, "heads": h, "kv_heads": kvh, "seq_q": sq, "seq_kv": skv, "head_dim": hd},
+               flags={"causal": causal}, scalars={"scale": sc}, inputs={"q": q, "k": k, "v": v},
+               expected={"out": ref.attention(q, k, v, causal, np.float32(sc))})
+
+
+def gen_training(cx):
+    ce = [  # name, rows, classes, scale, ignore_index, n_ignored
+        ("cross_entropy_4x10", 4, 10, 2.0, -100, 0),
+        ("cross_entropy_ignore", 6, 13, 2.0, -100, 2),
+        ("cross_entropy_ignore_valid_class", 5, 7, 2.0, 3, 0),
+        ("cross_entropy_1x1", 1, 1, 1.0, -100, 0),
+        ("cross_entropy_wide", 2, 1031, 3.0, -100, 0),
+        ("cross_entropy_all_ignored", 3, 5, 1.0, -1, 3),
+        ("cross_entropy_large_logits", 3, 9, 30.0, -100, 0),
+        ("cross_entropy_rows0", 0, 5, 1.0, -100, 0),
+    ]
+    for name, rows, classes, sc, ign, n_ign in ce:
+        g = rng_for(name)
+        logits = f32(g.standard_normal((rows, classes)) * sc)
+        targets = i32(g.integers(0, classes, rows))
+        targets[:n_ign] = ign
+        losses, mean = ref.cross_entropy(logits, targets, ign)
+        cx.add(name, "cross_entropy", dims={"rows": rows, "classes": classes}, scalars={"ignore_index": ign},
+               inputs={"logits": logits, "targets": targets}, expected={"losses": losses, "mean_loss": mean},
+               about="mean over no rows is NaN" if n_ign == rows and rows > 0 else "")
+        bname = name.replace("cross_entropy", "cross_entropy_backward")
+        for dloss in (1.0, 0.37):
+            dname = bname + ("" if dloss == 1.0 else "_dloss")
+            if dloss != 1.0 and rows not in (4, 6):
+                continue
+            cx.add(dname, "cross_entropy_backward", dims={"rows": rows, "classes": classes},
+                   scalars={"ignore_index": ign, "dloss": dloss}, inputs={"logits": logits, "targets": targets},
+                   expected={"dlogits": ref.cross_entropy_backward(logits, targets, ign, np.float32(dloss))})
+    name = "cross_entropy_backward_inplace"
+    g = rng_for(name)
+    logits, targets = f32(g.standard_normal((3, 11))), i32([4, -100, 10])
+    cx.add(name, "cross_entropy_backward", dims={"rows": 3, "classes": 11},
+           scalars={"ignore_index": -100, "dloss": 2.0}, inputs={"logits": logits, "targets": targets},
+           expected={"dlogits": ref.cross_entropy_backward(logits, targets, -100, np.float32(2.0))},
+           alias={"dlogits": "logits"})
+
+    adam = [  # name, n, lr, beta1, beta2, eps, wd, step
+        ("adamw_step_n0", 0, 1e-3, 0.9, 0.999, 1e-8, 0.01, 1),
+        ("adamw_step_n1", 1, 1e-3, 0.9, 0.999, 1e-8, 0.01, 1),
+        ("adamw_step_n37", 37, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3),
+        ("adamw_step_n1031", 1031, 3e-4, 0.9, 0.95, 1e-6, 0.1, 10),
+        ("adamw_step_no_decay", 17, 1e-2, 0.8, 0.99, 1e-8, 0.0, 1),
+        ("adamw_step_beta0", 17, 1e-2, 0.0, 0.0, 1e-8, 0.05, 1),
+        ("adamw_step_late", 33, 1e-3, 0.9, 0.999, 1e-8, 0.01, 100000),
+    ]
+    for name, n, lr, b1, b2, eps, wd, step in adam:
+        g = rng_for(name)
+        params = f32(g.standard_normal(n))
+        grads = f32(g.standard_normal(n) * 0.1)
+        m = f32(g.standard_normal(n) * 0.01) if step > 1 else f32(np.zeros(n))
+        v = f32(np.abs(g.standard_normal(n)) * 1e-3) if step > 1 else f32(np.zeros(n))
+        if n > 3:
+            grads[1] = 0.0
+        sc = {"lr": lr, "beta1": b1, "beta2": b2, "eps": eps, "weight_decay": wd}
+        p2, m2, v2 = ref.adamw_step(params, grads, m, v, *(np.float32(sc[k]) for k in
+                                                            ("lr", "beta1", "beta2", "eps", "weight_decay")), step)
+        sc["step"] = step
+        cx.add(name, "adamw_step", dims={"n": n}, scalars=sc,
+               inputs={"params": params, "grads": grads, "m": m, "v": v},
+               expected={"params": p2, "m": m2, "v": v2})
+
+
+def gen_decoding(cx):
+    for rows, cols in ((3, 7), (1, 1), (0, 5), (2, 4099)):
+        name = "argmax_%dx%d" % (rows, cols)
+        x = f32(rng_for(name).standard_normal((rows, cols)))
+        cx.add(name, "argmax", dims={"rows": rows, "cols": cols}, inputs={"x": x}, expected={"out": ref.argmax(x)})
+    name = "argmax_special"
+    x = f32([[1.0, 3.0, 3.0, 2.0],                 # tie: first
+             [1.0, math.nan, 5.0, math.nan],       # NaN is larger than every number: first NaN
+             [-math.inf, -math.inf, -math.inf, -math.inf],
+             [0.0, math.inf, 7.0, math.inf],
+             [-0.0, 0.0, -1.0, -0.0],              # -0 == 0: first
+             [math.nan, 1.0, 2.0, 3.0]])
+    cx.add(name, "argmax", dims={"rows": 6, "cols": 4}, inputs={"x": x}, expected={"out": ref.argmax(x)},
+           about="ties, NaN, infinities, signed zeros")
+
+    min_margin = 1e-9
+
+    def check(name, margin):
+        assert margin > min_margin, "%s: threshold too close to a boundary (%g); pick another seed" % (name, margin)
+
+    samp = [  # name, rows, cols, scale, temperature, seed
+        ("sample_64x50", 64, 50, 2.0, 1.0, 42),
+        ("sample_cold", 16, 30, 1.0, 0.25, 7),
+        ("sample_hot_bigseed", 16, 30, 1.0, 3.0, 0xDEADBEEFCAFEF00D),
+        ("sample_seed_high_word", 8, 10, 1.0, 1.0, 1 << 32),
+        ("sample_cols1", 3, 1, 1.0, 1.0, 5),
+        ("sample_rows0", 0, 6, 1.0, 1.0, 5),
+        ("sample_long_row", 2, 4099, 3.0, 0.8, 123456789),
+        ("sample_peaked", 4, 100, 1.0, 1.0, 99),
+    ]
+    for name, rows, cols, sc, temp, seed in samp:
+        logits = f32(rng_for(name).standard_normal((rows, cols)) * sc)
+        if name == "sample_peaked":
+            logits[:, 37] += 40.0
+            logits[:, 5] = -math.inf
+        out, margin = ref.sample(logits, np.float32(temp), seed, with_margin=True)
+        check(name, margin)
+        cx.add(name, "sample", dims={"rows": rows, "cols": cols}, scalars={"temperature": temp, "seed": seed},
+               inputs={"logits": logits}, expected={"out": out})
+
+    topk = [  # name, rows, cols, k, temperature, seed
+        ("topk_sample_k1", 8, 20, 1, 1.0, 3),
+        ("topk_sample_k5", 32, 40, 5, 1.0, 11),
+        ("topk_sample_kcols", 16, 12, 12, 0.7, 12),
+        ("topk_sample_ties", 16, 10, 4, 1.0, 2024),
+        ("topk_sample_bigseed", 8, 64, 10, 1.5, 0xFFFFFFFFFFFFFFFF),
+        ("topk_sample_rows0", 0, 5, 2, 1.0, 1),
+        ("topk_sample_long_row", 1, 4099, 50, 1.0, 77),
+    ]
+    for name, rows, cols, k, temp, seed in topk:
+        logits = f32(rng_for(name).standard_normal((rows, cols)))
+        if name == "topk_sample_ties":
+            logits = f32(np.round(logits))  # many exact ties, including across the cut-off
+        out, margin = ref.topk_sample(logits, k, np.float32(temp), seed, with_margin=True)
+        check(name, margin)
+        cx.add(name, "topk_sample", dims={"rows": rows, "cols": cols, "k": k},
+               scalars={"temperature": temp, "seed": seed}, inputs={"logits": logits}, expected={"out": out})
+
+    topp = [  # name, rows, cols, p, temperature, seed
+        ("topp_sample_p09", 32, 40, 0.9, 1.0, 5),
+        ("topp_sample_p05", 32, 40, 0.5, 0.8, 6),
+        ("topp_sample_p1", 16, 30, 1.0, 1.0, 8),
+        ("topp_sample_tiny_p", 8, 30, 1e-6, 1.0, 9),
+        ("topp_sample_ties", 16, 10, 0.7, 1.0, 10),
+        ("topp_sample_neg_inf", 8, 12, 1.0, 1.0, 13),
+        ("topp_sample_rows0", 0, 5, 0.5, 1.0, 1),
+        ("topp_sample_long_row", 1, 4099, 0.95, 1.2, 0x123456789ABCDEF0),
+    ]
+    for name, rows, cols, p, temp, seed in topp:
+        logits = f32(rng_for(name).standard_normal((rows, cols)) * 2)
+        if name == "topp_sample_ties":
+            logits = f32(np.round(logits))
+        if name == "topp_sample_neg_inf":
+            logits[:, 6:] = -math.inf  # trailing zero weights never join the nucleus
+        out, margin = ref.topp_sample(logits, np.float32(p), np.float32(temp), seed, with_margin=True)
+        check(name, margin)
+        cx.add(name, "topp_sample", dims={"rows": rows, "cols": cols}, scalars={"p": p, "temperature": temp,
+                                                                                 "seed": seed},
+               inputs={"logits": logits}, expected={"out": out})
+
+
+# ---------------------------------------------------------------------------
+# Bad-input cases.
+
+I64_MAX = 2**63 - 1
+BIG = 2**40  # rows = cols = 2^40: 2^80 elements, the product overflows int64
+
+
+def tensor_len(kernel, pname, dims, flags):
+    """Number of elements a tensor needs for (valid, non-negative) dims."""
+    spec = dict(SIGNATURES[kernel])[pname].split()
+    n = 1
+    for expr in spec[2].split(","):
+        if "?" in expr:
+            cond, rest = expr.split("?")
+            yes, no = rest.split(":")
+            expr = yes if flags[cond] else no
+        v = int(expr) if expr.isdigit() else dims[expr]
+        n *= max(v, 0)
+    return n
+
+
+BASE = {  # a valid call of every kernel: dims, flags, scalars
+    "silu": ({"n": 4}, {}, {}),
+    "gelu": ({"n": 4}, {}, {}),
+    "gelu_tanh": ({"n": 4}, {}, {}),
+    "add": ({"n": 4}, {}, {}),
+    "mul": ({"n": 4}, {}, {}),
+    "scale": ({"n": 4}, {}, {"alpha": 2.0}),
+    "add_bias": ({"rows": 2, "cols": 3}, {}, {}),
+    "softmax": ({"rows": 2, "cols": 3}, {}, {}),
+    "log_softmax": ({"rows": 2, "cols": 3}, {}, {}),
+    "rmsnorm": ({"rows": 2, "cols": 3}, {}, {"eps": 1e-5}),
+    "layernorm": ({"rows": 2, "cols": 3}, {}, {"eps": 1e-5}),
+    "gemm": ({"m": 2, "n": 3, "k": 4, "lda": 4, "ldb": 3, "ldc": 3}, {"trans_a": False, "trans_b": False},
+             {"alpha": 1.0, "beta": 0.0}),
+    "embedding": ({"n_ids": 3, "vocab": 5, "dim": 2}, {}, {}),
+    "rope": ({"seq": 2, "heads": 1, "head_dim": 4}, {}, {"theta": 10000.0}),
+    "attention": ({"batch": 1, "heads": 2, "kv_heads": 1, "seq_q": 2, "seq_kv": 3, "head_dim": 4},
+                  {"causal": False}, {"scale": 0.0}),
+    "cross_entropy": ({"rows": 2, "classes": 3}, {}, {"ignore_index": -100}),
+    "cross_entropy_backward": ({"rows": 2, "classes": 3}, {}, {"ignore_index": -100, "dloss": 1.0}),
+    "adamw_step": ({"n": 4}, {}, {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01,
+                                  "step": 1}),
+    "argmax": ({"rows": 2, "cols": 3}, {}, {}),
+    "sample": ({"rows": 2, "cols": 3}, {}, {"temperature": 1.0, "seed": 1}),
+    "topk_sample": ({"rows": 2, "cols": 3, "k": 2}, {}, {"temperature": 1.0, "seed": 1}),
+    "topp_sample": ({"rows": 2, "cols": 3}, {}, {"p": 0.9, "temperature": 1.0, "seed": 1}),
+}
+
+# Index tensors need valid contents in the base call.
+BASE_VALUES = {
+    ("embedding", "ids"): [0, 4, 2],
+    ("rope", "positions"): [0, 1],
+    ("cross_entropy", "targets"): [0, 2],
+    ("cross_entropy_backward", "targets"): [0, 2],
+}
+
+
+def bad_case(name, kernel, expected, dims=None, flags=None, scalars=None, lens=None, values=None, null=(),
+             overlap=None, requires=(), about=""):
+    bdims, bflags, bscalars = BASE[kernel]
+    sig = dict(SIGNATURES[kernel])
+    d = dict(bdims)
+    d.update(dims or {})
+    f = dict(bflags)
+    f.update(flags or {})
+    s = dict(bscalars)
+    s.update(scalars or {})
+    # Buffers are sized for the base call unless `lens` says otherwise, so a
+    # runner never hands the library less memory than a valid call would use.
+    tensors = {}
+    for pname, spec in SIGNATURES[kernel]:
+        words = spec.split()
+        if words[0] not in ("in", "out", "inout"):
+            continue
+        if pname in null:
+            continue
+        ln = tensor_len(kernel, pname, bdims, bflags)
+        if words[1] == "f32" and "ld=" in spec:
+            pass
+        t = {"len": int((lens or {}).get(pname, ln))}
+        vals = (values or {}).get(pname, BASE_VALUES.get((kernel, pname)))
+        if vals is not None:
+            t["values"] = [scalar_json(v, "f32") if words[1] == "f32" else int(v) for v in vals]
+            assert len(vals) == t["len"], (name, pname)
+        tensors[pname] = t
+    feats = set(requires)
+    if any(v < 0 for v in d.values()):
+        feats.add("negative_dim")
+    if null:
+        feats.add("null")
+    if overlap:
+        feats.add("overlap")
+    return {
+        "name": name,
+        "kernel": kernel,
+        "about": about,
+        "dims": d,
+        "flags": f,
+        "scalars": {k: scalar_json(v, sig[k].split()[1]) for k, v in s.items()},
+        "tensors": tensors,
+        "null": sorted(null),
+        "overlap": overlap or {},
+        "requires": sorted(feats),
+        "expected": expected,
+    }
+
+
+def gen_bad_inputs():
+    IA, SM, OOM, OK = "INVALID_ARGUMENT", "SHAPE_MISMATCH", "OUT_OF_MEMORY", "OK"
+    cases = []
+    add = cases.append
+
+    # Controls: the base call of every kernel succeeds.
+    for kern in KERNELS:
+        add(bad_case(kern + "_base_ok", kern, OK, about="control: the valid base call"))
+
+    # NULL pointers and empty tensors.
+    add(bad_case("silu_null_x", "silu", IA, null=["x"]))
+    add(bad_case("silu_null_y", "silu", IA, null=["y"]))
+    add(bad_case("silu_n0_null_ok", "silu", OK, dims={"n": 0}, null=["x", "y"], about="empty tensors may be NULL"))
+    add(bad_case("add_null_b", "add", IA, null=["b"]))
+    add(bad_case("softmax_null_x", "softmax", IA, null=["x"]))
+    add(bad_case("softmax_null_y", "softmax", IA, null=["y"]))
+    add(bad_case("softmax_rows0_null_ok", "softmax", OK, dims={"rows": 0}, null=["x", "y"]))
+    add(bad_case("rmsnorm_null_weight", "rmsnorm", IA, null=["weight"]))
+    add(bad_case("layernorm_null_weight_bias_ok", "layernorm", OK, null=["weight", "bias"],
+                 about="weight and bias are nullable"))
+    add(bad_case("layernorm_null_x", "layernorm", IA, null=["x"]))
+    add(bad_case("gemm_null_c", "gemm", IA, null=["c"]))
+    add(bad_case("gemm_null_a", "gemm", IA, null=["a"]))
+    add(bad_case("gemm_k0_null_ab_ok", "gemm", OK, dims={"k": 0, "lda": 1, "ldb": 3}, null=["a", "b"],
+                 about="k == 0: A and B are empty and may be NULL"))
+    add(bad_case("embedding_null_table", "embedding", IA, null=["table"]))
+    add(bad_case("attention_null_v", "attention", IA, null=["v"]))
+    add(bad_case("cross_entropy_null_mean", "cross_entropy", IA, null=["mean_loss"]))
+    add(bad_case("adamw_step_null_m", "adamw_step", IA, null=["m"]))
+    add(bad_case("argmax_null_out", "argmax", IA, null=["out"]))
+    add(bad_case("sample_null_logits", "sample", IA, null=["logits"]))
+
+    # Negative dimensions.
+    add(bad_case("silu_negative_n", "silu", IA, dims={"n": -1}))
+    add(bad_case("add_bias_negative_cols", "add_bias", IA, dims={"cols": -3}))
+    add(bad_case("softmax_negative_rows", "softmax", IA, dims={"rows": -1}))
+    add(bad_case("softmax_negative_cols", "softmax", IA, dims={"cols": -3}))
+    add(bad_case("gemm_negative_m", "gemm", IA, dims={"m": -2}))
+    add(bad_case("gemm_negative_k", "gemm", IA, dims={"k": -4}))
+    add(bad_case("embedding_negative_dim", "embedding", IA, dims={"dim": -2}))
+    add(bad_case("attention_negative_seq_kv", "attention", IA, dims={"seq_kv": -1}))
+    add(bad_case("argmax_negative_rows", "argmax", IA, dims={"rows": -5}))
+    add(bad_case("adamw_step_negative_n", "adamw_step", IA, dims={"n": -4}))
+
+    # Rows of zero columns.
+    add(bad_case("softmax_cols0", "softmax", IA, dims={"cols": 0}, about="cols must be > 0 when rows > 0"))
+    add(bad_case("log_softmax_cols0", "log_softmax", IA, dims={"cols": 0}))
+    add(bad_case("rmsnorm_cols0", "rmsnorm", IA, dims={"cols": 0}))
+    add(bad_case("argmax_cols0", "argmax", IA, dims={"cols": 0}))
+    add(bad_case("sample_cols0", "sample", IA, dims={"cols": 0}))
+
+    # Size products that overflow.
+    add(bad_case("softmax_overflow", "softmax", OOM, dims={"rows": BIG, "cols": BIG}, requires=["huge_dim"],
+                 about="rows * cols * 4 bytes overflows int64"))
+    add(bad_case("add_bias_overflow", "add_bias", OOM, dims={"rows": BIG, "cols": BIG}, requires=["huge_dim"]))
+    add(bad_case("gemm_overflow", "gemm", OOM, dims={"m": BIG, "n": BIG, "ldc": BIG}, requires=["huge_dim"]))
+    add(bad_case("embedding_overflow", "embedding", OOM, dims={"n_ids": BIG, "dim": BIG}, requires=["huge_dim"]))
+    add(bad_case("silu_n_max", "silu", OOM, dims={"n": I64_MAX}, requires=["huge_dim"],
+                 about="n * 4 bytes overflows int64"))
+
+    # Bad scalars.
+    for v in ("nan", "inf"):
+        add(bad_case("scale_alpha_" + v, "scale", IA, scalars={"alpha": float(v)}))
+    for v, tag in ((-1e-5, "negative"), (math.nan, "nan"), (math.inf, "inf")):
+        add(bad_case("rmsnorm_eps_" + tag, "rmsnorm", IA, scalars={"eps": v}))
+        add(bad_case("layernorm_eps_" + tag, "layernorm", IA, scalars={"eps": v}))
+    add(bad_case("rmsnorm_eps0_ok", "rmsnorm", OK, scalars={"eps": 0.0}))
+    for v, tag in ((0.0, "zero"), (-2.0, "negative"), (math.inf, "inf"), (math.nan, "nan")):
+        add(bad_case("rope_theta_" + tag, "rope", IA, scalars={"theta": v}))
+    add(bad_case("cross_entropy_backward_dloss_inf", "cross_entropy_backward", IA, scalars={"dloss": math.inf}))
+    add(bad_case("cross_entropy_backward_dloss_nan", "cross_entropy_backward", IA, scalars={"dloss": math.nan}))
+    for pname, v, tag in (("lr", -1e-3, "negative"), ("lr", math.nan, "nan"), ("eps", -1e-8, "negative"),
+                          ("eps", math.inf, "inf"), ("weight_decay", -0.1, "negative"), ("beta1", 1.0, "one"),
+                          ("beta1", -0.1, "negative"), ("beta2", 1.0, "one"), ("beta2", math.nan, "nan")):
+        add(bad_case("adamw_step_%s_%s" % (pname, tag), "adamw_step", IA, scalars={pname: v}))
+    add(bad_case("adamw_step_step0", "adamw_step", IA, scalars={"step": 0}))
+    add(bad_case("adamw_step_step_negative", "adamw_step", IA, scalars={"step": -3}))
+    for kern in ("sample", "topk_sample", "topp_sample"):
+        for v, tag in ((0.0, "zero"), (-1.0, "negative"), (math.inf, "inf"), (math.nan, "nan")):
+            add(bad_case("%s_temperature_%s" % (kern, tag), kern, IA, scalars={"temperature": v}))
+    add(bad_case("topk_sample_k0", "topk_sample", IA, dims={"k": 0}))
+    add(bad_case("topk_sample_k_gt_cols", "topk_sample", IA, dims={"k": 4}))
+    add(bad_case("topk_sample_k_eq_cols_ok", "topk_sample", OK, dims={"k": 3}))
+    add(bad_case("topk_sample_rows0_k_gt_cols_ok", "topk_sample", OK, dims={"rows": 0, "k": 7},
+                 about="with rows == 0 only k >= 1 is required"))
+    for v, tag in ((0.0, "zero"), (-0.5, "negative"), (1.5, "above_one"), (math.nan, "nan")):
+        add(bad_case("topp_sample_p_" + tag, "topp_sample", IA, scalars={"p": v}))
+    add(bad_case("topp_sample_p1_ok", "topp_sample", OK, scalars={"p": 1.0}))
+
+    # Bad tensor contents.
+    add(bad_case("embedding_id_eq_vocab", "embedding", IA, values={"ids": [0, 5, 1]},
+                 about="ids must lie in [0, vocab); checked before anything is written"))
+    add(bad_case("embedding_id_negative", "embedding", IA, values={"ids": [0, 1, -1]}))
+    add(bad_case("rope_negative_position", "rope", IA, values={"positions": [0, -1]}))
+    add(bad_case("cross_entropy_target_out_of_range", "cross_entropy", IA, values={"targets": [0, 3]}))
+    add(bad_case("cross_entropy_target_negative", "cross_entropy", IA, values={"targets": [-1, 0]}))
+    add(bad_case("cross_entropy_ignored_target_ok", "cross_entropy", OK, values={"targets": [-100, 1]}))
+    add(bad_case("cross_entropy_backward_target_out_of_range", "cross_entropy_backward", IA,
+                 values={"targets": [5, 0]}))
+    for kern in ("sample", "topk_sample", "topp_sample"):
+        add(bad_case(kern + "_logits_nan", kern, IA, values={"logits": [0.0, 1.0, 2.0, 0.5, math.nan, 1.0]}))
+        add(bad_case(kern + "_logits_pos_inf", kern, IA, values={"logits": [0.0, math.inf, 2.0, 0.5, 1.0, 1.0]}))
+        add(bad_case(kern + "_row_all_neg_inf", kern, IA,
+                     values={"logits": [0.0, 1.0, 2.0] + [-math.inf] * 3}))
+        add(bad_case(kern + "_some_neg_inf_ok", kern, OK,
+                     values={"logits": [0.0, -math.inf, 2.0, -math.inf, -math.inf, 1.0]}))
+
+    # Inconsistent sizes.
+    add(bad_case("gemm_lda_too_small", "gemm", SM, dims={"lda": 3}, about="lda < k (A not transposed)"))
+    add(bad_case("gemm_lda_too_small_trans", "gemm", SM, dims={"lda": 1}, flags={"trans_a": True},
+                 lens={"a": 8}, about="A^T is stored [k, m]: lda must be >= m = 2"))
+    add(bad_case("gemm_ldb_too_small", "gemm", SM, dims={"ldb": 2}))
+    add(bad_case("gemm_ldc_too_small", "gemm", SM, dims={"ldc": 2}))
+    add(bad_case("gemm_ld_zero", "gemm", SM, dims={"m": 0, "k": 0, "lda": 0},
+                 about="ld must be at least 1 even for an empty matrix"))
+    add(bad_case("gemm_lda_negative", "gemm", IA, dims={"lda": -4}))
+    add(bad_case("attention_kv_heads_not_divisor", "attention", SM, dims={"heads": 3, "kv_heads": 2},
+                 lens={"q": 24, "k": 24, "v": 24, "out": 24}))
+    add(bad_case("attention_kv_heads0", "attention", SM, dims={"kv_heads": 0}))
+    add(bad_case("rope_head_dim_odd", "rope", SM, dims={"head_dim": 3}))
+    add(bad_case("embedding_vocab0", "embedding", IA, dims={"vocab": 0}, about="no id can lie in [0, 0)"))
+
+    # Overlap (only expressible where a binding can pass views of one buffer).
+    add(bad_case("softmax_partial_overlap", "softmax", IA, overlap={"y": {"with": "x", "offset": 1}},
+                 about="y starts one element after x: partial overlap is never allowed"))
+    add(bad_case("add_bias_y_overlaps_bias", "add_bias", IA, overlap={"y": {"with": "bias", "offset": 0}},
+                 about="bias has no alias(): y must not overlap it"))
+    add(bad_case("sample_out_overlaps_logits", "sample", IA, overlap={"out": {"with": "logits", "offset": 0}}))
+
+    # Buffer lengths that disagree with the sizes: only bindings that know
+    # their buffers' lengths can detect this (C cannot).
+    add(bad_case("softmax_y_too_short", "softmax", SM, lens={"y": 5}, requires=["length_mismatch"]))
+    add(bad_case("add_b_too_long", "add", SM, lens={"b": 5}, requires=["length_mismatch"]))
+    add(bad_case("rmsnorm_weight_too_short", "rmsnorm", SM, lens={"weight": 2}, requires=["length_mismatch"]))
+    add(bad_case("gemm_c_too_short", "gemm", SM, lens={"c": 5}, requires=["length_mismatch"]))
+    add(bad_case("embedding_out_too_short", "embedding", SM, lens={"out": 5}, requires=["length_mismatch"]))
+    add(bad_case("cross_entropy_targets_too_short", "cross_entropy", SM, lens={"targets": 1},
+                 values={"targets": [0]}, requires=["length_mismatch"]))
+
+    names = [c["name"] for c in cases]
+    assert len(names) == len(set(names))
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Output.
+
+
+def tsv_manifest(cases):
+    lines = ["# kernelbridge conformance corpus, flat form of manifest.json (see docs/conformance.md)"]
+    for c in cases:
+        tol = TOLERANCES[c["kernel"]]
+        lines.append("case\t%s\t%s\t%r\t%r" % (c["name"], c["kernel"], float(tol["ulp"]), float(tol["abs"])))
+        for k, v in c["dims"].items():
+            lines.append("dim\t%s\t%d" % (k, v))
+        for k, v in c["flags"].items():
+            lines.append("flag\t%s\t%d" % (k, int(v)))
+        for k, v in c["scalars"].items():
+            lines.append("scalar\t%s\t%s" % (k, scalar_text(v)))
+        for k, v in c["inputs"].items():
+            lines.append("in\t%s\t%s" % (k, v))
+        for k in c["null"]:
+            lines.append("null\t%s" % k)
+        for k, v in c["alias"].items():
+            lines.append("alias\t%s\t%s" % (k, v))
+        for k, v in c["expected"].items():
+            lines.append("out\t%s\t%s" % (k, v))
+        lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def tsv_bad(cases):
+    lines = ["# kernelbridge bad-input corpus, flat form of bad_input.json (see docs/conformance.md)"]
+    for c in cases:
+        lines.append("bad\t%s\t%s\t%s\t%s" % (c["name"], c["kernel"], c["expected"], ",".join(c["requires"]) or "-"))
+        for k, v in c["dims"].items():
+            lines.append("dim\t%s\t%d" % (k, v))
+        for k, v in c["flags"].items():
+            lines.append("flag\t%s\t%d" % (k, int(v)))
+        for k, v in c["scalars"].items():
+            lines.append("scalar\t%s\t%s" % (k, scalar_text(v)))
+        for k, t in c["tensors"].items():
+            lines.append("tensor\t%s\t%d" % (k, t["len"]))
+            if "values" in t:
+                lines.append("values\t%s\t%s" % (k, ",".join(scalar_text(v) for v in t["values"])))
+        for k in c["null"]:
+            lines.append("null\t%s" % k)
+        for k, o in c["overlap"].items():
+            lines.append("overlap\t%s\t%s\t%d" % (k, o["with"], o["offset"]))
+        lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def dump_json(obj):
+    return (json.dumps(obj, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def build():
+    """Returns {file name: bytes} for the whole corpus."""
+    cx = Corpus()
+    gen_elementwise(cx)
+    gen_rowwise(cx)
+    gen_gemm(cx)
+    gen_transformer(cx)
+    gen_training(cx)
+    gen_decoding(cx)
+    covered = {c["kernel"] for c in cx.cases}
+    assert covered == set(KERNELS), set(KERNELS) - covered
+    manifest = {
+        "format": FORMAT_VERSION,
+        "library_version": LIBRARY_VERSION,
+        "kernels": KERNELS,
+        "signatures": {k: signature_json(k) for k in KERNELS},
+        "tolerances": TOLERANCES,
+        "cases": cx.cases,
+    }
+    bad = gen_bad_inputs()
+    files = dict(cx.files)
+    files["manifest.json"] = dump_json(manifest)
+    files["manifest.tsv"] = tsv_manifest(cx.cases).encode("ascii")
+    files["bad_input.json"] = dump_json({"format": FORMAT_VERSION, "signatures": manifest["signatures"],
+                                         "cases": bad})
+    files["bad_input.tsv"] = tsv_bad(bad).encode("ascii")
+    return files
+
+
+def write(files, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name in os.listdir(out_dir):
+        if name not in files and (name.endswith(".npy") or name.split(".")[0] in ("manifest", "bad_input")):
+            os.remove(os.path.join(out_dir, name))
+    for name, data in sorted(files.items()):
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(data)
+
+
+def check(committed):
+    """Regenerates into a temporary directory; returns a list of differences."""
+    tmp = tempfile.mkdtemp(prefix="kb_corpus_")
+    try:
+        write(build(), tmp)
+        want = sorted(os.listdir(tmp))
+        have = sorted(n for n in os.listdir(committed) if not n.startswith("."))
+        problems = ["missing: " + n for n in sorted(set(want) - set(have))]
+        problems += ["unexpected: " + n for n in sorted(set(have) - set(want))]
+        for n in sorted(set(want) & set(have)):
+            if not filecmp.cmp(os.path.join(tmp, n), os.path.join(committed, n), shallow=False):
+                problems.append("differs: " + n)
+        return problems
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    if len(argv) >= 2 and argv[1] == "--check":
+        target = argv[2] if len(argv) > 2 else os.path.join(here, "corpus")
+        problems = check(target)
+        for p in problems:
+            print(p)
+        if problems:
+            print("corpus in %s is stale: run tests/conformance/make_corpus.py" % target)
+            return 1
+        print("corpus in %s is up to date" % target)
+        return 0
+    out = argv[1] if len(argv) > 1 else os.path.join(here, "corpus")
+    files = build()
+    write(files, out)
+    total = sum(len(b) for b in files.values())
+    print("wrote %d files, %d bytes, to %s" % (len(files), total, out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

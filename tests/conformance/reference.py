@@ -1,0 +1,465 @@
+"""Independent float64 reference for every kernelbridge kernel.
+
+Written from the documented semantics (core/include/kernelbridge.h,
+docs/kernels.md), never by calling kernelbridge.  Inputs are float32 / int32
+numpy arrays exactly as a runner passes them to the library; results are
+float64 (int32 for index outputs).
+
+Reproducibility: the corpus must be byte-identical when regenerated on any
+machine, so this module only uses operations whose float64 results do not
+depend on the CPU or the numpy build:
+  * numpy's elementwise +, -, *, / and sqrt (IEEE correctly rounded);
+  * math.fsum for every reduction (correctly rounded, order independent);
+  * the math module (the platform libm) for exp, log, erf, erfc, tanh, sin,
+    cos and pow, one element at a time.  numpy's own SIMD transcendental
+    functions are avoided because they differ between CPUs.
+"""
+
+import math
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+# SC'11; the Random123 constants).
+
+_MASK32 = 0xFFFFFFFF
+_PHILOX_M0 = 0xD2511F53
+_PHILOX_M1 = 0xCD9E8D57
+_PHILOX_W0 = 0x9E3779B9  # golden ratio
+_PHILOX_W1 = 0xBB67AE85  # sqrt(3) - 1
+
+
+def philox4x32_10(counter, key):
+    """Returns the four 32-bit output words for a 4-word counter and 2-word key."""
+    c0, c1, c2, c3 = (int(w) & _MASK32 for w in counter)
+    k0, k1 = (int(w) & _MASK32 for w in key)
+    for rnd in range(10):
+        if rnd > 0:
+            k0 = (k0 + _PHILOX_W0) & _MASK32
+            k1 = (k1 + _PHILOX_W1) & _MASK32
+        p0 = _PHILOX_M0 * c0
+        p1 = _PHILOX_M1 * c2
+        hi0, lo0 = p0 >> 32, p0 & _MASK32
+        hi1, lo1 = p1 >> 32, p1 & _MASK32
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+    return (c0, c1, c2, c3)
+
+
+def row_uniform(seed, row):
+    """The uniform number in [0, 1) that the sampling kernels draw for `row`."""
+    seed = int(seed)
+    row = int(row)
+    key = (seed & _MASK32, (seed >> 32) & _MASK32)
+    counter = (row & _MASK32, (row >> 32) & _MASK32, 0, 0)
+    word = philox4x32_10(counter, key)[0]
+    return (word >> 8) * 2.0**-24
+
+
+# ---------------------------------------------------------------------------
+# Helpers.
+
+
+def _f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def _map(fn, a):
+    """Applies a scalar math-module function to every element (float64)."""
+    a = _f64(a)
+    out = np.empty(a.shape, dtype=np.float64)
+    flat_in = a.reshape(-1)
+    flat_out = out.reshape(-1)
+    for i in range(flat_in.size):
+        flat_out[i] = fn(float(flat_in[i]))
+    return out
+
+
+def _exp(t):
+    """exp that returns inf instead of raising on overflow."""
+    if t > 709.0:
+        return math.inf
+    return math.exp(t)
+
+
+def _sigmoid(t):
+    if math.isnan(t):
+        return math.nan
+    if t >= 0:
+        return 1.0 / (1.0 + _exp(-t))
+    e = _exp(t)
+    return e / (1.0 + e)
+
+
+def _fsum(values):
+    return math.fsum(float(v) for v in values)
+
+
+def ulp32(want):
+    """Spacing of float32 numbers at |want| (float64 input), as in docs/conformance.md.
+
+    2^(max(e, -126) - 23) with e the unbiased binary exponent of want (the raw
+    float64 exponent field minus 1023); 2^-149 for zero and float32 subnormals.
+    """
+    w = _f64(want)
+    bits = w.view(np.uint64)
+    e = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
+    e = np.maximum(e, -126)
+    return np.ldexp(1.0, (e - 23).astype(np.int64))
+
+
+def ulp_error(got, want, tol_ulp, tol_abs):
+    """Per-element error in the conformance metric (see docs/conformance.md)."""
+    g = _f64(got).reshape(-1)
+    w = _f64(want).reshape(-1)
+    floor = tol_abs / tol_ulp if tol_ulp > 0 else 0.0
+    denom = np.maximum(ulp32(w), floor)
+    err = np.zeros(w.shape, dtype=np.float64)
+    both_nan = np.isnan(g) & np.isnan(w)
+    equal = g == w
+    finite = np.isfinite(g) & np.isfinite(w)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err[finite] = np.abs(g[finite] - w[finite]) / denom[finite]
+    bad = ~(both_nan | equal | finite)
+    err[bad] = math.inf
+    err[equal | both_nan] = 0.0
+    return err
+
+
+# ---------------------------------------------------------------------------
+# Elementwise kernels.
+
+
+def silu(x):
+    return _f64(x) * _map(_sigmoid, x)
+
+
+def gelu(x):
+    # 0.5 * x * (1 + erf(x / sqrt 2)) == 0.5 * x * erfc(-x / sqrt 2); erfc keeps
+    # full relative accuracy for large negative x where 1 + erf cancels.
+    xs = _f64(x)
+    return 0.5 * xs * _map(lambda t: math.erfc(-t / math.sqrt(2.0)), xs)
+
+
+def gelu_tanh(x):
+    # 0.5 * x * (1 + tanh(z)) == x * sigmoid(2 z), without cancellation.
+    xs = _f64(x)
+    c = math.sqrt(2.0 / math.pi)
+    z = c * (xs + 0.044715 * xs * xs * xs)
+    return xs * _map(lambda t: _sigmoid(2.0 * t), z)
+
+
+def add(a, b):
+    with np.errstate(invalid="ignore"):
+        return _f64(a) + _f64(b)
+
+
+def mul(a, b):
+    with np.errstate(invalid="ignore"):
+        return _f64(a) * _f64(b)
+
+
+def scale(alpha, x):
+    return float(alpha) * _f64(x)
+
+
+def add_bias(x, bias):
+    return _f64(x) + _f64(bias)[None, :]
+
+
+# ---------------------------------------------------------------------------
+# Row-wise kernels.
+
+
+def _softmax_row(row, log):
+    row = [float(v) for v in row]
+    n = len(row)
+    if any(math.isnan(v) for v in row):
+        return [math.nan] * n
+    m = max(row)
+    if math.isinf(m):
+        # All -inf (m == -inf) or a +inf present: x - m is NaN somewhere.
+        return [math.nan] * n
+    shifted = [v - m for v in row]
+    terms = [_exp(t) for t in shifted]
+    s = math.fsum(terms)
+    if log:
+        ls = math.log(s)
+        return [t - ls for t in shifted]
+    return [t / s for t in terms]
+
+
+def softmax(x):
+    x = _f64(x)
+    return np.array([_softmax_row(r, False) for r in x], dtype=np.float64).reshape(x.shape)
+
+
+def log_softmax(x):
+    x = _f64(x)
+    return np.array([_softmax_row(r, True) for r in x], dtype=np.float64).reshape(x.shape)
+
+
+def rmsnorm(x, weight, eps):
+    x = _f64(x)
+    w = _f64(weight)
+    out = np.empty_like(x)
+    for r in range(x.shape[0]):
+        ms = math.fsum((x[r] * x[r]).tolist()) / x.shape[1]
+        out[r] = x[r] / math.sqrt(ms + float(eps)) * w
+    return out
+
+
+def layernorm(x, weight, bias, eps):
+    x = _f64(x)
+    cols = x.shape[1]
+    w = np.ones(cols) if weight is None else _f64(weight)
+    b = np.zeros(cols) if bias is None else _f64(bias)
+    out = np.empty_like(x)
+    for r in range(x.shape[0]):
+        mean = math.fsum(x[r].tolist()) / cols
+        d = x[r] - mean
+        var = math.fsum((d * d).tolist()) / cols
+        out[r] = d / math.sqrt(var + float(eps)) * w + b
+    return out
+
+
+# ---------------------------------------------------------------------------
+# GEMM.
+
+
+def gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """a, b, c are the flat buffers (float32); returns the whole c buffer (float64).
+
+    Elements of c outside the [m, n] window (padding up to ldc) keep their value.
+    When beta == 0, c is not read.
+    """
+    a = _f64(a).reshape(-1)
+    b = _f64(b).reshape(-1)
+    out = _f64(c).reshape(-1).copy()
+    alpha = float(alpha)
+    beta = float(beta)
+
+    def a_at(i, p):
+        return a[p * lda + i] if trans_a else a[i * lda + p]
+
+    def b_at(p, j):
+        return b[j * ldb + p] if trans_b else b[p * ldb + j]
+
+    for i in range(m):
+        for j in range(n):
+            dot = math.fsum(a_at(i, p) * b_at(p, j) for p in range(k))
+            v = alpha * dot
+            if beta != 0.0:
+                v = v + beta * out[i * ldc + j]
+            out[i * ldc + j] = v
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Transformer building blocks.
+
+
+def embedding(ids, table):
+    return _f64(table)[np.asarray(ids, dtype=np.int64)]
+
+
+def rope(x, positions, theta):
+    x = _f64(x)
+    seq, heads, head_dim = x.shape
+    half = head_dim // 2
+    out = np.empty_like(x)
+    for s in range(seq):
+        pos = float(positions[s])
+        for i in range(half):
+            angle = pos * math.pow(float(theta), -2.0 * i / head_dim)
+            cs, sn = math.cos(angle), math.sin(angle)
+            x1 = x[s, :, i]
+            x2 = x[s, :, i + half]
+            out[s, :, i] = x1 * cs - x2 * sn
+            out[s, :, i + half] = x2 * cs + x1 * sn
+    return out
+
+
+def attention(q, k, v, causal, scale_):
+    q, k, v = _f64(q), _f64(k), _f64(v)
+    batch, heads, seq_q, head_dim = q.shape
+    kv_heads, seq_kv = k.shape[1], k.shape[2]
+    group = heads // kv_heads
+    sc = float(scale_) if float(scale_) != 0.0 else 1.0 / math.sqrt(head_dim)
+    out = np.zeros(q.shape, dtype=np.float64)
+    for bi in range(batch):
+        for h in range(heads):
+            kh = h // group
+            for i in range(seq_q):
+                limit = min(i + 1, seq_kv) if causal else seq_kv
+                scores = [math.fsum((q[bi, h, i] * k[bi, kh, j]).tolist()) * sc for j in range(limit)]
+                probs = _softmax_row(scores, False)
+                for d in range(head_dim):
+                    out[bi, h, i, d] = math.fsum(probs[j] * v[bi, kh, j, d] for j in range(limit))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Training.
+
+
+def _logsumexp(row):
+    row = [float(v) for v in row]
+    m = max(row)
+    return m + math.log(math.fsum(_exp(v - m) for v in row))
+
+
+def cross_entropy(logits, targets, ignore_index):
+    logits = _f64(logits)
+    rows = logits.shape[0]
+    losses = np.zeros(rows, dtype=np.float64)
+    kept = []
+    for r in range(rows):
+        t = int(targets[r])
+        if t == ignore_index:
+            continue
+        losses[r] = _logsumexp(logits[r]) - logits[r, t]
+        kept.append(losses[r])
+    mean = math.fsum(kept) / len(kept) if kept else math.nan
+    return losses, np.array([mean], dtype=np.float64)
+
+
+def cross_entropy_backward(logits, targets, ignore_index, dloss):
+    logits = _f64(logits)
+    rows, classes = logits.shape
+    out = np.zeros(logits.shape, dtype=np.float64)
+    count = sum(1 for r in range(rows) if int(targets[r]) != ignore_index)
+    for r in range(rows):
+        t = int(targets[r])
+        if t == ignore_index:
+            continue
+        p = np.array(_softmax_row(logits[r], False))
+        p[t] -= 1.0
+        out[r] = float(dloss) * p / count
+    return out
+
+
+def adamw_step(params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step):
+    p, g, m, v = _f64(params), _f64(grads), _f64(m), _f64(v)
+    lr, beta1, beta2, eps, wd = (float(t) for t in (lr, beta1, beta2, eps, weight_decay))
+    p = p * (1.0 - lr * wd)
+    m = beta1 * m + (1.0 - beta1) * g
+    v = beta2 * v + (1.0 - beta2) * (g * g)
+    bc1 = 1.0 - beta1**step
+    bc2_sqrt = math.sqrt(1.0 - beta2**step)
+    p = p - (lr / bc1) * m / (np.sqrt(v) / bc2_sqrt + eps)
+    return p, m, v
+
+
+# ---------------------------------------------------------------------------
+# Decoding.
+
+
+def argmax(x):
+    x = np.asarray(x, dtype=np.float32)
+    out = np.zeros(x.shape[0], dtype=np.int32)
+    for r in range(x.shape[0]):
+        best = 0
+        for c in range(1, x.shape[1]):
+            cur, top = float(x[r, c]), float(x[r, best])
+            if math.isnan(top):
+                break
+            if math.isnan(cur) or cur > top:
+                best = c
+        out[r] = best
+    return out
+
+
+def _order_desc(row):
+    """Indices by decreasing value, ties by lower index."""
+    return sorted(range(len(row)), key=lambda i: (-float(row[i]), i))
+
+
+def _draw(values, candidates, temperature, u):
+    """Token chosen from `candidates` (in order) with weights exp((l - max) / T).
+
+    Returns (token, margin): margin is the relative distance between u * total
+    and the nearest running-sum boundary, used by the corpus generator to keep
+    only draws that no rounding difference can change.
+    """
+    m = max(float(values[i]) for i in candidates)
+    t = float(temperature)
+    weights = [math.exp((float(values[i]) - m) / t) for i in candidates]
+    total = 0.0
+    for w in weights:
+        total += w
+    threshold = u * total
+    running = 0.0
+    chosen = None
+    margin = math.inf
+    for idx, w in zip(candidates, weights):
+        running += w
+        margin = min(margin, abs(running - threshold) / total)
+        if chosen is None and running > threshold:
+            chosen = idx
+    if chosen is None:  # unreachable for u < 1
+        chosen = candidates[-1]
+    return chosen, margin
+
+
+def _nucleus(values, order, temperature, p):
+    """Shortest prefix of `order` whose running weight sum reaches p * (sum of all).
+
+    Following docs/kernels.md: S[L-1] >= p * S[cols-1] with sequential double
+    sums and no division.  Returns (prefix, margin) where margin is the
+    smallest relative distance |S[i] - p * S[-1]| / S[-1] seen up to the cut.
+    """
+    m = float(values[order[0]])
+    t = float(temperature)
+    weights = [math.exp((float(values[i]) - m) / t) for i in order]
+    sums = []
+    running = 0.0
+    for w in weights:
+        running += w
+        sums.append(running)
+    target = float(p) * sums[-1]
+    size = len(order)
+    margin = math.inf
+    for j, s in enumerate(sums):
+        margin = min(margin, abs(s - target) / sums[-1])
+        if s >= target:
+            size = j + 1
+            break
+    return order[:size], margin
+
+
+def sample(logits, temperature, seed, with_margin=False):
+    logits = np.asarray(logits, dtype=np.float32)
+    out, margins = [], []
+    for r in range(logits.shape[0]):
+        tok, mg = _draw(logits[r], list(range(logits.shape[1])), temperature, row_uniform(seed, r))
+        out.append(tok)
+        margins.append(mg)
+    out = np.array(out, dtype=np.int32)
+    return (out, min(margins, default=math.inf)) if with_margin else out
+
+
+def topk_sample(logits, k, temperature, seed, with_margin=False):
+    logits = np.asarray(logits, dtype=np.float32)
+    out, margins = [], []
+    for r in range(logits.shape[0]):
+        cand = _order_desc(logits[r])[:k]
+        tok, mg = _draw(logits[r], cand, temperature, row_uniform(seed, r))
+        out.append(tok)
+        margins.append(mg)
+    out = np.array(out, dtype=np.int32)
+    return (out, min(margins, default=math.inf)) if with_margin else out
+
+
+def topp_sample(logits, p, temperature, seed, with_margin=False):
+    logits = np.asarray(logits, dtype=np.float32)
+    out, margins = [], []
+    for r in range(logits.shape[0]):
+        cand, mg1 = _nucleus(logits[r], _order_desc(logits[r]), temperature, p)
+        tok, mg2 = _draw(logits[r], cand, temperature, row_uniform(seed, r))
+        out.append(tok)
+        # With p == 1 the cut is where the sum reaches its own final value,
+        # an exact comparison that no rounding difference can move.
+        margins.append(min(mg1 if float(p) < 1.0 else math.inf, mg2))
+    out = np.array(out, dtype=np.int32)
+    return (out, min(margins, default=math.inf)) if with_margin else out

@@ -1,0 +1,92 @@
+#!/bin/bash
+# bootstrap.sh - installs what kernelbridge's build and tests need, offline
+# apart from Debian's apt repositories and PyPI.
+#
+# Idempotent and fast when everything is present: every requirement is probed
+# first; only when something is missing does it run `apt-get update` (once)
+# and `apt-get install -y` for the missing Debian packages, and `pip install`
+# for the missing Python packages.  Expects Debian bookworm, root (or sudo),
+# Python 3 from pyenv as `python3`, and a rustup toolchain.  Writes nothing
+# into the repository; Rust builds read tools/cargo/config.toml explicitly
+# (see docs/building.md).
+#
+# Usage: tools/bootstrap.sh        (no options)
+set -euo pipefail
+
+start_ns=$(date +%s%N)
+log() { echo "bootstrap: $*"; }
+die() { echo "bootstrap: error: $*" >&2; exit 1; }
+
+have() { command -v "$1" >/dev/null 2>&1; }
+have_all() { local c; for c in "$@"; do have "$c" || return 1; done; }
+dpkg_installed() { [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]; }
+
+# Debian package -> probe that succeeds when what we need from it is there.
+declare -A probes=(
+  [bazel-bootstrap]="have bazel"
+  [golang-go]="have go"
+  [swig]="have swig"
+  [bindgen]="have bindgen"
+  [cbindgen]="have cbindgen"
+  [librust-cc-dev]="compgen -G '/usr/share/cargo/registry/cc-[0-9]*/Cargo.toml' >/dev/null"
+  [libopenblas-dev]="dpkg_installed libopenblas-dev"
+  [pkg-config]="have pkg-config"
+  [binutils]="have_all ar nm readelf objdump"
+  [gcc]="have_all gcc cc"
+  [g++]="have g++"
+  [default-jdk-headless]="have_all java javac"
+)
+packages=(bazel-bootstrap golang-go swig bindgen cbindgen librust-cc-dev libopenblas-dev pkg-config binutils gcc g++
+  default-jdk-headless)
+
+missing_debs=()
+for pkg in "${packages[@]}"; do
+  eval "${probes[$pkg]}" || missing_debs+=("$pkg")
+done
+
+if ((${#missing_debs[@]})); then
+  [[ -r /etc/debian_version ]] || die "missing ${missing_debs[*]}, and this is not Debian: install them by hand"
+  sudo=()
+  if ((EUID != 0)); then
+    have sudo || die "missing ${missing_debs[*]}; run as root (or install sudo)"
+    sudo=(sudo)
+  fi
+  log "installing Debian packages: ${missing_debs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing_debs[@]}"
+  for pkg in "${missing_debs[@]}"; do
+    eval "${probes[$pkg]}" || die "$pkg was installed but its check still fails: ${probes[$pkg]}"
+  done
+else
+  log "Debian packages: all present"
+fi
+
+# Python: the interpreter on PATH (pyenv) must import every package.
+have python3 || die "python3 not found on PATH (expected Python 3.11 from pyenv)"
+python_packages=(cffi pycparser numpy pytest build wheel)
+read -r -a missing_py <<<"$(python3 - "${python_packages[@]}" <<'PY'
+import importlib.util, sys
+print(" ".join(name for name in sys.argv[1:] if importlib.util.find_spec(name) is None))
+PY
+)"
+if ((${#missing_py[@]})); then
+  log "installing Python packages into $(python3 -c 'import sys; print(sys.prefix)'): ${missing_py[*]}"
+  python3 -m pip install --quiet --disable-pip-version-check --no-input "${missing_py[@]}"
+  # New console scripts (pytest) need pyenv shims.
+  if have pyenv; then pyenv rehash; fi
+else
+  log "Python packages: all present ($(python3 --version 2>&1))"
+fi
+
+# Rust comes from rustup, which this script does not install.
+cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
+if ! have cargo && ! [[ -x $cargo_bin/cargo ]]; then
+  die "cargo not found on PATH or in $cargo_bin: install a stable toolchain with rustup"
+fi
+if ! have cargo; then
+  log "note: cargo is in $cargo_bin but not on PATH; add it (.ci/run does)"
+fi
+
+elapsed_ns=$(($(date +%s%N) - start_ns))
+printf 'bootstrap: done in %d.%03ds\n' $((elapsed_ns / 1000000000)) $((elapsed_ns / 1000000 % 1000))

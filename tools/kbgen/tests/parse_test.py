@@ -1,0 +1,177 @@
+"""Tests of the header parser: the real header, and small bad headers whose
+errors must name the file and line of the problem."""
+
+import os
+import sys
+import textwrap
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from kbgen import contracts  # noqa: E402
+from kbgen.model import Cond, Dim  # noqa: E402
+from kbgen.parse import ParseError, parse_header  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+HEADER = os.path.join(REPO, "core", "include", "kernelbridge.h")
+
+PRELUDE = """\
+#include <stdint.h>
+#include <stdbool.h>
+#define KB_VERSION_MAJOR 1
+#define KB_VERSION_MINOR 2
+#define KB_VERSION_PATCH 3
+#define KB_API
+/** Status. */
+typedef enum kb_status {
+  /** ok */
+  KB_STATUS_OK = 0,
+  /** bad */
+  KB_STATUS_INVALID_ARGUMENT = 1
+} kb_status;
+/** Context. */
+typedef struct kb_context kb_context;
+"""
+PRELUDE_LINES = PRELUDE.count("\n")
+
+
+def parse_text(tmp_path, body):
+    path = tmp_path / "bad.h"
+    path.write_text(PRELUDE + textwrap.dedent(body))
+    return parse_header(str(path), "bad.h")
+
+
+def error_of(tmp_path, body):
+    with pytest.raises(ParseError) as info:
+        parse_text(tmp_path, body)
+    return info.value
+
+
+GOOD = """\
+/**
+ * Doc line.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f32[n]
+ * @arg y out f32[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y);
+"""
+
+
+def test_good_small_header(tmp_path):
+    api = parse_text(tmp_path, GOOD)
+    assert api.version == (1, 2, 3)
+    (fn,) = api.functions
+    assert fn.name == "kb_f" and fn.short_name == "f" and fn.is_kernel
+    assert fn.doc == "Doc line."
+    assert fn.param("y").tensor.aliases == ("x",)
+    assert [v.name for v in api.status_enum.values] == ["KB_STATUS_OK", "KB_STATUS_INVALID_ARGUMENT"]
+    assert api.status_enum.prefix == "KB_STATUS_"
+
+
+def test_unannotated_pointer(tmp_path):
+    err = error_of(tmp_path, GOOD.replace(" * @arg x in f32[n]\n", ""))
+    assert err.path == "bad.h"
+    assert err.line == PRELUDE_LINES + 9  # the declaration line (one comment line fewer)
+    assert "pointer parameter 'x' has no @arg annotation" in str(err)
+    assert str(err).startswith(f"bad.h:{err.line}: ")
+
+
+def test_annotation_names_missing_parameter(tmp_path):
+    err = error_of(tmp_path, GOOD.replace(" * @arg n dim\n", " * @arg n dim\n * @arg q dim\n"))
+    assert err.line == PRELUDE_LINES + 5
+    assert "@arg names 'q', which is not a parameter" in err.message
+
+
+def test_shape_uses_unknown_size_parameter(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f32[rows]"))
+    assert err.line == PRELUDE_LINES + 5
+    assert "unknown size parameter 'rows'" in err.message
+
+
+def test_unknown_dtype(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f16[n]"))
+    assert err.line == PRELUDE_LINES + 5
+    assert "unknown dtype 'f16'" in err.message
+
+
+def test_dtype_must_match_c_type(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in i32[n]"))
+    assert "dtype i32 does not match C type 'const float *'" in err.message
+
+
+def test_input_must_be_const(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("const float *x", "float *x"))
+    assert "'in' tensors must be a const pointer" in err.message
+
+
+def test_missing_threadsafe(tmp_path):
+    err = error_of(tmp_path, GOOD.replace(" * @threadsafe yes\n", ""))
+    assert "missing @threadsafe" in err.message
+
+
+def test_missing_doc_comment(tmp_path):
+    err = error_of(tmp_path, "KB_API kb_status kb_g(kb_context *ctx);\n")
+    assert err.line == PRELUDE_LINES + 1
+    assert "function kb_g has no doc comment" in err.message
+
+
+def test_alias_must_name_matching_input(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("alias(x)", "alias(z)"))
+    assert "alias(z) does not name a tensor parameter" in err.message
+
+
+def test_enum_needs_explicit_values(tmp_path):
+    body = "/** E. */\ntypedef enum kb_e {\n  /** a */\n  KB_E_A\n} kb_e;\n"
+    err = error_of(tmp_path, body)
+    assert err.line == PRELUDE_LINES + 4
+    assert "needs an explicit integer value" in err.message
+
+
+def test_unknown_annotation(tmp_path):
+    err = error_of(tmp_path, GOOD.replace(" * @blocking yes\n", " * @blocking yes\n * @fast yes\n"))
+    assert "unknown annotation '@fast'" in err.message
+
+
+def test_conditional_shape_needs_flag(tmp_path):
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f32[n ? n : n]"))
+    assert "condition 'n' is not a flag parameter" in err.message
+
+
+def test_real_header_is_fully_annotated():
+    api = parse_header(HEADER, "core/include/kernelbridge.h")
+    names = {f.name for f in api.functions}
+    assert {"kb_softmax", "kb_gemm", "kb_context_create", "kb_status_string"} <= names
+    for fn in api.functions:
+        assert fn.doc, fn.name
+        for p in fn.params:
+            if p.ctype.kind in ("pointer", "handle", "handle_out"):
+                assert p.role in ("tensor", "context", "handle", "handle_out"), (fn.name, p.name)
+
+
+def test_gemm_contract_from_real_header():
+    api = parse_header(HEADER)
+    gemm = next(f for f in api.functions if f.name == "kb_gemm")
+    a = gemm.param("a").tensor
+    assert a.ld == "lda" and isinstance(a.shape[0], Cond) and a.shape[0].flag == "trans_a"
+    sources = contracts.dim_sources(gemm)
+    assert contracts.Source("a", 0, "trans_a", False) in sources["m"]
+    assert contracts.Source("c", 0) in sources["m"]
+    assert contracts.ld_params(gemm) == {"lda": "a", "ldb": "b", "ldc": "c"}
+    # A [k, m] stored with row stride 7: (k - 1) * 7 + m elements.
+    dims = {"m": 3, "n": 4, "k": 5, "lda": 7, "ldb": 4, "ldc": 4}
+    assert contracts.required_len(gemm.param("a"), dims, {"trans_a": True, "trans_b": False}) == 4 * 7 + 3
+    assert contracts.shape_of(gemm.param("b"), dims, {"trans_a": True, "trans_b": True}) == (4, 5)
+
+
+def test_softmax_dims_derive_from_input():
+    api = parse_header(HEADER)
+    sm = next(f for f in api.functions if f.name == "kb_softmax")
+    sources = contracts.dim_sources(sm)
+    assert sources["rows"][0] == contracts.Source("x", 0)
+    assert sources["cols"][0] == contracts.Source("x", 1)
+    assert sm.param("x").tensor.shape == (Dim("rows"), Dim("cols"))
