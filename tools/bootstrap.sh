@@ -64,10 +64,22 @@ fi
 
 # Python: the interpreter on PATH (pyenv) must import every package.
 have python3 || die "python3 not found on PATH (expected Python 3.11 from pyenv)"
-python_packages=(cffi pycparser numpy pytest build wheel)
-read -r -a missing_py <<<"$(python3 - "${python_packages[@]}" <<'PY'
-import importlib.util, sys
-print(" ".join(name for name in sys.argv[1:] if importlib.util.find_spec(name) is None))
+requirements="$(dirname "${BASH_SOURCE[0]}")/python-requirements.txt"
+# Names of pinned packages that are missing or at another version.
+read -r -a missing_py <<<"$(python3 - "$requirements" <<'PY'
+import importlib.metadata as md, sys
+wrong = []
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if not line:
+        continue
+    name, _, version = line.partition("==")
+    try:
+        if md.version(name) != version:
+            wrong.append(line)
+    except md.PackageNotFoundError:
+        wrong.append(line)
+print(" ".join(wrong))
 PY
 )"
 if ((${#missing_py[@]})); then
