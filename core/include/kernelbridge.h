@@ -394,6 +394,7 @@ KB_API kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t he
  * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
  * causal, query i attends keys j <= i (top-left aligned, as PyTorch's
  * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+ * scale must be finite and >= 0; seq_kv must be > 0 when there are queries.
  * @arg ctx context
  * @arg batch dim
  * @arg heads dim
@@ -421,7 +422,8 @@ KB_API kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int
  * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
  * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
  * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
- * target other than ignore_index must lie in [0, classes).
+ * target other than ignore_index must lie in [0, classes); classes must be
+ * > 0 when rows > 0.
  * @arg ctx context
  * @arg rows dim
  * @arg classes dim
@@ -491,7 +493,8 @@ KB_API kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const 
 
 /**
  * Index of the largest element of each row; the first one on ties.  NaN counts
- * as larger than every number (as torch.argmax).
+ * as larger than every number (as torch.argmax).  cols must be > 0 when
+ * rows > 0 and fit in int32.
  * @arg ctx context
  * @arg rows dim
  * @arg cols dim
@@ -504,7 +507,8 @@ KB_API kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const fl
 
 /**
  * Multinomial sampling from softmax(logits / temperature) per row, candidates
- * in index order.  temperature must be finite and > 0; logits must not hold NaN.
+ * in index order.  temperature must be finite and > 0; logits must not hold
+ * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
  * @arg ctx context
  * @arg rows dim
  * @arg cols dim
@@ -521,7 +525,8 @@ KB_API kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const fl
 /**
  * Top-k sampling: the k largest logits of each row (ties broken by lower
  * index), ordered by decreasing logit, sampled from their softmax at
- * temperature.  k must be in [1, cols]; temperature finite and > 0.
+ * temperature.  k must be in [1, cols] (only k >= 1 when rows == 0);
+ * temperature finite and > 0; logits as for kb_sample.
  * @arg ctx context
  * @arg rows dim
  * @arg cols dim
@@ -540,7 +545,8 @@ KB_API kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, con
  * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
  * lower index); the nucleus is the shortest prefix whose probability mass
  * (softmax at temperature, double precision) reaches p; one token is sampled
- * from the nucleus.  p must be in (0, 1]; temperature finite and > 0.
+ * from the nucleus.  p must be in (0, 1]; temperature finite and > 0; logits
+ * as for kb_sample.
  * @arg ctx context
  * @arg rows dim
  * @arg cols dim

@@ -87,13 +87,15 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
   if (heads > 0 && (kv_heads == 0 || heads % kv_heads != 0))
     return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "kv_heads (%lld) must divide heads (%lld)", (long long)kv_heads,
                     (long long)heads);
+  /* A query with no key to attend has no defined softmax.  Tested without
+   * multiplying, so that it comes before the overflow checks like every
+   * other size rule. */
+  if (batch > 0 && heads > 0 && seq_q > 0 && head_dim > 0 && seq_kv == 0)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "seq_kv must be > 0 when there are queries, got 0");
   int64_t qdims[4] = {batch, heads, seq_q, head_dim}, kdims[4] = {batch, kv_heads, seq_kv, head_dim};
   int64_t q_count, kv_count;
   KB_TRY(kb__count(ctx, fn, "q", (int64_t)sizeof(float), 4, qdims, &q_count));
   KB_TRY(kb__count(ctx, fn, "k", (int64_t)sizeof(float), 4, kdims, &kv_count));
-  /* A query with no key to attend has no defined softmax. */
-  if (q_count > 0 && seq_kv == 0)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "seq_kv must be > 0 when there are queries, got 0");
   KB_TRY(kb__check_ptr(ctx, fn, "q", q, q_count));
   KB_TRY(kb__check_ptr(ctx, fn, "k", k, kv_count));
   KB_TRY(kb__check_ptr(ctx, fn, "v", v, kv_count));
