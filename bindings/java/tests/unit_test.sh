@@ -1,0 +1,19 @@
+#!/bin/sh
+# Compiles the Java tests against kernelbridge.jar and runs them under
+# -Xcheck:jni; fails on a failed test or on any JNI warning in the output.
+set -eu
+jar=$1
+shift
+out=${TEST_TMPDIR:-$(mktemp -d)}/java_unit
+rm -rf "$out"
+mkdir -p "$out/classes"
+javac --release 11 -encoding UTF-8 -cp "$jar" -d "$out/classes" "$@"
+status=0
+java -Xcheck:jni -cp "$jar:$out/classes" org.kernelbridge.test.Harness \
+  org.kernelbridge.test.KernelsTest org.kernelbridge.test.BindingTest > "$out/log" 2>&1 || status=$?
+cat "$out/log"
+if grep -q -i "warning" "$out/log"; then
+  echo "unit_test.sh: the JVM printed a warning under -Xcheck:jni (see above)" >&2
+  exit 1
+fi
+exit $status
