@@ -10,6 +10,8 @@ tests/conformance/xfail/<language>.txt, applies).
 
 CONFORMANCE_RUNNERS = {
     "c": "//tests/conformance:c_runner",
+    "go": "//tests/conformance/runners/go:go_runner",
+    "rust": "//tests/conformance:rust_runner",
 }
 
 def runner_args(runners = CONFORMANCE_RUNNERS):

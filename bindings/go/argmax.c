@@ -1,0 +1,57 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/argmax.c; do not edit */
+/* argmax.c - index of the largest element of each row.
+ *
+ * Ties go to the first index; NaN counts as larger than every number, so the
+ * first NaN of a row wins (torch.argmax).  -0.0 and +0.0 compare equal and
+ * tie. */
+#include <math.h>
+
+#include "internal.h"
+#include "rowwise.h"
+
+struct argmax_job {
+  int64_t cols;
+  const float *x;
+  int32_t *out;
+};
+
+static void argmax_body(void *arg, int64_t begin, int64_t end) {
+  const struct argmax_job *job = (const struct argmax_job *)arg;
+  int64_t cols = job->cols;
+  for (int64_t r = begin; r < end; r++) {
+    const float *x = job->x + r * cols;
+    int64_t best = 0;
+    if (!isnan(x[0])) {
+      for (int64_t c = 1; c < cols; c++) {
+        if (isnan(x[c])) {
+          best = c;
+          break;
+        }
+        if (x[c] > x[best]) best = c;
+      }
+    }
+    job->out[r] = (int32_t)best;
+  }
+}
+
+kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  static const char fn[] = "kb_argmax";
+  kb__begin(ctx);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
+  if (cols > INT32_MAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cols must be <= %ld (indices are int32), got %lld",
+                    (long)INT32_MAX, (long long)cols);
+  int64_t dims[2] = {rows, cols}, count, out_count;
+  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 2, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(int32_t), 1, &rows, &out_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, out_count * (int64_t)sizeof(int32_t), "x", x,
+                           count * (int64_t)sizeof(float), false));
+  if (count == 0) return KB_STATUS_OK;
+  struct argmax_job job = {cols, x, out};
+  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), argmax_body, &job);
+  return KB_STATUS_OK;
+}

@@ -1,0 +1,137 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/cross_entropy.c; do not edit */
+/* cross_entropy.c - softmax cross-entropy over classes, forward and backward,
+ * with PyTorch's ignore_index and mean reduction.
+ *
+ * Per row, lse = m + log(sum_c exp(x_c - m)) with m the row maximum, all in
+ * double; loss = lse - x_t rounded once.  The mean is the sequential double
+ * sum of the float losses of the rows not ignored, divided by their count.
+ * All targets are validated (and counted) before any output is written. */
+#include <math.h>
+
+#include "internal.h"
+#include "rowwise.h"
+
+/* Size and pointer checks of the inputs, shared by forward and backward. */
+static kb_status validate(kb_context *ctx, const char *fn, int64_t rows, int64_t classes, const float *logits,
+                          const int32_t *targets, int64_t *logit_count) {
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "classes", classes));
+  KB_TRY(kb__check_inner(ctx, fn, "classes", classes, "rows", rows));
+  int64_t dims[2] = {rows, classes}, t_count;
+  KB_TRY(kb__count(ctx, fn, "logits", (int64_t)sizeof(float), 2, dims, logit_count));
+  KB_TRY(kb__count(ctx, fn, "targets", (int64_t)sizeof(int32_t), 1, &rows, &t_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "logits", logits, *logit_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "targets", targets, t_count));
+  return KB_STATUS_OK;
+}
+
+/* Last validation step, after the outputs' own checks: every target is in
+ * range or ignored.  On success *count is the number of rows not ignored. */
+static kb_status check_targets(kb_context *ctx, const char *fn, int64_t rows, int64_t classes, const int32_t *targets,
+                               int32_t ignore_index, int64_t *count) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) continue;
+    if (t < 0 || (int64_t)t >= classes)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                      "targets[%lld] = %ld is out of range [0, %lld) and is not ignore_index (%ld)", (long long)r,
+                      (long)t, (long long)classes, (long)ignore_index);
+    n++;
+  }
+  *count = n;
+  return KB_STATUS_OK;
+}
+
+struct ce_job {
+  int64_t classes;
+  const float *logits;
+  const int32_t *targets;
+  int32_t ignore_index;
+  float *out;   /* losses (forward) or dlogits (backward) */
+  double scale; /* backward: dloss / count */
+};
+
+static void forward_body(void *arg, int64_t begin, int64_t end) {
+  const struct ce_job *job = (const struct ce_job *)arg;
+  int64_t cols = job->classes;
+  for (int64_t r = begin; r < end; r++) {
+    int32_t t = job->targets[r];
+    if (t == job->ignore_index) {
+      job->out[r] = 0.0f;
+      continue;
+    }
+    const float *x = job->logits + r * cols;
+    double m = kb_cpu_row_max(x, cols);
+    double lse = m + log(kb_cpu_sum_exp(x, cols, m));
+    job->out[r] = (float)(lse - (double)x[t]);
+  }
+}
+
+static void backward_body(void *arg, int64_t begin, int64_t end) {
+  const struct ce_job *job = (const struct ce_job *)arg;
+  int64_t cols = job->classes;
+  for (int64_t r = begin; r < end; r++) {
+    int32_t t = job->targets[r];
+    const float *x = job->logits + r * cols;
+    float *g = job->out + r * cols;
+    if (t == job->ignore_index) {
+      for (int64_t c = 0; c < cols; c++) g[c] = 0.0f;
+      continue;
+    }
+    double m = kb_cpu_row_max(x, cols);
+    double s = kb_cpu_sum_exp(x, cols, m);
+    /* x[c] is read before g[c] is written, so dlogits may be logits. */
+    for (int64_t c = 0; c < cols; c++) {
+      double p = exp((double)x[c] - m) / s;
+      if (c == (int64_t)t) p -= 1.0;
+      g[c] = (float)(p * job->scale);
+    }
+  }
+}
+
+kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets,
+                           int32_t ignore_index, float *losses, float *mean_loss) {
+  static const char fn[] = "kb_cross_entropy";
+  kb__begin(ctx);
+  int64_t logit_count, count;
+  KB_TRY(validate(ctx, fn, rows, classes, logits, targets, &logit_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "losses", losses, rows));
+  KB_TRY(kb__check_ptr(ctx, fn, "mean_loss", mean_loss, 1));
+  int64_t fs = (int64_t)sizeof(float), lb = rows * fs, xb = logit_count * fs, tb = rows * (int64_t)sizeof(int32_t);
+  KB_TRY(kb__check_overlap(ctx, fn, "losses", losses, lb, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "losses", losses, lb, "targets", targets, tb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "targets", targets, tb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "losses", losses, lb, false));
+  KB_TRY(check_targets(ctx, fn, rows, classes, targets, ignore_index, &count));
+  if (rows > 0) {
+    struct ce_job job = {classes, logits, targets, ignore_index, losses, 0.0};
+    kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), forward_body, &job);
+  }
+  /* Sequential sum in row order: the same bits for every thread count. */
+  double sum = 0.0;
+  for (int64_t r = 0; r < rows; r++)
+    if (targets[r] != ignore_index) sum += (double)losses[r];
+  mean_loss[0] = count > 0 ? (float)(sum / (double)count) : NAN;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t classes, const float *logits,
+                                    const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
+  static const char fn[] = "kb_cross_entropy_backward";
+  kb__begin(ctx);
+  int64_t logit_count, count;
+  KB_TRY(validate(ctx, fn, rows, classes, logits, targets, &logit_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "dlogits", dlogits, logit_count));
+  KB_TRY(kb__check_finite(ctx, fn, "dloss", (double)dloss, false));
+  int64_t xb = logit_count * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "dlogits", dlogits, xb, "logits", logits, xb, true));
+  KB_TRY(kb__check_overlap(ctx, fn, "dlogits", dlogits, xb, "targets", targets, rows * (int64_t)sizeof(int32_t), false));
+  KB_TRY(check_targets(ctx, fn, rows, classes, targets, ignore_index, &count));
+  if (logit_count == 0) return KB_STATUS_OK;
+  /* With every row ignored, count is 0 and every row is written as zeros. */
+  struct ce_job job = {classes, logits, targets, ignore_index, dlogits, count > 0 ? (double)dloss / (double)count : 0.0};
+  kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), backward_body, &job);
+  return KB_STATUS_OK;
+}

@@ -1,0 +1,55 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/embedding.c; do not edit */
+/* embedding.c - out[i, :] = table[ids[i], :].
+ *
+ * All ids are checked against [0, vocab) before the first row is copied, so a
+ * bad id anywhere leaves out untouched.  The copy is exact (memcpy). */
+#include <string.h>
+
+#include "internal.h"
+
+/* Floats per thread below which a thread is not worth starting. */
+#define KB_EMB_MIN_ELEMS 65536
+
+struct emb_job {
+  int64_t dim;
+  const int32_t *ids;
+  const float *table;
+  float *out;
+};
+
+static void emb_body(void *arg, int64_t begin, int64_t end) {
+  const struct emb_job *job = (const struct emb_job *)arg;
+  size_t row_bytes = (size_t)job->dim * sizeof(float);
+  for (int64_t i = begin; i < end; i++)
+    memcpy(job->out + i * job->dim, job->table + (int64_t)job->ids[i] * job->dim, row_bytes);
+}
+
+kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                       const float *table, float *out) {
+  static const char fn[] = "kb_embedding";
+  kb__begin(ctx);
+  KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
+  KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
+  KB_TRY(kb__check_dim(ctx, fn, "dim", dim));
+  int64_t tdims[2] = {vocab, dim}, odims[2] = {n_ids, dim}, ids_count, table_count, out_count;
+  KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 1, &n_ids, &ids_count));
+  KB_TRY(kb__count(ctx, fn, "table", (int64_t)sizeof(float), 2, tdims, &table_count));
+  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(float), 2, odims, &out_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, ids_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "table", table, table_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
+  int64_t ob = out_count * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, table_count * (int64_t)sizeof(float), false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, ids_count * (int64_t)sizeof(int32_t), false));
+  /* Ids are validated even when dim == 0 (nothing to copy): an id outside
+   * the vocabulary is a caller bug whatever the row width. */
+  for (int64_t i = 0; i < n_ids; i++) {
+    if (ids[i] < 0 || (int64_t)ids[i] >= vocab)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ids[%lld] = %ld is out of range [0, %lld)", (long long)i,
+                      (long)ids[i], (long long)vocab);
+  }
+  if (out_count == 0) return KB_STATUS_OK;
+  struct emb_job job = {dim, ids, table, out};
+  kb__parallel_for(ctx, n_ids, KB_EMB_MIN_ELEMS / dim + 1, emb_body, &job);
+  return KB_STATUS_OK;
+}

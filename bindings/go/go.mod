@@ -1,0 +1,3 @@
+module kernelbridge.dev/go/kernelbridge
+
+go 1.19

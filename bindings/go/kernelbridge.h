@@ -1,0 +1,569 @@
+/* vendored by tools/vendor_c.py from core/include/kernelbridge.h; do not edit */
+/*
+ * kernelbridge.h - the public C API of kernelbridge.
+ *
+ * This header is the single source of truth for every language binding: the
+ * binding generator (tools/kbgen) reads the declarations below together with
+ * the machine-readable annotations in their doc comments.  The annotation
+ * grammar is described in docs/annotations.md; kernel semantics in
+ * docs/kernels.md.
+ *
+ * Conventions
+ * - Every fallible function returns kb_status; KB_STATUS_OK is 0.
+ * - Tensors are dense, row-major float32 (f32) or int32 (i32) arrays.
+ * - Sizes are int64_t so that negative values can be detected and reported.
+ * - On error nothing the caller owns is modified: every argument is validated
+ *   before the first output element is written.
+ * - The library never prints, never aborts and keeps no mutable global state.
+ *
+ * Contexts and errors
+ * A kb_context selects the backend and holds per-caller settings (CPU thread
+ * count) and the message describing the last failure on that context.  A
+ * context must be used by one thread at a time (like an sqlite3 connection in
+ * multi-thread mode); kernels are reentrant, so calls on different contexts run
+ * concurrently.  Because the message lives in the context, not in thread-local
+ * storage, it survives a binding moving between OS threads (Go goroutines).
+ * Every kernel also accepts a NULL context, meaning: CPU backend, one thread,
+ * and no message is recorded (the status code is still returned).
+ */
+#ifndef KERNELBRIDGE_H
+#define KERNELBRIDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(KB_STATIC_DEFINE)
+#define KB_API
+#elif defined(_WIN32)
+#define KB_API __declspec(dllexport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define KB_API __attribute__((visibility("default")))
+#else
+#define KB_API
+#endif
+
+#define KB_VERSION_MAJOR 0
+#define KB_VERSION_MINOR 1
+#define KB_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, as in zstd. */
+#define KB_VERSION_NUMBER (KB_VERSION_MAJOR * 10000 + KB_VERSION_MINOR * 100 + KB_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Result of every fallible call.  Values are fixed and append-only: a value,
+ * once released, keeps its meaning forever.
+ */
+typedef enum kb_status {
+  /** Success. */
+  KB_STATUS_OK = 0,
+  /** An argument is invalid: NULL where not allowed, negative size, bad scalar. */
+  KB_STATUS_INVALID_ARGUMENT = 1,
+  /** Sizes are individually valid but inconsistent with each other. */
+  KB_STATUS_SHAPE_MISMATCH = 2,
+  /** The operation is not supported by this backend or build. */
+  KB_STATUS_UNSUPPORTED = 3,
+  /** Memory could not be allocated, or a size product overflows. */
+  KB_STATUS_OUT_OF_MEMORY = 4,
+  /** The requested backend (driver, library or device) is not available. */
+  KB_STATUS_BACKEND_UNAVAILABLE = 5,
+  /** The device reported an error. */
+  KB_STATUS_DEVICE_ERROR = 6,
+  /** An internal invariant failed; please report it. */
+  KB_STATUS_INTERNAL = 7
+} kb_status;
+
+/** Compute backend of a context.  Values are fixed and append-only. */
+typedef enum kb_backend {
+  /** The portable CPU kernels. */
+  KB_BACKEND_CPU = 0,
+  /** The CUDA kernels (loaded at run time; see docs). */
+  KB_BACKEND_CUDA = 1,
+  /** CUDA when available, otherwise CPU. */
+  KB_BACKEND_AUTO = 2
+} kb_backend;
+
+/** Opaque per-caller state: backend, thread count, last error message. */
+typedef struct kb_context kb_context;
+
+/**
+ * Version of the linked library as KB_VERSION_NUMBER; compare with the macro
+ * to detect a header/library mismatch.
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API uint32_t kb_version_number(void);
+
+/**
+ * Version of the linked library as "MAJOR.MINOR.PATCH".
+ * @returns string static
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API const char *kb_version_string(void);
+
+/**
+ * Upper-case name of a status code ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN"
+ * for a value this version does not know.
+ * @arg status scalar
+ * @returns string static
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API const char *kb_status_string(kb_status status);
+
+/**
+ * Creates a context.  num_threads is the number of CPU threads kernels may
+ * use (0 means one per online CPU).  Results do not depend on num_threads.
+ * KB_BACKEND_CUDA fails with KB_STATUS_BACKEND_UNAVAILABLE when CUDA cannot
+ * be used; KB_BACKEND_AUTO then falls back to the CPU.
+ * @arg backend scalar
+ * @arg num_threads dim
+ * @arg out out handle kb_context
+ * @destroy kb_context_destroy
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context **out);
+
+/**
+ * Destroys a context.  Accepts NULL.  The context must not be in use.
+ * @arg ctx handle nullable
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API void kb_context_destroy(kb_context *ctx);
+
+/**
+ * Backend the context runs on (never KB_BACKEND_AUTO); KB_BACKEND_CPU for NULL.
+ * @arg ctx handle nullable
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API kb_backend kb_context_backend(const kb_context *ctx);
+
+/**
+ * Number of CPU threads the context uses; 1 for NULL.
+ * @arg ctx handle nullable
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API int64_t kb_context_num_threads(const kb_context *ctx);
+
+/**
+ * Message describing the last failed call on this context, such as
+ * "kb_softmax: cols must be >= 0, got -3"; "" when the last call succeeded or
+ * for NULL.  Valid until the next call on the context.
+ * @arg ctx handle nullable
+ * @returns string borrowed
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API const char *kb_context_last_error(const kb_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Elementwise kernels.  n may be 0, in which case the pointers may be NULL. */
+
+/**
+ * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f32[n]
+ * @arg y out f32[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_silu(kb_context *ctx, int64_t n, const float *x, float *y);
+
+/**
+ * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f32[n]
+ * @arg y out f32[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu(kb_context *ctx, int64_t n, const float *x, float *y);
+
+/**
+ * GELU, tanh approximation (PyTorch approximate='tanh'):
+ * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f32[n]
+ * @arg y out f32[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu_tanh(kb_context *ctx, int64_t n, const float *x, float *y);
+
+/**
+ * Elementwise sum: y[i] = a[i] + b[i].
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in f32[n]
+ * @arg b in f32[n]
+ * @arg y out f32[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add(kb_context *ctx, int64_t n, const float *a, const float *b, float *y);
+
+/**
+ * Elementwise product: y[i] = a[i] * b[i].
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in f32[n]
+ * @arg b in f32[n]
+ * @arg y out f32[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_mul(kb_context *ctx, int64_t n, const float *a, const float *b, float *y);
+
+/**
+ * Scaling: y[i] = alpha * x[i].  alpha must be finite.
+ * @arg ctx context
+ * @arg n dim
+ * @arg alpha scalar
+ * @arg x in f32[n]
+ * @arg y out f32[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, float *y);
+
+/**
+ * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg bias in f32[cols]
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y);
+
+/* ------------------------------------------------------------------------ */
+/* Row-wise kernels over a [rows, cols] matrix.  rows may be 0; cols must be
+ * > 0 when rows > 0. */
+
+/**
+ * Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
+ * with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
+ * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_softmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *y);
+
+/**
+ * Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
+ * with m the row maximum.  NaN propagates to the row as in kb_softmax.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_log_softmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *y);
+
+/**
+ * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
+ * eps must be finite and >= 0.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg weight in f32[cols]
+ * @arg eps scalar
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight, float eps,
+                            float *y);
+
+/**
+ * LayerNorm of each row with biased variance:
+ * y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
+ * weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
+ * eps must be finite and >= 0.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg weight in f32[cols] nullable
+ * @arg bias in f32[cols] nullable
+ * @arg eps scalar
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight,
+                              const float *bias, float eps, float *y);
+
+/* ------------------------------------------------------------------------ */
+/* Matrix multiplication. */
+
+/**
+ * General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
+ * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
+ * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
+ * elements and must be at least the stored row length (at least 1).  When
+ * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
+ * float32 in order of increasing p for every element, independent of the
+ * thread count.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar
+ * @arg a in f32[trans_a ? k : m, trans_a ? m : k] ld(lda)
+ * @arg lda dim
+ * @arg b in f32[trans_b ? n : k, trans_b ? k : n] ld(ldb)
+ * @arg ldb dim
+ * @arg beta scalar
+ * @arg c inout f32[m, n] ld(ldc)
+ * @arg ldc dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* ------------------------------------------------------------------------ */
+/* Transformer building blocks. */
+
+/**
+ * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
+ * [0, vocab); the ids are all checked before anything is written.
+ * @arg ctx context
+ * @arg n_ids dim
+ * @arg vocab dim
+ * @arg dim dim
+ * @arg ids in i32[n_ids]
+ * @arg table in f32[vocab, dim]
+ * @arg out out f32[n_ids, dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                              const float *table, float *out);
+
+/**
+ * Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
+ * x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
+ * for i < h: angle = positions[s] * theta^(-2i / head_dim),
+ *   y[.., i]     = x[.., i] * cos(angle) - x[.., i + h] * sin(angle)
+ *   y[.., i + h] = x[.., i + h] * cos(angle) + x[.., i] * sin(angle).
+ * Angles are computed in double precision.  positions must be >= 0 and theta
+ * finite and > 0.
+ * @arg ctx context
+ * @arg seq dim
+ * @arg heads dim
+ * @arg head_dim dim
+ * @arg x in f32[seq, heads, head_dim]
+ * @arg positions in i32[seq]
+ * @arg theta scalar
+ * @arg y out f32[seq, heads, head_dim] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, float theta, float *y);
+
+/**
+ * Scaled dot-product attention:
+ * out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
+ * reads key/value head h / (heads / kv_heads) (grouped-query attention;
+ * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
+ * causal, query i attends keys j <= i (top-left aligned, as PyTorch's
+ * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+ * scale must be finite and >= 0; seq_kv must be > 0 when there are queries.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg q in f32[batch, heads, seq_q, head_dim]
+ * @arg k in f32[batch, kv_heads, seq_kv, head_dim]
+ * @arg v in f32[batch, kv_heads, seq_kv, head_dim]
+ * @arg causal flag
+ * @arg scale scalar
+ * @arg out out f32[batch, heads, seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                              int64_t seq_kv, int64_t head_dim, const float *q, const float *k, const float *v,
+                              bool causal, float scale, float *out);
+
+/* ------------------------------------------------------------------------ */
+/* Training. */
+
+/**
+ * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
+ * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
+ * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
+ * target other than ignore_index must lie in [0, classes); classes must be
+ * > 0 when rows > 0.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg classes dim
+ * @arg logits in f32[rows, classes]
+ * @arg targets in i32[rows]
+ * @arg ignore_index scalar
+ * @arg losses out f32[rows]
+ * @arg mean_loss out f32[1]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits,
+                                  const int32_t *targets, int32_t ignore_index, float *losses, float *mean_loss);
+
+/**
+ * Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
+ * with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
+ * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
+ * where count is the number of rows not ignored.  dloss must be finite.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg classes dim
+ * @arg logits in f32[rows, classes]
+ * @arg targets in i32[rows]
+ * @arg ignore_index scalar
+ * @arg dloss scalar
+ * @arg dlogits out f32[rows, classes] alias(logits)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t classes, const float *logits,
+                                           const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits);
+
+/**
+ * One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
+ *   params *= 1 - lr * weight_decay
+ *   m = beta1 * m + (1 - beta1) * grads
+ *   v = beta2 * v + (1 - beta2) * grads^2
+ *   params -= (lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+ * lr, eps and weight_decay must be finite and >= 0; beta1 and beta2 in [0, 1);
+ * step >= 1.
+ * @arg ctx context
+ * @arg n dim
+ * @arg params inout f32[n]
+ * @arg grads in f32[n]
+ * @arg m inout f32[n]
+ * @arg v inout f32[n]
+ * @arg lr scalar
+ * @arg beta1 scalar
+ * @arg beta2 scalar
+ * @arg eps scalar
+ * @arg weight_decay scalar
+ * @arg step scalar
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *grads, float *m, float *v,
+                               float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step);
+
+/* ------------------------------------------------------------------------ */
+/* Decoding.  The sampling kernels draw one uniform number per row from
+ * Philox4x32-10 keyed by seed (key = {low 32 bits, high 32 bits}) with counter
+ * {row low 32 bits, row high 32 bits, 0, 0}: u = (first output word >> 8) * 2^-24.
+ * Weights exp((logits - max) / temperature) are computed in double precision;
+ * the token is the first index (in the kernel's candidate order) at which the
+ * running sum of weights exceeds u * total.  See docs/kernels.md. */
+
+/**
+ * Index of the largest element of each row; the first one on ties.  NaN counts
+ * as larger than every number (as torch.argmax).  cols must be > 0 when
+ * rows > 0 and fit in int32.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out);
+
+/**
+ * Multinomial sampling from softmax(logits / temperature) per row, candidates
+ * in index order.  temperature must be finite and > 0; logits must not hold
+ * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f32[rows, cols]
+ * @arg temperature scalar
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float temperature,
+                           uint64_t seed, int32_t *out);
+
+/**
+ * Top-k sampling: the k largest logits of each row (ties broken by lower
+ * index), ordered by decreasing logit, sampled from their softmax at
+ * temperature.  k must be in [1, cols] (only k >= 1 when rows == 0);
+ * temperature finite and > 0; logits as for kb_sample.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f32[rows, cols]
+ * @arg k dim
+ * @arg temperature scalar
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, int64_t k,
+                                float temperature, uint64_t seed, int32_t *out);
+
+/**
+ * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
+ * lower index); the nucleus is the shortest prefix whose probability mass
+ * (softmax at temperature, double precision) reaches p; one token is sampled
+ * from the nucleus.  p must be in (0, 1]; temperature finite and > 0; logits
+ * as for kb_sample.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f32[rows, cols]
+ * @arg p scalar
+ * @arg temperature scalar
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float p,
+                                float temperature, uint64_t seed, int32_t *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KERNELBRIDGE_H */

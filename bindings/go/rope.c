@@ -1,0 +1,74 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/rope.c; do not edit */
+/* rope.c - rotary position embedding, half-rotation (GPT-NeoX / Llama)
+ * convention, on x of shape [seq, heads, head_dim].
+ *
+ * For position p and pair i < h = head_dim / 2 the angle is
+ * p * theta^(-2i / head_dim), with the exponent -(double)(2i) / head_dim and
+ * pow, the product and cos/sin in double.  Each output pair is computed in
+ * double from the two inputs of its pair and rounded once; both inputs are
+ * read before either output is written, so y may be x. */
+#include <math.h>
+
+#include "internal.h"
+
+/* Elements per thread below which a thread is not worth starting. */
+#define KB_ROPE_MIN_ELEMS 16384
+
+struct rope_job {
+  int64_t heads, head_dim;
+  const float *x;
+  const int32_t *positions;
+  double theta;
+  float *y;
+};
+
+static void rope_body(void *arg, int64_t begin, int64_t end) {
+  const struct rope_job *job = (const struct rope_job *)arg;
+  int64_t hd = job->head_dim, h = hd / 2, row = job->heads * hd;
+  for (int64_t s = begin; s < end; s++) {
+    double pos = (double)job->positions[s];
+    for (int64_t i = 0; i < h; i++) {
+      double angle = pos * pow(job->theta, -(double)(2 * i) / (double)hd);
+      double cs = cos(angle), sn = sin(angle);
+      /* The angle depends on (s, i) only: apply it to every head. */
+      for (int64_t hh = 0; hh < job->heads; hh++) {
+        const float *x = job->x + s * row + hh * hd;
+        float *y = job->y + s * row + hh * hd;
+        double x0 = (double)x[i], x1 = (double)x[i + h];
+        y[i] = (float)(x0 * cs - x1 * sn);
+        y[i + h] = (float)(x1 * cs + x0 * sn);
+      }
+    }
+  }
+}
+
+kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x,
+                  const int32_t *positions, float theta, float *y) {
+  static const char fn[] = "kb_rope";
+  kb__begin(ctx);
+  KB_TRY(kb__check_dim(ctx, fn, "seq", seq));
+  KB_TRY(kb__check_dim(ctx, fn, "heads", heads));
+  KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
+  if (head_dim % 2 != 0)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "head_dim must be even, got %lld", (long long)head_dim);
+  int64_t dims[3] = {seq, heads, head_dim}, count, pos_count;
+  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 3, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "positions", (int64_t)sizeof(int32_t), 1, &seq, &pos_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "positions", positions, pos_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
+  if (!isfinite(theta) || theta <= 0.0f)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "theta must be finite and > 0, got %g", (double)theta);
+  int64_t bytes = count * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "positions", positions, pos_count * (int64_t)sizeof(int32_t), false));
+  for (int64_t s = 0; s < seq; s++) {
+    if (positions[s] < 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "positions[%lld] must be >= 0, got %ld", (long long)s,
+                      (long)positions[s]);
+  }
+  if (count == 0) return KB_STATUS_OK;
+  struct rope_job job = {heads, head_dim, x, positions, (double)theta, y};
+  kb__parallel_for(ctx, seq, KB_ROPE_MIN_ELEMS / (heads * head_dim) + 1, rope_body, &job);
+  return KB_STATUS_OK;
+}

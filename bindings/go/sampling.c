@@ -1,0 +1,236 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/sampling.c; do not edit */
+/* sampling.c - multinomial, top-k and top-p (nucleus) sampling of one token
+ * per row.
+ *
+ * The algorithm is specified exactly in docs/kernels.md ("Sampling kernels")
+ * so that other implementations reproduce the token ids: one Philox uniform u
+ * per row (counter = row index, so results do not depend on threads), weights
+ * w = exp((x - max) / T) in double, running sums S in candidate order, and the
+ * token is the first candidate with S > u * total.  Weights are recomputed
+ * (kb_sample) or stored (top-k/top-p) but always summed in the same order, so
+ * the final running sum equals the total bit for bit. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "philox.h"
+
+enum mode { MODE_SAMPLE, MODE_TOPK, MODE_TOPP };
+
+/* A candidate: its logit and column.  Sorting (value, index) pairs needs no
+ * comparison context, so plain qsort works; the order is total (indices are
+ * unique), so every correct sort algorithm gives the same permutation. */
+struct cand {
+  float v;
+  int32_t i;
+};
+
+/* Negative when a ranks before b: larger logit first, then lower index. */
+static int cand_cmp(const void *pa, const void *pb) {
+  const struct cand *a = (const struct cand *)pa, *b = (const struct cand *)pb;
+  if (a->v > b->v) return -1;
+  if (a->v < b->v) return 1;
+  return (a->i > b->i) - (a->i < b->i);
+}
+
+static bool ranks_before(struct cand a, struct cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
+
+struct samp_job {
+  enum mode mode;
+  int64_t rows, cols, k;
+  const float *logits;
+  double p, temperature;
+  uint64_t seed;
+  int32_t *out;
+  /* Per task: `width` candidates and `width` running sums (top-k: k, top-p: cols). */
+  struct cand *cands;
+  double *sums;
+  int64_t width, tasks;
+};
+
+static int32_t sample_row(const float *x, int64_t cols, double temperature, double u) {
+  double m = -INFINITY;
+  for (int64_t c = 0; c < cols; c++)
+    if ((double)x[c] > m) m = (double)x[c];
+  double total = 0.0;
+  for (int64_t c = 0; c < cols; c++) total += exp(((double)x[c] - m) / temperature);
+  double t = u * total, s = 0.0;
+  int64_t last_positive = 0;
+  for (int64_t c = 0; c < cols; c++) {
+    double w = exp(((double)x[c] - m) / temperature);
+    s += w;
+    if (s > t) return (int32_t)c;
+    if (w > 0.0) last_positive = c;
+  }
+  return (int32_t)last_positive; /* unreachable: s ends at total > t */
+}
+
+/* Keeps the k best candidates in a binary heap whose root is the worst kept,
+ * so each column costs O(log k); the survivors are then sorted. */
+static void select_topk(const float *x, int64_t cols, int64_t k, struct cand *heap) {
+  int64_t size = 0;
+  for (int64_t c = 0; c < cols; c++) {
+    struct cand e = {x[c], (int32_t)c};
+    int64_t pos;
+    if (size < k) {
+      /* Sift up: parents must rank after (be worse than) their children. */
+      pos = size++;
+      while (pos > 0) {
+        int64_t parent = (pos - 1) / 2;
+        if (!ranks_before(heap[parent], e)) break;
+        heap[pos] = heap[parent];
+        pos = parent;
+      }
+      heap[pos] = e;
+      continue;
+    }
+    if (!ranks_before(e, heap[0])) continue;
+    /* Replace the worst kept candidate and sift down. */
+    pos = 0;
+    for (;;) {
+      int64_t child = 2 * pos + 1;
+      if (child >= size) break;
+      if (child + 1 < size && ranks_before(heap[child], heap[child + 1])) child++;
+      if (!ranks_before(e, heap[child])) break;
+      heap[pos] = heap[child];
+      pos = child;
+    }
+    heap[pos] = e;
+  }
+  qsort(heap, (size_t)k, sizeof *heap, cand_cmp);
+}
+
+/* Token from candidates cand[0..n) ranked best first, with the row maximum
+ * cand[0].v; for top-p the prefix is first cut to the nucleus. */
+static int32_t pick(const struct cand *cand, double *sums, int64_t n, double temperature, double u, bool nucleus,
+                    double p) {
+  double m = (double)cand[0].v, s = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    s += exp(((double)cand[i].v - m) / temperature);
+    sums[i] = s;
+  }
+  int64_t len = n;
+  if (nucleus) {
+    double need = p * sums[n - 1];
+    for (len = 1; len < n; len++)
+      if (sums[len - 1] >= need) break;
+  }
+  double t = u * sums[len - 1];
+  for (int64_t i = 0; i < len; i++)
+    if (sums[i] > t) return cand[i].i;
+  /* Unreachable guard: the last candidate of the prefix with a positive weight. */
+  for (int64_t i = len - 1; i > 0; i--)
+    if (sums[i] > sums[i - 1]) return cand[i].i;
+  return cand[0].i;
+}
+
+static void samp_body(void *arg, int64_t tbegin, int64_t tend) {
+  const struct samp_job *g = (const struct samp_job *)arg;
+  for (int64_t t = tbegin; t < tend; t++) {
+    int64_t begin, end;
+    kb__task_range(g->rows, g->tasks, t, &begin, &end);
+    struct cand *cands = g->cands != NULL ? g->cands + t * g->width : NULL;
+    double *sums = g->sums != NULL ? g->sums + t * g->width : NULL;
+    for (int64_t r = begin; r < end; r++) {
+      const float *x = g->logits + r * g->cols;
+      double u = kb_philox_uniform(g->seed, (uint64_t)r);
+      if (g->mode == MODE_SAMPLE) {
+        g->out[r] = sample_row(x, g->cols, g->temperature, u);
+      } else if (g->mode == MODE_TOPK) {
+        select_topk(x, g->cols, g->k, cands);
+        g->out[r] = pick(cands, sums, g->k, g->temperature, u, false, 0.0);
+      } else {
+        for (int64_t c = 0; c < g->cols; c++) {
+          cands[c].v = x[c];
+          cands[c].i = (int32_t)c;
+        }
+        qsort(cands, (size_t)g->cols, sizeof *cands, cand_cmp);
+        g->out[r] = pick(cands, sums, g->cols, g->temperature, u, true, g->p);
+      }
+    }
+  }
+}
+
+/* Rejects NaN, +inf and all -inf rows; the first offending row is reported. */
+static kb_status check_logits(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *logits) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *x = logits + r * cols;
+    bool finite_or_neg_inf_seen = false;
+    for (int64_t c = 0; c < cols; c++) {
+      float v = x[c];
+      if (isnan(v)) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld holds NaN", (long long)r);
+      if (v == INFINITY)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld holds +inf", (long long)r);
+      if (v != -INFINITY) finite_or_neg_inf_seen = true;
+    }
+    if (!finite_or_neg_inf_seen)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld is all -inf", (long long)r);
+  }
+  return KB_STATUS_OK;
+}
+
+static kb_status run(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols, const float *logits,
+                     int64_t k, float p, float temperature, uint64_t seed, int32_t *out) {
+  kb__begin(ctx);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
+  if (cols > INT32_MAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cols must be <= %ld (tokens are int32), got %lld",
+                    (long)INT32_MAX, (long long)cols);
+  if (mode == MODE_TOPK) {
+    if (k < 1) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "k must be >= 1, got %lld", (long long)k);
+    if (rows > 0 && k > cols)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "k must be <= cols (%lld), got %lld", (long long)cols,
+                      (long long)k);
+  }
+  int64_t dims[2] = {rows, cols}, count, out_count;
+  KB_TRY(kb__count(ctx, fn, "logits", (int64_t)sizeof(float), 2, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(int32_t), 1, &rows, &out_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "logits", logits, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
+  if (!isfinite(temperature) || temperature <= 0.0f)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "temperature must be finite and > 0, got %g",
+                    (double)temperature);
+  if (mode == MODE_TOPP && !(p > 0.0f && p <= 1.0f))
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "p must be in (0, 1], got %g", (double)p);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, out_count * (int64_t)sizeof(int32_t), "logits", logits,
+                           count * (int64_t)sizeof(float), false));
+  KB_TRY(check_logits(ctx, fn, rows, cols, logits));
+  if (rows == 0) return KB_STATUS_OK;
+
+  struct samp_job g = {mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out, NULL, NULL, 0, 0};
+  /* Work per row is about cols exps (plus a sort for top-p). */
+  g.tasks = kb__task_count(ctx, rows, 16384 / cols + 1);
+  if (mode != MODE_SAMPLE) {
+    g.width = mode == MODE_TOPK ? k : cols;
+    int64_t sdims[2] = {g.tasks, g.width}, slots;
+    KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)(sizeof(struct cand) + sizeof(double)), 2, sdims, &slots));
+    g.cands = (struct cand *)malloc((size_t)slots * sizeof(struct cand));
+    g.sums = (double *)malloc((size_t)slots * sizeof(double));
+    if (g.cands == NULL || g.sums == NULL) {
+      free(g.cands);
+      free(g.sums);
+      return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate scratch for %lld candidates", (long long)slots);
+    }
+  }
+  kb__parallel_for(ctx, g.tasks, 1, samp_body, &g);
+  free(g.cands);
+  free(g.sums);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed,
+                    int32_t *out) {
+  return run(ctx, "kb_sample", MODE_SAMPLE, rows, cols, logits, 1, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature,
+                         uint64_t seed, int32_t *out) {
+  return run(ctx, "kb_topk_sample", MODE_TOPK, rows, cols, logits, k, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float p, float temperature,
+                         uint64_t seed, int32_t *out) {
+  return run(ctx, "kb_topp_sample", MODE_TOPP, rows, cols, logits, 1, p, temperature, seed, out);
+}

@@ -1,0 +1,662 @@
+// Command runner is the Go conformance runner (docs/conformance.md): it runs
+// every golden and bad-input case of the corpus through the public Go
+// binding, kernelbridge.dev/go/kernelbridge, and writes the result JSON.
+//
+//	runner --corpus DIR --out FILE [--threads N]
+//
+// The runner is table-driven: it finds each kernel's Go method by name
+// (kb_gelu_tanh -> Context.GeluTanh) and builds the arguments from the
+// manifest's signatures with the binding's documented rule (docs/go.md): a
+// size is not an argument when a non-nullable tensor is 1-D with exactly
+// that size (it is the slice's length).
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"kernelbridge.dev/go/kernelbridge"
+)
+
+type param struct {
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Dtype    string   `json:"dtype"`
+	Shape    []string `json:"shape"`
+	Ld       string   `json:"ld"`
+	Nullable bool     `json:"nullable"`
+	Type     string   `json:"type"`
+}
+
+type tolerance struct {
+	Ulp float64 `json:"ulp"`
+	Abs float64 `json:"abs"`
+}
+
+type goldenCase struct {
+	Name     string                     `json:"name"`
+	Kernel   string                     `json:"kernel"`
+	Dims     map[string]int64           `json:"dims"`
+	Flags    map[string]bool            `json:"flags"`
+	Scalars  map[string]json.RawMessage `json:"scalars"`
+	Inputs   map[string]string          `json:"inputs"`
+	Expected map[string]string          `json:"expected"`
+	Alias    map[string]string          `json:"alias"`
+	Null     []string                   `json:"null"`
+}
+
+type manifest struct {
+	Signatures map[string][]param   `json:"signatures"`
+	Tolerances map[string]tolerance `json:"tolerances"`
+	Cases      []goldenCase         `json:"cases"`
+}
+
+type badTensor struct {
+	Len    int               `json:"len"`
+	Shape  []int             `json:"shape"`
+	Values []json.RawMessage `json:"values"`
+}
+
+type badCase struct {
+	Name    string                     `json:"name"`
+	Kernel  string                     `json:"kernel"`
+	Dims    map[string]int64           `json:"dims"`
+	Flags   map[string]bool            `json:"flags"`
+	Scalars map[string]json.RawMessage `json:"scalars"`
+	Tensors map[string]badTensor       `json:"tensors"`
+	Null    []string                   `json:"null"`
+	Overlap map[string]struct {
+		With   string `json:"with"`
+		Offset int    `json:"offset"`
+	} `json:"overlap"`
+	Requires []string `json:"requires"`
+	Expected string   `json:"expected"`
+}
+
+type badInput struct {
+	Signatures map[string][]param `json:"signatures"`
+	Cases      []badCase          `json:"cases"`
+}
+
+type caseResult struct {
+	Name   string            `json:"name"`
+	Kernel string            `json:"kernel"`
+	Status string            `json:"status"`
+	Hashes map[string]string `json:"hashes"`
+	MaxUlp interface{}       `json:"max_ulp"`
+	Passed bool              `json:"passed"`
+	Error  string            `json:"error,omitempty"`
+}
+
+type badResult struct {
+	Name      string `json:"name"`
+	Kernel    string `json:"kernel"`
+	Expected  string `json:"expected"`
+	Got       string `json:"got"`
+	Untouched *bool  `json:"untouched,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+var initialisms = map[string]string{"id": "ID", "ids": "IDs", "kv": "KV", "cpu": "CPU", "cuda": "CUDA", "ok": "OK"}
+
+// goName is the binding's name of a kernel: kb_gelu_tanh -> GeluTanh.
+func goName(kernel string) string {
+	var b strings.Builder
+	for _, w := range strings.Split(strings.TrimPrefix(kernel, "kb_"), "_") {
+		if w == "" {
+			continue
+		}
+		if s, ok := initialisms[w]; ok {
+			b.WriteString(s)
+		} else {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
+func isTensor(p param) bool { return p.Role == "in" || p.Role == "out" || p.Role == "inout" }
+
+// derived maps each size that the Go binding reads from a slice length to
+// the tensor it reads it from.
+func derived(sig []param) map[string]string {
+	out := map[string]string{}
+	for _, p := range sig {
+		if p.Role != "dim" {
+			continue
+		}
+		// inputs first, as the generator does
+		for _, pass := range []bool{true, false} {
+			for _, t := range sig {
+				if !isTensor(t) || (t.Role == "in") != pass || t.Nullable || len(t.Shape) != 1 || t.Shape[0] != p.Name {
+					continue
+				}
+				if _, done := out[p.Name]; !done {
+					out[p.Name] = t.Name
+				}
+			}
+		}
+	}
+	return out
+}
+
+// scalarValue converts a manifest scalar (a number, "nan"/"inf"/"-inf", or a
+// decimal string for u64) to the Go type of the binding.
+func scalarValue(raw json.RawMessage, typ string) (reflect.Value, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		s = string(raw)
+	}
+	switch typ {
+	case "f32", "f64":
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return reflect.Value{}, err
+		}
+		if typ == "f64" {
+			return reflect.ValueOf(v), nil
+		}
+		return reflect.ValueOf(float32(v)), nil
+	case "i32":
+		v, err := strconv.ParseInt(s, 10, 32)
+		return reflect.ValueOf(int32(v)), err
+	case "i64":
+		v, err := strconv.ParseInt(s, 10, 64)
+		return reflect.ValueOf(v), err
+	case "u64":
+		v, err := strconv.ParseUint(s, 10, 64)
+		return reflect.ValueOf(v), err
+	case "u32":
+		v, err := strconv.ParseUint(s, 10, 32)
+		return reflect.ValueOf(uint32(v)), err
+	case "bool":
+		return reflect.ValueOf(s == "true" || s == "1"), nil
+	}
+	return reflect.Value{}, fmt.Errorf("unsupported scalar type %q", typ)
+}
+
+// buffer is one tensor argument: a []float32 or []int32 (nil for NULL).
+type buffer struct {
+	f32   []float32
+	i32   []int32
+	isI32 bool
+	null  bool
+}
+
+func (b buffer) value() reflect.Value {
+	if b.isI32 {
+		return reflect.ValueOf(b.i32)
+	}
+	return reflect.ValueOf(b.f32)
+}
+
+func (b buffer) bytes() []byte {
+	var out bytes.Buffer
+	if b.isI32 {
+		_ = binary.Write(&out, binary.LittleEndian, b.i32)
+	} else {
+		_ = binary.Write(&out, binary.LittleEndian, b.f32)
+	}
+	return out.Bytes()
+}
+
+func fnv1a(b []byte) string {
+	h := uint64(0xcbf29ce484222325)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 0x100000001b3
+	}
+	return fmt.Sprintf("%016x", h)
+}
+
+// call runs kernel on ctx with the arguments in C order (without ctx),
+// leaving out the derived sizes.
+func call(ctx *kernelbridge.Context, kernel string, sig []param, dims map[string]int64, flags map[string]bool,
+	scalars map[string]json.RawMessage, tensors map[string]buffer) (err error) {
+	m := reflect.ValueOf(ctx).MethodByName(goName(kernel))
+	if !m.IsValid() {
+		return fmt.Errorf("the binding has no method Context.%s", goName(kernel))
+	}
+	der := derived(sig)
+	var args []reflect.Value
+	for _, p := range sig {
+		switch {
+		case p.Role == "dim":
+			if _, ok := der[p.Name]; ok {
+				continue
+			}
+			args = append(args, reflect.ValueOf(int(dims[p.Name])))
+		case p.Role == "flag":
+			args = append(args, reflect.ValueOf(flags[p.Name]))
+		case p.Role == "scalar":
+			v, err := scalarValue(scalars[p.Name], p.Type)
+			if err != nil {
+				return fmt.Errorf("scalar %s: %v", p.Name, err)
+			}
+			args = append(args, v)
+		case isTensor(p):
+			b, ok := tensors[p.Name]
+			if !ok {
+				return fmt.Errorf("no buffer for %s", p.Name)
+			}
+			args = append(args, b.value())
+		default:
+			return fmt.Errorf("parameter %s: unknown role %s", p.Name, p.Role)
+		}
+	}
+	if m.Type().NumIn() != len(args) {
+		return fmt.Errorf("Context.%s takes %d arguments, the signature gives %d", goName(kernel), m.Type().NumIn(), len(args))
+	}
+	for i, a := range args {
+		if want := m.Type().In(i); a.Type() != want {
+			if !a.Type().ConvertibleTo(want) {
+				return fmt.Errorf("argument %d of Context.%s: %s, want %s", i, goName(kernel), a.Type(), want)
+			}
+			args[i] = a.Convert(want)
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	out := m.Call(args)
+	if e := out[0].Interface(); e != nil {
+		return e.(error)
+	}
+	return nil
+}
+
+func statusOf(err error) string {
+	if err == nil {
+		return "OK"
+	}
+	var e *kernelbridge.Error
+	if errors.As(err, &e) {
+		return e.Code.String()
+	}
+	return "RUNNER_ERROR"
+}
+
+func ulp32(w float64) float64 {
+	e := int((math.Float64bits(w)>>52)&0x7ff) - 1023
+	if e < -126 {
+		e = -126
+	}
+	return math.Ldexp(1, e-23)
+}
+
+// metric is the error of one output against its expected values
+// (docs/conformance.md, "Error metric").
+func metric(b buffer, want *array, tol tolerance) float64 {
+	worst := 0.0
+	if b.isI32 {
+		for i, g := range b.i32 {
+			var w float64
+			if want.i32 != nil {
+				w = float64(want.i32[i])
+			} else {
+				w = want.f64[i]
+			}
+			worst = math.Max(worst, math.Abs(float64(g)-w))
+		}
+		return worst
+	}
+	floor := 0.0
+	if tol.Ulp != 0 {
+		floor = tol.Abs / tol.Ulp
+	}
+	for i, gf := range b.f32 {
+		g := float64(gf)
+		var w float64
+		if want.f64 != nil {
+			w = want.f64[i]
+		} else if want.f32 != nil {
+			w = float64(want.f32[i])
+		} else {
+			w = float64(want.i32[i])
+		}
+		var err float64
+		switch {
+		case (math.IsNaN(g) && math.IsNaN(w)) || g == w:
+			err = 0
+		case math.IsNaN(g) || math.IsNaN(w) || math.IsInf(g, 0) || math.IsInf(w, 0):
+			err = math.Inf(1)
+		default:
+			err = math.Abs(g-w) / math.Max(ulp32(w), floor)
+		}
+		if err > worst || math.IsInf(err, 1) {
+			worst = err
+		}
+	}
+	return worst
+}
+
+func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase) (r caseResult) {
+	r = caseResult{Name: c.Name, Kernel: c.Kernel, Status: "RUNNER_ERROR", Hashes: map[string]string{}, MaxUlp: "inf"}
+	sig, ok := m.Signatures[c.Kernel]
+	if !ok {
+		r.Error = "no signature"
+		return r
+	}
+	null := map[string]bool{}
+	for _, n := range c.Null {
+		null[n] = true
+	}
+	tensors := map[string]buffer{}
+	expected := map[string]*array{}
+	for name, file := range c.Expected {
+		a, err := readNpy(filepath.Join(dir, file))
+		if err != nil {
+			r.Error = err.Error()
+			return r
+		}
+		expected[name] = a
+	}
+	for _, p := range sig {
+		if !isTensor(p) {
+			continue
+		}
+		isI32 := p.Dtype == "i32"
+		switch {
+		case null[p.Name]:
+			tensors[p.Name] = buffer{isI32: isI32, null: true}
+		case c.Alias[p.Name] != "":
+			continue // after the inputs
+		case c.Inputs[p.Name] != "":
+			a, err := readNpy(filepath.Join(dir, c.Inputs[p.Name]))
+			if err != nil {
+				r.Error = err.Error()
+				return r
+			}
+			tensors[p.Name] = buffer{f32: a.f32, i32: a.i32, isI32: isI32}
+		default:
+			want, ok := expected[p.Name]
+			if !ok {
+				r.Error = "no input or expected file for " + p.Name
+				return r
+			}
+			b := buffer{isI32: isI32}
+			if isI32 {
+				b.i32 = make([]int32, want.len())
+				for i := range b.i32 {
+					b.i32[i] = -1
+				}
+			} else {
+				b.f32 = make([]float32, want.len())
+				for i := range b.f32 {
+					b.f32[i] = math.Float32frombits(0x7FC00000)
+				}
+			}
+			tensors[p.Name] = b
+		}
+	}
+	for out, in := range c.Alias {
+		tensors[out] = tensors[in]
+	}
+	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors)
+	r.Status = statusOf(err)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	tol := m.Tolerances[c.Kernel]
+	worst := 0.0
+	names := make([]string, 0, len(expected))
+	for n := range expected {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b := tensors[n]
+		if b.len() != expected[n].len() {
+			r.Error = fmt.Sprintf("%s has %d elements, expected file %d", n, b.len(), expected[n].len())
+			return r
+		}
+		r.Hashes[n] = fnv1a(b.bytes())
+		e := metric(b, expected[n], tol)
+		if e > worst || math.IsInf(e, 1) {
+			worst = e
+		}
+	}
+	if math.IsInf(worst, 1) || math.IsNaN(worst) {
+		r.MaxUlp = "inf"
+	} else {
+		r.MaxUlp = worst
+		r.Passed = worst <= tol.Ulp
+	}
+	return r
+}
+
+func (b buffer) len() int { return len(b.f32) + len(b.i32) }
+
+func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
+	r = badResult{Name: c.Name, Kernel: c.Kernel, Expected: c.Expected, Got: "n/a"}
+	defer func() {
+		if p := recover(); p != nil {
+			r.Got = "RUNNER_ERROR"
+			r.Error = fmt.Sprint("panic: ", p)
+		}
+	}()
+	sig := bi.Signatures[c.Kernel]
+	for _, req := range c.Requires {
+		if req == "null" {
+			r.Reason = "a Go slice carries its length: nil is an empty slice (checked against the sizes, " +
+				"SHAPE_MISMATCH), so a NULL pointer with a non-zero size cannot be passed"
+			return r
+		}
+	}
+	null := map[string]bool{}
+	for _, n := range c.Null {
+		null[n] = true
+	}
+	// Build the buffers: overlapping ones share their base buffer.
+	// A slice has the case's logical shape when it gives one (what a binding
+	// that checks lengths must get; strided tensors take "len", which
+	// covers the stride), else "len" elements; "values" when given.
+	sizes := map[string]int{}
+	for _, p := range sig {
+		if t, ok := c.Tensors[p.Name]; ok && isTensor(p) {
+			sizes[p.Name] = t.Len
+			if t.Shape != nil && p.Ld == "" {
+				n := 1
+				for _, d := range t.Shape {
+					n *= d
+				}
+				sizes[p.Name] = n
+			}
+			if len(t.Values) > 0 {
+				sizes[p.Name] = len(t.Values)
+			}
+		}
+	}
+	for name, ov := range c.Overlap {
+		var a, b string
+		for _, p := range sig {
+			if p.Name == name {
+				a = p.Dtype
+			}
+			if p.Name == ov.With {
+				b = p.Dtype
+			}
+		}
+		if a != b {
+			r.Reason = fmt.Sprintf("%s and %s have different element types: a Go []int32 cannot view a []float32 "+
+				"buffer without package unsafe", name, ov.With)
+			return r
+		}
+	}
+	for name, ov := range c.Overlap {
+		if need := ov.Offset + sizes[name]; need > sizes[ov.With] {
+			sizes[ov.With+"\x00base"] = need
+		}
+	}
+	tensors := map[string]buffer{}
+	for _, p := range sig {
+		if !isTensor(p) || c.Overlap[p.Name].With != "" {
+			continue
+		}
+		isI32 := p.Dtype == "i32"
+		if null[p.Name] {
+			tensors[p.Name] = buffer{isI32: isI32, null: true}
+			continue
+		}
+		t := c.Tensors[p.Name]
+		n := sizes[p.Name]
+		base := n
+		if s, ok := sizes[p.Name+"\x00base"]; ok {
+			base = s
+		}
+		b := buffer{isI32: isI32}
+		if isI32 {
+			b.i32 = make([]int32, base)
+		} else {
+			b.f32 = make([]float32, base)
+			for i := range b.f32 {
+				b.f32[i] = 1
+			}
+		}
+		for i, raw := range t.Values {
+			typ := "f32"
+			if isI32 {
+				typ = "i32"
+			}
+			v, err := scalarValue(raw, typ)
+			if err != nil {
+				r.Got = "RUNNER_ERROR"
+				r.Error = err.Error()
+				return r
+			}
+			if isI32 {
+				b.i32[i] = v.Interface().(int32)
+			} else {
+				b.f32[i] = v.Interface().(float32)
+			}
+		}
+		if isI32 {
+			b.i32 = b.i32[:n]
+		} else {
+			b.f32 = b.f32[:n]
+		}
+		tensors[p.Name] = b
+	}
+	for name, ov := range c.Overlap {
+		with := tensors[ov.With]
+		n := sizes[name]
+		if with.isI32 {
+			tensors[name] = buffer{isI32: true, i32: with.i32[ov.Offset : ov.Offset+n : ov.Offset+n]}
+		} else {
+			tensors[name] = buffer{f32: with.f32[ov.Offset : ov.Offset+n : ov.Offset+n]}
+		}
+	}
+	// A derived size is the length of its slice: a case needing another
+	// value cannot be expressed.
+	for dim, t := range derived(sig) {
+		if got := tensors[t].len(); int64(got) != c.Dims[dim] {
+			r.Reason = fmt.Sprintf("in Go %s is len(%s), so %s = %d cannot be passed with a %d-element %s",
+				dim, t, dim, c.Dims[dim], got, t)
+			return r
+		}
+	}
+	before := map[string][]byte{}
+	for _, p := range sig {
+		if (p.Role == "out" || p.Role == "inout") && !null[p.Name] {
+			before[p.Name] = tensors[p.Name].bytes()
+		}
+	}
+	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors)
+	r.Got = statusOf(err)
+	if err != nil {
+		if r.Got == "RUNNER_ERROR" {
+			r.Error = err.Error()
+		}
+		untouched := true
+		for name, b := range before {
+			if !bytes.Equal(b, tensors[name].bytes()) {
+				untouched = false
+			}
+		}
+		r.Untouched = &untouched
+	}
+	return r
+}
+
+func readJSON(path string, v interface{}) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func main() {
+	corpus := flag.String("corpus", "", "corpus directory (manifest.json, bad_input.json, *.npy)")
+	outPath := flag.String("out", "", "result JSON to write")
+	threads := flag.Int("threads", 4, "CPU threads of the context (results must not depend on it)")
+	flag.Parse()
+	if *corpus == "" || *outPath == "" {
+		fmt.Fprintln(os.Stderr, "usage: runner --corpus DIR --out FILE [--threads N]")
+		os.Exit(2)
+	}
+	var m manifest
+	var bi badInput
+	if err := readJSON(filepath.Join(*corpus, "manifest.json"), &m); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(2)
+	}
+	if err := readJSON(filepath.Join(*corpus, "bad_input.json"), &bi); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(2)
+	}
+	ctx, err := kernelbridge.NewContext(*threads, kernelbridge.BackendCPU)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(2)
+	}
+	defer ctx.Close()
+
+	ok := true
+	result := map[string]interface{}{
+		"format": 1, "language": "go", "backend": "cpu", "version": kernelbridge.VersionString(),
+		"threads": ctx.Threads(),
+	}
+	cases := []caseResult{}
+	for _, c := range m.Cases {
+		r := runGolden(ctx, *corpus, &m, c)
+		ok = ok && r.Passed
+		cases = append(cases, r)
+	}
+	bad := []badResult{}
+	for _, c := range bi.Cases {
+		r := runBad(ctx, &bi, c)
+		if r.Got != "n/a" && (r.Got != r.Expected || (r.Untouched != nil && !*r.Untouched)) {
+			ok = false
+		}
+		bad = append(bad, r)
+	}
+	result["cases"] = cases
+	result["bad_input"] = bad
+	b, err := json.MarshalIndent(result, "", " ")
+	if err == nil {
+		err = os.WriteFile(*outPath, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(2)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
