@@ -627,15 +627,24 @@ def _raw_scalar_arg(api: Api, p: Param, value: str) -> str:
 def derived_dims(fn: Function) -> Dict[str, Tuple[str, int]]:
     """Dims the facade reads from a tensor's length: dim -> (tensor, 0).
 
-    The rule: a dim is derived when a tensor that is never null is 1-D with
-    exactly that dim (its first such tensor, inputs first)."""
-    out: Dict[str, Tuple[str, int]] = {}
+    The rule: a dim is derived when a tensor that is not nullable is 1-D with
+    exactly that dim (its first such tensor, inputs first; see
+    derived_dim_sources for the tensors read when that one is null)."""
+    return {dim: (names[0], 0) for dim, names in derived_dim_sources(fn).items()}
+
+
+def derived_dim_sources(fn: Function) -> Dict[str, List[str]]:
+    """Every tensor a derived dim can be read from, in order: dim -> [tensor].
+
+    A non-nullable tensor may still be null where it is empty (as NULL in C),
+    so the facade reads the dim from the first of these that is not null, and
+    takes 0 when all of them are null."""
+    out: Dict[str, List[str]] = {}
     for dim, sources in contracts.dim_sources(fn).items():
         for s in sources:
             p = fn.param(s.tensor)
             if s.when is None and len(p.tensor.shape) == 1 and not p.tensor.nullable:
-                out[dim] = (s.tensor, 0)
-                break
+                out.setdefault(dim, []).append(s.tensor)
     return out
 
 
@@ -647,6 +656,7 @@ class _Kernel:
         self.fn = fn
         self.method = camel(fn.short_name)
         self.derived = derived_dims(fn)
+        self.derived_sources = derived_dim_sources(fn)
         self.lds = contracts.ld_params(fn)
 
     def visible(self) -> List[Param]:
@@ -684,7 +694,8 @@ class _Kernel:
             tags.append(f"@param {jname(p.name)} {self.param_doc(p, direct)}")
         derived = [f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if direct else 'length'}}}" for d, (t, _) in self.derived.items()]
         if derived:
-            paras.append("<p>Derived: " + ", ".join(derived) + ".")
+            paras.append("<p>Derived: " + ", ".join(derived) + " (from the first of its tensors that is not null; 0"
+                         " when all are null: a non-nullable tensor may be null only where it is empty).")
         if not with_ctx:
             paras.append("<p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).")
         if direct:
@@ -693,7 +704,8 @@ class _Kernel:
                 " position to its limit; positions are not changed."
             )
         tags.append("@throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the"
-                    " shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function")
+                    " shape, INVALID_ARGUMENT for a negative dimension or a null " + ("buffer" if direct else "array")
+                    + " for a non-empty tensor, and the statuses of the C function")
         return javadoc(fn.doc, "  ", tags, paras)
 
     def param_doc(self, p: Param, direct: bool) -> str:
@@ -707,6 +719,8 @@ class _Kernel:
                 s += "; may be the same " + ("buffer" if direct else "array") + " as " + ", ".join(f"{{@code {jname(a)}}}" for a in t.aliases)
             if t.nullable:
                 s += "; may be null"
+            else:
+                s += "; null only where empty"
             return s
         if p.role == "dim":
             if p.name in self.lds:
@@ -723,12 +737,14 @@ class _Kernel:
         F = f'"{fn.name}"'
         b: List[str] = []
         b.append('    Objects.requireNonNull(ctx, "ctx");\n')
-        for p in fn.tensors:
-            if not p.tensor.nullable:
-                b.append(f'    Objects.requireNonNull({jname(p.name)}, "{jname(p.name)}");\n')
         length = "remaining()" if direct else "length"
-        for d, (t, _) in self.derived.items():
-            b.append(f"    final int {jname(d)} = {jname(t)}.{length};\n")
+        # A derived dim comes from the first of its tensors that is not null
+        # (null is allowed for an empty tensor, as NULL in C; see below).
+        for d, names in self.derived_sources.items():
+            expr = "0"
+            for t in reversed(names):
+                expr = f"{jname(t)} != null ? {jname(t)}.{length} : {expr}"
+            b.append(f"    final int {jname(d)} = {expr};\n")
         for p in fn.dims:
             if p.name in self.derived:
                 continue
@@ -740,9 +756,6 @@ class _Kernel:
             b.append(f"    if ({jname(ld)} < Math.max(1, {cols})) throw Checks.badStride({F}, \"{ld}\", {jname(ld)}, {cols});\n")
         for p in fn.tensors:
             t = p.tensor
-            # A tensor that defines its only dim cannot mismatch.
-            if len(t.shape) == 1 and isinstance(t.shape[0], Dim) and self.derived.get(t.shape[0].name, (None,))[0] == p.name:
-                continue
             n = jname(p.name)
             shape = _java_string(p.tensor.shape_str())
             if t.ld is not None:
@@ -753,8 +766,18 @@ class _Kernel:
                 req = self.size_expr(p)
                 cond = f"{n}.{length} != {req}"
                 fail = f"Checks.mismatch({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
-            guard = f"{n} != null && " if t.nullable else ""
-            b.append(f"    if ({guard}{cond}) throw {fail};\n")
+            # A tensor that defines its only dim cannot mismatch.
+            defines = len(t.shape) == 1 and isinstance(t.shape[0], Dim) and self.derived.get(t.shape[0].name, (None,))[0] == p.name
+            if t.nullable:
+                b.append(f"    if ({n} != null && {cond}) throw {fail};\n")
+                continue
+            # Not nullable: null only where the tensor is empty (C accepts NULL
+            # there); otherwise INVALID_ARGUMENT, as C reports a NULL pointer.
+            null = f"Checks.emptyIfNull({F}, \"{p.name}\", {req}, {shape})"
+            if defines:
+                b.append(f"    if ({n} == null) {null};\n")
+            else:
+                b.append(f"    if ({n} == null) {null};\n    else if ({cond}) throw {fail};\n")
         if direct:
             for p in fn.tensors:
                 n = jname(p.name)
@@ -809,7 +832,9 @@ class _Kernel:
         lens = []
         for p in tensors:
             n = jname(p.name)
-            lens.append(f"({n} == null ? 0 : {n}.length)" if p.tensor.nullable else f"{n}.length")
+            # Every tensor may be null here: nullable ones, and the others
+            # where they are empty (checked before).
+            lens.append(f"({n} == null ? 0 : {n}.length)")
         total = " + ".join(["(long) " + lens[0]] + lens[1:])
         out = [f"      if ({total} <= Context.SCRATCH_ELEMENTS) {{\n"]
         out.append("        final long base = ctx.scratchAddress();\n")
@@ -833,17 +858,17 @@ class _Kernel:
                 en = jname(e.name)
                 expr = f"{n} == {en} ? o{en[:1].upper() + en[1:]} : {expr}"
             out.append(f"        final int {o} = {expr};\n")
-            guard = f"{n} != null && " if p.tensor.nullable else ""
+            guard = f"{n} != null && "
             if shared:
                 out.append(f"        if ({guard}{o} == next) {{\n")
             else:
-                out.append(f"        if ({n} != null) {{\n" if p.tensor.nullable else "        {\n")
+                out.append(f"        if ({n} != null) {{\n")
             out.append(f"          next += {n}.length;\n")
             if p.tensor.direction != "out":
                 out.append(f"          {buf}.position({o});\n          {buf}.put({n});\n")
             out.append("        }\n")
             a = f"base + 4L * {o}"
-            addr_args[p.name] = f"{n} == null ? 0L : {a}" if p.tensor.nullable else a
+            addr_args[p.name] = f"{n} == null ? 0L : {a}"
         call = []
         for p, a in zip(fn.params, args):
             call.append(addr_args[p.name] if p.role == "tensor" else a)
@@ -854,8 +879,7 @@ class _Kernel:
             n = jname(p.name)
             o = "o" + n[:1].upper() + n[1:]
             buf = "sf" if p.tensor.dtype == "f32" else "si"
-            guard = f"if ({n} != null) " if p.tensor.nullable else ""
-            out.append(f"        {guard}{{\n          {buf}.position({o});\n          {buf}.get({n});\n        }}\n")
+            out.append(f"        if ({n} != null) {{\n          {buf}.position({o});\n          {buf}.get({n});\n        }}\n")
         out.append("      } else {\n")
         out.append(f"        {MODULE}.{fn.name}({', '.join(args)});\n")
         out.append("      }\n")

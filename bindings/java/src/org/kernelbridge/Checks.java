@@ -17,10 +17,24 @@ final class Checks {
     return new KernelBridgeException(Status.INVALID_ARGUMENT, fn + ": " + name + " must be >= 0, got " + value);
   }
 
+  /** A row stride below the row length: SHAPE_MISMATCH, as the C library reports it. */
   static KernelBridgeException badStride(String fn, String name, long value, long rowLength) {
     return new KernelBridgeException(
-        Status.INVALID_ARGUMENT,
+        Status.SHAPE_MISMATCH,
         fn + ": " + name + " must be >= max(1, " + rowLength + "), got " + value);
+  }
+
+  /**
+   * A null array or buffer for a tensor that is not nullable: allowed only
+   * where the tensor is empty (C accepts NULL there), otherwise
+   * INVALID_ARGUMENT, as the C library reports a NULL pointer.
+   */
+  static void emptyIfNull(String fn, String name, long required, String shape) {
+    if (required != 0) {
+      throw new KernelBridgeException(
+          Status.INVALID_ARGUMENT,
+          fn + ": " + name + " must not be null (its shape " + shape + " needs " + required + " elements)");
+    }
   }
 
   static KernelBridgeException mismatch(String fn, String name, long length, long required, String shape) {

@@ -48,13 +48,13 @@ public final class KernelBridge {
   /**
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void silu(float[] x, float[] y) {
     silu(Context.forCurrentThread(), x, y);
@@ -63,37 +63,37 @@ public final class KernelBridge {
   /**
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void silu(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.length;
-    if (y.length != n) throw Checks.mismatch("kb_silu", "y", y.length, n, "[n]");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_silu", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_silu__addr(address, n, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_silu__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -108,15 +108,15 @@ public final class KernelBridge {
   /**
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void silu(FloatBuffer x, FloatBuffer y) {
     silu(Context.forCurrentThread(), x, y);
@@ -125,21 +125,21 @@ public final class KernelBridge {
   /**
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void silu(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.remaining();
-    if (y.remaining() != n) throw Checks.mismatch("kb_silu", "y", y.remaining(), n, "[n]");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_silu", "y", y.remaining(), n, "[n]");
     x = Checks.direct("kb_silu", "x", x);
     y = Checks.writableDirect("kb_silu", "y", y);
     final long address = ctx.address();
@@ -153,13 +153,13 @@ public final class KernelBridge {
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void gelu(float[] x, float[] y) {
     gelu(Context.forCurrentThread(), x, y);
@@ -168,37 +168,37 @@ public final class KernelBridge {
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void gelu(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.length;
-    if (y.length != n) throw Checks.mismatch("kb_gelu", "y", y.length, n, "[n]");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_gelu__addr(address, n, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_gelu__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -213,15 +213,15 @@ public final class KernelBridge {
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void gelu(FloatBuffer x, FloatBuffer y) {
     gelu(Context.forCurrentThread(), x, y);
@@ -230,21 +230,21 @@ public final class KernelBridge {
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void gelu(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.remaining();
-    if (y.remaining() != n) throw Checks.mismatch("kb_gelu", "y", y.remaining(), n, "[n]");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu", "y", y.remaining(), n, "[n]");
     x = Checks.direct("kb_gelu", "x", x);
     y = Checks.writableDirect("kb_gelu", "y", y);
     final long address = ctx.address();
@@ -259,13 +259,13 @@ public final class KernelBridge {
    * GELU, tanh approximation (PyTorch approximate='tanh'):
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void geluTanh(float[] x, float[] y) {
     geluTanh(Context.forCurrentThread(), x, y);
@@ -275,37 +275,37 @@ public final class KernelBridge {
    * GELU, tanh approximation (PyTorch approximate='tanh'):
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void geluTanh(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.length;
-    if (y.length != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.length, n, "[n]");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_gelu_tanh__addr(address, n, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_gelu_tanh__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -321,15 +321,15 @@ public final class KernelBridge {
    * GELU, tanh approximation (PyTorch approximate='tanh'):
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void geluTanh(FloatBuffer x, FloatBuffer y) {
     geluTanh(Context.forCurrentThread(), x, y);
@@ -339,21 +339,21 @@ public final class KernelBridge {
    * GELU, tanh approximation (PyTorch approximate='tanh'):
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void geluTanh(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.remaining();
-    if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.remaining(), n, "[n]");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.remaining(), n, "[n]");
     x = Checks.direct("kb_gelu_tanh", "x", x);
     y = Checks.writableDirect("kb_gelu_tanh", "y", y);
     final long address = ctx.address();
@@ -367,14 +367,14 @@ public final class KernelBridge {
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
-   * <p>Derived: {@code n} = {@code a.length}.
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void add(float[] a, float[] b, float[] y) {
     add(Context.forCurrentThread(), a, b, y);
@@ -383,46 +383,46 @@ public final class KernelBridge {
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
-   * <p>Derived: {@code n} = {@code a.length}.
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void add(Context ctx, float[] a, float[] b, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(y, "y");
-    final int n = a.length;
-    if (b.length != n) throw Checks.mismatch("kb_add", "b", b.length, n, "[n]");
-    if (y.length != n) throw Checks.mismatch("kb_add", "y", y.length, n, "[n]");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_add", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_add", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) a.length + b.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oA = next;
-        {
+        if (a != null) {
           next += a.length;
           sf.position(oA);
           sf.put(a);
         }
         final int oB = next;
-        {
+        if (b != null) {
           next += b.length;
           sf.position(oB);
           sf.put(b);
         }
         final int oY = y == a ? oA : y == b ? oB : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_add__addr(address, n, base + 4L * oA, base + 4L * oB, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_add__addr(address, n, a == null ? 0L : base + 4L * oA, b == null ? 0L : base + 4L * oB, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -437,16 +437,16 @@ public final class KernelBridge {
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
-   * <p>Derived: {@code n} = {@code a.remaining()}.
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void add(FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     add(Context.forCurrentThread(), a, b, y);
@@ -455,24 +455,24 @@ public final class KernelBridge {
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
-   * <p>Derived: {@code n} = {@code a.remaining()}.
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void add(Context ctx, FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(y, "y");
-    final int n = a.remaining();
-    if (b.remaining() != n) throw Checks.mismatch("kb_add", "b", b.remaining(), n, "[n]");
-    if (y.remaining() != n) throw Checks.mismatch("kb_add", "y", y.remaining(), n, "[n]");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_add", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_add", "y", y.remaining(), n, "[n]");
     a = Checks.direct("kb_add", "a", a);
     b = Checks.direct("kb_add", "b", b);
     y = Checks.writableDirect("kb_add", "y", y);
@@ -487,14 +487,14 @@ public final class KernelBridge {
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
-   * <p>Derived: {@code n} = {@code a.length}.
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void mul(float[] a, float[] b, float[] y) {
     mul(Context.forCurrentThread(), a, b, y);
@@ -503,46 +503,46 @@ public final class KernelBridge {
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
-   * <p>Derived: {@code n} = {@code a.length}.
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void mul(Context ctx, float[] a, float[] b, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(y, "y");
-    final int n = a.length;
-    if (b.length != n) throw Checks.mismatch("kb_mul", "b", b.length, n, "[n]");
-    if (y.length != n) throw Checks.mismatch("kb_mul", "y", y.length, n, "[n]");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_mul", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_mul", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) a.length + b.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oA = next;
-        {
+        if (a != null) {
           next += a.length;
           sf.position(oA);
           sf.put(a);
         }
         final int oB = next;
-        {
+        if (b != null) {
           next += b.length;
           sf.position(oB);
           sf.put(b);
         }
         final int oY = y == a ? oA : y == b ? oB : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_mul__addr(address, n, base + 4L * oA, base + 4L * oB, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_mul__addr(address, n, a == null ? 0L : base + 4L * oA, b == null ? 0L : base + 4L * oB, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -557,16 +557,16 @@ public final class KernelBridge {
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
-   * <p>Derived: {@code n} = {@code a.remaining()}.
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void mul(FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     mul(Context.forCurrentThread(), a, b, y);
@@ -575,24 +575,24 @@ public final class KernelBridge {
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
-   * <p>Derived: {@code n} = {@code a.remaining()}.
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param a input, f32[n]
-   * @param b input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void mul(Context ctx, FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(y, "y");
-    final int n = a.remaining();
-    if (b.remaining() != n) throw Checks.mismatch("kb_mul", "b", b.remaining(), n, "[n]");
-    if (y.remaining() != n) throw Checks.mismatch("kb_mul", "y", y.remaining(), n, "[n]");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_mul", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_mul", "y", y.remaining(), n, "[n]");
     a = Checks.direct("kb_mul", "a", a);
     b = Checks.direct("kb_mul", "b", b);
     y = Checks.writableDirect("kb_mul", "y", y);
@@ -607,14 +607,14 @@ public final class KernelBridge {
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param alpha scalar
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void scale(float alpha, float[] x, float[] y) {
     scale(Context.forCurrentThread(), alpha, x, y);
@@ -623,38 +623,38 @@ public final class KernelBridge {
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
-   * <p>Derived: {@code n} = {@code x.length}.
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void scale(Context ctx, float alpha, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.length;
-    if (y.length != n) throw Checks.mismatch("kb_scale", "y", y.length, n, "[n]");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_scale", "y", y.length, n, "[n]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_scale__addr(address, n, alpha, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_scale__addr(address, n, alpha, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -669,16 +669,16 @@ public final class KernelBridge {
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param alpha scalar
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void scale(float alpha, FloatBuffer x, FloatBuffer y) {
     scale(Context.forCurrentThread(), alpha, x, y);
@@ -687,22 +687,22 @@ public final class KernelBridge {
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()}.
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
-   * @param x input, f32[n]
-   * @param y output, f32[n]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void scale(Context ctx, float alpha, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
-    final int n = x.remaining();
-    if (y.remaining() != n) throw Checks.mismatch("kb_scale", "y", y.remaining(), n, "[n]");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_scale", "y", y.remaining(), n, "[n]");
     x = Checks.direct("kb_scale", "x", x);
     y = Checks.writableDirect("kb_scale", "y", y);
     final long address = ctx.address();
@@ -716,15 +716,15 @@ public final class KernelBridge {
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
-   * <p>Derived: {@code cols} = {@code bias.length}.
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param bias input, f32[cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param bias input, f32[cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void addBias(int rows, float[] x, float[] bias, float[] y) {
     addBias(Context.forCurrentThread(), rows, x, bias, y);
@@ -733,49 +733,49 @@ public final class KernelBridge {
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
-   * <p>Derived: {@code cols} = {@code bias.length}.
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param bias input, f32[cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param bias input, f32[cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void addBias(Context ctx, int rows, float[] x, float[] bias, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(bias, "bias");
-    Objects.requireNonNull(y, "y");
-    final int cols = bias.length;
+    final int cols = bias != null ? bias.length : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
-    if (x.length != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.length, Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    if (y.length != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.length, Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.length, Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.length, Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
     if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias", "y", "bias");
     final long address = ctx.address();
     try {
-      if ((long) x.length + bias.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oBias = next;
-        {
+        if (bias != null) {
           next += bias.length;
           sf.position(oBias);
           sf.put(bias);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_add_bias__addr(address, rows, cols, base + 4L * oX, base + 4L * oBias, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_add_bias__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, bias == null ? 0L : base + 4L * oBias, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -790,17 +790,17 @@ public final class KernelBridge {
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
-   * <p>Derived: {@code cols} = {@code bias.remaining()}.
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param bias input, f32[cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param bias input, f32[cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void addBias(int rows, FloatBuffer x, FloatBuffer bias, FloatBuffer y) {
     addBias(Context.forCurrentThread(), rows, x, bias, y);
@@ -809,26 +809,26 @@ public final class KernelBridge {
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
-   * <p>Derived: {@code cols} = {@code bias.remaining()}.
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param bias input, f32[cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param bias input, f32[cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void addBias(Context ctx, int rows, FloatBuffer x, FloatBuffer bias, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(bias, "bias");
-    Objects.requireNonNull(y, "y");
-    final int cols = bias.remaining();
+    final int cols = bias != null ? bias.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
-    if (x.remaining() != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.remaining(), Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    if (y.remaining() != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.remaining(), Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.remaining(), Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.remaining(), Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
     x = Checks.direct("kb_add_bias", "x", x);
     bias = Checks.direct("kb_add_bias", "bias", bias);
     y = Checks.writableDirect("kb_add_bias", "y", y);
@@ -849,9 +849,9 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void softmax(int rows, int cols, float[] x, float[] y) {
     softmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -865,36 +865,36 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void softmax(Context ctx, int rows, int cols, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
-    if (x.length != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.length, Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    if (y.length != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.length, Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.length, Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.length, Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_softmax__addr(address, rows, cols, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_softmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -917,9 +917,9 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void softmax(int rows, int cols, FloatBuffer x, FloatBuffer y) {
     softmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -935,18 +935,18 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void softmax(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
-    if (x.remaining() != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.remaining(), Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    if (y.remaining() != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.remaining(), Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.remaining(), Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.remaining(), Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
     x = Checks.direct("kb_softmax", "x", x);
     y = Checks.writableDirect("kb_softmax", "y", y);
     final long address = ctx.address();
@@ -965,9 +965,9 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void logSoftmax(int rows, int cols, float[] x, float[] y) {
     logSoftmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -980,36 +980,36 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void logSoftmax(Context ctx, int rows, int cols, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
-    if (x.length != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.length, Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    if (y.length != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.length, Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.length, Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.length, Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_log_softmax__addr(address, rows, cols, base + 4L * oX, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_log_softmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -1031,9 +1031,9 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void logSoftmax(int rows, int cols, FloatBuffer x, FloatBuffer y) {
     logSoftmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -1048,18 +1048,18 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void logSoftmax(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
-    if (x.remaining() != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.remaining(), Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    if (y.remaining() != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.remaining(), Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.remaining(), Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.remaining(), Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
     x = Checks.direct("kb_log_softmax", "x", x);
     y = Checks.writableDirect("kb_log_softmax", "y", y);
     final long address = ctx.address();
@@ -1074,16 +1074,16 @@ public final class KernelBridge {
    * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
    * eps must be finite and &gt;= 0.
    *
-   * <p>Derived: {@code cols} = {@code weight.length}.
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param weight input, f32[cols]
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void rmsnorm(int rows, float[] x, float[] weight, float eps, float[] y) {
     rmsnorm(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -1093,50 +1093,50 @@ public final class KernelBridge {
    * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
    * eps must be finite and &gt;= 0.
    *
-   * <p>Derived: {@code cols} = {@code weight.length}.
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param weight input, f32[cols]
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void rmsnorm(Context ctx, int rows, float[] x, float[] weight, float eps, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(weight, "weight");
-    Objects.requireNonNull(y, "y");
-    final int cols = weight.length;
+    final int cols = weight != null ? weight.length : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
-    if (x.length != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.length, Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    if (y.length != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.length, Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.length, Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.length, Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
     if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm", "y", "weight");
     final long address = ctx.address();
     try {
-      if ((long) x.length + weight.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oWeight = next;
-        {
+        if (weight != null) {
           next += weight.length;
           sf.position(oWeight);
           sf.put(weight);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_rmsnorm__addr(address, rows, cols, base + 4L * oX, base + 4L * oWeight, eps, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_rmsnorm__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, eps, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -1152,18 +1152,18 @@ public final class KernelBridge {
    * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
    * eps must be finite and &gt;= 0.
    *
-   * <p>Derived: {@code cols} = {@code weight.remaining()}.
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param weight input, f32[cols]
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void rmsnorm(int rows, FloatBuffer x, FloatBuffer weight, float eps, FloatBuffer y) {
     rmsnorm(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -1173,27 +1173,27 @@ public final class KernelBridge {
    * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
    * eps must be finite and &gt;= 0.
    *
-   * <p>Derived: {@code cols} = {@code weight.remaining()}.
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param weight input, f32[cols]
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void rmsnorm(Context ctx, int rows, FloatBuffer x, FloatBuffer weight, float eps, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(weight, "weight");
-    Objects.requireNonNull(y, "y");
-    final int cols = weight.remaining();
+    final int cols = weight != null ? weight.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
-    if (x.remaining() != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.remaining(), Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    if (y.remaining() != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.remaining(), Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.remaining(), Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.remaining(), Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
     x = Checks.direct("kb_rmsnorm", "x", x);
     weight = Checks.direct("kb_rmsnorm", "weight", weight);
     y = Checks.writableDirect("kb_rmsnorm", "y", y);
@@ -1215,12 +1215,12 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
+   * @param x input, f32[rows, cols]; null only where empty
    * @param weight input, f32[cols]; may be null
    * @param bias input, f32[cols]; may be null
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void layernorm(int rows, int cols, float[] x, float[] weight, float[] bias, float eps, float[] y) {
     layernorm(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -1235,33 +1235,33 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
+   * @param x input, f32[rows, cols]; null only where empty
    * @param weight input, f32[cols]; may be null
    * @param bias input, f32[cols]; may be null
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void layernorm(Context ctx, int rows, int cols, float[] x, float[] weight, float[] bias, float eps, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
-    if (x.length != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.length, Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.length, Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
     if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm", "weight", weight.length, cols, "[cols]");
     if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm", "bias", bias.length, cols, "[cols]");
-    if (y.length != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.length, Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.length, Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
     if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm", "y", "weight");
     if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm", "y", "bias");
     final long address = ctx.address();
     try {
-      if ((long) x.length + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
@@ -1279,11 +1279,11 @@ public final class KernelBridge {
           sf.put(bias);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_layernorm__addr(address, rows, cols, base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, bias == null ? 0L : base + 4L * oBias, eps, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_layernorm__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, bias == null ? 0L : base + 4L * oBias, eps, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -1307,12 +1307,12 @@ public final class KernelBridge {
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
+   * @param x input, f32[rows, cols]; null only where empty
    * @param weight input, f32[cols]; may be null
    * @param bias input, f32[cols]; may be null
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void layernorm(int rows, int cols, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, float eps, FloatBuffer y) {
     layernorm(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -1329,23 +1329,23 @@ public final class KernelBridge {
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
+   * @param x input, f32[rows, cols]; null only where empty
    * @param weight input, f32[cols]; may be null
    * @param bias input, f32[cols]; may be null
    * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void layernorm(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, float eps, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(y, "y");
     if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
     if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
-    if (x.remaining() != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.remaining(), Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.remaining(), Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
     if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm", "weight", weight.remaining(), cols, "[cols]");
     if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm", "bias", bias.remaining(), cols, "[cols]");
-    if (y.remaining() != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.remaining(), Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.remaining(), Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
     x = Checks.direct("kb_layernorm", "x", x);
     weight = Checks.direct("kb_layernorm", "weight", weight);
     bias = Checks.direct("kb_layernorm", "bias", bias);
@@ -1375,14 +1375,14 @@ public final class KernelBridge {
    * @param n dimension, at least 0
    * @param k dimension, at least 0
    * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}
+   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
    * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}
+   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
    * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
    * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}
+   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
    * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     gemm(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -1404,20 +1404,17 @@ public final class KernelBridge {
    * @param n dimension, at least 0
    * @param k dimension, at least 0
    * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}
+   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
    * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}
+   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
    * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
    * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}
+   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
    * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void gemm(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(c, "c");
     if (m < 0) throw Checks.negative("kb_gemm", "m", m);
     if (n < 0) throw Checks.negative("kb_gemm", "n", n);
     if (k < 0) throw Checks.negative("kb_gemm", "k", k);
@@ -1427,37 +1424,40 @@ public final class KernelBridge {
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
-    if (a.length < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.length, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b.length < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.length, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c.length < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.length, Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.length, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.length, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    else if (c.length < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.length, Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
     if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm", "c", "a");
     if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm", "c", "b");
     final long address = ctx.address();
     try {
-      if ((long) a.length + b.length + c.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oA = next;
-        {
+        if (a != null) {
           next += a.length;
           sf.position(oA);
           sf.put(a);
         }
         final int oB = next;
-        {
+        if (b != null) {
           next += b.length;
           sf.position(oB);
           sf.put(b);
         }
         final int oC = next;
-        {
+        if (c != null) {
           next += c.length;
           sf.position(oC);
           sf.put(c);
         }
-        KernelBridgeNative.kb_gemm__addr(address, transA, transB, m, n, k, alpha, base + 4L * oA, lda, base + 4L * oB, ldb, beta, base + 4L * oC, ldc);
-        {
+        KernelBridgeNative.kb_gemm__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 4L * oA, lda, b == null ? 0L : base + 4L * oB, ldb, beta, c == null ? 0L : base + 4L * oC, ldc);
+        if (c != null) {
           sf.position(oC);
           sf.get(c);
         }
@@ -1488,14 +1488,14 @@ public final class KernelBridge {
    * @param n dimension, at least 0
    * @param k dimension, at least 0
    * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}
+   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
    * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}
+   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
    * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
    * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}
+   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
    * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha, FloatBuffer a, int lda, FloatBuffer b, int ldb, float beta, FloatBuffer c, int ldc) {
     gemm(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -1519,20 +1519,17 @@ public final class KernelBridge {
    * @param n dimension, at least 0
    * @param k dimension, at least 0
    * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}
+   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
    * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}
+   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
    * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
    * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}
+   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
    * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void gemm(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, FloatBuffer a, int lda, FloatBuffer b, int ldb, float beta, FloatBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(c, "c");
     if (m < 0) throw Checks.negative("kb_gemm", "m", m);
     if (n < 0) throw Checks.negative("kb_gemm", "n", n);
     if (k < 0) throw Checks.negative("kb_gemm", "k", k);
@@ -1542,9 +1539,12 @@ public final class KernelBridge {
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
-    if (a.remaining() < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.remaining(), Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b.remaining() < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.remaining(), Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c.remaining() < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.remaining(), Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.remaining(), Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.remaining(), Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    else if (c.remaining() < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.remaining(), Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
     a = Checks.direct("kb_gemm", "a", a);
     b = Checks.direct("kb_gemm", "b", b);
     c = Checks.writableDirect("kb_gemm", "c", c);
@@ -1560,16 +1560,16 @@ public final class KernelBridge {
    * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
    * [0, vocab); the ids are all checked before anything is written.
    *
-   * <p>Derived: {@code n_ids} = {@code ids.length}.
+   * <p>Derived: {@code n_ids} = {@code ids.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]
-   * @param table input, f32[vocab, dim]
-   * @param out output, f32[n_ids, dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param ids input, i32[n_ids]; null only where empty
+   * @param table input, f32[vocab, dim]; null only where empty
+   * @param out output, f32[n_ids, dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void embedding(int vocab, int dim, int[] ids, float[] table, float[] out) {
     embedding(Context.forCurrentThread(), vocab, dim, ids, table, out);
@@ -1579,52 +1579,52 @@ public final class KernelBridge {
    * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
    * [0, vocab); the ids are all checked before anything is written.
    *
-   * <p>Derived: {@code n_ids} = {@code ids.length}.
+   * <p>Derived: {@code n_ids} = {@code ids.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]
-   * @param table input, f32[vocab, dim]
-   * @param out output, f32[n_ids, dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param ids input, i32[n_ids]; null only where empty
+   * @param table input, f32[vocab, dim]; null only where empty
+   * @param out output, f32[n_ids, dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void embedding(Context ctx, int vocab, int dim, int[] ids, float[] table, float[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(ids, "ids");
-    Objects.requireNonNull(table, "table");
-    Objects.requireNonNull(out, "out");
-    final int nIds = ids.length;
+    final int nIds = ids != null ? ids.length : 0;
     if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
     if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
-    if (table.length != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.length, Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    if (out.length != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.length, Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
+    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    else if (table.length != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.length, Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    else if (out.length != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.length, Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
     if (out == table && out != null && out.length > 0) throw Checks.sameArray("kb_embedding", "out", "table");
     final long address = ctx.address();
     try {
-      if ((long) ids.length + table.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (ids == null ? 0 : ids.length) + (table == null ? 0 : table.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oIds = next;
-        {
+        if (ids != null) {
           next += ids.length;
           si.position(oIds);
           si.put(ids);
         }
         final int oTable = next;
-        {
+        if (table != null) {
           next += table.length;
           sf.position(oTable);
           sf.put(table);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_embedding__addr(address, nIds, vocab, dim, base + 4L * oIds, base + 4L * oTable, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_embedding__addr(address, nIds, vocab, dim, ids == null ? 0L : base + 4L * oIds, table == null ? 0L : base + 4L * oTable, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           sf.position(oOut);
           sf.get(out);
         }
@@ -1640,7 +1640,7 @@ public final class KernelBridge {
    * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
    * [0, vocab); the ids are all checked before anything is written.
    *
-   * <p>Derived: {@code n_ids} = {@code ids.remaining()}.
+   * <p>Derived: {@code n_ids} = {@code ids.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
@@ -1648,10 +1648,10 @@ public final class KernelBridge {
    *
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]
-   * @param table input, f32[vocab, dim]
-   * @param out output, f32[n_ids, dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param ids input, i32[n_ids]; null only where empty
+   * @param table input, f32[vocab, dim]; null only where empty
+   * @param out output, f32[n_ids, dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void embedding(int vocab, int dim, IntBuffer ids, FloatBuffer table, FloatBuffer out) {
     embedding(Context.forCurrentThread(), vocab, dim, ids, table, out);
@@ -1661,28 +1661,28 @@ public final class KernelBridge {
    * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
    * [0, vocab); the ids are all checked before anything is written.
    *
-   * <p>Derived: {@code n_ids} = {@code ids.remaining()}.
+   * <p>Derived: {@code n_ids} = {@code ids.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]
-   * @param table input, f32[vocab, dim]
-   * @param out output, f32[n_ids, dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param ids input, i32[n_ids]; null only where empty
+   * @param table input, f32[vocab, dim]; null only where empty
+   * @param out output, f32[n_ids, dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void embedding(Context ctx, int vocab, int dim, IntBuffer ids, FloatBuffer table, FloatBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(ids, "ids");
-    Objects.requireNonNull(table, "table");
-    Objects.requireNonNull(out, "out");
-    final int nIds = ids.remaining();
+    final int nIds = ids != null ? ids.remaining() : 0;
     if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
     if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
-    if (table.remaining() != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.remaining(), Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    if (out.remaining() != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.remaining(), Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
+    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    else if (table.remaining() != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.remaining(), Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    else if (out.remaining() != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.remaining(), Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
     ids = Checks.direct("kb_embedding", "ids", ids);
     table = Checks.direct("kb_embedding", "table", table);
     out = Checks.writableDirect("kb_embedding", "out", out);
@@ -1703,17 +1703,17 @@ public final class KernelBridge {
    * Angles are computed in double precision.  positions must be &gt;= 0 and theta
    * finite and &gt; 0.
    *
-   * <p>Derived: {@code seq} = {@code positions.length}.
+   * <p>Derived: {@code seq} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]
-   * @param positions input, i32[seq]
+   * @param x input, f32[seq, heads, head_dim]; null only where empty
+   * @param positions input, i32[seq]; null only where empty
    * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[seq, heads, head_dim]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void rope(int heads, int headDim, float[] x, int[] positions, float theta, float[] y) {
     rope(Context.forCurrentThread(), heads, headDim, x, positions, theta, y);
@@ -1728,52 +1728,52 @@ public final class KernelBridge {
    * Angles are computed in double precision.  positions must be &gt;= 0 and theta
    * finite and &gt; 0.
    *
-   * <p>Derived: {@code seq} = {@code positions.length}.
+   * <p>Derived: {@code seq} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]
-   * @param positions input, i32[seq]
+   * @param x input, f32[seq, heads, head_dim]; null only where empty
+   * @param positions input, i32[seq]; null only where empty
    * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same array as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[seq, heads, head_dim]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void rope(Context ctx, int heads, int headDim, float[] x, int[] positions, float theta, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(positions, "positions");
-    Objects.requireNonNull(y, "y");
-    final int seq = positions.length;
+    final int seq = positions != null ? positions.length : 0;
     if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
     if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
-    if (x.length != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.length, Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    if (y.length != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.length, Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
+    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
+    else if (x.length != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.length, Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
+    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
+    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
+    else if (y.length != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.length, Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + positions.length + y.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (positions == null ? 0 : positions.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oPositions = next;
-        {
+        if (positions != null) {
           next += positions.length;
           si.position(oPositions);
           si.put(positions);
         }
         final int oY = y == x ? oX : next;
-        if (oY == next) {
+        if (y != null && oY == next) {
           next += y.length;
         }
-        KernelBridgeNative.kb_rope__addr(address, seq, heads, headDim, base + 4L * oX, base + 4L * oPositions, theta, base + 4L * oY);
-        {
+        KernelBridgeNative.kb_rope__addr(address, seq, heads, headDim, x == null ? 0L : base + 4L * oX, positions == null ? 0L : base + 4L * oPositions, theta, y == null ? 0L : base + 4L * oY);
+        if (y != null) {
           sf.position(oY);
           sf.get(y);
         }
@@ -1794,7 +1794,7 @@ public final class KernelBridge {
    * Angles are computed in double precision.  positions must be &gt;= 0 and theta
    * finite and &gt; 0.
    *
-   * <p>Derived: {@code seq} = {@code positions.remaining()}.
+   * <p>Derived: {@code seq} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
@@ -1802,11 +1802,11 @@ public final class KernelBridge {
    *
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]
-   * @param positions input, i32[seq]
+   * @param x input, f32[seq, heads, head_dim]; null only where empty
+   * @param positions input, i32[seq]; null only where empty
    * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void rope(int heads, int headDim, FloatBuffer x, IntBuffer positions, float theta, FloatBuffer y) {
     rope(Context.forCurrentThread(), heads, headDim, x, positions, theta, y);
@@ -1821,29 +1821,29 @@ public final class KernelBridge {
    * Angles are computed in double precision.  positions must be &gt;= 0 and theta
    * finite and &gt; 0.
    *
-   * <p>Derived: {@code seq} = {@code positions.remaining()}.
+   * <p>Derived: {@code seq} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]
-   * @param positions input, i32[seq]
+   * @param x input, f32[seq, heads, head_dim]; null only where empty
+   * @param positions input, i32[seq]; null only where empty
    * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void rope(Context ctx, int heads, int headDim, FloatBuffer x, IntBuffer positions, float theta, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(positions, "positions");
-    Objects.requireNonNull(y, "y");
-    final int seq = positions.remaining();
+    final int seq = positions != null ? positions.remaining() : 0;
     if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
     if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
-    if (x.remaining() != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.remaining(), Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    if (y.remaining() != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.remaining(), Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
+    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
+    else if (x.remaining() != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.remaining(), Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
+    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
+    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
+    else if (y.remaining() != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.remaining(), Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
     x = Checks.direct("kb_rope", "x", x);
     positions = Checks.direct("kb_rope", "positions", positions);
     y = Checks.writableDirect("kb_rope", "y", y);
@@ -1872,13 +1872,13 @@ public final class KernelBridge {
    * @param seqQ dimension, at least 0
    * @param seqKv dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]
+   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
    * @param causal flag
    * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void attention(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, float[] q, float[] k, float[] v, boolean causal, float scale, float[] out) {
     attention(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -1900,63 +1900,63 @@ public final class KernelBridge {
    * @param seqQ dimension, at least 0
    * @param seqKv dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]
+   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
    * @param causal flag
    * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void attention(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, float[] q, float[] k, float[] v, boolean causal, float scale, float[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(q, "q");
-    Objects.requireNonNull(k, "k");
-    Objects.requireNonNull(v, "v");
-    Objects.requireNonNull(out, "out");
     if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
     if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
     if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
     if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
     if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
     if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
-    if (q.length != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.length, Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k.length != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.length, Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v.length != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.length, Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out.length != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.length, Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.length, Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.length, Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.length, Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.length, Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
     if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "q");
     if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "k");
     if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "v");
     final long address = ctx.address();
     try {
-      if ((long) q.length + k.length + v.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oQ = next;
-        {
+        if (q != null) {
           next += q.length;
           sf.position(oQ);
           sf.put(q);
         }
         final int oK = next;
-        {
+        if (k != null) {
           next += k.length;
           sf.position(oK);
           sf.put(k);
         }
         final int oV = next;
-        {
+        if (v != null) {
           next += v.length;
           sf.position(oV);
           sf.put(v);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_attention__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, base + 4L * oQ, base + 4L * oK, base + 4L * oV, causal, scale, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_attention__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 4L * oQ, k == null ? 0L : base + 4L * oK, v == null ? 0L : base + 4L * oV, causal, scale, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           sf.position(oOut);
           sf.get(out);
         }
@@ -1987,13 +1987,13 @@ public final class KernelBridge {
    * @param seqQ dimension, at least 0
    * @param seqKv dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]
+   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
    * @param causal flag
    * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void attention(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, FloatBuffer q, FloatBuffer k, FloatBuffer v, boolean causal, float scale, FloatBuffer out) {
     attention(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -2017,30 +2017,30 @@ public final class KernelBridge {
    * @param seqQ dimension, at least 0
    * @param seqKv dimension, at least 0
    * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]
+   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
    * @param causal flag
    * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void attention(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, FloatBuffer q, FloatBuffer k, FloatBuffer v, boolean causal, float scale, FloatBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(q, "q");
-    Objects.requireNonNull(k, "k");
-    Objects.requireNonNull(v, "v");
-    Objects.requireNonNull(out, "out");
     if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
     if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
     if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
     if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
     if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
     if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
-    if (q.remaining() != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.remaining(), Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k.remaining() != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.remaining(), Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v.remaining() != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.remaining(), Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out.remaining() != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.remaining(), Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.remaining(), Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.remaining(), Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.remaining(), Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.remaining(), Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
     q = Checks.direct("kb_attention", "q", q);
     k = Checks.direct("kb_attention", "k", k);
     v = Checks.direct("kb_attention", "v", v);
@@ -2060,17 +2060,17 @@ public final class KernelBridge {
    * target other than ignore_index must lie in [0, classes); classes must be
    * &gt; 0 when rows &gt; 0.
    *
-   * <p>Derived: {@code rows} = {@code targets.length}.
+   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
-   * @param losses output, f32[rows]
-   * @param meanLoss output, f32[1]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param losses output, f32[rows]; null only where empty
+   * @param meanLoss output, f32[1]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropy(int classes, float[] logits, int[] targets, int ignoreIndex, float[] losses, float[] meanLoss) {
     crossEntropy(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, losses, meanLoss);
@@ -2083,64 +2083,64 @@ public final class KernelBridge {
    * target other than ignore_index must lie in [0, classes); classes must be
    * &gt; 0 when rows &gt; 0.
    *
-   * <p>Derived: {@code rows} = {@code targets.length}.
+   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
-   * @param losses output, f32[rows]
-   * @param meanLoss output, f32[1]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param losses output, f32[rows]; null only where empty
+   * @param meanLoss output, f32[1]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropy(Context ctx, int classes, float[] logits, int[] targets, int ignoreIndex, float[] losses, float[] meanLoss) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(targets, "targets");
-    Objects.requireNonNull(losses, "losses");
-    Objects.requireNonNull(meanLoss, "meanLoss");
-    final int rows = targets.length;
+    final int rows = targets != null ? targets.length : losses != null ? losses.length : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
-    if (logits.length != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.length, Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    if (losses.length != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.length, rows, "[rows]");
-    if (meanLoss.length != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.length, 1, "[1]");
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    else if (logits.length != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.length, Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
+    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
+    else if (losses.length != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.length, rows, "[rows]");
+    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
+    else if (meanLoss.length != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.length, 1, "[1]");
     if (losses == logits && losses != null && losses.length > 0) throw Checks.sameArray("kb_cross_entropy", "losses", "logits");
     if (losses == meanLoss && losses != null && losses.length > 0) throw Checks.sameArray("kb_cross_entropy", "losses", "mean_loss");
     if (meanLoss == logits && meanLoss != null && meanLoss.length > 0) throw Checks.sameArray("kb_cross_entropy", "mean_loss", "logits");
     final long address = ctx.address();
     try {
-      if ((long) logits.length + targets.length + losses.length + meanLoss.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (logits == null ? 0 : logits.length) + (targets == null ? 0 : targets.length) + (losses == null ? 0 : losses.length) + (meanLoss == null ? 0 : meanLoss.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oLogits = next;
-        {
+        if (logits != null) {
           next += logits.length;
           sf.position(oLogits);
           sf.put(logits);
         }
         final int oTargets = next;
-        {
+        if (targets != null) {
           next += targets.length;
           si.position(oTargets);
           si.put(targets);
         }
         final int oLosses = next;
-        {
+        if (losses != null) {
           next += losses.length;
         }
         final int oMeanLoss = next;
-        {
+        if (meanLoss != null) {
           next += meanLoss.length;
         }
-        KernelBridgeNative.kb_cross_entropy__addr(address, rows, classes, base + 4L * oLogits, base + 4L * oTargets, ignoreIndex, base + 4L * oLosses, base + 4L * oMeanLoss);
-        {
+        KernelBridgeNative.kb_cross_entropy__addr(address, rows, classes, logits == null ? 0L : base + 4L * oLogits, targets == null ? 0L : base + 4L * oTargets, ignoreIndex, losses == null ? 0L : base + 4L * oLosses, meanLoss == null ? 0L : base + 4L * oMeanLoss);
+        if (losses != null) {
           sf.position(oLosses);
           sf.get(losses);
         }
-        {
+        if (meanLoss != null) {
           sf.position(oMeanLoss);
           sf.get(meanLoss);
         }
@@ -2159,19 +2159,19 @@ public final class KernelBridge {
    * target other than ignore_index must lie in [0, classes); classes must be
    * &gt; 0 when rows &gt; 0.
    *
-   * <p>Derived: {@code rows} = {@code targets.remaining()}.
+   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
-   * @param losses output, f32[rows]
-   * @param meanLoss output, f32[1]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param losses output, f32[rows]; null only where empty
+   * @param meanLoss output, f32[1]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropy(int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, FloatBuffer losses, FloatBuffer meanLoss) {
     crossEntropy(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, losses, meanLoss);
@@ -2184,30 +2184,30 @@ public final class KernelBridge {
    * target other than ignore_index must lie in [0, classes); classes must be
    * &gt; 0 when rows &gt; 0.
    *
-   * <p>Derived: {@code rows} = {@code targets.remaining()}.
+   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
-   * @param losses output, f32[rows]
-   * @param meanLoss output, f32[1]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param losses output, f32[rows]; null only where empty
+   * @param meanLoss output, f32[1]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropy(Context ctx, int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, FloatBuffer losses, FloatBuffer meanLoss) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(targets, "targets");
-    Objects.requireNonNull(losses, "losses");
-    Objects.requireNonNull(meanLoss, "meanLoss");
-    final int rows = targets.remaining();
+    final int rows = targets != null ? targets.remaining() : losses != null ? losses.remaining() : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
-    if (logits.remaining() != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.remaining(), Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    if (losses.remaining() != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.remaining(), rows, "[rows]");
-    if (meanLoss.remaining() != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.remaining(), 1, "[1]");
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    else if (logits.remaining() != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.remaining(), Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
+    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
+    else if (losses.remaining() != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.remaining(), rows, "[rows]");
+    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
+    else if (meanLoss.remaining() != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.remaining(), 1, "[1]");
     logits = Checks.direct("kb_cross_entropy", "logits", logits);
     targets = Checks.direct("kb_cross_entropy", "targets", targets);
     losses = Checks.writableDirect("kb_cross_entropy", "losses", losses);
@@ -2226,17 +2226,17 @@ public final class KernelBridge {
    * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
    * where count is the number of rows not ignored.  dloss must be finite.
    *
-   * <p>Derived: {@code rows} = {@code targets.length}.
+   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
    * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same array as {@code logits}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param dlogits output, f32[rows, classes]; may be the same array as {@code logits}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropyBackward(int classes, float[] logits, int[] targets, int ignoreIndex, float dloss, float[] dlogits) {
     crossEntropyBackward(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, dloss, dlogits);
@@ -2248,51 +2248,51 @@ public final class KernelBridge {
    * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
    * where count is the number of rows not ignored.  dloss must be finite.
    *
-   * <p>Derived: {@code rows} = {@code targets.length}.
+   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
    * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same array as {@code logits}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param dlogits output, f32[rows, classes]; may be the same array as {@code logits}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropyBackward(Context ctx, int classes, float[] logits, int[] targets, int ignoreIndex, float dloss, float[] dlogits) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(targets, "targets");
-    Objects.requireNonNull(dlogits, "dlogits");
-    final int rows = targets.length;
+    final int rows = targets != null ? targets.length : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
-    if (logits.length != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.length, Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    if (dlogits.length != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.length, Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    else if (logits.length != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.length, Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
+    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    else if (dlogits.length != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.length, Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
     final long address = ctx.address();
     try {
-      if ((long) logits.length + targets.length + dlogits.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (logits == null ? 0 : logits.length) + (targets == null ? 0 : targets.length) + (dlogits == null ? 0 : dlogits.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oLogits = next;
-        {
+        if (logits != null) {
           next += logits.length;
           sf.position(oLogits);
           sf.put(logits);
         }
         final int oTargets = next;
-        {
+        if (targets != null) {
           next += targets.length;
           si.position(oTargets);
           si.put(targets);
         }
         final int oDlogits = dlogits == logits ? oLogits : next;
-        if (oDlogits == next) {
+        if (dlogits != null && oDlogits == next) {
           next += dlogits.length;
         }
-        KernelBridgeNative.kb_cross_entropy_backward__addr(address, rows, classes, base + 4L * oLogits, base + 4L * oTargets, ignoreIndex, dloss, base + 4L * oDlogits);
-        {
+        KernelBridgeNative.kb_cross_entropy_backward__addr(address, rows, classes, logits == null ? 0L : base + 4L * oLogits, targets == null ? 0L : base + 4L * oTargets, ignoreIndex, dloss, dlogits == null ? 0L : base + 4L * oDlogits);
+        if (dlogits != null) {
           sf.position(oDlogits);
           sf.get(dlogits);
         }
@@ -2310,19 +2310,19 @@ public final class KernelBridge {
    * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
    * where count is the number of rows not ignored.  dloss must be finite.
    *
-   * <p>Derived: {@code rows} = {@code targets.remaining()}.
+   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
    * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropyBackward(int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, float dloss, FloatBuffer dlogits) {
     crossEntropyBackward(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, dloss, dlogits);
@@ -2334,28 +2334,28 @@ public final class KernelBridge {
    * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
    * where count is the number of rows not ignored.  dloss must be finite.
    *
-   * <p>Derived: {@code rows} = {@code targets.remaining()}.
+   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]
-   * @param targets input, i32[rows]
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
    * @param ignoreIndex scalar
    * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void crossEntropyBackward(Context ctx, int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, float dloss, FloatBuffer dlogits) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(targets, "targets");
-    Objects.requireNonNull(dlogits, "dlogits");
-    final int rows = targets.remaining();
+    final int rows = targets != null ? targets.remaining() : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
-    if (logits.remaining() != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.remaining(), Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    if (dlogits.remaining() != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.remaining(), Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    else if (logits.remaining() != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.remaining(), Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
+    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    else if (dlogits.remaining() != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.remaining(), Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
     logits = Checks.direct("kb_cross_entropy_backward", "logits", logits);
     targets = Checks.direct("kb_cross_entropy_backward", "targets", targets);
     dlogits = Checks.writableDirect("kb_cross_entropy_backward", "dlogits", dlogits);
@@ -2376,21 +2376,21 @@ public final class KernelBridge {
    * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
    * step &gt;= 1.
    *
-   * <p>Derived: {@code n} = {@code grads.length}.
+   * <p>Derived: {@code n} = {@code grads.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
-   * @param params input and output, f32[n]
-   * @param grads input, f32[n]
-   * @param m input and output, f32[n]
-   * @param v input and output, f32[n]
+   * @param params input and output, f32[n]; null only where empty
+   * @param grads input, f32[n]; null only where empty
+   * @param m input and output, f32[n]; null only where empty
+   * @param v input and output, f32[n]; null only where empty
    * @param lr scalar
    * @param beta1 scalar
    * @param beta2 scalar
    * @param eps scalar
    * @param weightDecay scalar
    * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void adamwStep(float[] params, float[] grads, float[] m, float[] v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     adamwStep(Context.forCurrentThread(), params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
@@ -2405,31 +2405,31 @@ public final class KernelBridge {
    * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
    * step &gt;= 1.
    *
-   * <p>Derived: {@code n} = {@code grads.length}.
+   * <p>Derived: {@code n} = {@code grads.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param params input and output, f32[n]
-   * @param grads input, f32[n]
-   * @param m input and output, f32[n]
-   * @param v input and output, f32[n]
+   * @param params input and output, f32[n]; null only where empty
+   * @param grads input, f32[n]; null only where empty
+   * @param m input and output, f32[n]; null only where empty
+   * @param v input and output, f32[n]; null only where empty
    * @param lr scalar
    * @param beta1 scalar
    * @param beta2 scalar
    * @param eps scalar
    * @param weightDecay scalar
    * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void adamwStep(Context ctx, float[] params, float[] grads, float[] m, float[] v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(params, "params");
-    Objects.requireNonNull(grads, "grads");
-    Objects.requireNonNull(m, "m");
-    Objects.requireNonNull(v, "v");
-    final int n = grads.length;
-    if (params.length != n) throw Checks.mismatch("kb_adamw_step", "params", params.length, n, "[n]");
-    if (m.length != n) throw Checks.mismatch("kb_adamw_step", "m", m.length, n, "[n]");
-    if (v.length != n) throw Checks.mismatch("kb_adamw_step", "v", v.length, n, "[n]");
+    final int n = grads != null ? grads.length : params != null ? params.length : m != null ? m.length : v != null ? v.length : 0;
+    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
+    else if (params.length != n) throw Checks.mismatch("kb_adamw_step", "params", params.length, n, "[n]");
+    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
+    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
+    else if (m.length != n) throw Checks.mismatch("kb_adamw_step", "m", m.length, n, "[n]");
+    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
+    else if (v.length != n) throw Checks.mismatch("kb_adamw_step", "v", v.length, n, "[n]");
     if (params == grads && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "grads");
     if (params == m && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "m");
     if (params == v && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "v");
@@ -2438,44 +2438,44 @@ public final class KernelBridge {
     if (v == grads && v != null && v.length > 0) throw Checks.sameArray("kb_adamw_step", "v", "grads");
     final long address = ctx.address();
     try {
-      if ((long) params.length + grads.length + m.length + v.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (params == null ? 0 : params.length) + (grads == null ? 0 : grads.length) + (m == null ? 0 : m.length) + (v == null ? 0 : v.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         int next = 0;
         final int oParams = next;
-        {
+        if (params != null) {
           next += params.length;
           sf.position(oParams);
           sf.put(params);
         }
         final int oGrads = next;
-        {
+        if (grads != null) {
           next += grads.length;
           sf.position(oGrads);
           sf.put(grads);
         }
         final int oM = next;
-        {
+        if (m != null) {
           next += m.length;
           sf.position(oM);
           sf.put(m);
         }
         final int oV = next;
-        {
+        if (v != null) {
           next += v.length;
           sf.position(oV);
           sf.put(v);
         }
-        KernelBridgeNative.kb_adamw_step__addr(address, n, base + 4L * oParams, base + 4L * oGrads, base + 4L * oM, base + 4L * oV, lr, beta1, beta2, eps, weightDecay, step);
-        {
+        KernelBridgeNative.kb_adamw_step__addr(address, n, params == null ? 0L : base + 4L * oParams, grads == null ? 0L : base + 4L * oGrads, m == null ? 0L : base + 4L * oM, v == null ? 0L : base + 4L * oV, lr, beta1, beta2, eps, weightDecay, step);
+        if (params != null) {
           sf.position(oParams);
           sf.get(params);
         }
-        {
+        if (m != null) {
           sf.position(oM);
           sf.get(m);
         }
-        {
+        if (v != null) {
           sf.position(oV);
           sf.get(v);
         }
@@ -2496,23 +2496,23 @@ public final class KernelBridge {
    * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
    * step &gt;= 1.
    *
-   * <p>Derived: {@code n} = {@code grads.remaining()}.
+   * <p>Derived: {@code n} = {@code grads.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
-   * @param params input and output, f32[n]
-   * @param grads input, f32[n]
-   * @param m input and output, f32[n]
-   * @param v input and output, f32[n]
+   * @param params input and output, f32[n]; null only where empty
+   * @param grads input, f32[n]; null only where empty
+   * @param m input and output, f32[n]; null only where empty
+   * @param v input and output, f32[n]; null only where empty
    * @param lr scalar
    * @param beta1 scalar
    * @param beta2 scalar
    * @param eps scalar
    * @param weightDecay scalar
    * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void adamwStep(FloatBuffer params, FloatBuffer grads, FloatBuffer m, FloatBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     adamwStep(Context.forCurrentThread(), params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
@@ -2527,33 +2527,33 @@ public final class KernelBridge {
    * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
    * step &gt;= 1.
    *
-   * <p>Derived: {@code n} = {@code grads.remaining()}.
+   * <p>Derived: {@code n} = {@code grads.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
-   * @param params input and output, f32[n]
-   * @param grads input, f32[n]
-   * @param m input and output, f32[n]
-   * @param v input and output, f32[n]
+   * @param params input and output, f32[n]; null only where empty
+   * @param grads input, f32[n]; null only where empty
+   * @param m input and output, f32[n]; null only where empty
+   * @param v input and output, f32[n]; null only where empty
    * @param lr scalar
    * @param beta1 scalar
    * @param beta2 scalar
    * @param eps scalar
    * @param weightDecay scalar
    * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void adamwStep(Context ctx, FloatBuffer params, FloatBuffer grads, FloatBuffer m, FloatBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(params, "params");
-    Objects.requireNonNull(grads, "grads");
-    Objects.requireNonNull(m, "m");
-    Objects.requireNonNull(v, "v");
-    final int n = grads.remaining();
-    if (params.remaining() != n) throw Checks.mismatch("kb_adamw_step", "params", params.remaining(), n, "[n]");
-    if (m.remaining() != n) throw Checks.mismatch("kb_adamw_step", "m", m.remaining(), n, "[n]");
-    if (v.remaining() != n) throw Checks.mismatch("kb_adamw_step", "v", v.remaining(), n, "[n]");
+    final int n = grads != null ? grads.remaining() : params != null ? params.remaining() : m != null ? m.remaining() : v != null ? v.remaining() : 0;
+    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
+    else if (params.remaining() != n) throw Checks.mismatch("kb_adamw_step", "params", params.remaining(), n, "[n]");
+    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
+    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
+    else if (m.remaining() != n) throw Checks.mismatch("kb_adamw_step", "m", m.remaining(), n, "[n]");
+    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
+    else if (v.remaining() != n) throw Checks.mismatch("kb_adamw_step", "v", v.remaining(), n, "[n]");
     params = Checks.writableDirect("kb_adamw_step", "params", params);
     grads = Checks.direct("kb_adamw_step", "grads", grads);
     m = Checks.writableDirect("kb_adamw_step", "m", m);
@@ -2571,14 +2571,14 @@ public final class KernelBridge {
    * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
    * rows &gt; 0 and fit in int32.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void argmax(int cols, float[] x, int[] out) {
     argmax(Context.forCurrentThread(), cols, x, out);
@@ -2589,40 +2589,40 @@ public final class KernelBridge {
    * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
    * rows &gt; 0 and fit in int32.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void argmax(Context ctx, int cols, float[] x, int[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.length;
+    final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
-    if (x.length != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.length, Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.length, Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
     final long address = ctx.address();
     try {
-      if ((long) x.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (x == null ? 0 : x.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oX = next;
-        {
+        if (x != null) {
           next += x.length;
           sf.position(oX);
           sf.put(x);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_argmax__addr(address, rows, cols, base + 4L * oX, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_argmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           si.position(oOut);
           si.get(out);
         }
@@ -2639,16 +2639,16 @@ public final class KernelBridge {
    * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
    * rows &gt; 0 and fit in int32.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void argmax(int cols, FloatBuffer x, IntBuffer out) {
     argmax(Context.forCurrentThread(), cols, x, out);
@@ -2659,23 +2659,23 @@ public final class KernelBridge {
    * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
    * rows &gt; 0 and fit in int32.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void argmax(Context ctx, int cols, FloatBuffer x, IntBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(x, "x");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.remaining();
+    final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
-    if (x.remaining() != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.remaining(), Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.remaining(), Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
     x = Checks.direct("kb_argmax", "x", x);
     out = Checks.writableDirect("kb_argmax", "out", out);
     final long address = ctx.address();
@@ -2691,16 +2691,16 @@ public final class KernelBridge {
    * in index order.  temperature must be finite and &gt; 0; logits must not hold
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void sample(int cols, float[] logits, float temperature, long seed, int[] out) {
     sample(Context.forCurrentThread(), cols, logits, temperature, seed, out);
@@ -2711,42 +2711,42 @@ public final class KernelBridge {
    * in index order.  temperature must be finite and &gt; 0; logits must not hold
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void sample(Context ctx, int cols, float[] logits, float temperature, long seed, int[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.length;
+    final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
-    if (logits.length != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.length, Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.length != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.length, Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
     final long address = ctx.address();
     try {
-      if ((long) logits.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oLogits = next;
-        {
+        if (logits != null) {
           next += logits.length;
           sf.position(oLogits);
           sf.put(logits);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_sample__addr(address, rows, cols, base + 4L * oLogits, temperature, seed, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, temperature, seed, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           si.position(oOut);
           si.get(out);
         }
@@ -2763,18 +2763,18 @@ public final class KernelBridge {
    * in index order.  temperature must be finite and &gt; 0; logits must not hold
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void sample(int cols, FloatBuffer logits, float temperature, long seed, IntBuffer out) {
     sample(Context.forCurrentThread(), cols, logits, temperature, seed, out);
@@ -2785,25 +2785,25 @@ public final class KernelBridge {
    * in index order.  temperature must be finite and &gt; 0; logits must not hold
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void sample(Context ctx, int cols, FloatBuffer logits, float temperature, long seed, IntBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.remaining();
+    final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
-    if (logits.remaining() != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.remaining(), Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.remaining() != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.remaining(), Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
     logits = Checks.direct("kb_sample", "logits", logits);
     out = Checks.writableDirect("kb_sample", "out", out);
     final long address = ctx.address();
@@ -2820,17 +2820,17 @@ public final class KernelBridge {
    * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param k dimension, at least 0
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void topkSample(int cols, float[] logits, int k, float temperature, long seed, int[] out) {
     topkSample(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
@@ -2842,44 +2842,44 @@ public final class KernelBridge {
    * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param k dimension, at least 0
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void topkSample(Context ctx, int cols, float[] logits, int k, float temperature, long seed, int[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.length;
+    final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
     if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
-    if (logits.length != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.length, Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.length != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.length, Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
     final long address = ctx.address();
     try {
-      if ((long) logits.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oLogits = next;
-        {
+        if (logits != null) {
           next += logits.length;
           sf.position(oLogits);
           sf.put(logits);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_topk_sample__addr(address, rows, cols, base + 4L * oLogits, k, temperature, seed, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_topk_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, k, temperature, seed, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           si.position(oOut);
           si.get(out);
         }
@@ -2897,19 +2897,19 @@ public final class KernelBridge {
    * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param k dimension, at least 0
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void topkSample(int cols, FloatBuffer logits, int k, float temperature, long seed, IntBuffer out) {
     topkSample(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
@@ -2921,27 +2921,27 @@ public final class KernelBridge {
    * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param k dimension, at least 0
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void topkSample(Context ctx, int cols, FloatBuffer logits, int k, float temperature, long seed, IntBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.remaining();
+    final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
     if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
-    if (logits.remaining() != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.remaining(), Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.remaining() != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.remaining(), Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
     logits = Checks.direct("kb_topk_sample", "logits", logits);
     out = Checks.writableDirect("kb_topk_sample", "out", out);
     final long address = ctx.address();
@@ -2959,17 +2959,17 @@ public final class KernelBridge {
    * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
    * as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param p scalar
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void toppSample(int cols, float[] logits, float p, float temperature, long seed, int[] out) {
     toppSample(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
@@ -2982,43 +2982,43 @@ public final class KernelBridge {
    * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
    * as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.length}.
+   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param p scalar
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
    */
   public static void toppSample(Context ctx, int cols, float[] logits, float p, float temperature, long seed, int[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.length;
+    final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
-    if (logits.length != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.length, Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.length != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.length, Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
     final long address = ctx.address();
     try {
-      if ((long) logits.length + out.length <= Context.SCRATCH_ELEMENTS) {
+      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
         final long base = ctx.scratchAddress();
         final FloatBuffer sf = ctx.scratchFloats;
         final IntBuffer si = ctx.scratchInts;
         int next = 0;
         final int oLogits = next;
-        {
+        if (logits != null) {
           next += logits.length;
           sf.position(oLogits);
           sf.put(logits);
         }
         final int oOut = next;
-        {
+        if (out != null) {
           next += out.length;
         }
-        KernelBridgeNative.kb_topp_sample__addr(address, rows, cols, base + 4L * oLogits, p, temperature, seed, base + 4L * oOut);
-        {
+        KernelBridgeNative.kb_topp_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, p, temperature, seed, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
           si.position(oOut);
           si.get(out);
         }
@@ -3037,19 +3037,19 @@ public final class KernelBridge {
    * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
    * as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param p scalar
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void toppSample(int cols, FloatBuffer logits, float p, float temperature, long seed, IntBuffer out) {
     toppSample(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
@@ -3062,26 +3062,26 @@ public final class KernelBridge {
    * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
    * as for kb_sample.
    *
-   * <p>Derived: {@code rows} = {@code out.remaining()}.
+   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]
+   * @param logits input, f32[rows, cols]; null only where empty
    * @param p scalar
    * @param temperature scalar
    * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension, and the statuses of the C function
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
    */
   public static void toppSample(Context ctx, int cols, FloatBuffer logits, float p, float temperature, long seed, IntBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    Objects.requireNonNull(logits, "logits");
-    Objects.requireNonNull(out, "out");
-    final int rows = out.remaining();
+    final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
-    if (logits.remaining() != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.remaining(), Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    else if (logits.remaining() != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.remaining(), Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
     logits = Checks.direct("kb_topp_sample", "logits", logits);
     out = Checks.writableDirect("kb_topp_sample", "out", out);
     final long address = ctx.address();

@@ -69,8 +69,14 @@ public final class BindingTest {
     equal("kb_softmax: rows must be >= 0, got -1", e.getMessage(), "message");
     e = expect(KernelBridgeException.class,
         () -> KernelBridge.gemm(false, false, 2, 2, 2, 1f, new float[4], 1, new float[4], 2, 0f, new float[4], 2));
-    equal(Status.INVALID_ARGUMENT, e.status(), "lda < k");
+    equal(Status.SHAPE_MISMATCH, e.status(), "lda < k (SHAPE_MISMATCH, as in C)");
     check(e.getMessage().contains("lda"), e.getMessage());
+    e = expect(KernelBridgeException.class,
+        () -> KernelBridge.gemm(false, false, 0, 3, 0, 1f, new float[0], 0, new float[0], 3, 0f, new float[0], 3));
+    equal(Status.SHAPE_MISMATCH, e.status(), "lda 0 < 1");
+    e = expect(KernelBridgeException.class,
+        () -> KernelBridge.gemm(false, false, 2, 2, 2, 1f, new float[4], -2, new float[4], 2, 0f, new float[4], 2));
+    equal(Status.INVALID_ARGUMENT, e.status(), "negative lda");
   }
 
   public static void testErrorFromCCarriesContextMessage() {
@@ -106,10 +112,63 @@ public final class BindingTest {
     equal(Status.INVALID_ARGUMENT, e.status(), "negative threads");
   }
 
+  static void expectNull(String fn, String arg, Harness.Body call) {
+    KernelBridgeException e = expect(KernelBridgeException.class, call);
+    equal(Status.INVALID_ARGUMENT, e.status(), fn + " null " + arg);
+    check(e.getMessage().startsWith(fn + ": " + arg + " must not be null"), e.getMessage());
+  }
+
+  /** A null array or buffer for a non-nullable, non-empty tensor: INVALID_ARGUMENT, as NULL in C. */
   public static void testNullArrays() {
-    expect(NullPointerException.class, () -> KernelBridge.silu(null, new float[1]));
-    expect(NullPointerException.class, () -> KernelBridge.silu(new float[1], null));
+    expectNull("kb_silu", "x", () -> KernelBridge.silu((float[]) null, new float[1]));
+    expectNull("kb_silu", "y", () -> KernelBridge.silu(new float[1], (float[]) null));
+    expectNull("kb_add", "b", () -> KernelBridge.add(new float[4], null, new float[4]));
+    expectNull("kb_softmax", "x", () -> KernelBridge.softmax(2, 3, null, new float[6]));
+    expectNull("kb_gemm", "c", () -> KernelBridge.gemm(false, false, 2, 3, 4, 1f, new float[8], 4, new float[12], 3, 0f, null, 3));
+    expectNull("kb_embedding", "table", () -> KernelBridge.embedding(5, 2, new int[3], null, new float[6]));
+    expectNull("kb_cross_entropy", "mean_loss",
+        () -> KernelBridge.crossEntropy(3, new float[6], new int[2], -100, new float[2], null));
+    expectNull("kb_sample", "logits", () -> KernelBridge.sample(3, (float[]) null, 1f, 1L, new int[2]));
+    // rows is read from out alone: a null out means rows = 0, so x is the mismatch
+    KernelBridgeException e = expect(KernelBridgeException.class, () -> KernelBridge.argmax(3, new float[6], null));
+    equal(Status.SHAPE_MISMATCH, e.status(), "argmax null out");
+    // the copy path (more than Context.SCRATCH_ELEMENTS elements) and direct buffers
+    expectNull("kb_add", "a", () -> KernelBridge.add(null, new float[3000], new float[3000]));
+    expectNull("kb_silu", "x", () -> KernelBridge.silu((FloatBuffer) null, direct(2)));
+    expectNull("kb_softmax", "y", () -> KernelBridge.softmax(1, 2, direct(2), (FloatBuffer) null));
+    // nothing is written on failure
+    float[] losses = {5f, 5f};
+    expectNull("kb_cross_entropy", "mean_loss",
+        () -> KernelBridge.crossEntropy(3, new float[6], new int[2], -100, losses, null));
+    check(losses[0] == 5f && losses[1] == 5f, "cross_entropy wrote on failure");
+    // the context is not a tensor: still a NullPointerException
     expect(NullPointerException.class, () -> KernelBridge.silu((Context) null, new float[1], new float[1]));
+  }
+
+  /** An empty tensor may be null, as NULL in C (nullable or not). */
+  public static void testNullEmptyArrays() {
+    KernelBridge.silu((float[]) null, (float[]) null);
+    KernelBridge.silu((float[]) null, new float[0]);
+    KernelBridge.silu(new float[0], (float[]) null);
+    KernelBridge.silu((FloatBuffer) null, (FloatBuffer) null);
+    KernelBridge.softmax(0, 3, (float[]) null, (float[]) null);
+    KernelBridge.argmax(3, null, new int[0]);
+    // k == 0: a and b are empty; c = beta * c
+    float[] c = {1f, 2f, 3f, 4f, 5f, 6f};
+    KernelBridge.gemm(false, false, 2, 3, 0, 1f, null, 1, null, 3, 2f, c, 3);
+    equal("[2.0, 4.0, 6.0, 8.0, 10.0, 12.0]", Arrays.toString(c), "gemm k = 0");
+    // the same through the copy path (c has more than Context.SCRATCH_ELEMENTS elements)
+    float[] big = new float[40 * 40];
+    Arrays.fill(big, 1.5f);
+    KernelBridge.gemm(false, false, 40, 40, 0, 1f, null, 1, null, 40, 2f, big, 40);
+    for (float v : big) check(v == 3f, "gemm k = 0, copy path");
+    // a derived size comes from the first tensor that is not null
+    float[] y = new float[2];
+    expectNull("kb_silu", "x", () -> KernelBridge.silu((float[]) null, y));
+    float[] m = new float[3];
+    KernelBridgeException e = expect(KernelBridgeException.class,
+        () -> KernelBridge.adamwStep(new float[3], null, m, new float[2], 1e-3f, 0.9f, 0.999f, 1e-8f, 0f, 1));
+    equal(Status.INVALID_ARGUMENT, e.status(), "adamw null grads");
   }
 
   public static void testEmptyArrays() {
