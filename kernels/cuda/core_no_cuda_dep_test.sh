@@ -1,0 +1,16 @@
+#!/bin/bash
+# The CPU library must work on machines without CUDA: no DT_NEEDED on any
+# CUDA library and no undefined cuda*/cublas* symbol.
+#   core_no_cuda_dep_test.sh path/to/libkernelbridge.so
+set -euo pipefail
+lib=$1
+needed=$(readelf -d "$lib" | awk '/NEEDED/ {print $NF}' | tr -d '[]')
+echo "needed:" $needed
+fail=0
+if grep -Ei 'cuda|cublas|nvrtc|nvJitLink|libnv' <<<"$needed"; then echo "FAIL: CUDA DT_NEEDED"; fail=1; fi
+if nm -D --undefined-only "$lib" | grep -Ei ' (cu|cublas|nvrtc)[A-Z_]'; then
+  echo "FAIL: undefined CUDA symbols"
+  fail=1
+fi
+[[ $fail == 0 ]] && echo PASSED
+exit $fail
