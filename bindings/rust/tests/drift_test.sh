@@ -13,7 +13,10 @@ case "${1:-}" in
   bindgen)
     "$ROOT/bindings/rust/kernelbridge-sys/regen.sh" --check ;;
   vendored)
-    python3 "$ROOT/tools/vendor_c.py" check "$ROOT/bindings/rust/kernelbridge-sys/csrc" ;;
+    # Declared inputs only (//core:vendored_srcs), so Bazel may cache the result.
+    runfiles=${TEST_SRCDIR:+$TEST_SRCDIR/${TEST_WORKSPACE:-kernelbridge}}
+    base=${runfiles:-$ROOT}
+    python3 "$base/tools/vendor_c.py" check "$base/bindings/rust/kernelbridge-sys/csrc" ;;
   *)
     echo "usage: drift_test.sh bindgen|vendored" >&2; exit 2 ;;
 esac
