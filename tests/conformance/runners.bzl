@@ -11,6 +11,7 @@ tests/conformance/xfail/<language>.txt, applies).
 CONFORMANCE_RUNNERS = {
     "c": "//tests/conformance:c_runner",
     "go": "//tests/conformance/runners/go:go_runner",
+    "python": "//tests/conformance/runners/python:python_runner",
     "java": "//tests/conformance:java_runner",
     "rust": "//tests/conformance:rust_runner",
 }

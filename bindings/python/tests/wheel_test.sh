@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Packaging: builds the sdist, builds the wheel from the sdist, installs the
+# wheel into a fresh virtual environment and runs examples/quickstart.py from a
+# directory outside any source tree.
+#
+# No network: the environment's dependencies (cffi, pycparser, numpy) are
+# installed from wheels repacked from the interpreter's own installed copies
+# (tests/repack_wheels.py), with pip --no-index.
+set -euo pipefail
+source "${TEST_SRCDIR:?run me under bazel test}/kernelbridge/bindings/python/tests/stage.sh"
+cd "$STAGE"
+dist="$TMPDIR/dist"
+python3 -m build --no-isolation --sdist --outdir "$dist" . >"$TMPDIR/sdist.log" 2>&1 || { cat "$TMPDIR/sdist.log"; exit 1; }
+sdist=$(ls "$dist"/kernelbridge-*.tar.gz)
+echo "sdist: $(basename "$sdist")"
+# The sdist must carry the C sources and build without the repository.
+tar -tzf "$sdist" >"$TMPDIR/sdist.txt"
+grep -q '/csrc/gemm.c$' "$TMPDIR/sdist.txt" || { echo "sdist lacks csrc/"; exit 1; }
+mkdir -p "$TMPDIR/unpacked"
+tar -xzf "$sdist" -C "$TMPDIR/unpacked"
+(cd "$TMPDIR/unpacked"/kernelbridge-* && python3 -m pip wheel --no-build-isolation --no-deps -q -w "$dist" .) \
+  >"$TMPDIR/wheel.log" 2>&1 || { cat "$TMPDIR/wheel.log"; exit 1; }
+wheel=$(ls "$dist"/kernelbridge-*.whl)
+echo "wheel: $(basename "$wheel")"
+case "$(basename "$wheel")" in
+  *-linux_x86_64.whl | *manylinux*.whl | *-linux_aarch64.whl) ;;
+  *) echo "not a platform wheel: $wheel"; exit 1 ;;
+esac
+python3 "$STAGE/tests/repack_wheels.py" "$dist" cffi pycparser numpy
+python3 -m venv "$TMPDIR/venv"
+"$TMPDIR/venv/bin/python" -m pip install -q --no-index --find-links "$dist" kernelbridge
+outside="$TMPDIR/elsewhere"
+mkdir -p "$outside"
+cp "$STAGE/examples/quickstart.py" "$outside/"
+cd "$outside"
+env -u PYTHONPATH "$TMPDIR/venv/bin/python" quickstart.py

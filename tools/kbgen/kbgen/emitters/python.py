@@ -1,0 +1,860 @@
+"""Python binding: a cffi API-mode extension plus generated wrappers.
+
+Files (all under bindings/python, see docs/python.md):
+  kernelbridge_build.py    cffi build script: the cdef (from the model) and
+                           set_source compiling the library's C sources into
+                           the extension kernelbridge._native
+  kernelbridge/_model.py   version, enums (Status, Backend), error classes
+  kernelbridge/_kernels.py one function per kernel
+  kernelbridge/__init__.py the package: version check, public names
+  kernelbridge/__init__.pyi type stubs
+
+Hand-written support code (arrays, contexts) is kernelbridge/_runtime.py.
+The rules that turn a C kernel into a Python function are generic; they use
+only the model and contracts.py:
+  * in / inout tensors are positional, in C order; the single `out` tensor is
+    the `out=` argument (several: `out=` takes a tuple);
+  * size parameters come from the arrays' shapes (contracts.dim_sources), ld
+    parameters from the row length of the contiguous array; a size no tensor
+    determines is a required keyword argument;
+  * flags are keyword arguments defaulting to False; scalars are required
+    keyword arguments (the header documents no defaults);
+  * a nullable tensor is Optional; None passes NULL;
+  * the only inout tensor of a kernel without outputs (gemm's C) may be
+    omitted: a zero-filled array is allocated and returned;
+  * a kernel whose tensors are all 1-D of one size is elementwise: arrays of
+    any shape are accepted (all of the same shape) and results keep it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import textwrap
+from typing import Dict, List, Optional, Tuple
+
+from .. import contracts
+from ..banner import banner
+from ..model import Api, Cond, Const, Dim, Enum, Expr, Function, Param
+
+NAME = "python"
+
+ROOT = "bindings/python"
+PKG = ROOT + "/kernelbridge"
+
+# Compiler flags of the library sources: the same code generation as the
+# Bazel build (tools/bazel/copts.bzl, KB_LIB_COPTS without the warnings), so
+# results are bit-identical.  KB_STATIC_DEFINE keeps every kb_ symbol hidden
+# inside the extension.
+CFLAGS = [
+    "-std=c99",
+    "-D_POSIX_C_SOURCE=200809L",
+    "-O2",
+    "-fvisibility=hidden",
+    "-fno-strict-aliasing",
+    "-ffp-contract=off",
+    "-DKB_STATIC_DEFINE",
+]
+
+# Builtin exception each status error also derives from, so that ordinary
+# `except ValueError` code catches bad arguments.  Statuses not listed derive
+# from Error only.
+BUILTIN_BASES = {
+    "INVALID_ARGUMENT": "ValueError",
+    "SHAPE_MISMATCH": "ValueError",
+    "UNSUPPORTED": "NotImplementedError",
+    "OUT_OF_MEMORY": "MemoryError",
+}
+
+_NP_DTYPE = {"f32": "_F32", "i32": "_I32"}
+_NP_NAME = {"f32": "float32", "i32": "int32"}
+_CFFI_ARRAY = {"f32": "_FA", "i32": "_IA"}
+_PY_SCALAR = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "int",
+    "uint32": "int",
+    "uint64": "int",
+    "float32": "float",
+    "float64": "float",
+}
+
+
+# --- names ----------------------------------------------------------------------
+
+
+def _camel(words: str) -> str:
+    return "".join(w.capitalize() for w in words.lower().split("_") if w)
+
+
+def enum_class_name(e: Enum) -> str:
+    """kb_status -> Status."""
+    name = e.name[3:] if e.name.startswith("kb_") else e.name
+    return _camel(name)
+
+
+def member_name(e: Enum, value_name: str) -> str:
+    """KB_STATUS_SHAPE_MISMATCH -> SHAPE_MISMATCH."""
+    return value_name[len(e.prefix):]
+
+
+def error_class_name(member: str) -> str:
+    """SHAPE_MISMATCH -> ShapeMismatchError; DEVICE_ERROR -> DeviceError."""
+    camel = _camel(member)
+    return camel if camel.endswith("Error") else camel + "Error"
+
+
+def py_name(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _q(text: str) -> str:
+    return repr(text)
+
+
+def _docstring(text: str, indent: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = text.split("\n")
+    body = "\n".join((indent + l) if l else "" for l in lines)
+    return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
+
+
+# --- cdef ----------------------------------------------------------------------------
+
+
+def cdef(api: Api) -> str:
+    """The declarations cffi needs, from the model (never copied by hand)."""
+    out = [f"#define KB_VERSION_NUMBER {api.version_number}"]
+    for e in api.enums:
+        vals = ",\n".join(f"  {v.name} = {v.value}" for v in e.values)
+        out.append(f"typedef enum {e.name} {{\n{vals}\n}} {e.name};")
+    for h in api.handles:
+        out.append(f"typedef struct {h.name} {h.name};")
+    for f in api.functions:
+        params = ", ".join(f"{_c_decl(p.ctype.spelling, p.name)}" for p in f.params) or "void"
+        out.append(f"{_c_decl(f.returns.spelling, f.name)}({params});")
+    return "\n".join(out) + "\n"
+
+
+def _c_decl(spelling: str, name: str) -> str:
+    spelling = spelling.replace("* *", "**")
+    return f"{spelling}{name}" if spelling.endswith("*") else f"{spelling} {name}"
+
+
+# --- build script ---------------------------------------------------------------
+
+
+def build_script(api: Api) -> str:
+    flags = "".join(f"    {_q(f)},\n" for f in CFLAGS)
+    return (
+        banner("#")
+        + f'''"""cffi build script of kernelbridge._native (API mode, out of line).
+
+The extension compiles the C sources of the library into itself (static
+linking): `import kernelbridge` needs no other shared library.  The sources
+are the copies in csrc/ (made by tools/vendor_c.py; setup.py refreshes them
+when it runs inside the kernelbridge repository).  KERNELBRIDGE_CSRC names
+another directory holding them.
+"""
+
+import glob
+import os
+
+from cffi import FFI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The library's declarations, generated from {api.header} (version {api.version_string}).
+CDEF = """
+{cdef(api)}"""
+
+# Same code generation as the Bazel build of the C library (bit-identical results).
+CFLAGS = [
+{flags}]
+
+
+def csrc_dir():
+    return os.environ.get("KERNELBRIDGE_CSRC") or os.path.join(HERE, "csrc")
+
+
+def c_sources(csrc=None):
+    csrc = csrc or csrc_dir()
+    sources = sorted(glob.glob(os.path.join(csrc, "*.c")))
+    if not sources:
+        raise RuntimeError(
+            "kernelbridge: no C sources in %s; run: python3 tools/vendor_c.py sync bindings/python/csrc" % csrc
+        )
+    # setuptools prefers paths relative to the setup directory.
+    return [os.path.relpath(s) if not os.path.relpath(s).startswith("..") else s for s in sources]
+
+
+def make_ffibuilder(csrc=None):
+    csrc = csrc or csrc_dir()
+    ffi = FFI()
+    ffi.cdef(CDEF)
+    ffi.set_source(
+        "kernelbridge._native",
+        '#include "kernelbridge.h"\\n',
+        sources=c_sources(csrc),
+        include_dirs=[csrc],
+        extra_compile_args=CFLAGS,
+        libraries=["m"],
+        extra_link_args=["-pthread"],
+    )
+    return ffi
+
+
+ffibuilder = make_ffibuilder()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)
+'''
+    )
+
+
+# --- _model.py -----------------------------------------------------------------
+
+
+def model_module(api: Api) -> str:
+    st = api.status_enum
+    lines = [
+        banner("#"),
+        '"""Version, enums and error classes of kernelbridge."""\n\n',
+        "import enum\n\n",
+        f"__version__ = {_q(api.version_string)}\n",
+        "# KB_VERSION_NUMBER of the header this package was generated from.\n",
+        f"VERSION_NUMBER = {api.version_number}\n",
+        f"VERSION = {tuple(api.version)!r}\n\n",
+    ]
+    for e in api.enums:
+        lines.append(f"\nclass {enum_class_name(e)}(enum.IntEnum):\n")
+        lines.append(_docstring(e.doc, "    "))
+        for v in e.values:
+            lines.append(f"\n    {member_name(e, v.name)} = {v.value}\n")
+            if v.doc:
+                lines.append(_docstring(v.doc, "    "))
+        lines.append("\n")
+    lines.append(
+        '''
+class Error(Exception):
+    """A kernelbridge call failed.
+
+    `status` is the Status code, `message` the library's description.  Each
+    status code has its own subclass (see ERRORS); errors about arguments are
+    also ValueError (TypeError for a wrong dtype).
+    """
+
+    status = None
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            try:
+                self.status = Status(status)
+            except ValueError:
+                self.status = status
+
+'''
+    )
+    names = []
+    for v in st.values:
+        member = member_name(st, v.name)
+        if v.value == 0:
+            continue
+        cls = error_class_name(member)
+        names.append((v.value, member, cls))
+        bases = "Error" + (", " + BUILTIN_BASES[member] if member in BUILTIN_BASES else "")
+        lines.append(f"\nclass {cls}({bases}):\n")
+        lines.append(_docstring(f"Status.{member}: {v.doc}", "    "))
+        lines.append(f"\n    status = Status.{member}\n\n")
+    lines.append("\n# Error class of each failing status code.\nERRORS = {\n")
+    for value, member, cls in names:
+        lines.append(f"    {value}: {cls},\n")
+    lines.append("}\n\n__all__ = [\n")
+    exported = ["VERSION", "VERSION_NUMBER", "Error"] + [enum_class_name(e) for e in api.enums] + [c for _, _, c in names]
+    for n in exported:
+        lines.append(f"    {_q(n)},\n")
+    lines.append("]\n")
+    return "".join(lines)
+
+
+def error_names(api: Api) -> List[str]:
+    st = api.status_enum
+    return [error_class_name(member_name(st, v.name)) for v in st.values if v.value != 0]
+
+
+# --- kernels --------------------------------------------------------------------
+
+
+class _Kernel:
+    """The Python shape of one C kernel (see the module docstring)."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.name = fn.short_name
+        self.tensors = fn.tensors
+        self.outs = contracts.outputs(fn)
+        self.inouts = contracts.inouts(fn)
+        self.dims = [p.name for p in fn.dims]
+        self.lds = contracts.ld_params(fn)
+        shapes = {p.tensor.shape for p in self.tensors}
+        self.elementwise = (
+            len(shapes) == 1
+            and all(len(p.tensor.shape) == 1 and isinstance(p.tensor.shape[0], Dim) for p in self.tensors)
+            and not self.lds
+        )
+        self.optional_inout: Optional[str] = None
+        if not self.outs and len(self.inouts) == 1 and self.inouts[0] is self.tensors[-1]:
+            p = self.inouts[0]
+            if all(self._derivable(d, exclude=p.name) for d in _expr_dims(p.tensor.shape)):
+                self.optional_inout = p.name
+        # Python names of the out tensors.
+        if len(self.outs) == 1:
+            self.out_names = {self.outs[0].name: "out"}
+        else:
+            self.out_names = {p.name: p.name for p in self.outs}
+        self.dim_expr: Dict[str, Optional[str]] = {}
+        self.trivial: set = set()  # (tensor, axis) used as an unconditional source
+        self._resolve_dims()
+
+    # Tensors always given by the caller, usable as size sources.
+    def _available(self, name: str, exclude: Optional[str] = None) -> bool:
+        p = self.fn.param(name)
+        t = p.tensor
+        if name == exclude or t.nullable or t.direction == "out":
+            return False
+        return name != self.optional_inout
+
+    def _derivable(self, dim: str, exclude: Optional[str] = None) -> bool:
+        for s in contracts.dim_sources(self.fn).get(dim, []):
+            if self._available(s.tensor, exclude):
+                return True
+        return False
+
+    def _resolve_dims(self):
+        sources = contracts.dim_sources(self.fn)
+        for d in self.dims:
+            if d in self.lds:
+                continue
+            expr = None
+            if self.elementwise:
+                first = next(p for p in self.tensors if self._available(p.name))
+                expr = f"_t_{first.name}.size"
+            else:
+                branch: Dict[str, Dict[bool, str]] = {}
+                for s in sources.get(d, []):
+                    if not self._available(s.tensor):
+                        continue
+                    ref = f"_t_{s.tensor}.shape[{s.axis}]"
+                    if s.when is None:
+                        expr = ref
+                        self.trivial.add((s.tensor, s.axis))
+                        break
+                    b = branch.setdefault(s.when, {})
+                    b.setdefault(bool(s.value), ref)
+                    if len(b) == 2:
+                        expr = f"({b[True]} if {py_name(s.when)} else {b[False]})"
+                        break
+            self.dim_expr[d] = expr
+
+    @property
+    def arg_dims(self) -> List[str]:
+        """Size parameters the caller passes (no tensor determines them)."""
+        return [d for d in self.dims if d not in self.lds and self.dim_expr[d] is None]
+
+    def shape_code(self, p: Param) -> str:
+        if self.elementwise:
+            return "_shape"
+        parts = [_expr_code(e) for e in p.tensor.shape]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    def positional(self) -> List[Tuple[str, Optional[str]]]:
+        """(python name, default or None) of the positional parameters."""
+        params = [p for p in self.tensors if p.tensor.direction != "out"]
+        res: List[Tuple[str, Optional[str]]] = []
+        for p in params:
+            optional = p.tensor.nullable or p.name == self.optional_inout
+            res.append((py_name(p.name), "None" if optional else None))
+        # A default is only possible when every later parameter has one.
+        seen_required = False
+        for i in range(len(res) - 1, -1, -1):
+            if res[i][1] is None:
+                seen_required = True
+            elif seen_required:
+                res[i] = (res[i][0], None)
+        if self.outs:
+            res.append(("out", "None"))
+        return res
+
+    def keywords(self) -> List[Tuple[Param, Optional[str]]]:
+        res = []
+        for p in self.fn.params:
+            if p.role == "flag":
+                res.append((p, "False"))
+            elif p.role == "scalar":
+                res.append((p, None))
+            elif p.role == "dim" and p.name in self.arg_dims:
+                res.append((p, None))
+        # Required keywords first is not needed for keyword-only arguments.
+        return res
+
+
+def _expr_dims(shape) -> List[str]:
+    names = []
+    for e in shape:
+        if isinstance(e, Dim):
+            names.append(e.name)
+        elif isinstance(e, Cond):
+            names += _expr_dims((e.then, e.otherwise))
+    return names
+
+
+def _expr_code(e: Expr) -> str:
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, Dim):
+        return e.name
+    return f"({_expr_code(e.then)} if {py_name(e.flag)} else {_expr_code(e.otherwise)})"
+
+
+def _shape_doc(p: Param, elementwise: bool) -> str:
+    t = p.tensor
+    if elementwise:
+        return f"{_NP_NAME[t.dtype]} array of any shape"
+    return f"{_NP_NAME[t.dtype]}{t.shape_str()}"
+
+
+def kernel_doc(k: _Kernel) -> str:
+    fn = k.fn
+    lines = [fn.doc, "", "Arguments (sizes are taken from the arrays' shapes):"]
+    for p in fn.params:
+        if p.role == "context":
+            continue
+        name = py_name(p.name)
+        if p.role == "tensor":
+            t = p.tensor
+            extra = []
+            if t.direction == "inout":
+                extra.append("read and updated in place")
+            if t.nullable:
+                extra.append("may be None")
+            if p.name == k.optional_inout:
+                extra.append("None: a new zero-filled array")
+            if t.direction == "out":
+                name = k.out_names[p.name]
+                if len(k.outs) > 1:
+                    name = f"out[{k.outs.index(p)}] ({p.name})"
+                elif name != p.name:
+                    name = f"out ({p.name})"
+                extra.append("new array when None")
+            if t.aliases:
+                extra.append("may be the same array as " + " or ".join(py_name(a) for a in t.aliases))
+            lines.append(f"  {name}: {t.direction} {_shape_doc(p, k.elementwise)}" + ("; " + "; ".join(extra) if extra else ""))
+        elif p.role == "flag":
+            lines.append(f"  {name}: bool, default False")
+        elif p.role == "scalar":
+            lines.append(f"  {name}: {_scalar_type(p)}")
+        elif p.role == "dim" and p.name in k.arg_dims:
+            lines.append(f"  {name}: int (size; no array determines it)")
+    lines.append("  ctx: Context, default: the calling thread's default context")
+    if k.outs:
+        what = " and ".join(k.out_names[p.name] if len(k.outs) == 1 else p.name for p in k.outs)
+        lines.append(f"Returns {'the tuple ' if len(k.outs) > 1 else ''}{what} (the arrays passed as out when given).")
+    elif k.optional_inout:
+        lines.append(f"Returns {k.optional_inout}.")
+    else:
+        lines.append("Returns None; the inout arrays hold the results.")
+    lines.append(f"C function: {fn.name}.")
+    return "\n".join(lines)
+
+
+def _scalar_type(p: Param) -> str:
+    if p.ctype.kind == "enum":
+        return "int"
+    return _PY_SCALAR[p.ctype.kind]
+
+
+def kernel_code(k: _Kernel) -> str:
+    fn = k.fn
+    fname = k.name
+    w = []  # body lines, indented by 4
+    pos = k.positional()
+    sig = [n if d is None else f"{n}={d}" for n, d in pos]
+    kw = [py_name(p.name) if d is None else f"{py_name(p.name)}={d}" for p, d in k.keywords()]
+    sig.append("*")
+    sig += kw
+    sig.append("ctx=None")
+    out = [f"def {fname}({', '.join(sig)}):\n", _docstring(kernel_doc(k), "    ")]
+    add = w.append
+    # Context.
+    add("if ctx is None:")
+    add("    try:")
+    add("        _ctxp = _tls.ctx._ptr")
+    add("    except AttributeError:")
+    add("        _ctxp = None")
+    add("    if _ctxp is None:")
+    add("        _ctxp = _default_ptr()")
+    add("else:")
+    add("    _ctxp = ctx._ptr")
+    add("    if _ctxp is None:")
+    add(f"        _closed({_q(fname)})")
+    for p in fn.params:
+        if p.role == "flag":
+            add(f"{py_name(p.name)} = bool({py_name(p.name)})")
+    any_slow = False
+    writers = []  # tensors written by the kernel and supplied by the caller
+    # Inputs and inouts.
+    for p in k.tensors:
+        t = p.tensor
+        if t.direction == "out":
+            continue
+        name = py_name(p.name)
+        ndim = -1 if k.elementwise else len(t.shape)
+        dt = _NP_DTYPE[t.dtype]
+        ind = ""
+        if t.nullable or p.name == k.optional_inout:
+            add(f"if {name} is None:")
+            if p.name == k.optional_inout:
+                add(f"    _t_{p.name} = None")
+            else:
+                add(f"    _t_{p.name} = None")
+            add("else:")
+            ind = "    "
+        cond = f"type({name}) is _nd and {name}.dtype is {dt} and {name}.flags.carray"
+        if ndim >= 0:
+            cond += f" and {name}.ndim == {ndim}"
+        if t.direction == "in":
+            add(f"{ind}if {cond}:")
+            add(f"{ind}    _t_{p.name} = {name}")
+            add(f"{ind}else:")
+            add(f"{ind}    _t_{p.name} = _in({name}, {dt}, {_q(name)}, {_q(fname)}, {ndim})")
+            add(f"{ind}    _slow = True")
+        else:
+            writers.append(p)
+            add(f"{ind}if {cond}:")
+            add(f"{ind}    _t_{p.name} = {name}")
+            add(f"{ind}    _b_{p.name} = None")
+            add(f"{ind}else:")
+            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {dt}, {_q(name)}, {_q(fname)}, {ndim})")
+            add(f"{ind}    _slow = True")
+        any_slow = True
+    # Sizes.
+    if k.elementwise:
+        first = next(p for p in k.tensors if k._available(p.name))
+        add(f"_shape = _t_{first.name}.shape")
+    for d in k.dims:
+        if d in k.lds or k.dim_expr[d] is None:
+            continue
+        add(f"{d} = {k.dim_expr[d]}")
+    # Shape checks of the given tensors.
+    for p in k.tensors:
+        t = p.tensor
+        if t.direction == "out":
+            continue
+        if not k.elementwise and all(
+            isinstance(e, Dim) and (p.name, i) in k.trivial for i, e in enumerate(t.shape)
+        ):
+            continue
+        if k.elementwise and p is next(q for q in k.tensors if k._available(q.name)):
+            continue
+        guard = ""
+        if t.nullable or p.name == k.optional_inout:
+            guard = f"_t_{p.name} is not None and "
+        add(f"if {guard}_t_{p.name}.shape != {k.shape_code(p)}:")
+        add(f"    _shape_error({_q(fname)}, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
+    if k.optional_inout:
+        p = fn.param(k.optional_inout)
+        add(f"if _t_{p.name} is None:")
+        add(f"    _t_{p.name} = _zeros({k.shape_code(p)}, {_NP_DTYPE[p.tensor.dtype]})")
+        add(f"    _b_{p.name} = None")
+    # Outputs.
+    multi = len(k.outs) > 1
+    if k.outs:
+        if multi:
+            add("if out is None:")
+            add(f"    out = (None,) * {len(k.outs)}")
+            add(f"elif type(out) is not tuple or len(out) != {len(k.outs)}:")
+            add(f"    _out_tuple_error({_q(fname)}, {len(k.outs)}, out)")
+        for i, p in enumerate(k.outs):
+            t = p.tensor
+            dt = _NP_DTYPE[t.dtype]
+            src = f"out[{i}]" if multi else "out"
+            label = f"out[{i}]" if multi else "out"
+            shape = k.shape_code(p)
+            add(f"_o = {src}")
+            add("if _o is None:")
+            add(f"    _t_{p.name} = _empty({shape}, {dt})")
+            add(f"    _b_{p.name} = None")
+            add(f"elif type(_o) is _nd and _o.dtype is {dt} and _o.flags.carray and _o.shape == {shape}:")
+            add(f"    _t_{p.name} = _o")
+            add(f"    _b_{p.name} = None")
+            add("else:")
+            add(f"    _t_{p.name}, _b_{p.name} = _out(_o, {dt}, {_q(label)}, {_q(fname)}, {shape})")
+            add("    _slow = True")
+            writers.append(p)
+        any_slow = True
+    # Overlap of arrays Python copied cannot be seen by the library: check
+    # the caller's arrays here (slow path only).
+    if writers:
+        items = []
+        for p in k.tensors:
+            t = p.tensor
+            if t.direction == "out":
+                obj = f"out[{k.outs.index(p)}]" if multi else "out"
+                label = obj
+            else:
+                obj = label = py_name(p.name)
+            items.append(f"({_q(label)}, {obj}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})")
+        add("if _slow:")
+        add(f"    _overlaps({_q(fname)}, ({', '.join(items)},))")
+    # ld parameters.
+    for ld, tname in k.lds.items():
+        add(f"{ld} = _t_{tname}.shape[1] or 1")
+    # The call.
+    args = []
+    for p in fn.params:
+        if p.role == "context":
+            args.append("_ctxp")
+        elif p.role == "tensor":
+            ptr = f"_fb({_CFFI_ARRAY[p.tensor.dtype]}, _t_{p.name}{', True' if p.tensor.direction != 'in' else ''})"
+            if p.tensor.nullable or p.name == k.optional_inout:
+                ptr = f"(_NULL if _t_{p.name} is None else {ptr})"
+            args.append(ptr)
+        else:
+            args.append(py_name(p.name))
+    add(f"_st = _lib.{fn.name}({', '.join(args)})")
+    add("if _st:")
+    add(f"    _fail(_st, _ctxp, {_q(fname)})")
+    for p in k.tensors:
+        if p.tensor.direction == "in":
+            continue
+        add(f"if _b_{p.name} is not None:")
+        add(f"    _copyto(_b_{p.name}, _t_{p.name})")
+    # Result.
+    if k.outs:
+        if multi:
+            parts = [f"_t_{p.name} if out[{i}] is None else out[{i}]" for i, p in enumerate(k.outs)]
+            add("return (" + ", ".join(f"({x})" for x in parts) + ")")
+        else:
+            p = k.outs[0]
+            add(f"return _t_{p.name} if out is None else out")
+    elif k.optional_inout:
+        name = py_name(k.optional_inout)
+        add(f"return _t_{k.optional_inout} if {name} is None else {name}")
+    else:
+        add("return None")
+    if any_slow:
+        w.insert(0, "_slow = False")
+    body = "".join("    " + l + "\n" for l in w)
+    return "".join(out) + body
+
+
+def _free_function_code(fn: Function, api: Api) -> str:
+    params = [py_name(p.name) for p in fn.params]
+    lines = [f"def {fn.short_name}({', '.join(params)}):\n", _docstring(fn.doc + f"\n\nC function: {fn.name}.", "    ")]
+    call = f"_lib.{fn.name}({', '.join(params)})"
+    if fn.returns.kind == "string":
+        lines.append(f"    return _ffi.string({call}).decode('utf-8')\n")
+    elif fn.returns.kind == "enum":
+        cls = enum_class_name(api.enum(fn.returns.name))
+        lines.append(f"    return _model.{cls}({call})\n")
+    elif fn.returns.kind == "void":
+        lines.append(f"    {call}\n")
+    else:
+        lines.append(f"    return {call}\n")
+    return "".join(lines)
+
+
+def free_functions(api: Api) -> List[Function]:
+    """Functions of the API that are neither kernels nor take a handle."""
+    return [
+        f
+        for f in api.functions
+        if not f.is_kernel and all(p.role in ("scalar", "dim", "flag") for p in f.params)
+    ]
+
+
+def kernels_module(api: Api) -> str:
+    parts = [
+        banner("#"),
+        '"""The kernels of kernelbridge, one function per C kernel (see docs/python.md)."""\n\n',
+        "from . import _model\n",
+        "from ._runtime import (\n",
+    ]
+    names = [
+        "F32 as _F32",
+        "I32 as _I32",
+        "FA as _FA",
+        "IA as _IA",
+        "NULL as _NULL",
+        "closed as _closed",
+        "copyto as _copyto",
+        "default_ptr as _default_ptr",
+        "empty as _empty",
+        "fail as _fail",
+        "ffi as _ffi",
+        "from_buffer as _fb",
+        "inout as _inout",
+        "lib as _lib",
+        "nd as _nd",
+        "out as _out",
+        "out_tuple_error as _out_tuple_error",
+        "overlaps as _overlaps",
+        "shape_error as _shape_error",
+        "tls as _tls",
+        "to_input as _in",
+        "zeros as _zeros",
+    ]
+    parts += [f"    {n},\n" for n in names]
+    parts.append(")\n")
+    public = []
+    for f in free_functions(api):
+        parts.append("\n\n" + _free_function_code(f, api))
+        public.append(f.short_name)
+    for fn in api.kernels:
+        parts.append("\n\n" + kernel_code(_Kernel(fn)))
+        public.append(fn.short_name)
+    parts.append("\n\n__all__ = [\n" + "".join(f"    {_q(n)},\n" for n in public) + "]\n")
+    return "".join(parts)
+
+
+# --- __init__.py ---------------------------------------------------------------------
+
+
+def init_module(api: Api) -> str:
+    errors = error_names(api)
+    enums = [enum_class_name(e) for e in api.enums]
+    model_names = ["VERSION", "VERSION_NUMBER", "Error"] + enums + errors
+    public = sorted(
+        ["__version__", "Context", "default_context"]
+        + model_names
+        + [f.short_name for f in free_functions(api)]
+        + [f.short_name for f in api.kernels]
+    )
+    imports = "".join(f"    {n},\n" for n in ["__version__"] + model_names)
+    return (
+        banner("#")
+        + f'''"""kernelbridge: neural-network kernels in C, for Python.
+
+Every kernel takes and returns numpy arrays (float32 / int32, C-contiguous);
+sizes come from the arrays' shapes.  See docs/python.md for the rules on
+dtypes, contiguity, in-place use, errors, threads and contexts.
+
+Generated from {api.header}, version {api.version_string}.
+"""
+
+from ._model import (
+{imports})
+
+from ._native import lib as _lib
+
+# The extension is compiled from the library's sources, so the two versions
+# can only differ when a build mixed files of different releases.
+if _lib.kb_version_number() != VERSION_NUMBER:
+    raise ImportError(
+        "kernelbridge: the compiled library is version %d (kb_version_number()) but this Python package "
+        "was generated from header version %d; rebuild the package" % (_lib.kb_version_number(), VERSION_NUMBER)
+    )
+
+from ._runtime import Context, default_context  # noqa: E402
+from ._kernels import *  # noqa: E402,F401,F403
+
+__all__ = [
+'''
+        + "".join(f"    {_q(n)},\n" for n in public)
+        + "]\n"
+    )
+
+
+# --- stubs -------------------------------------------------------------------------
+
+
+def _stub_array(dtype: str) -> str:
+    return f"NDArray[np.{_NP_NAME[dtype]}]"
+
+
+def stubs(api: Api) -> str:
+    lines = [
+        banner("#"),
+        "import enum\n",
+        "from typing import Dict, Optional, Tuple, Type, Union\n\n",
+        "import numpy as np\n",
+        "from numpy.typing import ArrayLike, NDArray\n\n",
+        f"__version__: str\nVERSION: Tuple[int, int, int]\nVERSION_NUMBER: int\n",
+    ]
+    for e in api.enums:
+        lines.append(f"\nclass {enum_class_name(e)}(enum.IntEnum):\n")
+        for v in e.values:
+            lines.append(f"    {member_name(e, v.name)} = {v.value}\n")
+    lines.append(
+        "\nclass Error(Exception):\n"
+        "    status: Optional[Status]\n"
+        "    message: str\n"
+        "    def __init__(self, message: str, status: Optional[int] = ...) -> None: ...\n"
+    )
+    st = api.status_enum
+    for v in st.values:
+        if v.value == 0:
+            continue
+        member = member_name(st, v.name)
+        bases = "Error" + (", " + BUILTIN_BASES[member] if member in BUILTIN_BASES else "")
+        lines.append(f"\nclass {error_class_name(member)}({bases}): ...\n")
+    lines.append(
+        "\nERRORS: Dict[int, Type[Error]]\n"
+        "\nclass Context:\n"
+        "    def __init__(self, threads: int = 0, backend: Union[str, Backend] = 'cpu') -> None: ...\n"
+        "    def close(self) -> None: ...\n"
+        "    @property\n    def closed(self) -> bool: ...\n"
+        "    @property\n    def backend(self) -> Backend: ...\n"
+        "    @property\n    def threads(self) -> int: ...\n"
+        "    @property\n    def last_error(self) -> str: ...\n"
+        "    def __enter__(self) -> 'Context': ...\n"
+        "    def __exit__(self, *exc: object) -> None: ...\n"
+        "\ndef default_context() -> Context: ...\n"
+    )
+    for f in free_functions(api):
+        params = ", ".join(f"{py_name(p.name)}: int" if p.ctype.kind == "enum" else f"{py_name(p.name)}: {_PY_SCALAR.get(p.ctype.kind, 'int')}" for p in f.params)
+        ret = {"string": "str", "void": "None"}.get(f.returns.kind)
+        if ret is None:
+            ret = enum_class_name(api.enum(f.returns.name)) if f.returns.kind == "enum" else _PY_SCALAR[f.returns.kind]
+        lines.append(f"\ndef {f.short_name}({params}) -> {ret}: ...\n")
+    for fn in api.kernels:
+        k = _Kernel(fn)
+        sig = []
+        for name, default in k.positional():
+            if name == "out":
+                if len(k.outs) == 1:
+                    typ = f"Optional[{_stub_array(k.outs[0].tensor.dtype)}]"
+                else:
+                    typ = "Optional[Tuple[" + ", ".join(f"Optional[{_stub_array(p.tensor.dtype)}]" for p in k.outs) + "]]"
+            else:
+                p = fn.param(name.rstrip("_") if name.rstrip("_") in [q.name for q in fn.params] else name)
+                typ = "ArrayLike" if p.tensor.direction == "in" else _stub_array(p.tensor.dtype)
+                if p.tensor.nullable or p.name == k.optional_inout:
+                    typ = f"Optional[{typ}]"
+            sig.append(f"{name}: {typ}" + (" = ..." if default is not None else ""))
+        sig.append("*")
+        for p, default in k.keywords():
+            typ = "bool" if p.role == "flag" else ("int" if p.role == "dim" else _scalar_type(p))
+            sig.append(f"{py_name(p.name)}: {typ}" + (" = ..." if default is not None else ""))
+        sig.append("ctx: Optional[Context] = ...")
+        if len(k.outs) == 1:
+            ret = _stub_array(k.outs[0].tensor.dtype)
+        elif k.outs:
+            ret = "Tuple[" + ", ".join(_stub_array(p.tensor.dtype) for p in k.outs) + "]"
+        elif k.optional_inout:
+            ret = _stub_array(fn.param(k.optional_inout).tensor.dtype)
+        else:
+            ret = "None"
+        lines.append(f"\ndef {fn.short_name}({', '.join(sig)}) -> {ret}: ...\n")
+    return "".join(lines)
+
+
+def emit(api: Api) -> Dict[str, str]:
+    return {
+        f"{ROOT}/kernelbridge_build.py": build_script(api),
+        f"{PKG}/_model.py": model_module(api),
+        f"{PKG}/_kernels.py": kernels_module(api),
+        f"{PKG}/__init__.py": init_module(api),
+        f"{PKG}/__init__.pyi": stubs(api),
+    }
