@@ -84,3 +84,22 @@ def required_len(p: Param, dims: Dict[str, int], flags: Dict[str, bool]) -> int:
         rows, cols = shape
         return (rows - 1) * dims[p.tensor.ld] + cols
     return total
+
+
+def length_dims(fn: Function) -> Dict[str, List[str]]:
+    """Dims a binding with 1-D arrays (Go slices, Rust slices, Java arrays)
+    reads from an array's length: dim -> the tensors it can be read from,
+    inputs first.
+
+    The rule, shared by those bindings: a dim is derived when a tensor that is
+    not nullable is 1-D with exactly that dim (not conditional).  The first
+    tensor is the usual source; the others serve bindings that accept a null
+    array for an empty tensor.
+    """
+    out: Dict[str, List[str]] = {}
+    for dim, sources in dim_sources(fn).items():
+        for s in sources:
+            t = fn.param(s.tensor).tensor
+            if s.when is None and len(t.shape) == 1 and not t.nullable:
+                out.setdefault(dim, []).append(s.tensor)
+    return out

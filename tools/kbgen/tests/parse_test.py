@@ -175,3 +175,15 @@ def test_softmax_dims_derive_from_input():
     assert sources["rows"][0] == contracts.Source("x", 0)
     assert sources["cols"][0] == contracts.Source("x", 1)
     assert sm.param("x").tensor.shape == (Dim("rows"), Dim("cols"))
+
+
+def test_length_dims_rule():
+    api = parse_header(HEADER)
+    by_name = {f.name: f for f in api.functions}
+    # n from the first 1-D input; rows/cols of a 2-D tensor are not lengths.
+    assert contracts.length_dims(by_name["kb_silu"]) == {"n": ["x", "y"]}
+    assert contracts.length_dims(by_name["kb_rmsnorm"]) == {"cols": ["weight"]}
+    # Nullable tensors never give a dim (layernorm's weight and bias).
+    assert contracts.length_dims(by_name["kb_layernorm"]) == {}
+    # Conditional shapes are not plain lengths.
+    assert "m" not in contracts.length_dims(by_name["kb_gemm"])

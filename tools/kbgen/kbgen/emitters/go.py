@@ -157,13 +157,7 @@ class _Kernel:
         self.go_name = exported(fn.name)
         self.names = {p.name: local(p.name) for p in fn.params}
         self.ld = contracts.ld_params(fn)
-        self.derived: Dict[str, Param] = {}
-        for dim, sources in contracts.dim_sources(fn).items():
-            for s in sources:
-                t = fn.param(s.tensor)
-                if s.when is None and len(t.tensor.shape) == 1 and not t.tensor.nullable:
-                    self.derived[dim] = t
-                    break
+        self.derived: Dict[str, Param] = {dim: fn.param(names[0]) for dim, names in contracts.length_dims(fn).items()}
         for p in fn.params[1:]:
             if p.role not in ("dim", "scalar", "flag", "tensor"):
                 raise NotImplementedError(f"go emitter: {fn.name}: parameter {p.name} has role {p.role}")

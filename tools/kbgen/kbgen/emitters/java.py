@@ -639,13 +639,7 @@ def derived_dim_sources(fn: Function) -> Dict[str, List[str]]:
     A non-nullable tensor may still be null where it is empty (as NULL in C),
     so the facade reads the dim from the first of these that is not null, and
     takes 0 when all of them are null."""
-    out: Dict[str, List[str]] = {}
-    for dim, sources in contracts.dim_sources(fn).items():
-        for s in sources:
-            p = fn.param(s.tensor)
-            if s.when is None and len(p.tensor.shape) == 1 and not p.tensor.nullable:
-                out.setdefault(dim, []).append(s.tensor)
-    return out
+    return contracts.length_dims(fn)
 
 
 class _Kernel:

@@ -158,16 +158,8 @@ def variants(fn: Function) -> List[Variant]:
 
 
 def derived_dims(fn: Function) -> Dict[str, str]:
-    """dim name -> tensor whose length gives it (1-D, not nullable)."""
-    tensors = {p.name: p for p in fn.tensors}
-    out = {}
-    for dim, sources in contracts.dim_sources(fn).items():
-        for s in sources:
-            t = tensors[s.tensor].tensor
-            if s.when is None and len(t.shape) == 1 and not t.nullable:
-                out[dim] = s.tensor
-                break
-    return out
+    """dim name -> tensor whose length gives it (contracts.length_dims)."""
+    return {dim: names[0] for dim, names in contracts.length_dims(fn).items()}
 
 
 def _expr_rust(e: Expr) -> str:
