@@ -583,7 +583,7 @@ def rmsnorm(x, weight, out=None, *, eps, ctx=None):
     return _t_y if out is None else out
 
 
-def layernorm(x, weight=None, bias=None, out=None, *, eps, ctx=None):
+def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     """LayerNorm of each row with biased variance:
     y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
     weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
@@ -593,7 +593,7 @@ def layernorm(x, weight=None, bias=None, out=None, *, eps, ctx=None):
       x: in float32[rows, cols]
       weight: in float32[cols]; may be None
       bias: in float32[cols]; may be None
-      eps: float
+      eps: float, default 1e-05
       out (y): out float32[rows, cols]; new array when None; may be the same array as x
       ctx: Context, default: the calling thread's default context
     Returns out (the arrays passed as out when given).
@@ -658,7 +658,7 @@ def layernorm(x, weight=None, bias=None, out=None, *, eps, ctx=None):
     return _t_y if out is None else out
 
 
-def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha, beta, ctx=None):
+def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
     """General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
     where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
     then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
@@ -670,10 +670,10 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha, beta, ctx=None):
     Arguments (sizes are taken from the arrays' shapes):
       trans_a: bool, default False
       trans_b: bool, default False
-      alpha: float
+      alpha: float, default 1
       a: in float32[trans_a ? k : m, trans_a ? m : k]
       b: in float32[trans_b ? n : k, trans_b ? k : n]
-      beta: float
+      beta: float, default 0
       c: inout float32[m, n]; read and updated in place; None: a new zero-filled array
       ctx: Context, default: the calling thread's default context
     Returns c.
@@ -794,7 +794,7 @@ def embedding(ids, table, out=None, *, ctx=None):
     return _t_out if out is None else out
 
 
-def rope(x, positions, out=None, *, theta, ctx=None):
+def rope(x, positions, out=None, *, theta=10000, ctx=None):
     """Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
     x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
     for i < h: angle = positions[s] * theta^(-2i / head_dim),
@@ -806,7 +806,7 @@ def rope(x, positions, out=None, *, theta, ctx=None):
     Arguments (sizes are taken from the arrays' shapes):
       x: in float32[seq, heads, head_dim]
       positions: in int32[seq]
-      theta: float
+      theta: float, default 10000
       out (y): out float32[seq, heads, head_dim]; new array when None; may be the same array as x
       ctx: Context, default: the calling thread's default context
     Returns out (the arrays passed as out when given).
@@ -859,7 +859,7 @@ def rope(x, positions, out=None, *, theta, ctx=None):
     return _t_y if out is None else out
 
 
-def attention(q, k, v, out=None, *, causal=False, scale, ctx=None):
+def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     """Scaled dot-product attention:
     out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
     reads key/value head h / (heads / kv_heads) (grouped-query attention;
@@ -873,7 +873,7 @@ def attention(q, k, v, out=None, *, causal=False, scale, ctx=None):
       k: in float32[batch, kv_heads, seq_kv, head_dim]
       v: in float32[batch, kv_heads, seq_kv, head_dim]
       causal: bool, default False
-      scale: float
+      scale: float, default 0
       out: out float32[batch, heads, seq_q, head_dim]; new array when None
       ctx: Context, default: the calling thread's default context
     Returns out (the arrays passed as out when given).
@@ -937,7 +937,7 @@ def attention(q, k, v, out=None, *, causal=False, scale, ctx=None):
     return _t_out if out is None else out
 
 
-def cross_entropy(logits, targets, out=None, *, ignore_index, ctx=None):
+def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
     """Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
     or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
     that are not ignored (NaN when every row is ignored, as PyTorch).  Every
@@ -947,7 +947,7 @@ def cross_entropy(logits, targets, out=None, *, ignore_index, ctx=None):
     Arguments (sizes are taken from the arrays' shapes):
       logits: in float32[rows, classes]
       targets: in int32[rows]
-      ignore_index: int
+      ignore_index: int, default -100
       out[0] (losses): out float32[rows]; new array when None
       out[1] (mean_loss): out float32[1]; new array when None
       ctx: Context, default: the calling thread's default context
@@ -1016,7 +1016,7 @@ def cross_entropy(logits, targets, out=None, *, ignore_index, ctx=None):
     return ((_t_losses if out[0] is None else out[0]), (_t_mean_loss if out[1] is None else out[1]))
 
 
-def cross_entropy_backward(logits, targets, out=None, *, ignore_index, dloss, ctx=None):
+def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dloss=1, ctx=None):
     """Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
     with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
     - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
@@ -1025,8 +1025,8 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index, dloss, ct
     Arguments (sizes are taken from the arrays' shapes):
       logits: in float32[rows, classes]
       targets: in int32[rows]
-      ignore_index: int
-      dloss: float
+      ignore_index: int, default -100
+      dloss: float, default 1
       out (dlogits): out float32[rows, classes]; new array when None; may be the same array as logits
       ctx: Context, default: the calling thread's default context
     Returns out (the arrays passed as out when given).
@@ -1078,7 +1078,7 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index, dloss, ct
     return _t_dlogits if out is None else out
 
 
-def adamw_step(params, grads, m, v, *, lr, beta1, beta2, eps, weight_decay, step, ctx=None):
+def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, step, ctx=None):
     """One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
     params *= 1 - lr * weight_decay
     m = beta1 * m + (1 - beta1) * grads
@@ -1092,11 +1092,11 @@ def adamw_step(params, grads, m, v, *, lr, beta1, beta2, eps, weight_decay, step
       grads: in float32 array of any shape
       m: inout float32 array of any shape; read and updated in place
       v: inout float32 array of any shape; read and updated in place
-      lr: float
-      beta1: float
-      beta2: float
-      eps: float
-      weight_decay: float
+      lr: float, default 0.001
+      beta1: float, default 0.9
+      beta2: float, default 0.999
+      eps: float, default 1e-08
+      weight_decay: float, default 0.01
       step: int
       ctx: Context, default: the calling thread's default context
     Returns None; the inout arrays hold the results.
@@ -1210,14 +1210,14 @@ def argmax(x, out=None, *, ctx=None):
     return _t_out if out is None else out
 
 
-def sample(logits, out=None, *, temperature, seed, ctx=None):
+def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     """Multinomial sampling from softmax(logits / temperature) per row, candidates
     in index order.  temperature must be finite and > 0; logits must not hold
     NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
 
     Arguments (sizes are taken from the arrays' shapes):
       logits: in float32[rows, cols]
-      temperature: float
+      temperature: float, default 1
       seed: int
       out: out int32[rows]; new array when None
       ctx: Context, default: the calling thread's default context
@@ -1263,7 +1263,7 @@ def sample(logits, out=None, *, temperature, seed, ctx=None):
     return _t_out if out is None else out
 
 
-def topk_sample(logits, out=None, *, k, temperature, seed, ctx=None):
+def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     """Top-k sampling: the k largest logits of each row (ties broken by lower
     index), ordered by decreasing logit, sampled from their softmax at
     temperature.  k must be in [1, cols] (only k >= 1 when rows == 0);
@@ -1272,7 +1272,7 @@ def topk_sample(logits, out=None, *, k, temperature, seed, ctx=None):
     Arguments (sizes are taken from the arrays' shapes):
       logits: in float32[rows, cols]
       k: int (size; no array determines it)
-      temperature: float
+      temperature: float, default 1
       seed: int
       out: out int32[rows]; new array when None
       ctx: Context, default: the calling thread's default context
@@ -1318,7 +1318,7 @@ def topk_sample(logits, out=None, *, k, temperature, seed, ctx=None):
     return _t_out if out is None else out
 
 
-def topp_sample(logits, out=None, *, p, temperature, seed, ctx=None):
+def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     """Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
     lower index); the nucleus is the shortest prefix whose probability mass
     (softmax at temperature, double precision) reaches p; one token is sampled
@@ -1328,7 +1328,7 @@ def topp_sample(logits, out=None, *, p, temperature, seed, ctx=None):
     Arguments (sizes are taken from the arrays' shapes):
       logits: in float32[rows, cols]
       p: float
-      temperature: float
+      temperature: float, default 1
       seed: int
       out: out int32[rows]; new array when None
       ctx: Context, default: the calling thread's default context

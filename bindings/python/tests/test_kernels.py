@@ -266,3 +266,25 @@ def test_free_functions():
     assert kb.version_string() == kb.__version__
     assert kb.status_string(kb.Status.SHAPE_MISMATCH) == "SHAPE_MISMATCH"
     assert kb.status_string(999) == "UNKNOWN"
+
+
+def test_defaults_follow_the_header():
+    # gemm: alpha=1, beta=0 (C is not read, so NaN in it must not leak).
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    c = np.full((3, 5), np.nan, dtype=np.float32)
+    got = kb.gemm(a, b, c)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-6)
+    # cross_entropy: ignore_index=-100 skips the row.
+    logits = rng.standard_normal((2, 3)).astype(np.float32)
+    losses, mean = kb.cross_entropy(logits, np.array([1, -100], dtype=np.int32))
+    assert losses[1] == 0.0 and mean[0] == losses[0]
+    # layernorm: eps=1e-05.
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(kb.layernorm(x), want, rtol=1e-5, atol=1e-6)
+    # Scalars without a default stay required.
+    with pytest.raises(TypeError):
+        kb.scale(x)

@@ -111,6 +111,9 @@ class Param:
     tensor: Optional[Tensor] = None
     nullable: bool = False  # for handles
     handle_type: Optional[str] = None  # for handle_out
+    # For scalars and flags: the default value bindings with optional
+    # arguments use, as a literal ("1", "1e-05", "-100", "true"); None: none.
+    default: Optional[str] = None
     line: int = 0
 
 

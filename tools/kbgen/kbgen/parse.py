@@ -404,14 +404,18 @@ class Parser:
             if ctype.kind != "int64":
                 self.error(line, f"{where}: dimensions are int64_t (got '{ctype.spelling}')")
             return Param(a.name, ctype, "dim", line=line)
-        if role == "flag":
-            if ctype.kind != "bool":
+        if words[0] in ("flag", "scalar") and len(words) <= 2:
+            default = None
+            if len(words) == 2:
+                dm = re.match(r"^default\((.*)\)$", words[1])
+                if not dm:
+                    self.error(line, f"{where}: unknown {words[0]} option '{words[1]}' (expected default(VALUE))")
+                default = _default_literal(dm.group(1).strip(), ctype, lambda msg: self.error(line, f"{where}: {msg}"))
+            if words[0] == "flag" and ctype.kind != "bool":
                 self.error(line, f"{where}: flags are bool (got '{ctype.spelling}')")
-            return Param(a.name, ctype, "flag", line=line)
-        if role == "scalar":
-            if ctype.kind not in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "enum"):
+            if words[0] == "scalar" and ctype.kind not in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "enum"):
                 self.error(line, f"{where}: scalars are passed by value (got '{ctype.spelling}')")
-            return Param(a.name, ctype, "scalar", line=line)
+            return Param(a.name, ctype, words[0], default=default, line=line)
         m = _TENSOR_RE.match(role)
         if not m:
             self.error(line, f"{where}: cannot read role '{role}' (see docs/annotations.md)")
@@ -500,6 +504,29 @@ class Parser:
                     hname = p.handle_type or p.ctype.name
                     if hname not in handles:
                         self.error(p.line, f"{f.name}: parameter '{p.name}' uses unknown handle type '{hname}'")
+
+
+def _default_literal(text: str, ctype: CType, fail) -> str:
+    """Checks a default(...) value against the parameter's C type; returns it
+    normalised (booleans lower-case, numbers as written)."""
+    if ctype.kind == "bool":
+        if text not in ("true", "false"):
+            fail(f"default of a bool must be true or false, got '{text}'")
+        return text
+    if ctype.kind in ("int32", "int64", "uint32", "uint64"):
+        if not re.match(r"^-?\d+$", text) or (ctype.kind.startswith("u") and text.startswith("-")):
+            fail(f"default of a {ctype.kind} must be an integer literal, got '{text}'")
+        return text
+    if ctype.kind in ("float32", "float64"):
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or value != value or value in (float("inf"), float("-inf")) or not re.match(r"^[-+0-9.eE]+$", text):
+            fail(f"default of a {ctype.kind} must be a finite number, got '{text}'")
+        return text
+    fail(f"parameters of type '{ctype.spelling}' cannot have a default")
+    raise AssertionError  # unreachable
 
 
 def _spell(node) -> str:

@@ -187,3 +187,45 @@ def test_length_dims_rule():
     assert contracts.length_dims(by_name["kb_layernorm"]) == {}
     # Conditional shapes are not plain lengths.
     assert "m" not in contracts.length_dims(by_name["kb_gemm"])
+
+
+def test_scalar_and_flag_defaults(tmp_path):
+    body = GOOD.replace(
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y);",
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y, float eps, bool fast, int32_t k);",
+    ).replace(
+        " * @threadsafe yes\n",
+        " * @arg eps scalar default(1e-05)\n * @arg fast flag default(true)\n * @arg k scalar default(-100)\n"
+        " * @threadsafe yes\n",
+    )
+    (fn,) = parse_text(tmp_path, body).functions
+    assert (fn.param("eps").default, fn.param("fast").default, fn.param("k").default) == ("1e-05", "true", "-100")
+    assert fn.param("n").default is None
+
+
+@pytest.mark.parametrize(
+    "role, message",
+    [
+        ("scalar default(abc)", "default of a float32 must be a finite number, got 'abc'"),
+        ("scalar default(nan)", "default of a float32 must be a finite number"),
+        ("scalar fast", "unknown scalar option 'fast'"),
+    ],
+)
+def test_bad_defaults(tmp_path, role, message):
+    body = GOOD.replace(
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y);",
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y, float eps);",
+    ).replace(" * @threadsafe yes\n", f" * @arg eps {role}\n * @threadsafe yes\n")
+    err = error_of(tmp_path, body)
+    assert err.line == PRELUDE_LINES + 7  # the @arg eps line
+    assert message in err.message
+
+
+def test_real_header_defaults_follow_pytorch():
+    api = parse_header(HEADER)
+    by_name = {f.name: f for f in api.functions}
+    assert by_name["kb_gemm"].param("alpha").default == "1"
+    assert by_name["kb_gemm"].param("beta").default == "0"
+    assert by_name["kb_cross_entropy"].param("ignore_index").default == "-100"
+    assert by_name["kb_layernorm"].param("eps").default == "1e-05"
+    assert by_name["kb_scale"].param("alpha").default is None

@@ -308,7 +308,7 @@ KB_API kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const f
  * @arg x in f32[rows, cols]
  * @arg weight in f32[cols] nullable
  * @arg bias in f32[cols] nullable
- * @arg eps scalar
+ * @arg eps scalar default(1e-05)
  * @arg y out f32[rows, cols] alias(x)
  * @threadsafe yes
  * @blocking yes
@@ -333,12 +333,12 @@ KB_API kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const
  * @arg m dim
  * @arg n dim
  * @arg k dim
- * @arg alpha scalar
+ * @arg alpha scalar default(1)
  * @arg a in f32[trans_a ? k : m, trans_a ? m : k] ld(lda)
  * @arg lda dim
  * @arg b in f32[trans_b ? n : k, trans_b ? k : n] ld(ldb)
  * @arg ldb dim
- * @arg beta scalar
+ * @arg beta scalar default(0)
  * @arg c inout f32[m, n] ld(ldc)
  * @arg ldc dim
  * @threadsafe yes
@@ -380,7 +380,7 @@ KB_API kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int
  * @arg head_dim dim
  * @arg x in f32[seq, heads, head_dim]
  * @arg positions in i32[seq]
- * @arg theta scalar
+ * @arg theta scalar default(10000)
  * @arg y out f32[seq, heads, head_dim] alias(x)
  * @threadsafe yes
  * @blocking yes
@@ -407,7 +407,7 @@ KB_API kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t he
  * @arg k in f32[batch, kv_heads, seq_kv, head_dim]
  * @arg v in f32[batch, kv_heads, seq_kv, head_dim]
  * @arg causal flag
- * @arg scale scalar
+ * @arg scale scalar default(0)
  * @arg out out f32[batch, heads, seq_q, head_dim]
  * @threadsafe yes
  * @blocking yes
@@ -430,7 +430,7 @@ KB_API kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int
  * @arg classes dim
  * @arg logits in f32[rows, classes]
  * @arg targets in i32[rows]
- * @arg ignore_index scalar
+ * @arg ignore_index scalar default(-100)
  * @arg losses out f32[rows]
  * @arg mean_loss out f32[1]
  * @threadsafe yes
@@ -449,8 +449,8 @@ KB_API kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes
  * @arg classes dim
  * @arg logits in f32[rows, classes]
  * @arg targets in i32[rows]
- * @arg ignore_index scalar
- * @arg dloss scalar
+ * @arg ignore_index scalar default(-100)
+ * @arg dloss scalar default(1)
  * @arg dlogits out f32[rows, classes] alias(logits)
  * @threadsafe yes
  * @blocking yes
@@ -472,11 +472,11 @@ KB_API kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_
  * @arg grads in f32[n]
  * @arg m inout f32[n]
  * @arg v inout f32[n]
- * @arg lr scalar
- * @arg beta1 scalar
- * @arg beta2 scalar
- * @arg eps scalar
- * @arg weight_decay scalar
+ * @arg lr scalar default(0.001)
+ * @arg beta1 scalar default(0.9)
+ * @arg beta2 scalar default(0.999)
+ * @arg eps scalar default(1e-08)
+ * @arg weight_decay scalar default(0.01)
  * @arg step scalar
  * @threadsafe yes
  * @blocking yes
@@ -514,7 +514,7 @@ KB_API kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const fl
  * @arg rows dim
  * @arg cols dim
  * @arg logits in f32[rows, cols]
- * @arg temperature scalar
+ * @arg temperature scalar default(1)
  * @arg seed scalar
  * @arg out out i32[rows]
  * @threadsafe yes
@@ -533,7 +533,7 @@ KB_API kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const fl
  * @arg cols dim
  * @arg logits in f32[rows, cols]
  * @arg k dim
- * @arg temperature scalar
+ * @arg temperature scalar default(1)
  * @arg seed scalar
  * @arg out out i32[rows]
  * @threadsafe yes
@@ -553,7 +553,7 @@ KB_API kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, con
  * @arg cols dim
  * @arg logits in f32[rows, cols]
  * @arg p scalar
- * @arg temperature scalar
+ * @arg temperature scalar default(1)
  * @arg seed scalar
  * @arg out out i32[rows]
  * @threadsafe yes

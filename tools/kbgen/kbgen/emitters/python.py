@@ -17,8 +17,9 @@ only the model and contracts.py:
   * size parameters come from the arrays' shapes (contracts.dim_sources), ld
     parameters from the row length of the contiguous array; a size no tensor
     determines is a required keyword argument;
-  * flags are keyword arguments defaulting to False; scalars are required
-    keyword arguments (the header documents no defaults);
+  * flags and scalars are keyword arguments; their default is the header's
+    default(...) annotation (a flag without one defaults to False, a scalar
+    without one is required);
   * a nullable tensor is Optional; None passes NULL;
   * the only inout tensor of a kernel without outputs (gemm's C) may be
     omitted: a zero-filled array is allocated and returned;
@@ -133,6 +134,11 @@ def cdef(api: Api) -> str:
         params = ", ".join(f"{_c_decl(p.ctype.spelling, p.name)}" for p in f.params) or "void"
         out.append(f"{_c_decl(f.returns.spelling, f.name)}({params});")
     return "\n".join(out) + "\n"
+
+
+def _py_literal(value: str) -> str:
+    """A default(...) literal of the header as Python source."""
+    return {"true": "True", "false": "False"}.get(value, value)
 
 
 def _c_decl(spelling: str, name: str) -> str:
@@ -390,9 +396,9 @@ class _Kernel:
         res = []
         for p in self.fn.params:
             if p.role == "flag":
-                res.append((p, "False"))
+                res.append((p, _py_literal(p.default or "false")))
             elif p.role == "scalar":
-                res.append((p, None))
+                res.append((p, None if p.default is None else _py_literal(p.default)))
             elif p.role == "dim" and p.name in self.arg_dims:
                 res.append((p, None))
         # Required keywords first is not needed for keyword-only arguments.
@@ -451,9 +457,10 @@ def kernel_doc(k: _Kernel) -> str:
                 extra.append("may be the same array as " + " or ".join(py_name(a) for a in t.aliases))
             lines.append(f"  {name}: {t.direction} {_shape_doc(p, k.elementwise)}" + ("; " + "; ".join(extra) if extra else ""))
         elif p.role == "flag":
-            lines.append(f"  {name}: bool, default False")
+            lines.append(f"  {name}: bool, default {_py_literal(p.default or 'false')}")
         elif p.role == "scalar":
-            lines.append(f"  {name}: {_scalar_type(p)}")
+            default = "" if p.default is None else f", default {_py_literal(p.default)}"
+            lines.append(f"  {name}: {_scalar_type(p)}{default}")
         elif p.role == "dim" and p.name in k.arg_dims:
             lines.append(f"  {name}: int (size; no array determines it)")
     lines.append("  ctx: Context, default: the calling thread's default context")
