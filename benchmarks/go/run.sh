@@ -1,7 +1,7 @@
 #!/bin/sh
 # benchmarks/go/run.sh - times a 16-element kb_silu through the Go package's
 # public API, a Context method and a bare cgo call (main.go), and the same
-# function called from C (cbaseline/silu_bench.c), in one run.
+# function called from C (benchmarks/c/silu_baseline.c), in one run.
 #
 #   benchmarks/go/run.sh [RUNS]     (default 5 runs of each)
 #
@@ -16,10 +16,10 @@ trap 'rm -rf "$tmp"' EXIT
 # C baseline: the vendored library sources, compiled with the library's flags
 # (tools/bazel/copts.bzl).
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-strict-aliasing -ffp-contract=off \
-  -I"$gomod" -o "$tmp/silu_bench" "$here/cbaseline/silu_bench.c" "$gomod"/*.c -lm -lpthread
+  -I"$gomod" -o "$tmp/silu_baseline" "$here/../c/silu_baseline.c" "$gomod"/*.c -lm -lpthread
 
-echo "== C baseline"
-"$tmp/silu_bench" "$runs"
+echo "== C baseline (ns/call: min median)"
+"$tmp/silu_baseline" "$runs" 5000000
 echo
 echo "== Go ($(go version | cut -d' ' -f3))"
 cd "$here"

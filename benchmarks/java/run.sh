@@ -23,7 +23,7 @@ jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 # Same flags as the library (tools/bazel/copts.bzl, KB_LIB_COPTS).
 cflags="-std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-strict-aliasing -ffp-contract=off"
 gcc $cflags -shared -fPIC -I"$jdk/include" -I"$jdk/include/linux" -o "$work/libkbnoop.so" "$here/noop.c"
-gcc $cflags -I"$root/core/include" -I"$root/core/src" -o "$work/bench_c" "$here/bench_c.c" \
+gcc $cflags -I"$root/core/include" -I"$root/core/src" -o "$work/bench_c" "$root/benchmarks/c/silu_baseline.c" \
   "$root"/core/src/*.c $(ls "$root"/kernels/cpu/*.c | grep -v '_test\.c$') -lm -lpthread
 javac -cp "$KB_JAR" -d "$work/classes" "$here"/org/kernelbridge/*.java
 echo "# ns/call, 16-element silu; $runs runs x $iters calls; $(java -version 2>&1 | head -1)"

@@ -14,16 +14,7 @@ from __future__ import annotations
 from typing import Dict
 
 from ..model import Api, CType
-
-_SCALARS = {
-    "bool": "bool",
-    "int32": "i32",
-    "int64": "i64",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float32": "f32",
-    "float64": "f64",
-}
+from .rust import _SCALAR_TYPES as _SCALARS
 
 
 def rust_type(t: CType) -> str:
