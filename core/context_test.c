@@ -37,19 +37,66 @@ static void test_null_context_queries(void) {
   CHECK(strcmp(kb_context_last_error(NULL), "") == 0);
 }
 
-static void test_cuda_unavailable_in_this_build(void) {
+/* This test has no libkernelbridge_cuda.so beside it (cuda_probe_test has),
+ * so CUDA is normally unavailable; a machine with the library installed on
+ * the system search path and a GPU must give a working CUDA context. */
+static void test_cuda_context(void) {
   kb_context *ctx = SENTINEL;
-  CHECK_STATUS(KB_STATUS_BACKEND_UNAVAILABLE, kb_context_create(KB_BACKEND_CUDA, 1, &ctx));
+  kb_status s = kb_context_create(KB_BACKEND_CUDA, 1, &ctx);
+  if (s == KB_STATUS_OK) {
+    CHECK(kb_context_backend(ctx) == KB_BACKEND_CUDA);
+    CHECK(kb_context_device(ctx) == 0);
+    CHECK(strcmp(kb_last_error(), "") == 0);
+    kb_context_destroy(ctx);
+    return;
+  }
+  CHECK_STATUS(KB_STATUS_BACKEND_UNAVAILABLE, s);
   CHECK(ctx == SENTINEL);
+  /* The message names the call and what is missing: the library (with every
+   * place the loader looked) or the driver/device. */
+  CHECK_STR_CONTAINS(kb_last_error(), "kb_context_create: ");
+  printf("  CUDA unavailable: %s\n", kb_last_error());
 }
 
 static void test_auto_falls_back_to_cpu(void) {
   kb_context *ctx = NULL;
   CHECK_OK(kb_context_create(KB_BACKEND_AUTO, 2, &ctx));
   CHECK(ctx != NULL);
-  /* Never reported as AUTO. */
-  CHECK(kb_context_backend(ctx) == KB_BACKEND_CPU);
+  /* Never reported as AUTO; the fallback is silent. */
+  kb_backend b = kb_context_backend(ctx);
+  CHECK(b == KB_BACKEND_CPU || b == KB_BACKEND_CUDA);
+  CHECK(strcmp(kb_last_error(), "") == 0);
+  if (b == KB_BACKEND_CPU) CHECK(kb_context_device(ctx) == -1);
   CHECK(kb_context_num_threads(ctx) == 2);
+  kb_context_destroy(ctx);
+}
+
+/* Every failure of kb_context_create says why, per thread, prefixed with the
+ * function name; a success clears the message. */
+static void test_create_messages(void) {
+  kb_context *ctx = SENTINEL;
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_context_create(KB_BACKEND_CPU, 1, NULL));
+  CHECK(strcmp(kb_last_error(), "kb_context_create: out must not be NULL") == 0);
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_context_create(KB_BACKEND_CPU, -3, &ctx));
+  CHECK(strcmp(kb_last_error(), "kb_context_create: num_threads must be in [0, 256], got -3") == 0);
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_context_create(KB_BACKEND_CPU, 257, &ctx));
+  CHECK_STR_CONTAINS(kb_last_error(), "got 257");
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_context_create((kb_backend)7, 1, &ctx));
+  CHECK_STR_CONTAINS(kb_last_error(), "kb_context_create: unknown backend 7");
+  CHECK(ctx == SENTINEL);
+  CHECK_OK(kb_context_create(KB_BACKEND_CPU, 1, &ctx));
+  CHECK(strcmp(kb_last_error(), "") == 0);
+  kb_context_destroy(ctx);
+}
+
+static void test_cpu_device_and_synchronize(void) {
+  kb_context *ctx = NULL;
+  CHECK_OK(kb_context_create(KB_BACKEND_CPU, 1, &ctx));
+  CHECK(kb_context_device(ctx) == -1);
+  CHECK(kb_context_device(NULL) == -1);
+  CHECK_OK(kb_context_synchronize(ctx));
+  CHECK_OK(kb_context_synchronize(NULL));
+  CHECK(strcmp(kb_context_last_error(ctx), "") == 0);
   kb_context_destroy(ctx);
 }
 
@@ -110,8 +157,10 @@ int main(void) {
   KB_RUN(test_one_thread);
   KB_RUN(test_destroy_null);
   KB_RUN(test_null_context_queries);
-  KB_RUN(test_cuda_unavailable_in_this_build);
+  KB_RUN(test_cuda_context);
   KB_RUN(test_auto_falls_back_to_cpu);
+  KB_RUN(test_create_messages);
+  KB_RUN(test_cpu_device_and_synchronize);
   KB_RUN(test_zero_threads_means_online_cpus);
   KB_RUN(test_bad_thread_counts);
   KB_RUN(test_bad_backend);

@@ -11,6 +11,7 @@ static void test_every_code_has_its_name(void) {
   CHECK(strcmp(kb_status_string(KB_STATUS_BACKEND_UNAVAILABLE), "BACKEND_UNAVAILABLE") == 0);
   CHECK(strcmp(kb_status_string(KB_STATUS_DEVICE_ERROR), "DEVICE_ERROR") == 0);
   CHECK(strcmp(kb_status_string(KB_STATUS_INTERNAL), "INTERNAL") == 0);
+  CHECK(strcmp(kb_status_string(KB_STATUS_DEVICE_LOST), "DEVICE_LOST") == 0);
 }
 
 static void test_codes_are_stable(void) {
@@ -23,10 +24,11 @@ static void test_codes_are_stable(void) {
   CHECK(KB_STATUS_BACKEND_UNAVAILABLE == 5);
   CHECK(KB_STATUS_DEVICE_ERROR == 6);
   CHECK(KB_STATUS_INTERNAL == 7);
+  CHECK(KB_STATUS_DEVICE_LOST == 8);
 }
 
 static void test_unknown_codes(void) {
-  const int unknown[] = {-1, 8, 9, 100, 1 << 20};
+  const int unknown[] = {-1, 9, 10, 100, 1 << 20};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
     const char *name = kb_status_string((kb_status)unknown[i]);
     CHECK(name != NULL);
@@ -35,11 +37,11 @@ static void test_unknown_codes(void) {
 }
 
 static void test_names_are_distinct_upper_case(void) {
-  for (int a = KB_STATUS_OK; a <= KB_STATUS_INTERNAL; a++) {
+  for (int a = KB_STATUS_OK; a <= KB_STATUS_DEVICE_LOST; a++) {
     const char *name = kb_status_string((kb_status)a);
     CHECK(strcmp(name, "UNKNOWN") != 0);
     for (const char *p = name; *p != '\0'; p++) CHECK((*p >= 'A' && *p <= 'Z') || *p == '_');
-    for (int b = a + 1; b <= KB_STATUS_INTERNAL; b++) CHECK(strcmp(name, kb_status_string((kb_status)b)) != 0);
+    for (int b = a + 1; b <= KB_STATUS_DEVICE_LOST; b++) CHECK(strcmp(name, kb_status_string((kb_status)b)) != 0);
   }
 }
 

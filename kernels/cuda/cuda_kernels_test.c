@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kernelbridge.h"
-#include "loader.h"
+#include "cuda_loader.h"
 
 static const struct kbcuda_table *T;
 static kbcuda_ctx *C;

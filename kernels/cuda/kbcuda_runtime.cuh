@@ -28,6 +28,8 @@ void kbcuda_ctx_destroy(kbcuda_ctx *c);
 kbcuda_status kbcuda_ctx_synchronize(kbcuda_ctx *c);
 kbcuda_status kbcuda_dev_malloc(kbcuda_ctx *c, size_t bytes, void **out);
 kbcuda_status kbcuda_dev_free(kbcuda_ctx *c, void *ptr);
+/* Frees ptr on `device` without a ctx (table entry dev_free_on_device). */
+kbcuda_status kbcuda_dev_free_on_device(int32_t device, void *ptr, char *msg, size_t cap);
 kbcuda_status kbcuda_memcpy_h2d(kbcuda_ctx *c, void *dst, const void *src, size_t bytes);
 kbcuda_status kbcuda_memcpy_d2h(kbcuda_ctx *c, void *dst, const void *src, size_t bytes);
 kbcuda_status kbcuda_memcpy_d2d(kbcuda_ctx *c, void *dst, const void *src, size_t bytes);

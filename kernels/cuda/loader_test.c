@@ -1,13 +1,15 @@
-/* loader_test.c - the loader and the table of libkernelbridge_cuda.so on any
- * machine, GPU or not: search order and messages, ABI version, a complete
- * table, and error translation of the device queries (BACKEND_UNAVAILABLE
- * with a message saying why when there is no driver or no device).
+/* loader_test.c - the core's loader (core/src/cuda_loader.c, linked from the
+ * core's archive) and the table of libkernelbridge_cuda.so on any machine,
+ * GPU or not: search order and messages, ABI version, a complete table
+ * (appended entries included), and error translation of the device queries
+ * (BACKEND_UNAVAILABLE with a message saying why when there is no driver or
+ * no device).
  * Usage: loader_test PATH/TO/libkernelbridge_cuda.so */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
+#include "cuda_loader.h"
 
 static int failures;
 
@@ -54,6 +56,8 @@ int main(int argc, char **argv) {
 
   CHECK(t->abi_version == KBCUDA_ABI_VERSION, "abi_version %u", (unsigned)t->abi_version);
   CHECK(t->struct_size == sizeof *t, "struct_size %u, header says %zu", (unsigned)t->struct_size, sizeof *t);
+  CHECK(KBCUDA_TABLE_HAS(t, dev_free_on_device), "no dev_free_on_device");
+  CHECK(t->dev_free_on_device(0, NULL, msg, sizeof msg) == KBCUDA_STATUS_OK, "dev_free_on_device(NULL)");
   /* Every field after the two version words is a function pointer. */
   size_t first = offsetof(struct kbcuda_table, build_info);
   size_t nptr = (sizeof *t - first) / sizeof(void (*)(void));
@@ -87,6 +91,16 @@ int main(int argc, char **argv) {
           (int)kind);
     s = t->device_info(count, &info, msg, sizeof msg);
     CHECK(s == KBCUDA_STATUS_INVALID_ARGUMENT, "device_info(%d): status %d", (int)count, (int)s);
+    /* Memory freed without its ctx, after the ctx is gone (kb_buffer). */
+    kbcuda_ctx *ctx = NULL;
+    if (info.major >= 8 && t->ctx_create(0, &ctx, msg, sizeof msg) == KBCUDA_STATUS_OK) {
+      void *p = NULL;
+      s = t->dev_malloc(ctx, 4096, &p);
+      CHECK(s == KBCUDA_STATUS_OK && p != NULL, "dev_malloc: %s", t->ctx_message(ctx));
+      t->ctx_destroy(ctx);
+      s = t->dev_free_on_device(0, p, msg, sizeof msg);
+      CHECK(s == KBCUDA_STATUS_OK, "dev_free_on_device: %s", msg);
+    }
   } else {
     /* No GPU here: the status and a message that says why. */
     printf("no CUDA: %s\n", msg);
@@ -102,6 +116,9 @@ int main(int argc, char **argv) {
     CHECK(s == KBCUDA_STATUS_BACKEND_UNAVAILABLE || (s == KBCUDA_STATUS_OK && kind == KBCUDA_PTR_HOST),
           "pointer_kind status %d kind %d", (int)s, (int)kind);
     t->ctx_destroy(NULL);
+    msg[0] = '\0';
+    s = t->dev_free_on_device(0, msg, msg, sizeof msg);
+    CHECK(s == KBCUDA_STATUS_BACKEND_UNAVAILABLE, "dev_free_on_device without a driver: status %d (%s)", (int)s, msg);
   }
   printf("%s\n", failures == 0 ? "PASSED" : "FAILED");
   return failures == 0 ? 0 : 1;

@@ -344,6 +344,23 @@ kbcuda_status kbcuda_dev_memset(kbcuda_ctx *c, void *dst, int32_t byte, size_t b
   return kbcuda_leave(c, NULL, "cudaMemsetAsync", cudaMemsetAsync(dst, byte, bytes, c->stream));
 }
 
+kbcuda_status kbcuda_dev_free_on_device(int32_t device, void *ptr, char *msg, size_t cap) {
+  if (ptr == NULL) return KBCUDA_STATUS_OK;
+  /* Called from whatever thread destroys a kb_buffer, possibly after its
+   * context is gone: switch to the memory's device for cudaFree (which waits
+   * for the device) and give the caller its current device back. */
+  int previous = -1;
+  cudaError_t e = cudaGetDevice(&previous);
+  if (e == cudaSuccess) e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaFree(ptr);
+  if (previous >= 0) cudaSetDevice(previous);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* a non-sticky error must not leak into the next call */
+    return kbcuda_translate(e, NULL, "cudaFree", msg, cap);
+  }
+  return KBCUDA_STATUS_OK;
+}
+
 kbcuda_status kbcuda_pointer_kind(const void *ptr, kbcuda_ptr_kind *kind, int32_t *device, char *msg, size_t cap) {
   *kind = KBCUDA_PTR_HOST;
   *device = -1;

@@ -17,6 +17,7 @@ static_assert(KBCUDA_STATUS_OUT_OF_MEMORY == (int)KB_STATUS_OUT_OF_MEMORY, "stat
 static_assert(KBCUDA_STATUS_BACKEND_UNAVAILABLE == (int)KB_STATUS_BACKEND_UNAVAILABLE, "status values");
 static_assert(KBCUDA_STATUS_DEVICE_ERROR == (int)KB_STATUS_DEVICE_ERROR, "status values");
 static_assert(KBCUDA_STATUS_INTERNAL == (int)KB_STATUS_INTERNAL, "status values");
+static_assert(KBCUDA_STATUS_DEVICE_LOST == (int)KB_STATUS_DEVICE_LOST, "status values");
 
 #define KBCUDA_ENTRY(call)                                         \
   do {                                                             \
@@ -293,6 +294,8 @@ static void fill_table(void) {
   t->layernorm_dt = layernorm_dt;
   t->gemm_dt = gemm_dt;
   t->attention_dt = attention_dt;
+  /* appended after ABI version 1's first table */
+  t->dev_free_on_device = kbcuda_dev_free_on_device;
 }
 
 /* No CUDA call happens here: getting the table works without a driver, and

@@ -6,16 +6,19 @@
 #     defines every function the shared library exports;
 #   - the shared library has SONAME libkernelbridge.so.0 and pulls in neither
 #     CUDA nor the C++ runtime;
+#   - lib/libkernelbridge_cuda.so exports only kbcuda_get_table, and the
+#     library finds it at run time: beside libkernelbridge.so.0 for a shared
+#     link, through $KB_CUDA_LIBRARY for a static one (cuda_example.c);
 #   - pkg-config reports the header's version;
 #   - link_example.c builds with `cc` + pkg-config against the static archive
 #     alone and against the shared library alone, and both binaries print the
 #     expected output.
 #
-# Usage: dist_link_test.sh DIST_TARBALL LINK_EXAMPLE_C EXPORTED_SYMBOLS_SH LIBRARY_SOURCES...
+# Usage: dist_link_test.sh DIST_TARBALL LINK_EXAMPLE_C CUDA_EXAMPLE_C EXPORTED_SYMBOLS_SH LIBRARY_SOURCES...
 set -euo pipefail
 
-dist=$(realpath "$1") example=$(realpath "$2") exported_symbols=$(realpath "$3")
-shift 3
+dist=$(realpath "$1") example=$(realpath "$2") cuda_example=$(realpath "$3") exported_symbols=$(realpath "$4")
+shift 4
 sources=("$@")
 
 work=${TEST_TMPDIR:-$(mktemp -d)}/dist_link_test
@@ -36,7 +39,7 @@ check() { # description, command...
 mkdir full
 tar -xzf "$dist" -C full
 listing=$(tar -tzf "$dist" | grep -v '/$' | LC_ALL=C sort | tr '\n' ' ')
-want="include/kernelbridge.h lib/libkernelbridge.a lib/libkernelbridge.so lib/libkernelbridge.so.0 lib/pkgconfig/kernelbridge.pc "
+want="include/kernelbridge.h lib/libkernelbridge.a lib/libkernelbridge.so lib/libkernelbridge.so.0 lib/libkernelbridge_cuda.so lib/pkgconfig/kernelbridge.pc "
 check "tarball lists exactly: $want" test "$listing" = "$want"
 check "lib/libkernelbridge.so -> libkernelbridge.so.0" \
   test "$(readlink full/lib/libkernelbridge.so 2>/dev/null)" = libkernelbridge.so.0
@@ -68,6 +71,12 @@ while IFS= read -r line; do echo "  ldd: $line"; done <<<"$deps"
 lacks() { ! grep -qE "$1" <<<"$2"; } # pattern, text
 check "shared library needs no libcuda/libcudart" lacks 'libcuda|libcudart' "$deps"
 check "shared library needs no libstdc++" lacks 'libstdc\+\+' "$deps"
+
+# --- CUDA backend ---------------------------------------------------------
+cuda_exports=$("$exported_symbols" full/lib/libkernelbridge_cuda.so | tr '\n' ' ')
+check "libkernelbridge_cuda.so exports only kbcuda_get_table (got: $cuda_exports)" test "$cuda_exports" = "kbcuda_get_table "
+check "libkernelbridge.so.0 does not link libkernelbridge_cuda.so (it is dlopen'ed)" \
+  lacks 'kernelbridge_cuda' "$(readelf -d full/lib/libkernelbridge.so.0)"
 
 # --- pkg-config -----------------------------------------------------------
 header=full/include/kernelbridge.h
@@ -112,6 +121,27 @@ else
   fail "link against the static archive"
 fi
 
+# The CUDA backend was found when the message is about the driver or the
+# devices (or there is none: a GPU machine), not about loading the library.
+run_cuda_example() { # description, binary, extra env...
+  local what=$1 binary=$2
+  shift 2
+  local got
+  got=$(env "$@" "./$binary" 2>&1) || true
+  echo "  $binary: $(tr '\n' ' ' <<<"$got")"
+  if [[ $got == OK* ]] || { [[ $got == BACKEND_UNAVAILABLE* ]] && ! grep -q 'cannot load the CUDA backend' <<<"$got"; }; then
+    pass "$what"
+  else
+    fail "$what"
+  fi
+}
+if cc -std=c99 -Wall -Wextra -Werror -o cuda_static "$cuda_example" "${static_flags[@]}"; then
+  run_cuda_example "static link loads the backend named by KB_CUDA_LIBRARY" cuda_static \
+    KB_CUDA_LIBRARY="$PWD/full/lib/libkernelbridge_cuda.so"
+else
+  fail "link cuda_example.c against the static archive"
+fi
+
 # Shared: the full prefix; the loader finds the library through LD_LIBRARY_PATH.
 read -r -a shared_flags <<<"$(pc "$PWD/full" --cflags --libs)"
 echo "  shared flags: ${shared_flags[*]}"
@@ -122,6 +152,14 @@ if cc -std=c99 -Wall -Wextra -Werror -o example_shared "$example" "${shared_flag
   run_example "shared example output" example_shared LD_LIBRARY_PATH="$PWD/full/lib"
 else
   fail "link against the shared library"
+fi
+if cc -std=c99 -Wall -Wextra -Werror -o cuda_shared "$cuda_example" "${shared_flags[@]}"; then
+  # No KB_CUDA_LIBRARY and not on the system path: only the loader's
+  # "beside libkernelbridge.so.0" candidate can find it.
+  run_cuda_example "shared link finds libkernelbridge_cuda.so beside libkernelbridge.so.0" cuda_shared \
+    LD_LIBRARY_PATH="$PWD/full/lib" KB_CUDA_LIBRARY=
+else
+  fail "link cuda_example.c against the shared library"
 fi
 
 echo "$passed passed, $failed failed"

@@ -15,7 +15,9 @@ int main(void) {
   printf("kernelbridge %s\n", kb_version_string());
 
   kb_context *ctx = NULL;
-  kb_status st = kb_context_create(KB_BACKEND_AUTO, 2, &ctx);
+  /* CPU explicitly: the arrays below are host memory, which a CUDA context
+   * (what AUTO picks on a GPU machine) refuses. */
+  kb_status st = kb_context_create(KB_BACKEND_CPU, 2, &ctx);
   printf("context: %s backend=%d threads=%lld\n", kb_status_string(st), (int)kb_context_backend(ctx),
          (long long)kb_context_num_threads(ctx));
   if (st != KB_STATUS_OK) return 1;

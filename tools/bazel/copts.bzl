@@ -21,4 +21,6 @@ KB_LIB_COPTS = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-O2", "-fvisibility=hi
 # Flags for tests, examples and tools.
 KB_TEST_COPTS = ["-std=c99", "-D_POSIX_C_SOURCE=200809L", "-O1", "-ffp-contract=off"] + KB_C_WARNINGS
 
-KB_LINKOPTS = ["-lm", "-lpthread"]
+# -ldl: core/src/cuda_loader.c dlopen()s the CUDA backend (libc has dlopen
+# since glibc 2.34; older systems need libdl).
+KB_LINKOPTS = ["-lm", "-lpthread", "-ldl"]

@@ -63,7 +63,12 @@ def expr_names(expr: Expr) -> List[str]:
 # Scalar kinds a parameter or return value can have.
 SCALAR_KINDS = ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64")
 
-DTYPES = {"f32": "float32", "i32": "int32"}
+# Tensor element types.  bf16 and f16 are stored as uint16 bit patterns (the
+# C type is uint16_t); u8 is raw bytes (the C type is void).
+DTYPES = {"f32": "float32", "i32": "int32", "bf16": "bfloat16", "f16": "float16", "u8": "uint8"}
+
+# Size in bytes of one element of each dtype.
+DTYPE_SIZES = {"f32": 4, "i32": 4, "bf16": 2, "f16": 2, "u8": 1}
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,8 @@ class CType:
 
     kind is one of SCALAR_KINDS, "void", "enum", "handle" (pointer to an
     opaque struct), "handle_out" (pointer to a pointer to one), "string"
-    (const char *) or "pointer" (pointer to a scalar kind, see `pointee`).
+    (const char *) or "pointer" (pointer to a scalar kind, "uint16", "char"
+    or "void", see `pointee`).
     """
 
     kind: str
@@ -106,7 +112,10 @@ class Tensor:
 class Param:
     name: str
     ctype: CType
-    # "context", "handle", "handle_out", "dim", "scalar", "flag" or "tensor".
+    # "context", "handle", "handle_out", "dim", "scalar", "flag", "tensor",
+    # "out_scalar" (pointer to an int64 the function writes on success) or
+    # "out_string" (char buffer of `capacity` bytes the function fills with a
+    # NUL-terminated string on success).
     role: str
     tensor: Optional[Tensor] = None
     nullable: bool = False  # for handles
@@ -114,6 +123,8 @@ class Param:
     # For scalars and flags: the default value bindings with optional
     # arguments use, as a literal ("1", "1e-05", "-100", "true"); None: none.
     default: Optional[str] = None
+    # For out_string: the name of the dim parameter holding the buffer size.
+    capacity: Optional[str] = None
     line: int = 0
 
 
@@ -126,13 +137,46 @@ class Function:
     threadsafe: bool
     blocking: bool
     returns_string: Optional[str] = None  # "static" or "borrowed"
+    # True for a function returning `void *` annotated `@returns address`: an
+    # address bindings hand back to kernels (e.g. kb_buffer_data).
+    returns_address: bool = False
     destroy: Optional[str] = None
     line: int = 0
 
     @property
     def is_kernel(self) -> bool:
-        """A kernel takes a context first and returns kb_status."""
-        return bool(self.params) and self.params[0].role == "context" and self.returns.kind == "enum"
+        """A kernel takes a context first, returns kb_status, has at least one
+        tensor and otherwise only dims, scalars and flags (so no handles:
+        kb_buffer_upload is not a kernel)."""
+        return (
+            bool(self.params)
+            and self.params[0].role == "context"
+            and self.returns.kind == "enum"
+            and any(p.role == "tensor" for p in self.params)
+            and all(p.role in ("dim", "scalar", "flag", "tensor") for p in self.params[1:])
+        )
+
+    @property
+    def has_context(self) -> bool:
+        """True when the function records its message in a context; False
+        means it records it per thread (kb_last_error)."""
+        return any(p.role == "context" for p in self.params)
+
+    @property
+    def out_scalar(self) -> Optional[Param]:
+        """The out_scalar parameter, which bindings return; None if none."""
+        for p in self.params:
+            if p.role == "out_scalar":
+                return p
+        return None
+
+    @property
+    def out_string(self) -> Optional[Param]:
+        """The out_string parameter, which bindings return; None if none."""
+        for p in self.params:
+            if p.role == "out_string":
+                return p
+        return None
 
     @property
     def short_name(self) -> str:

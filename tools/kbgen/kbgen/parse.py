@@ -59,6 +59,7 @@ _SCALARS = {
     ("_Bool",): "bool",
     ("int32_t",): "int32",
     ("int64_t",): "int64",
+    ("uint16_t",): "uint16",
     ("uint32_t",): "uint32",
     ("uint64_t",): "uint64",
     ("float",): "float32",
@@ -66,7 +67,8 @@ _SCALARS = {
     ("void",): "void",
 }
 
-_DTYPE_CTYPE = {"f32": "float32", "i32": "int32"}
+# C pointee type of each dtype (bf16/f16 are uint16_t bit patterns; u8 is void).
+_DTYPE_CTYPE = {"f32": "float32", "i32": "int32", "bf16": "uint16", "f16": "uint16", "u8": "void"}
 
 
 def _preprocess(path: str) -> str:
@@ -286,6 +288,8 @@ class Parser:
                 const = "const" in target.quals
                 if names == ("char",) and const:
                     return CType("string", const=True, spelling=spelling)
+                if names == ("char",):
+                    return CType("pointer", pointee="char", spelling=spelling)
                 if names in _SCALARS:
                     return CType("pointer", pointee=_SCALARS[names], const=const, spelling=spelling)
                 return CType("handle", name=names[0], const=const, spelling=spelling)
@@ -321,12 +325,30 @@ class Parser:
         if ann.blocking is None:
             self.error(comment.end, f"{node.name}: missing @blocking yes|no")
         returns_string = None
+        returns_address = False
         if returns.kind == "string":
-            if ann.returns is None:
+            if ann.returns is None or ann.returns[1] == "address":
                 self.error(comment.end, f"{node.name}: returns a string but has no '@returns string static|borrowed'")
             returns_string = ann.returns[1]
+        elif returns.kind == "pointer" and returns.pointee == "void" and not returns.const:
+            if ann.returns is None or ann.returns[1] != "address":
+                self.error(comment.end, f"{node.name}: returns void * but has no '@returns address'")
+            returns_address = True
+        elif returns.kind == "pointer":
+            self.error(line, f"{node.name}: functions may return void * (@returns address), not '{returns.spelling}'")
         elif ann.returns is not None:
-            self.error(ann.returns[0], f"{node.name}: @returns string, but the function does not return const char *")
+            what = "void *" if ann.returns[1] == "address" else "const char *"
+            self.error(ann.returns[0], f"{node.name}: @returns {ann.returns[1]}, but the function does not return {what}")
+        out_scalars = [p for p in params if p.role == "out_scalar"]
+        out_strings = [p for p in params if p.role == "out_string"]
+        if len(out_scalars) + len(out_strings) > 1:
+            self.error(line, f"{node.name}: at most one 'out scalar' or 'out string' parameter (bindings return it)")
+        if (out_scalars or out_strings) and not (returns.kind == "enum" and returns.name == "kb_status"):
+            self.error(line, f"{node.name}: functions with an out scalar/string must return kb_status")
+        for p in out_strings:
+            cap = next((q for q in params if q.name == p.capacity), None)
+            if cap is None or cap.role != "dim":
+                self.error(p.line, f"{node.name}: parameter '{p.name}': string({p.capacity}) does not name a dim parameter")
         destroy = None
         if any(p.role == "handle_out" for p in params):
             if ann.destroy is None:
@@ -340,6 +362,7 @@ class Parser:
             threadsafe=bool(ann.threadsafe),
             blocking=bool(ann.blocking),
             returns_string=returns_string,
+            returns_address=returns_address,
             destroy=destroy,
             line=line,
         )
@@ -362,10 +385,10 @@ class Parser:
                     self.error(line, f"{fname}: parameter '{name}' annotated twice")
                 ann.args[name] = (line, role.strip())
             elif word == "@returns":
-                m = re.match(r"^string\s+(static|borrowed)$", rest)
+                m = re.match(r"^(?:string\s+(static|borrowed)|(address))$", rest)
                 if not m:
-                    self.error(line, f"{fname}: '@returns string static|borrowed' expected")
-                ann.returns = (line, m.group(1))
+                    self.error(line, f"{fname}: '@returns string static|borrowed' or '@returns address' expected")
+                ann.returns = (line, m.group(1) or m.group(2))
             elif word == "@destroy":
                 if not re.match(r"^[A-Za-z_]\w*$", rest):
                     self.error(line, f"{fname}: '@destroy FUNCTION' expected")
@@ -400,6 +423,15 @@ class Parser:
             if len(words) != 3 or ctype.kind != "handle_out" or ctype.name != words[2]:
                 self.error(line, f"{where}: 'out handle TYPE' needs type TYPE ** (got '{ctype.spelling}')")
             return Param(a.name, ctype, "handle_out", handle_type=words[2], line=line)
+        if role == "out scalar":
+            if ctype.kind != "pointer" or ctype.const or ctype.pointee != "int64":
+                self.error(line, f"{where}: 'out scalar' needs type int64_t * (got '{ctype.spelling}')")
+            return Param(a.name, ctype, "out_scalar", line=line)
+        sm = re.match(r"^out\s+string\((\w+)\)$", role)
+        if sm:
+            if ctype.kind != "pointer" or ctype.const or ctype.pointee != "char":
+                self.error(line, f"{where}: 'out string(CAPACITY)' needs type char * (got '{ctype.spelling}')")
+            return Param(a.name, ctype, "out_string", capacity=sm.group(1), line=line)
         if role == "dim":
             if ctype.kind != "int64":
                 self.error(line, f"{where}: dimensions are int64_t (got '{ctype.spelling}')")

@@ -94,9 +94,83 @@ def test_shape_uses_unknown_size_parameter(tmp_path):
 
 
 def test_unknown_dtype(tmp_path):
-    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f16[n]"))
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f64[n]"))
     assert err.line == PRELUDE_LINES + 5
-    assert "unknown dtype 'f16'" in err.message
+    assert "unknown dtype 'f64'" in err.message
+
+
+def test_half_dtypes_are_uint16(tmp_path):
+    body = GOOD.replace("f32[n]", "bf16[n]").replace("const float *x, float *y", "const uint16_t *x, uint16_t *y")
+    api = parse_text(tmp_path, body)
+    assert [p.tensor.dtype for p in api.functions[0].tensors] == ["bf16", "bf16"]
+    err = error_of(tmp_path, GOOD.replace("in f32[n]", "in f16[n]"))
+    assert "dtype f16 does not match C type 'const float *'" in err.message
+
+
+def test_bytes_dtype_is_void(tmp_path):
+    body = GOOD.replace("f32[n]", "u8[n]").replace("const float *x, float *y", "const void *x, void *y")
+    api = parse_text(tmp_path, body)
+    assert api.functions[0].tensors[0].tensor.dtype == "u8"
+
+
+OUT_SCALAR = """\
+/**
+ * Count.
+ * @arg count out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_count(int64_t *count);
+"""
+
+
+def test_out_scalar(tmp_path):
+    fn = parse_text(tmp_path, OUT_SCALAR).functions[0]
+    assert fn.out_scalar.name == "count" and not fn.has_context and not fn.is_kernel
+    err = error_of(tmp_path, OUT_SCALAR.replace("int64_t *count", "int32_t *count"))
+    assert "'out scalar' needs type int64_t *" in err.message
+    err = error_of(tmp_path, OUT_SCALAR.replace("kb_status kb_count", "int64_t kb_count"))
+    assert "must return kb_status" in err.message
+
+
+OUT_STRING = """\
+/**
+ * Name.
+ * @arg name out string(cap)
+ * @arg cap dim
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_name(char *name, int64_t cap);
+"""
+
+
+def test_out_string(tmp_path):
+    fn = parse_text(tmp_path, OUT_STRING).functions[0]
+    assert fn.out_string.name == "name" and fn.out_string.capacity == "cap"
+    err = error_of(tmp_path, OUT_STRING.replace("out string(cap)", "out string(size)"))
+    assert "string(size) does not name a dim parameter" in err.message
+    err = error_of(tmp_path, OUT_STRING.replace("char *name", "const char *name"))
+    assert "needs type char *" in err.message
+
+
+RETURNS_ADDRESS = """\
+/**
+ * Address.
+ * @returns address
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API void *kb_address(void);
+"""
+
+
+def test_returns_address(tmp_path):
+    assert parse_text(tmp_path, RETURNS_ADDRESS).functions[0].returns_address
+    err = error_of(tmp_path, RETURNS_ADDRESS.replace(" * @returns address\n", ""))
+    assert "returns void * but has no '@returns address'" in err.message
+    err = error_of(tmp_path, RETURNS_ADDRESS.replace("void *kb_address", "float *kb_address"))
+    assert "functions may return void *" in err.message
 
 
 def test_dtype_must_match_c_type(tmp_path):
@@ -150,7 +224,32 @@ def test_real_header_is_fully_annotated():
         assert fn.doc, fn.name
         for p in fn.params:
             if p.ctype.kind in ("pointer", "handle", "handle_out"):
-                assert p.role in ("tensor", "context", "handle", "handle_out"), (fn.name, p.name)
+                assert p.role in ("tensor", "context", "handle", "handle_out", "out_scalar", "out_string"), (
+                    fn.name,
+                    p.name,
+                )
+
+
+def test_real_header_reduced_precision_mirrors_float32():
+    """Every kb_<op>_bf16/_f16 has kb_<op>'s parameters and annotations, with
+    the float tensors in the dtype."""
+    api = parse_header(HEADER)
+    by_name = {f.name: f for f in api.functions}
+    variants = [f for f in api.functions if f.name.endswith(("_bf16", "_f16"))]
+    assert len(variants) == 26
+    for v in variants:
+        base_name, _, dt = v.name.rpartition("_")
+        base = by_name[base_name]
+        assert v.is_kernel and [p.name for p in v.params] == [p.name for p in base.params]
+        for p, q in zip(v.params, base.params):
+            assert (p.role, p.default) == (q.role, q.default), (v.name, p.name)
+            if p.role == "tensor":
+                assert p.tensor.dtype == dt and p.tensor.shape == q.tensor.shape, (v.name, p.name)
+                assert (p.tensor.ld, p.tensor.aliases, p.tensor.nullable) == (
+                    q.tensor.ld,
+                    q.tensor.aliases,
+                    q.tensor.nullable,
+                )
 
 
 def test_gemm_contract_from_real_header():

@@ -1,6 +1,12 @@
-/* loader.c - finds and loads libkernelbridge_cuda.so (see loader.h). */
-#define _GNU_SOURCE /* dladdr */
-#include "loader.h"
+/* cuda_loader.c - finds and loads libkernelbridge_cuda.so (see
+ * cuda_loader.h). */
+/* dladdr is a GNU extension: ask for it here, in this file only, so that the
+ * rest of the library stays C99 + POSIX and vendored builds (Go, Rust,
+ * Python) need no extra flag. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cuda_loader.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -55,7 +61,7 @@ static const struct kbcuda_table *try_candidate(const char *label, const char *p
   kbcuda_get_table_fn get;
   memcpy(&get, &sym, sizeof get); /* object pointer to function pointer, as POSIX allows */
   const struct kbcuda_table *t = get(KBCUDA_ABI_VERSION);
-  if (t == NULL || t->abi_version != KBCUDA_ABI_VERSION || t->struct_size < sizeof(struct kbcuda_table)) {
+  if (t == NULL || t->abi_version != KBCUDA_ABI_VERSION || t->struct_size < KBCUDA_TABLE_V1_SIZE) {
     note(log, "%s: does not provide CUDA backend ABI version %u; ", label, (unsigned)KBCUDA_ABI_VERSION);
     dlclose(h);
     return NULL;

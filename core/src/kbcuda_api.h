@@ -2,9 +2,10 @@
  * kbcuda_api.h - the internal C ABI between the kernelbridge core and the
  * CUDA backend library libkernelbridge_cuda.so.
  *
- * Not installed, not part of the public API.  The core never links the CUDA
- * library: it dlopen()s it at run time (kernels/cuda/loader.c) and calls the
- * one exported symbol
+ * Not installed, not part of the public API.  Lives in core/src because both
+ * sides compile it: the core (C99) and kernels/cuda (nvcc, with -Icore/src).
+ * The core never links the CUDA library: it dlopen()s it at run time
+ * (core/src/cuda_loader.c) and calls the one exported symbol
  *
  *     const struct kbcuda_table *kbcuda_get_table(uint32_t abi_version);
  *
@@ -18,11 +19,12 @@
  * Versioning: KBCUDA_ABI_VERSION is bumped whenever a field of struct
  * kbcuda_table changes meaning, type or position.  Appending a field at the
  * end keeps the version but increases struct_size, so a newer core can test
- * for it (offsetof(struct kbcuda_table, f) < table->struct_size).
+ * for it with KBCUDA_TABLE_HAS(table, f) and work with an older library
+ * (the loader accepts any struct_size >= KBCUDA_TABLE_V1_SIZE).
  *
  * Conventions of every entry point
  * - Return value: a kbcuda_status, numerically equal to the public kb_status
- *   values 0..7 of kernelbridge.h, plus KBCUDA_STATUS_DEVICE_LOST (8).
+ *   values of kernelbridge.h (0..8, KBCUDA_STATUS_DEVICE_LOST included).
  * - Entry points taking a kbcuda_ctx record a message on failure (read it
  *   with ctx_message; "" after success); the others write it into (msg, cap)
  *   when msg is not NULL.  Messages have no "kb_xxx: " prefix unless the
@@ -61,7 +63,8 @@ extern "C" {
 /* The one exported symbol. */
 #define KBCUDA_GET_TABLE_SYMBOL "kbcuda_get_table"
 
-/* Status values: 0..7 equal the public kb_status values. */
+/* Status values: equal to the public kb_status values (static_assert in
+ * kernels/cuda/table.cu). */
 typedef int32_t kbcuda_status;
 #define KBCUDA_STATUS_OK 0
 #define KBCUDA_STATUS_INVALID_ARGUMENT 1
@@ -71,8 +74,8 @@ typedef int32_t kbcuda_status;
 #define KBCUDA_STATUS_BACKEND_UNAVAILABLE 5
 #define KBCUDA_STATUS_DEVICE_ERROR 6
 #define KBCUDA_STATUS_INTERNAL 7
-/* Proposed public KB_STATUS_DEVICE_LOST = 8 (docs/cuda.md).  Until the header
- * has it, the core reports it as KB_STATUS_DEVICE_ERROR and latches. */
+/* KB_STATUS_DEVICE_LOST: a sticky device error; the ctx latches it and the
+ * core latches it in its kb_context too. */
 #define KBCUDA_STATUS_DEVICE_LOST 8
 
 /* Element types of the *_dt entries. */
@@ -243,7 +246,24 @@ struct kbcuda_table {
   kbcuda_status (*attention_dt)(kbcuda_ctx *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
                                 int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const void *q,
                                 const void *k, const void *v, int32_t causal, float scale, void *out);
+
+  /* ---- appended after ABI version 1's first table (test each with
+   * KBCUDA_TABLE_HAS before use) ---- */
+
+  /* Frees device memory of `device` without a ctx: kb_buffer outlives the
+   * kb_context that allocated it.  Waits for the device (cudaFree) and leaves
+   * the calling thread's current device as it was.  NULL is fine. */
+  kbcuda_status (*dev_free_on_device)(int32_t device, void *ptr, char *msg, size_t cap);
 };
+
+/* Size of ABI version 1's first table (everything up to attention_dt): the
+ * smallest table the loader accepts. */
+#define KBCUDA_TABLE_V1_SIZE offsetof(struct kbcuda_table, dev_free_on_device)
+
+/* True when `table` (a library's, possibly older than this header) has the
+ * appended entry `field`. */
+#define KBCUDA_TABLE_HAS(table, field) \
+  (offsetof(struct kbcuda_table, field) + sizeof((table)->field) <= (size_t)(table)->struct_size)
 
 /* The library's only exported symbol.  NULL when abi_version is not
  * KBCUDA_ABI_VERSION. */

@@ -1,7 +1,9 @@
 /*
- * loader.h - run-time loading of the CUDA backend library.  Internal; meant
- * to move into core/src when the core dispatches to CUDA (docs/cuda.md).
- * Plain C99 + POSIX, no CUDA header.
+ * cuda_loader.h - run-time loading of the CUDA backend library
+ * libkernelbridge_cuda.so (docs/cuda.md).  Internal to the core.  Plain C99 +
+ * POSIX, no CUDA header: the core compiles and runs without the toolkit.
+ * The rest of the core reaches the backend through core/src/cuda.c (the
+ * process-wide probe), not through these functions directly.
  */
 #ifndef KB_CUDA_LOADER_H
 #define KB_CUDA_LOADER_H
@@ -23,7 +25,8 @@
  *   3. dlopen("libkernelbridge_cuda.so"): the system search path
  *      (LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default directories).
  * The first candidate that loads, exports kbcuda_get_table and provides
- * KBCUDA_ABI_VERSION wins.  On failure returns NULL and writes to msg (when
+ * KBCUDA_ABI_VERSION with at least the version's first table
+ * (KBCUDA_TABLE_V1_SIZE; later appended entries are optional) wins.  On failure returns NULL and writes to msg (when
  * msg != NULL and cap > 0) every candidate tried and why it failed; on
  * success writes "loaded <path> (tried before: ...)".  Loading the library touches no GPU: a
  * machine without a driver gets the table, and table->device_count says why
