@@ -40,6 +40,9 @@ fn main() {
 
     println!("cargo:rustc-link-lib=m");
     println!("cargo:rustc-link-lib=pthread");
+    // The CUDA backend is loaded at run time with dlopen (csrc/cuda_loader.c);
+    // nothing of CUDA is needed to build or link.
+    println!("cargo:rustc-link-lib=dl");
     // For build scripts of dependent crates: DEP_KERNELBRIDGE_INCLUDE.
     println!("cargo:include={}", csrc.display());
 }

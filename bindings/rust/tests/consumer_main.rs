@@ -25,6 +25,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) if e.status() == Status::ShapeMismatch => println!("expected error: {e}"),
         other => return Err(format!("expected a shape mismatch, got {other:?}").into()),
     }
+    // Buffers (host memory on a CPU context) and the _buf kernel forms.
+    let cpu = Context::new(Backend::Cpu, 1)?;
+    let xb = kernelbridge::Buffer::from_slice(&cpu, &x)?;
+    let mut yb = kernelbridge::Buffer::new(&cpu, xb.len())?;
+    cpu.silu_buf(&xb.view::<f32>()?, &mut yb.view_mut::<f32>()?)?;
+    if yb.to_vec::<f32>(&cpu)? != y {
+        return Err("silu on buffers differs from silu on slices".into());
+    }
+
+    // bfloat16 bits.
+    let h = kernelbridge::half::to_bf16(&x);
+    let mut hy = vec![0u16; h.len()];
+    kernelbridge::silu_bf16(&h, &mut hy)?;
+    println!("silu_bf16(2) = {}", kernelbridge::half::bf16_to_f32(hy[4]));
+
+    // CUDA is loaded at run time: built without CUDA, it reports why it is unavailable.
+    match kernelbridge::cuda::device_count() {
+        Ok(n) => println!("{n} CUDA device(s)"),
+        Err(e) if e.status() == Status::BackendUnavailable => println!("no CUDA: {}", e.message()),
+        Err(e) => return Err(e.into()),
+    }
     println!("consumer OK: kernelbridge {}", kernelbridge::version_string());
     Ok(())
 }

@@ -13,6 +13,7 @@ pub const kb_status_KB_STATUS_OUT_OF_MEMORY: kb_status = 4;
 pub const kb_status_KB_STATUS_BACKEND_UNAVAILABLE: kb_status = 5;
 pub const kb_status_KB_STATUS_DEVICE_ERROR: kb_status = 6;
 pub const kb_status_KB_STATUS_INTERNAL: kb_status = 7;
+pub const kb_status_KB_STATUS_DEVICE_LOST: kb_status = 8;
 pub type kb_status = core::ffi::c_uint;
 pub const kb_backend_KB_BACKEND_CPU: kb_backend = 0;
 pub const kb_backend_KB_BACKEND_CUDA: kb_backend = 1;
@@ -21,6 +22,11 @@ pub type kb_backend = core::ffi::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct kb_context {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kb_buffer {
     _unused: [u8; 0],
 }
 extern "C" {
@@ -50,6 +56,93 @@ extern "C" {
 }
 extern "C" {
     pub fn kb_context_last_error(ctx: *const kb_context) -> *const core::ffi::c_char;
+}
+extern "C" {
+    pub fn kb_last_error() -> *const core::ffi::c_char;
+}
+extern "C" {
+    pub fn kb_cuda_device_count(count: *mut i64) -> kb_status;
+}
+extern "C" {
+    pub fn kb_cuda_device_name(
+        device: i64,
+        name: *mut core::ffi::c_char,
+        name_capacity: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_cuda_device_compute_capability(device: i64, capability: *mut i64) -> kb_status;
+}
+extern "C" {
+    pub fn kb_cuda_device_total_memory(device: i64, bytes: *mut i64) -> kb_status;
+}
+extern "C" {
+    pub fn kb_cuda_device_free_memory(device: i64, bytes: *mut i64) -> kb_status;
+}
+extern "C" {
+    pub fn kb_context_create_cuda(device: i64, out: *mut *mut kb_context) -> kb_status;
+}
+extern "C" {
+    pub fn kb_context_device(ctx: *const kb_context) -> i64;
+}
+extern "C" {
+    pub fn kb_context_synchronize(ctx: *mut kb_context) -> kb_status;
+}
+extern "C" {
+    pub fn kb_buffer_create(
+        ctx: *mut kb_context,
+        bytes: i64,
+        out: *mut *mut kb_buffer,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_buffer_destroy(buf: *mut kb_buffer);
+}
+extern "C" {
+    pub fn kb_buffer_size(buf: *const kb_buffer) -> i64;
+}
+extern "C" {
+    pub fn kb_buffer_device(buf: *const kb_buffer) -> i64;
+}
+extern "C" {
+    pub fn kb_buffer_data(buf: *mut kb_buffer) -> *mut core::ffi::c_void;
+}
+extern "C" {
+    pub fn kb_buffer_upload(
+        ctx: *mut kb_context,
+        buf: *mut kb_buffer,
+        offset: i64,
+        bytes: i64,
+        src: *const core::ffi::c_void,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_buffer_download(
+        ctx: *mut kb_context,
+        buf: *const kb_buffer,
+        offset: i64,
+        bytes: i64,
+        dst: *mut core::ffi::c_void,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_buffer_fill(
+        ctx: *mut kb_context,
+        buf: *mut kb_buffer,
+        offset: i64,
+        bytes: i64,
+        value: i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_buffer_copy(
+        ctx: *mut kb_context,
+        dst: *mut kb_buffer,
+        dst_offset: i64,
+        src: *const kb_buffer,
+        src_offset: i64,
+        bytes: i64,
+    ) -> kb_status;
 }
 extern "C" {
     pub fn kb_silu(ctx: *mut kb_context, n: i64, x: *const f32, y: *mut f32) -> kb_status;
@@ -278,5 +371,250 @@ extern "C" {
         temperature: f32,
         seed: u64,
         out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_silu_bf16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16) -> kb_status;
+}
+extern "C" {
+    pub fn kb_silu_f16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gelu_bf16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gelu_f16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gelu_tanh_bf16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16)
+        -> kb_status;
+}
+extern "C" {
+    pub fn kb_gelu_tanh_f16(ctx: *mut kb_context, n: i64, x: *const u16, y: *mut u16) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_bf16(
+        ctx: *mut kb_context,
+        n: i64,
+        a: *const u16,
+        b: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_f16(
+        ctx: *mut kb_context,
+        n: i64,
+        a: *const u16,
+        b: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_mul_bf16(
+        ctx: *mut kb_context,
+        n: i64,
+        a: *const u16,
+        b: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_mul_f16(
+        ctx: *mut kb_context,
+        n: i64,
+        a: *const u16,
+        b: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_scale_bf16(
+        ctx: *mut kb_context,
+        n: i64,
+        alpha: f32,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_scale_f16(
+        ctx: *mut kb_context,
+        n: i64,
+        alpha: f32,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_bias_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        bias: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_bias_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        bias: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_softmax_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_softmax_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_log_softmax_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_log_softmax_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_rmsnorm_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        weight: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_rmsnorm_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        weight: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_layernorm_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        weight: *const u16,
+        bias: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_layernorm_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        weight: *const u16,
+        bias: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gemm_bf16(
+        ctx: *mut kb_context,
+        trans_a: bool,
+        trans_b: bool,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: f32,
+        a: *const u16,
+        lda: i64,
+        b: *const u16,
+        ldb: i64,
+        beta: f32,
+        c: *mut u16,
+        ldc: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gemm_f16(
+        ctx: *mut kb_context,
+        trans_a: bool,
+        trans_b: bool,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: f32,
+        a: *const u16,
+        lda: i64,
+        b: *const u16,
+        ldb: i64,
+        beta: f32,
+        c: *mut u16,
+        ldc: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        q: *const u16,
+        k: *const u16,
+        v: *const u16,
+        causal: bool,
+        scale: f32,
+        out: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        q: *const u16,
+        k: *const u16,
+        v: *const u16,
+        causal: bool,
+        scale: f32,
+        out: *mut u16,
     ) -> kb_status;
 }

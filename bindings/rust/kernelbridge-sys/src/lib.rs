@@ -8,6 +8,10 @@
 //! also exported to dependent build scripts as `DEP_KERNELBRIDGE_INCLUDE`)
 //! and in the safe crate `kernelbridge`, which most users want instead.
 //!
+//! The CUDA backend is not linked: the C library loads
+//! `libkernelbridge_cuda.so` with `dlopen` the first time CUDA is asked for
+//! (this crate links `libdl`), so building needs no CUDA.
+//!
 //! Enums are plain integer constants (`kb_status_KB_STATUS_OK`, ...), so a
 //! value the binding does not know can never be undefined behaviour.
 #![no_std]

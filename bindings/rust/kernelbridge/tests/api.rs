@@ -184,11 +184,16 @@ fn cross_entropy_mean() {
 
 #[test]
 fn contexts() {
-    let err = Context::new(Backend::Cuda, 1).unwrap_err();
-    assert_eq!(err.status(), Status::BackendUnavailable);
-    assert!(err.message().starts_with("kb_context_create"), "{err}");
+    // (With a usable CUDA device, e.g. KB_CUDA_LIBRARY set on a GPU machine,
+    // Cuda and Auto give CUDA contexts; tests/cuda.rs covers that case.)
+    let cuda = kernelbridge::cuda::is_available();
+    if !cuda {
+        let err = Context::new(Backend::Cuda, 1).unwrap_err();
+        assert_eq!(err.status(), Status::BackendUnavailable);
+        assert!(err.message().starts_with("kb_context_create"), "{err}");
+    }
     let ctx = Context::new(Backend::Auto, 3).unwrap();
-    assert_eq!(ctx.backend().unwrap(), Backend::Cpu);
+    assert_eq!(ctx.backend().unwrap(), if cuda { Backend::Cuda } else { Backend::Cpu });
     assert_eq!(ctx.num_threads(), 3);
     assert!(!ctx.as_raw().is_null());
     // Safety: the pointer is live and owned by ctx.
@@ -233,4 +238,37 @@ fn default_context_is_per_thread_and_reusable() {
     assert_eq!(threads, 1);
     let e: Result<(), Error> = kernelbridge::with_default_context(|_| Err(Error::new(Status::Unsupported, "x")));
     assert_eq!(e.unwrap_err().status(), Status::Unsupported);
+}
+
+#[test]
+fn device_lost_is_a_status_like_the_others() {
+    assert_eq!(Status::from_code(8), Some(Status::DeviceLost));
+    assert_eq!(Status::from_raw(sys::kb_status_KB_STATUS_DEVICE_LOST), Some(Status::DeviceLost));
+    assert_eq!(Status::DeviceLost.to_raw(), sys::kb_status_KB_STATUS_DEVICE_LOST);
+    assert_eq!(kernelbridge::status_string(Status::DeviceLost), "DEVICE_LOST");
+    let err = Error::new(Status::DeviceLost, "kb_softmax: device lost");
+    assert_eq!(err.code(), 8);
+    assert_eq!(err.to_string(), "kb_softmax: device lost (DEVICE_LOST)");
+    // Status is non_exhaustive: a match outside the crate needs a `_` arm.
+    let advice = match err.status() {
+        Status::DeviceLost => "destroy the context",
+        Status::BackendUnavailable => "use the CPU",
+        _ => "fix the call",
+    };
+    assert_eq!(advice, "destroy the context");
+}
+
+#[test]
+fn context_free_errors_carry_the_threads_message() {
+    // kb_context_create with a negative thread count cannot be reached
+    // (usize); an unavailable backend is the context-free failure here.
+    if !kernelbridge::cuda::is_available() {
+        let err = Context::new(Backend::Cuda, 0).unwrap_err();
+        assert_eq!(err.status(), Status::BackendUnavailable);
+        assert!(err.message().starts_with("kb_context_create: ") && err.message().len() > 30, "{err}");
+        assert_eq!(kernelbridge::last_error(), err.message());
+    }
+    let err = Context::new(Backend::Cpu, usize::MAX).unwrap_err();
+    assert_eq!(err.status(), Status::InvalidArgument);
+    assert!(err.message().contains("num_threads"), "{err}");
 }

@@ -9,23 +9,43 @@ naming for functions and for enum constants in its default "consts" style.
 
 Rules, all derived from the model (no per-kernel knowledge here):
 
-- A tensor becomes `&[f32]` / `&[i32]` (in), `&mut [f32]` / `&mut [i32]`
-  (out, inout); a nullable one is wrapped in `Option`.
+- A tensor becomes `&[f32]` / `&[i32]` / `&[u16]` (in; bf16 and f16 are their
+  bit patterns in u16), `&mut [..]` (out, inout); a nullable one is wrapped in
+  `Option`.  A `u8` tensor (raw bytes, `void *`) is a slice of any
+  `Element` type, its length counted in bytes.
 - A dim parameter is derived from a slice length when some non-nullable
-  tensor is 1-D with exactly that dim (inputs preferred, see
-  contracts.dim_sources); every other dim is an explicit `usize` argument.
+  tensor is 1-D with exactly that dim (contracts.length_dims); every other
+  dim is an explicit `usize` argument.
 - Every tensor that is not the source of a derived dim has its length checked
   against the contract before the call (`==` for dense tensors, `>=` for
   tensors with a row stride); a mismatch is an Error with status
   ShapeMismatch naming the argument.  The C library checks everything else
-  (value ranges, strides, overlaps) and its message is copied into the Error.
+  (value ranges, strides, overlaps) and its message is copied into the Error:
+  from the context for functions taking one, from the calling thread's
+  kb_last_error() for the others.
 - An output with `alias(x)` gets an in-place variant per aliased input, where
   the output and `x` are one `&mut` slice: Rust does not allow the same
   memory to be borrowed as `&` and `&mut` at once.
-- A function with a context parameter becomes a method of Context and a free
-  function running on the calling thread's default context; a function whose
-  first parameter is a handle becomes a method of that handle's type; one
-  with an out handle becomes its constructor; the @destroy function is Drop.
+- Kernels (Function.is_kernel) become methods of Context and free functions
+  running on the calling thread's default context.  When the API has a memory
+  handle (one with a `@returns address` function, kb_buffer), every kernel
+  form also gets a `<name>_buf` method of Context taking buffer views
+  (`&DeviceSlice<T>` for inputs, `&mut DeviceSliceMut<T>` for outputs)
+  instead of slices, with the same checks.
+- A function whose first parameter is a handle, or whose first parameter is
+  a context and second a handle, is a method of that handle's type (the
+  context, if any, becomes a `ctx: &Context` argument); `&mut self` when the
+  C handle is not const (the function writes the object), except for
+  `@returns address`.  A receiver named `dst` gives `<name>_from`.  Other
+  functions taking a context are methods of Context.
+- A function with an out handle is a constructor of the handle's type
+  (`create` -> `new`, `create_X` -> `X`); the @destroy function is Drop.
+- An `out scalar` is returned (`Result<i64>`); an `out string` is returned as
+  `Result<String>`, read through a local buffer of OUT_STRING_CAPACITY bytes
+  whose size is passed as the (hidden) capacity dim.
+- The hand-written modules of SUPPORT_MODULES (bindings/rust/kernelbridge/src)
+  build idiomatic layers on the generated API (buffer views, CUDA device
+  queries, bf16/f16 conversions); lib.rs declares them.
 """
 
 from __future__ import annotations
@@ -35,7 +55,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .. import contracts
 from ..banner import banner
-from ..model import Api, Const, Dim, Enum, Expr, Function, Param
+from ..model import DTYPE_SIZES, Api, Const, Dim, Enum, Expr, Function, Param
 
 NAME = "rust"
 
@@ -45,16 +65,30 @@ SAFE_CRATE = "kernelbridge"
 SYS_CRATE = "kernelbridge-sys"
 RUST_VERSION = "1.70"
 
+# Bytes of the local buffer passed for an `out string` parameter.
+OUT_STRING_CAPACITY = 256
+
+# Hand-written modules of the safe crate (src/<name>.rs): (name, public, items
+# re-exported at the crate root).
+SUPPORT_MODULES = [
+    ("views", False, ["DeviceSlice", "DeviceSliceMut", "Element"]),
+    ("cuda", True, []),
+    ("half", True, []),
+]
+
 _SCALAR_TYPES = {
     "bool": "bool",
     "int32": "i32",
     "int64": "i64",
+    "uint16": "u16",
     "uint32": "u32",
     "uint64": "u64",
     "float32": "f32",
     "float64": "f64",
 }
-_ELEM_TYPES = {"f32": "f32", "i32": "i32"}
+# Rust element type of each dtype; u8 (raw bytes) takes any Element in slices.
+_ELEM_TYPES = {"f32": "f32", "i32": "i32", "bf16": "u16", "f16": "u16", "u8": "u8"}
+_ZEROS = {"f32": "0.0f32", "i32": "0i32", "u16": "0u16", "u8": "0u8"}
 
 _KEYWORDS = set(
     """as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod
@@ -64,7 +98,7 @@ _KEYWORDS = set(
 
 # Names the generated bodies use for their own locals; parameters must not
 # take them.
-_RESERVED = {"raw_status", "FUNC", "ctx", "out_handle"}
+_RESERVED = {"raw_status", "FUNC", "ctx", "out_handle", "out_value", "out_string"}
 
 
 class EmitError(Exception):
@@ -116,6 +150,16 @@ def _rust_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _safety(notes: List[str], indent: str = "") -> List[str]:
+    """A `// Safety:` comment, one bullet per note (notes may hold newlines)."""
+    lines = ["// Safety:"]
+    for n in notes:
+        first, *rest = n.split("\n")
+        lines.append(f"// - {first}")
+        lines.extend(f"//   {r}" for r in rest)
+    return [indent + line for line in lines]
+
+
 # --- the shape of one Rust entry point ---------------------------------------
 
 
@@ -162,6 +206,11 @@ def derived_dims(fn: Function) -> Dict[str, str]:
     return {dim: names[0] for dim, names in contracts.length_dims(fn).items()}
 
 
+def hidden_dims(fn: Function) -> Dict[str, str]:
+    """Capacity dims of out strings (not Rust arguments) -> the string."""
+    return {p.capacity: p.name for p in fn.params if p.role == "out_string"}
+
+
 def _expr_rust(e: Expr) -> str:
     if isinstance(e, Const):
         return f"{e.value}usize"
@@ -171,61 +220,110 @@ def _expr_rust(e: Expr) -> str:
 
 
 class _Body:
-    """Builds the parameter list, checks and the FFI call of a variant."""
+    """Builds the parameter list, checks and the FFI call of one Rust entry
+    point of a C function.
 
-    def __init__(self, api: Api, v: Variant, ctx_expr: Optional[str], skip_first: bool):
+    receiver: the C parameter that is `self` (a context or a handle), or None;
+    self_expr: the C argument for it.  views: tensors are buffer views (the
+    `_buf` forms of kernels) instead of slices.
+    """
+
+    def __init__(self, api: Api, v: Variant, receiver: Optional[str], self_expr: str, views: bool = False):
+        self.api = api
         self.v = v
         self.fn = v.fn
-        self.ctx_expr = ctx_expr
+        self.receiver = receiver
+        self.self_expr = self_expr
+        self.views = views
         self.params: List[str] = []  # "name: Type"
+        self.generics: List[str] = []  # "E: Element"
         self.pre: List[str] = []  # statements before the call
         self.args: List[str] = []  # C call arguments
         self.docs: List[str] = []  # argument notes for rustdoc
         self.tensor_lines: List[str] = []
-        self._build(skip_first)
+        self.elem: Dict[str, str] = {}  # tensor -> Rust element type in the signature
+        self.msg_ctx = "std::ptr::null()"  # where the message of a failure is read
+        self.out: Optional[Param] = None  # out_scalar / out_string parameter
+        self._build()
 
-    def _build(self, skip_first: bool):
+    # Rust expression of the length of tensor slice/view `sname` (elements,
+    # bytes for u8).
+    def len_expr(self, p: Param, sname: str) -> str:
+        if p.tensor.dtype == "u8" and not self.views:
+            return f"std::mem::size_of_val::<[{self.elem[p.name]}]>({sname})"
+        return f"{sname}.len()"
+
+    def _build(self):
         fn, v = self.fn, self.v
         for p in fn.params:
             if p.name in _RESERVED and p.role not in ("context", "handle", "handle_out"):
                 raise EmitError(f"{fn.name}: parameter name '{p.name}' is reserved by the Rust emitter")
         derived = derived_dims(fn)
-        params = fn.params[1:] if skip_first else fn.params
-        if skip_first:
-            first = fn.params[0]
-            self.args.append(self.ctx_expr if first.role in ("context", "handle") else "")
+        hidden = hidden_dims(fn)
         # Slice names as they appear in the Rust signature.
         slice_of = {p.name: p.name for p in fn.tensors}
         if v.is_inplace():
             slice_of[v.merged_out] = v.merged_in
+        for p in fn.params:
+            if p.role == "context":
+                self.msg_ctx = self.self_expr if p.name == self.receiver else f"{ident(p.name)}.raw.as_ptr()"
+            if p.role in ("out_scalar", "out_string"):
+                self.out = p
 
         # Rust parameters, in C order.
-        for p in params:
+        for p in fn.params:
             name = ident(p.name)
+            if p.name == self.receiver:
+                continue
             if p.role == "dim":
-                if p.name in derived:
+                if p.name in derived or p.name in hidden:
                     continue
                 self.params.append(f"{name}: usize")
             elif p.role in ("scalar", "flag"):
                 self.params.append(f"{name}: {self.scalar_type(p)}")
             elif p.role == "tensor":
+                t = p.tensor
+                if t.dtype == "u8" and not self.views:
+                    g = "E" if not self.generics else f"E{len(self.generics) + 1}"
+                    self.generics.append(f"{g}: Element")
+                    self.elem[p.name] = g
+                else:
+                    self.elem[p.name] = _ELEM_TYPES[t.dtype]
                 if v.is_inplace() and p.name == v.merged_out:
                     continue
-                elem = _ELEM_TYPES[p.tensor.dtype]
-                mutable = p.tensor.direction != "in" or (v.is_inplace() and p.name == v.merged_in)
-                ty = f"&mut [{elem}]" if mutable else f"&[{elem}]"
-                if p.tensor.nullable:
+                mutable = t.direction != "in" or (v.is_inplace() and p.name == v.merged_in)
+                elem = self.elem[p.name]
+                if self.views:
+                    ty = f"&mut DeviceSliceMut<'_, {elem}>" if mutable else f"&DeviceSlice<'_, {elem}>"
+                else:
+                    ty = f"&mut [{elem}]" if mutable else f"&[{elem}]"
+                if t.nullable:
                     ty = f"Option<{ty}>"
                 self.params.append(f"{name}: {ty}")
-            elif p.role in ("context", "handle", "handle_out"):
+            elif p.role == "context":
+                self.params.append(f"{name}: &{type_name(p.ctype.name)}")
+            elif p.role == "handle":
+                ty = f"&{'' if p.ctype.const else 'mut '}{type_name(p.ctype.name)}"
+                self.params.append(f"{name}: {f'Option<{ty}>' if p.nullable else ty}")
+            elif p.role in ("handle_out", "out_scalar", "out_string"):
                 pass
             else:
                 raise EmitError(f"{fn.name}: parameter '{p.name}' has role {p.role}, unknown to the Rust emitter")
 
+        # Locals written by C.
+        if self.out is not None:
+            if self.out.role == "out_scalar":
+                self.pre.append(f"let mut out_value: {_SCALAR_TYPES[self.out.ctype.pointee]} = 0;")
+            else:
+                self.pre.append(
+                    "let mut out_string: [std::ffi::c_char; OUT_STRING_CAPACITY] = [0; OUT_STRING_CAPACITY];"
+                )
+
         # Derived dims first, so that every size is known before the checks.
         for dim, src in derived.items():
-            self.pre.append(f"let {ident(dim)} = {ident(slice_of[src])}.len();")
-            self.docs.append(f"`{dim}` is `{slice_of[src]}.len()`.")
+            self.pre.append(f"let {ident(dim)} = {self.len_expr(fn.param(src), ident(slice_of[src]))};")
+            unit = " in bytes" if fn.param(src).tensor.dtype == "u8" and not self.views else ""
+            self.docs.append(f"`{dim}` is the length of `{slice_of[src]}`{unit}.")
 
         # Length checks.
         sources = set(derived.values())
@@ -247,42 +345,39 @@ class _Body:
                 check = "check_len"
             stmts.append(f"let {p.name}_len = {want};")
             stmts.append(
-                f"{check}(FUNC, {_rust_str(slice_of[p.name])}, {sname}.len(), {p.name}_len, {_rust_str(shape_text)}, &{shape_var})?;"
+                f"{check}(FUNC, {_rust_str(slice_of[p.name])}, {self.len_expr(p, sname)}, {p.name}_len, "
+                f"{_rust_str(shape_text)}, &{shape_var})?;"
             )
             if t.nullable:
                 stmts = [f"if let Some({sname}) = &{sname} {{"] + ["    " + x for x in stmts] + ["}"]
             self.pre.extend(stmts)
 
         # C arguments, in C order.
-        for p in params:
+        for p in fn.params:
             name = ident(p.name)
-            if p.role == "dim":
-                self.pre.append(f"let c_{p.name} = to_c_dim(FUNC, {_rust_str(p.name)}, {name})?;")
+            if p.name == self.receiver:
+                self.args.append(self.self_expr)
+            elif p.role == "dim":
+                if p.name in hidden:
+                    self.pre.append(f"let c_{p.name} = to_c_dim(FUNC, {_rust_str(p.name)}, out_string.len())?;")
+                else:
+                    self.pre.append(f"let c_{p.name} = to_c_dim(FUNC, {_rust_str(p.name)}, {name})?;")
                 self.args.append(f"c_{p.name}")
             elif p.role in ("scalar", "flag"):
                 self.args.append(self.scalar_arg(p))
             elif p.role == "tensor":
-                sname = ident(slice_of[p.name])
-                mutable = p.tensor.direction != "in"
-                if v.is_inplace() and p.name in (v.merged_in, v.merged_out):
-                    # One pointer for both: the C function gets exactly the same address.
-                    if not any(s.startswith(f"let {v.merged_in}_ptr ") for s in self.pre):
-                        self.pre.append(f"let {v.merged_in}_ptr = {sname}.as_mut_ptr();")
-                    expr = f"{v.merged_in}_ptr"
-                    if p.name == v.merged_in:
-                        expr = f"{v.merged_in}_ptr.cast_const()"
-                elif p.tensor.nullable:
-                    if mutable:
-                        expr = f"{sname}.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr())"
-                    else:
-                        expr = f"{sname}.map_or(std::ptr::null(), |s| s.as_ptr())"
-                else:
-                    expr = f"{sname}.as_mut_ptr()" if mutable else f"{sname}.as_ptr()"
-                self.args.append(expr)
+                self.args.append(self.tensor_arg(p, ident(slice_of[p.name])))
             elif p.role == "handle_out":
                 self.args.append("&mut out_handle")
+            elif p.role == "out_scalar":
+                self.args.append("&mut out_value")
+            elif p.role == "out_string":
+                self.args.append("out_string.as_mut_ptr()")
             elif p.role in ("context", "handle"):
-                raise EmitError(f"{fn.name}: only the first parameter may be a context or handle")
+                if p.role == "handle" and p.nullable:
+                    self.args.append(f"{name}.map_or(std::ptr::null_mut(), |h| h.raw.as_ptr())")
+                else:
+                    self.args.append(f"{name}.raw.as_ptr()")
 
         # Tensor notes for rustdoc.
         for p in fn.tensors:
@@ -297,8 +392,28 @@ class _Body:
                 extra += f", row stride `{t.ld}`"
             if t.nullable:
                 extra += ", optional (`None` is NULL in C)"
+            if t.dtype in ("bf16", "f16"):
+                extra += f", {t.dtype} bits in `u16` (see [`half`])"
+            if t.dtype == "u8" and not self.views:
+                extra += ", any [`Element`] type, its length counted in bytes"
             shape = ", ".join(str(e) for e in t.shape)
             self.tensor_lines.append(f"- `{slice_of[p.name]}`: {role}, `{t.dtype}[{shape}]`{extra}")
+
+    def tensor_arg(self, p: Param, sname: str) -> str:
+        v = self.v
+        mutable = p.tensor.direction != "in"
+        generic = p.tensor.dtype == "u8" and not self.views
+        cast = ".cast()" if generic else ""
+        if v.is_inplace() and p.name in (v.merged_in, v.merged_out):
+            # One pointer for both: the C function gets exactly the same address.
+            if not any(s.startswith(f"let {v.merged_in}_ptr ") for s in self.pre):
+                self.pre.append(f"let {v.merged_in}_ptr = {sname}.as_mut_ptr(){cast};")
+            return f"{v.merged_in}_ptr" + (".cast_const()" if p.name == v.merged_in else "")
+        if p.tensor.nullable:
+            if mutable:
+                return f"{sname}.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr(){cast})"
+            return f"{sname}.map_or(std::ptr::null(), |s| s.as_ptr(){cast})"
+        return f"{sname}.as_mut_ptr(){cast}" if mutable else f"{sname}.as_ptr(){cast}"
 
     def scalar_type(self, p: Param) -> str:
         k = p.ctype.kind
@@ -315,28 +430,83 @@ class _Body:
         args = ", ".join(a for a in self.args if a)
         return f"sys::{self.fn.name}({args})"
 
+    def generic_params(self) -> str:
+        return f"<{', '.join(self.generics)}>" if self.generics else ""
+
+    def safety_notes(self) -> List[str]:
+        """What makes the call of a non-kernel function sound, from its parameters."""
+        fn = self.fn
+        notes: List[str] = []
+        for p in fn.params:
+            if p.name == self.receiver:
+                notes.append(
+                    "the pointer of `self` is owned by it and live; the type is not Sync, so no\n"
+                    "other thread uses it during the call"
+                )
+            elif p.role == "context":
+                notes.append(f"`{p.name}` is a live context borrowed for the call, used by this thread only\n(not Sync)")
+            elif p.role == "handle":
+                notes.append(
+                    f"`{p.name}` is a live {type_name(p.ctype.name)} borrowed for the call"
+                    + ("" if p.ctype.const else " mutably, so no other argument is the same object")
+                )
+        if fn.tensors:
+            notes.append(
+                "every slice length was checked above against the header's contract, so C reads\n"
+                "and writes only inside the slices" + (" (u8 tensors: their size in bytes; every\n"
+                "`Element` type is plain data, valid for any bit pattern)" if any(
+                    p.tensor.dtype == "u8" for p in fn.tensors) else "")
+            )
+        if any(p.role == "handle_out" for p in fn.params):
+            notes.append("`out_handle` is a local that outlives the call; C writes the new handle there on success only")
+        if self.out is not None and self.out.role == "out_scalar":
+            notes.append("`out_value` is a local that outlives the call; C writes it on success only")
+        if self.out is not None and self.out.role == "out_string":
+            notes.append(
+                f"`out_string` is a local buffer whose size is passed as `{self.out.capacity}`; C writes\n"
+                "at most that many bytes"
+            )
+        if any(p.role in ("tensor", "handle", "context", "out_scalar", "out_string", "handle_out") for p in fn.params):
+            notes.append("the C function keeps no pointer to the arguments after it returns")
+        if not notes:
+            notes.append("the arguments are plain values; the function has no preconditions")
+        return notes
+
 
 # --- emit ---------------------------------------------------------------------
 
 
-def _kernel_safety(fn: Function, v: Variant) -> str:
-    notes = [
-        "the context pointer is live (owned by `self`) and used by this thread only\n//   (Context is not Sync)",
-        "every slice length was checked above against the header's contract, so C reads\n//   and writes only inside the slices",
-    ]
+def _kernel_safety(fn: Function, v: Variant, views: bool) -> List[str]:
+    notes = ["the context pointer is live (owned by `self`) and used by this thread only\n(Context is not Sync)"]
+    if views:
+        notes.append(
+            "every view length was checked above against the header's contract, and a view\n"
+            "lies inside its buffer (checked when it was made), so C reads and writes only\n"
+            "inside the buffers, which the views borrow for the call"
+        )
+        notes.append(
+            "a view's memory kind is checked by C against the context (device memory on a CPU\n"
+            "context, or host memory on a CUDA context, is an error), so C dereferences no\n"
+            "memory of the wrong kind"
+        )
+    else:
+        notes.append(
+            "every slice length was checked above against the header's contract, so C reads\n"
+            "and writes only inside the slices"
+        )
     if v.is_inplace():
         notes.append(f"`{v.merged_out}` is exactly `{v.merged_in}`, which the header allows (alias({v.merged_in}))")
+    elif views:
+        notes.append(
+            "outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from\n"
+            "one), so they cannot overlap any other argument"
+        )
     else:
         notes.append("outputs are `&mut` borrows, so they cannot overlap any other argument")
     if any(p.tensor.nullable for p in fn.tensors):
         notes.append("a `None` tensor is passed as NULL, which the header allows (nullable)")
-    notes.append("the C function keeps no pointer after it returns")
-    lines = ["// Safety:"]
-    for n in notes:
-        first, *rest = n.split("\n//   ")
-        lines.append(f"// - {first}")
-        lines.extend(f"//   {r}" for r in rest)
-    return lines
+    notes.append("the C function keeps no pointer after it returns (kernels finish before returning)")
+    return _safety(notes)
 
 
 class Emitter:
@@ -352,47 +522,72 @@ class Emitter:
         self.destroyers = {h.destroy for h in api.handles if h.destroy}
         # Classify functions.
         self.kernels: List[Function] = []
-        self.methods: Dict[str, List[Function]] = {h: [] for h in handles_by_name}
+        # handle -> [(function, name of the receiver parameter)]
+        self.methods: Dict[str, List[Tuple[Function, str]]] = {h: [] for h in handles_by_name}
         self.ctors: Dict[str, List[Function]] = {h: [] for h in handles_by_name}
         self.free: List[Function] = []
         self.context_handle: Optional[str] = None
         for f in api.functions:
+            contexts = [p for p in f.params if p.role == "context"]
+            if len(contexts) > 1:
+                raise EmitError(f"{f.name}: more than one context parameter")
+            for p in contexts:
+                if self.context_handle not in (None, p.ctype.name):
+                    raise EmitError(f"{f.name}: a second context type {p.ctype.name}")
+                self.context_handle = p.ctype.name
+        for f in api.functions:
             if f.name in self.destroyers:
                 continue
+            first = f.params[0] if f.params else None
+            second = f.params[1] if len(f.params) > 1 else None
             if any(p.role == "handle_out" for p in f.params):
                 hout = [p for p in f.params if p.role == "handle_out"]
                 if len(hout) != 1 or f.returns.kind != "enum" or f.returns.name != self.status.name:
                     raise EmitError(f"{f.name}: a constructor must return {self.status.name} and create one handle")
                 self.ctors[hout[0].handle_type].append(f)
-            elif f.params and f.params[0].role == "context":
-                if not f.is_kernel or f.returns.name != self.status.name:
-                    raise EmitError(f"{f.name}: a function taking a context must return {self.status.name}")
+            elif f.is_kernel:
+                if f.returns.name != self.status.name:
+                    raise EmitError(f"{f.name}: a kernel must return {self.status.name}")
                 self.kernels.append(f)
-                self.context_handle = f.params[0].ctype.name
-            elif f.params and f.params[0].role == "handle":
-                self.methods[f.params[0].ctype.name].append(f)
+            elif first is not None and first.role == "handle":
+                self.methods[first.ctype.name].append((f, first.name))
+            elif first is not None and first.role == "context":
+                if second is not None and second.role == "handle":
+                    self.methods[second.ctype.name].append((f, second.name))
+                else:
+                    self.methods[first.ctype.name].append((f, first.name))
             else:
+                if any(p.role in ("context", "handle") for p in f.params):
+                    raise EmitError(f"{f.name}: a context or handle must be the first parameter (or a handle the second, after a context)")
                 self.free.append(f)
-        for f in api.functions:
-            for p in f.params[1:]:
-                if p.role in ("context", "handle"):
-                    raise EmitError(f"{f.name}: '{p.name}' must be the first parameter")
         if self.context_handle is None and self.kernels:
             raise EmitError("kernels without a context type")
+        # The memory handle: the one whose address kernels take (kb_buffer).
+        memory = {f.params[0].ctype.name for f in api.functions if f.returns_address and f.params and f.params[0].role == "handle"}
+        if len(memory) > 1:
+            raise EmitError(f"more than one handle type with a @returns address function: {sorted(memory)}")
+        self.memory_handle = memory.pop() if memory else None
         self._check_names()
 
     def _check_names(self):
         names: Dict[str, str] = {}
         for f in self.kernels:
             for v in variants(f):
-                if v.rust_name in names:
-                    raise EmitError(f"{f.name}: Rust name {v.rust_name} is also used by {names[v.rust_name]}")
-                names[v.rust_name] = f.name
-        for f in self.free:
-            n = fn_rust_name(f)
+                for name in (v.rust_name, v.rust_name + "_buf"):
+                    if name in names:
+                        raise EmitError(f"{f.name}: Rust name {name} is also used by {names[name]}")
+                    names[name] = f.name
+        for f, receiver in self.methods.get(self.context_handle, []):
+            n = self.method_name(f, receiver)
             if n in names:
                 raise EmitError(f"{f.name}: Rust name {n} is also used by {names[n]}")
             names[n] = f.name
+        free: Dict[str, str] = {v.rust_name: f.name for f in self.kernels for v in variants(f)}
+        for f in self.free:
+            n = fn_rust_name(f)
+            if n in free:
+                raise EmitError(f"{f.name}: Rust name {n} is also used by {free[n]}")
+            free[n] = f.name
 
     # -- top level --
 
@@ -400,11 +595,14 @@ class Emitter:
         api = self.api
         parts = [banner("//"), _CRATE_DOC.format(version=api.version_string, ctx=type_name(self.context_handle or "kb_context"))]
         parts.append(_PRELUDE)
+        parts.append(self.support_modules())
         parts.append(self.version_consts())
         for e in api.enums:
             parts.append(self.enum(e))
         parts.append(self.error())
         parts.append(_HELPERS.format(ok=f"{self.status.name}_{self.ok.name}", status=self.status.name))
+        if any(p.role == "out_string" for f in api.functions for p in f.params):
+            parts.append(_OUT_STRING_HELPERS.format(capacity=OUT_STRING_CAPACITY))
         for h in api.handles:
             parts.append(self.handle(h))
         parts.append(self.default_context())
@@ -413,7 +611,17 @@ class Emitter:
         for f in self.kernels:
             for v in variants(f):
                 parts.append(self.free_kernel(v))
+        parts.append(self.unit_tests())
         return "\n".join(p.rstrip("\n") + "\n" for p in parts)
+
+    def support_modules(self) -> str:
+        out = ["// Hand-written modules (src/<name>.rs), built on the generated API below."]
+        for name, public, items in SUPPORT_MODULES:
+            out.append(f"{'pub ' if public else ''}mod {name};")
+        for name, public, items in SUPPORT_MODULES:
+            if items:
+                out.append(f"pub use {name}::{{{', '.join(items)}}};")
+        return "\n".join(out) + "\n"
 
     def version_consts(self) -> str:
         a = self.api
@@ -487,6 +695,8 @@ class Emitter:
         out = [rustdoc(h.doc)]
         if is_ctx:
             out.append(doc_lines([""] + _CONTEXT_DOC.split("\n")))
+        elif h.name == self.memory_handle:
+            out.append(doc_lines([""] + _MEMORY_DOC.format(tn=tn, ctx=type_name(self.context_handle)).split("\n")))
         out.append(f"pub struct {tn} {{\n    raw: NonNull<sys::{h.name}>,\n")
         out.append("    // Not Sync: the C object must be used by one thread at a time.\n")
         out.append("    _not_sync: PhantomData<Cell<()>>,\n}\n\n")
@@ -514,13 +724,23 @@ class Emitter:
             f"    /// owned by `self`: do not destroy it, and do not use it after `self` is dropped.\n"
             f"    #[inline]\n    pub fn as_raw(&self) -> *mut sys::{h.name} {{\n        self.raw.as_ptr()\n    }}\n\n"
         )
-        for f in self.methods[h.name]:
-            out.append(self.handle_method(f, prefix))
+        for f, receiver in self.methods[h.name]:
+            out.append(self.handle_method(f, receiver))
         if is_ctx:
             for f in self.kernels:
                 for v in variants(f):
-                    out.append(self.kernel_method(v))
+                    out.append(self.kernel_method(v, views=False))
         out.append("}\n")
+        if is_ctx and self.memory_handle and self.kernels:
+            out.append(
+                f"\n/// The kernels on buffer views (`<kernel>_buf`): each is the slice form of the\n"
+                f"/// same name with [`DeviceSlice`] inputs and [`DeviceSliceMut`] outputs.\n"
+                f"impl {tn} {{\n"
+            )
+            for f in self.kernels:
+                for v in variants(f):
+                    out.append(self.kernel_method(v, views=True))
+            out.append("}\n")
         return "".join(out)
 
     def ctor(self, f: Function, h, tn: str, prefix: str) -> str:
@@ -529,31 +749,34 @@ class Emitter:
             name = name[len(prefix):]
         if name == "create":
             name = "new"
-        b = _Body(self.api, Variant(f), None, skip_first=False)
+        elif name.startswith("create_"):
+            name = name[len("create_"):]
+        b = _Body(self.api, Variant(f), None, "")
+        where = "the context" if f.has_context else "the calling thread's [`last_error`]"
         out = [rustdoc(f.doc, "    ")]
-        out.append(doc_lines(["", "# Errors", "", "The status of the C call, with the C function's name as message."], "    "))
-        out.append(f"    pub fn {name}({', '.join(b.params)}) -> Result<{tn}> {{\n")
+        out.append(doc_lines(["", "# Errors", "", f"The status of the C call, with its message (read from {where})."], "    "))
+        out.append(f"    pub fn {ident(name)}{b.generic_params()}({', '.join(b.params)}) -> Result<{tn}> {{\n")
         out.append(f"        const FUNC: &str = {_rust_str(f.name)};\n")
         for s in b.pre:
             out.append(f"        {s}\n")
         out.append(f"        let mut out_handle: *mut sys::{h.name} = std::ptr::null_mut();\n")
-        out.append(
-            "        // Safety: every argument is a value or a pointer to a local that outlives\n"
-            "        // the call; the C function writes the new handle there on success only.\n"
-        )
+        out.extend(f"{line}\n" for line in _safety(b.safety_notes(), "        "))
         out.append(f"        let raw_status = unsafe {{ {b.call()} }};\n")
-        out.append("        check_status(FUNC, raw_status, std::ptr::null())?;\n")
+        out.append(f"        check_status(FUNC, raw_status, {b.msg_ctx})?;\n")
         out.append("        match NonNull::new(out_handle) {\n")
         out.append(f"            Some(raw) => Ok({tn} {{ raw, _not_sync: PhantomData }}),\n")
         out.append("            None => Err(Error::internal(FUNC, \"returned success but no handle\")),\n        }\n    }\n\n")
         return "".join(out)
 
-    def _returns(self, f: Function, call: str, indent: str, ctx: str, safety: str) -> Tuple[str, List[str]]:
-        """Rust return type and the statements computing it from `call`;
-        `safety` justifies the call itself."""
+    def _returns(self, f: Function, b: _Body, indent: str) -> Tuple[str, List[str]]:
+        """Rust return type and the statements computing it (the call included,
+        with its Safety comment)."""
         r = f.returns
+        call = b.call()
+        safety = [s.strip() for s in _safety(b.safety_notes())]
+        safety = ("\n" + indent).join(safety)
         if r.kind == "void":
-            return "()", [fsafety, f"unsafe {{ {call} }}"]
+            return "()", [safety, f"unsafe {{ {call} }}"]
         if r.kind == "string":
             if f.returns_string == "static":
                 return "&'static str", [
@@ -566,17 +789,19 @@ class Emitter:
                 ]
             return "String", [
                 safety,
-                "// The string is valid until the next call on the same object; it is\n"
+                "// The string is valid until the next call on the same object (or, without\n"
                 + indent
-                + "// copied at once, before any other call.",
+                + "// one, the thread's next such call); it is copied at once, before any other call.",
                 f"unsafe {{ CStr::from_ptr({call}) }}.to_string_lossy().into_owned()",
             ]
         if r.kind == "enum" and r.name == self.status.name:
-            return "Result<()>", [
-                safety,
-                f"let raw_status = unsafe {{ {call} }};",
-                f"check_status(FUNC, raw_status, {ctx})",
-            ]
+            stmts = [safety, f"let raw_status = unsafe {{ {call} }};"]
+            if b.out is None:
+                return "Result<()>", stmts + [f"check_status(FUNC, raw_status, {b.msg_ctx})"]
+            stmts.append(f"check_status(FUNC, raw_status, {b.msg_ctx})?;")
+            if b.out.role == "out_scalar":
+                return f"Result<{_SCALAR_TYPES[b.out.ctype.pointee]}>", stmts + ["Ok(out_value)"]
+            return "Result<String>", stmts + ["Ok(string_from_c_buffer(&out_string))"]
         if r.kind == "enum":
             tn = type_name(r.name)
             return f"Result<{tn}>", [
@@ -586,24 +811,43 @@ class Emitter:
             ]
         if r.kind in _SCALAR_TYPES:
             return _SCALAR_TYPES[r.kind], [safety, f"unsafe {{ {call} }}"]
+        if f.returns_address:
+            return "*mut std::ffi::c_void", [safety, f"unsafe {{ {call} }}"]
         raise EmitError(f"{f.name}: return type {r.spelling} is unknown to the Rust emitter")
 
-    def handle_method(self, f: Function, prefix: str) -> str:
+    def method_name(self, f: Function, receiver: str) -> str:
+        rp = f.param(receiver)
+        prefix = _strip_prefix(rp.ctype.name) + "_"
         name = fn_rust_name(f)
         if name.startswith(prefix):
             name = name[len(prefix):]
-        b = _Body(self.api, Variant(f), "self.raw.as_ptr()", skip_first=True)
-        ret, stmts = self._returns(
-            f,
-            b.call(),
-            "        ",
-            "self.raw.as_ptr()",
-            "// Safety: the pointer is owned by `self` and live; the type is not Sync, so\n"
-            "        // no other thread uses it; the other arguments are plain values.",
-        )
+        if receiver == "dst":
+            name += "_from"
+        return name
+
+    def handle_method(self, f: Function, receiver: str) -> str:
+        name = self.method_name(f, receiver)
+        rp = f.param(receiver)
+        mut_self = rp.role == "handle" and not rp.ctype.const and not f.returns_address
+        b = _Body(self.api, Variant(f), receiver, "self.raw.as_ptr()")
+        ret, stmts = self._returns(f, b, "        ")
         out = [rustdoc(f.doc, "    ")]
-        params = ", ".join(["&self"] + b.params)
-        out.append(f"    pub fn {ident(name)}({params}) -> {ret} {{\n")
+        extra: List[str] = []
+        if b.tensor_lines:
+            extra += ["", "# Arguments", ""] + b.tensor_lines
+            if b.docs:
+                extra += [""] + b.docs
+        if f.returns.kind == "enum" and f.returns.name == self.status.name:
+            where = "the context" if f.has_context else "the calling thread's [`last_error`]"
+            extra += ["", "# Errors", "", f"The status of the C call, with its message (read from {where})."]
+        elif ret.startswith("Result<"):
+            extra += ["", "# Errors", "", "[`Status::Internal`] when C returns a value this binding does not know."]
+        if f.returns_address:
+            extra += ["", "An address to pass to kernels, never dereferenced by this crate (device memory",
+                      "for a CUDA buffer)."]
+        out.append(doc_lines(extra, "    "))
+        params = ", ".join(["&mut self" if mut_self else "&self"] + b.params)
+        out.append(f"    pub fn {ident(name)}{b.generic_params()}({params}) -> {ret} {{\n")
         if any("FUNC" in s for s in stmts) or any("FUNC" in s for s in b.pre):
             out.append(f"        const FUNC: &str = {_rust_str(f.name)};\n")
         for s in b.pre + stmts:
@@ -611,13 +855,21 @@ class Emitter:
         out.append("    }\n\n")
         return "".join(out)
 
-    def _kernel_doc(self, v: Variant, b: _Body, free: bool) -> List[str]:
+    def _kernel_doc(self, v: Variant, b: _Body, free: bool, views: bool = False) -> List[str]:
         lines: List[str] = []
         if v.is_inplace():
             base = v.fn
+            suffix = "_buf" if views else ""
             lines.append(
-                f"In-place form of [`{('' if free else 'Context::')}{fn_rust_name(base)}`]: "
+                f"In-place form of [`{('' if free else 'Context::')}{fn_rust_name(base)}{suffix}`]: "
                 f"`{v.merged_out}` is written over `{v.merged_in}`."
+            )
+            lines.append("")
+        if views:
+            lines.append(
+                f"[`Context::{v.rust_name}`] on buffer views: inputs are [`DeviceSlice`]s, outputs "
+                "[`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's "
+                "device on a CUDA context)."
             )
             lines.append("")
         lines.append("# Arguments")
@@ -629,10 +881,13 @@ class Emitter:
         lines.append("")
         lines.append("# Errors")
         lines.append("")
+        what = "a view length" if views else "a slice length"
         lines.append(
-            "[`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; "
+            f"[`Status::ShapeMismatch`] naming the argument when {what} does not match the shape; "
             "otherwise the status and message of the C library (for example [`Status::InvalidArgument`] "
-            "for an out-of-range scalar).  Nothing is written on error."
+            "for an out-of-range scalar"
+            + (", or for memory of the wrong kind for the context" if views else "")
+            + ").  Nothing is written on error."
         )
         if free:
             lines.append("")
@@ -641,36 +896,38 @@ class Emitter:
             )
         return lines
 
-    def kernel_method(self, v: Variant) -> str:
+    def kernel_method(self, v: Variant, views: bool) -> str:
         f = v.fn
-        b = _Body(self.api, v, "self.raw.as_ptr()", skip_first=True)
-        out = [rustdoc(f.doc, "    "), doc_lines([""] + self._kernel_doc(v, b, free=False), "    ")]
+        b = _Body(self.api, v, f.params[0].name, "self.raw.as_ptr()", views=views)
+        out = [rustdoc(f.doc, "    "), doc_lines([""] + self._kernel_doc(v, b, free=False, views=views), "    ")]
         params = ", ".join(["&self"] + b.params)
-        out.append(f"    pub fn {v.rust_name}({params}) -> Result<()> {{\n")
+        name = v.rust_name + ("_buf" if views else "")
+        out.append(f"    pub fn {name}{b.generic_params()}({params}) -> Result<()> {{\n")
         out.append(f"        const FUNC: &str = {_rust_str(f.name)};\n")
         for s in b.pre:
             out.append(f"        {s}\n")
-        out.extend(f"        {line}\n" for line in _kernel_safety(f, v))
+        out.extend(f"        {line}\n" for line in _kernel_safety(f, v, views))
         out.append(f"        let raw_status = unsafe {{ {b.call()} }};\n")
         out.append("        check_status(FUNC, raw_status, self.raw.as_ptr())\n    }\n\n")
         return "".join(out)
 
     def free_kernel(self, v: Variant) -> str:
         f = v.fn
-        b = _Body(self.api, v, "ctx", skip_first=True)
+        b = _Body(self.api, v, f.params[0].name, "ctx")
         names = [p.split(":")[0] for p in b.params]
         out = [rustdoc(f.doc), doc_lines([""] + self._kernel_doc(v, b, free=True))]
-        out.append(f"pub fn {v.rust_name}({', '.join(b.params)}) -> Result<()> {{\n")
+        out.append(f"pub fn {v.rust_name}{b.generic_params()}({', '.join(b.params)}) -> Result<()> {{\n")
         out.append(f"    with_default_context(|ctx| ctx.{v.rust_name}({', '.join(names)}))\n}}\n")
         return "".join(out)
 
     def free_fn(self, f: Function) -> str:
-        b = _Body(self.api, Variant(f), None, skip_first=False)
-        ret, stmts = self._returns(
-            f, b.call(), "    ", "std::ptr::null()", "// Safety: the arguments are plain values; the function has no preconditions."
-        )
+        b = _Body(self.api, Variant(f), None, "")
+        ret, stmts = self._returns(f, b, "    ")
         out = [rustdoc(f.doc)]
-        out.append(f"pub fn {ident(fn_rust_name(f))}({', '.join(b.params)}) -> {ret} {{\n")
+        if ret.startswith("Result<") and f.returns.kind == "enum" and f.returns.name == self.status.name:
+            out.append(doc_lines(["", "# Errors", "", "The status of the C call, with its message (read from the "
+                                  "calling thread's [`last_error`] right after the call)."]))
+        out.append(f"pub fn {ident(fn_rust_name(f))}{b.generic_params()}({', '.join(b.params)}) -> {ret} {{\n")
         if any("FUNC" in s for s in stmts + b.pre):
             out.append(f"    const FUNC: &str = {_rust_str(f.name)};\n")
         for s in b.pre + stmts:
@@ -681,33 +938,40 @@ class Emitter:
     def default_context(self) -> str:
         return _DEFAULT_CONTEXT.format(ctx=type_name(self.context_handle))
 
+    def unit_tests(self) -> str:
+        return _UNIT_TESTS.format(status=type_name(self.status.name), ok=camel(self.ok.name[len(self.status.prefix):]))
+
     # -- generated tests --
 
     def contract_tests(self) -> str:
-        """A test per (kernel variant, checked tensor): a buffer one element
-        short fails with ShapeMismatch naming it, before C is called."""
+        """A test per (kernel variant, checked tensor, slices or views): a
+        tensor one element short fails with ShapeMismatch naming it, before C
+        is called."""
         out = [banner("//"), _TEST_PRELUDE]
-        for f in self.kernels:
-            derived = derived_dims(f)
-            sources = set(derived.values())
-            for v in variants(f):
-                slice_of = {p.name: p.name for p in f.tensors}
-                if v.is_inplace():
-                    slice_of[v.merged_out] = v.merged_in
-                checked = [
-                    p
-                    for p in f.tensors
-                    if p.name not in sources and not (v.is_inplace() and p.name == v.merged_out)
-                ]
-                for target in checked:
-                    out.append(self._contract_test(f, v, target.name, slice_of))
+        forms = [False, True] if self.memory_handle else [False]
+        for views in forms:
+            for f in self.kernels:
+                derived = derived_dims(f)
+                sources = set(derived.values())
+                for v in variants(f):
+                    slice_of = {p.name: p.name for p in f.tensors}
+                    if v.is_inplace():
+                        slice_of[v.merged_out] = v.merged_in
+                    checked = [
+                        p
+                        for p in f.tensors
+                        if p.name not in sources and not (v.is_inplace() and p.name == v.merged_out)
+                    ]
+                    for target in checked:
+                        out.append(self._contract_test(f, v, target.name, slice_of, views))
         return "".join(out)
 
-    def _contract_test(self, f: Function, v: Variant, target: str, slice_of: Dict[str, str]) -> str:
+    def _contract_test(self, f: Function, v: Variant, target: str, slice_of: Dict[str, str], views: bool) -> str:
         dims = {p.name: 2 for p in f.dims}
         flags = {p.name: False for p in f.params if p.role == "flag"}
         lets = []
         args = []
+        mem = type_name(self.memory_handle) if views else None
         for p in f.params[1:]:
             name = ident(p.name)
             if p.role == "dim":
@@ -728,17 +992,24 @@ class Emitter:
                 if p.name == target:
                     n -= 1
                 elem = _ELEM_TYPES[p.tensor.dtype]
-                zero = "0.0f32" if elem == "f32" else "0i32"
                 mutable = p.tensor.direction != "in" or (v.is_inplace() and p.name == v.merged_in)
-                lets.append(f"    let {'mut ' if mutable else ''}{name} = vec![{zero}; {n}];\n")
+                mut = "mut " if mutable else ""
+                if views:
+                    nbytes = n * DTYPE_SIZES[p.tensor.dtype]
+                    view = "view_mut" if mutable else "view"
+                    lets.append(f"    let {mut}{p.name}_mem = {mem}::new(&ctx, {nbytes}).unwrap();\n")
+                    lets.append(f"    let {mut}{name} = {p.name}_mem.{view}::<{elem}>().unwrap();\n")
+                else:
+                    lets.append(f"    let {mut}{name} = vec![{_ZEROS[elem]}; {n}];\n")
                 ref = f"&mut {name}" if mutable else f"&{name}"
                 args.append(f"Some({ref})" if p.tensor.nullable else ref)
-        test_name = f"{v.rust_name}_rejects_short_{slice_of[target]}"
+        suffix = "_buf" if views else ""
+        test_name = f"{v.rust_name}{suffix}_rejects_short_{slice_of[target]}"
         return (
             f"\n#[test]\nfn {test_name}() {{\n"
             "    let ctx = Context::new(Backend::Cpu, 1).unwrap();\n"
             + "".join(lets)
-            + f"    let err = ctx.{v.rust_name}({', '.join(args)}).unwrap_err();\n"
+            + f"    let err = ctx.{v.rust_name}{suffix}({', '.join(args)}).unwrap_err();\n"
             f"    expect_mismatch(&err, {_rust_str(f.name)}, {_rust_str(slice_of[target])});\n}}\n"
         )
 
@@ -834,6 +1105,37 @@ _CRATE_DOC = """//! Safe Rust API of kernelbridge {version}, a C library of neur
 //! shared::<kernelbridge::{ctx}>();
 //! ```
 //!
+//! # Buffers and CUDA
+//!
+//! A [`Buffer`] is memory the kernels can use: host memory for a CPU context,
+//! device memory for a CUDA context ([`{ctx}::cuda`], [`cuda`] for device
+//! queries).  Typed views of it ([`DeviceSlice`], [`DeviceSliceMut`]) go to
+//! the `<kernel>_buf` form of every kernel method, which checks their lengths
+//! as the slice form does:
+//!
+//! ```
+//! # fn main() -> Result<(), kernelbridge::Error> {{
+//! use kernelbridge::{{Backend, Buffer, {ctx}}};
+//! let ctx = match {ctx}::cuda(0) {{
+//!     Ok(gpu) => gpu,
+//!     Err(_) => {ctx}::new(Backend::Cpu, 1)?, // no CUDA here: host buffers
+//! }};
+//! let x = Buffer::from_slice(&ctx, &[-1.0f32, 0.0, 1.0, 2.0])?;
+//! let mut y = Buffer::new(&ctx, x.len())?;
+//! ctx.silu_buf(&x.view::<f32>()?, &mut y.view_mut::<f32>()?)?;
+//! let host: Vec<f32> = y.to_vec(&ctx)?;
+//! assert!((host[2] - 0.731_058_6).abs() < 1e-6);
+//! # Ok(())
+//! # }}
+//! ```
+//!
+//! # bfloat16 and float16
+//!
+//! The `<kernel>_bf16` and `<kernel>_f16` functions take the bit patterns of
+//! those formats as `u16` (bfloat16: the upper half of an `f32`; float16: IEEE
+//! binary16); [`half`] converts.  Their result is the `f32` kernel on the
+//! widened inputs, rounded once to nearest even.
+//!
 //! This crate is generated by tools/kbgen from core/include/kernelbridge.h;
 //! the raw declarations are in [`sys`] (the `kernelbridge-sys` crate, which
 //! compiles the C sources with `cc`).  The C library calls back into nothing,
@@ -906,7 +1208,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 """
 
 _HELPERS = """
-/// Turns a C status into a Result, copying the context's message on failure.
+/// Turns a C status into a Result, copying the message on failure: the
+/// context's, or for a NULL `ctx` (a call without a context) the calling
+/// thread's `kb_last_error()`.
 #[inline]
 fn check_status(func: &'static str, raw: sys::{status}, ctx: *const sys::kb_context) -> Result<()> {{
     if raw == sys::{ok} {{
@@ -919,12 +1223,21 @@ fn check_status(func: &'static str, raw: sys::{status}, ctx: *const sys::kb_cont
 #[cold]
 #[inline(never)]
 fn failure(func: &'static str, raw: sys::{status}, ctx: *const sys::kb_context) -> Error {{
-    let message = if ctx.is_null() {{
-        String::new()
+    let text = if ctx.is_null() {{
+        // Safety: no preconditions; the failing call had no context, so its
+        // message is the calling thread's (Rust threads are OS threads), valid
+        // until the thread's next such call, and copied below before any.
+        unsafe {{ sys::kb_last_error() }}
     }} else {{
         // Safety: ctx is the live context the failing call used, on this
-        // thread; the message is valid until the next call and copied at once.
-        unsafe {{ CStr::from_ptr(sys::kb_context_last_error(ctx)) }}.to_string_lossy().into_owned()
+        // thread; the message is valid until the next call and copied below.
+        unsafe {{ sys::kb_context_last_error(ctx) }}
+    }};
+    let message = if text.is_null() {{
+        String::new()
+    }} else {{
+        // Safety: a non-NULL message is a NUL-terminated string, still valid (see above).
+        unsafe {{ CStr::from_ptr(text) }}.to_string_lossy().into_owned()
     }};
     let status = match Status::from_raw(raw) {{
         Some(status) => status,
@@ -1011,6 +1324,47 @@ fn mismatch(func: &str, name: &str, len: usize, want: usize, qualifier: &str, sh
 }}
 """
 
+_OUT_STRING_HELPERS = """
+/// Bytes of the buffer passed to C for an `out string` parameter (longer
+/// strings are truncated by C, e.g. device names).
+const OUT_STRING_CAPACITY: usize = {capacity};
+
+/// The NUL-terminated string C wrote into `buf` (all of it without a NUL).
+fn string_from_c_buffer(buf: &[std::ffi::c_char]) -> String {{
+    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}}
+"""
+
+_MEMORY_DOC = """Owned by this value, freed on `Drop`; `Send` but not `Sync`.  Sizes and
+offsets of its methods are in bytes; [`{tn}::view`], [`{tn}::slice`] and their
+`_mut` forms give typed views ([`DeviceSlice`], [`DeviceSliceMut`]) that the
+`<kernel>_buf` methods of [`{ctx}`] take.  Every operation takes a context:
+a CUDA context on the buffer's device for device memory, any context for host
+memory."""
+
+_UNIT_TESTS = """
+#[cfg(test)]
+mod tests {{
+    use super::*;
+
+    #[test]
+    fn every_status_becomes_an_error_with_that_status() {{
+        for &status in {status}::ALL {{
+            if status == {status}::{ok} {{
+                continue;
+            }}
+            let err = failure("kb_test", status.to_raw(), std::ptr::null());
+            assert_eq!(err.status(), status);
+            assert_eq!(err.code(), status.code());
+        }}
+        let unknown = failure("kb_test", 1000, std::ptr::null());
+        assert_eq!(unknown.status(), {status}::Internal);
+        assert!(unknown.message().contains("1000"), "{{unknown}}");
+    }}
+}}
+"""
+
 _CONTEXT_DOC = """A context selects the backend and the CPU thread count, and keeps the
 message of its last failure, which [`Error`] copies.  It is `Send` but not
 `Sync`: one thread at a time, as the C library requires.  Results never
@@ -1044,8 +1398,9 @@ pub fn with_default_context<R>(f: impl FnOnce(&{ctx}) -> Result<R>) -> Result<R>
 }}
 """
 
-_TEST_PRELUDE = """//! Every length check of the generated API: a slice one element short fails
-//! with ShapeMismatch naming it, before C is called.
+_TEST_PRELUDE = """//! Every length check of the generated API: a slice, or a buffer view (the
+//! `_buf` forms), one element short fails with ShapeMismatch naming it,
+//! before C is called.
 #![allow(clippy::all)]
 
 use kernelbridge::*;

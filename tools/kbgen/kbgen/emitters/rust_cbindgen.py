@@ -30,7 +30,10 @@ def rust_type(t: CType) -> str:
     if t.kind == "string":
         return "*const c_char"
     if t.kind == "pointer":
-        return f"*{'const' if t.const else 'mut'} {_SCALARS[t.pointee]}"
+        # uint16_t (bf16/f16 tensors) is a scalar kind; char (out strings) and
+        # void (raw bytes, addresses) are the C types of std::os::raw.
+        pointee = {"char": "c_char", "void": "c_void"}.get(t.pointee) or _SCALARS[t.pointee]
+        return f"*{'const' if t.const else 'mut'} {pointee}"
     raise ValueError(f"no Rust mirror for C type {t.spelling!r}")
 
 
@@ -40,7 +43,7 @@ def mirror_crate(api: Api) -> Dict[str, str]:
         "//! Scratch mirror of kernelbridge.h for the cbindgen compatibility test; never built into anything.",
         "#![allow(non_camel_case_types, unused_variables, clippy::missing_safety_doc)]",
         "",
-        "use std::os::raw::c_char;",
+        "use std::os::raw::{c_char, c_void};",
         "",
     ]
     major, minor, patch = api.version
