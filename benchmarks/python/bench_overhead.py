@@ -9,7 +9,9 @@ Needs an importable kernelbridge (pip install bindings/python, or an in-place
 build: cd bindings/python && python3 setup.py build_ext --inplace, then run
 with PYTHONPATH=bindings/python).  The ctypes library is built with gcc from
 core/ and kernels/cpu/ unless --lib names one (e.g. bazel-bin/core/libkernelbridge.so).
-Prints min and median ns per call over --runs runs for 16 and 1M elements.
+Prints min and median ns per call over --runs runs for 16 and 1M elements,
+including the wrapper on host kernelbridge.Buffer arguments (the checked
+"slow path" every Buffer / device / DLPack argument takes).
 """
 
 import argparse
@@ -37,7 +39,7 @@ def build_shared_library(outdir):
     out = os.path.join(outdir, "libkernelbridge.so")
     cmd = ["gcc", "-shared", "-fPIC", "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-O2", "-fvisibility=hidden",
            "-fno-strict-aliasing", "-ffp-contract=off", "-I", os.path.join(ROOT, "core", "include"),
-           "-I", os.path.join(ROOT, "core", "src"), "-o", out] + srcs + ["-lm", "-lpthread"]
+           "-I", os.path.join(ROOT, "core", "src"), "-o", out] + srcs + ["-lm", "-lpthread", "-ldl"]
     subprocess.check_call(cmd)
     return out
 
@@ -94,9 +96,12 @@ def main():
         fa = ffi.typeof("float[]")
         fb = ffi.from_buffer
         fp = ctypes.POINTER(ctypes.c_float)
+        bx = kernelbridge.Buffer.from_numpy(ctx, x)
+        by = kernelbridge.Buffer(ctx, x.shape)
         variants = [
             ("wrapper silu(x) (new array)", lambda: kernelbridge.silu(x)),
             ("wrapper silu(x, out=y)", lambda: kernelbridge.silu(x, y)),
+            ("wrapper silu(bx, out=by), Buffers", lambda: kernelbridge.silu(bx, by, ctx=ctx)),
             ("bare cffi, pre-cast pointers", lambda: f(cptr, n, px, py)),
             ("cffi + from_buffer per call (floor)", lambda: f(cptr, n, fb(fa, x), fb(fa, y, True))),
             ("ctypes, argtypes, data_as per call", lambda: csilu(cctx, n, x.ctypes.data_as(fp), y.ctypes.data_as(fp))),

@@ -5,7 +5,9 @@ The extension compiles the C sources of the library into itself (static
 linking): `import kernelbridge` needs no other shared library.  The sources
 are the copies in csrc/ (made by tools/vendor_c.py; setup.py refreshes them
 when it runs inside the kernelbridge repository).  KERNELBRIDGE_CSRC names
-another directory holding them.
+another directory holding them.  The CUDA backend (libkernelbridge_cuda.so)
+is optional and loaded with dlopen when a CUDA context is asked for
+($KB_CUDA_LIBRARY, the extension's directory, the system search path).
 """
 
 import glob
@@ -26,7 +28,8 @@ typedef enum kb_status {
   KB_STATUS_OUT_OF_MEMORY = 4,
   KB_STATUS_BACKEND_UNAVAILABLE = 5,
   KB_STATUS_DEVICE_ERROR = 6,
-  KB_STATUS_INTERNAL = 7
+  KB_STATUS_INTERNAL = 7,
+  KB_STATUS_DEVICE_LOST = 8
 } kb_status;
 typedef enum kb_backend {
   KB_BACKEND_CPU = 0,
@@ -34,6 +37,7 @@ typedef enum kb_backend {
   KB_BACKEND_AUTO = 2
 } kb_backend;
 typedef struct kb_context kb_context;
+typedef struct kb_buffer kb_buffer;
 uint32_t kb_version_number(void);
 const char *kb_version_string(void);
 const char *kb_status_string(kb_status status);
@@ -42,6 +46,24 @@ void kb_context_destroy(kb_context *ctx);
 kb_backend kb_context_backend(const kb_context *ctx);
 int64_t kb_context_num_threads(const kb_context *ctx);
 const char *kb_context_last_error(const kb_context *ctx);
+const char *kb_last_error(void);
+kb_status kb_cuda_device_count(int64_t *count);
+kb_status kb_cuda_device_name(int64_t device, char *name, int64_t name_capacity);
+kb_status kb_cuda_device_compute_capability(int64_t device, int64_t *capability);
+kb_status kb_cuda_device_total_memory(int64_t device, int64_t *bytes);
+kb_status kb_cuda_device_free_memory(int64_t device, int64_t *bytes);
+kb_status kb_context_create_cuda(int64_t device, kb_context **out);
+int64_t kb_context_device(const kb_context *ctx);
+kb_status kb_context_synchronize(kb_context *ctx);
+kb_status kb_buffer_create(kb_context *ctx, int64_t bytes, kb_buffer **out);
+void kb_buffer_destroy(kb_buffer *buf);
+int64_t kb_buffer_size(const kb_buffer *buf);
+int64_t kb_buffer_device(const kb_buffer *buf);
+void *kb_buffer_data(kb_buffer *buf);
+kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, const void *src);
+kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, void *dst);
+kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value);
+kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src, int64_t src_offset, int64_t bytes);
 kb_status kb_silu(kb_context *ctx, int64_t n, const float *x, float *y);
 kb_status kb_gelu(kb_context *ctx, int64_t n, const float *x, float *y);
 kb_status kb_gelu_tanh(kb_context *ctx, int64_t n, const float *x, float *y);
@@ -64,6 +86,32 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
 kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed, int32_t *out);
 kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
 kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float p, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_silu_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_silu_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_gelu_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_gelu_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_gelu_tanh_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_gelu_tanh_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+kb_status kb_add_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+kb_status kb_add_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+kb_status kb_mul_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+kb_status kb_mul_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+kb_status kb_scale_bf16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y);
+kb_status kb_scale_f16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y);
+kb_status kb_add_bias_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y);
+kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y);
+kb_status kb_softmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+kb_status kb_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+kb_status kb_log_softmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+kb_status kb_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y);
+kb_status kb_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y);
+kb_status kb_layernorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y);
+kb_status kb_layernorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y);
+kb_status kb_gemm_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc);
+kb_status kb_gemm_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc);
+kb_status kb_attention_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out);
+kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out);
 """
 
 # Same code generation as the Bazel build of the C library (bit-identical results).
@@ -103,7 +151,9 @@ def make_ffibuilder(csrc=None):
         sources=c_sources(csrc),
         include_dirs=[csrc],
         extra_compile_args=CFLAGS,
-        libraries=["m"],
+        # libdl: the CUDA backend is loaded with dlopen at run time; the
+        # extension itself never links against CUDA.
+        libraries=['m', 'dl'],
         extra_link_args=["-pthread"],
     )
     return ffi

@@ -46,6 +46,13 @@ class Status(enum.IntEnum):
     """An internal invariant failed; please report it.
     """
 
+    DEVICE_LOST = 8
+    """The device failed in a way that leaves it unusable (illegal address,
+    launch failure, ECC error, ...).  The context latches this status: every
+    later call on it fails fast with KB_STATUS_DEVICE_LOST.  Destroy the
+    context; the process's CUDA state is usually unusable too.
+    """
+
 
 class Backend(enum.IntEnum):
     """Compute backend of a context.  Values are fixed and append-only.
@@ -133,6 +140,16 @@ class InternalError(Error):
     status = Status.INTERNAL
 
 
+class DeviceLostError(Error):
+    """Status.DEVICE_LOST: The device failed in a way that leaves it unusable (illegal address,
+    launch failure, ECC error, ...).  The context latches this status: every
+    later call on it fails fast with KB_STATUS_DEVICE_LOST.  Destroy the
+    context; the process's CUDA state is usually unusable too.
+    """
+
+    status = Status.DEVICE_LOST
+
+
 # Error class of each failing status code.
 ERRORS = {
     1: InvalidArgumentError,
@@ -142,6 +159,7 @@ ERRORS = {
     5: BackendUnavailableError,
     6: DeviceError,
     7: InternalError,
+    8: DeviceLostError,
 }
 
 __all__ = [
@@ -157,4 +175,5 @@ __all__ = [
     'BackendUnavailableError',
     'DeviceError',
     'InternalError',
+    'DeviceLostError',
 ]

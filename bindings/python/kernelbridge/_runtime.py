@@ -1,9 +1,23 @@
-"""Support code of the generated kernel wrappers: arrays, contexts, errors.
+"""Support code of the generated kernel wrappers: dtypes, argument coercion,
+memory kinds, Context and Buffer.
 
-Hand-written; the wrappers in _kernels.py are generated from the header.
-Each generated wrapper handles the common case (a C-contiguous, aligned
-numpy array of the right dtype) inline and calls the functions here only for
-everything else, so the fast path does no per-call introspection.
+Hand-written; the wrappers in _kernels.py and the C API functions in
+_capi.py are generated from the header.  Each generated wrapper handles the
+common case (a C-contiguous, aligned numpy array of the right dtype on a CPU
+context) inline and calls the functions here for everything else ("the slow
+path"), so the fast path does no per-call introspection.
+
+Memory kinds.  A tensor argument is one of
+  * a numpy array (or anything numpy views without a copy: buffer protocol,
+    __array_interface__, CPU DLPack tensors): host memory;
+  * a Buffer: host memory (made on a CPU context) or device memory of one
+    CUDA device (made on a CUDA context);
+  * a Foreign record (_interop) for __cuda_array_interface__ / CUDA DLPack
+    objects: device memory, passed without a copy.
+A CPU context takes host memory only, a CUDA context device memory of its
+device only; anything else is an InvalidArgumentError naming the argument,
+raised before the C library is called.  Device memory is never copied to
+the host implicitly, host memory never to the device.
 """
 
 import threading
@@ -11,71 +25,117 @@ import weakref
 
 import numpy as np
 
-from . import _model
-from ._model import Backend, Error, ERRORS, InvalidArgumentError, ShapeMismatchError, Status
+from . import _capi, _interop
+from ._interop import BF16, F16, F32, I32, U16, ArgumentTypeError  # noqa: F401 (dtypes for _kernels)
+from ._model import Backend, Error, ERRORS, InvalidArgumentError, ShapeMismatchError, Status  # noqa: F401
 from ._native import ffi, lib
 
 nd = np.ndarray
-F32 = np.dtype(np.float32)
-I32 = np.dtype(np.int32)
+U8 = np.dtype(np.uint8)
 FA = ffi.typeof("float[]")
 IA = ffi.typeof("int32_t[]")
+HA = ffi.typeof("uint16_t[]")
 NULL = ffi.NULL
 from_buffer = ffi.from_buffer
 empty = np.empty
 zeros = np.zeros
 copyto = np.copyto
+check = _capi.check
 
 
-class ArgumentTypeError(InvalidArgumentError, TypeError):
-    """An array argument has the wrong dtype (a TypeError and an InvalidArgumentError)."""
+class Kind:
+    """What a tensor of one header dtype accepts: its numpy dtypes and the
+    words error messages use for them."""
+
+    __slots__ = ("dtypes", "what")
+
+    def __init__(self, dtypes, what):
+        self.dtypes = tuple(d for d in dtypes if d is not None)
+        self.what = what
 
 
-# --- arrays -----------------------------------------------------------------------
+K_F32 = Kind((F32,), "float32")
+K_I32 = Kind((I32,), "int32")
+K_F16 = Kind((F16, U16), "float16 (or uint16 holding float16 bits)")
+K_BF16 = Kind((U16, BF16), "uint16 holding bfloat16 bits" + (" or bfloat16" if BF16 is not None else ""))
 
 
-def _as_array(obj, name, fn):
-    """A numpy view of obj (numpy array, buffer protocol or __array_interface__)."""
+# --- arguments ------------------------------------------------------------------------
+
+
+def _resolve(obj, name, fn):
+    """obj as memory: a numpy array (host), a Buffer or a Foreign."""
     if isinstance(obj, nd):
+        return obj
+    if isinstance(obj, Buffer):
+        if obj._closed:
+            raise InvalidArgumentError(f"{fn}: {name} is a closed Buffer")
         return obj
     if obj is None:
         raise ArgumentTypeError(f"{fn}: {name} must be an array, got None")
+    try:
+        cai = obj.__cuda_array_interface__
+    except AttributeError:
+        cai = None
+    if cai is not None:
+        return _interop.from_cai(obj, cai, name, fn)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _interop.from_dlpack(obj, name, fn)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
         return np.asarray(obj)
     try:
         memoryview(obj).release()
     except TypeError:
         raise ArgumentTypeError(
-            f"{fn}: {name} must be an array (numpy array, buffer or __array_interface__), got {type(obj).__name__}"
+            f"{fn}: {name} must be an array (numpy array, kernelbridge.Buffer, buffer, __array_interface__, "
+            f"__cuda_array_interface__ or __dlpack__), got {type(obj).__name__}"
         ) from None
     return np.asarray(obj)
 
 
-def _check_dtype(arr, dtype, name, fn):
-    if arr.dtype != dtype or not arr.dtype.isnative:
-        raise ArgumentTypeError(f"{fn}: {name} must have dtype {dtype.name}, got {arr.dtype.str} ({arr.dtype.name})")
+def _check_dtype(dtype, kind, name, fn):
+    if dtype not in kind.dtypes or not dtype.isnative:
+        raise ArgumentTypeError(f"{fn}: {name} must have dtype {kind.what}, got {dtype.str} ({dtype.name})")
 
 
-def _check_ndim(arr, ndim, name, fn):
-    if ndim >= 0 and arr.ndim != ndim:
-        raise ShapeMismatchError(f"{fn}: {name} must have {ndim} dimensions, got shape {arr.shape}")
+def _check_ndim(shape, ndim, name, fn):
+    if ndim >= 0 and len(shape) != ndim:
+        raise ShapeMismatchError(f"{fn}: {name} must have {ndim} dimensions, got shape {tuple(shape)}")
 
 
-def to_input(obj, dtype, name, fn, ndim):
-    """An input array for C: the right dtype (else TypeError), C-contiguous and
-    aligned (a copy when it is not)."""
-    arr = _as_array(obj, name, fn)
-    _check_dtype(arr, dtype, name, fn)
-    _check_ndim(arr, ndim, name, fn)
+def _check_memory(m, kind, name, fn, ndim, written):
+    """Checks of a Buffer or Foreign argument (nothing can be copied)."""
+    _check_dtype(m.dtype, kind, name, fn)
+    _check_ndim(m.shape, ndim, name, fn)
+    if written and m.readonly:
+        raise InvalidArgumentError(f"{fn}: {name} is read-only ({m.what})")
+    if m.address % m.dtype.itemsize:
+        raise InvalidArgumentError(
+            f"{fn}: {name} is not aligned to its element size ({m.what} at address {m.address:#x})"
+        )
+
+
+def to_input(obj, kind, name, fn, ndim):
+    """An input for C: a Buffer or Foreign as is; a numpy array of the right
+    dtype (else TypeError), C-contiguous and aligned (a copy when it is not)."""
+    arr = _resolve(obj, name, fn)
+    if not isinstance(arr, nd):
+        _check_memory(arr, kind, name, fn, ndim, False)
+        return arr
+    _check_dtype(arr.dtype, kind, name, fn)
+    _check_ndim(arr.shape, ndim, name, fn)
     flags = arr.flags
     if not (flags.c_contiguous and flags.aligned):
-        arr = np.array(arr, dtype=dtype, order="C", copy=True)
+        arr = np.array(arr, dtype=arr.dtype, order="C", copy=True)
     return arr
 
 
-def _writable(obj, dtype, name, fn, what):
-    arr = _as_array(obj, name, fn)
-    _check_dtype(arr, dtype, name, fn)
+def _writable(obj, kind, name, fn, what, ndim):
+    arr = _resolve(obj, name, fn)
+    if not isinstance(arr, nd):
+        _check_memory(arr, kind, name, fn, ndim, True)
+        return arr
+    _check_dtype(arr.dtype, kind, name, fn)
     if not arr.flags.writeable:
         raise InvalidArgumentError(f"{fn}: {name} is read-only; {what} arrays must be writable")
     if not arr.flags.c_contiguous:
@@ -86,23 +146,77 @@ def _writable(obj, dtype, name, fn, what):
     return arr
 
 
-def inout(obj, dtype, name, fn, ndim):
-    """An inout array: (array for C, array to copy the result back into or None)."""
-    arr = _writable(obj, dtype, name, fn, "inout")
-    _check_ndim(arr, ndim, name, fn)
+def inout(obj, kind, name, fn, ndim):
+    """An inout argument: (memory for C, numpy array to copy the result back into or None)."""
+    arr = _writable(obj, kind, name, fn, "inout", ndim)
+    if not isinstance(arr, nd):
+        return arr, None
+    _check_ndim(arr.shape, ndim, name, fn)
     if arr.flags.aligned:
         return arr, None
-    return np.array(arr, dtype=dtype, order="C", copy=True), arr
+    return np.array(arr, dtype=arr.dtype, order="C", copy=True), arr
 
 
-def out(obj, dtype, name, fn, shape):
-    """An out= array of the given shape: (array for C, copy-back target or None)."""
-    arr = _writable(obj, dtype, name, fn, "out")
-    if arr.shape != shape:
+def out(obj, kind, name, fn, shape):
+    """An out= argument of the given shape: (memory for C, copy-back target or None)."""
+    arr = _writable(obj, kind, name, fn, "out", -1)
+    if tuple(arr.shape) != shape:
         shape_error(fn, name, arr.shape, shape)
-    if arr.flags.aligned:
+    if not isinstance(arr, nd) or arr.flags.aligned:
         return arr, None
-    return np.empty(shape, dtype), arr
+    return np.empty(shape, arr.dtype), arr
+
+
+def new_output(ctx, shape, dtype, given, zero=False):
+    """A new output: a Buffer on ctx when a given tensor is a Buffer or
+    foreign memory, else a numpy array."""
+    for t in given:
+        if t is not None and not isinstance(t, nd):
+            buf = Buffer(ctx, shape, dtype)
+            if zero:
+                buf.fill(0)
+            return buf
+    return (np.zeros if zero else np.empty)(shape, dtype)
+
+
+def _context_words(dev):
+    return "a CPU context" if dev < 0 else f"a CUDA context on device {dev}"
+
+
+def pointer(t, ctype, writable, name, fn, dev):
+    """The C pointer of a resolved tensor, after checking that its memory is
+    of the kind the context (CUDA device dev, or -1: CPU) can use."""
+    if isinstance(t, nd):
+        if dev >= 0:
+            raise InvalidArgumentError(
+                f"{fn}: {name} is host memory (a numpy array) but ctx is {_context_words(dev)}; kernels on a CUDA "
+                f"context take device memory: pass kernelbridge.Buffer.from_numpy(ctx, array) or a CUDA array"
+            )
+        return from_buffer(ctype, t, writable)
+    tdev = t._dev if isinstance(t, Buffer) else t.dev
+    if dev < 0:
+        if tdev != -1:
+            where = f"memory of CUDA device {tdev}" if tdev >= 0 else "CUDA memory"
+            raise InvalidArgumentError(
+                f"{fn}: {name} is {where} ({_describe(t)}) but ctx is a CPU context (the default context when "
+                f"ctx= is not given); pass ctx=<a kernelbridge.Context('cuda', device)>"
+            )
+    elif tdev == -1:
+        raise InvalidArgumentError(
+            f"{fn}: {name} is host memory ({_describe(t)}) but ctx is {_context_words(dev)}; kernels on a CUDA "
+            f"context take device memory of that device"
+        )
+    elif tdev >= 0 and tdev != dev:
+        raise InvalidArgumentError(
+            f"{fn}: {name} is memory of CUDA device {tdev} ({_describe(t)}) but ctx is {_context_words(dev)}"
+        )
+    return t.ptr
+
+
+def _describe(t):
+    if isinstance(t, Buffer):
+        return "a Buffer"
+    return "a " + t.what
 
 
 def out_tuple_error(fn, count, value):
@@ -118,13 +232,51 @@ def _same_view(a, b):
     return ia["data"][0] == ib["data"][0] and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
 
 
-def overlaps(fn, items):
-    """Overlap rules of the header for arrays the library cannot see directly.
+def _host_view(obj):
+    """A numpy view of the caller's object when it is host memory Python can
+    see (for the overlap check), else None (device memory never overlaps
+    host copies; the library checks the pointers it receives)."""
+    if isinstance(obj, nd):
+        return obj
+    if isinstance(obj, Buffer):
+        return None if obj._closed or obj._dev != -1 else obj._host_array()
+    try:
+        if getattr(obj, "__cuda_array_interface__", None) is not None:
+            return None
+    except Exception:
+        return None
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        try:
+            return np.from_dlpack(obj) if obj.__dlpack_device__()[0] == _interop.DL_CPU else None
+        except Exception:
+            return None
+    try:
+        return np.asarray(obj)
+    except Exception:
+        return None
 
-    items: (name, object, written, aliases).  A written array may be the very
-    same array as an input named in its aliases; any other overlap fails.
+
+def overlaps(fn, items):
+    """Overlap rules of the header for host arrays the library cannot see
+    directly (Python copied them).
+
+    items: (name, caller's object, what C gets, written, aliases).  A written
+    array may be the very same array as an input named in its aliases; any
+    other overlap fails.  When C gets every argument itself (no numpy
+    conversion or copy), the library's own check covers everything.
     """
-    arrays = [(name, np.asarray(obj), written, aliases) for name, obj, written, aliases in items if obj is not None]
+    for _, obj, t, _, _ in items:
+        if obj is not None and t is not obj and isinstance(t, nd):
+            break
+    else:
+        return
+    arrays = []
+    for name, obj, _, written, aliases in items:
+        if obj is None:
+            continue
+        arr = _host_view(obj)
+        if arr is not None:
+            arrays.append((name, arr, written, aliases))
     for i, (name, arr, written, aliases) in enumerate(arrays):
         if not written or arr.size == 0:
             continue
@@ -154,63 +306,86 @@ def error_for(status, message):
     return cls(message, status)
 
 
-def fail(status, ctxp, fn):
-    """Raises the error for a failed call; reads the context's message first."""
-    message = ffi.string(lib.kb_context_last_error(ctxp)).decode("utf-8", "replace") if ctxp else ""
-    if not message:
-        message = f"{fn}: {ffi.string(lib.kb_status_string(status)).decode()}"
-    raise error_for(status, message)
-
-
-def check(status, message):
-    """Raises the error for status (no-op for OK)."""
-    if status:
-        raise error_for(status, message)
-
-
 # --- contexts ---------------------------------------------------------------------------
 
 _BACKENDS = {"cpu": Backend.CPU, "cuda": Backend.CUDA, "auto": Backend.AUTO}
 
 
-class Context:
-    """Backend, CPU thread count and last error message for kernel calls.
+def _parse_backend(backend, device):
+    """(Backend, device or None) from Context's arguments."""
+    if isinstance(backend, Backend):
+        return backend, device
+    if not isinstance(backend, str):
+        raise ArgumentTypeError(
+            f"Context: backend must be 'cpu', 'cuda', 'cuda:N', 'auto' or a Backend, got {backend!r} "
+            "(the thread count is the keyword argument threads=)"
+        )
+    text = backend.strip().lower()
+    if text.startswith("cuda:"):
+        try:
+            index = int(text[5:])
+        except ValueError:
+            raise InvalidArgumentError(f"Context: bad CUDA device in {backend!r}") from None
+        if device is not None and device != index:
+            raise InvalidArgumentError(f"Context: backend {backend!r} and device={device} disagree")
+        return Backend.CUDA, index
+    try:
+        return _BACKENDS[text], device
+    except KeyError:
+        raise InvalidArgumentError(f"Context: backend must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {backend!r}") from None
 
-    Context(threads=0, backend="cpu"): threads is the number of CPU threads a
-    kernel may use (0: one per online CPU); backend is "cpu", "cuda" or
-    "auto" (CUDA when available, else CPU).  Results never depend on threads.
-    A context must be used by one thread at a time; kernels called without
-    ctx= use the calling thread's default context.  Use it as a context
-    manager or call close(); the handle is also freed when the object is
-    garbage-collected.
+
+def _index(value, what):
+    if isinstance(value, bool) or not (isinstance(value, int) or hasattr(value, "__index__")):
+        raise ArgumentTypeError(f"{what} must be an int, got {type(value).__name__}")
+    return int(value.__index__())
+
+
+class Context:
+    """Backend, device, CPU thread count and last error message for kernel calls.
+
+    Context(backend="cpu", device=None, *, threads=0):
+      backend  "cpu", "cuda", "cuda:N" (device N), "auto" (CUDA device 0 when
+               usable, else the CPU) or a Backend;
+      device   the CUDA device for backend "cuda" (default 0);
+      threads  CPU threads a kernel may use (0: one per online CPU); results
+               never depend on it.
+    A CUDA context that cannot be made (no backend library, driver or device)
+    raises BackendUnavailableError saying what is missing.  A context must be
+    used by one thread at a time; kernels called without ctx= use the calling
+    thread's default (CPU) context.  Use it as a context manager or call
+    close(); the handle is also freed when the object is garbage-collected.
     """
 
-    def __init__(self, threads=0, backend="cpu"):
+    def __init__(self, backend="cpu", device=None, *, threads=0):
         self._ptr = None
-        if isinstance(backend, str):
-            try:
-                backend = _BACKENDS[backend.lower()]
-            except KeyError:
-                raise InvalidArgumentError(f"Context: backend must be 'cpu', 'cuda' or 'auto', got {backend!r}") from None
-        else:
-            backend = Backend(backend)
-        if isinstance(threads, bool) or not isinstance(threads, int) and not hasattr(threads, "__index__"):
-            raise ArgumentTypeError(f"Context: threads must be an int, got {type(threads).__name__}")
-        threads = int(threads)
+        self._device = -1
+        self._cuda = False
+        backend, device = _parse_backend(backend, device)
+        threads = _index(threads, "Context: threads")
         if threads < 0:
             raise InvalidArgumentError(f"Context: threads must be >= 0, got {threads}")
-        pp = ffi.new("kb_context **")
-        st = lib.kb_context_create(backend, threads, pp)
-        if st == Status.BACKEND_UNAVAILABLE:
-            check(st, f"Context: the {backend.name} backend is not available in this build of kernelbridge")
-        check(st, f"Context: kb_context_create failed ({ffi.string(lib.kb_status_string(st)).decode()}) "
-                  f"for backend {backend.name}, threads={threads}")
-        self._ptr = pp[0]
+        if device is not None:
+            device = _index(device, "Context: device")
+            if backend is not Backend.CUDA:
+                raise InvalidArgumentError(f"Context: device= needs backend 'cuda', got {backend.name.lower()!r}")
+            if device < 0:
+                raise InvalidArgumentError(f"Context: device must be >= 0, got {device}")
+            if threads:
+                raise InvalidArgumentError("Context: threads= cannot be combined with device= (CUDA kernels do not "
+                                           "use CPU threads)")
+            ptr = _capi.context_create_cuda(device)
+        else:
+            ptr = _capi.context_create(backend, threads)
+        self._ptr = ptr
         # Frees the handle exactly once: on close(), on garbage collection or at exit.
-        self._finalizer = weakref.finalize(self, lib.kb_context_destroy, self._ptr)
+        self._finalizer = weakref.finalize(self, lib.kb_context_destroy, ptr)
+        self._device = lib.kb_context_device(ptr)
+        self._cuda = self._device >= 0
 
     def close(self):
-        """Frees the context; calling it again does nothing."""
+        """Frees the context; calling it again does nothing.  Buffers made on
+        it stay valid (their operations then need ctx=)."""
         if self._ptr is not None:
             self._ptr = None
             self._finalizer()
@@ -230,6 +405,16 @@ class Context:
         return Backend(lib.kb_context_backend(self._handle()))
 
     @property
+    def device(self):
+        """The CUDA device of the context; None for a CPU context."""
+        self._handle()
+        return self._device if self._cuda else None
+
+    @property
+    def is_cuda(self):
+        return self._cuda
+
+    @property
     def threads(self):
         """Number of CPU threads kernels on this context may use."""
         return lib.kb_context_num_threads(self._handle())
@@ -238,6 +423,11 @@ class Context:
     def last_error(self):
         """Message of the last failed call on this context ("" after a success)."""
         return ffi.string(lib.kb_context_last_error(self._handle())).decode("utf-8", "replace")
+
+    def synchronize(self):
+        """Waits for the work queued on the context's CUDA stream (kernels
+        already wait before returning); nothing on a CPU context."""
+        _capi.context_synchronize(self._handle())
 
     def __enter__(self):
         self._handle()
@@ -249,7 +439,9 @@ class Context:
     def __repr__(self):
         if self._ptr is None:
             return "<kernelbridge.Context closed>"
-        return f"<kernelbridge.Context backend={self.backend.name.lower()} threads={self.threads}>"
+        if self._cuda:
+            return f"<kernelbridge.Context backend=cuda device={self._device}>"
+        return f"<kernelbridge.Context backend=cpu threads={self.threads}>"
 
 
 def closed(fn):
@@ -262,7 +454,7 @@ tls = threading.local()
 
 
 def default_context():
-    """The calling thread's default Context (created on first use)."""
+    """The calling thread's default Context (CPU; created on first use)."""
     ctx = getattr(tls, "ctx", None)
     if ctx is None or ctx.closed:
         ctx = Context()
@@ -272,3 +464,438 @@ def default_context():
 
 def default_ptr():
     return default_context()._ptr
+
+
+# --- buffers ---------------------------------------------------------------------------
+
+
+class _Memory:
+    """One kb_buffer.  Freed (kb_buffer_destroy) when the last Buffer or numpy
+    view using it lets go of it, or at exit."""
+
+    __slots__ = ("handle", "address", "ptr", "nbytes", "dev", "finalizer", "__weakref__")
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.finalizer = weakref.finalize(self, lib.kb_buffer_destroy, handle)
+        self.address = _capi.buffer_data(handle)
+        self.ptr = ffi.cast("void *", self.address)
+        self.nbytes = _capi.buffer_size(handle)
+        self.dev = _capi.buffer_device(handle)
+
+
+class _HostView:
+    """The owner numpy sees behind np.asarray(host_buffer): keeps the memory alive."""
+
+    __slots__ = ("__array_interface__", "memory")
+
+    def __init__(self, memory, shape, dtype):
+        self.memory = memory
+        self.__array_interface__ = {
+            "shape": shape,
+            "typestr": dtype.str,
+            "descr": dtype.descr,
+            "data": (memory.address, False),
+            "strides": None,
+            "version": 3,
+        }
+
+
+def _shape_tuple(shape, what):
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(_index(d, what) for d in shape)
+    except TypeError:
+        raise ArgumentTypeError(f"{what} must be an int or a sequence of ints, got {type(shape).__name__}") from None
+    if any(d < 0 for d in shape):
+        raise InvalidArgumentError(f"{what} must not be negative, got {shape}")
+    return shape
+
+
+def _dtype(dtype, what):
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as e:
+        raise ArgumentTypeError(f"{what}: {e}") from None
+    if dtype.hasobject or dtype.itemsize == 0:
+        raise ArgumentTypeError(f"{what}: a Buffer holds plain numbers, not {dtype}")
+    return dtype
+
+
+def _ctx_ptr(ctx, what):
+    if ctx is None:
+        return default_ptr()
+    if not isinstance(ctx, Context):
+        raise ArgumentTypeError(f"{what}: ctx must be a kernelbridge.Context or None, got {type(ctx).__name__}")
+    if ctx._ptr is None:
+        closed(what)
+    return ctx._ptr
+
+
+class Buffer:
+    """A dense row-major array in memory kernelbridge kernels can use.
+
+    Buffer(ctx, shape, dtype=numpy.float32) allocates it, uninitialised
+    (also Buffer.empty, Buffer.zeros, Buffer.from_numpy): device memory when
+    ctx is a CUDA context, 64-byte aligned host memory for a CPU context or
+    None (the calling thread's default context).  Kernels take Buffers
+    wherever they take arrays, without copies, and return new outputs as
+    Buffers on the call's context when an argument is one.
+
+    Data moves only when asked: numpy() and download() copy to the host,
+    upload() and from_numpy() from it; offsets and sizes of these are in
+    bytes.  A device Buffer exposes __cuda_array_interface__ (version 3), so
+    CuPy, PyTorch or Numba can use it without a copy; numpy.asarray() of a
+    host Buffer is a view (no copy); numpy.asarray() of a device Buffer
+    raises TypeError.
+
+    Operations use ctx= when given, else the context the Buffer was made on
+    (a host Buffer made with ctx=None uses the calling thread's default
+    context).  close() (or leaving a with block) frees the memory once no
+    view (reshape(), view(), numpy view) uses it any more; a Buffer exported
+    through __cuda_array_interface__ is freed when it is garbage-collected,
+    since the consumer holds the Buffer object.
+    """
+
+    def __init__(self, ctx, shape, dtype=np.float32):
+        shape = _shape_tuple(shape, "Buffer: shape")
+        dtype = _dtype(dtype, "Buffer")
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        if nbytes >= 1 << 63:
+            raise error_for(Status.OUT_OF_MEMORY, f"Buffer: {shape} x {dtype} is {nbytes} bytes")
+        ctxp = _ctx_ptr(ctx, "Buffer")
+        memory = _Memory(_capi.buffer_create(ctxp, nbytes))
+        self._init(memory, shape, dtype, ctx)
+
+    def _init(self, memory, shape, dtype, ctx):
+        self._memory = memory
+        self._closed = False
+        self._exported = False
+        self._ctx = ctx
+        self.shape = shape
+        self.dtype = dtype
+        size = 1
+        for d in shape:
+            size *= d
+        self.size = size
+        self._dev = memory.dev
+        self.ptr = memory.ptr
+        self.address = memory.address
+        self.readonly = False
+
+    @classmethod
+    def empty(cls, ctx, shape, dtype=np.float32):
+        """A new Buffer, contents undefined."""
+        return cls(ctx, shape, dtype)
+
+    @classmethod
+    def zeros(cls, ctx, shape, dtype=np.float32):
+        """A new Buffer of zero bytes."""
+        buf = cls(ctx, shape, dtype)
+        buf.fill(0)
+        return buf
+
+    @classmethod
+    def from_numpy(cls, ctx, array):
+        """A new Buffer on ctx holding a copy of a host array (its shape and dtype)."""
+        if isinstance(array, Buffer) or getattr(array, "__cuda_array_interface__", None) is not None:
+            raise ArgumentTypeError("Buffer.from_numpy: array must be host memory (numpy array or array-like); "
+                                    "use Buffer.copy() for a Buffer")
+        if not isinstance(array, nd) and hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
+            if array.__dlpack_device__()[0] != _interop.DL_CPU:
+                raise ArgumentTypeError("Buffer.from_numpy: array is not host memory (DLPack device "
+                                        f"{tuple(array.__dlpack_device__())})")
+            array = np.from_dlpack(array)
+        arr = np.ascontiguousarray(array)
+        buf = cls(ctx, arr.shape, arr.dtype)
+        buf.upload(arr)
+        return buf
+
+    # --- properties ---
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self):
+        """The CUDA device holding the memory; None for host memory."""
+        return self._dev if self._dev >= 0 else None
+
+    @property
+    def is_cuda(self):
+        return self._dev >= 0
+
+    @property
+    def context(self):
+        """The Context the Buffer was made on (None: the default context)."""
+        return self._ctx
+
+    @property
+    def closed(self):
+        return self._closed
+
+    # --- protocols ---
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._dev < 0:
+            raise AttributeError("a host Buffer has no __cuda_array_interface__ (numpy.asarray(buffer) is a view)")
+        self._check_open("__cuda_array_interface__")
+        self._exported = True
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.address, False),
+            "strides": None,
+            "version": 3,
+            # Kernels and Buffer operations wait for their work before
+            # returning: nothing is pending on any stream.
+            "stream": None,
+        }
+
+    def __array__(self, dtype=None, copy=None):
+        if self._dev >= 0:
+            raise TypeError(
+                f"Buffer: memory of CUDA device {self._dev} is never copied to the host implicitly; call .numpy() "
+                "for a host copy"
+            )
+        arr = self._host_array()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError("Buffer: a dtype conversion needs a copy")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def _host_array(self):
+        """A numpy view of a host Buffer's memory (keeps the memory alive)."""
+        self._check_open("numpy view")
+        if self.nbytes == 0:
+            return np.empty(self.shape, self.dtype)
+        return np.asarray(_HostView(self._memory, self.shape, self.dtype))
+
+    # --- data movement ---
+
+    def _check_open(self, what):
+        if self._closed:
+            raise InvalidArgumentError(f"Buffer.{what}: the Buffer is closed")
+
+    def _op_ctx(self, ctx, what):
+        """The kb_context * for an operation on this buffer."""
+        self._check_open(what)
+        if ctx is not None:
+            ptr = _ctx_ptr(ctx, f"Buffer.{what}")
+            if self._dev >= 0 and ctx._device != self._dev:
+                raise InvalidArgumentError(
+                    f"Buffer.{what}: the Buffer is memory of CUDA device {self._dev} but ctx is "
+                    f"{_context_words(ctx._device)}"
+                )
+            return ptr
+        if self._ctx is not None and self._ctx._ptr is not None:
+            return self._ctx._ptr
+        if self._dev < 0:
+            return default_ptr()
+        raise InvalidArgumentError(
+            f"Buffer.{what}: the context this Buffer was made on is closed; pass ctx=<a CUDA Context on "
+            f"device {self._dev}>"
+        )
+
+    def _range(self, what, offset, nbytes, name="offset", limit=None):
+        limit = self.nbytes if limit is None else limit
+        offset = _index(offset, f"Buffer.{what}: {name}")
+        nbytes = _index(nbytes, f"Buffer.{what}: nbytes")
+        if offset < 0 or nbytes < 0 or offset + nbytes > limit:
+            raise InvalidArgumentError(
+                f"Buffer.{what}: {name} {offset} with {nbytes} bytes is outside the buffer ({limit} bytes)"
+            )
+        return offset, nbytes
+
+    def upload(self, src, *, offset=0, ctx=None):
+        """Copies the bytes of a host array (numpy array of this Buffer's dtype,
+        or bytes-like) into the Buffer, starting at byte offset."""
+        self._check_open("upload")
+        if isinstance(src, Buffer) or getattr(src, "__cuda_array_interface__", None) is not None:
+            raise ArgumentTypeError("Buffer.upload: src must be host memory; use copy_from() for a Buffer")
+        if isinstance(src, nd):
+            if src.dtype != self.dtype:
+                raise ArgumentTypeError(
+                    f"Buffer.upload: src has dtype {src.dtype}, the Buffer {self.dtype} (use .view() to reinterpret)"
+                )
+            src = np.ascontiguousarray(src)
+            nbytes = src.nbytes
+        else:
+            try:
+                with memoryview(src) as mv:
+                    nbytes = mv.nbytes
+                    contiguous = mv.c_contiguous
+            except TypeError:
+                raise ArgumentTypeError(f"Buffer.upload: src must be a numpy array or bytes-like, got {type(src).__name__}") from None
+            if not contiguous:
+                src = np.ascontiguousarray(src)
+        offset, nbytes = self._range("upload", offset, nbytes)
+        ctxp = self._op_ctx(ctx, "upload")
+        if nbytes:
+            _capi.buffer_upload(ctxp, self._memory.handle, offset, nbytes, src)
+
+    def download(self, out, *, offset=0, ctx=None):
+        """Copies len(out) bytes of the Buffer, starting at byte offset, into
+        out (a writable C-contiguous numpy array of this Buffer's dtype, or a
+        writable bytes-like object); returns out."""
+        self._check_open("download")
+        if isinstance(out, nd):
+            if out.dtype != self.dtype:
+                raise ArgumentTypeError(f"Buffer.download: out has dtype {out.dtype}, the Buffer {self.dtype}")
+            if not (out.flags.c_contiguous and out.flags.writeable):
+                raise InvalidArgumentError("Buffer.download: out must be a writable C-contiguous array")
+            nbytes = out.nbytes
+        else:
+            try:
+                with memoryview(out) as mv:
+                    nbytes = mv.nbytes
+                    if mv.readonly or not mv.c_contiguous:
+                        raise InvalidArgumentError("Buffer.download: out must be writable and contiguous")
+            except TypeError:
+                raise ArgumentTypeError(f"Buffer.download: out must be a numpy array or bytes-like, got {type(out).__name__}") from None
+        offset, nbytes = self._range("download", offset, nbytes)
+        ctxp = self._op_ctx(ctx, "download")
+        if nbytes:
+            _capi.buffer_download(ctxp, self._memory.handle, offset, nbytes, out)
+        return out
+
+    def numpy(self, *, ctx=None):
+        """A new numpy array holding a copy of the Buffer."""
+        arr = np.empty(self.shape, self.dtype)
+        return self.download(arr, ctx=ctx)
+
+    def fill(self, value, *, offset=0, nbytes=None, ctx=None):
+        """Sets nbytes bytes (default: to the end) from byte offset to the byte
+        value (0..255), as memset: fill(0) zeroes the Buffer."""
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ArgumentTypeError(f"Buffer.fill: value is a byte (an int in [0, 255]), got {type(value).__name__}")
+        if not 0 <= value <= 255:
+            raise InvalidArgumentError(f"Buffer.fill: value must be in [0, 255], got {value}")
+        self._check_open("fill")
+        offset = _index(offset, "Buffer.fill: offset")
+        if nbytes is None:
+            nbytes = max(self.nbytes - offset, 0)
+        offset, nbytes = self._range("fill", offset, nbytes)
+        ctxp = self._op_ctx(ctx, "fill")
+        if nbytes:
+            _capi.buffer_fill(ctxp, self._memory.handle, offset, nbytes, int(value))
+
+    def copy_from(self, src, *, offset=0, src_offset=0, nbytes=None, ctx=None):
+        """Copies nbytes bytes (default: the rest of src) of Buffer src, from
+        byte src_offset, into this Buffer at byte offset.  Both must be of
+        the same kind (host, or the same CUDA device); the ranges must not
+        overlap unless they are identical."""
+        if not isinstance(src, Buffer):
+            raise ArgumentTypeError(f"Buffer.copy_from: src must be a Buffer, got {type(src).__name__} "
+                                    "(upload() copies host arrays)")
+        self._check_open("copy_from")
+        if src._closed:
+            raise InvalidArgumentError("Buffer.copy_from: src is a closed Buffer")
+        if src._dev != self._dev:
+            raise InvalidArgumentError(
+                f"Buffer.copy_from: src is {'host memory' if src._dev < 0 else f'memory of CUDA device {src._dev}'}, "
+                f"this Buffer {'host memory' if self._dev < 0 else f'memory of CUDA device {self._dev}'}; "
+                "copies between kinds go through numpy() and upload()"
+            )
+        src_offset = _index(src_offset, "Buffer.copy_from: src_offset")
+        if nbytes is None:
+            nbytes = max(src.nbytes - src_offset, 0)
+        src_offset, nbytes = src._range("copy_from", src_offset, nbytes, "src_offset")
+        offset, nbytes = self._range("copy_from", offset, nbytes)
+        ctxp = self._op_ctx(ctx, "copy_from")
+        if nbytes:
+            _capi.buffer_copy(ctxp, self._memory.handle, offset, src._memory.handle, src_offset, nbytes)
+
+    def copy(self, *, ctx=None):
+        """A new Buffer (same kind, context, shape and dtype) holding a copy."""
+        self._check_open("copy")
+        if ctx is None and self._ctx is not None and self._ctx._ptr is None and self._dev >= 0:
+            self._op_ctx(None, "copy")  # raises: the context is closed
+        new = Buffer(ctx if ctx is not None else self._ctx, self.shape, self.dtype)
+        new.copy_from(self, ctx=ctx)
+        return new
+
+    # --- views ---
+
+    def _view(self, shape, dtype):
+        self._check_open("view")
+        v = Buffer.__new__(Buffer)
+        v._init(self._memory, shape, dtype, self._ctx)
+        v._exported = self._exported
+        return v
+
+    def reshape(self, *shape):
+        """A Buffer of another shape with the same memory (no copy); one
+        dimension may be -1 (inferred)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        try:
+            shape = tuple(_index(d, "Buffer.reshape: shape") for d in shape)
+        except TypeError:
+            raise ArgumentTypeError("Buffer.reshape: shape must be ints") from None
+        if shape.count(-1) > 1 or any(d < -1 for d in shape):
+            raise InvalidArgumentError(f"Buffer.reshape: bad shape {shape}")
+        if -1 in shape:
+            known = 1
+            for d in shape:
+                if d != -1:
+                    known *= d
+            if known == 0 or self.size % known:
+                raise ShapeMismatchError(f"Buffer.reshape: cannot reshape {self.shape} into {shape}")
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        size = 1
+        for d in shape:
+            size *= d
+        if size != self.size:
+            raise ShapeMismatchError(f"Buffer.reshape: cannot reshape {self.shape} ({self.size} elements) into {shape}")
+        return self._view(shape, self.dtype)
+
+    def view(self, dtype):
+        """The same memory as another dtype of the same size (e.g. float16 as
+        uint16 bits), no copy."""
+        dtype = _dtype(dtype, "Buffer.view")
+        if dtype.itemsize != self.dtype.itemsize:
+            raise InvalidArgumentError(f"Buffer.view: {dtype} has {dtype.itemsize} bytes per element, "
+                                       f"{self.dtype} {self.dtype.itemsize}")
+        return self._view(self.shape, dtype)
+
+    # --- lifetime ---
+
+    def close(self):
+        """Releases the memory (see the class docs); calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._exported:
+            self._memory = None
+
+    def __enter__(self):
+        self._check_open("__enter__")
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d Buffer")
+        return self.shape[0]
+
+    def __repr__(self):
+        where = "host" if self._dev < 0 else f"cuda:{self._dev}"
+        state = " closed" if self._closed else ""
+        return f"<kernelbridge.Buffer shape={self.shape} dtype={self.dtype} {where}{state}>"

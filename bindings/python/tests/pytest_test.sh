@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the extension in place in a staged copy of bindings/python and runs
-# the binding's pytest suite against it.
+# the binding's pytest suite against it.  The GPU tests (tests/test_gpu.py)
+# are //bindings/python:python_cuda_test's (tests/gpu_test.sh).
 set -euo pipefail
 source "${TEST_SRCDIR:?run me under bazel test}/kernelbridge/bindings/python/tests/stage.sh"
 cd "$STAGE"
 python3 setup.py -q build_ext --inplace >"$TMPDIR/build.log" 2>&1 || { cat "$TMPDIR/build.log"; exit 1; }
-PYTHONPATH="$STAGE" python3 -m pytest -q -p no:cacheprovider tests "$@"
+PYTHONPATH="$STAGE" python3 -m pytest -q -p no:cacheprovider --ignore=tests/test_gpu.py tests "$@"

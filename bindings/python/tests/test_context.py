@@ -23,7 +23,8 @@ def test_context_basics():
         assert np.allclose(kb.softmax(x, ctx=ctx), 1 / 3)
     assert ctx.closed
     assert kb.Context().threads >= 1  # 0: one per online CPU
-    assert kb.Context(backend="auto").backend is kb.Backend.CPU
+    if not kb.cuda.is_available():
+        assert kb.Context(backend="auto").backend is kb.Backend.CPU
     assert kb.Context(backend=kb.Backend.CPU).backend is kb.Backend.CPU
 
 
@@ -36,10 +37,72 @@ def test_last_error_is_recorded_and_cleared():
     assert ctx.last_error == ""
 
 
-def test_cuda_backend_unavailable():
-    with pytest.raises(kb.BackendUnavailableError, match="CUDA backend is not available") as e:
-        kb.Context(backend="cuda")
-    assert e.value.status is kb.Status.BACKEND_UNAVAILABLE
+# What a missing CUDA part is called in the library's messages (core/src/cuda.c,
+# docs/cuda.md): the backend library, the NVIDIA driver or a device.
+MISSING = ("libkernelbridge_cuda.so", "NVIDIA driver", "CUDA device", "compute capability", "CUDA 13")
+
+
+def test_cuda_backend_unavailable_or_usable():
+    """Without a usable CUDA backend (this build machine: no backend library
+    next to the extension, no driver), Context("cuda") raises
+    BackendUnavailableError whose message says what is missing.  With one,
+    the context is made (the GPU tests are tests/test_gpu.py)."""
+    if kb.cuda.is_available():
+        with kb.Context("cuda") as ctx:
+            assert ctx.backend is kb.Backend.CUDA and ctx.device == 0 and ctx.is_cuda
+        return
+    reason = kb.cuda.unavailable_reason()
+    assert reason and any(m in reason for m in MISSING), reason
+    for args, kwargs, fn in [
+        (("cuda",), {}, "kb_context_create"),
+        ((), {"backend": "cuda"}, "kb_context_create"),
+        ((kb.Backend.CUDA,), {}, "kb_context_create"),
+        (("cuda", 0), {}, "kb_context_create_cuda"),
+        (("cuda:0",), {}, "kb_context_create_cuda"),
+    ]:
+        with pytest.raises(kb.BackendUnavailableError) as e:
+            kb.Context(*args, **kwargs)
+        err = e.value
+        assert err.status is kb.Status.BACKEND_UNAVAILABLE
+        assert err.message.startswith(fn + ": "), err.message
+        assert any(m in err.message for m in MISSING), err.message
+        # The message is the calling thread's kb_last_error(), read right after the call.
+        assert kb.last_error() == err.message
+    assert kb.cuda.device_count() == 0
+    with pytest.raises(kb.BackendUnavailableError, match="kb_cuda_device_name: "):
+        kb.cuda.device_name(0)
+    for query in (kb.cuda.compute_capability, kb.cuda.total_memory, kb.cuda.free_memory):
+        with pytest.raises(kb.BackendUnavailableError):
+            query(0)
+
+
+def test_auto_falls_back_to_cpu_silently():
+    ctx = kb.Context("auto", threads=2)
+    if not kb.cuda.is_available():
+        assert ctx.backend is kb.Backend.CPU and ctx.device is None and not ctx.is_cuda and ctx.threads == 2
+    # A successful context-free call clears the thread's message.
+    kb.Context()
+    assert kb.last_error() == ""
+
+
+def test_thread_message_is_per_thread():
+    if kb.cuda.is_available():
+        pytest.skip("needs a machine where CUDA is unavailable")
+    with pytest.raises(kb.BackendUnavailableError):
+        kb.Context("cuda")
+    mine = kb.last_error()
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(kb.last_error()))
+    t.start()
+    t.join()
+    assert mine and seen == [""]
+
+
+def test_context_device_and_synchronize_on_cpu():
+    with kb.Context() as ctx:
+        assert ctx.device is None and not ctx.is_cuda and ctx.backend is kb.Backend.CPU
+        ctx.synchronize()  # nothing to wait for
+        assert "backend=cpu" in repr(ctx)
 
 
 def test_bad_context_arguments():
@@ -49,6 +112,21 @@ def test_bad_context_arguments():
         kb.Context(threads=-1)
     with pytest.raises(TypeError):
         kb.Context(threads=1.5)
+    # The first positional argument is the backend; a thread count is threads=.
+    with pytest.raises(TypeError, match="threads="):
+        kb.Context(4)
+    with pytest.raises(ValueError, match="device= needs backend 'cuda'"):
+        kb.Context("cpu", 0)
+    with pytest.raises(ValueError, match="device must be >= 0"):
+        kb.Context("cuda", -1)
+    with pytest.raises(ValueError, match="bad CUDA device"):
+        kb.Context("cuda:x")
+    with pytest.raises(ValueError, match="disagree"):
+        kb.Context("cuda:1", device=0)
+    with pytest.raises(ValueError, match="threads= cannot be combined"):
+        kb.Context("cuda", 0, threads=2)
+    with pytest.raises(TypeError):
+        kb.Context("cuda", device="0")
 
 
 def test_close_is_idempotent_and_use_after_close_fails():
@@ -136,14 +214,15 @@ def test_version_constants():
 
 def test_generated_files_have_banner():
     here = os.path.dirname(os.path.abspath(kb.__file__))
-    for name in ("__init__.py", "_kernels.py", "_model.py", "__init__.pyi"):
+    for name in ("__init__.py", "_capi.py", "_kernels.py", "_model.py", "__init__.pyi"):
         with open(os.path.join(here, name)) as f:
             assert f.readline().startswith("# generated by tools/kbgen from core/include/kernelbridge.h; do not edit")
 
 
 def test_extension_is_self_contained():
-    """The extension links the library statically: no kb_ symbol is exported
-    and no kernelbridge shared library is needed."""
+    """The extension links the library statically: no kb_ symbol is exported,
+    no kernelbridge shared library is needed, and nothing of CUDA is linked
+    (the CUDA backend is dlopened only when asked for)."""
     from kernelbridge import _native
 
     if not sys.platform.startswith("linux"):
@@ -152,8 +231,12 @@ def test_extension_is_self_contained():
     try:
         ldd = subprocess.run(["ldd", so], capture_output=True, text=True).stdout
         nm = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
+        undefined = subprocess.run(["nm", "-D", "--undefined-only", so], capture_output=True, text=True).stdout
     except FileNotFoundError:
         pytest.skip("ldd/nm not installed")
     assert "kernelbridge" not in ldd
+    for lib in ("cuda", "cublas", "nvrtc"):
+        assert lib not in ldd.lower(), ldd
     exported = [line.split()[-1] for line in nm.splitlines() if line.strip()]
     assert not [s for s in exported if s.startswith("kb_")], exported
+    assert not [s for s in undefined.split() if s.startswith("cuda") or s.startswith("cu")], undefined

@@ -15,7 +15,9 @@ sdist=$(ls "$dist"/kernelbridge-*.tar.gz)
 echo "sdist: $(basename "$sdist")"
 # The sdist must carry the C sources and build without the repository.
 tar -tzf "$sdist" >"$TMPDIR/sdist.txt"
-grep -q '/csrc/gemm.c$' "$TMPDIR/sdist.txt" || { echo "sdist lacks csrc/"; exit 1; }
+for f in gemm.c half.c cuda_loader.c kbcuda_api.h kernelbridge.h; do
+  grep -q "/csrc/$f\$" "$TMPDIR/sdist.txt" || { echo "sdist lacks csrc/$f"; exit 1; }
+done
 mkdir -p "$TMPDIR/unpacked"
 tar -xzf "$sdist" -C "$TMPDIR/unpacked"
 (cd "$TMPDIR/unpacked"/kernelbridge-* && python3 -m pip wheel --no-build-isolation --no-deps -q -w "$dist" .) \
@@ -34,3 +36,8 @@ mkdir -p "$outside"
 cp "$STAGE/examples/quickstart.py" "$outside/"
 cd "$outside"
 env -u PYTHONPATH "$TMPDIR/venv/bin/python" quickstart.py
+# The installed extension links nothing of CUDA (the backend is dlopened).
+so=$(env -u PYTHONPATH "$TMPDIR/venv/bin/python" -c 'import kernelbridge._native as n; print(n.__file__)')
+case "$so" in "$TMPDIR/venv/"*) ;; *) echo "extension not from the venv: $so"; exit 1 ;; esac
+if ldd "$so" | grep -Ei 'cuda|cublas|nvrtc'; then echo "the extension depends on CUDA"; exit 1; fi
+echo "ldd $(basename "$so"): no CUDA dependency"

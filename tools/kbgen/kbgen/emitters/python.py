@@ -5,11 +5,17 @@ Files (all under bindings/python, see docs/python.md):
                            set_source compiling the library's C sources into
                            the extension kernelbridge._native
   kernelbridge/_model.py   version, enums (Status, Backend), error classes
+  kernelbridge/_capi.py    one thin function per non-kernel C function
+                           (contexts, buffers, CUDA devices, versions) and
+                           check(), the one place a failed status becomes a
+                           typed exception with the library's message
   kernelbridge/_kernels.py one function per kernel
   kernelbridge/__init__.py the package: version check, public names
   kernelbridge/__init__.pyi type stubs
 
-Hand-written support code (arrays, contexts) is kernelbridge/_runtime.py.
+Hand-written support code: kernelbridge/_runtime.py (argument coercion,
+Context, Buffer), kernelbridge/_interop.py (__cuda_array_interface__ and
+DLPack), kernelbridge/cuda.py (device queries).
 The rules that turn a C kernel into a Python function are generic; they use
 only the model and contracts.py:
   * in / inout tensors are positional, in C order; the single `out` tensor is
@@ -24,7 +30,14 @@ only the model and contracts.py:
   * the only inout tensor of a kernel without outputs (gemm's C) may be
     omitted: a zero-filled array is allocated and returned;
   * a kernel whose tensors are all 1-D of one size is elementwise: arrays of
-    any shape are accepted (all of the same shape) and results keep it.
+    any shape are accepted (all of the same shape) and results keep it;
+  * a tensor is a numpy array, a kernelbridge.Buffer or foreign memory
+    (__cuda_array_interface__, __dlpack__); the common case (a C-contiguous
+    numpy array of the right dtype on a CPU context) is checked inline, every
+    other case goes through _runtime ("the slow path"), which also checks
+    that memory and context are of the same kind;
+  * a new output is a Buffer on the call's context when any tensor argument
+    is a Buffer or foreign memory, a numpy array otherwise.
 """
 
 from __future__ import annotations
@@ -66,9 +79,36 @@ BUILTIN_BASES = {
     "OUT_OF_MEMORY": "MemoryError",
 }
 
-_NP_DTYPE = {"f32": "_F32", "i32": "_I32"}
-_NP_NAME = {"f32": "float32", "i32": "int32"}
-_CFFI_ARRAY = {"f32": "_FA", "i32": "_IA"}
+# Libraries the extension links: libm for the kernels, libdl for the CUDA
+# backend loader (core/src/cuda_loader.c dlopens libkernelbridge_cuda.so; the
+# extension never links against CUDA).
+LIBRARIES = ["m", "dl"]
+
+# Per model dtype: the numpy dtype(s) the inline fast path accepts, the
+# runtime's Kind (what the slow path accepts), the cffi array type of the C
+# pointer and the dtype of a new output when no input tells.
+_FAST_DTYPES = {
+    "f32": ("_F32",),
+    "i32": ("_I32",),
+    "f16": ("_F16", "_U16"),
+    "bf16": ("_U16", "_BF16"),
+}
+_KIND = {"f32": "_K_F32", "i32": "_K_I32", "f16": "_K_F16", "bf16": "_K_BF16"}
+_DEFAULT_DTYPE = {"f32": "_F32", "i32": "_I32", "f16": "_F16", "bf16": "_U16"}
+_NP_NAME = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
+_CFFI_ARRAY = {"f32": "_FA", "i32": "_IA", "f16": "_HA", "bf16": "_HA"}
+# Element types in docstrings, and the note a kernel with such tensors gets.
+_DOC_DTYPE = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
+_DOC_NOTE = {
+    "f16": "float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.",
+    "bf16": "bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),\n"
+    "or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.",
+}
+# Numpy scalar types of the stubs.
+_STUB_DTYPE = {"f32": "np.float32", "i32": "np.int32", "f16": "Union[np.float16, np.uint16]", "bf16": "np.uint16"}
+
+# Size of the buffer a binding passes for an `out string` parameter.
+STRING_CAPACITY = 256
 _PY_SCALAR = {
     "bool": "bool",
     "int32": "int",
@@ -151,6 +191,7 @@ def _c_decl(spelling: str, name: str) -> str:
 
 def build_script(api: Api) -> str:
     flags = "".join(f"    {_q(f)},\n" for f in CFLAGS)
+    libs = ", ".join(_q(l) for l in LIBRARIES)
     return (
         banner("#")
         + f'''"""cffi build script of kernelbridge._native (API mode, out of line).
@@ -159,7 +200,9 @@ The extension compiles the C sources of the library into itself (static
 linking): `import kernelbridge` needs no other shared library.  The sources
 are the copies in csrc/ (made by tools/vendor_c.py; setup.py refreshes them
 when it runs inside the kernelbridge repository).  KERNELBRIDGE_CSRC names
-another directory holding them.
+another directory holding them.  The CUDA backend (libkernelbridge_cuda.so)
+is optional and loaded with dlopen when a CUDA context is asked for
+($KB_CUDA_LIBRARY, the extension's directory, the system search path).
 """
 
 import glob
@@ -203,7 +246,9 @@ def make_ffibuilder(csrc=None):
         sources=c_sources(csrc),
         include_dirs=[csrc],
         extra_compile_args=CFLAGS,
-        libraries=["m"],
+        # libdl: the CUDA backend is loaded with dlopen at run time; the
+        # extension itself never links against CUDA.
+        libraries=[{libs}],
         extra_link_args=["-pthread"],
     )
     return ffi
@@ -426,8 +471,8 @@ def _expr_code(e: Expr) -> str:
 def _shape_doc(p: Param, elementwise: bool) -> str:
     t = p.tensor
     if elementwise:
-        return f"{_NP_NAME[t.dtype]} array of any shape"
-    return f"{_NP_NAME[t.dtype]}{t.shape_str()}"
+        return f"{_DOC_DTYPE[t.dtype]} array of any shape"
+    return f"{_DOC_DTYPE[t.dtype]}{t.shape_str()}"
 
 
 def kernel_doc(k: _Kernel) -> str:
@@ -463,12 +508,21 @@ def kernel_doc(k: _Kernel) -> str:
             lines.append(f"  {name}: {_scalar_type(p)}{default}")
         elif p.role == "dim" and p.name in k.arg_dims:
             lines.append(f"  {name}: int (size; no array determines it)")
-    lines.append("  ctx: Context, default: the calling thread's default context")
+    lines.append("  ctx: Context, default: the calling thread's default (CPU) context")
+    for dtype in sorted({p.tensor.dtype for p in k.tensors}):
+        if dtype in _DOC_NOTE:
+            lines.append(_DOC_NOTE[dtype])
+    lines.append("Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing")
+    lines.append("__cuda_array_interface__ or __dlpack__, in memory of the context's kind.")
+    new = "a Buffer on ctx when a tensor argument\nis a Buffer or foreign memory, else a numpy array"
     if k.outs:
         what = " and ".join(k.out_names[p.name] if len(k.outs) == 1 else p.name for p in k.outs)
-        lines.append(f"Returns {'the tuple ' if len(k.outs) > 1 else ''}{what} (the arrays passed as out when given).")
+        lines.append(
+            f"Returns {'the tuple ' if len(k.outs) > 1 else ''}{what}: the objects passed as out, "
+            f"or new ones ({new})."
+        )
     elif k.optional_inout:
-        lines.append(f"Returns {k.optional_inout}.")
+        lines.append(f"Returns {k.optional_inout} (when omitted, a new zero-filled one: {new}).")
     else:
         lines.append("Returns None; the inout arrays hold the results.")
     lines.append(f"C function: {fn.name}.")
@@ -479,6 +533,26 @@ def _scalar_type(p: Param) -> str:
     if p.ctype.kind == "enum":
         return "int"
     return _PY_SCALAR[p.ctype.kind]
+
+
+def _fast_cond(var: str, dtype: str) -> str:
+    """The inline test that var's numpy dtype is one the tensor accepts."""
+    alts = [f"{var}.dtype is {d}" for d in _FAST_DTYPES[dtype]]
+    return alts[0] if len(alts) == 1 else "(" + " or ".join(alts) + ")"
+
+
+def _out_dtype(k: _Kernel, p: Param) -> str:
+    """Expression of the dtype of a new output (or omitted inout) p: the dtype
+    of the first input of the same model dtype when that dtype has several
+    numpy spellings (float16 / uint16 bits), else the dtype itself."""
+    dtype = p.tensor.dtype
+    if len(_FAST_DTYPES[dtype]) > 1:
+        for q in k.tensors:
+            t = q.tensor
+            if q is p or t.dtype != dtype or t.direction == "out" or not k._available(q.name):
+                continue
+            return f"_t_{q.name}.dtype"
+    return _DEFAULT_DTYPE[dtype]
 
 
 def kernel_code(k: _Kernel) -> str:
@@ -493,7 +567,9 @@ def kernel_code(k: _Kernel) -> str:
     sig.append("ctx=None")
     out = [f"def {fname}({', '.join(sig)}):\n", _docstring(kernel_doc(k), "    ")]
     add = w.append
-    # Context.
+    add("_slow = False")
+    # Context.  A CUDA context sends every call through the slow path, which
+    # checks that each tensor is device memory of the context's device.
     add("if ctx is None:")
     add("    try:")
     add("        _ctxp = _tls.ctx._ptr")
@@ -505,46 +581,44 @@ def kernel_code(k: _Kernel) -> str:
     add("    _ctxp = ctx._ptr")
     add("    if _ctxp is None:")
     add(f"        _closed({_q(fname)})")
+    add("    if ctx._cuda:")
+    add("        _slow = True")
     for p in fn.params:
         if p.role == "flag":
             add(f"{py_name(p.name)} = bool({py_name(p.name)})")
-    any_slow = False
-    writers = []  # tensors written by the kernel and supplied by the caller
     # Inputs and inouts.
+    given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
     for p in k.tensors:
         t = p.tensor
         if t.direction == "out":
             continue
         name = py_name(p.name)
         ndim = -1 if k.elementwise else len(t.shape)
-        dt = _NP_DTYPE[t.dtype]
+        kind = _KIND[t.dtype]
         ind = ""
         if t.nullable or p.name == k.optional_inout:
             add(f"if {name} is None:")
-            if p.name == k.optional_inout:
-                add(f"    _t_{p.name} = None")
-            else:
-                add(f"    _t_{p.name} = None")
+            add(f"    _t_{p.name} = None")
             add("else:")
             ind = "    "
-        cond = f"type({name}) is _nd and {name}.dtype is {dt} and {name}.flags.carray"
+        cond = f"type({name}) is _nd and {_fast_cond(name, t.dtype)} and {name}.flags.carray"
         if ndim >= 0:
             cond += f" and {name}.ndim == {ndim}"
         if t.direction == "in":
             add(f"{ind}if {cond}:")
             add(f"{ind}    _t_{p.name} = {name}")
             add(f"{ind}else:")
-            add(f"{ind}    _t_{p.name} = _in({name}, {dt}, {_q(name)}, {_q(fname)}, {ndim})")
+            add(f"{ind}    _t_{p.name} = _in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
             add(f"{ind}    _slow = True")
         else:
-            writers.append(p)
             add(f"{ind}if {cond}:")
             add(f"{ind}    _t_{p.name} = {name}")
             add(f"{ind}    _b_{p.name} = None")
             add(f"{ind}else:")
-            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {dt}, {_q(name)}, {_q(fname)}, {ndim})")
+            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
             add(f"{ind}    _slow = True")
-        any_slow = True
+        given.append(f"_t_{p.name}")
+    given_tuple = "(" + ", ".join(given) + ("," if len(given) == 1 else "") + ")"
     # Sizes.
     if k.elementwise:
         first = next(p for p in k.tensors if k._available(p.name))
@@ -571,11 +645,16 @@ def kernel_code(k: _Kernel) -> str:
         add(f"    _shape_error({_q(fname)}, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
     if k.optional_inout:
         p = fn.param(k.optional_inout)
+        dt = _out_dtype(k, p)
         add(f"if _t_{p.name} is None:")
-        add(f"    _t_{p.name} = _zeros({k.shape_code(p)}, {_NP_DTYPE[p.tensor.dtype]})")
+        add("    if _slow:")
+        add(f"        _t_{p.name} = _new(ctx, {k.shape_code(p)}, {dt}, {given_tuple}, True)")
+        add("    else:")
+        add(f"        _t_{p.name} = _zeros({k.shape_code(p)}, {dt})")
         add(f"    _b_{p.name} = None")
     # Outputs.
     multi = len(k.outs) > 1
+    labels: Dict[str, str] = {}  # tensor -> its name in messages
     if k.outs:
         if multi:
             add("if out is None:")
@@ -584,24 +663,56 @@ def kernel_code(k: _Kernel) -> str:
             add(f"    _out_tuple_error({_q(fname)}, {len(k.outs)}, out)")
         for i, p in enumerate(k.outs):
             t = p.tensor
-            dt = _NP_DTYPE[t.dtype]
+            kind = _KIND[t.dtype]
+            dt = _out_dtype(k, p)
             src = f"out[{i}]" if multi else "out"
             label = f"out[{i}]" if multi else "out"
+            labels[p.name] = label
             shape = k.shape_code(p)
             add(f"_o = {src}")
             add("if _o is None:")
-            add(f"    _t_{p.name} = _empty({shape}, {dt})")
+            add("    if _slow:")
+            add(f"        _t_{p.name} = _new(ctx, {shape}, {dt}, {given_tuple})")
+            add("    else:")
+            add(f"        _t_{p.name} = _empty({shape}, {dt})")
             add(f"    _b_{p.name} = None")
-            add(f"elif type(_o) is _nd and _o.dtype is {dt} and _o.flags.carray and _o.shape == {shape}:")
+            add(f"elif type(_o) is _nd and {_fast_cond('_o', t.dtype)} and _o.flags.carray and _o.shape == {shape}:")
             add(f"    _t_{p.name} = _o")
             add(f"    _b_{p.name} = None")
             add("else:")
-            add(f"    _t_{p.name}, _b_{p.name} = _out(_o, {dt}, {_q(label)}, {_q(fname)}, {shape})")
+            add(f"    _t_{p.name}, _b_{p.name} = _out(_o, {kind}, {_q(label)}, {_q(fname)}, {shape})")
             add("    _slow = True")
-            writers.append(p)
-        any_slow = True
-    # Overlap of arrays Python copied cannot be seen by the library: check
-    # the caller's arrays here (slow path only).
+    writers = [p for p in k.tensors if p.tensor.direction != "in"]
+    # ld parameters.
+    for ld, tname in k.lds.items():
+        add(f"{ld} = _t_{tname}.shape[1] or 1")
+    # The call.  Slow path: every pointer is checked against the context's
+    # kind, and overlap of arrays Python copied (which the library cannot
+    # see) is checked on the caller's arrays.
+    add("if _slow:")
+    add("    _dev = -1 if ctx is None else ctx._device")
+    slow_args = []
+    fast_args = []
+    for p in fn.params:
+        if p.role == "context":
+            slow_args.append("_ctxp")
+            fast_args.append("_ctxp")
+        elif p.role == "tensor":
+            t = p.tensor
+            arr = _CFFI_ARRAY[t.dtype]
+            writable = t.direction != "in"
+            label = labels.get(p.name, py_name(p.name))
+            ptr = f"_ptr(_t_{p.name}, {arr}, {writable}, {_q(label)}, {_q(fname)}, _dev)"
+            fast = f"_fb({arr}, _t_{p.name}{', True' if writable else ''})"
+            if t.nullable or p.name == k.optional_inout:
+                ptr = f"_NULL if _t_{p.name} is None else {ptr}"
+                fast = f"(_NULL if _t_{p.name} is None else {fast})"
+            add(f"    _p_{p.name} = {ptr}")
+            slow_args.append(f"_p_{p.name}")
+            fast_args.append(fast)
+        else:
+            slow_args.append(py_name(p.name))
+            fast_args.append(py_name(p.name))
     if writers:
         items = []
         for p in k.tensors:
@@ -611,27 +722,15 @@ def kernel_code(k: _Kernel) -> str:
                 label = obj
             else:
                 obj = label = py_name(p.name)
-            items.append(f"({_q(label)}, {obj}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})")
-        add("if _slow:")
+            items.append(
+                f"({_q(label)}, {obj}, _t_{p.name}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})"
+            )
         add(f"    _overlaps({_q(fname)}, ({', '.join(items)},))")
-    # ld parameters.
-    for ld, tname in k.lds.items():
-        add(f"{ld} = _t_{tname}.shape[1] or 1")
-    # The call.
-    args = []
-    for p in fn.params:
-        if p.role == "context":
-            args.append("_ctxp")
-        elif p.role == "tensor":
-            ptr = f"_fb({_CFFI_ARRAY[p.tensor.dtype]}, _t_{p.name}{', True' if p.tensor.direction != 'in' else ''})"
-            if p.tensor.nullable or p.name == k.optional_inout:
-                ptr = f"(_NULL if _t_{p.name} is None else {ptr})"
-            args.append(ptr)
-        else:
-            args.append(py_name(p.name))
-    add(f"_st = _lib.{fn.name}({', '.join(args)})")
+    add(f"    _st = _lib.{fn.name}({', '.join(slow_args)})")
+    add("else:")
+    add(f"    _st = _lib.{fn.name}({', '.join(fast_args)})")
     add("if _st:")
-    add(f"    _fail(_st, _ctxp, {_q(fname)})")
+    add(f"    _check(_st, {_q(fname)}, _ctxp)")
     for p in k.tensors:
         if p.tensor.direction == "in":
             continue
@@ -650,74 +749,75 @@ def kernel_code(k: _Kernel) -> str:
         add(f"return _t_{k.optional_inout} if {name} is None else {name}")
     else:
         add("return None")
-    if any_slow:
-        w.insert(0, "_slow = False")
     body = "".join("    " + l + "\n" for l in w)
     return "".join(out) + body
 
 
-def _free_function_code(fn: Function, api: Api) -> str:
-    params = [py_name(p.name) for p in fn.params]
-    lines = [f"def {fn.short_name}({', '.join(params)}):\n", _docstring(fn.doc + f"\n\nC function: {fn.name}.", "    ")]
-    call = f"_lib.{fn.name}({', '.join(params)})"
-    if fn.returns.kind == "string":
-        lines.append(f"    return _ffi.string({call}).decode('utf-8')\n")
-    elif fn.returns.kind == "enum":
-        cls = enum_class_name(api.enum(fn.returns.name))
-        lines.append(f"    return _model.{cls}({call})\n")
-    elif fn.returns.kind == "void":
-        lines.append(f"    {call}\n")
-    else:
-        lines.append(f"    return {call}\n")
-    return "".join(lines)
+def _returns_status(f: Function) -> bool:
+    return f.returns.kind == "enum" and f.returns.name == "kb_status"
 
 
 def free_functions(api: Api) -> List[Function]:
-    """Functions of the API that are neither kernels nor take a handle."""
+    """Non-kernel functions exported at the package level: no handles, no
+    context, no out parameters, no status (versions, status names, the
+    thread's last message).  Every other non-kernel function is used through
+    Context, Buffer and kernelbridge.cuda."""
     return [
         f
         for f in api.functions
-        if not f.is_kernel and all(p.role in ("scalar", "dim", "flag") for p in f.params)
+        if not f.is_kernel
+        and all(p.role in ("scalar", "dim", "flag") for p in f.params)
+        and not _returns_status(f)
     ]
+
+
+KERNEL_IMPORTS = [
+    "BF16 as _BF16",
+    "F16 as _F16",
+    "F32 as _F32",
+    "I32 as _I32",
+    "U16 as _U16",
+    "K_BF16 as _K_BF16",
+    "K_F16 as _K_F16",
+    "K_F32 as _K_F32",
+    "K_I32 as _K_I32",
+    "FA as _FA",
+    "HA as _HA",
+    "IA as _IA",
+    "NULL as _NULL",
+    "closed as _closed",
+    "copyto as _copyto",
+    "default_ptr as _default_ptr",
+    "empty as _empty",
+    "from_buffer as _fb",
+    "inout as _inout",
+    "lib as _lib",
+    "nd as _nd",
+    "new_output as _new",
+    "out as _out",
+    "out_tuple_error as _out_tuple_error",
+    "overlaps as _overlaps",
+    "pointer as _ptr",
+    "shape_error as _shape_error",
+    "tls as _tls",
+    "to_input as _in",
+    "zeros as _zeros",
+]
 
 
 def kernels_module(api: Api) -> str:
     parts = [
         banner("#"),
         '"""The kernels of kernelbridge, one function per C kernel (see docs/python.md)."""\n\n',
-        "from . import _model\n",
-        "from ._runtime import (\n",
+        "from ._capi import check as _check\n",
+        "from ._capi import (  # noqa: F401 (public)\n",
     ]
-    names = [
-        "F32 as _F32",
-        "I32 as _I32",
-        "FA as _FA",
-        "IA as _IA",
-        "NULL as _NULL",
-        "closed as _closed",
-        "copyto as _copyto",
-        "default_ptr as _default_ptr",
-        "empty as _empty",
-        "fail as _fail",
-        "ffi as _ffi",
-        "from_buffer as _fb",
-        "inout as _inout",
-        "lib as _lib",
-        "nd as _nd",
-        "out as _out",
-        "out_tuple_error as _out_tuple_error",
-        "overlaps as _overlaps",
-        "shape_error as _shape_error",
-        "tls as _tls",
-        "to_input as _in",
-        "zeros as _zeros",
-    ]
-    parts += [f"    {n},\n" for n in names]
+    parts += [f"    {f.short_name},\n" for f in free_functions(api)]
     parts.append(")\n")
-    public = []
-    for f in free_functions(api):
-        parts.append("\n\n" + _free_function_code(f, api))
-        public.append(f.short_name)
+    parts.append("from ._runtime import (\n")
+    parts += [f"    {n},\n" for n in KERNEL_IMPORTS]
+    parts.append(")\n")
+    public = [f.short_name for f in free_functions(api)]
     for fn in api.kernels:
         parts.append("\n\n" + kernel_code(_Kernel(fn)))
         public.append(fn.short_name)
@@ -725,33 +825,202 @@ def kernels_module(api: Api) -> str:
     return "".join(parts)
 
 
+# --- _capi.py: the non-kernel functions -----------------------------------------------
+
+# The functions check() reads messages with.
+_THREAD_MESSAGE = "kb_last_error"
+_CONTEXT_MESSAGE = "kb_context_last_error"
+_STATUS_NAME = "kb_status_string"
+
+CAPI_PROLOGUE = '''"""The non-kernel functions of the C API, one thin function each (contexts,
+buffers, CUDA devices, versions), and check(): the one place where a failed
+kb_status becomes a typed exception.
+
+Handles are cffi pointers; Context, Buffer and kernelbridge.cuda wrap these
+functions in the public API.  A failed call raises the Error subclass of its
+status (_model.ERRORS) with the library's message: the context's for calls
+taking one, the calling thread's (kb_last_error) for calls without one, read
+right after the call on the same OS thread (a cffi call never changes
+threads).
+"""
+
+from . import _model
+from ._native import ffi as _ffi, lib as _lib
+
+# check()'s ctxp for calls without a context: their message is per thread.
+THREAD = object()
+
+_CData = _ffi.CData
+_NULL = _ffi.NULL
+
+
+def check(status, fn, ctxp):
+    """Raises the Error subclass of status (nothing for OK).
+
+    fn names the call in the fallback message; ctxp is the kb_context * of
+    the call (its message is used), THREAD for a call without a context
+    (the calling thread's message), or None / NULL (no message).  Without a
+    message the text is "fn: STATUS_NAME".
+    """
+    if not status:
+        return
+    if ctxp is THREAD:
+        message = _ffi.string(_lib.@THREAD@()).decode("utf-8", "replace")
+    elif ctxp:
+        message = _ffi.string(_lib.@CONTEXT@(ctxp)).decode("utf-8", "replace")
+    else:
+        message = ""
+    if not message:
+        message = "%s: %s" % (fn, _ffi.string(_lib.@STATUS@(status)).decode("utf-8", "replace"))
+    raise _model.ERRORS.get(status, _model.Error)(message, status)
+
+
+def _mem(obj, writable):
+    """A pointer argument: a cdata pointer as is, else the memory of a
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    if isinstance(obj, _CData):
+        return obj
+    return _ffi.from_buffer(obj, require_writable=writable)
+'''
+
+
+def _capi_params(fn: Function) -> List[Param]:
+    """Parameters the Python function takes: all but what it makes itself
+    (out handles, out scalars, out strings and their capacity)."""
+    hidden = {p.capacity for p in fn.params if p.role == "out_string"}
+    return [p for p in fn.params if p.role not in ("handle_out", "out_scalar", "out_string") and p.name not in hidden]
+
+
+def _capi_doc(fn: Function, api: Api) -> str:
+    lines = [fn.doc, ""]
+    args = []
+    for p in _capi_params(fn):
+        name = py_name(p.name)
+        if p.role == "context":
+            args.append(f"  {name}: kb_context * (cdata); None passes NULL")
+        elif p.role == "handle":
+            typ = p.ctype.spelling.replace("const ", "").strip()
+            args.append(f"  {name}: {typ} (cdata)" + ("; None passes NULL" if p.nullable else ""))
+        elif p.role == "tensor":
+            what = "writable buffer" if p.tensor.direction != "in" else "buffer"
+            args.append(f"  {name}: {p.tensor.direction} bytes: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
+        else:
+            args.append(f"  {name}: {_scalar_type(p)}")
+    if args:
+        lines.append("Arguments:")
+        lines += args
+    ret = []
+    for p in fn.params:
+        if p.role == "handle_out":
+            ret.append(f"the new {p.handle_type} * (cdata; free it with {fn.destroy})")
+        elif p.role == "out_scalar":
+            ret.append(f"{p.name} (int)")
+        elif p.role == "out_string":
+            ret.append(f"{p.name} (str; at most {STRING_CAPACITY - 1} bytes)")
+    if fn.returns_address:
+        ret.append("the address (int; 0 for NULL)")
+    elif fn.returns.kind == "string":
+        ret.append("str")
+    elif fn.returns.kind == "enum" and not _returns_status(fn):
+        ret.append(enum_class_name(api.enum(fn.returns.name)))
+    elif fn.returns.kind in _PY_SCALAR:
+        ret.append(_PY_SCALAR[fn.returns.kind])
+    if ret:
+        lines.append("Returns " + ", ".join(ret) + ".")
+    if _returns_status(fn):
+        where = "the context's message" if fn.has_context else "the calling thread's message (kb_last_error)"
+        lines.append(f"A failed status raises its Error subclass with {where}.")
+    lines.append(f"C function: {fn.name}.")
+    return "\n".join(lines)
+
+
+def capi_function_code(fn: Function, api: Api) -> str:
+    params = [py_name(p.name) for p in _capi_params(fn)]
+    lines = [f"def {fn.short_name}({', '.join(params)}):\n", _docstring(_capi_doc(fn, api), "    ")]
+    body = []
+    args = []
+    result = None
+    ctx_arg = None
+    capacities = {p.capacity for p in fn.params if p.role == "out_string"}
+    for p in fn.params:
+        name = py_name(p.name)
+        if p.role == "handle_out":
+            body.append(f"_r = _ffi.new({_q(p.handle_type + ' **')})")
+            args.append("_r")
+            result = "_r[0]"
+        elif p.role == "out_scalar":
+            body.append(f"_r = _ffi.new({_q(p.ctype.spelling.replace('const ', '').strip())})")
+            args.append("_r")
+            result = "_r[0]"
+        elif p.role == "out_string":
+            body.append(f"_r = _ffi.new('char[]', {STRING_CAPACITY})")
+            args.append("_r")
+            result = "_ffi.string(_r).decode('utf-8', 'replace')"
+        elif p.name in capacities:
+            args.append(str(STRING_CAPACITY))
+        elif p.role == "tensor":
+            args.append(f"_mem({name}, {p.tensor.direction != 'in'})")
+        elif p.role == "context" or (p.role == "handle" and p.nullable):
+            if p.role == "context":
+                ctx_arg = name
+            args.append(f"(_NULL if {name} is None else {name})")
+        else:
+            args.append(name)
+    call = f"_lib.{fn.name}({', '.join(args)})"
+    if _returns_status(fn):
+        body.append(f"_st = {call}")
+        body.append("if _st:")
+        body.append(f"    check(_st, {_q(fn.name)}, {ctx_arg if fn.has_context else 'THREAD'})")
+        body.append(f"return {result}" if result else "return None")
+    elif fn.returns_address:
+        body.append(f"return int(_ffi.cast('uintptr_t', {call}))")
+    elif fn.returns.kind == "string":
+        body.append(f"return _ffi.string({call}).decode('utf-8', 'replace')")
+    elif fn.returns.kind == "enum":
+        body.append(f"return _model.{enum_class_name(api.enum(fn.returns.name))}({call})")
+    elif fn.returns.kind == "void":
+        body.append(call)
+    else:
+        body.append(f"return {call}")
+    return "".join(lines) + "".join("    " + l + "\n" for l in body)
+
+
+def capi_module(api: Api) -> str:
+    names = {f.name for f in api.functions}
+    for needed in (_THREAD_MESSAGE, _CONTEXT_MESSAGE, _STATUS_NAME):
+        if needed not in names:
+            raise SystemExit(f"kbgen python: the header has no {needed}, which check() needs")
+    prologue = (
+        CAPI_PROLOGUE.replace("@THREAD@", _THREAD_MESSAGE)
+        .replace("@CONTEXT@", _CONTEXT_MESSAGE)
+        .replace("@STATUS@", _STATUS_NAME)
+    )
+    parts = [banner("#"), prologue]
+    for f in api.functions:
+        if not f.is_kernel:
+            parts.append("\n\n" + capi_function_code(f, api))
+    return "".join(parts)
+
+
 # --- __init__.py ---------------------------------------------------------------------
 
+# Public names of the hand-written modules.
+RUNTIME_NAMES = ["Buffer", "Context", "default_context"]
 
-def init_module(api: Api) -> str:
-    errors = error_names(api)
-    enums = [enum_class_name(e) for e in api.enums]
-    model_names = ["VERSION", "VERSION_NUMBER", "Error"] + enums + errors
-    public = sorted(
-        ["__version__", "Context", "default_context"]
-        + model_names
-        + [f.short_name for f in free_functions(api)]
-        + [f.short_name for f in api.kernels]
-    )
-    imports = "".join(f"    {n},\n" for n in ["__version__"] + model_names)
-    return (
-        banner("#")
-        + f'''"""kernelbridge: neural-network kernels in C, for Python.
+INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
-Every kernel takes and returns numpy arrays (float32 / int32, C-contiguous);
-sizes come from the arrays' shapes.  See docs/python.md for the rules on
-dtypes, contiguity, in-place use, errors, threads and contexts.
+Kernels take numpy arrays (float32 / int32; the float16 and bfloat16
+variants take 16-bit arrays), kernelbridge.Buffer objects (host memory, or
+device memory of a CUDA Context) and foreign memory exposing
+__cuda_array_interface__ or __dlpack__; sizes come from the shapes.  See
+docs/python.md for the rules on dtypes, contiguity, in-place use, memory
+kinds, errors, threads and contexts; kernelbridge.cuda lists CUDA devices.
 
-Generated from {api.header}, version {api.version_string}.
+Generated from @HEADER@, version @VERSION@.
 """
 
 from ._model import (
-{imports})
+@IMPORTS@)
 
 from ._native import lib as _lib
 
@@ -763,30 +1032,129 @@ if _lib.kb_version_number() != VERSION_NUMBER:
         "was generated from header version %d; rebuild the package" % (_lib.kb_version_number(), VERSION_NUMBER)
     )
 
-from ._runtime import Context, default_context  # noqa: E402
+from ._runtime import @RUNTIME@  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
+from . import cuda  # noqa: E402
 
 __all__ = [
+@PUBLIC@]
 '''
-        + "".join(f"    {_q(n)},\n" for n in public)
-        + "]\n"
+
+
+def init_module(api: Api) -> str:
+    errors = error_names(api)
+    enums = [enum_class_name(e) for e in api.enums]
+    model_names = ["VERSION", "VERSION_NUMBER", "Error"] + enums + errors
+    public = sorted(
+        ["__version__", "cuda"]
+        + RUNTIME_NAMES
+        + model_names
+        + [f.short_name for f in free_functions(api)]
+        + [f.short_name for f in api.kernels]
     )
+    imports = "".join(f"    {n},\n" for n in ["__version__"] + model_names)
+    text = (
+        INIT_TEMPLATE.replace("@HEADER@", api.header)
+        .replace("@VERSION@", api.version_string)
+        .replace("@IMPORTS@", imports)
+        .replace("@RUNTIME@", ", ".join(RUNTIME_NAMES))
+        .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
+    )
+    return banner("#") + text
 
 
 # --- stubs -------------------------------------------------------------------------
 
 
 def _stub_array(dtype: str) -> str:
-    return f"NDArray[np.{_NP_NAME[dtype]}]"
+    return f"NDArray[{_STUB_DTYPE[dtype]}]"
+
+
+def _stub_out(dtype: str) -> str:
+    return f"Union[{_stub_array(dtype)}, Buffer]"
+
+
+STUB_CLASSES = '''
+ERRORS: Dict[int, Type[Error]]
+
+class Context:
+    def __init__(self, backend: Union[str, Backend] = 'cpu', device: Optional[int] = ..., *, threads: int = 0) -> None: ...
+    def close(self) -> None: ...
+    def synchronize(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def device(self) -> Optional[int]: ...
+    @property
+    def is_cuda(self) -> bool: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def last_error(self) -> str: ...
+    def __enter__(self) -> 'Context': ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def default_context() -> Context: ...
+
+class Buffer:
+    shape: Tuple[int, ...]
+    dtype: np.dtype
+    def __init__(self, ctx: Optional[Context], shape: Union[int, Sequence[int]], dtype: DTypeLike = ...) -> None: ...
+    @classmethod
+    def empty(cls, ctx: Optional[Context], shape: Union[int, Sequence[int]], dtype: DTypeLike = ...) -> 'Buffer': ...
+    @classmethod
+    def zeros(cls, ctx: Optional[Context], shape: Union[int, Sequence[int]], dtype: DTypeLike = ...) -> 'Buffer': ...
+    @classmethod
+    def from_numpy(cls, ctx: Optional[Context], array: ArrayLike) -> 'Buffer': ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def itemsize(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def device(self) -> Optional[int]: ...
+    @property
+    def is_cuda(self) -> bool: ...
+    @property
+    def address(self) -> int: ...
+    @property
+    def context(self) -> Optional[Context]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]: ...
+    def __array__(self, dtype: Any = ..., copy: Optional[bool] = ...) -> NDArray[Any]: ...
+    def numpy(self) -> NDArray[Any]: ...
+    def upload(self, src: Any, *, offset: int = 0, ctx: Optional[Context] = ...) -> None: ...
+    def download(self, out: Any, *, offset: int = 0, ctx: Optional[Context] = ...) -> Any: ...
+    def fill(self, value: int, *, offset: int = 0, nbytes: Optional[int] = ..., ctx: Optional[Context] = ...) -> None: ...
+    def copy_from(self, src: 'Buffer', *, offset: int = 0, src_offset: int = 0, nbytes: Optional[int] = ..., ctx: Optional[Context] = ...) -> None: ...
+    def copy(self, *, ctx: Optional[Context] = ...) -> 'Buffer': ...
+    def reshape(self, *shape: Union[int, Sequence[int]]) -> 'Buffer': ...
+    def view(self, dtype: DTypeLike) -> 'Buffer': ...
+    def close(self) -> None: ...
+    def __enter__(self) -> 'Buffer': ...
+    def __exit__(self, *exc: object) -> None: ...
+
+# A tensor argument: a numpy array (or array-like / buffer object), a Buffer,
+# or an object exposing __cuda_array_interface__ or __dlpack__.
+ArrayIn = Union[ArrayLike, Buffer, Any]
+'''
 
 
 def stubs(api: Api) -> str:
     lines = [
         banner("#"),
         "import enum\n",
-        "from typing import Dict, Optional, Tuple, Type, Union\n\n",
+        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union\n\n",
         "import numpy as np\n",
-        "from numpy.typing import ArrayLike, NDArray\n\n",
+        "from numpy.typing import ArrayLike, DTypeLike, NDArray\n\n",
+        "from . import cuda as cuda\n\n",
         f"__version__: str\nVERSION: Tuple[int, int, int]\nVERSION_NUMBER: int\n",
     ]
     for e in api.enums:
@@ -806,19 +1174,7 @@ def stubs(api: Api) -> str:
         member = member_name(st, v.name)
         bases = "Error" + (", " + BUILTIN_BASES[member] if member in BUILTIN_BASES else "")
         lines.append(f"\nclass {error_class_name(member)}({bases}): ...\n")
-    lines.append(
-        "\nERRORS: Dict[int, Type[Error]]\n"
-        "\nclass Context:\n"
-        "    def __init__(self, threads: int = 0, backend: Union[str, Backend] = 'cpu') -> None: ...\n"
-        "    def close(self) -> None: ...\n"
-        "    @property\n    def closed(self) -> bool: ...\n"
-        "    @property\n    def backend(self) -> Backend: ...\n"
-        "    @property\n    def threads(self) -> int: ...\n"
-        "    @property\n    def last_error(self) -> str: ...\n"
-        "    def __enter__(self) -> 'Context': ...\n"
-        "    def __exit__(self, *exc: object) -> None: ...\n"
-        "\ndef default_context() -> Context: ...\n"
-    )
+    lines.append(STUB_CLASSES)
     for f in free_functions(api):
         params = ", ".join(f"{py_name(p.name)}: int" if p.ctype.kind == "enum" else f"{py_name(p.name)}: {_PY_SCALAR.get(p.ctype.kind, 'int')}" for p in f.params)
         ret = {"string": "str", "void": "None"}.get(f.returns.kind)
@@ -831,12 +1187,12 @@ def stubs(api: Api) -> str:
         for name, default in k.positional():
             if name == "out":
                 if len(k.outs) == 1:
-                    typ = f"Optional[{_stub_array(k.outs[0].tensor.dtype)}]"
+                    typ = f"Optional[{_stub_out(k.outs[0].tensor.dtype)}]"
                 else:
-                    typ = "Optional[Tuple[" + ", ".join(f"Optional[{_stub_array(p.tensor.dtype)}]" for p in k.outs) + "]]"
+                    typ = "Optional[Tuple[" + ", ".join(f"Optional[{_stub_out(p.tensor.dtype)}]" for p in k.outs) + "]]"
             else:
                 p = fn.param(name.rstrip("_") if name.rstrip("_") in [q.name for q in fn.params] else name)
-                typ = "ArrayLike" if p.tensor.direction == "in" else _stub_array(p.tensor.dtype)
+                typ = "ArrayIn" if p.tensor.direction == "in" else _stub_out(p.tensor.dtype)
                 if p.tensor.nullable or p.name == k.optional_inout:
                     typ = f"Optional[{typ}]"
             sig.append(f"{name}: {typ}" + (" = ..." if default is not None else ""))
@@ -846,11 +1202,11 @@ def stubs(api: Api) -> str:
             sig.append(f"{py_name(p.name)}: {typ}" + (" = ..." if default is not None else ""))
         sig.append("ctx: Optional[Context] = ...")
         if len(k.outs) == 1:
-            ret = _stub_array(k.outs[0].tensor.dtype)
+            ret = _stub_out(k.outs[0].tensor.dtype)
         elif k.outs:
-            ret = "Tuple[" + ", ".join(_stub_array(p.tensor.dtype) for p in k.outs) + "]"
+            ret = "Tuple[" + ", ".join(_stub_out(p.tensor.dtype) for p in k.outs) + "]"
         elif k.optional_inout:
-            ret = _stub_array(fn.param(k.optional_inout).tensor.dtype)
+            ret = _stub_out(fn.param(k.optional_inout).tensor.dtype)
         else:
             ret = "None"
         lines.append(f"\ndef {fn.short_name}({', '.join(sig)}) -> {ret}: ...\n")
@@ -861,6 +1217,7 @@ def emit(api: Api) -> Dict[str, str]:
     return {
         f"{ROOT}/kernelbridge_build.py": build_script(api),
         f"{PKG}/_model.py": model_module(api),
+        f"{PKG}/_capi.py": capi_module(api),
         f"{PKG}/_kernels.py": kernels_module(api),
         f"{PKG}/__init__.py": init_module(api),
         f"{PKG}/__init__.pyi": stubs(api),
