@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 # C baseline: the vendored library sources, compiled with the library's flags
 # (tools/bazel/copts.bzl).
 cc -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-strict-aliasing -ffp-contract=off \
-  -I"$gomod" -o "$tmp/silu_baseline" "$here/../c/silu_baseline.c" "$gomod"/*.c -lm -lpthread
+  -I"$gomod" -o "$tmp/silu_baseline" "$here/../c/silu_baseline.c" "$gomod"/*.c -lm -lpthread -ldl
 
 echo "== C baseline (ns/call: min median)"
 "$tmp/silu_baseline" "$runs" 5000000

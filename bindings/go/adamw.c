@@ -78,6 +78,12 @@ kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *
   KB_TRY(kb__check_overlap(ctx, fn, "m", m, b, "grads", grads, b, false));
   KB_TRY(kb__check_overlap(ctx, fn, "m", m, b, "v", v, b, false));
   KB_TRY(kb__check_overlap(ctx, fn, "v", v, b, "grads", grads, b, false));
+  const struct kb_mem_ref refs[] = {{"params", params, b}, {"grads", grads, b}, {"m", m, b}, {"v", v, b}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->adamw_step(ctx->cuda_ctx, fn, n, params, grads, m, v, lr, beta1, beta2, eps,
+                                                 weight_decay, step));
   if (count == 0) return KB_STATUS_OK;
 
   double bc1 = 1.0 - pow((double)beta1, (double)step);

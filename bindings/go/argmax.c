@@ -48,8 +48,11 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
   KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(int32_t), 1, &rows, &out_count));
   KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
-  KB_TRY(kb__check_overlap(ctx, fn, "out", out, out_count * (int64_t)sizeof(int32_t), "x", x,
-                           count * (int64_t)sizeof(float), false));
+  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "x", x, xb, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xb}, {"out", out, ob}};
+  KB_TRY(kb__check_memory(ctx, fn, 2, refs));
+  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->argmax(ctx->cuda_ctx, fn, rows, cols, x, out));
   if (count == 0) return KB_STATUS_OK;
   struct argmax_job job = {cols, x, out};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), argmax_body, &job);

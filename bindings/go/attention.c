@@ -1,6 +1,6 @@
 /* vendored by tools/vendor_c.py from kernels/cpu/attention.c; do not edit */
 /* attention.c - scaled dot-product attention with optional causal mask and
- * grouped-query heads.
+ * grouped-query heads, in float32 and in bf16 / f16 storage.
  *
  * Work is split over the batch * heads * seq_q query rows.  For one query row
  * the kernel fills a buffer of seq_kv scores, so scratch is O(seq_kv +
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "reduced.h"
 
 /* Multiply-adds per task below which a thread is not worth starting. */
 #define KB_ATTN_MIN_WORK 32768
@@ -74,11 +75,11 @@ static void attn_body(void *arg, int64_t tbegin, int64_t tend) {
   }
 }
 
-kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv,
-                       int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale,
-                       float *out) {
-  static const char fn[] = "kb_attention";
-  kb__begin(ctx);
+/* Validation of every entry point (elem: element size in bytes), ending with
+ * the memory-kind check. */
+static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t batch, int64_t heads, int64_t kv_heads,
+                       int64_t seq_q, int64_t seq_kv, int64_t head_dim, const void *q, const void *k, const void *v,
+                       float scale, const void *out, int64_t *q_count, int64_t *kv_count) {
   KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
   KB_TRY(kb__check_dim(ctx, fn, "heads", heads));
   KB_TRY(kb__check_dim(ctx, fn, "kv_heads", kv_heads));
@@ -94,20 +95,27 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
   if (batch > 0 && heads > 0 && seq_q > 0 && head_dim > 0 && seq_kv == 0)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "seq_kv must be > 0 when there are queries, got 0");
   int64_t qdims[4] = {batch, heads, seq_q, head_dim}, kdims[4] = {batch, kv_heads, seq_kv, head_dim};
-  int64_t q_count, kv_count;
-  KB_TRY(kb__count(ctx, fn, "q", (int64_t)sizeof(float), 4, qdims, &q_count));
-  KB_TRY(kb__count(ctx, fn, "k", (int64_t)sizeof(float), 4, kdims, &kv_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "q", q, q_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "k", k, kv_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "v", v, kv_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "out", out, q_count));
+  KB_TRY(kb__count(ctx, fn, "q", elem, 4, qdims, q_count));
+  KB_TRY(kb__count(ctx, fn, "k", elem, 4, kdims, kv_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "q", q, *q_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "k", k, *kv_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "v", v, *kv_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", out, *q_count));
   KB_TRY(kb__check_finite(ctx, fn, "scale", (double)scale, true));
-  int64_t qb = q_count * (int64_t)sizeof(float), kvb = kv_count * (int64_t)sizeof(float);
+  int64_t qb = *q_count * elem, kvb = *kv_count * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, qb, "q", q, qb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, qb, "k", k, kvb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, qb, "v", v, kvb, false));
-  if (q_count == 0) return KB_STATUS_OK;
+  const struct kb_mem_ref refs[] = {{"q", q, qb}, {"k", k, kvb}, {"v", v, kvb}, {"out", out, qb}};
+  return kb__check_memory(ctx, fn, 4, refs);
+}
 
+/* The float32 computation on validated arguments with at least one query
+ * element.  Allocates its double scratch first: OUT_OF_MEMORY leaves out
+ * untouched. */
+static kb_status compute(kb_context *ctx, const char *fn, int64_t batch, int64_t heads, int64_t kv_heads,
+                         int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k,
+                         const float *v, bool causal, float scale, float *out) {
   int64_t rows = batch * heads * seq_q;
   int64_t per_row = seq_kv * head_dim * 2;
   int64_t tasks = kb__task_count(ctx, rows, per_row >= KB_ATTN_MIN_WORK ? 1 : KB_ATTN_MIN_WORK / per_row + 1);
@@ -123,4 +131,61 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
   kb__parallel_for(ctx, tasks, 1, attn_body, &g);
   free(scratch);
   return KB_STATUS_OK;
+}
+
+kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv,
+                       int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale,
+                       float *out) {
+  static const char fn[] = "kb_attention";
+  kb__begin(ctx);
+  int64_t q_count, kv_count;
+  KB_TRY(check(ctx, fn, (int64_t)sizeof(float), batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out,
+               &q_count, &kv_count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->attention(ctx->cuda_ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q,
+                                                k, v, causal ? 1 : 0, scale, out));
+  if (q_count == 0) return KB_STATUS_OK;
+  return compute(ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out);
+}
+
+/* bf16 / f16: q, k, v widened into scratch, the float32 kernel writes a
+ * float32 out in scratch, which is narrowed into out last. */
+static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
+                              int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q,
+                              const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
+  kb__begin(ctx);
+  int64_t q_count, kv_count;
+  KB_TRY(check(ctx, fn, KB_HALF_SIZE, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out, &q_count,
+               &kv_count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->attention_dt(ctx->cuda_ctx, fn, dt, batch, heads, kv_heads, seq_q, seq_kv,
+                                                   head_dim, q, k, v, causal ? 1 : 0, scale, out));
+  if (q_count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s;
+  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
+  kb_dt_widen(ctx, dt, q, s.t[0], q_count);
+  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  kb_status st = compute(ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, s.t[0], s.t[1], s.t[2], causal,
+                         scale, s.t[3]);
+  if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
+  kb_dt_free(&s);
+  return st;
+}
+
+kb_status kb_attention_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                            int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                            bool causal, float scale, uint16_t *out) {
+  return attention_dt(ctx, "kb_attention_bf16", KBCUDA_BF16, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v,
+                      causal, scale, out);
+}
+
+kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                           int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                           bool causal, float scale, uint16_t *out) {
+  return attention_dt(ctx, "kb_attention_f16", KBCUDA_F16, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v,
+                      causal, scale, out);
 }

@@ -8,6 +8,6 @@ package kernelbridge
 /*
 #cgo CFLAGS: -std=c99 -O2 -fvisibility=hidden -fno-strict-aliasing -D_POSIX_C_SOURCE=200809L
 #cgo CFLAGS: -include ${SRCDIR}/go_fp_contract.h
-#cgo LDFLAGS: -lm -lpthread
+#cgo LDFLAGS: -lm -lpthread -ldl
 */
 import "C"

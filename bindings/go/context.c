@@ -1,5 +1,6 @@
 /* vendored by tools/vendor_c.py from core/src/context.c; do not edit */
-/* context.c - creation and queries of kb_context. */
+/* context.c - creation and queries of kb_context (CPU part; CUDA contexts are
+ * made in cuda.c). */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,36 +14,62 @@ static int64_t online_cpus(void) {
   return n > 0 ? (int64_t)n : 1;
 }
 
-kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context **out) {
-  static const char fn[] = "kb_context_create";
-  if (out == NULL) return kb__fail(NULL, KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
-  if (num_threads < 0 || num_threads > KB_MAX_THREADS) return KB_STATUS_INVALID_ARGUMENT;
-  kb_backend chosen;
-  switch (backend) {
-    case KB_BACKEND_CPU:
-    case KB_BACKEND_AUTO:
-      /* The CUDA backend is not part of this build; AUTO falls back to CPU. */
-      chosen = KB_BACKEND_CPU;
-      break;
-    case KB_BACKEND_CUDA:
-      return KB_STATUS_BACKEND_UNAVAILABLE;
-    default:
-      return KB_STATUS_INVALID_ARGUMENT;
-  }
+/* Allocates a context with the CPU defaults (device -1, no CUDA state) and
+ * the thread count resolved (0 = one per online CPU, capped).  NULL when out
+ * of memory.  cuda.c fills in the CUDA fields. */
+kb_context *kb__context_alloc(int64_t num_threads) {
   kb_context *ctx = (kb_context *)calloc(1, sizeof *ctx);
-  if (ctx == NULL) return KB_STATUS_OUT_OF_MEMORY;
-  ctx->backend = chosen;
+  if (ctx == NULL) return NULL;
+  ctx->backend = KB_BACKEND_CPU;
+  ctx->device = -1;
   ctx->num_threads = num_threads == 0 ? online_cpus() : num_threads;
   if (ctx->num_threads > KB_MAX_THREADS) ctx->num_threads = KB_MAX_THREADS;
+  return ctx;
+}
+
+kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context **out) {
+  static const char fn[] = "kb_context_create";
+  kb__begin_thread();
+  if (out == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
+  if (num_threads < 0 || num_threads > KB_MAX_THREADS)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "num_threads must be in [0, %d], got %lld",
+                           KB_MAX_THREADS, (long long)num_threads);
+  switch (backend) {
+    case KB_BACKEND_CPU:
+      break;
+    case KB_BACKEND_CUDA:
+      return kb__context_create_cuda(fn, false, 0, num_threads, out);
+    case KB_BACKEND_AUTO:
+      /* CUDA device 0 when the backend, a driver and a device are there and
+       * a context can be made on it; the CPU otherwise, without a message:
+       * falling back is what AUTO asks for. */
+      if (kb__context_create_cuda(fn, true, 0, num_threads, out) == KB_STATUS_OK) return KB_STATUS_OK;
+      break;
+    default:
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn,
+                             "unknown backend %d (expected KB_BACKEND_CPU = 0, KB_BACKEND_CUDA = 1 or "
+                             "KB_BACKEND_AUTO = 2)",
+                             (int)backend);
+  }
+  kb_context *ctx = kb__context_alloc(num_threads);
+  if (ctx == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn, "out of memory allocating the context");
   *out = ctx;
   return KB_STATUS_OK;
 }
 
-void kb_context_destroy(kb_context *ctx) { free(ctx); }
+void kb_context_destroy(kb_context *ctx) {
+  if (ctx == NULL) return;
+  /* Synchronises and frees the stream and cuBLASLt state; buffers made on
+   * this context are independent of it and stay valid. */
+  if (ctx->cuda_ctx != NULL) ctx->cuda->ctx_destroy(ctx->cuda_ctx);
+  free(ctx);
+}
 
 kb_backend kb_context_backend(const kb_context *ctx) { return ctx == NULL ? KB_BACKEND_CPU : ctx->backend; }
 
 int64_t kb_context_num_threads(const kb_context *ctx) { return ctx == NULL ? 1 : ctx->num_threads; }
+
+int64_t kb_context_device(const kb_context *ctx) { return kb__on_cuda(ctx) ? ctx->device : -1; }
 
 const char *kb_context_last_error(const kb_context *ctx) { return ctx == NULL ? "" : ctx->message; }
 

@@ -14,8 +14,9 @@ import (
 	"unsafe"
 )
 
-// Context selects the backend and the number of CPU threads of the calls
-// made through it, and carries the message of its last failure.
+// Context selects the backend (CPU, or a CUDA device) and the number of CPU
+// threads of the calls made through it, and carries the message of its last
+// failure.
 //
 // A Context must be used by one goroutine at a time (calls on different
 // contexts run in parallel).  Close releases it; a finalizer releases a
@@ -34,25 +35,42 @@ type Context struct {
 
 // NewContext creates a context running on backend with the given number of
 // CPU threads (0 means one per online CPU).  Results never depend on the
-// thread count.  BackendCUDA fails with an error of Code BackendUnavailable
-// when CUDA cannot be used; BackendAuto then falls back to the CPU.
+// thread count.
+//
+// BackendCUDA is NewCUDAContext(0): it fails with an error of Code
+// BackendUnavailable when CUDA cannot be used, and the message says which
+// part is missing (the CUDA backend library, the NVIDIA driver or a device).
+// BackendAuto uses CUDA device 0 when it can and falls back to the CPU
+// without an error otherwise; Backend tells which one it got.
 func NewContext(threads int, backend Backend) (*Context, error) {
 	if threads < 0 {
 		return nil, &Error{InvalidArgument, "NewContext: threads must be >= 0, got " + strconv.Itoa(threads)}
 	}
-	var p *C.kb_context
-	st := Status(C.kb_context_create(C.kb_backend(backend), C.int64_t(threads), &p))
-	switch st {
-	case OK:
-	case BackendUnavailable:
-		return nil, &Error{st, "NewContext: the " + backend.String() +
-			" backend is not available (this build has the CPU kernels only; BackendAuto falls back to the CPU)"}
-	case InvalidArgument:
-		return nil, &Error{st, "NewContext: invalid arguments: threads " + strconv.Itoa(threads) + ", backend " +
-			backend.String()}
-	default:
-		return nil, &Error{st, "NewContext: kb_context_create failed"}
+	p, err := cContextCreate(backend, threads)
+	if err != nil {
+		return nil, err
 	}
+	return wrapContext(p)
+}
+
+// NewCUDAContext creates a context on CUDA device `device` (in [0,
+// CUDADeviceCount())), with its own stream.  Without a usable CUDA backend it
+// fails with Code BackendUnavailable and a message saying which part is
+// missing, e.g. "kb_context_create_cuda: no NVIDIA driver: libcuda.so.1
+// cannot be loaded (...)"; errors.Is(err, ErrBackendUnavailable) holds.
+//
+// Kernels on a CUDA context take device memory: use the <Kernel>Buf methods
+// with Buffers made by ctx.NewBuffer (the slice methods pass Go memory, which
+// a CUDA context rejects with Code InvalidArgument naming the argument).
+func NewCUDAContext(device int) (*Context, error) {
+	p, err := cContextCreateCUDA(int64(device))
+	if err != nil {
+		return nil, err
+	}
+	return wrapContext(p)
+}
+
+func wrapContext(p *C.kb_context) (*Context, error) {
 	msg := (*C.char)(C.calloc(messageCapacity, 1))
 	if msg == nil {
 		C.kb_context_destroy(p)
@@ -84,7 +102,7 @@ func (c *Context) release() {
 
 // Backend is the backend the context runs on (never BackendAuto).
 func (c *Context) Backend() Backend {
-	if c == nil {
+	if c == nil || c.ptr == nil {
 		return BackendCPU
 	}
 	b := Backend(C.kb_context_backend(c.ptr))
@@ -94,12 +112,34 @@ func (c *Context) Backend() Backend {
 
 // Threads is the number of CPU threads the context uses.
 func (c *Context) Threads() int {
-	if c == nil {
+	if c == nil || c.ptr == nil {
 		return 1
 	}
 	n := int(C.kb_context_num_threads(c.ptr))
 	runtime.KeepAlive(c)
 	return n
+}
+
+// Device is the CUDA device the context runs on; -1 for a CPU context (and
+// for a nil or closed one).
+func (c *Context) Device() int {
+	if c == nil || c.ptr == nil {
+		return -1
+	}
+	d := int(C.kb_context_device(c.ptr))
+	runtime.KeepAlive(c)
+	return d
+}
+
+// Synchronize waits for all work queued on the context's CUDA stream and
+// reports a device error it raised.  Kernels and buffer transfers already
+// wait before returning; this is for work queued on the stream by other
+// code.  On a CPU context it does nothing.
+func (c *Context) Synchronize() error {
+	if c == nil || c.h == 0 {
+		return closedError("Synchronize")
+	}
+	return c.cContextSynchronize()
 }
 
 // fail builds the error of a failed kernel call; the C message was copied
@@ -138,4 +178,38 @@ func i32p(s []int32) *C.int32_t {
 		return nil
 	}
 	return (*C.int32_t)(unsafe.Pointer(&s[0]))
+}
+
+// u16p is the pointer of a bf16 or f16 tensor (bit patterns).
+func u16p(s []uint16) *C.uint16_t {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.uint16_t)(unsafe.Pointer(&s[0]))
+}
+
+// u8p is the pointer of a byte tensor (void * in C).
+func u8p(s []byte) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
+// threadMessage receives the message of a call without a context
+// (kb_last_error) inside that same cgo call (see kbgo_thread_done in
+// kernelbridge_gen.go).  Such calls are rare (contexts, device queries), so
+// it is Go memory, allocated per call.
+type threadMessage []byte
+
+func newThreadMessage() threadMessage { return make(threadMessage, threadMessageCapacity) }
+
+func (m threadMessage) ptr() *C.char { return (*C.char)(unsafe.Pointer(&m[0])) }
+
+func (m threadMessage) fail(st C.kb_status) error {
+	msg := C.GoString(m.ptr())
+	if msg == "" {
+		msg = "the call failed without a message"
+	}
+	return &Error{Code: Status(st), Msg: msg}
 }

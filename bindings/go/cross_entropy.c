@@ -25,18 +25,38 @@ static kb_status validate(kb_context *ctx, const char *fn, int64_t rows, int64_t
   return KB_STATUS_OK;
 }
 
-/* Last validation step, after the outputs' own checks: every target is in
- * range or ignored.  On success *count is the number of rows not ignored. */
+/* The message of a target outside [0, classes) that is not ignore_index,
+ * shared by the CPU and CUDA paths. */
+static kb_status bad_target(kb_context *ctx, const char *fn, int64_t r, int32_t t, int64_t classes,
+                            int32_t ignore_index) {
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                  "targets[%lld] = %ld is out of range [0, %lld) and is not ignore_index (%ld)", (long long)r, (long)t,
+                  (long long)classes, (long)ignore_index);
+}
+
+/* Last validation step, after the outputs' own checks and the memory-kind
+ * check: every target is in range or ignored.  On success *count is the
+ * number of rows not ignored (on CUDA the device counts them itself). */
 static kb_status check_targets(kb_context *ctx, const char *fn, int64_t rows, int64_t classes, const int32_t *targets,
                                int32_t ignore_index, int64_t *count) {
+  if (kb__on_cuda(ctx)) {
+    /* The host cannot read device memory: the device finds the first
+     * offender and the message is formatted here, as on the CPU. */
+    *count = 0;
+    if (rows == 0) return KB_STATUS_OK;
+    int64_t bad;
+    int32_t value;
+    kbcuda_status st =
+        ctx->cuda->validate_index(ctx->cuda_ctx, fn, rows, targets, 0, classes, 1, ignore_index, &bad, &value);
+    if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
+    if (bad >= 0) return bad_target(ctx, fn, bad, value, classes, ignore_index);
+    return KB_STATUS_OK;
+  }
   int64_t n = 0;
   for (int64_t r = 0; r < rows; r++) {
     int32_t t = targets[r];
     if (t == ignore_index) continue;
-    if (t < 0 || (int64_t)t >= classes)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                      "targets[%lld] = %ld is out of range [0, %lld) and is not ignore_index (%ld)", (long long)r,
-                      (long)t, (long long)classes, (long)ignore_index);
+    if (t < 0 || (int64_t)t >= classes) return bad_target(ctx, fn, r, t, classes, ignore_index);
     n++;
   }
   *count = n;
@@ -104,7 +124,14 @@ kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const
   KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "logits", logits, xb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "targets", targets, tb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "mean_loss", mean_loss, fs, "losses", losses, lb, false));
+  const struct kb_mem_ref refs[] = {
+      {"logits", logits, xb}, {"targets", targets, tb}, {"losses", losses, lb}, {"mean_loss", mean_loss, fs}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
   KB_TRY(check_targets(ctx, fn, rows, classes, targets, ignore_index, &count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->cross_entropy(ctx->cuda_ctx, fn, rows, classes, logits, targets, ignore_index,
+                                                    losses, mean_loss));
   if (rows > 0) {
     struct ce_job job = {classes, logits, targets, ignore_index, losses, 0.0};
     kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), forward_body, &job);
@@ -125,10 +152,16 @@ kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t class
   KB_TRY(validate(ctx, fn, rows, classes, logits, targets, &logit_count));
   KB_TRY(kb__check_ptr(ctx, fn, "dlogits", dlogits, logit_count));
   KB_TRY(kb__check_finite(ctx, fn, "dloss", (double)dloss, false));
-  int64_t xb = logit_count * (int64_t)sizeof(float);
+  int64_t xb = logit_count * (int64_t)sizeof(float), tb = rows * (int64_t)sizeof(int32_t);
   KB_TRY(kb__check_overlap(ctx, fn, "dlogits", dlogits, xb, "logits", logits, xb, true));
-  KB_TRY(kb__check_overlap(ctx, fn, "dlogits", dlogits, xb, "targets", targets, rows * (int64_t)sizeof(int32_t), false));
+  KB_TRY(kb__check_overlap(ctx, fn, "dlogits", dlogits, xb, "targets", targets, tb, false));
+  const struct kb_mem_ref refs[] = {{"logits", logits, xb}, {"targets", targets, tb}, {"dlogits", dlogits, xb}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
   KB_TRY(check_targets(ctx, fn, rows, classes, targets, ignore_index, &count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->cross_entropy_backward(ctx->cuda_ctx, fn, rows, classes, logits, targets,
+                                                             ignore_index, dloss, dlogits));
   if (logit_count == 0) return KB_STATUS_OK;
   /* With every row ignored, count is 0 and every row is written as zeros. */
   struct ce_job job = {classes, logits, targets, ignore_index, dlogits, count > 0 ? (double)dloss / (double)count : 0.0};

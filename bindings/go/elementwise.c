@@ -1,81 +1,15 @@
 /* vendored by tools/vendor_c.py from kernels/cpu/elementwise.c; do not edit */
-/* elementwise.c - activations (silu, gelu, gelu_tanh) and simple arithmetic
- * (add, mul, scale, add_bias).
+/* elementwise.c - simple arithmetic (add, mul, scale, add_bias), in float32
+ * and in bf16 / f16 storage.  The activations are in activation.c.
  *
- * Activations are evaluated in double and rounded once to float, so every
- * result is the correctly rounded value of the double formula up to the
- * accuracy of libm (far below float's half ulp).  Each element depends only
- * on its own inputs, so splitting over threads cannot change any result. */
-#include <math.h>
-#include <string.h>
-
+ * Plain float32 arithmetic, one rounding per element; each element depends
+ * only on its own inputs, so splitting over threads cannot change any
+ * result. */
 #include "internal.h"
+#include "reduced.h"
 
 /* Elements per thread below which starting a thread costs more than it saves. */
 #define KB_EW_MIN_CHUNK 16384
-
-typedef float (*kb_unary_fn)(float x);
-
-struct unary_job {
-  kb_unary_fn f;
-  const float *x;
-  float *y;
-};
-
-static void unary_body(void *arg, int64_t begin, int64_t end) {
-  const struct unary_job *job = (const struct unary_job *)arg;
-  for (int64_t i = begin; i < end; i++) job->y[i] = job->f(job->x[i]);
-}
-
-/* Shared validation and dispatch of the one-input activations. */
-static kb_status unary(kb_context *ctx, const char *fn, int64_t n, const float *x, float *y, kb_unary_fn f) {
-  kb__begin(ctx);
-  KB_TRY(kb__check_dim(ctx, fn, "n", n));
-  int64_t count;
-  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 1, &n, &count));
-  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
-  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
-  int64_t bytes = count * (int64_t)sizeof(float);
-  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
-  struct unary_job job = {f, x, y};
-  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, unary_body, &job);
-  return KB_STATUS_OK;
-}
-
-/* x / (1 + exp(-x)) has no cancellation for either sign: for large positive
- * x the denominator tends to 1, for large negative x it grows and the
- * quotient tends to -0.  x = -inf gives -inf / inf = NaN, as PyTorch. */
-static float silu1(float xf) {
-  double x = (double)xf;
-  return (float)(x / (1.0 + exp(-x)));
-}
-
-/* 0.5 * x * (1 + erf(x / sqrt 2)) == 0.5 * x * erfc(-x / sqrt 2).  The erfc
- * form keeps full relative accuracy for negative x, where 1 + erf(..) would
- * cancel (e.g. x = -5 gives about -1.4e-6, which 1 + erf loses). */
-static float gelu1(float xf) {
-  double x = (double)xf;
-  return (float)(0.5 * x * erfc(-x * 0.70710678118654752440));
-}
-
-/* 0.5 * x * (1 + tanh(u)) == x / (1 + exp(-2u)) (since 1 + tanh(u) =
- * 2 / (1 + exp(-2u))), which avoids the cancellation of 1 + tanh(u) for
- * negative u.  exp(-2u) overflowing to inf gives the correct limit -0. */
-static float gelu_tanh1(float xf) {
-  double x = (double)xf;
-  double u = 0.79788456080286535588 * (x + 0.044715 * x * x * x); /* sqrt(2/pi) */
-  return (float)(x / (1.0 + exp(-2.0 * u)));
-}
-
-kb_status kb_silu(kb_context *ctx, int64_t n, const float *x, float *y) { return unary(ctx, "kb_silu", n, x, y, silu1); }
-
-kb_status kb_gelu(kb_context *ctx, int64_t n, const float *x, float *y) { return unary(ctx, "kb_gelu", n, x, y, gelu1); }
-
-kb_status kb_gelu_tanh(kb_context *ctx, int64_t n, const float *x, float *y) {
-  return unary(ctx, "kb_gelu_tanh", n, x, y, gelu_tanh1);
-}
-
-/* ---- binary ops: plain float32 arithmetic, one rounding per element. ---- */
 
 struct binary_job {
   const float *a, *b;
@@ -105,46 +39,141 @@ static void scale_body(void *arg, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; i++) y[i] = alpha * a[i];
 }
 
-static kb_status binary(kb_context *ctx, const char *fn, int64_t n, const float *a, const float *b, float *y,
-                        void (*body)(void *, int64_t, int64_t)) {
-  kb__begin(ctx);
+/* ---- add, mul ---- */
+
+static void binary_compute(const kb_context *ctx, int op, int64_t count, const float *a, const float *b, float *y) {
+  struct binary_job job = {a, b, y, 0.0f};
+  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, op == KBCUDA_OP_MUL ? mul_body : add_body, &job);
+}
+
+/* Validation of add and mul in every dtype (elem: element size in bytes),
+ * ending with the memory-kind check. */
+static kb_status binary_check(kb_context *ctx, const char *fn, int64_t elem, int64_t n, const void *a, const void *b,
+                              const void *y, int64_t *count) {
   KB_TRY(kb__check_dim(ctx, fn, "n", n));
-  int64_t count;
-  KB_TRY(kb__count(ctx, fn, "a", (int64_t)sizeof(float), 1, &n, &count));
-  KB_TRY(kb__check_ptr(ctx, fn, "a", a, count));
-  KB_TRY(kb__check_ptr(ctx, fn, "b", b, count));
-  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
-  int64_t bytes = count * (int64_t)sizeof(float);
+  KB_TRY(kb__count(ctx, fn, "a", elem, 1, &n, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "a", a, *count));
+  KB_TRY(kb__check_ptr(ctx, fn, "b", b, *count));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, *count));
+  int64_t bytes = *count * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "a", a, bytes, true));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "b", b, bytes, true));
-  struct binary_job job = {a, b, y, 0.0f};
-  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, body, &job);
+  const struct kb_mem_ref refs[] = {{"a", a, bytes}, {"b", b, bytes}, {"y", y, bytes}};
+  return kb__check_memory(ctx, fn, 3, refs);
+}
+
+static kb_status binary(kb_context *ctx, const char *fn, int op, int64_t n, const float *a, const float *b, float *y) {
+  kb__begin(ctx);
+  int64_t count;
+  KB_TRY(binary_check(ctx, fn, (int64_t)sizeof(float), n, a, b, y, &count));
+  if (kb__on_cuda(ctx)) {
+    const struct kbcuda_table *t = ctx->cuda;
+    kbcuda_status s =
+        op == KBCUDA_OP_MUL ? t->mul(ctx->cuda_ctx, fn, n, a, b, y) : t->add(ctx->cuda_ctx, fn, n, a, b, y);
+    return kb__cuda_finish(ctx, fn, s);
+  }
+  binary_compute(ctx, op, count, a, b, y);
+  return KB_STATUS_OK;
+}
+
+/* y may be a and/or b: both are widened before y is written. */
+static kb_status binary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *a,
+                           const uint16_t *b, uint16_t *y) {
+  kb__begin(ctx);
+  int64_t count;
+  KB_TRY(binary_check(ctx, fn, KB_HALF_SIZE, n, a, b, y, &count));
+  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->binary_dt(ctx->cuda_ctx, fn, op, dt, n, a, b, y));
+  if (count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s;
+  const int64_t counts[2] = {count, count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
+  kb_dt_widen(ctx, dt, a, s.t[0], count);
+  kb_dt_widen(ctx, dt, b, s.t[1], count);
+  binary_compute(ctx, op, count, s.t[0], s.t[1], s.t[0]);
+  kb_dt_narrow(ctx, dt, s.t[0], y, count);
+  kb_dt_free(&s);
   return KB_STATUS_OK;
 }
 
 kb_status kb_add(kb_context *ctx, int64_t n, const float *a, const float *b, float *y) {
-  return binary(ctx, "kb_add", n, a, b, y, add_body);
+  return binary(ctx, "kb_add", KBCUDA_OP_ADD, n, a, b, y);
 }
 
 kb_status kb_mul(kb_context *ctx, int64_t n, const float *a, const float *b, float *y) {
-  return binary(ctx, "kb_mul", n, a, b, y, mul_body);
+  return binary(ctx, "kb_mul", KBCUDA_OP_MUL, n, a, b, y);
+}
+
+kb_status kb_add_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+  return binary_dt(ctx, "kb_add_bf16", KBCUDA_BF16, KBCUDA_OP_ADD, n, a, b, y);
+}
+
+kb_status kb_add_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+  return binary_dt(ctx, "kb_add_f16", KBCUDA_F16, KBCUDA_OP_ADD, n, a, b, y);
+}
+
+kb_status kb_mul_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+  return binary_dt(ctx, "kb_mul_bf16", KBCUDA_BF16, KBCUDA_OP_MUL, n, a, b, y);
+}
+
+kb_status kb_mul_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+  return binary_dt(ctx, "kb_mul_f16", KBCUDA_F16, KBCUDA_OP_MUL, n, a, b, y);
+}
+
+/* ---- scale ---- */
+
+static void scale_compute(const kb_context *ctx, int64_t count, float alpha, const float *x, float *y) {
+  struct binary_job job = {x, NULL, y, alpha};
+  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, scale_body, &job);
+}
+
+static kb_status scale_check(kb_context *ctx, const char *fn, int64_t elem, int64_t n, float alpha, const void *x,
+                             const void *y, int64_t *count) {
+  KB_TRY(kb__check_dim(ctx, fn, "n", n));
+  KB_TRY(kb__count(ctx, fn, "x", elem, 1, &n, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, *count));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, *count));
+  KB_TRY(kb__check_finite(ctx, fn, "alpha", (double)alpha, false));
+  int64_t bytes = *count * elem;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
+  const struct kb_mem_ref refs[] = {{"x", x, bytes}, {"y", y, bytes}};
+  return kb__check_memory(ctx, fn, 2, refs);
 }
 
 kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, float *y) {
   static const char fn[] = "kb_scale";
   kb__begin(ctx);
-  KB_TRY(kb__check_dim(ctx, fn, "n", n));
   int64_t count;
-  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 1, &n, &count));
-  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
-  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
-  KB_TRY(kb__check_finite(ctx, fn, "alpha", (double)alpha, false));
-  int64_t bytes = count * (int64_t)sizeof(float);
-  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
-  struct binary_job job = {x, NULL, y, alpha};
-  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, scale_body, &job);
+  KB_TRY(scale_check(ctx, fn, (int64_t)sizeof(float), n, alpha, x, y, &count));
+  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale(ctx->cuda_ctx, fn, n, alpha, x, y));
+  scale_compute(ctx, count, alpha, x, y);
   return KB_STATUS_OK;
 }
+
+static kb_status scale_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t n, float alpha, const uint16_t *x,
+                          uint16_t *y) {
+  kb__begin(ctx);
+  int64_t count;
+  KB_TRY(scale_check(ctx, fn, KB_HALF_SIZE, n, alpha, x, y, &count));
+  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale_dt(ctx->cuda_ctx, fn, dt, n, alpha, x, y));
+  if (count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s;
+  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
+  kb_dt_widen(ctx, dt, x, s.t[0], count);
+  scale_compute(ctx, count, alpha, s.t[0], s.t[0]);
+  kb_dt_narrow(ctx, dt, s.t[0], y, count);
+  kb_dt_free(&s);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_scale_bf16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+  return scale_dt(ctx, "kb_scale_bf16", KBCUDA_BF16, n, alpha, x, y);
+}
+
+kb_status kb_scale_f16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+  return scale_dt(ctx, "kb_scale_f16", KBCUDA_F16, n, alpha, x, y);
+}
+
+/* ---- add_bias ---- */
 
 struct bias_job {
   int64_t cols;
@@ -162,24 +191,67 @@ static void bias_body(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
-  static const char fn[] = "kb_add_bias";
-  kb__begin(ctx);
-  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
-  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
-  int64_t dims[2] = {rows, cols}, count;
-  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 2, dims, &count));
-  int64_t bias_count;
-  KB_TRY(kb__count(ctx, fn, "bias", (int64_t)sizeof(float), 1, &cols, &bias_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
-  KB_TRY(kb__check_ptr(ctx, fn, "bias", bias, bias_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
-  int64_t bytes = count * (int64_t)sizeof(float);
-  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
-  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "bias", bias, bias_count * (int64_t)sizeof(float), false));
-  if (count == 0) return KB_STATUS_OK;
+/* Needs rows * cols > 0. */
+static void bias_compute(const kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias,
+                         float *y) {
   struct bias_job job = {cols, x, bias, y};
   int64_t min_rows = KB_EW_MIN_CHUNK / cols + 1;
   kb__parallel_for(ctx, rows, min_rows, bias_body, &job);
+}
+
+static kb_status bias_check(kb_context *ctx, const char *fn, int64_t elem, int64_t rows, int64_t cols, const void *x,
+                            const void *bias, const void *y, int64_t *count, int64_t *bias_count) {
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  int64_t dims[2] = {rows, cols};
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, dims, count));
+  KB_TRY(kb__count(ctx, fn, "bias", elem, 1, &cols, bias_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, *count));
+  KB_TRY(kb__check_ptr(ctx, fn, "bias", bias, *bias_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, *count));
+  int64_t bytes = *count * elem, bias_bytes = *bias_count * elem;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "bias", bias, bias_bytes, false));
+  const struct kb_mem_ref refs[] = {{"x", x, bytes}, {"bias", bias, bias_bytes}, {"y", y, bytes}};
+  return kb__check_memory(ctx, fn, 3, refs);
+}
+
+kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
+  static const char fn[] = "kb_add_bias";
+  kb__begin(ctx);
+  int64_t count, bias_count;
+  KB_TRY(bias_check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, bias, y, &count, &bias_count));
+  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias(ctx->cuda_ctx, fn, rows, cols, x, bias, y));
+  if (count == 0) return KB_STATUS_OK;
+  bias_compute(ctx, rows, cols, x, bias, y);
   return KB_STATUS_OK;
+}
+
+static kb_status add_bias_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols,
+                             const uint16_t *x, const uint16_t *bias, uint16_t *y) {
+  kb__begin(ctx);
+  int64_t count, bias_count;
+  KB_TRY(bias_check(ctx, fn, KB_HALF_SIZE, rows, cols, x, bias, y, &count, &bias_count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias_dt(ctx->cuda_ctx, fn, dt, rows, cols, x, bias, y));
+  if (count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s;
+  const int64_t counts[2] = {count, bias_count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
+  kb_dt_widen(ctx, dt, x, s.t[0], count);
+  kb_dt_widen(ctx, dt, bias, s.t[1], bias_count);
+  bias_compute(ctx, rows, cols, s.t[0], s.t[1], s.t[0]);
+  kb_dt_narrow(ctx, dt, s.t[0], y, count);
+  kb_dt_free(&s);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_add_bias_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias,
+                           uint16_t *y) {
+  return add_bias_dt(ctx, "kb_add_bias_bf16", KBCUDA_BF16, rows, cols, x, bias, y);
+}
+
+kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias,
+                          uint16_t *y) {
+  return add_bias_dt(ctx, "kb_add_bias_f16", KBCUDA_F16, rows, cols, x, bias, y);
 }

@@ -24,6 +24,12 @@ static void emb_body(void *arg, int64_t begin, int64_t end) {
     memcpy(job->out + i * job->dim, job->table + (int64_t)job->ids[i] * job->dim, row_bytes);
 }
 
+/* The message of an id outside [0, vocab), shared by the CPU and CUDA paths. */
+static kb_status bad_id(kb_context *ctx, const char *fn, int64_t i, int32_t id, int64_t vocab) {
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ids[%lld] = %ld is out of range [0, %lld)", (long long)i,
+                  (long)id, (long long)vocab);
+}
+
 kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
                        const float *table, float *out) {
   static const char fn[] = "kb_embedding";
@@ -38,15 +44,28 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
   KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, ids_count));
   KB_TRY(kb__check_ptr(ctx, fn, "table", table, table_count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
-  int64_t ob = out_count * (int64_t)sizeof(float);
-  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, table_count * (int64_t)sizeof(float), false));
-  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, ids_count * (int64_t)sizeof(int32_t), false));
+  int64_t ob = out_count * (int64_t)sizeof(float), tb = table_count * (int64_t)sizeof(float);
+  int64_t ib = ids_count * (int64_t)sizeof(int32_t);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, tb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, ib, false));
+  const struct kb_mem_ref refs[] = {{"ids", ids, ib}, {"table", table, tb}, {"out", out, ob}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
   /* Ids are validated even when dim == 0 (nothing to copy): an id outside
-   * the vocabulary is a caller bug whatever the row width. */
+   * the vocabulary is a caller bug whatever the row width.  On CUDA the
+   * device scans them (the host cannot read device memory) and reports the
+   * first offender, so the message is the CPU's. */
+  if (kb__on_cuda(ctx)) {
+    if (n_ids > 0) {
+      int64_t bad;
+      int32_t value;
+      kbcuda_status st = ctx->cuda->validate_index(ctx->cuda_ctx, fn, n_ids, ids, 0, vocab, 0, 0, &bad, &value);
+      if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
+      if (bad >= 0) return bad_id(ctx, fn, bad, value, vocab);
+    }
+    return kb__cuda_finish(ctx, fn, ctx->cuda->embedding(ctx->cuda_ctx, fn, n_ids, vocab, dim, ids, table, out));
+  }
   for (int64_t i = 0; i < n_ids; i++) {
-    if (ids[i] < 0 || (int64_t)ids[i] >= vocab)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ids[%lld] = %ld is out of range [0, %lld)", (long long)i,
-                      (long)ids[i], (long long)vocab);
+    if (ids[i] < 0 || (int64_t)ids[i] >= vocab) return bad_id(ctx, fn, i, ids[i], vocab);
   }
   if (out_count == 0) return KB_STATUS_OK;
   struct emb_job job = {dim, ids, table, out};

@@ -85,7 +85,7 @@ func TestErrorsIs(t *testing.T) {
 	sentinels := map[Status]error{
 		InvalidArgument: ErrInvalidArgument, ShapeMismatch: ErrShapeMismatch, Unsupported: ErrUnsupported,
 		OutOfMemory: ErrOutOfMemory, BackendUnavailable: ErrBackendUnavailable, DeviceError: ErrDeviceError,
-		Internal: ErrInternal,
+		Internal: ErrInternal, DeviceLost: ErrDeviceLost,
 	}
 	for code, s := range sentinels {
 		if !errors.Is(&Error{Code: code, Msg: "x"}, s) {
@@ -95,6 +95,16 @@ func TestErrorsIs(t *testing.T) {
 		if code.String() != StatusString(code) {
 			t.Fatalf("%v.String() = %q, C says %q", code, code.String(), StatusString(code))
 		}
+	}
+	// DEVICE_LOST (8): a CUDA context whose device failed for good.
+	lost := fmt.Errorf("step 12: %w", &Error{Code: DeviceLost, Msg: "kb_gemm: device lost: cudaErrorIllegalAddress"})
+	if !errors.Is(lost, ErrDeviceLost) || errors.Is(lost, ErrDeviceError) || DeviceLost != 8 ||
+		DeviceLost.String() != "DEVICE_LOST" || StatusString(DeviceLost) != "DEVICE_LOST" {
+		t.Fatalf("DeviceLost mapping: %v", lost)
+	}
+	var e2 *Error
+	if !errors.As(lost, &e2) || e2.Code != DeviceLost {
+		t.Fatal("errors.As of a DeviceLost error")
 	}
 	if Status(99).String() != "UNKNOWN" || StatusString(99) != "UNKNOWN" {
 		t.Fatal("unknown status name")

@@ -1,5 +1,6 @@
 /* vendored by tools/vendor_c.py from kernels/cpu/gemm.c; do not edit */
-/* gemm.c - C = alpha * op(A) * op(B) + beta * C, row-major float32.
+/* gemm.c - C = alpha * op(A) * op(B) + beta * C, row-major, in float32 and
+ * in bf16 / f16 storage.
  *
  * Every element of C is computed the same way whatever the blocking or the
  * thread count: acc = 0; for p = 0 .. k-1: acc = acc + op(A)[i,p] * op(B)[p,j]
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "reduced.h"
 
 /* Columns of C per accumulator segment: 4 rows x 256 floats = 4 KiB, in L1. */
 #define KB_GEMM_JB 256
@@ -100,10 +102,11 @@ static kb_status check_ld(kb_context *ctx, const char *fn, const char *name, int
   return KB_STATUS_OK;
 }
 
-kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                  const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  static const char fn[] = "kb_gemm";
-  kb__begin(ctx);
+/* Validation of every entry point (elem: element size in bytes), ending with
+ * the memory-kind check.  The counts are the strided extents in elements. */
+static kb_status check(kb_context *ctx, const char *fn, int64_t elem, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                       int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb, const void *c, int64_t ldc,
+                       int64_t *a_count, int64_t *b_count, int64_t *c_count) {
   KB_TRY(kb__check_dim(ctx, fn, "m", m));
   KB_TRY(kb__check_dim(ctx, fn, "n", n));
   KB_TRY(kb__check_dim(ctx, fn, "k", k));
@@ -116,19 +119,23 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
   KB_TRY(check_ld(ctx, fn, "lda", lda, a_cols));
   KB_TRY(check_ld(ctx, fn, "ldb", ldb, b_cols));
   KB_TRY(check_ld(ctx, fn, "ldc", ldc, n));
-  int64_t a_count, b_count, c_count;
-  KB_TRY(kb__count_strided(ctx, fn, "a", (int64_t)sizeof(float), a_rows, a_cols, lda, &a_count));
-  KB_TRY(kb__count_strided(ctx, fn, "b", (int64_t)sizeof(float), b_rows, b_cols, ldb, &b_count));
-  KB_TRY(kb__count_strided(ctx, fn, "c", (int64_t)sizeof(float), m, n, ldc, &c_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "a", a, a_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "b", b, b_count));
-  KB_TRY(kb__check_ptr(ctx, fn, "c", c, c_count));
+  KB_TRY(kb__count_strided(ctx, fn, "a", elem, a_rows, a_cols, lda, a_count));
+  KB_TRY(kb__count_strided(ctx, fn, "b", elem, b_rows, b_cols, ldb, b_count));
+  KB_TRY(kb__count_strided(ctx, fn, "c", elem, m, n, ldc, c_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "a", a, *a_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "b", b, *b_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "c", c, *c_count));
   /* Extents are the bounding ranges [first, last] of each strided matrix. */
-  int64_t fs = (int64_t)sizeof(float);
-  KB_TRY(kb__check_overlap(ctx, fn, "c", c, c_count * fs, "a", a, a_count * fs, false));
-  KB_TRY(kb__check_overlap(ctx, fn, "c", c, c_count * fs, "b", b, b_count * fs, false));
-  if (c_count == 0) return KB_STATUS_OK;
+  int64_t ab = *a_count * elem, bb = *b_count * elem, cb = *c_count * elem;
+  KB_TRY(kb__check_overlap(ctx, fn, "c", c, cb, "a", a, ab, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "c", c, cb, "b", b, bb, false));
+  const struct kb_mem_ref refs[] = {{"a", a, ab}, {"b", b, bb}, {"c", c, cb}};
+  return kb__check_memory(ctx, fn, 3, refs);
+}
 
+/* The float32 computation on validated arguments with m * n > 0. */
+static void compute(const kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   struct gemm_job g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, lda, ldb, c, ldc, NULL};
   float *bt = NULL;
   if (trans_b && k > 1) {
@@ -147,5 +154,63 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
   int64_t min_rows = per_row >= KB_GEMM_MIN_WORK ? 1 : KB_GEMM_MIN_WORK / per_row + 1;
   kb__parallel_for(ctx, m, min_rows, gemm_body, &g);
   free(bt);
+}
+
+kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  static const char fn[] = "kb_gemm";
+  kb__begin(ctx);
+  int64_t a_count, b_count, c_count;
+  KB_TRY(check(ctx, fn, (int64_t)sizeof(float), trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count,
+               &c_count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->gemm(ctx->cuda_ctx, fn, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha, a, lda,
+                                           b, ldb, beta, c, ldc));
+  if (c_count == 0) return KB_STATUS_OK;
+  compute(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return KB_STATUS_OK;
+}
+
+/* bf16 / f16: A, B (and C when beta != 0, since C is then an input) are
+ * widened into compact float32 matrices (row stride = row length, padding
+ * skipped), the float32 kernel runs on them, and only the m x n elements of
+ * C are narrowed back: the padding between C's rows is never written. */
+static kb_status gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool trans_a, bool trans_b, int64_t m,
+                         int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b,
+                         int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
+  kb__begin(ctx);
+  int64_t a_count, b_count, c_count;
+  KB_TRY(check(ctx, fn, KB_HALF_SIZE, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count, &c_count));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->gemm_dt(ctx->cuda_ctx, fn, dt, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha,
+                                              a, lda, b, ldb, beta, c, ldc));
+  if (c_count == 0) return KB_STATUS_OK;
+  int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
+  int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
+  /* Compact sizes never exceed the validated strided extents. */
+  const int64_t counts[3] = {a_rows * a_cols, b_rows * b_cols, m * n};
+  struct kb_dt_scratch s;
+  KB_TRY(kb_dt_alloc(ctx, fn, 3, counts, &s));
+  int64_t slda = a_cols > 1 ? a_cols : 1, sldb = b_cols > 1 ? b_cols : 1;
+  kb_dt_widen_rows(ctx, dt, a_rows, a_cols, a, lda, s.t[0], slda);
+  kb_dt_widen_rows(ctx, dt, b_rows, b_cols, b, ldb, s.t[1], sldb);
+  if (beta != 0.0f) kb_dt_widen_rows(ctx, dt, m, n, c, ldc, s.t[2], n);
+  compute(ctx, trans_a, trans_b, m, n, k, alpha, s.t[0], slda, s.t[1], sldb, beta, s.t[2], n);
+  kb_dt_narrow_rows(ctx, dt, m, n, s.t[2], n, c, ldc);
+  kb_dt_free(&s);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gemm_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                       const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
+                       int64_t ldc) {
+  return gemm_dt(ctx, "kb_gemm_bf16", KBCUDA_BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+kb_status kb_gemm_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
+                      int64_t ldc) {
+  return gemm_dt(ctx, "kb_gemm_f16", KBCUDA_F16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kernelbridge.h"
+#include "kbcuda_api.h"
 
 /* Longest message kept by a context, terminator included. */
 #define KB_MESSAGE_CAPACITY 256
@@ -19,8 +20,117 @@
 struct kb_context {
   kb_backend backend;
   int64_t num_threads;
+  /* CUDA contexts only (all NULL / -1 / false on the CPU): */
+  int64_t device;                   /* CUDA device ordinal, -1 on the CPU */
+  const struct kbcuda_table *cuda;  /* the loaded backend's table */
+  kbcuda_ctx *cuda_ctx;             /* device, stream, cuBLASLt state */
+  bool lost;                        /* KB_STATUS_DEVICE_LOST latched */
   char message[KB_MESSAGE_CAPACITY];
 };
+
+/* True when kernels on ctx run on CUDA (NULL is a CPU context). */
+static inline bool kb__on_cuda(const kb_context *ctx) { return ctx != NULL && ctx->cuda_ctx != NULL; }
+
+/* One tensor argument for kb__check_memory: its name, first byte and byte
+ * extent.  Empty tensors (bytes == 0) are not checked. */
+struct kb_mem_ref {
+  const char *name;
+  const void *ptr;
+  int64_t bytes;
+};
+
+/*
+ * Checks, after the usual validation, that every non-empty tensor is memory
+ * the context's backend can touch.  CUDA context: fails fast with
+ * KB_STATUS_DEVICE_LOST when the context latched it; a pointer that is not
+ * device or managed memory of the context's device fails with
+ * INVALID_ARGUMENT naming it.  CPU context (or NULL): when the CUDA backend
+ * is loaded in this process, device memory fails with INVALID_ARGUMENT naming
+ * it (a CPU kernel would crash reading it); otherwise nothing is checked and
+ * the call costs one atomic load.
+ */
+kb_status kb__check_memory(kb_context *ctx, const char *fn, int count, const struct kb_mem_ref *refs);
+
+/*
+ * Completes a kernel call on a CUDA context: `status` is what the table entry
+ * returned.  On success waits for the stream (kernels are blocking).  On
+ * failure copies the backend's message into ctx, maps the status to
+ * kb_status and latches KB_STATUS_DEVICE_LOST.
+ */
+kb_status kb__cuda_finish(kb_context *ctx, const char *fn, kbcuda_status status);
+
+/* Calls without a context: clear / record the calling thread's message
+ * (kb_last_error). */
+void kb__begin_thread(void);
+kb_status kb__fail_thread(kb_status status, const char *fn, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Capacity of the per-thread message (kb_last_error), terminator included.
+ * Larger than a context's: a loader failure lists every candidate path it
+ * tried and why each failed, which is what a user needs to fix it. */
+#define KB_THREAD_MESSAGE_CAPACITY 1024
+
+/* ---- CUDA backend (core/src/cuda.c) ---- */
+
+/*
+ * The process-wide CUDA probe: loads the backend (kb__cuda_load) and asks its
+ * device count, once; the outcome is remembered.  On success sets *table and
+ * *count (> 0) and returns OK.  On failure returns BACKEND_UNAVAILABLE and,
+ * unless quiet, records "fn: <why>" as the calling thread's message
+ * (kb_last_error): the loader's list of candidates tried, or the backend's
+ * "no NVIDIA driver ..." / "no CUDA device ...".
+ */
+kb_status kb__cuda_probe(const char *fn, bool quiet, const struct kbcuda_table **table, int32_t *count);
+
+/*
+ * The table of a backend that probed successfully, else NULL.  One atomic
+ * load and never triggers a probe: the CPU path uses it to decide whether
+ * device memory can exist in this process at all.
+ */
+const struct kbcuda_table *kb__cuda_usable(void);
+
+/*
+ * Creates a CUDA kb_context on `device` (the work of kb_context_create_cuda;
+ * kb_context_create uses it for KB_BACKEND_CUDA and KB_BACKEND_AUTO).  With
+ * quiet, failures leave the thread's message alone (AUTO falls back to the
+ * CPU silently); otherwise they record "fn: ..." with kb__fail_thread.
+ */
+kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, int64_t num_threads, kb_context **out);
+
+/* A new context with the CPU defaults (backend CPU, device -1, no CUDA
+ * state) and num_threads resolved (0 = one per online CPU); NULL when out of
+ * memory.  The one place contexts are allocated (context.c). */
+kb_context *kb__context_alloc(int64_t num_threads);
+
+/*
+ * Maps a failed table status to kb_status for a call on a CUDA ctx: copies
+ * the backend's message into ctx with the prefix "fn: " (replacing the
+ * backend's own "kbcuda_xxx: " prefix, adding one when missing) and latches
+ * KB_STATUS_DEVICE_LOST.  kb__cuda_finish without the stream synchronise, for
+ * entries that synchronise themselves.  Returns OK for KBCUDA_STATUS_OK.
+ */
+kb_status kb__cuda_fail(kb_context *ctx, const char *fn, kbcuda_status status);
+
+/*
+ * Records "fn: <formatted message>" in ctx (when not NULL) and returns
+ * KB_STATUS_DEVICE_LOST when the CUDA ctx latched a lost device; else OK.
+ * Every call on a CUDA context checks it after validating its arguments.
+ */
+kb_status kb__check_lost(kb_context *ctx, const char *fn);
+
+/*
+ * Testing hook (hidden, like every internal symbol; tests link the archive):
+ * makes `table` the process's CUDA backend instead of the library the loader
+ * would dlopen, and forgets the previous probe so the next CUDA call probes
+ * `table`.  NULL goes back to the loader for later probes (the loader itself
+ * loads once per process).  Call it before creating CUDA contexts or buffers,
+ * or after destroying all of them: objects made with one table must not be
+ * handed to another.  Not thread-safe against concurrent CUDA calls.
+ */
+void kb__cuda_use_table_for_testing(const struct kbcuda_table *table);
 
 /* Clears the context's message at the start of a public call. NULL is fine. */
 void kb__begin(kb_context *ctx);

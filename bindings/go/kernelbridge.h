@@ -25,6 +25,24 @@
  * storage, it survives a binding moving between OS threads (Go goroutines).
  * Every kernel also accepts a NULL context, meaning: CPU backend, one thread,
  * and no message is recorded (the status code is still returned).
+ * Functions that take no context (kb_context_create, kb_cuda_*) record their
+ * message per thread instead: read it with kb_last_error() on the same thread.
+ *
+ * CUDA
+ * The CUDA kernels live in a separate library, libkernelbridge_cuda.so, that
+ * is loaded with dlopen the first time CUDA is asked for (search order: the
+ * full path in $KB_CUDA_LIBRARY, the directory of this library, the system
+ * search path); this library never links against CUDA.  On a CUDA context
+ * every tensor argument must be device memory of the context's device (a
+ * kb_buffer, cudaMalloc or managed memory); a host pointer is reported as
+ * KB_STATUS_INVALID_ARGUMENT naming the argument, as is device memory passed
+ * to a CPU context once the CUDA backend is loaded.  Kernels validate their
+ * arguments exactly as on the CPU, then run on the context's stream and wait
+ * for it, so a kernel's outputs are ready when it returns.  Results agree
+ * with the CPU kernels within the tolerances of docs/cuda.md (the sampling
+ * kernels return the same token ids).
+ * Apart from the once-per-process loading of the CUDA backend and the
+ * per-thread message, the library keeps no global state.
  */
 #ifndef KERNELBRIDGE_H
 #define KERNELBRIDGE_H
@@ -73,7 +91,14 @@ typedef enum kb_status {
   /** The device reported an error. */
   KB_STATUS_DEVICE_ERROR = 6,
   /** An internal invariant failed; please report it. */
-  KB_STATUS_INTERNAL = 7
+  KB_STATUS_INTERNAL = 7,
+  /**
+   * The device failed in a way that leaves it unusable (illegal address,
+   * launch failure, ECC error, ...).  The context latches this status: every
+   * later call on it fails fast with KB_STATUS_DEVICE_LOST.  Destroy the
+   * context; the process's CUDA state is usually unusable too.
+   */
+  KB_STATUS_DEVICE_LOST = 8
 } kb_status;
 
 /** Compute backend of a context.  Values are fixed and append-only. */
@@ -88,6 +113,13 @@ typedef enum kb_backend {
 
 /** Opaque per-caller state: backend, thread count, last error message. */
 typedef struct kb_context kb_context;
+
+/**
+ * Opaque block of memory usable by kernels: device memory on a CUDA context's
+ * device, 64-byte aligned host memory for a CPU context.  A buffer does not
+ * depend on the context that created it and may outlive it.
+ */
+typedef struct kb_buffer kb_buffer;
 
 /**
  * Version of the linked library as KB_VERSION_NUMBER; compare with the macro
@@ -163,6 +195,208 @@ KB_API int64_t kb_context_num_threads(const kb_context *ctx);
  * @blocking no
  */
 KB_API const char *kb_context_last_error(const kb_context *ctx);
+
+/**
+ * Message describing the last failed call without a context (kb_context_create,
+ * kb_context_create_cuda, kb_cuda_*) made by the calling thread, such as
+ * "kb_context_create_cuda: no NVIDIA driver: libcuda.so.1 cannot be loaded";
+ * "" when that call succeeded.  Valid until the thread's next such call.
+ * @returns string borrowed
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API const char *kb_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* CUDA devices and contexts.  Without a usable CUDA backend (library, NVIDIA
+ * driver or device missing) these fail with KB_STATUS_BACKEND_UNAVAILABLE and
+ * kb_last_error() says which part is missing. */
+
+/**
+ * Number of CUDA devices kernelbridge can use (compute capability 8.0 or
+ * newer is needed to run kernels on one).
+ * @arg count out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_cuda_device_count(int64_t *count);
+
+/**
+ * Name of CUDA device `device` (such as "NVIDIA H100 80GB HBM3"), written as
+ * a NUL-terminated string into name; truncated to name_capacity - 1 bytes.
+ * device must be in [0, count).
+ * @arg device scalar
+ * @arg name out string(name_capacity)
+ * @arg name_capacity dim
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_cuda_device_name(int64_t device, char *name, int64_t name_capacity);
+
+/**
+ * Compute capability of CUDA device `device` as 10 * major + minor (80 for
+ * sm_80, 90 for sm_90).
+ * @arg device scalar
+ * @arg capability out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_cuda_device_compute_capability(int64_t device, int64_t *capability);
+
+/**
+ * Total memory of CUDA device `device` in bytes.
+ * @arg device scalar
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_cuda_device_total_memory(int64_t device, int64_t *bytes);
+
+/**
+ * Memory of CUDA device `device` that is free now, in bytes.
+ * @arg device scalar
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_cuda_device_free_memory(int64_t device, int64_t *bytes);
+
+/**
+ * Creates a context on CUDA device `device` with its own stream.  Fails with
+ * KB_STATUS_BACKEND_UNAVAILABLE (see kb_last_error) when CUDA cannot be used
+ * and with KB_STATUS_INVALID_ARGUMENT when device is not in [0, count).
+ * kb_context_create(KB_BACKEND_CUDA, ...) is this with device 0.
+ * @arg device scalar
+ * @arg out out handle kb_context
+ * @destroy kb_context_destroy
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_context_create_cuda(int64_t device, kb_context **out);
+
+/**
+ * CUDA device of the context; -1 for a CPU context and for NULL.
+ * @arg ctx handle nullable
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API int64_t kb_context_device(const kb_context *ctx);
+
+/**
+ * Waits for all work queued on the context's stream and reports a device
+ * error it raised.  Kernels already wait before returning; this is for work
+ * queued on the stream by other code.  Does nothing on a CPU context.
+ * @arg ctx context
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API kb_status kb_context_synchronize(kb_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers.  Offsets and sizes are in bytes; a range must lie inside the
+ * buffer.  Operations on a device buffer need a CUDA context on the buffer's
+ * device; a host buffer works with any context. */
+
+/**
+ * Allocates a buffer of `bytes` bytes (contents undefined) for use with
+ * contexts like ctx: device memory on a CUDA context's device, host memory for
+ * a CPU context or NULL.  0 bytes is allowed.
+ * @arg ctx context
+ * @arg bytes dim
+ * @arg out out handle kb_buffer
+ * @destroy kb_buffer_destroy
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_buffer_create(kb_context *ctx, int64_t bytes, kb_buffer **out);
+
+/**
+ * Frees a buffer.  Accepts NULL.  No kernel may be using it.
+ * @arg buf handle nullable
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API void kb_buffer_destroy(kb_buffer *buf);
+
+/**
+ * Size of the buffer in bytes.
+ * @arg buf handle
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API int64_t kb_buffer_size(const kb_buffer *buf);
+
+/**
+ * CUDA device holding the buffer; -1 for a host buffer.
+ * @arg buf handle
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API int64_t kb_buffer_device(const kb_buffer *buf);
+
+/**
+ * Address of the buffer's first byte, to pass as a tensor argument (offset
+ * by whole elements) to kernels on a context of the buffer's kind.  NULL for
+ * a 0-byte buffer.  Valid until kb_buffer_destroy.
+ * @arg buf handle
+ * @returns address
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API void *kb_buffer_data(kb_buffer *buf);
+
+/**
+ * Copies `bytes` bytes from host memory src into the buffer at offset.
+ * @arg ctx context
+ * @arg buf handle
+ * @arg offset dim
+ * @arg bytes dim
+ * @arg src in u8[bytes]
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, const void *src);
+
+/**
+ * Copies `bytes` bytes of the buffer, starting at offset, into host memory dst.
+ * @arg ctx context
+ * @arg buf handle
+ * @arg offset dim
+ * @arg bytes dim
+ * @arg dst out u8[bytes]
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, void *dst);
+
+/**
+ * Sets `bytes` bytes of the buffer, starting at offset, to the byte value
+ * (0..255), as memset.
+ * @arg ctx context
+ * @arg buf handle
+ * @arg offset dim
+ * @arg bytes dim
+ * @arg value scalar
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value);
+
+/**
+ * Copies `bytes` bytes from src at src_offset to dst at dst_offset.  Both
+ * buffers must be of the same kind (host, or the same device); the ranges
+ * must not overlap unless they are identical.
+ * @arg ctx context
+ * @arg dst handle
+ * @arg dst_offset dim
+ * @arg src handle
+ * @arg src_offset dim
+ * @arg bytes dim
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src,
+                                int64_t src_offset, int64_t bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Elementwise kernels.  n may be 0, in which case the pointers may be NULL. */
@@ -561,6 +795,382 @@ KB_API kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, con
  */
 KB_API kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float p,
                                 float temperature, uint64_t seed, int32_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Reduced precision.  kb_<op>_bf16 and kb_<op>_f16 are kb_<op> with every
+ * tensor (weights and biases included) stored as bfloat16 or IEEE binary16 in
+ * uint16_t; scalars stay float.  On the CPU the result is exactly kb_<op> on
+ * the inputs widened to float32, rounded once to the dtype (nearest, ties to
+ * even; NaN stays NaN); the CPU needs float32 scratch memory for the widened
+ * tensors (KB_STATUS_OUT_OF_MEMORY when it cannot be had, before anything is
+ * written).  The CUDA kernels compute in float32 and round once at the end
+ * (tolerances in docs/cuda.md). */
+
+/**
+ * bfloat16 variant of kb_silu.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in bf16[n]
+ * @arg y out bf16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_silu_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_silu.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f16[n]
+ * @arg y out f16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_silu_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_gelu.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in bf16[n]
+ * @arg y out bf16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_gelu.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f16[n]
+ * @arg y out f16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_gelu_tanh.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in bf16[n]
+ * @arg y out bf16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu_tanh_bf16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_gelu_tanh.
+ * @arg ctx context
+ * @arg n dim
+ * @arg x in f16[n]
+ * @arg y out f16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gelu_tanh_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_add.
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in bf16[n]
+ * @arg b in bf16[n]
+ * @arg y out bf16[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_add.
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in f16[n]
+ * @arg b in f16[n]
+ * @arg y out f16[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_mul.
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in bf16[n]
+ * @arg b in bf16[n]
+ * @arg y out bf16[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_mul_bf16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_mul.
+ * @arg ctx context
+ * @arg n dim
+ * @arg a in f16[n]
+ * @arg b in f16[n]
+ * @arg y out f16[n] alias(a, b)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_mul_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_scale.
+ * @arg ctx context
+ * @arg n dim
+ * @arg alpha scalar
+ * @arg x in bf16[n]
+ * @arg y out bf16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_scale_bf16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_scale.
+ * @arg ctx context
+ * @arg n dim
+ * @arg alpha scalar
+ * @arg x in f16[n]
+ * @arg y out f16[n] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_scale_f16(kb_context *ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_add_bias.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg bias in bf16[cols]
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_bias_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias,
+                                  uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_add_bias.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg bias in f16[cols]
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias,
+                                 uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_softmax.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_softmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_softmax.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_log_softmax.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_log_softmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_log_softmax.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_rmsnorm.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg weight in bf16[cols]
+ * @arg eps scalar
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                                 float eps, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_rmsnorm.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg weight in f16[cols]
+ * @arg eps scalar
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                                float eps, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_layernorm.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg weight in bf16[cols] nullable
+ * @arg bias in bf16[cols] nullable
+ * @arg eps scalar default(1e-05)
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_layernorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x,
+                                   const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_layernorm.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg weight in f16[cols] nullable
+ * @arg bias in f16[cols] nullable
+ * @arg eps scalar default(1e-05)
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_layernorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x,
+                                  const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y);
+
+/**
+ * bfloat16 variant of kb_gemm.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar default(1)
+ * @arg a in bf16[trans_a ? k : m, trans_a ? m : k] ld(lda)
+ * @arg lda dim
+ * @arg b in bf16[trans_b ? n : k, trans_b ? k : n] ld(ldb)
+ * @arg ldb dim
+ * @arg beta scalar default(0)
+ * @arg c inout bf16[m, n] ld(ldc)
+ * @arg ldc dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                              const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
+                              int64_t ldc);
+
+/**
+ * float16 (IEEE binary16) variant of kb_gemm.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar default(1)
+ * @arg a in f16[trans_a ? k : m, trans_a ? m : k] ld(lda)
+ * @arg lda dim
+ * @arg b in f16[trans_b ? n : k, trans_b ? k : n] ld(ldb)
+ * @arg ldb dim
+ * @arg beta scalar default(0)
+ * @arg c inout f16[m, n] ld(ldc)
+ * @arg ldc dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
+                             int64_t ldc);
+
+/**
+ * bfloat16 variant of kb_attention.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg q in bf16[batch, heads, seq_q, head_dim]
+ * @arg k in bf16[batch, kv_heads, seq_kv, head_dim]
+ * @arg v in bf16[batch, kv_heads, seq_kv, head_dim]
+ * @arg causal flag
+ * @arg scale scalar default(0)
+ * @arg out out bf16[batch, heads, seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                   int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k,
+                                   const uint16_t *v, bool causal, float scale, uint16_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_attention.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg q in f16[batch, heads, seq_q, head_dim]
+ * @arg k in f16[batch, kv_heads, seq_kv, head_dim]
+ * @arg v in f16[batch, kv_heads, seq_kv, head_dim]
+ * @arg causal flag
+ * @arg scale scalar default(0)
+ * @arg out out f16[batch, heads, seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                  int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k,
+                                  const uint16_t *v, bool causal, float scale, uint16_t *out);
 
 #ifdef __cplusplus
 } /* extern "C" */

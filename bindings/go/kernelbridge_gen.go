@@ -9,18 +9,87 @@ package kernelbridge
 #include "kernelbridge.h"
 
 #define KBGO_MSG_CAP 256
+#define KBGO_THREAD_MSG_CAP 1024
+
+// Copies m into msg (cap bytes, terminator included), truncating.
+static void kbgo_copy(char *msg, size_t cap, const char *m) {
+	size_t n = strlen(m);
+	if (n > cap - 1) n = cap - 1;
+	memcpy(msg, m, n);
+	msg[n] = 0;
+}
 
 // Copies the context's message into msg (KBGO_MSG_CAP bytes) when st is
 // a failure, so that the message is read in the cgo call that failed.
 static kb_status kbgo_done(kb_context *ctx, char *msg, kb_status st) {
-	if (st != KB_STATUS_OK && msg != NULL) {
-		const char *m = kb_context_last_error(ctx);
-		size_t n = strlen(m);
-		if (n > KBGO_MSG_CAP - 1) n = KBGO_MSG_CAP - 1;
-		memcpy(msg, m, n);
-		msg[n] = 0;
-	}
+	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error(ctx));
 	return st;
+}
+
+// The same for calls without a context: their message is the calling
+// thread's (kb_last_error), and a goroutine may run on another OS thread
+// in its next cgo call.  msg has KBGO_THREAD_MSG_CAP bytes.
+static kb_status kbgo_thread_done(char *msg, kb_status st) {
+	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_THREAD_MSG_CAP, kb_last_error());
+	return st;
+}
+
+static kb_status kbgo_context_create(char *kbgo_msg, kb_backend backend, int64_t num_threads, kb_context * *out) {
+	return kbgo_thread_done(kbgo_msg, kb_context_create(backend, num_threads, out));
+}
+
+static kb_status kbgo_cuda_device_count(char *kbgo_msg, int64_t *count) {
+	return kbgo_thread_done(kbgo_msg, kb_cuda_device_count(count));
+}
+
+static kb_status kbgo_cuda_device_name(char *kbgo_msg, int64_t device, char *name, int64_t name_capacity) {
+	return kbgo_thread_done(kbgo_msg, kb_cuda_device_name(device, name, name_capacity));
+}
+
+static kb_status kbgo_cuda_device_compute_capability(char *kbgo_msg, int64_t device, int64_t *capability) {
+	return kbgo_thread_done(kbgo_msg, kb_cuda_device_compute_capability(device, capability));
+}
+
+static kb_status kbgo_cuda_device_total_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
+	return kbgo_thread_done(kbgo_msg, kb_cuda_device_total_memory(device, bytes));
+}
+
+static kb_status kbgo_cuda_device_free_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
+	return kbgo_thread_done(kbgo_msg, kb_cuda_device_free_memory(device, bytes));
+}
+
+static kb_status kbgo_context_create_cuda(char *kbgo_msg, int64_t device, kb_context * *out) {
+	return kbgo_thread_done(kbgo_msg, kb_context_create_cuda(device, out));
+}
+
+static kb_status kbgo_context_synchronize(uintptr_t kbgo_ctx, char *kbgo_msg) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_context_synchronize(ctx));
+}
+
+static kb_status kbgo_buffer_create(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t bytes, kb_buffer * *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_buffer_create(ctx, bytes, out));
+}
+
+static kb_status kbgo_buffer_upload(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, const void *src) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_buffer_upload(ctx, (kb_buffer *)buf, offset, bytes, src));
+}
+
+static kb_status kbgo_buffer_download(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, void *dst) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_buffer_download(ctx, (const kb_buffer *)buf, offset, bytes, dst));
+}
+
+static kb_status kbgo_buffer_fill(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, int32_t value) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_buffer_fill(ctx, (kb_buffer *)buf, offset, bytes, value));
+}
+
+static kb_status kbgo_buffer_copy(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t dst, int64_t dst_offset, uintptr_t src, int64_t src_offset, int64_t bytes) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_buffer_copy(ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
 }
 
 static kb_status kbgo_silu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
@@ -28,9 +97,19 @@ static kb_status kbgo_silu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const 
 	return kbgo_done(ctx, kbgo_msg, kb_silu(ctx, n, x, y));
 }
 
+static kb_status kbgo_silu_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_silu(ctx, n, (const float *)x, (float *)y));
+}
+
 static kb_status kbgo_gelu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_gelu(ctx, n, x, y));
+}
+
+static kb_status kbgo_gelu_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu(ctx, n, (const float *)x, (float *)y));
 }
 
 static kb_status kbgo_gelu_tanh(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
@@ -38,9 +117,19 @@ static kb_status kbgo_gelu_tanh(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, c
 	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh(ctx, n, x, y));
 }
 
+static kb_status kbgo_gelu_tanh_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh(ctx, n, (const float *)x, (float *)y));
+}
+
 static kb_status kbgo_add(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_add(ctx, n, a, b, y));
+}
+
+static kb_status kbgo_add_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add(ctx, n, (const float *)a, (const float *)b, (float *)y));
 }
 
 static kb_status kbgo_mul(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
@@ -48,9 +137,19 @@ static kb_status kbgo_mul(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const f
 	return kbgo_done(ctx, kbgo_msg, kb_mul(ctx, n, a, b, y));
 }
 
+static kb_status kbgo_mul_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_mul(ctx, n, (const float *)a, (const float *)b, (float *)y));
+}
+
 static kb_status kbgo_scale(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const float *x, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_scale(ctx, n, alpha, x, y));
+}
+
+static kb_status kbgo_scale_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_scale(ctx, n, alpha, (const float *)x, (float *)y));
 }
 
 static kb_status kbgo_add_bias(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
@@ -58,9 +157,19 @@ static kb_status kbgo_add_bias(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows,
 	return kbgo_done(ctx, kbgo_msg, kb_add_bias(ctx, rows, cols, x, bias, y));
 }
 
+static kb_status kbgo_add_bias_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bias(ctx, rows, cols, (const float *)x, (const float *)bias, (float *)y));
+}
+
 static kb_status kbgo_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_softmax(ctx, rows, cols, x, y));
+}
+
+static kb_status kbgo_softmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_softmax(ctx, rows, cols, (const float *)x, (float *)y));
 }
 
 static kb_status kbgo_log_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
@@ -68,9 +177,19 @@ static kb_status kbgo_log_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t ro
 	return kbgo_done(ctx, kbgo_msg, kb_log_softmax(ctx, rows, cols, x, y));
 }
 
+static kb_status kbgo_log_softmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_log_softmax(ctx, rows, cols, (const float *)x, (float *)y));
+}
+
 static kb_status kbgo_rmsnorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, float eps, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm(ctx, rows, cols, x, weight, eps, y));
+}
+
+static kb_status kbgo_rmsnorm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm(ctx, rows, cols, (const float *)x, (const float *)weight, eps, (float *)y));
 }
 
 static kb_status kbgo_layernorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, const float *bias, float eps, float *y) {
@@ -78,9 +197,19 @@ static kb_status kbgo_layernorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows
 	return kbgo_done(ctx, kbgo_msg, kb_layernorm(ctx, rows, cols, x, weight, bias, eps, y));
 }
 
+static kb_status kbgo_layernorm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_layernorm(ctx, rows, cols, (const float *)x, (const float *)weight, (const float *)bias, eps, (float *)y));
+}
+
 static kb_status kbgo_gemm(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_gemm(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
+static kb_status kbgo_gemm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm(ctx, trans_a, trans_b, m, n, k, alpha, (const float *)a, lda, (const float *)b, ldb, beta, (float *)c, ldc));
 }
 
 static kb_status kbgo_embedding(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const float *table, float *out) {
@@ -88,9 +217,19 @@ static kb_status kbgo_embedding(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_id
 	return kbgo_done(ctx, kbgo_msg, kb_embedding(ctx, n_ids, vocab, dim, ids, table, out));
 }
 
+static kb_status kbgo_embedding_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_ids, int64_t vocab, int64_t dim, uintptr_t ids, uintptr_t table, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_embedding(ctx, n_ids, vocab, dim, (const int32_t *)ids, (const float *)table, (float *)out));
+}
+
 static kb_status kbgo_rope(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t seq, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions, float theta, float *y) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_rope(ctx, seq, heads, head_dim, x, positions, theta, y));
+}
+
+static kb_status kbgo_rope_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t seq, int64_t heads, int64_t head_dim, uintptr_t x, uintptr_t positions, float theta, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rope(ctx, seq, heads, head_dim, (const float *)x, (const int32_t *)positions, theta, (float *)y));
 }
 
 static kb_status kbgo_attention(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale, float *out) {
@@ -98,9 +237,19 @@ static kb_status kbgo_attention(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batc
 	return kbgo_done(ctx, kbgo_msg, kb_attention(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
 
+static kb_status kbgo_attention_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const float *)q, (const float *)k, (const float *)v, causal, scale, (float *)out));
+}
+
 static kb_status kbgo_cross_entropy(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float *losses, float *mean_loss) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy(ctx, rows, classes, logits, targets, ignore_index, losses, mean_loss));
+}
+
+static kb_status kbgo_cross_entropy_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, uintptr_t logits, uintptr_t targets, int32_t ignore_index, uintptr_t losses, uintptr_t mean_loss) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy(ctx, rows, classes, (const float *)logits, (const int32_t *)targets, ignore_index, (float *)losses, (float *)mean_loss));
 }
 
 static kb_status kbgo_cross_entropy_backward(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
@@ -108,9 +257,19 @@ static kb_status kbgo_cross_entropy_backward(uintptr_t kbgo_ctx, char *kbgo_msg,
 	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy_backward(ctx, rows, classes, logits, targets, ignore_index, dloss, dlogits));
 }
 
+static kb_status kbgo_cross_entropy_backward_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, uintptr_t logits, uintptr_t targets, int32_t ignore_index, float dloss, uintptr_t dlogits) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy_backward(ctx, rows, classes, (const float *)logits, (const int32_t *)targets, ignore_index, dloss, (float *)dlogits));
+}
+
 static kb_status kbgo_adamw_step(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float *params, const float *grads, float *m, float *v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_adamw_step(ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step));
+}
+
+static kb_status kbgo_adamw_step_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t params, uintptr_t grads, uintptr_t m, uintptr_t v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_adamw_step(ctx, n, (float *)params, (const float *)grads, (float *)m, (float *)v, lr, beta1, beta2, eps, weight_decay, step));
 }
 
 static kb_status kbgo_argmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, int32_t *out) {
@@ -118,9 +277,19 @@ static kb_status kbgo_argmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, i
 	return kbgo_done(ctx, kbgo_msg, kb_argmax(ctx, rows, cols, x, out));
 }
 
+static kb_status kbgo_argmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_argmax(ctx, rows, cols, (const float *)x, (int32_t *)out));
+}
+
 static kb_status kbgo_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed, int32_t *out) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_sample(ctx, rows, cols, logits, temperature, seed, out));
+}
+
+static kb_status kbgo_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, float temperature, uint64_t seed, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_sample(ctx, rows, cols, (const float *)logits, temperature, seed, (int32_t *)out));
 }
 
 static kb_status kbgo_topk_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
@@ -128,9 +297,279 @@ static kb_status kbgo_topk_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t ro
 	return kbgo_done(ctx, kbgo_msg, kb_topk_sample(ctx, rows, cols, logits, k, temperature, seed, out));
 }
 
+static kb_status kbgo_topk_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, int64_t k, float temperature, uint64_t seed, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_topk_sample(ctx, rows, cols, (const float *)logits, k, temperature, seed, (int32_t *)out));
+}
+
 static kb_status kbgo_topp_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float p, float temperature, uint64_t seed, int32_t *out) {
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_topp_sample(ctx, rows, cols, logits, p, temperature, seed, out));
+}
+
+static kb_status kbgo_topp_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, float p, float temperature, uint64_t seed, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_topp_sample(ctx, rows, cols, (const float *)logits, p, temperature, seed, (int32_t *)out));
+}
+
+static kb_status kbgo_silu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_silu_bf16(ctx, n, x, y));
+}
+
+static kb_status kbgo_silu_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_silu_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_silu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_silu_f16(ctx, n, x, y));
+}
+
+static kb_status kbgo_silu_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_silu_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_gelu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_bf16(ctx, n, x, y));
+}
+
+static kb_status kbgo_gelu_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_gelu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_f16(ctx, n, x, y));
+}
+
+static kb_status kbgo_gelu_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_gelu_tanh_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_bf16(ctx, n, x, y));
+}
+
+static kb_status kbgo_gelu_tanh_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_gelu_tanh_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_f16(ctx, n, x, y));
+}
+
+static kb_status kbgo_gelu_tanh_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_add_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bf16(ctx, n, a, b, y));
+}
+
+static kb_status kbgo_add_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bf16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
+}
+
+static kb_status kbgo_add_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_f16(ctx, n, a, b, y));
+}
+
+static kb_status kbgo_add_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_f16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
+}
+
+static kb_status kbgo_mul_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_mul_bf16(ctx, n, a, b, y));
+}
+
+static kb_status kbgo_mul_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_mul_bf16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
+}
+
+static kb_status kbgo_mul_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_mul_f16(ctx, n, a, b, y));
+}
+
+static kb_status kbgo_mul_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_mul_f16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
+}
+
+static kb_status kbgo_scale_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_scale_bf16(ctx, n, alpha, x, y));
+}
+
+static kb_status kbgo_scale_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_scale_bf16(ctx, n, alpha, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_scale_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_scale_f16(ctx, n, alpha, x, y));
+}
+
+static kb_status kbgo_scale_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_scale_f16(ctx, n, alpha, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_add_bias_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bias_bf16(ctx, rows, cols, x, bias, y));
+}
+
+static kb_status kbgo_add_bias_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bias_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)bias, (uint16_t *)y));
+}
+
+static kb_status kbgo_add_bias_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bias_f16(ctx, rows, cols, x, bias, y));
+}
+
+static kb_status kbgo_add_bias_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_add_bias_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)bias, (uint16_t *)y));
+}
+
+static kb_status kbgo_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_softmax_bf16(ctx, rows, cols, x, y));
+}
+
+static kb_status kbgo_softmax_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_softmax_bf16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_softmax_f16(ctx, rows, cols, x, y));
+}
+
+static kb_status kbgo_softmax_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_softmax_f16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_log_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_bf16(ctx, rows, cols, x, y));
+}
+
+static kb_status kbgo_log_softmax_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_bf16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_log_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_f16(ctx, rows, cols, x, y));
+}
+
+static kb_status kbgo_log_softmax_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_f16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
+}
+
+static kb_status kbgo_rmsnorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_bf16(ctx, rows, cols, x, weight, eps, y));
+}
+
+static kb_status kbgo_rmsnorm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, eps, (uint16_t *)y));
+}
+
+static kb_status kbgo_rmsnorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_f16(ctx, rows, cols, x, weight, eps, y));
+}
+
+static kb_status kbgo_rmsnorm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, eps, (uint16_t *)y));
+}
+
+static kb_status kbgo_layernorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_layernorm_bf16(ctx, rows, cols, x, weight, bias, eps, y));
+}
+
+static kb_status kbgo_layernorm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_layernorm_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, eps, (uint16_t *)y));
+}
+
+static kb_status kbgo_layernorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_layernorm_f16(ctx, rows, cols, x, weight, bias, eps, y));
+}
+
+static kb_status kbgo_layernorm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_layernorm_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, eps, (uint16_t *)y));
+}
+
+static kb_status kbgo_gemm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_bf16(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
+static kb_status kbgo_gemm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_bf16(ctx, trans_a, trans_b, m, n, k, alpha, (const uint16_t *)a, lda, (const uint16_t *)b, ldb, beta, (uint16_t *)c, ldc));
+}
+
+static kb_status kbgo_gemm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_f16(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+}
+
+static kb_status kbgo_gemm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_f16(ctx, trans_a, trans_b, m, n, k, alpha, (const uint16_t *)a, lda, (const uint16_t *)b, ldb, beta, (uint16_t *)c, ldc));
+}
+
+static kb_status kbgo_attention_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+}
+
+static kb_status kbgo_attention_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, causal, scale, (uint16_t *)out));
+}
+
+static kb_status kbgo_attention_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+}
+
+static kb_status kbgo_attention_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, causal, scale, (uint16_t *)out));
 }
 */
 import "C"
@@ -148,6 +587,13 @@ const (
 
 // messageCapacity is the size of a Context's message buffer.
 const messageCapacity = 256
+
+// threadMessageCapacity is the size of the buffer that receives the
+// message of a call without a context (kb_last_error).
+const threadMessageCapacity = 1024
+
+// stringCapacity is the size of the buffer passed for a string result.
+const stringCapacity = 256
 
 // Status mirrors kb_status.
 //
@@ -179,9 +625,15 @@ const (
 
 	// Internal: An internal invariant failed; please report it.
 	Internal Status = 7
+
+	// DeviceLost: The device failed in a way that leaves it unusable (illegal address,
+	// launch failure, ECC error, ...).  The context latches this status: every
+	// later call on it fails fast with KB_STATUS_DEVICE_LOST.  Destroy the
+	// context; the process's CUDA state is usually unusable too.
+	DeviceLost Status = 8
 )
 
-// String returns the C name without its prefix, e.g. "INTERNAL",
+// String returns the C name without its prefix, e.g. "DEVICE_LOST",
 // or "UNKNOWN".
 func (v Status) String() string {
 	switch v {
@@ -201,6 +653,8 @@ func (v Status) String() string {
 		return "DEVICE_ERROR"
 	case Internal:
 		return "INTERNAL"
+	case DeviceLost:
+		return "DEVICE_LOST"
 	}
 	return "UNKNOWN"
 }
@@ -228,6 +682,9 @@ var (
 
 	// ErrInternal matches errors with Code Internal.
 	ErrInternal error = &Error{Code: Internal}
+
+	// ErrDeviceLost matches errors with Code DeviceLost.
+	ErrDeviceLost error = &Error{Code: DeviceLost}
 )
 
 // Backend mirrors kb_backend.
@@ -283,6 +740,183 @@ func StatusString(status Status) string {
 	return C.GoString(C.kb_status_string(C.kb_status(status)))
 }
 
+// cContextCreate calls kb_context_create.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cContextCreate(backend Backend, numThreads int) (*C.kb_context, error) {
+	msg := newThreadMessage()
+	var out *C.kb_context
+	st := C.kbgo_context_create(msg.ptr(), C.kb_backend(backend), C.int64_t(numThreads), &out)
+	if st != 0 {
+		return nil, msg.fail(st)
+	}
+	return out, nil
+}
+
+// cCUDADeviceCount calls kb_cuda_device_count.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cCUDADeviceCount() (int64, error) {
+	msg := newThreadMessage()
+	var count C.int64_t
+	st := C.kbgo_cuda_device_count(msg.ptr(), &count)
+	if st != 0 {
+		return 0, msg.fail(st)
+	}
+	return int64(count), nil
+}
+
+// cCUDADeviceName calls kb_cuda_device_name.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cCUDADeviceName(device int64) (string, error) {
+	msg := newThreadMessage()
+	var name [stringCapacity]C.char
+	st := C.kbgo_cuda_device_name(msg.ptr(), C.int64_t(device), &name[0], C.int64_t(len(name)))
+	if st != 0 {
+		return "", msg.fail(st)
+	}
+	return C.GoString(&name[0]), nil
+}
+
+// cCUDADeviceComputeCapability calls kb_cuda_device_compute_capability.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cCUDADeviceComputeCapability(device int64) (int64, error) {
+	msg := newThreadMessage()
+	var capability C.int64_t
+	st := C.kbgo_cuda_device_compute_capability(msg.ptr(), C.int64_t(device), &capability)
+	if st != 0 {
+		return 0, msg.fail(st)
+	}
+	return int64(capability), nil
+}
+
+// cCUDADeviceTotalMemory calls kb_cuda_device_total_memory.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cCUDADeviceTotalMemory(device int64) (int64, error) {
+	msg := newThreadMessage()
+	var bytes C.int64_t
+	st := C.kbgo_cuda_device_total_memory(msg.ptr(), C.int64_t(device), &bytes)
+	if st != 0 {
+		return 0, msg.fail(st)
+	}
+	return int64(bytes), nil
+}
+
+// cCUDADeviceFreeMemory calls kb_cuda_device_free_memory.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cCUDADeviceFreeMemory(device int64) (int64, error) {
+	msg := newThreadMessage()
+	var bytes C.int64_t
+	st := C.kbgo_cuda_device_free_memory(msg.ptr(), C.int64_t(device), &bytes)
+	if st != 0 {
+		return 0, msg.fail(st)
+	}
+	return int64(bytes), nil
+}
+
+// cContextCreateCUDA calls kb_context_create_cuda.  The C message of a failure
+// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+func cContextCreateCUDA(device int64) (*C.kb_context, error) {
+	msg := newThreadMessage()
+	var out *C.kb_context
+	st := C.kbgo_context_create_cuda(msg.ptr(), C.int64_t(device), &out)
+	if st != 0 {
+		return nil, msg.fail(st)
+	}
+	return out, nil
+}
+
+// cContextSynchronize calls kb_context_synchronize on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cContextSynchronize() error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("kb_context_synchronize")
+	}
+	st := C.kbgo_context_synchronize(ctx.h, ctx.msg)
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// cBufferCreate calls kb_buffer_create on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cBufferCreate(bytes int) (*C.kb_buffer, error) {
+	if ctx == nil || ctx.h == 0 {
+		return nil, closedError("kb_buffer_create")
+	}
+	var out *C.kb_buffer
+	st := C.kbgo_buffer_create(ctx.h, ctx.msg, C.int64_t(bytes), &out)
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return nil, ctx.fail(st)
+	}
+	return out, nil
+}
+
+// cBufferUpload calls kb_buffer_upload on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cBufferUpload(buf C.uintptr_t, offset int, src []byte) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("kb_buffer_upload")
+	}
+	bytes := len(src)
+	if err := checkLen("kb_buffer_upload", "src", len(src), bytes, "[bytes]"); err != nil {
+		return err
+	}
+	st := C.kbgo_buffer_upload(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), u8p(src))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// cBufferDownload calls kb_buffer_download on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cBufferDownload(buf C.uintptr_t, offset int, dst []byte) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("kb_buffer_download")
+	}
+	bytes := len(dst)
+	if err := checkLen("kb_buffer_download", "dst", len(dst), bytes, "[bytes]"); err != nil {
+		return err
+	}
+	st := C.kbgo_buffer_download(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), u8p(dst))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// cBufferFill calls kb_buffer_fill on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cBufferFill(buf C.uintptr_t, offset int, bytes int, value int32) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("kb_buffer_fill")
+	}
+	st := C.kbgo_buffer_fill(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), C.int32_t(value))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// cBufferCopy calls kb_buffer_copy on ctx.  The C message of a failure is
+// copied into the Context's message buffer in the same cgo call.
+func (ctx *Context) cBufferCopy(dst C.uintptr_t, dstOffset int, src C.uintptr_t, srcOffset int, bytes int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("kb_buffer_copy")
+	}
+	st := C.kbgo_buffer_copy(ctx.h, ctx.msg, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Silu wraps kb_silu.
 //
 // SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
@@ -293,9 +927,9 @@ func StatusString(status Status) string {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Silu] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.SiluBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Silu(x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -326,6 +960,44 @@ func (ctx *Context) Silu(x []float32, y []float32) error {
 	return nil
 }
 
+// SiluBuf runs kb_silu on ctx with its tensors in Buffers; see Silu.
+//
+// n is x.Len().
+// x (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SiluBuf(x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SiluBuf")
+	}
+	if err := x.check("SiluBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SiluBuf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("SiluBuf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SiluBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_silu_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Gelu wraps kb_gelu.
 //
 // GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
@@ -336,9 +1008,9 @@ func (ctx *Context) Silu(x []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Gelu] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.GeluBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Gelu(x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -369,6 +1041,44 @@ func (ctx *Context) Gelu(x []float32, y []float32) error {
 	return nil
 }
 
+// GeluBuf runs kb_gelu on ctx with its tensors in Buffers; see Gelu.
+//
+// n is x.Len().
+// x (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluBuf(x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluBuf")
+	}
+	if err := x.check("GeluBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluBuf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluBuf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // GeluTanh wraps kb_gelu_tanh.
 //
 // GELU, tanh approximation (PyTorch approximate='tanh'):
@@ -380,9 +1090,9 @@ func (ctx *Context) Gelu(x []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.GeluTanh] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.GeluTanhBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func GeluTanh(x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -413,6 +1123,44 @@ func (ctx *Context) GeluTanh(x []float32, y []float32) error {
 	return nil
 }
 
+// GeluTanhBuf runs kb_gelu_tanh on ctx with its tensors in Buffers; see GeluTanh.
+//
+// n is x.Len().
+// x (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluTanhBuf(x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluTanhBuf")
+	}
+	if err := x.check("GeluTanhBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluTanhBuf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluTanhBuf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluTanhBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_tanh_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Add wraps kb_add.
 //
 // Elementwise sum: y[i] = a[i] + b[i].
@@ -424,9 +1172,9 @@ func (ctx *Context) GeluTanh(x []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Add] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.AddBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Add(a []float32, b []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -460,6 +1208,52 @@ func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
 	return nil
 }
 
+// AddBuf runs kb_add on ctx with its tensors in Buffers; see Add.
+//
+// n is a.Len().
+// a (input) holds [n] elements.
+// b (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddBuf(a Float32View, b Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBuf")
+	}
+	if err := a.check("AddBuf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("AddBuf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("AddBuf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("AddBuf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBuf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Mul wraps kb_mul.
 //
 // Elementwise product: y[i] = a[i] * b[i].
@@ -471,9 +1265,9 @@ func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Mul] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.MulBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Mul(a []float32, b []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -507,6 +1301,52 @@ func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
 	return nil
 }
 
+// MulBuf runs kb_mul on ctx with its tensors in Buffers; see Mul.
+//
+// n is a.Len().
+// a (input) holds [n] elements.
+// b (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) MulBuf(a Float32View, b Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("MulBuf")
+	}
+	if err := a.check("MulBuf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("MulBuf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("MulBuf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("MulBuf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulBuf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_mul_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Scale wraps kb_scale.
 //
 // Scaling: y[i] = alpha * x[i].  alpha must be finite.
@@ -517,9 +1357,9 @@ func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Scale] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.ScaleBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Scale(alpha float32, x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -550,6 +1390,44 @@ func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
 	return nil
 }
 
+// ScaleBuf runs kb_scale on ctx with its tensors in Buffers; see Scale.
+//
+// n is x.Len().
+// x (input) holds [n] elements.
+// y (output) holds [n] elements; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) ScaleBuf(alpha float32, x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ScaleBuf")
+	}
+	if err := x.check("ScaleBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("ScaleBuf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("ScaleBuf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("ScaleBuf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_scale_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // AddBias wraps kb_add_bias.
 //
 // Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
@@ -561,9 +1439,9 @@ func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.AddBias] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.AddBiasBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func AddBias(rows int, x []float32, bias []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -606,6 +1484,61 @@ func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) 
 	return nil
 }
 
+// AddBiasBuf runs kb_add_bias on ctx with its tensors in Buffers; see AddBias.
+//
+// cols is bias.Len().
+// x (input) holds [rows, cols], row-major.
+// bias (input) holds [cols] elements.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddBiasBuf(rows int, x Float32View, bias Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBiasBuf")
+	}
+	if err := x.check("AddBiasBuf", "x"); err != nil {
+		return err
+	}
+	if err := bias.check("AddBiasBuf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("AddBiasBuf", "y"); err != nil {
+		return err
+	}
+	cols := bias.Len()
+	if err := checkDim("AddBiasBuf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBuf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBuf", "y")
+	}
+	if err := checkMinLen("AddBiasBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasBuf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bias_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Softmax wraps kb_softmax.
 //
 // Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
@@ -617,9 +1550,9 @@ func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) 
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Softmax] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.SoftmaxBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Softmax(rows int, cols int, x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -661,6 +1594,54 @@ func (ctx *Context) Softmax(rows int, cols int, x []float32, y []float32) error 
 	return nil
 }
 
+// SoftmaxBuf runs kb_softmax on ctx with its tensors in Buffers; see Softmax.
+//
+// x (input) holds [rows, cols], row-major.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SoftmaxBuf")
+	}
+	if err := x.check("SoftmaxBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SoftmaxBuf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxBuf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBuf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBuf", "y")
+	}
+	if err := checkMinLen("SoftmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SoftmaxBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_softmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // LogSoftmax wraps kb_log_softmax.
 //
 // Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
@@ -671,9 +1652,9 @@ func (ctx *Context) Softmax(rows int, cols int, x []float32, y []float32) error 
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.LogSoftmax] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.LogSoftmaxBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func LogSoftmax(rows int, cols int, x []float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -715,6 +1696,54 @@ func (ctx *Context) LogSoftmax(rows int, cols int, x []float32, y []float32) err
 	return nil
 }
 
+// LogSoftmaxBuf runs kb_log_softmax on ctx with its tensors in Buffers; see LogSoftmax.
+//
+// x (input) holds [rows, cols], row-major.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LogSoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LogSoftmaxBuf")
+	}
+	if err := x.check("LogSoftmaxBuf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("LogSoftmaxBuf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxBuf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBuf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBuf", "y")
+	}
+	if err := checkMinLen("LogSoftmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LogSoftmaxBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_log_softmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Rmsnorm wraps kb_rmsnorm.
 //
 // RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
@@ -727,9 +1756,9 @@ func (ctx *Context) LogSoftmax(rows int, cols int, x []float32, y []float32) err
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Rmsnorm] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.RmsnormBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Rmsnorm(rows int, x []float32, weight []float32, eps float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -772,6 +1801,61 @@ func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32
 	return nil
 }
 
+// RmsnormBuf runs kb_rmsnorm on ctx with its tensors in Buffers; see Rmsnorm.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major.
+// weight (input) holds [cols] elements.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) RmsnormBuf(rows int, x Float32View, weight Float32View, eps float32, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RmsnormBuf")
+	}
+	if err := x.check("RmsnormBuf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("RmsnormBuf", "weight"); err != nil {
+		return err
+	}
+	if err := y.check("RmsnormBuf", "y"); err != nil {
+		return err
+	}
+	cols := weight.Len()
+	if err := checkDim("RmsnormBuf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBuf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBuf", "y")
+	}
+	if err := checkMinLen("RmsnormBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormBuf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rmsnorm_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Layernorm wraps kb_layernorm.
 //
 // LayerNorm of each row with biased variance:
@@ -786,9 +1870,9 @@ func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Layernorm] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.LayernormBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Layernorm(rows int, cols int, x []float32, weight []float32, bias []float32, eps float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -846,6 +1930,80 @@ func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32,
 	return nil
 }
 
+// LayernormBuf runs kb_layernorm on ctx with its tensors in Buffers; see Layernorm.
+//
+// x (input) holds [rows, cols], row-major.
+// weight (input) holds [cols] elements; a zero view means absent.
+// bias (input) holds [cols] elements; a zero view means absent.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LayernormBuf(rows int, cols int, x Float32View, weight Float32View, bias Float32View, eps float32, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LayernormBuf")
+	}
+	if err := x.check("LayernormBuf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LayernormBuf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LayernormBuf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LayernormBuf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormBuf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBuf", "x")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBuf", "weight")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBuf", "bias")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBuf", "y")
+	}
+	if err := checkMinLen("LayernormBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if !weight.isNil() {
+		if err := checkMinLen("LayernormBuf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LayernormBuf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LayernormBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_layernorm_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Gemm wraps kb_gemm.
 //
 // General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
@@ -862,9 +2020,9 @@ func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32,
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Gemm] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.GemmBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Gemm(transA bool, transB bool, m int, n int, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -933,6 +2091,86 @@ func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha fl
 	return nil
 }
 
+// GemmBuf runs kb_gemm on ctx with its tensors in Buffers; see Gemm.
+//
+// a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements.
+// b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements.
+// c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmBuf(transA bool, transB bool, m int, n int, k int, alpha float32, a Float32View, lda int, b Float32View, ldb int, beta float32, c Float32View, ldc int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBuf")
+	}
+	if err := a.check("GemmBuf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmBuf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmBuf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBuf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBuf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBuf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBuf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
+		return overflowError("GemmBuf", "a")
+	}
+	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
+		return overflowError("GemmBuf", "b")
+	}
+	if stridedSize(m, n, ldc) < 0 {
+		return overflowError("GemmBuf", "c")
+	}
+	if err := checkMinLen("GemmBuf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBuf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBuf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Embedding wraps kb_embedding.
 //
 // Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
@@ -945,9 +2183,9 @@ func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha fl
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Embedding] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.EmbeddingBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Embedding(vocab int, dim int, ids []int32, table []float32, out []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -993,6 +2231,64 @@ func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, 
 	return nil
 }
 
+// EmbeddingBuf runs kb_embedding on ctx with its tensors in Buffers; see Embedding.
+//
+// nIDs is ids.Len().
+// ids (input) holds [nIDs] elements.
+// table (input) holds [vocab, dim], row-major.
+// out (output) holds [nIDs, dim], row-major.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) EmbeddingBuf(vocab int, dim int, ids Int32View, table Float32View, out Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("EmbeddingBuf")
+	}
+	if err := ids.check("EmbeddingBuf", "ids"); err != nil {
+		return err
+	}
+	if err := table.check("EmbeddingBuf", "table"); err != nil {
+		return err
+	}
+	if err := out.check("EmbeddingBuf", "out"); err != nil {
+		return err
+	}
+	nIDs := ids.Len()
+	if err := checkDim("EmbeddingBuf", "vocab", vocab); err != nil {
+		return err
+	}
+	if err := checkDim("EmbeddingBuf", "dim", dim); err != nil {
+		return err
+	}
+	if sizeOf(vocab, dim) < 0 {
+		return overflowError("EmbeddingBuf", "table")
+	}
+	if sizeOf(nIDs, dim) < 0 {
+		return overflowError("EmbeddingBuf", "out")
+	}
+	if err := checkMinLen("EmbeddingBuf", "ids", ids.Len(), nIDs, "[nIDs]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("EmbeddingBuf", "table", table.Len(), sizeOf(vocab, dim), "[vocab, dim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("EmbeddingBuf", "out", out.Len(), sizeOf(nIDs, dim), "[nIDs, dim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_embedding_buf(ctx.h, ctx.msg, C.int64_t(nIDs), C.int64_t(vocab), C.int64_t(dim), ids.addr(), table.addr(), out.addr())
+	runtime.KeepAlive(ctx)
+	ids.keepAlive()
+	table.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Rope wraps kb_rope.
 //
 // Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
@@ -1010,9 +2306,9 @@ func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, 
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Rope] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.RopeBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Rope(heads int, headDim int, x []float32, positions []int32, theta float32, y []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1058,6 +2354,64 @@ func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32,
 	return nil
 }
 
+// RopeBuf runs kb_rope on ctx with its tensors in Buffers; see Rope.
+//
+// seq is positions.Len().
+// x (input) holds [seq, heads, headDim], row-major.
+// positions (input) holds [seq] elements.
+// y (output) holds [seq, heads, headDim], row-major; it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int32View, theta float32, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RopeBuf")
+	}
+	if err := x.check("RopeBuf", "x"); err != nil {
+		return err
+	}
+	if err := positions.check("RopeBuf", "positions"); err != nil {
+		return err
+	}
+	if err := y.check("RopeBuf", "y"); err != nil {
+		return err
+	}
+	seq := positions.Len()
+	if err := checkDim("RopeBuf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("RopeBuf", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(seq, heads, headDim) < 0 {
+		return overflowError("RopeBuf", "x")
+	}
+	if sizeOf(seq, heads, headDim) < 0 {
+		return overflowError("RopeBuf", "y")
+	}
+	if err := checkMinLen("RopeBuf", "x", x.Len(), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RopeBuf", "positions", positions.Len(), seq, "[seq]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RopeBuf", "y", y.Len(), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rope_buf(ctx.h, ctx.msg, C.int64_t(seq), C.int64_t(heads), C.int64_t(headDim), x.addr(), positions.addr(), C.float(theta), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	positions.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Attention wraps kb_attention.
 //
 // Scaled dot-product attention:
@@ -1075,9 +2429,9 @@ func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32,
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Attention] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.AttentionBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Attention(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []float32, k []float32, v []float32, causal bool, scale float32, out []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1143,6 +2497,88 @@ func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV
 	return nil
 }
 
+// AttentionBuf runs kb_attention on ctx with its tensors in Buffers; see Attention.
+//
+// q (input) holds [batch, heads, seqQ, headDim], row-major.
+// k (input) holds [batch, kvHeads, seqKV, headDim], row-major.
+// v (input) holds [batch, kvHeads, seqKV, headDim], row-major.
+// out (output) holds [batch, heads, seqQ, headDim], row-major.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q Float32View, k Float32View, v Float32View, causal bool, scale float32, out Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionBuf")
+	}
+	if err := q.check("AttentionBuf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionBuf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionBuf", "v"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionBuf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBuf", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBuf", "q")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBuf", "k")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBuf", "v")
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBuf", "out")
+	}
+	if err := checkMinLen("AttentionBuf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBuf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBuf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBuf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // CrossEntropy wraps kb_cross_entropy.
 //
 // Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
@@ -1159,9 +2595,9 @@ func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.CrossEntropy] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.CrossEntropyBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func CrossEntropy(classes int, logits []float32, targets []int32, ignoreIndex int32, losses []float32, meanLoss []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1204,6 +2640,66 @@ func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32,
 	return nil
 }
 
+// CrossEntropyBuf runs kb_cross_entropy on ctx with its tensors in Buffers; see CrossEntropy.
+//
+// rows is targets.Len().
+// logits (input) holds [rows, classes], row-major.
+// targets (input) holds [rows] elements.
+// losses (output) holds [rows] elements.
+// meanLoss (output) holds [1] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) CrossEntropyBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, losses Float32View, meanLoss Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("CrossEntropyBuf")
+	}
+	if err := logits.check("CrossEntropyBuf", "logits"); err != nil {
+		return err
+	}
+	if err := targets.check("CrossEntropyBuf", "targets"); err != nil {
+		return err
+	}
+	if err := losses.check("CrossEntropyBuf", "losses"); err != nil {
+		return err
+	}
+	if err := meanLoss.check("CrossEntropyBuf", "meanLoss"); err != nil {
+		return err
+	}
+	rows := targets.Len()
+	if err := checkDim("CrossEntropyBuf", "classes", classes); err != nil {
+		return err
+	}
+	if sizeOf(rows, classes) < 0 {
+		return overflowError("CrossEntropyBuf", "logits")
+	}
+	if err := checkMinLen("CrossEntropyBuf", "logits", logits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("CrossEntropyBuf", "targets", targets.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("CrossEntropyBuf", "losses", losses.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("CrossEntropyBuf", "meanLoss", meanLoss.Len(), 1, "[1]"); err != nil {
+		return err
+	}
+	st := C.kbgo_cross_entropy_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), logits.addr(), targets.addr(), C.int32_t(ignoreIndex), losses.addr(), meanLoss.addr())
+	runtime.KeepAlive(ctx)
+	logits.keepAlive()
+	targets.keepAlive()
+	losses.keepAlive()
+	meanLoss.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // CrossEntropyBackward wraps kb_cross_entropy_backward.
 //
 // Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
@@ -1218,9 +2714,9 @@ func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32,
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.CrossEntropyBackward] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.CrossEntropyBackwardBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func CrossEntropyBackward(classes int, logits []float32, targets []int32, ignoreIndex int32, dloss float32, dlogits []float32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1263,6 +2759,61 @@ func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets 
 	return nil
 }
 
+// CrossEntropyBackwardBuf runs kb_cross_entropy_backward on ctx with its tensors in Buffers; see CrossEntropyBackward.
+//
+// rows is targets.Len().
+// logits (input) holds [rows, classes], row-major.
+// targets (input) holds [rows] elements.
+// dlogits (output) holds [rows, classes], row-major; it may be the same view as logits.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) CrossEntropyBackwardBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, dloss float32, dlogits Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("CrossEntropyBackwardBuf")
+	}
+	if err := logits.check("CrossEntropyBackwardBuf", "logits"); err != nil {
+		return err
+	}
+	if err := targets.check("CrossEntropyBackwardBuf", "targets"); err != nil {
+		return err
+	}
+	if err := dlogits.check("CrossEntropyBackwardBuf", "dlogits"); err != nil {
+		return err
+	}
+	rows := targets.Len()
+	if err := checkDim("CrossEntropyBackwardBuf", "classes", classes); err != nil {
+		return err
+	}
+	if sizeOf(rows, classes) < 0 {
+		return overflowError("CrossEntropyBackwardBuf", "logits")
+	}
+	if sizeOf(rows, classes) < 0 {
+		return overflowError("CrossEntropyBackwardBuf", "dlogits")
+	}
+	if err := checkMinLen("CrossEntropyBackwardBuf", "logits", logits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("CrossEntropyBackwardBuf", "targets", targets.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("CrossEntropyBackwardBuf", "dlogits", dlogits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
+		return err
+	}
+	st := C.kbgo_cross_entropy_backward_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), logits.addr(), targets.addr(), C.int32_t(ignoreIndex), C.float(dloss), dlogits.addr())
+	runtime.KeepAlive(ctx)
+	logits.keepAlive()
+	targets.keepAlive()
+	dlogits.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // AdamwStep wraps kb_adamw_step.
 //
 // One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
@@ -1281,9 +2832,9 @@ func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets 
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.AdamwStep] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.AdamwStepBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func AdamwStep(params []float32, grads []float32, m []float32, v []float32, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1320,6 +2871,60 @@ func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v 
 	return nil
 }
 
+// AdamwStepBuf runs kb_adamw_step on ctx with its tensors in Buffers; see AdamwStep.
+//
+// n is grads.Len().
+// params (input and output) holds [n] elements.
+// grads (input) holds [n] elements.
+// m (input and output) holds [n] elements.
+// v (input and output) holds [n] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AdamwStepBuf(params Float32View, grads Float32View, m Float32View, v Float32View, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AdamwStepBuf")
+	}
+	if err := params.check("AdamwStepBuf", "params"); err != nil {
+		return err
+	}
+	if err := grads.check("AdamwStepBuf", "grads"); err != nil {
+		return err
+	}
+	if err := m.check("AdamwStepBuf", "m"); err != nil {
+		return err
+	}
+	if err := v.check("AdamwStepBuf", "v"); err != nil {
+		return err
+	}
+	n := grads.Len()
+	if err := checkMinLen("AdamwStepBuf", "params", params.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AdamwStepBuf", "grads", grads.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AdamwStepBuf", "m", m.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AdamwStepBuf", "v", v.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_adamw_step_buf(ctx.h, ctx.msg, C.int64_t(n), params.addr(), grads.addr(), m.addr(), v.addr(), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
+	runtime.KeepAlive(ctx)
+	params.keepAlive()
+	grads.keepAlive()
+	m.keepAlive()
+	v.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Argmax wraps kb_argmax.
 //
 // Index of the largest element of each row; the first one on ties.  NaN counts
@@ -1332,9 +2937,9 @@ func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v 
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Argmax] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.ArgmaxBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Argmax(cols int, x []float32, out []int32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1371,6 +2976,50 @@ func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
 	return nil
 }
 
+// ArgmaxBuf runs kb_argmax on ctx with its tensors in Buffers; see Argmax.
+//
+// rows is out.Len().
+// x (input) holds [rows, cols], row-major.
+// out (output) holds [rows] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) ArgmaxBuf(cols int, x Float32View, out Int32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ArgmaxBuf")
+	}
+	if err := x.check("ArgmaxBuf", "x"); err != nil {
+		return err
+	}
+	if err := out.check("ArgmaxBuf", "out"); err != nil {
+		return err
+	}
+	rows := out.Len()
+	if err := checkDim("ArgmaxBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("ArgmaxBuf", "x")
+	}
+	if err := checkMinLen("ArgmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("ArgmaxBuf", "out", out.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	st := C.kbgo_argmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), out.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // Sample wraps kb_sample.
 //
 // Multinomial sampling from softmax(logits / temperature) per row, candidates
@@ -1383,9 +3032,9 @@ func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.Sample] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.SampleBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func Sample(cols int, logits []float32, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1422,6 +3071,50 @@ func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed
 	return nil
 }
 
+// SampleBuf runs kb_sample on ctx with its tensors in Buffers; see Sample.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major.
+// out (output) holds [rows] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SampleBuf(cols int, logits Float32View, temperature float32, seed uint64, out Int32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SampleBuf")
+	}
+	if err := logits.check("SampleBuf", "logits"); err != nil {
+		return err
+	}
+	if err := out.check("SampleBuf", "out"); err != nil {
+		return err
+	}
+	rows := out.Len()
+	if err := checkDim("SampleBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SampleBuf", "logits")
+	}
+	if err := checkMinLen("SampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	st := C.kbgo_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.float(temperature), C.uint64_t(seed), out.addr())
+	runtime.KeepAlive(ctx)
+	logits.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // TopkSample wraps kb_topk_sample.
 //
 // Top-k sampling: the k largest logits of each row (ties broken by lower
@@ -1435,9 +3128,9 @@ func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.TopkSample] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.TopkSampleBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func TopkSample(cols int, logits []float32, k int, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1477,6 +3170,53 @@ func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature fl
 	return nil
 }
 
+// TopkSampleBuf runs kb_topk_sample on ctx with its tensors in Buffers; see TopkSample.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major.
+// out (output) holds [rows] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) TopkSampleBuf(cols int, logits Float32View, k int, temperature float32, seed uint64, out Int32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("TopkSampleBuf")
+	}
+	if err := logits.check("TopkSampleBuf", "logits"); err != nil {
+		return err
+	}
+	if err := out.check("TopkSampleBuf", "out"); err != nil {
+		return err
+	}
+	rows := out.Len()
+	if err := checkDim("TopkSampleBuf", "cols", cols); err != nil {
+		return err
+	}
+	if err := checkDim("TopkSampleBuf", "k", k); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("TopkSampleBuf", "logits")
+	}
+	if err := checkMinLen("TopkSampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("TopkSampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	st := C.kbgo_topk_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.addr())
+	runtime.KeepAlive(ctx)
+	logits.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
 // ToppSample wraps kb_topp_sample.
 //
 // Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
@@ -1491,9 +3231,9 @@ func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature fl
 //
 // It runs on a pooled default context (CPU backend, one thread) and is
 // safe for concurrent use; use [Context.ToppSample] to choose the backend and
-// thread count.  Slice lengths are checked before the call: a wrong length
-// is an *Error with Code ShapeMismatch, a negative size one with Code
-// InvalidArgument.
+// thread count, and [Context.ToppSampleBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
 func ToppSample(cols int, logits []float32, p float32, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
 	if err != nil {
@@ -1524,6 +3264,2852 @@ func (ctx *Context) ToppSample(cols int, logits []float32, p float32, temperatur
 	}
 	st := C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out))
 	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// ToppSampleBuf runs kb_topp_sample on ctx with its tensors in Buffers; see ToppSample.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major.
+// out (output) holds [rows] elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) ToppSampleBuf(cols int, logits Float32View, p float32, temperature float32, seed uint64, out Int32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ToppSampleBuf")
+	}
+	if err := logits.check("ToppSampleBuf", "logits"); err != nil {
+		return err
+	}
+	if err := out.check("ToppSampleBuf", "out"); err != nil {
+		return err
+	}
+	rows := out.Len()
+	if err := checkDim("ToppSampleBuf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("ToppSampleBuf", "logits")
+	}
+	if err := checkMinLen("ToppSampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("ToppSampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
+		return err
+	}
+	st := C.kbgo_topp_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.addr())
+	runtime.KeepAlive(ctx)
+	logits.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SiluBF16 wraps kb_silu_bf16.
+//
+// bfloat16 variant of kb_silu.
+//
+// n is len(x).
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.SiluBF16] to choose the backend and
+// thread count, and [Context.SiluBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func SiluBF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.SiluBF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// SiluBF16 runs kb_silu_bf16 on ctx; see the package-level function SiluBF16.
+func (ctx *Context) SiluBF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SiluBF16")
+	}
+	n := len(x)
+	if err := checkLen("SiluBF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("SiluBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SiluBF16Buf runs kb_silu_bf16 on ctx with its tensors in Buffers; see SiluBF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SiluBF16Buf(x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SiluBF16Buf")
+	}
+	if err := x.check("SiluBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SiluBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("SiluBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SiluBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_silu_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SiluF16 wraps kb_silu_f16.
+//
+// float16 (IEEE binary16) variant of kb_silu.
+//
+// n is len(x).
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.SiluF16] to choose the backend and
+// thread count, and [Context.SiluF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func SiluF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.SiluF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// SiluF16 runs kb_silu_f16 on ctx; see the package-level function SiluF16.
+func (ctx *Context) SiluF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SiluF16")
+	}
+	n := len(x)
+	if err := checkLen("SiluF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("SiluF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SiluF16Buf runs kb_silu_f16 on ctx with its tensors in Buffers; see SiluF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SiluF16Buf(x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SiluF16Buf")
+	}
+	if err := x.check("SiluF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SiluF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("SiluF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SiluF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_silu_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluBF16 wraps kb_gelu_bf16.
+//
+// bfloat16 variant of kb_gelu.
+//
+// n is len(x).
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GeluBF16] to choose the backend and
+// thread count, and [Context.GeluBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GeluBF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GeluBF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// GeluBF16 runs kb_gelu_bf16 on ctx; see the package-level function GeluBF16.
+func (ctx *Context) GeluBF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluBF16")
+	}
+	n := len(x)
+	if err := checkLen("GeluBF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("GeluBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluBF16Buf runs kb_gelu_bf16 on ctx with its tensors in Buffers; see GeluBF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluBF16Buf(x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluBF16Buf")
+	}
+	if err := x.check("GeluBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluF16 wraps kb_gelu_f16.
+//
+// float16 (IEEE binary16) variant of kb_gelu.
+//
+// n is len(x).
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GeluF16] to choose the backend and
+// thread count, and [Context.GeluF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GeluF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GeluF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// GeluF16 runs kb_gelu_f16 on ctx; see the package-level function GeluF16.
+func (ctx *Context) GeluF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluF16")
+	}
+	n := len(x)
+	if err := checkLen("GeluF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("GeluF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluF16Buf runs kb_gelu_f16 on ctx with its tensors in Buffers; see GeluF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluF16Buf(x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluF16Buf")
+	}
+	if err := x.check("GeluF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluTanhBF16 wraps kb_gelu_tanh_bf16.
+//
+// bfloat16 variant of kb_gelu_tanh.
+//
+// n is len(x).
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GeluTanhBF16] to choose the backend and
+// thread count, and [Context.GeluTanhBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GeluTanhBF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GeluTanhBF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// GeluTanhBF16 runs kb_gelu_tanh_bf16 on ctx; see the package-level function GeluTanhBF16.
+func (ctx *Context) GeluTanhBF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluTanhBF16")
+	}
+	n := len(x)
+	if err := checkLen("GeluTanhBF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("GeluTanhBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluTanhBF16Buf runs kb_gelu_tanh_bf16 on ctx with its tensors in Buffers; see GeluTanhBF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluTanhBF16Buf(x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluTanhBF16Buf")
+	}
+	if err := x.check("GeluTanhBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluTanhBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluTanhBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluTanhBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_tanh_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluTanhF16 wraps kb_gelu_tanh_f16.
+//
+// float16 (IEEE binary16) variant of kb_gelu_tanh.
+//
+// n is len(x).
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GeluTanhF16] to choose the backend and
+// thread count, and [Context.GeluTanhF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GeluTanhF16(x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GeluTanhF16(x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// GeluTanhF16 runs kb_gelu_tanh_f16 on ctx; see the package-level function GeluTanhF16.
+func (ctx *Context) GeluTanhF16(x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluTanhF16")
+	}
+	n := len(x)
+	if err := checkLen("GeluTanhF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("GeluTanhF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GeluTanhF16Buf runs kb_gelu_tanh_f16 on ctx with its tensors in Buffers; see GeluTanhF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GeluTanhF16Buf(x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GeluTanhF16Buf")
+	}
+	if err := x.check("GeluTanhF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("GeluTanhF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("GeluTanhF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GeluTanhF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gelu_tanh_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBF16 wraps kb_add_bf16.
+//
+// bfloat16 variant of kb_add.
+//
+// n is len(a).
+// a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as a or b.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AddBF16] to choose the backend and
+// thread count, and [Context.AddBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AddBF16(a []uint16, b []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AddBF16(a, b, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// AddBF16 runs kb_add_bf16 on ctx; see the package-level function AddBF16.
+func (ctx *Context) AddBF16(a []uint16, b []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBF16")
+	}
+	n := len(a)
+	if err := checkLen("AddBF16", "a", len(a), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBF16", "b", len(b), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBF16Buf runs kb_add_bf16 on ctx with its tensors in Buffers; see AddBF16.
+//
+// n is a.Len().
+// a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddBF16Buf(a BF16View, b BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBF16Buf")
+	}
+	if err := a.check("AddBF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("AddBF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("AddBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("AddBF16Buf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBF16Buf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddF16 wraps kb_add_f16.
+//
+// float16 (IEEE binary16) variant of kb_add.
+//
+// n is len(a).
+// a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as a or b.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AddF16] to choose the backend and
+// thread count, and [Context.AddF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AddF16(a []uint16, b []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AddF16(a, b, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// AddF16 runs kb_add_f16 on ctx; see the package-level function AddF16.
+func (ctx *Context) AddF16(a []uint16, b []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddF16")
+	}
+	n := len(a)
+	if err := checkLen("AddF16", "a", len(a), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddF16", "b", len(b), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddF16Buf runs kb_add_f16 on ctx with its tensors in Buffers; see AddF16.
+//
+// n is a.Len().
+// a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddF16Buf(a F16View, b F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddF16Buf")
+	}
+	if err := a.check("AddF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("AddF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("AddF16Buf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("AddF16Buf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddF16Buf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_f16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// MulBF16 wraps kb_mul_bf16.
+//
+// bfloat16 variant of kb_mul.
+//
+// n is len(a).
+// a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as a or b.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.MulBF16] to choose the backend and
+// thread count, and [Context.MulBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func MulBF16(a []uint16, b []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.MulBF16(a, b, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// MulBF16 runs kb_mul_bf16 on ctx; see the package-level function MulBF16.
+func (ctx *Context) MulBF16(a []uint16, b []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("MulBF16")
+	}
+	n := len(a)
+	if err := checkLen("MulBF16", "a", len(a), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("MulBF16", "b", len(b), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("MulBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// MulBF16Buf runs kb_mul_bf16 on ctx with its tensors in Buffers; see MulBF16.
+//
+// n is a.Len().
+// a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) MulBF16Buf(a BF16View, b BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("MulBF16Buf")
+	}
+	if err := a.check("MulBF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("MulBF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("MulBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("MulBF16Buf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulBF16Buf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_mul_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// MulF16 wraps kb_mul_f16.
+//
+// float16 (IEEE binary16) variant of kb_mul.
+//
+// n is len(a).
+// a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as a or b.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.MulF16] to choose the backend and
+// thread count, and [Context.MulF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func MulF16(a []uint16, b []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.MulF16(a, b, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// MulF16 runs kb_mul_f16 on ctx; see the package-level function MulF16.
+func (ctx *Context) MulF16(a []uint16, b []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("MulF16")
+	}
+	n := len(a)
+	if err := checkLen("MulF16", "a", len(a), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("MulF16", "b", len(b), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("MulF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// MulF16Buf runs kb_mul_f16 on ctx with its tensors in Buffers; see MulF16.
+//
+// n is a.Len().
+// a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as a or b.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) MulF16Buf(a F16View, b F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("MulF16Buf")
+	}
+	if err := a.check("MulF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("MulF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := y.check("MulF16Buf", "y"); err != nil {
+		return err
+	}
+	n := a.Len()
+	if err := checkMinLen("MulF16Buf", "a", a.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulF16Buf", "b", b.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("MulF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_mul_f16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// ScaleBF16 wraps kb_scale_bf16.
+//
+// bfloat16 variant of kb_scale.
+//
+// n is len(x).
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.ScaleBF16] to choose the backend and
+// thread count, and [Context.ScaleBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func ScaleBF16(alpha float32, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.ScaleBF16(alpha, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// ScaleBF16 runs kb_scale_bf16 on ctx; see the package-level function ScaleBF16.
+func (ctx *Context) ScaleBF16(alpha float32, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ScaleBF16")
+	}
+	n := len(x)
+	if err := checkLen("ScaleBF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("ScaleBF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// ScaleBF16Buf runs kb_scale_bf16 on ctx with its tensors in Buffers; see ScaleBF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) ScaleBF16Buf(alpha float32, x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ScaleBF16Buf")
+	}
+	if err := x.check("ScaleBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("ScaleBF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("ScaleBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("ScaleBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_scale_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// ScaleF16 wraps kb_scale_f16.
+//
+// float16 (IEEE binary16) variant of kb_scale.
+//
+// n is len(x).
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.ScaleF16] to choose the backend and
+// thread count, and [Context.ScaleF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func ScaleF16(alpha float32, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.ScaleF16(alpha, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// ScaleF16 runs kb_scale_f16 on ctx; see the package-level function ScaleF16.
+func (ctx *Context) ScaleF16(alpha float32, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ScaleF16")
+	}
+	n := len(x)
+	if err := checkLen("ScaleF16", "x", len(x), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkLen("ScaleF16", "y", len(y), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// ScaleF16Buf runs kb_scale_f16 on ctx with its tensors in Buffers; see ScaleF16.
+//
+// n is x.Len().
+// x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) ScaleF16Buf(alpha float32, x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("ScaleF16Buf")
+	}
+	if err := x.check("ScaleF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("ScaleF16Buf", "y"); err != nil {
+		return err
+	}
+	n := x.Len()
+	if err := checkMinLen("ScaleF16Buf", "x", x.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("ScaleF16Buf", "y", y.Len(), n, "[n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_scale_f16_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBiasBF16 wraps kb_add_bias_bf16.
+//
+// bfloat16 variant of kb_add_bias.
+//
+// cols is len(bias).
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AddBiasBF16] to choose the backend and
+// thread count, and [Context.AddBiasBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AddBiasBF16(rows, x, bias, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// AddBiasBF16 runs kb_add_bias_bf16 on ctx; see the package-level function AddBiasBF16.
+func (ctx *Context) AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBiasBF16")
+	}
+	cols := len(bias)
+	if err := checkDim("AddBiasBF16", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBF16", "y")
+	}
+	if err := checkLen("AddBiasBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBiasBF16", "bias", len(bias), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBiasBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(bias), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBiasBF16Buf runs kb_add_bias_bf16 on ctx with its tensors in Buffers; see AddBiasBF16.
+//
+// cols is bias.Len().
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddBiasBF16Buf(rows int, x BF16View, bias BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBiasBF16Buf")
+	}
+	if err := x.check("AddBiasBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := bias.check("AddBiasBF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("AddBiasBF16Buf", "y"); err != nil {
+		return err
+	}
+	cols := bias.Len()
+	if err := checkDim("AddBiasBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasBF16Buf", "y")
+	}
+	if err := checkMinLen("AddBiasBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasBF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bias_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBiasF16 wraps kb_add_bias_f16.
+//
+// float16 (IEEE binary16) variant of kb_add_bias.
+//
+// cols is len(bias).
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AddBiasF16] to choose the backend and
+// thread count, and [Context.AddBiasF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AddBiasF16(rows, x, bias, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// AddBiasF16 runs kb_add_bias_f16 on ctx; see the package-level function AddBiasF16.
+func (ctx *Context) AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBiasF16")
+	}
+	cols := len(bias)
+	if err := checkDim("AddBiasF16", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasF16", "y")
+	}
+	if err := checkLen("AddBiasF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBiasF16", "bias", len(bias), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("AddBiasF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(bias), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AddBiasF16Buf runs kb_add_bias_f16 on ctx with its tensors in Buffers; see AddBiasF16.
+//
+// cols is bias.Len().
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AddBiasF16Buf(rows int, x F16View, bias F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AddBiasF16Buf")
+	}
+	if err := x.check("AddBiasF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := bias.check("AddBiasF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("AddBiasF16Buf", "y"); err != nil {
+		return err
+	}
+	cols := bias.Len()
+	if err := checkDim("AddBiasF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("AddBiasF16Buf", "y")
+	}
+	if err := checkMinLen("AddBiasF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AddBiasF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_add_bias_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SoftmaxBF16 wraps kb_softmax_bf16.
+//
+// bfloat16 variant of kb_softmax.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.SoftmaxBF16] to choose the backend and
+// thread count, and [Context.SoftmaxBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.SoftmaxBF16(rows, cols, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// SoftmaxBF16 runs kb_softmax_bf16 on ctx; see the package-level function SoftmaxBF16.
+func (ctx *Context) SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SoftmaxBF16")
+	}
+	if err := checkDim("SoftmaxBF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxBF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBF16", "y")
+	}
+	if err := checkLen("SoftmaxBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("SoftmaxBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SoftmaxBF16Buf runs kb_softmax_bf16 on ctx with its tensors in Buffers; see SoftmaxBF16.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SoftmaxBF16Buf")
+	}
+	if err := x.check("SoftmaxBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SoftmaxBF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxBF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxBF16Buf", "y")
+	}
+	if err := checkMinLen("SoftmaxBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SoftmaxBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_softmax_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SoftmaxF16 wraps kb_softmax_f16.
+//
+// float16 (IEEE binary16) variant of kb_softmax.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.SoftmaxF16] to choose the backend and
+// thread count, and [Context.SoftmaxF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.SoftmaxF16(rows, cols, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// SoftmaxF16 runs kb_softmax_f16 on ctx; see the package-level function SoftmaxF16.
+func (ctx *Context) SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SoftmaxF16")
+	}
+	if err := checkDim("SoftmaxF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxF16", "y")
+	}
+	if err := checkLen("SoftmaxF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("SoftmaxF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// SoftmaxF16Buf runs kb_softmax_f16 on ctx with its tensors in Buffers; see SoftmaxF16.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) SoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("SoftmaxF16Buf")
+	}
+	if err := x.check("SoftmaxF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("SoftmaxF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("SoftmaxF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("SoftmaxF16Buf", "y")
+	}
+	if err := checkMinLen("SoftmaxF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("SoftmaxF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_softmax_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LogSoftmaxBF16 wraps kb_log_softmax_bf16.
+//
+// bfloat16 variant of kb_log_softmax.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LogSoftmaxBF16] to choose the backend and
+// thread count, and [Context.LogSoftmaxBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LogSoftmaxBF16(rows, cols, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LogSoftmaxBF16 runs kb_log_softmax_bf16 on ctx; see the package-level function LogSoftmaxBF16.
+func (ctx *Context) LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LogSoftmaxBF16")
+	}
+	if err := checkDim("LogSoftmaxBF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxBF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBF16", "y")
+	}
+	if err := checkLen("LogSoftmaxBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("LogSoftmaxBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LogSoftmaxBF16Buf runs kb_log_softmax_bf16 on ctx with its tensors in Buffers; see LogSoftmaxBF16.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LogSoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LogSoftmaxBF16Buf")
+	}
+	if err := x.check("LogSoftmaxBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("LogSoftmaxBF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxBF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxBF16Buf", "y")
+	}
+	if err := checkMinLen("LogSoftmaxBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LogSoftmaxBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_log_softmax_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LogSoftmaxF16 wraps kb_log_softmax_f16.
+//
+// float16 (IEEE binary16) variant of kb_log_softmax.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LogSoftmaxF16] to choose the backend and
+// thread count, and [Context.LogSoftmaxF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LogSoftmaxF16(rows, cols, x, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LogSoftmaxF16 runs kb_log_softmax_f16 on ctx; see the package-level function LogSoftmaxF16.
+func (ctx *Context) LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LogSoftmaxF16")
+	}
+	if err := checkDim("LogSoftmaxF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxF16", "y")
+	}
+	if err := checkLen("LogSoftmaxF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("LogSoftmaxF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LogSoftmaxF16Buf runs kb_log_softmax_f16 on ctx with its tensors in Buffers; see LogSoftmaxF16.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LogSoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LogSoftmaxF16Buf")
+	}
+	if err := x.check("LogSoftmaxF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := y.check("LogSoftmaxF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LogSoftmaxF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LogSoftmaxF16Buf", "y")
+	}
+	if err := checkMinLen("LogSoftmaxF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LogSoftmaxF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_log_softmax_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// RmsnormBF16 wraps kb_rmsnorm_bf16.
+//
+// bfloat16 variant of kb_rmsnorm.
+//
+// cols is len(weight).
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.RmsnormBF16] to choose the backend and
+// thread count, and [Context.RmsnormBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func RmsnormBF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.RmsnormBF16(rows, x, weight, eps, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// RmsnormBF16 runs kb_rmsnorm_bf16 on ctx; see the package-level function RmsnormBF16.
+func (ctx *Context) RmsnormBF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RmsnormBF16")
+	}
+	cols := len(weight)
+	if err := checkDim("RmsnormBF16", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBF16", "y")
+	}
+	if err := checkLen("RmsnormBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("RmsnormBF16", "weight", len(weight), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("RmsnormBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), C.float(eps), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// RmsnormBF16Buf runs kb_rmsnorm_bf16 on ctx with its tensors in Buffers; see RmsnormBF16.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) RmsnormBF16Buf(rows int, x BF16View, weight BF16View, eps float32, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RmsnormBF16Buf")
+	}
+	if err := x.check("RmsnormBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("RmsnormBF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := y.check("RmsnormBF16Buf", "y"); err != nil {
+		return err
+	}
+	cols := weight.Len()
+	if err := checkDim("RmsnormBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormBF16Buf", "y")
+	}
+	if err := checkMinLen("RmsnormBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormBF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rmsnorm_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// RmsnormF16 wraps kb_rmsnorm_f16.
+//
+// float16 (IEEE binary16) variant of kb_rmsnorm.
+//
+// cols is len(weight).
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.RmsnormF16] to choose the backend and
+// thread count, and [Context.RmsnormF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func RmsnormF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.RmsnormF16(rows, x, weight, eps, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// RmsnormF16 runs kb_rmsnorm_f16 on ctx; see the package-level function RmsnormF16.
+func (ctx *Context) RmsnormF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RmsnormF16")
+	}
+	cols := len(weight)
+	if err := checkDim("RmsnormF16", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormF16", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormF16", "y")
+	}
+	if err := checkLen("RmsnormF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("RmsnormF16", "weight", len(weight), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkLen("RmsnormF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), C.float(eps), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// RmsnormF16Buf runs kb_rmsnorm_f16 on ctx with its tensors in Buffers; see RmsnormF16.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) RmsnormF16Buf(rows int, x F16View, weight F16View, eps float32, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("RmsnormF16Buf")
+	}
+	if err := x.check("RmsnormF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("RmsnormF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := y.check("RmsnormF16Buf", "y"); err != nil {
+		return err
+	}
+	cols := weight.Len()
+	if err := checkDim("RmsnormF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormF16Buf", "x")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("RmsnormF16Buf", "y")
+	}
+	if err := checkMinLen("RmsnormF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("RmsnormF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_rmsnorm_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LayernormBF16 wraps kb_layernorm_bf16.
+//
+// bfloat16 variant of kb_layernorm.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
+// bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LayernormBF16] to choose the backend and
+// thread count, and [Context.LayernormBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LayernormBF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LayernormBF16(rows, cols, x, weight, bias, eps, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LayernormBF16 runs kb_layernorm_bf16 on ctx; see the package-level function LayernormBF16.
+func (ctx *Context) LayernormBF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LayernormBF16")
+	}
+	if err := checkDim("LayernormBF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormBF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBF16", "x")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBF16", "weight")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBF16", "bias")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBF16", "y")
+	}
+	if err := checkLen("LayernormBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if weight != nil {
+		if err := checkLen("LayernormBF16", "weight", len(weight), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if bias != nil {
+		if err := checkLen("LayernormBF16", "bias", len(bias), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("LayernormBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LayernormBF16Buf runs kb_layernorm_bf16 on ctx with its tensors in Buffers; see LayernormBF16.
+//
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
+// bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LayernormBF16Buf(rows int, cols int, x BF16View, weight BF16View, bias BF16View, eps float32, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LayernormBF16Buf")
+	}
+	if err := x.check("LayernormBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LayernormBF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LayernormBF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LayernormBF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormBF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBF16Buf", "x")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBF16Buf", "weight")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormBF16Buf", "bias")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormBF16Buf", "y")
+	}
+	if err := checkMinLen("LayernormBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if !weight.isNil() {
+		if err := checkMinLen("LayernormBF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LayernormBF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LayernormBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_layernorm_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LayernormF16 wraps kb_layernorm_f16.
+//
+// float16 (IEEE binary16) variant of kb_layernorm.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
+// bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LayernormF16] to choose the backend and
+// thread count, and [Context.LayernormF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LayernormF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LayernormF16(rows, cols, x, weight, bias, eps, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LayernormF16 runs kb_layernorm_f16 on ctx; see the package-level function LayernormF16.
+func (ctx *Context) LayernormF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LayernormF16")
+	}
+	if err := checkDim("LayernormF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormF16", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormF16", "x")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormF16", "weight")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormF16", "bias")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormF16", "y")
+	}
+	if err := checkLen("LayernormF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if weight != nil {
+		if err := checkLen("LayernormF16", "weight", len(weight), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if bias != nil {
+		if err := checkLen("LayernormF16", "bias", len(bias), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("LayernormF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LayernormF16Buf runs kb_layernorm_f16 on ctx with its tensors in Buffers; see LayernormF16.
+//
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
+// bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LayernormF16Buf(rows int, cols int, x F16View, weight F16View, bias F16View, eps float32, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LayernormF16Buf")
+	}
+	if err := x.check("LayernormF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LayernormF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LayernormF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LayernormF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LayernormF16Buf", "cols", cols); err != nil {
+		return err
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormF16Buf", "x")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormF16Buf", "weight")
+	}
+	if sizeOf(cols) < 0 {
+		return overflowError("LayernormF16Buf", "bias")
+	}
+	if sizeOf(rows, cols) < 0 {
+		return overflowError("LayernormF16Buf", "y")
+	}
+	if err := checkMinLen("LayernormF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	if !weight.isNil() {
+		if err := checkMinLen("LayernormF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LayernormF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LayernormF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
+		return err
+	}
+	st := C.kbgo_layernorm_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBF16 wraps kb_gemm_bf16.
+//
+// bfloat16 variant of kb_gemm.
+//
+// a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GemmBF16] to choose the backend and
+// thread count, and [Context.GemmBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GemmBF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	releaseDefault(ctx)
+	return err
+}
+
+// GemmBF16 runs kb_gemm_bf16 on ctx; see the package-level function GemmBF16.
+func (ctx *Context) GemmBF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBF16")
+	}
+	if err := checkDim("GemmBF16", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
+		return overflowError("GemmBF16", "a")
+	}
+	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
+		return overflowError("GemmBF16", "b")
+	}
+	if stridedSize(m, n, ldc) < 0 {
+		return overflowError("GemmBF16", "c")
+	}
+	if err := checkMinLen("GemmBF16", "a", len(a), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBF16", "b", len(b), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBF16", "c", len(c), stridedSize(m, n, ldc), "[m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBF16Buf runs kb_gemm_bf16 on ctx with its tensors in Buffers; see GemmBF16.
+//
+// a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmBF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a BF16View, lda int, b BF16View, ldb int, beta float32, c BF16View, ldc int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBF16Buf")
+	}
+	if err := a.check("GemmBF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmBF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmBF16Buf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBF16Buf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBF16Buf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
+		return overflowError("GemmBF16Buf", "a")
+	}
+	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
+		return overflowError("GemmBF16Buf", "b")
+	}
+	if stridedSize(m, n, ldc) < 0 {
+		return overflowError("GemmBF16Buf", "c")
+	}
+	if err := checkMinLen("GemmBF16Buf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBF16Buf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBF16Buf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_bf16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmF16 wraps kb_gemm_f16.
+//
+// float16 (IEEE binary16) variant of kb_gemm.
+//
+// a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GemmF16] to choose the backend and
+// thread count, and [Context.GemmF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GemmF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GemmF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	releaseDefault(ctx)
+	return err
+}
+
+// GemmF16 runs kb_gemm_f16 on ctx; see the package-level function GemmF16.
+func (ctx *Context) GemmF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmF16")
+	}
+	if err := checkDim("GemmF16", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
+		return overflowError("GemmF16", "a")
+	}
+	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
+		return overflowError("GemmF16", "b")
+	}
+	if stridedSize(m, n, ldc) < 0 {
+		return overflowError("GemmF16", "c")
+	}
+	if err := checkMinLen("GemmF16", "a", len(a), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmF16", "b", len(b), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmF16", "c", len(c), stridedSize(m, n, ldc), "[m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmF16Buf runs kb_gemm_f16 on ctx with its tensors in Buffers; see GemmF16.
+//
+// a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a F16View, lda int, b F16View, ldb int, beta float32, c F16View, ldc int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmF16Buf")
+	}
+	if err := a.check("GemmF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmF16Buf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmF16Buf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmF16Buf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
+		return overflowError("GemmF16Buf", "a")
+	}
+	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
+		return overflowError("GemmF16Buf", "b")
+	}
+	if stridedSize(m, n, ldc) < 0 {
+		return overflowError("GemmF16Buf", "c")
+	}
+	if err := checkMinLen("GemmF16Buf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmF16Buf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmF16Buf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_f16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionBF16 wraps kb_attention_bf16.
+//
+// bfloat16 variant of kb_attention.
+//
+// q (input) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AttentionBF16] to choose the backend and
+// thread count, and [Context.AttentionBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AttentionBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AttentionBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
+	releaseDefault(ctx)
+	return err
+}
+
+// AttentionBF16 runs kb_attention_bf16 on ctx; see the package-level function AttentionBF16.
+func (ctx *Context) AttentionBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionBF16")
+	}
+	if err := checkDim("AttentionBF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBF16", "q")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBF16", "k")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBF16", "v")
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBF16", "out")
+	}
+	if err := checkLen("AttentionBF16", "q", len(q), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionBF16", "k", len(k), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionBF16", "v", len(v), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionBF16", "out", len(out), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionBF16Buf runs kb_attention_bf16 on ctx with its tensors in Buffers; see AttentionBF16.
+//
+// q (input) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q BF16View, k BF16View, v BF16View, causal bool, scale float32, out BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionBF16Buf")
+	}
+	if err := q.check("AttentionBF16Buf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionBF16Buf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionBF16Buf", "v"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionBF16Buf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionBF16Buf", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBF16Buf", "q")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBF16Buf", "k")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionBF16Buf", "v")
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionBF16Buf", "out")
+	}
+	if err := checkMinLen("AttentionBF16Buf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBF16Buf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBF16Buf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionBF16Buf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_bf16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionF16 wraps kb_attention_f16.
+//
+// float16 (IEEE binary16) variant of kb_attention.
+//
+// q (input) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AttentionF16] to choose the backend and
+// thread count, and [Context.AttentionF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AttentionF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AttentionF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
+	releaseDefault(ctx)
+	return err
+}
+
+// AttentionF16 runs kb_attention_f16 on ctx; see the package-level function AttentionF16.
+func (ctx *Context) AttentionF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionF16")
+	}
+	if err := checkDim("AttentionF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionF16", "q")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionF16", "k")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionF16", "v")
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionF16", "out")
+	}
+	if err := checkLen("AttentionF16", "q", len(q), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionF16", "k", len(k), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionF16", "v", len(v), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionF16", "out", len(out), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionF16Buf runs kb_attention_f16 on ctx with its tensors in Buffers; see AttentionF16.
+//
+// q (input) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q F16View, k F16View, v F16View, causal bool, scale float32, out F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionF16Buf")
+	}
+	if err := q.check("AttentionF16Buf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionF16Buf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionF16Buf", "v"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionF16Buf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionF16Buf", "headDim", headDim); err != nil {
+		return err
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionF16Buf", "q")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionF16Buf", "k")
+	}
+	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
+		return overflowError("AttentionF16Buf", "v")
+	}
+	if sizeOf(batch, heads, seqQ, headDim) < 0 {
+		return overflowError("AttentionF16Buf", "out")
+	}
+	if err := checkMinLen("AttentionF16Buf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionF16Buf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionF16Buf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionF16Buf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_f16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	out.keepAlive()
 	if st != 0 {
 		return ctx.fail(st)
 	}

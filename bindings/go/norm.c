@@ -1,5 +1,6 @@
 /* vendored by tools/vendor_c.py from kernels/cpu/norm.c; do not edit */
-/* norm.c - RMSNorm and LayerNorm over the rows of a [rows, cols] matrix.
+/* norm.c - RMSNorm and LayerNorm over the rows of a [rows, cols] matrix, in
+ * float32 and in bf16 / f16 storage.
  *
  * Statistics are accumulated sequentially in double (the mean of squares for
  * RMSNorm; mean, then the biased variance about it in a second pass, for
@@ -9,6 +10,7 @@
 #include <math.h>
 
 #include "internal.h"
+#include "reduced.h"
 #include "rowwise.h"
 
 struct norm_job {
@@ -55,37 +57,51 @@ static void layernorm_body(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-/* Validation shared by both norms; weight_nullable says whether NULL weight
- * (and bias) mean "no affine transform" or are errors. */
-static kb_status validate(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *x,
-                          const float *weight, const float *bias, bool nullable, float eps, const float *y,
-                          int64_t *count) {
+/* Needs rows * cols > 0. */
+static void compute(const kb_context *ctx, bool layer, int64_t rows, int64_t cols, const float *x, const float *weight,
+                    const float *bias, float eps, float *y) {
+  struct norm_job job = {cols, x, weight, bias, (double)eps, y};
+  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), layer ? layernorm_body : rmsnorm_body, &job);
+}
+
+/* Validation shared by both norms in every dtype (elem: element size in
+ * bytes), ending with the memory-kind check; nullable says whether NULL
+ * weight (and bias) mean "no affine transform" or are errors. */
+static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t rows, int64_t cols, const void *x,
+                       const void *weight, const void *bias, bool nullable, float eps, const void *y, int64_t *count,
+                       int64_t *wcount) {
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
-  int64_t dims[2] = {rows, cols}, wcount;
-  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 2, dims, count));
-  KB_TRY(kb__count(ctx, fn, "weight", (int64_t)sizeof(float), 1, &cols, &wcount));
+  int64_t dims[2] = {rows, cols};
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, dims, count));
+  KB_TRY(kb__count(ctx, fn, "weight", elem, 1, &cols, wcount));
   KB_TRY(kb__check_ptr(ctx, fn, "x", x, *count));
-  if (!nullable) KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wcount));
+  if (!nullable) KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, *wcount));
   KB_TRY(kb__check_ptr(ctx, fn, "y", y, *count));
   KB_TRY(kb__check_finite(ctx, fn, "eps", (double)eps, true));
-  int64_t bytes = *count * (int64_t)sizeof(float), wbytes = wcount * (int64_t)sizeof(float);
+  int64_t bytes = *count * elem, wbytes = *wcount * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "weight", weight, wbytes, false));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "bias", bias, wbytes, false));
-  return KB_STATUS_OK;
+  /* An absent weight or bias (NULL) is no memory to check. */
+  const struct kb_mem_ref refs[] = {{"x", x, bytes},
+                                    {"weight", weight, weight != NULL ? wbytes : 0},
+                                    {"bias", bias, bias != NULL ? wbytes : 0},
+                                    {"y", y, bytes}};
+  return kb__check_memory(ctx, fn, 4, refs);
 }
 
 kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight, float eps,
                      float *y) {
   static const char fn[] = "kb_rmsnorm";
   kb__begin(ctx);
-  int64_t count;
-  KB_TRY(validate(ctx, fn, rows, cols, x, weight, NULL, false, eps, y, &count));
+  int64_t count, wcount;
+  KB_TRY(check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, NULL, false, eps, y, &count, &wcount));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn, ctx->cuda->rmsnorm(ctx->cuda_ctx, fn, rows, cols, x, weight, eps, y));
   if (count == 0) return KB_STATUS_OK;
-  struct norm_job job = {cols, x, weight, NULL, (double)eps, y};
-  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), rmsnorm_body, &job);
+  compute(ctx, false, rows, cols, x, weight, NULL, eps, y);
   return KB_STATUS_OK;
 }
 
@@ -93,10 +109,58 @@ kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float 
                        const float *bias, float eps, float *y) {
   static const char fn[] = "kb_layernorm";
   kb__begin(ctx);
-  int64_t count;
-  KB_TRY(validate(ctx, fn, rows, cols, x, weight, bias, true, eps, y, &count));
+  int64_t count, wcount;
+  KB_TRY(check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, bias, true, eps, y, &count, &wcount));
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn, ctx->cuda->layernorm(ctx->cuda_ctx, fn, rows, cols, x, weight, bias, eps, y));
   if (count == 0) return KB_STATUS_OK;
-  struct norm_job job = {cols, x, weight, bias, (double)eps, y};
-  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), layernorm_body, &job);
+  compute(ctx, true, rows, cols, x, weight, bias, eps, y);
   return KB_STATUS_OK;
+}
+
+/* bf16 / f16 (both norms; rmsnorm passes bias = NULL): the float32 kernel in
+ * place on a widened copy of x, with widened weight and bias, then narrowed
+ * into y (which may be x). */
+static kb_status norm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool layer, int64_t rows, int64_t cols,
+                         const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
+  kb__begin(ctx);
+  int64_t count, wcount;
+  KB_TRY(check(ctx, fn, KB_HALF_SIZE, rows, cols, x, weight, bias, layer, eps, y, &count, &wcount));
+  if (kb__on_cuda(ctx)) {
+    const struct kbcuda_table *t = ctx->cuda;
+    kbcuda_status s = layer ? t->layernorm_dt(ctx->cuda_ctx, fn, dt, rows, cols, x, weight, bias, eps, y)
+                            : t->rmsnorm_dt(ctx->cuda_ctx, fn, dt, rows, cols, x, weight, eps, y);
+    return kb__cuda_finish(ctx, fn, s);
+  }
+  if (count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s;
+  const int64_t counts[3] = {count, weight != NULL ? wcount : 0, bias != NULL ? wcount : 0};
+  KB_TRY(kb_dt_alloc(ctx, fn, 3, counts, &s));
+  kb_dt_widen(ctx, dt, x, s.t[0], count);
+  if (weight != NULL) kb_dt_widen(ctx, dt, weight, s.t[1], wcount);
+  if (bias != NULL) kb_dt_widen(ctx, dt, bias, s.t[2], wcount);
+  compute(ctx, layer, rows, cols, s.t[0], s.t[1], s.t[2], eps, s.t[0]);
+  kb_dt_narrow(ctx, dt, s.t[0], y, count);
+  kb_dt_free(&s);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                          float eps, uint16_t *y) {
+  return norm_dt(ctx, "kb_rmsnorm_bf16", KBCUDA_BF16, false, rows, cols, x, weight, NULL, eps, y);
+}
+
+kb_status kb_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                         float eps, uint16_t *y) {
+  return norm_dt(ctx, "kb_rmsnorm_f16", KBCUDA_F16, false, rows, cols, x, weight, NULL, eps, y);
+}
+
+kb_status kb_layernorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                            const uint16_t *bias, float eps, uint16_t *y) {
+  return norm_dt(ctx, "kb_layernorm_bf16", KBCUDA_BF16, true, rows, cols, x, weight, bias, eps, y);
+}
+
+kb_status kb_layernorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight,
+                           const uint16_t *bias, float eps, uint16_t *y) {
+  return norm_dt(ctx, "kb_layernorm_f16", KBCUDA_F16, true, rows, cols, x, weight, bias, eps, y);
 }

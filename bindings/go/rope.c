@@ -42,6 +42,12 @@ static void rope_body(void *arg, int64_t begin, int64_t end) {
   }
 }
 
+/* The message of a negative position, shared by the CPU and CUDA paths. */
+static kb_status bad_position(kb_context *ctx, const char *fn, int64_t s, int32_t position) {
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "positions[%lld] must be >= 0, got %ld", (long long)s,
+                  (long)position);
+}
+
 kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x,
                   const int32_t *positions, float theta, float *y) {
   static const char fn[] = "kb_rope";
@@ -59,13 +65,26 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
   KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
   if (!isfinite(theta) || theta <= 0.0f)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "theta must be finite and > 0, got %g", (double)theta);
-  int64_t bytes = count * (int64_t)sizeof(float);
+  int64_t bytes = count * (int64_t)sizeof(float), pos_bytes = pos_count * (int64_t)sizeof(int32_t);
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
-  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "positions", positions, pos_count * (int64_t)sizeof(int32_t), false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "positions", positions, pos_bytes, false));
+  const struct kb_mem_ref refs[] = {{"x", x, bytes}, {"positions", positions, pos_bytes}, {"y", y, bytes}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx)) {
+    /* The device finds the first negative position (the host cannot read
+     * device memory): [0, INT32_MAX] is every int32 >= 0. */
+    if (seq > 0) {
+      int64_t bad;
+      int32_t value;
+      kbcuda_status st = ctx->cuda->validate_index(ctx->cuda_ctx, fn, seq, positions, 0, (int64_t)INT32_MAX + 1, 0, 0,
+                                                   &bad, &value);
+      if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
+      if (bad >= 0) return bad_position(ctx, fn, bad, value);
+    }
+    return kb__cuda_finish(ctx, fn, ctx->cuda->rope(ctx->cuda_ctx, fn, seq, heads, head_dim, x, positions, theta, y));
+  }
   for (int64_t s = 0; s < seq; s++) {
-    if (positions[s] < 0)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "positions[%lld] must be >= 0, got %ld", (long long)s,
-                      (long)positions[s]);
+    if (positions[s] < 0) return bad_position(ctx, fn, s, positions[s]);
   }
   if (count == 0) return KB_STATUS_OK;
   struct rope_job job = {heads, head_dim, x, positions, (double)theta, y};

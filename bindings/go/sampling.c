@@ -151,22 +151,54 @@ static void samp_body(void *arg, int64_t tbegin, int64_t tend) {
   }
 }
 
-/* Rejects NaN, +inf and all -inf rows; the first offending row is reported. */
+/* The message of a bad logits row (reason: KBCUDA_LOGITS_*), shared by the
+ * CPU and CUDA paths. */
+static kb_status bad_row(kb_context *ctx, const char *fn, int64_t r, int32_t reason) {
+  const char *what = reason == KBCUDA_LOGITS_NAN       ? "holds NaN"
+                     : reason == KBCUDA_LOGITS_POS_INF ? "holds +inf"
+                                                       : "is all -inf";
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld %s", (long long)r, what);
+}
+
+/* Rejects NaN, +inf and all -inf rows; the first offending row is reported
+ * (within a row, the first NaN or +inf decides the reason).  On CUDA the
+ * device scans (the host cannot read device memory) by the same rule. */
 static kb_status check_logits(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *logits) {
+  if (kb__on_cuda(ctx)) {
+    if (rows == 0 || cols == 0) return KB_STATUS_OK;
+    int64_t bad;
+    int32_t reason;
+    kbcuda_status st = ctx->cuda->validate_logits(ctx->cuda_ctx, fn, rows, cols, logits, &bad, &reason);
+    if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
+    if (bad >= 0) return bad_row(ctx, fn, bad, reason);
+    return KB_STATUS_OK;
+  }
   for (int64_t r = 0; r < rows; r++) {
     const float *x = logits + r * cols;
     bool finite_or_neg_inf_seen = false;
     for (int64_t c = 0; c < cols; c++) {
       float v = x[c];
-      if (isnan(v)) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld holds NaN", (long long)r);
-      if (v == INFINITY)
-        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld holds +inf", (long long)r);
+      if (isnan(v)) return bad_row(ctx, fn, r, KBCUDA_LOGITS_NAN);
+      if (v == INFINITY) return bad_row(ctx, fn, r, KBCUDA_LOGITS_POS_INF);
       if (v != -INFINITY) finite_or_neg_inf_seen = true;
     }
-    if (!finite_or_neg_inf_seen)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld is all -inf", (long long)r);
+    if (!finite_or_neg_inf_seen) return bad_row(ctx, fn, r, KBCUDA_LOGITS_ALL_NEG_INF);
   }
   return KB_STATUS_OK;
+}
+
+static kbcuda_status cuda_sample(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols,
+                                 const float *logits, int64_t k, float p, float temperature, uint64_t seed,
+                                 int32_t *out) {
+  const struct kbcuda_table *t = ctx->cuda;
+  switch (mode) {
+    case MODE_TOPK:
+      return t->topk_sample(ctx->cuda_ctx, fn, rows, cols, logits, k, temperature, seed, out);
+    case MODE_TOPP:
+      return t->topp_sample(ctx->cuda_ctx, fn, rows, cols, logits, p, temperature, seed, out);
+    default:
+      return t->sample(ctx->cuda_ctx, fn, rows, cols, logits, temperature, seed, out);
+  }
 }
 
 static kb_status run(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols, const float *logits,
@@ -194,9 +226,14 @@ static kb_status run(kb_context *ctx, const char *fn, enum mode mode, int64_t ro
                     (double)temperature);
   if (mode == MODE_TOPP && !(p > 0.0f && p <= 1.0f))
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "p must be in (0, 1], got %g", (double)p);
-  KB_TRY(kb__check_overlap(ctx, fn, "out", out, out_count * (int64_t)sizeof(int32_t), "logits", logits,
-                           count * (int64_t)sizeof(float), false));
+  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "logits", logits, xb, false));
+  const struct kb_mem_ref refs[] = {{"logits", logits, xb}, {"out", out, ob}};
+  KB_TRY(kb__check_memory(ctx, fn, 2, refs));
   KB_TRY(check_logits(ctx, fn, rows, cols, logits));
+  /* The CUDA path allocates no host scratch: the device has its own. */
+  if (kb__on_cuda(ctx))
+    return kb__cuda_finish(ctx, fn, cuda_sample(ctx, fn, mode, rows, cols, logits, k, p, temperature, seed, out));
   if (rows == 0) return KB_STATUS_OK;
 
   struct samp_job g = {mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out, NULL, NULL, 0, 0};

@@ -1,5 +1,6 @@
 /* vendored by tools/vendor_c.py from core/src/status.c; do not edit */
-/* status.c - status names, per-context error messages and argument checks. */
+/* status.c - status names, per-context and per-thread error messages and
+ * argument checks. */
 #include <math.h>
 #include <stdio.h>
 
@@ -23,8 +24,35 @@ const char *kb_status_string(kb_status status) {
       return "DEVICE_ERROR";
     case KB_STATUS_INTERNAL:
       return "INTERNAL";
+    case KB_STATUS_DEVICE_LOST:
+      return "DEVICE_LOST";
   }
   return "UNKNOWN";
+}
+
+/* The message of calls without a context.  Per thread, so concurrent callers
+ * never see each other's text and no lock is needed.  __thread where the
+ * compiler is C99-only (GCC and Clang accept it in -std=c99); C11's keyword
+ * otherwise. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define KB_THREAD_LOCAL _Thread_local
+#else
+#define KB_THREAD_LOCAL __thread
+#endif
+static KB_THREAD_LOCAL char kb_thread_message[KB_THREAD_MESSAGE_CAPACITY];
+
+const char *kb_last_error(void) { return kb_thread_message; }
+
+void kb__begin_thread(void) { kb_thread_message[0] = '\0'; }
+
+kb_status kb__fail_thread(kb_status status, const char *fn, const char *fmt, ...) {
+  int used = snprintf(kb_thread_message, sizeof kb_thread_message, "%s: ", fn);
+  if (used < 0 || (size_t)used >= sizeof kb_thread_message) used = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(kb_thread_message + used, sizeof kb_thread_message - (size_t)used, fmt, ap);
+  va_end(ap);
+  return status;
 }
 
 void kb__begin(kb_context *ctx) {

@@ -62,11 +62,42 @@ func main() {
 	check(kernelbridge.Argmax(3, logits, out) == nil, "Argmax failed")
 	check(out[0] == 2 && out[1] == 0, "Argmax = %v", out)
 
+	// Buffers: memory for kernels (host memory on a CPU context, device
+	// memory on a CUDA one), used through typed views.
+	xb, err := kernelbridge.NewBufferFloat32(ctx, logits)
+	check(err == nil, "NewBufferFloat32: %v", err)
+	defer xb.Close()
+	pb, err := ctx.NewBuffer(4 * len(logits))
+	check(err == nil, "NewBuffer: %v", err)
+	defer pb.Close()
+	check(ctx.SoftmaxBuf(2, 3, xb.Float32View(), pb.Float32View()) == nil, "SoftmaxBuf failed")
+	probs2 := make([]float32, len(probs))
+	check(pb.DownloadFloat32(0, probs2) == nil, "DownloadFloat32 failed")
+	for i := range probs {
+		check(probs2[i] == probs[i], "SoftmaxBuf = %v, Softmax = %v", probs2, probs)
+	}
+
+	// bfloat16: []uint16 bit patterns.
+	h := make([]uint16, len(x))
+	kernelbridge.Float32sToBF16(h, x)
+	check(kernelbridge.SiluBF16(h, h) == nil, "SiluBF16 failed")
+	check(math.Abs(float64(kernelbridge.BF16ToFloat32(h[4]))-float64(y[4])) < 2e-2, "SiluBF16(2) = %v",
+		kernelbridge.BF16ToFloat32(h[4]))
+
 	// Errors: codes usable with errors.Is, messages naming the argument.
 	err = kernelbridge.Silu(x, y[:3])
 	check(errors.Is(err, kernelbridge.ErrShapeMismatch), "short output: %v", err)
-	_, err = kernelbridge.NewContext(1, kernelbridge.BackendCUDA)
-	check(errors.Is(err, kernelbridge.ErrBackendUnavailable), "CUDA: %v", err)
+	cuda := "available"
+	if n, err := kernelbridge.CUDADeviceCount(); err != nil {
+		// No CUDA backend library, NVIDIA driver or device: the message says which.
+		check(errors.Is(err, kernelbridge.ErrBackendUnavailable), "CUDA: %v", err)
+		_, err = kernelbridge.NewCUDAContext(0)
+		check(errors.Is(err, kernelbridge.ErrBackendUnavailable), "CUDA context: %v", err)
+		cuda = "not available"
+	} else {
+		cuda = fmt.Sprintf("%d device(s)", n)
+	}
 
-	fmt.Printf("kernelbridge %s: example OK (silu %v, gemm %v, argmax %v)\n", kernelbridge.VersionString(), y, c, out)
+	fmt.Printf("kernelbridge %s: example OK (silu %v, gemm %v, argmax %v, CUDA %s)\n", kernelbridge.VersionString(),
+		y, c, out, cuda)
 }

@@ -2,7 +2,12 @@
 // every golden and bad-input case of the corpus through the public Go
 // binding, kernelbridge.dev/go/kernelbridge, and writes the result JSON.
 //
-//	runner --corpus DIR --out FILE [--threads N]
+//	runner --corpus DIR --out FILE [--threads N] [--backend cpu|cpu-buffers]
+//
+// --backend cpu-buffers runs every golden case a second time through the
+// Buffer methods (Context.<Kernel>Buf), every tensor staged in a host
+// kernelbridge.Buffer, and fails a case whose outputs differ in any bit from
+// the slice run (bad-input cases run through the slices either way).
 //
 // The runner is table-driven: it finds each kernel's Go method by name
 // (kb_gelu_tanh -> Context.GeluTanh) and builds the arguments from the
@@ -109,7 +114,12 @@ type badResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
-var initialisms = map[string]string{"id": "ID", "ids": "IDs", "kv": "KV", "cpu": "CPU", "cuda": "CUDA", "ok": "OK"}
+// The generator's initialisms (tools/kbgen/kbgen/emitters/go.py):
+// kb_softmax_bf16 -> SoftmaxBF16.
+var initialisms = map[string]string{
+	"id": "ID", "ids": "IDs", "kv": "KV", "cpu": "CPU", "cuda": "CUDA", "ok": "OK", "gpu": "GPU", "api": "API",
+	"bf16": "BF16", "f16": "F16",
+}
 
 // goName is the binding's name of a kernel: kb_gelu_tanh -> GeluTanh.
 func goName(kernel string) string {
@@ -221,14 +231,85 @@ func fnv1a(b []byte) string {
 	return fmt.Sprintf("%016x", h)
 }
 
-// call runs kernel on ctx with the arguments in C order (without ctx),
-// leaving out the derived sizes.
-func call(ctx *kernelbridge.Context, kernel string, sig []param, dims map[string]int64, flags map[string]bool,
-	scalars map[string]json.RawMessage, tensors map[string]buffer) (err error) {
-	m := reflect.ValueOf(ctx).MethodByName(goName(kernel))
-	if !m.IsValid() {
-		return fmt.Errorf("the binding has no method Context.%s", goName(kernel))
+// stage is the tensors of one call in Buffers (buffer mode): tensors that
+// share a slice (aliases) share a Buffer; after the call, finish copies every
+// Buffer back into its slice and frees it.
+type stage struct {
+	ctx   *kernelbridge.Context
+	views map[string]reflect.Value
+	bufs  []*kernelbridge.Buffer
+	back  []func() error
+}
+
+func (s *stage) view(b buffer) (reflect.Value, error) {
+	if b.null {
+		if b.isI32 {
+			return reflect.ValueOf(kernelbridge.Int32View{}), nil
+		}
+		return reflect.ValueOf(kernelbridge.Float32View{}), nil
 	}
+	key := ""
+	if b.len() > 0 {
+		if b.isI32 {
+			key = fmt.Sprintf("i%p/%d", &b.i32[0], len(b.i32))
+		} else {
+			key = fmt.Sprintf("f%p/%d", &b.f32[0], len(b.f32))
+		}
+		if v, ok := s.views[key]; ok {
+			return v, nil
+		}
+	}
+	var buf *kernelbridge.Buffer
+	var v reflect.Value
+	var err error
+	if b.isI32 {
+		buf, err = kernelbridge.NewBufferInt32(s.ctx, b.i32)
+		if err == nil {
+			v = reflect.ValueOf(buf.Int32View())
+			s.back = append(s.back, func() error { return buf.DownloadInt32(0, b.i32) })
+		}
+	} else {
+		buf, err = kernelbridge.NewBufferFloat32(s.ctx, b.f32)
+		if err == nil {
+			v = reflect.ValueOf(buf.Float32View())
+			s.back = append(s.back, func() error { return buf.DownloadFloat32(0, b.f32) })
+		}
+	}
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	s.bufs = append(s.bufs, buf)
+	if key != "" {
+		s.views[key] = v
+	}
+	return v, nil
+}
+
+func (s *stage) finish(ok bool) error {
+	var err error
+	for i, b := range s.bufs {
+		if ok && err == nil {
+			err = s.back[i]()
+		}
+		b.Close()
+	}
+	return err
+}
+
+// call runs kernel on ctx with the arguments in C order (without ctx),
+// leaving out the derived sizes; with bufs, through Context.<Kernel>Buf with
+// every tensor staged in a Buffer.
+func call(ctx *kernelbridge.Context, kernel string, sig []param, dims map[string]int64, flags map[string]bool,
+	scalars map[string]json.RawMessage, tensors map[string]buffer, bufs bool) (err error) {
+	name := goName(kernel)
+	if bufs {
+		name += "Buf"
+	}
+	m := reflect.ValueOf(ctx).MethodByName(name)
+	if !m.IsValid() {
+		return fmt.Errorf("the binding has no method Context.%s", name)
+	}
+	st := &stage{ctx: ctx, views: map[string]reflect.Value{}}
 	der := derived(sig)
 	var args []reflect.Value
 	for _, p := range sig {
@@ -251,27 +332,39 @@ func call(ctx *kernelbridge.Context, kernel string, sig []param, dims map[string
 			if !ok {
 				return fmt.Errorf("no buffer for %s", p.Name)
 			}
-			args = append(args, b.value())
+			if !bufs {
+				args = append(args, b.value())
+				continue
+			}
+			v, err := st.view(b)
+			if err != nil {
+				st.finish(false)
+				return fmt.Errorf("staging %s in a Buffer: %v", p.Name, err)
+			}
+			args = append(args, v)
 		default:
 			return fmt.Errorf("parameter %s: unknown role %s", p.Name, p.Role)
-		}
-	}
-	if m.Type().NumIn() != len(args) {
-		return fmt.Errorf("Context.%s takes %d arguments, the signature gives %d", goName(kernel), m.Type().NumIn(), len(args))
-	}
-	for i, a := range args {
-		if want := m.Type().In(i); a.Type() != want {
-			if !a.Type().ConvertibleTo(want) {
-				return fmt.Errorf("argument %d of Context.%s: %s, want %s", i, goName(kernel), a.Type(), want)
-			}
-			args[i] = a.Convert(want)
 		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
+		if ferr := st.finish(err == nil); err == nil && ferr != nil {
+			err = fmt.Errorf("copying the outputs back: %v", ferr)
+		}
 	}()
+	if m.Type().NumIn() != len(args) {
+		return fmt.Errorf("Context.%s takes %d arguments, the signature gives %d", name, m.Type().NumIn(), len(args))
+	}
+	for i, a := range args {
+		if want := m.Type().In(i); a.Type() != want {
+			if !a.Type().ConvertibleTo(want) {
+				return fmt.Errorf("argument %d of Context.%s: %s, want %s", i, name, a.Type(), want)
+			}
+			args[i] = a.Convert(want)
+		}
+	}
 	out := m.Call(args)
 	if e := out[0].Interface(); e != nil {
 		return e.(error)
@@ -344,7 +437,7 @@ func metric(b buffer, want *array, tol tolerance) float64 {
 	return worst
 }
 
-func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase) (r caseResult) {
+func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase, bufs bool) (r caseResult) {
 	r = caseResult{Name: c.Name, Kernel: c.Kernel, Status: "RUNNER_ERROR", Hashes: map[string]string{}, MaxUlp: "inf"}
 	sig, ok := m.Signatures[c.Kernel]
 	if !ok {
@@ -406,7 +499,7 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase)
 	for out, in := range c.Alias {
 		tensors[out] = tensors[in]
 	}
-	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors)
+	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors, bufs)
 	r.Status = statusOf(err)
 	if err != nil {
 		r.Error = err.Error()
@@ -576,7 +669,7 @@ func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 			before[p.Name] = tensors[p.Name].bytes()
 		}
 	}
-	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors)
+	err := call(ctx, c.Kernel, sig, c.Dims, c.Flags, c.Scalars, tensors, false)
 	r.Got = statusOf(err)
 	if err != nil {
 		if r.Got == "RUNNER_ERROR" {
@@ -605,7 +698,12 @@ func main() {
 	corpus := flag.String("corpus", "", "corpus directory (manifest.json, bad_input.json, *.npy)")
 	outPath := flag.String("out", "", "result JSON to write")
 	threads := flag.Int("threads", 4, "CPU threads of the context (results must not depend on it)")
+	backend := flag.String("backend", "cpu", "cpu, or cpu-buffers: golden cases also through Context.<Kernel>Buf")
 	flag.Parse()
+	if *backend != "cpu" && *backend != "cpu-buffers" {
+		fmt.Fprintln(os.Stderr, "runner: --backend must be cpu or cpu-buffers, got", *backend)
+		os.Exit(2)
+	}
 	if *corpus == "" || *outPath == "" {
 		fmt.Fprintln(os.Stderr, "usage: runner --corpus DIR --out FILE [--threads N]")
 		os.Exit(2)
@@ -629,12 +727,23 @@ func main() {
 
 	ok := true
 	result := map[string]interface{}{
-		"format": 1, "language": "go", "backend": "cpu", "version": kernelbridge.VersionString(),
+		"format": 1, "language": "go", "backend": *backend, "version": kernelbridge.VersionString(),
 		"threads": ctx.Threads(),
 	}
 	cases := []caseResult{}
 	for _, c := range m.Cases {
-		r := runGolden(ctx, *corpus, &m, c)
+		r := runGolden(ctx, *corpus, &m, c, false)
+		if *backend == "cpu-buffers" {
+			rb := runGolden(ctx, *corpus, &m, c, true)
+			if rb.Passed && !reflect.DeepEqual(rb.Hashes, r.Hashes) {
+				rb.Passed = false
+				rb.Error = "the outputs through Buffers differ from those through slices"
+			}
+			if !rb.Passed {
+				fmt.Fprintf(os.Stderr, "runner: %s through Buffers: %s %s\n", c.Name, rb.Status, rb.Error)
+			}
+			r = rb
+		}
 		ok = ok && r.Passed
 		cases = append(cases, r)
 	}

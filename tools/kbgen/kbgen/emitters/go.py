@@ -9,12 +9,27 @@ The generated file holds everything that follows from the header:
     on failure, copies the context's message into the Context's message buffer
     in the same cgo call, a method on *Context that checks slice lengths
     against the contract before calling it, and a package-level function that
-    runs the method on a pooled default context.
+    runs the method on a pooled default context;
+  * for every kernel, a second C helper taking the tensors as addresses and a
+    method <Kernel>Buf on *Context taking typed views of Buffers
+    (Float32View, Int32View, BF16View, F16View), whose ranges and lengths are
+    checked before the call;
+  * for every other function returning kb_status (contexts, CUDA devices,
+    buffers), a C helper that copies the failure message in the same cgo call
+    -- the context's for a function with a context, the calling thread's
+    (kb_last_error) for one without -- and an unexported Go wrapper
+    c<Name> that the hand-written code (context.go, buffer.go, cuda.go)
+    builds the public API on.  Out-scalars and out-strings are returned, the
+    capacity of an out-string is the generator's (a 256-byte buffer), handles
+    travel as C.uintptr_t.
+
+Functions left to hand-written code (they return no status: accessors and
+destructors) are listed in HAND_WRITTEN; any other function the generator
+cannot classify stops the generation.
 
 Hand-written code in bindings/go supplies Context (fields h and msg, method
-fail), Error and the helpers named below (f32p, i32p, sizeOf, stridedSize,
-pick, checkDim, checkLd, checkLen, checkMinLen, overflowError, closedError,
-defaultContext, releaseDefault).
+fail), Error, the views (check, addr, isNil, keepAlive, Len), threadMessage and
+the helpers named in _GENERATED_NAMES (f32p, i32p, u16p, u8p, sizeOf, ...).
 
 The output is gofmt-clean by construction (tabs, aligned const blocks are
 avoided, one declaration per line); bindings/go's sync test runs gofmt on it.
@@ -22,7 +37,6 @@ avoided, one declaration per line); bindings/go's sync test runs gofmt on it.
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional
 
 from .. import contracts
@@ -33,10 +47,41 @@ NAME = "go"
 OUT = "bindings/go/kernelbridge_gen.go"
 PACKAGE = "kernelbridge"
 
-# Longest message a context keeps, terminator included (core/src/internal.h).
+# Longest message a context keeps, terminator included (KB_MESSAGE_CAPACITY,
+# core/src/internal.h).
 MESSAGE_CAPACITY = 256
+# Longest per-thread message (kb_last_error), terminator included
+# (KB_THREAD_MESSAGE_CAPACITY, core/src/internal.h).
+THREAD_MESSAGE_CAPACITY = 1024
+# Size of the buffer passed for an out-string (device names are < 256 bytes).
+STRING_CAPACITY = 256
 
-_INITIALISMS = {"id": "ID", "ids": "IDs", "kv": "KV", "cpu": "CPU", "cuda": "CUDA", "ok": "OK", "gpu": "GPU", "api": "API"}
+# Functions without a status that the hand-written Go calls directly.
+HAND_WRITTEN = {
+    "kb_context_destroy",  # Context.Close
+    "kb_context_backend",  # Context.Backend
+    "kb_context_num_threads",  # Context.Threads
+    "kb_context_device",  # Context.Device
+    "kb_context_last_error",  # read by the C helpers (kbgo_done)
+    "kb_last_error",  # read by the C helpers (kbgo_thread_done)
+    "kb_buffer_destroy",  # Buffer.Close
+    "kb_buffer_size",  # Buffer.Size
+    "kb_buffer_device",  # Buffer.Device
+    "kb_buffer_data",  # the address views hand to the <Kernel>Buf helpers
+}
+
+_INITIALISMS = {
+    "id": "ID",
+    "ids": "IDs",
+    "kv": "KV",
+    "cpu": "CPU",
+    "cuda": "CUDA",
+    "ok": "OK",
+    "gpu": "GPU",
+    "api": "API",
+    "bf16": "BF16",
+    "f16": "F16",
+}
 
 _GO_KEYWORDS = set(
     "break case chan const continue default defer else fallthrough for func go goto if import interface map package "
@@ -53,10 +98,13 @@ _GENERATED_NAMES = {
     "ctx",
     "err",
     "st",
+    "msg",
     "runtime",
     "unsafe",
     "f32p",
     "i32p",
+    "u16p",
+    "u8p",
     "sizeOf",
     "stridedSize",
     "pick",
@@ -68,6 +116,8 @@ _GENERATED_NAMES = {
     "closedError",
     "defaultContext",
     "releaseDefault",
+    "newThreadMessage",
+    "stringCapacity",
 }
 
 _GO_SCALAR = {
@@ -88,8 +138,17 @@ _C_SCALAR = {
     "float32": "C.float",
     "float64": "C.double",
 }
-_SLICE = {"f32": "[]float32", "i32": "[]int32"}
-_PTR = {"f32": "f32p", "i32": "i32p"}
+# Go slice type and pointer helper of each dtype (bf16 and f16 are their bit
+# patterns, as in C).
+_SLICE = {"f32": "[]float32", "i32": "[]int32", "bf16": "[]uint16", "f16": "[]uint16", "u8": "[]byte"}
+_PTR = {"f32": "f32p", "i32": "i32p", "bf16": "u16p", "f16": "u16p", "u8": "u8p"}
+# View type of each dtype a kernel tensor can have (bindings/go/buffer.go).
+_VIEW = {"f32": "Float32View", "i32": "Int32View", "bf16": "BF16View", "f16": "F16View"}
+# What the elements of a 16-bit tensor are, for doc comments.
+_BITS_DOC = {
+    "bf16": "bfloat16 bit patterns (see Float32ToBF16)",
+    "f16": "IEEE binary16 bit patterns (see Float32ToF16)",
+}
 
 
 # --- names ---------------------------------------------------------------------
@@ -147,10 +206,22 @@ def _comment(lines: List[str], indent: str = "") -> str:
     return "".join(f"{indent}//{' ' + l if l else ''}\n" for l in lines)
 
 
-# --- kernels ---------------------------------------------------------------------
+def _c_decl(spelling: str, name: str) -> str:
+    return f"{spelling}{name}" if spelling.endswith("*") else f"{spelling} {name}"
 
 
-class _Kernel:
+def _go_error_return(results: List[str]) -> str:
+    """`return <zero values>, err`-style prefix for the error paths."""
+    return "".join(z + ", " for z in results)
+
+
+# --- calls: what kernels and the other status functions share ------------------
+
+
+class _Call:
+    """Argument handling of a function whose tensors are Go slices or views:
+    derived sizes, size checks, length checks and the C arguments."""
+
     def __init__(self, api: Api, fn: Function):
         self.api = api
         self.fn = fn
@@ -158,29 +229,11 @@ class _Kernel:
         self.names = {p.name: local(p.name) for p in fn.params}
         self.ld = contracts.ld_params(fn)
         self.derived: Dict[str, Param] = {dim: fn.param(names[0]) for dim, names in contracts.length_dims(fn).items()}
-        for p in fn.params[1:]:
-            if p.role not in ("dim", "scalar", "flag", "tensor"):
-                raise NotImplementedError(f"go emitter: {fn.name}: parameter {p.name} has role {p.role}")
+        # Capacities of out-strings: the generator passes its own buffer size.
+        self.capacities = {p.capacity for p in fn.params if p.role == "out_string"}
 
-    def go_params(self) -> List[Param]:
-        return [p for p in self.fn.params[1:] if not (p.role == "dim" and p.name in self.derived)]
-
-    def go_type(self, p: Param) -> str:
-        if p.role == "dim":
-            return "int"
-        if p.role == "flag":
-            return "bool"
-        if p.role == "tensor":
-            return _SLICE[p.tensor.dtype]
-        if p.ctype.kind == "enum":
-            return enum_type(self.api.enum(p.ctype.name))
-        return _GO_SCALAR[p.ctype.kind]
-
-    def signature(self) -> str:
-        return ", ".join(f"{self.names[p.name]} {self.go_type(p)}" for p in self.go_params())
-
-    def call_args(self) -> str:
-        return ", ".join(self.names[p.name] for p in self.go_params())
+    def hidden(self, p: Param) -> bool:
+        return p.role == "dim" and (p.name in self.derived or p.name in self.capacities)
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Const):
@@ -189,19 +242,141 @@ class _Kernel:
             return self.names[e.name]
         return f"pick({self.names[e.flag]}, {self.expr(e.then)}, {self.expr(e.otherwise)})"
 
-    def c_arg(self, p: Param) -> str:
+    def _expr_doc(self, e: Expr) -> str:
+        if isinstance(e, Cond):
+            return f"{self.names[e.flag]} ? {self._expr_doc(e.then)} : {self._expr_doc(e.otherwise)}"
+        return self.names[e.name] if isinstance(e, Dim) else str(e.value)
+
+    def shape_doc(self, p: Param) -> str:
+        return "[" + ", ".join(self._expr_doc(e) for e in p.tensor.shape) + "]"
+
+    def scalar_type(self, p: Param) -> str:
+        if p.ctype.kind == "enum":
+            return enum_type(self.api.enum(p.ctype.name))
+        return _GO_SCALAR[p.ctype.kind]
+
+    def scalar_arg(self, p: Param) -> str:
         n = self.names[p.name]
         if p.role == "dim":
             return f"C.int64_t({n})"
         if p.role == "flag":
             return f"C.bool({n})"
-        if p.role == "tensor":
-            return f"{_PTR[p.tensor.dtype]}({n})"
         if p.ctype.kind == "enum":
             return f"C.{p.ctype.name}({n})"
         return f"{_C_SCALAR[p.ctype.kind]}({n})"
 
-    # -- C helper in the preamble --
+    def required(self, p: Param) -> str:
+        """Go expression of the element count tensor p must hold."""
+        t = p.tensor
+        if t.ld is not None:
+            rows, cols = (self.expr(e) for e in t.shape)
+            return f"stridedSize({rows}, {cols}, {self.names[t.ld]})"
+        if len(t.shape) == 1:
+            return self.expr(t.shape[0])
+        return "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
+
+    def _size_expr(self, p: Param) -> Optional[str]:
+        """The element count of p when computing it can overflow; None for a
+        1-D tensor whose length is a constant or a slice length."""
+        t = p.tensor
+        if t.ld is not None:
+            return self.required(p)
+        e = t.shape[0]
+        if len(t.shape) == 1 and (isinstance(e, Const) or (isinstance(e, Dim) and e.name in self.derived)):
+            return None
+        return "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
+
+    def checks(
+        self, label: str, length, present, at_least: bool, dim_checks: bool = True, zeros: str = ""
+    ) -> List[str]:
+        """Derived sizes, then (as the C library) negative sizes, strides,
+        size overflows (OUT_OF_MEMORY, all before any length mismatch) and
+        lengths.  length(name) and present(name) are the Go expressions of a
+        tensor's length and presence (nullable tensors); at_least allows longer tensors (views);
+        zeros precedes the error in return statements."""
+        fn = self.fn
+        out = []
+        for dim, t in self.derived.items():
+            out.append(f"\t{self.names[dim]} := {length(self.names[t.name])}\n")
+        if dim_checks:
+            for p in fn.dims:
+                if self.hidden(p):
+                    continue
+                n = self.names[p.name]
+                out.append(f'\tif err := checkDim("{label}", "{n}", {n}); err != nil {{\n\t\treturn {zeros}err\n\t}}\n')
+        for p in fn.tensors:
+            t = p.tensor
+            if t.ld is None:
+                continue
+            ld = self.names[t.ld]
+            out.append(
+                f'\tif err := checkLd("{label}", "{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[1])}); err != nil {{\n'
+                f"\t\treturn {zeros}err\n\t}}\n"
+            )
+        for p in fn.tensors:
+            size = self._size_expr(p)
+            if size is not None:
+                out.append(
+                    f'\tif {size} < 0 {{\n\t\treturn {zeros}overflowError("{label}", "{self.names[p.name]}")\n\t}}\n'
+                )
+        for p in fn.tensors:
+            t = p.tensor
+            n = self.names[p.name]
+            check = "checkMinLen" if (at_least or t.ld is not None) else "checkLen"
+            body = (
+                f'if err := {check}("{label}", "{n}", {length(n)}, {self.required(p)}, "{self.shape_doc(p)}"); '
+                "err != nil {\n"
+            )
+            if t.nullable:
+                out += [f"\tif {present(n)} {{\n", "\t\t" + body, f"\t\t\treturn {zeros}err\n\t\t}}\n", "\t}\n"]
+            else:
+                out += ["\t" + body, f"\t\treturn {zeros}err\n\t}}\n"]
+        return out
+
+
+# --- kernels ---------------------------------------------------------------------
+
+
+class _Kernel(_Call):
+    def __init__(self, api: Api, fn: Function):
+        super().__init__(api, fn)
+        for p in fn.params[1:]:
+            if p.role not in ("dim", "scalar", "flag", "tensor"):
+                raise NotImplementedError(f"go emitter: {fn.name}: parameter {p.name} has role {p.role}")
+            if p.role == "tensor" and p.tensor.dtype not in _VIEW:
+                raise NotImplementedError(f"go emitter: {fn.name}: tensor {p.name} has dtype {p.tensor.dtype}")
+        used = set(self.names.values())
+        for p in fn.tensors:
+            if self.addr(p) in used:
+                raise NotImplementedError(f"go emitter: {fn.name}: {self.addr(p)} names a parameter")
+
+    def addr(self, p: Param) -> str:
+        return self.names[p.name] + "Addr"
+
+    def go_params(self) -> List[Param]:
+        return [p for p in self.fn.params[1:] if not self.hidden(p)]
+
+    def go_type(self, p: Param, views: bool = False) -> str:
+        if p.role == "dim":
+            return "int"
+        if p.role == "flag":
+            return "bool"
+        if p.role == "tensor":
+            return _VIEW[p.tensor.dtype] if views else _SLICE[p.tensor.dtype]
+        return self.scalar_type(p)
+
+    def signature(self, views: bool = False) -> str:
+        return ", ".join(f"{self.names[p.name]} {self.go_type(p, views)}" for p in self.go_params())
+
+    def call_args(self) -> str:
+        return ", ".join(self.names[p.name] for p in self.go_params())
+
+    def c_arg(self, p: Param) -> str:
+        if p.role == "tensor":
+            return f"{_PTR[p.tensor.dtype]}({self.names[p.name]})"
+        return self.scalar_arg(p)
+
+    # -- C helpers in the preamble --
 
     def c_helper(self) -> str:
         fn = self.fn
@@ -220,33 +395,50 @@ class _Kernel:
             + "}\n"
         )
 
-    # -- Go method --
+    def c_buf_helper(self) -> str:
+        """The kernel with its tensors as addresses (of Buffer memory, which
+        is C memory: as integers, cgo has nothing to check)."""
+        fn = self.fn
+        params = ", ".join(
+            f"uintptr_t {p.name}" if p.role == "tensor" else _c_decl(p.ctype.spelling, p.name) for p in fn.params[1:]
+        )
+        ctx = fn.params[0].name
+        args = ", ".join(
+            [ctx] + [f"({p.ctype.spelling}){p.name}" if p.role == "tensor" else p.name for p in fn.params[1:]]
+        )
+        return (
+            f"static kb_status kbgo_{fn.short_name}_buf(uintptr_t kbgo_ctx, char *kbgo_msg, {params}) {{\n"
+            + f"\t{_c_decl(fn.params[0].ctype.spelling, ctx)} = ({fn.params[0].ctype.spelling})kbgo_ctx;\n"
+            + f"\treturn kbgo_done({ctx}, kbgo_msg, {fn.name}({args}));\n"
+            + "}\n"
+        )
 
-    def doc_notes(self) -> List[str]:
+    # -- Go --
+
+    def doc_notes(self, views: bool = False) -> List[str]:
         notes = []
         for dim, t in self.derived.items():
-            notes.append(f"{self.names[dim]} is len({self.names[t.name]}).")
+            n = self.names[t.name]
+            notes.append(f"{self.names[dim]} is {n + '.Len()' if views else 'len(' + n + ')'}.")
         for p in self.fn.tensors:
             t = p.tensor
             n = self.names[p.name]
-            shape = "[" + ", ".join(self._expr_doc(e) for e in t.shape) + "]"
+            shape = self.shape_doc(p)
             what = {"in": "input", "out": "output", "inout": "input and output"}[t.direction]
             line = f"{n} ({what}) holds {shape}"
             if t.ld is not None:
                 line += f" with row stride {self.names[t.ld]}: at least (rows-1)*{self.names[t.ld]}+cols elements"
             else:
                 line += " elements" if len(t.shape) == 1 else ", row-major"
+            if t.dtype in _BITS_DOC:
+                line += ", " + _BITS_DOC[t.dtype]
             if t.nullable:
-                line += "; nil means absent"
+                line += "; " + ("a zero view" if views else "nil") + " means absent"
             if t.aliases:
-                line += "; it may be the same slice as " + " or ".join(self.names[a] for a in t.aliases)
+                same = "view" if views else "slice"
+                line += f"; it may be the same {same} as " + " or ".join(self.names[a] for a in t.aliases)
             notes.append(line + ".")
         return notes
-
-    def _expr_doc(self, e: Expr) -> str:
-        if isinstance(e, Cond):
-            return f"{self.names[e.flag]} ? {self._expr_doc(e.then)} : {self._expr_doc(e.otherwise)}"
-        return self.names[e.name] if isinstance(e, Dim) else str(e.value)
 
     def method(self) -> str:
         fn = self.fn
@@ -257,30 +449,7 @@ class _Kernel:
         out.append("\tif ctx == nil || ctx.h == 0 {\n")
         out.append(f'\t\treturn closedError("{g}")\n')
         out.append("\t}\n")
-        for dim, t in self.derived.items():
-            out.append(f"\t{self.names[dim]} := len({self.names[t.name]})\n")
-        for p in fn.dims:
-            if p.name in self.derived:
-                continue
-            n = self.names[p.name]
-            out.append(f'\tif err := checkDim("{g}", "{n}", {n}); err != nil {{\n\t\treturn err\n\t}}\n')
-        for p in fn.tensors:
-            t = p.tensor
-            if t.ld is None:
-                continue
-            ld = self.names[t.ld]
-            out.append(
-                f'\tif err := checkLd("{g}", "{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[1])}); err != nil {{\n'
-                "\t\treturn err\n\t}\n"
-            )
-        # As the C library: every size overflow (OUT_OF_MEMORY) is reported
-        # before any length mismatch.
-        for p in fn.tensors:
-            size = self._size_expr(p)
-            if size is not None:
-                out.append(f'\tif {size} < 0 {{\n\t\treturn overflowError("{self.go_name}", "{self.names[p.name]}")\n\t}}\n')
-        for p in fn.tensors:
-            out.extend(self._length_check(p))
+        out.extend(self.checks(g, lambda n: f"len({n})", lambda n: f"{n} != nil", at_least=False))
         args = ", ".join(["ctx.h", "ctx.msg"] + [self.c_arg(p) for p in fn.params[1:]])
         out.append(f"\tst := C.kbgo_{fn.short_name}({args})\n")
         out.append("\truntime.KeepAlive(ctx)\n")
@@ -288,37 +457,38 @@ class _Kernel:
         out.append("\treturn nil\n}\n")
         return "".join(out)
 
-    def _size_expr(self, p: Param) -> Optional[str]:
-        """The element count of p when computing it can overflow; None for a
-        1-D tensor whose length is a constant or a slice length."""
-        t = p.tensor
-        if t.ld is not None:
-            rows, cols = (self.expr(e) for e in t.shape)
-            return f"stridedSize({rows}, {cols}, {self.names[t.ld]})"
-        e = t.shape[0]
-        if len(t.shape) == 1 and (isinstance(e, Const) or (isinstance(e, Dim) and e.name in self.derived)):
-            return None
-        return "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
-
-    def _length_check(self, p: Param) -> List[str]:
-        t = p.tensor
-        g = self.go_name
-        n = self.names[p.name]
-        shape = "[" + ", ".join(self._expr_doc(e) for e in t.shape) + "]"
-        if t.ld is not None:
-            rows, cols = (self.expr(e) for e in t.shape)
-            want = f"stridedSize({rows}, {cols}, {self.names[t.ld]})"
-            check = "checkMinLen"
-        elif len(t.shape) == 1:
-            want = self.expr(t.shape[0])
-            check = "checkLen"
-        else:
-            want = "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
-            check = "checkLen"
-        body = f'if err := {check}("{g}", "{n}", len({n}), {want}, "{shape}"); err != nil {{\n'
-        if t.nullable:
-            return [f"\tif {n} != nil {{\n", "\t\t" + body, "\t\t\treturn err\n\t\t}\n", "\t}\n"]
-        return ["\t" + body, "\t\treturn err\n\t}\n"]
+    def buf_method(self) -> str:
+        fn = self.fn
+        g = self.go_name + "Buf"
+        lines = [f"{g} runs {fn.name} on ctx with its tensors in Buffers; see {self.go_name}."]
+        lines += [""] + self.doc_notes(views=True)
+        lines += [
+            "",
+            "Views are checked before the call: a closed Buffer or a range outside its",
+            "Buffer is an *Error with Code InvalidArgument naming the argument, a view",
+            "shorter than its shape one with Code ShapeMismatch; a view may be longer",
+            "(its first elements are used).  On a CUDA context every Buffer must be",
+            "memory of the context's device.",
+        ]
+        out = [_comment(lines)]
+        out.append(f"func (ctx *Context) {g}({self.signature(views=True)}) error {{\n")
+        out.append("\tif ctx == nil || ctx.h == 0 {\n")
+        out.append(f'\t\treturn closedError("{g}")\n')
+        out.append("\t}\n")
+        for p in fn.tensors:
+            n = self.names[p.name]
+            out.append(f'\tif err := {n}.check("{g}", "{n}"); err != nil {{\n\t\treturn err\n\t}}\n')
+        out.extend(self.checks(g, lambda n: f"{n}.Len()", lambda n: f"!{n}.isNil()", at_least=True))
+        args = ["ctx.h", "ctx.msg"]
+        for p in fn.params[1:]:
+            args.append(f"{self.names[p.name]}.addr()" if p.role == "tensor" else self.scalar_arg(p))
+        out.append(f"\tst := C.kbgo_{fn.short_name}_buf({', '.join(args)})\n")
+        out.append("\truntime.KeepAlive(ctx)\n")
+        for p in fn.tensors:
+            out.append(f"\t{self.names[p.name]}.keepAlive()\n")
+        out.append("\tif st != 0 {\n\t\treturn ctx.fail(st)\n\t}\n")
+        out.append("\treturn nil\n}\n")
+        return "".join(out)
 
     def function(self) -> str:
         g = self.go_name
@@ -330,9 +500,9 @@ class _Kernel:
             "",
             "It runs on a pooled default context (CPU backend, one thread) and is",
             f"safe for concurrent use; use [Context.{g}] to choose the backend and",
-            "thread count.  Slice lengths are checked before the call: a wrong length",
-            "is an *Error with Code ShapeMismatch, a negative size one with Code",
-            "InvalidArgument.",
+            f"thread count, and [Context.{g}Buf] for tensors in Buffers.  Slice lengths",
+            "are checked before the call: a wrong length is an *Error with Code",
+            "ShapeMismatch, a negative size one with Code InvalidArgument.",
         ]
         return (
             _comment(lines)
@@ -346,8 +516,159 @@ class _Kernel:
         )
 
 
-def _c_decl(spelling: str, name: str) -> str:
-    return f"{spelling}{name}" if spelling.endswith("*") else f"{spelling} {name}"
+# --- other functions returning kb_status -------------------------------------------
+
+
+_STATUS_CALL_ROLES = ("context", "handle", "handle_out", "dim", "scalar", "flag", "tensor", "out_scalar", "out_string")
+
+
+class _StatusCall(_Call):
+    """A function returning kb_status that is not a kernel: an unexported
+    wrapper c<Name> (a method on *Context when the function has a context)
+    returning its out-scalar, out-string or out-handle."""
+
+    def __init__(self, api: Api, fn: Function):
+        super().__init__(api, fn)
+        self.ctx = fn.params[0] if fn.params and fn.params[0].role == "context" else None
+        for p in fn.params:
+            if p.role == "context" and p is not self.ctx:
+                raise NotImplementedError(f"go emitter: {fn.name}: context {p.name} is not the first parameter")
+            if p.role not in _STATUS_CALL_ROLES:
+                raise NotImplementedError(f"go emitter: {fn.name}: parameter {p.name} has role {p.role}")
+            if p.role == "out_scalar" and p.ctype.pointee != "int64":
+                raise NotImplementedError(f"go emitter: {fn.name}: out scalar {p.name} is not an int64_t *")
+        self.go_name = "c" + exported(fn.name)
+
+    def go_params(self) -> List[Param]:
+        return [
+            p
+            for p in self.fn.params
+            if p.role in ("handle", "dim", "scalar", "flag", "tensor") and not self.hidden(p)
+        ]
+
+    def go_type(self, p: Param) -> str:
+        if p.role == "handle":
+            return "C.uintptr_t"
+        if p.role == "dim":
+            return "int"
+        if p.role == "flag":
+            return "bool"
+        if p.role == "tensor":
+            return _SLICE[p.tensor.dtype]
+        return self.scalar_type(p)
+
+    def results(self) -> List[Param]:
+        return [p for p in self.fn.params if p.role in ("out_scalar", "out_string", "handle_out")]
+
+    def result_type(self, p: Param) -> str:
+        if p.role == "out_scalar":
+            return "int64"
+        if p.role == "out_string":
+            return "string"
+        return f"*C.{p.handle_type}"
+
+    def result_zero(self, p: Param) -> str:
+        return {"out_scalar": "0", "out_string": '""', "handle_out": "nil"}[p.role]
+
+    def c_helper(self) -> str:
+        fn = self.fn
+        decls, args = [], []
+        for p in fn.params:
+            if p.role == "context":
+                args.append(p.name)
+            elif p.role == "handle":
+                decls.append(f"uintptr_t {p.name}")
+                args.append(f"({p.ctype.spelling}){p.name}")
+            else:
+                decls.append(_c_decl(p.ctype.spelling, p.name))
+                args.append(p.name)
+        call = f"{fn.name}({', '.join(args)})"
+        if self.ctx is not None:
+            head = ["uintptr_t kbgo_ctx", "char *kbgo_msg"] + decls
+            spelling = self.ctx.ctype.spelling
+            body = (
+                f"\t{_c_decl(spelling, self.ctx.name)} = ({spelling})kbgo_ctx;\n"
+                f"\treturn kbgo_done({self.ctx.name}, kbgo_msg, {call});\n"
+            )
+        else:
+            head = ["char *kbgo_msg"] + decls
+            body = f"\treturn kbgo_thread_done(kbgo_msg, {call});\n"
+        return f"static kb_status kbgo_{fn.short_name}({', '.join(head)}) {{\n{body}}}\n"
+
+    def wrapper(self) -> str:
+        fn = self.fn
+        g = self.go_name
+        results = self.results()
+        rtypes = [self.result_type(p) for p in results] + ["error"]
+        ret = rtypes[0] if len(rtypes) == 1 else "(" + ", ".join(rtypes) + ")"
+        zeros = _go_error_return([self.result_zero(p) for p in results])
+        sig = ", ".join(f"{self.names[p.name]} {self.go_type(p)}" for p in self.go_params())
+        if self.ctx is not None:
+            doc = [
+                f"{g} calls {fn.name} on ctx.  The C message of a failure is",
+                "copied into the Context's message buffer in the same cgo call.",
+            ]
+            head = f"func (ctx *Context) {g}({sig}) {ret} {{\n"
+        else:
+            doc = [
+                f"{g} calls {fn.name}.  The C message of a failure",
+                "(kb_last_error, kept per OS thread) is copied in the same cgo call.",
+            ]
+            head = f"func {g}({sig}) {ret} {{\n"
+        out = [_comment(doc), head]
+        if self.ctx is not None:
+            out.append(f'\tif ctx == nil || ctx.h == 0 {{\n\t\treturn {zeros}closedError("{fn.name}")\n\t}}\n')
+        # Only what keeps the call memory-safe is checked here (C checks and
+        # reports the rest): lengths of tensors against their sizes.
+        out.extend(
+            self.checks(fn.name, lambda n: f"len({n})", lambda n: f"{n} != nil", False, dim_checks=False, zeros=zeros)
+        )
+        args = [] if self.ctx is None else ["ctx.h", "ctx.msg"]
+        if self.ctx is None:
+            out.append("\tmsg := newThreadMessage()\n")
+            args.append("msg.ptr()")
+        for p in results:
+            n = self.names[p.name]
+            if p.role == "out_scalar":
+                out.append(f"\tvar {n} C.int64_t\n")
+            elif p.role == "out_string":
+                out.append(f"\tvar {n} [stringCapacity]C.char\n")
+            else:
+                out.append(f"\tvar {n} *C.{p.handle_type}\n")
+        for p in fn.params:
+            n = self.names[p.name]
+            if p.role == "context":
+                continue
+            if p.role == "handle":
+                args.append(n)
+            elif p.role == "tensor":
+                args.append(f"{_PTR[p.tensor.dtype]}({n})")
+            elif p.role in ("out_scalar", "handle_out"):
+                args.append(f"&{n}")
+            elif p.role == "out_string":
+                args.append(f"&{n}[0]")
+            elif p.role == "dim" and p.name in self.capacities:
+                owner = [q for q in fn.params if q.role == "out_string" and q.capacity == p.name][0]
+                args.append(f"C.int64_t(len({self.names[owner.name]}))")
+            else:
+                args.append(self.scalar_arg(p))
+        out.append(f"\tst := C.kbgo_{fn.short_name}({', '.join(args)})\n")
+        if self.ctx is not None:
+            out.append("\truntime.KeepAlive(ctx)\n")
+            out.append(f"\tif st != 0 {{\n\t\treturn {zeros}ctx.fail(st)\n\t}}\n")
+        else:
+            out.append(f"\tif st != 0 {{\n\t\treturn {zeros}msg.fail(st)\n\t}}\n")
+        vals = []
+        for p in results:
+            n = self.names[p.name]
+            if p.role == "out_scalar":
+                vals.append(f"int64({n})")
+            elif p.role == "out_string":
+                vals.append(f"C.GoString(&{n}[0])")
+            else:
+                vals.append(n)
+        out.append("\treturn " + ", ".join(vals + ["nil"]) + "\n}\n")
+        return "".join(out)
 
 
 # --- simple functions (no handles, scalars in and out) ----------------------------
@@ -361,7 +682,7 @@ def _simple(api: Api, fn: Function) -> Optional[str]:
         ret, conv = "string", "C.GoString({})"
     elif r.kind in _GO_SCALAR:
         ret, conv = _GO_SCALAR[r.kind], _GO_SCALAR[r.kind] + "({})"
-    elif r.kind == "enum":
+    elif r.kind == "enum" and r.name != "kb_status":
         ret = enum_type(api.enum(r.name))
         conv = ret + "({})"
     else:
@@ -383,11 +704,42 @@ def _simple(api: Api, fn: Function) -> Optional[str]:
     return _comment(doc) + f"func {g}({sig}) {ret} {{\n\treturn {conv.format(call)}\n}}\n"
 
 
+def _is_status(fn: Function) -> bool:
+    return fn.returns.kind == "enum" and fn.returns.name == "kb_status"
+
+
 # --- the file ----------------------------------------------------------------------
 
 
 def emit(api: Api) -> Dict[str, str]:
-    kernels = [_Kernel(api, fn) for fn in api.kernels]
+    kernels: List[_Kernel] = []
+    simple: List[str] = []
+    status: List[_StatusCall] = []
+    for fn in api.functions:
+        if fn.is_kernel:
+            kernels.append(_Kernel(api, fn))
+        elif _simple(api, fn) is not None:
+            simple.append(_simple(api, fn))
+        elif _is_status(fn):
+            status.append(_StatusCall(api, fn))
+        elif fn.name not in HAND_WRITTEN:
+            raise NotImplementedError(
+                f"go emitter: {fn.name} is neither a kernel, a scalar function nor returns kb_status; "
+                "write its Go in bindings/go and add it to HAND_WRITTEN in kbgen/emitters/go.py"
+            )
+    # Generated names must not collide (a kernel kb_x_buf would meet the
+    # buffer method of kb_x).
+    seen: Dict[str, str] = {}
+    names = [(k.go_name, k.fn.name) for k in kernels] + [(k.go_name + "Buf", k.fn.name) for k in kernels]
+    names += [(s.go_name, s.fn.name) for s in status]
+    names += [("kbgo_" + k.fn.short_name, k.fn.name) for k in kernels]
+    names += [("kbgo_" + k.fn.short_name + "_buf", k.fn.name) for k in kernels]
+    names += [("kbgo_" + s.fn.short_name, s.fn.name) for s in status]
+    for name, owner in names:
+        if name in seen:
+            raise NotImplementedError(f"go emitter: {owner} and {seen[name]} would both generate {name}")
+        seen[name] = owner
+
     ok = [v for v in api.status_enum.values if v.value == 0][0]
     out = [banner("//"), "\n", f"package {PACKAGE}\n\n"]
 
@@ -399,22 +751,36 @@ def emit(api: Api) -> Dict[str, str]:
         '#include "kernelbridge.h"\n',
         "\n",
         f"#define KBGO_MSG_CAP {MESSAGE_CAPACITY}\n",
+        f"#define KBGO_THREAD_MSG_CAP {THREAD_MESSAGE_CAPACITY}\n",
+        "\n",
+        "// Copies m into msg (cap bytes, terminator included), truncating.\n",
+        "static void kbgo_copy(char *msg, size_t cap, const char *m) {\n",
+        "\tsize_t n = strlen(m);\n",
+        "\tif (n > cap - 1) n = cap - 1;\n",
+        "\tmemcpy(msg, m, n);\n",
+        "\tmsg[n] = 0;\n",
+        "}\n",
         "\n",
         "// Copies the context's message into msg (KBGO_MSG_CAP bytes) when st is\n",
         "// a failure, so that the message is read in the cgo call that failed.\n",
         "static kb_status kbgo_done(kb_context *ctx, char *msg, kb_status st) {\n",
-        f"\tif (st != {ok.name} && msg != NULL) {{\n",
-        "\t\tconst char *m = kb_context_last_error(ctx);\n",
-        "\t\tsize_t n = strlen(m);\n",
-        "\t\tif (n > KBGO_MSG_CAP - 1) n = KBGO_MSG_CAP - 1;\n",
-        "\t\tmemcpy(msg, m, n);\n",
-        "\t\tmsg[n] = 0;\n",
-        "\t}\n",
+        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error(ctx));\n",
+        "\treturn st;\n",
+        "}\n",
+        "\n",
+        "// The same for calls without a context: their message is the calling\n",
+        "// thread's (kb_last_error), and a goroutine may run on another OS thread\n",
+        "// in its next cgo call.  msg has KBGO_THREAD_MSG_CAP bytes.\n",
+        "static kb_status kbgo_thread_done(char *msg, kb_status st) {\n",
+        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_THREAD_MSG_CAP, kb_last_error());\n",
         "\treturn st;\n",
         "}\n",
     ]
+    for s in status:
+        pre += ["\n", s.c_helper()]
     for k in kernels:
         pre += ["\n", k.c_helper()]
+        pre += ["\n", k.c_buf_helper()]
     out.append("/*\n" + "".join(pre) + "*/\n")
     out.append('import "C"\n\n')
     out.append('import "runtime"\n\n')
@@ -429,7 +795,12 @@ def emit(api: Api) -> Dict[str, str]:
     out.append(f'\tVersion = "{api.version_string}"\n')
     out.append(")\n\n")
     out.append("// messageCapacity is the size of a Context's message buffer.\n")
-    out.append(f"const messageCapacity = {MESSAGE_CAPACITY}\n")
+    out.append(f"const messageCapacity = {MESSAGE_CAPACITY}\n\n")
+    out.append("// threadMessageCapacity is the size of the buffer that receives the\n")
+    out.append("// message of a call without a context (kb_last_error).\n")
+    out.append(f"const threadMessageCapacity = {THREAD_MESSAGE_CAPACITY}\n\n")
+    out.append("// stringCapacity is the size of the buffer passed for a string result.\n")
+    out.append(f"const stringCapacity = {STRING_CAPACITY}\n")
 
     for e in api.enums:
         t = enum_type(e)
@@ -440,7 +811,9 @@ def emit(api: Api) -> Dict[str, str]:
         for i, v in enumerate(e.values):
             if i:
                 out.append("\n")
-            out.append(_comment([f"{enum_value(api, e, v.name)}: {v.doc}" if v.doc else enum_value(api, e, v.name)], "\t"))
+            doc = _doc_lines(v.doc) if v.doc else []
+            first = f"{enum_value(api, e, v.name)}: {doc[0]}" if doc else enum_value(api, e, v.name)
+            out.append(_comment([first] + doc[1:], "\t"))
             out.append(f"\t{enum_value(api, e, v.name)} {t} = {v.value}\n")
         out.append(")\n\n")
         out.append(f'// String returns the C name without its prefix, e.g. "{value_string(e, e.values[-1].name)}",\n')
@@ -461,12 +834,14 @@ def emit(api: Api) -> Dict[str, str]:
                 out.append(f"\tErr{name} error = &Error{{Code: {name}}}\n")
             out.append(")\n")
 
-    for fn in api.functions:
-        text = _simple(api, fn)
-        if text:
-            out.append("\n" + text)
+    for text in simple:
+        out.append("\n" + text)
+
+    for s in status:
+        out.append("\n" + s.wrapper())
 
     for k in kernels:
         out.append("\n" + k.function())
         out.append("\n" + k.method())
+        out.append("\n" + k.buf_method())
     return {OUT: "".join(out)}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The Go binding's CUDA tests (cuda_test.go: TestCUDA*, TestGPU*), verbose.
+# Without a usable CUDA device they check the "backend unavailable" errors
+# and the TestGPU* tests skip; the log then has a line "SKIPPED: <reason>",
+# which CI counts as a skipped test (Bazel 4 reports PASSED).  On a machine
+# with a GPU, pass the CUDA library:
+#   bazel test --test_env=KB_CUDA_LIBRARY=$PWD/bazel-bin/kernels/cuda/libkernelbridge_cuda.so //bindings/go:go_gpu_test
+set -euo pipefail
+bazel_dir="${TEST_SRCDIR:-}/${TEST_WORKSPACE:-kernelbridge}/bindings/go/bazel"
+[[ -f $bazel_dir/common.sh ]] || bazel_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$bazel_dir/common.sh"
+export GOCACHE=${GOCACHE:-$work/gocache} GOPROXY=off
+mod=$work/module
+copy_module "$mod"
+cd "$mod"
+echo "KB_CUDA_LIBRARY=${KB_CUDA_LIBRARY:-(not set)}"
+if ! go test -count=1 -v -run '^Test(CUDA|GPU)' . > "$work/gpu.txt" 2>&1; then
+  cat "$work/gpu.txt"
+  exit 1
+fi
+cat "$work/gpu.txt"
+run=$(grep -c -- '^--- PASS: TestGPU' "$work/gpu.txt" || true)
+skipped=$(grep -c -- '^--- SKIP: TestGPU' "$work/gpu.txt" || true)
+if [[ $skipped -gt 0 ]]; then
+  reason=$(grep -m1 -o 'no CUDA device: .*' "$work/gpu.txt" || true)
+  echo "SKIPPED: ${reason:-no CUDA device}"
+fi
+echo "$run passed, 0 failed, $skipped skipped"
