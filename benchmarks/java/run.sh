@@ -24,7 +24,7 @@ jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 cflags="-std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-strict-aliasing -ffp-contract=off"
 gcc $cflags -shared -fPIC -I"$jdk/include" -I"$jdk/include/linux" -o "$work/libkbnoop.so" "$here/noop.c"
 gcc $cflags -I"$root/core/include" -I"$root/core/src" -o "$work/bench_c" "$root/benchmarks/c/silu_baseline.c" \
-  "$root"/core/src/*.c $(ls "$root"/kernels/cpu/*.c | grep -v '_test\.c$') -lm -lpthread
+  "$root"/core/src/*.c $(ls "$root"/kernels/cpu/*.c | grep -v '_test\.c$') -lm -lpthread -ldl
 javac -cp "$KB_JAR" -d "$work/classes" "$here"/org/kernelbridge/*.java
 echo "# ns/call, 16-element silu; $runs runs x $iters calls; $(java -version 2>&1 | head -1)"
 echo "# name               min   median"

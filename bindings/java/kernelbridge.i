@@ -2,7 +2,8 @@
 //
 // SWIG interface of the Java binding (docs/java.md).  SWIG turns it into the
 // package-private raw layer (KernelBridgeNative, KernelBridgeNativeJNI) and the JNI C wrapper at
-// build time; the public API is the generated facade KernelBridge.
+// build time; the public API is the generated facade KernelBridge, Context and
+// the hand-written DeviceBuffer and Cuda.
 // Allowlist: everything is ignored except the functions unignored below.
 
 %module KernelBridgeNative
@@ -22,6 +23,7 @@
 
 %{
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +33,11 @@
 #define KBJ_IN 0
 #define KBJ_OUT 1
 #define KBJ_INOUT 2
+/* Element type of a Java array: which Get/Set<Type>ArrayRegion copies it. */
 #define KBJ_F32 0
 #define KBJ_I32 1
+#define KBJ_I16 2
+#define KBJ_I8 3
 
 /* A call pins its arrays (GetPrimitiveArrayCritical, no copy) when all of them
  * together hold at most this many elements; larger calls copy them with
@@ -42,28 +47,73 @@
 
 #define KBJ_MAX_ARRAYS 4
 
-/* Types the typemaps attach to: one per direction and dtype of a tensor. */
+/* The buffer an `out string` parameter gets (its capacity is not exposed). */
+#define KBJ_STRING_CAPACITY 256
+
+/* Types the typemaps attach to. */
 typedef kb_context kbj_ctx;
-typedef kb_status kbj_status;
-typedef kb_status kbj_status_ctx;
+typedef kb_status kbj_status;     /* no context: the message is kb_last_error() */
+typedef kb_status kbj_status_ctx; /* a context first: the message is the context's */
+typedef int64_t kbj_out_i64;      /* out scalar: returned through a long[1] */
+typedef char kbj_string_out;      /* out string: returned through a byte[] */
+typedef int64_t kbj_string_capacity;
+typedef void kbj_data_address;    /* returns address: a long */
+/* Tensors, one per dtype, direction and variant (arrays, _direct buffers,
+ * _addr native addresses; u8 tensors: one per accepted Java array type). */
 typedef const float kbj_f32_in;
-typedef float kbj_f32_out;
-typedef float kbj_f32_inout;
-typedef const int32_t kbj_i32_in;
-typedef int32_t kbj_i32_out;
-typedef int32_t kbj_i32_inout;
 typedef const float kbj_f32_in_direct;
-typedef float kbj_f32_out_direct;
-typedef float kbj_f32_inout_direct;
-typedef const int32_t kbj_i32_in_direct;
-typedef int32_t kbj_i32_out_direct;
-typedef int32_t kbj_i32_inout_direct;
 typedef const float kbj_f32_in_addr;
+typedef float kbj_f32_out;
+typedef float kbj_f32_out_direct;
 typedef float kbj_f32_out_addr;
+typedef float kbj_f32_inout;
+typedef float kbj_f32_inout_direct;
 typedef float kbj_f32_inout_addr;
+typedef const int32_t kbj_i32_in;
+typedef const int32_t kbj_i32_in_direct;
 typedef const int32_t kbj_i32_in_addr;
+typedef int32_t kbj_i32_out;
+typedef int32_t kbj_i32_out_direct;
 typedef int32_t kbj_i32_out_addr;
+typedef int32_t kbj_i32_inout;
+typedef int32_t kbj_i32_inout_direct;
 typedef int32_t kbj_i32_inout_addr;
+typedef const uint16_t kbj_bf16_in;
+typedef const uint16_t kbj_bf16_in_direct;
+typedef const uint16_t kbj_bf16_in_addr;
+typedef uint16_t kbj_bf16_out;
+typedef uint16_t kbj_bf16_out_direct;
+typedef uint16_t kbj_bf16_out_addr;
+typedef uint16_t kbj_bf16_inout;
+typedef uint16_t kbj_bf16_inout_direct;
+typedef uint16_t kbj_bf16_inout_addr;
+typedef const uint16_t kbj_f16_in;
+typedef const uint16_t kbj_f16_in_direct;
+typedef const uint16_t kbj_f16_in_addr;
+typedef uint16_t kbj_f16_out;
+typedef uint16_t kbj_f16_out_direct;
+typedef uint16_t kbj_f16_out_addr;
+typedef uint16_t kbj_f16_inout;
+typedef uint16_t kbj_f16_inout_direct;
+typedef uint16_t kbj_f16_inout_addr;
+typedef const void kbj_u8_in_i8;
+typedef const void kbj_u8_in_i16;
+typedef const void kbj_u8_in_i32;
+typedef const void kbj_u8_in_f32;
+typedef const void kbj_u8_in_direct;
+typedef const void kbj_u8_in_addr;
+typedef void kbj_u8_out_i8;
+typedef void kbj_u8_out_i16;
+typedef void kbj_u8_out_i32;
+typedef void kbj_u8_out_f32;
+typedef void kbj_u8_out_direct;
+typedef void kbj_u8_out_addr;
+typedef void kbj_u8_inout_i8;
+typedef void kbj_u8_inout_i16;
+typedef void kbj_u8_inout_i32;
+typedef void kbj_u8_inout_f32;
+typedef void kbj_u8_inout_direct;
+typedef void kbj_u8_inout_addr;
 
 typedef struct kbj_array {
   jarray array;  /* NULL for a Java null */
@@ -85,7 +135,7 @@ typedef struct kbj_call {
 } kbj_call;
 
 static jclass kbj_exception_class;
-static jmethodID kbj_exception_init;
+static jmethodID kbj_exception_factory;
 
 SWIGEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   JNIEnv *env;
@@ -97,8 +147,12 @@ SWIGEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   kbj_exception_class = (jclass)(*env)->NewGlobalRef(env, local);
   (*env)->DeleteLocalRef(env, local);
   if (kbj_exception_class == NULL) return JNI_ERR;
-  kbj_exception_init = (*env)->GetMethodID(env, kbj_exception_class, "<init>", "(ILjava/lang/String;)V");
-  if (kbj_exception_init == NULL) return JNI_ERR;
+  /* KernelBridgeException.fromNative(int status, byte[] utf8Message) picks the
+   * class (DeviceLostException for KB_STATUS_DEVICE_LOST) and decodes the
+   * message as UTF-8 (NewStringUTF would need modified UTF-8). */
+  kbj_exception_factory = (*env)->GetStaticMethodID(env, kbj_exception_class, "fromNative",
+                                                    "(I[B)Lorg/kernelbridge/KernelBridgeException;");
+  if (kbj_exception_factory == NULL) return JNI_ERR;
   return JNI_VERSION_1_8;
 }
 
@@ -107,22 +161,34 @@ static void kbj_throw_java(JNIEnv *env, const char *cls, const char *msg) {
   if (c != NULL) (*env)->ThrowNew(env, c, msg);
 }
 
-/* Throws KernelBridgeException(status, message); the message is the context's
- * last error when there is one. */
-static void kbj_throw(JNIEnv *env, kb_status status, const char *fn, const kb_context *ctx) {
+/* Throws the KernelBridgeException for a failed call.  The message: the
+ * context's last error for a call with a context, else the calling thread's
+ * kb_last_error(), read here, in the same native call, right after the failed
+ * call (a Java thread may not keep its OS thread between native calls). */
+static void kbj_throw(JNIEnv *env, kb_status status, const char *symname, const kb_context *ctx) {
   char buf[200];
-  const char *msg = ctx != NULL ? kb_context_last_error(ctx) : NULL;
-  jstring jmsg;
+  const char *msg = ctx != NULL ? kb_context_last_error(ctx) : kb_last_error();
+  jbyteArray bytes;
+  jsize n;
   jobject ex;
   if (msg == NULL || msg[0] == '\0') {
-    snprintf(buf, sizeof buf, "%s failed with status %s", fn, kb_status_string(status));
+    /* The C function's name: the raw variant's name up to "__". */
+    const char *end = strstr(symname, "__");
+    int len = end != NULL ? (int)(end - symname) : (int)strlen(symname);
+    snprintf(buf, sizeof buf, "%.*s failed with status %s", len, symname, kb_status_string(status));
     msg = buf;
   }
-  jmsg = (*env)->NewStringUTF(env, msg);
-  if (jmsg == NULL) return; /* OutOfMemoryError pending */
-  ex = (*env)->NewObject(env, kbj_exception_class, kbj_exception_init, (jint)status, jmsg);
+  n = (jsize)strlen(msg);
+  bytes = (*env)->NewByteArray(env, n);
+  if (bytes == NULL) return; /* OutOfMemoryError pending */
+  (*env)->SetByteArrayRegion(env, bytes, 0, n, (const jbyte *)msg);
+  ex = (*env)->CallStaticObjectMethod(env, kbj_exception_class, kbj_exception_factory, (jint)status, bytes);
+  if ((*env)->ExceptionCheck(env)) return;
+  (*env)->DeleteLocalRef(env, bytes);
   if (ex != NULL) (*env)->Throw(env, (jthrowable)ex);
 }
+
+static size_t kbj_esize(int kind) { return kind == KBJ_I8 ? 1u : kind == KBJ_I16 ? 2u : 4u; }
 
 /* Phase 1 (the "in" typemaps): record an array.  No pinning, no allocation. */
 static int kbj_add(JNIEnv *env, kbj_call *c, jarray array, int dir, int kind, void *target) {
@@ -146,17 +212,37 @@ static int kbj_add(JNIEnv *env, kbj_call *c, jarray array, int dir, int kind, vo
 }
 
 static void kbj_get_region(JNIEnv *env, kbj_array *s) {
-  if (s->kind == KBJ_F32)
-    (*env)->GetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (jfloat *)s->ptr);
-  else
-    (*env)->GetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (jint *)s->ptr);
+  switch (s->kind) {
+    case KBJ_F32:
+      (*env)->GetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (jfloat *)s->ptr);
+      break;
+    case KBJ_I32:
+      (*env)->GetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (jint *)s->ptr);
+      break;
+    case KBJ_I16:
+      (*env)->GetShortArrayRegion(env, (jshortArray)s->array, 0, s->len, (jshort *)s->ptr);
+      break;
+    default:
+      (*env)->GetByteArrayRegion(env, (jbyteArray)s->array, 0, s->len, (jbyte *)s->ptr);
+      break;
+  }
 }
 
 static void kbj_set_region(JNIEnv *env, kbj_array *s) {
-  if (s->kind == KBJ_F32)
-    (*env)->SetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (const jfloat *)s->ptr);
-  else
-    (*env)->SetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (const jint *)s->ptr);
+  switch (s->kind) {
+    case KBJ_F32:
+      (*env)->SetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (const jfloat *)s->ptr);
+      break;
+    case KBJ_I32:
+      (*env)->SetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (const jint *)s->ptr);
+      break;
+    case KBJ_I16:
+      (*env)->SetShortArrayRegion(env, (jshortArray)s->array, 0, s->len, (const jshort *)s->ptr);
+      break;
+    default:
+      (*env)->SetByteArrayRegion(env, (jbyteArray)s->array, 0, s->len, (const jbyte *)s->ptr);
+      break;
+  }
 }
 
 static void kbj_release(JNIEnv *env, kbj_call *c, int n, int ok) {
@@ -211,7 +297,7 @@ static int kbj_begin(JNIEnv *env, kbj_call *c) {
       }
     }
     if (s->owner >= 0) continue;
-    s->ptr = malloc((size_t)s->len * 4u);
+    s->ptr = malloc((size_t)s->len * kbj_esize(s->kind));
     if (s->ptr == NULL) {
       kbj_release(env, c, i, 0);
       kbj_throw_java(env, "java/lang/OutOfMemoryError", "kernelbridge: cannot allocate an array copy");
@@ -247,6 +333,18 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
   memcpy(target, &ptr, sizeof(void *));
   return 1;
 }
+#define kb_buffer_upload__i8 kb_buffer_upload
+#define kb_buffer_upload__i16 kb_buffer_upload
+#define kb_buffer_upload__i32 kb_buffer_upload
+#define kb_buffer_upload__f32 kb_buffer_upload
+#define kb_buffer_upload__direct kb_buffer_upload
+#define kb_buffer_upload__addr kb_buffer_upload
+#define kb_buffer_download__i8 kb_buffer_download
+#define kb_buffer_download__i16 kb_buffer_download
+#define kb_buffer_download__i32 kb_buffer_download
+#define kb_buffer_download__f32 kb_buffer_download
+#define kb_buffer_download__direct kb_buffer_download
+#define kb_buffer_download__addr kb_buffer_download
 #define kb_silu__direct kb_silu
 #define kb_silu__addr kb_silu
 #define kb_gelu__direct kb_gelu
@@ -291,6 +389,58 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_topk_sample__addr kb_topk_sample
 #define kb_topp_sample__direct kb_topp_sample
 #define kb_topp_sample__addr kb_topp_sample
+#define kb_silu_bf16__direct kb_silu_bf16
+#define kb_silu_bf16__addr kb_silu_bf16
+#define kb_silu_f16__direct kb_silu_f16
+#define kb_silu_f16__addr kb_silu_f16
+#define kb_gelu_bf16__direct kb_gelu_bf16
+#define kb_gelu_bf16__addr kb_gelu_bf16
+#define kb_gelu_f16__direct kb_gelu_f16
+#define kb_gelu_f16__addr kb_gelu_f16
+#define kb_gelu_tanh_bf16__direct kb_gelu_tanh_bf16
+#define kb_gelu_tanh_bf16__addr kb_gelu_tanh_bf16
+#define kb_gelu_tanh_f16__direct kb_gelu_tanh_f16
+#define kb_gelu_tanh_f16__addr kb_gelu_tanh_f16
+#define kb_add_bf16__direct kb_add_bf16
+#define kb_add_bf16__addr kb_add_bf16
+#define kb_add_f16__direct kb_add_f16
+#define kb_add_f16__addr kb_add_f16
+#define kb_mul_bf16__direct kb_mul_bf16
+#define kb_mul_bf16__addr kb_mul_bf16
+#define kb_mul_f16__direct kb_mul_f16
+#define kb_mul_f16__addr kb_mul_f16
+#define kb_scale_bf16__direct kb_scale_bf16
+#define kb_scale_bf16__addr kb_scale_bf16
+#define kb_scale_f16__direct kb_scale_f16
+#define kb_scale_f16__addr kb_scale_f16
+#define kb_add_bias_bf16__direct kb_add_bias_bf16
+#define kb_add_bias_bf16__addr kb_add_bias_bf16
+#define kb_add_bias_f16__direct kb_add_bias_f16
+#define kb_add_bias_f16__addr kb_add_bias_f16
+#define kb_softmax_bf16__direct kb_softmax_bf16
+#define kb_softmax_bf16__addr kb_softmax_bf16
+#define kb_softmax_f16__direct kb_softmax_f16
+#define kb_softmax_f16__addr kb_softmax_f16
+#define kb_log_softmax_bf16__direct kb_log_softmax_bf16
+#define kb_log_softmax_bf16__addr kb_log_softmax_bf16
+#define kb_log_softmax_f16__direct kb_log_softmax_f16
+#define kb_log_softmax_f16__addr kb_log_softmax_f16
+#define kb_rmsnorm_bf16__direct kb_rmsnorm_bf16
+#define kb_rmsnorm_bf16__addr kb_rmsnorm_bf16
+#define kb_rmsnorm_f16__direct kb_rmsnorm_f16
+#define kb_rmsnorm_f16__addr kb_rmsnorm_f16
+#define kb_layernorm_bf16__direct kb_layernorm_bf16
+#define kb_layernorm_bf16__addr kb_layernorm_bf16
+#define kb_layernorm_f16__direct kb_layernorm_f16
+#define kb_layernorm_f16__addr kb_layernorm_f16
+#define kb_gemm_bf16__direct kb_gemm_bf16
+#define kb_gemm_bf16__addr kb_gemm_bf16
+#define kb_gemm_f16__direct kb_gemm_f16
+#define kb_gemm_f16__addr kb_gemm_f16
+#define kb_attention_bf16__direct kb_attention_bf16
+#define kb_attention_bf16__addr kb_attention_bf16
+#define kb_attention_f16__direct kb_attention_f16
+#define kb_attention_f16__addr kb_attention_f16
 %}
 
 /* ---- scalars ---- */
@@ -305,14 +455,15 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(jstype) kbj_status, kbj_status_ctx "void"
 %typemap(javaout) kbj_status, kbj_status_ctx { $jnicall; }
 %typemap(out) kbj_status, kbj_status_ctx ""
+/* No context: the message is the thread's kb_last_error(), read at once. */
 %typemap(ret) kbj_status %{ if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL); %}
-/* Kernels: release the arrays first, then throw with the context's message. */
+/* A context first: release the arrays first, then throw with the context's message. */
 %typemap(ret) kbj_status_ctx %{
   kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
   if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", arg1);
 %}
 
-/* ---- the context of a kernel: a long; it also carries the call's array state ---- */
+/* ---- the context of a call: a long; it also carries the call's array state ---- */
 %typemap(jni) kbj_ctx * "jlong"
 %typemap(jtype) kbj_ctx * "long"
 %typemap(jstype) kbj_ctx * "long"
@@ -326,6 +477,57 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(check) kbj_ctx * %{
   if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
+
+/* ---- out scalar: element 0 of a long[1], written only on success ---- */
+%typemap(jni) kbj_out_i64 * "jlongArray"
+%typemap(jtype) kbj_out_i64 * "long[]"
+%typemap(jstype) kbj_out_i64 * "long[]"
+%typemap(javain) kbj_out_i64 * "$javainput"
+%typemap(in) kbj_out_i64 * (int64_t temp) %{
+  if ($input == NULL || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a long[1] is needed for the result");
+    return $null;
+  }
+  temp = 0;
+  $1 = &temp;
+%}
+%typemap(argout) kbj_out_i64 * %{
+  if (result == KB_STATUS_OK) {
+    jlong value = (jlong)*$1;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &value);
+  }
+%}
+
+/* ---- out string: the wrapper's own buffer; its bytes (up to the NUL) are
+ * copied into the byte[] on success, which the facade decodes as UTF-8 ---- */
+%typemap(jni) kbj_string_out * "jbyteArray"
+%typemap(jtype) kbj_string_out * "byte[]"
+%typemap(jstype) kbj_string_out * "byte[]"
+%typemap(javain) kbj_string_out * "$javainput"
+%typemap(in) kbj_string_out * (char temp[KBJ_STRING_CAPACITY]) %{
+  if ($input == NULL) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a byte[] is needed for the result");
+    return $null;
+  }
+  temp[0] = '\0';
+  $1 = temp;
+%}
+%typemap(argout) kbj_string_out * %{
+  if (result == KB_STATUS_OK) {
+    jsize cap = (*jenv)->GetArrayLength(jenv, $input);
+    jsize n = 0;
+    while (n < cap && n < KBJ_STRING_CAPACITY && $1[n] != '\0') n++;
+    (*jenv)->SetByteArrayRegion(jenv, $input, 0, n, (const jbyte *)$1);
+  }
+%}
+%typemap(in, numinputs=0) kbj_string_capacity %{ $1 = KBJ_STRING_CAPACITY; %}
+
+/* ---- returns address: a long (never dereferenced by Java) ---- */
+%typemap(jni) kbj_data_address * "jlong"
+%typemap(jtype) kbj_data_address * "long"
+%typemap(jstype) kbj_data_address * "long"
+%typemap(javaout) kbj_data_address * { return $jnicall; }
+%typemap(out) kbj_data_address * %{ $result = (jlong)(intptr_t)$1; %}
 
 /* ---- tensors: Java arrays (pinned or copied, see kbj_begin) ---- */
 %typemap(jni) kbj_f32_in * "jfloatArray"
@@ -370,8 +572,134 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(in) kbj_i32_inout * %{
   if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I32, &$1)) return $null;
 %}
+%typemap(jni) kbj_bf16_in * "jshortArray"
+%typemap(jtype) kbj_bf16_in * "short[]"
+%typemap(jstype) kbj_bf16_in * "short[]"
+%typemap(javain) kbj_bf16_in * "$javainput"
+%typemap(in) kbj_bf16_in * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_bf16_out * "jshortArray"
+%typemap(jtype) kbj_bf16_out * "short[]"
+%typemap(jstype) kbj_bf16_out * "short[]"
+%typemap(javain) kbj_bf16_out * "$javainput"
+%typemap(in) kbj_bf16_out * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_bf16_inout * "jshortArray"
+%typemap(jtype) kbj_bf16_inout * "short[]"
+%typemap(jstype) kbj_bf16_inout * "short[]"
+%typemap(javain) kbj_bf16_inout * "$javainput"
+%typemap(in) kbj_bf16_inout * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_in * "jshortArray"
+%typemap(jtype) kbj_f16_in * "short[]"
+%typemap(jstype) kbj_f16_in * "short[]"
+%typemap(javain) kbj_f16_in * "$javainput"
+%typemap(in) kbj_f16_in * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_out * "jshortArray"
+%typemap(jtype) kbj_f16_out * "short[]"
+%typemap(jstype) kbj_f16_out * "short[]"
+%typemap(javain) kbj_f16_out * "$javainput"
+%typemap(in) kbj_f16_out * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_inout * "jshortArray"
+%typemap(jtype) kbj_f16_inout * "short[]"
+%typemap(jstype) kbj_f16_inout * "short[]"
+%typemap(javain) kbj_f16_inout * "$javainput"
+%typemap(in) kbj_f16_inout * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_in_i8 * "jbyteArray"
+%typemap(jtype) kbj_u8_in_i8 * "byte[]"
+%typemap(jstype) kbj_u8_in_i8 * "byte[]"
+%typemap(javain) kbj_u8_in_i8 * "$javainput"
+%typemap(in) kbj_u8_in_i8 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_I8, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_out_i8 * "jbyteArray"
+%typemap(jtype) kbj_u8_out_i8 * "byte[]"
+%typemap(jstype) kbj_u8_out_i8 * "byte[]"
+%typemap(javain) kbj_u8_out_i8 * "$javainput"
+%typemap(in) kbj_u8_out_i8 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_I8, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_inout_i8 * "jbyteArray"
+%typemap(jtype) kbj_u8_inout_i8 * "byte[]"
+%typemap(jstype) kbj_u8_inout_i8 * "byte[]"
+%typemap(javain) kbj_u8_inout_i8 * "$javainput"
+%typemap(in) kbj_u8_inout_i8 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I8, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_in_i16 * "jshortArray"
+%typemap(jtype) kbj_u8_in_i16 * "short[]"
+%typemap(jstype) kbj_u8_in_i16 * "short[]"
+%typemap(javain) kbj_u8_in_i16 * "$javainput"
+%typemap(in) kbj_u8_in_i16 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_out_i16 * "jshortArray"
+%typemap(jtype) kbj_u8_out_i16 * "short[]"
+%typemap(jstype) kbj_u8_out_i16 * "short[]"
+%typemap(javain) kbj_u8_out_i16 * "$javainput"
+%typemap(in) kbj_u8_out_i16 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_inout_i16 * "jshortArray"
+%typemap(jtype) kbj_u8_inout_i16 * "short[]"
+%typemap(jstype) kbj_u8_inout_i16 * "short[]"
+%typemap(javain) kbj_u8_inout_i16 * "$javainput"
+%typemap(in) kbj_u8_inout_i16 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I16, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_in_i32 * "jintArray"
+%typemap(jtype) kbj_u8_in_i32 * "int[]"
+%typemap(jstype) kbj_u8_in_i32 * "int[]"
+%typemap(javain) kbj_u8_in_i32 * "$javainput"
+%typemap(in) kbj_u8_in_i32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_I32, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_out_i32 * "jintArray"
+%typemap(jtype) kbj_u8_out_i32 * "int[]"
+%typemap(jstype) kbj_u8_out_i32 * "int[]"
+%typemap(javain) kbj_u8_out_i32 * "$javainput"
+%typemap(in) kbj_u8_out_i32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_I32, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_inout_i32 * "jintArray"
+%typemap(jtype) kbj_u8_inout_i32 * "int[]"
+%typemap(jstype) kbj_u8_inout_i32 * "int[]"
+%typemap(javain) kbj_u8_inout_i32 * "$javainput"
+%typemap(in) kbj_u8_inout_i32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_I32, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_in_f32 * "jfloatArray"
+%typemap(jtype) kbj_u8_in_f32 * "float[]"
+%typemap(jstype) kbj_u8_in_f32 * "float[]"
+%typemap(javain) kbj_u8_in_f32 * "$javainput"
+%typemap(in) kbj_u8_in_f32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_IN, KBJ_F32, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_out_f32 * "jfloatArray"
+%typemap(jtype) kbj_u8_out_f32 * "float[]"
+%typemap(jstype) kbj_u8_out_f32 * "float[]"
+%typemap(javain) kbj_u8_out_f32 * "$javainput"
+%typemap(in) kbj_u8_out_f32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_OUT, KBJ_F32, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_inout_f32 * "jfloatArray"
+%typemap(jtype) kbj_u8_inout_f32 * "float[]"
+%typemap(jstype) kbj_u8_inout_f32 * "float[]"
+%typemap(javain) kbj_u8_inout_f32 * "$javainput"
+%typemap(in) kbj_u8_inout_f32 * %{
+  if (!kbj_add(jenv, &kbj_c, $input, KBJ_INOUT, KBJ_F32, &$1)) return $null;
+%}
 
-/* ---- tensors: direct buffers (zero copy) ---- */
+/* ---- tensors: direct buffers (zero copy; u8: any direct buffer) ---- */
 %typemap(jni) kbj_f32_in_direct * "jobject"
 %typemap(jtype) kbj_f32_in_direct * "java.nio.FloatBuffer"
 %typemap(jstype) kbj_f32_in_direct * "java.nio.FloatBuffer"
@@ -414,8 +742,71 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(in) kbj_i32_inout_direct * %{
   if (!kbj_direct(jenv, $input, &$1)) return $null;
 %}
+%typemap(jni) kbj_bf16_in_direct * "jobject"
+%typemap(jtype) kbj_bf16_in_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_bf16_in_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_bf16_in_direct * "$javainput"
+%typemap(in) kbj_bf16_in_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_bf16_out_direct * "jobject"
+%typemap(jtype) kbj_bf16_out_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_bf16_out_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_bf16_out_direct * "$javainput"
+%typemap(in) kbj_bf16_out_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_bf16_inout_direct * "jobject"
+%typemap(jtype) kbj_bf16_inout_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_bf16_inout_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_bf16_inout_direct * "$javainput"
+%typemap(in) kbj_bf16_inout_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_in_direct * "jobject"
+%typemap(jtype) kbj_f16_in_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_f16_in_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_f16_in_direct * "$javainput"
+%typemap(in) kbj_f16_in_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_out_direct * "jobject"
+%typemap(jtype) kbj_f16_out_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_f16_out_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_f16_out_direct * "$javainput"
+%typemap(in) kbj_f16_out_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_f16_inout_direct * "jobject"
+%typemap(jtype) kbj_f16_inout_direct * "java.nio.ShortBuffer"
+%typemap(jstype) kbj_f16_inout_direct * "java.nio.ShortBuffer"
+%typemap(javain) kbj_f16_inout_direct * "$javainput"
+%typemap(in) kbj_f16_inout_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_in_direct * "jobject"
+%typemap(jtype) kbj_u8_in_direct * "java.nio.Buffer"
+%typemap(jstype) kbj_u8_in_direct * "java.nio.Buffer"
+%typemap(javain) kbj_u8_in_direct * "$javainput"
+%typemap(in) kbj_u8_in_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_out_direct * "jobject"
+%typemap(jtype) kbj_u8_out_direct * "java.nio.Buffer"
+%typemap(jstype) kbj_u8_out_direct * "java.nio.Buffer"
+%typemap(javain) kbj_u8_out_direct * "$javainput"
+%typemap(in) kbj_u8_out_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
+%typemap(jni) kbj_u8_inout_direct * "jobject"
+%typemap(jtype) kbj_u8_inout_direct * "java.nio.Buffer"
+%typemap(jstype) kbj_u8_inout_direct * "java.nio.Buffer"
+%typemap(javain) kbj_u8_inout_direct * "$javainput"
+%typemap(in) kbj_u8_inout_direct * %{
+  if (!kbj_direct(jenv, $input, &$1)) return $null;
+%}
 
-/* ---- tensors: native addresses (the facade's per-context scratch) ---- */
+/* ---- tensors: native addresses (the context's scratch, DeviceBuffers) ---- */
 %typemap(jni) kbj_f32_in_addr * "jlong"
 %typemap(jtype) kbj_f32_in_addr * "long"
 %typemap(jstype) kbj_f32_in_addr * "long"
@@ -446,6 +837,51 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(jstype) kbj_i32_inout_addr * "long"
 %typemap(javain) kbj_i32_inout_addr * "$javainput"
 %typemap(in) kbj_i32_inout_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_bf16_in_addr * "jlong"
+%typemap(jtype) kbj_bf16_in_addr * "long"
+%typemap(jstype) kbj_bf16_in_addr * "long"
+%typemap(javain) kbj_bf16_in_addr * "$javainput"
+%typemap(in) kbj_bf16_in_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_bf16_out_addr * "jlong"
+%typemap(jtype) kbj_bf16_out_addr * "long"
+%typemap(jstype) kbj_bf16_out_addr * "long"
+%typemap(javain) kbj_bf16_out_addr * "$javainput"
+%typemap(in) kbj_bf16_out_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_bf16_inout_addr * "jlong"
+%typemap(jtype) kbj_bf16_inout_addr * "long"
+%typemap(jstype) kbj_bf16_inout_addr * "long"
+%typemap(javain) kbj_bf16_inout_addr * "$javainput"
+%typemap(in) kbj_bf16_inout_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_f16_in_addr * "jlong"
+%typemap(jtype) kbj_f16_in_addr * "long"
+%typemap(jstype) kbj_f16_in_addr * "long"
+%typemap(javain) kbj_f16_in_addr * "$javainput"
+%typemap(in) kbj_f16_in_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_f16_out_addr * "jlong"
+%typemap(jtype) kbj_f16_out_addr * "long"
+%typemap(jstype) kbj_f16_out_addr * "long"
+%typemap(javain) kbj_f16_out_addr * "$javainput"
+%typemap(in) kbj_f16_out_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_f16_inout_addr * "jlong"
+%typemap(jtype) kbj_f16_inout_addr * "long"
+%typemap(jstype) kbj_f16_inout_addr * "long"
+%typemap(javain) kbj_f16_inout_addr * "$javainput"
+%typemap(in) kbj_f16_inout_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_u8_in_addr * "jlong"
+%typemap(jtype) kbj_u8_in_addr * "long"
+%typemap(jstype) kbj_u8_in_addr * "long"
+%typemap(javain) kbj_u8_in_addr * "$javainput"
+%typemap(in) kbj_u8_in_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_u8_out_addr * "jlong"
+%typemap(jtype) kbj_u8_out_addr * "long"
+%typemap(jstype) kbj_u8_out_addr * "long"
+%typemap(javain) kbj_u8_out_addr * "$javainput"
+%typemap(in) kbj_u8_out_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+%typemap(jni) kbj_u8_inout_addr * "jlong"
+%typemap(jtype) kbj_u8_inout_addr * "long"
+%typemap(jstype) kbj_u8_inout_addr * "long"
+%typemap(javain) kbj_u8_inout_addr * "$javainput"
+%typemap(in) kbj_u8_inout_addr * %{ $1 = ($1_ltype)(intptr_t)$input; %}
 
 /* ---- handles: opaque pointers as long ---- */
 %typemap(jni) kb_context *, const kb_context * "jlong"
@@ -467,6 +903,30 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
   $1 = &temp;
 %}
 %typemap(argout) kb_context ** %{
+  if (*$1 != NULL) {
+    jlong handle = (jlong)(intptr_t)*$1;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
+  }
+%}
+%typemap(jni) kb_buffer *, const kb_buffer * "jlong"
+%typemap(jtype) kb_buffer *, const kb_buffer * "long"
+%typemap(jstype) kb_buffer *, const kb_buffer * "long"
+%typemap(javain) kb_buffer *, const kb_buffer * "$javainput"
+%typemap(in) kb_buffer *, const kb_buffer * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+/* A new handle comes back in element 0 of a long[1]. */
+%typemap(jni) kb_buffer ** "jlongArray"
+%typemap(jtype) kb_buffer ** "long[]"
+%typemap(jstype) kb_buffer ** "long[]"
+%typemap(javain) kb_buffer ** "$javainput"
+%typemap(in) kb_buffer ** (kb_buffer *temp) %{
+  if ($input == NULL || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a long[1] is needed for the new handle");
+    return $null;
+  }
+  temp = NULL;
+  $1 = &temp;
+%}
+%typemap(argout) kb_buffer ** %{
   if (*$1 != NULL) {
     jlong handle = (jlong)(intptr_t)*$1;
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
@@ -494,6 +954,62 @@ kb_backend kb_context_backend(const kb_context *ctx);
 int64_t kb_context_num_threads(const kb_context *ctx);
 %unignore kb_context_last_error;
 const char *kb_context_last_error(const kb_context *ctx);
+%unignore kb_last_error;
+const char *kb_last_error(void);
+%unignore kb_cuda_device_count;
+kbj_status kb_cuda_device_count(kbj_out_i64 *count);
+%unignore kb_cuda_device_name;
+kbj_status kb_cuda_device_name(int64_t device, kbj_string_out *name, kbj_string_capacity name_capacity);
+%unignore kb_cuda_device_compute_capability;
+kbj_status kb_cuda_device_compute_capability(int64_t device, kbj_out_i64 *capability);
+%unignore kb_cuda_device_total_memory;
+kbj_status kb_cuda_device_total_memory(int64_t device, kbj_out_i64 *bytes);
+%unignore kb_cuda_device_free_memory;
+kbj_status kb_cuda_device_free_memory(int64_t device, kbj_out_i64 *bytes);
+%unignore kb_context_create_cuda;
+kbj_status kb_context_create_cuda(int64_t device, kb_context **out);
+%unignore kb_context_device;
+int64_t kb_context_device(const kb_context *ctx);
+%unignore kb_context_synchronize;
+kbj_status_ctx kb_context_synchronize(kbj_ctx *ctx);
+%unignore kb_buffer_create;
+kbj_status_ctx kb_buffer_create(kbj_ctx *ctx, int64_t bytes, kb_buffer **out);
+%unignore kb_buffer_destroy;
+void kb_buffer_destroy(kb_buffer *buf);
+%unignore kb_buffer_size;
+int64_t kb_buffer_size(const kb_buffer *buf);
+%unignore kb_buffer_device;
+int64_t kb_buffer_device(const kb_buffer *buf);
+%unignore kb_buffer_data;
+kbj_data_address *kb_buffer_data(kb_buffer *buf);
+%unignore kb_buffer_upload__i8;
+kbj_status_ctx kb_buffer_upload__i8(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_i8 *src);
+%unignore kb_buffer_upload__i16;
+kbj_status_ctx kb_buffer_upload__i16(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_i16 *src);
+%unignore kb_buffer_upload__i32;
+kbj_status_ctx kb_buffer_upload__i32(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_i32 *src);
+%unignore kb_buffer_upload__f32;
+kbj_status_ctx kb_buffer_upload__f32(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_f32 *src);
+%unignore kb_buffer_upload__direct;
+kbj_status_ctx kb_buffer_upload__direct(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_direct *src);
+%unignore kb_buffer_upload__addr;
+kbj_status_ctx kb_buffer_upload__addr(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_in_addr *src);
+%unignore kb_buffer_download__i8;
+kbj_status_ctx kb_buffer_download__i8(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_i8 *dst);
+%unignore kb_buffer_download__i16;
+kbj_status_ctx kb_buffer_download__i16(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_i16 *dst);
+%unignore kb_buffer_download__i32;
+kbj_status_ctx kb_buffer_download__i32(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_i32 *dst);
+%unignore kb_buffer_download__f32;
+kbj_status_ctx kb_buffer_download__f32(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_f32 *dst);
+%unignore kb_buffer_download__direct;
+kbj_status_ctx kb_buffer_download__direct(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_direct *dst);
+%unignore kb_buffer_download__addr;
+kbj_status_ctx kb_buffer_download__addr(kbj_ctx *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, kbj_u8_out_addr *dst);
+%unignore kb_buffer_fill;
+kbj_status_ctx kb_buffer_fill(kbj_ctx *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value);
+%unignore kb_buffer_copy;
+kbj_status_ctx kb_buffer_copy(kbj_ctx *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src, int64_t src_offset, int64_t bytes);
 %unignore kb_silu;
 kbj_status_ctx kb_silu(kbj_ctx *ctx, int64_t n, kbj_f32_in *x, kbj_f32_out *y);
 %unignore kb_silu__direct;
@@ -626,5 +1142,161 @@ kbj_status_ctx kb_topp_sample(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_
 kbj_status_ctx kb_topp_sample__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
 %unignore kb_topp_sample__addr;
 kbj_status_ctx kb_topp_sample__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_silu_bf16;
+kbj_status_ctx kb_silu_bf16(kbj_ctx *ctx, int64_t n, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_silu_bf16__direct;
+kbj_status_ctx kb_silu_bf16__direct(kbj_ctx *ctx, int64_t n, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_silu_bf16__addr;
+kbj_status_ctx kb_silu_bf16__addr(kbj_ctx *ctx, int64_t n, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_silu_f16;
+kbj_status_ctx kb_silu_f16(kbj_ctx *ctx, int64_t n, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_silu_f16__direct;
+kbj_status_ctx kb_silu_f16__direct(kbj_ctx *ctx, int64_t n, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_silu_f16__addr;
+kbj_status_ctx kb_silu_f16__addr(kbj_ctx *ctx, int64_t n, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_gelu_bf16;
+kbj_status_ctx kb_gelu_bf16(kbj_ctx *ctx, int64_t n, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_gelu_bf16__direct;
+kbj_status_ctx kb_gelu_bf16__direct(kbj_ctx *ctx, int64_t n, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_gelu_bf16__addr;
+kbj_status_ctx kb_gelu_bf16__addr(kbj_ctx *ctx, int64_t n, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_gelu_f16;
+kbj_status_ctx kb_gelu_f16(kbj_ctx *ctx, int64_t n, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_gelu_f16__direct;
+kbj_status_ctx kb_gelu_f16__direct(kbj_ctx *ctx, int64_t n, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_gelu_f16__addr;
+kbj_status_ctx kb_gelu_f16__addr(kbj_ctx *ctx, int64_t n, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_gelu_tanh_bf16;
+kbj_status_ctx kb_gelu_tanh_bf16(kbj_ctx *ctx, int64_t n, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_gelu_tanh_bf16__direct;
+kbj_status_ctx kb_gelu_tanh_bf16__direct(kbj_ctx *ctx, int64_t n, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_gelu_tanh_bf16__addr;
+kbj_status_ctx kb_gelu_tanh_bf16__addr(kbj_ctx *ctx, int64_t n, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_gelu_tanh_f16;
+kbj_status_ctx kb_gelu_tanh_f16(kbj_ctx *ctx, int64_t n, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_gelu_tanh_f16__direct;
+kbj_status_ctx kb_gelu_tanh_f16__direct(kbj_ctx *ctx, int64_t n, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_gelu_tanh_f16__addr;
+kbj_status_ctx kb_gelu_tanh_f16__addr(kbj_ctx *ctx, int64_t n, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_add_bf16;
+kbj_status_ctx kb_add_bf16(kbj_ctx *ctx, int64_t n, kbj_bf16_in *a, kbj_bf16_in *b, kbj_bf16_out *y);
+%unignore kb_add_bf16__direct;
+kbj_status_ctx kb_add_bf16__direct(kbj_ctx *ctx, int64_t n, kbj_bf16_in_direct *a, kbj_bf16_in_direct *b, kbj_bf16_out_direct *y);
+%unignore kb_add_bf16__addr;
+kbj_status_ctx kb_add_bf16__addr(kbj_ctx *ctx, int64_t n, kbj_bf16_in_addr *a, kbj_bf16_in_addr *b, kbj_bf16_out_addr *y);
+%unignore kb_add_f16;
+kbj_status_ctx kb_add_f16(kbj_ctx *ctx, int64_t n, kbj_f16_in *a, kbj_f16_in *b, kbj_f16_out *y);
+%unignore kb_add_f16__direct;
+kbj_status_ctx kb_add_f16__direct(kbj_ctx *ctx, int64_t n, kbj_f16_in_direct *a, kbj_f16_in_direct *b, kbj_f16_out_direct *y);
+%unignore kb_add_f16__addr;
+kbj_status_ctx kb_add_f16__addr(kbj_ctx *ctx, int64_t n, kbj_f16_in_addr *a, kbj_f16_in_addr *b, kbj_f16_out_addr *y);
+%unignore kb_mul_bf16;
+kbj_status_ctx kb_mul_bf16(kbj_ctx *ctx, int64_t n, kbj_bf16_in *a, kbj_bf16_in *b, kbj_bf16_out *y);
+%unignore kb_mul_bf16__direct;
+kbj_status_ctx kb_mul_bf16__direct(kbj_ctx *ctx, int64_t n, kbj_bf16_in_direct *a, kbj_bf16_in_direct *b, kbj_bf16_out_direct *y);
+%unignore kb_mul_bf16__addr;
+kbj_status_ctx kb_mul_bf16__addr(kbj_ctx *ctx, int64_t n, kbj_bf16_in_addr *a, kbj_bf16_in_addr *b, kbj_bf16_out_addr *y);
+%unignore kb_mul_f16;
+kbj_status_ctx kb_mul_f16(kbj_ctx *ctx, int64_t n, kbj_f16_in *a, kbj_f16_in *b, kbj_f16_out *y);
+%unignore kb_mul_f16__direct;
+kbj_status_ctx kb_mul_f16__direct(kbj_ctx *ctx, int64_t n, kbj_f16_in_direct *a, kbj_f16_in_direct *b, kbj_f16_out_direct *y);
+%unignore kb_mul_f16__addr;
+kbj_status_ctx kb_mul_f16__addr(kbj_ctx *ctx, int64_t n, kbj_f16_in_addr *a, kbj_f16_in_addr *b, kbj_f16_out_addr *y);
+%unignore kb_scale_bf16;
+kbj_status_ctx kb_scale_bf16(kbj_ctx *ctx, int64_t n, float alpha, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_scale_bf16__direct;
+kbj_status_ctx kb_scale_bf16__direct(kbj_ctx *ctx, int64_t n, float alpha, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_scale_bf16__addr;
+kbj_status_ctx kb_scale_bf16__addr(kbj_ctx *ctx, int64_t n, float alpha, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_scale_f16;
+kbj_status_ctx kb_scale_f16(kbj_ctx *ctx, int64_t n, float alpha, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_scale_f16__direct;
+kbj_status_ctx kb_scale_f16__direct(kbj_ctx *ctx, int64_t n, float alpha, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_scale_f16__addr;
+kbj_status_ctx kb_scale_f16__addr(kbj_ctx *ctx, int64_t n, float alpha, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_add_bias_bf16;
+kbj_status_ctx kb_add_bias_bf16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_in *bias, kbj_bf16_out *y);
+%unignore kb_add_bias_bf16__direct;
+kbj_status_ctx kb_add_bias_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_in_direct *bias, kbj_bf16_out_direct *y);
+%unignore kb_add_bias_bf16__addr;
+kbj_status_ctx kb_add_bias_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_in_addr *bias, kbj_bf16_out_addr *y);
+%unignore kb_add_bias_f16;
+kbj_status_ctx kb_add_bias_f16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_in *bias, kbj_f16_out *y);
+%unignore kb_add_bias_f16__direct;
+kbj_status_ctx kb_add_bias_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_in_direct *bias, kbj_f16_out_direct *y);
+%unignore kb_add_bias_f16__addr;
+kbj_status_ctx kb_add_bias_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_in_addr *bias, kbj_f16_out_addr *y);
+%unignore kb_softmax_bf16;
+kbj_status_ctx kb_softmax_bf16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_softmax_bf16__direct;
+kbj_status_ctx kb_softmax_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_softmax_bf16__addr;
+kbj_status_ctx kb_softmax_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_softmax_f16;
+kbj_status_ctx kb_softmax_f16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_softmax_f16__direct;
+kbj_status_ctx kb_softmax_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_softmax_f16__addr;
+kbj_status_ctx kb_softmax_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_log_softmax_bf16;
+kbj_status_ctx kb_log_softmax_bf16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_out *y);
+%unignore kb_log_softmax_bf16__direct;
+kbj_status_ctx kb_log_softmax_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_out_direct *y);
+%unignore kb_log_softmax_bf16__addr;
+kbj_status_ctx kb_log_softmax_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_out_addr *y);
+%unignore kb_log_softmax_f16;
+kbj_status_ctx kb_log_softmax_f16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_out *y);
+%unignore kb_log_softmax_f16__direct;
+kbj_status_ctx kb_log_softmax_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_out_direct *y);
+%unignore kb_log_softmax_f16__addr;
+kbj_status_ctx kb_log_softmax_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_out_addr *y);
+%unignore kb_rmsnorm_bf16;
+kbj_status_ctx kb_rmsnorm_bf16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_in *weight, float eps, kbj_bf16_out *y);
+%unignore kb_rmsnorm_bf16__direct;
+kbj_status_ctx kb_rmsnorm_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_in_direct *weight, float eps, kbj_bf16_out_direct *y);
+%unignore kb_rmsnorm_bf16__addr;
+kbj_status_ctx kb_rmsnorm_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_in_addr *weight, float eps, kbj_bf16_out_addr *y);
+%unignore kb_rmsnorm_f16;
+kbj_status_ctx kb_rmsnorm_f16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_in *weight, float eps, kbj_f16_out *y);
+%unignore kb_rmsnorm_f16__direct;
+kbj_status_ctx kb_rmsnorm_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_in_direct *weight, float eps, kbj_f16_out_direct *y);
+%unignore kb_rmsnorm_f16__addr;
+kbj_status_ctx kb_rmsnorm_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_in_addr *weight, float eps, kbj_f16_out_addr *y);
+%unignore kb_layernorm_bf16;
+kbj_status_ctx kb_layernorm_bf16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_in *weight, kbj_bf16_in *bias, float eps, kbj_bf16_out *y);
+%unignore kb_layernorm_bf16__direct;
+kbj_status_ctx kb_layernorm_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_in_direct *weight, kbj_bf16_in_direct *bias, float eps, kbj_bf16_out_direct *y);
+%unignore kb_layernorm_bf16__addr;
+kbj_status_ctx kb_layernorm_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_in_addr *weight, kbj_bf16_in_addr *bias, float eps, kbj_bf16_out_addr *y);
+%unignore kb_layernorm_f16;
+kbj_status_ctx kb_layernorm_f16(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_in *weight, kbj_f16_in *bias, float eps, kbj_f16_out *y);
+%unignore kb_layernorm_f16__direct;
+kbj_status_ctx kb_layernorm_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_in_direct *weight, kbj_f16_in_direct *bias, float eps, kbj_f16_out_direct *y);
+%unignore kb_layernorm_f16__addr;
+kbj_status_ctx kb_layernorm_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_in_addr *weight, kbj_f16_in_addr *bias, float eps, kbj_f16_out_addr *y);
+%unignore kb_gemm_bf16;
+kbj_status_ctx kb_gemm_bf16(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in *a, int64_t lda, kbj_bf16_in *b, int64_t ldb, float beta, kbj_bf16_inout *c, int64_t ldc);
+%unignore kb_gemm_bf16__direct;
+kbj_status_ctx kb_gemm_bf16__direct(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in_direct *a, int64_t lda, kbj_bf16_in_direct *b, int64_t ldb, float beta, kbj_bf16_inout_direct *c, int64_t ldc);
+%unignore kb_gemm_bf16__addr;
+kbj_status_ctx kb_gemm_bf16__addr(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in_addr *a, int64_t lda, kbj_bf16_in_addr *b, int64_t ldb, float beta, kbj_bf16_inout_addr *c, int64_t ldc);
+%unignore kb_gemm_f16;
+kbj_status_ctx kb_gemm_f16(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in *a, int64_t lda, kbj_f16_in *b, int64_t ldb, float beta, kbj_f16_inout *c, int64_t ldc);
+%unignore kb_gemm_f16__direct;
+kbj_status_ctx kb_gemm_f16__direct(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_direct *a, int64_t lda, kbj_f16_in_direct *b, int64_t ldb, float beta, kbj_f16_inout_direct *c, int64_t ldc);
+%unignore kb_gemm_f16__addr;
+kbj_status_ctx kb_gemm_f16__addr(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_addr *a, int64_t lda, kbj_f16_in_addr *b, int64_t ldb, float beta, kbj_f16_inout_addr *c, int64_t ldc);
+%unignore kb_attention_bf16;
+kbj_status_ctx kb_attention_bf16(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_bf16_in *q, kbj_bf16_in *k, kbj_bf16_in *v, bool causal, float scale, kbj_bf16_out *out);
+%unignore kb_attention_bf16__direct;
+kbj_status_ctx kb_attention_bf16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_bf16_in_direct *q, kbj_bf16_in_direct *k, kbj_bf16_in_direct *v, bool causal, float scale, kbj_bf16_out_direct *out);
+%unignore kb_attention_bf16__addr;
+kbj_status_ctx kb_attention_bf16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_bf16_in_addr *q, kbj_bf16_in_addr *k, kbj_bf16_in_addr *v, bool causal, float scale, kbj_bf16_out_addr *out);
+%unignore kb_attention_f16;
+kbj_status_ctx kb_attention_f16(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_f16_in *q, kbj_f16_in *k, kbj_f16_in *v, bool causal, float scale, kbj_f16_out *out);
+%unignore kb_attention_f16__direct;
+kbj_status_ctx kb_attention_f16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_f16_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, bool causal, float scale, kbj_f16_out_direct *out);
+%unignore kb_attention_f16__addr;
+kbj_status_ctx kb_attention_f16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_f16_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, bool causal, float scale, kbj_f16_out_addr *out);
 
 %unignoreall

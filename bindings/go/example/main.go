@@ -32,7 +32,7 @@ func main() {
 	}
 
 	// An explicit context: backend and threads.
-	ctx, err := kernelbridge.NewContext(0, kernelbridge.BackendAuto)
+	ctx, err := kernelbridge.NewContext(0, kernelbridge.BackendCPU) // host slices need a CPU context
 	check(err == nil, "NewContext: %v", err)
 	defer ctx.Close()
 

@@ -2,7 +2,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import org.kernelbridge.Backend;
+import org.kernelbridge.Bf16;
 import org.kernelbridge.Context;
+import org.kernelbridge.Cuda;
+import org.kernelbridge.DeviceBuffer;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
 import org.kernelbridge.Status;
@@ -32,6 +35,24 @@ public class Example {
         System.out.println("error: " + e.status() + ": " + e.getMessage());
         if (e.status() != Status.SHAPE_MISMATCH) System.exit(1);
       }
+
+      // bfloat16 bit patterns in short[]
+      short[] h = Bf16.fromFloats(x);
+      short[] hy = new short[h.length];
+      KernelBridge.siluBf16(ctx, h, hy);
+      System.out.println("silu_bf16[4]: " + Bf16.toFloat(hy[4]));
+    }
+
+    // Buffers: device memory on a CUDA context, host memory on a CPU context.
+    String noCuda = Cuda.unavailableReason();
+    System.out.println(noCuda == null ? "CUDA: " + Cuda.deviceName(0) : "CUDA unavailable: " + noCuda);
+    try (Context ctx = noCuda == null ? Context.cuda(0) : new Context(Backend.CPU, 1);
+        DeviceBuffer dx = DeviceBuffer.of(ctx, x);
+        DeviceBuffer dy = new DeviceBuffer(ctx, 4L * x.length)) {
+      KernelBridge.silu(ctx, dx, dy); // n = dx.size() / 4
+      float[] out = dy.toFloatArray();
+      System.out.println("silu on " + dy + ": " + java.util.Arrays.toString(out));
+      if (!java.util.Arrays.equals(out, y)) System.exit(1);
     }
     System.out.println("kernelbridge " + KernelBridge.versionString() + " OK");
   }

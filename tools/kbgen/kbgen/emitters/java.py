@@ -8,18 +8,28 @@ Outputs (paths relative to the repository root):
                                          the C wrapper.
   bindings/java/src/org/kernelbridge/
     KernelBridge.java                    the public facade: lowerCamelCase static
-                                         methods, derived dimensions, length checks.
-    Context.java                         one class per handle type (kb_context).
+                                         methods, derived dimensions, length checks;
+                                         kernels on arrays, direct NIO buffers and
+                                         DeviceBuffers; the context-free functions.
+    Context.java                         the class of the context handle (kb_context):
+                                         constructor, factories (Context.cuda),
+                                         queries and methods.
     Status.java, Backend.java            one Java enum per C enum.
 
+Hand-written next to them (bindings/java/src/org/kernelbridge/): DeviceBuffer
+(kb_buffer: its functions are listed in HANDWRITTEN and checked here),
+KernelBridgeException / DeviceLostException, Cuda, Bf16, F16, Checks and
+NativeLoader.
+
 The raw layer is described by annotations only: every tensor becomes a typedef
-naming its direction and dtype (kbj_f32_in, kbj_i32_out, ...), and typemaps on
-those typedefs decide how a Java array or direct buffer reaches C.  See
-docs/java.md for the array-passing strategy.
+naming its direction and dtype (kbj_f32_in, kbj_bf16_out, kbj_u8_in_i8, ...),
+and typemaps on those typedefs decide how a Java array, direct buffer or native
+address reaches C.  See docs/java.md for the array-passing strategy.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from .. import contracts
@@ -36,6 +46,10 @@ MODULE = "KernelBridgeNative"  # SWIG module class; the JNI class is MODULE + "J
 # Total elements of all arrays of one call up to which the arrays are pinned
 # with GetPrimitiveArrayCritical instead of copied (see docs/java.md).
 CRITICAL_MAX_ELEMENTS = 4096
+
+# Bytes of the buffer the native wrapper passes for an `out string` parameter
+# (its capacity parameter is hidden from Java), terminator included.
+STRING_CAPACITY = 256
 
 _JAVA_KEYWORDS = set(
     """abstract assert boolean break byte case catch char class const continue default do double else enum
@@ -55,11 +69,34 @@ _JAVA_SCALAR = {
     "float64": "double",
 }
 
-_ARRAY = {"f32": "float[]", "i32": "int[]"}
-_BUFFER = {"f32": "FloatBuffer", "i32": "IntBuffer"}
-_JNI_ARRAY = {"f32": "jfloatArray", "i32": "jintArray"}
-_C_ELEM = {"f32": "float", "i32": "int32_t"}
-_KIND = {"f32": "KBJ_F32", "i32": "KBJ_I32"}
+
+@dataclass(frozen=True)
+class _Elem:
+    """How a tensor element type reaches Java."""
+
+    array: str  # Java array type
+    buffer: str  # java.nio buffer class
+    jni: str  # JNI array type
+    c: str  # C element type
+    kind: str  # KBJ_* array kind of the C runtime (which Get/Set<Type>ArrayRegion)
+    size: int  # bytes per element
+    scratch: str  # Context field: the per-context scratch viewed as this buffer type
+
+
+_F32 = _Elem("float[]", "FloatBuffer", "jfloatArray", "float", "KBJ_F32", 4, "scratchFloats")
+_I32 = _Elem("int[]", "IntBuffer", "jintArray", "int32_t", "KBJ_I32", 4, "scratchInts")
+_I16 = _Elem("short[]", "ShortBuffer", "jshortArray", "uint16_t", "KBJ_I16", 2, "scratchShorts")
+_I8 = _Elem("byte[]", "ByteBuffer", "jbyteArray", "uint8_t", "KBJ_I8", 1, "")
+
+# Tensor dtypes of kernels.  bf16 and f16 hold the 16-bit patterns in Java's
+# short (see Bf16, F16); Java has no 16-bit float type.
+_DTYPE = {"f32": _F32, "i32": _I32, "bf16": _I16, "f16": _I16}
+
+# A u8 (raw bytes) tensor accepts any of these arrays: one raw variant each,
+# named by the key (kb_buffer_upload__f32, ...); its size in bytes is the
+# array's length times the element size.
+_RAW_ARRAYS = {"i8": _I8, "i16": _I16, "i32": _I32, "f32": _F32}
+
 _DIRS = {"in": "KBJ_IN", "out": "KBJ_OUT", "inout": "KBJ_INOUT"}
 
 DIRECT_SUFFIX = "__direct"
@@ -67,8 +104,31 @@ ADDR_SUFFIX = "__addr"
 
 # Total elements of a call's arrays up to which the facade copies them into the
 # context's off-heap scratch and calls the address variant (no JNI function
-# calls at all); must match Context.SCRATCH_ELEMENTS.
+# calls at all); must match Context.SCRATCH_ELEMENTS.  The scratch holds this
+# many 4-byte elements (twice as many 2-byte ones).
 SCRATCH_ELEMENTS = 1024
+
+# Handles whose Java class is written by hand (its API is Java-specific:
+# typed upload/download overloads, slices), with the functions that class
+# wraps.  The generator still declares every one of them in the SWIG
+# interface; it fails when the header adds or removes a function of such a
+# handle, so that the class is updated with it.
+HANDWRITTEN = {
+    "kb_buffer": (
+        "DeviceBuffer",
+        (
+            "kb_buffer_create",
+            "kb_buffer_destroy",
+            "kb_buffer_size",
+            "kb_buffer_device",
+            "kb_buffer_data",
+            "kb_buffer_upload",
+            "kb_buffer_download",
+            "kb_buffer_fill",
+            "kb_buffer_copy",
+        ),
+    ),
+}
 
 
 class JavaEmitError(Exception):
@@ -103,7 +163,35 @@ def enum_class(e: Enum) -> str:
 
 
 def handle_class(name: str) -> str:
+    if name in HANDWRITTEN:
+        return HANDWRITTEN[name][0]
     return camel(strip_prefix(name), upper=True)
+
+
+def _fn_handles(fn: Function) -> List[str]:
+    """Handle types a function takes, returns or runs on, in parameter order."""
+    out: List[str] = []
+    for p in fn.params:
+        name = None
+        if p.role in ("handle", "context"):
+            name = p.ctype.name
+        elif p.role == "handle_out":
+            name = p.handle_type
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _is_thread_message(fn: Function) -> bool:
+    """kb_last_error: a borrowed string of the calling thread.  Java reads it
+    inside the failing native call (the exception's message) and does not
+    expose it: between two native calls a Java thread may not keep its OS
+    thread (virtual threads)."""
+    return fn.returns_string == "borrowed" and not fn.params
+
+
+def _hidden_capacities(fn: Function) -> List[str]:
+    return [p.capacity for p in fn.params if p.role == "out_string" and p.capacity]
 
 
 # --- javadoc --------------------------------------------------------------------
@@ -137,8 +225,31 @@ def javadoc(text: str, indent: str, tags: Optional[List[str]] = None, paras: Opt
 # --- the SWIG interface -----------------------------------------------------------
 
 
+def _variants(fn: Function) -> List[str]:
+    """Raw variants of a function: "" (arrays), "direct", "addr" for tensors
+    of kernel dtypes; one per accepted array type plus "direct" and "addr" for
+    u8 tensors; just "" without tensors."""
+    if not fn.tensors:
+        return [""]
+    dtypes = {p.tensor.dtype for p in fn.tensors}
+    if "u8" in dtypes:
+        if len(dtypes) != 1:
+            raise JavaEmitError(f"{fn.name}: u8 tensors mixed with other dtypes have no Java form")
+        return list(_RAW_ARRAYS) + ["direct", "addr"]
+    for d in dtypes:
+        if d not in _DTYPE:
+            raise JavaEmitError(f"{fn.name}: dtype {d} has no Java form")
+    return ["", "direct", "addr"]
+
+
+def _variant_name(fn: Function, variant: str) -> str:
+    return fn.name + ("__" + variant if variant else "")
+
+
 def _tensor_typedef(p: Param, variant: str) -> str:
     t = p.tensor
+    if t.dtype == "u8":
+        return f"kbj_u8_{t.direction}_{variant}"
     return f"kbj_{t.dtype}_{t.direction}{'_' + variant if variant else ''}"
 
 
@@ -151,19 +262,34 @@ def _c_param(api: Api, fn: Function, p: Param, variant: str) -> str:
         return f"{p.handle_type} **{p.name}"
     if p.role == "handle":
         return f"{'const ' if p.ctype.const else ''}{p.ctype.name} *{p.name}"
+    if p.role == "out_scalar":
+        if p.ctype.pointee != "int64":
+            raise JavaEmitError(f"{fn.name}: out scalar {p.name} must be int64_t *")
+        return f"kbj_out_i64 *{p.name}"
+    if p.role == "out_string":
+        return f"kbj_string_out *{p.name}"
+    if p.role == "dim" and p.name in _hidden_capacities(fn):
+        return f"kbj_string_capacity {p.name}"
     return f"{p.ctype.spelling} {p.name}"
 
 
 def _c_return(fn: Function) -> str:
     if fn.returns.kind == "enum" and fn.returns.name == "kb_status":
-        return "kbj_status_ctx " if fn.is_kernel else "kbj_status "
+        if fn.has_context:
+            if fn.params[0].role != "context":
+                raise JavaEmitError(f"{fn.name}: the context must be the first parameter")
+            return "kbj_status_ctx "
+        return "kbj_status "
     if fn.returns.kind == "string":
         return "const char *"
+    if fn.returns_address:
+        return "kbj_data_address *"
     return fn.returns.spelling + " "
 
 
 _RUNTIME_C = r"""
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,8 +299,11 @@ _RUNTIME_C = r"""
 #define KBJ_IN 0
 #define KBJ_OUT 1
 #define KBJ_INOUT 2
+/* Element type of a Java array: which Get/Set<Type>ArrayRegion copies it. */
 #define KBJ_F32 0
 #define KBJ_I32 1
+#define KBJ_I16 2
+#define KBJ_I8 3
 
 /* A call pins its arrays (GetPrimitiveArrayCritical, no copy) when all of them
  * together hold at most this many elements; larger calls copy them with
@@ -184,29 +313,20 @@ _RUNTIME_C = r"""
 
 #define KBJ_MAX_ARRAYS @MAX_ARRAYS@
 
-/* Types the typemaps attach to: one per direction and dtype of a tensor. */
-typedef kb_context kbj_ctx;
-typedef kb_status kbj_status;
-typedef kb_status kbj_status_ctx;
-typedef const float kbj_f32_in;
-typedef float kbj_f32_out;
-typedef float kbj_f32_inout;
-typedef const int32_t kbj_i32_in;
-typedef int32_t kbj_i32_out;
-typedef int32_t kbj_i32_inout;
-typedef const float kbj_f32_in_direct;
-typedef float kbj_f32_out_direct;
-typedef float kbj_f32_inout_direct;
-typedef const int32_t kbj_i32_in_direct;
-typedef int32_t kbj_i32_out_direct;
-typedef int32_t kbj_i32_inout_direct;
-typedef const float kbj_f32_in_addr;
-typedef float kbj_f32_out_addr;
-typedef float kbj_f32_inout_addr;
-typedef const int32_t kbj_i32_in_addr;
-typedef int32_t kbj_i32_out_addr;
-typedef int32_t kbj_i32_inout_addr;
+/* The buffer an `out string` parameter gets (its capacity is not exposed). */
+#define KBJ_STRING_CAPACITY @STRING_CAPACITY@
 
+/* Types the typemaps attach to. */
+typedef kb_context kbj_ctx;
+typedef kb_status kbj_status;     /* no context: the message is kb_last_error() */
+typedef kb_status kbj_status_ctx; /* a context first: the message is the context's */
+typedef int64_t kbj_out_i64;      /* out scalar: returned through a long[1] */
+typedef char kbj_string_out;      /* out string: returned through a byte[] */
+typedef int64_t kbj_string_capacity;
+typedef void kbj_data_address;    /* returns address: a long */
+/* Tensors, one per dtype, direction and variant (arrays, _direct buffers,
+ * _addr native addresses; u8 tensors: one per accepted Java array type). */
+@TENSOR_TYPEDEFS@
 typedef struct kbj_array {
   jarray array;  /* NULL for a Java null */
   jsize len;
@@ -227,7 +347,7 @@ typedef struct kbj_call {
 } kbj_call;
 
 static jclass kbj_exception_class;
-static jmethodID kbj_exception_init;
+static jmethodID kbj_exception_factory;
 
 SWIGEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   JNIEnv *env;
@@ -239,8 +359,12 @@ SWIGEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   kbj_exception_class = (jclass)(*env)->NewGlobalRef(env, local);
   (*env)->DeleteLocalRef(env, local);
   if (kbj_exception_class == NULL) return JNI_ERR;
-  kbj_exception_init = (*env)->GetMethodID(env, kbj_exception_class, "<init>", "(ILjava/lang/String;)V");
-  if (kbj_exception_init == NULL) return JNI_ERR;
+  /* KernelBridgeException.fromNative(int status, byte[] utf8Message) picks the
+   * class (DeviceLostException for KB_STATUS_DEVICE_LOST) and decodes the
+   * message as UTF-8 (NewStringUTF would need modified UTF-8). */
+  kbj_exception_factory = (*env)->GetStaticMethodID(env, kbj_exception_class, "fromNative",
+                                                    "(I[B)L@EXCEPTION_CLASS@;");
+  if (kbj_exception_factory == NULL) return JNI_ERR;
   return JNI_VERSION_1_8;
 }
 
@@ -249,22 +373,34 @@ static void kbj_throw_java(JNIEnv *env, const char *cls, const char *msg) {
   if (c != NULL) (*env)->ThrowNew(env, c, msg);
 }
 
-/* Throws KernelBridgeException(status, message); the message is the context's
- * last error when there is one. */
-static void kbj_throw(JNIEnv *env, kb_status status, const char *fn, const kb_context *ctx) {
+/* Throws the KernelBridgeException for a failed call.  The message: the
+ * context's last error for a call with a context, else the calling thread's
+ * kb_last_error(), read here, in the same native call, right after the failed
+ * call (a Java thread may not keep its OS thread between native calls). */
+static void kbj_throw(JNIEnv *env, kb_status status, const char *symname, const kb_context *ctx) {
   char buf[200];
-  const char *msg = ctx != NULL ? kb_context_last_error(ctx) : NULL;
-  jstring jmsg;
+  const char *msg = ctx != NULL ? kb_context_last_error(ctx) : kb_last_error();
+  jbyteArray bytes;
+  jsize n;
   jobject ex;
   if (msg == NULL || msg[0] == '\0') {
-    snprintf(buf, sizeof buf, "%s failed with status %s", fn, kb_status_string(status));
+    /* The C function's name: the raw variant's name up to "__". */
+    const char *end = strstr(symname, "__");
+    int len = end != NULL ? (int)(end - symname) : (int)strlen(symname);
+    snprintf(buf, sizeof buf, "%.*s failed with status %s", len, symname, kb_status_string(status));
     msg = buf;
   }
-  jmsg = (*env)->NewStringUTF(env, msg);
-  if (jmsg == NULL) return; /* OutOfMemoryError pending */
-  ex = (*env)->NewObject(env, kbj_exception_class, kbj_exception_init, (jint)status, jmsg);
+  n = (jsize)strlen(msg);
+  bytes = (*env)->NewByteArray(env, n);
+  if (bytes == NULL) return; /* OutOfMemoryError pending */
+  (*env)->SetByteArrayRegion(env, bytes, 0, n, (const jbyte *)msg);
+  ex = (*env)->CallStaticObjectMethod(env, kbj_exception_class, kbj_exception_factory, (jint)status, bytes);
+  if ((*env)->ExceptionCheck(env)) return;
+  (*env)->DeleteLocalRef(env, bytes);
   if (ex != NULL) (*env)->Throw(env, (jthrowable)ex);
 }
+
+static size_t kbj_esize(int kind) { return kind == KBJ_I8 ? 1u : kind == KBJ_I16 ? 2u : 4u; }
 
 /* Phase 1 (the "in" typemaps): record an array.  No pinning, no allocation. */
 static int kbj_add(JNIEnv *env, kbj_call *c, jarray array, int dir, int kind, void *target) {
@@ -288,17 +424,37 @@ static int kbj_add(JNIEnv *env, kbj_call *c, jarray array, int dir, int kind, vo
 }
 
 static void kbj_get_region(JNIEnv *env, kbj_array *s) {
-  if (s->kind == KBJ_F32)
-    (*env)->GetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (jfloat *)s->ptr);
-  else
-    (*env)->GetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (jint *)s->ptr);
+  switch (s->kind) {
+    case KBJ_F32:
+      (*env)->GetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (jfloat *)s->ptr);
+      break;
+    case KBJ_I32:
+      (*env)->GetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (jint *)s->ptr);
+      break;
+    case KBJ_I16:
+      (*env)->GetShortArrayRegion(env, (jshortArray)s->array, 0, s->len, (jshort *)s->ptr);
+      break;
+    default:
+      (*env)->GetByteArrayRegion(env, (jbyteArray)s->array, 0, s->len, (jbyte *)s->ptr);
+      break;
+  }
 }
 
 static void kbj_set_region(JNIEnv *env, kbj_array *s) {
-  if (s->kind == KBJ_F32)
-    (*env)->SetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (const jfloat *)s->ptr);
-  else
-    (*env)->SetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (const jint *)s->ptr);
+  switch (s->kind) {
+    case KBJ_F32:
+      (*env)->SetFloatArrayRegion(env, (jfloatArray)s->array, 0, s->len, (const jfloat *)s->ptr);
+      break;
+    case KBJ_I32:
+      (*env)->SetIntArrayRegion(env, (jintArray)s->array, 0, s->len, (const jint *)s->ptr);
+      break;
+    case KBJ_I16:
+      (*env)->SetShortArrayRegion(env, (jshortArray)s->array, 0, s->len, (const jshort *)s->ptr);
+      break;
+    default:
+      (*env)->SetByteArrayRegion(env, (jbyteArray)s->array, 0, s->len, (const jbyte *)s->ptr);
+      break;
+  }
 }
 
 static void kbj_release(JNIEnv *env, kbj_call *c, int n, int ok) {
@@ -353,7 +509,7 @@ static int kbj_begin(JNIEnv *env, kbj_call *c) {
       }
     }
     if (s->owner >= 0) continue;
-    s->ptr = malloc((size_t)s->len * 4u);
+    s->ptr = malloc((size_t)s->len * kbj_esize(s->kind));
     if (s->ptr == NULL) {
       kbj_release(env, c, i, 0);
       kbj_throw_java(env, "java/lang/OutOfMemoryError", "kernelbridge: cannot allocate an array copy");
@@ -404,14 +560,15 @@ _TYPEMAPS = r"""
 %typemap(jstype) kbj_status, kbj_status_ctx "void"
 %typemap(javaout) kbj_status, kbj_status_ctx { $jnicall; }
 %typemap(out) kbj_status, kbj_status_ctx ""
+/* No context: the message is the thread's kb_last_error(), read at once. */
 %typemap(ret) kbj_status %{ if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL); %}
-/* Kernels: release the arrays first, then throw with the context's message. */
+/* A context first: release the arrays first, then throw with the context's message. */
 %typemap(ret) kbj_status_ctx %{
   kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
   if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", arg1);
 %}
 
-/* ---- the context of a kernel: a long; it also carries the call's array state ---- */
+/* ---- the context of a call: a long; it also carries the call's array state ---- */
 %typemap(jni) kbj_ctx * "jlong"
 %typemap(jtype) kbj_ctx * "long"
 %typemap(jstype) kbj_ctx * "long"
@@ -425,6 +582,57 @@ _TYPEMAPS = r"""
 %typemap(check) kbj_ctx * %{
   if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
+
+/* ---- out scalar: element 0 of a long[1], written only on success ---- */
+%typemap(jni) kbj_out_i64 * "jlongArray"
+%typemap(jtype) kbj_out_i64 * "long[]"
+%typemap(jstype) kbj_out_i64 * "long[]"
+%typemap(javain) kbj_out_i64 * "$javainput"
+%typemap(in) kbj_out_i64 * (int64_t temp) %{
+  if ($input == NULL || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a long[1] is needed for the result");
+    return $null;
+  }
+  temp = 0;
+  $1 = &temp;
+%}
+%typemap(argout) kbj_out_i64 * %{
+  if (result == KB_STATUS_OK) {
+    jlong value = (jlong)*$1;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &value);
+  }
+%}
+
+/* ---- out string: the wrapper's own buffer; its bytes (up to the NUL) are
+ * copied into the byte[] on success, which the facade decodes as UTF-8 ---- */
+%typemap(jni) kbj_string_out * "jbyteArray"
+%typemap(jtype) kbj_string_out * "byte[]"
+%typemap(jstype) kbj_string_out * "byte[]"
+%typemap(javain) kbj_string_out * "$javainput"
+%typemap(in) kbj_string_out * (char temp[KBJ_STRING_CAPACITY]) %{
+  if ($input == NULL) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a byte[] is needed for the result");
+    return $null;
+  }
+  temp[0] = '\0';
+  $1 = temp;
+%}
+%typemap(argout) kbj_string_out * %{
+  if (result == KB_STATUS_OK) {
+    jsize cap = (*jenv)->GetArrayLength(jenv, $input);
+    jsize n = 0;
+    while (n < cap && n < KBJ_STRING_CAPACITY && $1[n] != '\0') n++;
+    (*jenv)->SetByteArrayRegion(jenv, $input, 0, n, (const jbyte *)$1);
+  }
+%}
+%typemap(in, numinputs=0) kbj_string_capacity %{ $1 = KBJ_STRING_CAPACITY; %}
+
+/* ---- returns address: a long (never dereferenced by Java) ---- */
+%typemap(jni) kbj_data_address * "jlong"
+%typemap(jtype) kbj_data_address * "long"
+%typemap(jstype) kbj_data_address * "long"
+%typemap(javaout) kbj_data_address * { return $jnicall; }
+%typemap(out) kbj_data_address * %{ $result = (jlong)(intptr_t)$1; %}
 """
 
 _ARRAY_TYPEMAP = r"""%typemap(jni) @T@ * "@JNI@"
@@ -479,12 +687,35 @@ _HANDLE_TYPEMAP = r"""%typemap(jni) @H@ *, const @H@ * "jlong"
 """
 
 
+def _dtypes(api: Api) -> List[str]:
+    """Tensor dtypes the API uses, in a fixed order."""
+    used = {p.tensor.dtype for f in api.functions for p in f.tensors}
+    return [d for d in ("f32", "i32", "bf16", "f16", "u8") if d in used]
+
+
+def _tensor_typedefs(api: Api) -> str:
+    lines = []
+    for dtype in _dtypes(api):
+        for d in _DIRS:
+            const = "const " if d == "in" else ""
+            if dtype == "u8":
+                for v in list(_RAW_ARRAYS) + ["direct", "addr"]:
+                    lines.append(f"typedef {const}void kbj_u8_{d}_{v};")
+            else:
+                c = _DTYPE[dtype].c
+                for v in ("", "_direct", "_addr"):
+                    lines.append(f"typedef {const}{c} kbj_{dtype}_{d}{v};")
+    return "\n".join(lines) + "\n"
+
+
 def emit_interface(api: Api) -> str:
-    max_arrays = max([len(f.tensors) for f in api.kernels] + [1])
+    max_arrays = max([len(f.tensors) for f in api.functions] + [1])
     runtime = (
         _RUNTIME_C.replace("@CRITICAL_MAX@", str(CRITICAL_MAX_ELEMENTS))
         .replace("@MAX_ARRAYS@", str(max_arrays))
+        .replace("@STRING_CAPACITY@", str(STRING_CAPACITY))
         .replace("@EXCEPTION_CLASS@", PACKAGE.replace(".", "/") + "/KernelBridgeException")
+        .replace("@TENSOR_TYPEDEFS@", _tensor_typedefs(api))
     )
     enums = [e.name for e in api.enums]
     typemaps = _TYPEMAPS.replace("@ENUM_APPLY@", "%apply int { " + ", ".join(enums) + " };" if enums else "")
@@ -493,7 +724,8 @@ def emit_interface(api: Api) -> str:
         "//\n",
         "// SWIG interface of the Java binding (docs/java.md).  SWIG turns it into the\n",
         f"// package-private raw layer ({MODULE}, {MODULE}JNI) and the JNI C wrapper at\n",
-        "// build time; the public API is the generated facade KernelBridge.\n",
+        "// build time; the public API is the generated facade KernelBridge, Context and\n",
+        "// the hand-written DeviceBuffer and Cuda.\n",
         "// Allowlist: everything is ignored except the functions unignored below.\n\n",
         f"%module {MODULE}\n\n",
         "%define %ignoreall %rename(\"$ignore\", regextarget=1, fullname=1) \".*\"; %enddef\n",
@@ -510,42 +742,46 @@ def emit_interface(api: Api) -> str:
         "%{",
         runtime,
     ]
-    # Direct-buffer variants of each kernel call the same C function.
-    for fn in api.kernels:
-        parts.append(f"#define {fn.name}{DIRECT_SUFFIX} {fn.name}\n")
-        parts.append(f"#define {fn.name}{ADDR_SUFFIX} {fn.name}\n")
+    # Every variant of a function calls the same C function.
+    for fn in api.functions:
+        for v in _variants(fn):
+            if v:
+                parts.append(f"#define {_variant_name(fn, v)} {fn.name}\n")
     parts.append("%}\n")
     parts.append(typemaps)
+    dtypes = _dtypes(api)
     parts.append("\n/* ---- tensors: Java arrays (pinned or copied, see kbj_begin) ---- */\n")
-    for dtype in ("f32", "i32"):
-        for d in ("in", "out", "inout"):
-            parts.append(
-                _ARRAY_TYPEMAP.replace("@T@", f"kbj_{dtype}_{d}")
-                .replace("@JNI@", _JNI_ARRAY[dtype])
-                .replace("@JAVA@", _ARRAY[dtype])
-                .replace("@DIR@", _DIRS[d])
-                .replace("@KIND@", _KIND[dtype])
-            )
-    parts.append("\n/* ---- tensors: direct buffers (zero copy) ---- */\n")
-    for dtype in ("f32", "i32"):
-        for d in ("in", "out", "inout"):
-            parts.append(_DIRECT_TYPEMAP.replace("@T@", f"kbj_{dtype}_{d}_direct").replace("@BUF@", _BUFFER[dtype]))
-    parts.append("\n/* ---- tensors: native addresses (the facade's per-context scratch) ---- */\n")
-    for dtype in ("f32", "i32"):
-        for d in ("in", "out", "inout"):
-            parts.append(_ADDR_TYPEMAP.replace("@T@", f"kbj_{dtype}_{d}_addr"))
+    for dtype in dtypes:
+        elems = [(f"kbj_u8_{{d}}_{k}", e) for k, e in _RAW_ARRAYS.items()] if dtype == "u8" else [(f"kbj_{dtype}_{{d}}", _DTYPE[dtype])]
+        for pattern, e in elems:
+            for d in _DIRS:
+                parts.append(
+                    _ARRAY_TYPEMAP.replace("@T@", pattern.format(d=d))
+                    .replace("@JNI@", e.jni)
+                    .replace("@JAVA@", e.array)
+                    .replace("@DIR@", _DIRS[d])
+                    .replace("@KIND@", e.kind)
+                )
+    parts.append("\n/* ---- tensors: direct buffers (zero copy; u8: any direct buffer) ---- */\n")
+    for dtype in dtypes:
+        buf = "Buffer" if dtype == "u8" else _DTYPE[dtype].buffer
+        for d in _DIRS:
+            name = f"kbj_u8_{d}_direct" if dtype == "u8" else f"kbj_{dtype}_{d}_direct"
+            parts.append(_DIRECT_TYPEMAP.replace("@T@", name).replace("@BUF@", buf))
+    parts.append("\n/* ---- tensors: native addresses (the context's scratch, DeviceBuffers) ---- */\n")
+    for dtype in dtypes:
+        for d in _DIRS:
+            name = f"kbj_u8_{d}_addr" if dtype == "u8" else f"kbj_{dtype}_{d}_addr"
+            parts.append(_ADDR_TYPEMAP.replace("@T@", name))
     parts.append("\n/* ---- handles: opaque pointers as long ---- */\n")
     for h in api.handles:
         parts.append(_HANDLE_TYPEMAP.replace("@H@", h.name))
     parts.append("\n/* ---- the API, from the annotated header ---- */\n%ignoreall\n\n")
     parts.append("%unignore kbj_address;\nint64_t kbj_address(kbj_f32_out_direct *buffer);\n")
     for fn in api.functions:
-        variants = [(fn.name, "")]
-        if fn.is_kernel:
-            variants.append((fn.name + DIRECT_SUFFIX, "direct"))
-            variants.append((fn.name + ADDR_SUFFIX, "addr"))
-        for name, variant in variants:
-            params = ", ".join(_c_param(api, fn, p, variant) for p in fn.params) or "void"
+        for v in _variants(fn):
+            name = _variant_name(fn, v)
+            params = ", ".join(_c_param(api, fn, p, v) for p in fn.params) or "void"
             parts.append(f"%unignore {name};\n")
             parts.append(f"{_c_return(fn)}{name}({params});\n")
     parts.append("\n%unignoreall\n")
@@ -624,6 +860,10 @@ def _raw_scalar_arg(api: Api, p: Param, value: str) -> str:
     return value
 
 
+def _cap(n: str) -> str:
+    return n[:1].upper() + n[1:]
+
+
 def derived_dims(fn: Function) -> Dict[str, Tuple[str, int]]:
     """Dims the facade reads from a tensor's length: dim -> (tensor, 0).
 
@@ -642,6 +882,17 @@ def derived_dim_sources(fn: Function) -> Dict[str, List[str]]:
     return contracts.length_dims(fn)
 
 
+# The kinds of kernel overloads: Java arrays, direct NIO buffers, DeviceBuffers.
+_MODES = ("array", "direct", "device")
+
+_HALF_NOTE = {
+    "bf16": "bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float;"
+    " see {@link Bf16} for conversions)",
+    "f16": "f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for"
+    " conversions)",
+}
+
+
 class _Kernel:
     """Java text of one kernel's facade methods."""
 
@@ -656,19 +907,22 @@ class _Kernel:
     def visible(self) -> List[Param]:
         return [p for p in self.fn.params if p.role != "context" and not (p.role == "dim" and p.name in self.derived)]
 
-    def java_type(self, p: Param, direct: bool) -> str:
+    def java_type(self, p: Param, mode: str) -> str:
         if p.role == "tensor":
-            return (_BUFFER if direct else _ARRAY)[p.tensor.dtype]
+            if mode == "device":
+                return "DeviceBuffer"
+            e = _DTYPE[p.tensor.dtype]
+            return e.buffer if mode == "direct" else e.array
         if p.role == "dim":
-            return "int"
+            return "long" if mode == "device" else "int"
         if p.role == "flag":
             return "boolean"
         if p.role == "scalar":
             return _scalar_java(self.api, p)
         raise JavaEmitError(f"{self.fn.name}: parameter {p.name} (role {p.role}) has no Java form")
 
-    def signature(self, direct: bool, with_ctx: bool) -> str:
-        args = [f"{self.java_type(p, direct)} {jname(p.name)}" for p in self.visible()]
+    def signature(self, mode: str, with_ctx: bool) -> str:
+        args = [f"{self.java_type(p, mode)} {jname(p.name)}" for p in self.visible()]
         if with_ctx:
             args.insert(0, "Context ctx")
         return ", ".join(args)
@@ -679,38 +933,60 @@ class _Kernel:
             args.insert(0, "ctx")
         return ", ".join(args)
 
-    def doc(self, direct: bool, with_ctx: bool) -> str:
+    def doc(self, mode: str, with_ctx: bool) -> str:
         fn = self.fn
         tags, paras = [], []
         if with_ctx:
             tags.append("@param ctx the context to run on (see {@link Context})")
         for p in self.visible():
-            tags.append(f"@param {jname(p.name)} {self.param_doc(p, direct)}")
-        derived = [f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if direct else 'length'}}}" for d, (t, _) in self.derived.items()]
+            tags.append(f"@param {jname(p.name)} {self.param_doc(p, mode)}")
+        derived = []
+        for d, (t, _) in self.derived.items():
+            if mode == "device":
+                size = _DTYPE[fn.param(t).tensor.dtype].size
+                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.size() / {size}}}")
+            else:
+                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if mode == 'direct' else 'length'}}}")
         if derived:
             paras.append("<p>Derived: " + ", ".join(derived) + " (from the first of its tensors that is not null; 0"
                          " when all are null: a non-nullable tensor may be null only where it is empty).")
         if not with_ctx:
             paras.append("<p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).")
-        if direct:
+        if mode == "direct":
             paras.append(
                 "<p>Buffers must be direct and in native byte order; elements run from each buffer's"
                 " position to its limit; positions are not changed."
             )
-        tags.append("@throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the"
-                    " shape, INVALID_ARGUMENT for a negative dimension or a null " + ("buffer" if direct else "array")
+        if mode == "device":
+            paras.append(
+                "<p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a"
+                " CPU context), read and written in place.  A tensor starts at its buffer's first byte (use"
+                " {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one"
+                " a size is derived from must hold a whole number of elements.  Sizes are checked against the"
+                " buffers before the native call."
+            )
+        halves = sorted({p.tensor.dtype for p in fn.tensors if p.tensor.dtype in _HALF_NOTE})
+        for h in halves:
+            paras.append("<p>" + _HALF_NOTE[h][:1].upper() + _HALF_NOTE[h][1:] + ".")
+        what = {"array": "array", "direct": "buffer", "device": "buffer"}[mode]
+        tags.append("@throws KernelBridgeException on failure: SHAPE_MISMATCH for a "
+                    + ("buffer smaller than its tensor" if mode == "device" else "length that does not match the shape")
+                    + ", INVALID_ARGUMENT for a negative dimension or a null " + what
                     + " for a non-empty tensor, and the statuses of the C function")
+        if mode == "device":
+            tags.append("@throws IllegalStateException when the context or a buffer is closed")
         return javadoc(fn.doc, "  ", tags, paras)
 
-    def param_doc(self, p: Param, direct: bool) -> str:
+    def param_doc(self, p: Param, mode: str) -> str:
         if p.role == "tensor":
             t = p.tensor
             words = {"in": "input", "out": "output", "inout": "input and output"}[t.direction]
             s = f"{words}, {t.dtype}{_html(t.shape_str())}"
             if t.ld:
                 s += f" with row stride {{@code {jname(t.ld)}}}"
+            what = "array" if mode == "array" else "buffer"
             if t.aliases:
-                s += "; may be the same " + ("buffer" if direct else "array") + " as " + ", ".join(f"{{@code {jname(a)}}}" for a in t.aliases)
+                s += f"; may be the same {what} as " + ", ".join(f"{{@code {jname(a)}}}" for a in t.aliases)
             if t.nullable:
                 s += "; may be null"
             else:
@@ -726,7 +1002,36 @@ class _Kernel:
             return "unsigned 64-bit value (all 64 bits are used)"
         return "scalar"
 
-    def body(self, direct: bool) -> str:
+    def dim_checks(self, b: List[str]) -> None:
+        fn = self.fn
+        F = f'"{fn.name}"'
+        for p in fn.dims:
+            if p.name in self.derived:
+                continue
+            n = jname(p.name)
+            b.append(f"    if ({n} < 0) throw Checks.negative({F}, \"{p.name}\", {n});\n")
+        for ld, tname in self.lds.items():
+            t = fn.param(tname)
+            cols = _expr(t.tensor.shape[1])
+            b.append(f"    if ({jname(ld)} < Math.max(1, {cols})) throw Checks.badStride({F}, \"{ld}\", {jname(ld)}, {cols});\n")
+
+    def required(self, p: Param) -> str:
+        """Elements tensor p needs (a Java long expression)."""
+        t = p.tensor
+        F = f'"{self.fn.name}"'
+        if t.ld is not None:
+            return f"Checks.strided({F}, \"{p.name}\", {_expr(t.shape[0])}, {_expr(t.shape[1])}, {jname(t.ld)})"
+        return self.size_expr(p)
+
+    def defines(self, p: Param) -> bool:
+        """A tensor that defines its only dim cannot mismatch."""
+        t = p.tensor
+        return len(t.shape) == 1 and isinstance(t.shape[0], Dim) and self.derived.get(t.shape[0].name, (None,))[0] == p.name
+
+    def body(self, mode: str) -> str:
+        if mode == "device":
+            return self.device_body()
+        direct = mode == "direct"
         fn = self.fn
         F = f'"{fn.name}"'
         b: List[str] = []
@@ -739,36 +1044,25 @@ class _Kernel:
             for t in reversed(names):
                 expr = f"{jname(t)} != null ? {jname(t)}.{length} : {expr}"
             b.append(f"    final int {jname(d)} = {expr};\n")
-        for p in fn.dims:
-            if p.name in self.derived:
-                continue
-            n = jname(p.name)
-            b.append(f"    if ({n} < 0) throw Checks.negative({F}, \"{p.name}\", {n});\n")
-        for ld, tname in self.lds.items():
-            t = fn.param(tname)
-            cols = _expr(t.tensor.shape[1])
-            b.append(f"    if ({jname(ld)} < Math.max(1, {cols})) throw Checks.badStride({F}, \"{ld}\", {jname(ld)}, {cols});\n")
+        self.dim_checks(b)
         for p in fn.tensors:
             t = p.tensor
             n = jname(p.name)
             shape = _java_string(p.tensor.shape_str())
+            req = self.required(p)
             if t.ld is not None:
-                req = f"Checks.strided({F}, \"{p.name}\", {_expr(t.shape[0])}, {_expr(t.shape[1])}, {jname(t.ld)})"
                 cond = f"{n}.{length} < {req}"
                 fail = f"Checks.tooShort({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
             else:
-                req = self.size_expr(p)
                 cond = f"{n}.{length} != {req}"
                 fail = f"Checks.mismatch({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
-            # A tensor that defines its only dim cannot mismatch.
-            defines = len(t.shape) == 1 and isinstance(t.shape[0], Dim) and self.derived.get(t.shape[0].name, (None,))[0] == p.name
             if t.nullable:
                 b.append(f"    if ({n} != null && {cond}) throw {fail};\n")
                 continue
             # Not nullable: null only where the tensor is empty (C accepts NULL
             # there); otherwise INVALID_ARGUMENT, as C reports a NULL pointer.
             null = f"Checks.emptyIfNull({F}, \"{p.name}\", {req}, {shape})"
-            if defines:
+            if self.defines(p):
                 b.append(f"    if ({n} == null) {null};\n")
             else:
                 b.append(f"    if ({n} == null) {null};\n    else if ({cond}) throw {fail};\n")
@@ -786,7 +1080,7 @@ class _Kernel:
                 if o.tensor.direction == "in":
                     continue
                 for j, other in enumerate(tensors):
-                    if other is o or other.tensor.dtype != o.tensor.dtype:
+                    if other is o or _DTYPE[other.tensor.dtype].array != _DTYPE[o.tensor.dtype].array:
                         continue
                     if other.name in o.tensor.aliases:
                         continue
@@ -800,9 +1094,7 @@ class _Kernel:
         for p in fn.params:
             if p.role == "context":
                 args.append("address")
-            elif p.role == "tensor":
-                args.append(jname(p.name))
-            elif p.role == "dim":
+            elif p.role in ("tensor", "dim"):
                 args.append(jname(p.name))
             else:
                 args.append(_raw_scalar_arg(self.api, p, jname(p.name)))
@@ -818,11 +1110,72 @@ class _Kernel:
         b.append("    }\n")
         return "".join(b)
 
+    def device_body(self) -> str:
+        """DeviceBuffer overload: sizes checked against the buffers' sizes in
+        bytes, then the address variant with the buffers' addresses (no JNI
+        function call, no copy)."""
+        fn = self.fn
+        F = f'"{fn.name}"'
+        b: List[str] = ['    Objects.requireNonNull(ctx, "ctx");\n']
+        for d, names in self.derived_sources.items():
+            expr = "0"
+            for t in reversed(names):
+                size = _DTYPE[fn.param(t).tensor.dtype].size
+                expr = f'{jname(t)} != null ? {jname(t)}.elements({F}, "{t}", {size}) : {expr}'
+            b.append(f"    final long {jname(d)} = {expr};\n")
+        self.dim_checks(b)
+        for p in fn.tensors:
+            t = p.tensor
+            n = jname(p.name)
+            shape = _java_string(t.shape_str())
+            size = _DTYPE[t.dtype].size
+            req = self.required(p)
+            check = f"{n}.require({F}, \"{p.name}\", {req}, {size}, {shape})"
+            if t.nullable:
+                b.append(f"    if ({n} != null) {check};\n")
+                continue
+            null = f"Checks.emptyIfNull({F}, \"{p.name}\", {req}, {shape})"
+            if self.defines(p):
+                b.append(f"    if ({n} == null) {null};\n")
+            else:
+                b.append(f"    if ({n} == null) {null};\n    else {check};\n")
+        b.append("    final long address = ctx.address();\n")
+        addr = {}
+        for p in fn.tensors:
+            n = jname(p.name)
+            a = "addr" + _cap(n)
+            addr[p.name] = a
+            b.append(f'    final long {a} = DeviceBuffer.address({F}, "{p.name}", {n}, {_DTYPE[p.tensor.dtype].size});\n')
+        args = []
+        for p in fn.params:
+            if p.role == "context":
+                args.append("address")
+            elif p.role == "tensor":
+                args.append(addr[p.name])
+            elif p.role == "dim":
+                args.append(jname(p.name))
+            else:
+                args.append(_raw_scalar_arg(self.api, p, jname(p.name)))
+        b.append("    try {\n")
+        b.append(f"      {MODULE}.{fn.name}{ADDR_SUFFIX}({', '.join(args)});\n")
+        b.append("    } finally {\n")
+        b.append("      Reference.reachabilityFence(ctx);\n")
+        for p in fn.tensors:
+            b.append(f"      Reference.reachabilityFence({jname(p.name)});\n")
+        b.append("    }\n")
+        return "".join(b)
+
     def scratch_call(self, args: List[str]) -> List[str]:
         """Small calls: copy the arrays into the context's off-heap scratch and
-        pass addresses (no JNI function calls); others pass the arrays."""
+        pass addresses (no JNI function calls); others pass the arrays.  Only
+        for kernels whose tensors all have one element size."""
         fn = self.fn
         tensors = fn.tensors
+        sizes = {_DTYPE[p.tensor.dtype].size for p in tensors}
+        if len(sizes) != 1:
+            return [f"      {MODULE}.{fn.name}({', '.join(args)});\n"]
+        esize = sizes.pop()
+        limit = "Context.SCRATCH_ELEMENTS" if esize == 4 else f"{4 // esize} * Context.SCRATCH_ELEMENTS"
         lens = []
         for p in tensors:
             n = jname(p.name)
@@ -830,19 +1183,19 @@ class _Kernel:
             # where they are empty (checked before).
             lens.append(f"({n} == null ? 0 : {n}.length)")
         total = " + ".join(["(long) " + lens[0]] + lens[1:])
-        out = [f"      if ({total} <= Context.SCRATCH_ELEMENTS) {{\n"]
+        out = [f"      if ({total} <= {limit}) {{\n"]
         out.append("        final long base = ctx.scratchAddress();\n")
-        dtypes = {p.tensor.dtype for p in tensors}
-        if "f32" in dtypes:
-            out.append("        final FloatBuffer sf = ctx.scratchFloats;\n")
-        if "i32" in dtypes:
-            out.append("        final IntBuffer si = ctx.scratchInts;\n")
+        var = {"scratchFloats": "sf", "scratchInts": "si", "scratchShorts": "ss"}
+        types = {"scratchFloats": "FloatBuffer", "scratchInts": "IntBuffer", "scratchShorts": "ShortBuffer"}
+        for field in ("scratchFloats", "scratchInts", "scratchShorts"):
+            if any(_DTYPE[p.tensor.dtype].scratch == field for p in tensors):
+                out.append(f"        final {types[field]} {var[field]} = ctx.{field};\n")
         out.append("        int next = 0;\n")
         addr_args = {}
         for i, p in enumerate(tensors):
             n = jname(p.name)
-            o = "o" + n[:1].upper() + n[1:]
-            buf = "sf" if p.tensor.dtype == "f32" else "si"
+            o = "o" + _cap(n)
+            buf = var[_DTYPE[p.tensor.dtype].scratch]
             # In-place use the header allows: the same array shares one slot,
             # so the library sees identical pointers.
             shared = [e for e in tensors[:i] if e.tensor.dtype == p.tensor.dtype
@@ -850,7 +1203,7 @@ class _Kernel:
             expr = "next"
             for e in reversed(shared):
                 en = jname(e.name)
-                expr = f"{n} == {en} ? o{en[:1].upper() + en[1:]} : {expr}"
+                expr = f"{n} == {en} ? o{_cap(en)} : {expr}"
             out.append(f"        final int {o} = {expr};\n")
             guard = f"{n} != null && "
             if shared:
@@ -861,7 +1214,7 @@ class _Kernel:
             if p.tensor.direction != "out":
                 out.append(f"          {buf}.position({o});\n          {buf}.put({n});\n")
             out.append("        }\n")
-            a = f"base + 4L * {o}"
+            a = f"base + {esize}L * {o}"
             addr_args[p.name] = f"{n} == null ? 0L : {a}"
         call = []
         for p, a in zip(fn.params, args):
@@ -871,8 +1224,8 @@ class _Kernel:
             if p.tensor.direction == "in":
                 continue
             n = jname(p.name)
-            o = "o" + n[:1].upper() + n[1:]
-            buf = "sf" if p.tensor.dtype == "f32" else "si"
+            o = "o" + _cap(n)
+            buf = var[_DTYPE[p.tensor.dtype].scratch]
             out.append(f"        if ({n} != null) {{\n          {buf}.position({o});\n          {buf}.get({n});\n        }}\n")
         out.append("      } else {\n")
         out.append(f"        {MODULE}.{fn.name}({', '.join(args)});\n")
@@ -891,77 +1244,141 @@ class _Kernel:
 
     def methods(self) -> str:
         out = []
-        for direct in (False, True):
-            out.append(self.doc(direct, False))
-            out.append(f"  public static void {self.method}({self.signature(direct, False)}) {{\n")
-            args = self.call_args(False)
-            out.append(f"    {self.method}(Context.forCurrentThread(){', ' + args if args else ''});\n")
-            out.append("  }\n\n")
-            out.append(self.doc(direct, True))
-            out.append(f"  public static void {self.method}({self.signature(direct, True)}) {{\n")
-            out.append(self.body(direct))
+        for mode in _MODES:
+            if mode != "device":
+                out.append(self.doc(mode, False))
+                out.append(f"  public static void {self.method}({self.signature(mode, False)}) {{\n")
+                args = self.call_args(False)
+                out.append(f"    {self.method}(Context.forCurrentThread(){', ' + args if args else ''});\n")
+                out.append("  }\n\n")
+            out.append(self.doc(mode, True))
+            out.append(f"  public static void {self.method}({self.signature(mode, True)}) {{\n")
+            out.append(self.body(mode))
             out.append("  }\n\n")
         return "".join(out)
 
 
 def _plain_function(api: Api, fn: Function) -> str:
-    """A function that is not a kernel and uses no handle: a static method."""
-    if any(p.role != "scalar" for p in fn.params):
-        raise JavaEmitError(f"{fn.name}: no Java form for its parameters")
+    """A function that uses no handle: a static method.  A kb_status result
+    becomes an exception (with the thread's message, read by the native
+    wrapper); an out scalar or out string becomes the return value."""
+    hidden = set(_hidden_capacities(fn))
+    visible = []
+    for p in fn.params:
+        if p.role in ("out_scalar", "out_string") or (p.role == "dim" and p.name in hidden):
+            continue
+        if p.role not in ("scalar", "dim", "flag"):
+            raise JavaEmitError(f"{fn.name}: no Java form for parameter {p.name} (role {p.role})")
+        visible.append(p)
+
+    def jt(p: Param) -> str:
+        return "long" if p.role == "dim" else ("boolean" if p.role == "flag" else _scalar_java(api, p))
+
     name = camel(fn.short_name)
-    params = ", ".join(f"{_scalar_java(api, p)} {jname(p.name)}" for p in fn.params)
-    args = ", ".join(_raw_scalar_arg(api, p, jname(p.name)) for p in fn.params)
-    call = f"{MODULE}.{fn.name}({args})"
+    params = ", ".join(f"{jt(p)} {jname(p.name)}" for p in visible)
+    raw_args = []
+    for p in fn.params:
+        if p.role == "dim" and p.name in hidden:
+            continue  # the wrapper passes its own buffer's size
+        if p.role in ("out_scalar", "out_string"):
+            raw_args.append("out")
+        else:
+            raw_args.append(_raw_scalar_arg(api, p, jname(p.name)))
+    call = f"{MODULE}.{fn.name}({', '.join(raw_args)})"
     r = fn.returns
-    if r.kind == "string":
-        jt, expr = "String", call
-    elif r.kind == "enum" and r.name != "kb_status":
-        cls = enum_class(api.enum(r.name))
-        jt, expr = cls, f"{cls}.fromCode({call})"
-    elif r.kind == "uint32":
-        jt, expr = "int", f"(int) {call}"
-    elif r.kind in _JAVA_SCALAR:
-        jt, expr = _JAVA_SCALAR[r.kind], call
-    elif r.kind == "enum" or r.kind == "void":
-        jt, expr = "void", call
+    status = r.kind == "enum" and r.name == "kb_status"
+    pre = []
+    for p in visible:
+        if p.role == "dim":
+            pre.append(f'    if ({jname(p.name)} < 0) throw Checks.negative("{fn.name}", "{p.name}", {jname(p.name)});\n')
+    if fn.out_scalar is not None:
+        jtype = "long"
+        body = f"    final long[] out = new long[1];\n    {call};\n    return out[0];\n"
+    elif fn.out_string is not None:
+        jtype = "String"
+        body = f"    final byte[] out = new byte[STRING_CAPACITY];\n    {call};\n    return Checks.cString(out);\n"
     else:
-        raise JavaEmitError(f"{fn.name}: no Java form for its return type")
-    extra = [f"@param {jname(p.name)} {'scalar'}" for p in fn.params]
-    text = javadoc(fn.doc, "  ", extra)
-    text += f"  public static {jt} {name}({params}) {{\n"
-    text += f"    {'return ' if jt != 'void' else ''}{expr};\n  }}\n\n"
+        if r.kind == "string":
+            jtype, expr = "String", call
+        elif r.kind == "enum" and not status:
+            cls = enum_class(api.enum(r.name))
+            jtype, expr = cls, f"{cls}.fromCode({call})"
+        elif r.kind == "uint32":
+            jtype, expr = "int", f"(int) {call}"
+        elif r.kind in _JAVA_SCALAR:
+            jtype, expr = _JAVA_SCALAR[r.kind], call
+        elif status or r.kind == "void":
+            jtype, expr = "void", call
+        else:
+            raise JavaEmitError(f"{fn.name}: no Java form for its return type")
+        body = f"    {'return ' if jtype != 'void' else ''}{expr};\n"
+    tags = [f"@param {jname(p.name)} {'dimension, at least 0' if p.role == 'dim' else 'flag' if p.role == 'flag' else 'scalar'}"
+            for p in visible]
+    if status:
+        tags.append(f"@throws KernelBridgeException when {fn.name} fails, with the message the library recorded for"
+                    " the calling thread (read in the same native call)")
+    text = javadoc(fn.doc, "  ", tags)
+    text += f"  public static {jtype} {name}({params}) {{\n"
+    text += "".join(pre) + body + "  }\n\n"
     return text
+
+
+def _placement(fn: Function) -> str:
+    """Where the Java binding puts a function: "kernel" (KernelBridge overloads),
+    "plain" (a KernelBridge static method), "handle" (the class of its one
+    handle), "handwritten" (a hand-written class, see HANDWRITTEN) or "skip"."""
+    if fn.is_kernel:
+        return "kernel"
+    handles = _fn_handles(fn)
+    for h in handles:
+        if h in HANDWRITTEN:
+            cls, names = HANDWRITTEN[h]
+            if fn.name not in names:
+                raise JavaEmitError(
+                    f"{fn.name}: {cls}.java is written by hand: add a method for this function there and list it"
+                    f" in HANDWRITTEN (tools/kbgen/kbgen/emitters/java.py)"
+                )
+            return "handwritten"
+    if not handles:
+        return "skip" if _is_thread_message(fn) else "plain"
+    if len(handles) == 1:
+        return "handle"
+    raise JavaEmitError(f"{fn.name}: no Java form for a function of several handles ({', '.join(handles)})")
 
 
 def emit_facade(api: Api) -> str:
     kernels = [_Kernel(api, fn) for fn in api.kernels]
+    halves = any(_DTYPE[p.tensor.dtype] is _I16 for fn in api.kernels for p in fn.tensors)
     out = [banner("//"), f"package {PACKAGE};\n\n"]
-    out.append("import java.lang.ref.Reference;\nimport java.nio.FloatBuffer;\nimport java.nio.IntBuffer;\nimport java.util.Objects;\n\n")
+    imports = ["java.lang.ref.Reference", "java.nio.FloatBuffer", "java.nio.IntBuffer", "java.util.Objects"]
+    if halves:
+        imports.append("java.nio.ShortBuffer")
+    out.append("".join(f"import {i};\n" for i in sorted(imports)) + "\n")
     out.append(
         javadoc(
             "",
             "",
             None,
             ["The kernelbridge kernels for Java.",
-            "<p>Every kernel has four overloads: Java arrays or direct buffers, each on the calling thread's default"
-            " context or on an explicit {@link Context}.  Sizes that equal the length of a 1-D tensor are read from"
-            " it; the others are passed explicitly.  Lengths are checked before the native call; every failure is a"
-            " {@link KernelBridgeException} carrying a {@link Status}.  See docs/java.md."],
+            "<p>Every kernel has five overloads: Java arrays or direct buffers, each on the calling thread's default"
+            " context or on an explicit {@link Context}, and {@link DeviceBuffer}s on an explicit context.  Sizes"
+            " that equal the length of a 1-D tensor are read from it; the others are passed explicitly.  Lengths are"
+            " checked before the native call; every failure is a {@link KernelBridgeException} carrying a"
+            " {@link Status}.  See docs/java.md."],
         )
     )
     out.append("public final class KernelBridge {\n")
     out.append("  private KernelBridge() {}\n\n")
-    major, minor, patch = api.version
     out.append(f"  /** Version of the header the binding was generated from: {api.version_string}. */\n")
     out.append(f'  public static final String VERSION = "{api.version_string}";\n\n')
     out.append(f"  /** {{@link #VERSION}} as MAJOR * 10000 + MINOR * 100 + PATCH. */\n")
     out.append(f"  public static final int VERSION_NUMBER = {api.version_number};\n\n")
+    if any(fn.out_string is not None for fn in api.functions):
+        out.append("  /** Bytes of the buffer the native wrapper fills for a string result (NUL included). */\n")
+        out.append(f"  private static final int STRING_CAPACITY = {STRING_CAPACITY};\n\n")
     for fn in api.functions:
-        if fn.is_kernel:
-            continue
-        if any(p.role in ("handle", "handle_out", "context") for p in fn.params):
-            continue  # methods of the handle classes
-        out.append(_plain_function(api, fn))
+        if _placement(fn) == "plain":
+            out.append(_plain_function(api, fn))
     for k in kernels:
         out.append(k.methods())
     out[-1] = out[-1].rstrip("\n") + "\n"
@@ -973,79 +1390,129 @@ def emit_facade(api: Api) -> str:
 
 
 def emit_context(api: Api) -> Dict[str, str]:
-    """One AutoCloseable class per handle type that a function creates."""
+    """One AutoCloseable class per handle type that a function creates (except
+    the hand-written ones).  The creating function named <handle>_create is
+    the constructor; others named <handle>_create_<x> are static factories
+    <x>(...) (kb_context_create_cuda: Context.cuda(device))."""
     files = {}
     for h in api.handles:
-        creates = [f for f in api.functions if any(p.role == "handle_out" and p.handle_type == h.name for p in f.params)]
-        if not creates:
+        if h.name in HANDWRITTEN:
             continue
-        if len(creates) != 1 or h.destroy is None:
-            raise JavaEmitError(f"{h.name}: the Java binding needs exactly one creating function and a @destroy")
-        files[f"{PKG_DIR}/{handle_class(h.name)}.java"] = _handle_class(api, h, creates[0])
+        fns = [f for f in api.functions if _placement(f) == "handle" and _fn_handles(f) == [h.name]]
+        creators = [f for f in fns if any(p.role == "handle_out" for p in f.params)]
+        if not creators:
+            if fns:
+                raise JavaEmitError(f"{h.name}: functions take it but none creates it; the Java binding needs one")
+            continue
+        if h.destroy is None:
+            raise JavaEmitError(f"{h.name}: the Java binding needs a @destroy")
+        primary = [f for f in creators if f.name == h.name + "_create"]
+        if len(primary) != 1:
+            raise JavaEmitError(
+                f"{h.name}: the Java binding needs a creating function named {h.name}_create (the constructor);"
+                f" others must be named {h.name}_create_<x> (static factories)"
+            )
+        factories = [f for f in creators if f is not primary[0]]
+        for f in factories:
+            if not f.name.startswith(h.name + "_create_"):
+                raise JavaEmitError(f"{f.name}: a second creating function of {h.name} must be named {h.name}_create_<x>")
+        others = [f for f in fns if f not in creators]
+        files[f"{PKG_DIR}/{handle_class(h.name)}.java"] = _handle_class(api, h, primary[0], factories, others)
     return files
 
 
-def _handle_class(api: Api, h, create: Function) -> str:
+def _handle_class(api: Api, h, create: Function, factories: List[Function], others: List[Function]) -> str:
     cls = handle_class(h.name)
     is_context = any(p.role == "context" and p.ctype.name == h.name for f in api.functions for p in f.params)
-    ctor_params = [p for p in create.params if p.role != "handle_out"]
-    for p in ctor_params:
-        if p.role not in ("scalar", "dim", "flag"):
-            raise JavaEmitError(f"{create.name}: parameter {p.name} has no Java form")
 
-    def jt(p):
+    def jt(p: Param) -> str:
         return "int" if p.role == "dim" else ("boolean" if p.role == "flag" else _scalar_java(api, p))
 
-    sig = ", ".join(f"{jt(p)} {jname(p.name)}" for p in ctor_params)
-    raw_args = []
-    for p in create.params:
-        if p.role == "handle_out":
-            raw_args.append("out")
-        else:
-            raw_args.append(_raw_scalar_arg(api, p, jname(p.name)))
-    checks = ""
-    for p in ctor_params:
-        if p.role == "dim":
-            checks += f'    if ({jname(p.name)} < 0) throw Checks.negative("{create.name}", "{p.name}", {jname(p.name)});\n'
-        elif p.ctype.kind == "enum":
-            checks += f'    Objects.requireNonNull({jname(p.name)}, "{jname(p.name)}");\n'
+    def ctor_params(f: Function) -> List[Param]:
+        ps = [p for p in f.params if p.role != "handle_out"]
+        for p in ps:
+            if p.role not in ("scalar", "dim", "flag"):
+                raise JavaEmitError(f"{f.name}: parameter {p.name} has no Java form")
+        return ps
+
+    def checks(f: Function, ps: List[Param], indent: str = "    ") -> str:
+        text = ""
+        for p in ps:
+            if p.role == "dim":
+                text += f'{indent}if ({jname(p.name)} < 0) throw Checks.negative("{f.name}", "{p.name}", {jname(p.name)});\n'
+            elif p.ctype.kind == "enum":
+                text += f'{indent}Objects.requireNonNull({jname(p.name)}, "{jname(p.name)}");\n'
+        return text
+
+    def raw_args(f: Function) -> str:
+        return ", ".join("out" if p.role == "handle_out" else _raw_scalar_arg(api, p, jname(p.name)) for p in f.params)
+
+    def result(f: Function, call: str) -> Tuple[str, str]:
+        r = f.returns
+        if r.kind == "enum" and r.name == "kb_status":
+            return "void", call
+        if r.kind == "string":
+            return "String", call
+        if r.kind == "enum":
+            c = enum_class(api.enum(r.name))
+            return c, f"{c}.fromCode({call})"
+        if r.kind in _JAVA_SCALAR:
+            return _JAVA_SCALAR[r.kind], call
+        raise JavaEmitError(f"{f.name}: no Java form for its return type")
+
+    params = ctor_params(create)
+    sig = ", ".join(f"{jt(p)} {jname(p.name)}" for p in params)
     prefix = strip_prefix(h.name) + "_"
-    queries = []
-    for f in api.functions:
-        if len(f.params) != 1 or f.params[0].role != "handle" or f.params[0].ctype.name != h.name:
-            continue
+    members = []
+    for f in others:
         if f.name == h.destroy:
             continue
         short = strip_prefix(f.name)
         name = camel(short[len(prefix):] if short.startswith(prefix) else short)
-        call = f"{MODULE}.{f.name}(a)"
-        r = f.returns
-        if r.kind == "string":
-            jtype, expr = "String", call
-        elif r.kind == "enum":
-            c = enum_class(api.enum(r.name))
-            jtype, expr = c, f"{c}.fromCode({call})"
-        elif r.kind in _JAVA_SCALAR:
-            jtype, expr = _JAVA_SCALAR[r.kind], call
-        else:
-            raise JavaEmitError(f"{f.name}: no Java form for its return type")
-        queries.append(
-            javadoc(f.doc, "  ")
-            + f"  public {jtype} {name}() {{\n"
-            + "    final long a = address();\n"
-            + "    try {\n"
-            + f"      return {expr};\n"
-            + "    } finally {\n"
-            + "      Reference.reachabilityFence(this);\n"
-            + "    }\n"
-            + "  }\n\n"
-        )
+        first = f.params[0] if f.params else None
+        if len(f.params) == 1 and first.role == "handle":
+            # A query: the handle is the only parameter.
+            jtype, expr = result(f, f"{MODULE}.{f.name}(a)")
+            members.append(
+                javadoc(f.doc, "  ")
+                + f"  public {jtype} {name}() {{\n"
+                + "    final long a = address();\n"
+                + "    try {\n"
+                + f"      {'return ' if jtype != 'void' else ''}{expr};\n"
+                + "    } finally {\n"
+                + "      Reference.reachabilityFence(this);\n"
+                + "    }\n"
+                + "  }\n\n"
+            )
+            continue
+        if first is not None and first.role == "context" and all(p.role in ("scalar", "dim", "flag") for p in f.params[1:]):
+            # A method running on this context (kb_context_synchronize).
+            ps = f.params[1:]
+            args = ", ".join(["a"] + [_raw_scalar_arg(api, p, jname(p.name)) for p in ps])
+            jtype, expr = result(f, f"{MODULE}.{f.name}({args})")
+            tags = [f"@param {jname(p.name)} {'dimension, at least 0' if p.role == 'dim' else p.role}" for p in ps]
+            if f.returns.kind == "enum" and f.returns.name == "kb_status":
+                tags.append(f"@throws KernelBridgeException when {f.name} fails (message: {{@link #lastError()}})")
+            members.append(
+                javadoc(f.doc, "  ", tags)
+                + f"  public {jtype} {name}({', '.join(f'{jt(p)} {jname(p.name)}' for p in ps)}) {{\n"
+                + checks(f, ps)
+                + "    final long a = address();\n"
+                + "    try {\n"
+                + f"      {'return ' if jtype != 'void' else ''}{expr};\n"
+                + "    } finally {\n"
+                + "      Reference.reachabilityFence(this);\n"
+                + "    }\n"
+                + "  }\n\n"
+            )
+            continue
+        raise JavaEmitError(f"{f.name}: no Java form as a method of {cls}")
     default_text = ""
     if is_context:
         # The per-thread default mirrors what a NULL context means in C: the CPU
         # backend and one thread.
         backend = None
-        for p in ctor_params:
+        for p in params:
             if p.ctype.kind == "enum":
                 e = api.enum(p.ctype.name)
                 cpu = [v for v in e.values if v.name.endswith("_CPU")]
@@ -1053,7 +1520,7 @@ def _handle_class(api: Api, h, create: Function) -> str:
                     raise JavaEmitError(f"{e.name}: no *_CPU value for the default context")
                 backend = (p, enum_class(e) + "." + cpu[0].name[len(e.prefix):])
         default_args = []
-        for p in ctor_params:
+        for p in params:
             if backend and p is backend[0]:
                 default_args.append(backend[1])
             elif p.role == "dim":
@@ -1062,7 +1529,7 @@ def _handle_class(api: Api, h, create: Function) -> str:
                 raise JavaEmitError(f"{create.name}: no default for parameter {p.name}")
         default_text = (
             "  private static final ThreadLocal<" + cls + "> THREAD_DEFAULT =\n"
-            f"      ThreadLocal.withInitial(() -> new {cls}({', '.join(default_args)}, true));\n\n"
+            f"      ThreadLocal.withInitial(() -> new {cls}(newNative({', '.join(default_args)}), true));\n\n"
             "  /**\n"
             "   * The calling thread's default context ("
             + ", ".join(default_args)
@@ -1077,15 +1544,16 @@ def _handle_class(api: Api, h, create: Function) -> str:
     text = [banner("//"), f"package {PACKAGE};\n\n"]
     imports = ["java.lang.ref.Cleaner", "java.lang.ref.Reference", "java.util.Objects"]
     if is_context:
-        imports += ["java.nio.ByteBuffer", "java.nio.ByteOrder", "java.nio.FloatBuffer", "java.nio.IntBuffer"]
+        imports += ["java.nio.ByteBuffer", "java.nio.ByteOrder", "java.nio.FloatBuffer", "java.nio.IntBuffer", "java.nio.ShortBuffer"]
     text.append("".join(f"import {i};\n" for i in sorted(imports)) + "\n")
+    made = "the constructor" + "".join(f" or {{@link #{camel(f.name[len(h.name + '_create_'):])}}}" for f in factories)
     text.append(
         javadoc(
             h.doc,
             "",
             None,
-            [f"<p>Wraps a C {{@code {h.name}}}.  Not thread-safe: use one object from one thread at a time (the"
-            " kernels themselves may run concurrently on different objects).  Close it (try-with-resources)"
+            [f"<p>Wraps a C {{@code {h.name}}}, made by {made}.  Not thread-safe: use one object from one thread at a"
+            " time (the kernels themselves may run concurrently on different objects).  Close it (try-with-resources)"
             " to free the native object at once; an object that becomes unreachable unclosed is freed by a"
             " {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws"
             " {@link IllegalStateException}."],
@@ -1111,36 +1579,58 @@ def _handle_class(api: Api, h, create: Function) -> str:
         "  private final Cleaner.Cleanable cleanable;\n"
         "  private final boolean threadDefault;\n\n"
     )
-    text.append(javadoc(create.doc, "  ", [f"@throws KernelBridgeException when {create.name} fails"]))
-    text.append(f"  public {cls}({sig}) {{\n    this({', '.join(jname(p.name) for p in ctor_params)}, false);\n  }}\n\n")
-    text.append(f"  private {cls}({sig}, boolean threadDefault) {{\n")
-    text.append("    NativeLoader.load();\n")
-    text.append(checks)
-    text.append("    final long[] out = new long[1];\n")
-    text.append(f"    {MODULE}.{create.name}({', '.join(raw_args)});\n")
-    text.append("    this.owner = new Owner(out[0]);\n")
+    ctor_tags = [f"@param {jname(p.name)} {'dimension, at least 0' if p.role == 'dim' else p.role}" for p in params]
+    ctor_tags.append(f"@throws KernelBridgeException when {create.name} fails, with the library's message")
+    text.append(javadoc(create.doc, "  ", ctor_tags))
+    text.append(f"  public {cls}({sig}) {{\n    this(newNative({', '.join(jname(p.name) for p in params)}), false);\n  }}\n\n")
+    text.append(f"  private {cls}(long address, boolean threadDefault) {{\n")
+    text.append("    this.owner = new Owner(address);\n")
     text.append("    this.cleanable = CLEANER.register(this, owner);\n")
     text.append("    this.threadDefault = threadDefault;\n")
     text.append("  }\n\n")
+    text.append(f"  /** {create.name}: a new native object. */\n")
+    text.append(f"  private static long newNative({sig}) {{\n")
+    text.append("    NativeLoader.load();\n")
+    text.append(checks(create, params))
+    text.append("    final long[] out = new long[1];\n")
+    text.append(f"    {MODULE}.{create.name}({raw_args(create)});\n")
+    text.append("    return out[0];\n")
+    text.append("  }\n\n")
+    for f in factories:
+        ps = ctor_params(f)
+        fname = camel(f.name[len(h.name + "_create_"):])
+        tags = [f"@param {jname(p.name)} {'dimension, at least 0' if p.role == 'dim' else p.role}" for p in ps]
+        tags.append(f"@return a new {cls}, to be closed")
+        tags.append(f"@throws KernelBridgeException when {f.name} fails, with the library's message")
+        text.append(javadoc(f.doc, "  ", tags))
+        text.append(f"  public static {cls} {fname}({', '.join(f'{jt(p)} {jname(p.name)}' for p in ps)}) {{\n")
+        text.append("    NativeLoader.load();\n")
+        text.append(checks(f, ps))
+        text.append("    final long[] out = new long[1];\n")
+        text.append(f"    {MODULE}.{f.name}({raw_args(f)});\n")
+        text.append(f"    return new {cls}(out[0], false);\n")
+        text.append("  }\n\n")
     text.append(default_text)
     if is_context:
         text.append(
             "  /**\n"
             "   * Off-heap scratch for small calls: the facade copies arrays of calls with at most\n"
-            "   * this many elements in total here and passes addresses, which avoids the JNI\n"
-            "   * array functions (see docs/java.md).  One per context, as contexts are used by one\n"
-            "   * thread at a time.\n"
+            "   * this many elements in total (twice as many 16-bit ones) here and passes addresses,\n"
+            "   * which avoids the JNI array functions (see docs/java.md).  One per context, as\n"
+            "   * contexts are used by one thread at a time.\n"
             "   */\n"
             f"  static final int SCRATCH_ELEMENTS = {SCRATCH_ELEMENTS};\n\n"
             "  private long scratchAddress;\n"
             "  FloatBuffer scratchFloats;\n"
-            "  IntBuffer scratchInts;\n\n"
+            "  IntBuffer scratchInts;\n"
+            "  ShortBuffer scratchShorts;\n\n"
             "  /** The scratch's native address; allocates it on first use. */\n"
             "  long scratchAddress() {\n"
             "    if (scratchAddress == 0) {\n"
             "      final ByteBuffer b = ByteBuffer.allocateDirect(4 * SCRATCH_ELEMENTS).order(ByteOrder.nativeOrder());\n"
             "      scratchFloats = b.asFloatBuffer();\n"
             "      scratchInts = b.asIntBuffer();\n"
+            "      scratchShorts = b.asShortBuffer();\n"
             f"      scratchAddress = {MODULE}.kbj_address(scratchFloats);\n"
             "    }\n"
             "    return scratchAddress;\n"
@@ -1158,7 +1648,7 @@ def _handle_class(api: Api, h, create: Function) -> str:
         "    return owner.address == 0;\n"
         "  }\n\n"
     )
-    text.extend(queries)
+    text.extend(members)
     text.append(
         f"  /** Frees the native object; idempotent.  Does nothing on a thread's default {cls.lower()}. */\n"
         "  @Override\n"
@@ -1171,6 +1661,14 @@ def _handle_class(api: Api, h, create: Function) -> str:
 
 
 def emit(api: Api) -> Dict[str, str]:
+    names = {f.name for f in api.functions}
+    for h, (cls, fns) in HANDWRITTEN.items():
+        gone = [f for f in fns if f not in names]
+        if gone:
+            raise JavaEmitError(
+                f"{', '.join(gone)}: no longer in the header, but {cls}.java (hand-written) uses them; update it and"
+                " HANDWRITTEN (tools/kbgen/kbgen/emitters/java.py)"
+            )
     files = {INTERFACE: emit_interface(api)}
     for e in api.enums:
         files[f"{PKG_DIR}/{enum_class(e)}.java"] = emit_enum(e)

@@ -1,14 +1,20 @@
 package org.kernelbridge;
 
 import java.nio.Buffer;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.CharBuffer;
+import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
- * Argument checks shared by the generated facade.  The checks themselves are
- * inlined in KernelBridge; these helpers build the exceptions (only on failure)
- * and do the size arithmetic.
+ * Argument checks shared by the generated facade and DeviceBuffer.  The checks
+ * themselves are inlined in KernelBridge; these helpers build the exceptions
+ * (only on failure) and do the size arithmetic.
  */
 final class Checks {
   private Checks() {}
@@ -110,5 +116,57 @@ final class Checks {
       throw new KernelBridgeException(Status.INVALID_ARGUMENT, fn + ": " + name + " must not be read-only");
     }
     return direct(fn, name, b);
+  }
+
+  static ShortBuffer direct(String fn, String name, ShortBuffer b) {
+    if (b == null) return null;
+    checkDirect(fn, name, b, b.order());
+    return b.position() == 0 ? b : b.slice();
+  }
+
+  static ShortBuffer writableDirect(String fn, String name, ShortBuffer b) {
+    if (b != null && b.isReadOnly()) {
+      throw new KernelBridgeException(Status.INVALID_ARGUMENT, fn + ": " + name + " must not be read-only");
+    }
+    return direct(fn, name, b);
+  }
+
+  /** Bytes per element of a NIO buffer. */
+  static int elementSize(Buffer b) {
+    if (b instanceof ByteBuffer) return 1;
+    if (b instanceof ShortBuffer || b instanceof CharBuffer) return 2;
+    if (b instanceof IntBuffer || b instanceof FloatBuffer) return 4;
+    return 8; // LongBuffer, DoubleBuffer
+  }
+
+  /** Byte order of a NIO buffer's elements; the native order for bytes, which have none. */
+  private static ByteOrder order(Buffer b) {
+    if (b instanceof ShortBuffer) return ((ShortBuffer) b).order();
+    if (b instanceof CharBuffer) return ((CharBuffer) b).order();
+    if (b instanceof IntBuffer) return ((IntBuffer) b).order();
+    if (b instanceof FloatBuffer) return ((FloatBuffer) b).order();
+    if (b instanceof LongBuffer) return ((LongBuffer) b).order();
+    if (b instanceof DoubleBuffer) return ((DoubleBuffer) b).order();
+    return ByteOrder.nativeOrder();
+  }
+
+  /**
+   * A direct buffer of any element type for raw byte transfers (DeviceBuffer):
+   * direct, elements (other than bytes) in native byte order, writable when
+   * written; as a buffer whose memory starts at the position.
+   */
+  static Buffer rawDirect(String fn, String name, Buffer b, boolean written) {
+    if (written && b.isReadOnly()) {
+      throw new KernelBridgeException(Status.INVALID_ARGUMENT, fn + ": " + name + " must not be read-only");
+    }
+    checkDirect(fn, name, b, order(b));
+    return b.position() == 0 ? b : b.slice();
+  }
+
+  /** The bytes up to the first NUL, as UTF-8 (a C string the native wrapper copied). */
+  static String cString(byte[] b) {
+    int n = 0;
+    while (n < b.length && b[n] != 0) n++;
+    return new String(b, 0, n, StandardCharsets.UTF_8);
   }
 }

@@ -7,12 +7,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
+import java.nio.ShortBuffer;
 import java.util.Objects;
 
 /**
  * Opaque per-caller state: backend, thread count, last error message.
  *
- * <p>Wraps a C {@code kb_context}.  Not thread-safe: use one object from one thread at a time (the kernels themselves may run concurrently on different objects).  Close it (try-with-resources) to free the native object at once; an object that becomes unreachable unclosed is freed by a {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws {@link IllegalStateException}.
+ * <p>Wraps a C {@code kb_context}, made by the constructor or {@link #cuda}.  Not thread-safe: use one object from one thread at a time (the kernels themselves may run concurrently on different objects).  Close it (try-with-resources) to free the native object at once; an object that becomes unreachable unclosed is freed by a {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws {@link IllegalStateException}.
  */
 public final class Context implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
@@ -43,25 +44,49 @@ public final class Context implements AutoCloseable {
    * KB_BACKEND_CUDA fails with KB_STATUS_BACKEND_UNAVAILABLE when CUDA cannot
    * be used; KB_BACKEND_AUTO then falls back to the CPU.
    *
-   * @throws KernelBridgeException when kb_context_create fails
+   * @param backend scalar
+   * @param numThreads dimension, at least 0
+   * @throws KernelBridgeException when kb_context_create fails, with the library's message
    */
   public Context(Backend backend, int numThreads) {
-    this(backend, numThreads, false);
+    this(newNative(backend, numThreads), false);
   }
 
-  private Context(Backend backend, int numThreads, boolean threadDefault) {
+  private Context(long address, boolean threadDefault) {
+    this.owner = new Owner(address);
+    this.cleanable = CLEANER.register(this, owner);
+    this.threadDefault = threadDefault;
+  }
+
+  /** kb_context_create: a new native object. */
+  private static long newNative(Backend backend, int numThreads) {
     NativeLoader.load();
     Objects.requireNonNull(backend, "backend");
     if (numThreads < 0) throw Checks.negative("kb_context_create", "num_threads", numThreads);
     final long[] out = new long[1];
     KernelBridgeNative.kb_context_create(backend.code(), numThreads, out);
-    this.owner = new Owner(out[0]);
-    this.cleanable = CLEANER.register(this, owner);
-    this.threadDefault = threadDefault;
+    return out[0];
+  }
+
+  /**
+   * Creates a context on CUDA device `device` with its own stream.  Fails with
+   * KB_STATUS_BACKEND_UNAVAILABLE (see kb_last_error) when CUDA cannot be used
+   * and with KB_STATUS_INVALID_ARGUMENT when device is not in [0, count).
+   * kb_context_create(KB_BACKEND_CUDA, ...) is this with device 0.
+   *
+   * @param device scalar
+   * @return a new Context, to be closed
+   * @throws KernelBridgeException when kb_context_create_cuda fails, with the library's message
+   */
+  public static Context cuda(long device) {
+    NativeLoader.load();
+    final long[] out = new long[1];
+    KernelBridgeNative.kb_context_create_cuda(device, out);
+    return new Context(out[0], false);
   }
 
   private static final ThreadLocal<Context> THREAD_DEFAULT =
-      ThreadLocal.withInitial(() -> new Context(Backend.CPU, 1, true));
+      ThreadLocal.withInitial(() -> new Context(newNative(Backend.CPU, 1), true));
 
   /**
    * The calling thread's default context (Backend.CPU, 1), created on first use and
@@ -74,15 +99,16 @@ public final class Context implements AutoCloseable {
 
   /**
    * Off-heap scratch for small calls: the facade copies arrays of calls with at most
-   * this many elements in total here and passes addresses, which avoids the JNI
-   * array functions (see docs/java.md).  One per context, as contexts are used by one
-   * thread at a time.
+   * this many elements in total (twice as many 16-bit ones) here and passes addresses,
+   * which avoids the JNI array functions (see docs/java.md).  One per context, as
+   * contexts are used by one thread at a time.
    */
   static final int SCRATCH_ELEMENTS = 1024;
 
   private long scratchAddress;
   FloatBuffer scratchFloats;
   IntBuffer scratchInts;
+  ShortBuffer scratchShorts;
 
   /** The scratch's native address; allocates it on first use. */
   long scratchAddress() {
@@ -90,6 +116,7 @@ public final class Context implements AutoCloseable {
       final ByteBuffer b = ByteBuffer.allocateDirect(4 * SCRATCH_ELEMENTS).order(ByteOrder.nativeOrder());
       scratchFloats = b.asFloatBuffer();
       scratchInts = b.asIntBuffer();
+      scratchShorts = b.asShortBuffer();
       scratchAddress = KernelBridgeNative.kbj_address(scratchFloats);
     }
     return scratchAddress;
@@ -140,6 +167,34 @@ public final class Context implements AutoCloseable {
     final long a = address();
     try {
       return KernelBridgeNative.kb_context_last_error(a);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * CUDA device of the context; -1 for a CPU context and for NULL.
+   */
+  public long device() {
+    final long a = address();
+    try {
+      return KernelBridgeNative.kb_context_device(a);
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
+  /**
+   * Waits for all work queued on the context's stream and reports a device
+   * error it raised.  Kernels already wait before returning; this is for work
+   * queued on the stream by other code.  Does nothing on a CPU context.
+   *
+   * @throws KernelBridgeException when kb_context_synchronize fails (message: {@link #lastError()})
+   */
+  public void synchronize() {
+    final long a = address();
+    try {
+      KernelBridgeNative.kb_context_synchronize(a);
     } finally {
       Reference.reachabilityFence(this);
     }

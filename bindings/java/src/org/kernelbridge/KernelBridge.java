@@ -4,12 +4,13 @@ package org.kernelbridge;
 import java.lang.ref.Reference;
 import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
+import java.nio.ShortBuffer;
 import java.util.Objects;
 
 /**
  * The kernelbridge kernels for Java.
  *
- * <p>Every kernel has four overloads: Java arrays or direct buffers, each on the calling thread's default context or on an explicit {@link Context}.  Sizes that equal the length of a 1-D tensor are read from it; the others are passed explicitly.  Lengths are checked before the native call; every failure is a {@link KernelBridgeException} carrying a {@link Status}.  See docs/java.md.
+ * <p>Every kernel has five overloads: Java arrays or direct buffers, each on the calling thread's default context or on an explicit {@link Context}, and {@link DeviceBuffer}s on an explicit context.  Sizes that equal the length of a 1-D tensor are read from it; the others are passed explicitly.  Lengths are checked before the native call; every failure is a {@link KernelBridgeException} carrying a {@link Status}.  See docs/java.md.
  */
 public final class KernelBridge {
   private KernelBridge() {}
@@ -19,6 +20,9 @@ public final class KernelBridge {
 
   /** {@link #VERSION} as MAJOR * 10000 + MINOR * 100 + PATCH. */
   public static final int VERSION_NUMBER = 100;
+
+  /** Bytes of the buffer the native wrapper fills for a string result (NUL included). */
+  private static final int STRING_CAPACITY = 256;
 
   /**
    * Version of the linked library as KB_VERSION_NUMBER; compare with the macro
@@ -43,6 +47,69 @@ public final class KernelBridge {
    */
   public static String statusString(Status status) {
     return KernelBridgeNative.kb_status_string(status.code());
+  }
+
+  /**
+   * Number of CUDA devices kernelbridge can use (compute capability 8.0 or
+   * newer is needed to run kernels on one).
+   *
+   * @throws KernelBridgeException when kb_cuda_device_count fails, with the message the library recorded for the calling thread (read in the same native call)
+   */
+  public static long cudaDeviceCount() {
+    final long[] out = new long[1];
+    KernelBridgeNative.kb_cuda_device_count(out);
+    return out[0];
+  }
+
+  /**
+   * Name of CUDA device `device` (such as "NVIDIA H100 80GB HBM3"), written as
+   * a NUL-terminated string into name; truncated to name_capacity - 1 bytes.
+   * device must be in [0, count).
+   *
+   * @param device scalar
+   * @throws KernelBridgeException when kb_cuda_device_name fails, with the message the library recorded for the calling thread (read in the same native call)
+   */
+  public static String cudaDeviceName(long device) {
+    final byte[] out = new byte[STRING_CAPACITY];
+    KernelBridgeNative.kb_cuda_device_name(device, out);
+    return Checks.cString(out);
+  }
+
+  /**
+   * Compute capability of CUDA device `device` as 10 * major + minor (80 for
+   * sm_80, 90 for sm_90).
+   *
+   * @param device scalar
+   * @throws KernelBridgeException when kb_cuda_device_compute_capability fails, with the message the library recorded for the calling thread (read in the same native call)
+   */
+  public static long cudaDeviceComputeCapability(long device) {
+    final long[] out = new long[1];
+    KernelBridgeNative.kb_cuda_device_compute_capability(device, out);
+    return out[0];
+  }
+
+  /**
+   * Total memory of CUDA device `device` in bytes.
+   *
+   * @param device scalar
+   * @throws KernelBridgeException when kb_cuda_device_total_memory fails, with the message the library recorded for the calling thread (read in the same native call)
+   */
+  public static long cudaDeviceTotalMemory(long device) {
+    final long[] out = new long[1];
+    KernelBridgeNative.kb_cuda_device_total_memory(device, out);
+    return out[0];
+  }
+
+  /**
+   * Memory of CUDA device `device` that is free now, in bytes.
+   *
+   * @param device scalar
+   * @throws KernelBridgeException when kb_cuda_device_free_memory fails, with the message the library recorded for the calling thread (read in the same native call)
+   */
+  public static long cudaDeviceFreeMemory(long device) {
+    final long[] out = new long[1];
+    KernelBridgeNative.kb_cuda_device_free_memory(device, out);
+    return out[0];
   }
 
   /**
@@ -147,6 +214,37 @@ public final class KernelBridge {
       KernelBridgeNative.kb_silu__direct(address, n, x, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void silu(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_silu", "x", 4) : y != null ? y.elements("kb_silu", "y", 4) : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
+    else y.require("kb_silu", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_silu", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_silu", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_silu__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -256,6 +354,37 @@ public final class KernelBridge {
   }
 
   /**
+   * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gelu(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu", "x", 4) : y != null ? y.elements("kb_gelu", "y", 4) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
+    else y.require("kb_gelu", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_gelu", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_gelu__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
    * GELU, tanh approximation (PyTorch approximate='tanh'):
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
@@ -361,6 +490,38 @@ public final class KernelBridge {
       KernelBridgeNative.kb_gelu_tanh__direct(address, n, x, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * GELU, tanh approximation (PyTorch approximate='tanh'):
+   * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void geluTanh(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu_tanh", "x", 4) : y != null ? y.elements("kb_gelu_tanh", "y", 4) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
+    else y.require("kb_gelu_tanh", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu_tanh", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_gelu_tanh", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_gelu_tanh__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -485,6 +646,42 @@ public final class KernelBridge {
   }
 
   /**
+   * Elementwise sum: y[i] = a[i] + b[i].
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void add(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_add", "a", 4) : b != null ? b.elements("kb_add", "b", 4) : y != null ? y.elements("kb_add", "y", 4) : 0;
+    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
+    else b.require("kb_add", "b", n, 4, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
+    else y.require("kb_add", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_add", "a", a, 4);
+    final long addrB = DeviceBuffer.address("kb_add", "b", b, 4);
+    final long addrY = DeviceBuffer.address("kb_add", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_add__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
@@ -605,6 +802,42 @@ public final class KernelBridge {
   }
 
   /**
+   * Elementwise product: y[i] = a[i] * b[i].
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f32[n]; null only where empty
+   * @param b input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void mul(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_mul", "a", 4) : b != null ? b.elements("kb_mul", "b", 4) : y != null ? y.elements("kb_mul", "y", 4) : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
+    else b.require("kb_mul", "b", n, 4, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
+    else y.require("kb_mul", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_mul", "a", a, 4);
+    final long addrB = DeviceBuffer.address("kb_mul", "b", b, 4);
+    final long addrY = DeviceBuffer.address("kb_mul", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_mul__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
@@ -710,6 +943,38 @@ public final class KernelBridge {
       KernelBridgeNative.kb_scale__direct(address, n, alpha, x, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Scaling: y[i] = alpha * x[i].  alpha must be finite.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, f32[n]; null only where empty
+   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void scale(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_scale", "x", 4) : y != null ? y.elements("kb_scale", "y", 4) : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
+    else y.require("kb_scale", "y", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_scale", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_scale", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_scale__addr(address, n, alpha, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -841,6 +1106,44 @@ public final class KernelBridge {
   }
 
   /**
+   * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
+   *
+   * <p>Derived: {@code cols} = {@code bias.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param bias input, f32[cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addBias(Context ctx, long rows, DeviceBuffer x, DeviceBuffer bias, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = bias != null ? bias.elements("kb_add_bias", "bias", 4) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), 4, "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), 4, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_add_bias", "x", x, 4);
+    final long addrBias = DeviceBuffer.address("kb_add_bias", "bias", bias, 4);
+    final long addrY = DeviceBuffer.address("kb_add_bias", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_add_bias__addr(address, rows, cols, addrX, addrBias, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
    * Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
    * with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
    * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
@@ -958,6 +1261,41 @@ public final class KernelBridge {
   }
 
   /**
+   * Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
+   * with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
+   * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void softmax(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), 4, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), 4, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_softmax", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_softmax", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_softmax__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
    * Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
    * with m the row maximum.  NaN propagates to the row as in kb_softmax.
    *
@@ -1067,6 +1405,40 @@ public final class KernelBridge {
       KernelBridgeNative.kb_log_softmax__direct(address, rows, cols, x, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
+   * with m the row maximum.  NaN propagates to the row as in kb_softmax.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void logSoftmax(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), 4, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), 4, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_log_softmax", "x", x, 4);
+    final long addrY = DeviceBuffer.address("kb_log_softmax", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_log_softmax__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -1202,6 +1574,46 @@ public final class KernelBridge {
       KernelBridgeNative.kb_rmsnorm__direct(address, rows, cols, x, weight, eps, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
+   * eps must be finite and &gt;= 0.
+   *
+   * <p>Derived: {@code cols} = {@code weight.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void rmsnorm(Context ctx, long rows, DeviceBuffer x, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_rmsnorm", "weight", 4) : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), 4, "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), 4, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_rmsnorm", "x", x, 4);
+    final long addrWeight = DeviceBuffer.address("kb_rmsnorm", "weight", weight, 4);
+    final long addrY = DeviceBuffer.address("kb_rmsnorm", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_rmsnorm__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -1355,6 +1767,51 @@ public final class KernelBridge {
       KernelBridgeNative.kb_layernorm__direct(address, rows, cols, x, weight, bias, eps, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * LayerNorm of each row with biased variance:
+   * y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
+   * weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
+   * eps must be finite and &gt;= 0.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; may be null
+   * @param bias input, f32[cols]; may be null
+   * @param eps scalar
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void layernorm(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), 4, "[rows, cols]");
+    if (weight != null) weight.require("kb_layernorm", "weight", cols, 4, "[cols]");
+    if (bias != null) bias.require("kb_layernorm", "bias", cols, 4, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), 4, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_layernorm", "x", x, 4);
+    final long addrWeight = DeviceBuffer.address("kb_layernorm", "weight", weight, 4);
+    final long addrBias = DeviceBuffer.address("kb_layernorm", "bias", bias, 4);
+    final long addrY = DeviceBuffer.address("kb_layernorm", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_layernorm__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -1557,6 +2014,65 @@ public final class KernelBridge {
   }
 
   /**
+   * General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
+   * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
+   * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
+   * elements and must be at least the stored row length (at least 1).  When
+   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
+   * float32 in order of increasing p for every element, independent of the
+   * thread count.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemm(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), 4, "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), 4, "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    else c.require("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), 4, "[m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm", "a", a, 4);
+    final long addrB = DeviceBuffer.address("kb_gemm", "b", b, 4);
+    final long addrC = DeviceBuffer.address("kb_gemm", "c", c, 4);
+    try {
+      KernelBridgeNative.kb_gemm__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
+
+  /**
    * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
    * [0, vocab); the ids are all checked before anything is written.
    *
@@ -1691,6 +2207,47 @@ public final class KernelBridge {
       KernelBridgeNative.kb_embedding__direct(address, nIds, vocab, dim, ids, table, out);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
+   * [0, vocab); the ids are all checked before anything is written.
+   *
+   * <p>Derived: {@code n_ids} = {@code ids.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param vocab dimension, at least 0
+   * @param dim dimension, at least 0
+   * @param ids input, i32[n_ids]; null only where empty
+   * @param table input, f32[vocab, dim]; null only where empty
+   * @param out output, f32[n_ids, dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void embedding(Context ctx, long vocab, long dim, DeviceBuffer ids, DeviceBuffer table, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long nIds = ids != null ? ids.elements("kb_embedding", "ids", 4) : 0;
+    if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
+    if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
+    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
+    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    else table.require("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), 4, "[vocab, dim]");
+    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    else out.require("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), 4, "[n_ids, dim]");
+    final long address = ctx.address();
+    final long addrIds = DeviceBuffer.address("kb_embedding", "ids", ids, 4);
+    final long addrTable = DeviceBuffer.address("kb_embedding", "table", table, 4);
+    final long addrOut = DeviceBuffer.address("kb_embedding", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_embedding__addr(address, nIds, vocab, dim, addrIds, addrTable, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(ids);
+      Reference.reachabilityFence(table);
+      Reference.reachabilityFence(out);
     }
   }
 
@@ -1852,6 +2409,53 @@ public final class KernelBridge {
       KernelBridgeNative.kb_rope__direct(address, seq, heads, headDim, x, positions, theta, y);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
+   * x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
+   * for i &lt; h: angle = positions[s] * theta^(-2i / head_dim),
+   * y[.., i]     = x[.., i] * cos(angle) - x[.., i + h] * sin(angle)
+   * y[.., i + h] = x[.., i + h] * cos(angle) + x[.., i] * sin(angle).
+   * Angles are computed in double precision.  positions must be &gt;= 0 and theta
+   * finite and &gt; 0.
+   *
+   * <p>Derived: {@code seq} = {@code positions.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param heads dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param x input, f32[seq, heads, head_dim]; null only where empty
+   * @param positions input, i32[seq]; null only where empty
+   * @param theta scalar
+   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void rope(Context ctx, long heads, long headDim, DeviceBuffer x, DeviceBuffer positions, float theta, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long seq = positions != null ? positions.elements("kb_rope", "positions", 4) : 0;
+    if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
+    if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
+    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
+    else x.require("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), 4, "[seq, heads, head_dim]");
+    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
+    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
+    else y.require("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), 4, "[seq, heads, head_dim]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_rope", "x", x, 4);
+    final long addrPositions = DeviceBuffer.address("kb_rope", "positions", positions, 4);
+    final long addrY = DeviceBuffer.address("kb_rope", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_rope__addr(address, seq, heads, headDim, addrX, addrPositions, theta, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(positions);
+      Reference.reachabilityFence(y);
     }
   }
 
@@ -2054,6 +2658,65 @@ public final class KernelBridge {
   }
 
   /**
+   * Scaled dot-product attention:
+   * out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
+   * reads key/value head h / (heads / kv_heads) (grouped-query attention;
+   * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
+   * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
+   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attention(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else q.require("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), 4, "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else k.require("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else v.require("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else out.require("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), 4, "[batch, heads, seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention", "q", q, 4);
+    final long addrK = DeviceBuffer.address("kb_attention", "k", k, 4);
+    final long addrV = DeviceBuffer.address("kb_attention", "v", v, 4);
+    final long addrOut = DeviceBuffer.address("kb_attention", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_attention__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
    * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
    * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
    * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
@@ -2221,6 +2884,54 @@ public final class KernelBridge {
   }
 
   /**
+   * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
+   * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
+   * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
+   * target other than ignore_index must lie in [0, classes); classes must be
+   * &gt; 0 when rows &gt; 0.
+   *
+   * <p>Derived: {@code rows} = {@code targets.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param classes dimension, at least 0
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
+   * @param ignoreIndex scalar
+   * @param losses output, f32[rows]; null only where empty
+   * @param meanLoss output, f32[1]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void crossEntropy(Context ctx, long classes, DeviceBuffer logits, DeviceBuffer targets, int ignoreIndex, DeviceBuffer losses, DeviceBuffer meanLoss) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = targets != null ? targets.elements("kb_cross_entropy", "targets", 4) : losses != null ? losses.elements("kb_cross_entropy", "losses", 4) : 0;
+    if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    else logits.require("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), 4, "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
+    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
+    else losses.require("kb_cross_entropy", "losses", rows, 4, "[rows]");
+    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
+    else meanLoss.require("kb_cross_entropy", "mean_loss", 1, 4, "[1]");
+    final long address = ctx.address();
+    final long addrLogits = DeviceBuffer.address("kb_cross_entropy", "logits", logits, 4);
+    final long addrTargets = DeviceBuffer.address("kb_cross_entropy", "targets", targets, 4);
+    final long addrLosses = DeviceBuffer.address("kb_cross_entropy", "losses", losses, 4);
+    final long addrMeanLoss = DeviceBuffer.address("kb_cross_entropy", "mean_loss", meanLoss, 4);
+    try {
+      KernelBridgeNative.kb_cross_entropy__addr(address, rows, classes, addrLogits, addrTargets, ignoreIndex, addrLosses, addrMeanLoss);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(logits);
+      Reference.reachabilityFence(targets);
+      Reference.reachabilityFence(losses);
+      Reference.reachabilityFence(meanLoss);
+    }
+  }
+
+  /**
    * Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
    * with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
    * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
@@ -2364,6 +3075,49 @@ public final class KernelBridge {
       KernelBridgeNative.kb_cross_entropy_backward__direct(address, rows, classes, logits, targets, ignoreIndex, dloss, dlogits);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
+   * with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
+   * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
+   * where count is the number of rows not ignored.  dloss must be finite.
+   *
+   * <p>Derived: {@code rows} = {@code targets.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param classes dimension, at least 0
+   * @param logits input, f32[rows, classes]; null only where empty
+   * @param targets input, i32[rows]; null only where empty
+   * @param ignoreIndex scalar
+   * @param dloss scalar
+   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void crossEntropyBackward(Context ctx, long classes, DeviceBuffer logits, DeviceBuffer targets, int ignoreIndex, float dloss, DeviceBuffer dlogits) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = targets != null ? targets.elements("kb_cross_entropy_backward", "targets", 4) : 0;
+    if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
+    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    else logits.require("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), 4, "[rows, classes]");
+    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
+    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    else dlogits.require("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), 4, "[rows, classes]");
+    final long address = ctx.address();
+    final long addrLogits = DeviceBuffer.address("kb_cross_entropy_backward", "logits", logits, 4);
+    final long addrTargets = DeviceBuffer.address("kb_cross_entropy_backward", "targets", targets, 4);
+    final long addrDlogits = DeviceBuffer.address("kb_cross_entropy_backward", "dlogits", dlogits, 4);
+    try {
+      KernelBridgeNative.kb_cross_entropy_backward__addr(address, rows, classes, addrLogits, addrTargets, ignoreIndex, dloss, addrDlogits);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(logits);
+      Reference.reachabilityFence(targets);
+      Reference.reachabilityFence(dlogits);
     }
   }
 
@@ -2567,6 +3321,59 @@ public final class KernelBridge {
   }
 
   /**
+   * One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
+   * params *= 1 - lr * weight_decay
+   * m = beta1 * m + (1 - beta1) * grads
+   * v = beta2 * v + (1 - beta2) * grads^2
+   * params -= (lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+   * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
+   * step &gt;= 1.
+   *
+   * <p>Derived: {@code n} = {@code grads.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param params input and output, f32[n]; null only where empty
+   * @param grads input, f32[n]; null only where empty
+   * @param m input and output, f32[n]; null only where empty
+   * @param v input and output, f32[n]; null only where empty
+   * @param lr scalar
+   * @param beta1 scalar
+   * @param beta2 scalar
+   * @param eps scalar
+   * @param weightDecay scalar
+   * @param step scalar
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void adamwStep(Context ctx, DeviceBuffer params, DeviceBuffer grads, DeviceBuffer m, DeviceBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = grads != null ? grads.elements("kb_adamw_step", "grads", 4) : params != null ? params.elements("kb_adamw_step", "params", 4) : m != null ? m.elements("kb_adamw_step", "m", 4) : v != null ? v.elements("kb_adamw_step", "v", 4) : 0;
+    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
+    else params.require("kb_adamw_step", "params", n, 4, "[n]");
+    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
+    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
+    else m.require("kb_adamw_step", "m", n, 4, "[n]");
+    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
+    else v.require("kb_adamw_step", "v", n, 4, "[n]");
+    final long address = ctx.address();
+    final long addrParams = DeviceBuffer.address("kb_adamw_step", "params", params, 4);
+    final long addrGrads = DeviceBuffer.address("kb_adamw_step", "grads", grads, 4);
+    final long addrM = DeviceBuffer.address("kb_adamw_step", "m", m, 4);
+    final long addrV = DeviceBuffer.address("kb_adamw_step", "v", v, 4);
+    try {
+      KernelBridgeNative.kb_adamw_step__addr(address, n, addrParams, addrGrads, addrM, addrV, lr, beta1, beta2, eps, weightDecay, step);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(params);
+      Reference.reachabilityFence(grads);
+      Reference.reachabilityFence(m);
+      Reference.reachabilityFence(v);
+    }
+  }
+
+  /**
    * Index of the largest element of each row; the first one on ties.  NaN counts
    * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
    * rows &gt; 0 and fit in int32.
@@ -2683,6 +3490,41 @@ public final class KernelBridge {
       KernelBridgeNative.kb_argmax__direct(address, rows, cols, x, out);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Index of the largest element of each row; the first one on ties.  NaN counts
+   * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
+   * rows &gt; 0 and fit in int32.
+   *
+   * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param cols dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void argmax(Context ctx, long cols, DeviceBuffer x, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_argmax", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), 4, "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_argmax", "x", x, 4);
+    final long addrOut = DeviceBuffer.address("kb_argmax", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_argmax__addr(address, rows, cols, addrX, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(out);
     }
   }
 
@@ -2811,6 +3653,43 @@ public final class KernelBridge {
       KernelBridgeNative.kb_sample__direct(address, rows, cols, logits, temperature, seed, out);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Multinomial sampling from softmax(logits / temperature) per row, candidates
+   * in index order.  temperature must be finite and &gt; 0; logits must not hold
+   * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
+   *
+   * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param cols dimension, at least 0
+   * @param logits input, f32[rows, cols]; null only where empty
+   * @param temperature scalar
+   * @param seed unsigned 64-bit value (all 64 bits are used)
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void sample(Context ctx, long cols, DeviceBuffer logits, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_sample", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
+    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
+    else logits.require("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), 4, "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
+    final long address = ctx.address();
+    final long addrLogits = DeviceBuffer.address("kb_sample", "logits", logits, 4);
+    final long addrOut = DeviceBuffer.address("kb_sample", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_sample__addr(address, rows, cols, addrLogits, temperature, seed, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(logits);
+      Reference.reachabilityFence(out);
     }
   }
 
@@ -2953,6 +3832,46 @@ public final class KernelBridge {
   }
 
   /**
+   * Top-k sampling: the k largest logits of each row (ties broken by lower
+   * index), ordered by decreasing logit, sampled from their softmax at
+   * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
+   * temperature finite and &gt; 0; logits as for kb_sample.
+   *
+   * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param cols dimension, at least 0
+   * @param logits input, f32[rows, cols]; null only where empty
+   * @param k dimension, at least 0
+   * @param temperature scalar
+   * @param seed unsigned 64-bit value (all 64 bits are used)
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void topkSample(Context ctx, long cols, DeviceBuffer logits, long k, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topk_sample", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
+    if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
+    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    else logits.require("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), 4, "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
+    final long address = ctx.address();
+    final long addrLogits = DeviceBuffer.address("kb_topk_sample", "logits", logits, 4);
+    final long addrOut = DeviceBuffer.address("kb_topk_sample", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_topk_sample__addr(address, rows, cols, addrLogits, k, temperature, seed, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(logits);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
    * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
    * lower index); the nucleus is the shortest prefix whose probability mass
    * (softmax at temperature, double precision) reaches p; one token is sampled
@@ -3089,6 +4008,4540 @@ public final class KernelBridge {
       KernelBridgeNative.kb_topp_sample__direct(address, rows, cols, logits, p, temperature, seed, out);
     } finally {
       Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
+   * lower index); the nucleus is the shortest prefix whose probability mass
+   * (softmax at temperature, double precision) reaches p; one token is sampled
+   * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
+   * as for kb_sample.
+   *
+   * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param cols dimension, at least 0
+   * @param logits input, f32[rows, cols]; null only where empty
+   * @param p scalar
+   * @param temperature scalar
+   * @param seed unsigned 64-bit value (all 64 bits are used)
+   * @param out output, i32[rows]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void toppSample(Context ctx, long cols, DeviceBuffer logits, float p, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topp_sample", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
+    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    else logits.require("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), 4, "[rows, cols]");
+    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
+    final long address = ctx.address();
+    final long addrLogits = DeviceBuffer.address("kb_topp_sample", "logits", logits, 4);
+    final long addrOut = DeviceBuffer.address("kb_topp_sample", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_topp_sample__addr(address, rows, cols, addrLogits, p, temperature, seed, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(logits);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluBf16(short[] x, short[] y) {
+    siluBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluBf16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_silu_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_silu_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_silu_bf16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluBf16(ShortBuffer x, ShortBuffer y) {
+    siluBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_silu_bf16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_silu_bf16", "x", x);
+    y = Checks.writableDirect("kb_silu_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_silu_bf16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void siluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_silu_bf16", "x", 2) : y != null ? y.elements("kb_silu_bf16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
+    else y.require("kb_silu_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_silu_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_silu_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_silu_bf16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluF16(short[] x, short[] y) {
+    siluF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluF16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_silu_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_silu_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_silu_f16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluF16(ShortBuffer x, ShortBuffer y) {
+    siluF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void siluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_silu_f16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_silu_f16", "x", x);
+    y = Checks.writableDirect("kb_silu_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_silu_f16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_silu.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void siluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_silu_f16", "x", 2) : y != null ? y.elements("kb_silu_f16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
+    else y.require("kb_silu_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_silu_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_silu_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_silu_f16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluBf16(short[] x, short[] y) {
+    geluBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluBf16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_gelu_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_gelu_bf16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluBf16(ShortBuffer x, ShortBuffer y) {
+    geluBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_bf16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_gelu_bf16", "x", x);
+    y = Checks.writableDirect("kb_gelu_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gelu_bf16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void geluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu_bf16", "x", 2) : y != null ? y.elements("kb_gelu_bf16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
+    else y.require("kb_gelu_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_gelu_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_gelu_bf16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluF16(short[] x, short[] y) {
+    geluF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluF16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_gelu_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_gelu_f16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluF16(ShortBuffer x, ShortBuffer y) {
+    geluF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_f16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_gelu_f16", "x", x);
+    y = Checks.writableDirect("kb_gelu_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gelu_f16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void geluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu_f16", "x", 2) : y != null ? y.elements("kb_gelu_f16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
+    else y.require("kb_gelu_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_gelu_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_gelu_f16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhBf16(short[] x, short[] y) {
+    geluTanhBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhBf16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_gelu_tanh_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_gelu_tanh_bf16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhBf16(ShortBuffer x, ShortBuffer y) {
+    geluTanhBf16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh_bf16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_gelu_tanh_bf16", "x", x);
+    y = Checks.writableDirect("kb_gelu_tanh_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gelu_tanh_bf16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void geluTanhBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu_tanh_bf16", "x", 2) : y != null ? y.elements("kb_gelu_tanh_bf16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
+    else y.require("kb_gelu_tanh_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu_tanh_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_gelu_tanh_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_gelu_tanh_bf16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhF16(short[] x, short[] y) {
+    geluTanhF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhF16(Context ctx, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_gelu_tanh_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_gelu_tanh_f16(address, n, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhF16(ShortBuffer x, ShortBuffer y) {
+    geluTanhF16(Context.forCurrentThread(), x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void geluTanhF16(Context ctx, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh_f16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_gelu_tanh_f16", "x", x);
+    y = Checks.writableDirect("kb_gelu_tanh_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gelu_tanh_f16__direct(address, n, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gelu_tanh.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void geluTanhF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_gelu_tanh_f16", "x", 2) : y != null ? y.elements("kb_gelu_tanh_f16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
+    else y.require("kb_gelu_tanh_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_gelu_tanh_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_gelu_tanh_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_gelu_tanh_f16__addr(address, n, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBf16(short[] a, short[] b, short[] y) {
+    addBf16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBf16(Context ctx, short[] a, short[] b, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_add_bf16", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_add_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oY = y == a ? oA : y == b ? oB : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_add_bf16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_add_bf16(address, n, a, b, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBf16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    addBf16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_add_bf16", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_add_bf16", "y", y.remaining(), n, "[n]");
+    a = Checks.direct("kb_add_bf16", "a", a);
+    b = Checks.direct("kb_add_bf16", "b", b);
+    y = Checks.writableDirect("kb_add_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_add_bf16__direct(address, n, a, b, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_add_bf16", "a", 2) : b != null ? b.elements("kb_add_bf16", "b", 2) : y != null ? y.elements("kb_add_bf16", "y", 2) : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
+    else b.require("kb_add_bf16", "b", n, 2, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
+    else y.require("kb_add_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_add_bf16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_add_bf16", "b", b, 2);
+    final long addrY = DeviceBuffer.address("kb_add_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_add_bf16__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addF16(short[] a, short[] b, short[] y) {
+    addF16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addF16(Context ctx, short[] a, short[] b, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_add_f16", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_add_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oY = y == a ? oA : y == b ? oB : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_add_f16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_add_f16(address, n, a, b, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addF16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    addF16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_add_f16", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_add_f16", "y", y.remaining(), n, "[n]");
+    a = Checks.direct("kb_add_f16", "a", a);
+    b = Checks.direct("kb_add_f16", "b", b);
+    y = Checks.writableDirect("kb_add_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_add_f16__direct(address, n, a, b, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add.
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_add_f16", "a", 2) : b != null ? b.elements("kb_add_f16", "b", 2) : y != null ? y.elements("kb_add_f16", "y", 2) : 0;
+    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
+    else b.require("kb_add_f16", "b", n, 2, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
+    else y.require("kb_add_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_add_f16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_add_f16", "b", b, 2);
+    final long addrY = DeviceBuffer.address("kb_add_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_add_f16__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulBf16(short[] a, short[] b, short[] y) {
+    mulBf16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulBf16(Context ctx, short[] a, short[] b, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_mul_bf16", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_mul_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oY = y == a ? oA : y == b ? oB : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_mul_bf16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_mul_bf16(address, n, a, b, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulBf16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    mulBf16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_mul_bf16", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_mul_bf16", "y", y.remaining(), n, "[n]");
+    a = Checks.direct("kb_mul_bf16", "a", a);
+    b = Checks.direct("kb_mul_bf16", "b", b);
+    y = Checks.writableDirect("kb_mul_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_mul_bf16__direct(address, n, a, b, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, bf16[n]; null only where empty
+   * @param b input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void mulBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_mul_bf16", "a", 2) : b != null ? b.elements("kb_mul_bf16", "b", 2) : y != null ? y.elements("kb_mul_bf16", "y", 2) : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
+    else b.require("kb_mul_bf16", "b", n, 2, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
+    else y.require("kb_mul_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_mul_bf16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_mul_bf16", "b", b, 2);
+    final long addrY = DeviceBuffer.address("kb_mul_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_mul_bf16__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulF16(short[] a, short[] b, short[] y) {
+    mulF16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulF16(Context ctx, short[] a, short[] b, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
+    else if (b.length != n) throw Checks.mismatch("kb_mul_f16", "b", b.length, n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_mul_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oY = y == a ? oA : y == b ? oB : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_mul_f16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_mul_f16(address, n, a, b, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulF16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    mulF16(Context.forCurrentThread(), a, b, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void mulF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
+    else if (b.remaining() != n) throw Checks.mismatch("kb_mul_f16", "b", b.remaining(), n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_mul_f16", "y", y.remaining(), n, "[n]");
+    a = Checks.direct("kb_mul_f16", "a", a);
+    b = Checks.direct("kb_mul_f16", "b", b);
+    y = Checks.writableDirect("kb_mul_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_mul_f16__direct(address, n, a, b, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_mul.
+   *
+   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param a input, f16[n]; null only where empty
+   * @param b input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void mulF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = a != null ? a.elements("kb_mul_f16", "a", 2) : b != null ? b.elements("kb_mul_f16", "b", 2) : y != null ? y.elements("kb_mul_f16", "y", 2) : 0;
+    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
+    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
+    else b.require("kb_mul_f16", "b", n, 2, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
+    else y.require("kb_mul_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_mul_f16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_mul_f16", "b", b, 2);
+    final long addrY = DeviceBuffer.address("kb_mul_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_mul_f16__addr(address, n, addrA, addrB, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param alpha scalar
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleBf16(float alpha, short[] x, short[] y) {
+    scaleBf16(Context.forCurrentThread(), alpha, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleBf16(Context ctx, float alpha, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_scale_bf16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_scale_bf16__addr(address, n, alpha, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_scale_bf16(address, n, alpha, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param alpha scalar
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleBf16(float alpha, ShortBuffer x, ShortBuffer y) {
+    scaleBf16(Context.forCurrentThread(), alpha, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleBf16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_scale_bf16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_scale_bf16", "x", x);
+    y = Checks.writableDirect("kb_scale_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_scale_bf16__direct(address, n, alpha, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, bf16[n]; null only where empty
+   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void scaleBf16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_scale_bf16", "x", 2) : y != null ? y.elements("kb_scale_bf16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
+    else y.require("kb_scale_bf16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_scale_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_scale_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_scale_bf16__addr(address, n, alpha, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param alpha scalar
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleF16(float alpha, short[] x, short[] y) {
+    scaleF16(Context.forCurrentThread(), alpha, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleF16(Context ctx, float alpha, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.length : y != null ? y.length : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
+    else if (y.length != n) throw Checks.mismatch("kb_scale_f16", "y", y.length, n, "[n]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_scale_f16__addr(address, n, alpha, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_scale_f16(address, n, alpha, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param alpha scalar
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleF16(float alpha, ShortBuffer x, ShortBuffer y) {
+    scaleF16(Context.forCurrentThread(), alpha, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void scaleF16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
+    else if (y.remaining() != n) throw Checks.mismatch("kb_scale_f16", "y", y.remaining(), n, "[n]");
+    x = Checks.direct("kb_scale_f16", "x", x);
+    y = Checks.writableDirect("kb_scale_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_scale_f16__direct(address, n, alpha, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_scale.
+   *
+   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param alpha scalar
+   * @param x input, f16[n]; null only where empty
+   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void scaleF16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long n = x != null ? x.elements("kb_scale_f16", "x", 2) : y != null ? y.elements("kb_scale_f16", "y", 2) : 0;
+    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
+    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
+    else y.require("kb_scale_f16", "y", n, 2, "[n]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_scale_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_scale_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_scale_f16__addr(address, n, alpha, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param bias input, bf16[cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasBf16(int rows, short[] x, short[] bias, short[] y) {
+    addBiasBf16(Context.forCurrentThread(), rows, x, bias, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param bias input, bf16[cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasBf16(Context ctx, int rows, short[] x, short[] bias, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = bias != null ? bias.length : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_add_bias_bf16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "x", x.length, Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_add_bias_bf16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "y", y.length, Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias_bf16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_add_bias_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, bias == null ? 0L : base + 2L * oBias, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_add_bias_bf16(address, rows, cols, x, bias, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param bias input, bf16[cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasBf16(int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
+    addBiasBf16(Context.forCurrentThread(), rows, x, bias, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param bias input, bf16[cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasBf16(Context ctx, int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = bias != null ? bias.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_add_bias_bf16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "x", x.remaining(), Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_add_bias_bf16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "y", y.remaining(), Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_add_bias_bf16", "x", x);
+    bias = Checks.direct("kb_add_bias_bf16", "bias", bias);
+    y = Checks.writableDirect("kb_add_bias_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_add_bias_bf16__direct(address, rows, cols, x, bias, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param bias input, bf16[cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addBiasBf16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer bias, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = bias != null ? bias.elements("kb_add_bias_bf16", "bias", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_add_bias_bf16", "x", x, 2);
+    final long addrBias = DeviceBuffer.address("kb_add_bias_bf16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_add_bias_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_add_bias_bf16__addr(address, rows, cols, addrX, addrBias, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param bias input, f16[cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasF16(int rows, short[] x, short[] bias, short[] y) {
+    addBiasF16(Context.forCurrentThread(), rows, x, bias, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param bias input, f16[cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasF16(Context ctx, int rows, short[] x, short[] bias, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = bias != null ? bias.length : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_add_bias_f16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "x", x.length, Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_add_bias_f16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "y", y.length, Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias_f16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_add_bias_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, bias == null ? 0L : base + 2L * oBias, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_add_bias_f16(address, rows, cols, x, bias, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param bias input, f16[cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasF16(int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
+    addBiasF16(Context.forCurrentThread(), rows, x, bias, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param bias input, f16[cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addBiasF16(Context ctx, int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = bias != null ? bias.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_add_bias_f16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "x", x.remaining(), Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_add_bias_f16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "y", y.remaining(), Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_add_bias_f16", "x", x);
+    bias = Checks.direct("kb_add_bias_f16", "bias", bias);
+    y = Checks.writableDirect("kb_add_bias_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_add_bias_f16__direct(address, rows, cols, x, bias, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_bias.
+   *
+   * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param bias input, f16[cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addBiasF16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer bias, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = bias != null ? bias.elements("kb_add_bias_f16", "bias", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_add_bias_f16", "x", x, 2);
+    final long addrBias = DeviceBuffer.address("kb_add_bias_f16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_add_bias_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_add_bias_f16__addr(address, rows, cols, addrX, addrBias, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxBf16(int rows, int cols, short[] x, short[] y) {
+    softmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_softmax.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "x", x.length, Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "y", y.length, Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_softmax_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_softmax_bf16(address, rows, cols, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxBf16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    softmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_softmax.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "x", x.remaining(), Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "y", y.remaining(), Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_softmax_bf16", "x", x);
+    y = Checks.writableDirect("kb_softmax_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_softmax_bf16__direct(address, rows, cols, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_softmax.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void softmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_softmax_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_softmax_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_softmax_bf16__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxF16(int rows, int cols, short[] x, short[] y) {
+    softmaxF16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_softmax.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "x", x.length, Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "y", y.length, Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_softmax_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_softmax_f16(address, rows, cols, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxF16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    softmaxF16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_softmax.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void softmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "x", x.remaining(), Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "y", y.remaining(), Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_softmax_f16", "x", x);
+    y = Checks.writableDirect("kb_softmax_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_softmax_f16__direct(address, rows, cols, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_softmax.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void softmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_softmax_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_softmax_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_softmax_f16__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_log_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxBf16(int rows, int cols, short[] x, short[] y) {
+    logSoftmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_log_softmax.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_log_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "x", x.length, Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_log_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "y", y.length, Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_log_softmax_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_log_softmax_bf16(address, rows, cols, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_log_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxBf16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    logSoftmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_log_softmax.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_log_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "x", x.remaining(), Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_log_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "y", y.remaining(), Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_log_softmax_bf16", "x", x);
+    y = Checks.writableDirect("kb_log_softmax_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_log_softmax_bf16__direct(address, rows, cols, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_log_softmax.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void logSoftmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_log_softmax_bf16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_log_softmax_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_log_softmax_bf16__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_log_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxF16(int rows, int cols, short[] x, short[] y) {
+    logSoftmaxF16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_log_softmax.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_log_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "x", x.length, Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_log_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "y", y.length, Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_log_softmax_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_log_softmax_f16(address, rows, cols, x, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_log_softmax.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxF16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    logSoftmaxF16(Context.forCurrentThread(), rows, cols, x, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_log_softmax.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void logSoftmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_log_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "x", x.remaining(), Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_log_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "y", y.remaining(), Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_log_softmax_f16", "x", x);
+    y = Checks.writableDirect("kb_log_softmax_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_log_softmax_f16__direct(address, rows, cols, x, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_log_softmax.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void logSoftmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_log_softmax_f16", "x", x, 2);
+    final long addrY = DeviceBuffer.address("kb_log_softmax_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_log_softmax_f16__addr(address, rows, cols, addrX, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormBf16(int rows, short[] x, short[] weight, float eps, short[] y) {
+    rmsnormBf16(Context.forCurrentThread(), rows, x, weight, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormBf16(Context ctx, int rows, short[] x, short[] weight, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.length : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_rmsnorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "x", x.length, Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_rmsnorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "y", y.length, Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm_bf16", "y", "weight");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_rmsnorm_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, eps, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_rmsnorm_bf16(address, rows, cols, x, weight, eps, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormBf16(int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
+    rmsnormBf16(Context.forCurrentThread(), rows, x, weight, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormBf16(Context ctx, int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_rmsnorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "x", x.remaining(), Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_rmsnorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "y", y.remaining(), Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_rmsnorm_bf16", "x", x);
+    weight = Checks.direct("kb_rmsnorm_bf16", "weight", weight);
+    y = Checks.writableDirect("kb_rmsnorm_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_rmsnorm_bf16__direct(address, rows, cols, x, weight, eps, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void rmsnormBf16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_rmsnorm_bf16", "weight", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_rmsnorm_bf16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_rmsnorm_bf16", "weight", weight, 2);
+    final long addrY = DeviceBuffer.address("kb_rmsnorm_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_rmsnorm_bf16__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormF16(int rows, short[] x, short[] weight, float eps, short[] y) {
+    rmsnormF16(Context.forCurrentThread(), rows, x, weight, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormF16(Context ctx, int rows, short[] x, short[] weight, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.length : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_rmsnorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "x", x.length, Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_rmsnorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "y", y.length, Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm_f16", "y", "weight");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_rmsnorm_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, eps, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_rmsnorm_f16(address, rows, cols, x, weight, eps, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormF16(int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
+    rmsnormF16(Context.forCurrentThread(), rows, x, weight, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void rmsnormF16(Context ctx, int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_rmsnorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "x", x.remaining(), Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_rmsnorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "y", y.remaining(), Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_rmsnorm_f16", "x", x);
+    weight = Checks.direct("kb_rmsnorm_f16", "weight", weight);
+    y = Checks.writableDirect("kb_rmsnorm_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_rmsnorm_f16__direct(address, rows, cols, x, weight, eps, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rmsnorm.
+   *
+   * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void rmsnormF16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_rmsnorm_f16", "weight", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
+    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_rmsnorm_f16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_rmsnorm_f16", "weight", weight, 2);
+    final long addrY = DeviceBuffer.address("kb_rmsnorm_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_rmsnorm_f16__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_layernorm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; may be null
+   * @param bias input, bf16[cols]; may be null
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormBf16(int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
+    layernormBf16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_layernorm.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; may be null
+   * @param bias input, bf16[cols]; may be null
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormBf16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_layernorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "x", x.length, Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm_bf16", "weight", weight.length, cols, "[cols]");
+    if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm_bf16", "bias", bias.length, cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_layernorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "y", y.length, Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_bf16", "y", "weight");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_bf16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_layernorm_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, eps, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_layernorm_bf16(address, rows, cols, x, weight, bias, eps, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_layernorm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; may be null
+   * @param bias input, bf16[cols]; may be null
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormBf16(int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
+    layernormBf16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_layernorm.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; may be null
+   * @param bias input, bf16[cols]; may be null
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_layernorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "x", x.remaining(), Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm_bf16", "weight", weight.remaining(), cols, "[cols]");
+    if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm_bf16", "bias", bias.remaining(), cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_layernorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "y", y.remaining(), Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_layernorm_bf16", "x", x);
+    weight = Checks.direct("kb_layernorm_bf16", "weight", weight);
+    bias = Checks.direct("kb_layernorm_bf16", "bias", bias);
+    y = Checks.writableDirect("kb_layernorm_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_layernorm_bf16__direct(address, rows, cols, x, weight, bias, eps, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_layernorm.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, bf16[rows, cols]; null only where empty
+   * @param weight input, bf16[cols]; may be null
+   * @param bias input, bf16[cols]; may be null
+   * @param eps scalar
+   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void layernormBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight != null) weight.require("kb_layernorm_bf16", "weight", cols, 2, "[cols]");
+    if (bias != null) bias.require("kb_layernorm_bf16", "bias", cols, 2, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_layernorm_bf16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_layernorm_bf16", "weight", weight, 2);
+    final long addrBias = DeviceBuffer.address("kb_layernorm_bf16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_layernorm_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_layernorm_bf16__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_layernorm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; may be null
+   * @param bias input, f16[cols]; may be null
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormF16(int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
+    layernormF16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_layernorm.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; may be null
+   * @param bias input, f16[cols]; may be null
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormF16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.length != Checks.mul("kb_layernorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "x", x.length, Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm_f16", "weight", weight.length, cols, "[cols]");
+    if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm_f16", "bias", bias.length, cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.length != Checks.mul("kb_layernorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "y", y.length, Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_f16", "y", "weight");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_f16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = y == x ? oX : next;
+        if (y != null && oY == next) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_layernorm_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, eps, y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_layernorm_f16(address, rows, cols, x, weight, bias, eps, y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_layernorm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; may be null
+   * @param bias input, f16[cols]; may be null
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormF16(int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
+    layernormF16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_layernorm.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; may be null
+   * @param bias input, f16[cols]; may be null
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void layernormF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    else if (x.remaining() != Checks.mul("kb_layernorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "x", x.remaining(), Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm_f16", "weight", weight.remaining(), cols, "[cols]");
+    if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm_f16", "bias", bias.remaining(), cols, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    else if (y.remaining() != Checks.mul("kb_layernorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "y", y.remaining(), Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    x = Checks.direct("kb_layernorm_f16", "x", x);
+    weight = Checks.direct("kb_layernorm_f16", "weight", weight);
+    bias = Checks.direct("kb_layernorm_f16", "bias", bias);
+    y = Checks.writableDirect("kb_layernorm_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_layernorm_f16__direct(address, rows, cols, x, weight, bias, eps, y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_layernorm.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param x input, f16[rows, cols]; null only where empty
+   * @param weight input, f16[cols]; may be null
+   * @param bias input, f16[cols]; may be null
+   * @param eps scalar
+   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void layernormF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
+    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
+    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    else x.require("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight != null) weight.require("kb_layernorm_f16", "weight", cols, 2, "[cols]");
+    if (bias != null) bias.require("kb_layernorm_f16", "bias", cols, 2, "[cols]");
+    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    else y.require("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), 2, "[rows, cols]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_layernorm_f16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_layernorm_f16", "weight", weight, 2);
+    final long addrBias = DeviceBuffer.address("kb_layernorm_f16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_layernorm_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_layernorm_f16__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBf16(boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
+    gemmBf16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_bf16", "a", a.length, Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_bf16", "b", b.length, Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    else if (c.length < Checks.strided("kb_gemm_bf16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_bf16", "c", c.length, Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_bf16", "c", "a");
+    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_bf16", "c", "b");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oC = next;
+        if (c != null) {
+          next += c.length;
+          ss.position(oC);
+          ss.put(c);
+        }
+        KernelBridgeNative.kb_gemm_bf16__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, b == null ? 0L : base + 2L * oB, ldb, beta, c == null ? 0L : base + 2L * oC, ldc);
+        if (c != null) {
+          ss.position(oC);
+          ss.get(c);
+        }
+      } else {
+        KernelBridgeNative.kb_gemm_bf16(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBf16(boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
+    gemmBf16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_bf16", "a", a.remaining(), Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_bf16", "b", b.remaining(), Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    else if (c.remaining() < Checks.strided("kb_gemm_bf16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_bf16", "c", c.remaining(), Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    a = Checks.direct("kb_gemm_bf16", "a", a);
+    b = Checks.direct("kb_gemm_bf16", "b", b);
+    c = Checks.writableDirect("kb_gemm_bf16", "c", c);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gemm_bf16__direct(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemmBf16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    else c.require("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), 2, "[m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm_bf16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_gemm_bf16", "b", b, 2);
+    final long addrC = DeviceBuffer.address("kb_gemm_bf16", "c", c, 2);
+    try {
+      KernelBridgeNative.kb_gemm_bf16__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gemm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmF16(boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
+    gemmF16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gemm.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_f16", "a", a.length, Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_f16", "b", b.length, Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    else if (c.length < Checks.strided("kb_gemm_f16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_f16", "c", c.length, Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_f16", "c", "a");
+    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_f16", "c", "b");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oC = next;
+        if (c != null) {
+          next += c.length;
+          ss.position(oC);
+          ss.put(c);
+        }
+        KernelBridgeNative.kb_gemm_f16__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, b == null ? 0L : base + 2L * oB, ldb, beta, c == null ? 0L : base + 2L * oC, ldc);
+        if (c != null) {
+          ss.position(oC);
+          ss.get(c);
+        }
+      } else {
+        KernelBridgeNative.kb_gemm_f16(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gemm.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmF16(boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
+    gemmF16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gemm.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_f16", "a", a.remaining(), Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_f16", "b", b.remaining(), Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    else if (c.remaining() < Checks.strided("kb_gemm_f16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_f16", "c", c.remaining(), Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    a = Checks.direct("kb_gemm_f16", "a", a);
+    b = Checks.direct("kb_gemm_f16", "b", b);
+    c = Checks.writableDirect("kb_gemm_f16", "c", c);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gemm_f16__direct(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_gemm.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param beta scalar
+   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemmF16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
+    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
+    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    else c.require("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), 2, "[m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm_f16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_gemm_f16", "b", b, 2);
+    final long addrC = DeviceBuffer.address("kb_gemm_f16", "c", c, 2);
+    try {
+      KernelBridgeNative.kb_gemm_f16__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
+    attentionBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_attention.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "q", q.length, Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "k", k.length, Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "v", v.length, Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "out", out.length, Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "q");
+    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "k");
+    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "v");
+    final long address = ctx.address();
+    try {
+      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oQ = next;
+        if (q != null) {
+          next += q.length;
+          ss.position(oQ);
+          ss.put(q);
+        }
+        final int oK = next;
+        if (k != null) {
+          next += k.length;
+          ss.position(oK);
+          ss.put(k);
+        }
+        final int oV = next;
+        if (v != null) {
+          next += v.length;
+          ss.position(oV);
+          ss.put(v);
+        }
+        final int oOut = next;
+        if (out != null) {
+          next += out.length;
+        }
+        KernelBridgeNative.kb_attention_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 2L * oQ, k == null ? 0L : base + 2L * oK, v == null ? 0L : base + 2L * oV, causal, scale, out == null ? 0L : base + 2L * oOut);
+        if (out != null) {
+          ss.position(oOut);
+          ss.get(out);
+        }
+      } else {
+        KernelBridgeNative.kb_attention_bf16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
+    attentionBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_attention.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "q", q.remaining(), Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "k", k.remaining(), Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "v", v.remaining(), Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "out", out.remaining(), Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    q = Checks.direct("kb_attention_bf16", "q", q);
+    k = Checks.direct("kb_attention_bf16", "k", k);
+    v = Checks.direct("kb_attention_bf16", "v", v);
+    out = Checks.writableDirect("kb_attention_bf16", "out", out);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_bf16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else q.require("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else k.require("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else v.require("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else out.require("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention_bf16", "q", q, 2);
+    final long addrK = DeviceBuffer.address("kb_attention_bf16", "k", k, 2);
+    final long addrV = DeviceBuffer.address("kb_attention_bf16", "v", v, 2);
+    final long addrOut = DeviceBuffer.address("kb_attention_bf16", "out", out, 2);
+    try {
+      KernelBridgeNative.kb_attention_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
+    attentionF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "q", q.length, Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "k", k.length, Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "v", v.length, Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "out", out.length, Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "q");
+    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "k");
+    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "v");
+    final long address = ctx.address();
+    try {
+      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oQ = next;
+        if (q != null) {
+          next += q.length;
+          ss.position(oQ);
+          ss.put(q);
+        }
+        final int oK = next;
+        if (k != null) {
+          next += k.length;
+          ss.position(oK);
+          ss.put(k);
+        }
+        final int oV = next;
+        if (v != null) {
+          next += v.length;
+          ss.position(oV);
+          ss.put(v);
+        }
+        final int oOut = next;
+        if (out != null) {
+          next += out.length;
+        }
+        KernelBridgeNative.kb_attention_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 2L * oQ, k == null ? 0L : base + 2L * oK, v == null ? 0L : base + 2L * oV, causal, scale, out == null ? 0L : base + 2L * oOut);
+        if (out != null) {
+          ss.position(oOut);
+          ss.get(out);
+        }
+      } else {
+        KernelBridgeNative.kb_attention_f16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
+    attentionF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "q", q.remaining(), Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "k", k.remaining(), Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "v", v.remaining(), Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "out", out.remaining(), Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    q = Checks.direct("kb_attention_f16", "q", q);
+    k = Checks.direct("kb_attention_f16", "k", k);
+    v = Checks.direct("kb_attention_f16", "v", v);
+    out = Checks.writableDirect("kb_attention_f16", "out", out);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_f16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
+   * @param causal flag
+   * @param scale scalar
+   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
+    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else q.require("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else k.require("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    else v.require("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
+    else out.require("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention_f16", "q", q, 2);
+    final long addrK = DeviceBuffer.address("kb_attention_f16", "k", k, 2);
+    final long addrV = DeviceBuffer.address("kb_attention_f16", "v", v, 2);
+    final long addrOut = DeviceBuffer.address("kb_attention_f16", "out", out, 2);
+    try {
+      KernelBridgeNative.kb_attention_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(out);
     }
   }
 }

@@ -39,7 +39,14 @@ public enum Status {
   /**
    * An internal invariant failed; please report it.
    */
-  INTERNAL(7, "An internal invariant failed; please report it.");
+  INTERNAL(7, "An internal invariant failed; please report it."),
+  /**
+   * The device failed in a way that leaves it unusable (illegal address,
+   * launch failure, ECC error, ...).  The context latches this status: every
+   * later call on it fails fast with KB_STATUS_DEVICE_LOST.  Destroy the
+   * context; the process's CUDA state is usually unusable too.
+   */
+  DEVICE_LOST(8, "The device failed in a way that leaves it unusable (illegal address, launch failure, ECC error, ...). The context latches this status: every later call on it fails fast with KB_STATUS_DEVICE_LOST. Destroy the context; the process's CUDA state is usually unusable too.");
 
   private final int code;
   private final String description;

@@ -102,13 +102,11 @@ public final class BindingTest {
     }
   }
 
-  public static void testCudaIsUnavailable() {
-    KernelBridgeException e = expect(KernelBridgeException.class, () -> new Context(Backend.CUDA, 1));
-    equal(Status.BACKEND_UNAVAILABLE, e.status(), "cuda");
+  public static void testAutoAndNegativeThreads() {
     try (Context auto = new Context(Backend.AUTO, 1)) {
-      equal(Backend.CPU, auto.backend(), "AUTO falls back to CPU");
+      check(auto.backend() == Backend.CPU || auto.backend() == Backend.CUDA, "AUTO is CPU or CUDA");
     }
-    e = expect(KernelBridgeException.class, () -> new Context(Backend.CPU, -1));
+    KernelBridgeException e = expect(KernelBridgeException.class, () -> new Context(Backend.CPU, -1));
     equal(Status.INVALID_ARGUMENT, e.status(), "negative threads");
   }
 
