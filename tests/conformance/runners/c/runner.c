@@ -1,7 +1,7 @@
 /*
  * runner.c - the C conformance runner.
  *
- *   runner --corpus DIR --out FILE [--threads N]
+ *   runner --corpus DIR --out FILE [--threads N] [--backend cpu|cpu-buffers|cuda]
  *
  * Reads DIR/manifest.tsv and DIR/bad_input.tsv (the flat forms of
  * manifest.json and bad_input.json, see docs/conformance.md), calls every
@@ -9,6 +9,14 @@
  * result JSON that tests/conformance/report.py reads.  Exit status: 0 when
  * every golden case passed its tolerance and every bad-input case returned
  * the expected status, 1 otherwise, 2 on a usage or corpus error.
+ *
+ * --backend (default cpu) chooses where the kernels run: cpu passes host
+ * memory to a CPU context; cpu-buffers and cuda stage every tensor in
+ * kb_buffers of a CPU or CUDA context and compare with a CPU run of the same
+ * call (backend.h).  Without a usable CUDA backend, cuda prints
+ * "SKIPPED: <reason>" and exits 0 without writing FILE.  --cuda-rules (with
+ * cpu-buffers) applies the cuda backend's comparison rules instead of
+ * bitwise equality, so that code runs where there is no GPU.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,158 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "kernelbridge.h"
 #include "npy.h"
+#include "runner.h"
 
-#define MAX_ITEMS 24
-#define NAME_LEN 64
 #define LINE_LEN 65536
-
-enum dtype { DT_F32 = 0, DT_I32 = 1 };
-
-struct tensor {
-  char name[NAME_LEN];
-  enum dtype dtype;
-  void *ptr;          /* what the kernel gets (NULL for a null tensor) */
-  void *owned;        /* storage to free */
-  int64_t count;      /* elements visible through ptr */
-  void *before;       /* copy of the contents before the call (bad inputs) */
-  char expected[512]; /* golden: expected file, "" when the tensor is not an output */
-};
-
-struct call {
-  char name[256];
-  char kernel[NAME_LEN];
-  double tol_ulp, tol_abs;
-  char expected_status[NAME_LEN];
-  char requires[256];
-  int ndims, nflags, nscalars, ntensors;
-  char dim_names[MAX_ITEMS][NAME_LEN];
-  int64_t dims[MAX_ITEMS];
-  char flag_names[MAX_ITEMS][NAME_LEN];
-  int flags[MAX_ITEMS];
-  char scalar_names[MAX_ITEMS][NAME_LEN];
-  char scalars[MAX_ITEMS][NAME_LEN];
-  struct tensor tensors[MAX_ITEMS];
-  char missing[NAME_LEN]; /* first parameter the dispatcher could not find */
-};
-
-/* ------------------------------------------------------------------------ */
-/* Argument lookup. */
-
-static int64_t D(struct call *c, const char *name) {
-  for (int i = 0; i < c->ndims; i++)
-    if (strcmp(c->dim_names[i], name) == 0) return c->dims[i];
-  if (c->missing[0] == '\0') snprintf(c->missing, sizeof c->missing, "%s", name);
-  return 0;
-}
-
-static bool F(struct call *c, const char *name) {
-  for (int i = 0; i < c->nflags; i++)
-    if (strcmp(c->flag_names[i], name) == 0) return c->flags[i] != 0;
-  if (c->missing[0] == '\0') snprintf(c->missing, sizeof c->missing, "%s", name);
-  return false;
-}
-
-static const char *S(struct call *c, const char *name) {
-  for (int i = 0; i < c->nscalars; i++)
-    if (strcmp(c->scalar_names[i], name) == 0) return c->scalars[i];
-  if (c->missing[0] == '\0') snprintf(c->missing, sizeof c->missing, "%s", name);
-  return "0";
-}
-
-static float SF(struct call *c, const char *name) { return (float)strtod(S(c, name), NULL); }
-static int64_t SI(struct call *c, const char *name) { return (int64_t)strtoll(S(c, name), NULL, 10); }
-static uint64_t SU(struct call *c, const char *name) { return (uint64_t)strtoull(S(c, name), NULL, 10); }
-
-static struct tensor *find_tensor(struct call *c, const char *name) {
-  for (int i = 0; i < c->ntensors; i++)
-    if (strcmp(c->tensors[i].name, name) == 0) return &c->tensors[i];
-  return NULL;
-}
-
-static struct tensor *add_tensor(struct call *c, const char *name) {
-  struct tensor *t = find_tensor(c, name);
-  if (t != NULL) return t;
-  if (c->ntensors >= MAX_ITEMS) return NULL;
-  t = &c->tensors[c->ntensors++];
-  memset(t, 0, sizeof *t);
-  snprintf(t->name, sizeof t->name, "%s", name);
-  return t;
-}
-
-/* A tensor absent from the case is passed as NULL (the "null" list). */
-static void *T(struct call *c, const char *name) {
-  struct tensor *t = find_tensor(c, name);
-  return t == NULL ? NULL : t->ptr;
-}
-#define TF(c, name) ((float *)T(c, name))
-#define TI(c, name) ((int32_t *)T(c, name))
-
-/* Calls c->kernel with the arguments in c.  Returns 0 and the status, or -1
- * for an unknown kernel. */
-static int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
-  const char *k = c->kernel;
-  if (strcmp(k, "silu") == 0) {
-    *st = kb_silu(ctx, D(c, "n"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "gelu") == 0) {
-    *st = kb_gelu(ctx, D(c, "n"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "gelu_tanh") == 0) {
-    *st = kb_gelu_tanh(ctx, D(c, "n"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "add") == 0) {
-    *st = kb_add(ctx, D(c, "n"), TF(c, "a"), TF(c, "b"), TF(c, "y"));
-  } else if (strcmp(k, "mul") == 0) {
-    *st = kb_mul(ctx, D(c, "n"), TF(c, "a"), TF(c, "b"), TF(c, "y"));
-  } else if (strcmp(k, "scale") == 0) {
-    *st = kb_scale(ctx, D(c, "n"), SF(c, "alpha"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "add_bias") == 0) {
-    *st = kb_add_bias(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "bias"), TF(c, "y"));
-  } else if (strcmp(k, "softmax") == 0) {
-    *st = kb_softmax(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "log_softmax") == 0) {
-    *st = kb_log_softmax(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "y"));
-  } else if (strcmp(k, "rmsnorm") == 0) {
-    *st = kb_rmsnorm(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "weight"), SF(c, "eps"), TF(c, "y"));
-  } else if (strcmp(k, "layernorm") == 0) {
-    *st = kb_layernorm(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "weight"), TF(c, "bias"), SF(c, "eps"),
-                       TF(c, "y"));
-  } else if (strcmp(k, "gemm") == 0) {
-    *st = kb_gemm(ctx, F(c, "trans_a"), F(c, "trans_b"), D(c, "m"), D(c, "n"), D(c, "k"), SF(c, "alpha"), TF(c, "a"),
-                  D(c, "lda"), TF(c, "b"), D(c, "ldb"), SF(c, "beta"), TF(c, "c"), D(c, "ldc"));
-  } else if (strcmp(k, "embedding") == 0) {
-    *st = kb_embedding(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), TF(c, "table"), TF(c, "out"));
-  } else if (strcmp(k, "rope") == 0) {
-    *st = kb_rope(ctx, D(c, "seq"), D(c, "heads"), D(c, "head_dim"), TF(c, "x"), TI(c, "positions"), SF(c, "theta"),
-                  TF(c, "y"));
-  } else if (strcmp(k, "attention") == 0) {
-    *st = kb_attention(ctx, D(c, "batch"), D(c, "heads"), D(c, "kv_heads"), D(c, "seq_q"), D(c, "seq_kv"),
-                       D(c, "head_dim"), TF(c, "q"), TF(c, "k"), TF(c, "v"), F(c, "causal"), SF(c, "scale"),
-                       TF(c, "out"));
-  } else if (strcmp(k, "cross_entropy") == 0) {
-    *st = kb_cross_entropy(ctx, D(c, "rows"), D(c, "classes"), TF(c, "logits"), TI(c, "targets"),
-                           (int32_t)SI(c, "ignore_index"), TF(c, "losses"), TF(c, "mean_loss"));
-  } else if (strcmp(k, "cross_entropy_backward") == 0) {
-    *st = kb_cross_entropy_backward(ctx, D(c, "rows"), D(c, "classes"), TF(c, "logits"), TI(c, "targets"),
-                                    (int32_t)SI(c, "ignore_index"), SF(c, "dloss"), TF(c, "dlogits"));
-  } else if (strcmp(k, "adamw_step") == 0) {
-    *st = kb_adamw_step(ctx, D(c, "n"), TF(c, "params"), TF(c, "grads"), TF(c, "m"), TF(c, "v"), SF(c, "lr"),
-                        SF(c, "beta1"), SF(c, "beta2"), SF(c, "eps"), SF(c, "weight_decay"), SI(c, "step"));
-  } else if (strcmp(k, "argmax") == 0) {
-    *st = kb_argmax(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TI(c, "out"));
-  } else if (strcmp(k, "sample") == 0) {
-    *st = kb_sample(ctx, D(c, "rows"), D(c, "cols"), TF(c, "logits"), SF(c, "temperature"), SU(c, "seed"),
-                    TI(c, "out"));
-  } else if (strcmp(k, "topk_sample") == 0) {
-    *st = kb_topk_sample(ctx, D(c, "rows"), D(c, "cols"), TF(c, "logits"), D(c, "k"), SF(c, "temperature"),
-                         SU(c, "seed"), TI(c, "out"));
-  } else if (strcmp(k, "topp_sample") == 0) {
-    *st = kb_topp_sample(ctx, D(c, "rows"), D(c, "cols"), TF(c, "logits"), SF(c, "p"), SF(c, "temperature"),
-                         SU(c, "seed"), TI(c, "out"));
-  } else {
-    return -1;
-  }
-  return 0;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Error metric and hash (docs/conformance.md). */
@@ -283,12 +145,57 @@ static int join_path(char *buf, size_t len, const char *dir, const char *file) {
   return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
+static struct tensor *add_tensor(struct call *c, const char *name) {
+  struct tensor *t = find_tensor(c, name);
+  if (t != NULL) return t;
+  if (c->ntensors >= MAX_ITEMS) return NULL;
+  t = &c->tensors[c->ntensors++];
+  memset(t, 0, sizeof *t);
+  snprintf(t->name, sizeof t->name, "%s", name);
+  return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* State of one run. */
+
+struct kernel_stats {
+  char kernel[NAME_LEN];
+  int cases, passed, lowp_cases, lowp_passed;
+  double max_ulp, worst, lowp_worst; /* golden metric; ratios to the rule against the CPU */
+};
+
+struct run {
+  enum mode mode;
+  enum mode rules; /* whose comparison rules apply: mode, or cuda for --cuda-rules */
+  kb_context *ctx; /* the tested context */
+  kb_context *ref; /* buffer modes: a CPU context the same calls run on with host memory */
+  int golden, golden_failed, bad, bad_failed, lowp, lowp_failed;
+  FILE *lowp_json; /* "lowp_cases" entries, written after "cases" */
+  int lowp_first;
+  int nstats;
+  struct kernel_stats stats[64];
+};
+
+static struct kernel_stats *stats_for(struct run *r, const char *kernel) {
+  for (int i = 0; i < r->nstats; i++)
+    if (strcmp(r->stats[i].kernel, kernel) == 0) return &r->stats[i];
+  if (r->nstats == (int)(sizeof r->stats / sizeof r->stats[0])) return &r->stats[r->nstats - 1];
+  struct kernel_stats *k = &r->stats[r->nstats++];
+  memset(k, 0, sizeof *k);
+  snprintf(k->kernel, sizeof k->kernel, "%s", kernel);
+  return k;
+}
+
+static void keep_max(double *m, double v) {
+  if (!(v <= *m)) *m = v;
+}
+
+static const char *mode_name(enum mode m) {
+  return m == MODE_CUDA ? "cuda" : m == MODE_CPU_BUFFERS ? "cpu-buffers" : "cpu";
+}
+
 /* ------------------------------------------------------------------------ */
 /* Golden cases. */
-
-struct tally {
-  int golden, golden_failed, bad, bad_failed;
-};
 
 /* Loads an input .npy into a tensor. */
 static int load_input(struct tensor *t, const char *dir, const char *file, char *err, int err_len) {
@@ -308,15 +215,75 @@ static int load_input(struct tensor *t, const char *dir, const char *file, char 
   t->owned = a.data;
   t->ptr = a.data;
   t->count = a.count;
+  t->alloc = a.count > 0 ? a.count : 1; /* npy_read allocates at least one element */
   return 0;
 }
 
-static void run_golden(kb_context *ctx, struct call *c, const char *dir, FILE *out, int *first, struct tally *tl) {
+double golden_max_error(struct call *c, const struct npy_array *want) {
+  double max_err = 0.0;
+  double floor_ = c->tol_ulp > 0 ? c->tol_abs / c->tol_ulp : 0.0;
+  int w_index = 0;
+  for (int i = 0; i < c->ntensors; i++) {
+    struct tensor *t = &c->tensors[i];
+    if (t->expected[0] == '\0') continue;
+    const struct npy_array *w = &want[w_index++];
+    for (int64_t j = 0; j < t->count; j++) {
+      double e;
+      if (t->dtype == DT_I32) {
+        double g = (double)((int32_t *)t->ptr)[j];
+        double x = w->dtype == NPY_I32 ? (double)((int32_t *)w->data)[j] : ((double *)w->data)[j];
+        e = fabs(g - x);
+      } else {
+        double x = w->dtype == NPY_F64 ? ((double *)w->data)[j] : (double)((float *)w->data)[j];
+        e = element_error((double)((float *)t->ptr)[j], x, floor_);
+      }
+      if (!(e <= max_err)) max_err = e;
+    }
+  }
+  return max_err;
+}
+
+/* One "lowp_cases" entry: a reduced-precision variant of a golden case. */
+static void write_lowp(struct run *r, const struct call *c, enum lowp dt, const struct versus *v) {
+  FILE *f = r->lowp_json;
+  char kernel[NAME_LEN + 8];
+  snprintf(kernel, sizeof kernel, "%s_%s", c->kernel, lowp_name(dt));
+  fprintf(f, "%s\n  {\"name\": ", r->lowp_first ? "" : ",");
+  r->lowp_first = 0;
+  json_string(f, c->name);
+  fprintf(f, ", \"kernel\": ");
+  json_string(f, kernel);
+  fprintf(f, ", \"status\": ");
+  json_string(f, kb_status_string(v->status));
+  fprintf(f, ", \"rule\": ");
+  json_string(f, v->rule);
+  fprintf(f, ", \"worst\": ");
+  json_number(f, v->worst);
+  fprintf(f, ", \"passed\": %s", v->ok ? "true" : "false");
+  if (!v->ok) {
+    fprintf(f, ", \"error\": ");
+    json_string(f, v->why);
+  }
+  fprintf(f, "}");
+  struct kernel_stats *k = stats_for(r, c->kernel);
+  k->lowp_cases++;
+  k->lowp_passed += v->ok;
+  keep_max(&k->lowp_worst, v->worst);
+  r->lowp++;
+  if (!v->ok) {
+    r->lowp_failed++;
+    fprintf(stderr, "FAIL %s (%s): %s\n", c->name, kernel, v->why);
+  }
+}
+
+static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out, int *first) {
   char err[1024] = "";
   kb_status st = KB_STATUS_OK;
   int ok = 1;
   struct npy_array want[MAX_ITEMS];
   int nwant = 0;
+  struct staged_result sr;
+  int staged = r->mode != MODE_CPU;
 
   /* Outputs that are not inputs (nor aliases of inputs) get fresh buffers
    * prefilled with quiet NaN (f32) or -1 (i32), sized from the expected file. */
@@ -332,7 +299,8 @@ static void run_golden(kb_context *ctx, struct call *c, const char *dir, FILE *o
     if (t->ptr == NULL && t->owned == NULL) {
       t->dtype = w->dtype == NPY_I32 ? DT_I32 : DT_F32;
       t->count = w->count;
-      t->owned = malloc((size_t)(w->count > 0 ? w->count : 1) * 4);
+      t->alloc = w->count > 0 ? w->count : 1;
+      t->owned = malloc((size_t)t->alloc * 4);
       if (t->owned == NULL) {
         snprintf(err, sizeof err, "out of memory");
         ok = 0;
@@ -355,21 +323,32 @@ static void run_golden(kb_context *ctx, struct call *c, const char *dir, FILE *o
     }
   }
 
-  if (ok) {
-    if (dispatch(ctx, c, &st) != 0) {
+  if (ok && staged) {
+    /* Leaves the tested backend's outputs in host storage. */
+    if (staged_golden(r->ctx, r->ref, r->rules, c, want, &sr, err, sizeof err) != 0) {
+      ok = 0;
+      st = KB_STATUS_INTERNAL;
+    } else {
+      st = sr.f32.status;
+      if (st != KB_STATUS_OK) {
+        snprintf(err, sizeof err, "%s", sr.f32.why);
+        ok = 0;
+      }
+    }
+  } else if (ok) {
+    if (dispatch(r->ctx, c, &st) != 0) {
       snprintf(err, sizeof err, "unknown kernel %s", c->kernel);
       ok = 0;
     } else if (c->missing[0] != '\0') {
       snprintf(err, sizeof err, "case lacks parameter %s", c->missing);
       ok = 0;
     } else if (st != KB_STATUS_OK) {
-      snprintf(err, sizeof err, "%s: %s", kb_status_string(st), kb_context_last_error(ctx));
+      snprintf(err, sizeof err, "%s: %s", kb_status_string(st), kb_context_last_error(r->ctx));
       ok = 0;
     }
   }
 
-  double max_err = 0.0;
-  double floor_ = c->tol_ulp > 0 ? c->tol_abs / c->tol_ulp : 0.0;
+  double max_err = ok ? golden_max_error(c, want) : INFINITY;
   fprintf(out, "%s\n  {\"name\": ", *first ? "" : ",");
   *first = 0;
   json_string(out, c->name);
@@ -378,49 +357,63 @@ static void run_golden(kb_context *ctx, struct call *c, const char *dir, FILE *o
   fprintf(out, ", \"status\": ");
   json_string(out, ok ? "OK" : kb_status_string(st));
   fprintf(out, ", \"hashes\": {");
-  int w_index = 0, nh = 0;
+  int nh = 0;
   for (int i = 0; ok && i < c->ntensors; i++) {
     struct tensor *t = &c->tensors[i];
     if (t->expected[0] == '\0') continue;
-    struct npy_array *w = &want[w_index++];
-    for (int64_t j = 0; j < t->count; j++) {
-      double e;
-      if (t->dtype == DT_I32) {
-        double g = (double)((int32_t *)t->ptr)[j];
-        double x = w->dtype == NPY_I32 ? (double)((int32_t *)w->data)[j] : ((double *)w->data)[j];
-        e = fabs(g - x);
-      } else {
-        double x = w->dtype == NPY_F64 ? ((double *)w->data)[j] : (double)((float *)w->data)[j];
-        e = element_error((double)((float *)t->ptr)[j], x, floor_);
-      }
-      if (!(e <= max_err)) max_err = e;
-    }
     fprintf(out, "%s", nh++ ? ", " : "");
     json_string(out, t->name);
     fprintf(out, ": \"%016llx\"", (unsigned long long)fnv1a64(t->ptr, (size_t)t->count * 4));
   }
+  /* cpu and cpu-buffers: within the manifest tolerance of the golden values
+   * (cpu-buffers also bit-identical to the CPU run).  cuda: docs/cuda.md
+   * defines its tolerances against the CPU kernel, so the CPU run must pass
+   * the manifest tolerance and the GPU the docs/cuda.md rule against it;
+   * max_ulp is then the GPU's golden metric, for information. */
   int passed = ok && max_err <= c->tol_ulp;
+  if (ok && staged) {
+    passed = sr.f32.ok && sr.cpu_max_ulp <= c->tol_ulp && (r->rules == MODE_CUDA || max_err <= c->tol_ulp);
+    if (!sr.f32.ok)
+      snprintf(err, sizeof err, "against the CPU run (%s): %s", sr.f32.rule, sr.f32.why);
+    else if (!(sr.cpu_max_ulp <= c->tol_ulp))
+      snprintf(err, sizeof err, "the CPU run itself is out of tolerance (max_ulp %g)", sr.cpu_max_ulp);
+  }
   fprintf(out, "}, \"max_ulp\": ");
   if (ok)
     json_number(out, max_err);
   else
     fputs("\"inf\"", out);
+  if (ok && staged) {
+    fprintf(out, ", \"cpu_max_ulp\": ");
+    json_number(out, sr.cpu_max_ulp);
+    fprintf(out, ", \"vs_cpu\": ");
+    json_string(out, sr.f32.rule);
+    fprintf(out, ", \"vs_cpu_worst\": ");
+    json_number(out, sr.f32.worst);
+  }
   fprintf(out, ", \"passed\": %s", passed ? "true" : "false");
-  if (!ok) {
+  if (!passed && err[0] != '\0') {
     fprintf(out, ", \"error\": ");
     json_string(out, err);
   }
   fprintf(out, "}");
   for (int i = 0; i < nwant; i++) npy_free(&want[i]);
-  tl->golden++;
+  struct kernel_stats *k = stats_for(r, c->kernel);
+  k->cases++;
+  k->passed += passed;
+  keep_max(&k->max_ulp, max_err);
+  if (ok && staged) keep_max(&k->worst, sr.f32.worst);
+  r->golden++;
   if (!passed) {
-    tl->golden_failed++;
-    fprintf(stderr, "FAIL %s: %s (max_ulp %g, tolerance %g)\n", c->name, ok ? "out of tolerance" : err, max_err,
+    r->golden_failed++;
+    fprintf(stderr, "FAIL %s: %s (max_ulp %g, tolerance %g)\n", c->name, err[0] ? err : "out of tolerance", max_err,
             c->tol_ulp);
   }
+  if (ok && staged)
+    for (int dt = 0; dt < sr.nlowp; dt++) write_lowp(r, c, (enum lowp)dt, &sr.lowp[dt]);
 }
 
-static int run_manifest(kb_context *ctx, const char *dir, FILE *out, struct tally *tl) {
+static int run_manifest(struct run *r, const char *dir, FILE *out) {
   char path[1024];
   if (join_path(path, sizeof path, dir, "manifest.tsv") != 0) return -1;
   FILE *f = fopen(path, "r");
@@ -479,7 +472,7 @@ static int run_manifest(kb_context *ctx, const char *dir, FILE *out, struct tall
         free_call(&c);
         return -1;
       }
-      run_golden(ctx, &c, dir, out, &first, tl);
+      run_golden(r, &c, dir, out, &first);
       free_call(&c);
       in_case = 0;
     } else {
@@ -521,7 +514,8 @@ static int setup_bad(struct call *c, char *err, size_t err_len, char (*fills)[LI
       struct tensor *o = find_tensor(c, ov_names[j]);
       if (o != NULL && ov_offset[j] + o->count > room) room = ov_offset[j] + o->count;
     }
-    t->owned = calloc((size_t)(room > 0 ? room : 1), 4);
+    t->alloc = room > 0 ? room : 1;
+    t->owned = calloc((size_t)t->alloc, 4);
     if (t->owned == NULL) {
       snprintf(err, err_len, "out of memory");
       return -1;
@@ -569,10 +563,15 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
   return DT_F32;
 }
 
-static void run_bad_case(kb_context *ctx, struct call *c, char (*fills)[LINE_LEN / 4], int nfill,
+static void run_bad_case(struct run *r, struct call *c, char (*fills)[LINE_LEN / 4], int nfill,
                          char (*fill_names)[NAME_LEN], char (*ov_names)[NAME_LEN], char (*ov_with)[NAME_LEN],
-                         int64_t *ov_offset, int nov, FILE *out, int *first, struct tally *tl) {
+                         int64_t *ov_offset, int nov, FILE *out, int *first) {
   char err[512] = "";
+  /* Buffer modes: the tested context's message, and the CPU run's status
+   * and message, which it must reproduce (validation is the same code). */
+  char msg[512] = "", cpu_msg[512] = "";
+  kb_status cpu_st = KB_STATUS_OK;
+  int same_as_cpu = 1;
   const char *na = c_cannot(c->requires);
   const char *got = "n/a";
   int ok = 0;
@@ -588,10 +587,17 @@ static void run_bad_case(kb_context *ctx, struct call *c, char (*fills)[LINE_LEN
         if (t->before != NULL) memcpy(t->before, t->ptr, (size_t)t->count * 4);
       }
       kb_status st;
-      if (dispatch(ctx, c, &st) != 0 || c->missing[0] != '\0') {
+      if (r->mode != MODE_CPU) {
+        if (staged_bad(r->ctx, r->ref, c, &st, msg, sizeof msg, &cpu_st, cpu_msg, sizeof cpu_msg, err, sizeof err) !=
+            0)
+          got = "RUNNER_ERROR";
+        else
+          same_as_cpu = st == cpu_st && strcmp(msg, cpu_msg) == 0;
+      } else if (dispatch(r->ctx, c, &st) != 0 || c->missing[0] != '\0') {
         got = "RUNNER_ERROR";
         snprintf(err, sizeof err, "cannot call %s (missing %s)", c->kernel, c->missing);
-      } else {
+      }
+      if (strcmp(got, "RUNNER_ERROR") != 0) {
         got = kb_status_string(st);
         if (st != KB_STATUS_OK) {
           for (int i = 0; i < c->ntensors; i++) {
@@ -600,7 +606,10 @@ static void run_bad_case(kb_context *ctx, struct call *c, char (*fills)[LINE_LEN
               untouched = 0;
           }
         }
-        ok = strcmp(got, c->expected_status) == 0 && untouched;
+        ok = strcmp(got, c->expected_status) == 0 && untouched && same_as_cpu;
+        if (!same_as_cpu)
+          snprintf(err, sizeof err, "the CPU gives %s \"%.200s\", this backend %s \"%.200s\"",
+                   kb_status_string(cpu_st), cpu_msg, got, msg);
       }
     }
   }
@@ -618,21 +627,26 @@ static void run_bad_case(kb_context *ctx, struct call *c, char (*fills)[LINE_LEN
     json_string(out, na);
   } else {
     fprintf(out, ", \"untouched\": %s", untouched ? "true" : "false");
+    if (r->mode != MODE_CPU && strcmp(got, "RUNNER_ERROR") != 0) {
+      fprintf(out, ", \"message\": ");
+      json_string(out, msg);
+      fprintf(out, ", \"same_as_cpu\": %s", same_as_cpu ? "true" : "false");
+    }
     if (err[0] != '\0') {
       fprintf(out, ", \"reason\": ");
       json_string(out, err);
     }
   }
   fprintf(out, "}");
-  tl->bad++;
+  r->bad++;
   if (na == NULL && !ok) {
-    tl->bad_failed++;
+    r->bad_failed++;
     fprintf(stderr, "FAIL %s: expected %s, got %s%s %s\n", c->name, c->expected_status, got,
             untouched ? "" : " and an output was modified", err);
   }
 }
 
-static int run_bad(kb_context *ctx, const char *dir, FILE *out, struct tally *tl) {
+static int run_bad(struct run *r, const char *dir, FILE *out) {
   char path[1024];
   if (join_path(path, sizeof path, dir, "bad_input.tsv") != 0) return -1;
   FILE *f = fopen(path, "r");
@@ -682,7 +696,7 @@ static int run_bad(kb_context *ctx, const char *dir, FILE *out, struct tally *tl
       snprintf(ov_with[nov], NAME_LEN, "%s", fld[2]);
       ov_offset[nov++] = (int64_t)strtoll(fld[3], NULL, 10);
     } else if (strcmp(fld[0], "end") == 0) {
-      run_bad_case(ctx, &c, fills, nfill, fill_names, ov_names, ov_with, ov_offset, nov, out, &first, tl);
+      run_bad_case(r, &c, fills, nfill, fill_names, ov_names, ov_with, ov_offset, nov, out, &first);
       free_call(&c);
       in_case = 0;
     } else {
@@ -692,17 +706,75 @@ static int run_bad(kb_context *ctx, const char *dir, FILE *out, struct tally *tl
     }
   }
   fclose(f);
-  fprintf(out, "\n  ]\n");
+  fprintf(out, "\n  ]");
   return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 
-static void usage(void) { fprintf(stderr, "usage: runner --corpus DIR --out FILE [--threads N]\n"); }
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: runner --corpus DIR --out FILE [--threads N] [--backend cpu|cpu-buffers|cuda] [--cuda-rules]\n");
+}
+
+/* Buffer modes: one line per kernel, for logs (the JSON has the details). */
+static void print_stats(const struct run *r) {
+  printf("%-24s %9s %9s %12s %12s %11s %10s\n", "kernel", "cases", "passed", "max_ulp", "vs_cpu", "16-bit", "vs_cpu");
+  for (int i = 0; i < r->nstats; i++) {
+    const struct kernel_stats *k = &r->stats[i];
+    printf("%-24s %9d %9d %12.3g %12.3g ", k->kernel, k->cases, k->passed, k->max_ulp, k->worst);
+    if (k->lowp_cases > 0)
+      printf("%5d/%-5d %10.3g\n", k->lowp_passed, k->lowp_cases, k->lowp_worst);
+    else
+      printf("%11s %10s\n", "-", "-");
+  }
+  printf("(max_ulp: golden metric of the tested backend; vs_cpu: largest difference from the CPU run relative to "
+         "the rule, 0 = identical, <= 1 passes; 16-bit: bf16 and f16 variants passed/cases)\n");
+}
+
+/* Creates the contexts of mode m.  Returns 0, 1 when CUDA is unavailable
+ * (SKIPPED), 2 on another failure. */
+static int open_contexts(struct run *r, int64_t threads) {
+  kb_status st = kb_context_create(KB_BACKEND_CPU, threads, r->mode == MODE_CPU ? &r->ctx : &r->ref);
+  if (st != KB_STATUS_OK) {
+    fprintf(stderr, "kb_context_create: %s: %s\n", kb_status_string(st), kb_last_error());
+    return 2;
+  }
+  if (r->mode == MODE_CPU) return 0;
+  if (r->mode == MODE_CPU_BUFFERS)
+    st = kb_context_create(KB_BACKEND_CPU, threads, &r->ctx);
+  else
+    st = kb_context_create_cuda(0, &r->ctx);
+  if (st == KB_STATUS_BACKEND_UNAVAILABLE && r->mode == MODE_CUDA) {
+    printf("SKIPPED: %s\n", kb_last_error());
+    return 1;
+  }
+  if (st != KB_STATUS_OK) {
+    fprintf(stderr, "creating the %s context: %s: %s\n", mode_name(r->mode), kb_status_string(st), kb_last_error());
+    return 2;
+  }
+  return 0;
+}
+
+/* "device": the CUDA device's name and compute capability, for the result. */
+static void write_device(FILE *out, const struct run *r) {
+  if (r->mode != MODE_CUDA) return;
+  char name[256] = "?";
+  int64_t cc = 0, dev = kb_context_device(r->ctx);
+  (void)kb_cuda_device_name(dev, name, sizeof name);
+  (void)kb_cuda_device_compute_capability(dev, &cc);
+  fprintf(out, "  \"device\": ");
+  json_string(out, name);
+  fprintf(out, ",\n  \"compute_capability\": %lld,\n", (long long)cc);
+}
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *out_path = NULL;
   int64_t threads = 4;
+  static struct run r;
+  int cuda_rules = 0;
+  r.mode = MODE_CPU;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--corpus") == 0 && i + 1 < argc) {
       dir = argv[++i];
@@ -710,38 +782,79 @@ int main(int argc, char **argv) {
       out_path = argv[++i];
     } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = (int64_t)strtoll(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+      const char *b = argv[++i];
+      if (strcmp(b, "cpu") == 0) {
+        r.mode = MODE_CPU;
+      } else if (strcmp(b, "cpu-buffers") == 0) {
+        r.mode = MODE_CPU_BUFFERS;
+      } else if (strcmp(b, "cuda") == 0) {
+        r.mode = MODE_CUDA;
+      } else {
+        usage();
+        return 2;
+      }
+    } else if (strcmp(argv[i], "--cuda-rules") == 0) {
+      /* A test aid: cpu-buffers compared with the cuda backend's rules, so
+       * the GPU comparison code runs on machines without a GPU. */
+      cuda_rules = 1;
     } else {
       usage();
       return 2;
     }
   }
-  if (dir == NULL || out_path == NULL) {
+  r.rules = cuda_rules ? MODE_CUDA : r.mode;
+  if (dir == NULL || out_path == NULL || (cuda_rules && r.mode != MODE_CPU_BUFFERS)) {
     usage();
     return 2;
   }
-  kb_context *ctx = NULL;
-  kb_status st = kb_context_create(KB_BACKEND_CPU, threads, &ctx);
-  if (st != KB_STATUS_OK) {
-    fprintf(stderr, "kb_context_create: %s\n", kb_status_string(st));
-    return 2;
+  int rc = open_contexts(&r, threads);
+  if (rc != 0) {
+    kb_context_destroy(r.ctx);
+    kb_context_destroy(r.ref);
+    return rc == 1 ? 0 : 2;
   }
   FILE *out = fopen(out_path, "w");
-  if (out == NULL) {
+  char *lowp_text = NULL;
+  size_t lowp_len = 0;
+  if (out != NULL && r.mode != MODE_CPU) {
+    r.lowp_json = open_memstream(&lowp_text, &lowp_len);
+    r.lowp_first = 1;
+  }
+  if (out == NULL || (r.mode != MODE_CPU && r.lowp_json == NULL)) {
     fprintf(stderr, "cannot write %s: %s\n", out_path, strerror(errno));
-    kb_context_destroy(ctx);
+    if (out != NULL) fclose(out);
+    kb_context_destroy(r.ctx);
+    kb_context_destroy(r.ref);
     return 2;
   }
-  struct tally tl = {0, 0, 0, 0};
-  fprintf(out, "{\n  \"format\": 1,\n  \"language\": \"c\",\n  \"backend\": \"cpu\",\n  \"version\": ");
+  fprintf(out, "{\n  \"format\": 1,\n  \"language\": \"c\",\n  \"backend\": \"%s\",\n  \"version\": ",
+          mode_name(r.mode));
   json_string(out, kb_version_string());
-  fprintf(out, ",\n  \"threads\": %lld,\n", (long long)kb_context_num_threads(ctx));
-  int rc = run_manifest(ctx, dir, out, &tl);
-  if (rc == 0) rc = run_bad(ctx, dir, out, &tl);
-  fprintf(out, "}\n");
+  fprintf(out, ",\n  \"threads\": %lld,\n", (long long)kb_context_num_threads(r.mode == MODE_CPU ? r.ctx : r.ref));
+  if (cuda_rules) fprintf(out, "  \"rules\": \"cuda\",\n");
+  write_device(out, &r);
+  rc = run_manifest(&r, dir, out);
+  if (rc == 0) rc = run_bad(&r, dir, out);
+  if (r.lowp_json != NULL) {
+    fclose(r.lowp_json);
+    fprintf(out, ",\n  \"lowp_cases\": [%s\n  ]", lowp_text != NULL ? lowp_text : "");
+    free(lowp_text);
+  }
+  fprintf(out, "\n}\n");
   fclose(out);
-  kb_context_destroy(ctx);
+  if (r.mode != MODE_CPU && rc == 0) print_stats(&r);
+  kb_context_destroy(r.ctx);
+  kb_context_destroy(r.ref);
   if (rc != 0) return 2;
-  printf("c runner: %d/%d golden cases passed, %d/%d bad-input cases as expected (threads %lld)\n",
-         tl.golden - tl.golden_failed, tl.golden, tl.bad - tl.bad_failed, tl.bad, (long long)threads);
-  return tl.golden_failed == 0 && tl.bad_failed == 0 ? 0 : 1;
+  if (r.mode == MODE_CPU) {
+    printf("c runner: %d/%d golden cases passed, %d/%d bad-input cases as expected (threads %lld)\n",
+           r.golden - r.golden_failed, r.golden, r.bad - r.bad_failed, r.bad, (long long)threads);
+  } else {
+    printf("c runner (%s): %d/%d golden cases passed, %d/%d bad-input cases as expected, %d/%d bf16/f16 cases "
+           "passed (threads %lld)\n",
+           mode_name(r.mode), r.golden - r.golden_failed, r.golden, r.bad - r.bad_failed, r.bad,
+           r.lowp - r.lowp_failed, r.lowp, (long long)threads);
+  }
+  return r.golden_failed == 0 && r.bad_failed == 0 && r.lowp_failed == 0 ? 0 : 1;
 }
