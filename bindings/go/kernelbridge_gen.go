@@ -579,10 +579,10 @@ import "runtime"
 // Version of the C header the package was generated from.
 const (
 	VersionMajor = 0
-	VersionMinor = 1
+	VersionMinor = 2
 	VersionPatch = 0
 	// Version is VersionMajor.VersionMinor.VersionPatch.
-	Version = "0.1.0"
+	Version = "0.2.0"
 )
 
 // messageCapacity is the size of a Context's message buffer.

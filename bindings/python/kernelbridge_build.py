@@ -17,9 +17,9 @@ from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The library's declarations, generated from core/include/kernelbridge.h (version 0.1.0).
+# The library's declarations, generated from core/include/kernelbridge.h (version 0.2.0).
 CDEF = """
-#define KB_VERSION_NUMBER 100
+#define KB_VERSION_NUMBER 200
 typedef enum kb_status {
   KB_STATUS_OK = 0,
   KB_STATUS_INVALID_ARGUMENT = 1,

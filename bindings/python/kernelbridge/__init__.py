@@ -8,7 +8,7 @@ __cuda_array_interface__ or __dlpack__; sizes come from the shapes.  See
 docs/python.md for the rules on dtypes, contiguity, in-place use, memory
 kinds, errors, threads and contexts; kernelbridge.cuda lists CUDA devices.
 
-Generated from core/include/kernelbridge.h, version 0.1.0.
+Generated from core/include/kernelbridge.h, version 0.2.0.
 """
 
 from ._model import (

@@ -3,10 +3,10 @@
 
 import enum
 
-__version__ = '0.1.0'
+__version__ = '0.2.0'
 # KB_VERSION_NUMBER of the header this package was generated from.
-VERSION_NUMBER = 100
-VERSION = (0, 1, 0)
+VERSION_NUMBER = 200
+VERSION = (0, 2, 0)
 
 
 class Status(enum.IntEnum):

@@ -73,7 +73,7 @@ def test_kernel_status_8_raises_device_lost(monkeypatch, slow):
 
 def test_every_c_function_is_wrapped():
     """Each kb_ function of the header is a generated function: a kernel in
-    _kernels or a thin wrapper in _capi (74 in version 0.1.0)."""
+    _kernels or a thin wrapper in _capi (74 in version 0.2.0)."""
     from kernelbridge._native import lib
 
     names = sorted(n for n in dir(lib) if n.startswith("kb_"))

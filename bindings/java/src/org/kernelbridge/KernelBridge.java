@@ -15,11 +15,11 @@ import java.util.Objects;
 public final class KernelBridge {
   private KernelBridge() {}
 
-  /** Version of the header the binding was generated from: 0.1.0. */
-  public static final String VERSION = "0.1.0";
+  /** Version of the header the binding was generated from: 0.2.0. */
+  public static final String VERSION = "0.2.0";
 
   /** {@link #VERSION} as MAJOR * 10000 + MINOR * 100 + PATCH. */
-  public static final int VERSION_NUMBER = 100;
+  public static final int VERSION_NUMBER = 200;
 
   /** Bytes of the buffer the native wrapper fills for a string result (NUL included). */
   private static final int STRING_CAPACITY = 256;
