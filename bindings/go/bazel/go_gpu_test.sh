@@ -2,10 +2,14 @@
 # The Go binding's CUDA tests (cuda_test.go: TestCUDA*, TestGPU*), verbose.
 # Without a usable CUDA device they check the "backend unavailable" errors
 # and the TestGPU* tests skip; the log then has a line "SKIPPED: <reason>",
-# which CI counts as a skipped test (Bazel 4 reports PASSED).  On a machine
-# with a GPU, pass the CUDA library:
-#   bazel test --test_env=KB_CUDA_LIBRARY=$PWD/bazel-bin/kernels/cuda/libkernelbridge_cuda.so //bindings/go:go_gpu_test
+# which CI counts as a skipped test (Bazel 4 reports PASSED).  $1 is the
+# CUDA backend built by //kernels/cuda; an explicit KB_CUDA_LIBRARY
+# (--test_env) wins.
 set -euo pipefail
+if [[ -z ${KB_CUDA_LIBRARY:-} && -n ${1:-} ]]; then
+  KB_CUDA_LIBRARY=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+  export KB_CUDA_LIBRARY
+fi
 bazel_dir="${TEST_SRCDIR:-}/${TEST_WORKSPACE:-kernelbridge}/bindings/go/bazel"
 [[ -f $bazel_dir/common.sh ]] || bazel_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$bazel_dir/common.sh"
