@@ -207,21 +207,25 @@ kb_status kb__check_memory(kb_context *ctx, const char *fn, int count, const str
   }
   /* CPU: device memory can only exist once a backend probed successfully;
    * until then this is the whole cost. */
-  const struct kbcuda_table *t = kb__cuda_usable();
-  if (t == NULL) return KB_STATUS_OK;
+  if (kb__cuda_usable() == NULL) return KB_STATUS_OK;
   for (int i = 0; i < count; i++) {
     if (refs[i].bytes <= 0) continue;
-    kbcuda_ptr_kind kind = KBCUDA_PTR_HOST;
-    int32_t dev = -1;
-    /* A failed query cannot mean device memory we could crash on (that
-     * needs a working driver): treat it as host memory. */
-    if (t->pointer_kind(refs[i].ptr, &kind, &dev, NULL, 0) != KBCUDA_STATUS_OK) continue;
-    if (kind == KBCUDA_PTR_DEVICE)
+    int32_t dev = kb__device_memory_of(refs[i].ptr);
+    if (dev >= 0)
       return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
                       "%s is memory of CUDA device %d; a CPU context needs host (or managed) memory", refs[i].name,
                       (int)dev);
   }
   return KB_STATUS_OK;
+}
+
+int32_t kb__device_memory_of(const void *ptr) {
+  const struct kbcuda_table *t = kb__cuda_usable();
+  if (t == NULL) return -1;
+  kbcuda_ptr_kind kind = KBCUDA_PTR_HOST;
+  int32_t dev = -1;
+  if (t->pointer_kind(ptr, &kind, &dev, NULL, 0) != KBCUDA_STATUS_OK) return -1;
+  return kind == KBCUDA_PTR_DEVICE ? dev : -1;
 }
 
 /* ---- device queries ---- */

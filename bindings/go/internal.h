@@ -93,6 +93,15 @@ kb_status kb__cuda_probe(const char *fn, bool quiet, const struct kbcuda_table *
 const struct kbcuda_table *kb__cuda_usable(void);
 
 /*
+ * The CUDA device whose memory ptr points to, or -1: host or managed memory,
+ * a failed query (which cannot mean device memory a host access would crash
+ * on: that needs a working driver), or no backend probed successfully (then
+ * no device memory exists, and this costs one atomic load).  The host-side
+ * check of kb__check_memory and of the buffer copies.
+ */
+int32_t kb__device_memory_of(const void *ptr);
+
+/*
  * Creates a CUDA kb_context on `device` (the work of kb_context_create_cuda;
  * kb_context_create uses it for KB_BACKEND_CUDA and KB_BACKEND_AUTO).  With
  * quiet, failures leave the thread's message alone (AUTO falls back to the

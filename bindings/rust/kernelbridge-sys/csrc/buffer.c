@@ -64,17 +64,13 @@ static kb_status check_range(kb_context *ctx, const char *fn, const char *buf_na
 }
 
 /* A host pointer for upload/download: never device memory (a memcpy would
- * crash on it, a host-to-device copy would fail).  Only once a backend
- * probed successfully can device memory exist; managed memory is fine. */
+ * crash on it, a host-to-device copy would fail); managed memory is fine. */
 static kb_status check_host_ptr(kb_context *ctx, const char *fn, const char *name, const void *ptr, int64_t bytes,
                                 const char *instead) {
   KB_TRY(kb__check_ptr(ctx, fn, name, ptr, bytes));
-  const struct kbcuda_table *t = kb__cuda_usable();
-  if (t == NULL || bytes == 0) return KB_STATUS_OK;
-  kbcuda_ptr_kind kind = KBCUDA_PTR_HOST;
-  int32_t dev = -1;
-  if (t->pointer_kind(ptr, &kind, &dev, NULL, 0) != KBCUDA_STATUS_OK) return KB_STATUS_OK;
-  if (kind == KBCUDA_PTR_DEVICE)
+  if (bytes == 0) return KB_STATUS_OK;
+  int32_t dev = kb__device_memory_of(ptr);
+  if (dev >= 0)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s is memory of CUDA device %d; %s", name, (int)dev,
                     instead);
   return KB_STATUS_OK;
