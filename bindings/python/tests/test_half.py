@@ -209,3 +209,19 @@ def test_half_in_place_and_on_buffers():
     c = kb.gemm_bf16(kb.Buffer.from_numpy(None, a), a, trans_b=True)
     assert isinstance(c, kb.Buffer) and c.dtype == np.uint16 and c.shape == (4, 4)
     assert np.array_equal(c.numpy(), kb.gemm_bf16(a, a, trans_b=True))
+
+
+def test_half_bad_input_names_the_argument_and_writes_nothing():
+    """Shape checks of the binding and value checks of the C library reach
+    the 16-bit kernels with the dtype function's name; out is untouched."""
+    x = f16(2, 3)
+    out = np.full((2, 3), 7, np.uint16)
+    with pytest.raises(kb.ShapeMismatchError, match=r"add_f16: b has shape \(3, 2\), expected \(2, 3\)"):
+        kb.add_f16(x, f16(3, 2), out=out)
+    with pytest.raises(kb.ShapeMismatchError, match="rmsnorm_f16: weight"):
+        kb.rmsnorm_f16(x, f16(4), eps=1e-5, out=out)
+    with pytest.raises(kb.InvalidArgumentError, match="kb_rmsnorm_bf16: eps must be >= 0, got -1"):
+        kb.rmsnorm_bf16(x.view(np.uint16), bf16(3), eps=-1.0, out=out)
+    with pytest.raises(kb.InvalidArgumentError, match="kb_scale_bf16: alpha must be finite, got nan"):
+        kb.scale_bf16(x.view(np.uint16), alpha=float("nan"), out=out)
+    assert np.all(out == 7)
