@@ -24,6 +24,8 @@ kb_context *kb__context_alloc(int64_t num_threads) {
   ctx->device = -1;
   ctx->num_threads = num_threads == 0 ? online_cpus() : num_threads;
   if (ctx->num_threads > KB_MAX_THREADS) ctx->num_threads = KB_MAX_THREADS;
+  /* NULL when out of memory: the context still works, single-threaded. */
+  ctx->pool = kb__pool_create(ctx->num_threads);
   return ctx;
 }
 
@@ -34,6 +36,9 @@ kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context 
   if (num_threads < 0 || num_threads > KB_MAX_THREADS)
     return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "num_threads must be in [0, %d], got %lld",
                            KB_MAX_THREADS, (long long)num_threads);
+  /* A KB_CPU_ISA the CPU kernels cannot honour is reported here, where a
+   * caller checks a status, rather than silently ignored. */
+  KB_TRY(kb__isa_check_env(fn));
   switch (backend) {
     case KB_BACKEND_CPU:
       break;
@@ -62,6 +67,7 @@ void kb_context_destroy(kb_context *ctx) {
   /* Synchronises and frees the stream and cuBLASLt state; buffers made on
    * this context are independent of it and stay valid. */
   if (ctx->cuda_ctx != NULL) ctx->cuda->ctx_destroy(ctx->cuda_ctx);
+  kb__pool_destroy(ctx->pool);
   free(ctx);
 }
 

@@ -17,9 +17,14 @@
 /* Longest message kept by a context, terminator included. */
 #define KB_MESSAGE_CAPACITY 256
 
+struct kb_pool;
+
 struct kb_context {
   kb_backend backend;
   int64_t num_threads;
+  /* The worker threads (pool.c); NULL when num_threads == 1 or when the
+   * pool's bookkeeping could not be allocated (then every call runs inline). */
+  struct kb_pool *pool;
   /* CUDA contexts only (all NULL / -1 / false on the CPU): */
   int64_t device;                   /* CUDA device ordinal, -1 on the CPU */
   const struct kbcuda_table *cuda;  /* the loaded backend's table */
@@ -173,6 +178,51 @@ kb_status kb__check_ptr(kb_context *ctx, const char *fn, const char *name, const
 
 /* Fails with INVALID_ARGUMENT unless x is finite (and, with nonneg, >= 0). */
 kb_status kb__check_finite(kb_context *ctx, const char *fn, const char *name, double x, bool nonneg);
+
+/* ---- CPU instruction-set level (cpu_isa.c) ---- */
+
+/* Instruction-set levels of the CPU kernels, lowest first. */
+typedef enum kb_isa { KB_ISA_SCALAR = 0, KB_ISA_AVX2 = 1, KB_ISA_AVX512 = 2, KB_ISA_COUNT = 3 } kb_isa;
+
+/* The level the CPU kernels of this process use: the best the CPU and OS
+ * support, or the lower one KB_CPU_ISA names.  Decided on the first call,
+ * then fixed; one atomic load. */
+kb_isa kb__isa(void);
+
+/* The best level the CPU and OS support, whatever KB_CPU_ISA says. */
+kb_isa kb__isa_best(void);
+
+/* "scalar", "avx2", "avx512". */
+const char *kb__isa_name(kb_isa isa);
+
+/* OK, or (recording "fn: ..." as the thread's message) INVALID_ARGUMENT when
+ * KB_CPU_ISA names no level and UNSUPPORTED when it names a level this CPU
+ * cannot run.  kb_context_create calls it; kernels with a NULL context then
+ * use the best supported level. */
+kb_status kb__isa_check_env(const char *fn);
+
+/* ---- Worker pool (pool.c) ---- */
+
+/* A pool for a context of num_threads threads; NULL when num_threads <= 1 or
+ * out of memory.  No thread starts until the first kb__pool_run. */
+struct kb_pool *kb__pool_create(int64_t num_threads);
+
+/* Joins the workers and frees the pool.  Accepts NULL. */
+void kb__pool_destroy(struct kb_pool *pool);
+
+/*
+ * Runs body(arg, begin, end) for `chunks` balanced chunks of [0, n) (chunk 0
+ * on the calling thread, chunk w on worker w) and waits for all of them.
+ * Returns false without running anything when the pool cannot: pool NULL,
+ * chunks < 2 or more than the threads, worker threads unavailable, or a call
+ * from inside a running job; the caller then runs the range inline.
+ */
+bool kb__pool_run(struct kb_pool *pool, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
+                  void *arg);
+
+/* Worker threads currently alive for this pool (0 before the first job, for
+ * NULL, and in a child of fork() until its first job).  For tests. */
+int64_t kb__pool_threads_running(const struct kb_pool *pool);
 
 /* Number of threads to use for a call on ctx (1 for NULL). */
 int64_t kb__threads(const kb_context *ctx);

@@ -150,6 +150,12 @@ KB_API const char *kb_status_string(kb_status status);
 /**
  * Creates a context.  num_threads is the number of CPU threads kernels may
  * use (0 means one per online CPU).  Results do not depend on num_threads.
+ * A CPU context with num_threads > 1 keeps num_threads - 1 worker threads,
+ * started by the first call that splits its work and joined by
+ * kb_context_destroy; a context with one thread never starts a thread.  The
+ * workers survive fork(): a child process may use a context made before the
+ * fork (new workers start there).  Fails when KB_CPU_ISA is set to a level
+ * this CPU cannot run (see kb_cpu_isa).
  * KB_BACKEND_CUDA fails with KB_STATUS_BACKEND_UNAVAILABLE when CUDA cannot
  * be used; KB_BACKEND_AUTO then falls back to the CPU.
  * @arg backend scalar
@@ -206,6 +212,21 @@ KB_API const char *kb_context_last_error(const kb_context *ctx);
  * @blocking no
  */
 KB_API const char *kb_last_error(void);
+
+/**
+ * Instruction-set level of the CPU kernels in this process: "scalar",
+ * "avx2" (AVX2 + FMA + F16C) or "avx512" (the avx2 level plus AVX-512F).  The
+ * best level the CPU and operating system support is chosen on first use;
+ * the environment variable KB_CPU_ISA (scalar, avx2 or avx512) forces a
+ * lower one, and kb_context_create fails when it names a level that does not
+ * exist (KB_STATUS_INVALID_ARGUMENT) or that this CPU cannot run
+ * (KB_STATUS_UNSUPPORTED); kernels given a NULL context then use the best
+ * level.  Every level computes bit-identical results (docs/kernels.md).
+ * @returns string static
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API const char *kb_cpu_isa(void);
 
 /* ------------------------------------------------------------------------ */
 /* CUDA devices and contexts.  Without a usable CUDA backend (library, NVIDIA

@@ -740,6 +740,20 @@ func StatusString(status Status) string {
 	return C.GoString(C.kb_status_string(C.kb_status(status)))
 }
 
+// CPUIsa wraps kb_cpu_isa.
+//
+// Instruction-set level of the CPU kernels in this process: "scalar",
+// "avx2" (AVX2 + FMA + F16C) or "avx512" (the avx2 level plus AVX-512F).  The
+// best level the CPU and operating system support is chosen on first use;
+// the environment variable KB_CPU_ISA (scalar, avx2 or avx512) forces a
+// lower one, and kb_context_create fails when it names a level that does not
+// exist (KB_STATUS_INVALID_ARGUMENT) or that this CPU cannot run
+// (KB_STATUS_UNSUPPORTED); kernels given a NULL context then use the best
+// level.  Every level computes bit-identical results (docs/kernels.md).
+func CPUIsa() string {
+	return C.GoString(C.kb_cpu_isa())
+}
+
 // cContextCreate calls kb_context_create.  The C message of a failure
 // (kb_last_error, kept per OS thread) is copied in the same cgo call.
 func cContextCreate(backend Backend, numThreads int) (*C.kb_context, error) {

@@ -956,6 +956,8 @@ int64_t kb_context_num_threads(const kb_context *ctx);
 const char *kb_context_last_error(const kb_context *ctx);
 %unignore kb_last_error;
 const char *kb_last_error(void);
+%unignore kb_cpu_isa;
+const char *kb_cpu_isa(void);
 %unignore kb_cuda_device_count;
 kbj_status kb_cuda_device_count(kbj_out_i64 *count);
 %unignore kb_cuda_device_name;

@@ -47,6 +47,7 @@ kb_backend kb_context_backend(const kb_context *ctx);
 int64_t kb_context_num_threads(const kb_context *ctx);
 const char *kb_context_last_error(const kb_context *ctx);
 const char *kb_last_error(void);
+const char *kb_cpu_isa(void);
 kb_status kb_cuda_device_count(int64_t *count);
 kb_status kb_cuda_device_name(int64_t device, char *name, int64_t name_capacity);
 kb_status kb_cuda_device_compute_capability(int64_t device, int64_t *capability);

@@ -5,13 +5,14 @@ static float elem(const float *a, int64_t ld, bool trans, int64_t i, int64_t p) 
   return trans ? a[p * ld + i] : a[i * ld + p];
 }
 
-/* The documented float32 order: acc = 0; acc += a * b for p increasing; then
- * alpha * acc (+ beta * c).  The test is built with -ffp-contract=off too,
- * so this reproduces the kernel bit for bit. */
+/* The documented float32 order: acc = 0; acc = fma(a, b, acc) for p
+ * increasing; then alpha * acc (+ beta * c), each product and the sum
+ * rounded (the test is built with -ffp-contract=off).  This reproduces the
+ * kernel bit for bit. */
 static float ref_exact(bool ta, bool tb, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                        int64_t ldb, float beta, float c, int64_t i, int64_t j) {
   float acc = 0.0f;
-  for (int64_t p = 0; p < k; p++) acc += elem(a, lda, ta, i, p) * elem(b, ldb, tb, p, j);
+  for (int64_t p = 0; p < k; p++) acc = fmaf(elem(a, lda, ta, i, p), elem(b, ldb, tb, p, j), acc);
   return beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
 }
 

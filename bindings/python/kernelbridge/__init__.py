@@ -70,6 +70,7 @@ __all__ = [
     'attention',
     'attention_bf16',
     'attention_f16',
+    'cpu_isa',
     'cross_entropy',
     'cross_entropy_backward',
     'cuda',

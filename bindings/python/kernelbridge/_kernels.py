@@ -7,6 +7,7 @@ from ._capi import (  # noqa: F401 (public)
     version_string,
     status_string,
     last_error,
+    cpu_isa,
 )
 from ._runtime import (
     BF16 as _BF16,
@@ -3545,6 +3546,7 @@ __all__ = [
     'version_string',
     'status_string',
     'last_error',
+    'cpu_isa',
     'silu',
     'gelu',
     'gelu_tanh',

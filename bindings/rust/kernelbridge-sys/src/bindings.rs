@@ -61,6 +61,9 @@ extern "C" {
     pub fn kb_last_error() -> *const core::ffi::c_char;
 }
 extern "C" {
+    pub fn kb_cpu_isa() -> *const core::ffi::c_char;
+}
+extern "C" {
     pub fn kb_cuda_device_count(count: *mut i64) -> kb_status;
 }
 extern "C" {

@@ -41,6 +41,12 @@ public final class Context implements AutoCloseable {
   /**
    * Creates a context.  num_threads is the number of CPU threads kernels may
    * use (0 means one per online CPU).  Results do not depend on num_threads.
+   * A CPU context with num_threads &gt; 1 keeps num_threads - 1 worker threads,
+   * started by the first call that splits its work and joined by
+   * kb_context_destroy; a context with one thread never starts a thread.  The
+   * workers survive fork(): a child process may use a context made before the
+   * fork (new workers start there).  Fails when KB_CPU_ISA is set to a level
+   * this CPU cannot run (see kb_cpu_isa).
    * KB_BACKEND_CUDA fails with KB_STATUS_BACKEND_UNAVAILABLE when CUDA cannot
    * be used; KB_BACKEND_AUTO then falls back to the CPU.
    *

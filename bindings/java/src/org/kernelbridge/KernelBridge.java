@@ -50,6 +50,20 @@ public final class KernelBridge {
   }
 
   /**
+   * Instruction-set level of the CPU kernels in this process: "scalar",
+   * "avx2" (AVX2 + FMA + F16C) or "avx512" (the avx2 level plus AVX-512F).  The
+   * best level the CPU and operating system support is chosen on first use;
+   * the environment variable KB_CPU_ISA (scalar, avx2 or avx512) forces a
+   * lower one, and kb_context_create fails when it names a level that does not
+   * exist (KB_STATUS_INVALID_ARGUMENT) or that this CPU cannot run
+   * (KB_STATUS_UNSUPPORTED); kernels given a NULL context then use the best
+   * level.  Every level computes bit-identical results (docs/kernels.md).
+   */
+  public static String cpuIsa() {
+    return KernelBridgeNative.kb_cpu_isa();
+  }
+
+  /**
    * Number of CUDA devices kernelbridge can use (compute capability 8.0 or
    * newer is needed to run kernels on one).
    *

@@ -1,0 +1,228 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/gemm_avx2.c; do not edit */
+/* gemm_avx2.c - the avx2 level of the gemm pieces (gemm_kernels.h).
+ *
+ * Register tile 6 x 16: 12 ymm accumulators, two B vectors and one
+ * broadcast A element per step of p (15 of the 16 registers).  Edge tiles
+ * use instances of 4, 2 and 1 rows and masked columns.  Every
+ * accumulator follows the contract's fma chain, so the result is the
+ * scalar level's, bit for bit. */
+#include "gemm_kernels.h"
+#include "simd.h"
+
+#if KB_HAVE_X86_SIMD
+
+#define MR 6
+#define NR 16
+
+/* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
+#define ROW_FMA(i)                                 \
+  if (R > (i)) {                                   \
+    __m256 ai = _mm256_set1_ps(ap[(i) * a_rs]);    \
+    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);    \
+    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);    \
+  }
+
+#define LOAD8(ptr, mask) (full ? _mm256_loadu_ps(ptr) : _mm256_maskload_ps((ptr), (mask)))
+
+#define ROW_INIT(i)                                      \
+  if (R > (i) && !first) {                               \
+    c##i##0 = LOAD8(c + (i) * ldc, m0);                  \
+    c##i##1 = LOAD8(c + (i) * ldc + 8, m1);              \
+  }
+
+#define ROW_STORE(i)                                                                  \
+  if (R > (i)) {                                                                      \
+    __m256 v0 = c##i##0, v1 = c##i##1;                                                \
+    if (last != NULL) {                                                               \
+      v0 = _mm256_mul_ps(alpha, v0);                                                  \
+      v1 = _mm256_mul_ps(alpha, v1);                                                  \
+      if (last->beta != 0.0f) {                                                       \
+        const float *r0 = last->c0 + (i) * last->ldc0;                                \
+        v0 = _mm256_add_ps(v0, _mm256_mul_ps(beta, LOAD8(r0, m0)));                   \
+        v1 = _mm256_add_ps(v1, _mm256_mul_ps(beta, LOAD8(r0 + 8, m1)));               \
+      }                                                                               \
+    }                                                                                 \
+    if (full) {                                                                       \
+      _mm256_storeu_ps(c + (i) * ldc, v0);                                            \
+      _mm256_storeu_ps(c + (i) * ldc + 8, v1);                                        \
+    } else {                                                                          \
+      _mm256_maskstore_ps(c + (i) * ldc, m0, v0);                                     \
+      _mm256_maskstore_ps(c + (i) * ldc + 8, m1, v1);                                 \
+    }                                                                                 \
+  }
+
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+/* The first R rows of a tile (R a constant: rows past it compile away).
+ * Columns past `cols` are neither read from C nor written (masks); B always
+ * has nr readable columns (a packed panel is zero-padded). */
+#define DEFINE_ROWS(R_)                                                                                      \
+  KB_TARGET_AVX2 __attribute__((always_inline)) static inline void rows_##R_(                                 \
+      int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,      \
+      int64_t ldc, __m256i m0, __m256i m1, int full, int first, const struct kb_gemm_epilogue *last) {     \
+    enum { R = R_ };                                                                                        \
+    __m256 z = _mm256_setzero_ps();                                                                        \
+    __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;       \
+    __m256 c50 = z, c51 = z;                                                                               \
+    ALL_ROWS(ROW_INIT)                                                                                     \
+    for (int64_t p = 0; p < kc; p++) {                                                                     \
+      const float *ap = a + p * a_cs;                                                                      \
+      __m256 b0 = _mm256_loadu_ps(b + p * b_rs), b1 = _mm256_loadu_ps(b + p * b_rs + 8);                   \
+      ALL_ROWS(ROW_FMA)                                                                                    \
+    }                                                                                                      \
+    __m256 alpha = _mm256_set1_ps(last != NULL ? last->alpha : 1.0f);                                      \
+    __m256 beta = _mm256_set1_ps(last != NULL ? last->beta : 0.0f);                                        \
+    ALL_ROWS(ROW_STORE)                                                                                    \
+  }
+
+DEFINE_ROWS(6)
+DEFINE_ROWS(4)
+DEFINE_ROWS(2)
+DEFINE_ROWS(1)
+
+/* Lane masks for _mm256_maskload_ps: the first `count` lanes. */
+KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
+  if (count > 8) count = 8;
+  if (count < 0) count = 0;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* A tile of rows x cols (at most 6 x 16): blocks of 6 rows, then the
+ * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides. */
+KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last) {
+  __m256i m0 = first_lanes(cols), m1 = first_lanes(cols - 8);
+  int full = cols == NR;
+  struct kb_gemm_epilogue e;
+  if (last != NULL) e = *last;
+  for (int64_t r = 0; r < rows;) {
+    int64_t left = rows - r;
+    const float *ar = a + r * a_rs;
+    float *cr = c + r * ldc;
+    const struct kb_gemm_epilogue *ep = NULL;
+    if (last != NULL) {
+      e.c0 = last->c0 + r * last->ldc0;
+      ep = &e;
+    }
+    if (left >= 6) {
+      if (a_rs == 1 && a_cs == MR)
+        rows_6(kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      else
+        rows_6(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 6;
+    } else if (left >= 4) {
+      rows_4(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 4;
+    } else if (left >= 2) {
+      rows_2(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 2;
+    } else {
+      rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 1;
+    }
+  }
+}
+
+/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
+KB_TARGET_AVX2 static inline void transpose8(const __m256 r[8], __m256 out[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + s]: rows 4g..4g+3 of columns s and s+4 (one per 128-bit lane). */
+  for (int g = 0; g < 2; g++) {
+    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+  }
+  for (int s = 0; s < 4; s++) {
+    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
+    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
+  }
+}
+
+/* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
+ * ld); missing rows and columns read as zero. */
+KB_TARGET_AVX2 static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
+  __m256i mask = first_lanes(w);
+  for (int l = 0; l < 8; l++)
+    r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? _mm256_loadu_ps(src + l * ld) : _mm256_maskload_ps(src + l * ld, mask);
+}
+
+KB_TARGET_AVX2 static void pack_bt(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    float *panel = dst + (j0 / nr) * kc * nr;
+    for (int64_t h = 0; h < nr; h += 8) {
+      int64_t rows = nc - (j0 + h);
+      if (rows > 8) rows = 8;
+      for (int64_t p = 0; p < kc; p += 8) {
+        int64_t w = kc - p < 8 ? kc - p : 8;
+        __m256 r[8], col[8];
+        if (rows > 0) {
+          load_block(b + (j0 + h) * ldb + p, ldb, rows, w, r);
+          transpose8(r, col);
+        } else {
+          for (int q = 0; q < 8; q++) col[q] = _mm256_setzero_ps();
+        }
+        for (int64_t q = 0; q < w; q++) _mm256_storeu_ps(panel + (p + q) * nr + h, col[q]);
+      }
+    }
+  }
+}
+
+/* y[j] = chain of x[p] * mat[p * ldm + j], 64 columns of accumulators. */
+KB_TARGET_AVX2 static void gemv_axpy(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
+  for (int64_t j0 = 0; j0 < n; j0 += 64) {
+    int64_t w = n - j0 < 64 ? n - j0 : 64;
+    __m256i mk[8];
+    for (int v = 0; v < 8; v++) mk[v] = first_lanes(w - 8 * v);
+    __m256 acc[8];
+    for (int v = 0; v < 8; v++) acc[v] = _mm256_setzero_ps();
+    for (int64_t p = 0; p < k; p++) {
+      __m256 xp = _mm256_set1_ps(x[p]);
+      const float *row = mat + p * ldm + j0;
+      if (w == 64) {
+        for (int v = 0; v < 8; v++) acc[v] = _mm256_fmadd_ps(xp, _mm256_loadu_ps(row + 8 * v), acc[v]);
+      } else {
+        for (int v = 0; v < 8; v++) acc[v] = _mm256_fmadd_ps(xp, _mm256_maskload_ps(row + 8 * v, mk[v]), acc[v]);
+      }
+    }
+    for (int v = 0; v < 8; v++) _mm256_maskstore_ps(y + j0 + 8 * v, mk[v], acc[v]);
+  }
+}
+
+/* y[j] = chain of x[p] * mat[j * ldm + p]: 16 rows at a time as two 8 x 8
+ * transposed blocks (two independent chains). */
+KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    int64_t rows0 = n - j0 < 8 ? n - j0 : 8;
+    int64_t rows1 = n - j0 - 8 < 8 ? n - j0 - 8 : 8;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t p = 0; p < k; p += 8) {
+      int64_t w = k - p < 8 ? k - p : 8;
+      __m256 r[8], c0[8], c1[8];
+      load_block(mat + j0 * ldm + p, ldm, rows0, w, r);
+      transpose8(r, c0);
+      if (rows1 > 0) {
+        load_block(mat + (j0 + 8) * ldm + p, ldm, rows1, w, r);
+        transpose8(r, c1);
+      } else {
+        for (int q = 0; q < 8; q++) c1[q] = _mm256_setzero_ps();
+      }
+      for (int64_t q = 0; q < w; q++) {
+        __m256 xq = _mm256_set1_ps(x[p + q]);
+        acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
+        acc1 = _mm256_fmadd_ps(xq, c1[q], acc1);
+      }
+    }
+    _mm256_maskstore_ps(y + j0, first_lanes(rows0), acc0);
+    if (rows1 > 0) _mm256_maskstore_ps(y + j0 + 8, first_lanes(rows1), acc1);
+  }
+}
+
+const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot};
+
+#endif /* KB_HAVE_X86_SIMD */

@@ -1,0 +1,248 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/gemm_avx512.c; do not edit */
+/* gemm_avx512.c - the avx512 level of the gemm pieces (gemm_kernels.h).
+ *
+ * Register tile 12 x 32: 24 zmm accumulators, two B vectors and one
+ * broadcast A element per step of p (27 of the 32 registers).  Edge tiles
+ * use instances of 8, 4, 2 and 1 rows and masked columns.  Every
+ * accumulator follows the contract's fma chain, so the result is the
+ * scalar level's, bit for bit. */
+#include "gemm_kernels.h"
+#include "simd.h"
+
+#if KB_HAVE_X86_SIMD
+
+#define MR 12
+#define NR 32
+
+/* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..31). */
+#define ROW_FMA(i)                                    \
+  if (R > (i)) {                                      \
+    __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);       \
+    c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);       \
+    c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);       \
+  }
+
+#define ROW_INIT(i)                                                         \
+  if (R > (i) && !first) {                                                  \
+    c##i##0 = _mm512_maskz_loadu_ps(m0, c + (i) * ldc);                     \
+    c##i##1 = _mm512_maskz_loadu_ps(m1, c + (i) * ldc + 16);                \
+  }
+
+#define ROW_PREFETCH(i)                                        \
+  if (R > (i)) {                                               \
+    _mm_prefetch((const char *)(c + (i) * ldc), _MM_HINT_T0);  \
+    _mm_prefetch((const char *)(c + (i) * ldc + 16), _MM_HINT_T0); \
+  }
+
+/* Stores row i: the sums, or the epilogue alpha * acc (+ beta * c0). */
+#define ROW_STORE(i)                                                                         \
+  if (R > (i)) {                                                                             \
+    __m512 v0 = c##i##0, v1 = c##i##1;                                                       \
+    if (last != NULL) {                                                                      \
+      /* alpha == 1 is exact without the product: acc is never a signalling NaN. */          \
+      if (last->alpha != 1.0f) {                                                             \
+        v0 = _mm512_mul_ps(alpha, v0);                                                       \
+        v1 = _mm512_mul_ps(alpha, v1);                                                       \
+      }                                                                                      \
+      if (last->beta != 0.0f) {                                                              \
+        const float *r0 = last->c0 + (i) * last->ldc0;                                       \
+        v0 = _mm512_add_ps(v0, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(m0, r0)));          \
+        v1 = _mm512_add_ps(v1, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(m1, r0 + 16)));     \
+      }                                                                                      \
+    }                                                                                        \
+    if (full) {                                                                              \
+      _mm512_storeu_ps(c + (i) * ldc, v0);                                                   \
+      _mm512_storeu_ps(c + (i) * ldc + 16, v1);                                              \
+    } else {                                                                                 \
+      _mm512_mask_storeu_ps(c + (i) * ldc, m0, v0);                                          \
+      _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v1);                                     \
+    }                                                                                        \
+  }
+
+#define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+/* The first R rows of a tile (R a constant: rows past it compile away).
+ * Columns past `cols` are neither read from C nor written (masks); B always
+ * has nr readable columns (a packed panel is zero-padded). */
+#define DEFINE_ROWS(R_)                                                                                         \
+  KB_TARGET_AVX512 __attribute__((always_inline)) static inline void rows_##R_(                                \
+      int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,         \
+      int64_t ldc, __mmask16 m0, __mmask16 m1, int full, int first, const struct kb_gemm_epilogue *last) {    \
+    enum { R = R_ };                                                                                        \
+    __m512 z = _mm512_setzero_ps();                                                                           \
+    __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;          \
+    __m512 c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;          \
+    __m512 c100 = z, c101 = z, c110 = z, c111 = z;                                                            \
+    ALL_ROWS(ROW_PREFETCH)                                                                                    \
+    ALL_ROWS(ROW_INIT)                                                                                        \
+    _Pragma("GCC unroll 4")                                                                                   \
+    for (int64_t p = 0; p < kc; p++) {                                                                        \
+      const float *ap = a + p * a_cs;                                                                         \
+      __m512 b0 = _mm512_loadu_ps(b + p * b_rs), b1 = _mm512_loadu_ps(b + p * b_rs + 16);                   \
+      ALL_ROWS(ROW_FMA)                                                                                       \
+    }                                                                                                         \
+    __m512 alpha = _mm512_set1_ps(last != NULL ? last->alpha : 1.0f);                                         \
+    __m512 beta = _mm512_set1_ps(last != NULL ? last->beta : 0.0f);                                           \
+    ALL_ROWS(ROW_STORE)                                                                                       \
+  }
+
+DEFINE_ROWS(12)
+DEFINE_ROWS(8)
+DEFINE_ROWS(4)
+DEFINE_ROWS(2)
+DEFINE_ROWS(1)
+
+static inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
+
+/* A tile of rows x cols (at most 12 x 32): full blocks of 12 rows, then the
+ * remainder as 8 + 4 + 2 + 1 rows, so no multiply-add is wasted on rows
+ * that do not exist.  The packed-A instance has constant strides. */
+KB_TARGET_AVX512 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                    int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                    const struct kb_gemm_epilogue *last) {
+  __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - 16);
+  int full = cols == NR;
+  struct kb_gemm_epilogue e;
+  if (last != NULL) e = *last;
+  for (int64_t r = 0; r < rows;) {
+    int64_t left = rows - r;
+    const float *ar = a + r * a_rs;
+    float *cr = c + r * ldc;
+    const struct kb_gemm_epilogue *ep = NULL;
+    if (last != NULL) {
+      e.c0 = last->c0 + r * last->ldc0;
+      ep = &e;
+    }
+    if (left >= 12) {
+      if (a_rs == 1 && a_cs == MR)
+        rows_12(kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      else
+        rows_12(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 12;
+    } else if (left >= 8) {
+      rows_8(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 8;
+    } else if (left >= 4) {
+      rows_4(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 4;
+    } else if (left >= 2) {
+      rows_2(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 2;
+    } else {
+      rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      r += 1;
+    }
+  }
+}
+
+/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
+KB_TARGET_AVX512 static inline void transpose16(const __m512 r[16], __m512 out[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + s]: rows 4g..4g+3 of columns s, s+4, s+8, s+12 (one per 128-bit lane). */
+  for (int g = 0; g < 4; g++) {
+    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
+    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
+  }
+  for (int s = 0; s < 4; s++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);      /* cols s, s+8 of rows 0-7 */
+    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);      /* cols s+4, s+12 */
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88); /* rows 8-15 */
+    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
+    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+  }
+}
+
+/* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
+ * src (row stride ld); missing rows and columns read as zero. */
+KB_TARGET_AVX512 static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
+  __mmask16 mask = first_lanes(w);
+  for (int l = 0; l < 16; l++) r[l] = l < rows ? _mm512_maskz_loadu_ps(mask, src + l * ld) : _mm512_setzero_ps();
+}
+
+KB_TARGET_AVX512 static void pack_bt(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    float *panel = dst + (j0 / nr) * kc * nr;
+    for (int64_t h = 0; h < nr; h += 16) {
+      int64_t rows = nc - (j0 + h);
+      if (rows > 16) rows = 16;
+      for (int64_t p = 0; p < kc; p += 16) {
+        int64_t w = kc - p < 16 ? kc - p : 16;
+        __m512 r[16], col[16];
+        if (rows > 0) {
+          load_block(b + (j0 + h) * ldb + p, ldb, rows, w, r);
+          transpose16(r, col);
+        } else {
+          for (int q = 0; q < 16; q++) col[q] = _mm512_setzero_ps();
+        }
+        for (int64_t q = 0; q < w; q++) _mm512_storeu_ps(panel + (p + q) * nr + h, col[q]);
+      }
+    }
+  }
+}
+
+/* y[j] = chain of x[p] * mat[p * ldm + j]: 8 rows of mat at a time (8
+ * streams), 128 columns of accumulators, sums stored in y between row
+ * blocks (exact: they are float32). */
+KB_TARGET_AVX512 static void gemv_axpy(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm,
+                                       float *y) {
+  for (int64_t j0 = 0; j0 < n; j0 += 128) {
+    int64_t w = n - j0 < 128 ? n - j0 : 128;
+    __mmask16 mk[8];
+    for (int v = 0; v < 8; v++) mk[v] = first_lanes(w - 16 * v);
+    __m512 acc[8];
+    for (int v = 0; v < 8; v++) acc[v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p++) {
+      __m512 xp = _mm512_set1_ps(x[p]);
+      const float *row = mat + p * ldm + j0;
+      for (int v = 0; v < 8; v++) acc[v] = _mm512_fmadd_ps(xp, _mm512_maskz_loadu_ps(mk[v], row + 16 * v), acc[v]);
+    }
+    for (int v = 0; v < 8; v++) _mm512_mask_storeu_ps(y + j0 + 16 * v, mk[v], acc[v]);
+  }
+}
+
+/* y[j] = chain of x[p] * mat[j * ldm + p]: 32 rows at a time, 16 x 16
+ * blocks transposed in registers so that lanes run along j; two
+ * independent chains (rows j..j+15 and j+16..j+31) hide the FMA latency. */
+KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
+  for (int64_t j0 = 0; j0 < n; j0 += 32) {
+    int64_t rows0 = n - j0 < 16 ? n - j0 : 16;
+    int64_t rows1 = n - j0 - 16 < 16 ? n - j0 - 16 : 16;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p += 16) {
+      int64_t w = k - p < 16 ? k - p : 16;
+      __m512 r[16], c0[16], c1[16];
+      load_block(mat + j0 * ldm + p, ldm, rows0, w, r);
+      transpose16(r, c0);
+      if (rows1 > 0) {
+        load_block(mat + (j0 + 16) * ldm + p, ldm, rows1, w, r);
+        transpose16(r, c1);
+      } else {
+        for (int q = 0; q < 16; q++) c1[q] = _mm512_setzero_ps();
+      }
+      for (int64_t q = 0; q < w; q++) {
+        __m512 xq = _mm512_set1_ps(x[p + q]);
+        acc0 = _mm512_fmadd_ps(xq, c0[q], acc0);
+        acc1 = _mm512_fmadd_ps(xq, c1[q], acc1);
+      }
+    }
+    _mm512_mask_storeu_ps(y + j0, first_lanes(rows0), acc0);
+    if (rows1 > 0) _mm512_mask_storeu_ps(y + j0 + 16, first_lanes(rows1), acc1);
+  }
+}
+
+const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot};
+
+#endif /* KB_HAVE_X86_SIMD */

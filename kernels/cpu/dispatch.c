@@ -1,0 +1,41 @@
+/* dispatch.c - builds the table of each instruction-set level once and
+ * hands out the one of the process's level (dispatch.h). */
+#include "dispatch.h"
+
+#include <pthread.h>
+
+#include "simd.h"
+
+static struct kb_cpu_ops tables[KB_ISA_COUNT];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build(void) {
+  struct kb_cpu_ops t[KB_ISA_COUNT];
+  t[KB_ISA_SCALAR].isa = KB_ISA_SCALAR;
+  t[KB_ISA_SCALAR].gemm = kb__gemm_ops_scalar;
+#if KB_HAVE_X86_SIMD
+  t[KB_ISA_AVX2].isa = KB_ISA_AVX2;
+  t[KB_ISA_AVX2].gemm = kb__gemm_ops_avx2;
+  t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
+  t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
+#else
+  t[KB_ISA_AVX2] = t[KB_ISA_SCALAR];
+  t[KB_ISA_AVX512] = t[KB_ISA_SCALAR];
+#endif
+  for (int i = 0; i < KB_ISA_COUNT; i++) tables[i] = t[i];
+}
+
+const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa) {
+  if ((int)isa < 0 || (int)isa >= KB_ISA_COUNT) return NULL;
+  if (!KB_HAVE_X86_SIMD && isa != KB_ISA_SCALAR) return NULL;
+  /* A level above what the CPU runs would crash on its first instruction. */
+  kb_isa best = kb__isa_best();
+  if (isa > best) return NULL;
+  pthread_once(&tables_once, build);
+  return &tables[isa];
+}
+
+const struct kb_cpu_ops *kb__cpu_ops(void) {
+  pthread_once(&tables_once, build);
+  return &tables[kb__isa()];
+}

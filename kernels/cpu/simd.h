@@ -1,0 +1,29 @@
+/* simd.h - what the instruction-set-specific kernel files (*_avx2.c,
+ * *_avx512.c) need: whether this compiler can build them, and the
+ * function-level target attributes that enable each level.
+ *
+ * No file of the library is compiled with -mavx2 or -mavx512f: the vector
+ * code lives in functions carrying these attributes, so every build of the
+ * same sources (Bazel, cgo, cargo's cc, setuptools) contains every level,
+ * and dispatch.c picks one at run time (kb__isa()).  A function with an
+ * attribute may only be called after the dispatch chose its level.
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_SIMD_H
+#define KB_CPU_SIMD_H
+
+/* x86 with a compiler that has target attributes and <immintrin.h>. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define KB_HAVE_X86_SIMD 1
+#else
+#define KB_HAVE_X86_SIMD 0
+#endif
+
+#if KB_HAVE_X86_SIMD
+#include <immintrin.h>
+/* The avx2 level: AVX2, FMA and F16C (every AVX2 CPU has the other two). */
+#define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+/* The avx512 level: AVX-512F on top of the avx2 level. */
+#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+#endif
+
+#endif /* KB_CPU_SIMD_H */
