@@ -10,12 +10,14 @@
 #ifndef KB_CPU_DISPATCH_H
 #define KB_CPU_DISPATCH_H
 
+#include "attention_kernels.h"
 #include "gemm_kernels.h"
 #include "internal.h"
 
 struct kb_cpu_ops {
   kb_isa isa;
   struct kb_gemm_ops gemm;
+  struct kb_attn_ops attn;
 };
 
 /* The table of the process's level (kb__isa()); never NULL.  One atomic

@@ -2,76 +2,283 @@
 /* attention.c - scaled dot-product attention with optional causal mask and
  * grouped-query heads, in float32 and in bf16 / f16 storage.
  *
- * Work is split over the batch * heads * seq_q query rows.  For one query row
- * the kernel fills a buffer of seq_kv scores, so scratch is O(seq_kv +
- * head_dim) per thread and the [seq_q, seq_kv] matrix never exists:
- *   s_j = scale * sum_d q[d] * k[j, d]        (double, d increasing)
- *   m   = max_j s_j,  w_j = exp(s_j - m),  Z = sum_j w_j   (double, j increasing)
- *   out[d] = (sum_j w_j * v[j, d]) / Z         (double, j increasing), rounded once.
- * With causal, only keys j <= i take part (top-left alignment, PyTorch's
- * is_causal), so every query row has at least key 0.  A row's result depends
- * on nothing but its own inputs, so any split gives identical bits. */
+ * Flash-style: for a block of query rows the keys are visited in blocks of
+ * KB_ATTN_BK = 64.  Per key block, the scores S = scale * Q K^T come from the
+ * gemm microkernel (K packed like a transposed B), each row's running
+ * maximum, weights p = exp(s - max) and sum are updated (online softmax,
+ * attention_kernels.h), the row's accumulator is rescaled by exp(old max -
+ * new max) and O += P V runs on the microkernel again.  At the end
+ * out = O / sum.  The [seq_q, seq_kv] score matrix never exists: memory per
+ * task is a few blocks.
+ *
+ * Rows: the query rows of all heads that share a key/value head are one
+ * sequence of group * seq_q rows (row r is query r / group of head
+ * kv_head * group + r % group), so grouped-query heads read K and V once per
+ * row block.  With causal, query i sees keys j <= i (top-left aligned, as
+ * PyTorch's is_causal): key blocks past a row block's last query are
+ * skipped, and inside a block masked scores are -inf (weight 0).
+ *
+ * Decode (at most KB_ATTN_SPLIT_ROWS query rows per key/value head and a
+ * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
+ * each chunk's (max, sum, O) is computed by its own task, and the chunks
+ * are merged in order, so one query's keys are spread over the threads.
+ *
+ * Determinism: every row's result is a fixed sequence of float32 operations
+ * that depends on the shapes only (the key blocks and chunks are fixed
+ * sizes), never on the thread count, the task order or the instruction set. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "dispatch.h"
 #include "internal.h"
 #include "reduced.h"
 
-/* Multiply-adds per task below which a thread is not worth starting. */
-#define KB_ATTN_MIN_WORK 32768
+/* Keys per block: fixed, since the online rescaling points are part of
+ * every row's sequence of operations. */
+#define KB_ATTN_BK 64
+/* Query rows per task (the microkernel splits them into its row tiles). */
+#define KB_ATTN_BQ 128
+/* Decode: key chunks of this many keys, when a key/value head has at most
+ * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
+#define KB_ATTN_CHUNK 512
+#define KB_ATTN_SPLIT_ROWS 16
 
 struct attn_job {
-  int64_t heads, group, kv_heads, seq_q, seq_kv, head_dim;
+  const struct kb_cpu_ops *ops;
+  int64_t heads, kv_heads, group, seq_q, seq_kv, d;
   const float *q, *k, *v;
-  bool causal;
-  double scale;
   float *out;
-  double *scratch; /* per task: seq_kv scores, then head_dim accumulators */
-  int64_t rows, tasks;
+  bool causal;
+  float scale;
+  int64_t rows;      /* per key/value head: group * seq_q */
+  int64_t q_blocks;  /* per key/value head */
+  int64_t chunks;    /* key chunks per row block (1 unless decode) */
+  int64_t tasks;     /* batch * kv_heads * q_blocks * chunks */
+  int64_t next_task; /* atomic: tasks are taken in order by whichever thread is free */
+  /* Scratch: per worker, per task result (chunked only). */
+  float *work;
+  int64_t work_floats;
+  float *partial; /* chunked: per task, [BQ] max, [BQ] sum, [BQ * d] O */
+  int64_t partial_floats;
 };
 
-static void attn_row(const struct attn_job *g, int64_t row, double *sc, double *acc) {
-  int64_t hd = g->head_dim;
-  int64_t i = row % g->seq_q, bh = row / g->seq_q;
-  int64_t h = bh % g->heads, b = bh / g->heads;
-  int64_t kvh = h / g->group;
-  const float *q = g->q + row * hd; /* q and out share the [batch, heads, seq_q] row order */
-  const float *kb = g->k + (b * g->kv_heads + kvh) * g->seq_kv * hd;
-  const float *vb = g->v + (b * g->kv_heads + kvh) * g->seq_kv * hd;
-  int64_t nk = g->seq_kv;
-  if (g->causal && i + 1 < nk) nk = i + 1;
+static int64_t round_up(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
-  double m = -INFINITY;
-  for (int64_t j = 0; j < nk; j++) {
-    const float *kj = kb + j * hd;
-    double dot = 0.0;
-    for (int64_t d = 0; d < hd; d++) dot += (double)q[d] * (double)kj[d];
-    sc[j] = dot * g->scale;
-    if (sc[j] > m) m = sc[j];
-  }
-  double z = 0.0;
-  for (int64_t j = 0; j < nk; j++) {
-    sc[j] = exp(sc[j] - m);
-    z += sc[j];
-  }
-  for (int64_t d = 0; d < hd; d++) acc[d] = 0.0;
-  for (int64_t j = 0; j < nk; j++) {
-    const float *vj = vb + j * hd;
-    double w = sc[j];
-    for (int64_t d = 0; d < hd; d++) acc[d] += w * (double)vj[d];
-  }
-  float *o = g->out + row * hd;
-  for (int64_t d = 0; d < hd; d++) o[d] = (float)(acc[d] / z);
+/* Per-worker scratch layout, in floats (each part 64-byte aligned). */
+struct attn_work {
+  float *qbuf; /* [BQ, d] the block's query rows, gathered */
+  float *kp;   /* K block packed as a transposed B: d x BK in nr panels */
+  float *vp;   /* V block packed as B: BK x d in nr panels */
+  float *s;    /* [BQ, BK] scores, then weights */
+  float *o;    /* [BQ, d] accumulators */
+  float *m, *l; /* [BQ] running max and sum */
+};
+
+static int64_t work_layout(int64_t d, int64_t nr, float *base, struct attn_work *w) {
+  int64_t at = 0;
+#define TAKE(field, count)                     \
+  do {                                         \
+    if (w != NULL) w->field = base + at;       \
+    at += round_up((count), 16);               \
+  } while (0)
+  TAKE(qbuf, KB_ATTN_BQ * d);
+  TAKE(kp, d * round_up(KB_ATTN_BK, nr));
+  TAKE(vp, KB_ATTN_BK * round_up(d, nr));
+  TAKE(s, KB_ATTN_BQ * KB_ATTN_BK);
+  TAKE(o, KB_ATTN_BQ * d);
+  TAKE(m, KB_ATTN_BQ);
+  TAKE(l, KB_ATTN_BQ);
+#undef TAKE
+  return at;
 }
 
-static void attn_body(void *arg, int64_t tbegin, int64_t tend) {
-  const struct attn_job *g = (const struct attn_job *)arg;
-  for (int64_t t = tbegin; t < tend; t++) {
-    double *sc = g->scratch + t * (g->seq_kv + g->head_dim);
-    double *acc = sc + g->seq_kv;
-    int64_t begin, end;
-    kb__task_range(g->rows, g->tasks, t, &begin, &end);
-    for (int64_t row = begin; row < end; row++) attn_row(g, row, sc, acc);
+/* V block rows [0, len) (row stride d) into nr-column panels, zero-padded. */
+static void pack_v(const float *v, int64_t len, int64_t d, int64_t nr, float *dst) {
+  for (int64_t q = 0; q * nr < d; q++) {
+    int64_t w = d - q * nr < nr ? d - q * nr : nr;
+    float *panel = dst + q * len * nr;
+    for (int64_t j = 0; j < len; j++) {
+      memcpy(panel + j * nr, v + j * d + q * nr, (size_t)w * sizeof(float));
+      for (int64_t c = w; c < nr; c++) panel[j * nr + c] = 0.0f;
+    }
+  }
+}
+
+/* C[rows x cols] (ld ldc) = the gemm tiles of one small product: A rows
+ * of stride a_rs; B as nr-column panels, panel q at b + q * b_step with row
+ * stride b_rs (packed: b_rs = nr, b_step = kc * nr; in place: b_rs = the
+ * row length, b_step = nr).  first: start from 0; epi: the last-block
+ * epilogue (or NULL to keep the sums). */
+static void small_gemm(const struct kb_gemm_ops *g, int64_t rows, int64_t cols, int64_t kc, const float *a,
+                       int64_t a_rs, const float *b, int64_t b_rs, int64_t b_step, float *c, int64_t ldc, int first,
+                       const struct kb_gemm_epilogue *epi) {
+  for (int64_t i = 0; i < rows; i += g->mr) {
+    int64_t h = rows - i < g->mr ? rows - i : g->mr;
+    for (int64_t j = 0; j < cols; j += g->nr) {
+      int64_t w = cols - j < g->nr ? cols - j : g->nr;
+      g->kernel(kc, a + i * a_rs, a_rs, 1, b + (j / g->nr) * b_step, b_rs, c + i * ldc + j, ldc, h, w, first, epi);
+    }
+  }
+}
+
+/* Query row r of key/value head (b, kvh): its q / out offset and its key
+ * limit (keys < limit take part). */
+static int64_t row_offset(const struct attn_job *g, int64_t b, int64_t kvh, int64_t r) {
+  int64_t i = r / g->group, h = kvh * g->group + r % g->group;
+  return ((b * g->heads + h) * g->seq_q + i) * g->d;
+}
+
+static int64_t row_limit(const struct attn_job *g, int64_t r) {
+  int64_t i = r / g->group;
+  return g->causal && i + 1 < g->seq_kv ? i + 1 : g->seq_kv;
+}
+
+static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
+  const struct kb_gemm_ops *gm = &g->ops->gemm;
+  int64_t d = g->d, nr = gm->nr;
+  int64_t chunk = t % g->chunks, rest = t / g->chunks;
+  int64_t qb = rest % g->q_blocks, bk = rest / g->q_blocks; /* bk = b * kv_heads + kvh */
+  int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
+  int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
+  const float *kh = g->k + bk * g->seq_kv * d, *vh = g->v + bk * g->seq_kv * d;
+
+  for (int64_t r = 0; r < nrows; r++) {
+    memcpy(w->qbuf + r * d, g->q + row_offset(g, b, kvh, r0 + r), (size_t)d * sizeof(float));
+    w->m[r] = -INFINITY;
+    w->l[r] = 0.0f;
+  }
+  /* Keys of this task: the chunk, cut at the block's largest limit. */
+  int64_t k0 = chunk * KB_ATTN_CHUNK, k1 = g->chunks == 1 ? g->seq_kv : k0 + KB_ATTN_CHUNK;
+  if (k1 > g->seq_kv) k1 = g->seq_kv;
+  int64_t max_limit = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t lim = row_limit(g, r0 + r);
+    if (lim > max_limit) max_limit = lim;
+  }
+  if (k1 > max_limit) k1 = max_limit;
+
+  struct kb_gemm_epilogue scale = {g->scale, 0.0f, NULL, 0};
+  bool started = false;
+  for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
+    int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
+    /* S = scale * Q K^T for this block. */
+    gm->pack_bt(d, len, kh + j0 * d, d, w->kp, nr);
+    small_gemm(gm, nrows, len, d, w->qbuf, d, w->kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
+    for (int64_t r = 0; r < nrows; r++) {
+      float *srow = w->s + r * KB_ATTN_BK;
+      int64_t lim = row_limit(g, r0 + r);
+      for (int64_t j = lim - j0 > 0 ? lim - j0 : 0; j < len; j++) srow[j] = -INFINITY;
+      float m_new, sum;
+      g->ops->attn.softmax_block(srow, len, w->m[r], srow, &m_new, &sum);
+      if (m_new == -INFINITY) {
+        /* No key of this row so far (a decode chunk past its causal
+         * limit): weights 0, and the row stays empty. */
+        for (int64_t j = 0; j < len; j++) srow[j] = 0.0f;
+        sum = 0.0f;
+      }
+      if (!started) {
+        w->l[r] = sum;
+      } else {
+        /* exp(old max - new max) <= 1 rescales what the earlier blocks
+         * summed (0 while the row was empty). */
+        float c = kb__attn_exp(w->m[r] - m_new);
+        w->l[r] = w->l[r] * c + sum;
+        /* c == 1 (the maximum did not move, the usual case after the first
+         * blocks) would multiply every accumulator by 1: exact, skipped. */
+        if (c != 1.0f) {
+          float *orow = w->o + r * d;
+          for (int64_t x = 0; x < d; x++) orow[x] = orow[x] * c;
+        }
+      }
+      w->m[r] = m_new;
+    }
+    /* O += P V; V's rows are read in place when they are whole panels. */
+    if (d % nr == 0) {
+      small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * d, d, nr, w->o, d, !started, NULL);
+    } else {
+      pack_v(vh + j0 * d, len, d, nr, w->vp);
+      small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
+    }
+    started = true;
+  }
+
+  if (g->chunks == 1) {
+    for (int64_t r = 0; r < nrows; r++) {
+      float *dst = g->out + row_offset(g, b, kvh, r0 + r);
+      const float *orow = w->o + r * d;
+      for (int64_t x = 0; x < d; x++) dst[x] = orow[x] / w->l[r];
+    }
+  } else {
+    /* A chunk's (max, sum, O); merge_chunks skips chunks past a row's limit. */
+    float *part = g->partial + t * g->partial_floats;
+    for (int64_t r = 0; r < nrows; r++) {
+      part[r] = w->m[r];
+      part[KB_ATTN_BQ + r] = started ? w->l[r] : 0.0f;
+      float *po = part + 2 * KB_ATTN_BQ + r * d;
+      if (started)
+        memcpy(po, w->o + r * d, (size_t)d * sizeof(float));
+      else
+        memset(po, 0, (size_t)d * sizeof(float));
+    }
+  }
+}
+
+/* Merges the chunks of row block (bk, qb) in chunk order:
+ *   M = max of the chunk maxima; c_i = exp(m_i - M)
+ *   sum = sum_i sum_i * c_i;  O = sum_i O_i * c_i  (i increasing);  out = O / sum. */
+static void merge_chunks(struct attn_job *g, int64_t bq, struct attn_work *w) {
+  int64_t d = g->d;
+  int64_t qb = bq % g->q_blocks, bk = bq / g->q_blocks;
+  int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
+  int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
+  const float *first = g->partial + bq * g->chunks * g->partial_floats;
+  for (int64_t r = 0; r < nrows; r++) {
+    /* Chunks starting at or past the row's causal limit hold no key of it. */
+    int64_t lim = row_limit(g, r0 + r);
+    int64_t used = (lim + KB_ATTN_CHUNK - 1) / KB_ATTN_CHUNK;
+    float mx = -INFINITY;
+    for (int64_t c = 0; c < used; c++) {
+      const float *part = first + c * g->partial_floats;
+      if (part[r] > mx) mx = part[r];
+    }
+    float sum = 0.0f;
+    float *acc = w->o;
+    memset(acc, 0, (size_t)d * sizeof(float));
+    for (int64_t c = 0; c < used; c++) {
+      const float *part = first + c * g->partial_floats;
+      float f = kb__attn_exp(part[r] - mx);
+      sum = sum + part[KB_ATTN_BQ + r] * f;
+      const float *po = part + 2 * KB_ATTN_BQ + r * d;
+      for (int64_t x = 0; x < d; x++) acc[x] = acc[x] + po[x] * f;
+    }
+    float *dst = g->out + row_offset(g, b, kvh, r0 + r);
+    for (int64_t x = 0; x < d; x++) dst[x] = acc[x] / sum;
+  }
+}
+
+struct attn_phase {
+  struct attn_job *g;
+  bool merge;
+  int64_t count;
+};
+
+/* Each worker takes the next task until none is left: the order tasks run
+ * in changes nothing in the results. */
+static void attn_body(void *arg, int64_t begin, int64_t end) {
+  struct attn_phase *ph = (struct attn_phase *)arg;
+  struct attn_job *g = ph->g;
+  for (int64_t worker = begin; worker < end; worker++) {
+    struct attn_work w;
+    work_layout(g->d, g->ops->gemm.nr, g->work + worker * g->work_floats, &w);
+    for (;;) {
+      int64_t t = __atomic_fetch_add(&g->next_task, 1, __ATOMIC_RELAXED);
+      if (t >= ph->count) break;
+      if (ph->merge)
+        merge_chunks(g, t, &w);
+      else
+        run_task(g, t, &w);
+    }
   }
 }
 
@@ -111,25 +318,54 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t ba
 }
 
 /* The float32 computation on validated arguments with at least one query
- * element.  Allocates its double scratch first: OUT_OF_MEMORY leaves out
- * untouched. */
+ * element.  Allocates all scratch first: OUT_OF_MEMORY leaves out untouched. */
 static kb_status compute(kb_context *ctx, const char *fn, int64_t batch, int64_t heads, int64_t kv_heads,
                          int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k,
                          const float *v, bool causal, float scale, float *out) {
-  int64_t rows = batch * heads * seq_q;
-  int64_t per_row = seq_kv * head_dim * 2;
-  int64_t tasks = kb__task_count(ctx, rows, per_row >= KB_ATTN_MIN_WORK ? 1 : KB_ATTN_MIN_WORK / per_row + 1);
-  int64_t sdims[2] = {tasks, seq_kv + head_dim}, s_count;
-  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(double), 2, sdims, &s_count));
-  double *scratch = (double *)malloc((size_t)s_count * sizeof(double));
-  if (scratch == NULL)
+  struct attn_job g;
+  memset(&g, 0, sizeof g);
+  g.ops = kb__cpu_ops();
+  g.heads = heads;
+  g.kv_heads = kv_heads;
+  g.group = heads / kv_heads;
+  g.seq_q = seq_q;
+  g.seq_kv = seq_kv;
+  g.d = head_dim;
+  g.q = q;
+  g.k = k;
+  g.v = v;
+  g.out = out;
+  g.causal = causal;
+  g.scale = scale == 0.0f ? (float)(1.0 / sqrt((double)head_dim)) : scale;
+  g.rows = g.group * seq_q;
+  g.q_blocks = (g.rows + KB_ATTN_BQ - 1) / KB_ATTN_BQ;
+  g.chunks = g.rows <= KB_ATTN_SPLIT_ROWS && seq_kv > KB_ATTN_CHUNK ? (seq_kv + KB_ATTN_CHUNK - 1) / KB_ATTN_CHUNK : 1;
+  g.tasks = batch * kv_heads * g.q_blocks * g.chunks;
+  /* Workers: enough work each to be worth waking (multiply-adds). */
+  int64_t per_task = 2 * (g.rows < KB_ATTN_BQ ? g.rows : KB_ATTN_BQ) * (g.chunks > 1 ? KB_ATTN_CHUNK : seq_kv) * head_dim;
+  int64_t workers = kb__task_count(ctx, g.tasks, per_task >= (1 << 16) ? 1 : (1 << 16) / per_task + 1);
+  g.work_floats = work_layout(head_dim, g.ops->gemm.nr, NULL, NULL);
+  g.partial_floats = g.chunks > 1 ? round_up(2 * KB_ATTN_BQ + KB_ATTN_BQ * head_dim, 16) : 0;
+  int64_t dims_w[2] = {workers, g.work_floats}, dims_p[2] = {g.tasks, g.partial_floats}, nw, np;
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims_w, &nw));
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims_p, &np));
+  if (nw > INT64_MAX / (int64_t)sizeof(float) - np)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of scratch overflows");
+  void *mem = NULL;
+  if (posix_memalign(&mem, 64, (size_t)(nw + np) * sizeof(float)) != 0 || mem == NULL)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch",
-                    (long long)(s_count * (int64_t)sizeof(double)));
-  struct attn_job g = {heads,     heads / kv_heads, kv_heads, seq_q, seq_kv, head_dim, q,    k,    v,
-                       causal,    scale == 0.0f ? 1.0 / sqrt((double)head_dim) : (double)scale,
-                       out,       scratch,          rows,     tasks};
-  kb__parallel_for(ctx, tasks, 1, attn_body, &g);
-  free(scratch);
+                    (long long)((nw + np) * (int64_t)sizeof(float)));
+  g.work = (float *)mem;
+  g.partial = g.work + nw;
+  struct attn_phase ph = {&g, false, g.tasks};
+  kb__parallel_for(ctx, workers, 1, attn_body, &ph);
+  if (g.chunks > 1) {
+    g.next_task = 0;
+    ph.merge = true;
+    ph.count = batch * kv_heads * g.q_blocks;
+    kb__parallel_for(ctx, workers < ph.count ? workers : ph.count, 1, attn_body, &ph);
+  }
+  free(mem);
   return KB_STATUS_OK;
 }
 

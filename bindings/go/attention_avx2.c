@@ -1,0 +1,72 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/attention_avx2.c; do not edit */
+/* attention_avx2.c - the avx2 level of the attention pieces
+ * (attention_kernels.h): attention_scalar.c's operations, 8 keys at a time,
+ * the 16 partial sums in two registers. */
+#include <string.h>
+
+#include "attention_kernels.h"
+#include "simd.h"
+
+#if KB_HAVE_X86_SIMD
+
+/* attention_scalar.c's attn_exp, lane by lane. */
+KB_TARGET_AVX2 static inline __m256 attn_exp(__m256 x) {
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269502e+00f), magic);
+  __m256 n = _mm256_sub_ps(t, magic);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-6.93145752e-01f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-1.42860677e-06f), r);
+  __m256 p = _mm256_set1_ps(1.98412698e-04f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.38888889e-03f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.33333333e-03f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666667e-02f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666667e-01f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.00000000e-01f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256i k = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic)), 23);
+  __m256 e = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), k));
+  __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
+  return _mm256_blendv_ps(e, _mm256_setzero_ps(), tiny);
+}
+
+/* The next 8 scores from j, -inf past len. */
+KB_TARGET_AVX2 static inline __m256 load8(const float *s, int64_t j, int64_t len) {
+  if (len - j >= 8) return _mm256_loadu_ps(s + j);
+  float tmp[8];
+  for (int l = 0; l < 8; l++) tmp[l] = j + l < len ? s[j + l] : -__builtin_inff();
+  return _mm256_loadu_ps(tmp);
+}
+
+KB_TARGET_AVX2 static void softmax_block(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum) {
+  __m256 vmax = _mm256_set1_ps(-__builtin_inff());
+  for (int64_t j = 0; j < len; j += 8) vmax = _mm256_max_ps(load8(s, j, len), vmax);
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+  float mx = _mm_cvtss_f32(m4);
+  float m = m_old > mx ? m_old : mx;
+  __m256 vm = _mm256_set1_ps(m);
+  __m256 part[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t j = 0; j < len; j += 8) {
+    __m256 e = attn_exp(_mm256_sub_ps(load8(s, j, len), vm));
+    if (len - j >= 8) {
+      _mm256_storeu_ps(p + j, e);
+    } else {
+      float tmp[8];
+      _mm256_storeu_ps(tmp, e);
+      memcpy(p + j, tmp, (size_t)(len - j) * sizeof(float));
+    }
+    /* Keys j..j+7 are partials (j mod 16)..(j mod 16)+7. */
+    part[(j / 8) & 1] = _mm256_add_ps(part[(j / 8) & 1], e);
+  }
+  __m256 s8 = _mm256_add_ps(part[0], part[1]);
+  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  *sum = _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+  *m_new = m;
+}
+
+const struct kb_attn_ops kb__attn_ops_avx2 = {softmax_block};
+
+#endif /* KB_HAVE_X86_SIMD */

@@ -1,0 +1,40 @@
+/* attention_kernels.h - the instruction-set-specific pieces of attention
+ * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
+ * attention.c.  Internal to kernels/cpu.
+ *
+ * The matrix products of attention run on the gemm microkernels; what is
+ * left per instruction set is the online softmax of one row of a key block.
+ * Every level computes the same bits: the maximum is exact, the exponential
+ * is one fixed sequence of float32 operations (attn_exp in each file), and
+ * the row sum uses 16 partial sums (key j goes to partial j mod 16, keys in
+ * increasing order) reduced by the fixed tree
+ *   s8[l] = p[l] + p[l+8], s4[l] = s8[l] + s8[l+4], s2[l] = s4[l] + s4[l+2],
+ *   sum = s2[0] + s2[1]. */
+#ifndef KB_CPU_ATTENTION_KERNELS_H
+#define KB_CPU_ATTENTION_KERNELS_H
+
+#include <stdint.h>
+
+/*
+ * One row of a key block of `len` scores s (masked keys hold -inf):
+ *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
+ *   p[j] = exp(s[j] - m) for j < len
+ *   *sum = the 16-partial sum of p (see above), *m_new = m.
+ * len <= 64 (the block size of attention.c).
+ */
+typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
+
+struct kb_attn_ops {
+  kb_attn_softmax_block_fn softmax_block;
+};
+
+/* The exponential of the softmax weights for one value (attention_scalar.c):
+ * the same bits as each level's vector version.  Used on every level for
+ * the per-row rescale factors and the merge of decode chunks. */
+float kb__attn_exp(float x);
+
+extern const struct kb_attn_ops kb__attn_ops_scalar;
+extern const struct kb_attn_ops kb__attn_ops_avx2;
+extern const struct kb_attn_ops kb__attn_ops_avx512;
+
+#endif /* KB_CPU_ATTENTION_KERNELS_H */
