@@ -2024,9 +2024,10 @@ func (ctx *Context) LayernormBuf(rows int, cols int, x Float32View, weight Float
 // where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
 // then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
 // elements and must be at least the stored row length (at least 1).  When
-// beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-// float32 in order of increasing p for every element, independent of the
-// thread count.
+// beta == 0, C is not read (it may hold NaN).  Every element is a float32
+// chain of fused multiply-adds in order of increasing p (one rounding per
+// step), then alpha * acc (+ beta * C), independent of the thread count and
+// of the CPU's instruction set.
 //
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements.
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements.
@@ -2433,7 +2434,10 @@ func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int
 // reads key/value head h / (heads / kv_heads) (grouped-query attention;
 // kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
 // causal, query i attends keys j <= i (top-left aligned, as PyTorch's
-// is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+// is_causal).  Computed in float32 with an online softmax over blocks of 64
+// keys (docs/kernels.md); scores are never materialised as a
+// [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+// CPU's instruction set.
 // scale must be finite and >= 0; seq_kv must be > 0 when there are queries.
 //
 // q (input) holds [batch, heads, seqQ, headDim], row-major.

@@ -78,6 +78,47 @@ static void test_against_reference(void) {
   run_case(NULL, 1, 6, 3, 17, 7, 4, true, 0.5f);
 }
 
+/* Shapes that reach every path of the blocked kernel: several key blocks
+ * (64 keys) with the running maximum moving between them, several query
+ * row blocks, grouped-query rows sharing a key/value head, and the decode
+ * path (at most 16 query rows per key/value head and more than 512 keys),
+ * whose key chunks are merged afterwards, with causal limits that leave
+ * later chunks empty. */
+static void test_blocked_paths(void) {
+  kb_context *c2 = make_ctx(2);
+  run_case(c2, 1, 2, 2, 150, 200, 64, false, 0.0f);   /* 3+ row blocks of the group, 4 key blocks */
+  run_case(c2, 1, 2, 2, 150, 200, 64, true, 0.0f);    /* causal: blocks past the diagonal skipped */
+  run_case(c2, 1, 8, 2, 40, 130, 24, true, 0.0f);     /* 4 query heads per key/value head */
+  run_case(c2, 2, 4, 4, 1, 1300, 32, false, 0.0f);    /* decode: 3 key chunks merged */
+  run_case(c2, 1, 8, 1, 2, 1100, 16, false, 0.0f);    /* decode with 16 rows per key/value head */
+  run_case(c2, 1, 2, 1, 3, 1100, 8, true, 0.0f);      /* decode rows that see only the first keys */
+  run_case(c2, 1, 1, 1, 17, 700, 20, true, 0.25f);    /* 17 rows: not the decode path */
+  kb_context_destroy(c2);
+}
+
+/* Scores that grow along the keys: every key block raises the running
+ * maximum, so the earlier blocks' sums are rescaled each time. */
+static void test_rising_maximum(void) {
+  enum { SKV = 300, D = 4 };
+  float q[D] = {1, 0, 0, 0}, k[SKV * D], v[SKV * D], out[D];
+  for (int j = 0; j < SKV; j++) {
+    k[j * D] = (float)j * 0.05f;
+    k[j * D + 1] = k[j * D + 2] = k[j * D + 3] = 0;
+    v[j * D] = (float)(j % 7);
+    v[j * D + 1] = 1.0f;
+    v[j * D + 2] = (float)j;
+    v[j * D + 3] = -1.0f;
+  }
+  CHECK_OK(kb_attention(NULL, 1, 1, 1, 1, SKV, D, q, k, v, false, 1.0f, out));
+  double z = 0, acc[D] = {0, 0, 0, 0};
+  for (int j = 0; j < SKV; j++) {
+    double w = exp((double)k[j * D] - (double)k[(SKV - 1) * D]);
+    z += w;
+    for (int d = 0; d < D; d++) acc[d] += w * v[j * D + d];
+  }
+  for (int d = 0; d < D; d++) CHECK_CLOSE(out[d], acc[d] / z, 4e-7, 1e-6);
+}
+
 /* Large scores: the max subtraction keeps exp finite. */
 static void test_large_scores(void) {
   float q[4] = {100, 0, 0, 0}, k[8] = {100, 0, 0, 0, 99.9f, 0, 0, 0}, v[8] = {1, 0, 0, 0, 0, 1, 0, 0}, out[4];
@@ -155,6 +196,8 @@ static void test_bad_inputs(void) {
 int main(void) {
   KB_RUN(test_hand_values);
   KB_RUN(test_against_reference);
+  KB_RUN(test_blocked_paths);
+  KB_RUN(test_rising_maximum);
   KB_RUN(test_large_scores);
   KB_RUN(test_empty);
   KB_RUN(test_threads_bitwise_identical);

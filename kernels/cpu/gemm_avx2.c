@@ -124,19 +124,22 @@ KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int6
 }
 
 /* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
-KB_TARGET_AVX2 static inline void transpose8(const __m256 r[8], __m256 out[8]) {
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void transpose8(const __m256 r[8], __m256 out[8]) {
   __m256 t[8], u[8];
+  _Pragma("GCC unroll 16")
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   /* u[4g + s]: rows 4g..4g+3 of columns s and s+4 (one per 128-bit lane). */
+  _Pragma("GCC unroll 16")
   for (int g = 0; g < 2; g++) {
     u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
     u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
     u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
     u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
   }
+  _Pragma("GCC unroll 16")
   for (int s = 0; s < 4; s++) {
     out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
     out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
@@ -145,8 +148,9 @@ KB_TARGET_AVX2 static inline void transpose8(const __m256 r[8], __m256 out[8]) {
 
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
  * ld); missing rows and columns read as zero. */
-KB_TARGET_AVX2 static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
   __m256i mask = first_lanes(w);
+  _Pragma("GCC unroll 16")
   for (int l = 0; l < 8; l++)
     r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? _mm256_loadu_ps(src + l * ld) : _mm256_maskload_ps(src + l * ld, mask);
 }
@@ -172,49 +176,77 @@ KB_TARGET_AVX2 static void pack_bt(int64_t kc, int64_t nc, const float *b, int64
   }
 }
 
-/* y[j] = chain of x[p] * mat[p * ldm + j], 64 columns of accumulators. */
+/* y[j] = chain of x[p] * mat[p * ldm + j].  Rows are read whole, four at a
+ * time (four sequential streams), and the sums wait in y between groups of
+ * rows (exact: they are float32). */
 KB_TARGET_AVX2 static void gemv_axpy(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
-  for (int64_t j0 = 0; j0 < n; j0 += 64) {
-    int64_t w = n - j0 < 64 ? n - j0 : 64;
-    __m256i mk[8];
-    for (int v = 0; v < 8; v++) mk[v] = first_lanes(w - 8 * v);
-    __m256 acc[8];
-    for (int v = 0; v < 8; v++) acc[v] = _mm256_setzero_ps();
-    for (int64_t p = 0; p < k; p++) {
-      __m256 xp = _mm256_set1_ps(x[p]);
-      const float *row = mat + p * ldm + j0;
-      if (w == 64) {
-        for (int v = 0; v < 8; v++) acc[v] = _mm256_fmadd_ps(xp, _mm256_loadu_ps(row + 8 * v), acc[v]);
+  for (int64_t p0 = 0; p0 < k; p0 += 4) {
+    int64_t rows = k - p0 < 4 ? k - p0 : 4;
+    const float *r[4] = {mat + p0 * ldm, mat + (p0 + 1) * ldm, mat + (p0 + 2) * ldm, mat + (p0 + 3) * ldm};
+    __m256 xv[4];
+    for (int i = 0; i < 4; i++) xv[i] = _mm256_set1_ps(i < rows ? x[p0 + i] : 0.0f);
+    for (int64_t j = 0; j < n; j += 32) {
+      __m256 acc[4];
+      if (rows == 4 && n - j >= 32) {
+        _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) {
+          acc[v] = p0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + j + 8 * v);
+          acc[v] = _mm256_fmadd_ps(xv[0], _mm256_loadu_ps(r[0] + j + 8 * v), acc[v]);
+          acc[v] = _mm256_fmadd_ps(xv[1], _mm256_loadu_ps(r[1] + j + 8 * v), acc[v]);
+          acc[v] = _mm256_fmadd_ps(xv[2], _mm256_loadu_ps(r[2] + j + 8 * v), acc[v]);
+          acc[v] = _mm256_fmadd_ps(xv[3], _mm256_loadu_ps(r[3] + j + 8 * v), acc[v]);
+          _mm256_storeu_ps(y + j + 8 * v, acc[v]);
+        }
       } else {
-        for (int v = 0; v < 8; v++) acc[v] = _mm256_fmadd_ps(xp, _mm256_maskload_ps(row + 8 * v, mk[v]), acc[v]);
+        for (int v = 0; v < 4; v++) {
+          __m256i mk = first_lanes(n - j - 8 * v);
+          acc[v] = p0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(y + j + 8 * v, mk);
+          for (int i = 0; i < rows; i++)
+            acc[v] = _mm256_fmadd_ps(xv[i], _mm256_maskload_ps(r[i] + j + 8 * v, mk), acc[v]);
+          _mm256_maskstore_ps(y + j + 8 * v, mk, acc[v]);
+        }
       }
     }
-    for (int v = 0; v < 8; v++) _mm256_maskstore_ps(y + j0 + 8 * v, mk[v], acc[v]);
   }
+  if (k == 0)
+    for (int64_t j = 0; j < n; j++) y[j] = 0.0f;
 }
 
 /* y[j] = chain of x[p] * mat[j * ldm + p]: 16 rows at a time as two 8 x 8
- * transposed blocks (two independent chains). */
+ * blocks transposed in registers (two independent chains), with software
+ * prefetch of the 16 row streams. */
 KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     int64_t rows0 = n - j0 < 8 ? n - j0 : 8;
     int64_t rows1 = n - j0 - 8 < 8 ? n - j0 - 8 : 8;
+    const float *b0 = mat + j0 * ldm, *b1 = b0 + 8 * ldm;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t p = 0; p < k; p += 8) {
       int64_t w = k - p < 8 ? k - p : 8;
       __m256 r[8], c0[8], c1[8];
-      load_block(mat + j0 * ldm + p, ldm, rows0, w, r);
+      if (p + 64 < k) {
+        for (int l = 0; l < rows0; l++) _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
+        for (int l = 0; l < rows1; l++) _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+      }
+      load_block(b0 + p, ldm, rows0, w, r);
       transpose8(r, c0);
       if (rows1 > 0) {
-        load_block(mat + (j0 + 8) * ldm + p, ldm, rows1, w, r);
+        load_block(b1 + p, ldm, rows1, w, r);
         transpose8(r, c1);
       } else {
         for (int q = 0; q < 8; q++) c1[q] = _mm256_setzero_ps();
       }
-      for (int64_t q = 0; q < w; q++) {
-        __m256 xq = _mm256_set1_ps(x[p + q]);
-        acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
-        acc1 = _mm256_fmadd_ps(xq, c1[q], acc1);
+      if (w == 8) {
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) {
+          __m256 xq = _mm256_set1_ps(x[p + q]);
+          acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
+          acc1 = _mm256_fmadd_ps(xq, c1[q], acc1);
+        }
+      } else {
+        for (int64_t q = 0; q < w; q++) {
+          __m256 xq = _mm256_set1_ps(x[p + q]);
+          acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
+          acc1 = _mm256_fmadd_ps(xq, c1[q], acc1);
+        }
       }
     }
     _mm256_maskstore_ps(y + j0, first_lanes(rows0), acc0);

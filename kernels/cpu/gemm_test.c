@@ -96,6 +96,25 @@ static void test_all_transposes_edge_sizes(void) {
   run_case(NULL, 6, 300, 20, 1, 1.25f, -2.0f, false);
 }
 
+/* Shapes past every block of the packed kernel (K blocks of at most 512,
+ * N blocks of a few hundred, M blocks of several hundred), the matrix-vector
+ * paths (m == 1, n == 1), and small problems that read A and B in place;
+ * on 1 and 2 threads.  Every element must be the documented fma chain. */
+static void test_blocked_paths(void) {
+  kb_context *c2 = make_ctx(2);
+  run_case(NULL, 13, 37, 1100, 2, 1.0f, 0.0f, false);  /* three K blocks */
+  run_case(c2, 23, 600, 70, 1, -0.5f, 0.25f, false);    /* several N blocks, packed A */
+  run_case(c2, 700, 9, 40, 0, 1.0f, 1.0f, false);       /* several M blocks */
+  run_case(c2, 31, 33, 600, 5, 2.0f, -1.0f, false);     /* K split with beta != 0: C_old is kept */
+  run_case(NULL, 1, 333, 150, 3, 1.0f, 0.0f, false);    /* row vector times matrix */
+  run_case(c2, 1, 1000, 77, 0, 0.5f, 2.0f, false);
+  run_case(NULL, 333, 1, 150, 3, 1.0f, 0.0f, false);    /* matrix times column vector */
+  run_case(c2, 1000, 1, 77, 2, -1.0f, 0.5f, false);
+  run_case(c2, 64, 64, 64, 0, 1.0f, 0.0f, false);       /* small: A and B read in place */
+  run_case(c2, 12, 32, 8, 0, 1.0f, 0.0f, true);
+  kb_context_destroy(c2);
+}
+
 static void test_beta_zero_ignores_nan_c(void) {
   run_case(NULL, 5, 9, 7, 2, 1.0f, 0.0f, true);
   float a[1] = {2}, b[1] = {3}, c[1] = {NAN};
@@ -186,6 +205,7 @@ static void test_bad_inputs(void) {
 int main(void) {
   KB_RUN(test_hand_values);
   KB_RUN(test_all_transposes_edge_sizes);
+  KB_RUN(test_blocked_paths);
   KB_RUN(test_beta_zero_ignores_nan_c);
   KB_RUN(test_k_zero);
   KB_RUN(test_empty);

@@ -801,9 +801,10 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=Non
     where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
     then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
     elements and must be at least the stored row length (at least 1).  When
-    beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-    float32 in order of increasing p for every element, independent of the
-    thread count.
+    beta == 0, C is not read (it may hold NaN).  Every element is a float32
+    chain of fused multiply-adds in order of increasing p (one rounding per
+    step), then alpha * acc (+ beta * C), independent of the thread count and
+    of the CPU's instruction set.
 
     Arguments (sizes are taken from the arrays' shapes):
       trans_a: bool, default False
@@ -1045,7 +1046,10 @@ def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     reads key/value head h / (heads / kv_heads) (grouped-query attention;
     kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
     causal, query i attends keys j <= i (top-left aligned, as PyTorch's
-    is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+    is_causal).  Computed in float32 with an online softmax over blocks of 64
+    keys (docs/kernels.md); scores are never materialised as a
+    [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+    CPU's instruction set.
     scale must be finite and >= 0; seq_kv must be > 0 when there are queries.
 
     Arguments (sizes are taken from the arrays' shapes):

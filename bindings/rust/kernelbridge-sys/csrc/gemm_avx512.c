@@ -13,6 +13,10 @@
 
 #define MR 12
 #define NR 32
+/* How far ahead (floats) gemv_dot prefetches each row. */
+#ifndef KB_GEMV_PREFETCH
+#define KB_GEMV_PREFETCH 128
+#endif
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..31). */
 #define ROW_FMA(i)                                    \
@@ -138,13 +142,15 @@ KB_TARGET_AVX512 static void kernel(int64_t kc, const float *a, int64_t a_rs, in
 }
 
 /* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
-KB_TARGET_AVX512 static inline void transpose16(const __m512 r[16], __m512 out[16]) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(const __m512 r[16], __m512 out[16]) {
   __m512 t[16], u[16];
+  _Pragma("GCC unroll 16")
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   /* u[4g + s]: rows 4g..4g+3 of columns s, s+4, s+8, s+12 (one per 128-bit lane). */
+  _Pragma("GCC unroll 16")
   for (int g = 0; g < 4; g++) {
     __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
     __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
@@ -153,6 +159,7 @@ KB_TARGET_AVX512 static inline void transpose16(const __m512 r[16], __m512 out[1
     u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
     u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
   }
+  _Pragma("GCC unroll 16")
   for (int s = 0; s < 4; s++) {
     __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);      /* cols s, s+8 of rows 0-7 */
     __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);      /* cols s+4, s+12 */
@@ -167,8 +174,9 @@ KB_TARGET_AVX512 static inline void transpose16(const __m512 r[16], __m512 out[1
 
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
  * src (row stride ld); missing rows and columns read as zero. */
-KB_TARGET_AVX512 static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
   __mmask16 mask = first_lanes(w);
+  _Pragma("GCC unroll 16")
   for (int l = 0; l < 16; l++) r[l] = l < rows ? _mm512_maskz_loadu_ps(mask, src + l * ld) : _mm512_setzero_ps();
 }
 
@@ -193,53 +201,67 @@ KB_TARGET_AVX512 static void pack_bt(int64_t kc, int64_t nc, const float *b, int
   }
 }
 
-/* y[j] = chain of x[p] * mat[p * ldm + j]: 8 rows of mat at a time (8
- * streams), 128 columns of accumulators, sums stored in y between row
- * blocks (exact: they are float32). */
+/* y[j] = chain of x[p] * mat[p * ldm + j].  Rows are read whole, four at a
+ * time (four sequential streams the prefetchers follow), and the sums wait
+ * in y between groups of rows (exact: they are float32 and y stays in L1/L2
+ * for the column ranges a thread is given). */
 KB_TARGET_AVX512 static void gemv_axpy(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm,
                                        float *y) {
-  for (int64_t j0 = 0; j0 < n; j0 += 128) {
-    int64_t w = n - j0 < 128 ? n - j0 : 128;
-    __mmask16 mk[8];
-    for (int v = 0; v < 8; v++) mk[v] = first_lanes(w - 16 * v);
-    __m512 acc[8];
-    for (int v = 0; v < 8; v++) acc[v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < k; p++) {
-      __m512 xp = _mm512_set1_ps(x[p]);
-      const float *row = mat + p * ldm + j0;
-      for (int v = 0; v < 8; v++) acc[v] = _mm512_fmadd_ps(xp, _mm512_maskz_loadu_ps(mk[v], row + 16 * v), acc[v]);
+  for (int64_t p0 = 0; p0 < k; p0 += 4) {
+    int64_t rows = k - p0 < 4 ? k - p0 : 4;
+    const float *r[4] = {mat + p0 * ldm, mat + (p0 + 1) * ldm, mat + (p0 + 2) * ldm, mat + (p0 + 3) * ldm};
+    __m512 xv[4];
+    for (int i = 0; i < 4; i++) xv[i] = _mm512_set1_ps(i < rows ? x[p0 + i] : 0.0f);
+    for (int64_t j = 0; j < n; j += 64) {
+      __m512 acc[4];
+      if (rows == 4 && n - j >= 64) {
+        _Pragma("GCC unroll 4") for (int v = 0; v < 4; v++) {
+          acc[v] = p0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y + j + 16 * v);
+          acc[v] = _mm512_fmadd_ps(xv[0], _mm512_loadu_ps(r[0] + j + 16 * v), acc[v]);
+          acc[v] = _mm512_fmadd_ps(xv[1], _mm512_loadu_ps(r[1] + j + 16 * v), acc[v]);
+          acc[v] = _mm512_fmadd_ps(xv[2], _mm512_loadu_ps(r[2] + j + 16 * v), acc[v]);
+          acc[v] = _mm512_fmadd_ps(xv[3], _mm512_loadu_ps(r[3] + j + 16 * v), acc[v]);
+          _mm512_storeu_ps(y + j + 16 * v, acc[v]);
+        }
+      } else {
+        for (int v = 0; v < 4; v++) {
+          __mmask16 mk = first_lanes(n - j - 16 * v);
+          acc[v] = p0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, y + j + 16 * v);
+          for (int i = 0; i < rows; i++)
+            acc[v] = _mm512_fmadd_ps(xv[i], _mm512_maskz_loadu_ps(mk, r[i] + j + 16 * v), acc[v]);
+          _mm512_mask_storeu_ps(y + j + 16 * v, mk, acc[v]);
+        }
+      }
     }
-    for (int v = 0; v < 8; v++) _mm512_mask_storeu_ps(y + j0 + 16 * v, mk[v], acc[v]);
   }
+  if (k == 0)
+    for (int64_t j = 0; j < n; j++) y[j] = 0.0f;
 }
 
-/* y[j] = chain of x[p] * mat[j * ldm + p]: 32 rows at a time, 16 x 16
- * blocks transposed in registers so that lanes run along j; two
- * independent chains (rows j..j+15 and j+16..j+31) hide the FMA latency. */
+/* y[j] = chain of x[p] * mat[j * ldm + p]: 16 rows at a time, read in runs
+ * of 16 floats that are transposed in registers so that lanes run along j;
+ * the 16 rows' chains are one register.  Software prefetch keeps the 16
+ * row streams ahead (hardware prefetchers do not follow that many short
+ * streams). */
 KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y) {
-  for (int64_t j0 = 0; j0 < n; j0 += 32) {
-    int64_t rows0 = n - j0 < 16 ? n - j0 : 16;
-    int64_t rows1 = n - j0 - 16 < 16 ? n - j0 - 16 : 16;
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    int64_t rows = n - j0 < 16 ? n - j0 : 16;
+    const float *base = mat + j0 * ldm;
+    __m512 acc = _mm512_setzero_ps();
     for (int64_t p = 0; p < k; p += 16) {
       int64_t w = k - p < 16 ? k - p : 16;
-      __m512 r[16], c0[16], c1[16];
-      load_block(mat + j0 * ldm + p, ldm, rows0, w, r);
-      transpose16(r, c0);
-      if (rows1 > 0) {
-        load_block(mat + (j0 + 16) * ldm + p, ldm, rows1, w, r);
-        transpose16(r, c1);
+      __m512 r[16], c[16];
+      if (p + KB_GEMV_PREFETCH < k)
+        for (int l = 0; l < rows; l++) _mm_prefetch((const char *)(base + l * ldm + p + KB_GEMV_PREFETCH), _MM_HINT_T0);
+      load_block(base + p, ldm, rows, w, r);
+      transpose16(r, c);
+      if (w == 16) {
+        _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[p + q]), c[q], acc);
       } else {
-        for (int q = 0; q < 16; q++) c1[q] = _mm512_setzero_ps();
-      }
-      for (int64_t q = 0; q < w; q++) {
-        __m512 xq = _mm512_set1_ps(x[p + q]);
-        acc0 = _mm512_fmadd_ps(xq, c0[q], acc0);
-        acc1 = _mm512_fmadd_ps(xq, c1[q], acc1);
+        for (int64_t q = 0; q < w; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[p + q]), c[q], acc);
       }
     }
-    _mm512_mask_storeu_ps(y + j0, first_lanes(rows0), acc0);
-    if (rows1 > 0) _mm512_mask_storeu_ps(y + j0 + 16, first_lanes(rows1), acc1);
+    _mm512_mask_storeu_ps(y + j0, first_lanes(rows), acc);
   }
 }
 

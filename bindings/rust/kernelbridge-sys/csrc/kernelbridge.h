@@ -579,9 +579,10 @@ KB_API kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const
  * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
  * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
  * elements and must be at least the stored row length (at least 1).  When
- * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
- * float32 in order of increasing p for every element, independent of the
- * thread count.
+ * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+ * chain of fused multiply-adds in order of increasing p (one rounding per
+ * step), then alpha * acc (+ beta * C), independent of the thread count and
+ * of the CPU's instruction set.
  * @arg ctx context
  * @arg trans_a flag
  * @arg trans_b flag
@@ -649,7 +650,10 @@ KB_API kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t he
  * reads key/value head h / (heads / kv_heads) (grouped-query attention;
  * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
  * causal, query i attends keys j <= i (top-left aligned, as PyTorch's
- * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+ * is_causal).  Computed in float32 with an online softmax over blocks of 64
+ * keys (docs/kernels.md); scores are never materialised as a
+ * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+ * CPU's instruction set.
  * scale must be finite and >= 0; seq_kv must be > 0 when there are queries.
  * @arg ctx context
  * @arg batch dim

@@ -1439,9 +1439,10 @@ impl Context {
     /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
     /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
     /// elements and must be at least the stored row length (at least 1).  When
-    /// beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-    /// float32 in order of increasing p for every element, independent of the
-    /// thread count.
+    /// beta == 0, C is not read (it may hold NaN).  Every element is a float32
+    /// chain of fused multiply-adds in order of increasing p (one rounding per
+    /// step), then alpha \* acc (+ beta \* C), independent of the thread count and
+    /// of the CPU's instruction set.
     ///
     /// # Arguments
     ///
@@ -1605,7 +1606,10 @@ impl Context {
     /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
     /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
     /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Scores are never materialised as a \[seq_q, seq_kv\] matrix.
+    /// is_causal).  Computed in float32 with an online softmax over blocks of 64
+    /// keys (docs/kernels.md); scores are never materialised as a
+    /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
+    /// CPU's instruction set.
     /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
     ///
     /// # Arguments
@@ -4640,9 +4644,10 @@ impl Context {
     /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
     /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
     /// elements and must be at least the stored row length (at least 1).  When
-    /// beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-    /// float32 in order of increasing p for every element, independent of the
-    /// thread count.
+    /// beta == 0, C is not read (it may hold NaN).  Every element is a float32
+    /// chain of fused multiply-adds in order of increasing p (one rounding per
+    /// step), then alpha \* acc (+ beta \* C), independent of the thread count and
+    /// of the CPU's instruction set.
     ///
     /// [`Context::gemm`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
     ///
@@ -4833,7 +4838,10 @@ impl Context {
     /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
     /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
     /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Scores are never materialised as a \[seq_q, seq_kv\] matrix.
+    /// is_causal).  Computed in float32 with an online softmax over blocks of 64
+    /// keys (docs/kernels.md); scores are never materialised as a
+    /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
+    /// CPU's instruction set.
     /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
     ///
     /// [`Context::attention`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
@@ -8146,9 +8154,10 @@ pub fn layernorm_inplace(rows: usize, cols: usize, x: &mut [f32], weight: Option
 /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
 /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
 /// elements and must be at least the stored row length (at least 1).  When
-/// beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-/// float32 in order of increasing p for every element, independent of the
-/// thread count.
+/// beta == 0, C is not read (it may hold NaN).  Every element is a float32
+/// chain of fused multiply-adds in order of increasing p (one rounding per
+/// step), then alpha \* acc (+ beta \* C), independent of the thread count and
+/// of the CPU's instruction set.
 ///
 /// # Arguments
 ///
@@ -8241,7 +8250,10 @@ pub fn rope_inplace(heads: usize, head_dim: usize, x: &mut [f32], positions: &[i
 /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
 /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
 /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-/// is_causal).  Scores are never materialised as a \[seq_q, seq_kv\] matrix.
+/// is_causal).  Computed in float32 with an online softmax over blocks of 64
+/// keys (docs/kernels.md); scores are never materialised as a
+/// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
+/// CPU's instruction set.
 /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
 ///
 /// # Arguments

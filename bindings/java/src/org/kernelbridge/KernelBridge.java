@@ -1834,9 +1834,10 @@ public final class KernelBridge {
    * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
    * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
    * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-   * float32 in order of increasing p for every element, independent of the
-   * thread count.
+   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+   * chain of fused multiply-adds in order of increasing p (one rounding per
+   * step), then alpha * acc (+ beta * C), independent of the thread count and
+   * of the CPU's instruction set.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
@@ -1864,9 +1865,10 @@ public final class KernelBridge {
    * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
    * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
    * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-   * float32 in order of increasing p for every element, independent of the
-   * thread count.
+   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+   * chain of fused multiply-adds in order of increasing p (one rounding per
+   * step), then alpha * acc (+ beta * C), independent of the thread count and
+   * of the CPU's instruction set.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -1945,9 +1947,10 @@ public final class KernelBridge {
    * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
    * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
    * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-   * float32 in order of increasing p for every element, independent of the
-   * thread count.
+   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+   * chain of fused multiply-adds in order of increasing p (one rounding per
+   * step), then alpha * acc (+ beta * C), independent of the thread count and
+   * of the CPU's instruction set.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
@@ -1977,9 +1980,10 @@ public final class KernelBridge {
    * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
    * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
    * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-   * float32 in order of increasing p for every element, independent of the
-   * thread count.
+   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+   * chain of fused multiply-adds in order of increasing p (one rounding per
+   * step), then alpha * acc (+ beta * C), independent of the thread count and
+   * of the CPU's instruction set.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
@@ -2032,9 +2036,10 @@ public final class KernelBridge {
    * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
    * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
    * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Products are accumulated in
-   * float32 in order of increasing p for every element, independent of the
-   * thread count.
+   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
+   * chain of fused multiply-adds in order of increasing p (one rounding per
+   * step), then alpha * acc (+ beta * C), independent of the thread count and
+   * of the CPU's instruction set.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
@@ -2479,7 +2484,10 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * keys (docs/kernels.md); scores are never materialised as a
+   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+   * CPU's instruction set.
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
@@ -2508,7 +2516,10 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * keys (docs/kernels.md); scores are never materialised as a
+   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+   * CPU's instruction set.
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * @param ctx the context to run on (see {@link Context})
@@ -2592,7 +2603,10 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * keys (docs/kernels.md); scores are never materialised as a
+   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+   * CPU's instruction set.
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
@@ -2623,7 +2637,10 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * keys (docs/kernels.md); scores are never materialised as a
+   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+   * CPU's instruction set.
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
@@ -2677,7 +2694,10 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Scores are never materialised as a [seq_q, seq_kv] matrix.
+   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * keys (docs/kernels.md); scores are never materialised as a
+   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
+   * CPU's instruction set.
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
