@@ -240,3 +240,48 @@ def test_extension_is_self_contained():
     exported = [line.split()[-1] for line in nm.splitlines() if line.strip()]
     assert not [s for s in exported if s.startswith("kb_")], exported
     assert not [s for s in undefined.split() if s.startswith("cuda") or s.startswith("cu")], undefined
+
+
+def test_cpu_isa_level():
+    """kb.cpu_isa() names the instruction-set level of the CPU kernels; a
+    lower level can be forced with KB_CPU_ISA (read once per process, so in
+    a child process), and a value that is no level makes Context() fail with
+    a typed error naming the variable."""
+    assert kb.cpu_isa() in ("scalar", "avx2", "avx512")
+    pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(kb.__file__)))
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {pkg_dir!r})
+        import numpy as np, kernelbridge as kb
+        print(kb.cpu_isa())
+        try:
+            ctx = kb.Context(threads=2)
+            x = np.linspace(-3, 3, 1000, dtype=np.float32).reshape(10, 100)
+            y = kb.gemm(x, x.T, ctx=ctx)
+            print(y.view(np.uint32).sum(dtype=np.uint64))
+        except kb.Error as e:
+            print(type(e).__name__, e)
+        """
+    )
+
+    def run(level):
+        env = dict(os.environ, KB_CPU_ISA=level)
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split("\n", 1)
+
+    isa, out = run("scalar")
+    assert isa == "scalar"
+    scalar_bits = out.strip()
+    assert scalar_bits.isdigit()
+    # Every level the CPU has gives the scalar level's bits.
+    for level in ("avx2", "avx512"):
+        isa, out = run(level)
+        if out.startswith("UnsupportedError"):
+            assert f"KB_CPU_ISA={level} is not supported" in out
+            continue
+        assert isa == level and out.strip() == scalar_bits
+    isa, out = run("sse9")
+    assert out.startswith("InvalidArgumentError")
+    assert 'KB_CPU_ISA="sse9" is not an instruction-set level' in out

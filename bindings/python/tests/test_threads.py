@@ -82,3 +82,43 @@ def test_concurrent_gemm_results():
         # Bit-identical whatever the thread count; close to a float64 product.
         assert np.array_equal(got, w)
         np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def _child_gemm(args):
+    a, b = args
+    return kb.gemm(a, b, ctx=_FORK_CTX)
+
+
+_FORK_CTX = None
+
+
+def test_multiprocessing_children_after_parent_used_threads():
+    """A context whose worker threads ran in the parent keeps working in
+    children made by fork (multiprocessing's fork start method), and spawned
+    children (a fresh interpreter) work too; every child's result is the
+    parent's, bit for bit."""
+    import multiprocessing
+
+    global _FORK_CTX
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((96, 80), dtype=np.float32)
+    b = rng.standard_normal((80, 70), dtype=np.float32)
+    _FORK_CTX = kb.Context(threads=2)
+    want = kb.gemm(a, b, ctx=_FORK_CTX)  # the parent's pool is running now
+    for method in ("fork", "spawn"):
+        mp = multiprocessing.get_context(method)
+        if method == "spawn":
+            # A spawned child re-imports this module: it gets a context of its own.
+            with mp.Pool(2, initializer=_init_spawned) as pool:
+                outs = pool.map(_child_gemm, [(a, b)] * 4)
+        else:
+            with mp.Pool(2) as pool:
+                outs = pool.map(_child_gemm, [(a, b)] * 4)
+        for got in outs:
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), method
+    _FORK_CTX.close()
+
+
+def _init_spawned():
+    global _FORK_CTX
+    _FORK_CTX = kb.Context(threads=2)

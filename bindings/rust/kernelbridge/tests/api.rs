@@ -272,3 +272,72 @@ fn context_free_errors_carry_the_threads_message() {
     assert_eq!(err.status(), Status::InvalidArgument);
     assert!(err.message().contains("num_threads"), "{err}");
 }
+
+/// Run only as the child of `cpu_isa_levels_agree` (KB_CPU_ISA is read once
+/// per process): prints the level and the bits of a gemm on a two-thread
+/// context, or the error of a refused context.
+#[test]
+fn isa_probe() {
+    if std::env::var_os("KB_RUST_ISA_PROBE").is_none() {
+        return;
+    }
+    println!("level {}", kernelbridge::cpu_isa());
+    let ctx = match Context::new(Backend::Cpu, 2) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("error {:?} {}", e.status(), e);
+            return;
+        }
+    };
+    let (m, n, k) = (10, 10, 100);
+    let a: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.37).sin()).collect();
+    let mut c = vec![0.0f32; m * n];
+    ctx.gemm(false, true, m, n, k, 1.0, &a, k, &a, k, 0.0, &mut c, n).unwrap();
+    let bits = c.iter().fold(0u64, |h, v| h.wrapping_mul(31).wrapping_add(u64::from(v.to_bits())));
+    println!("bits {bits}");
+}
+
+fn probe_isa(level: &str) -> (String, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "isa_probe", "--nocapture", "--test-threads=1"])
+        .env("KB_RUST_ISA_PROBE", "1")
+        .env("KB_CPU_ISA", level)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "probe {level}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut got = String::new();
+    let mut result = String::new();
+    // The harness prints "test isa_probe ... " before the probe's first line.
+    for line in text.lines() {
+        if line.starts_with("bits ") || line.starts_with("error ") {
+            result = line.to_string();
+        } else if let Some(at) = line.find("level ") {
+            got = line[at + 6..].to_string();
+        }
+    }
+    (got, result)
+}
+
+/// `cpu_isa()` names the level; KB_CPU_ISA forces a lower one with the same
+/// result bits; a value that is no level makes `Context::new` fail with
+/// InvalidArgument naming the variable.
+#[test]
+fn cpu_isa_levels_agree() {
+    let isa = kernelbridge::cpu_isa();
+    assert!(["scalar", "avx2", "avx512"].contains(&isa), "{isa}");
+    let (level, scalar) = probe_isa("scalar");
+    assert_eq!(level, "scalar");
+    assert!(scalar.starts_with("bits "), "{scalar}");
+    for want in ["avx2", "avx512"] {
+        let (level, got) = probe_isa(want);
+        if got.contains("is not supported by this CPU") {
+            continue;
+        }
+        assert_eq!(level, want);
+        assert_eq!(got, scalar, "{want}");
+    }
+    let (_, bad) = probe_isa("sse9");
+    assert!(bad.starts_with("error InvalidArgument"), "{bad}");
+    assert!(bad.contains("KB_CPU_ISA=\"sse9\" is not an instruction-set level"), "{bad}");
+}

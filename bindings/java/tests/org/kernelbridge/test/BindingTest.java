@@ -37,6 +37,39 @@ public final class BindingTest {
     equal(KernelBridge.VERSION_NUMBER, KernelBridge.versionNumber(), "version number");
   }
 
+  /** Runs IsaProbe in a child JVM with KB_CPU_ISA=level; its output lines. */
+  private static String[] probe(String level) throws Exception {
+    String javaBin = System.getProperty("java.home") + "/bin/java";
+    ProcessBuilder pb = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
+        "org.kernelbridge.test.IsaProbe");
+    pb.environment().put("KB_CPU_ISA", level);
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    equal(0, p.waitFor(), "IsaProbe exit status, output: " + out);
+    return out.trim().split("\n", 2);
+  }
+
+  /** cpuIsa() names the level; KB_CPU_ISA forces a lower one (in a child
+   * JVM: the level is fixed per process) with the same result bits; a value
+   * that is no level makes the context constructor throw naming it. */
+  public static void testCpuIsa() throws Exception {
+    String isa = KernelBridge.cpuIsa();
+    check(isa.equals("scalar") || isa.equals("avx2") || isa.equals("avx512"), "cpuIsa: " + isa);
+    String[] scalar = probe("scalar");
+    equal("scalar", scalar[0], "forced level");
+    check(scalar[1].matches("-?[0-9]+"), "gemm bits: " + scalar[1]);
+    for (String level : new String[] {"avx2", "avx512"}) {
+      String[] got = probe(level);
+      if (got[1].startsWith("UNSUPPORTED")) continue; /* this CPU lacks the level */
+      equal(level, got[0], "forced level");
+      equal(scalar[1], got[1], "gemm bits on " + level);
+    }
+    String[] bad = probe("sse9");
+    check(bad[1].startsWith("INVALID_ARGUMENT") && bad[1].contains("KB_CPU_ISA=\"sse9\" is not an instruction-set level"),
+        "bad KB_CPU_ISA: " + bad[1]);
+  }
+
   public static void testStatusEnum() {
     for (Status s : Status.values()) {
       equal(s, Status.fromCode(s.code()), "fromCode");
