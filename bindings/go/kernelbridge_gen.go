@@ -2434,7 +2434,7 @@ func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int
 // reads key/value head h / (heads / kv_heads) (grouped-query attention;
 // kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
 // causal, query i attends keys j <= i (top-left aligned, as PyTorch's
-// is_causal).  Computed in float32 with an online softmax over blocks of 64
+// is_causal).  Computed in float32 with an online softmax over blocks of 128
 // keys (docs/kernels.md); scores are never materialised as a
 // [seq_q, seq_kv] matrix; results do not depend on the thread count or the
 // CPU's instruction set.

@@ -2,13 +2,16 @@
  * grouped-query heads, in float32 and in bf16 / f16 storage.
  *
  * Flash-style: for a block of query rows the keys are visited in blocks of
- * KB_ATTN_BK = 64.  Per key block, the scores S = scale * Q K^T come from the
+ * KB_ATTN_BK = 128.  Per key block, the scores S = scale * Q K^T come from the
  * gemm microkernel (K packed like a transposed B), each row's running
  * maximum, weights p = exp(s - max) and sum are updated (online softmax,
  * attention_kernels.h), the row's accumulator is rescaled by exp(old max -
  * new max) and O += P V runs on the microkernel again.  At the end
  * out = O / sum.  The [seq_q, seq_kv] score matrix never exists: memory per
  * task is a few blocks.
+ *
+ * When a key/value head has several row blocks, K is transposed into packed
+ * panels once, before the row blocks run, instead of once per row block.
  *
  * Rows: the query rows of all heads that share a key/value head are one
  * sequence of group * seq_q rows (row r is query r / group of head
@@ -35,9 +38,9 @@
 
 /* Keys per block: fixed, since the online rescaling points are part of
  * every row's sequence of operations. */
-#define KB_ATTN_BK 64
+#define KB_ATTN_BK 128
 /* Query rows per task (the microkernel splits them into its row tiles). */
-#define KB_ATTN_BQ 128
+#define KB_ATTN_BQ 96
 /* Decode: key chunks of this many keys, when a key/value head has at most
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
@@ -60,6 +63,10 @@ struct attn_job {
   int64_t work_floats;
   float *partial; /* chunked: per task, [BQ] max, [BQ] sum, [BQ * d] O */
   int64_t partial_floats;
+  /* K packed once for all row blocks (when a head has several), key block
+   * kb of key/value head bk at kpack + (bk * kblocks + kb) * kblock_floats. */
+  float *kpack;
+  int64_t kblocks, kblock_floats;
 };
 
 static int64_t round_up(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
@@ -162,8 +169,13 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    gm->pack_bt(d, len, kh + j0 * d, d, w->kp, nr);
-    small_gemm(gm, nrows, len, d, w->qbuf, d, w->kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
+    const float *kp = w->kp;
+    if (g->kpack != NULL) {
+      kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
+    } else {
+      gm->pack_bt(d, len, kh + j0 * d, d, w->kp, nr);
+    }
+    small_gemm(gm, nrows, len, d, w->qbuf, d, kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
     for (int64_t r = 0; r < nrows; r++) {
       float *srow = w->s + r * KB_ATTN_BK;
       int64_t lim = row_limit(g, r0 + r);
@@ -181,7 +193,8 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       } else {
         /* exp(old max - new max) <= 1 rescales what the earlier blocks
          * summed (0 while the row was empty). */
-        float c = kb__attn_exp(w->m[r] - m_new);
+        /* e(0) == 1 exactly, so an unchanged maximum needs no exponential. */
+        float c = w->m[r] == m_new ? 1.0f : kb__attn_exp(w->m[r] - m_new);
         w->l[r] = w->l[r] * c + sum;
         /* c == 1 (the maximum did not move, the usual case after the first
          * blocks) would multiply every accumulator by 1: exact, skipped. */
@@ -256,9 +269,19 @@ static void merge_chunks(struct attn_job *g, int64_t bq, struct attn_work *w) {
   }
 }
 
+/* Packs key block t (of all key/value heads) into g->kpack. */
+static void pack_k_block(struct attn_job *g, int64_t t) {
+  int64_t bk = t / g->kblocks, j0 = (t % g->kblocks) * KB_ATTN_BK;
+  int64_t len = g->seq_kv - j0 < KB_ATTN_BK ? g->seq_kv - j0 : KB_ATTN_BK;
+  g->ops->gemm.pack_bt(g->d, len, g->k + (bk * g->seq_kv + j0) * g->d, g->d, g->kpack + t * g->kblock_floats,
+                       g->ops->gemm.nr);
+}
+
+enum attn_step { STEP_PACK_K, STEP_ROWS, STEP_MERGE };
+
 struct attn_phase {
   struct attn_job *g;
-  bool merge;
+  enum attn_step step;
   int64_t count;
 };
 
@@ -273,7 +296,9 @@ static void attn_body(void *arg, int64_t begin, int64_t end) {
     for (;;) {
       int64_t t = __atomic_fetch_add(&g->next_task, 1, __ATOMIC_RELAXED);
       if (t >= ph->count) break;
-      if (ph->merge)
+      if (ph->step == STEP_PACK_K)
+        pack_k_block(g, t);
+      else if (ph->step == STEP_MERGE)
         merge_chunks(g, t, &w);
       else
         run_task(g, t, &w);
@@ -345,22 +370,33 @@ static kb_status compute(kb_context *ctx, const char *fn, int64_t batch, int64_t
   int64_t workers = kb__task_count(ctx, g.tasks, per_task >= (1 << 16) ? 1 : (1 << 16) / per_task + 1);
   g.work_floats = work_layout(head_dim, g.ops->gemm.nr, NULL, NULL);
   g.partial_floats = g.chunks > 1 ? round_up(2 * KB_ATTN_BQ + KB_ATTN_BQ * head_dim, 16) : 0;
-  int64_t dims_w[2] = {workers, g.work_floats}, dims_p[2] = {g.tasks, g.partial_floats}, nw, np;
+  /* Several row blocks read each key block: transpose K once, up front. */
+  bool prepack = g.q_blocks > 1;
+  g.kblocks = (seq_kv + KB_ATTN_BK - 1) / KB_ATTN_BK;
+  g.kblock_floats = round_up(head_dim * round_up(KB_ATTN_BK, g.ops->gemm.nr), 16);
+  int64_t dims_w[2] = {workers, g.work_floats}, dims_p[2] = {g.tasks, g.partial_floats};
+  int64_t dims_k[3] = {batch * kv_heads, prepack ? g.kblocks : 0, g.kblock_floats}, nw, np, nk;
   KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims_w, &nw));
   KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims_p, &np));
-  if (nw > INT64_MAX / (int64_t)sizeof(float) - np)
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 3, dims_k, &nk));
+  if (nw > INT64_MAX / (int64_t)sizeof(float) - np || nw + np > INT64_MAX / (int64_t)sizeof(float) - nk)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of scratch overflows");
   void *mem = NULL;
-  if (posix_memalign(&mem, 64, (size_t)(nw + np) * sizeof(float)) != 0 || mem == NULL)
+  if (posix_memalign(&mem, 64, (size_t)(nw + np + nk) * sizeof(float)) != 0 || mem == NULL)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch",
-                    (long long)((nw + np) * (int64_t)sizeof(float)));
+                    (long long)((nw + np + nk) * (int64_t)sizeof(float)));
   g.work = (float *)mem;
   g.partial = g.work + nw;
-  struct attn_phase ph = {&g, false, g.tasks};
+  g.kpack = prepack ? g.partial + np : NULL;
+  struct attn_phase ph = {&g, STEP_PACK_K, batch * kv_heads * g.kblocks};
+  if (prepack) kb__parallel_for(ctx, workers, 1, attn_body, &ph);
+  g.next_task = 0;
+  ph.step = STEP_ROWS;
+  ph.count = g.tasks;
   kb__parallel_for(ctx, workers, 1, attn_body, &ph);
   if (g.chunks > 1) {
     g.next_task = 0;
-    ph.merge = true;
+    ph.step = STEP_MERGE;
     ph.count = batch * kv_heads * g.q_blocks;
     kb__parallel_for(ctx, workers < ph.count ? workers : ph.count, 1, attn_body, &ph);
   }

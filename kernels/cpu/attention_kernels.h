@@ -20,7 +20,7 @@
  *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
  *   p[j] = exp(s[j] - m) for j < len
  *   *sum = the 16-partial sum of p (see above), *m_new = m.
- * len <= 64 (the block size of attention.c).
+ * len <= 128 (the block size of attention.c).
  */
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 

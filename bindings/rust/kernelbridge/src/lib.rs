@@ -1606,7 +1606,7 @@ impl Context {
     /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
     /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
     /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Computed in float32 with an online softmax over blocks of 64
+    /// is_causal).  Computed in float32 with an online softmax over blocks of 128
     /// keys (docs/kernels.md); scores are never materialised as a
     /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
     /// CPU's instruction set.
@@ -4838,7 +4838,7 @@ impl Context {
     /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
     /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
     /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Computed in float32 with an online softmax over blocks of 64
+    /// is_causal).  Computed in float32 with an online softmax over blocks of 128
     /// keys (docs/kernels.md); scores are never materialised as a
     /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
     /// CPU's instruction set.
@@ -8250,7 +8250,7 @@ pub fn rope_inplace(heads: usize, head_dim: usize, x: &mut [f32], positions: &[i
 /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
 /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
 /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-/// is_causal).  Computed in float32 with an online softmax over blocks of 64
+/// is_causal).  Computed in float32 with an online softmax over blocks of 128
 /// keys (docs/kernels.md); scores are never materialised as a
 /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
 /// CPU's instruction set.

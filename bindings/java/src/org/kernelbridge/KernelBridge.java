@@ -2484,7 +2484,7 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * is_causal).  Computed in float32 with an online softmax over blocks of 128
    * keys (docs/kernels.md); scores are never materialised as a
    * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
    * CPU's instruction set.
@@ -2516,7 +2516,7 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * is_causal).  Computed in float32 with an online softmax over blocks of 128
    * keys (docs/kernels.md); scores are never materialised as a
    * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
    * CPU's instruction set.
@@ -2603,7 +2603,7 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * is_causal).  Computed in float32 with an online softmax over blocks of 128
    * keys (docs/kernels.md); scores are never materialised as a
    * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
    * CPU's instruction set.
@@ -2637,7 +2637,7 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * is_causal).  Computed in float32 with an online softmax over blocks of 128
    * keys (docs/kernels.md); scores are never materialised as a
    * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
    * CPU's instruction set.
@@ -2694,7 +2694,7 @@ public final class KernelBridge {
    * reads key/value head h / (heads / kv_heads) (grouped-query attention;
    * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
    * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 64
+   * is_causal).  Computed in float32 with an online softmax over blocks of 128
    * keys (docs/kernels.md); scores are never materialised as a
    * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
    * CPU's instruction set.
