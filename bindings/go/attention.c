@@ -52,7 +52,12 @@ struct attn_job {
   int64_t heads, kv_heads, group, seq_q, seq_kv, d;
   const float *q, *k, *v;
   float *out;
-  bool causal;
+  /* Strides in elements of q / out (q_*) and k / v (k_*): batch, head, row. */
+  int64_t q_sb, q_sh, q_ss, k_sb, k_sh, k_ss;
+  const int32_t *kv_lengths; /* [batch] or NULL */
+  const float *mask;         /* additive, or NULL; strides 0 where it broadcasts */
+  int64_t m_sb, m_sh, m_sq;
+  bool causal, bottom_right;
   float scale;
   int64_t rows;      /* per key/value head: group * seq_q */
   int64_t q_blocks;  /* per key/value head */
@@ -100,13 +105,13 @@ static int64_t work_layout(int64_t d, int64_t nr, float *base, struct attn_work 
   return at;
 }
 
-/* V block rows [0, len) (row stride d) into nr-column panels, zero-padded. */
-static void pack_v(const float *v, int64_t len, int64_t d, int64_t nr, float *dst) {
+/* V block rows [0, len) (row stride ld) into nr-column panels, zero-padded. */
+static void pack_v(const float *v, int64_t len, int64_t d, int64_t ld, int64_t nr, float *dst) {
   for (int64_t q = 0; q * nr < d; q++) {
     int64_t w = d - q * nr < nr ? d - q * nr : nr;
     float *panel = dst + q * len * nr;
     for (int64_t j = 0; j < len; j++) {
-      memcpy(panel + j * nr, v + j * d + q * nr, (size_t)w * sizeof(float));
+      memcpy(panel + j * nr, v + j * ld + q * nr, (size_t)w * sizeof(float));
       for (int64_t c = w; c < nr; c++) panel[j * nr + c] = 0.0f;
     }
   }
@@ -129,16 +134,28 @@ static void small_gemm(const struct kb_gemm_ops *g, int64_t rows, int64_t cols, 
   }
 }
 
-/* Query row r of key/value head (b, kvh): its q / out offset and its key
- * limit (keys < limit take part). */
+/* Query row r of key/value head (b, kvh): its q / out offset, its key
+ * limit (keys j < limit take part) and its mask row (or NULL). */
 static int64_t row_offset(const struct attn_job *g, int64_t b, int64_t kvh, int64_t r) {
   int64_t i = r / g->group, h = kvh * g->group + r % g->group;
-  return ((b * g->heads + h) * g->seq_q + i) * g->d;
+  return b * g->q_sb + h * g->q_sh + i * g->q_ss;
 }
 
-static int64_t row_limit(const struct attn_job *g, int64_t r) {
+static int64_t row_limit(const struct attn_job *g, int64_t b, int64_t r) {
+  int64_t keys = g->kv_lengths != NULL ? g->kv_lengths[b] : g->seq_kv;
+  if (!g->causal) return keys;
   int64_t i = r / g->group;
-  return g->causal && i + 1 < g->seq_kv ? i + 1 : g->seq_kv;
+  /* Top-left: query i sees keys 0..i; bottom-right: the last query sees
+   * every key, so query i sees keys up to i + keys - seq_q. */
+  int64_t lim = g->bottom_right ? i + 1 + keys - g->seq_q : i + 1;
+  if (lim < 0) lim = 0;
+  return lim < keys ? lim : keys;
+}
+
+static const float *mask_row(const struct attn_job *g, int64_t b, int64_t kvh, int64_t r) {
+  if (g->mask == NULL) return NULL;
+  int64_t i = r / g->group, h = kvh * g->group + r % g->group;
+  return g->mask + b * g->m_sb + h * g->m_sh + i * g->m_sq;
 }
 
 static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
@@ -148,7 +165,8 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   int64_t qb = rest % g->q_blocks, bk = rest / g->q_blocks; /* bk = b * kv_heads + kvh */
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
-  const float *kh = g->k + bk * g->seq_kv * d, *vh = g->v + bk * g->seq_kv * d;
+  const float *kh = g->k + b * g->k_sb + kvh * g->k_sh, *vh = g->v + b * g->k_sb + kvh * g->k_sh;
+  int64_t ks = g->k_ss;
 
   for (int64_t r = 0; r < nrows; r++) {
     memcpy(w->qbuf + r * d, g->q + row_offset(g, b, kvh, r0 + r), (size_t)d * sizeof(float));
@@ -160,7 +178,7 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   if (k1 > g->seq_kv) k1 = g->seq_kv;
   int64_t max_limit = 0;
   for (int64_t r = 0; r < nrows; r++) {
-    int64_t lim = row_limit(g, r0 + r);
+    int64_t lim = row_limit(g, b, r0 + r);
     if (lim > max_limit) max_limit = lim;
   }
   if (k1 > max_limit) k1 = max_limit;
@@ -174,18 +192,21 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
     if (g->kpack != NULL) {
       kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
     } else {
-      gm->pack_bt(d, len, kh + j0 * d, d, w->kp, nr);
+      gm->pack_bt(d, len, kh + j0 * ks, ks, w->kp, nr);
     }
     small_gemm(gm, nrows, len, d, w->qbuf, d, kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
     for (int64_t r = 0; r < nrows; r++) {
       float *srow = w->s + r * KB_ATTN_BK;
-      int64_t lim = row_limit(g, r0 + r);
-      for (int64_t j = lim - j0 > 0 ? lim - j0 : 0; j < len; j++) srow[j] = -INFINITY;
+      int64_t lim = row_limit(g, b, r0 + r), valid = lim - j0 < 0 ? 0 : lim - j0 < len ? lim - j0 : len;
+      const float *mrow = mask_row(g, b, kvh, r0 + r);
+      if (mrow != NULL)
+        for (int64_t j = 0; j < valid; j++) srow[j] = srow[j] + mrow[j0 + j];
+      for (int64_t j = valid; j < len; j++) srow[j] = -INFINITY;
       float m_new, sum;
       g->ops->attn.softmax_block(srow, len, w->m[r], srow, &m_new, &sum);
       if (m_new == -INFINITY) {
-        /* No key of this row so far (a decode chunk past its causal
-         * limit): weights 0, and the row stays empty. */
+        /* No key of this row so far (past its limit, or masked with -inf):
+         * weights 0, and the row stays empty. */
         for (int64_t j = 0; j < len; j++) srow[j] = 0.0f;
         sum = 0.0f;
       }
@@ -208,19 +229,23 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
     if (d % nr == 0) {
-      small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * d, d, nr, w->o, d, !started, NULL);
+      small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
-      pack_v(vh + j0 * d, len, d, nr, w->vp);
+      pack_v(vh + j0 * ks, len, d, ks, nr, w->vp);
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
     }
     started = true;
   }
 
   if (g->chunks == 1) {
+    /* A row without any key (sum 0) gives zeros. */
     for (int64_t r = 0; r < nrows; r++) {
       float *dst = g->out + row_offset(g, b, kvh, r0 + r);
       const float *orow = w->o + r * d;
-      for (int64_t x = 0; x < d; x++) dst[x] = orow[x] / w->l[r];
+      if (!started || w->l[r] == 0.0f)
+        memset(dst, 0, (size_t)d * sizeof(float));
+      else
+        for (int64_t x = 0; x < d; x++) dst[x] = orow[x] / w->l[r];
     }
   } else {
     /* A chunk's (max, sum, O); merge_chunks skips chunks past a row's limit. */
@@ -247,8 +272,8 @@ static void merge_chunks(struct attn_job *g, int64_t bq, struct attn_work *w) {
   int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
   const float *first = g->partial + bq * g->chunks * g->partial_floats;
   for (int64_t r = 0; r < nrows; r++) {
-    /* Chunks starting at or past the row's causal limit hold no key of it. */
-    int64_t lim = row_limit(g, r0 + r);
+    /* Chunks starting at or past the row's limit hold no key of it. */
+    int64_t lim = row_limit(g, b, r0 + r);
     int64_t used = (lim + KB_ATTN_CHUNK - 1) / KB_ATTN_CHUNK;
     float mx = -INFINITY;
     for (int64_t c = 0; c < used; c++) {
@@ -266,16 +291,20 @@ static void merge_chunks(struct attn_job *g, int64_t bq, struct attn_work *w) {
       for (int64_t x = 0; x < d; x++) acc[x] = acc[x] + po[x] * f;
     }
     float *dst = g->out + row_offset(g, b, kvh, r0 + r);
-    for (int64_t x = 0; x < d; x++) dst[x] = acc[x] / sum;
+    if (mx == -INFINITY || sum == 0.0f) /* no key left: zeros */
+      memset(dst, 0, (size_t)d * sizeof(float));
+    else
+      for (int64_t x = 0; x < d; x++) dst[x] = acc[x] / sum;
   }
 }
 
 /* Packs key block t (of all key/value heads) into g->kpack. */
 static void pack_k_block(struct attn_job *g, int64_t t) {
   int64_t bk = t / g->kblocks, j0 = (t % g->kblocks) * KB_ATTN_BK;
+  int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t len = g->seq_kv - j0 < KB_ATTN_BK ? g->seq_kv - j0 : KB_ATTN_BK;
-  g->ops->gemm.pack_bt(g->d, len, g->k + (bk * g->seq_kv + j0) * g->d, g->d, g->kpack + t * g->kblock_floats,
-                       g->ops->gemm.nr);
+  g->ops->gemm.pack_bt(g->d, len, g->k + b * g->k_sb + kvh * g->k_sh + j0 * g->k_ss, g->k_ss,
+                       g->kpack + t * g->kblock_floats, g->ops->gemm.nr);
 }
 
 enum attn_step { STEP_PACK_K, STEP_ROWS, STEP_MERGE };
@@ -342,11 +371,24 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t ba
   return kb__check_memory(ctx, fn, 4, refs);
 }
 
-/* The float32 computation on validated arguments with at least one query
+/* One validated call, in float32: shapes, layout, tensors and options. */
+struct attn_call {
+  int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+  bool seq_major;
+  const float *q, *k, *v;
+  const int32_t *kv_lengths;
+  const float *mask;
+  int64_t mask_batch, mask_heads, mask_q;
+  bool causal, bottom_right;
+  float scale;
+  float *out;
+};
+
+/* The float32 computation on a validated call with at least one query
  * element.  Allocates all scratch first: OUT_OF_MEMORY leaves out untouched. */
-static kb_status compute(kb_context *ctx, const char *fn, int64_t batch, int64_t heads, int64_t kv_heads,
-                         int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k,
-                         const float *v, bool causal, float scale, float *out) {
+static kb_status compute(kb_context *ctx, const char *fn, const struct attn_call *c) {
+  int64_t batch = c->batch, heads = c->heads, kv_heads = c->kv_heads, seq_q = c->seq_q, seq_kv = c->seq_kv;
+  int64_t head_dim = c->head_dim;
   struct attn_job g;
   memset(&g, 0, sizeof g);
   g.ops = kb__cpu_ops();
@@ -356,18 +398,43 @@ static kb_status compute(kb_context *ctx, const char *fn, int64_t batch, int64_t
   g.seq_q = seq_q;
   g.seq_kv = seq_kv;
   g.d = head_dim;
-  g.q = q;
-  g.k = k;
-  g.v = v;
-  g.out = out;
-  g.causal = causal;
-  g.scale = scale == 0.0f ? (float)(1.0 / sqrt((double)head_dim)) : scale;
+  g.q = c->q;
+  g.k = c->k;
+  g.v = c->v;
+  g.out = c->out;
+  if (c->seq_major) { /* [batch, seq, heads, head_dim] */
+    g.q_sb = seq_q * heads * head_dim;
+    g.q_sh = head_dim;
+    g.q_ss = heads * head_dim;
+    g.k_sb = seq_kv * kv_heads * head_dim;
+    g.k_sh = head_dim;
+    g.k_ss = kv_heads * head_dim;
+  } else { /* [batch, heads, seq, head_dim] */
+    g.q_sb = heads * seq_q * head_dim;
+    g.q_sh = seq_q * head_dim;
+    g.q_ss = head_dim;
+    g.k_sb = kv_heads * seq_kv * head_dim;
+    g.k_sh = seq_kv * head_dim;
+    g.k_ss = head_dim;
+  }
+  g.kv_lengths = c->kv_lengths;
+  g.mask = c->mask;
+  if (c->mask != NULL) {
+    /* A dimension of size 1 broadcasts: its stride is 0. */
+    g.m_sq = c->mask_q == 1 ? 0 : seq_kv;
+    g.m_sh = c->mask_heads == 1 ? 0 : c->mask_q * seq_kv;
+    g.m_sb = c->mask_batch == 1 ? 0 : c->mask_heads * c->mask_q * seq_kv;
+  }
+  g.causal = c->causal;
+  g.bottom_right = c->bottom_right;
+  g.scale = c->scale == 0.0f ? (float)(1.0 / sqrt((double)head_dim)) : c->scale;
   g.rows = g.group * seq_q;
   g.q_blocks = (g.rows + KB_ATTN_BQ - 1) / KB_ATTN_BQ;
   g.chunks = g.rows <= KB_ATTN_SPLIT_ROWS && seq_kv > KB_ATTN_CHUNK ? (seq_kv + KB_ATTN_CHUNK - 1) / KB_ATTN_CHUNK : 1;
   g.tasks = batch * kv_heads * g.q_blocks * g.chunks;
   /* Workers: enough work each to be worth waking (multiply-adds). */
   int64_t per_task = 2 * (g.rows < KB_ATTN_BQ ? g.rows : KB_ATTN_BQ) * (g.chunks > 1 ? KB_ATTN_CHUNK : seq_kv) * head_dim;
+  if (per_task < 1) per_task = 1; /* no keys: every row is zeros */
   int64_t workers = kb__task_count(ctx, g.tasks, per_task >= (1 << 16) ? 1 : (1 << 16) / per_task + 1);
   g.work_floats = work_layout(head_dim, g.ops->gemm.nr, NULL, NULL);
   g.partial_floats = g.chunks > 1 ? round_up(2 * KB_ATTN_BQ + KB_ATTN_BQ * head_dim, 16) : 0;
@@ -418,7 +485,9 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                            ctx->cuda->attention(ctx->cuda_ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q,
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
-  return compute(ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out);
+  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
+                        causal, false, scale, out};
+  return compute(ctx, fn, &c);
 }
 
 /* bf16 / f16: q, k, v widened into scratch, the float32 kernel writes a
@@ -441,8 +510,9 @@ static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, 
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
   kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
   kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
-  kb_status st = compute(ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, s.t[0], s.t[1], s.t[2], causal,
-                         scale, s.t[3]);
+  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
+                        1, 1, causal, false, scale, s.t[3]};
+  kb_status st = compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
   kb_dt_free(&s);
   return st;
@@ -460,4 +530,139 @@ kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_
                            bool causal, float scale, uint16_t *out) {
   return attention_dt(ctx, "kb_attention_f16", KBCUDA_F16, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v,
                       causal, scale, out);
+}
+
+/* ---- kb_attention_ex: layouts, key lengths, additive mask, bottom-right causal ---- */
+
+/* Validation of every _ex entry point (elem: element size in bytes), ending
+ * with the memory-kind check.  Every kv_lengths value is checked before
+ * anything is written. */
+static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, const struct attn_call *c, int64_t *q_count,
+                          int64_t *kv_count, int64_t *mask_count) {
+  KB_TRY(kb__check_dim(ctx, fn, "batch", c->batch));
+  KB_TRY(kb__check_dim(ctx, fn, "heads", c->heads));
+  KB_TRY(kb__check_dim(ctx, fn, "kv_heads", c->kv_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "seq_q", c->seq_q));
+  KB_TRY(kb__check_dim(ctx, fn, "seq_kv", c->seq_kv));
+  KB_TRY(kb__check_dim(ctx, fn, "head_dim", c->head_dim));
+  KB_TRY(kb__check_dim(ctx, fn, "mask_batch", c->mask_batch));
+  KB_TRY(kb__check_dim(ctx, fn, "mask_heads", c->mask_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "mask_q", c->mask_q));
+  if (c->heads > 0 && (c->kv_heads == 0 || c->heads % c->kv_heads != 0))
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "kv_heads (%lld) must divide heads (%lld)",
+                    (long long)c->kv_heads, (long long)c->heads);
+  if (c->mask != NULL) {
+    static const char *const names[3] = {"mask_batch", "mask_heads", "mask_q"};
+    static const char *const full[3] = {"batch", "heads", "seq_q"};
+    int64_t got[3] = {c->mask_batch, c->mask_heads, c->mask_q}, want[3] = {c->batch, c->heads, c->seq_q};
+    for (int i = 0; i < 3; i++)
+      if (got[i] != 1 && got[i] != want[i])
+        return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be 1 or %s (%lld), got %lld", names[i], full[i],
+                        (long long)want[i], (long long)got[i]);
+  }
+  if (c->bottom_right && !c->causal)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "causal_bottom_right needs causal");
+  int64_t qdims[4] = {c->batch, c->heads, c->seq_q, c->head_dim};
+  int64_t kdims[4] = {c->batch, c->kv_heads, c->seq_kv, c->head_dim};
+  int64_t mdims[4] = {c->mask != NULL ? c->mask_batch : 0, c->mask_heads, c->mask_q, c->seq_kv};
+  KB_TRY(kb__count(ctx, fn, "q", elem, 4, qdims, q_count));
+  KB_TRY(kb__count(ctx, fn, "k", elem, 4, kdims, kv_count));
+  KB_TRY(kb__count(ctx, fn, "mask", elem, 4, mdims, mask_count));
+  int64_t lengths = c->kv_lengths != NULL ? c->batch : 0;
+  KB_TRY(kb__check_ptr(ctx, fn, "q", c->q, *q_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "k", c->k, *kv_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "v", c->v, *kv_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", c->out, *q_count));
+  KB_TRY(kb__check_finite(ctx, fn, "scale", (double)c->scale, true));
+  int64_t qb = *q_count * elem, kvb = *kv_count * elem, mb = *mask_count * elem, lb = lengths * 4;
+  KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "q", c->q, qb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "k", c->k, kvb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "v", c->v, kvb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "kv_lengths", c->kv_lengths, lb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "mask", c->mask, mb, false));
+  const struct kb_mem_ref refs[] = {{"q", c->q, qb},           {"k", c->k, kvb},       {"v", c->v, kvb},
+                                    {"kv_lengths", c->kv_lengths, lb}, {"mask", c->mask, mb}, {"out", c->out, qb}};
+  KB_TRY(kb__check_memory(ctx, fn, 6, refs));
+  for (int64_t b = 0; b < lengths; b++)
+    if (c->kv_lengths[b] < 0 || c->kv_lengths[b] > c->seq_kv)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "kv_lengths[%lld] = %d is out of range [0, %lld]",
+                      (long long)b, (int)c->kv_lengths[b], (long long)c->seq_kv);
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  return KB_STATUS_OK;
+}
+
+kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                          int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k,
+                          const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                          int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale,
+                          float *out) {
+  static const char fn[] = "kb_attention_ex";
+  kb__begin(ctx);
+  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
+                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
+  int64_t q_count, kv_count, mask_count;
+  KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
+  if (q_count == 0) return KB_STATUS_OK;
+  return compute(ctx, fn, &c);
+}
+
+/* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept),
+ * the float32 kernel writes a float32 out in scratch, narrowed into out last. */
+static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attn_call *call16,
+                                 const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
+                                 uint16_t *out) {
+  kb__begin(ctx);
+  int64_t q_count, kv_count, mask_count;
+  KB_TRY(check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
+  if (q_count == 0) return KB_STATUS_OK;
+  struct kb_dt_scratch s, sm;
+  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
+  kb_status st = kb_dt_alloc(ctx, fn, 1, &mask_count, &sm);
+  if (st != KB_STATUS_OK) {
+    kb_dt_free(&s);
+    return st;
+  }
+  kb_dt_widen(ctx, dt, q, s.t[0], q_count);
+  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  if (mask != NULL) kb_dt_widen(ctx, dt, mask, sm.t[0], mask_count);
+  struct attn_call c = *call16;
+  c.q = s.t[0];
+  c.k = s.t[1];
+  c.v = s.t[2];
+  c.mask = mask != NULL ? sm.t[0] : NULL;
+  c.out = s.t[3];
+  st = compute(ctx, fn, &c);
+  if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
+  kb_dt_free(&sm);
+  kb_dt_free(&s);
+  return st;
+}
+
+/* The 16-bit tensors of a call, as opaque pointers for validation (only
+ * their addresses and extents are looked at before widening). */
+#define EX_CALL16(q, k, v, mask, out)                                                                              \
+  {batch,  heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),               \
+   (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                              \
+   (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale,     \
+   (float *)(void *)(out)}
+
+kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                               int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
+                               const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                               int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
+                               float scale, uint16_t *out) {
+  struct attn_call c = EX_CALL16(q, k, v, mask, out);
+  return attention_ex_dt(ctx, "kb_attention_ex_bf16", KBCUDA_BF16, &c, q, k, v, mask, out);
+}
+
+kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                              int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
+                              const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                              int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
+                              float scale, uint16_t *out) {
+  struct attn_call c = EX_CALL16(q, k, v, mask, out);
+  return attention_ex_dt(ctx, "kb_attention_ex_f16", KBCUDA_F16, &c, q, k, v, mask, out);
 }

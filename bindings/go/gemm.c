@@ -99,6 +99,39 @@ static inline float load_elem(const void *base, int dt, int64_t idx) {
   }
 }
 
+/* ---- kb_linear's epilogue: bias, then activation ---- */
+
+struct linear_epilogue {
+  const void *bias; /* [n] in the job's storage type, or NULL */
+  kb_activation act;
+};
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: the float32 values of
+ * output columns col0 .. col0+len of one row.  The activation is the public
+ * kernel itself (NULL context: inline, nothing recorded), so kb_linear
+ * gives exactly kb_gemm, + bias, then kb_<activation>. */
+static void linear_row(const struct linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0) {
+  if (e->bias != NULL)
+    for (int64_t j = 0; j < len; j++) y[j] = y[j] + load_elem(e->bias, dt, col0 + j);
+  switch (e->act) {
+    case KB_ACTIVATION_RELU:
+      /* NaN stays NaN; -0.0 and negatives become +0. */
+      for (int64_t j = 0; j < len; j++) y[j] = y[j] > 0.0f || y[j] != y[j] ? y[j] : 0.0f;
+      break;
+    case KB_ACTIVATION_GELU:
+      kb_gelu(NULL, len, y, y);
+      break;
+    case KB_ACTIVATION_GELU_TANH:
+      kb_gelu_tanh(NULL, len, y, y);
+      break;
+    case KB_ACTIVATION_SILU:
+      kb_silu(NULL, len, y, y);
+      break;
+    default:
+      break;
+  }
+}
+
 /* ---- the job ---- */
 
 struct gemm_job {
@@ -121,6 +154,7 @@ struct gemm_job {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a; /* A read in place (float32, each micro-panel used by one NC block) */
   bool direct_b; /* full B micro-panels read in place (float32, not transposed, small) */
+  const struct linear_epilogue *lin; /* kb_linear's bias and activation, or NULL */
 };
 
 /* Rows [*lo, *hi) of part `t` of `parts` over `count` elements in units of
@@ -239,6 +273,11 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
             ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + ri * ld_sums + cj, ld_sums, mrows, ncols, first,
                         is_last && f32 ? &e : NULL);
           }
+          /* kb_linear: bias and activation on the finished rows of this
+           * block while they are in cache. */
+          if (is_last && g->lin != NULL)
+            for (int64_t i = 0; i < mrows; i++)
+              linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
         }
       }
     }
@@ -275,6 +314,7 @@ static void gemm_k0(struct gemm_job *g) {
       int64_t idx = i * g->ldc + j;
       float v = g->alpha * 0.0f;
       if (g->beta != 0.0f) v = v + g->beta * load_elem(g->c, g->dt, idx);
+      if (g->lin != NULL) linear_row(g->lin, g->dt, &v, 1, j);
       if (g->dt == DT_F32)
         ((float *)g->c)[idx] = v;
       else
@@ -297,6 +337,8 @@ struct gemv_job {
   int64_t inc;
   float *sums;        /* len floats of scratch */
   int64_t tasks;
+  const struct linear_epilogue *lin;
+  bool outputs_are_columns; /* m == 1: output j is column j of C (else row j) */
 };
 
 static void gemv_body(void *arg, int64_t begin, int64_t end) {
@@ -315,14 +357,21 @@ static void gemv_body(void *arg, int64_t begin, int64_t end) {
       if (g->beta != 0.0f) v = v + g->beta * g->out[j * g->inc];
       g->out[j * g->inc] = v;
     }
+    if (g->lin != NULL) {
+      if (g->outputs_are_columns)
+        linear_row(g->lin, DT_F32, g->out + j0, j1 - j0, j0);
+      else /* one output column: every row uses bias[0] */
+        for (int64_t j = j0; j < j1; j++) linear_row(g->lin, DT_F32, g->out + j * g->inc, 1, 0);
+    }
   }
 }
 
 static kb_status gemv(kb_context *ctx, const char *fn, const struct kb_gemm_ops *ops, bool trans_a, bool trans_b,
                       int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
-                      int64_t ldb, float beta, float *c, int64_t ldc) {
+                      int64_t ldb, float beta, float *c, int64_t ldc, const struct linear_epilogue *lin) {
   struct gemv_job g;
   g.ops = ops;
+  g.lin = lin;
   g.k = k;
   g.alpha = alpha;
   g.beta = beta;
@@ -339,6 +388,7 @@ static kb_status gemv(kb_context *ctx, const char *fn, const struct kb_gemm_ops 
     g.dot = trans_b;
     g.out = c;
     g.inc = 1;
+    g.outputs_are_columns = true;
   } else {
     /* C[i, 0] = sum_p op(A)[i, p] * op(B)[p, 0] */
     x0 = b;
@@ -349,6 +399,7 @@ static kb_status gemv(kb_context *ctx, const char *fn, const struct kb_gemm_ops 
     g.dot = !trans_a;
     g.out = c;
     g.inc = ldc;
+    g.outputs_are_columns = false;
   }
   int64_t need = g.len + (xs != 1 ? k : 0), sums_count;
   int64_t dims[1] = {need};
@@ -380,7 +431,7 @@ static int64_t round_up(int64_t v, int64_t unit) { return (v + unit - 1) / unit 
 /* Runs the validated multiply with m * n > 0 (dt: storage type). */
 static kb_status compute(kb_context *ctx, const char *fn, int dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
                          int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
-                         void *c, int64_t ldc) {
+                         void *c, int64_t ldc, const struct linear_epilogue *lin) {
   const struct kb_cpu_ops *cpu = kb__cpu_ops();
   const struct kb_gemm_ops *ops = &cpu->gemm;
   struct gemm_job g;
@@ -400,13 +451,14 @@ static kb_status compute(kb_context *ctx, const char *fn, int dt, bool trans_a, 
   g.ldb = ldb;
   g.c = c;
   g.ldc = ldc;
+  g.lin = lin;
   if (k == 0) {
     gemm_k0(&g);
     return KB_STATUS_OK;
   }
   if (dt == DT_F32 && (m == 1 || n == 1))
     return gemv(ctx, fn, ops, trans_a, trans_b, m, n, k, alpha, (const float *)a, lda, (const float *)b, ldb, beta,
-                (float *)c, ldc);
+                (float *)c, ldc, lin);
 
   int64_t mr = ops->mr, nr = ops->nr;
   g.bl = blocking_for(mr, nr);
@@ -506,7 +558,7 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
                            ctx->cuda->gemm(ctx->cuda_ctx, fn, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha, a, lda,
                                            b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
-  return compute(ctx, fn, DT_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return compute(ctx, fn, DT_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
 }
 
 /* bf16 / f16: panels are widened while they are packed and the sums kept
@@ -525,7 +577,7 @@ static kb_status gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool 
                                               a, lda, b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
   return compute(ctx, fn, dt == KBCUDA_F16 ? DT_F16 : DT_BF16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
-                 c, ldc);
+                 c, ldc, NULL);
 }
 
 kb_status kb_gemm_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -538,4 +590,55 @@ kb_status kb_gemm_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, in
                       const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
                       int64_t ldc) {
   return gemm_dt(ctx, "kb_gemm_f16", KBCUDA_F16, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* ---- kb_linear: y = act(x W^T + b) ---- */
+
+static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
+                           int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
+                           void *y) {
+  kb__begin(ctx);
+  int64_t elem = dt == DT_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
+  KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
+  int64_t xn, wn, yn, bn = out_features;
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "weight", elem, 2, wd, &wn));
+  KB_TRY(kb__count(ctx, fn, "y", elem, 2, yd, &yn));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wn));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  int64_t bb = bias != NULL ? bn * elem : 0;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "x", x, xn * elem, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "weight", weight, wn * elem, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "bias", bias, bb, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * elem}, {"weight", weight, wn * elem}, {"bias", bias, bb}, {"y", y, yn * elem}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  struct linear_epilogue lin = {bias, act};
+  /* x [rows, in] times weight^T: the trans_b gemm. */
+  return compute(ctx, fn, dt, false, true, rows, out_features, in_features, 1.0f, x, in_features > 0 ? in_features : 1,
+                 weight, in_features > 0 ? in_features : 1, 0.0f, y, out_features, &lin);
+}
+
+kb_status kb_linear(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                    const float *weight, const float *bias, kb_activation act, float *y) {
+  return linear_dt(ctx, "kb_linear", DT_F32, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
+                         const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+  return linear_dt(ctx, "kb_linear_bf16", DT_BF16, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
+                        const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+  return linear_dt(ctx, "kb_linear_f16", DT_F16, rows, in_features, out_features, x, weight, bias, act, y);
 }

@@ -571,6 +571,66 @@ static kb_status kbgo_attention_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int6
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_attention_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, causal, scale, (uint16_t *)out));
 }
+
+static kb_status kbgo_linear(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const float *x, const float *weight, const float *bias, kb_activation act, float *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+}
+
+static kb_status kbgo_linear_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear(ctx, rows, in_features, out_features, (const float *)x, (const float *)weight, (const float *)bias, act, (float *)y));
+}
+
+static kb_status kbgo_linear_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear_bf16(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+}
+
+static kb_status kbgo_linear_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear_bf16(ctx, rows, in_features, out_features, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, act, (uint16_t *)y));
+}
+
+static kb_status kbgo_linear_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear_f16(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+}
+
+static kb_status kbgo_linear_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_linear_f16(ctx, rows, in_features, out_features, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, act, (uint16_t *)y));
+}
+
+static kb_status kbgo_attention_ex(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k, const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+}
+
+static kb_status kbgo_attention_ex_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)q, (const float *)k, (const float *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const float *)mask, causal, causal_bottom_right, scale, (float *)out));
+}
+
+static kb_status kbgo_attention_ex_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+}
+
+static kb_status kbgo_attention_ex_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const uint16_t *)mask, causal, causal_bottom_right, scale, (uint16_t *)out));
+}
+
+static kb_status kbgo_attention_ex_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+}
+
+static kb_status kbgo_attention_ex_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const uint16_t *)mask, causal, causal_bottom_right, scale, (uint16_t *)out));
+}
 */
 import "C"
 
@@ -713,6 +773,47 @@ func (v Backend) String() string {
 		return "CUDA"
 	case BackendAuto:
 		return "AUTO"
+	}
+	return "UNKNOWN"
+}
+
+// Activation mirrors kb_activation.
+//
+// Activation applied by kb_linear after the bias.  Values are fixed and
+// append-only.
+type Activation int32
+
+const (
+	// ActivationNone: y = x.
+	ActivationNone Activation = 0
+
+	// ActivationRelu: y = max(x, 0) (NaN stays NaN).
+	ActivationRelu Activation = 1
+
+	// ActivationGelu: Exact GELU, as kb_gelu.
+	ActivationGelu Activation = 2
+
+	// ActivationGeluTanh: Tanh-approximated GELU, as kb_gelu_tanh.
+	ActivationGeluTanh Activation = 3
+
+	// ActivationSilu: SiLU, as kb_silu.
+	ActivationSilu Activation = 4
+)
+
+// String returns the C name without its prefix, e.g. "SILU",
+// or "UNKNOWN".
+func (v Activation) String() string {
+	switch v {
+	case ActivationNone:
+		return "NONE"
+	case ActivationRelu:
+		return "RELU"
+	case ActivationGelu:
+		return "GELU"
+	case ActivationGeluTanh:
+		return "GELU_TANH"
+	case ActivationSilu:
+		return "SILU"
 	}
 	return "UNKNOWN"
 }
@@ -6127,6 +6228,1144 @@ func (ctx *Context) AttentionF16Buf(batch int, heads int, kvHeads int, seqQ int,
 	q.keepAlive()
 	k.keepAlive()
 	v.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// Linear wraps kb_linear.
+//
+// Fused linear layer, PyTorch's weight layout:
+// y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+// with the bias added (one rounding) and the activation applied (as the
+// kb_<activation> kernel) while the tile is in cache: one pass over y instead
+// of three.  bias may be NULL (no bias).  act is a kb_activation.
+//
+// x (input) holds [rows, inFeatures], row-major.
+// weight (input) holds [outFeatures, inFeatures], row-major.
+// bias (input) holds [outFeatures] elements; nil means absent.
+// y (output) holds [rows, outFeatures], row-major.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.Linear] to choose the backend and
+// thread count, and [Context.LinearBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func Linear(rows int, inFeatures int, outFeatures int, x []float32, weight []float32, bias []float32, act Activation, y []float32) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.Linear(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// Linear runs kb_linear on ctx; see the package-level function Linear.
+func (ctx *Context) Linear(rows int, inFeatures int, outFeatures int, x []float32, weight []float32, bias []float32, act Activation, y []float32) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("Linear")
+	}
+	if err := checkDim("Linear", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("Linear", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("Linear", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("Linear", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("Linear", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("Linear", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("Linear", "y")
+	}
+	if err := checkLen("Linear", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkLen("Linear", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if bias != nil {
+		if err := checkLen("Linear", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("Linear", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), f32p(weight), f32p(bias), C.kb_activation(act), f32p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LinearBuf runs kb_linear on ctx with its tensors in Buffers; see Linear.
+//
+// x (input) holds [rows, inFeatures], row-major.
+// weight (input) holds [outFeatures, inFeatures], row-major.
+// bias (input) holds [outFeatures] elements; a zero view means absent.
+// y (output) holds [rows, outFeatures], row-major.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LinearBuf(rows int, inFeatures int, outFeatures int, x Float32View, weight Float32View, bias Float32View, act Activation, y Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LinearBuf")
+	}
+	if err := x.check("LinearBuf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LinearBuf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LinearBuf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LinearBuf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBuf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBuf", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBuf", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("LinearBuf", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("LinearBuf", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("LinearBuf", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("LinearBuf", "y")
+	}
+	if err := checkMinLen("LinearBuf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LinearBuf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LinearBuf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LinearBuf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LinearBF16 wraps kb_linear_bf16.
+//
+// bfloat16 variant of kb_linear.
+//
+// x (input) holds [rows, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [outFeatures, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// bias (input) holds [outFeatures] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
+// y (output) holds [rows, outFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LinearBF16] to choose the backend and
+// thread count, and [Context.LinearBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LinearBF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LinearBF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LinearBF16 runs kb_linear_bf16 on ctx; see the package-level function LinearBF16.
+func (ctx *Context) LinearBF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LinearBF16")
+	}
+	if err := checkDim("LinearBF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBF16", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBF16", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("LinearBF16", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("LinearBF16", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("LinearBF16", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("LinearBF16", "y")
+	}
+	if err := checkLen("LinearBF16", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkLen("LinearBF16", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if bias != nil {
+		if err := checkLen("LinearBF16", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("LinearBF16", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LinearBF16Buf runs kb_linear_bf16 on ctx with its tensors in Buffers; see LinearBF16.
+//
+// x (input) holds [rows, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [outFeatures, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// bias (input) holds [outFeatures] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
+// y (output) holds [rows, outFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LinearBF16Buf(rows int, inFeatures int, outFeatures int, x BF16View, weight BF16View, bias BF16View, act Activation, y BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LinearBF16Buf")
+	}
+	if err := x.check("LinearBF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LinearBF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LinearBF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LinearBF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBF16Buf", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("LinearBF16Buf", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("LinearBF16Buf", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("LinearBF16Buf", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("LinearBF16Buf", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("LinearBF16Buf", "y")
+	}
+	if err := checkMinLen("LinearBF16Buf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LinearBF16Buf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LinearBF16Buf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LinearBF16Buf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LinearF16 wraps kb_linear_f16.
+//
+// float16 (IEEE binary16) variant of kb_linear.
+//
+// x (input) holds [rows, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [outFeatures, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// bias (input) holds [outFeatures] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
+// y (output) holds [rows, outFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.LinearF16] to choose the backend and
+// thread count, and [Context.LinearF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func LinearF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.LinearF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+	releaseDefault(ctx)
+	return err
+}
+
+// LinearF16 runs kb_linear_f16 on ctx; see the package-level function LinearF16.
+func (ctx *Context) LinearF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LinearF16")
+	}
+	if err := checkDim("LinearF16", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LinearF16", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("LinearF16", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("LinearF16", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("LinearF16", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("LinearF16", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("LinearF16", "y")
+	}
+	if err := checkLen("LinearF16", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkLen("LinearF16", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if bias != nil {
+		if err := checkLen("LinearF16", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("LinearF16", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// LinearF16Buf runs kb_linear_f16 on ctx with its tensors in Buffers; see LinearF16.
+//
+// x (input) holds [rows, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [outFeatures, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// bias (input) holds [outFeatures] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
+// y (output) holds [rows, outFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) LinearF16Buf(rows int, inFeatures int, outFeatures int, x F16View, weight F16View, bias F16View, act Activation, y F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("LinearF16Buf")
+	}
+	if err := x.check("LinearF16Buf", "x"); err != nil {
+		return err
+	}
+	if err := weight.check("LinearF16Buf", "weight"); err != nil {
+		return err
+	}
+	if err := bias.check("LinearF16Buf", "bias"); err != nil {
+		return err
+	}
+	if err := y.check("LinearF16Buf", "y"); err != nil {
+		return err
+	}
+	if err := checkDim("LinearF16Buf", "rows", rows); err != nil {
+		return err
+	}
+	if err := checkDim("LinearF16Buf", "inFeatures", inFeatures); err != nil {
+		return err
+	}
+	if err := checkDim("LinearF16Buf", "outFeatures", outFeatures); err != nil {
+		return err
+	}
+	if sizeOf(rows, inFeatures) < 0 {
+		return overflowError("LinearF16Buf", "x")
+	}
+	if sizeOf(outFeatures, inFeatures) < 0 {
+		return overflowError("LinearF16Buf", "weight")
+	}
+	if sizeOf(outFeatures) < 0 {
+		return overflowError("LinearF16Buf", "bias")
+	}
+	if sizeOf(rows, outFeatures) < 0 {
+		return overflowError("LinearF16Buf", "y")
+	}
+	if err := checkMinLen("LinearF16Buf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("LinearF16Buf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
+		return err
+	}
+	if !bias.isNil() {
+		if err := checkMinLen("LinearF16Buf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("LinearF16Buf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
+		return err
+	}
+	st := C.kbgo_linear_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
+	runtime.KeepAlive(ctx)
+	x.keepAlive()
+	weight.keepAlive()
+	bias.keepAlive()
+	y.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionEx wraps kb_attention_ex.
+//
+// Scaled dot-product attention for real models: kb_attention plus a choice
+// of layout, key lengths, an additive mask and bottom-right causal
+// alignment.  Per (batch b, head h, query i):
+// s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+// out = sum_j softmax(s)_j v_j,
+// query head h reading key/value head h / (heads / kv_heads); scale == 0
+// means 1 / sqrt(head_dim).
+// Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+// (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+// transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+// kb_attention.
+// Keys taking part: j < kv_lengths[b] when kv_lengths is not NULL (a padded
+// batch: each kv_lengths[b] in [0, seq_kv]), else j < seq_kv; with causal,
+// also j <= i (top-left alignment, PyTorch's is_causal) or, with
+// causal_bottom_right, j <= i + L_b - seq_q where L_b is the row's key count
+// (the KV-cache case: the last query sees every key; FlashAttention's
+// convention).  causal_bottom_right requires causal.
+// mask (nullable) is added to the scaled scores and broadcasts over its
+// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+// key.  A query row with no key left (every key removed by lengths, causal
+// alignment or the mask) gives zeros, not NaN.  scale must be finite and
+// >= 0.  Computed like kb_attention (float32, online softmax over blocks of
+// 128 keys); results do not depend on the thread count or instruction set.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major.
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major.
+// kvLengths (input) holds [batch] elements; nil means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; nil means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AttentionEx] to choose the backend and
+// thread count, and [Context.AttentionExBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AttentionEx(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []float32, v []float32, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AttentionEx(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+	releaseDefault(ctx)
+	return err
+}
+
+// AttentionEx runs kb_attention_ex on ctx; see the package-level function AttentionEx.
+func (ctx *Context) AttentionEx(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []float32, v []float32, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionEx")
+	}
+	if err := checkDim("AttentionEx", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionEx", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionEx", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionEx", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionEx", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionEx", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionEx", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionEx", "out")
+	}
+	if err := checkLen("AttentionEx", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionEx", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionEx", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if kvLengths != nil {
+		if err := checkLen("AttentionEx", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if mask != nil {
+		if err := checkLen("AttentionEx", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("AttentionEx", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), f32p(k), f32p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionExBuf runs kb_attention_ex on ctx with its tensors in Buffers; see AttentionEx.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major.
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major.
+// kvLengths (input) holds [batch] elements; a zero view means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; a zero view means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionExBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q Float32View, k Float32View, v Float32View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask Float32View, causal bool, causalBottomRight bool, scale float32, out Float32View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionExBuf")
+	}
+	if err := q.check("AttentionExBuf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionExBuf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionExBuf", "v"); err != nil {
+		return err
+	}
+	if err := kvLengths.check("AttentionExBuf", "kvLengths"); err != nil {
+		return err
+	}
+	if err := mask.check("AttentionExBuf", "mask"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionExBuf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBuf", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBuf", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBuf", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBuf", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionExBuf", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionExBuf", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBuf", "out")
+	}
+	if err := checkMinLen("AttentionExBuf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExBuf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExBuf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if !kvLengths.isNil() {
+		if err := checkMinLen("AttentionExBuf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if !mask.isNil() {
+		if err := checkMinLen("AttentionExBuf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("AttentionExBuf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	kvLengths.keepAlive()
+	mask.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionExBF16 wraps kb_attention_ex_bf16.
+//
+// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// kvLengths (input) holds [batch] elements; nil means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AttentionExBF16] to choose the backend and
+// thread count, and [Context.AttentionExBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AttentionExBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AttentionExBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+	releaseDefault(ctx)
+	return err
+}
+
+// AttentionExBF16 runs kb_attention_ex_bf16 on ctx; see the package-level function AttentionExBF16.
+func (ctx *Context) AttentionExBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionExBF16")
+	}
+	if err := checkDim("AttentionExBF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBF16", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBF16", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBF16", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionExBF16", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionExBF16", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBF16", "out")
+	}
+	if err := checkLen("AttentionExBF16", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionExBF16", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionExBF16", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if kvLengths != nil {
+		if err := checkLen("AttentionExBF16", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if mask != nil {
+		if err := checkLen("AttentionExBF16", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("AttentionExBF16", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionExBF16Buf runs kb_attention_ex_bf16 on ctx with its tensors in Buffers; see AttentionExBF16.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// kvLengths (input) holds [batch] elements; a zero view means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionExBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q BF16View, k BF16View, v BF16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask BF16View, causal bool, causalBottomRight bool, scale float32, out BF16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionExBF16Buf")
+	}
+	if err := q.check("AttentionExBF16Buf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionExBF16Buf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionExBF16Buf", "v"); err != nil {
+		return err
+	}
+	if err := kvLengths.check("AttentionExBF16Buf", "kvLengths"); err != nil {
+		return err
+	}
+	if err := mask.check("AttentionExBF16Buf", "mask"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionExBF16Buf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExBF16Buf", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBF16Buf", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBF16Buf", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExBF16Buf", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionExBF16Buf", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionExBF16Buf", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExBF16Buf", "out")
+	}
+	if err := checkMinLen("AttentionExBF16Buf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExBF16Buf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExBF16Buf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if !kvLengths.isNil() {
+		if err := checkMinLen("AttentionExBF16Buf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if !mask.isNil() {
+		if err := checkMinLen("AttentionExBF16Buf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("AttentionExBF16Buf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex_bf16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	kvLengths.keepAlive()
+	mask.keepAlive()
+	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionExF16 wraps kb_attention_ex_f16.
+//
+// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// kvLengths (input) holds [batch] elements; nil means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.AttentionExF16] to choose the backend and
+// thread count, and [Context.AttentionExF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func AttentionExF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.AttentionExF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+	releaseDefault(ctx)
+	return err
+}
+
+// AttentionExF16 runs kb_attention_ex_f16 on ctx; see the package-level function AttentionExF16.
+func (ctx *Context) AttentionExF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionExF16")
+	}
+	if err := checkDim("AttentionExF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExF16", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExF16", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExF16", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionExF16", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionExF16", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExF16", "out")
+	}
+	if err := checkLen("AttentionExF16", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionExF16", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkLen("AttentionExF16", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if kvLengths != nil {
+		if err := checkLen("AttentionExF16", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if mask != nil {
+		if err := checkLen("AttentionExF16", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkLen("AttentionExF16", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// AttentionExF16Buf runs kb_attention_ex_f16 on ctx with its tensors in Buffers; see AttentionExF16.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// kvLengths (input) holds [batch] elements; a zero view means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) AttentionExF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q F16View, k F16View, v F16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask F16View, causal bool, causalBottomRight bool, scale float32, out F16View) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("AttentionExF16Buf")
+	}
+	if err := q.check("AttentionExF16Buf", "q"); err != nil {
+		return err
+	}
+	if err := k.check("AttentionExF16Buf", "k"); err != nil {
+		return err
+	}
+	if err := v.check("AttentionExF16Buf", "v"); err != nil {
+		return err
+	}
+	if err := kvLengths.check("AttentionExF16Buf", "kvLengths"); err != nil {
+		return err
+	}
+	if err := mask.check("AttentionExF16Buf", "mask"); err != nil {
+		return err
+	}
+	if err := out.check("AttentionExF16Buf", "out"); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "heads", heads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "kvHeads", kvHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "seqQ", seqQ); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "seqKV", seqKV); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "headDim", headDim); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "maskBatch", maskBatch); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "maskHeads", maskHeads); err != nil {
+		return err
+	}
+	if err := checkDim("AttentionExF16Buf", "maskQ", maskQ); err != nil {
+		return err
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExF16Buf", "q")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExF16Buf", "k")
+	}
+	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
+		return overflowError("AttentionExF16Buf", "v")
+	}
+	if sizeOf(batch) < 0 {
+		return overflowError("AttentionExF16Buf", "kvLengths")
+	}
+	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
+		return overflowError("AttentionExF16Buf", "mask")
+	}
+	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
+		return overflowError("AttentionExF16Buf", "out")
+	}
+	if err := checkMinLen("AttentionExF16Buf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExF16Buf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("AttentionExF16Buf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
+		return err
+	}
+	if !kvLengths.isNil() {
+		if err := checkMinLen("AttentionExF16Buf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
+			return err
+		}
+	}
+	if !mask.isNil() {
+		if err := checkMinLen("AttentionExF16Buf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
+			return err
+		}
+	}
+	if err := checkMinLen("AttentionExF16Buf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
+		return err
+	}
+	st := C.kbgo_attention_ex_f16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
+	runtime.KeepAlive(ctx)
+	q.keepAlive()
+	k.keepAlive()
+	v.keepAlive()
+	kvLengths.keepAlive()
+	mask.keepAlive()
 	out.keepAlive()
 	if st != 0 {
 		return ctx.fail(st)

@@ -45,7 +45,7 @@
  * long kernel (which would stall the garbage collector). */
 #define KBJ_CRITICAL_MAX_ELEMENTS 4096
 
-#define KBJ_MAX_ARRAYS 4
+#define KBJ_MAX_ARRAYS 6
 
 /* The buffer an `out string` parameter gets (its capacity is not exposed). */
 #define KBJ_STRING_CAPACITY 256
@@ -441,13 +441,25 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_attention_bf16__addr kb_attention_bf16
 #define kb_attention_f16__direct kb_attention_f16
 #define kb_attention_f16__addr kb_attention_f16
+#define kb_linear__direct kb_linear
+#define kb_linear__addr kb_linear
+#define kb_linear_bf16__direct kb_linear_bf16
+#define kb_linear_bf16__addr kb_linear_bf16
+#define kb_linear_f16__direct kb_linear_f16
+#define kb_linear_f16__addr kb_linear_f16
+#define kb_attention_ex__direct kb_attention_ex
+#define kb_attention_ex__addr kb_attention_ex
+#define kb_attention_ex_bf16__direct kb_attention_ex_bf16
+#define kb_attention_ex_bf16__addr kb_attention_ex_bf16
+#define kb_attention_ex_f16__direct kb_attention_ex_f16
+#define kb_attention_ex_f16__addr kb_attention_ex_f16
 %}
 
 /* ---- scalars ---- */
 %apply long long { int64_t, uint64_t };
 %apply int { int32_t };
 %apply unsigned int { uint32_t };
-%apply int { kb_status, kb_backend };
+%apply int { kb_status, kb_backend, kb_activation };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
 %typemap(jni) kbj_status, kbj_status_ctx "void"
@@ -1300,5 +1312,41 @@ kbj_status_ctx kb_attention_f16(kbj_ctx *ctx, int64_t batch, int64_t heads, int6
 kbj_status_ctx kb_attention_f16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_f16_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, bool causal, float scale, kbj_f16_out_direct *out);
 %unignore kb_attention_f16__addr;
 kbj_status_ctx kb_attention_f16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, kbj_f16_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, bool causal, float scale, kbj_f16_out_addr *out);
+%unignore kb_linear;
+kbj_status_ctx kb_linear(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in *x, kbj_f32_in *weight, kbj_f32_in *bias, kb_activation act, kbj_f32_out *y);
+%unignore kb_linear__direct;
+kbj_status_ctx kb_linear__direct(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_direct *x, kbj_f32_in_direct *weight, kbj_f32_in_direct *bias, kb_activation act, kbj_f32_out_direct *y);
+%unignore kb_linear__addr;
+kbj_status_ctx kb_linear__addr(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_addr *x, kbj_f32_in_addr *weight, kbj_f32_in_addr *bias, kb_activation act, kbj_f32_out_addr *y);
+%unignore kb_linear_bf16;
+kbj_status_ctx kb_linear_bf16(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_bf16_in *x, kbj_bf16_in *weight, kbj_bf16_in *bias, kb_activation act, kbj_bf16_out *y);
+%unignore kb_linear_bf16__direct;
+kbj_status_ctx kb_linear_bf16__direct(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_bf16_in_direct *x, kbj_bf16_in_direct *weight, kbj_bf16_in_direct *bias, kb_activation act, kbj_bf16_out_direct *y);
+%unignore kb_linear_bf16__addr;
+kbj_status_ctx kb_linear_bf16__addr(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_bf16_in_addr *x, kbj_bf16_in_addr *weight, kbj_bf16_in_addr *bias, kb_activation act, kbj_bf16_out_addr *y);
+%unignore kb_linear_f16;
+kbj_status_ctx kb_linear_f16(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f16_in *x, kbj_f16_in *weight, kbj_f16_in *bias, kb_activation act, kbj_f16_out *y);
+%unignore kb_linear_f16__direct;
+kbj_status_ctx kb_linear_f16__direct(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f16_in_direct *x, kbj_f16_in_direct *weight, kbj_f16_in_direct *bias, kb_activation act, kbj_f16_out_direct *y);
+%unignore kb_linear_f16__addr;
+kbj_status_ctx kb_linear_f16__addr(kbj_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f16_in_addr *x, kbj_f16_in_addr *weight, kbj_f16_in_addr *bias, kb_activation act, kbj_f16_out_addr *y);
+%unignore kb_attention_ex;
+kbj_status_ctx kb_attention_ex(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in *q, kbj_f32_in *k, kbj_f32_in *v, kbj_i32_in *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out *out);
+%unignore kb_attention_ex__direct;
+kbj_status_ctx kb_attention_ex__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_direct *q, kbj_f32_in_direct *k, kbj_f32_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_direct *out);
+%unignore kb_attention_ex__addr;
+kbj_status_ctx kb_attention_ex__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_addr *q, kbj_f32_in_addr *k, kbj_f32_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_addr *out);
+%unignore kb_attention_ex_bf16;
+kbj_status_ctx kb_attention_ex_bf16(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_bf16_in *q, kbj_bf16_in *k, kbj_bf16_in *v, kbj_i32_in *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_bf16_in *mask, bool causal, bool causal_bottom_right, float scale, kbj_bf16_out *out);
+%unignore kb_attention_ex_bf16__direct;
+kbj_status_ctx kb_attention_ex_bf16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_bf16_in_direct *q, kbj_bf16_in_direct *k, kbj_bf16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_bf16_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_bf16_out_direct *out);
+%unignore kb_attention_ex_bf16__addr;
+kbj_status_ctx kb_attention_ex_bf16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_bf16_in_addr *q, kbj_bf16_in_addr *k, kbj_bf16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_bf16_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_bf16_out_addr *out);
+%unignore kb_attention_ex_f16;
+kbj_status_ctx kb_attention_ex_f16(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f16_in *q, kbj_f16_in *k, kbj_f16_in *v, kbj_i32_in *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f16_in *mask, bool causal, bool causal_bottom_right, float scale, kbj_f16_out *out);
+%unignore kb_attention_ex_f16__direct;
+kbj_status_ctx kb_attention_ex_f16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f16_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f16_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f16_out_direct *out);
+%unignore kb_attention_ex_f16__addr;
+kbj_status_ctx kb_attention_ex_f16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f16_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f16_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f16_out_addr *out);
 
 %unignoreall

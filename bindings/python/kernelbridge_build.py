@@ -36,6 +36,13 @@ typedef enum kb_backend {
   KB_BACKEND_CUDA = 1,
   KB_BACKEND_AUTO = 2
 } kb_backend;
+typedef enum kb_activation {
+  KB_ACTIVATION_NONE = 0,
+  KB_ACTIVATION_RELU = 1,
+  KB_ACTIVATION_GELU = 2,
+  KB_ACTIVATION_GELU_TANH = 3,
+  KB_ACTIVATION_SILU = 4
+} kb_activation;
 typedef struct kb_context kb_context;
 typedef struct kb_buffer kb_buffer;
 uint32_t kb_version_number(void);
@@ -113,6 +120,12 @@ kb_status kb_gemm_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, i
 kb_status kb_gemm_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc);
 kb_status kb_attention_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out);
 kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out);
+kb_status kb_linear(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, const float *weight, const float *bias, kb_activation act, float *y);
+kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y);
+kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y);
+kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k, const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out);
+kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out);
+kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out);
 """
 
 # Same code generation as the Bazel build of the C library (bit-identical results).

@@ -18,6 +18,7 @@ from ._model import (
     Error,
     Status,
     Backend,
+    Activation,
     InvalidArgumentError,
     ShapeMismatchError,
     UnsupportedError,
@@ -43,6 +44,7 @@ from ._kernels import *  # noqa: E402,F401,F403
 from . import cuda  # noqa: E402
 
 __all__ = [
+    'Activation',
     'Backend',
     'BackendUnavailableError',
     'Buffer',
@@ -69,6 +71,9 @@ __all__ = [
     'argmax',
     'attention',
     'attention_bf16',
+    'attention_ex',
+    'attention_ex_bf16',
+    'attention_ex_f16',
     'attention_f16',
     'cpu_isa',
     'cross_entropy',
@@ -89,6 +94,9 @@ __all__ = [
     'layernorm',
     'layernorm_bf16',
     'layernorm_f16',
+    'linear',
+    'linear_bf16',
+    'linear_f16',
     'log_softmax',
     'log_softmax_bf16',
     'log_softmax_f16',

@@ -27,6 +27,13 @@ class Backend(enum.IntEnum):
     CUDA = 1
     AUTO = 2
 
+class Activation(enum.IntEnum):
+    NONE = 0
+    RELU = 1
+    GELU = 2
+    GELU_TANH = 3
+    SILU = 4
+
 class Error(Exception):
     status: Optional[Status]
     message: str
@@ -223,3 +230,15 @@ def gemm_f16(a: ArrayIn, b: ArrayIn, c: Optional[Union[NDArray[Union[np.float16,
 def attention_bf16(q: ArrayIn, k: ArrayIn, v: ArrayIn, out: Optional[Union[NDArray[np.uint16], Buffer]] = ..., *, causal: bool = ..., scale: float = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.uint16], Buffer]: ...
 
 def attention_f16(q: ArrayIn, k: ArrayIn, v: ArrayIn, out: Optional[Union[NDArray[Union[np.float16, np.uint16]], Buffer]] = ..., *, causal: bool = ..., scale: float = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Union[np.float16, np.uint16]], Buffer]: ...
+
+def linear(x: ArrayIn, weight: ArrayIn, bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, act: int, ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
+
+def linear_bf16(x: ArrayIn, weight: ArrayIn, bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.uint16], Buffer]] = ..., *, act: int, ctx: Optional[Context] = ...) -> Union[NDArray[np.uint16], Buffer]: ...
+
+def linear_f16(x: ArrayIn, weight: ArrayIn, bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[Union[np.float16, np.uint16]], Buffer]] = ..., *, act: int, ctx: Optional[Context] = ...) -> Union[NDArray[Union[np.float16, np.uint16]], Buffer]: ...
+
+def attention_ex(q: ArrayIn, k: ArrayIn, v: ArrayIn, kv_lengths: Optional[ArrayIn] = ..., mask: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, seq_major: bool = ..., mask_batch: int, mask_heads: int, mask_q: int, causal: bool = ..., causal_bottom_right: bool = ..., scale: float = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
+
+def attention_ex_bf16(q: ArrayIn, k: ArrayIn, v: ArrayIn, kv_lengths: Optional[ArrayIn] = ..., mask: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.uint16], Buffer]] = ..., *, seq_major: bool = ..., mask_batch: int, mask_heads: int, mask_q: int, causal: bool = ..., causal_bottom_right: bool = ..., scale: float = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.uint16], Buffer]: ...
+
+def attention_ex_f16(q: ArrayIn, k: ArrayIn, v: ArrayIn, kv_lengths: Optional[ArrayIn] = ..., mask: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[Union[np.float16, np.uint16]], Buffer]] = ..., *, seq_major: bool = ..., mask_batch: int, mask_heads: int, mask_q: int, causal: bool = ..., causal_bottom_right: bool = ..., scale: float = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Union[np.float16, np.uint16]], Buffer]: ...

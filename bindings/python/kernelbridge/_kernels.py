@@ -3545,6 +3545,655 @@ def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     return _t_out if out is None else out
 
 
+def linear(x, weight, bias=None, out=None, *, act, ctx=None):
+    """Fused linear layer, PyTorch's weight layout:
+    y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+    computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+    with the bias added (one rounding) and the activation applied (as the
+    kb_<activation> kernel) while the tile is in cache: one pass over y instead
+    of three.  bias may be NULL (no bias).  act is a kb_activation.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      x: in float32[rows, in_features]
+      weight: in float32[out_features, in_features]
+      bias: in float32[out_features]; may be None
+      act: int
+      out (y): out float32[rows, out_features]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_linear.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('linear')
+        if ctx._cuda:
+            _slow = True
+    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim == 2:
+        _t_x = x
+    else:
+        _t_x = _in(x, _K_F32, 'x', 'linear', 2)
+        _slow = True
+    if type(weight) is _nd and weight.dtype is _F32 and weight.flags.carray and weight.ndim == 2:
+        _t_weight = weight
+    else:
+        _t_weight = _in(weight, _K_F32, 'weight', 'linear', 2)
+        _slow = True
+    if bias is None:
+        _t_bias = None
+    else:
+        if type(bias) is _nd and bias.dtype is _F32 and bias.flags.carray and bias.ndim == 1:
+            _t_bias = bias
+        else:
+            _t_bias = _in(bias, _K_F32, 'bias', 'linear', 1)
+            _slow = True
+    rows = _t_x.shape[0]
+    in_features = _t_x.shape[1]
+    out_features = _t_weight.shape[0]
+    if _t_weight.shape != (out_features, in_features):
+        _shape_error('linear', 'weight', _t_weight.shape, (out_features, in_features))
+    if _t_bias is not None and _t_bias.shape != (out_features,):
+        _shape_error('linear', 'bias', _t_bias.shape, (out_features,))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_y = _new(ctx, (rows, out_features), _F32, (_t_x, _t_weight, _t_bias))
+        else:
+            _t_y = _empty((rows, out_features), _F32)
+        _b_y = None
+    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (rows, out_features):
+        _t_y = _o
+        _b_y = None
+    else:
+        _t_y, _b_y = _out(_o, _K_F32, 'out', 'linear', (rows, out_features))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_x = _ptr(_t_x, _FA, False, 'x', 'linear', _dev)
+        _p_weight = _ptr(_t_weight, _FA, False, 'weight', 'linear', _dev)
+        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _FA, False, 'bias', 'linear', _dev)
+        _p_y = _ptr(_t_y, _FA, True, 'out', 'linear', _dev)
+        _overlaps('linear', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+        _st = _lib.kb_linear(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
+    else:
+        _st = _lib.kb_linear(_ctxp, rows, in_features, out_features, _fb(_FA, _t_x), _fb(_FA, _t_weight), (_NULL if _t_bias is None else _fb(_FA, _t_bias)), act, _fb(_FA, _t_y, True))
+    if _st:
+        _check(_st, 'linear', _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+def linear_bf16(x, weight, bias=None, out=None, *, act, ctx=None):
+    """bfloat16 variant of kb_linear.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      x: in bfloat16[rows, in_features]
+      weight: in bfloat16[out_features, in_features]
+      bias: in bfloat16[out_features]; may be None
+      act: int
+      out (y): out bfloat16[rows, out_features]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_linear_bf16.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('linear_bf16')
+        if ctx._cuda:
+            _slow = True
+    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim == 2:
+        _t_x = x
+    else:
+        _t_x = _in(x, _K_BF16, 'x', 'linear_bf16', 2)
+        _slow = True
+    if type(weight) is _nd and (weight.dtype is _U16 or weight.dtype is _BF16) and weight.flags.carray and weight.ndim == 2:
+        _t_weight = weight
+    else:
+        _t_weight = _in(weight, _K_BF16, 'weight', 'linear_bf16', 2)
+        _slow = True
+    if bias is None:
+        _t_bias = None
+    else:
+        if type(bias) is _nd and (bias.dtype is _U16 or bias.dtype is _BF16) and bias.flags.carray and bias.ndim == 1:
+            _t_bias = bias
+        else:
+            _t_bias = _in(bias, _K_BF16, 'bias', 'linear_bf16', 1)
+            _slow = True
+    rows = _t_x.shape[0]
+    in_features = _t_x.shape[1]
+    out_features = _t_weight.shape[0]
+    if _t_weight.shape != (out_features, in_features):
+        _shape_error('linear_bf16', 'weight', _t_weight.shape, (out_features, in_features))
+    if _t_bias is not None and _t_bias.shape != (out_features,):
+        _shape_error('linear_bf16', 'bias', _t_bias.shape, (out_features,))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_y = _new(ctx, (rows, out_features), _t_x.dtype, (_t_x, _t_weight, _t_bias))
+        else:
+            _t_y = _empty((rows, out_features), _t_x.dtype)
+        _b_y = None
+    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == (rows, out_features):
+        _t_y = _o
+        _b_y = None
+    else:
+        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'linear_bf16', (rows, out_features))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_x = _ptr(_t_x, _HA, False, 'x', 'linear_bf16', _dev)
+        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'linear_bf16', _dev)
+        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'linear_bf16', _dev)
+        _p_y = _ptr(_t_y, _HA, True, 'out', 'linear_bf16', _dev)
+        _overlaps('linear_bf16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+        _st = _lib.kb_linear_bf16(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
+    else:
+        _st = _lib.kb_linear_bf16(_ctxp, rows, in_features, out_features, _fb(_HA, _t_x), _fb(_HA, _t_weight), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), act, _fb(_HA, _t_y, True))
+    if _st:
+        _check(_st, 'linear_bf16', _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+def linear_f16(x, weight, bias=None, out=None, *, act, ctx=None):
+    """float16 (IEEE binary16) variant of kb_linear.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      x: in float16[rows, in_features]
+      weight: in float16[out_features, in_features]
+      bias: in float16[out_features]; may be None
+      act: int
+      out (y): out float16[rows, out_features]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_linear_f16.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('linear_f16')
+        if ctx._cuda:
+            _slow = True
+    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim == 2:
+        _t_x = x
+    else:
+        _t_x = _in(x, _K_F16, 'x', 'linear_f16', 2)
+        _slow = True
+    if type(weight) is _nd and (weight.dtype is _F16 or weight.dtype is _U16) and weight.flags.carray and weight.ndim == 2:
+        _t_weight = weight
+    else:
+        _t_weight = _in(weight, _K_F16, 'weight', 'linear_f16', 2)
+        _slow = True
+    if bias is None:
+        _t_bias = None
+    else:
+        if type(bias) is _nd and (bias.dtype is _F16 or bias.dtype is _U16) and bias.flags.carray and bias.ndim == 1:
+            _t_bias = bias
+        else:
+            _t_bias = _in(bias, _K_F16, 'bias', 'linear_f16', 1)
+            _slow = True
+    rows = _t_x.shape[0]
+    in_features = _t_x.shape[1]
+    out_features = _t_weight.shape[0]
+    if _t_weight.shape != (out_features, in_features):
+        _shape_error('linear_f16', 'weight', _t_weight.shape, (out_features, in_features))
+    if _t_bias is not None and _t_bias.shape != (out_features,):
+        _shape_error('linear_f16', 'bias', _t_bias.shape, (out_features,))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_y = _new(ctx, (rows, out_features), _t_x.dtype, (_t_x, _t_weight, _t_bias))
+        else:
+            _t_y = _empty((rows, out_features), _t_x.dtype)
+        _b_y = None
+    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == (rows, out_features):
+        _t_y = _o
+        _b_y = None
+    else:
+        _t_y, _b_y = _out(_o, _K_F16, 'out', 'linear_f16', (rows, out_features))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_x = _ptr(_t_x, _HA, False, 'x', 'linear_f16', _dev)
+        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'linear_f16', _dev)
+        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'linear_f16', _dev)
+        _p_y = _ptr(_t_y, _HA, True, 'out', 'linear_f16', _dev)
+        _overlaps('linear_f16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+        _st = _lib.kb_linear_f16(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
+    else:
+        _st = _lib.kb_linear_f16(_ctxp, rows, in_features, out_features, _fb(_HA, _t_x), _fb(_HA, _t_weight), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), act, _fb(_HA, _t_y, True))
+    if _st:
+        _check(_st, 'linear_f16', _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+def attention_ex(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, mask_batch, mask_heads, mask_q, causal=False, causal_bottom_right=False, scale=0, ctx=None):
+    """Scaled dot-product attention for real models: kb_attention plus a choice
+    of layout, key lengths, an additive mask and bottom-right causal
+    alignment.  Per (batch b, head h, query i):
+    s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+    out = sum_j softmax(s)_j v_j,
+    query head h reading key/value head h / (heads / kv_heads); scale == 0
+    means 1 / sqrt(head_dim).
+    Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+    (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+    transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+    kb_attention.
+    Keys taking part: j < kv_lengths[b] when kv_lengths is not NULL (a padded
+    batch: each kv_lengths[b] in [0, seq_kv]), else j < seq_kv; with causal,
+    also j <= i (top-left alignment, PyTorch's is_causal) or, with
+    causal_bottom_right, j <= i + L_b - seq_q where L_b is the row's key count
+    (the KV-cache case: the last query sees every key; FlashAttention's
+    convention).  causal_bottom_right requires causal.
+    mask (nullable) is added to the scaled scores and broadcasts over its
+    dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+    mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+    key.  A query row with no key left (every key removed by lengths, causal
+    alignment or the mask) gives zeros, not NaN.  scale must be finite and
+    >= 0.  Computed like kb_attention (float32, online softmax over blocks of
+    128 keys); results do not depend on the thread count or instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      q: in float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+      k: in float32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      v: in float32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      kv_lengths: in int32[batch]; may be None
+      mask_batch: int (size; no array determines it)
+      mask_heads: int (size; no array determines it)
+      mask_q: int (size; no array determines it)
+      mask: in float32[mask_batch, mask_heads, mask_q, seq_kv]; may be None
+      causal: bool, default False
+      causal_bottom_right: bool, default False
+      scale: float, default 0
+      out: out float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_attention_ex.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('attention_ex')
+        if ctx._cuda:
+            _slow = True
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    if type(q) is _nd and q.dtype is _F32 and q.flags.carray and q.ndim == 4:
+        _t_q = q
+    else:
+        _t_q = _in(q, _K_F32, 'q', 'attention_ex', 4)
+        _slow = True
+    if type(k) is _nd and k.dtype is _F32 and k.flags.carray and k.ndim == 4:
+        _t_k = k
+    else:
+        _t_k = _in(k, _K_F32, 'k', 'attention_ex', 4)
+        _slow = True
+    if type(v) is _nd and v.dtype is _F32 and v.flags.carray and v.ndim == 4:
+        _t_v = v
+    else:
+        _t_v = _in(v, _K_F32, 'v', 'attention_ex', 4)
+        _slow = True
+    if kv_lengths is None:
+        _t_kv_lengths = None
+    else:
+        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
+            _t_kv_lengths = kv_lengths
+        else:
+            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex', 1)
+            _slow = True
+    if mask is None:
+        _t_mask = None
+    else:
+        if type(mask) is _nd and mask.dtype is _F32 and mask.flags.carray and mask.ndim == 4:
+            _t_mask = mask
+        else:
+            _t_mask = _in(mask, _K_F32, 'mask', 'attention_ex', 4)
+            _slow = True
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error('attention_ex', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error('attention_ex', 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error('attention_ex', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
+        else:
+            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32)
+        _b_out = None
+    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _t_out = _o
+        _b_out = None
+    else:
+        _t_out, _b_out = _out(_o, _K_F32, 'out', 'attention_ex', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_q = _ptr(_t_q, _FA, False, 'q', 'attention_ex', _dev)
+        _p_k = _ptr(_t_k, _FA, False, 'k', 'attention_ex', _dev)
+        _p_v = _ptr(_t_v, _FA, False, 'v', 'attention_ex', _dev)
+        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex', _dev)
+        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _FA, False, 'mask', 'attention_ex', _dev)
+        _p_out = _ptr(_t_out, _FA, True, 'out', 'attention_ex', _dev)
+        _overlaps('attention_ex', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+        _st = _lib.kb_attention_ex(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    else:
+        _st = _lib.kb_attention_ex(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_FA, _t_q), _fb(_FA, _t_k), _fb(_FA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_FA, _t_mask)), causal, causal_bottom_right, scale, _fb(_FA, _t_out, True))
+    if _st:
+        _check(_st, 'attention_ex', _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+def attention_ex_bf16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, mask_batch, mask_heads, mask_q, causal=False, causal_bottom_right=False, scale=0, ctx=None):
+    """bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      q: in bfloat16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+      k: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      v: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      kv_lengths: in int32[batch]; may be None
+      mask_batch: int (size; no array determines it)
+      mask_heads: int (size; no array determines it)
+      mask_q: int (size; no array determines it)
+      mask: in bfloat16[mask_batch, mask_heads, mask_q, seq_kv]; may be None
+      causal: bool, default False
+      causal_bottom_right: bool, default False
+      scale: float, default 0
+      out: out bfloat16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_attention_ex_bf16.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('attention_ex_bf16')
+        if ctx._cuda:
+            _slow = True
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    if type(q) is _nd and (q.dtype is _U16 or q.dtype is _BF16) and q.flags.carray and q.ndim == 4:
+        _t_q = q
+    else:
+        _t_q = _in(q, _K_BF16, 'q', 'attention_ex_bf16', 4)
+        _slow = True
+    if type(k) is _nd and (k.dtype is _U16 or k.dtype is _BF16) and k.flags.carray and k.ndim == 4:
+        _t_k = k
+    else:
+        _t_k = _in(k, _K_BF16, 'k', 'attention_ex_bf16', 4)
+        _slow = True
+    if type(v) is _nd and (v.dtype is _U16 or v.dtype is _BF16) and v.flags.carray and v.ndim == 4:
+        _t_v = v
+    else:
+        _t_v = _in(v, _K_BF16, 'v', 'attention_ex_bf16', 4)
+        _slow = True
+    if kv_lengths is None:
+        _t_kv_lengths = None
+    else:
+        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
+            _t_kv_lengths = kv_lengths
+        else:
+            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex_bf16', 1)
+            _slow = True
+    if mask is None:
+        _t_mask = None
+    else:
+        if type(mask) is _nd and (mask.dtype is _U16 or mask.dtype is _BF16) and mask.flags.carray and mask.ndim == 4:
+            _t_mask = mask
+        else:
+            _t_mask = _in(mask, _K_BF16, 'mask', 'attention_ex_bf16', 4)
+            _slow = True
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error('attention_ex_bf16', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex_bf16', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex_bf16', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error('attention_ex_bf16', 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error('attention_ex_bf16', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
+        else:
+            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype)
+        _b_out = None
+    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _t_out = _o
+        _b_out = None
+    else:
+        _t_out, _b_out = _out(_o, _K_BF16, 'out', 'attention_ex_bf16', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_ex_bf16', _dev)
+        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_ex_bf16', _dev)
+        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_ex_bf16', _dev)
+        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex_bf16', _dev)
+        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _HA, False, 'mask', 'attention_ex_bf16', _dev)
+        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_ex_bf16', _dev)
+        _overlaps('attention_ex_bf16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+        _st = _lib.kb_attention_ex_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    else:
+        _st = _lib.kb_attention_ex_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_HA, _t_mask)), causal, causal_bottom_right, scale, _fb(_HA, _t_out, True))
+    if _st:
+        _check(_st, 'attention_ex_bf16', _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, mask_batch, mask_heads, mask_q, causal=False, causal_bottom_right=False, scale=0, ctx=None):
+    """float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      q: in float16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+      k: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      v: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      kv_lengths: in int32[batch]; may be None
+      mask_batch: int (size; no array determines it)
+      mask_heads: int (size; no array determines it)
+      mask_q: int (size; no array determines it)
+      mask: in float16[mask_batch, mask_heads, mask_q, seq_kv]; may be None
+      causal: bool, default False
+      causal_bottom_right: bool, default False
+      scale: float, default 0
+      out: out float16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_attention_ex_f16.
+    """
+    _slow = False
+    if ctx is None:
+        try:
+            _ctxp = _tls.ctx._ptr
+        except AttributeError:
+            _ctxp = None
+        if _ctxp is None:
+            _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed('attention_ex_f16')
+        if ctx._cuda:
+            _slow = True
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    if type(q) is _nd and (q.dtype is _F16 or q.dtype is _U16) and q.flags.carray and q.ndim == 4:
+        _t_q = q
+    else:
+        _t_q = _in(q, _K_F16, 'q', 'attention_ex_f16', 4)
+        _slow = True
+    if type(k) is _nd and (k.dtype is _F16 or k.dtype is _U16) and k.flags.carray and k.ndim == 4:
+        _t_k = k
+    else:
+        _t_k = _in(k, _K_F16, 'k', 'attention_ex_f16', 4)
+        _slow = True
+    if type(v) is _nd and (v.dtype is _F16 or v.dtype is _U16) and v.flags.carray and v.ndim == 4:
+        _t_v = v
+    else:
+        _t_v = _in(v, _K_F16, 'v', 'attention_ex_f16', 4)
+        _slow = True
+    if kv_lengths is None:
+        _t_kv_lengths = None
+    else:
+        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
+            _t_kv_lengths = kv_lengths
+        else:
+            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex_f16', 1)
+            _slow = True
+    if mask is None:
+        _t_mask = None
+    else:
+        if type(mask) is _nd and (mask.dtype is _F16 or mask.dtype is _U16) and mask.flags.carray and mask.ndim == 4:
+            _t_mask = mask
+        else:
+            _t_mask = _in(mask, _K_F16, 'mask', 'attention_ex_f16', 4)
+            _slow = True
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error('attention_ex_f16', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex_f16', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error('attention_ex_f16', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error('attention_ex_f16', 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error('attention_ex_f16', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    _o = out
+    if _o is None:
+        if _slow:
+            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
+        else:
+            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype)
+        _b_out = None
+    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _t_out = _o
+        _b_out = None
+    else:
+        _t_out, _b_out = _out(_o, _K_F16, 'out', 'attention_ex_f16', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+        _slow = True
+    if _slow:
+        _dev = -1 if ctx is None else ctx._device
+        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_ex_f16', _dev)
+        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_ex_f16', _dev)
+        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_ex_f16', _dev)
+        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex_f16', _dev)
+        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _HA, False, 'mask', 'attention_ex_f16', _dev)
+        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_ex_f16', _dev)
+        _overlaps('attention_ex_f16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+        _st = _lib.kb_attention_ex_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    else:
+        _st = _lib.kb_attention_ex_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_HA, _t_mask)), causal, causal_bottom_right, scale, _fb(_HA, _t_out, True))
+    if _st:
+        _check(_st, 'attention_ex_f16', _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
 __all__ = [
     'version_number',
     'version_string',
@@ -3599,4 +4248,10 @@ __all__ = [
     'gemm_f16',
     'attention_bf16',
     'attention_f16',
+    'linear',
+    'linear_bf16',
+    'linear_f16',
+    'attention_ex',
+    'attention_ex_bf16',
+    'attention_ex_f16',
 ]

@@ -71,6 +71,32 @@ class Backend(enum.IntEnum):
     """
 
 
+class Activation(enum.IntEnum):
+    """Activation applied by kb_linear after the bias.  Values are fixed and
+    append-only.
+    """
+
+    NONE = 0
+    """y = x.
+    """
+
+    RELU = 1
+    """y = max(x, 0) (NaN stays NaN).
+    """
+
+    GELU = 2
+    """Exact GELU, as kb_gelu.
+    """
+
+    GELU_TANH = 3
+    """Tanh-approximated GELU, as kb_gelu_tanh.
+    """
+
+    SILU = 4
+    """SiLU, as kb_silu.
+    """
+
+
 class Error(Exception):
     """A kernelbridge call failed.
 
@@ -168,6 +194,7 @@ __all__ = [
     'Error',
     'Status',
     'Backend',
+    'Activation',
     'InvalidArgumentError',
     'ShapeMismatchError',
     'UnsupportedError',

@@ -1197,6 +1197,201 @@ KB_API kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads,
                                   int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k,
                                   const uint16_t *v, bool causal, float scale, uint16_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Model-ready entry points: attention with masks, layouts and KV-cache
+ * alignment; fused linear layers; batched matrix multiplication.  On a CUDA
+ * context they fail with KB_STATUS_UNSUPPORTED (the CUDA backend does not
+ * implement them yet). */
+
+/**
+ * Activation applied by kb_linear after the bias.  Values are fixed and
+ * append-only.
+ */
+typedef enum kb_activation {
+  /** y = x. */
+  KB_ACTIVATION_NONE = 0,
+  /** y = max(x, 0) (NaN stays NaN). */
+  KB_ACTIVATION_RELU = 1,
+  /** Exact GELU, as kb_gelu. */
+  KB_ACTIVATION_GELU = 2,
+  /** Tanh-approximated GELU, as kb_gelu_tanh. */
+  KB_ACTIVATION_GELU_TANH = 3,
+  /** SiLU, as kb_silu. */
+  KB_ACTIVATION_SILU = 4
+} kb_activation;
+
+/**
+ * Fused linear layer, PyTorch's weight layout:
+ *   y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+ * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+ * with the bias added (one rounding) and the activation applied (as the
+ * kb_<activation> kernel) while the tile is in cache: one pass over y instead
+ * of three.  bias may be NULL (no bias).  act is a kb_activation.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg in_features dim
+ * @arg out_features dim
+ * @arg x in f32[rows, in_features]
+ * @arg weight in f32[out_features, in_features]
+ * @arg bias in f32[out_features] nullable
+ * @arg act scalar
+ * @arg y out f32[rows, out_features]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_linear(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features,
+                              const float *x, const float *weight, const float *bias, kb_activation act, float *y);
+
+/**
+ * bfloat16 variant of kb_linear.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg in_features dim
+ * @arg out_features dim
+ * @arg x in bf16[rows, in_features]
+ * @arg weight in bf16[out_features, in_features]
+ * @arg bias in bf16[out_features] nullable
+ * @arg act scalar
+ * @arg y out bf16[rows, out_features]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features,
+                              const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_linear.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg in_features dim
+ * @arg out_features dim
+ * @arg x in f16[rows, in_features]
+ * @arg weight in f16[out_features, in_features]
+ * @arg bias in f16[out_features] nullable
+ * @arg act scalar
+ * @arg y out f16[rows, out_features]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features,
+                              const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y);
+
+/**
+ * Scaled dot-product attention for real models: kb_attention plus a choice
+ * of layout, key lengths, an additive mask and bottom-right causal
+ * alignment.  Per (batch b, head h, query i):
+ *   s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+ *   out = sum_j softmax(s)_j v_j,
+ * query head h reading key/value head h / (heads / kv_heads); scale == 0
+ * means 1 / sqrt(head_dim).
+ * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+ * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+ * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+ * kb_attention.
+ * Keys taking part: j < kv_lengths[b] when kv_lengths is not NULL (a padded
+ * batch: each kv_lengths[b] in [0, seq_kv]), else j < seq_kv; with causal,
+ * also j <= i (top-left alignment, PyTorch's is_causal) or, with
+ * causal_bottom_right, j <= i + L_b - seq_q where L_b is the row's key count
+ * (the KV-cache case: the last query sees every key; FlashAttention's
+ * convention).  causal_bottom_right requires causal.
+ * mask (nullable) is added to the scaled scores and broadcasts over its
+ * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+ * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+ * key.  A query row with no key left (every key removed by lengths, causal
+ * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+ * >= 0.  Computed like kb_attention (float32, online softmax over blocks of
+ * 128 keys); results do not depend on the thread count or instruction set.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg q in f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @arg k in f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg v in f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg kv_lengths in i32[batch] nullable
+ * @arg mask_batch dim
+ * @arg mask_heads dim
+ * @arg mask_q dim
+ * @arg mask in f32[mask_batch, mask_heads, mask_q, seq_kv] nullable
+ * @arg causal flag default(false)
+ * @arg causal_bottom_right flag default(false)
+ * @arg scale scalar default(0)
+ * @arg out out f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                    int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k,
+                                    const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                                    int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right,
+                                    float scale, float *out);
+
+/**
+ * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg q in bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @arg k in bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg v in bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg kv_lengths in i32[batch] nullable
+ * @arg mask_batch dim
+ * @arg mask_heads dim
+ * @arg mask_q dim
+ * @arg mask in bf16[mask_batch, mask_heads, mask_q, seq_kv] nullable
+ * @arg causal flag default(false)
+ * @arg causal_bottom_right flag default(false)
+ * @arg scale scalar default(0)
+ * @arg out out bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                    int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
+                                    const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                                    int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
+                                    float scale, uint16_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg q in f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @arg k in f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg v in f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg kv_lengths in i32[batch] nullable
+ * @arg mask_batch dim
+ * @arg mask_heads dim
+ * @arg mask_q dim
+ * @arg mask in f16[mask_batch, mask_heads, mask_q, seq_kv] nullable
+ * @arg causal flag default(false)
+ * @arg causal_bottom_right flag default(false)
+ * @arg scale scalar default(0)
+ * @arg out out f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                    int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
+                                    const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
+                                    int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
+                                    float scale, uint16_t *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

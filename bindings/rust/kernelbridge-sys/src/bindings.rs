@@ -621,3 +621,120 @@ extern "C" {
         out: *mut u16,
     ) -> kb_status;
 }
+pub const kb_activation_KB_ACTIVATION_NONE: kb_activation = 0;
+pub const kb_activation_KB_ACTIVATION_RELU: kb_activation = 1;
+pub const kb_activation_KB_ACTIVATION_GELU: kb_activation = 2;
+pub const kb_activation_KB_ACTIVATION_GELU_TANH: kb_activation = 3;
+pub const kb_activation_KB_ACTIVATION_SILU: kb_activation = 4;
+pub type kb_activation = core::ffi::c_uint;
+extern "C" {
+    pub fn kb_linear(
+        ctx: *mut kb_context,
+        rows: i64,
+        in_features: i64,
+        out_features: i64,
+        x: *const f32,
+        weight: *const f32,
+        bias: *const f32,
+        act: kb_activation,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_linear_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        in_features: i64,
+        out_features: i64,
+        x: *const u16,
+        weight: *const u16,
+        bias: *const u16,
+        act: kb_activation,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_linear_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        in_features: i64,
+        out_features: i64,
+        x: *const u16,
+        weight: *const u16,
+        bias: *const u16,
+        act: kb_activation,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_ex(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        seq_major: bool,
+        q: *const f32,
+        k: *const f32,
+        v: *const f32,
+        kv_lengths: *const i32,
+        mask_batch: i64,
+        mask_heads: i64,
+        mask_q: i64,
+        mask: *const f32,
+        causal: bool,
+        causal_bottom_right: bool,
+        scale: f32,
+        out: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_ex_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        seq_major: bool,
+        q: *const u16,
+        k: *const u16,
+        v: *const u16,
+        kv_lengths: *const i32,
+        mask_batch: i64,
+        mask_heads: i64,
+        mask_q: i64,
+        mask: *const u16,
+        causal: bool,
+        causal_bottom_right: bool,
+        scale: f32,
+        out: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_ex_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        seq_major: bool,
+        q: *const u16,
+        k: *const u16,
+        v: *const u16,
+        kv_lengths: *const i32,
+        mask_batch: i64,
+        mask_heads: i64,
+        mask_q: i64,
+        mask: *const u16,
+        causal: bool,
+        causal_bottom_right: bool,
+        scale: f32,
+        out: *mut u16,
+    ) -> kb_status;
+}

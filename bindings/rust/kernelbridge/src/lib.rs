@@ -308,6 +308,101 @@ impl fmt::Display for Backend {
     }
 }
 
+/// Activation applied by kb_linear after the bias.  Values are fixed and
+/// append-only.
+///
+/// Generated from the C enum `kb_activation`; new values may be added, so matches need a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Activation {
+    /// y = x.
+    None,
+    /// y = max(x, 0) (NaN stays NaN).
+    Relu,
+    /// Exact GELU, as kb_gelu.
+    Gelu,
+    /// Tanh-approximated GELU, as kb_gelu_tanh.
+    GeluTanh,
+    /// SiLU, as kb_silu.
+    Silu,
+}
+
+impl Activation {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [Activation] = &[
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu,
+        Activation::GeluTanh,
+        Activation::Silu,
+    ];
+
+    /// The numeric value of the C enumerator.
+    pub const fn code(self) -> i32 {
+        match self {
+            Activation::None => 0,
+            Activation::Relu => 1,
+            Activation::Gelu => 2,
+            Activation::GeluTanh => 3,
+            Activation::Silu => 4,
+        }
+    }
+
+    /// The value with this numeric code, if this version knows it.
+    pub const fn from_code(code: i32) -> Option<Activation> {
+        match code {
+            0 => Some(Activation::None),
+            1 => Some(Activation::Relu),
+            2 => Some(Activation::Gelu),
+            3 => Some(Activation::GeluTanh),
+            4 => Some(Activation::Silu),
+            _ => None,
+        }
+    }
+
+    /// The C enumerator's name without its prefix, e.g. `NONE`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Activation::None => "NONE",
+            Activation::Relu => "RELU",
+            Activation::Gelu => "GELU",
+            Activation::GeluTanh => "GELU_TANH",
+            Activation::Silu => "SILU",
+        }
+    }
+
+    /// The raw value passed to C.
+    #[inline]
+    pub const fn to_raw(self) -> sys::kb_activation {
+        match self {
+            Activation::None => sys::kb_activation_KB_ACTIVATION_NONE,
+            Activation::Relu => sys::kb_activation_KB_ACTIVATION_RELU,
+            Activation::Gelu => sys::kb_activation_KB_ACTIVATION_GELU,
+            Activation::GeluTanh => sys::kb_activation_KB_ACTIVATION_GELU_TANH,
+            Activation::Silu => sys::kb_activation_KB_ACTIVATION_SILU,
+        }
+    }
+
+    /// The value for a raw C value, if this version knows it.
+    #[inline]
+    pub const fn from_raw(raw: sys::kb_activation) -> Option<Activation> {
+        match raw {
+            sys::kb_activation_KB_ACTIVATION_NONE => Some(Activation::None),
+            sys::kb_activation_KB_ACTIVATION_RELU => Some(Activation::Relu),
+            sys::kb_activation_KB_ACTIVATION_GELU => Some(Activation::Gelu),
+            sys::kb_activation_KB_ACTIVATION_GELU_TANH => Some(Activation::GeluTanh),
+            sys::kb_activation_KB_ACTIVATION_SILU => Some(Activation::Silu),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Activation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failed call: the status code and the message describing it.
 ///
 /// The message is copied from the context in the same call (C keeps only
@@ -3678,6 +3773,340 @@ impl Context {
         // - outputs are `&mut` borrows, so they cannot overlap any other argument
         // - the C function keeps no pointer after it returns (kernels finish before returning)
         let raw_status = unsafe { sys::kb_attention_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Fused linear layer, PyTorch's weight layout:
+    /// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
+    /// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+    /// with the bias added (one rounding) and the activation applied (as the
+    /// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
+    /// of three.  bias may be NULL (no bias).  act is a kb_activation.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, in_features]`
+    /// - `weight`: input, `f32[out_features, in_features]`
+    /// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
+    /// - `y`: output, `f32[rows, out_features]`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn linear(&self, rows: usize, in_features: usize, out_features: usize, x: &[f32], weight: &[f32], bias: Option<&[f32]>, act: Activation, y: &mut [f32]) -> Result<()> {
+        const FUNC: &str = "kb_linear";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_linear.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn linear_bf16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
+        const FUNC: &str = "kb_linear_bf16";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear_bf16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_linear.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn linear_f16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
+        const FUNC: &str = "kb_linear_f16";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear_f16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaled dot-product attention for real models: kb_attention plus a choice
+    /// of layout, key lengths, an additive mask and bottom-right causal
+    /// alignment.  Per (batch b, head h, query i):
+    /// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
+    /// out = sum_j softmax(s)\_j v_j,
+    /// query head h reading key/value head h / (heads / kv_heads); scale == 0
+    /// means 1 / sqrt(head_dim).
+    /// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
+    /// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
+    /// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
+    /// kb_attention.
+    /// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
+    /// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
+    /// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
+    /// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
+    /// (the KV-cache case: the last query sees every key; FlashAttention's
+    /// convention).  causal_bottom_right requires causal.
+    /// mask (nullable) is added to the scaled scores and broadcasts over its
+    /// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+    /// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+    /// key.  A query row with no key left (every key removed by lengths, causal
+    /// alignment or the mask) gives zeros, not NaN.  scale must be finite and
+    /// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
+    /// 128 keys); results do not depend on the thread count or instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    /// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn attention_ex(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[f32], v: &[f32], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn attention_ex_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_bf16";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn attention_ex_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_f16";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
@@ -7313,6 +7742,382 @@ impl Context {
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
+    /// Fused linear layer, PyTorch's weight layout:
+    /// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
+    /// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+    /// with the bias added (one rounding) and the activation applied (as the
+    /// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
+    /// of three.  bias may be NULL (no bias).  act is a kb_activation.
+    ///
+    /// [`Context::linear`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, in_features]`
+    /// - `weight`: input, `f32[out_features, in_features]`
+    /// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
+    /// - `y`: output, `f32[rows, out_features]`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn linear_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, f32>, weight: &DeviceSlice<'_, f32>, bias: Option<&DeviceSlice<'_, f32>>, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_linear";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_linear.
+    ///
+    /// [`Context::linear_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn linear_bf16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_linear_bf16";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear_bf16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_linear.
+    ///
+    /// [`Context::linear_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn linear_f16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_linear_f16";
+        let x_shape = [rows, in_features];
+        let x_len = dense_len(FUNC, "x", &x_shape)?;
+        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
+        let weight_shape = [out_features, in_features];
+        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
+        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
+        if let Some(bias) = &bias {
+            let bias_shape = [out_features];
+            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
+            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
+        }
+        let y_shape = [rows, out_features];
+        let y_len = dense_len(FUNC, "y", &y_shape)?;
+        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
+        let c_rows = to_c_dim(FUNC, "rows", rows)?;
+        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
+        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_linear_f16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaled dot-product attention for real models: kb_attention plus a choice
+    /// of layout, key lengths, an additive mask and bottom-right causal
+    /// alignment.  Per (batch b, head h, query i):
+    /// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
+    /// out = sum_j softmax(s)\_j v_j,
+    /// query head h reading key/value head h / (heads / kv_heads); scale == 0
+    /// means 1 / sqrt(head_dim).
+    /// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
+    /// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
+    /// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
+    /// kb_attention.
+    /// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
+    /// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
+    /// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
+    /// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
+    /// (the KV-cache case: the last query sees every key; FlashAttention's
+    /// convention).  causal_bottom_right requires causal.
+    /// mask (nullable) is added to the scaled scores and broadcasts over its
+    /// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+    /// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+    /// key.  A query row with no key left (every key removed by lengths, causal
+    /// alignment or the mask) gives zeros, not NaN.  scale must be finite and
+    /// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
+    /// 128 keys); results do not depend on the thread count or instruction set.
+    ///
+    /// [`Context::attention_ex`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    /// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn attention_ex_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, f32>, v: &DeviceSlice<'_, f32>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, f32>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+    ///
+    /// [`Context::attention_ex_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn attention_ex_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_bf16";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+    ///
+    /// [`Context::attention_ex_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn attention_ex_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_f16";
+        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let q_len = dense_len(FUNC, "q", &q_shape)?;
+        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
+        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let k_len = dense_len(FUNC, "k", &k_shape)?;
+        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
+        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
+        let v_len = dense_len(FUNC, "v", &v_shape)?;
+        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
+        if let Some(kv_lengths) = &kv_lengths {
+            let kv_lengths_shape = [batch];
+            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
+            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
+        }
+        if let Some(mask) = &mask {
+            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
+            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
+            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
+        }
+        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
+        let out_len = dense_len(FUNC, "out", &out_shape)?;
+        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_heads = to_c_dim(FUNC, "heads", heads)?;
+        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
+        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
+        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
+        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
+        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
+        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
+        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - a `None` tensor is passed as NULL, which the header allows (nullable)
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
 }
 
 /// Opaque block of memory usable by kernels: device memory on a CUDA context's
@@ -9412,6 +10217,148 @@ pub fn attention_bf16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize,
 /// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
 pub fn attention_f16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()> {
     with_default_context(|ctx| ctx.attention_f16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out))
+}
+
+/// Fused linear layer, PyTorch's weight layout:
+/// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
+/// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+/// with the bias added (one rounding) and the activation applied (as the
+/// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
+/// of three.  bias may be NULL (no bias).  act is a kb_activation.
+///
+/// # Arguments
+///
+/// - `x`: input, `f32[rows, in_features]`
+/// - `weight`: input, `f32[out_features, in_features]`
+/// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
+/// - `y`: output, `f32[rows, out_features]`
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn linear(rows: usize, in_features: usize, out_features: usize, x: &[f32], weight: &[f32], bias: Option<&[f32]>, act: Activation, y: &mut [f32]) -> Result<()> {
+    with_default_context(|ctx| ctx.linear(rows, in_features, out_features, x, weight, bias, act, y))
+}
+
+/// bfloat16 variant of kb_linear.
+///
+/// # Arguments
+///
+/// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
+/// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
+/// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+/// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn linear_bf16(rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
+    with_default_context(|ctx| ctx.linear_bf16(rows, in_features, out_features, x, weight, bias, act, y))
+}
+
+/// float16 (IEEE binary16) variant of kb_linear.
+///
+/// # Arguments
+///
+/// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
+/// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
+/// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+/// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn linear_f16(rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
+    with_default_context(|ctx| ctx.linear_f16(rows, in_features, out_features, x, weight, bias, act, y))
+}
+
+/// Scaled dot-product attention for real models: kb_attention plus a choice
+/// of layout, key lengths, an additive mask and bottom-right causal
+/// alignment.  Per (batch b, head h, query i):
+/// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
+/// out = sum_j softmax(s)\_j v_j,
+/// query head h reading key/value head h / (heads / kv_heads); scale == 0
+/// means 1 / sqrt(head_dim).
+/// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
+/// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
+/// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
+/// kb_attention.
+/// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
+/// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
+/// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
+/// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
+/// (the KV-cache case: the last query sees every key; FlashAttention's
+/// convention).  causal_bottom_right requires causal.
+/// mask (nullable) is added to the scaled scores and broadcasts over its
+/// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+/// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+/// key.  A query row with no key left (every key removed by lengths, causal
+/// alignment or the mask) gives zeros, not NaN.  scale must be finite and
+/// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
+/// 128 keys); results do not depend on the thread count or instruction set.
+///
+/// # Arguments
+///
+/// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+/// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+/// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+/// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+/// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn attention_ex(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[f32], v: &[f32], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()> {
+    with_default_context(|ctx| ctx.attention_ex(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
+}
+
+/// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+///
+/// # Arguments
+///
+/// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+/// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+/// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+/// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+/// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn attention_ex_bf16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
+    with_default_context(|ctx| ctx.attention_ex_bf16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
+}
+
+/// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+///
+/// # Arguments
+///
+/// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+/// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+/// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+/// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+/// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn attention_ex_f16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
+    with_default_context(|ctx| ctx.attention_ex_f16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
 }
 
 

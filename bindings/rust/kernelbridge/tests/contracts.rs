@@ -1303,6 +1303,372 @@ fn attention_f16_rejects_short_out() {
 }
 
 #[test]
+fn linear_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let weight = vec![0.0f32; 4];
+    let bias = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "x");
+}
+
+#[test]
+fn linear_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 3];
+    let bias = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "weight");
+}
+
+#[test]
+fn linear_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 4];
+    let bias = vec![0.0f32; 1];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "bias");
+}
+
+#[test]
+fn linear_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 4];
+    let bias = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.linear(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "y");
+}
+
+#[test]
+fn linear_bf16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_bf16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "x");
+}
+
+#[test]
+fn linear_bf16_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 3];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_bf16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "weight");
+}
+
+#[test]
+fn linear_bf16_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 1];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_bf16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "bias");
+}
+
+#[test]
+fn linear_bf16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 3];
+    let err = ctx.linear_bf16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "y");
+}
+
+#[test]
+fn linear_f16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_f16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "x");
+}
+
+#[test]
+fn linear_f16_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 3];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_f16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "weight");
+}
+
+#[test]
+fn linear_f16_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 1];
+    let mut y = vec![0u16; 4];
+    let err = ctx.linear_f16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "bias");
+}
+
+#[test]
+fn linear_f16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let weight = vec![0u16; 4];
+    let bias = vec![0u16; 2];
+    let mut y = vec![0u16; 3];
+    let err = ctx.linear_f16(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "y");
+}
+
+#[test]
+fn attention_ex_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 15];
+    let k = vec![0.0f32; 16];
+    let v = vec![0.0f32; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "q");
+}
+
+#[test]
+fn attention_ex_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0.0f32; 15];
+    let v = vec![0.0f32; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "k");
+}
+
+#[test]
+fn attention_ex_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0.0f32; 16];
+    let v = vec![0.0f32; 15];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "v");
+}
+
+#[test]
+fn attention_ex_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0.0f32; 16];
+    let v = vec![0.0f32; 16];
+    let kv_lengths = vec![0i32; 1];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0.0f32; 16];
+    let v = vec![0.0f32; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 15];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "mask");
+}
+
+#[test]
+fn attention_ex_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0.0f32; 16];
+    let v = vec![0.0f32; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 15];
+    let err = ctx.attention_ex(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "out");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 15];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "q");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 15];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "k");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 15];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "v");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 1];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 15];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "mask");
+}
+
+#[test]
+fn attention_ex_bf16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 15];
+    let err = ctx.attention_ex_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "out");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 15];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "q");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 15];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "k");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 15];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "v");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 1];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 15];
+    let mut out = vec![0u16; 16];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "mask");
+}
+
+#[test]
+fn attention_ex_f16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0u16; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0u16; 16];
+    let mut out = vec![0u16; 15];
+    let err = ctx.attention_ex_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "out");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -2956,4 +3322,526 @@ fn attention_f16_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<u16>().unwrap();
     let err = ctx.attention_f16_buf(2, 2, 2, 2, 2, 2, &q, &k, &v, false, 0.0, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_attention_f16", "out");
+}
+
+#[test]
+fn linear_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 16).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 8).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "x");
+}
+
+#[test]
+fn linear_buf_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 12).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 8).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "weight");
+}
+
+#[test]
+fn linear_buf_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 16).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "bias");
+}
+
+#[test]
+fn linear_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 16).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 8).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear", "y");
+}
+
+#[test]
+fn linear_bf16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_bf16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "x");
+}
+
+#[test]
+fn linear_bf16_buf_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 6).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_bf16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "weight");
+}
+
+#[test]
+fn linear_bf16_buf_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 2).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_bf16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "bias");
+}
+
+#[test]
+fn linear_bf16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_bf16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_bf16", "y");
+}
+
+#[test]
+fn linear_f16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_f16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "x");
+}
+
+#[test]
+fn linear_f16_buf_rejects_short_weight() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 6).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_f16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "weight");
+}
+
+#[test]
+fn linear_f16_buf_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 2).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_f16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "bias");
+}
+
+#[test]
+fn linear_f16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.linear_f16_buf(2, 2, 2, &x, &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_f16", "y");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 60).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 64).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 64).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "q");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 60).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 64).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "k");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 64).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 60).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "v");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 64).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 64).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 4).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 64).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 64).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 60).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "mask");
+}
+
+#[test]
+fn attention_ex_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 64).unwrap();
+    let k = k_mem.view::<f32>().unwrap();
+    let v_mem = Buffer::new(&ctx, 64).unwrap();
+    let v = v_mem.view::<f32>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex", "out");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 30).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "q");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 30).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "k");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 30).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "v");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 4).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 30).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "mask");
+}
+
+#[test]
+fn attention_ex_bf16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_bf16", "out");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 30).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "q");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 30).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "k");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 30).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "v");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 4).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 30).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "mask");
+}
+
+#[test]
+fn attention_ex_f16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 32).unwrap();
+    let q = q_mem.view::<u16>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 32).unwrap();
+    let mask = mask_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_f16", "out");
 }

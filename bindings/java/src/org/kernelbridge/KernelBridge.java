@@ -8578,4 +8578,1568 @@ public final class KernelBridge {
       Reference.reachabilityFence(out);
     }
   }
+
+  /**
+   * Fused linear layer, PyTorch's weight layout:
+   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+   * with the bias added (one rounding) and the activation applied (as the
+   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
+   * of three.  bias may be NULL (no bias).  act is a kb_activation.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weight input, f32[out_features, in_features]; null only where empty
+   * @param bias input, f32[out_features]; may be null
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linear(int rows, int inFeatures, int outFeatures, float[] x, float[] weight, float[] bias, Activation act, float[] y) {
+    linear(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * Fused linear layer, PyTorch's weight layout:
+   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+   * with the bias added (one rounding) and the activation applied (as the
+   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
+   * of three.  bias may be NULL (no bias).  act is a kb_activation.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weight input, f32[out_features, in_features]; null only where empty
+   * @param bias input, f32[out_features]; may be null
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linear(Context ctx, int rows, int inFeatures, int outFeatures, float[] x, float[] weight, float[] bias, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.length != Checks.mul("kb_linear", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear", "x", x.length, Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.length != Checks.mul("kb_linear", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear", "weight", weight.length, Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear", "bias", bias.length, outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.length != Checks.mul("kb_linear", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear", "y", y.length, Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "x");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "weight");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final FloatBuffer sf = ctx.scratchFloats;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          sf.position(oX);
+          sf.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          sf.position(oWeight);
+          sf.put(weight);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          sf.position(oBias);
+          sf.put(bias);
+        }
+        final int oY = next;
+        if (y != null) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_linear__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, bias == null ? 0L : base + 4L * oBias, act.code(), y == null ? 0L : base + 4L * oY);
+        if (y != null) {
+          sf.position(oY);
+          sf.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_linear(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Fused linear layer, PyTorch's weight layout:
+   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+   * with the bias added (one rounding) and the activation applied (as the
+   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
+   * of three.  bias may be NULL (no bias).  act is a kb_activation.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weight input, f32[out_features, in_features]; null only where empty
+   * @param bias input, f32[out_features]; may be null
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linear(int rows, int inFeatures, int outFeatures, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, Activation act, FloatBuffer y) {
+    linear(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * Fused linear layer, PyTorch's weight layout:
+   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+   * with the bias added (one rounding) and the activation applied (as the
+   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
+   * of three.  bias may be NULL (no bias).  act is a kb_activation.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weight input, f32[out_features, in_features]; null only where empty
+   * @param bias input, f32[out_features]; may be null
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linear(Context ctx, int rows, int inFeatures, int outFeatures, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, Activation act, FloatBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.remaining() != Checks.mul("kb_linear", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear", "x", x.remaining(), Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.remaining() != Checks.mul("kb_linear", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear", "weight", weight.remaining(), Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear", "bias", bias.remaining(), outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.remaining() != Checks.mul("kb_linear", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear", "y", y.remaining(), Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    x = Checks.direct("kb_linear", "x", x);
+    weight = Checks.direct("kb_linear", "weight", weight);
+    bias = Checks.direct("kb_linear", "bias", bias);
+    y = Checks.writableDirect("kb_linear", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_linear__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Fused linear layer, PyTorch's weight layout:
+   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
+   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+   * with the bias added (one rounding) and the activation applied (as the
+   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
+   * of three.  bias may be NULL (no bias).  act is a kb_activation.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weight input, f32[out_features, in_features]; null only where empty
+   * @param bias input, f32[out_features]; may be null
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void linear(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    else x.require("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), 4, "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else weight.require("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), 4, "[out_features, in_features]");
+    if (bias != null) bias.require("kb_linear", "bias", outFeatures, 4, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    else y.require("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), 4, "[rows, out_features]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_linear", "x", x, 4);
+    final long addrWeight = DeviceBuffer.address("kb_linear", "weight", weight, 4);
+    final long addrBias = DeviceBuffer.address("kb_linear", "bias", bias, 4);
+    final long addrY = DeviceBuffer.address("kb_linear", "y", y, 4);
+    try {
+      KernelBridgeNative.kb_linear__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_linear.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, bf16[rows, in_features]; null only where empty
+   * @param weight input, bf16[out_features, in_features]; null only where empty
+   * @param bias input, bf16[out_features]; may be null
+   * @param act scalar
+   * @param y output, bf16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearBf16(int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
+    linearBf16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_linear.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, bf16[rows, in_features]; null only where empty
+   * @param weight input, bf16[out_features, in_features]; null only where empty
+   * @param bias input, bf16[out_features]; may be null
+   * @param act scalar
+   * @param y output, bf16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.length != Checks.mul("kb_linear_bf16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "x", x.length, Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.length != Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "weight", weight.length, Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear_bf16", "bias", bias.length, outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.length != Checks.mul("kb_linear_bf16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_bf16", "y", y.length, Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "x");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "weight");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = next;
+        if (y != null) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_linear_bf16__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, act.code(), y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_linear_bf16(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_linear.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, bf16[rows, in_features]; null only where empty
+   * @param weight input, bf16[out_features, in_features]; null only where empty
+   * @param bias input, bf16[out_features]; may be null
+   * @param act scalar
+   * @param y output, bf16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearBf16(int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
+    linearBf16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_linear.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, bf16[rows, in_features]; null only where empty
+   * @param weight input, bf16[out_features, in_features]; null only where empty
+   * @param bias input, bf16[out_features]; may be null
+   * @param act scalar
+   * @param y output, bf16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.remaining() != Checks.mul("kb_linear_bf16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "x", x.remaining(), Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.remaining() != Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "weight", weight.remaining(), Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear_bf16", "bias", bias.remaining(), outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.remaining() != Checks.mul("kb_linear_bf16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_bf16", "y", y.remaining(), Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    x = Checks.direct("kb_linear_bf16", "x", x);
+    weight = Checks.direct("kb_linear_bf16", "weight", weight);
+    bias = Checks.direct("kb_linear_bf16", "bias", bias);
+    y = Checks.writableDirect("kb_linear_bf16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_linear_bf16__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_linear.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, bf16[rows, in_features]; null only where empty
+   * @param weight input, bf16[out_features, in_features]; null only where empty
+   * @param bias input, bf16[out_features]; may be null
+   * @param act scalar
+   * @param y output, bf16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void linearBf16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    else x.require("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), 2, "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else weight.require("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
+    if (bias != null) bias.require("kb_linear_bf16", "bias", outFeatures, 2, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    else y.require("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), 2, "[rows, out_features]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_linear_bf16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_linear_bf16", "weight", weight, 2);
+    final long addrBias = DeviceBuffer.address("kb_linear_bf16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_linear_bf16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_linear_bf16__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_linear.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f16[rows, in_features]; null only where empty
+   * @param weight input, f16[out_features, in_features]; null only where empty
+   * @param bias input, f16[out_features]; may be null
+   * @param act scalar
+   * @param y output, f16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearF16(int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
+    linearF16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_linear.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f16[rows, in_features]; null only where empty
+   * @param weight input, f16[out_features, in_features]; null only where empty
+   * @param bias input, f16[out_features]; may be null
+   * @param act scalar
+   * @param y output, f16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.length != Checks.mul("kb_linear_f16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_f16", "x", x.length, Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.length != Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_f16", "weight", weight.length, Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear_f16", "bias", bias.length, outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.length != Checks.mul("kb_linear_f16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_f16", "y", y.length, Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "x");
+    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "weight");
+    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "bias");
+    final long address = ctx.address();
+    try {
+      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oX = next;
+        if (x != null) {
+          next += x.length;
+          ss.position(oX);
+          ss.put(x);
+        }
+        final int oWeight = next;
+        if (weight != null) {
+          next += weight.length;
+          ss.position(oWeight);
+          ss.put(weight);
+        }
+        final int oBias = next;
+        if (bias != null) {
+          next += bias.length;
+          ss.position(oBias);
+          ss.put(bias);
+        }
+        final int oY = next;
+        if (y != null) {
+          next += y.length;
+        }
+        KernelBridgeNative.kb_linear_f16__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, act.code(), y == null ? 0L : base + 2L * oY);
+        if (y != null) {
+          ss.position(oY);
+          ss.get(y);
+        }
+      } else {
+        KernelBridgeNative.kb_linear_f16(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_linear.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f16[rows, in_features]; null only where empty
+   * @param weight input, f16[out_features, in_features]; null only where empty
+   * @param bias input, f16[out_features]; may be null
+   * @param act scalar
+   * @param y output, f16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearF16(int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
+    linearF16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_linear.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f16[rows, in_features]; null only where empty
+   * @param weight input, f16[out_features, in_features]; null only where empty
+   * @param bias input, f16[out_features]; may be null
+   * @param act scalar
+   * @param y output, f16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    else if (x.remaining() != Checks.mul("kb_linear_f16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_f16", "x", x.remaining(), Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else if (weight.remaining() != Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_f16", "weight", weight.remaining(), Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear_f16", "bias", bias.remaining(), outFeatures, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    else if (y.remaining() != Checks.mul("kb_linear_f16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_f16", "y", y.remaining(), Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    x = Checks.direct("kb_linear_f16", "x", x);
+    weight = Checks.direct("kb_linear_f16", "weight", weight);
+    bias = Checks.direct("kb_linear_f16", "bias", bias);
+    y = Checks.writableDirect("kb_linear_f16", "y", y);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_linear_f16__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_linear.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f16[rows, in_features]; null only where empty
+   * @param weight input, f16[out_features, in_features]; null only where empty
+   * @param bias input, f16[out_features]; may be null
+   * @param act scalar
+   * @param y output, f16[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void linearF16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
+    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
+    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
+    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    else x.require("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), 2, "[rows, in_features]");
+    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    else weight.require("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
+    if (bias != null) bias.require("kb_linear_f16", "bias", outFeatures, 2, "[out_features]");
+    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    else y.require("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), 2, "[rows, out_features]");
+    final long address = ctx.address();
+    final long addrX = DeviceBuffer.address("kb_linear_f16", "x", x, 2);
+    final long addrWeight = DeviceBuffer.address("kb_linear_f16", "weight", weight, 2);
+    final long addrBias = DeviceBuffer.address("kb_linear_f16", "bias", bias, 2);
+    final long addrY = DeviceBuffer.address("kb_linear_f16", "y", y, 2);
+    try {
+      KernelBridgeNative.kb_linear_f16__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(x);
+      Reference.reachabilityFence(weight);
+      Reference.reachabilityFence(bias);
+      Reference.reachabilityFence(y);
+    }
+  }
+
+  /**
+   * Scaled dot-product attention for real models: kb_attention plus a choice
+   * of layout, key lengths, an additive mask and bottom-right causal
+   * alignment.  Per (batch b, head h, query i):
+   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+   * out = sum_j softmax(s)_j v_j,
+   * query head h reading key/value head h / (heads / kv_heads); scale == 0
+   * means 1 / sqrt(head_dim).
+   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+   * kb_attention.
+   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
+   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
+   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
+   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
+   * (the KV-cache case: the last query sees every key; FlashAttention's
+   * convention).  causal_bottom_right requires causal.
+   * mask (nullable) is added to the scaled scores and broadcasts over its
+   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+   * key.  A query row with no key left (every key removed by lengths, causal
+   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
+   * 128 keys); results do not depend on the thread count or instruction set.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionEx(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, float[] k, float[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    attentionEx(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * Scaled dot-product attention for real models: kb_attention plus a choice
+   * of layout, key lengths, an additive mask and bottom-right causal
+   * alignment.  Per (batch b, head h, query i):
+   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+   * out = sum_j softmax(s)_j v_j,
+   * query head h reading key/value head h / (heads / kv_heads); scale == 0
+   * means 1 / sqrt(head_dim).
+   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+   * kb_attention.
+   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
+   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
+   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
+   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
+   * (the KV-cache case: the last query sees every key; FlashAttention's
+   * convention).  causal_bottom_right requires causal.
+   * mask (nullable) is added to the scaled scores and broadcasts over its
+   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+   * key.  A query row with no key left (every key removed by lengths, causal
+   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
+   * 128 keys); results do not depend on the thread count or instruction set.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionEx(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, float[] k, float[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "q", q.length, Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "k", k.length, Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "v", v.length, Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex", "kv_lengths", kvLengths.length, batch, "[batch]");
+    if (mask != null && mask.length != Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex", "mask", mask.length, Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "out", out.length, Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "q");
+    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "k");
+    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "v");
+    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "mask");
+    final long address = ctx.address();
+    try {
+      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (kvLengths == null ? 0 : kvLengths.length) + (mask == null ? 0 : mask.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final FloatBuffer sf = ctx.scratchFloats;
+        final IntBuffer si = ctx.scratchInts;
+        int next = 0;
+        final int oQ = next;
+        if (q != null) {
+          next += q.length;
+          sf.position(oQ);
+          sf.put(q);
+        }
+        final int oK = next;
+        if (k != null) {
+          next += k.length;
+          sf.position(oK);
+          sf.put(k);
+        }
+        final int oV = next;
+        if (v != null) {
+          next += v.length;
+          sf.position(oV);
+          sf.put(v);
+        }
+        final int oKvLengths = next;
+        if (kvLengths != null) {
+          next += kvLengths.length;
+          si.position(oKvLengths);
+          si.put(kvLengths);
+        }
+        final int oMask = next;
+        if (mask != null) {
+          next += mask.length;
+          sf.position(oMask);
+          sf.put(mask);
+        }
+        final int oOut = next;
+        if (out != null) {
+          next += out.length;
+        }
+        KernelBridgeNative.kb_attention_ex__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q == null ? 0L : base + 4L * oQ, k == null ? 0L : base + 4L * oK, v == null ? 0L : base + 4L * oV, kvLengths == null ? 0L : base + 4L * oKvLengths, maskBatch, maskHeads, maskQ, mask == null ? 0L : base + 4L * oMask, causal, causalBottomRight, scale, out == null ? 0L : base + 4L * oOut);
+        if (out != null) {
+          sf.position(oOut);
+          sf.get(out);
+        }
+      } else {
+        KernelBridgeNative.kb_attention_ex(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Scaled dot-product attention for real models: kb_attention plus a choice
+   * of layout, key lengths, an additive mask and bottom-right causal
+   * alignment.  Per (batch b, head h, query i):
+   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+   * out = sum_j softmax(s)_j v_j,
+   * query head h reading key/value head h / (heads / kv_heads); scale == 0
+   * means 1 / sqrt(head_dim).
+   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+   * kb_attention.
+   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
+   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
+   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
+   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
+   * (the KV-cache case: the last query sees every key; FlashAttention's
+   * convention).  causal_bottom_right requires causal.
+   * mask (nullable) is added to the scaled scores and broadcasts over its
+   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+   * key.  A query row with no key left (every key removed by lengths, causal
+   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
+   * 128 keys); results do not depend on the thread count or instruction set.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionEx(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, FloatBuffer k, FloatBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    attentionEx(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * Scaled dot-product attention for real models: kb_attention plus a choice
+   * of layout, key lengths, an additive mask and bottom-right causal
+   * alignment.  Per (batch b, head h, query i):
+   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+   * out = sum_j softmax(s)_j v_j,
+   * query head h reading key/value head h / (heads / kv_heads); scale == 0
+   * means 1 / sqrt(head_dim).
+   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+   * kb_attention.
+   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
+   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
+   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
+   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
+   * (the KV-cache case: the last query sees every key; FlashAttention's
+   * convention).  causal_bottom_right requires causal.
+   * mask (nullable) is added to the scaled scores and broadcasts over its
+   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+   * key.  A query row with no key left (every key removed by lengths, causal
+   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
+   * 128 keys); results do not depend on the thread count or instruction set.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionEx(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, FloatBuffer k, FloatBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "q", q.remaining(), Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "k", k.remaining(), Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "v", v.remaining(), Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
+    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex", "mask", mask.remaining(), Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "out", out.remaining(), Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    q = Checks.direct("kb_attention_ex", "q", q);
+    k = Checks.direct("kb_attention_ex", "k", k);
+    v = Checks.direct("kb_attention_ex", "v", v);
+    kvLengths = Checks.direct("kb_attention_ex", "kv_lengths", kvLengths);
+    mask = Checks.direct("kb_attention_ex", "mask", mask);
+    out = Checks.writableDirect("kb_attention_ex", "out", out);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_ex__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Scaled dot-product attention for real models: kb_attention plus a choice
+   * of layout, key lengths, an additive mask and bottom-right causal
+   * alignment.  Per (batch b, head h, query i):
+   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
+   * out = sum_j softmax(s)_j v_j,
+   * query head h reading key/value head h / (heads / kv_heads); scale == 0
+   * means 1 / sqrt(head_dim).
+   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
+   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
+   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
+   * kb_attention.
+   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
+   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
+   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
+   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
+   * (the KV-cache case: the last query sees every key; FlashAttention's
+   * convention).  causal_bottom_right requires causal.
+   * mask (nullable) is added to the scaled scores and broadcasts over its
+   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+   * key.  A query row with no key left (every key removed by lengths, causal
+   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
+   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
+   * 128 keys); results do not depend on the thread count or instruction set.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionEx(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else q.require("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else k.require("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else v.require("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) kvLengths.require("kb_attention_ex", "kv_lengths", batch, 4, "[batch]");
+    if (mask != null) mask.require("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), 4, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else out.require("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention_ex", "q", q, 4);
+    final long addrK = DeviceBuffer.address("kb_attention_ex", "k", k, 4);
+    final long addrV = DeviceBuffer.address("kb_attention_ex", "v", v, 4);
+    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex", "kv_lengths", kvLengths, 4);
+    final long addrMask = DeviceBuffer.address("kb_attention_ex", "mask", mask, 4);
+    final long addrOut = DeviceBuffer.address("kb_attention_ex", "out", out, 4);
+    try {
+      KernelBridgeNative.kb_attention_ex__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(kvLengths);
+      Reference.reachabilityFence(mask);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
+    attentionExBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "q", q.length, Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "k", k.length, Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "v", v.length, Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex_bf16", "kv_lengths", kvLengths.length, batch, "[batch]");
+    if (mask != null && mask.length != Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_bf16", "mask", mask.length, Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "out", out.length, Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "q");
+    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "k");
+    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "v");
+    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "mask");
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_ex_bf16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
+    attentionExBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "q", q.remaining(), Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "k", k.remaining(), Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "v", v.remaining(), Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex_bf16", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
+    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_bf16", "mask", mask.remaining(), Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "out", out.remaining(), Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    q = Checks.direct("kb_attention_ex_bf16", "q", q);
+    k = Checks.direct("kb_attention_ex_bf16", "k", k);
+    v = Checks.direct("kb_attention_ex_bf16", "v", v);
+    kvLengths = Checks.direct("kb_attention_ex_bf16", "kv_lengths", kvLengths);
+    mask = Checks.direct("kb_attention_ex_bf16", "mask", mask);
+    out = Checks.writableDirect("kb_attention_ex_bf16", "out", out);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_ex_bf16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionExBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else q.require("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else k.require("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else v.require("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) kvLengths.require("kb_attention_ex_bf16", "kv_lengths", batch, 4, "[batch]");
+    if (mask != null) mask.require("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else out.require("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention_ex_bf16", "q", q, 2);
+    final long addrK = DeviceBuffer.address("kb_attention_ex_bf16", "k", k, 2);
+    final long addrV = DeviceBuffer.address("kb_attention_ex_bf16", "v", v, 2);
+    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex_bf16", "kv_lengths", kvLengths, 4);
+    final long addrMask = DeviceBuffer.address("kb_attention_ex_bf16", "mask", mask, 2);
+    final long addrOut = DeviceBuffer.address("kb_attention_ex_bf16", "out", out, 2);
+    try {
+      KernelBridgeNative.kb_attention_ex_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(kvLengths);
+      Reference.reachabilityFence(mask);
+      Reference.reachabilityFence(out);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
+    attentionExF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.length != Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "q", q.length, Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.length != Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "k", k.length, Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.length != Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "v", v.length, Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex_f16", "kv_lengths", kvLengths.length, batch, "[batch]");
+    if (mask != null && mask.length != Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_f16", "mask", mask.length, Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.length != Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "out", out.length, Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "q");
+    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "k");
+    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "v");
+    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "mask");
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_ex_f16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
+    attentionExF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (q.remaining() != Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "q", q.remaining(), Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (k.remaining() != Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "k", k.remaining(), Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else if (v.remaining() != Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "v", v.remaining(), Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex_f16", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
+    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_f16", "mask", mask.remaining(), Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else if (out.remaining() != Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "out", out.remaining(), Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    q = Checks.direct("kb_attention_ex_f16", "q", q);
+    k = Checks.direct("kb_attention_ex_f16", "k", k);
+    v = Checks.direct("kb_attention_ex_f16", "v", v);
+    kvLengths = Checks.direct("kb_attention_ex_f16", "kv_lengths", kvLengths);
+    mask = Checks.direct("kb_attention_ex_f16", "mask", mask);
+    out = Checks.writableDirect("kb_attention_ex_f16", "out", out);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_attention_ex_f16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionExF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
+    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
+    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
+    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
+    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
+    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
+    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
+    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
+    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
+    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else q.require("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else k.require("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    else v.require("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) kvLengths.require("kb_attention_ex_f16", "kv_lengths", batch, 4, "[batch]");
+    if (mask != null) mask.require("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    else out.require("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    final long address = ctx.address();
+    final long addrQ = DeviceBuffer.address("kb_attention_ex_f16", "q", q, 2);
+    final long addrK = DeviceBuffer.address("kb_attention_ex_f16", "k", k, 2);
+    final long addrV = DeviceBuffer.address("kb_attention_ex_f16", "v", v, 2);
+    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex_f16", "kv_lengths", kvLengths, 4);
+    final long addrMask = DeviceBuffer.address("kb_attention_ex_f16", "mask", mask, 2);
+    final long addrOut = DeviceBuffer.address("kb_attention_ex_f16", "out", out, 2);
+    try {
+      KernelBridgeNative.kb_attention_ex_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(q);
+      Reference.reachabilityFence(k);
+      Reference.reachabilityFence(v);
+      Reference.reachabilityFence(kvLengths);
+      Reference.reachabilityFence(mask);
+      Reference.reachabilityFence(out);
+    }
+  }
 }
