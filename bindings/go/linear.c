@@ -1,0 +1,58 @@
+/* vendored by tools/vendor_c.py from kernels/cpu/linear.c; do not edit */
+/* linear.c - kb_linear, kb_linear_bf16, kb_linear_f16: y = act(x W^T + b),
+ * the trans_b gemm with kb_linear's epilogue (bias, then the activation,
+ * applied by the engine to each finished block of rows while it is in
+ * cache). */
+#include "gemm_engine.h"
+#include "internal.h"
+#include "reduced.h"
+
+static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
+                           int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
+                           void *y) {
+  kb__begin(ctx);
+  int64_t elem = dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
+  KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
+  int64_t xn, wn, yn, bn = out_features;
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "weight", elem, 2, wd, &wn));
+  KB_TRY(kb__count(ctx, fn, "y", elem, 2, yd, &yn));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wn));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  int64_t bb = bias != NULL ? bn * elem : 0;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "x", x, xn * elem, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "weight", weight, wn * elem, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "bias", bias, bb, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * elem}, {"weight", weight, wn * elem}, {"bias", bias, bb}, {"y", y, yn * elem}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  struct kb_linear_epilogue lin = {bias, act};
+  /* x [rows, in] times weight^T: the trans_b gemm. */
+  return kb__gemm_run(ctx, fn, dt, false, true, rows, out_features, in_features, 1.0f, x,
+                      in_features > 0 ? in_features : 1, weight, in_features > 0 ? in_features : 1, 0.0f, y, out_features,
+                      &lin);
+}
+
+kb_status kb_linear(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                    const float *weight, const float *bias, kb_activation act, float *y) {
+  return linear_dt(ctx, "kb_linear", KB_GEMM_F32, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
+                         const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+  return linear_dt(ctx, "kb_linear_bf16", KB_GEMM_BF16, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
+                        const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+  return linear_dt(ctx, "kb_linear_f16", KB_GEMM_F16, rows, in_features, out_features, x, weight, bias, act, y);
+}
