@@ -87,7 +87,9 @@ pub use kernelbridge_sys as sys;
 mod views;
 pub mod cuda;
 pub mod half;
+mod model;
 pub use views::{DeviceSlice, DeviceSliceMut, Element};
+pub use model::{AttentionOptions, Bf16, F16, Float, Linear};
 
 /// Major version of the C API this crate was generated from.
 pub const VERSION_MAJOR: u32 = 0;

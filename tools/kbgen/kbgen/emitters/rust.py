@@ -74,6 +74,7 @@ SUPPORT_MODULES = [
     ("views", False, ["DeviceSlice", "DeviceSliceMut", "Element"]),
     ("cuda", True, []),
     ("half", True, []),
+    ("model", False, ["AttentionOptions", "Bf16", "F16", "Float", "Linear"]),
 ]
 
 _SCALAR_TYPES = {
