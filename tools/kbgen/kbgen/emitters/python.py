@@ -1182,6 +1182,8 @@ def capi_module(api: Api) -> str:
 
 # Public names of the hand-written modules.
 RUNTIME_NAMES = ["Buffer", "Context", "default_context"]
+# kernelbridge/_nn.py: PyTorch-style entry points over the generated kernels.
+NN_NAMES = ["scaled_dot_product_attention"]
 
 INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
@@ -1210,6 +1212,7 @@ if _lib.kb_version_number() != VERSION_NUMBER:
 
 from ._runtime import @RUNTIME@  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
+from ._nn import @NN@  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -1224,6 +1227,7 @@ def init_module(api: Api) -> str:
     public = sorted(
         ["__version__", "cuda"]
         + RUNTIME_NAMES
+        + NN_NAMES
         + model_names
         + [f.short_name for f in free_functions(api)]
         + [f.short_name for f in api.kernels]
@@ -1234,6 +1238,7 @@ def init_module(api: Api) -> str:
         .replace("@VERSION@", api.version_string)
         .replace("@IMPORTS@", imports)
         .replace("@RUNTIME@", ", ".join(RUNTIME_NAMES))
+        .replace("@NN@", ", ".join(NN_NAMES))
         .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
     )
     return banner("#") + text
@@ -1320,6 +1325,8 @@ class Buffer:
 # A tensor argument: a numpy array (or array-like / buffer object), a Buffer,
 # or an object exposing __cuda_array_interface__ or __dlpack__.
 ArrayIn = Union[ArrayLike, Buffer, Any]
+
+def scaled_dot_product_attention(query: ArrayIn, key: ArrayIn, value: ArrayIn, attn_mask: Optional[ArrayIn] = ..., dropout_p: float = ..., is_causal: bool = ..., scale: Optional[float] = ..., enable_gqa: bool = ..., *, kv_lengths: Optional[ArrayIn] = ..., bottom_right: bool = ..., seq_major: bool = ..., out: Optional[Union[NDArray[Any], Buffer]] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
 '''
 
 
