@@ -255,3 +255,85 @@ func TestGemmBatchedStrides(t *testing.T) {
 		t.Fatalf("negative stride: %v", err)
 	}
 }
+
+// encoderParams and encoderLayer are the transformer block of docs/go.md.
+type encoderParams struct {
+	Wq, Bq, Wk, Bk, Wv, Bv, Wo, Bo, G1, N1, W1, B1, W2, B2, G2, N2 []float32
+}
+
+func encoderLayer(ctx *Context, x []float32, lengths []int32, p *encoderParams, b, s, d, heads int) ([]float32, error) {
+	rows, f := b*s, len(p.B1)
+	q, k, v := make([]float32, rows*d), make([]float32, rows*d), make([]float32, rows*d)
+	for _, l := range []struct{ w, b, y []float32 }{{p.Wq, p.Bq, q}, {p.Wk, p.Bk, k}, {p.Wv, p.Bv, v}} {
+		if err := ctx.Linear(rows, d, d, x, l.w, l.b, ActivationNone, l.y); err != nil {
+			return nil, err
+		}
+	}
+	a := make([]float32, rows*d)
+	opts := &AttentionOptions{Batch: b, Heads: heads, KVHeads: heads, SeqQ: s, SeqKV: s,
+		HeadDim: d / heads, SeqMajor: true, KVLengths: lengths}
+	if err := ctx.AttentionWith(opts, q, k, v, a); err != nil {
+		return nil, err
+	}
+	h := make([]float32, rows*d)
+	if err := ctx.Linear(rows, d, d, a, p.Wo, p.Bo, ActivationNone, h); err != nil {
+		return nil, err
+	}
+	if err := ctx.Add(h, x, h); err != nil {
+		return nil, err
+	}
+	if err := ctx.Layernorm(rows, d, h, p.G1, p.N1, 1e-12, h); err != nil {
+		return nil, err
+	}
+	ff, out := make([]float32, rows*f), make([]float32, rows*d)
+	if err := ctx.Linear(rows, d, f, h, p.W1, p.B1, ActivationGelu, ff); err != nil {
+		return nil, err
+	}
+	if err := ctx.Linear(rows, f, d, ff, p.W2, p.B2, ActivationNone, out); err != nil {
+		return nil, err
+	}
+	if err := ctx.Add(out, h, out); err != nil {
+		return nil, err
+	}
+	return out, ctx.Layernorm(rows, d, out, p.G2, p.N2, 1e-12, out)
+}
+
+// The block of the docs runs, and padding is invisible: changing the padded
+// tokens of a sentence changes nothing in its real tokens' outputs.
+func TestEncoderLayerDocExample(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	b, s, d, f, heads := 2, 4, 8, 16, 2
+	p := &encoderParams{
+		Wq: randn(r, d*d, 0.3), Bq: randn(r, d, 0.3), Wk: randn(r, d*d, 0.3), Bk: randn(r, d, 0.3),
+		Wv: randn(r, d*d, 0.3), Bv: randn(r, d, 0.3), Wo: randn(r, d*d, 0.3), Bo: randn(r, d, 0.3),
+		G1: randn(r, d, 1), N1: randn(r, d, 1), W1: randn(r, f*d, 0.3), B1: randn(r, f, 0.3),
+		W2: randn(r, d*f, 0.3), B2: randn(r, d, 0.3), G2: randn(r, d, 1), N2: randn(r, d, 1),
+	}
+	ctx, err := NewContext(2, BackendCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	lengths := []int32{4, 2}
+	x := randn(r, b*s*d, 1)
+	out1, err := encoderLayer(ctx, x, lengths, p, b, s, d, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x2 := append([]float32(nil), x...)
+	for i := (1*s + 2) * d; i < b*s*d; i++ { // sentence 1's two padding tokens
+		x2[i] += 5
+	}
+	out2, err := encoderLayer(ctx, x2, lengths, p, b, s, d, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < (1*s+2)*d; i++ {
+		if math.Float32bits(out1[i]) != math.Float32bits(out2[i]) {
+			t.Fatalf("element %d of a real token changed with the padding", i)
+		}
+		if math.IsNaN(float64(out1[i])) {
+			t.Fatalf("element %d is NaN", i)
+		}
+	}
+}

@@ -311,3 +311,59 @@ def test_float32_kernels_run_the_16_bit_variant_for_16_bit_arrays():
     # A float16 array mixed into a float32 call is named.
     with pytest.raises(TypeError, match="rmsnorm: weight must have dtype float32"):
         kb.rmsnorm(x, w.astype(np.float16), eps=1e-5)
+
+
+# --- the transformer block of docs/python.md -------------------------------------------------
+
+
+def encoder_layer(x, keep, p, heads):
+    """x: [B, S, D] float32; keep: [B, S] bool (True: a real token).  As in
+    docs/python.md: no reshape copies (reshape of a contiguous array is a view)."""
+    B, S, D = x.shape
+    q = kb.linear(x, p["wq"], p["bq"])
+    k = kb.linear(x, p["wk"], p["bk"])
+    v = kb.linear(x, p["wv"], p["bv"])
+    split = (B, S, heads, D // heads)
+    a = kb.scaled_dot_product_attention(q.reshape(split), k.reshape(split), v.reshape(split),
+                                        keep[:, None, None, :], seq_major=True)
+    h = kb.linear(a.reshape(B, S, D), p["wo"], p["bo"])
+    h = kb.layernorm(kb.add(h, x), p["g1"], p["n1"], eps=1e-12)
+    f = kb.linear(kb.linear(h, p["w1"], p["b1"], act="gelu"), p["w2"], p["b2"])
+    return kb.layernorm(kb.add(f, h), p["g2"], p["n2"], eps=1e-12)
+
+
+def encoder_layer_ref(x, keep, p, heads):
+    x = x.astype(np.float64)
+    P = {k: v.astype(np.float64) for k, v in p.items()}
+    B, S, D = x.shape
+    E = D // heads
+
+    def lin(t, w, b):
+        return t @ w.T + b
+
+    def ln(t, g, n):
+        mu = t.mean(-1, keepdims=True)
+        var = ((t - mu) ** 2).mean(-1, keepdims=True)
+        return (t - mu) / np.sqrt(var + 1e-12) * g + n
+
+    q, k, v = (lin(x, P["w" + c], P["b" + c]).reshape(B, S, heads, E).transpose(0, 2, 1, 3) for c in "qkv")
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(E) + np.where(keep, 0.0, -np.inf)[:, None, None, :]
+    w = np.exp(s - s.max(-1, keepdims=True))
+    a = (w / w.sum(-1, keepdims=True)) @ v
+    h = ln(lin(a.transpose(0, 2, 1, 3).reshape(B, S, D), P["wo"], P["bo"]) + x, P["g1"], P["n1"])
+    f = lin(ACTS["gelu"](lin(h, P["w1"], P["b1"])), P["w2"], P["b2"])
+    return ln(f + h, P["g2"], P["n2"])
+
+
+def test_transformer_block_of_the_docs():
+    B, S, D, F, heads = 2, 5, 16, 32, 4
+    shapes = {"wq": (D, D), "wk": (D, D), "wv": (D, D), "wo": (D, D), "w1": (F, D), "w2": (D, F),
+              "bq": (D,), "bk": (D,), "bv": (D,), "bo": (D,), "b1": (F,), "b2": (D,),
+              "g1": (D,), "n1": (D,), "g2": (D,), "n2": (D,)}
+    p = {k: f32(*s, scale=0.3) for k, s in shapes.items()}
+    x = f32(B, S, D)
+    keep = np.ones((B, S), bool)
+    keep[1, 3:] = False  # the second sentence has two padding tokens
+    got = encoder_layer(x, keep, p, heads)
+    assert got.shape == (B, S, D) and got.dtype == np.float32
+    np.testing.assert_allclose(got, encoder_layer_ref(x, keep, p, heads), rtol=1e-4, atol=1e-4)
