@@ -31,6 +31,14 @@ only the model and contracts.py:
     omitted: a zero-filled array is allocated and returned;
   * a kernel whose tensors are all 1-D of one size is elementwise: arrays of
     any shape are accepted (all of the same shape) and results keep it;
+  * a row-wise kernel (a dim named ROWS_DIM first in its tensors) takes any
+    number of leading axes as rows; results keep them;
+  * ld and stride parameters come from the numpy array's strides (views
+    are passed as they are when the C API can describe them);
+  * a dim only an optional tensor determines is its size, or 0 without it;
+  * enum scalars take a member, an int or a member's name;
+  * a float32 kernel with _f16 / _bf16 variants of the same Python
+    signature runs them for float16 / bfloat16 first tensors;
   * a tensor is a numpy array, a kernelbridge.Buffer or foreign memory
     (__cuda_array_interface__, __dlpack__); the common case (a C-contiguous
     numpy array of the right dtype on a CPU context) is checked inline, every
