@@ -427,4 +427,13 @@ void bench_limits(void) {
     }
   }
   printf("\n");
+  /* Register-only loops scale with the thread count unless other processes
+   * hold CPUs: say so, since every all-thread figure below is then suspect. */
+  int lv = limits.kb_isa >= 0 && limits.kb_isa <= best ? limits.kb_isa : best;
+  double one = limits.peak_gflops[lv][0], all = limits.peak_gflops[lv][1];
+  if (!bench_opt.smoke && bench_opt.threads > 1 && one > 0 && all < 0.75 * (double)bench_opt.threads * one)
+    printf("> **Warning**: the FMA peak on %d threads is only %.2f× the 1-thread peak: other processes are using "
+           "the CPUs, so the %d-thread figures of this run are unreliable (the ratios less so: both sides of a row "
+           "share the load).\n\n",
+           bench_opt.threads, all / one, bench_opt.threads);
 }
