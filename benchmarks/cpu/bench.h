@@ -108,6 +108,7 @@ void print_machine(void);
 void bench_limits(void);
 void bench_gemm(void);
 void bench_attention(void);
+void bench_model(void);
 void bench_memory(void);
 
 /* kernelbridge contexts with 1 and bench_opt.threads threads. */

@@ -4,7 +4,7 @@
  * printed as markdown tables (benchmarks/README.md, "CPU").
  *
  *   cpu_benchmark [--quick] [--smoke] [--threads N] [--rounds N]
- *                 [--min-round SECONDS] [--only limits|gemm|attention|memory]
+ *                 [--min-round SECONDS] [--only limits|gemm|attention|model|memory]
  *
  * Exit status: 0 when every call succeeded and every result check passed,
  * 1 otherwise (the reasons on stderr), 2 for bad usage.
@@ -23,7 +23,7 @@ kb_context *ctx_one, *ctx_all;
 static void usage(FILE *f) {
   fprintf(f,
           "usage: cpu_benchmark [--quick] [--smoke] [--threads N] [--rounds N] [--min-round SECONDS]\n"
-          "                     [--only limits|gemm|attention|memory]\n"
+          "                     [--only limits|gemm|attention|model|memory]\n"
           "  --quick      smaller sizes (the large memory-bound sizes / 16) and shorter rounds\n"
           "  --smoke      tiny sizes, one call per side: checks every call and result, no timing value\n"
           "  --threads N  the 'all threads' count (default: online CPUs)\n"
@@ -71,8 +71,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (bench_opt.only != NULL && !section_on("limits") + !section_on("gemm") + !section_on("attention") +
-                                        !section_on("memory") != 3) {
-    fprintf(stderr, "cpu_benchmark: --only takes limits, gemm, attention or memory\n");
+                                        !section_on("model") + !section_on("memory") != 4) {
+    fprintf(stderr, "cpu_benchmark: --only takes limits, gemm, attention, model or memory\n");
     return 2;
   }
   bench_opt.rounds = rounds > 0 ? rounds : bench_opt.quick ? 3 : 5;
@@ -95,6 +95,8 @@ int main(int argc, char **argv) {
   if (section_on("gemm")) bench_gemm();
   fflush(stdout);
   if (section_on("attention")) bench_attention();
+  fflush(stdout);
+  if (section_on("model")) bench_model();
   fflush(stdout);
   if (section_on("memory")) bench_memory();
   fflush(stdout);

@@ -29,7 +29,8 @@ run smoke "$bench" --quick --smoke --threads 2
 out=$tmp/smoke.out
 
 for t in "## kernelbridge CPU benchmark" "### machine limits" "### gemm:" "### gemv (m = 1)" "### attention:" \
-  "### memory-bound kernels, large sizes" "### memory-bound kernels, small sizes"; do
+  "### fused linear:" "### masked attention:" "### memory-bound kernels, large sizes" \
+  "### memory-bound kernels, small sizes"; do
   grep -qF -- "$t" "$out" || fail "no '$t' section"
 done
 ! grep -q "n/a" "$out" || fail "a measurement is n/a"
@@ -46,6 +47,10 @@ count() { grep -cE "$1" "$out" || true; }
 (($(count '^\| 1×[0-9]+×[0-9]+ \(gemv') == 4)) || fail "expected 4 gemv rows"
 (($(count '^\| (prefill|decode|causal)[^|]* \| [0-9]+ × [0-9]+ × [0-9]+ × [0-9]+ \| (yes|no) \| [12] \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$') == 8)) ||
   fail "expected 8 complete attention rows"
+(($(count '^\| [0-9]+ × [0-9]+ → [0-9]+ \| [12] \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$') == 4)) ||
+  fail "expected 4 complete fused linear rows"
+(($(count '^\| [0-9]+ × [0-9]+ × [0-9]+ × [0-9]+ \| [12] \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$') == 2)) ||
+  fail "expected 2 complete masked attention rows"
 for dt in f32 bf16 f16; do
   n=$(count "^\| [a-z_]+ \| $dt \| ")
   want=$([[ $dt == f32 ]] && echo 34 || echo 22)
