@@ -8,7 +8,9 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"unsafe"
 )
@@ -31,6 +33,9 @@ type tensorEntry struct {
 
 func openSafeTensors(path string) (*safeTensors, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errorf("%s: missing", path)
+	}
 	if err != nil {
 		return nil, errorf("%s: cannot read: %v", path, unwrapPathError(err))
 	}

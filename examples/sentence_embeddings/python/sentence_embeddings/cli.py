@@ -141,4 +141,7 @@ def main(argv=None):
     except ModelError as e:
         print(f"sentence_embeddings: error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (| head): stop quietly, also at interpreter exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -29,6 +29,8 @@ class SafeTensors:
                 if size < 8:
                     raise ModelError(f"{path}: truncated: {size} bytes, a safetensors file starts with an 8-byte header length")
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise ModelError(f"{path}: missing") from None
         except OSError as e:
             raise ModelError(f"{path}: cannot read: {e.strerror}") from None
         (n,) = struct.unpack("<Q", self._map[:8])

@@ -24,6 +24,7 @@ mod weights;
 mod wordpiece;
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -147,6 +148,18 @@ fn read_input(path: &PathBuf) -> Result<Vec<String>> {
     }
 }
 
+/// Writes text and a newline to stdout; a reader that went away (| head) ends the program quietly.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("sentence_embeddings: error: writing the output: {e}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -160,7 +173,7 @@ fn median(v: &mut [f64]) -> f64 {
 fn run(args: Vec<OsString>) -> std::result::Result<(), Failure> {
     let o = parse_args(args)?;
     if o.mode == Mode::Help {
-        println!("{USAGE}");
+        print_out(USAGE);
         return Ok(());
     }
     let mut texts = o.texts.clone();
@@ -183,7 +196,7 @@ fn run(args: Vec<OsString>) -> std::result::Result<(), Failure> {
     };
     let m = Model::load(&dir, o.threads)?;
     if o.mode == Mode::Tokens {
-        println!("{}", output::token_lines(&m.tokenize(&texts)));
+        print_out(&output::token_lines(&m.tokenize(&texts)));
         return Ok(());
     }
     let emb = m.embed(&texts)?;
@@ -210,10 +223,10 @@ fn run(args: Vec<OsString>) -> std::result::Result<(), Failure> {
         }
     }
     if o.mode == Mode::Embeddings {
-        println!("{}", output::embedding_lines(&emb, m.hidden()));
+        print_out(&output::embedding_lines(&emb, m.hidden()));
     } else {
         let sim = m.similarity(&emb, texts.len())?;
-        println!("{}", output::similarity_table(&texts, &sim));
+        print_out(&output::similarity_table(&texts, &sim));
     }
     Ok(())
 }

@@ -222,3 +222,93 @@ fn next_special(s: &str) -> (usize, Option<&'static str>) {
     }
     (s.len(), None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(c: char) -> String {
+        let mut v = Vec::new();
+        push_stripped(&mut v, c);
+        v.into_iter().collect()
+    }
+
+    /// Character classes and mappings against facts of the Unicode standard.
+    #[test]
+    fn character_data() {
+        for (c, want) in [
+            ('é', "e"),
+            ('Å', "A"),
+            ('ǰ', "j"),
+            ('\u{301}', ""),
+            ('ß', "ß"),
+            ('\u{F900}', "\u{8C48}"),
+            ('한', "\u{1112}\u{1161}\u{11AB}"),
+            ('가', "\u{1100}\u{1161}"),
+        ] {
+            assert_eq!(strip(c), want, "strip({c:?})");
+        }
+        for (c, want) in [
+            ('A', 'a'),
+            ('Σ', 'σ'),
+            ('Ж', 'ж'),
+            ('\u{1E9E}', 'ß'),
+            ('ǅ', 'ǆ'),
+            ('1', '1'),
+        ] {
+            assert_eq!(to_lower(c), want, "to_lower({c:?})");
+        }
+        for c in ['$', '+', '~', '«', '。', '—'] {
+            assert!(is_punct(c), "is_punct({c:?})");
+        }
+        for c in ['a', '½', '€', '\u{2160}'] {
+            assert!(!is_punct(c), "!is_punct({c:?})");
+        }
+        for c in [
+            '\0',
+            '\u{1B}',
+            '\u{85}',
+            '\u{200B}',
+            '\u{FEFF}',
+            '\u{AD}',
+            '\u{E000}',
+            '\u{E0001}',
+        ] {
+            assert!(is_control(c), "is_control({c:?})");
+        }
+        for c in ['\t', '\n', '\r', 'a', '\u{378}'] {
+            assert!(!is_control(c), "!is_control({c:?})");
+        }
+        for c in ['\u{4E00}', '\u{2B81F}', '\u{2B920}', '\u{F900}'] {
+            assert!(is_cjk(c), "is_cjk({c:?})");
+        }
+        for c in ['\u{3041}', '\u{2B820}', '\u{2CEB0}', '\u{AC00}'] {
+            assert!(!is_cjk(c), "!is_cjk({c:?})");
+        }
+    }
+
+    #[test]
+    fn encode() {
+        let vocab: HashMap<String, i32> = [
+            ("[PAD]", 0),
+            ("[UNK]", 1),
+            ("[CLS]", 2),
+            ("[SEP]", 3),
+            ("[MASK]", 4),
+            ("un", 5),
+            ("##aff", 6),
+        ]
+        .into_iter()
+        .chain([("##able", 7), ("aff", 8), ("a", 9), ("##a", 10)])
+        .map(|(t, i)| (t.to_string(), i))
+        .collect();
+        let wp = WordPiece::new(vocab, 6);
+        assert_eq!(wp.encode(""), [2, 3]);
+        assert_eq!(wp.encode("unaffable"), [2, 5, 6, 7, 3]);
+        assert_eq!(wp.encode("unaffablex"), [2, 1, 3]);
+        assert_eq!(wp.encode("a [MASK]aff"), [2, 9, 4, 8, 3]);
+        assert_eq!(wp.encode("a a a a a a a"), [2, 9, 9, 9, 9, 3]);
+        assert_eq!(wp.encode("aaaa"), [2, 9, 10, 10, 10, 3]);
+        assert_eq!(wp.encode(&"a".repeat(101)), [2, 1, 3]);
+    }
+}
