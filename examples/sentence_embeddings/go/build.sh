@@ -11,5 +11,7 @@ mkdir -p "$out/src/bindings" "$out/src/examples/sentence_embeddings"
 cp -R "$ROOT/bindings/go" "$out/src/bindings/go"
 cp -R "$EXAMPLE/go" "$out/src/examples/sentence_embeddings/go"
 cd "$out/src/examples/sentence_embeddings/go"
-GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local go build -o "$out/sentence_embeddings" . >&2
+GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local go build -o "$out/sentence_embeddings.new" . >&2
+# A rename: a copy of the program that is running keeps its file.
+mv -f "$out/sentence_embeddings.new" "$out/sentence_embeddings"
 echo "$out/sentence_embeddings"

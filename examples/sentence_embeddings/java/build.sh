@@ -23,13 +23,13 @@ if [ "$(cat "$out/key" 2>/dev/null)" != "$key" ]; then
   cp "$KB_JAR" "$out/kernelbridge.jar"
   # shellcheck disable=SC2086 # one path per word
   javac -Xlint:all -Werror -encoding UTF-8 -cp "$out/kernelbridge.jar" -d "$out/classes" $sources >&2
-  echo "$key" >"$out/key"
-fi
-cat >"$out/sentence_embeddings" <<LAUNCHER
+  cat >"$out/sentence_embeddings" <<LAUNCHER
 #!/bin/sh
 # The JVM decodes arguments with the locale's character set: use UTF-8.
 case "\$(locale charmap 2>/dev/null)" in UTF-8) ;; *) export LC_ALL=C.UTF-8 ;; esac
 exec java -XX:+UseSerialGC -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.embeddings.Main "\$@"
 LAUNCHER
-chmod +x "$out/sentence_embeddings"
+  chmod +x "$out/sentence_embeddings"
+  echo "$key" >"$out/key"
+fi
 echo "$out/sentence_embeddings"
