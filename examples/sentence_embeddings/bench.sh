@@ -1,14 +1,14 @@
 #!/bin/sh
 # Sentences per second of the four examples and of PyTorch (when installed)
 # on one batch of 32 sentences of mixed length (bench/sentences.json, 2 to
-# 26 words), all threads.  Each program embeds the batch once untimed, then
-# REPEAT times timed and reports the median; the languages take turns for
-# ROUNDS rounds and the best round counts (other load on a shared machine
-# only ever slows a round down).  Tokenisation is included, loading the
-# model is not.  Not a test: figures depend on the machine
-# (docs/performance.md records them).
+# 26 words).  Each program embeds the batch once untimed, then REPEAT times
+# timed, and reports the median; the languages take turns, in rotating
+# order, for ROUNDS rounds and the best round counts (other load on a shared
+# machine only ever slows a round down).  THREADS: 0 (default) for one per
+# CPU.  Tokenisation is included, loading the model is not.  Not a test:
+# figures depend on the machine (docs/performance.md records them).
 #
-#   examples/sentence_embeddings/bench.sh [REPEAT [ROUNDS]]    (default 20 and 3)
+#   examples/sentence_embeddings/bench.sh [REPEAT [ROUNDS [THREADS]]]   (default 20 3 0)
 #
 # Needs what the examples need (each language's build.sh); the Java jar
 # comes from $KB_JAR or `bazel build //bindings/java:kernelbridge_jar`.
@@ -16,6 +16,7 @@ lib_dir=$(dirname "$0")
 . "$lib_dir/lib.sh"
 repeat=${1:-20}
 rounds=${2:-3}
+threads=${3:-0}
 model=$(model_dir)
 input=$EXAMPLE/bench/sentences.json
 langs="python go rust java"
@@ -31,24 +32,28 @@ done
 pkg=$(sed -n "s/^PYTHONPATH='\([^:]*\):.*/\1/p" "$prog_python")
 isa=$(PYTHONPATH=$pkg python3 -c 'import kernelbridge; print(kernelbridge.cpu_isa())')
 echo "# $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); kernelbridge cpu_isa: $isa"
-echo "# 32 sentences; median of $repeat timed runs; best of $rounds rounds"
+[ "$threads" != 0 ] || threads_shown="$(nproc) (all)"
+echo "# 32 sentences; threads: ${threads_shown:-$threads}; median of $repeat timed runs; best of $rounds rounds"
 
 timing() { # LANG -> the program's "timing:" line
   if [ "$1" = pytorch ]; then
-    python3 "$EXAMPLE/bench/torch_bench.py" "$model" "$input" "$repeat" 2>&1 >/dev/null | grep '^timing:'
+    python3 "$EXAMPLE/bench/torch_bench.py" "$model" "$input" "$repeat" "$threads" 2>&1 >/dev/null | grep '^timing:'
   else
     eval "prog=\$prog_$1"
-    "$prog" --model "$model" --input "$input" --repeat "$repeat" --raw /dev/null 2>&1 >/dev/null | grep '^timing:'
+    "$prog" --model "$model" --input "$input" --repeat "$repeat" --threads "$threads" --raw /dev/null 2>&1 >/dev/null | grep '^timing:'
   fi
 }
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 r=0
+order=$langs
 while [ "$r" -lt "$rounds" ]; do
-  for lang in $langs; do
+  for lang in $order; do
     ms=$(timing "$lang" | sed 's/.*median \([0-9.]*\) ms.*/\1/')
     echo "$lang $ms" >>"$results"
   done
+  # The next round starts with the next language.
+  order="${order#* } ${order%% *}"
   r=$((r + 1))
 done
 printf '%-8s %10s %12s   %s\n' language "ms/batch" "sentences/s" "(ms of each round)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The benchmark's PyTorch peer: the same 32 sentences, tokenised by the
-Python example's tokeniser, encoded by reference/torch_forward.py on all
-threads; prints a timing line in the examples' format.
+Python example's tokeniser, encoded by reference/torch_forward.py on
+THREADS threads (0 or absent: one per CPU); prints a timing line in the
+examples' format.
 
-    torch_bench.py MODEL_DIR SENTENCES.json REPEAT
+    torch_bench.py MODEL_DIR SENTENCES.json REPEAT [THREADS]
 """
 import json
 import os
@@ -26,9 +27,10 @@ from torch_forward import TorchMiniLM  # noqa: E402
 
 def main():
     model_dir, sentences, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    threads = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     with open(sentences, encoding="utf-8") as f:
         texts = json.load(f)
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(threads or os.cpu_count())
     cfg = Config(model_dir)
     tok = WordPiece(read_vocab(os.path.join(model_dir, "vocab.txt"), cfg.vocab_size), cfg.max_seq_length)
     model = TorchMiniLM(model_dir)

@@ -2,12 +2,14 @@
 
 Every arithmetic operation on tensors is a kernelbridge call, in the order
 the README's "The computation" section specifies, so that the four
-languages produce the same bits.  Python only lays out token ids, lengths
-and the pooling weights.
+languages produce the same bits.  Python only lays out token ids, lengths,
+row indices and the pooling weights (layout.py).
 """
 import numpy as np
 
 import kernelbridge as kb
+
+from .layout import Layout
 
 NONE = kb.Activation.NONE
 GELU = kb.Activation.GELU
@@ -25,38 +27,40 @@ class Encoder:
     def embed(self, batch_ids):
         """batch_ids: lists of token ids -> float32 array [len(batch_ids), hidden]."""
         cfg, w, ctx = self.cfg, self.w, self.ctx
-        b = len(batch_ids)
-        lengths = np.array([len(ids) for ids in batch_ids], dtype=np.int32)
-        s = int(lengths.max())
-        rows, h = b * s, cfg.hidden_size
-        ids = np.zeros((b, s), dtype=np.int32)  # padding: id 0 ([PAD])
-        for r, seq in enumerate(batch_ids):
-            ids[r, : len(seq)] = seq
-        ids = ids.reshape(rows)
-        positions = np.tile(np.arange(s, dtype=np.int32), b)
-        types = np.zeros(rows, dtype=np.int32)
+        lay = Layout(batch_ids)
+        n, h, b, s = lay.n, cfg.hidden_size, lay.b, lay.s
+        types = np.zeros(n, dtype=np.int32)
 
-        x = kb.embedding(ids, w.word, ctx=ctx)
+        # Rows of real tokens only ("packed", n rows), except around attention,
+        # which reads the padded batch [b, s, heads, head_dim].
+        x = kb.embedding(lay.ids, w.word, ctx=ctx)
         t = kb.embedding(types, w.token_type, ctx=ctx)
         kb.add(x, t, out=x, ctx=ctx)
-        kb.embedding(positions, w.position, out=t, ctx=ctx)
+        kb.embedding(lay.positions, w.position, out=t, ctx=ctx)
         kb.add(x, t, out=x, ctx=ctx)
         hid = kb.layernorm(x, w.ln_w, w.ln_b, eps=self.eps, ctx=ctx)
 
-        q = np.empty((rows, h), np.float32)
+        q = np.empty((n, h), np.float32)
         k = np.empty_like(q)
         v = np.empty_like(q)
-        att = np.empty_like(q)
-        ff = np.empty((rows, cfg.intermediate_size), np.float32)
+        a = np.empty_like(q)
+        ff = np.empty((n, cfg.intermediate_size), np.float32)
         heads, d = cfg.num_attention_heads, cfg.head_dim
+        qp = np.empty((b, s, heads, d), np.float32)
+        kp = np.empty_like(qp)
+        vp = np.empty_like(qp)
+        ap = np.empty_like(qp)
         for L in w.layers:
             kb.linear(hid, L.q_w, L.q_b, out=q, act=NONE, ctx=ctx)
             kb.linear(hid, L.k_w, L.k_b, out=k, act=NONE, ctx=ctx)
             kb.linear(hid, L.v_w, L.v_b, out=v, act=NONE, ctx=ctx)
-            kb.attention_ex(q.reshape(b, s, heads, d), k.reshape(b, s, heads, d), v.reshape(b, s, heads, d),
-                            lengths, None, out=att.reshape(b, s, heads, d), seq_major=True,
+            kb.embedding(lay.to_padded, q, out=qp.reshape(b * s, h), ctx=ctx)
+            kb.embedding(lay.to_padded, k, out=kp.reshape(b * s, h), ctx=ctx)
+            kb.embedding(lay.to_padded, v, out=vp.reshape(b * s, h), ctx=ctx)
+            kb.attention_ex(qp, kp, vp, lay.lengths, None, out=ap, seq_major=True,
                             mask_batch=1, mask_heads=1, mask_q=1, ctx=ctx)
-            kb.linear(att, L.o_w, L.o_b, out=q, act=NONE, ctx=ctx)
+            kb.embedding(lay.to_packed, ap.reshape(b * s, h), out=a, ctx=ctx)
+            kb.linear(a, L.o_w, L.o_b, out=q, act=NONE, ctx=ctx)
             kb.add(q, hid, out=q, ctx=ctx)
             kb.layernorm(q, L.ln1_w, L.ln1_b, out=x, eps=self.eps, ctx=ctx)
             kb.linear(x, L.ff1_w, L.ff1_b, out=ff, act=GELU, ctx=ctx)
@@ -64,15 +68,5 @@ class Encoder:
             kb.add(q, x, out=q, ctx=ctx)
             kb.layernorm(q, L.ln2_w, L.ln2_b, out=hid, eps=self.eps, ctx=ctx)
 
-        pool = pooling_matrix(lengths, s)
-        mean = kb.gemm(pool, hid, ctx=ctx)
+        mean = kb.gemm(lay.pooling(), hid, ctx=ctx)
         return kb.rmsnorm(mean, self.l2_weight, eps=self.l2_eps, ctx=ctx)
-
-
-def pooling_matrix(lengths, s):
-    """[b, b*s]: row r holds float32(1 / lengths[r]) over its own tokens, 0 elsewhere."""
-    b = len(lengths)
-    p = np.zeros((b, b * s), dtype=np.float32)
-    for r, n in enumerate(lengths):
-        p[r, r * s : r * s + int(n)] = np.float32(1.0 / float(n))
-    return p

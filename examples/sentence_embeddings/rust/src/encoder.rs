@@ -1,12 +1,13 @@
 //! The encoder: token ids of a batch -> L2-normalised mean-pooled embeddings.
 //! Every arithmetic operation on tensors is a kernelbridge call, in the order
-//! of the README's "The computation"; Rust only lays out ids, lengths and
-//! the pooling weights.
+//! of the README's "The computation"; Rust only lays out ids, lengths, row
+//! indices and the pooling weights (layout.rs).
 
 use kernelbridge::{Activation, Context};
 
 use crate::config::Config;
 use crate::error::Result;
+use crate::layout::Layout;
 use crate::weights::Weights;
 
 pub struct Encoder {
@@ -37,64 +38,45 @@ impl Encoder {
         &self.ctx
     }
 
-    /// `batch.len()` rows of `hidden` floats, each of unit length.
+    /// `batch.len()` rows of `hidden` floats, each of unit length.  Rows hold
+    /// real tokens only ("packed", `n` rows), except around attention, which
+    /// reads the padded batch `[b, s, heads, head_dim]`.
     pub fn embed(&self, batch: &[Vec<i32>]) -> Result<Vec<f32>> {
         let (c, w, ctx) = (&self.c, &self.w, &self.ctx);
-        let b = batch.len();
-        let s = batch.iter().map(Vec::len).max().unwrap_or(0);
-        let lengths: Vec<i32> = batch.iter().map(|ids| ids.len() as i32).collect();
-        let (rows, h, inter) = (b * s, c.hidden, c.intermediate);
-        let mut ids = vec![0i32; rows]; // padding: id 0 ([PAD])
-        let mut positions = vec![0i32; rows];
-        for (r, seq) in batch.iter().enumerate() {
-            ids[r * s..r * s + seq.len()].copy_from_slice(seq);
-            for (j, p) in positions[r * s..(r + 1) * s].iter_mut().enumerate() {
-                *p = j as i32;
-            }
-        }
-        let types = vec![0i32; rows];
-        let mut x = vec![0f32; rows * h];
-        let mut t = vec![0f32; rows * h];
-        let mut hid = vec![0f32; rows * h];
-        let (mut q, mut k, mut v, mut att) = (
-            vec![0f32; rows * h],
-            vec![0f32; rows * h],
-            vec![0f32; rows * h],
-            vec![0f32; rows * h],
-        );
-        let mut ff = vec![0f32; rows * inter];
+        let l = Layout::new(batch);
+        let (b, s, n, h, inter) = (l.b, l.s, l.n, c.hidden, c.intermediate);
+        let types = vec![0i32; n];
+        let [mut x, mut t, mut hid, mut q, mut k, mut v, mut a] = std::array::from_fn(|_| vec![0f32; n * h]);
+        let mut ff = vec![0f32; n * inter];
+        let [mut qp, mut kp, mut vp, mut ap] = std::array::from_fn(|_| vec![0f32; b * s * h]);
         let none = Activation::None;
 
-        ctx.embedding(c.vocab_size, h, &ids, w.get(&w.word), &mut x)?;
+        ctx.embedding(c.vocab_size, h, &l.ids, w.get(&w.word), &mut x)?;
         ctx.embedding(c.type_vocab, h, &types, w.get(&w.token_type), &mut t)?;
         ctx.add_inplace(&mut x, &t)?;
-        ctx.embedding(c.max_positions, h, &positions, w.get(&w.position), &mut t)?;
+        ctx.embedding(c.max_positions, h, &l.positions, w.get(&w.position), &mut t)?;
         ctx.add_inplace(&mut x, &t)?;
-        ctx.layernorm(
-            rows,
-            h,
-            &x,
-            Some(w.get(&w.ln_w)),
-            Some(w.get(&w.ln_b)),
-            self.eps,
-            &mut hid,
-        )?;
-        for l in &w.layers {
-            ctx.linear(rows, h, h, &hid, w.get(&l.q_w), Some(w.get(&l.q_b)), none, &mut q)?;
-            ctx.linear(rows, h, h, &hid, w.get(&l.k_w), Some(w.get(&l.k_b)), none, &mut k)?;
-            ctx.linear(rows, h, h, &hid, w.get(&l.v_w), Some(w.get(&l.v_b)), none, &mut v)?;
+        ctx.layernorm(n, h, &x, Some(w.get(&w.ln_w)), Some(w.get(&w.ln_b)), self.eps, &mut hid)?;
+        for y in &w.layers {
+            ctx.linear(n, h, h, &hid, w.get(&y.q_w), Some(w.get(&y.q_b)), none, &mut q)?;
+            ctx.linear(n, h, h, &hid, w.get(&y.k_w), Some(w.get(&y.k_b)), none, &mut k)?;
+            ctx.linear(n, h, h, &hid, w.get(&y.v_w), Some(w.get(&y.v_b)), none, &mut v)?;
+            ctx.embedding(n, h, &l.to_padded, &q, &mut qp)?;
+            ctx.embedding(n, h, &l.to_padded, &k, &mut kp)?;
+            ctx.embedding(n, h, &l.to_padded, &v, &mut vp)?;
+            let (heads, d) = (c.heads, c.head_dim);
             ctx.attention_ex(
                 b,
-                c.heads,
-                c.heads,
+                heads,
+                heads,
                 s,
                 s,
-                c.head_dim,
+                d,
                 true,
-                &q,
-                &k,
-                &v,
-                Some(&lengths),
+                &qp,
+                &kp,
+                &vp,
+                Some(&l.lengths),
                 1,
                 1,
                 1,
@@ -102,67 +84,38 @@ impl Encoder {
                 false,
                 false,
                 0.0,
-                &mut att,
+                &mut ap,
             )?;
-            ctx.linear(rows, h, h, &att, w.get(&l.o_w), Some(w.get(&l.o_b)), none, &mut q)?;
+            ctx.embedding(b * s, h, &l.to_packed, &ap, &mut a)?;
+            ctx.linear(n, h, h, &a, w.get(&y.o_w), Some(w.get(&y.o_b)), none, &mut q)?;
             ctx.add_inplace(&mut q, &hid)?;
-            ctx.layernorm(
-                rows,
-                h,
-                &q,
-                Some(w.get(&l.ln1_w)),
-                Some(w.get(&l.ln1_b)),
-                self.eps,
-                &mut x,
-            )?;
+            ctx.layernorm(n, h, &q, Some(w.get(&y.ln1_w)), Some(w.get(&y.ln1_b)), self.eps, &mut x)?;
             ctx.linear(
-                rows,
+                n,
                 h,
                 inter,
                 &x,
-                w.get(&l.ff1_w),
-                Some(w.get(&l.ff1_b)),
+                w.get(&y.ff1_w),
+                Some(w.get(&y.ff1_b)),
                 Activation::Gelu,
                 &mut ff,
             )?;
-            ctx.linear(
-                rows,
-                inter,
-                h,
-                &ff,
-                w.get(&l.ff2_w),
-                Some(w.get(&l.ff2_b)),
-                none,
-                &mut q,
-            )?;
+            ctx.linear(n, inter, h, &ff, w.get(&y.ff2_w), Some(w.get(&y.ff2_b)), none, &mut q)?;
             ctx.add_inplace(&mut q, &x)?;
             ctx.layernorm(
-                rows,
+                n,
                 h,
                 &q,
-                Some(w.get(&l.ln2_w)),
-                Some(w.get(&l.ln2_b)),
+                Some(w.get(&y.ln2_w)),
+                Some(w.get(&y.ln2_b)),
                 self.eps,
                 &mut hid,
             )?;
         }
-        let pool = pooling_matrix(&lengths, s);
         let mut mean = vec![0f32; b * h];
-        ctx.gemm(false, false, b, h, rows, 1.0, &pool, rows, &hid, h, 0.0, &mut mean, h)?;
+        ctx.gemm(false, false, b, h, n, 1.0, &l.pooling(), n, &hid, h, 0.0, &mut mean, h)?;
         let mut out = vec![0f32; b * h];
         ctx.rmsnorm(b, &mean, &self.l2_weight, self.l2_eps, &mut out)?;
         Ok(out)
     }
-}
-
-/// [b, b*s]: row r holds float32(1 / lengths[r]) over its own tokens, 0 elsewhere.
-fn pooling_matrix(lengths: &[i32], s: usize) -> Vec<f32> {
-    let b = lengths.len();
-    let mut p = vec![0f32; b * b * s];
-    for (r, &n) in lengths.iter().enumerate() {
-        let inv = (1.0 / f64::from(n)) as f32;
-        let start = r * b * s + r * s;
-        p[start..start + n as usize].fill(inv);
-    }
-    p
 }

@@ -14,6 +14,7 @@ mod encoder;
 mod error;
 mod files;
 mod json;
+mod layout;
 mod model;
 mod output;
 mod safetensors;

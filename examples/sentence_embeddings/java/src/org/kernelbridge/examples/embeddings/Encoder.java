@@ -12,7 +12,7 @@ import org.kernelbridge.KernelBridge;
 /**
  * The encoder: token ids of a batch to L2-normalised mean-pooled embeddings. Every arithmetic
  * operation on tensors is a kernelbridge call on direct buffers, in the order of the README's "The
- * computation"; Java only lays out ids, lengths and the pooling weights.
+ * computation"; Java only lays out ids, lengths, row indices and the pooling weights (Layout).
  */
 final class Encoder {
   private final Config c;
@@ -41,69 +41,49 @@ final class Encoder {
     return ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder()).asIntBuffer();
   }
 
-  /** batch.size() rows of hidden floats, each of unit length. */
+  /**
+   * batch.size() rows of hidden floats, each of unit length. Rows hold real tokens only ("packed",
+   * n rows), except around attention, which reads the padded batch [b, s, heads, headDim].
+   */
   FloatBuffer embed(List<int[]> batch) {
-    int b = batch.size(), s = 0;
-    IntBuffer lengths = ints(b);
-    for (int i = 0; i < b; i++) {
-      lengths.put(i, batch.get(i).length);
-      s = Math.max(s, batch.get(i).length);
-    }
-    int rows = b * s, h = c.hidden;
-    IntBuffer ids = ints(rows); // padding: id 0 ([PAD])
-    IntBuffer positions = ints(rows);
-    IntBuffer types = ints(rows);
-    for (int i = 0; i < b; i++) {
-      int[] seq = batch.get(i);
-      for (int j = 0; j < s; j++) {
-        ids.put(i * s + j, j < seq.length ? seq[j] : 0);
-        positions.put(i * s + j, j);
-      }
-    }
-    FloatBuffer x = floats(rows * h), t = floats(rows * h), hid = floats(rows * h);
-    FloatBuffer q = floats(rows * h), k = floats(rows * h), v = floats(rows * h), att = floats(rows * h);
-    FloatBuffer ff = floats(rows * c.intermediate);
+    Layout l = new Layout(batch);
+    int b = l.b, s = l.s, n = l.n, h = c.hidden;
+    IntBuffer types = ints(n);
+    FloatBuffer x = floats(n * h), t = floats(n * h), hid = floats(n * h);
+    FloatBuffer q = floats(n * h), k = floats(n * h), v = floats(n * h), a = floats(n * h);
+    FloatBuffer ff = floats(n * c.intermediate);
+    FloatBuffer qp = floats(b * s * h), kp = floats(b * s * h), vp = floats(b * s * h), ap = floats(b * s * h);
     Activation none = Activation.NONE;
 
-    KernelBridge.embedding(ctx, c.vocabSize, h, ids, w.word, x);
+    KernelBridge.embedding(ctx, c.vocabSize, h, l.ids, w.word, x);
     KernelBridge.embedding(ctx, c.typeVocab, h, types, w.tokenType, t);
     KernelBridge.add(ctx, x, t, x);
-    KernelBridge.embedding(ctx, c.maxPositions, h, positions, w.position, t);
+    KernelBridge.embedding(ctx, c.maxPositions, h, l.positions, w.position, t);
     KernelBridge.add(ctx, x, t, x);
-    KernelBridge.layernorm(ctx, rows, h, x, w.lnW, w.lnB, eps, hid);
-    for (Weights.Layer l : w.layers) {
-      KernelBridge.linear(ctx, rows, h, h, hid, l.qW, l.qB, none, q);
-      KernelBridge.linear(ctx, rows, h, h, hid, l.kW, l.kB, none, k);
-      KernelBridge.linear(ctx, rows, h, h, hid, l.vW, l.vB, none, v);
-      KernelBridge.attentionEx(ctx, b, c.heads, c.heads, s, s, c.headDim, true, q, k, v, lengths,
-          1, 1, 1, null, false, false, 0f, att);
-      KernelBridge.linear(ctx, rows, h, h, att, l.oW, l.oB, none, q);
+    KernelBridge.layernorm(ctx, n, h, x, w.lnW, w.lnB, eps, hid);
+    for (Weights.Layer y : w.layers) {
+      KernelBridge.linear(ctx, n, h, h, hid, y.qW, y.qB, none, q);
+      KernelBridge.linear(ctx, n, h, h, hid, y.kW, y.kB, none, k);
+      KernelBridge.linear(ctx, n, h, h, hid, y.vW, y.vB, none, v);
+      KernelBridge.embedding(ctx, n, h, l.toPadded, q, qp);
+      KernelBridge.embedding(ctx, n, h, l.toPadded, k, kp);
+      KernelBridge.embedding(ctx, n, h, l.toPadded, v, vp);
+      KernelBridge.attentionEx(ctx, b, c.heads, c.heads, s, s, c.headDim, true, qp, kp, vp, l.lengths,
+          1, 1, 1, null, false, false, 0f, ap);
+      KernelBridge.embedding(ctx, b * s, h, l.toPacked, ap, a);
+      KernelBridge.linear(ctx, n, h, h, a, y.oW, y.oB, none, q);
       KernelBridge.add(ctx, q, hid, q);
-      KernelBridge.layernorm(ctx, rows, h, q, l.ln1W, l.ln1B, eps, x);
-      KernelBridge.linear(ctx, rows, h, c.intermediate, x, l.ff1W, l.ff1B, Activation.GELU, ff);
-      KernelBridge.linear(ctx, rows, c.intermediate, h, ff, l.ff2W, l.ff2B, none, q);
+      KernelBridge.layernorm(ctx, n, h, q, y.ln1W, y.ln1B, eps, x);
+      KernelBridge.linear(ctx, n, h, c.intermediate, x, y.ff1W, y.ff1B, Activation.GELU, ff);
+      KernelBridge.linear(ctx, n, c.intermediate, h, ff, y.ff2W, y.ff2B, none, q);
       KernelBridge.add(ctx, q, x, q);
-      KernelBridge.layernorm(ctx, rows, h, q, l.ln2W, l.ln2B, eps, hid);
+      KernelBridge.layernorm(ctx, n, h, q, y.ln2W, y.ln2B, eps, hid);
     }
-    FloatBuffer pool = poolingMatrix(lengths, b, s);
     FloatBuffer mean = floats(b * h);
-    KernelBridge.gemm(ctx, false, false, b, h, rows, 1f, pool, rows, hid, h, 0f, mean, h);
+    KernelBridge.gemm(ctx, false, false, b, h, n, 1f, l.pooling(), n, hid, h, 0f, mean, h);
     FloatBuffer out = floats(b * h);
     KernelBridge.rmsnorm(ctx, b, mean, l2Weight, l2Eps, out);
     return out;
-  }
-
-  /** [b, b*s]: row r holds float32(1 / lengths[r]) over its own tokens, 0 elsewhere. */
-  private static FloatBuffer poolingMatrix(IntBuffer lengths, int b, int s) {
-    FloatBuffer p = floats(b * b * s); // zero-filled
-    for (int r = 0; r < b; r++) {
-      int n = lengths.get(r);
-      float inv = (float) (1.0 / n);
-      for (int j = 0; j < n; j++) {
-        p.put(r * b * s + r * s + j, inv);
-      }
-    }
-    return p;
   }
 
   /** Cosine similarities of n unit vectors: E E^T. */
