@@ -3,10 +3,11 @@
 # on one batch of 32 sentences of mixed length (bench/sentences.json, 2 to
 # 26 words).  Each program embeds the batch once untimed, then REPEAT times
 # timed, and reports the median; the languages take turns, in rotating
-# order, for ROUNDS rounds and the best round counts (other load on a shared
-# machine only ever slows a round down).  THREADS: 0 (default) for one per
-# CPU.  Tokenisation is included, loading the model is not.  Not a test:
-# figures depend on the machine (docs/performance.md records them).
+# order, for ROUNDS rounds.  The best round counts (other load on a shared
+# machine only ever slows a round down); the median round is shown too.
+# THREADS: 0 (default) for one per CPU.  Tokenisation is included, loading
+# the model is not.  Not a test: figures depend on the machine
+# (docs/performance.md records them).
 #
 #   examples/sentence_embeddings/bench.sh [REPEAT [ROUNDS [THREADS]]]   (default 20 3 0)
 #
@@ -56,10 +57,11 @@ while [ "$r" -lt "$rounds" ]; do
   order="${order#* } ${order%% *}"
   r=$((r + 1))
 done
-printf '%-8s %10s %12s   %s\n' language "ms/batch" "sentences/s" "(ms of each round)"
+printf '%-8s %9s %12s %14s   %s\n' language "best ms" "sentences/s" "median round" "(ms of each round)"
 for lang in $langs; do
-  best=$(awk -v l="$lang" '$1 == l { if (b == "" || $2 < b) b = $2 } END { print b }' "$results")
   all=$(awk -v l="$lang" '$1 == l { printf "%s ", $2 }' "$results")
-  printf '%-8s %10s %12s   (%s)\n' "$lang" "$best" "$(awk -v b="$best" 'BEGIN { printf "%.1f", 32000 / b }')" "${all% }"
+  best=$(echo "$all" | tr ' ' '\n' | grep . | sort -n | head -1)
+  mid=$(echo "$all" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  printf '%-8s %9s %12s %11s ms   (%s)\n' "$lang" "$best" "$(awk -v b="$best" 'BEGIN { printf "%.1f", 32000 / b }')" "$mid" "${all% }"
 done
 [ "$have_torch" = yes ] || echo "pytorch  (not installed)"
