@@ -66,26 +66,38 @@ fi
 # Python: the interpreter on PATH (pyenv) must import every package.
 have python3 || die "python3 not found on PATH (expected Python 3.11 from pyenv)"
 requirements="$(dirname "${BASH_SOURCE[0]}")/python-requirements.txt"
-# Names of pinned packages that are missing or at another version.
-read -r -a missing_py <<<"$(python3 - "$requirements" <<'PY'
+# Pinned packages that are missing or at another version: the first line
+# lists those installed with their dependencies, the second those marked
+# "# no-deps" in the requirements file (installed with pip --no-deps).
+{ read -r -a missing_py || true; read -r -a missing_py_nodeps || true; } <<<"$(python3 - "$requirements" <<'PY'
 import importlib.metadata as md, sys
-wrong = []
+wrong, wrong_nodeps = [], []
 for line in open(sys.argv[1]):
-    line = line.split("#")[0].strip()
-    if not line:
+    spec, _, comment = line.partition("#")
+    spec = spec.strip()
+    if not spec:
         continue
-    name, _, version = line.partition("==")
+    name, _, version = spec.partition("==")
     try:
-        if md.version(name) != version:
-            wrong.append(line)
+        ok = md.version(name) == version
     except md.PackageNotFoundError:
-        wrong.append(line)
+        ok = False
+    if not ok:
+        (wrong_nodeps if comment.strip() == "no-deps" else wrong).append(spec)
 print(" ".join(wrong))
+print(" ".join(wrong_nodeps))
 PY
 )"
-if ((${#missing_py[@]})); then
-  log "installing Python packages into $(python3 -c 'import sys; print(sys.prefix)'): ${missing_py[*]}"
-  python3 -m pip install --quiet --disable-pip-version-check --no-input "${missing_py[@]}"
+if ((${#missing_py[@]} + ${#missing_py_nodeps[@]})); then
+  prefix=$(python3 -c 'import sys; print(sys.prefix)')
+  if ((${#missing_py[@]})); then
+    log "installing Python packages into $prefix: ${missing_py[*]}"
+    python3 -m pip install --quiet --disable-pip-version-check --no-input "${missing_py[@]}"
+  fi
+  if ((${#missing_py_nodeps[@]})); then
+    log "installing Python packages without their dependencies into $prefix: ${missing_py_nodeps[*]}"
+    python3 -m pip install --quiet --disable-pip-version-check --no-input --no-deps "${missing_py_nodeps[@]}"
+  fi
   # New console scripts (pytest) need pyenv shims.
   if have pyenv; then pyenv rehash; fi
 else

