@@ -57,8 +57,7 @@ class Encoder:
             kb.embedding(lay.to_padded, q, out=qp.reshape(b * s, h), ctx=ctx)
             kb.embedding(lay.to_padded, k, out=kp.reshape(b * s, h), ctx=ctx)
             kb.embedding(lay.to_padded, v, out=vp.reshape(b * s, h), ctx=ctx)
-            kb.attention_ex(qp, kp, vp, lay.lengths, None, out=ap, seq_major=True,
-                            mask_batch=1, mask_heads=1, mask_q=1, ctx=ctx)
+            kb.attention_ex(qp, kp, vp, lay.lengths, None, out=ap, seq_major=True, ctx=ctx)
             kb.embedding(lay.to_packed, ap.reshape(b * s, h), out=a, ctx=ctx)
             kb.linear(a, L.o_w, L.o_b, out=q, act=NONE, ctx=ctx)
             kb.add(q, hid, out=q, ctx=ctx)
