@@ -123,6 +123,11 @@ struct batch_job {
   int64_t scratch_floats; /* per worker */
 };
 
+/* Item i of an operand (bytes); an empty operand may be NULL and stays so. */
+static const char *item(const char *base, int64_t i, int64_t stride_bytes) {
+  return base != NULL ? base + i * stride_bytes : NULL;
+}
+
 /* Each worker runs whole items, one thread each, taking the next free one. */
 static void batch_body(void *arg, int64_t begin, int64_t end) {
   struct batch_job *j = (struct batch_job *)arg;
@@ -130,7 +135,7 @@ static void batch_body(void *arg, int64_t begin, int64_t end) {
     for (;;) {
       int64_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
       if (i >= j->batch) break;
-      kb__gemm_exec(NULL, j->plan, j->a + i * j->sa, j->lda, j->b + i * j->sb, j->ldb, j->c + i * j->sc, j->ldc,
+      kb__gemm_exec(NULL, j->plan, item(j->a, i, j->sa), j->lda, item(j->b, i, j->sb), j->ldb, j->c + i * j->sc, j->ldc,
                     j->scratch + w * j->scratch_floats);
     }
 }
@@ -165,6 +170,12 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
     return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn,
                     "stride_c must be >= %lld (the extent of one C, so that the items do not overlap), got %lld",
                     (long long)c_one, (long long)stride_c);
+  /* The stride of an empty operand, or of a batch of one, is never used:
+   * 0, so that the byte strides below cannot overflow (each other one is
+   * bounded by the operand's checked extent). */
+  if (a_one == 0 || batch <= 1) stride_a = 0;
+  if (b_one == 0 || batch <= 1) stride_b = 0;
+  if (c_one == 0 || batch <= 1) stride_c = 0;
   KB_TRY(batch_extent(ctx, fn, "a", elem, batch, stride_a, a_one, &a_all));
   KB_TRY(batch_extent(ctx, fn, "b", elem, batch, stride_b, b_one, &b_all));
   KB_TRY(batch_extent(ctx, fn, "c", elem, batch, stride_c, c_one, &c_all));
@@ -190,7 +201,7 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
     if (plan.scratch_floats > 0 && (scratch = kb__gemm_scratch(ctx, fn, plan.scratch_floats)) == NULL)
       return KB_STATUS_OUT_OF_MEMORY;
     for (int64_t i = 0; i < batch; i++)
-      kb__gemm_exec(ctx, &plan, (const char *)a + i * stride_a * elem, lda, (const char *)b + i * stride_b * elem, ldb,
+      kb__gemm_exec(ctx, &plan, item((const char *)a, i, stride_a * elem), lda, item((const char *)b, i, stride_b * elem), ldb,
                     (char *)c + i * stride_c * elem, ldc, scratch);
     free(scratch);
     return KB_STATUS_OK;

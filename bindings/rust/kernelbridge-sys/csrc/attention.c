@@ -165,7 +165,9 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   int64_t qb = rest % g->q_blocks, bk = rest / g->q_blocks; /* bk = b * kv_heads + kvh */
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
-  const float *kh = g->k + b * g->k_sb + kvh * g->k_sh, *vh = g->v + b * g->k_sb + kvh * g->k_sh;
+  /* k and v may be NULL when there are no keys at all. */
+  const float *kh = g->k != NULL ? g->k + b * g->k_sb + kvh * g->k_sh : NULL;
+  const float *vh = g->v != NULL ? g->v + b * g->k_sb + kvh * g->k_sh : NULL;
   int64_t ks = g->k_ss;
 
   for (int64_t r = 0; r < nrows; r++) {

@@ -116,7 +116,7 @@ KB_TARGET_AVX512 static void kernel(int64_t kc, const float *a, int64_t a_rs, in
     float *cr = c + r * ldc;
     const struct kb_gemm_epilogue *ep = NULL;
     if (last != NULL) {
-      e.c0 = last->c0 + r * last->ldc0;
+      e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */
       ep = &e;
     }
     if (left >= 12) {
@@ -209,7 +209,9 @@ KB_TARGET_AVX512 static void gemv_axpy(int64_t k, int64_t n, const float *x, con
                                        float *y) {
   for (int64_t p0 = 0; p0 < k; p0 += 4) {
     int64_t rows = k - p0 < 4 ? k - p0 : 4;
-    const float *r[4] = {mat + p0 * ldm, mat + (p0 + 1) * ldm, mat + (p0 + 2) * ldm, mat + (p0 + 3) * ldm};
+    /* Only rows that exist are addressed (a huge ldm with one row is valid). */
+    const float *r[4];
+    for (int i = 0; i < 4; i++) r[i] = mat + (p0 + (i < rows ? i : 0)) * ldm;
     __m512 xv[4];
     for (int i = 0; i < 4; i++) xv[i] = _mm512_set1_ps(i < rows ? x[p0 + i] : 0.0f);
     for (int64_t j = 0; j < n; j += 64) {
