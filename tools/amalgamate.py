@@ -34,6 +34,8 @@ import re
 import subprocess
 import sys
 
+# The repository (or a tree of the same layout: Bazel's runfiles) whose
+# sources are amalgamated; build() may point it elsewhere.
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SOURCE_DIRS = ["core/src", "kernels/cpu"]
 PUBLIC_HEADER = "kernelbridge.h"
@@ -285,7 +287,11 @@ def own_macros(text):
     return sorted(set(DEFINE_RE.findall(text)) - set(FEATURE_RE.findall(text)))
 
 
-def build():
+def build(root=None):
+    """The amalgamation of the sources under root (default: this repository)."""
+    global ROOT
+    if root is not None:
+        ROOT = os.path.abspath(root)
     a = Amalgamation()
     a.parts.append(BANNER)
     a.parts.append(

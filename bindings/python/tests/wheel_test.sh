@@ -15,7 +15,8 @@ sdist=$(ls "$dist"/kernelbridge-*.tar.gz)
 echo "sdist: $(basename "$sdist")"
 # The sdist must carry the C sources and build without the repository.
 tar -tzf "$sdist" >"$TMPDIR/sdist.txt"
-for f in gemm.c half.c cuda_loader.c kbcuda_api.h kernelbridge.h; do
+# The C library travels as the amalgamation and its header.
+for f in kernelbridge.c kernelbridge.h; do
   grep -q "/csrc/$f\$" "$TMPDIR/sdist.txt" || { echo "sdist lacks csrc/$f"; exit 1; }
 done
 mkdir -p "$TMPDIR/unpacked"

@@ -25,7 +25,7 @@ step "cargo package kernelbridge-sys"
 cargo package --offline --registry crates-io -p kernelbridge-sys
 crate="$pkg/kernelbridge-sys-$version.crate"
 listing=$(tar -tzf "$crate")
-for f in build.rs src/bindings.rs csrc/kernelbridge.h csrc/internal.h; do
+for f in build.rs src/bindings.rs csrc/kernelbridge.c csrc/kernelbridge.h; do
   echo "$listing" | grep -qx "kernelbridge-sys-$version/$f" || { echo "package lacks $f" >&2; exit 1; }
 done
 for c in "$ROOT"/bindings/rust/kernelbridge-sys/csrc/*.c; do

@@ -7,7 +7,7 @@ lib_dir=$(dirname "$0")/..
 . "$lib_dir/lib.sh"
 
 # The build is keyed by the contents of everything it compiles.
-key=$(cd "$ROOT" && find bindings/python core/include core/src kernels/cpu tools/vendor_c.py -type f \
+key=$(cd "$ROOT" && find bindings/python core/include core/src kernels/cpu tools/vendor_c.py tools/amalgamate.py -type f \
   ! -path '*/__pycache__/*' ! -path 'bindings/python/csrc/*' ! -path 'bindings/python/build/*' \
   ! -path 'bindings/python/dist/*' ! -name '*.so' ! -name '*_test.c' | LC_ALL=C sort | xargs cat | cksum | cut -d' ' -f1)
 out=$CACHE/python
