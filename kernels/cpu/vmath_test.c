@@ -1,0 +1,130 @@
+/* Tests of the vector math layer (vmath.h): the documented error bounds on
+ * 2^24 inputs spread over every exponent and sign (the exhaustive 2^32 run
+ * is testutil/vmath_exhaustive.c), special values, and the same bits on
+ * every instruction-set level this CPU runs, for every array length. */
+#include "kernels/cpu/dispatch.h"
+#include "kernels/cpu/testutil/cpu_test.h"
+#include "kernels/cpu/testutil/vmath_check.h"
+
+#define N_SAMPLE ((int64_t)1 << 24)
+#define BLOCK 4096
+
+/* Input i of the sample: the bit pattern i * 256 plus a pseudo-random low
+ * byte, so every sign and exponent gets 2^15 inputs (2^24 in all). */
+static uint32_t sample_bits(int64_t i) {
+  uint64_t s = (uint64_t)i;
+  return (uint32_t)(i << 8) | (uint32_t)(test_next(&s) & 0xff);
+}
+
+static const struct kb_cpu_ops *levels[KB_ISA_COUNT];
+
+static void find_levels(void) {
+  for (int l = 0; l < KB_ISA_COUNT; l++) levels[l] = kb__cpu_ops_for((kb_isa)l);
+}
+
+/* Every level's output must be the scalar level's, bit for bit. */
+static int64_t mismatches(const char *name, enum kb_vm_fn fn, const float *x, const float *y_scalar, int64_t n, float *scratch) {
+  int64_t bad = 0;
+  for (int l = 1; l < KB_ISA_COUNT; l++) {
+    if (levels[l] == NULL) continue;
+    levels[l]->vec.math[fn](n, x, scratch);
+    for (int64_t i = 0; i < n; i++)
+      if (vmc_bits(scratch[i]) != vmc_bits(y_scalar[i]) && bad++ < 3)
+        fprintf(stderr, "  %s level %s: x = %a gives %a, scalar %a\n", name, kb__isa_name((kb_isa)l),
+                (double)x[i], (double)scratch[i], (double)y_scalar[i]);
+  }
+  return bad;
+}
+
+static void test_sampled_bounds_and_levels(void) {
+  float *x = alloc_f(BLOCK), *y = alloc_f(BLOCK), *z = alloc_f(BLOCK);
+  for (int c = 0; c < VMC_NCASES; c++) {
+    const struct vmc_case *fc = &vmc_cases[c];
+    struct vmc_stats st = {0};
+    int64_t bad = 0;
+    for (int64_t b = 0; b < N_SAMPLE; b += BLOCK) {
+      for (int64_t i = 0; i < BLOCK; i++) x[i] = vmc_float(sample_bits(b + i));
+      levels[KB_ISA_SCALAR]->vec.math[fc->fn](BLOCK, x, y);
+      for (int64_t i = 0; i < BLOCK; i++) vmc_add(&st, x[i], y[i], fc->ref((double)x[i]));
+      bad += mismatches(fc->name, fc->fn, x, y, BLOCK, z);
+    }
+    printf("%s: %llu inputs, max %.4f ulp (normal results, at %a), %.4f ulp (subnormal, at %a)\n", fc->name,
+           (unsigned long long)st.count, st.max_normal, (double)st.worst_normal, st.max_subnormal,
+           (double)st.worst_subnormal);
+    CHECK(st.max_normal <= fc->bound_normal);
+    CHECK(st.max_subnormal <= fc->bound_subnormal);
+    CHECK(bad == 0);
+  }
+  free(x);
+  free(y);
+  free(z);
+}
+
+/* Tails: every length up to 3 vectors, at an odd offset, and y == x. */
+static void test_lengths_and_in_place(void) {
+  float x[64], want[64], got[64];
+  rand_fill(x, 64, 7, -30.0f, 30.0f);
+  for (int c = 0; c < VMC_NCASES; c++) {
+    enum kb_vm_fn fn = vmc_cases[c].fn;
+    for (int64_t n = 0; n <= 49; n++) {
+      levels[KB_ISA_SCALAR]->vec.math[fn](n, x + 1, want);
+      for (int l = 0; l < KB_ISA_COUNT; l++) {
+        if (levels[l] == NULL) continue;
+        fill_f(got, 64, SENTINEL_F);
+        memcpy(got + 1, x + 1, (size_t)n * sizeof(float));
+        levels[l]->vec.math[fn](n, got + 1, got + 1);
+        CHECK(same_bits_f(got + 1, want, n));
+        CHECK(all_f(got + 1 + n, 63 - n, SENTINEL_F) && got[0] == SENTINEL_F);
+      }
+    }
+  }
+}
+
+/* f(x) on every level: the scalar level's bits, returned. */
+static float eval_all(enum kb_vm_fn fn, float x) {
+  float y0;
+  levels[KB_ISA_SCALAR]->vec.math[fn](1, &x, &y0);
+  for (int l = 1; l < KB_ISA_COUNT; l++) {
+    if (levels[l] == NULL) continue;
+    float y;
+    levels[l]->vec.math[fn](1, &x, &y);
+    CHECK(vmc_bits(y) == vmc_bits(y0));
+  }
+  return y0;
+}
+
+static void test_exp_special_values(void) {
+  CHECK(eval_all(KB_VM_EXP, 0.0f) == 1.0f);
+  CHECK(eval_all(KB_VM_EXP, -0.0f) == 1.0f);
+  CHECK(eval_all(KB_VM_EXP, INFINITY) == INFINITY);
+  float z = eval_all(KB_VM_EXP, -INFINITY);
+  CHECK(z == 0.0f && !signbit(z));
+  /* The largest input with a finite result, and the next float. */
+  CHECK(eval_all(KB_VM_EXP, 0x1.62e42ep+6f) == 0x1.ffff08p+127f);
+  CHECK(eval_all(KB_VM_EXP, 0x1.62e430p+6f) == INFINITY);
+  CHECK(eval_all(KB_VM_EXP, 1e30f) == INFINITY);
+  /* Subnormal results are not flushed; below half the smallest one, +0. */
+  CHECK(eval_all(KB_VM_EXP, -100.0f) == (float)exp(-100.0));
+  CHECK(eval_all(KB_VM_EXP, -103.9f) == 0x1p-149f);
+  CHECK(eval_all(KB_VM_EXP, -104.0f) == 0.0f);
+  CHECK(eval_all(KB_VM_EXP, -1e30f) == 0.0f);
+  CHECK(eval_all(KB_VM_EXP, 1.0f) == 0x1.5bf0a8p+1f);
+  /* Tiny arguments: 1 + x rounds to 1 or to the neighbours of 1 exactly. */
+  CHECK(eval_all(KB_VM_EXP, 0x1p-30f) == 1.0f);
+  CHECK(eval_all(KB_VM_EXP, 0x1p-23f) == 0x1.000002p+0f);
+  CHECK(eval_all(KB_VM_EXP, -0x1p-24f) == 0x1.fffffep-1f);
+  /* NaN: the same sign and payload, made quiet. */
+  const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u, 0x7fbfffffu};
+  for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++)
+    CHECK(vmc_bits(eval_all(KB_VM_EXP, vmc_float(nans[i]))) == (nans[i] | 0x00400000u));
+}
+
+int main(void) {
+  find_levels();
+  CHECK(levels[KB_ISA_SCALAR] != NULL);
+  for (int l = 0; l < KB_ISA_COUNT; l++) printf("level %s: %s\n", kb__isa_name((kb_isa)l), levels[l] ? "tested" : "not run by this CPU");
+  KB_RUN(test_sampled_bounds_and_levels);
+  KB_RUN(test_lengths_and_in_place);
+  KB_RUN(test_exp_special_values);
+  return kb_test_summary();
+}
