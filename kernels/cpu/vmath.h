@@ -72,6 +72,9 @@
 #define KB_VM_EXP_C2 0.5f
 #define KB_VM_EXP_C3 0x1.555556p-3f
 #define KB_VM_EXP_C4 0x1.555556p-5f
+/* 1/120, for the degree-5 polynomial of the row kernels' exponentials,
+ * whose reduced argument reaches ln2/8 (vec_body.h, exp_rel). */
+#define KB_VM_EXP_C5 0x1.111112p-7f
 
 /* 2^(j/8) = hi[j] + lo[j] for j = 0..7, repeated so that a 16-lane
  * permutation (which reads the low 4 index bits) sees the same table as an
@@ -87,14 +90,49 @@ static const float kb_vm_exp_tab_lo[16] = {
     0x1.9fcef4p-26f, 0x1.15506ep-27f, -0x1.a94b14p-26f, -0x1.822dbcp-27f,
 };
 
+/* The core of exp also takes its argument as an unevaluated sum xh + xl
+ * (kb_vm_exp_core2_*): the row kernels pass x - max exactly that way (a
+ * float subtraction would lose up to |x - max| * 2^-24 of the argument,
+ * tens of ulps of e^(x - max)).  xl is added to the reduced argument after
+ * the exact step and is clamped to +-KB_VM_EXP_XL_MAX, which is far above
+ * half an ulp of any xh that does not underflow the result. */
+#define KB_VM_EXP_XL_MAX 0x1p-10f
+
 /* ---- scaling by 2^e ----
- * kb_vm_ldexp_<isa>(q, e) = q * 2^e rounded once, for e in [-240, 128] and
- * |q| in [2^-35, 2^64) (or q = 0, inf): vscalefps on AVX-512; elsewhere
- * (q * 2^c) * 2^b with b = clamp(e, -149, 127) (2^b may be subnormal) and
- * c = e - b in [-91, 1], where the first product is exact because it stays
- * normal, so only the second rounds.  Inside those ranges both are the
- * correctly rounded product, hence equal. */
+ * kb_vm_ldexp_<isa>(q, e) = q * 2^e rounded once, for e in [-240, 128]:
+ * vscalefps on AVX-512; elsewhere (q * 2^c) * 2^b with b = clamp(e, -149,
+ * 127) (2^b may be subnormal) and c = e - b in [-91, 1].  The first product
+ * is exact unless it underflows, which needs c < 0, so b = -149 and the
+ * final value is below 2^-275: zero either way.  So both are the correctly
+ * rounded product, hence equal.  The same for doubles (kb_vm_ldexp_f64_*)
+ * with b = clamp(e, -1074, 1023), e in [-1100, 1024]. */
 #define KB_VM_LDEXP_BMIN (-149)
 #define KB_VM_LDEXP_BMAX 127
+#define KB_VM_LDEXPD_BMIN (-1074)
+#define KB_VM_LDEXPD_BMAX 1023
+
+/* ---- exp in double precision ----
+ * kb_exp_f64_<isa>(x) = e^x for doubles, within 2 double ulps (sampled, see
+ * vmath_test.c): k = round(x / ln 2), r = x - k ln 2 (two fused steps, the
+ * first exact), e^r = 1 + (r + r^2 (1/2! + r/3! + ... + r^11/13!)) (Taylor:
+ * truncation below 2^-57 for |r| <= ln2/2), times 2^k.  Inputs are clamped
+ * to [-746, 710] (beyond, the result is 0 or inf anyway); NaN gives the
+ * same NaN made quiet.  The kernels that evaluate a float function in
+ * double precision (gelu, gelu_tanh, log, tanh, erf) and the sampling
+ * weights use it. */
+#define KB_VM_EXPD_LO (-746.0)
+#define KB_VM_EXPD_HI 710.0
+#define KB_VM_EXPD_INV_LN2 0x1.71547652b82fep+0
+#define KB_VM_EXPD_SHIFTER 0x1.8p52
+#define KB_VM_EXPD_NLN2_HI (-0x1.62e42fefa39efp-1)
+#define KB_VM_EXPD_NLN2_LO (-0x1.abc9e3b39803fp-56)
+/* 1/n! for n = 13 down to 2: the polynomial is evaluated by Horner's rule
+ * q = c[0]; q = fma(q, r, c[i]) for i = 1..11; e^r - 1 = fma(q, r*r, r). */
+#define KB_VM_EXPD_NC 12
+static const double kb_vm_expd_c[KB_VM_EXPD_NC] = {
+    0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29, 0x1.ae64567f544e4p-26, 0x1.27e4fb7789f5cp-22,
+    0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16, 0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10,
+    0x1.1111111111111p-7,  0x1.5555555555555p-5,  0x1.5555555555555p-3,  0x1p-1,
+};
 
 #endif /* KB_CPU_VMATH_H */

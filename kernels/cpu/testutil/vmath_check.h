@@ -58,6 +58,17 @@ static inline uint32_t vmc_bits(float f) {
 
 /* The float64 references (double in, double out). */
 static inline double vmc_ref_exp(double x) { return exp(x); }
+static inline double vmc_ref_log(double x) { return log(x); }
+static inline double vmc_ref_tanh(double x) { return tanh(x); }
+static inline double vmc_ref_erf(double x) { return erf(x); }
+/* The activations as docs/kernels.md defines them (x * sigmoid(x) etc.),
+ * evaluated the way tests/conformance/reference.py does. */
+static inline double vmc_ref_silu(double x) { return x / (1.0 + exp(-x)); }
+static inline double vmc_ref_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static inline double vmc_ref_gelu_tanh(double x) {
+  double u = sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x);
+  return x / (1.0 + exp(-2.0 * u));
+}
 
 /* Each function of the layer with its reference and its documented bounds
  * (vmath.h) for normal and for subnormal exact results. */
@@ -70,6 +81,12 @@ struct vmc_case {
 
 static const struct vmc_case vmc_cases[] = {
     {KB_VM_EXP, "exp", vmc_ref_exp, 0.61, 0.79},
+    {KB_VM_LOG, "log", vmc_ref_log, 0.501, 0.501},
+    {KB_VM_TANH, "tanh", vmc_ref_tanh, 0.501, 0.501},
+    {KB_VM_ERF, "erf", vmc_ref_erf, 0.502, 0.501},
+    {KB_VM_SILU, "silu", vmc_ref_silu, 0.60, 0.80},
+    {KB_VM_GELU, "gelu", vmc_ref_gelu, 0.503, 0.501},
+    {KB_VM_GELU_TANH, "gelu_tanh", vmc_ref_gelu_tanh, 0.501, 0.501},
 };
 
 #define VMC_NCASES ((int)(sizeof vmc_cases / sizeof vmc_cases[0]))
