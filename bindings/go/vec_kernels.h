@@ -82,6 +82,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
   /* One AdamW step over n elements (adamw.c's order of operations). */
   void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
 };

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "vec_kernels.h"
 #include "vmath_tables.h"
@@ -467,7 +468,9 @@ KV_FN kvf exp_rel_f(kvf v, const struct kv_mref *mr, int huge, kvf *lost) {
 
 struct kv_rowsum {
   float m;  /* the row maximum, NaN ignored */
-  double s; /* sum of e^(x - m) */
+  double s;   /* sum of e^(x - m) */
+  double sm1; /* s - 1, accurate also when tiny (the maximum dominates) */
+  double l;   /* log s = log1p(sm1) */
   int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
   int64_t blen, nblocks;
   float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
@@ -475,34 +478,49 @@ struct kv_rowsum {
 
 /* Sums of exponentials: doubles for the rounded values, floats for what
  * rounding lost (each below 2^-24 of its value, so their float sum is
- * far more accurate than needed). */
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum (whose exponential is exactly 1): so that
+ * log s = log1p(s - 1) keeps its relative accuracy when the maximum
+ * dominates the row (log_softmax of the top element, a small loss). */
 struct kv_acc {
   kvd f;
   kvf lost;
+  kvi ones;
 };
 
 /* Adds the exponentials of the n (<= 16) elements of v. */
 KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge) {
   kvf lost, f = exp_rel_f(v, mr, huge, &lost);
-  if (n < 16) {
-    kvm in = kv_mask_first(n);
-    f = kv_sel(in, f, kv_set(0.0f));
-    lost = kv_sel(in, lost, kv_set(0.0f));
-  }
+  kvm one = kv_eq(v, kv_set(mr->m));
+  if (n < 16) one = kv_m_and(one, kv_mask_first(n));
+  kvm drop = one;
+  if (n < 16) drop = kv_m_or(drop, kv_m_andnot(kv_mask_first(16), kv_mask_first(n)));
+  f = kv_sel(drop, kv_set(0.0f), f);
+  lost = kv_sel(drop, kv_set(0.0f), lost);
   a->f = kvd_add(a->f, kvd_from(f));
   a->lost = kv_add(a->lost, lost);
+  a->ones = kvi_add(a->ones, kvi_sel(one, kvi_set(1), kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
 }
 
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
- * lanes (and the rounding remainders into 16 float lanes); when a block raises the maximum the
- * sums so far are scaled by e^(old - new) (the C library's exp, in double).
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
  * The lanes are summed in kv_hsum16's order.
  */
 KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) {
   float m = -INFINITY;
-  struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f)};
+  struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
   int nan = 0;
   kvf ninf = kv_set(-INFINITY);
   r->blen = kv_block_len(cols);
@@ -521,6 +539,10 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) 
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        kvi_lanes(on, acc.ones);
+        extra = (extra + (double)kv_hsumi(on)) * f;
+        acc.ones = kvi_set(0);
         acc.f = kvd_mul(acc.f, kvd_set(f));
         acc.lost = kv_mul(acc.lost, kv_set((float)f));
       }
@@ -548,11 +570,17 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) 
   }
   double lf[16], ll[16];
   float lost[16];
+  int32_t on[16];
   kvd_lanes(lf, acc.f);
   kv_lanes(lost, acc.lost);
+  kvi_lanes(on, acc.ones);
   for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
+  int64_t ones = kv_hsumi(on);
+  double rest = (kv_hsum16(lf) + kv_hsum16(ll)) + extra;
   r->m = m;
-  r->s = kv_hsum16(lf) + kv_hsum16(ll);
+  r->sm1 = (double)(ones - 1) + rest;
+  r->s = 1.0 + r->sm1;
+  r->l = log1p(r->sm1);
   r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
 }
 
@@ -567,7 +595,7 @@ static void kv_split2(double c, float *rh, float *rl) {
  * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
  * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
  * are recomputed exactly as the first pass did (same function of (x, m_b))
- * and y = fma(th, rh, th rl + tt rh) 2^(e + k0): one rounding of a value
+ * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
  * carried to about 2^-27 (storing the first pass's rounded floats and
  * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
  * give 0 either way and are clamped there.
@@ -596,7 +624,7 @@ KV_FN void scale_row(int dt, const void *x, void *y, int64_t cols, const struct 
       kvi e;
       exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
       e = kvi_add(e, kk);
-      kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(th, rl, kv_mul(tt, rh))), kvi_sel(kvi_gt(e, lo), e, lo));
+      kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), kvi_sel(kvi_gt(e, lo), e, lo));
       if (n == 16)
         st(dt, y, c, v);
       else
@@ -630,9 +658,8 @@ KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t col
     return;
   }
   int64_t c = 0;
-  double l = log(rs.s);
   float lhf, llf;
-  kv_split2(l, &lhf, &llf);
+  kv_split2(rs.l, &lhf, &llf);
   kvf lh = kv_set(lhf), ll = kv_set(llf);
   for (; c + 16 <= cols; c += 16) st(dt, y, c, log_softmax_v(ld(dt, x, c), rs.m, lh, ll));
   if (c < cols) st_n(dt, y, c, log_softmax_v(ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
@@ -659,7 +686,7 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
     const float *x = logits + r * cols;
     struct kv_rowsum rs;
     row_reduce(KB_VEC_F32, x, cols, &rs);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + log(rs.s));
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
 
@@ -682,8 +709,9 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
       continue;
     }
     scale_row(KB_VEC_F32, x, g, cols, &rs, scale);
-    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
-    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s, written
+     * (expm1(x_t - m) - (s - 1)) / s so that p near 1 does not cancel. */
+    g[t] = (float)((expm1(xt - (double)rs.m) - rs.sm1) / rs.s * scale);
   }
 }
 
@@ -950,6 +978,19 @@ KV_ATTR static void rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim
   }
 }
 
+/* ---- sampling weights ---- */
+
+KV_ATTR static void exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  kvd vm = kvd_set(m), vt = kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    kvd_lanes(l, kvd_exp(kvd_div(kvd_sub(kvd_from(kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- AdamW ---- */
 
 KV_FN void adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
@@ -993,5 +1034,5 @@ KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *
              [KB_VM_GELU_TANH] = math_gelu_tanh},                                                               \
     .unary = unary, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
     .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
-    .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .adamw = adamw,                                              \
+    .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .exp_weights = exp_weights, .adamw = adamw,                                              \
   }
