@@ -469,9 +469,8 @@ KV_FN kvf exp_rel_f(kvf v, const struct kv_mref *mr, int huge, kvf *lost) {
 
 struct kv_rowsum {
   float m;  /* the row maximum, NaN ignored */
-  double s;   /* sum of e^(x - m) */
-  double sm1; /* s - 1, accurate also when tiny (the maximum dominates) */
-  double l;   /* log s = log1p(sm1) */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
   int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
   int64_t blen, nblocks;
   float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
@@ -480,9 +479,9 @@ struct kv_rowsum {
 /* Sums of exponentials: doubles for the rounded values, floats for what
  * rounding lost (each below 2^-24 of its value, so their float sum is
  * far more accurate than needed), and apart, the count of elements equal
- * to the running maximum (whose exponential is exactly 1): so that
- * log s = log1p(s - 1) keeps its relative accuracy when the maximum
- * dominates the row (log_softmax of the top element, a small loss). */
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
 struct kv_acc {
   kvd f;
   kvf lost;
@@ -579,9 +578,8 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) 
   int64_t ones = kv_hsumi(on);
   double rest = (kv_hsum16(lf) + kv_hsum16(ll)) + extra;
   r->m = m;
-  r->sm1 = (double)(ones - 1) + rest;
-  r->s = 1.0 + r->sm1;
-  r->l = log1p(r->sm1);
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
   r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
 }
 
@@ -710,9 +708,8 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
       continue;
     }
     scale_row(KB_VEC_F32, x, g, cols, &rs, scale);
-    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s, written
-     * (expm1(x_t - m) - (s - 1)) / s so that p near 1 does not cancel. */
-    g[t] = (float)((expm1(xt - (double)rs.m) - rs.sm1) / rs.s * scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * scale);
   }
 }
 
