@@ -3,6 +3,7 @@
  * is testutil/vmath_exhaustive.c), special values, and the same bits on
  * every instruction-set level this CPU runs, for every array length. */
 #include "kernels/cpu/dispatch.h"
+#include "kernels/cpu/half.h"
 #include "kernels/cpu/testutil/cpu_test.h"
 #include "kernels/cpu/testutil/vmath_check.h"
 
@@ -119,6 +120,39 @@ static void test_exp_special_values(void) {
     CHECK(vmc_bits(eval_all(KB_VM_EXP, vmc_float(nans[i]))) == (nans[i] | 0x00400000u));
 }
 
+/* The 16-bit storage of the vector kernels against half.c, the definition:
+ * widening every one of the 65536 patterns of each format, narrowing 2^24
+ * floats spread over every exponent (testutil/vmath_exhaustive.c does all
+ * 2^32), on every level. */
+static void test_half_conversions(void) {
+  static uint16_t h[65536], h2[BLOCK];
+  static float f[65536], want_f[65536];
+  static uint16_t want_h[BLOCK];
+  float *x = alloc_f(BLOCK);
+  for (int fmt = 0; fmt < 2; fmt++) {
+    int dt = fmt ? KB_VEC_F16 : KB_VEC_BF16;
+    for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    kb_half_widen(fmt, h, want_f, 65536);
+    for (int l = 0; l < KB_ISA_COUNT; l++) {
+      if (levels[l] == NULL) continue;
+      levels[l]->vec.convert(dt, 0, 65536, h, f);
+      CHECK(memcmp(f, want_f, sizeof f) == 0);
+    }
+    int64_t bad = 0;
+    for (int64_t b = 0; b < N_SAMPLE; b += BLOCK) {
+      for (int64_t i = 0; i < BLOCK; i++) x[i] = vmc_float(sample_bits(b + i));
+      kb_half_narrow(fmt, x, want_h, BLOCK);
+      for (int l = 0; l < KB_ISA_COUNT; l++) {
+        if (levels[l] == NULL) continue;
+        levels[l]->vec.convert(dt, 1, BLOCK, x, h2);
+        if (memcmp(h2, want_h, sizeof want_h) != 0) bad++;
+      }
+    }
+    CHECK(bad == 0);
+  }
+  free(x);
+}
+
 int main(void) {
   find_levels();
   CHECK(levels[KB_ISA_SCALAR] != NULL);
@@ -126,5 +160,6 @@ int main(void) {
   KB_RUN(test_sampled_bounds_and_levels);
   KB_RUN(test_lengths_and_in_place);
   KB_RUN(test_exp_special_values);
+  KB_RUN(test_half_conversions);
   return kb_test_summary();
 }
