@@ -52,6 +52,8 @@ struct kb_adamw_coef {
 
 struct kb_vec_ops {
   kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
 
   /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
    * y may be x. */

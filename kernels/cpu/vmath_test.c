@@ -153,6 +153,49 @@ static void test_half_conversions(void) {
   free(x);
 }
 
+/* The double-precision exp (vmath.h): within 2 double ulps of the C
+ * library's over 2^20 arguments spread over [-746, 711] and the same bits on
+ * every level; the ends of the range and special values. */
+static void test_exp_f64(void) {
+  enum { M = 1 << 20 };
+  double *x = (double *)malloc(M * sizeof(double)), *y = (double *)malloc(M * sizeof(double));
+  double *z = (double *)malloc(M * sizeof(double));
+  uint64_t s = 99;
+  for (int64_t i = 0; i < M; i++) {
+    double u = (double)(test_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+    x[i] = -746.0 + 1457.0 * u;
+    if (i % 4 == 1) x[i] *= 1e-3; /* small arguments too */
+    if (i % 4 == 2) x[i] *= 1e-12;
+  }
+  levels[KB_ISA_SCALAR]->vec.exp_f64(M, x, y);
+  double worst = 0.0;
+  for (int64_t i = 0; i < M; i++) {
+    double w = exp(x[i]);
+    if (w < 0x1p-1022 || isinf(w)) continue; /* subnormal or overflowing results: checked below */
+    double ulp = ldexp(1.0, ilogb(w) - 52), e = fabs(y[i] - w) / ulp;
+    if (e > worst) worst = e;
+  }
+  printf("exp in double: max %.2f double ulps against the C library\n", worst);
+  CHECK(worst <= 2.0);
+  for (int l = 1; l < KB_ISA_COUNT; l++) {
+    if (levels[l] == NULL) continue;
+    levels[l]->vec.exp_f64(M, x, z);
+    CHECK(memcmp(y, z, M * sizeof(double)) == 0);
+  }
+  const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, 709.78, 709.79, 710.0, -745.0, -745.2, -746.0, -1e300, 1e300};
+  double out[12];
+  levels[KB_ISA_SCALAR]->vec.exp_f64(12, sp, out);
+  CHECK(out[0] == 1.0 && out[1] == 1.0 && out[2] == INFINITY && out[3] == 0.0);
+  CHECK(isfinite(out[4]) && out[4] > 1.79e308 && out[5] == INFINITY && out[6] == INFINITY);
+  CHECK(out[7] == 0x1p-1074 && out[8] == 0.0 && out[9] == 0.0 && out[10] == 0.0 && out[11] == INFINITY);
+  double nan_in = NAN, nan_out;
+  levels[KB_ISA_SCALAR]->vec.exp_f64(1, &nan_in, &nan_out);
+  CHECK(isnan(nan_out));
+  free(x);
+  free(y);
+  free(z);
+}
+
 int main(void) {
   find_levels();
   CHECK(levels[KB_ISA_SCALAR] != NULL);
@@ -161,5 +204,6 @@ int main(void) {
   KB_RUN(test_lengths_and_in_place);
   KB_RUN(test_exp_special_values);
   KB_RUN(test_half_conversions);
+  KB_RUN(test_exp_f64);
   return kb_test_summary();
 }

@@ -103,6 +103,11 @@ KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
   return kv_sel(ok, y, fix);
 }
 
+/* The sign of x on |y|. */
+KV_FN kvf with_sign_of(kvf x, kvf y) {
+  return kv_from_bits(kvi_or(kv_bits(kv_abs(y)), kvi_and(kv_bits(x), kvi_set(INT32_MIN))));
+}
+
 /*
  * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
  * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
@@ -110,8 +115,8 @@ KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
  * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
  * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
  * applied last so that results near the underflow keep full precision.
- * Max error 0.54 ulp (normal results), 0.78 (subnormal; exhaustive).
- * x = 0 returns x; NaN, +-inf: act_special.
+ * Max error 0.58 ulp (normal results), 0.78 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
  */
 KV_FN kvf silu_v(kvf x) {
   kvf zero = kv_set(0.0f), one = kv_set(1.0f);
@@ -133,10 +138,9 @@ KV_FN kvf silu_v(kvf x) {
   kvf rho = kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
   rho = kv_fnma(y0, dl, kv_add(rho, nl));
   kvf q = kv_fma(rho, rcp, y0);
-  kvf y = kv_sel(neg, kv_ldexp(q, e), q);
-  kvf ax = kv_abs(x);
-  kvm ok = kv_m_and(kv_gt(ax, zero), kv_lt(ax, kv_set(INFINITY)));
-  return kv_sel(kv_eq(x, zero), x, act_special(x, ok, y));
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  kvf y = with_sign_of(x, kv_sel(neg, kv_ldexp(q, e), q));
+  return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -172,11 +176,6 @@ KV_FN kvf gelu_tanh_v(kvf x) {
   kvd e = exp_d_fast(kvd_mul(kvd_set(-2.0), u));
   kvf y = kvd_to_f(kvd_div(xd, kvd_add(kvd_set(1.0), e)));
   return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
-}
-
-/* The sign of x on |y|. */
-KV_FN kvf with_sign_of(kvf x, kvf y) {
-  return kv_from_bits(kvi_or(kv_bits(kv_abs(y)), kvi_and(kv_bits(x), kvi_set(INT32_MIN))));
 }
 
 /*
@@ -262,6 +261,18 @@ KV_MATH_ENTRY(math_erf, erf_v)
 KV_MATH_ENTRY(math_silu, silu_v)
 KV_MATH_ENTRY(math_gelu, gelu_v)
 KV_MATH_ENTRY(math_gelu_tanh, gelu_tanh_v)
+
+KV_ATTR static void math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    kvd v;
+    kvd_load16(in, &v);
+    kvd_lanes(out, kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
 
 /* One instance per dtype, so the storage branches fold away. */
 #define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
@@ -609,15 +620,34 @@ KV_FN void scale_row(int dt, const void *x, void *y, int64_t cols, const struct 
       fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, kv_set(0.0f * (float)coef));
       continue;
     }
-    int k0;
-    double f = frexp(fabs(cb), &k0);
     float rhf, rlf;
+    struct kv_mref mr = kv_mref_of(rs->mb[b]);
+    double acb = fabs(cb);
+    if (acb >= 0x1p-100 && acb <= 0x1p100) {
+      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
+       * normal and 2^e alone scales it (fewer operations than the split
+       * form below, which also covers the factors beyond 2^+-100). */
+      kv_split2(cb, &rhf, &rlf);
+      kvf rh = kv_set(rhf), rl = kv_set(rlf);
+      for (int64_t c = b0; c < b1; c += 16) {
+        int64_t n = b1 - c < 16 ? b1 - c : 16;
+        kvf th, tt;
+        kvi e;
+        exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+        kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), e);
+        if (n == 16)
+          st(dt, y, c, v);
+        else
+          st_n(dt, y, c, v, n);
+      }
+      continue;
+    }
+    int k0;
+    double f = frexp(acb, &k0);
     kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
     kvf rh = kv_set(rhf), rl = kv_set(rlf);
     kvi kk = kvi_set(k0), lo = kvi_set(-240);
-    struct kv_mref mr = kv_mref_of(rs->mb[b]);
-    int64_t c = b0;
-    for (; c < b1; c += 16) {
+    for (int64_t c = b0; c < b1; c += 16) {
       int64_t n = b1 - c < 16 ? b1 - c : 16;
       kvf th, tt;
       kvi e;
@@ -1030,6 +1060,7 @@ KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *
              [KB_VM_SILU] = math_silu,                                                                          \
              [KB_VM_GELU] = math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = math_gelu_tanh},                                                               \
+    .exp_f64 = math_exp_f64,                                                                                    \
     .unary = unary, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
     .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
     .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .exp_weights = exp_weights, .adamw = adamw,                                              \
