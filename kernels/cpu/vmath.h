@@ -2,12 +2,17 @@
  * shares (constants, tables) and the contract of each function.  Internal
  * to kernels/cpu.
  *
- * Every function exists once per instruction-set level, at that level's
- * natural width:
+ * The primitives exist once per instruction-set level, at that level's
+ * natural width, as inline functions any kernel file may include:
  *   vmath_scalar.h   float / double, plain C with fmaf / fma
  *   vmath_avx2.h     __m256 / __m256d  (KB_TARGET_AVX2)
  *   vmath_avx512.h   __m512 / __m512d  (KB_TARGET_AVX512)
- * and the three perform the same IEEE operations in the same order on each
+ *     kb_exp_<isa>(x)            e^x for floats (below)
+ *     kb_vm_exp_core_<isa>       its unrounded mantissa pair and exponent
+ *     kb_vm_exp_core2_<isa>      the same for an argument xh + xl
+ *     kb_vm_ldexp_<isa>(q, e)    q * 2^e rounded once
+ *     kb_exp_f64_<isa>(x)        e^x for doubles; kb_vm_expd_core_<isa>
+ * The three perform the same IEEE operations in the same order on each
  * lane (fused multiply-adds where the scalar code calls fmaf, the same
  * table lookups, the same clamps), so they return THE SAME BITS for every
  * input, NaN payloads and signed zeros included.  Nothing depends on the
@@ -17,6 +22,12 @@
  * other levels two multiplications arranged so that only the last one
  * rounds; both give the correctly rounded q * 2^e, so the bits agree (see
  * kb_vm_ldexp_* and the exhaustive tests).
+ *
+ * The composite functions (log, tanh, erf, and the activations silu, gelu,
+ * gelu_tanh) are written once over the 16-lane vocabulary of the vector
+ * kernels (vec_body.h, on these primitives and vmath_tables.h), so they too
+ * give the same bits on every level; their contracts are in
+ * docs/kernels.md ("Vector math and reductions").
  *
  * Accuracy is stated in ulps of the exact result (the float32 spacing at the
  * exact value, 2^-149 below 2^-126) and was measured over every float32

@@ -111,7 +111,7 @@ static int run_case(const struct vmc_case *fc, int threads) {
     }
   }
   int failed = all.max_normal > fc->bound_normal || all.max_subnormal > fc->bound_subnormal;
-  printf("%-6s %llu inputs  max %.4f ulp (normal results; bound %.2f; worst x = %a)  %.4f ulp (subnormal; bound %.2f; "
+  printf("%-6s %llu inputs  max %.4f ulp (normal results; bound %.3g; worst x = %a)  %.4f ulp (subnormal; bound %.3g; "
          "worst x = %a)",
          fc->name, (unsigned long long)all.count, all.max_normal, fc->bound_normal, (double)all.worst_normal,
          all.max_subnormal, fc->bound_subnormal, (double)all.worst_subnormal);
