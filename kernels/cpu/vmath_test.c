@@ -8,6 +8,7 @@
 #include "kernels/cpu/testutil/vmath_check.h"
 
 #define N_SAMPLE ((int64_t)1 << 24)
+#define M_LN2_VALUE 0.69314718055994530942
 #define BLOCK 4096
 
 /* Input i of the sample: the bit pattern i * 256 plus a pseudo-random low
@@ -120,6 +121,43 @@ static void test_exp_special_values(void) {
     CHECK(vmc_bits(eval_all(KB_VM_EXP, vmc_float(nans[i]))) == (nans[i] | 0x00400000u));
 }
 
+/* The special values of log, tanh, erf and the activations (vmath.h,
+ * docs/kernels.md), on every level. */
+static void test_other_special_values(void) {
+  float v;
+  CHECK(eval_all(KB_VM_LOG, 0.0f) == -INFINITY && eval_all(KB_VM_LOG, -0.0f) == -INFINITY);
+  CHECK(isnan(eval_all(KB_VM_LOG, -1.0f)) && isnan(eval_all(KB_VM_LOG, -INFINITY)));
+  CHECK(eval_all(KB_VM_LOG, INFINITY) == INFINITY && eval_all(KB_VM_LOG, 1.0f) == 0.0f);
+  CHECK(eval_all(KB_VM_LOG, 0x1p-149f) == (float)(-149.0 * M_LN2_VALUE));
+  CHECK(eval_all(KB_VM_LOG, 0x1p100f) == (float)(100.0 * M_LN2_VALUE));
+  v = eval_all(KB_VM_TANH, -0.0f);
+  CHECK(v == 0.0f && signbit(v));
+  CHECK(eval_all(KB_VM_TANH, INFINITY) == 1.0f && eval_all(KB_VM_TANH, -INFINITY) == -1.0f);
+  CHECK(eval_all(KB_VM_TANH, 0x1p-140f) == 0x1p-140f && eval_all(KB_VM_TANH, 20.0f) == 1.0f);
+  v = eval_all(KB_VM_ERF, -0.0f);
+  CHECK(v == 0.0f && signbit(v));
+  CHECK(eval_all(KB_VM_ERF, INFINITY) == 1.0f && eval_all(KB_VM_ERF, -INFINITY) == -1.0f);
+  CHECK(eval_all(KB_VM_ERF, 0x1p-140f) == (float)(0x1p-140 * 1.1283791670955126));
+  const enum kb_vm_fn acts[] = {KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH};
+  for (int a = 0; a < 3; a++) {
+    CHECK(eval_all(acts[a], INFINITY) == INFINITY);
+    CHECK(isnan(eval_all(acts[a], -INFINITY)));
+    v = eval_all(acts[a], -0.0f);
+    CHECK(v == 0.0f && signbit(v));
+    v = eval_all(acts[a], 0.0f);
+    CHECK(v == 0.0f && !signbit(v));
+    v = eval_all(acts[a], -200.0f); /* underflows to -0 */
+    CHECK(v == 0.0f && signbit(v));
+    CHECK(eval_all(acts[a], 1e30f) == 1e30f);
+  }
+  /* NaN in, the same NaN made quiet out (sign and payload kept). */
+  const enum kb_vm_fn all[] = {KB_VM_LOG, KB_VM_TANH, KB_VM_ERF, KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH};
+  const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u};
+  for (int f = 0; f < 6; f++)
+    for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++)
+      CHECK(vmc_bits(eval_all(all[f], vmc_float(nans[i]))) == (nans[i] | 0x00400000u));
+}
+
 /* The 16-bit storage of the vector kernels against half.c, the definition:
  * widening every one of the 65536 patterns of each format, narrowing 2^24
  * floats spread over every exponent (testutil/vmath_exhaustive.c does all
@@ -203,6 +241,7 @@ int main(void) {
   KB_RUN(test_sampled_bounds_and_levels);
   KB_RUN(test_lengths_and_in_place);
   KB_RUN(test_exp_special_values);
+  KB_RUN(test_other_special_values);
   KB_RUN(test_half_conversions);
   KB_RUN(test_exp_f64);
   return kb_test_summary();
