@@ -13,8 +13,8 @@ wherever it is included.  Then each source file follows, in a fixed order.
 One translation unit instead of thirty raises two problems, both solved here
 without touching the sources:
 
-- File-scope static names repeat across files (each instruction-set file
-  has its own `kernel`, `pack_bt`, ...).  The script finds every static
+- File-scope static names and typedefs repeat across files (each
+  instruction-set file has its own `kernel`, `pack_bt`, vector type `kvf`...).  The script finds every static
   function and variable a file defines (after running the preprocessor on it,
   so names made by macros count too) and renames it in that file's text to
   `file__name` wherever it is an identifier of the code (a member after `.`
@@ -135,9 +135,25 @@ def declared_name(decl):
     return words[-1] if words else None
 
 
+def top_level_commas(decl):
+    """decl split at the commas outside parentheses (its declarators)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(decl):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(decl[start:i])
+            start = i + 1
+    out.append(decl[start:])
+    return out
+
+
 def file_statics(pre_text, own_files):
-    """Names of the static functions and variables defined at file scope by
-    the lines of the preprocessed text that come from own_files."""
+    """Names of the static functions and variables, the typedefs and the
+    struct tags defined at file scope by the lines of the preprocessed text
+    that come from own_files."""
     chars = []  # (character, comes from an own file), braces' insides kept
     current = None
     for line in pre_text.split("\n"):
@@ -152,14 +168,30 @@ def file_statics(pre_text, own_files):
         for ch in strip_strings(line) + "\n":
             chars.append((ch, mine))
     names = []
+    foreign = "".join(ch for ch, mine in chars if not mine)
 
     def declare(head, owned):
-        if owned and re.search(r"\bstatic\b", head) and not re.search(r"\btypedef\b", head):
-            n = declared_name(head.split("=")[0])
+        # A typedef of an own file is file-local too: the instruction-set
+        # files each name their own vector type the same (kvf).
+        if not owned:
+            return
+        tag = re.match(r"\s*(?:struct|union)\s+([A-Za-z_]\w*)\s*$", head)
+        if tag and body_seen:
+            # A struct defined for this file alone; not one a header names
+            # (struct kb_buffer is defined in buffer.c for the whole library).
+            if re.search(r"\b" + tag.group(1) + r"\b", foreign):
+                return
+            found = [tag.group(1)]
+        elif re.search(r"\bstatic\b", head) or re.match(r"\s*typedef\b", head):
+            # Every declarator: static const double a[8] = {...}, b[8] = {...};
+            found = [declared_name(seg.split("=")[0]) for seg in top_level_commas(head)]
+        else:
+            return
+        for n in found:
             if n and n not in names:
                 names.append(n)
 
-    head, owned, depth = [], False, 0
+    head, owned, depth, body_seen = [], False, 0, False
     for ch, mine in chars:
         if depth > 0:
             if ch == "{":
@@ -172,14 +204,14 @@ def file_statics(pre_text, own_files):
                     # an initializer goes on to the ';'.
                     if "=" not in text and text.rstrip().endswith(")"):
                         declare(text, owned)
-                        head, owned = [], False
+                        head, owned, body_seen = [], False, False
             continue
         if ch == "{":
-            depth = 1
+            depth, body_seen = 1, True
             continue
         if ch == ";":
             declare("".join(head), owned)
-            head, owned = [], False
+            head, owned, body_seen = [], False, False
             continue
         head.append(ch)
         owned = owned or (mine and not ch.isspace())

@@ -826,7 +826,8 @@ KB_API kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, con
  * tensor (weights and biases included) stored as bfloat16 or IEEE binary16 in
  * uint16_t; scalars stay float.  On the CPU the result is exactly kb_<op> on
  * the inputs widened to float32, rounded once to the dtype (nearest, ties to
- * even; NaN stays NaN); the CPU needs float32 scratch memory for the widened
+ * even; NaN stays NaN); the elementwise and row-wise variants convert in
+ * registers, gemm and attention need float32 scratch memory for the widened
  * tensors (KB_STATUS_OUT_OF_MEMORY when it cannot be had, before anything is
  * written).  The CUDA kernels compute in float32 and round once at the end
  * (tolerances in docs/cuda.md). */

@@ -1,9 +1,10 @@
 """Builds kernelbridge: the generated wrappers plus the cffi extension
-kernelbridge._native, which compiles the library's C sources (csrc/) in.
+kernelbridge._native, which compiles the library (csrc/kernelbridge.c, the
+amalgamation, with csrc/kernelbridge.h) in.
 
-Inside the kernelbridge repository the C sources are first copied into csrc/
-with tools/vendor_c.py, so csrc/ always matches core/ and kernels/cpu/; an
-sdist carries csrc/ and builds without the repository.
+Inside the kernelbridge repository that pair is first written into csrc/ with
+tools/vendor_c.py, so it always matches core/ and kernels/cpu/; an sdist
+carries csrc/ and builds without the repository.
 """
 
 import os

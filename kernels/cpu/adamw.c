@@ -18,32 +18,23 @@
  * documented, reproducible one. */
 #include <math.h>
 
+#include "dispatch.h"
 #include "internal.h"
 
 #define KB_ADAMW_MIN_CHUNK 16384
 
 struct adamw_job {
+  const struct kb_vec_ops *ops;
   float *p, *m, *v;
   const float *g;
-  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
-  bool small_w1;
+  struct kb_adamw_coef c;
 };
 
+/* The element sequence above, in the vector layer (vec_body.h: no fused
+ * steps, one rounding per operation). */
 static void adamw_body(void *arg, int64_t begin, int64_t end) {
   const struct adamw_job *j = (const struct adamw_job *)arg;
-  for (int64_t i = begin; i < end; i++) {
-    float g = j->g[i];
-    float p = j->p[i] * j->decay;
-    float m = j->m[i];
-    m = j->small_w1 ? m + j->w1 * (g - m) : g - (g - m) * j->one_minus_w1;
-    float v = j->v[i] * j->beta2;
-    v = v + j->w2 * g * g;
-    float denom = sqrtf(v) / j->bc2_sqrt + j->eps;
-    p = p + j->step_size * m / denom;
-    j->p[i] = p;
-    j->m[i] = m;
-    j->v[i] = v;
-  }
+  j->ops->adamw(end - begin, j->p + begin, j->g + begin, j->m + begin, j->v + begin, &j->c);
 }
 
 static kb_status check_beta(kb_context *ctx, const char *fn, const char *name, float beta) {
@@ -88,19 +79,20 @@ kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *
   double bc1 = 1.0 - pow((double)beta1, (double)step);
   double bc2 = 1.0 - pow((double)beta2, (double)step);
   struct adamw_job job;
+  job.ops = &kb__cpu_ops()->vec;
   job.p = params;
   job.m = m;
   job.v = v;
   job.g = grads;
-  job.decay = (float)(1.0 - (double)lr * (double)weight_decay);
-  job.w1 = (float)(1.0 - (double)beta1);
-  job.one_minus_w1 = 1.0f - job.w1; /* ATen: opmath_t(1) - weight, in float */
-  job.small_w1 = fabsf(job.w1) < 0.5f;
-  job.beta2 = beta2;
-  job.w2 = (float)(1.0 - (double)beta2);
-  job.step_size = (float)(-((double)lr / bc1));
-  job.bc2_sqrt = (float)sqrt(bc2);
-  job.eps = eps;
+  job.c.decay = (float)(1.0 - (double)lr * (double)weight_decay);
+  job.c.w1 = (float)(1.0 - (double)beta1);
+  job.c.one_minus_w1 = 1.0f - job.c.w1; /* ATen: opmath_t(1) - weight, in float */
+  job.c.small_w1 = fabsf(job.c.w1) < 0.5f;
+  job.c.beta2 = beta2;
+  job.c.w2 = (float)(1.0 - (double)beta2);
+  job.c.step_size = (float)(-((double)lr / bc1));
+  job.c.bc2_sqrt = (float)sqrt(bc2);
+  job.c.eps = eps;
   kb__parallel_for(ctx, count, KB_ADAMW_MIN_CHUNK, adamw_body, &job);
   return KB_STATUS_OK;
 }

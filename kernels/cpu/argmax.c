@@ -2,35 +2,22 @@
  *
  * Ties go to the first index; NaN counts as larger than every number, so the
  * first NaN of a row wins (torch.argmax).  -0.0 and +0.0 compare equal and
- * tie. */
-#include <math.h>
-
+ * tie.  The scan is the vector layer's (vec_body.h): 16 lanes each keep the
+ * first maximum of their columns, combined by the same rule. */
+#include "dispatch.h"
 #include "internal.h"
 #include "rowwise.h"
 
 struct argmax_job {
+  const struct kb_vec_ops *ops;
   int64_t cols;
   const float *x;
   int32_t *out;
 };
 
 static void argmax_body(void *arg, int64_t begin, int64_t end) {
-  const struct argmax_job *job = (const struct argmax_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    int64_t best = 0;
-    if (!isnan(x[0])) {
-      for (int64_t c = 1; c < cols; c++) {
-        if (isnan(x[c])) {
-          best = c;
-          break;
-        }
-        if (x[c] > x[best]) best = c;
-      }
-    }
-    job->out[r] = (int32_t)best;
-  }
+  const struct argmax_job *j = (const struct argmax_job *)arg;
+  j->ops->argmax(end - begin, j->cols, j->x + begin * j->cols, j->out + begin);
 }
 
 kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
@@ -53,7 +40,7 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
   KB_TRY(kb__check_memory(ctx, fn, 2, refs));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->argmax(ctx->cuda_ctx, fn, rows, cols, x, out));
   if (count == 0) return KB_STATUS_OK;
-  struct argmax_job job = {cols, x, out};
+  struct argmax_job job = {&kb__cpu_ops()->vec, cols, x, out};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), argmax_body, &job);
   return KB_STATUS_OK;
 }

@@ -1,12 +1,16 @@
 /* cross_entropy.c - softmax cross-entropy over classes, forward and backward,
  * with PyTorch's ignore_index and mean reduction.
  *
- * Per row, lse = m + log(sum_c exp(x_c - m)) with m the row maximum, all in
- * double; loss = lse - x_t rounded once.  The mean is the sequential double
- * sum of the float losses of the rows not ignored, divided by their count.
- * All targets are validated (and counted) before any output is written. */
+ * Per row (vec_body.h, one read of the logits): the maximum m and
+ * s = sum e^(x - m) as softmax computes them; loss = (m - x_t) + log s in
+ * double, rounded once.  The backward pass reads the row once more and
+ * writes e^(x - m) * (scale / s), with the target's (p - 1) * scale in
+ * double.  The mean is the sequential double sum of the float losses of the
+ * rows not ignored, divided by their count.  All targets are validated (and
+ * counted) before any output is written. */
 #include <math.h>
 
+#include "dispatch.h"
 #include "internal.h"
 #include "rowwise.h"
 
@@ -63,6 +67,7 @@ static kb_status check_targets(kb_context *ctx, const char *fn, int64_t rows, in
 }
 
 struct ce_job {
+  const struct kb_vec_ops *ops;
   int64_t classes;
   const float *logits;
   const int32_t *targets;
@@ -72,41 +77,15 @@ struct ce_job {
 };
 
 static void forward_body(void *arg, int64_t begin, int64_t end) {
-  const struct ce_job *job = (const struct ce_job *)arg;
-  int64_t cols = job->classes;
-  for (int64_t r = begin; r < end; r++) {
-    int32_t t = job->targets[r];
-    if (t == job->ignore_index) {
-      job->out[r] = 0.0f;
-      continue;
-    }
-    const float *x = job->logits + r * cols;
-    double m = kb_cpu_row_max(x, cols);
-    double lse = m + log(kb_cpu_sum_exp(x, cols, m));
-    job->out[r] = (float)(lse - (double)x[t]);
-  }
+  const struct ce_job *j = (const struct ce_job *)arg;
+  j->ops->ce_forward(end - begin, j->classes, j->logits + begin * j->classes, j->targets + begin, j->ignore_index,
+                     j->out + begin);
 }
 
 static void backward_body(void *arg, int64_t begin, int64_t end) {
-  const struct ce_job *job = (const struct ce_job *)arg;
-  int64_t cols = job->classes;
-  for (int64_t r = begin; r < end; r++) {
-    int32_t t = job->targets[r];
-    const float *x = job->logits + r * cols;
-    float *g = job->out + r * cols;
-    if (t == job->ignore_index) {
-      for (int64_t c = 0; c < cols; c++) g[c] = 0.0f;
-      continue;
-    }
-    double m = kb_cpu_row_max(x, cols);
-    double s = kb_cpu_sum_exp(x, cols, m);
-    /* x[c] is read before g[c] is written, so dlogits may be logits. */
-    for (int64_t c = 0; c < cols; c++) {
-      double p = exp((double)x[c] - m) / s;
-      if (c == (int64_t)t) p -= 1.0;
-      g[c] = (float)(p * job->scale);
-    }
-  }
+  const struct ce_job *j = (const struct ce_job *)arg;
+  j->ops->ce_backward(end - begin, j->classes, j->logits + begin * j->classes, j->targets + begin, j->ignore_index,
+                      j->scale, j->out + begin * j->classes);
 }
 
 kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets,
@@ -132,7 +111,7 @@ kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const
                            ctx->cuda->cross_entropy(ctx->cuda_ctx, fn, rows, classes, logits, targets, ignore_index,
                                                     losses, mean_loss));
   if (rows > 0) {
-    struct ce_job job = {classes, logits, targets, ignore_index, losses, 0.0};
+    struct ce_job job = {&kb__cpu_ops()->vec, classes, logits, targets, ignore_index, losses, 0.0};
     kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), forward_body, &job);
   }
   /* Sequential sum in row order: the same bits for every thread count. */
@@ -163,7 +142,8 @@ kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t class
                                                              ignore_index, dloss, dlogits));
   if (logit_count == 0) return KB_STATUS_OK;
   /* With every row ignored, count is 0 and every row is written as zeros. */
-  struct ce_job job = {classes, logits, targets, ignore_index, dlogits, count > 0 ? (double)dloss / (double)count : 0.0};
+  struct ce_job job = {&kb__cpu_ops()->vec, classes,  logits, targets,
+                       ignore_index,        dlogits, count > 0 ? (double)dloss / (double)count : 0.0};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), backward_body, &job);
   return KB_STATUS_OK;
 }

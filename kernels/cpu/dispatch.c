@@ -12,13 +12,16 @@ static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static void build(void) {
   struct kb_cpu_ops t[KB_ISA_COUNT];
   t[KB_ISA_SCALAR].isa = KB_ISA_SCALAR;
+  t[KB_ISA_SCALAR].vec = kb__vec_ops_scalar;
   t[KB_ISA_SCALAR].gemm = kb__gemm_ops_scalar;
   t[KB_ISA_SCALAR].attn = kb__attn_ops_scalar;
 #if KB_HAVE_X86_SIMD
   t[KB_ISA_AVX2].isa = KB_ISA_AVX2;
+  t[KB_ISA_AVX2].vec = kb__vec_ops_avx2;
   t[KB_ISA_AVX2].gemm = kb__gemm_ops_avx2;
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
+  t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
 #else

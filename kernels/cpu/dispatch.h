@@ -12,9 +12,11 @@
 #include "attention_kernels.h"
 #include "gemm_kernels.h"
 #include "internal.h"
+#include "vec_kernels.h"
 
 struct kb_cpu_ops {
   kb_isa isa;
+  struct kb_vec_ops vec;
   struct kb_gemm_ops gemm;
   struct kb_attn_ops attn;
 };

@@ -1,48 +1,39 @@
 /* elementwise.c - simple arithmetic (add, mul, scale, add_bias), in float32
  * and in bf16 / f16 storage.  The activations are in activation.c.
  *
- * Plain float32 arithmetic, one rounding per element; each element depends
- * only on its own inputs, so splitting over threads cannot change any
- * result. */
+ * Plain float32 arithmetic, one rounding per element, in the vector layer
+ * (vec_kernels.h); 16-bit inputs are widened and results narrowed in
+ * registers.  Each element depends only on its own inputs, so splitting
+ * over threads cannot change any result. */
+#include "dispatch.h"
 #include "internal.h"
 #include "reduced.h"
 
 /* Elements per thread below which starting a thread costs more than it saves. */
 #define KB_EW_MIN_CHUNK 16384
 
-struct binary_job {
-  const float *a, *b;
-  float *y;
+struct ew_job {
+  const struct kb_vec_ops *ops;
+  int op, dt;
+  const char *a, *b;
+  char *y;
   float alpha;
+  int64_t cols; /* add_bias */
 };
-
-static void add_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a, *b = job->b;
-  float *y = job->y;
-  for (int64_t i = begin; i < end; i++) y[i] = a[i] + b[i];
-}
-
-static void mul_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a, *b = job->b;
-  float *y = job->y;
-  for (int64_t i = begin; i < end; i++) y[i] = a[i] * b[i];
-}
-
-static void scale_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a;
-  float *y = job->y;
-  float alpha = job->alpha;
-  for (int64_t i = begin; i < end; i++) y[i] = alpha * a[i];
-}
 
 /* ---- add, mul ---- */
 
-static void binary_compute(const kb_context *ctx, int op, int64_t count, const float *a, const float *b, float *y) {
-  struct binary_job job = {a, b, y, 0.0f};
-  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, op == KBCUDA_OP_MUL ? mul_body : add_body, &job);
+static void binary_body(void *arg, int64_t begin, int64_t end) {
+  const struct ew_job *j = (const struct ew_job *)arg;
+  int64_t es = kb_vec_size(j->dt);
+  j->ops->binary(j->op, j->dt, end - begin, j->a + begin * es, j->b + begin * es, j->y + begin * es);
+}
+
+static void binary_compute(const kb_context *ctx, int op, int dt, int64_t count, const void *a, const void *b,
+                           void *y) {
+  struct ew_job job = {&kb__cpu_ops()->vec, op == KBCUDA_OP_MUL ? KB_VEC_MUL : KB_VEC_ADD, dt, (const char *)a,
+                       (const char *)b, (char *)y, 0.0f, 0};
+  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, binary_body, &job);
 }
 
 /* Validation of add and mul in every dtype (elem: element size in bytes),
@@ -71,26 +62,18 @@ static kb_status binary(kb_context *ctx, const char *fn, int op, int64_t n, cons
         op == KBCUDA_OP_MUL ? t->mul(ctx->cuda_ctx, fn, n, a, b, y) : t->add(ctx->cuda_ctx, fn, n, a, b, y);
     return kb__cuda_finish(ctx, fn, s);
   }
-  binary_compute(ctx, op, count, a, b, y);
+  binary_compute(ctx, op, KB_VEC_F32, count, a, b, y);
   return KB_STATUS_OK;
 }
 
-/* y may be a and/or b: both are widened before y is written. */
+/* y may be a and/or b: an element is read before it is written. */
 static kb_status binary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *a,
                            const uint16_t *b, uint16_t *y) {
   kb__begin(ctx);
   int64_t count;
   KB_TRY(binary_check(ctx, fn, KB_HALF_SIZE, n, a, b, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->binary_dt(ctx->cuda_ctx, fn, op, dt, n, a, b, y));
-  if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  const int64_t counts[2] = {count, count};
-  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
-  kb_dt_widen(ctx, dt, a, s.t[0], count);
-  kb_dt_widen(ctx, dt, b, s.t[1], count);
-  binary_compute(ctx, op, count, s.t[0], s.t[1], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  binary_compute(ctx, op, kb_vec_dt_of(dt), count, a, b, y);
   return KB_STATUS_OK;
 }
 
@@ -120,8 +103,14 @@ kb_status kb_mul_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16
 
 /* ---- scale ---- */
 
-static void scale_compute(const kb_context *ctx, int64_t count, float alpha, const float *x, float *y) {
-  struct binary_job job = {x, NULL, y, alpha};
+static void scale_body(void *arg, int64_t begin, int64_t end) {
+  const struct ew_job *j = (const struct ew_job *)arg;
+  int64_t es = kb_vec_size(j->dt);
+  j->ops->scale(j->dt, end - begin, j->alpha, j->a + begin * es, j->y + begin * es);
+}
+
+static void scale_compute(const kb_context *ctx, int dt, int64_t count, float alpha, const void *x, void *y) {
+  struct ew_job job = {&kb__cpu_ops()->vec, 0, dt, (const char *)x, NULL, (char *)y, alpha, 0};
   kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, scale_body, &job);
 }
 
@@ -144,7 +133,7 @@ kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, floa
   int64_t count;
   KB_TRY(scale_check(ctx, fn, (int64_t)sizeof(float), n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale(ctx->cuda_ctx, fn, n, alpha, x, y));
-  scale_compute(ctx, count, alpha, x, y);
+  scale_compute(ctx, KB_VEC_F32, count, alpha, x, y);
   return KB_STATUS_OK;
 }
 
@@ -154,13 +143,7 @@ static kb_status scale_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int6
   int64_t count;
   KB_TRY(scale_check(ctx, fn, KB_HALF_SIZE, n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale_dt(ctx->cuda_ctx, fn, dt, n, alpha, x, y));
-  if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  scale_compute(ctx, count, alpha, s.t[0], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  scale_compute(ctx, kb_vec_dt_of(dt), count, alpha, x, y);
   return KB_STATUS_OK;
 }
 
@@ -174,26 +157,16 @@ kb_status kb_scale_f16(kb_context *ctx, int64_t n, float alpha, const uint16_t *
 
 /* ---- add_bias ---- */
 
-struct bias_job {
-  int64_t cols;
-  const float *x, *bias;
-  float *y;
-};
-
 static void bias_body(void *arg, int64_t begin, int64_t end) {
-  const struct bias_job *job = (const struct bias_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *xr = job->x + r * cols;
-    float *yr = job->y + r * cols;
-    for (int64_t c = 0; c < cols; c++) yr[c] = xr[c] + job->bias[c];
-  }
+  const struct ew_job *j = (const struct ew_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  j->ops->add_bias(j->dt, end - begin, j->cols, j->a + begin * row, j->b, j->y + begin * row);
 }
 
 /* Needs rows * cols > 0. */
-static void bias_compute(const kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias,
-                         float *y) {
-  struct bias_job job = {cols, x, bias, y};
+static void bias_compute(const kb_context *ctx, int dt, int64_t rows, int64_t cols, const void *x, const void *bias,
+                         void *y) {
+  struct ew_job job = {&kb__cpu_ops()->vec, 0, dt, (const char *)x, (const char *)bias, (char *)y, 0.0f, cols};
   int64_t min_rows = KB_EW_MIN_CHUNK / cols + 1;
   kb__parallel_for(ctx, rows, min_rows, bias_body, &job);
 }
@@ -222,7 +195,7 @@ kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *
   KB_TRY(bias_check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias(ctx->cuda_ctx, fn, rows, cols, x, bias, y));
   if (count == 0) return KB_STATUS_OK;
-  bias_compute(ctx, rows, cols, x, bias, y);
+  bias_compute(ctx, KB_VEC_F32, rows, cols, x, bias, y);
   return KB_STATUS_OK;
 }
 
@@ -234,14 +207,7 @@ static kb_status add_bias_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, i
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias_dt(ctx->cuda_ctx, fn, dt, rows, cols, x, bias, y));
   if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  const int64_t counts[2] = {count, bias_count};
-  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  kb_dt_widen(ctx, dt, bias, s.t[1], bias_count);
-  bias_compute(ctx, rows, cols, s.t[0], s.t[1], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  bias_compute(ctx, kb_vec_dt_of(dt), rows, cols, x, bias, y);
   return KB_STATUS_OK;
 }
 

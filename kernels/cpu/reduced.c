@@ -1,13 +1,15 @@
 /* reduced.c - scratch and threaded conversions of the reduced-precision CPU
- * entry points (see reduced.h). */
+ * entry points that still widen whole tensors (gemm, attention; see
+ * reduced.h).  The conversions are the vector layer's (vec_kernels.h,
+ * bit for bit half.h's). */
 #include "reduced.h"
 
 #include <stdlib.h>
 
-#include "half.h"
+#include "dispatch.h"
 
 /* Elements per thread below which a thread is not worth starting: a
- * conversion costs a few cycles per element. */
+ * conversion moves 6 bytes per element at memory speed. */
 #define KB_DT_MIN_CHUNK 65536
 
 kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s) {
@@ -46,7 +48,8 @@ void kb_dt_free(struct kb_dt_scratch *s) {
 /* One conversion job: `rows` rows of `cols` elements with the given strides;
  * a flat array is one row (split by elements), a matrix is split by rows. */
 struct conv_job {
-  int f16;
+  const struct kb_vec_ops *ops;
+  int dt;
   int64_t cols, src_ld, dst_ld;
   const void *src;
   void *dst;
@@ -56,25 +59,25 @@ struct conv_job {
 static void conv_flat_body(void *arg, int64_t begin, int64_t end) {
   const struct conv_job *j = (const struct conv_job *)arg;
   if (j->narrow)
-    kb_half_narrow(j->f16, (const float *)j->src + begin, (uint16_t *)j->dst + begin, end - begin);
+    j->ops->convert(j->dt, 1, end - begin, (const float *)j->src + begin, (uint16_t *)j->dst + begin);
   else
-    kb_half_widen(j->f16, (const uint16_t *)j->src + begin, (float *)j->dst + begin, end - begin);
+    j->ops->convert(j->dt, 0, end - begin, (const uint16_t *)j->src + begin, (float *)j->dst + begin);
 }
 
 static void conv_rows_body(void *arg, int64_t begin, int64_t end) {
   const struct conv_job *j = (const struct conv_job *)arg;
   for (int64_t r = begin; r < end; r++) {
     if (j->narrow)
-      kb_half_narrow(j->f16, (const float *)j->src + r * j->src_ld, (uint16_t *)j->dst + r * j->dst_ld, j->cols);
+      j->ops->convert(j->dt, 1, j->cols, (const float *)j->src + r * j->src_ld, (uint16_t *)j->dst + r * j->dst_ld);
     else
-      kb_half_widen(j->f16, (const uint16_t *)j->src + r * j->src_ld, (float *)j->dst + r * j->dst_ld, j->cols);
+      j->ops->convert(j->dt, 0, j->cols, (const uint16_t *)j->src + r * j->src_ld, (float *)j->dst + r * j->dst_ld);
   }
 }
 
 static void convert(const kb_context *ctx, kbcuda_dtype dt, bool narrow, int64_t rows, int64_t cols,
                     const void *src, int64_t src_ld, void *dst, int64_t dst_ld) {
   if (rows == 0 || cols == 0) return;
-  struct conv_job j = {dt == KBCUDA_F16, cols, src_ld, dst_ld, src, dst, narrow};
+  struct conv_job j = {&kb__cpu_ops()->vec, kb_vec_dt_of(dt), cols, src_ld, dst_ld, src, dst, narrow};
   if (rows == 1)
     kb__parallel_for(ctx, cols, KB_DT_MIN_CHUNK, conv_flat_body, &j);
   else

@@ -1,17 +1,23 @@
-/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points:
- * float32 scratch for the widened tensors and threaded conversion into and
- * out of it.  Internal to kernels/cpu.
+/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points.
+ * Internal to kernels/cpu.
  *
- * A kb_<op>_bf16 / _f16 call on the CPU validates like kb_<op> (2-byte
- * elements), allocates all its scratch, widens the inputs, runs the float32
- * computation on the scratch and narrows the result into the caller's output
- * last, so an allocation failure leaves every output untouched. */
+ * The elementwise and row kernels widen and narrow in registers (the vector
+ * layer's 16-bit storage, vec_kernels.h) and need nothing from here but
+ * KB_HALF_SIZE and kb_vec_dt_of.  gemm and attention instead widen whole
+ * tensors: such a call validates like kb_<op> (2-byte elements), allocates
+ * all its scratch, widens the inputs, runs the float32 computation on the
+ * scratch and narrows the result into the caller's output last, so an
+ * allocation failure leaves every output untouched. */
 #ifndef KB_CPU_REDUCED_H
 #define KB_CPU_REDUCED_H
 
 #include <stdint.h>
 
 #include "internal.h"
+#include "vec_kernels.h"
+
+/* The vector kernels' storage code of a 16-bit dtype. */
+static inline int kb_vec_dt_of(kbcuda_dtype dt) { return dt == KBCUDA_F16 ? KB_VEC_F16 : KB_VEC_BF16; }
 
 /* Element size of the bf16 / f16 tensors, for the shared validation code. */
 #define KB_HALF_SIZE ((int64_t)sizeof(uint16_t))

@@ -3,17 +3,21 @@
  *
  * For position p and pair i < h = head_dim / 2 the angle is
  * p * theta^(-2i / head_dim), with the exponent -(double)(2i) / head_dim and
- * pow, the product and cos/sin in double.  Each output pair is computed in
- * double from the two inputs of its pair and rounded once; both inputs are
- * read before either output is written, so y may be x. */
+ * pow (once per call and i), the product, and cos/sin in double (the vector
+ * layer's, vec_body.h: within a few double ulps).  The angles of a position
+ * are shared by all its heads.  Each output pair is computed in double from
+ * the two inputs of its pair and rounded once; both inputs are read before
+ * either output is written, so y may be x. */
 #include <math.h>
 
+#include "dispatch.h"
 #include "internal.h"
 
 /* Elements per thread below which a thread is not worth starting. */
 #define KB_ROPE_MIN_ELEMS 16384
 
 struct rope_job {
+  const struct kb_vec_ops *ops;
   int64_t heads, head_dim;
   const float *x;
   const int32_t *positions;
@@ -22,23 +26,8 @@ struct rope_job {
 };
 
 static void rope_body(void *arg, int64_t begin, int64_t end) {
-  const struct rope_job *job = (const struct rope_job *)arg;
-  int64_t hd = job->head_dim, h = hd / 2, row = job->heads * hd;
-  for (int64_t s = begin; s < end; s++) {
-    double pos = (double)job->positions[s];
-    for (int64_t i = 0; i < h; i++) {
-      double angle = pos * pow(job->theta, -(double)(2 * i) / (double)hd);
-      double cs = cos(angle), sn = sin(angle);
-      /* The angle depends on (s, i) only: apply it to every head. */
-      for (int64_t hh = 0; hh < job->heads; hh++) {
-        const float *x = job->x + s * row + hh * hd;
-        float *y = job->y + s * row + hh * hd;
-        double x0 = (double)x[i], x1 = (double)x[i + h];
-        y[i] = (float)(x0 * cs - x1 * sn);
-        y[i + h] = (float)(x1 * cs + x0 * sn);
-      }
-    }
-  }
+  const struct rope_job *j = (const struct rope_job *)arg;
+  j->ops->rope(begin, end, j->heads, j->head_dim, j->x, j->positions, j->theta, j->y);
 }
 
 /* The message of a negative position, shared by the CPU and CUDA paths. */
@@ -86,7 +75,7 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
     if (positions[s] < 0) return bad_position(ctx, fn, s, positions[s]);
   }
   if (count == 0) return KB_STATUS_OK;
-  struct rope_job job = {heads, head_dim, x, positions, (double)theta, y};
+  struct rope_job job = {&kb__cpu_ops()->vec, heads, head_dim, x, positions, (double)theta, y};
   kb__parallel_for(ctx, seq, KB_ROPE_MIN_ELEMS / (heads * head_dim) + 1, rope_body, &job);
   return KB_STATUS_OK;
 }

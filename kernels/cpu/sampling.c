@@ -5,14 +5,22 @@
  * so that other implementations reproduce the token ids: one Philox uniform u
  * per row (counter = row index, so results do not depend on threads), weights
  * w = exp((x - max) / T) in double, running sums S in candidate order, and the
- * token is the first candidate with S > u * total.  Weights are recomputed
- * (kb_sample) or stored (top-k/top-p) but always summed in the same order, so
- * the final running sum equals the total bit for bit. */
+ * token is the first candidate with S > u * total.  The weights come from
+ * the vector layer a block at a time (its double exp, within 2 double ulps
+ * of the C library's, so a token changes only if the threshold lands within
+ * about 1e-15 relative of a running sum); the sums stay sequential.
+ * Weights are recomputed (kb_sample) or stored (top-k/top-p) but always
+ * summed in the same order, so the final running sum equals the total bit
+ * for bit. */
 #include <math.h>
 #include <stdlib.h>
 
+#include "dispatch.h"
 #include "internal.h"
 #include "philox.h"
+
+/* Weights computed per block (vector exp), then added in order. */
+#define KB_SAMP_BLOCK 256
 
 enum mode { MODE_SAMPLE, MODE_TOPK, MODE_TOPP };
 
@@ -35,6 +43,7 @@ static int cand_cmp(const void *pa, const void *pb) {
 static bool ranks_before(struct cand a, struct cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
 
 struct samp_job {
+  const struct kb_vec_ops *ops;
   enum mode mode;
   int64_t rows, cols, k;
   const float *logits;
@@ -47,19 +56,27 @@ struct samp_job {
   int64_t width, tasks;
 };
 
-static int32_t sample_row(const float *x, int64_t cols, double temperature, double u) {
-  double m = -INFINITY;
+static int32_t sample_row(const struct kb_vec_ops *ops, const float *x, int64_t cols, double temperature, double u) {
+  double m = -INFINITY, w[KB_SAMP_BLOCK];
   for (int64_t c = 0; c < cols; c++)
     if ((double)x[c] > m) m = (double)x[c];
   double total = 0.0;
-  for (int64_t c = 0; c < cols; c++) total += exp(((double)x[c] - m) / temperature);
+  for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+    int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+    ops->exp_weights(n, x + b, m, temperature, w);
+    for (int64_t i = 0; i < n; i++) total += w[i];
+  }
+  /* The same weights again, summed in the same order up to the token. */
   double t = u * total, s = 0.0;
   int64_t last_positive = 0;
-  for (int64_t c = 0; c < cols; c++) {
-    double w = exp(((double)x[c] - m) / temperature);
-    s += w;
-    if (s > t) return (int32_t)c;
-    if (w > 0.0) last_positive = c;
+  for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+    int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+    ops->exp_weights(n, x + b, m, temperature, w);
+    for (int64_t i = 0; i < n; i++) {
+      s += w[i];
+      if (s > t) return (int32_t)(b + i);
+      if (w[i] > 0.0) last_positive = b + i;
+    }
   }
   return (int32_t)last_positive; /* unreachable: s ends at total > t */
 }
@@ -101,12 +118,18 @@ static void select_topk(const float *x, int64_t cols, int64_t k, struct cand *he
 
 /* Token from candidates cand[0..n) ranked best first, with the row maximum
  * cand[0].v; for top-p the prefix is first cut to the nucleus. */
-static int32_t pick(const struct cand *cand, double *sums, int64_t n, double temperature, double u, bool nucleus,
-                    double p) {
+static int32_t pick(const struct kb_vec_ops *ops, const struct cand *cand, double *sums, int64_t n, double temperature,
+                    double u, bool nucleus, double p) {
   double m = (double)cand[0].v, s = 0.0;
-  for (int64_t i = 0; i < n; i++) {
-    s += exp(((double)cand[i].v - m) / temperature);
-    sums[i] = s;
+  float v[KB_SAMP_BLOCK];
+  for (int64_t b = 0; b < n; b += KB_SAMP_BLOCK) {
+    int64_t len = n - b < KB_SAMP_BLOCK ? n - b : KB_SAMP_BLOCK;
+    for (int64_t i = 0; i < len; i++) v[i] = cand[b + i].v;
+    ops->exp_weights(len, v, m, temperature, sums + b);
+    for (int64_t i = 0; i < len; i++) {
+      s += sums[b + i];
+      sums[b + i] = s;
+    }
   }
   int64_t len = n;
   if (nucleus) {
@@ -134,17 +157,17 @@ static void samp_body(void *arg, int64_t tbegin, int64_t tend) {
       const float *x = g->logits + r * g->cols;
       double u = kb_philox_uniform(g->seed, (uint64_t)r);
       if (g->mode == MODE_SAMPLE) {
-        g->out[r] = sample_row(x, g->cols, g->temperature, u);
+        g->out[r] = sample_row(g->ops, x, g->cols, g->temperature, u);
       } else if (g->mode == MODE_TOPK) {
         select_topk(x, g->cols, g->k, cands);
-        g->out[r] = pick(cands, sums, g->k, g->temperature, u, false, 0.0);
+        g->out[r] = pick(g->ops, cands, sums, g->k, g->temperature, u, false, 0.0);
       } else {
         for (int64_t c = 0; c < g->cols; c++) {
           cands[c].v = x[c];
           cands[c].i = (int32_t)c;
         }
         qsort(cands, (size_t)g->cols, sizeof *cands, cand_cmp);
-        g->out[r] = pick(cands, sums, g->cols, g->temperature, u, true, g->p);
+        g->out[r] = pick(g->ops, cands, sums, g->cols, g->temperature, u, true, g->p);
       }
     }
   }
@@ -235,7 +258,8 @@ static kb_status run(kb_context *ctx, const char *fn, enum mode mode, int64_t ro
     return kb__cuda_finish(ctx, fn, cuda_sample(ctx, fn, mode, rows, cols, logits, k, p, temperature, seed, out));
   if (rows == 0) return KB_STATUS_OK;
 
-  struct samp_job g = {mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out, NULL, NULL, 0, 0};
+  struct samp_job g = {&kb__cpu_ops()->vec, mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out,
+                       NULL, NULL, 0, 0};
   /* Work per row is about cols exps (plus a sort for top-p). */
   g.tasks = kb__task_count(ctx, rows, 16384 / cols + 1);
   if (mode != MODE_SAMPLE) {

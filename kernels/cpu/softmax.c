@@ -1,44 +1,34 @@
 /* softmax.c - softmax and log-softmax over the rows of a [rows, cols] matrix,
  * in float32 and in bf16 / f16 storage.
  *
- * Per row: m = max (NaN ignored), s = sum exp(x - m) in double, then each
- * output is computed in double from its own input and rounded once.  exp is
- * evaluated twice per element instead of being cached: that needs no scratch
- * memory (so no allocation can fail) and keeps in-place use trivially safe,
- * because y[c] is written only after the row's sum no longer needs x. */
-#include <math.h>
-
+ * Per row (vec_body.h): one read to find the maximum m (NaN ignored) and
+ * s = sum e^(x - m), both online per block of 1024 elements, the
+ * exponentials accumulated unrounded in 16 double lanes; then one read and
+ * one write: y = e^(x - m) / s as one rounding of a product carried to about
+ * 2^-28, or (x - m) - log s with x - m exact.  Both within about 0.6 ulp
+ * (docs/kernels.md).  No scratch memory, so y may be x. */
+#include "dispatch.h"
 #include "internal.h"
 #include "reduced.h"
 #include "rowwise.h"
 
 struct softmax_job {
+  const struct kb_vec_ops *ops;
+  int dt, want_log;
   int64_t cols;
-  const float *x;
-  float *y;
-  bool want_log;
+  const char *x;
+  char *y;
 };
 
 static void softmax_body(void *arg, int64_t begin, int64_t end) {
-  const struct softmax_job *job = (const struct softmax_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    float *y = job->y + r * cols;
-    double m = kb_cpu_row_max(x, cols);
-    double s = kb_cpu_sum_exp(x, cols, m);
-    if (job->want_log) {
-      double ls = log(s);
-      for (int64_t c = 0; c < cols; c++) y[c] = (float)(((double)x[c] - m) - ls);
-    } else {
-      for (int64_t c = 0; c < cols; c++) y[c] = (float)(exp((double)x[c] - m) / s);
-    }
-  }
+  const struct softmax_job *j = (const struct softmax_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  j->ops->softmax(j->dt, j->want_log, end - begin, j->cols, j->x + begin * row, j->y + begin * row);
 }
 
 /* Needs rows * cols > 0. */
-static void compute(const kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *y, bool want_log) {
-  struct softmax_job job = {cols, x, y, want_log};
+static void compute(const kb_context *ctx, int dt, int64_t rows, int64_t cols, const void *x, void *y, bool want_log) {
+  struct softmax_job job = {&kb__cpu_ops()->vec, dt, want_log ? 1 : 0, cols, (const char *)x, (char *)y};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), softmax_body, &job);
 }
 
@@ -71,11 +61,11 @@ static kb_status run(kb_context *ctx, const char *fn, int64_t rows, int64_t cols
     return kb__cuda_finish(ctx, fn, s);
   }
   if (count == 0) return KB_STATUS_OK;
-  compute(ctx, rows, cols, x, y, want_log);
+  compute(ctx, KB_VEC_F32, rows, cols, x, y, want_log);
   return KB_STATUS_OK;
 }
 
-/* bf16 / f16: the float32 kernel in place on a widened copy, then narrowed. */
+/* bf16 / f16: the float32 kernel on the widened row, rounded once into y. */
 static kb_status run_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *x,
                         uint16_t *y, bool want_log) {
   kb__begin(ctx);
@@ -84,12 +74,7 @@ static kb_status run_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->softmax_dt(ctx->cuda_ctx, fn, dt, want_log ? 1 : 0, rows, cols, x, y));
   if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  compute(ctx, rows, cols, s.t[0], s.t[0], want_log);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  compute(ctx, kb_vec_dt_of(dt), rows, cols, x, y, want_log);
   return KB_STATUS_OK;
 }
 

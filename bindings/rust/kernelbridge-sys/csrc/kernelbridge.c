@@ -619,89 +619,6 @@ const struct kbcuda_table *kb__cuda_load(char *msg, size_t cap);
 const struct kbcuda_table *kb__cuda_search(char *msg, size_t cap);
 
 #endif /* KB_CUDA_LOADER_H */
-/* ---- kernels/cpu/reduced.h ---- */
-/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points:
- * float32 scratch for the widened tensors and threaded conversion into and
- * out of it.  Internal to kernels/cpu.
- *
- * A kb_<op>_bf16 / _f16 call on the CPU validates like kb_<op> (2-byte
- * elements), allocates all its scratch, widens the inputs, runs the float32
- * computation on the scratch and narrows the result into the caller's output
- * last, so an allocation failure leaves every output untouched. */
-#ifndef KB_CPU_REDUCED_H
-#define KB_CPU_REDUCED_H
-
-#include <stdint.h>
-
-
-/* Element size of the bf16 / f16 tensors, for the shared validation code. */
-#define KB_HALF_SIZE ((int64_t)sizeof(uint16_t))
-
-/* Most tensors one call widens (attention: q, k, v, out). */
-#define KB_DT_MAX_TENSORS 4
-
-/* One allocation holding the float32 copies of a call's tensors. */
-struct kb_dt_scratch {
-  float *t[KB_DT_MAX_TENSORS]; /* t[i] has counts[i] floats (NULL when 0) */
-  void *block;
-};
-
-/*
- * Allocates counts[i] floats for each of the n tensors (n <= KB_DT_MAX_TENSORS)
- * in one block.  OUT_OF_MEMORY ("size of scratch overflows" or "cannot
- * allocate N bytes of scratch") when it cannot; then nothing is allocated.
- */
-kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s);
-void kb_dt_free(struct kb_dt_scratch *s);
-
-/* dst[i] = src[i] widened / narrowed for i < count, split over ctx's threads. */
-void kb_dt_widen(const kb_context *ctx, kbcuda_dtype dt, const uint16_t *src, float *dst, int64_t count);
-void kb_dt_narrow(const kb_context *ctx, kbcuda_dtype dt, const float *src, uint16_t *dst, int64_t count);
-
-/* The same for a [rows, cols] matrix with row strides (in elements)
- * src_ld and dst_ld: only the cols elements of each row are touched, never
- * the padding between rows (which may be other data of the caller). */
-void kb_dt_widen_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *src,
-                      int64_t src_ld, float *dst, int64_t dst_ld);
-void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const float *src,
-                       int64_t src_ld, uint16_t *dst, int64_t dst_ld);
-
-#endif /* KB_CPU_REDUCED_H */
-/* ---- kernels/cpu/rowwise.h ---- */
-/* rowwise.h - helpers shared by the row-wise CPU kernels (softmax, norms,
- * cross-entropy).  Internal to kernels/cpu. */
-#ifndef KB_CPU_ROWWISE_H
-#define KB_CPU_ROWWISE_H
-
-#include <math.h>
-#include <stdint.h>
-
-/* Smallest number of elements a thread should get in a row-wise kernel. */
-#define KB_ROW_MIN_ELEMS 16384
-
-/* Rows per thread so that each thread gets at least KB_ROW_MIN_ELEMS elements. */
-static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
-
-/*
- * Row maximum, ignoring NaN (a NaN then propagates through the exp sum).
- * Starts from -inf so that a row of -inf yields m = -inf and hence
- * (-inf) - (-inf) = NaN downstream, as PyTorch.
- */
-static inline double kb_cpu_row_max(const float *x, int64_t cols) {
-  float m = -INFINITY;
-  for (int64_t c = 0; c < cols; c++)
-    if (x[c] > m) m = x[c];
-  return (double)m;
-}
-
-/* sum_c exp(x[c] - m), accumulated sequentially in double. */
-static inline double kb_cpu_sum_exp(const float *x, int64_t cols, double m) {
-  double s = 0.0;
-  for (int64_t c = 0; c < cols; c++) s += exp((double)x[c] - m);
-  return s;
-}
-
-#endif /* KB_CPU_ROWWISE_H */
 /* ---- kernels/cpu/attention_kernels.h ---- */
 /* attention_kernels.h - the instruction-set-specific pieces of attention
  * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
@@ -820,6 +737,106 @@ extern const struct kb_gemm_ops kb__gemm_ops_avx2;
 extern const struct kb_gemm_ops kb__gemm_ops_avx512;
 
 #endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/vec_kernels.h ---- */
+/* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
+ * kernels (elementwise, row-wise, the optimizer step) and of the vector
+ * math layer, one table per level (vec_scalar.c, vec_avx2.c, vec_avx512.c),
+ * driven by the kernel files (activation.c, softmax.c, ...), which keep
+ * validation and threading.  Internal to kernels/cpu.
+ *
+ * Every entry is written once (vec_body.h) over a 16-lane vocabulary that
+ * each level implements with the same IEEE operations (vec_lanes_*.h), so
+ * every level computes the same bits; the scalar level is the reference.
+ * Reductions keep 16 partial sums (element c of a row goes to lane c mod 16,
+ * added in increasing c) and combine them in one fixed order, so a row's
+ * result never depends on the level or on how rows are split over threads.
+ * Elementwise entries compute each element from its own inputs only.
+ *
+ * Storage: `dt` is KB_VEC_F32 (float) or a 16-bit format (uint16_t bit
+ * patterns, half.h), widened exactly in registers and rounded once when
+ * stored; weights and biases have the dtype of x. */
+#ifndef KB_CPU_VEC_KERNELS_H
+#define KB_CPU_VEC_KERNELS_H
+
+#include <stdint.h>
+
+enum kb_vec_dt { KB_VEC_F32 = 0, KB_VEC_BF16 = 1, KB_VEC_F16 = 2 };
+
+/* Bytes per element of a dtype. */
+static inline int64_t kb_vec_size(int dt) { return dt == KB_VEC_F32 ? 4 : 2; }
+
+/* The functions of the math layer (vmath.h) and the activations, as array
+ * entries (tests and tools run them over all float inputs). */
+enum kb_vm_fn {
+  KB_VM_EXP = 0,
+  KB_VM_LOG,
+  KB_VM_TANH,
+  KB_VM_ERF,
+  KB_VM_SILU,
+  KB_VM_GELU,
+  KB_VM_GELU_TANH,
+  KB_VM_FN_COUNT
+};
+
+enum kb_vec_binop { KB_VEC_ADD = 0, KB_VEC_MUL = 1 };
+
+/* y[i] = f(x[i]) for i < n (any n >= 0; y may be x). */
+typedef void (*kb_vm_array_fn)(int64_t n, const float *x, float *y);
+
+/* AdamW's per-call coefficients (adamw.c). */
+struct kb_adamw_coef {
+  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
+  int small_w1;
+};
+
+struct kb_vec_ops {
+  kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
+
+  /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
+   * y may be x. */
+  void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
+  void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
+  /* y[i] = alpha * x[i]. */
+  void (*scale)(int dt, int64_t n, float alpha, const void *x, void *y);
+  /* y[r, c] = x[r, c] + bias[c] for rows rows of cols. */
+  void (*add_bias)(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y);
+  /* Widen (narrow = 0: 16-bit src, float dst) or narrow n elements. */
+  void (*convert)(int dt, int narrow, int64_t n, const void *src, void *dst);
+
+  /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
+  void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
+  void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* weight and bias may be NULL (1 and 0). */
+  void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
+                    void *y);
+  /* losses[r] for rows rows (targets checked by the caller). */
+  void (*ce_forward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                     float *losses);
+  /* dlogits = (softmax - onehot) * scale per row, ignored rows 0; dlogits may be logits. */
+  void (*ce_backward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                      double scale, float *dlogits);
+  void (*argmax)(int64_t rows, int64_t cols, const float *x, int32_t *out);
+  /* Rotary embedding of rows s in [s0, s1) of x [seq, heads, head_dim]
+   * (rope.c); positions already checked; y may be x. */
+  void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
+               double theta, float *y);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
+  /* One AdamW step over n elements (adamw.c's order of operations). */
+  void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
+};
+
+/* The tables of each level (vec_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_vec_ops kb__vec_ops_scalar;
+extern const struct kb_vec_ops kb__vec_ops_avx2;
+extern const struct kb_vec_ops kb__vec_ops_avx512;
+
+#endif /* KB_CPU_VEC_KERNELS_H */
 /* ---- kernels/cpu/dispatch.h ---- */
 /* dispatch.h - the one table of instruction-set-specific CPU kernels of the
  * process.  Internal to kernels/cpu.
@@ -835,6 +852,7 @@ extern const struct kb_gemm_ops kb__gemm_ops_avx512;
 
 struct kb_cpu_ops {
   kb_isa isa;
+  struct kb_vec_ops vec;
   struct kb_gemm_ops gemm;
   struct kb_attn_ops attn;
 };
@@ -848,6 +866,74 @@ const struct kb_cpu_ops *kb__cpu_ops(void);
 const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 
 #endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/reduced.h ---- */
+/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points.
+ * Internal to kernels/cpu.
+ *
+ * The elementwise and row kernels widen and narrow in registers (the vector
+ * layer's 16-bit storage, vec_kernels.h) and need nothing from here but
+ * KB_HALF_SIZE and kb_vec_dt_of.  gemm and attention instead widen whole
+ * tensors: such a call validates like kb_<op> (2-byte elements), allocates
+ * all its scratch, widens the inputs, runs the float32 computation on the
+ * scratch and narrows the result into the caller's output last, so an
+ * allocation failure leaves every output untouched. */
+#ifndef KB_CPU_REDUCED_H
+#define KB_CPU_REDUCED_H
+
+#include <stdint.h>
+
+
+/* The vector kernels' storage code of a 16-bit dtype. */
+static inline int kb_vec_dt_of(kbcuda_dtype dt) { return dt == KBCUDA_F16 ? KB_VEC_F16 : KB_VEC_BF16; }
+
+/* Element size of the bf16 / f16 tensors, for the shared validation code. */
+#define KB_HALF_SIZE ((int64_t)sizeof(uint16_t))
+
+/* Most tensors one call widens (attention: q, k, v, out). */
+#define KB_DT_MAX_TENSORS 4
+
+/* One allocation holding the float32 copies of a call's tensors. */
+struct kb_dt_scratch {
+  float *t[KB_DT_MAX_TENSORS]; /* t[i] has counts[i] floats (NULL when 0) */
+  void *block;
+};
+
+/*
+ * Allocates counts[i] floats for each of the n tensors (n <= KB_DT_MAX_TENSORS)
+ * in one block.  OUT_OF_MEMORY ("size of scratch overflows" or "cannot
+ * allocate N bytes of scratch") when it cannot; then nothing is allocated.
+ */
+kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s);
+void kb_dt_free(struct kb_dt_scratch *s);
+
+/* dst[i] = src[i] widened / narrowed for i < count, split over ctx's threads. */
+void kb_dt_widen(const kb_context *ctx, kbcuda_dtype dt, const uint16_t *src, float *dst, int64_t count);
+void kb_dt_narrow(const kb_context *ctx, kbcuda_dtype dt, const float *src, uint16_t *dst, int64_t count);
+
+/* The same for a [rows, cols] matrix with row strides (in elements)
+ * src_ld and dst_ld: only the cols elements of each row are touched, never
+ * the padding between rows (which may be other data of the caller). */
+void kb_dt_widen_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *src,
+                      int64_t src_ld, float *dst, int64_t dst_ld);
+void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const float *src,
+                       int64_t src_ld, uint16_t *dst, int64_t dst_ld);
+
+#endif /* KB_CPU_REDUCED_H */
+/* ---- kernels/cpu/rowwise.h ---- */
+/* rowwise.h - helpers shared by the row-wise CPU kernels (softmax, norms,
+ * cross-entropy).  Internal to kernels/cpu. */
+#ifndef KB_CPU_ROWWISE_H
+#define KB_CPU_ROWWISE_H
+
+#include <stdint.h>
+
+/* Smallest number of elements a thread should get in a row-wise kernel. */
+#define KB_ROW_MIN_ELEMS 16384
+
+/* Rows per thread so that each thread gets at least KB_ROW_MIN_ELEMS elements. */
+static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
+
+#endif /* KB_CPU_ROWWISE_H */
 /* ---- kernels/cpu/simd.h ---- */
 /* simd.h - what the instruction-set-specific kernel files (*_avx2.c,
  * *_avx512.c) need: whether this compiler can build them, and the
@@ -996,6 +1082,546 @@ void kb_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out
 double kb_philox_uniform(uint64_t seed, uint64_t row);
 
 #endif /* KB_CPU_PHILOX_H */
+/* ---- kernels/cpu/vmath.h ---- */
+/* vmath.h - the vector math layer of the CPU kernels: what every level
+ * shares (constants, tables) and the contract of each function.  Internal
+ * to kernels/cpu.
+ *
+ * The primitives exist once per instruction-set level, at that level's
+ * natural width, as inline functions any kernel file may include:
+ *   vmath_scalar.h   float / double, plain C with fmaf / fma
+ *   vmath_avx2.h     __m256 / __m256d  (KB_TARGET_AVX2)
+ *   vmath_avx512.h   __m512 / __m512d  (KB_TARGET_AVX512)
+ *     kb_exp_<isa>(x)            e^x for floats (below)
+ *     kb_vm_exp_core_<isa>       its unrounded mantissa pair and exponent
+ *     kb_vm_exp_core2_<isa>      the same for an argument xh + xl
+ *     kb_vm_ldexp_<isa>(q, e)    q * 2^e rounded once
+ *     kb_exp_f64_<isa>(x)        e^x for doubles; kb_vm_expd_core_<isa>
+ * The three perform the same IEEE operations in the same order on each
+ * lane (fused multiply-adds where the scalar code calls fmaf, the same
+ * table lookups, the same clamps), so they return THE SAME BITS for every
+ * input, NaN payloads and signed zeros included.  Nothing depends on the
+ * lane position, so results are independent of the thread count and of how
+ * an array is cut into vectors.  The only instruction that differs between
+ * levels is the final scaling by a power of two: AVX-512 uses vscalefps, the
+ * other levels two multiplications arranged so that only the last one
+ * rounds; both give the correctly rounded q * 2^e, so the bits agree (see
+ * kb_vm_ldexp_* and the exhaustive tests).
+ *
+ * The composite functions (log, tanh, erf, and the activations silu, gelu,
+ * gelu_tanh) are written once over the 16-lane vocabulary of the vector
+ * kernels (vec_body.h, on these primitives and vmath_tables.h), so they too
+ * give the same bits on every level; their contracts are in
+ * docs/kernels.md ("Vector math and reductions").
+ *
+ * Accuracy is stated in ulps of the exact result (the float32 spacing at the
+ * exact value, 2^-149 below 2^-126) and was measured over every float32
+ * input (all 2^32 bit patterns) against the C library's double-precision
+ * function, whose error (below one double ulp) is 2^-29 float ulps: far
+ * below the printed digits.  `testutil/vmath_exhaustive.c` does this
+ * (tools/vmath_exhaustive.sh); `vmath_test.c` repeats it on 2^24 inputs
+ * spread over every exponent in `bazel test`; docs/kernels.md records the
+ * latest exhaustive run.
+ *
+ * ---- exp ----
+ * kb_exp_<isa>(x) = e^x.
+ *   Error: at most 0.61 ulp where the result is a normal float, at most
+ *   0.79 ulp where it is subnormal (the mantissa is rounded once before the
+ *   scaling into the subnormal range).
+ *   Domain: x >= 88.72284 (including +inf) gives +inf; x <= -103.973
+ *   (including -inf) gives +0; results below 2^-126 are subnormal (no
+ *   flush to zero); exp(+-0) = 1 exactly; NaN gives the same NaN made quiet
+ *   (sign and payload kept).
+ *   Method: k = round(x * 8 / ln 2) (the 1.5 * 2^23 shifter), reduced
+ *   argument r = x - k * ln2/8 in two fused steps (the first is exact), so
+ *   |r| <= ln2/16; e^r - 1 = r + r^2 (1/2 + r/6 + r^2/24); the result is
+ *   T[k mod 8] * e^r * 2^floor(k/8) with T[j] = 2^(j/8) held as a pair of
+ *   floats (T_hi + T_lo, 48 bits), evaluated as
+ *   T_hi + fma(T_hi, e^r - 1, T_lo): one rounding of a value known to
+ *   about 2^-28 relative, then an exact (or, for subnormal results, once
+ *   rounded) scaling.
+ */
+#ifndef KB_CPU_VMATH_H
+#define KB_CPU_VMATH_H
+
+#include <stdint.h>
+
+/* ---- exp ---- */
+
+/* Inputs are clamped to [KB_VM_EXP_LO, KB_VM_EXP_HI] before the reduction:
+ * e^89 overflows and e^-160 * 2^9 (the largest factor a kernel multiplies
+ * the mantissa by before scaling, see silu) still rounds to zero, so the
+ * clamp changes no result, and it keeps k within the shifter's range. */
+#define KB_VM_EXP_LO (-160.0f)
+#define KB_VM_EXP_HI 89.0f
+/* 8 / ln 2, and the shifter 1.5 * 2^23: fma(x, 8/ln2, shifter) leaves
+ * round(x * 8/ln2) in the low mantissa bits. */
+#define KB_VM_EXP_INV_STEP 0x1.715476p+3f
+#define KB_VM_EXP_SHIFTER 0x1.8p23f
+#define KB_VM_EXP_SHIFTER_BITS 0x4B400000
+/* -ln2/8 = KB_VM_EXP_NSTEP_HI + KB_VM_EXP_NSTEP_LO (+ 2^-57); the high
+ * part has trailing zero bits, so fma(k, NSTEP_HI, x) is exact. */
+#define KB_VM_EXP_NSTEP_HI (-0x1.62e43p-4f)
+#define KB_VM_EXP_NSTEP_LO 0x1.05c61p-32f
+/* Taylor coefficients 1/2, 1/6, 1/24 (float-rounded); with |r| <= ln2/16
+ * the truncation error is below 2^-29. */
+#define KB_VM_EXP_C2 0.5f
+#define KB_VM_EXP_C3 0x1.555556p-3f
+#define KB_VM_EXP_C4 0x1.555556p-5f
+/* 1/120, for the degree-5 polynomial of the row kernels' exponentials,
+ * whose reduced argument reaches ln2/8 (vec_body.h, exp_rel). */
+#define KB_VM_EXP_C5 0x1.111112p-7f
+
+/* 2^(j/8) = hi[j] + lo[j] for j = 0..7, repeated so that a 16-lane
+ * permutation (which reads the low 4 index bits) sees the same table as an
+ * 8-lane one (low 3 bits). */
+static const float kb_vm_exp_tab_hi[16] = {
+    0x1p+0f,         0x1.172b84p+0f, 0x1.306fe0p+0f, 0x1.4bfdaep+0f, 0x1.6a09e6p+0f, 0x1.8ace54p+0f,
+    0x1.ae89fap+0f,  0x1.d5818ep+0f, 0x1p+0f,        0x1.172b84p+0f, 0x1.306fe0p+0f, 0x1.4bfdaep+0f,
+    0x1.6a09e6p+0f,  0x1.8ace54p+0f, 0x1.ae89fap+0f, 0x1.d5818ep+0f,
+};
+static const float kb_vm_exp_tab_lo[16] = {
+    0.0f,           -0x1.c15742p-27f, 0x1.4636e2p-25f,  -0x1.593abcp-25f, 0x1.9fcef4p-26f, 0x1.15506ep-27f,
+    -0x1.a94b14p-26f, -0x1.822dbcp-27f, 0.0f,           -0x1.c15742p-27f, 0x1.4636e2p-25f, -0x1.593abcp-25f,
+    0x1.9fcef4p-26f, 0x1.15506ep-27f, -0x1.a94b14p-26f, -0x1.822dbcp-27f,
+};
+
+/* The core of exp also takes its argument as an unevaluated sum xh + xl
+ * (kb_vm_exp_core2_*): the row kernels pass x - max exactly that way (a
+ * float subtraction would lose up to |x - max| * 2^-24 of the argument,
+ * tens of ulps of e^(x - max)).  xl is added to the reduced argument after
+ * the exact step and is clamped to +-KB_VM_EXP_XL_MAX, which is far above
+ * half an ulp of any xh that does not underflow the result. */
+#define KB_VM_EXP_XL_MAX 0x1p-10f
+
+/* ---- scaling by 2^e ----
+ * kb_vm_ldexp_<isa>(q, e) = q * 2^e rounded once, for e in [-240, 128]:
+ * vscalefps on AVX-512; elsewhere (q * 2^c) * 2^b with b = clamp(e, -149,
+ * 127) (2^b may be subnormal) and c = e - b in [-91, 1].  The first product
+ * is exact unless it underflows, which needs c < 0, so b = -149 and the
+ * final value is below 2^-275: zero either way.  So both are the correctly
+ * rounded product, hence equal.  The same for doubles (kb_vm_ldexp_f64_*)
+ * with b = clamp(e, -1074, 1023), e in [-1100, 1024]. */
+#define KB_VM_LDEXP_BMIN (-149)
+#define KB_VM_LDEXP_BMAX 127
+#define KB_VM_LDEXPD_BMIN (-1074)
+#define KB_VM_LDEXPD_BMAX 1023
+
+/* ---- exp in double precision ----
+ * kb_exp_f64_<isa>(x) = e^x for doubles, within 2 double ulps (sampled, see
+ * vmath_test.c): k = round(x / ln 2), r = x - k ln 2 (two fused steps, the
+ * first exact), e^r = 1 + (r + r^2 (1/2! + r/3! + ... + r^11/13!)) (Taylor:
+ * truncation below 2^-57 for |r| <= ln2/2), times 2^k.  Inputs are clamped
+ * to [-746, 710] (beyond, the result is 0 or inf anyway); NaN gives the
+ * same NaN made quiet.  The kernels that evaluate a float function in
+ * double precision (gelu, gelu_tanh, log, tanh, erf) and the sampling
+ * weights use it. */
+#define KB_VM_EXPD_LO (-746.0)
+#define KB_VM_EXPD_HI 710.0
+#define KB_VM_EXPD_INV_LN2 0x1.71547652b82fep+0
+#define KB_VM_EXPD_SHIFTER 0x1.8p52
+#define KB_VM_EXPD_NLN2_HI (-0x1.62e42fefa39efp-1)
+#define KB_VM_EXPD_NLN2_LO (-0x1.abc9e3b39803fp-56)
+/* 1/n! for n = 13 down to 2: the polynomial is evaluated by Horner's rule
+ * q = c[0]; q = fma(q, r, c[i]) for i = 1..11; e^r - 1 = fma(q, r*r, r). */
+#define KB_VM_EXPD_NC 12
+static const double kb_vm_expd_c[KB_VM_EXPD_NC] = {
+    0x1.6124613a86d09p-33, 0x1.1eed8eff8d898p-29, 0x1.ae64567f544e4p-26, 0x1.27e4fb7789f5cp-22,
+    0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16, 0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10,
+    0x1.1111111111111p-7,  0x1.5555555555555p-5,  0x1.5555555555555p-3,  0x1p-1,
+};
+
+#endif /* KB_CPU_VMATH_H */
+/* ---- kernels/cpu/vmath_avx2.h ---- */
+/* vmath_avx2.h - the vector math layer (vmath.h) at the avx2 level: 8
+ * floats per __m256.  Lane for lane the operations of vmath_scalar.h, so
+ * the results are the same bits.  Internal to kernels/cpu; include it from
+ * any file (the functions carry their own target attribute and may only be
+ * called once the dispatch chose the avx2 level or above). */
+#ifndef KB_CPU_VMATH_AVX2_H
+#define KB_CPU_VMATH_AVX2_H
+
+
+#if KB_HAVE_X86_SIMD
+
+/* q * 2^e rounded once (vmath.h, "scaling by 2^e"), e in [-240, 128]. */
+KB_TARGET_AVX2 static inline __m256 kb_vm_ldexp_avx2(__m256 q, __m256i e) {
+  __m256i b = _mm256_max_epi32(_mm256_min_epi32(e, _mm256_set1_epi32(KB_VM_LDEXP_BMAX)),
+                               _mm256_set1_epi32(KB_VM_LDEXP_BMIN));
+  __m256i c = _mm256_sub_epi32(e, b);
+  __m256 two_c = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(c, _mm256_set1_epi32(127)), 23));
+  __m256i b_normal = _mm256_slli_epi32(_mm256_add_epi32(b, _mm256_set1_epi32(127)), 23);
+  /* Counts of 32 or more give 0 in vpsllvd; those lanes take b_normal. */
+  __m256i b_sub = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_add_epi32(b, _mm256_set1_epi32(149)));
+  __m256i normal = _mm256_cmpgt_epi32(b, _mm256_set1_epi32(-127));
+  __m256 two_b = _mm256_castsi256_ps(_mm256_blendv_epi8(b_sub, b_normal, normal));
+  return _mm256_mul_ps(_mm256_mul_ps(q, two_c), two_b);
+}
+
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), x));
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  /* vpermps reads the low 3 bits of each index: k mod 8. */
+  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
+  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
+  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
+  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm256_fmadd_ps(hi, s, lo);
+  *e = _mm256_srai_epi32(k, 3);
+}
+
+/* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
+ * outputs. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core2_avx2(__m256 xh, __m256 xl, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), xh));
+  __m256 lc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_XL_MAX), _mm256_max_ps(_mm256_set1_ps(-KB_VM_EXP_XL_MAX), xl));
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  r = _mm256_add_ps(_mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
+  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
+  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
+  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
+  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm256_fmadd_ps(hi, s, lo);
+  *e = _mm256_srai_epi32(k, 3);
+}
+
+/* e^x (vmath.h, "exp"). */
+KB_TARGET_AVX2 static inline __m256 kb_exp_avx2(__m256 x) {
+  __m256 th, tt;
+  __m256i e;
+  kb_vm_exp_core_avx2(x, &th, &tt, &e);
+  __m256 y = kb_vm_ldexp_avx2(_mm256_add_ps(th, tt), e);
+  __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  return _mm256_blendv_ps(y, _mm256_add_ps(x, x), nan);
+}
+
+/* ---- double precision (vmath.h, "exp in double precision") ---- */
+
+/* q * 2^k rounded once, k an integer-valued double in [-1100, 1024].  The
+ * exponent fields come from the shifter: bits(k + 1.5 * 2^52) end in k. */
+KB_TARGET_AVX2 static inline __m256d kb_vm_ldexp_f64_avx2(__m256d q, __m256d kf) {
+  __m256d sh = _mm256_set1_pd(KB_VM_EXPD_SHIFTER);
+  __m256d b = _mm256_max_pd(_mm256_min_pd(kf, _mm256_set1_pd(KB_VM_LDEXPD_BMAX)), _mm256_set1_pd(KB_VM_LDEXPD_BMIN));
+  __m256d c = _mm256_sub_pd(kf, b);
+  __m256i bias = _mm256_set1_epi64x(1023);
+  __m256d two_c = _mm256_castsi256_pd(
+      _mm256_slli_epi64(_mm256_add_epi64(_mm256_castpd_si256(_mm256_add_pd(c, sh)), bias), 52));
+  __m256i bb = _mm256_castpd_si256(_mm256_add_pd(b, sh));
+  __m256i b_normal = _mm256_slli_epi64(_mm256_add_epi64(bb, bias), 52);
+  /* Counts of 64 or more give 0 in vpsllvq; those lanes take b_normal. */
+  __m256i count = _mm256_add_epi64(_mm256_sub_epi64(bb, _mm256_castpd_si256(sh)), _mm256_set1_epi64x(1074));
+  __m256i b_sub = _mm256_sllv_epi64(_mm256_set1_epi64x(1), count);
+  __m256d normal = _mm256_cmp_pd(b, _mm256_set1_pd(-1022.5), _CMP_GT_OQ);
+  __m256d two_b = _mm256_blendv_pd(_mm256_castsi256_pd(b_sub), _mm256_castsi256_pd(b_normal), normal);
+  return _mm256_mul_pd(_mm256_mul_pd(q, two_c), two_b);
+}
+
+/* See kb_vm_expd_core_scalar; NaN lanes give meaningless outputs. */
+KB_TARGET_AVX2 static inline void kb_vm_expd_core_avx2(__m256d x, int first, __m256d *s, __m256d *kf) {
+  __m256d xc = _mm256_min_pd(_mm256_set1_pd(KB_VM_EXPD_HI), _mm256_max_pd(_mm256_set1_pd(KB_VM_EXPD_LO), x));
+  __m256d sh = _mm256_set1_pd(KB_VM_EXPD_SHIFTER);
+  __m256d t = _mm256_fmadd_pd(xc, _mm256_set1_pd(KB_VM_EXPD_INV_LN2), sh);
+  __m256d k = _mm256_sub_pd(t, sh);
+  __m256d r = _mm256_fmadd_pd(k, _mm256_set1_pd(KB_VM_EXPD_NLN2_HI), xc);
+  r = _mm256_fmadd_pd(k, _mm256_set1_pd(KB_VM_EXPD_NLN2_LO), r);
+  __m256d q = _mm256_set1_pd(kb_vm_expd_c[first]);
+  for (int i = first + 1; i < KB_VM_EXPD_NC; i++) q = _mm256_fmadd_pd(q, r, _mm256_set1_pd(kb_vm_expd_c[i]));
+  *s = _mm256_fmadd_pd(q, _mm256_mul_pd(r, r), r);
+  *kf = k;
+}
+
+/* e^x in double precision (vmath.h). */
+KB_TARGET_AVX2 static inline __m256d kb_exp_f64_avx2(__m256d x) {
+  __m256d s, kf;
+  kb_vm_expd_core_avx2(x, 0, &s, &kf);
+  __m256d y = kb_vm_ldexp_f64_avx2(_mm256_add_pd(_mm256_set1_pd(1.0), s), kf);
+  return _mm256_blendv_pd(y, _mm256_add_pd(x, x), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+#endif /* KB_CPU_VMATH_AVX2_H */
+/* ---- kernels/cpu/vmath_tables.h ---- */
+/* Generated by tools/vmath_coeffs.py; do not edit. */
+/* vmath_tables.h - polynomial tables of the CPU math layer (vmath.h). */
+#ifndef KB_CPU_VMATH_TABLES_H
+#define KB_CPU_VMATH_TABLES_H
+
+/* G(a) = erfc(a / sqrt 2) * exp(a^2 / 2) / 2 on [2i, 2i + 2] (i = 0..7) is
+ * the polynomial in t = a - (2i + 1) with coefficients
+ * kb_vm_g_coef[0][i] t^12 + ... + kb_vm_g_coef[12][i] (Horner's rule).
+ * Largest relative error of each fit: 1.5e-10, 8.7e-13, 2.0e-14, 8.0e-15, 1.1e-14, 2.3e-14, 2.6e-14, 3.0e-14. */
+#define KB_VM_G_DEGREE 12
+static const double kb_vm_g_center[8] = {1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0};
+static const double kb_vm_g_coef[KB_VM_G_DEGREE + 1][8] = {
+    {0x1.0382011d0ccc2p-21, 0x1.135a2fceecb11p-29, 0x1.f9d24e9841601p-36, 0x1.15122f6a5ecf1p-40, 0x1.47fc87f3ecc92p-44, 0x1.491254eb519b3p-45, -0x1.3e489b969d529p-45, 0x1.af87df1c3b1e2p-47},
+    {-0x1.085139b6e4748p-19, -0x1.7040c1f0ecc5ap-27, -0x1.b0f3119296bf8p-33, -0x1.2518d777c35b7p-37, -0x1.5cc53683b537ep-41, -0x1.2af6d4bf99ae5p-45, -0x1.2c2d1d23a851ep-45, 0x1.36153604cb028p-45},
+    {0x1.a64a3e84504ecp-18, 0x1.acc1302a1a319p-25, 0x1.545b589e7a9c0p-30, 0x1.26945f2337289p-34, 0x1.b2714487d732bp-38, 0x1.ad51005208b51p-41, 0x1.2fc7aa178116bp-42, 0x1.2dafbbf8840d8p-46},
+    {-0x1.90924f10d91eep-16, -0x1.117ec439be98ep-22, -0x1.1a1fe108e095dp-27, -0x1.31f855fcb3cc2p-31, -0x1.1406e92e1d454p-34, -0x1.680f563153975p-37, -0x1.236ac97a87046p-39, -0x1.6e0c2ef20a9ffp-41},
+    {0x1.7353b197dbdd8p-14, 0x1.5523203e88a3ap-20, 0x1.cbf94f287f98bp-25, 0x1.3a028eaf21e9fp-28, 0x1.58b8392320bb7p-31, 0x1.0809dd6c9f75cp-33, 0x1.00347db2cdd7fp-35, 0x1.2d6d063e9248ap-37},
+    {-0x1.4284bdba2e9bap-12, -0x1.9a94356a6767ap-18, -0x1.6efdb7657513ep-22, -0x1.3dd1da6c06b40p-25, -0x1.aa920e3f93d72p-28, -0x1.83d2a7ed1ef2dp-30, -0x1.b76802c99e95dp-32, -0x1.254e586834a74p-33},
+    {0x1.0a0a2059bcbf0p-10, 0x1.de6df969107b6p-16, 0x1.1edb7e217eaa1p-19, 0x1.3d575f9b0a346p-22, 0x1.057d457428c8ap-24, 0x1.1b226462dc425p-26, 0x1.750da0edd3d7ep-28, 0x1.1c9d3341ae78ap-29},
+    {-0x1.9ef8310a06f44p-9, -0x1.0d365d99c8965p-13, -0x1.b6d9454abf688p-17, -0x1.386f57e1ad288p-19, -0x1.3d81019931c10p-21, -0x1.9a856b2fba51bp-23, -0x1.3b1d737bb7f2ep-24, -0x1.12d9b300dda79p-25},
+    {0x1.2f47d63f58d8dp-7, 0x1.239d8ef8b584dp-11, 0x1.4810f8140ee81p-14, 0x1.2f219e6d3f373p-16, 0x1.7db4e0e4b46dcp-18, 0x1.278155845fbcdp-19, 0x1.08c63e8eea286p-20, 0x1.0857aa9a7bb8ap-21},
+    {-0x1.9b00b9d622154p-6, -0x1.2ed7336d75a20p-9, -0x1.dea729ea431b2p-12, -0x1.21a61d897d827p-13, -0x1.c639910428396p-15, -0x1.a65b0b842b3cdp-16, -0x1.ba914cdac4528p-17, -0x1.fa60e0432de53p-18},
+    {0x1.fcc822fd1cbc8p-5, 0x1.2c08c9ffb861cp-7, 0x1.542a992fe718ep-9, 0x1.106373beeb643p-10, 0x1.0b6e089958262p-11, 0x1.2b9aa2972ff5dp-12, 0x1.6fdc4065c297fp-13, 0x1.e2fd8f9f48551p-14},
+    {-0x1.19524a66f56cep-3, -0x1.19cef1173b067p-5, -0x1.d614eb693f68cp-7, -0x1.f7d59d52f8f50p-8, -0x1.37812312a1cd3p-8, -0x1.a5dac1d4ffd4fp-9, -0x1.3012a8393395cp-9, -0x1.cabcd9463340ep-10},
+    {0x1.0bdb2e03abf7cp-2, 0x1.f1b89c231ebfcp-4, 0x1.3b0fbcb4c77d1p-4, 0x1.c9e120e488952p-5, 0x1.66ccb7b9c0c7bp-5, 0x1.26b4cfcccca94p-5, 0x1.f3ddc25e8b186p-6, 0x1.b1d706d10e1bep-6},
+};
+
+#endif /* KB_CPU_VMATH_TABLES_H */
+/* ---- kernels/cpu/vmath_avx512.h ---- */
+/* vmath_avx512.h - the vector math layer (vmath.h) at the avx512 level: 16
+ * floats per __m512, AVX-512F instructions only.  Lane for lane the
+ * operations of vmath_scalar.h, so the results are the same bits.  Internal
+ * to kernels/cpu; include it from any file (the functions carry their own
+ * target attribute and may only be called once the dispatch chose the
+ * avx512 level). */
+#ifndef KB_CPU_VMATH_AVX512_H
+#define KB_CPU_VMATH_AVX512_H
+
+
+#if KB_HAVE_X86_SIMD
+
+/* q * 2^e rounded once: vscalefps is exactly that (vmath.h, "scaling by 2^e"). */
+KB_TARGET_AVX512 static inline __m512 kb_vm_ldexp_avx512(__m512 q, __m512i e) {
+  return _mm512_scalef_ps(q, _mm512_cvtepi32_ps(e));
+}
+
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
+  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), x));
+  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
+  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m512 kf = _mm512_sub_ps(t, shifter);
+  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  /* vpermps reads the low 4 bits of each index; the table repeats every 8. */
+  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
+  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
+  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
+  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm512_fmadd_ps(hi, s, lo);
+  *e = _mm512_srai_epi32(k, 3);
+}
+
+/* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
+ * outputs. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_core2_avx512(__m512 xh, __m512 xl, __m512 *th, __m512 *tt, __m512i *e) {
+  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), xh));
+  __m512 lc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_XL_MAX), _mm512_max_ps(_mm512_set1_ps(-KB_VM_EXP_XL_MAX), xl));
+  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
+  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m512 kf = _mm512_sub_ps(t, shifter);
+  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  r = _mm512_add_ps(_mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
+  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
+  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
+  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
+  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm512_fmadd_ps(hi, s, lo);
+  *e = _mm512_srai_epi32(k, 3);
+}
+
+/* e^x (vmath.h, "exp"). */
+KB_TARGET_AVX512 static inline __m512 kb_exp_avx512(__m512 x) {
+  __m512 th, tt;
+  __m512i e;
+  kb_vm_exp_core_avx512(x, &th, &tt, &e);
+  __m512 y = kb_vm_ldexp_avx512(_mm512_add_ps(th, tt), e);
+  __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_mask_add_ps(y, nan, x, x);
+}
+
+/* ---- double precision (vmath.h, "exp in double precision") ---- */
+
+/* q * 2^k rounded once: vscalefpd (vmath.h, "scaling by 2^e"). */
+KB_TARGET_AVX512 static inline __m512d kb_vm_ldexp_f64_avx512(__m512d q, __m512d kf) { return _mm512_scalef_pd(q, kf); }
+
+/* See kb_vm_expd_core_scalar; NaN lanes give meaningless outputs. */
+KB_TARGET_AVX512 static inline void kb_vm_expd_core_avx512(__m512d x, int first, __m512d *s, __m512d *kf) {
+  __m512d xc = _mm512_min_pd(_mm512_set1_pd(KB_VM_EXPD_HI), _mm512_max_pd(_mm512_set1_pd(KB_VM_EXPD_LO), x));
+  __m512d sh = _mm512_set1_pd(KB_VM_EXPD_SHIFTER);
+  __m512d t = _mm512_fmadd_pd(xc, _mm512_set1_pd(KB_VM_EXPD_INV_LN2), sh);
+  __m512d k = _mm512_sub_pd(t, sh);
+  __m512d r = _mm512_fmadd_pd(k, _mm512_set1_pd(KB_VM_EXPD_NLN2_HI), xc);
+  r = _mm512_fmadd_pd(k, _mm512_set1_pd(KB_VM_EXPD_NLN2_LO), r);
+  __m512d q = _mm512_set1_pd(kb_vm_expd_c[first]);
+  for (int i = first + 1; i < KB_VM_EXPD_NC; i++) q = _mm512_fmadd_pd(q, r, _mm512_set1_pd(kb_vm_expd_c[i]));
+  *s = _mm512_fmadd_pd(q, _mm512_mul_pd(r, r), r);
+  *kf = k;
+}
+
+/* e^x in double precision (vmath.h). */
+KB_TARGET_AVX512 static inline __m512d kb_exp_f64_avx512(__m512d x) {
+  __m512d s, kf;
+  kb_vm_expd_core_avx512(x, 0, &s, &kf);
+  __m512d y = kb_vm_ldexp_f64_avx512(_mm512_add_pd(_mm512_set1_pd(1.0), s), kf);
+  return _mm512_mask_add_pd(y, _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), x, x);
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+#endif /* KB_CPU_VMATH_AVX512_H */
+/* ---- kernels/cpu/vmath_scalar.h ---- */
+/* vmath_scalar.h - the vector math layer (vmath.h) at the scalar level: one
+ * float at a time, plain C.  The reference of the vector levels: every
+ * function performs exactly the operations of its vmath_avx2.h and
+ * vmath_avx512.h twins, lane by lane (fmaf where they fuse), so all three
+ * return the same bits.  Internal to kernels/cpu; usable from any file. */
+#ifndef KB_CPU_VMATH_SCALAR_H
+#define KB_CPU_VMATH_SCALAR_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+
+static inline uint32_t kb_vm_bits_scalar(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float kb_vm_float_scalar(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* q * 2^e rounded once (vmath.h, "scaling by 2^e").  e in [-240, 128]. */
+static inline float kb_vm_ldexp_scalar(float q, int32_t e) {
+  int32_t b = e < KB_VM_LDEXP_BMIN ? KB_VM_LDEXP_BMIN : (e > KB_VM_LDEXP_BMAX ? KB_VM_LDEXP_BMAX : e);
+  int32_t c = e - b;
+  float two_c = kb_vm_float_scalar((uint32_t)(c + 127) << 23);
+  /* 2^b for b < -126 is the subnormal with the single bit b + 149. */
+  float two_b = b >= -126 ? kb_vm_float_scalar((uint32_t)(b + 127) << 23) : kb_vm_float_scalar(1u << (b + 149));
+  return (q * two_c) * two_b;
+}
+
+/*
+ * The core of exp (vmath.h): for x not NaN, e^x = (th + tt) * 2^e with the
+ * pair th + tt unrounded (th = T_hi[k mod 8] in [1, 2), |tt| < 0.09) known
+ * to about 2^-28 relative.  Kernels that need more than a rounded exp (the
+ * softmax sums, silu) use the pair directly.
+ */
+static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t *e) {
+  /* The same clamps as the vector levels' max(LO, x) and min(HI, x). */
+  float xc = KB_VM_EXP_LO > x ? KB_VM_EXP_LO : x;
+  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
+  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
+  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
+  /* t lies in [2^23, 2^24), where the bit pattern counts units: k is the
+   * pattern minus the shifter's (no overflow: |k| < 2^11). */
+  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
+  int j = (int)(k & 7);
+  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
+  q = fmaf(q, r, KB_VM_EXP_C2);
+  float s = fmaf(q, r * r, r);
+  *th = kb_vm_exp_tab_hi[j];
+  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
+  /* floor(k / 8): an arithmetic shift, written without shifting a negative
+   * number (implementation-defined in C). */
+  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+}
+
+/* The core for the argument xh + xl (vmath.h), x not NaN. */
+static inline void kb_vm_exp_core2_scalar(float xh, float xl, float *th, float *tt, int32_t *e) {
+  float xc = KB_VM_EXP_LO > xh ? KB_VM_EXP_LO : xh;
+  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
+  float lc = -KB_VM_EXP_XL_MAX > xl ? -KB_VM_EXP_XL_MAX : xl;
+  lc = KB_VM_EXP_XL_MAX < lc ? KB_VM_EXP_XL_MAX : lc;
+  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
+  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r) + lc;
+  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
+  int j = (int)(k & 7);
+  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
+  q = fmaf(q, r, KB_VM_EXP_C2);
+  float s = fmaf(q, r * r, r);
+  *th = kb_vm_exp_tab_hi[j];
+  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
+  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+}
+
+/* e^x (vmath.h, "exp"). */
+static inline float kb_exp_scalar(float x) {
+  if (x != x) return x + x; /* NaN: made quiet, as the vector levels' x + x */
+  float th, tt;
+  int32_t e;
+  kb_vm_exp_core_scalar(x, &th, &tt, &e);
+  return kb_vm_ldexp_scalar(th + tt, e);
+}
+
+/* ---- double precision (vmath.h, "exp in double precision") ---- */
+
+static inline double kb_vm_double_scalar(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+/* q * 2^k rounded once, k an integer-valued double in [-1100, 1024]. */
+static inline double kb_vm_ldexp_f64_scalar(double q, double kf) {
+  double b = kf < KB_VM_LDEXPD_BMIN ? KB_VM_LDEXPD_BMIN : (kf > KB_VM_LDEXPD_BMAX ? KB_VM_LDEXPD_BMAX : kf);
+  int64_t c = (int64_t)(kf - b), bi = (int64_t)b;
+  double two_c = kb_vm_double_scalar((uint64_t)(c + 1023) << 52);
+  double two_b = bi >= -1022 ? kb_vm_double_scalar((uint64_t)(bi + 1023) << 52)
+                             : kb_vm_double_scalar((uint64_t)1 << (bi + 1074));
+  return (q * two_c) * two_b;
+}
+
+/* e^x = (1 + s) * 2^kf: the reduced polynomial s = e^r - 1 (accurate also
+ * when small, for expm1) and the integer kf.  The polynomial starts at
+ * coefficient `first` of kb_vm_expd_c (0: degree 13, full double accuracy;
+ * 3: degree 10, truncation below 2^-42, for float results).  NaN is treated as 0: the
+ * callers replace NaN lanes, and no conversion may see a NaN. */
+static inline void kb_vm_expd_core_scalar(double x, int first, double *s, double *kf) {
+  if (x != x) x = 0.0;
+  double xc = KB_VM_EXPD_LO > x ? KB_VM_EXPD_LO : x;
+  xc = KB_VM_EXPD_HI < xc ? KB_VM_EXPD_HI : xc;
+  double t = fma(xc, KB_VM_EXPD_INV_LN2, KB_VM_EXPD_SHIFTER);
+  double k = t - KB_VM_EXPD_SHIFTER;
+  double r = fma(k, KB_VM_EXPD_NLN2_HI, xc);
+  r = fma(k, KB_VM_EXPD_NLN2_LO, r);
+  double q = kb_vm_expd_c[first];
+  for (int i = first + 1; i < KB_VM_EXPD_NC; i++) q = fma(q, r, kb_vm_expd_c[i]);
+  *s = fma(q, r * r, r);
+  *kf = k;
+}
+
+/* e^x in double precision (vmath.h). */
+static inline double kb_exp_f64_scalar(double x) {
+  if (x != x) return x + x;
+  double s, kf;
+  kb_vm_expd_core_scalar(x, 0, &s, &kf);
+  return kb_vm_ldexp_f64_scalar(1.0 + s, kf);
+}
+
+#endif /* KB_CPU_VMATH_SCALAR_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -1902,6 +2528,7 @@ kb_status kb_context_synchronize(kb_context *ctx) {
 
 /* ==== core/src/cuda_loader.c ==== */
 #define kb_loader_anchor cuda_loader__kb_loader_anchor
+#define trylog cuda_loader__trylog
 #define note cuda_loader__note
 #define try_candidate cuda_loader__try_candidate
 #define kb_cuda_once cuda_loader__kb_cuda_once
@@ -1931,18 +2558,18 @@ kb_status kb_context_synchronize(kb_context *ctx) {
  * names that library (or the program, when linked statically). */
 static const char cuda_loader__kb_loader_anchor = 0;
 
-struct trylog {
+struct cuda_loader__trylog {
   char *buf;
   size_t cap, used;
 };
 
-static void cuda_loader__note(struct trylog *log, const char *fmt, ...)
+static void cuda_loader__note(struct cuda_loader__trylog *log, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-static void cuda_loader__note(struct trylog *log, const char *fmt, ...) {
+static void cuda_loader__note(struct cuda_loader__trylog *log, const char *fmt, ...) {
   if (log->buf == NULL || log->used + 1 >= log->cap) return;
   va_list ap;
   va_start(ap, fmt);
@@ -1954,7 +2581,7 @@ static void cuda_loader__note(struct trylog *log, const char *fmt, ...) {
 }
 
 /* Loads one candidate; on failure records "label: reason; ". */
-static const struct kbcuda_table *cuda_loader__try_candidate(const char *label, const char *path, struct trylog *log) {
+static const struct kbcuda_table *cuda_loader__try_candidate(const char *label, const char *path, struct cuda_loader__trylog *log) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
     const char *why = dlerror();
@@ -1983,7 +2610,7 @@ static const struct kbcuda_table *cuda_loader__try_candidate(const char *label, 
 const struct kbcuda_table *kb__cuda_search(char *msg, size_t cap) {
   char buf[KB_LOADER_MESSAGE];
   char label[KB_LOADER_MESSAGE / 2];
-  struct trylog log = {buf, sizeof buf, 0};
+  struct cuda_loader__trylog log = {buf, sizeof buf, 0};
   buf[0] = '\0';
   const struct kbcuda_table *t = NULL;
   const char *chosen = NULL;
@@ -2055,6 +2682,7 @@ const struct kbcuda_table *kb__cuda_load(char *msg, size_t cap) {
 #undef load_once
 #undef note
 #undef try_candidate
+#undef trylog
 
 /* ==== core/src/parallel.c ==== */
 /* ---- core/src/parallel.c ---- */
@@ -2095,6 +2723,8 @@ void kb__task_range(int64_t n, int64_t tasks, int64_t t, int64_t *begin, int64_t
 #undef KB_MAX_WORKERS
 
 /* ==== core/src/pool.c ==== */
+#define kb_worker pool__kb_worker
+#define worker_arg pool__worker_arg
 #define in_job pool__in_job
 #define fork_generation pool__fork_generation
 #define fork_once pool__fork_once
@@ -2148,7 +2778,7 @@ void kb__task_range(int64_t n, int64_t tasks, int64_t t, int64_t *begin, int64_t
  * chunks reaches exactly the c - 1 workers it needs, and a worker never
  * looks at a job it has no part in (the job's fields may be rewritten for
  * the next job as soon as its own workers are done). */
-struct kb_worker {
+struct pool__kb_worker {
   pthread_t thread;
   pthread_cond_t wake;
   uint64_t assigned; /* atomic: generation of the last job given to this worker */
@@ -2160,7 +2790,7 @@ struct kb_pool {
   pthread_cond_t done; /* the caller sleeps here until a job completes */
   int64_t workers;     /* worker threads wanted: num_threads - 1 */
   int64_t running;     /* worker threads started (0 until the first job) */
-  struct kb_worker *w; /* [workers] */
+  struct pool__kb_worker *w; /* [workers] */
   int spin;            /* spin iterations before sleeping; 0 when oversubscribed */
   uint64_t fork_gen;   /* generation in which the threads were started */
   bool failed;         /* starting threads failed once: run inline from now on */
@@ -2176,7 +2806,7 @@ struct kb_pool {
   int stopping;        /* atomic */
 };
 
-struct worker_arg {
+struct pool__worker_arg {
   struct kb_pool *pool;
   int64_t index; /* 1 .. workers */
 };
@@ -2216,10 +2846,10 @@ static void pool__run_chunk(struct kb_pool *p, int64_t w) {
 }
 
 static void *pool__worker_main(void *argp) {
-  struct worker_arg wa = *(struct worker_arg *)argp;
+  struct pool__worker_arg wa = *(struct pool__worker_arg *)argp;
   free(argp);
   struct kb_pool *p = wa.pool;
-  struct kb_worker *me = &p->w[wa.index - 1];
+  struct pool__kb_worker *me = &p->w[wa.index - 1];
   /* Slots start at 0 (calloc) and only the caller changes them: the first
    * job is whatever differs from 0, even if it came before this line. */
   uint64_t seen = 0;
@@ -2339,7 +2969,7 @@ static bool pool__start_workers(struct kb_pool *p) {
   }
   if (p->running > 0) return true;
   if (p->failed) return false;
-  p->w = (struct kb_worker *)calloc((size_t)p->workers, sizeof *p->w);
+  p->w = (struct pool__kb_worker *)calloc((size_t)p->workers, sizeof *p->w);
   if (p->w == NULL) {
     p->failed = true;
     return false;
@@ -2348,7 +2978,7 @@ static bool pool__start_workers(struct kb_pool *p) {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   for (int64_t i = 0; i < p->workers; i++) {
-    struct worker_arg *wa = (struct worker_arg *)malloc(sizeof *wa);
+    struct pool__worker_arg *wa = (struct pool__worker_arg *)malloc(sizeof *wa);
     if (wa == NULL) break;
     wa->pool = p;
     wa->index = i + 1;
@@ -2421,11 +3051,13 @@ int64_t kb__pool_threads_running(const struct kb_pool *p) {
 #undef fork_once
 #undef in_job
 #undef init_sync
+#undef kb_worker
 #undef online_cpus
 #undef register_fork_handler
 #undef run_chunk
 #undef start_workers
 #undef stop_workers
+#undef worker_arg
 #undef worker_main
 
 /* ==== core/src/status.c ==== */
@@ -2564,76 +3196,47 @@ const char *kb_version_string(void) {
 #undef KB_STR2
 
 /* ==== kernels/cpu/activation.c ==== */
-#define silu1 activation__silu1
-#define gelu1 activation__gelu1
-#define gelu_tanh1 activation__gelu_tanh1
-#define kUnaryFns activation__kUnaryFns
+#define unary_job activation__unary_job
 #define unary_body activation__unary_body
+#define vm_fn activation__vm_fn
 #define unary_compute activation__unary_compute
 #define unary_check activation__unary_check
 #define cuda_unary activation__cuda_unary
-#define unary activation__unary
 /* ---- kernels/cpu/activation.c ---- */
 /* activation.c - the one-input activations silu, gelu and gelu_tanh, in
  * float32 and in bf16 / f16 storage.
  *
- * Activations are evaluated in double and rounded once to float, so every
- * result is the correctly rounded value of the double formula up to the
- * accuracy of libm (far below float's half ulp).  Each element depends only
- * on its own inputs, so splitting over threads cannot change any result. */
-#include <math.h>
-
+ * The arithmetic is the vector layer's (vec_kernels.h, vec_body.h): silu in
+ * float32 with error-free corrections, gelu and gelu_tanh in double
+ * precision, each rounded once, all three within 0.6 ulp of the exact value
+ * over every float input (docs/kernels.md, "Vector math").  16-bit inputs
+ * are widened and results narrowed in registers, so no scratch memory is
+ * needed.  Each element depends only on its own input, so splitting over
+ * threads cannot change any result. */
 
 /* Elements per thread below which starting a thread costs more than it saves. */
 #define KB_EW_MIN_CHUNK 16384
 
-typedef float (*kb_unary_fn)(float x);
-
-/* x / (1 + exp(-x)) has no cancellation for either sign: for large positive
- * x the denominator tends to 1, for large negative x it grows and the
- * quotient tends to -0.  x = -inf gives -inf / inf = NaN, as PyTorch. */
-static float activation__silu1(float xf) {
-  double x = (double)xf;
-  return (float)(x / (1.0 + exp(-x)));
-}
-
-/* 0.5 * x * (1 + erf(x / sqrt 2)) == 0.5 * x * erfc(-x / sqrt 2).  The erfc
- * form keeps full relative accuracy for negative x, where 1 + erf(..) would
- * cancel (e.g. x = -5 gives about -1.4e-6, which 1 + erf loses). */
-static float activation__gelu1(float xf) {
-  double x = (double)xf;
-  return (float)(0.5 * x * erfc(-x * 0.70710678118654752440));
-}
-
-/* 0.5 * x * (1 + tanh(u)) == x / (1 + exp(-2u)) (since 1 + tanh(u) =
- * 2 / (1 + exp(-2u))), which avoids the cancellation of 1 + tanh(u) for
- * negative u.  exp(-2u) overflowing to inf gives the correct limit -0. */
-static float activation__gelu_tanh1(float xf) {
-  double x = (double)xf;
-  double u = 0.79788456080286535588 * (x + 0.044715 * x * x * x); /* sqrt(2/pi) */
-  return (float)(x / (1.0 + exp(-2.0 * u)));
-}
-
-/* Indexed by the CUDA table's op numbers, so one `op` selects both backends. */
-static const kb_unary_fn activation__kUnaryFns[] = {
-    [KBCUDA_OP_SILU] = activation__silu1,
-    [KBCUDA_OP_GELU] = activation__gelu1,
-    [KBCUDA_OP_GELU_TANH] = activation__gelu_tanh1,
-};
-
-struct unary_job {
-  kb_unary_fn f;
-  const float *x;
-  float *y;
+struct activation__unary_job {
+  const struct kb_vec_ops *ops;
+  int fn, dt;
+  const char *x;
+  char *y;
 };
 
 static void activation__unary_body(void *arg, int64_t begin, int64_t end) {
-  const struct unary_job *job = (const struct unary_job *)arg;
-  for (int64_t i = begin; i < end; i++) job->y[i] = job->f(job->x[i]);
+  const struct activation__unary_job *job = (const struct activation__unary_job *)arg;
+  int64_t es = kb_vec_size(job->dt);
+  job->ops->unary(job->fn, job->dt, end - begin, job->x + begin * es, job->y + begin * es);
 }
 
-static void activation__unary_compute(const kb_context *ctx, int op, int64_t count, const float *x, float *y) {
-  struct unary_job job = {activation__kUnaryFns[op], x, y};
+/* The math layer's function for a CUDA op number. */
+static int activation__vm_fn(int op) {
+  return op == KBCUDA_OP_GELU ? KB_VM_GELU : op == KBCUDA_OP_GELU_TANH ? KB_VM_GELU_TANH : KB_VM_SILU;
+}
+
+static void activation__unary_compute(const kb_context *ctx, int op, int dt, int64_t count, const void *x, void *y) {
+  struct activation__unary_job job = {&kb__cpu_ops()->vec, activation__vm_fn(op), dt, (const char *)x, (char *)y};
   kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, activation__unary_body, &job);
 }
 
@@ -2668,25 +3271,19 @@ static kb_status activation__unary(kb_context *ctx, const char *fn, int op, int6
   int64_t count;
   KB_TRY(activation__unary_check(ctx, fn, (int64_t)sizeof(float), n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, activation__cuda_unary(ctx, fn, op, n, x, y));
-  activation__unary_compute(ctx, op, count, x, y);
+  activation__unary_compute(ctx, op, KB_VEC_F32, count, x, y);
   return KB_STATUS_OK;
 }
 
-/* bf16 / f16: widen x into scratch, apply the float32 activation in place
- * there, narrow into y (which may be x: x is fully read first). */
+/* bf16 / f16: each element widened, the float32 activation, rounded once
+ * into y (which may be x: an element is read before it is written). */
 static kb_status activation__unary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *x,
                           uint16_t *y) {
   kb__begin(ctx);
   int64_t count;
   KB_TRY(activation__unary_check(ctx, fn, KB_HALF_SIZE, n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->unary_dt(ctx->cuda_ctx, fn, op, dt, n, x, y));
-  if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  activation__unary_compute(ctx, op, count, s.t[0], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  activation__unary_compute(ctx, op, kb_vec_dt_of(dt), count, x, y);
   return KB_STATUS_OK;
 }
 
@@ -2727,16 +3324,14 @@ kb_status kb_gelu_tanh_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16
 }
 #undef KB_EW_MIN_CHUNK
 #undef cuda_unary
-#undef gelu1
-#undef gelu_tanh1
-#undef kUnaryFns
-#undef silu1
-#undef unary
 #undef unary_body
 #undef unary_check
 #undef unary_compute
+#undef unary_job
+#undef vm_fn
 
 /* ==== kernels/cpu/adamw.c ==== */
+#define adamw_job adamw__adamw_job
 #define adamw_body adamw__adamw_body
 #define check_beta adamw__check_beta
 /* ---- kernels/cpu/adamw.c ---- */
@@ -2763,28 +3358,18 @@ kb_status kb_gelu_tanh_f16(kb_context *ctx, int64_t n, const uint16_t *x, uint16
 
 #define KB_ADAMW_MIN_CHUNK 16384
 
-struct adamw_job {
+struct adamw__adamw_job {
+  const struct kb_vec_ops *ops;
   float *p, *m, *v;
   const float *g;
-  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
-  bool small_w1;
+  struct kb_adamw_coef c;
 };
 
+/* The element sequence above, in the vector layer (vec_body.h: no fused
+ * steps, one rounding per operation). */
 static void adamw__adamw_body(void *arg, int64_t begin, int64_t end) {
-  const struct adamw_job *j = (const struct adamw_job *)arg;
-  for (int64_t i = begin; i < end; i++) {
-    float g = j->g[i];
-    float p = j->p[i] * j->decay;
-    float m = j->m[i];
-    m = j->small_w1 ? m + j->w1 * (g - m) : g - (g - m) * j->one_minus_w1;
-    float v = j->v[i] * j->beta2;
-    v = v + j->w2 * g * g;
-    float denom = sqrtf(v) / j->bc2_sqrt + j->eps;
-    p = p + j->step_size * m / denom;
-    j->p[i] = p;
-    j->m[i] = m;
-    j->v[i] = v;
-  }
+  const struct adamw__adamw_job *j = (const struct adamw__adamw_job *)arg;
+  j->ops->adamw(end - begin, j->p + begin, j->g + begin, j->m + begin, j->v + begin, &j->c);
 }
 
 static kb_status adamw__check_beta(kb_context *ctx, const char *fn, const char *name, float beta) {
@@ -2828,61 +3413,50 @@ kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *
 
   double bc1 = 1.0 - pow((double)beta1, (double)step);
   double bc2 = 1.0 - pow((double)beta2, (double)step);
-  struct adamw_job job;
+  struct adamw__adamw_job job;
+  job.ops = &kb__cpu_ops()->vec;
   job.p = params;
   job.m = m;
   job.v = v;
   job.g = grads;
-  job.decay = (float)(1.0 - (double)lr * (double)weight_decay);
-  job.w1 = (float)(1.0 - (double)beta1);
-  job.one_minus_w1 = 1.0f - job.w1; /* ATen: opmath_t(1) - weight, in float */
-  job.small_w1 = fabsf(job.w1) < 0.5f;
-  job.beta2 = beta2;
-  job.w2 = (float)(1.0 - (double)beta2);
-  job.step_size = (float)(-((double)lr / bc1));
-  job.bc2_sqrt = (float)sqrt(bc2);
-  job.eps = eps;
+  job.c.decay = (float)(1.0 - (double)lr * (double)weight_decay);
+  job.c.w1 = (float)(1.0 - (double)beta1);
+  job.c.one_minus_w1 = 1.0f - job.c.w1; /* ATen: opmath_t(1) - weight, in float */
+  job.c.small_w1 = fabsf(job.c.w1) < 0.5f;
+  job.c.beta2 = beta2;
+  job.c.w2 = (float)(1.0 - (double)beta2);
+  job.c.step_size = (float)(-((double)lr / bc1));
+  job.c.bc2_sqrt = (float)sqrt(bc2);
+  job.c.eps = eps;
   kb__parallel_for(ctx, count, KB_ADAMW_MIN_CHUNK, adamw__adamw_body, &job);
   return KB_STATUS_OK;
 }
 #undef KB_ADAMW_MIN_CHUNK
 #undef adamw_body
+#undef adamw_job
 #undef check_beta
 
 /* ==== kernels/cpu/argmax.c ==== */
+#define argmax_job argmax__argmax_job
 #define argmax_body argmax__argmax_body
 /* ---- kernels/cpu/argmax.c ---- */
 /* argmax.c - index of the largest element of each row.
  *
  * Ties go to the first index; NaN counts as larger than every number, so the
  * first NaN of a row wins (torch.argmax).  -0.0 and +0.0 compare equal and
- * tie. */
-#include <math.h>
+ * tie.  The scan is the vector layer's (vec_body.h): 16 lanes each keep the
+ * first maximum of their columns, combined by the same rule. */
 
-
-struct argmax_job {
+struct argmax__argmax_job {
+  const struct kb_vec_ops *ops;
   int64_t cols;
   const float *x;
   int32_t *out;
 };
 
 static void argmax__argmax_body(void *arg, int64_t begin, int64_t end) {
-  const struct argmax_job *job = (const struct argmax_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    int64_t best = 0;
-    if (!isnan(x[0])) {
-      for (int64_t c = 1; c < cols; c++) {
-        if (isnan(x[c])) {
-          best = c;
-          break;
-        }
-        if (x[c] > x[best]) best = c;
-      }
-    }
-    job->out[r] = (int32_t)best;
-  }
+  const struct argmax__argmax_job *j = (const struct argmax__argmax_job *)arg;
+  j->ops->argmax(end - begin, j->cols, j->x + begin * j->cols, j->out + begin);
 }
 
 kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
@@ -2905,14 +3479,17 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
   KB_TRY(kb__check_memory(ctx, fn, 2, refs));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->argmax(ctx->cuda_ctx, fn, rows, cols, x, out));
   if (count == 0) return KB_STATUS_OK;
-  struct argmax_job job = {cols, x, out};
+  struct argmax__argmax_job job = {&kb__cpu_ops()->vec, cols, x, out};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), argmax__argmax_body, &job);
   return KB_STATUS_OK;
 }
 #undef argmax_body
+#undef argmax_job
 
 /* ==== kernels/cpu/attention.c ==== */
+#define attn_job attention__attn_job
 #define round_up attention__round_up
+#define attn_work attention__attn_work
 #define work_layout attention__work_layout
 #define pack_v attention__pack_v
 #define small_gemm attention__small_gemm
@@ -2922,8 +3499,10 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
 #define run_task attention__run_task
 #define merge_chunks attention__merge_chunks
 #define pack_k_block attention__pack_k_block
+#define attn_phase attention__attn_phase
 #define attn_body attention__attn_body
 #define check attention__check
+#define attn_call attention__attn_call
 #define compute attention__compute
 #define check_ex attention__check_ex
 #define attention_ex_dt attention__attention_ex_dt
@@ -2973,7 +3552,7 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
 
-struct attn_job {
+struct attention__attn_job {
   const struct kb_cpu_ops *ops;
   int64_t heads, kv_heads, group, seq_q, seq_kv, d;
   const float *q, *k, *v;
@@ -3004,7 +3583,7 @@ struct attn_job {
 static int64_t attention__round_up(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
 /* Per-worker scratch layout, in floats (each part 64-byte aligned). */
-struct attn_work {
+struct attention__attn_work {
   float *qbuf; /* [BQ, d] the block's query rows, gathered */
   float *kp;   /* K block packed as a transposed B: d x BK in nr panels */
   float *vp;   /* V block packed as B: BK x d in nr panels */
@@ -3013,7 +3592,7 @@ struct attn_work {
   float *m, *l; /* [BQ] running max and sum */
 };
 
-static int64_t attention__work_layout(int64_t d, int64_t nr, float *base, struct attn_work *w) {
+static int64_t attention__work_layout(int64_t d, int64_t nr, float *base, struct attention__attn_work *w) {
   int64_t at = 0;
 #define TAKE(field, count)                     \
   do {                                         \
@@ -3062,12 +3641,12 @@ static void attention__small_gemm(const struct kb_gemm_ops *g, int64_t rows, int
 
 /* Query row r of key/value head (b, kvh): its q / out offset, its key
  * limit (keys j < limit take part) and its mask row (or NULL). */
-static int64_t attention__row_offset(const struct attn_job *g, int64_t b, int64_t kvh, int64_t r) {
+static int64_t attention__row_offset(const struct attention__attn_job *g, int64_t b, int64_t kvh, int64_t r) {
   int64_t i = r / g->group, h = kvh * g->group + r % g->group;
   return b * g->q_sb + h * g->q_sh + i * g->q_ss;
 }
 
-static int64_t attention__row_limit(const struct attn_job *g, int64_t b, int64_t r) {
+static int64_t attention__row_limit(const struct attention__attn_job *g, int64_t b, int64_t r) {
   int64_t keys = g->kv_lengths != NULL ? g->kv_lengths[b] : g->seq_kv;
   if (!g->causal) return keys;
   int64_t i = r / g->group;
@@ -3078,13 +3657,13 @@ static int64_t attention__row_limit(const struct attn_job *g, int64_t b, int64_t
   return lim < keys ? lim : keys;
 }
 
-static const float *attention__mask_row(const struct attn_job *g, int64_t b, int64_t kvh, int64_t r) {
+static const float *attention__mask_row(const struct attention__attn_job *g, int64_t b, int64_t kvh, int64_t r) {
   if (g->mask == NULL) return NULL;
   int64_t i = r / g->group, h = kvh * g->group + r % g->group;
   return g->mask + b * g->m_sb + h * g->m_sh + i * g->m_sq;
 }
 
-static void attention__run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
+static void attention__run_task(struct attention__attn_job *g, int64_t t, struct attention__attn_work *w) {
   const struct kb_gemm_ops *gm = &g->ops->gemm;
   int64_t d = g->d, nr = gm->nr;
   int64_t chunk = t % g->chunks, rest = t / g->chunks;
@@ -3193,7 +3772,7 @@ static void attention__run_task(struct attn_job *g, int64_t t, struct attn_work 
 /* Merges the chunks of row block (bk, qb) in chunk order:
  *   M = max of the chunk maxima; c_i = exp(m_i - M)
  *   sum = sum_i sum_i * c_i;  O = sum_i O_i * c_i  (i increasing);  out = O / sum. */
-static void attention__merge_chunks(struct attn_job *g, int64_t bq, struct attn_work *w) {
+static void attention__merge_chunks(struct attention__attn_job *g, int64_t bq, struct attention__attn_work *w) {
   int64_t d = g->d;
   int64_t qb = bq % g->q_blocks, bk = bq / g->q_blocks;
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
@@ -3227,7 +3806,7 @@ static void attention__merge_chunks(struct attn_job *g, int64_t bq, struct attn_
 }
 
 /* Packs key block t (of all key/value heads) into g->kpack. */
-static void attention__pack_k_block(struct attn_job *g, int64_t t) {
+static void attention__pack_k_block(struct attention__attn_job *g, int64_t t) {
   int64_t bk = t / g->kblocks, j0 = (t % g->kblocks) * KB_ATTN_BK;
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t len = g->seq_kv - j0 < KB_ATTN_BK ? g->seq_kv - j0 : KB_ATTN_BK;
@@ -3237,8 +3816,8 @@ static void attention__pack_k_block(struct attn_job *g, int64_t t) {
 
 enum attn_step { STEP_PACK_K, STEP_ROWS, STEP_MERGE };
 
-struct attn_phase {
-  struct attn_job *g;
+struct attention__attn_phase {
+  struct attention__attn_job *g;
   enum attn_step step;
   int64_t count;
 };
@@ -3246,10 +3825,10 @@ struct attn_phase {
 /* Each worker takes the next task until none is left: the order tasks run
  * in changes nothing in the results. */
 static void attention__attn_body(void *arg, int64_t begin, int64_t end) {
-  struct attn_phase *ph = (struct attn_phase *)arg;
-  struct attn_job *g = ph->g;
+  struct attention__attn_phase *ph = (struct attention__attn_phase *)arg;
+  struct attention__attn_job *g = ph->g;
   for (int64_t worker = begin; worker < end; worker++) {
-    struct attn_work w;
+    struct attention__attn_work w;
     attention__work_layout(g->d, g->ops->gemm.nr, g->work + worker * g->work_floats, &w);
     for (;;) {
       int64_t t = __atomic_fetch_add(&g->next_task, 1, __ATOMIC_RELAXED);
@@ -3300,7 +3879,7 @@ static kb_status attention__check(kb_context *ctx, const char *fn, int64_t elem,
 }
 
 /* One validated call, in float32: shapes, layout, tensors and options. */
-struct attn_call {
+struct attention__attn_call {
   int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
   bool seq_major;
   const float *q, *k, *v;
@@ -3314,10 +3893,10 @@ struct attn_call {
 
 /* The float32 computation on a validated call with at least one query
  * element.  Allocates all scratch first: OUT_OF_MEMORY leaves out untouched. */
-static kb_status attention__compute(kb_context *ctx, const char *fn, const struct attn_call *c) {
+static kb_status attention__compute(kb_context *ctx, const char *fn, const struct attention__attn_call *c) {
   int64_t batch = c->batch, heads = c->heads, kv_heads = c->kv_heads, seq_q = c->seq_q, seq_kv = c->seq_kv;
   int64_t head_dim = c->head_dim;
-  struct attn_job g;
+  struct attention__attn_job g;
   memset(&g, 0, sizeof g);
   g.ops = kb__cpu_ops();
   g.heads = heads;
@@ -3384,7 +3963,7 @@ static kb_status attention__compute(kb_context *ctx, const char *fn, const struc
   g.work = (float *)mem;
   g.partial = g.work + nw;
   g.kpack = prepack ? g.partial + np : NULL;
-  struct attn_phase ph = {&g, STEP_PACK_K, batch * kv_heads * g.kblocks};
+  struct attention__attn_phase ph = {&g, STEP_PACK_K, batch * kv_heads * g.kblocks};
   if (prepack) kb__parallel_for(ctx, workers, 1, attention__attn_body, &ph);
   g.next_task = 0;
   ph.step = STEP_ROWS;
@@ -3413,7 +3992,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                            ctx->cuda->attention(ctx->cuda_ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q,
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
                         causal, false, scale, out};
   return attention__compute(ctx, fn, &c);
 }
@@ -3438,7 +4017,7 @@ static kb_status attention__attention_dt(kb_context *ctx, const char *fn, kbcuda
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
   kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
   kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
                         1, 1, causal, false, scale, s.t[3]};
   kb_status st = attention__compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
@@ -3465,7 +4044,7 @@ kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_
 /* Validation of every _ex entry point (elem: element size in bytes), ending
  * with the memory-kind check.  Every kv_lengths value is checked before
  * anything is written. */
-static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t elem, const struct attn_call *c, int64_t *q_count,
+static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t elem, const struct attention__attn_call *c, int64_t *q_count,
                           int64_t *kv_count, int64_t *mask_count) {
   KB_TRY(kb__check_dim(ctx, fn, "batch", c->batch));
   KB_TRY(kb__check_dim(ctx, fn, "heads", c->heads));
@@ -3529,7 +4108,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
                           float *out) {
   static const char fn[] = "kb_attention_ex";
   kb__begin(ctx);
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
                         mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
   int64_t q_count, kv_count, mask_count;
   KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
@@ -3539,7 +4118,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
 
 /* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept),
  * the float32 kernel writes a float32 out in scratch, narrowed into out last. */
-static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attn_call *call16,
+static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attention__attn_call *call16,
                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
                                  uint16_t *out) {
   kb__begin(ctx);
@@ -3558,7 +4137,7 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
   kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
   kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
   if (mask != NULL) kb_dt_widen(ctx, dt, mask, sm.t[0], mask_count);
-  struct attn_call c = *call16;
+  struct attention__attn_call c = *call16;
   c.q = s.t[0];
   c.k = s.t[1];
   c.v = s.t[2];
@@ -3584,7 +4163,7 @@ kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, in
                                const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
                                int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
                                float scale, uint16_t *out) {
-  struct attn_call c = EX_CALL16(q, k, v, mask, out);
+  struct attention__attn_call c = EX_CALL16(q, k, v, mask, out);
   return attention__attention_ex_dt(ctx, "kb_attention_ex_bf16", KBCUDA_BF16, &c, q, k, v, mask, out);
 }
 
@@ -3593,7 +4172,7 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
                               const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
                               int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
                               float scale, uint16_t *out) {
-  struct attn_call c = EX_CALL16(q, k, v, mask, out);
+  struct attention__attn_call c = EX_CALL16(q, k, v, mask, out);
   return attention__attention_ex_dt(ctx, "kb_attention_ex_f16", KBCUDA_F16, &c, q, k, v, mask, out);
 }
 #undef EX_CALL16
@@ -3604,6 +4183,10 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 #undef TAKE
 #undef attention_ex_dt
 #undef attn_body
+#undef attn_call
+#undef attn_job
+#undef attn_phase
+#undef attn_work
 #undef check
 #undef check_ex
 #undef compute
@@ -3829,16 +4412,20 @@ const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block}
 #define validate cross_entropy__validate
 #define bad_target cross_entropy__bad_target
 #define check_targets cross_entropy__check_targets
+#define ce_job cross_entropy__ce_job
 #define forward_body cross_entropy__forward_body
 #define backward_body cross_entropy__backward_body
 /* ---- kernels/cpu/cross_entropy.c ---- */
 /* cross_entropy.c - softmax cross-entropy over classes, forward and backward,
  * with PyTorch's ignore_index and mean reduction.
  *
- * Per row, lse = m + log(sum_c exp(x_c - m)) with m the row maximum, all in
- * double; loss = lse - x_t rounded once.  The mean is the sequential double
- * sum of the float losses of the rows not ignored, divided by their count.
- * All targets are validated (and counted) before any output is written. */
+ * Per row (vec_body.h, one read of the logits): the maximum m and
+ * s = sum e^(x - m) as softmax computes them; loss = (m - x_t) + log s in
+ * double, rounded once.  The backward pass reads the row once more and
+ * writes e^(x - m) * (scale / s), with the target's (p - 1) * scale in
+ * double.  The mean is the sequential double sum of the float losses of the
+ * rows not ignored, divided by their count.  All targets are validated (and
+ * counted) before any output is written. */
 #include <math.h>
 
 
@@ -3894,7 +4481,8 @@ static kb_status cross_entropy__check_targets(kb_context *ctx, const char *fn, i
   return KB_STATUS_OK;
 }
 
-struct ce_job {
+struct cross_entropy__ce_job {
+  const struct kb_vec_ops *ops;
   int64_t classes;
   const float *logits;
   const int32_t *targets;
@@ -3904,41 +4492,15 @@ struct ce_job {
 };
 
 static void cross_entropy__forward_body(void *arg, int64_t begin, int64_t end) {
-  const struct ce_job *job = (const struct ce_job *)arg;
-  int64_t cols = job->classes;
-  for (int64_t r = begin; r < end; r++) {
-    int32_t t = job->targets[r];
-    if (t == job->ignore_index) {
-      job->out[r] = 0.0f;
-      continue;
-    }
-    const float *x = job->logits + r * cols;
-    double m = kb_cpu_row_max(x, cols);
-    double lse = m + log(kb_cpu_sum_exp(x, cols, m));
-    job->out[r] = (float)(lse - (double)x[t]);
-  }
+  const struct cross_entropy__ce_job *j = (const struct cross_entropy__ce_job *)arg;
+  j->ops->ce_forward(end - begin, j->classes, j->logits + begin * j->classes, j->targets + begin, j->ignore_index,
+                     j->out + begin);
 }
 
 static void cross_entropy__backward_body(void *arg, int64_t begin, int64_t end) {
-  const struct ce_job *job = (const struct ce_job *)arg;
-  int64_t cols = job->classes;
-  for (int64_t r = begin; r < end; r++) {
-    int32_t t = job->targets[r];
-    const float *x = job->logits + r * cols;
-    float *g = job->out + r * cols;
-    if (t == job->ignore_index) {
-      for (int64_t c = 0; c < cols; c++) g[c] = 0.0f;
-      continue;
-    }
-    double m = kb_cpu_row_max(x, cols);
-    double s = kb_cpu_sum_exp(x, cols, m);
-    /* x[c] is read before g[c] is written, so dlogits may be logits. */
-    for (int64_t c = 0; c < cols; c++) {
-      double p = exp((double)x[c] - m) / s;
-      if (c == (int64_t)t) p -= 1.0;
-      g[c] = (float)(p * job->scale);
-    }
-  }
+  const struct cross_entropy__ce_job *j = (const struct cross_entropy__ce_job *)arg;
+  j->ops->ce_backward(end - begin, j->classes, j->logits + begin * j->classes, j->targets + begin, j->ignore_index,
+                      j->scale, j->out + begin * j->classes);
 }
 
 kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets,
@@ -3964,7 +4526,7 @@ kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const
                            ctx->cuda->cross_entropy(ctx->cuda_ctx, fn, rows, classes, logits, targets, ignore_index,
                                                     losses, mean_loss));
   if (rows > 0) {
-    struct ce_job job = {classes, logits, targets, ignore_index, losses, 0.0};
+    struct cross_entropy__ce_job job = {&kb__cpu_ops()->vec, classes, logits, targets, ignore_index, losses, 0.0};
     kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), cross_entropy__forward_body, &job);
   }
   /* Sequential sum in row order: the same bits for every thread count. */
@@ -3995,12 +4557,14 @@ kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t class
                                                              ignore_index, dloss, dlogits));
   if (logit_count == 0) return KB_STATUS_OK;
   /* With every row ignored, count is 0 and every row is written as zeros. */
-  struct ce_job job = {classes, logits, targets, ignore_index, dlogits, count > 0 ? (double)dloss / (double)count : 0.0};
+  struct cross_entropy__ce_job job = {&kb__cpu_ops()->vec, classes,  logits, targets,
+                       ignore_index,        dlogits, count > 0 ? (double)dloss / (double)count : 0.0};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(classes), cross_entropy__backward_body, &job);
   return KB_STATUS_OK;
 }
 #undef backward_body
 #undef bad_target
+#undef ce_job
 #undef check_targets
 #undef forward_body
 #undef validate
@@ -4022,13 +4586,16 @@ static pthread_once_t dispatch__tables_once = PTHREAD_ONCE_INIT;
 static void dispatch__build(void) {
   struct kb_cpu_ops t[KB_ISA_COUNT];
   t[KB_ISA_SCALAR].isa = KB_ISA_SCALAR;
+  t[KB_ISA_SCALAR].vec = kb__vec_ops_scalar;
   t[KB_ISA_SCALAR].gemm = kb__gemm_ops_scalar;
   t[KB_ISA_SCALAR].attn = kb__attn_ops_scalar;
 #if KB_HAVE_X86_SIMD
   t[KB_ISA_AVX2].isa = KB_ISA_AVX2;
+  t[KB_ISA_AVX2].vec = kb__vec_ops_avx2;
   t[KB_ISA_AVX2].gemm = kb__gemm_ops_avx2;
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
+  t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
 #else
@@ -4057,12 +4624,11 @@ const struct kb_cpu_ops *kb__cpu_ops(void) {
 #undef tables_once
 
 /* ==== kernels/cpu/elementwise.c ==== */
-#define add_body elementwise__add_body
-#define mul_body elementwise__mul_body
-#define scale_body elementwise__scale_body
+#define ew_job elementwise__ew_job
+#define binary_body elementwise__binary_body
 #define binary_compute elementwise__binary_compute
 #define binary_check elementwise__binary_check
-#define binary elementwise__binary
+#define scale_body elementwise__scale_body
 #define scale_compute elementwise__scale_compute
 #define scale_check elementwise__scale_check
 #define bias_body elementwise__bias_body
@@ -4072,46 +4638,36 @@ const struct kb_cpu_ops *kb__cpu_ops(void) {
 /* elementwise.c - simple arithmetic (add, mul, scale, add_bias), in float32
  * and in bf16 / f16 storage.  The activations are in activation.c.
  *
- * Plain float32 arithmetic, one rounding per element; each element depends
- * only on its own inputs, so splitting over threads cannot change any
- * result. */
+ * Plain float32 arithmetic, one rounding per element, in the vector layer
+ * (vec_kernels.h); 16-bit inputs are widened and results narrowed in
+ * registers.  Each element depends only on its own inputs, so splitting
+ * over threads cannot change any result. */
 
 /* Elements per thread below which starting a thread costs more than it saves. */
 #define KB_EW_MIN_CHUNK 16384
 
-struct binary_job {
-  const float *a, *b;
-  float *y;
+struct elementwise__ew_job {
+  const struct kb_vec_ops *ops;
+  int op, dt;
+  const char *a, *b;
+  char *y;
   float alpha;
+  int64_t cols; /* add_bias */
 };
-
-static void elementwise__add_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a, *b = job->b;
-  float *y = job->y;
-  for (int64_t i = begin; i < end; i++) y[i] = a[i] + b[i];
-}
-
-static void elementwise__mul_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a, *b = job->b;
-  float *y = job->y;
-  for (int64_t i = begin; i < end; i++) y[i] = a[i] * b[i];
-}
-
-static void elementwise__scale_body(void *arg, int64_t begin, int64_t end) {
-  const struct binary_job *job = (const struct binary_job *)arg;
-  const float *a = job->a;
-  float *y = job->y;
-  float alpha = job->alpha;
-  for (int64_t i = begin; i < end; i++) y[i] = alpha * a[i];
-}
 
 /* ---- add, mul ---- */
 
-static void elementwise__binary_compute(const kb_context *ctx, int op, int64_t count, const float *a, const float *b, float *y) {
-  struct binary_job job = {a, b, y, 0.0f};
-  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, op == KBCUDA_OP_MUL ? elementwise__mul_body : elementwise__add_body, &job);
+static void elementwise__binary_body(void *arg, int64_t begin, int64_t end) {
+  const struct elementwise__ew_job *j = (const struct elementwise__ew_job *)arg;
+  int64_t es = kb_vec_size(j->dt);
+  j->ops->binary(j->op, j->dt, end - begin, j->a + begin * es, j->b + begin * es, j->y + begin * es);
+}
+
+static void elementwise__binary_compute(const kb_context *ctx, int op, int dt, int64_t count, const void *a, const void *b,
+                           void *y) {
+  struct elementwise__ew_job job = {&kb__cpu_ops()->vec, op == KBCUDA_OP_MUL ? KB_VEC_MUL : KB_VEC_ADD, dt, (const char *)a,
+                       (const char *)b, (char *)y, 0.0f, 0};
+  kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, elementwise__binary_body, &job);
 }
 
 /* Validation of add and mul in every dtype (elem: element size in bytes),
@@ -4140,26 +4696,18 @@ static kb_status elementwise__binary(kb_context *ctx, const char *fn, int op, in
         op == KBCUDA_OP_MUL ? t->mul(ctx->cuda_ctx, fn, n, a, b, y) : t->add(ctx->cuda_ctx, fn, n, a, b, y);
     return kb__cuda_finish(ctx, fn, s);
   }
-  elementwise__binary_compute(ctx, op, count, a, b, y);
+  elementwise__binary_compute(ctx, op, KB_VEC_F32, count, a, b, y);
   return KB_STATUS_OK;
 }
 
-/* y may be a and/or b: both are widened before y is written. */
+/* y may be a and/or b: an element is read before it is written. */
 static kb_status elementwise__binary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *a,
                            const uint16_t *b, uint16_t *y) {
   kb__begin(ctx);
   int64_t count;
   KB_TRY(elementwise__binary_check(ctx, fn, KB_HALF_SIZE, n, a, b, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->binary_dt(ctx->cuda_ctx, fn, op, dt, n, a, b, y));
-  if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  const int64_t counts[2] = {count, count};
-  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
-  kb_dt_widen(ctx, dt, a, s.t[0], count);
-  kb_dt_widen(ctx, dt, b, s.t[1], count);
-  elementwise__binary_compute(ctx, op, count, s.t[0], s.t[1], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  elementwise__binary_compute(ctx, op, kb_vec_dt_of(dt), count, a, b, y);
   return KB_STATUS_OK;
 }
 
@@ -4189,8 +4737,14 @@ kb_status kb_mul_f16(kb_context *ctx, int64_t n, const uint16_t *a, const uint16
 
 /* ---- scale ---- */
 
-static void elementwise__scale_compute(const kb_context *ctx, int64_t count, float alpha, const float *x, float *y) {
-  struct binary_job job = {x, NULL, y, alpha};
+static void elementwise__scale_body(void *arg, int64_t begin, int64_t end) {
+  const struct elementwise__ew_job *j = (const struct elementwise__ew_job *)arg;
+  int64_t es = kb_vec_size(j->dt);
+  j->ops->scale(j->dt, end - begin, j->alpha, j->a + begin * es, j->y + begin * es);
+}
+
+static void elementwise__scale_compute(const kb_context *ctx, int dt, int64_t count, float alpha, const void *x, void *y) {
+  struct elementwise__ew_job job = {&kb__cpu_ops()->vec, 0, dt, (const char *)x, NULL, (char *)y, alpha, 0};
   kb__parallel_for(ctx, count, KB_EW_MIN_CHUNK, elementwise__scale_body, &job);
 }
 
@@ -4213,7 +4767,7 @@ kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, floa
   int64_t count;
   KB_TRY(elementwise__scale_check(ctx, fn, (int64_t)sizeof(float), n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale(ctx->cuda_ctx, fn, n, alpha, x, y));
-  elementwise__scale_compute(ctx, count, alpha, x, y);
+  elementwise__scale_compute(ctx, KB_VEC_F32, count, alpha, x, y);
   return KB_STATUS_OK;
 }
 
@@ -4223,13 +4777,7 @@ static kb_status elementwise__scale_dt(kb_context *ctx, const char *fn, kbcuda_d
   int64_t count;
   KB_TRY(elementwise__scale_check(ctx, fn, KB_HALF_SIZE, n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale_dt(ctx->cuda_ctx, fn, dt, n, alpha, x, y));
-  if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  elementwise__scale_compute(ctx, count, alpha, s.t[0], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  elementwise__scale_compute(ctx, kb_vec_dt_of(dt), count, alpha, x, y);
   return KB_STATUS_OK;
 }
 
@@ -4243,26 +4791,16 @@ kb_status kb_scale_f16(kb_context *ctx, int64_t n, float alpha, const uint16_t *
 
 /* ---- add_bias ---- */
 
-struct bias_job {
-  int64_t cols;
-  const float *x, *bias;
-  float *y;
-};
-
 static void elementwise__bias_body(void *arg, int64_t begin, int64_t end) {
-  const struct bias_job *job = (const struct bias_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *xr = job->x + r * cols;
-    float *yr = job->y + r * cols;
-    for (int64_t c = 0; c < cols; c++) yr[c] = xr[c] + job->bias[c];
-  }
+  const struct elementwise__ew_job *j = (const struct elementwise__ew_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  j->ops->add_bias(j->dt, end - begin, j->cols, j->a + begin * row, j->b, j->y + begin * row);
 }
 
 /* Needs rows * cols > 0. */
-static void elementwise__bias_compute(const kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias,
-                         float *y) {
-  struct bias_job job = {cols, x, bias, y};
+static void elementwise__bias_compute(const kb_context *ctx, int dt, int64_t rows, int64_t cols, const void *x, const void *bias,
+                         void *y) {
+  struct elementwise__ew_job job = {&kb__cpu_ops()->vec, 0, dt, (const char *)x, (const char *)bias, (char *)y, 0.0f, cols};
   int64_t min_rows = KB_EW_MIN_CHUNK / cols + 1;
   kb__parallel_for(ctx, rows, min_rows, elementwise__bias_body, &job);
 }
@@ -4291,7 +4829,7 @@ kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *
   KB_TRY(elementwise__bias_check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias(ctx->cuda_ctx, fn, rows, cols, x, bias, y));
   if (count == 0) return KB_STATUS_OK;
-  elementwise__bias_compute(ctx, rows, cols, x, bias, y);
+  elementwise__bias_compute(ctx, KB_VEC_F32, rows, cols, x, bias, y);
   return KB_STATUS_OK;
 }
 
@@ -4303,14 +4841,7 @@ static kb_status elementwise__add_bias_dt(kb_context *ctx, const char *fn, kbcud
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias_dt(ctx->cuda_ctx, fn, dt, rows, cols, x, bias, y));
   if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  const int64_t counts[2] = {count, bias_count};
-  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  kb_dt_widen(ctx, dt, bias, s.t[1], bias_count);
-  elementwise__bias_compute(ctx, rows, cols, s.t[0], s.t[1], s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  elementwise__bias_compute(ctx, kb_vec_dt_of(dt), rows, cols, x, bias, y);
   return KB_STATUS_OK;
 }
 
@@ -4324,19 +4855,19 @@ kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uin
   return elementwise__add_bias_dt(ctx, "kb_add_bias_f16", KBCUDA_F16, rows, cols, x, bias, y);
 }
 #undef KB_EW_MIN_CHUNK
-#undef add_body
 #undef bias_body
 #undef bias_check
 #undef bias_compute
-#undef binary
+#undef binary_body
 #undef binary_check
 #undef binary_compute
-#undef mul_body
+#undef ew_job
 #undef scale_body
 #undef scale_check
 #undef scale_compute
 
 /* ==== kernels/cpu/embedding.c ==== */
+#define emb_job embedding__emb_job
 #define emb_body embedding__emb_body
 #define bad_id embedding__bad_id
 /* ---- kernels/cpu/embedding.c ---- */
@@ -4350,7 +4881,7 @@ kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uin
 /* Floats per thread below which a thread is not worth starting. */
 #define KB_EMB_MIN_ELEMS 65536
 
-struct emb_job {
+struct embedding__emb_job {
   int64_t dim;
   const int32_t *ids;
   const float *table;
@@ -4358,7 +4889,7 @@ struct emb_job {
 };
 
 static void embedding__emb_body(void *arg, int64_t begin, int64_t end) {
-  const struct emb_job *job = (const struct emb_job *)arg;
+  const struct embedding__emb_job *job = (const struct embedding__emb_job *)arg;
   size_t row_bytes = (size_t)job->dim * sizeof(float);
   for (int64_t i = begin; i < end; i++)
     memcpy(job->out + i * job->dim, job->table + (int64_t)job->ids[i] * job->dim, row_bytes);
@@ -4408,18 +4939,20 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
     if (ids[i] < 0 || (int64_t)ids[i] >= vocab) return embedding__bad_id(ctx, fn, i, ids[i], vocab);
   }
   if (out_count == 0) return KB_STATUS_OK;
-  struct emb_job job = {dim, ids, table, out};
+  struct embedding__emb_job job = {dim, ids, table, out};
   kb__parallel_for(ctx, n_ids, KB_EMB_MIN_ELEMS / dim + 1, embedding__emb_body, &job);
   return KB_STATUS_OK;
 }
 #undef KB_EMB_MIN_ELEMS
 #undef bad_id
 #undef emb_body
+#undef emb_job
 
 /* ==== kernels/cpu/gemm.c ==== */
 #define check_ld gemm__check_ld
 #define check gemm__check
 #define batch_extent gemm__batch_extent
+#define batch_job gemm__batch_job
 #define item gemm__item
 #define batch_body gemm__batch_body
 #define gemm_batched_dt gemm__gemm_batched_dt
@@ -4536,7 +5069,7 @@ static kb_status gemm__batch_extent(kb_context *ctx, const char *fn, const char 
   return KB_STATUS_OK;
 }
 
-struct batch_job {
+struct gemm__batch_job {
   const struct kb_gemm_plan *plan;
   const char *a, *b; /* bytes */
   char *c;
@@ -4553,7 +5086,7 @@ static const char *gemm__item(const char *base, int64_t i, int64_t stride_bytes)
 
 /* Each worker runs whole items, one thread each, taking the next free one. */
 static void gemm__batch_body(void *arg, int64_t begin, int64_t end) {
-  struct batch_job *j = (struct batch_job *)arg;
+  struct gemm__batch_job *j = (struct gemm__batch_job *)arg;
   for (int64_t w = begin; w < end; w++)
     for (;;) {
       int64_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
@@ -4636,7 +5169,7 @@ static kb_status gemm__gemm_batched_dt(kb_context *ctx, const char *fn, int dt, 
   KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &total));
   float *scratch = NULL;
   if (total > 0 && (scratch = kb__gemm_scratch(ctx, fn, total)) == NULL) return KB_STATUS_OUT_OF_MEMORY;
-  struct batch_job j = {&plan,          (const char *)a, (const char *)b, (char *)c,
+  struct gemm__batch_job j = {&plan,          (const char *)a, (const char *)b, (char *)c,
                         lda,            ldb,             ldc,             stride_a * elem,
                         stride_b * elem, stride_c * elem, elem,           batch,
                         0,              scratch,         per_worker};
@@ -4670,6 +5203,7 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #undef KB_GEMM_BATCH_SPLIT
 #undef batch_body
 #undef batch_extent
+#undef batch_job
 #undef check
 #undef check_ld
 #undef gemm_batched_dt
@@ -5274,6 +5808,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 
 /* ==== kernels/cpu/gemm_engine.c ==== */
 #define cache_bytes gemm_engine__cache_bytes
+#define l1_bytes gemm_engine__l1_bytes
 #define l2_bytes gemm_engine__l2_bytes
 #define caches_once gemm_engine__caches_once
 #define read_caches gemm_engine__read_caches
@@ -5281,12 +5816,14 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #define round_up gemm_engine__round_up
 #define load_elem gemm_engine__load_elem
 #define linear_row gemm_engine__linear_row
+#define gemm_job gemm_engine__gemm_job
 #define split_units gemm_engine__split_units
 #define pack_a gemm_engine__pack_a
 #define pack_b gemm_engine__pack_b
 #define gemm_rect gemm_engine__gemm_rect
 #define gemm_body gemm_engine__gemm_body
 #define gemm_k0 gemm_engine__gemm_k0
+#define gemv_job gemm_engine__gemv_job
 #define gemv_body gemm_engine__gemv_body
 #define gemv_exec gemm_engine__gemv_exec
 /* ---- kernels/cpu/gemm_engine.c ---- */
@@ -5339,13 +5876,13 @@ static int64_t gemm_engine__cache_bytes(int level, int64_t fallback) {
   return (int64_t)v;
 }
 
-static int64_t l1_bytes, gemm_engine__l2_bytes;
+static int64_t gemm_engine__l1_bytes, gemm_engine__l2_bytes;
 static pthread_once_t gemm_engine__caches_once = PTHREAD_ONCE_INIT;
 
 /* Asked once: sysconf's cache queries may run CPUID, which traps to the
  * hypervisor in a virtual machine. */
 static void gemm_engine__read_caches(void) {
-  l1_bytes = gemm_engine__cache_bytes(1, 32 * 1024);
+  gemm_engine__l1_bytes = gemm_engine__cache_bytes(1, 32 * 1024);
   gemm_engine__l2_bytes = gemm_engine__cache_bytes(2, 512 * 1024);
 }
 
@@ -5355,7 +5892,7 @@ static void gemm_engine__read_caches(void) {
  * (mc x kc) all of L2 (it is read once per NC block, so it may spill to L3). */
 static struct kb_gemm_blocking gemm_engine__blocking_for(int64_t mr, int64_t nr) {
   pthread_once(&gemm_engine__caches_once, gemm_engine__read_caches);
-  int64_t l1 = l1_bytes, l2 = gemm_engine__l2_bytes;
+  int64_t l1 = gemm_engine__l1_bytes, l2 = gemm_engine__l2_bytes;
   if (l1 > 64 * 1024) l1 = 64 * 1024;
   if (l2 > 4 * 1024 * 1024) l2 = 4 * 1024 * 1024;
   struct kb_gemm_blocking b;
@@ -5416,7 +5953,7 @@ static void gemm_engine__linear_row(const struct kb_linear_epilogue *e, int dt, 
 
 enum { KIND_K0 = 0, KIND_GEMV = 1, KIND_BLOCKED = 2 };
 
-struct gemm_job {
+struct gemm_engine__gemm_job {
   const struct kb_gemm_plan *p;
   const struct kb_gemm_ops *ops;
   int dt;
@@ -5441,7 +5978,7 @@ static void gemm_engine__split_units(int64_t count, int64_t unit, int64_t parts,
 }
 
 /* op(A)[i0 .. i0+rows) x [p0 .. p0+kc) into dst[p * mr + i], zero rows past `rows`. */
-static void gemm_engine__pack_a(const struct gemm_job *g, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float *dst) {
+static void gemm_engine__pack_a(const struct gemm_engine__gemm_job *g, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float *dst) {
   int64_t mr = g->ops->mr;
   for (int64_t i = 0; i < mr; i++) {
     if (i >= rows) {
@@ -5460,7 +5997,7 @@ static void gemm_engine__pack_a(const struct gemm_job *g, int64_t i0, int64_t ro
 }
 
 /* op(B)[p0 .. p0+kc) x [j0 .. j0+cols) into nr-column micro-panels. */
-static void gemm_engine__pack_b(const struct gemm_job *g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float *dst) {
+static void gemm_engine__pack_b(const struct gemm_engine__gemm_job *g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float *dst) {
   int64_t nr = g->ops->nr;
   if (g->trans_b && g->dt == KB_GEMM_F32) {
     g->ops->pack_bt(kc, cols, (const float *)g->b + j0 * g->ldb + p0, g->ldb, dst, nr);
@@ -5484,7 +6021,7 @@ static void gemm_engine__pack_b(const struct gemm_job *g, int64_t p0, int64_t kc
 }
 
 /* The sequential packed-panel algorithm on rectangle [i0, i1) x [j0, j1). */
-static void gemm_engine__gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float *scratch, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const struct kb_gemm_ops *ops = g->ops;
   int64_t mr = ops->mr, nr = ops->nr, kc = g->p->bl.kc, mc = g->p->bl.mc, nc = g->p->bl.nc;
   int64_t rows = i1 - i0, cols = j1 - j0;
@@ -5572,7 +6109,7 @@ static void gemm_engine__gemm_rect(const struct gemm_job *g, float *scratch, int
 }
 
 static void gemm_engine__gemm_body(void *arg, int64_t begin, int64_t end) {
-  const struct gemm_job *g = (const struct gemm_job *)arg;
+  const struct gemm_engine__gemm_job *g = (const struct gemm_engine__gemm_job *)arg;
   for (int64_t t = begin; t < end; t++) {
     int64_t i0, i1, j0, j1;
     gemm_engine__split_units(g->m, g->ops->mr, g->p->tm, t / g->p->tn, &i0, &i1);
@@ -5582,7 +6119,7 @@ static void gemm_engine__gemm_body(void *arg, int64_t begin, int64_t end) {
 }
 
 /* k == 0: every sum is 0, C = alpha * 0 (+ beta * C). */
-static void gemm_engine__gemm_k0(struct gemm_job *g) {
+static void gemm_engine__gemm_k0(struct gemm_engine__gemm_job *g) {
   for (int64_t i = 0; i < g->m; i++) {
     for (int64_t j = 0; j < g->n; j++) {
       int64_t idx = i * g->ldc + j;
@@ -5599,7 +6136,7 @@ static void gemm_engine__gemm_k0(struct gemm_job *g) {
 
 /* ---- matrix-vector path (float32, m == 1 or n == 1) ---- */
 
-struct gemv_job {
+struct gemm_engine__gemv_job {
   const struct kb_gemm_ops *ops;
   bool dot;           /* mat rows run along p (gemv_dot) or along the output (gemv_axpy) */
   int64_t k, len;     /* sum length, outputs */
@@ -5616,7 +6153,7 @@ struct gemv_job {
 };
 
 static void gemm_engine__gemv_body(void *arg, int64_t begin, int64_t end) {
-  const struct gemv_job *g = (const struct gemv_job *)arg;
+  const struct gemm_engine__gemv_job *g = (const struct gemm_engine__gemv_job *)arg;
   for (int64_t t = begin; t < end; t++) {
     int64_t j0, j1;
     gemm_engine__split_units(g->len, 32, g->tasks, t, &j0, &j1);
@@ -5641,9 +6178,9 @@ static void gemm_engine__gemv_body(void *arg, int64_t begin, int64_t end) {
 }
 
 /* The matrix-vector product of a job on plan->gemv_* (m == 1 or n == 1). */
-static void gemm_engine__gemv_exec(const kb_context *ctx, const struct gemm_job *j, float *scratch) {
+static void gemm_engine__gemv_exec(const kb_context *ctx, const struct gemm_engine__gemm_job *j, float *scratch) {
   const struct kb_gemm_plan *p = j->p;
-  struct gemv_job g;
+  struct gemm_engine__gemv_job g;
   g.ops = j->ops;
   g.lin = j->lin;
   g.k = j->k;
@@ -5760,7 +6297,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
 
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
-  struct gemm_job g = {p,     p->ops, p->dt, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
+  struct gemm_engine__gemm_job g = {p,     p->ops, p->dt, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
                        a,     b,      lda,   ldb,        c,          ldc,  scratch, p->lin};
   switch (p->kind) {
     case KIND_K0:
@@ -5806,10 +6343,13 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bo
 #undef cache_bytes
 #undef caches_once
 #undef gemm_body
+#undef gemm_job
 #undef gemm_k0
 #undef gemm_rect
 #undef gemv_body
 #undef gemv_exec
+#undef gemv_job
+#undef l1_bytes
 #undef l2_bytes
 #undef linear_row
 #undef load_elem
@@ -6086,8 +6626,8 @@ kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int6
 #undef linear_dt
 
 /* ==== kernels/cpu/norm.c ==== */
-#define rmsnorm_body norm__rmsnorm_body
-#define layernorm_body norm__layernorm_body
+#define norm_job norm__norm_job
+#define norm_body norm__norm_body
 #define compute norm__compute
 #define check norm__check
 #define norm_dt norm__norm_dt
@@ -6095,63 +6635,38 @@ kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int6
 /* norm.c - RMSNorm and LayerNorm over the rows of a [rows, cols] matrix, in
  * float32 and in bf16 / f16 storage.
  *
- * Statistics are accumulated sequentially in double (the mean of squares for
- * RMSNorm; mean, then the biased variance about it in a second pass, for
- * LayerNorm: the two-pass form avoids the cancellation of E[x^2] - E[x]^2).
- * Each output is computed in double and rounded once.  Statistics are
- * gathered before the row is written, so y may be x. */
-#include <math.h>
+ * Per row (vec_body.h), statistics in 16 double lanes: RMSNorm's sum of
+ * squares; LayerNorm's mean and variance per block of 1024 elements (the
+ * block's mean, then squares about it: no E[x^2] - E[x]^2 cancellation),
+ * blocks merged in order (Chan et al.).  Then each output is the documented
+ * double-precision formula, rounded once.  Statistics are gathered before
+ * the row is written, so y may be x. */
 
-
-struct norm_job {
+struct norm__norm_job {
+  const struct kb_vec_ops *ops;
+  int dt;
+  bool layer;
   int64_t cols;
-  const float *x, *weight, *bias;
-  double eps;
-  float *y;
+  const char *x, *weight, *bias;
+  float eps;
+  char *y;
 };
 
-static void norm__rmsnorm_body(void *arg, int64_t begin, int64_t end) {
-  const struct norm_job *job = (const struct norm_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    float *y = job->y + r * cols;
-    double ss = 0.0;
-    for (int64_t c = 0; c < cols; c++) ss += (double)x[c] * (double)x[c];
-    double inv = 1.0 / sqrt(ss / (double)cols + job->eps);
-    for (int64_t c = 0; c < cols; c++) y[c] = (float)((double)x[c] * inv * (double)job->weight[c]);
-  }
-}
-
-static void norm__layernorm_body(void *arg, int64_t begin, int64_t end) {
-  const struct norm_job *job = (const struct norm_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    float *y = job->y + r * cols;
-    double sum = 0.0;
-    for (int64_t c = 0; c < cols; c++) sum += (double)x[c];
-    double mean = sum / (double)cols;
-    double sq = 0.0;
-    for (int64_t c = 0; c < cols; c++) {
-      double d = (double)x[c] - mean;
-      sq += d * d;
-    }
-    double inv = 1.0 / sqrt(sq / (double)cols + job->eps);
-    for (int64_t c = 0; c < cols; c++) {
-      double v = ((double)x[c] - mean) * inv;
-      if (job->weight != NULL) v *= (double)job->weight[c];
-      if (job->bias != NULL) v += (double)job->bias[c];
-      y[c] = (float)v;
-    }
-  }
+static void norm__norm_body(void *arg, int64_t begin, int64_t end) {
+  const struct norm__norm_job *j = (const struct norm__norm_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  if (j->layer)
+    j->ops->layernorm(j->dt, end - begin, j->cols, j->x + begin * row, j->weight, j->bias, j->eps, j->y + begin * row);
+  else
+    j->ops->rmsnorm(j->dt, end - begin, j->cols, j->x + begin * row, j->weight, j->eps, j->y + begin * row);
 }
 
 /* Needs rows * cols > 0. */
-static void norm__compute(const kb_context *ctx, bool layer, int64_t rows, int64_t cols, const float *x, const float *weight,
-                    const float *bias, float eps, float *y) {
-  struct norm_job job = {cols, x, weight, bias, (double)eps, y};
-  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), layer ? norm__layernorm_body : norm__rmsnorm_body, &job);
+static void norm__compute(const kb_context *ctx, int dt, bool layer, int64_t rows, int64_t cols, const void *x,
+                    const void *weight, const void *bias, float eps, void *y) {
+  struct norm__norm_job job = {&kb__cpu_ops()->vec, dt, layer, cols, (const char *)x, (const char *)weight,
+                         (const char *)bias, eps, (char *)y};
+  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), norm__norm_body, &job);
 }
 
 /* Validation shared by both norms in every dtype (elem: element size in
@@ -6191,7 +6706,7 @@ kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->rmsnorm(ctx->cuda_ctx, fn, rows, cols, x, weight, eps, y));
   if (count == 0) return KB_STATUS_OK;
-  norm__compute(ctx, false, rows, cols, x, weight, NULL, eps, y);
+  norm__compute(ctx, KB_VEC_F32, false, rows, cols, x, weight, NULL, eps, y);
   return KB_STATUS_OK;
 }
 
@@ -6204,13 +6719,12 @@ kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float 
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->layernorm(ctx->cuda_ctx, fn, rows, cols, x, weight, bias, eps, y));
   if (count == 0) return KB_STATUS_OK;
-  norm__compute(ctx, true, rows, cols, x, weight, bias, eps, y);
+  norm__compute(ctx, KB_VEC_F32, true, rows, cols, x, weight, bias, eps, y);
   return KB_STATUS_OK;
 }
 
-/* bf16 / f16 (both norms; rmsnorm passes bias = NULL): the float32 kernel in
- * place on a widened copy of x, with widened weight and bias, then narrowed
- * into y (which may be x). */
+/* bf16 / f16 (both norms; rmsnorm passes bias = NULL): the float32 kernel
+ * on the widened row, weight and bias, rounded once into y (which may be x). */
 static kb_status norm__norm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool layer, int64_t rows, int64_t cols,
                          const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
   kb__begin(ctx);
@@ -6223,15 +6737,7 @@ static kb_status norm__norm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt,
     return kb__cuda_finish(ctx, fn, s);
   }
   if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  const int64_t counts[3] = {count, weight != NULL ? wcount : 0, bias != NULL ? wcount : 0};
-  KB_TRY(kb_dt_alloc(ctx, fn, 3, counts, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  if (weight != NULL) kb_dt_widen(ctx, dt, weight, s.t[1], wcount);
-  if (bias != NULL) kb_dt_widen(ctx, dt, bias, s.t[2], wcount);
-  norm__compute(ctx, layer, rows, cols, s.t[0], s.t[1], s.t[2], eps, s.t[0]);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  norm__compute(ctx, kb_vec_dt_of(dt), layer, rows, cols, x, weight, bias, eps, y);
   return KB_STATUS_OK;
 }
 
@@ -6256,9 +6762,9 @@ kb_status kb_layernorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const ui
 }
 #undef check
 #undef compute
-#undef layernorm_body
+#undef norm_body
 #undef norm_dt
-#undef rmsnorm_body
+#undef norm_job
 
 /* ==== kernels/cpu/philox.c ==== */
 /* ---- kernels/cpu/philox.c ---- */
@@ -6308,18 +6814,20 @@ double kb_philox_uniform(uint64_t seed, uint64_t row) {
 #undef PHILOX_W1
 
 /* ==== kernels/cpu/reduced.c ==== */
+#define conv_job reduced__conv_job
 #define conv_flat_body reduced__conv_flat_body
 #define conv_rows_body reduced__conv_rows_body
-#define convert reduced__convert
 /* ---- kernels/cpu/reduced.c ---- */
 /* reduced.c - scratch and threaded conversions of the reduced-precision CPU
- * entry points (see reduced.h). */
+ * entry points that still widen whole tensors (gemm, attention; see
+ * reduced.h).  The conversions are the vector layer's (vec_kernels.h,
+ * bit for bit half.h's). */
 
 #include <stdlib.h>
 
 
 /* Elements per thread below which a thread is not worth starting: a
- * conversion costs a few cycles per element. */
+ * conversion moves 6 bytes per element at memory speed. */
 #define KB_DT_MIN_CHUNK 65536
 
 kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s) {
@@ -6357,8 +6865,9 @@ void kb_dt_free(struct kb_dt_scratch *s) {
 
 /* One conversion job: `rows` rows of `cols` elements with the given strides;
  * a flat array is one row (split by elements), a matrix is split by rows. */
-struct conv_job {
-  int f16;
+struct reduced__conv_job {
+  const struct kb_vec_ops *ops;
+  int dt;
   int64_t cols, src_ld, dst_ld;
   const void *src;
   void *dst;
@@ -6366,27 +6875,27 @@ struct conv_job {
 };
 
 static void reduced__conv_flat_body(void *arg, int64_t begin, int64_t end) {
-  const struct conv_job *j = (const struct conv_job *)arg;
+  const struct reduced__conv_job *j = (const struct reduced__conv_job *)arg;
   if (j->narrow)
-    kb_half_narrow(j->f16, (const float *)j->src + begin, (uint16_t *)j->dst + begin, end - begin);
+    j->ops->convert(j->dt, 1, end - begin, (const float *)j->src + begin, (uint16_t *)j->dst + begin);
   else
-    kb_half_widen(j->f16, (const uint16_t *)j->src + begin, (float *)j->dst + begin, end - begin);
+    j->ops->convert(j->dt, 0, end - begin, (const uint16_t *)j->src + begin, (float *)j->dst + begin);
 }
 
 static void reduced__conv_rows_body(void *arg, int64_t begin, int64_t end) {
-  const struct conv_job *j = (const struct conv_job *)arg;
+  const struct reduced__conv_job *j = (const struct reduced__conv_job *)arg;
   for (int64_t r = begin; r < end; r++) {
     if (j->narrow)
-      kb_half_narrow(j->f16, (const float *)j->src + r * j->src_ld, (uint16_t *)j->dst + r * j->dst_ld, j->cols);
+      j->ops->convert(j->dt, 1, j->cols, (const float *)j->src + r * j->src_ld, (uint16_t *)j->dst + r * j->dst_ld);
     else
-      kb_half_widen(j->f16, (const uint16_t *)j->src + r * j->src_ld, (float *)j->dst + r * j->dst_ld, j->cols);
+      j->ops->convert(j->dt, 0, j->cols, (const uint16_t *)j->src + r * j->src_ld, (float *)j->dst + r * j->dst_ld);
   }
 }
 
 static void reduced__convert(const kb_context *ctx, kbcuda_dtype dt, bool narrow, int64_t rows, int64_t cols,
                     const void *src, int64_t src_ld, void *dst, int64_t dst_ld) {
   if (rows == 0 || cols == 0) return;
-  struct conv_job j = {dt == KBCUDA_F16, cols, src_ld, dst_ld, src, dst, narrow};
+  struct reduced__conv_job j = {&kb__cpu_ops()->vec, kb_vec_dt_of(dt), cols, src_ld, dst_ld, src, dst, narrow};
   if (rows == 1)
     kb__parallel_for(ctx, cols, KB_DT_MIN_CHUNK, reduced__conv_flat_body, &j);
   else
@@ -6412,10 +6921,11 @@ void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int
 }
 #undef KB_DT_MIN_CHUNK
 #undef conv_flat_body
+#undef conv_job
 #undef conv_rows_body
-#undef convert
 
 /* ==== kernels/cpu/rope.c ==== */
+#define rope_job rope__rope_job
 #define rope_body rope__rope_body
 #define bad_position rope__bad_position
 /* ---- kernels/cpu/rope.c ---- */
@@ -6424,16 +6934,19 @@ void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int
  *
  * For position p and pair i < h = head_dim / 2 the angle is
  * p * theta^(-2i / head_dim), with the exponent -(double)(2i) / head_dim and
- * pow, the product and cos/sin in double.  Each output pair is computed in
- * double from the two inputs of its pair and rounded once; both inputs are
- * read before either output is written, so y may be x. */
+ * pow (once per call and i), the product, and cos/sin in double (the vector
+ * layer's, vec_body.h: within a few double ulps).  The angles of a position
+ * are shared by all its heads.  Each output pair is computed in double from
+ * the two inputs of its pair and rounded once; both inputs are read before
+ * either output is written, so y may be x. */
 #include <math.h>
 
 
 /* Elements per thread below which a thread is not worth starting. */
 #define KB_ROPE_MIN_ELEMS 16384
 
-struct rope_job {
+struct rope__rope_job {
+  const struct kb_vec_ops *ops;
   int64_t heads, head_dim;
   const float *x;
   const int32_t *positions;
@@ -6442,23 +6955,8 @@ struct rope_job {
 };
 
 static void rope__rope_body(void *arg, int64_t begin, int64_t end) {
-  const struct rope_job *job = (const struct rope_job *)arg;
-  int64_t hd = job->head_dim, h = hd / 2, row = job->heads * hd;
-  for (int64_t s = begin; s < end; s++) {
-    double pos = (double)job->positions[s];
-    for (int64_t i = 0; i < h; i++) {
-      double angle = pos * pow(job->theta, -(double)(2 * i) / (double)hd);
-      double cs = cos(angle), sn = sin(angle);
-      /* The angle depends on (s, i) only: apply it to every head. */
-      for (int64_t hh = 0; hh < job->heads; hh++) {
-        const float *x = job->x + s * row + hh * hd;
-        float *y = job->y + s * row + hh * hd;
-        double x0 = (double)x[i], x1 = (double)x[i + h];
-        y[i] = (float)(x0 * cs - x1 * sn);
-        y[i + h] = (float)(x1 * cs + x0 * sn);
-      }
-    }
-  }
+  const struct rope__rope_job *j = (const struct rope__rope_job *)arg;
+  j->ops->rope(begin, end, j->heads, j->head_dim, j->x, j->positions, j->theta, j->y);
 }
 
 /* The message of a negative position, shared by the CPU and CUDA paths. */
@@ -6506,17 +7004,20 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
     if (positions[s] < 0) return rope__bad_position(ctx, fn, s, positions[s]);
   }
   if (count == 0) return KB_STATUS_OK;
-  struct rope_job job = {heads, head_dim, x, positions, (double)theta, y};
+  struct rope__rope_job job = {&kb__cpu_ops()->vec, heads, head_dim, x, positions, (double)theta, y};
   kb__parallel_for(ctx, seq, KB_ROPE_MIN_ELEMS / (heads * head_dim) + 1, rope__rope_body, &job);
   return KB_STATUS_OK;
 }
 #undef KB_ROPE_MIN_ELEMS
 #undef bad_position
 #undef rope_body
+#undef rope_job
 
 /* ==== kernels/cpu/sampling.c ==== */
+#define cand sampling__cand
 #define cand_cmp sampling__cand_cmp
 #define ranks_before sampling__ranks_before
+#define samp_job sampling__samp_job
 #define sample_row sampling__sample_row
 #define select_topk sampling__select_topk
 #define pick sampling__pick
@@ -6533,34 +7034,42 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
  * so that other implementations reproduce the token ids: one Philox uniform u
  * per row (counter = row index, so results do not depend on threads), weights
  * w = exp((x - max) / T) in double, running sums S in candidate order, and the
- * token is the first candidate with S > u * total.  Weights are recomputed
- * (kb_sample) or stored (top-k/top-p) but always summed in the same order, so
- * the final running sum equals the total bit for bit. */
+ * token is the first candidate with S > u * total.  The weights come from
+ * the vector layer a block at a time (its double exp, within 2 double ulps
+ * of the C library's, so a token changes only if the threshold lands within
+ * about 1e-15 relative of a running sum); the sums stay sequential.
+ * Weights are recomputed (kb_sample) or stored (top-k/top-p) but always
+ * summed in the same order, so the final running sum equals the total bit
+ * for bit. */
 #include <math.h>
 #include <stdlib.h>
 
+
+/* Weights computed per block (vector exp), then added in order. */
+#define KB_SAMP_BLOCK 256
 
 enum mode { MODE_SAMPLE, MODE_TOPK, MODE_TOPP };
 
 /* A candidate: its logit and column.  Sorting (value, index) pairs needs no
  * comparison context, so plain qsort works; the order is total (indices are
  * unique), so every correct sort algorithm gives the same permutation. */
-struct cand {
+struct sampling__cand {
   float v;
   int32_t i;
 };
 
 /* Negative when a ranks before b: larger logit first, then lower index. */
 static int sampling__cand_cmp(const void *pa, const void *pb) {
-  const struct cand *a = (const struct cand *)pa, *b = (const struct cand *)pb;
+  const struct sampling__cand *a = (const struct sampling__cand *)pa, *b = (const struct sampling__cand *)pb;
   if (a->v > b->v) return -1;
   if (a->v < b->v) return 1;
   return (a->i > b->i) - (a->i < b->i);
 }
 
-static bool sampling__ranks_before(struct cand a, struct cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
+static bool sampling__ranks_before(struct sampling__cand a, struct sampling__cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
 
-struct samp_job {
+struct sampling__samp_job {
+  const struct kb_vec_ops *ops;
   enum mode mode;
   int64_t rows, cols, k;
   const float *logits;
@@ -6568,34 +7077,42 @@ struct samp_job {
   uint64_t seed;
   int32_t *out;
   /* Per task: `width` candidates and `width` running sums (top-k: k, top-p: cols). */
-  struct cand *cands;
+  struct sampling__cand *cands;
   double *sums;
   int64_t width, tasks;
 };
 
-static int32_t sampling__sample_row(const float *x, int64_t cols, double temperature, double u) {
-  double m = -INFINITY;
+static int32_t sampling__sample_row(const struct kb_vec_ops *ops, const float *x, int64_t cols, double temperature, double u) {
+  double m = -INFINITY, w[KB_SAMP_BLOCK];
   for (int64_t c = 0; c < cols; c++)
     if ((double)x[c] > m) m = (double)x[c];
   double total = 0.0;
-  for (int64_t c = 0; c < cols; c++) total += exp(((double)x[c] - m) / temperature);
+  for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+    int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+    ops->exp_weights(n, x + b, m, temperature, w);
+    for (int64_t i = 0; i < n; i++) total += w[i];
+  }
+  /* The same weights again, summed in the same order up to the token. */
   double t = u * total, s = 0.0;
   int64_t last_positive = 0;
-  for (int64_t c = 0; c < cols; c++) {
-    double w = exp(((double)x[c] - m) / temperature);
-    s += w;
-    if (s > t) return (int32_t)c;
-    if (w > 0.0) last_positive = c;
+  for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+    int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+    ops->exp_weights(n, x + b, m, temperature, w);
+    for (int64_t i = 0; i < n; i++) {
+      s += w[i];
+      if (s > t) return (int32_t)(b + i);
+      if (w[i] > 0.0) last_positive = b + i;
+    }
   }
   return (int32_t)last_positive; /* unreachable: s ends at total > t */
 }
 
 /* Keeps the k best candidates in a binary heap whose root is the worst kept,
  * so each column costs O(log k); the survivors are then sorted. */
-static void sampling__select_topk(const float *x, int64_t cols, int64_t k, struct cand *heap) {
+static void sampling__select_topk(const float *x, int64_t cols, int64_t k, struct sampling__cand *heap) {
   int64_t size = 0;
   for (int64_t c = 0; c < cols; c++) {
-    struct cand e = {x[c], (int32_t)c};
+    struct sampling__cand e = {x[c], (int32_t)c};
     int64_t pos;
     if (size < k) {
       /* Sift up: parents must rank after (be worse than) their children. */
@@ -6627,12 +7144,18 @@ static void sampling__select_topk(const float *x, int64_t cols, int64_t k, struc
 
 /* Token from candidates cand[0..n) ranked best first, with the row maximum
  * cand[0].v; for top-p the prefix is first cut to the nucleus. */
-static int32_t sampling__pick(const struct cand *cand, double *sums, int64_t n, double temperature, double u, bool nucleus,
-                    double p) {
-  double m = (double)cand[0].v, s = 0.0;
-  for (int64_t i = 0; i < n; i++) {
-    s += exp(((double)cand[i].v - m) / temperature);
-    sums[i] = s;
+static int32_t sampling__pick(const struct kb_vec_ops *ops, const struct sampling__cand *sampling__cand, double *sums, int64_t n, double temperature,
+                    double u, bool nucleus, double p) {
+  double m = (double)sampling__cand[0].v, s = 0.0;
+  float v[KB_SAMP_BLOCK];
+  for (int64_t b = 0; b < n; b += KB_SAMP_BLOCK) {
+    int64_t len = n - b < KB_SAMP_BLOCK ? n - b : KB_SAMP_BLOCK;
+    for (int64_t i = 0; i < len; i++) v[i] = sampling__cand[b + i].v;
+    ops->exp_weights(len, v, m, temperature, sums + b);
+    for (int64_t i = 0; i < len; i++) {
+      s += sums[b + i];
+      sums[b + i] = s;
+    }
   }
   int64_t len = n;
   if (nucleus) {
@@ -6642,35 +7165,35 @@ static int32_t sampling__pick(const struct cand *cand, double *sums, int64_t n, 
   }
   double t = u * sums[len - 1];
   for (int64_t i = 0; i < len; i++)
-    if (sums[i] > t) return cand[i].i;
+    if (sums[i] > t) return sampling__cand[i].i;
   /* Unreachable guard: the last candidate of the prefix with a positive weight. */
   for (int64_t i = len - 1; i > 0; i--)
-    if (sums[i] > sums[i - 1]) return cand[i].i;
-  return cand[0].i;
+    if (sums[i] > sums[i - 1]) return sampling__cand[i].i;
+  return sampling__cand[0].i;
 }
 
 static void sampling__samp_body(void *arg, int64_t tbegin, int64_t tend) {
-  const struct samp_job *g = (const struct samp_job *)arg;
+  const struct sampling__samp_job *g = (const struct sampling__samp_job *)arg;
   for (int64_t t = tbegin; t < tend; t++) {
     int64_t begin, end;
     kb__task_range(g->rows, g->tasks, t, &begin, &end);
-    struct cand *cands = g->cands != NULL ? g->cands + t * g->width : NULL;
+    struct sampling__cand *cands = g->cands != NULL ? g->cands + t * g->width : NULL;
     double *sums = g->sums != NULL ? g->sums + t * g->width : NULL;
     for (int64_t r = begin; r < end; r++) {
       const float *x = g->logits + r * g->cols;
       double u = kb_philox_uniform(g->seed, (uint64_t)r);
       if (g->mode == MODE_SAMPLE) {
-        g->out[r] = sampling__sample_row(x, g->cols, g->temperature, u);
+        g->out[r] = sampling__sample_row(g->ops, x, g->cols, g->temperature, u);
       } else if (g->mode == MODE_TOPK) {
         sampling__select_topk(x, g->cols, g->k, cands);
-        g->out[r] = sampling__pick(cands, sums, g->k, g->temperature, u, false, 0.0);
+        g->out[r] = sampling__pick(g->ops, cands, sums, g->k, g->temperature, u, false, 0.0);
       } else {
         for (int64_t c = 0; c < g->cols; c++) {
           cands[c].v = x[c];
           cands[c].i = (int32_t)c;
         }
         qsort(cands, (size_t)g->cols, sizeof *cands, sampling__cand_cmp);
-        g->out[r] = sampling__pick(cands, sums, g->cols, g->temperature, u, true, g->p);
+        g->out[r] = sampling__pick(g->ops, cands, sums, g->cols, g->temperature, u, true, g->p);
       }
     }
   }
@@ -6761,14 +7284,15 @@ static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, 
     return kb__cuda_finish(ctx, fn, sampling__cuda_sample(ctx, fn, mode, rows, cols, logits, k, p, temperature, seed, out));
   if (rows == 0) return KB_STATUS_OK;
 
-  struct samp_job g = {mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out, NULL, NULL, 0, 0};
+  struct sampling__samp_job g = {&kb__cpu_ops()->vec, mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out,
+                       NULL, NULL, 0, 0};
   /* Work per row is about cols exps (plus a sort for top-p). */
   g.tasks = kb__task_count(ctx, rows, 16384 / cols + 1);
   if (mode != MODE_SAMPLE) {
     g.width = mode == MODE_TOPK ? k : cols;
     int64_t sdims[2] = {g.tasks, g.width}, slots;
-    KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)(sizeof(struct cand) + sizeof(double)), 2, sdims, &slots));
-    g.cands = (struct cand *)malloc((size_t)slots * sizeof(struct cand));
+    KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)(sizeof(struct sampling__cand) + sizeof(double)), 2, sdims, &slots));
+    g.cands = (struct sampling__cand *)malloc((size_t)slots * sizeof(struct sampling__cand));
     g.sums = (double *)malloc((size_t)slots * sizeof(double));
     if (g.cands == NULL || g.sums == NULL) {
       free(g.cands);
@@ -6796,7 +7320,9 @@ kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const floa
                          uint64_t seed, int32_t *out) {
   return sampling__run(ctx, "kb_topp_sample", MODE_TOPP, rows, cols, logits, 1, p, temperature, seed, out);
 }
+#undef KB_SAMP_BLOCK
 #undef bad_row
+#undef cand
 #undef cand_cmp
 #undef check_logits
 #undef cuda_sample
@@ -6804,10 +7330,12 @@ kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const floa
 #undef ranks_before
 #undef run
 #undef samp_body
+#undef samp_job
 #undef sample_row
 #undef select_topk
 
 /* ==== kernels/cpu/softmax.c ==== */
+#define softmax_job softmax__softmax_job
 #define softmax_body softmax__softmax_body
 #define compute softmax__compute
 #define check softmax__check
@@ -6817,41 +7345,30 @@ kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const floa
 /* softmax.c - softmax and log-softmax over the rows of a [rows, cols] matrix,
  * in float32 and in bf16 / f16 storage.
  *
- * Per row: m = max (NaN ignored), s = sum exp(x - m) in double, then each
- * output is computed in double from its own input and rounded once.  exp is
- * evaluated twice per element instead of being cached: that needs no scratch
- * memory (so no allocation can fail) and keeps in-place use trivially safe,
- * because y[c] is written only after the row's sum no longer needs x. */
-#include <math.h>
+ * Per row (vec_body.h): one read to find the maximum m (NaN ignored) and
+ * s = sum e^(x - m), both online per block of 1024 elements, the
+ * exponentials accumulated unrounded in 16 double lanes; then one read and
+ * one write: y = e^(x - m) / s as one rounding of a product carried to about
+ * 2^-28, or (x - m) - log s with x - m exact.  Both within about 0.6 ulp
+ * (docs/kernels.md).  No scratch memory, so y may be x. */
 
-
-struct softmax_job {
+struct softmax__softmax_job {
+  const struct kb_vec_ops *ops;
+  int dt, want_log;
   int64_t cols;
-  const float *x;
-  float *y;
-  bool want_log;
+  const char *x;
+  char *y;
 };
 
 static void softmax__softmax_body(void *arg, int64_t begin, int64_t end) {
-  const struct softmax_job *job = (const struct softmax_job *)arg;
-  int64_t cols = job->cols;
-  for (int64_t r = begin; r < end; r++) {
-    const float *x = job->x + r * cols;
-    float *y = job->y + r * cols;
-    double m = kb_cpu_row_max(x, cols);
-    double s = kb_cpu_sum_exp(x, cols, m);
-    if (job->want_log) {
-      double ls = log(s);
-      for (int64_t c = 0; c < cols; c++) y[c] = (float)(((double)x[c] - m) - ls);
-    } else {
-      for (int64_t c = 0; c < cols; c++) y[c] = (float)(exp((double)x[c] - m) / s);
-    }
-  }
+  const struct softmax__softmax_job *j = (const struct softmax__softmax_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  j->ops->softmax(j->dt, j->want_log, end - begin, j->cols, j->x + begin * row, j->y + begin * row);
 }
 
 /* Needs rows * cols > 0. */
-static void softmax__compute(const kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *y, bool want_log) {
-  struct softmax_job job = {cols, x, y, want_log};
+static void softmax__compute(const kb_context *ctx, int dt, int64_t rows, int64_t cols, const void *x, void *y, bool want_log) {
+  struct softmax__softmax_job job = {&kb__cpu_ops()->vec, dt, want_log ? 1 : 0, cols, (const char *)x, (char *)y};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), softmax__softmax_body, &job);
 }
 
@@ -6884,11 +7401,11 @@ static kb_status softmax__run(kb_context *ctx, const char *fn, int64_t rows, int
     return kb__cuda_finish(ctx, fn, s);
   }
   if (count == 0) return KB_STATUS_OK;
-  softmax__compute(ctx, rows, cols, x, y, want_log);
+  softmax__compute(ctx, KB_VEC_F32, rows, cols, x, y, want_log);
   return KB_STATUS_OK;
 }
 
-/* bf16 / f16: the float32 kernel in place on a widened copy, then narrowed. */
+/* bf16 / f16: the float32 kernel on the widened row, rounded once into y. */
 static kb_status softmax__run_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *x,
                         uint16_t *y, bool want_log) {
   kb__begin(ctx);
@@ -6897,12 +7414,7 @@ static kb_status softmax__run_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
   if (kb__on_cuda(ctx))
     return kb__cuda_finish(ctx, fn, ctx->cuda->softmax_dt(ctx->cuda_ctx, fn, dt, want_log ? 1 : 0, rows, cols, x, y));
   if (count == 0) return KB_STATUS_OK;
-  struct kb_dt_scratch s;
-  KB_TRY(kb_dt_alloc(ctx, fn, 1, &count, &s));
-  kb_dt_widen(ctx, dt, x, s.t[0], count);
-  softmax__compute(ctx, rows, cols, s.t[0], s.t[0], want_log);
-  kb_dt_narrow(ctx, dt, s.t[0], y, count);
-  kb_dt_free(&s);
+  softmax__compute(ctx, kb_vec_dt_of(dt), rows, cols, x, y, want_log);
   return KB_STATUS_OK;
 }
 
@@ -6934,3 +7446,5069 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #undef run
 #undef run_dt
 #undef softmax_body
+#undef softmax_job
+
+/* ==== kernels/cpu/vec_avx2.c ==== */
+#define kvf vec_avx2__kvf
+#define kvi vec_avx2__kvi
+#define kvm vec_avx2__kvm
+#define kvd vec_avx2__kvd
+#define kv_set vec_avx2__kv_set
+#define kv_first8 vec_avx2__kv_first8
+#define kv_mask_first vec_avx2__kv_mask_first
+#define kv_load vec_avx2__kv_load
+#define kv_load_n vec_avx2__kv_load_n
+#define kv_store vec_avx2__kv_store
+#define kv_store_n vec_avx2__kv_store_n
+#define kv_add vec_avx2__kv_add
+#define kv_sub vec_avx2__kv_sub
+#define kv_mul vec_avx2__kv_mul
+#define kv_div vec_avx2__kv_div
+#define kv_max vec_avx2__kv_max
+#define kv_min vec_avx2__kv_min
+#define kv_sqrt vec_avx2__kv_sqrt
+#define kv_fma vec_avx2__kv_fma
+#define kv_fms vec_avx2__kv_fms
+#define kv_fnma vec_avx2__kv_fnma
+#define kv_abs vec_avx2__kv_abs
+#define kv_lt vec_avx2__kv_lt
+#define kv_gt vec_avx2__kv_gt
+#define kv_eq vec_avx2__kv_eq
+#define kv_unord vec_avx2__kv_unord
+#define kv_m_or vec_avx2__kv_m_or
+#define kv_m_and vec_avx2__kv_m_and
+#define kv_m_andnot vec_avx2__kv_m_andnot
+#define kv_m_none vec_avx2__kv_m_none
+#define kv_m_any vec_avx2__kv_m_any
+#define kv_sel vec_avx2__kv_sel
+#define kv_lanes vec_avx2__kv_lanes
+#define kv_from_bf16_8 vec_avx2__kv_from_bf16_8
+#define kv_to_bf16_8 vec_avx2__kv_to_bf16_8
+#define kv_load_h vec_avx2__kv_load_h
+#define kv_store_h vec_avx2__kv_store_h
+#define kv_load_h_n vec_avx2__kv_load_h_n
+#define kv_store_h_n vec_avx2__kv_store_h_n
+#define kv_exp_core vec_avx2__kv_exp_core
+#define kv_ldexp vec_avx2__kv_ldexp
+#define kv_exp_core2 vec_avx2__kv_exp_core2
+#define kv_exp vec_avx2__kv_exp
+#define kvd_set vec_avx2__kvd_set
+#define kvd_from vec_avx2__kvd_from
+#define kvd_to_f vec_avx2__kvd_to_f
+#define kvd_add vec_avx2__kvd_add
+#define kvd_sub vec_avx2__kvd_sub
+#define kvd_mul vec_avx2__kvd_mul
+#define kvd_div vec_avx2__kvd_div
+#define kvd_fma vec_avx2__kvd_fma
+#define kvd_pow2_4 vec_avx2__kvd_pow2_4
+#define kvd_ldexp vec_avx2__kvd_ldexp
+#define kvd_mask_lo vec_avx2__kvd_mask_lo
+#define kvd_mask_hi vec_avx2__kvd_mask_hi
+#define kvd_sel vec_avx2__kvd_sel
+#define kvd_lanes vec_avx2__kvd_lanes
+#define kv_bits vec_avx2__kv_bits
+#define kv_from_bits vec_avx2__kv_from_bits
+#define kvi_set vec_avx2__kvi_set
+#define kvi_load vec_avx2__kvi_load
+#define kvi_lanes vec_avx2__kvi_lanes
+#define kvi_add vec_avx2__kvi_add
+#define kvi_sub vec_avx2__kvi_sub
+#define kvi_and vec_avx2__kvi_and
+#define kvi_or vec_avx2__kvi_or
+#define kvi_srai vec_avx2__kvi_srai
+#define kvi_srli vec_avx2__kvi_srli
+#define kvi_slli vec_avx2__kvi_slli
+#define kvi_gt vec_avx2__kvi_gt
+#define kvi_sel vec_avx2__kvi_sel
+#define kv_to_int vec_avx2__kv_to_int
+#define kvi_to_f vec_avx2__kvi_to_f
+#define kvd_load16 vec_avx2__kvd_load16
+#define kvd_to_int vec_avx2__kvd_to_int
+#define kv_lookup8 vec_avx2__kv_lookup8
+#define kvd_exp_core vec_avx2__kvd_exp_core
+#define kvd_ldexp_k vec_avx2__kvd_ldexp_k
+#define kvd_exp vec_avx2__kvd_exp
+#define kvd_lookup8_4 vec_avx2__kvd_lookup8_4
+#define kvd_lookup8 vec_avx2__kvd_lookup8
+#define ld vec_avx2__ld
+#define ld_n vec_avx2__ld_n
+#define st vec_avx2__st
+#define st_n vec_avx2__st_n
+#define qnan vec_avx2__qnan
+#define canon vec_avx2__canon
+#define kv_hmax16 vec_avx2__kv_hmax16
+#define kv_hsum16 vec_avx2__kv_hsum16
+#define fill_row vec_avx2__fill_row
+#define exp_d_fast vec_avx2__exp_d_fast
+#define act_special vec_avx2__act_special
+#define with_sign_of vec_avx2__with_sign_of
+#define silu_v vec_avx2__silu_v
+#define gtail_d vec_avx2__gtail_d
+#define gelu_v vec_avx2__gelu_v
+#define gelu_tanh_v vec_avx2__gelu_tanh_v
+#define log_v vec_avx2__log_v
+#define tanh_v vec_avx2__tanh_v
+#define kv_erf_small vec_avx2__kv_erf_small
+#define erf_v vec_avx2__erf_v
+#define math_exp vec_avx2__math_exp
+#define math_log vec_avx2__math_log
+#define math_tanh vec_avx2__math_tanh
+#define math_erf vec_avx2__math_erf
+#define math_silu vec_avx2__math_silu
+#define math_gelu vec_avx2__math_gelu
+#define math_gelu_tanh vec_avx2__math_gelu_tanh
+#define math_exp_f64 vec_avx2__math_exp_f64
+#define silu_v_dt vec_avx2__silu_v_dt
+#define gelu_v_dt vec_avx2__gelu_v_dt
+#define gelu_tanh_v_dt vec_avx2__gelu_tanh_v_dt
+#define binop vec_avx2__binop
+#define binary_loop vec_avx2__binary_loop
+#define scale_loop vec_avx2__scale_loop
+#define bias_loop vec_avx2__bias_loop
+#define convert_loop vec_avx2__convert_loop
+#define kv_block_len vec_avx2__kv_block_len
+#define kv_mref vec_avx2__kv_mref
+#define kv_mref_of vec_avx2__kv_mref_of
+#define diff_exact vec_avx2__diff_exact
+#define exp_rel vec_avx2__exp_rel
+#define exp_rel_f vec_avx2__exp_rel_f
+#define kv_rowsum vec_avx2__kv_rowsum
+#define kv_acc vec_avx2__kv_acc
+#define acc_exps vec_avx2__acc_exps
+#define kv_hsumi vec_avx2__kv_hsumi
+#define row_reduce vec_avx2__row_reduce
+#define kv_split2 vec_avx2__kv_split2
+#define scale_row vec_avx2__scale_row
+#define log_softmax_v vec_avx2__log_softmax_v
+#define softmax_row vec_avx2__softmax_row
+#define softmax_rows vec_avx2__softmax_rows
+#define rmsnorm_rows vec_avx2__rmsnorm_rows
+#define row_moments vec_avx2__row_moments
+#define ln_v vec_avx2__ln_v
+#define layernorm_rows vec_avx2__layernorm_rows
+#define kv_iota vec_avx2__kv_iota
+#define kv_sin_c vec_avx2__kv_sin_c
+#define kv_cos_c vec_avx2__kv_cos_c
+#define kv_sin_s vec_avx2__kv_sin_s
+#define kv_sin_c2 vec_avx2__kv_sin_c2
+#define kv_cos_s vec_avx2__kv_cos_s
+#define kv_cos_c2 vec_avx2__kv_cos_c2
+#define sincos_d vec_avx2__sincos_d
+#define rope_pairs vec_avx2__rope_pairs
+#define adamw_vec vec_avx2__adamw_vec
+#define adamw_loop vec_avx2__adamw_loop
+/* ---- kernels/cpu/vec_avx2.c ---- */
+/* vec_avx2.c - the avx2 level of the vector kernels (vec_kernels.h):
+ * vec_body.h over vec_lanes_avx2.h. */
+
+#if KB_HAVE_X86_SIMD
+
+/* ---- kernels/cpu/vec_lanes_avx2.h ---- */
+/* vec_lanes_avx2.h - the 16-lane vocabulary of the vector kernels
+ * (vec_lanes.h) at the avx2 level: two __m256 per 16 floats (lanes 0-7,
+ * 8-15).  Included by vec_avx2.c alone. */
+/* No include guard: it is included once, and the amalgamation expands it
+ * inside vec_avx2.c, where its names (kvf, kv_add, ...) are that file's. */
+
+#include <string.h>
+
+
+#define KV_ATTR KB_TARGET_AVX2
+#define KV_FN KB_TARGET_AVX2 __attribute__((always_inline, unused)) static inline
+
+typedef struct {
+  __m256 a, b;
+} vec_avx2__kvf;
+typedef struct {
+  __m256i a, b;
+} vec_avx2__kvi;
+typedef struct {
+  __m256 a, b; /* all-ones lanes are true */
+} vec_avx2__kvm;
+typedef struct {
+  __m256d v[4]; /* lanes 0-3, 4-7, 8-11, 12-15 */
+} vec_avx2__kvd;
+
+/* Applies a two-operand __m256 intrinsic to both halves. */
+#define KV_F2(name, expr)                        \
+  KV_FN vec_avx2__kvf name(vec_avx2__kvf x, vec_avx2__kvf y) {                 \
+    vec_avx2__kvf r;                                       \
+    __m256 a = x.a, b = y.a;                     \
+    r.a = (expr);                                \
+    a = x.b;                                     \
+    b = y.b;                                     \
+    r.b = (expr);                                \
+    return r;                                    \
+  }
+#define KV_M2(name, expr)                        \
+  KV_FN vec_avx2__kvm name(vec_avx2__kvf x, vec_avx2__kvf y) {                 \
+    vec_avx2__kvm r;                                       \
+    __m256 a = x.a, b = y.a;                     \
+    r.a = (expr);                                \
+    a = x.b;                                     \
+    b = y.b;                                     \
+    r.b = (expr);                                \
+    return r;                                    \
+  }
+
+/* ---- floats ---- */
+
+KV_FN vec_avx2__kvf vec_avx2__kv_set(float v) {
+  vec_avx2__kvf r = {_mm256_set1_ps(v), _mm256_set1_ps(v)};
+  return r;
+}
+/* Lanes below n as 32-bit all-ones masks, for vmaskmovps. */
+KV_FN __m256i vec_avx2__kv_first8(int64_t n) {
+  int k = n < 0 ? 0 : (n > 8 ? 8 : (int)n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+KV_FN vec_avx2__kvm vec_avx2__kv_mask_first(int64_t n) {
+  vec_avx2__kvm r = {_mm256_castsi256_ps(vec_avx2__kv_first8(n)), _mm256_castsi256_ps(vec_avx2__kv_first8(n - 8))};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_load(const float *p) {
+  vec_avx2__kvf r = {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_load_n(const float *p, int64_t n) {
+  vec_avx2__kvf r = {_mm256_maskload_ps(p, vec_avx2__kv_first8(n)), _mm256_maskload_ps(p + 8, vec_avx2__kv_first8(n - 8))};
+  return r;
+}
+KV_FN void vec_avx2__kv_store(float *p, vec_avx2__kvf v) {
+  _mm256_storeu_ps(p, v.a);
+  _mm256_storeu_ps(p + 8, v.b);
+}
+KV_FN void vec_avx2__kv_store_n(float *p, vec_avx2__kvf v, int64_t n) {
+  _mm256_maskstore_ps(p, vec_avx2__kv_first8(n), v.a);
+  _mm256_maskstore_ps(p + 8, vec_avx2__kv_first8(n - 8), v.b);
+}
+
+KV_F2(vec_avx2__kv_add, _mm256_add_ps(a, b))
+KV_F2(vec_avx2__kv_sub, _mm256_sub_ps(a, b))
+KV_F2(vec_avx2__kv_mul, _mm256_mul_ps(a, b))
+KV_F2(vec_avx2__kv_div, _mm256_div_ps(a, b))
+KV_F2(vec_avx2__kv_max, _mm256_max_ps(a, b))
+KV_F2(vec_avx2__kv_min, _mm256_min_ps(a, b))
+KV_FN vec_avx2__kvf vec_avx2__kv_sqrt(vec_avx2__kvf x) {
+  vec_avx2__kvf r = {_mm256_sqrt_ps(x.a), _mm256_sqrt_ps(x.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_fma(vec_avx2__kvf x, vec_avx2__kvf y, vec_avx2__kvf z) {
+  vec_avx2__kvf r = {_mm256_fmadd_ps(x.a, y.a, z.a), _mm256_fmadd_ps(x.b, y.b, z.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_fms(vec_avx2__kvf x, vec_avx2__kvf y, vec_avx2__kvf z) {
+  vec_avx2__kvf r = {_mm256_fmsub_ps(x.a, y.a, z.a), _mm256_fmsub_ps(x.b, y.b, z.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_fnma(vec_avx2__kvf x, vec_avx2__kvf y, vec_avx2__kvf z) {
+  vec_avx2__kvf r = {_mm256_fnmadd_ps(x.a, y.a, z.a), _mm256_fnmadd_ps(x.b, y.b, z.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_abs(vec_avx2__kvf x) {
+  __m256 m = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  vec_avx2__kvf r = {_mm256_and_ps(x.a, m), _mm256_and_ps(x.b, m)};
+  return r;
+}
+
+KV_M2(vec_avx2__kv_lt, _mm256_cmp_ps(a, b, _CMP_LT_OQ))
+KV_M2(vec_avx2__kv_gt, _mm256_cmp_ps(a, b, _CMP_GT_OQ))
+KV_M2(vec_avx2__kv_eq, _mm256_cmp_ps(a, b, _CMP_EQ_OQ))
+KV_M2(vec_avx2__kv_unord, _mm256_cmp_ps(a, b, _CMP_UNORD_Q))
+KV_FN vec_avx2__kvm vec_avx2__kv_m_or(vec_avx2__kvm x, vec_avx2__kvm y) {
+  vec_avx2__kvm r = {_mm256_or_ps(x.a, y.a), _mm256_or_ps(x.b, y.b)};
+  return r;
+}
+KV_FN vec_avx2__kvm vec_avx2__kv_m_and(vec_avx2__kvm x, vec_avx2__kvm y) {
+  vec_avx2__kvm r = {_mm256_and_ps(x.a, y.a), _mm256_and_ps(x.b, y.b)};
+  return r;
+}
+KV_FN vec_avx2__kvm vec_avx2__kv_m_andnot(vec_avx2__kvm x, vec_avx2__kvm y) {
+  vec_avx2__kvm r = {_mm256_andnot_ps(y.a, x.a), _mm256_andnot_ps(y.b, x.b)};
+  return r;
+}
+KV_FN vec_avx2__kvm vec_avx2__kv_m_none(void) {
+  vec_avx2__kvm r = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  return r;
+}
+KV_FN int vec_avx2__kv_m_any(vec_avx2__kvm x) { return _mm256_movemask_ps(_mm256_or_ps(x.a, x.b)) != 0; }
+KV_FN vec_avx2__kvf vec_avx2__kv_sel(vec_avx2__kvm m, vec_avx2__kvf x, vec_avx2__kvf y) {
+  vec_avx2__kvf r = {_mm256_blendv_ps(y.a, x.a, m.a), _mm256_blendv_ps(y.b, x.b, m.b)};
+  return r;
+}
+KV_FN void vec_avx2__kv_lanes(float out[16], vec_avx2__kvf v) { vec_avx2__kv_store(out, v); }
+
+/* ---- 16-bit storage ---- */
+
+/* bfloat16 -> float: the bits shifted up (a signalling NaN stays
+ * signalling, as at the avx512 level). */
+KV_FN __m256 vec_avx2__kv_from_bf16_8(__m128i h) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); }
+
+/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane. */
+KV_FN __m256i vec_avx2__kv_to_bf16_8(__m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i s16 = _mm256_srli_epi32(u, 16);
+  __m256i lsb = _mm256_and_si256(s16, _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  __m256i q = _mm256_or_si256(s16, _mm256_set1_epi32(0x0040));
+  return _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+KV_FN vec_avx2__kvf vec_avx2__kv_load_h(int f16, const uint16_t *p) {
+  __m128i h0 = _mm_loadu_si128((const __m128i *)p), h1 = _mm_loadu_si128((const __m128i *)(p + 8));
+  vec_avx2__kvf r;
+  if (f16) {
+    r.a = _mm256_cvtph_ps(h0);
+    r.b = _mm256_cvtph_ps(h1);
+  } else {
+    r.a = vec_avx2__kv_from_bf16_8(h0);
+    r.b = vec_avx2__kv_from_bf16_8(h1);
+  }
+  return r;
+}
+
+KV_FN void vec_avx2__kv_store_h(int f16, uint16_t *p, vec_avx2__kvf v) {
+  if (f16) {
+    _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_storeu_si128((__m128i *)(p + 8), _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    /* packus works within 128-bit halves: a0-3 b0-3 a4-7 b4-7, reordered. */
+    __m256i packed = _mm256_packus_epi32(vec_avx2__kv_to_bf16_8(v.a), vec_avx2__kv_to_bf16_8(v.b));
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+  }
+}
+
+KV_FN vec_avx2__kvf vec_avx2__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
+  uint16_t tmp[16] = {0};
+  memcpy(tmp, p, (size_t)n * sizeof(uint16_t));
+  return vec_avx2__kv_load_h(f16, tmp);
+}
+
+KV_FN void vec_avx2__kv_store_h_n(int f16, uint16_t *p, vec_avx2__kvf v, int64_t n) {
+  uint16_t tmp[16];
+  vec_avx2__kv_store_h(f16, tmp, v);
+  memcpy(p, tmp, (size_t)n * sizeof(uint16_t));
+}
+
+/* ---- exp (vmath.h) ---- */
+
+KV_FN void vec_avx2__kv_exp_core(vec_avx2__kvf x, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
+  kb_vm_exp_core_avx2(x.a, &th->a, &tt->a, &e->a);
+  kb_vm_exp_core_avx2(x.b, &th->b, &tt->b, &e->b);
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_ldexp(vec_avx2__kvf q, vec_avx2__kvi e) {
+  vec_avx2__kvf r = {kb_vm_ldexp_avx2(q.a, e.a), kb_vm_ldexp_avx2(q.b, e.b)};
+  return r;
+}
+KV_FN void vec_avx2__kv_exp_core2(vec_avx2__kvf xh, vec_avx2__kvf xl, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
+  kb_vm_exp_core2_avx2(xh.a, xl.a, &th->a, &tt->a, &e->a);
+  kb_vm_exp_core2_avx2(xh.b, xl.b, &th->b, &tt->b, &e->b);
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_exp(vec_avx2__kvf x) {
+  vec_avx2__kvf r = {kb_exp_avx2(x.a), kb_exp_avx2(x.b)};
+  return r;
+}
+
+/* ---- doubles ---- */
+
+KV_FN vec_avx2__kvd vec_avx2__kvd_set(double a) {
+  vec_avx2__kvd r;
+  for (int i = 0; i < 4; i++) r.v[i] = _mm256_set1_pd(a);
+  return r;
+}
+KV_FN vec_avx2__kvd vec_avx2__kvd_from(vec_avx2__kvf x) {
+  vec_avx2__kvd r = {{_mm256_cvtps_pd(_mm256_castps256_ps128(x.a)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.a, 1)),
+            _mm256_cvtps_pd(_mm256_castps256_ps128(x.b)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.b, 1))}};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kvd_to_f(vec_avx2__kvd x) {
+  vec_avx2__kvf r = {_mm256_set_m128(_mm256_cvtpd_ps(x.v[1]), _mm256_cvtpd_ps(x.v[0])),
+           _mm256_set_m128(_mm256_cvtpd_ps(x.v[3]), _mm256_cvtpd_ps(x.v[2]))};
+  return r;
+}
+#define KV_D2(op)                                                   \
+  KV_FN vec_avx2__kvd kvd_##op(vec_avx2__kvd x, vec_avx2__kvd y) {                                \
+    vec_avx2__kvd r;                                                          \
+    for (int i = 0; i < 4; i++) r.v[i] = _mm256_##op##_pd(x.v[i], y.v[i]); \
+    return r;                                                       \
+  }
+KV_D2(add)
+KV_D2(sub)
+KV_D2(mul)
+KV_D2(div)
+#undef KV_D2
+KV_FN vec_avx2__kvd vec_avx2__kvd_fma(vec_avx2__kvd x, vec_avx2__kvd y, vec_avx2__kvd z) {
+  vec_avx2__kvd r;
+  for (int i = 0; i < 4; i++) r.v[i] = _mm256_fmadd_pd(x.v[i], y.v[i], z.v[i]);
+  return r;
+}
+/* 2^e as doubles from 4 int32 lanes (e + 1023 in the exponent field). */
+KV_FN __m256d vec_avx2__kvd_pow2_4(__m128i e) {
+  __m256i b = _mm256_cvtepi32_epi64(_mm_add_epi32(e, _mm_set1_epi32(1023)));
+  return _mm256_castsi256_pd(_mm256_slli_epi64(b, 52));
+}
+/* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
+KV_FN vec_avx2__kvd vec_avx2__kvd_ldexp(vec_avx2__kvd x, vec_avx2__kvi e) {
+  vec_avx2__kvd r = {{_mm256_mul_pd(x.v[0], vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.a))),
+            _mm256_mul_pd(x.v[1], vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.a, 1))),
+            _mm256_mul_pd(x.v[2], vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.b))),
+            _mm256_mul_pd(x.v[3], vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.b, 1)))}};
+  return r;
+}
+/* A 32-bit lane mask widened to 64-bit lanes 0-3 (lo) or 4-7 (hi). */
+KV_FN __m256d vec_avx2__kvd_mask_lo(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(_mm256_castps_si256(m)))); }
+KV_FN __m256d vec_avx2__kvd_mask_hi(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(_mm256_castps_si256(m), 1))); }
+KV_FN vec_avx2__kvd vec_avx2__kvd_sel(vec_avx2__kvm m, vec_avx2__kvd x, vec_avx2__kvd y) {
+  vec_avx2__kvd r = {{_mm256_blendv_pd(y.v[0], x.v[0], vec_avx2__kvd_mask_lo(m.a)), _mm256_blendv_pd(y.v[1], x.v[1], vec_avx2__kvd_mask_hi(m.a)),
+            _mm256_blendv_pd(y.v[2], x.v[2], vec_avx2__kvd_mask_lo(m.b)), _mm256_blendv_pd(y.v[3], x.v[3], vec_avx2__kvd_mask_hi(m.b))}};
+  return r;
+}
+KV_FN void vec_avx2__kvd_lanes(double out[16], vec_avx2__kvd x) {
+  for (int i = 0; i < 4; i++) _mm256_storeu_pd(out + 4 * i, x.v[i]);
+}
+
+#undef KV_F2
+#undef KV_M2
+
+/* ---- int32 lanes ---- */
+
+#define KV_I2(name, expr)        \
+  KV_FN vec_avx2__kvi name(vec_avx2__kvi x, vec_avx2__kvi y) { \
+    vec_avx2__kvi r;                       \
+    __m256i a = x.a, b = y.a;    \
+    r.a = (expr);                \
+    a = x.b;                     \
+    b = y.b;                     \
+    r.b = (expr);                \
+    return r;                    \
+  }
+KV_FN vec_avx2__kvi vec_avx2__kv_bits(vec_avx2__kvf v) {
+  vec_avx2__kvi r = {_mm256_castps_si256(v.a), _mm256_castps_si256(v.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kv_from_bits(vec_avx2__kvi v) {
+  vec_avx2__kvf r = {_mm256_castsi256_ps(v.a), _mm256_castsi256_ps(v.b)};
+  return r;
+}
+KV_FN vec_avx2__kvi vec_avx2__kvi_set(int32_t v) {
+  vec_avx2__kvi r = {_mm256_set1_epi32(v), _mm256_set1_epi32(v)};
+  return r;
+}
+KV_FN vec_avx2__kvi vec_avx2__kvi_load(const int32_t *p) {
+  vec_avx2__kvi r = {_mm256_loadu_si256((const __m256i *)p), _mm256_loadu_si256((const __m256i *)(p + 8))};
+  return r;
+}
+KV_FN void vec_avx2__kvi_lanes(int32_t out[16], vec_avx2__kvi v) {
+  _mm256_storeu_si256((__m256i *)out, v.a);
+  _mm256_storeu_si256((__m256i *)(out + 8), v.b);
+}
+KV_I2(vec_avx2__kvi_add, _mm256_add_epi32(a, b))
+KV_I2(vec_avx2__kvi_sub, _mm256_sub_epi32(a, b))
+KV_I2(vec_avx2__kvi_and, _mm256_and_si256(a, b))
+KV_I2(vec_avx2__kvi_or, _mm256_or_si256(a, b))
+#undef KV_I2
+#define KV_ISHIFT(name, op)            \
+  KV_FN vec_avx2__kvi name(vec_avx2__kvi x, int n) {       \
+    vec_avx2__kvi r = {op(x.a, n), op(x.b, n)};  \
+    return r;                          \
+  }
+KV_ISHIFT(vec_avx2__kvi_srai, _mm256_srai_epi32)
+KV_ISHIFT(vec_avx2__kvi_srli, _mm256_srli_epi32)
+KV_ISHIFT(vec_avx2__kvi_slli, _mm256_slli_epi32)
+#undef KV_ISHIFT
+KV_FN vec_avx2__kvm vec_avx2__kvi_gt(vec_avx2__kvi x, vec_avx2__kvi y) {
+  vec_avx2__kvm r = {_mm256_castsi256_ps(_mm256_cmpgt_epi32(x.a, y.a)), _mm256_castsi256_ps(_mm256_cmpgt_epi32(x.b, y.b))};
+  return r;
+}
+KV_FN vec_avx2__kvi vec_avx2__kvi_sel(vec_avx2__kvm m, vec_avx2__kvi x, vec_avx2__kvi y) {
+  vec_avx2__kvi r = {_mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(y.a), _mm256_castsi256_ps(x.a), m.a)),
+           _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(y.b), _mm256_castsi256_ps(x.b), m.b))};
+  return r;
+}
+KV_FN vec_avx2__kvi vec_avx2__kv_to_int(vec_avx2__kvf v) {
+  vec_avx2__kvi r = {_mm256_cvttps_epi32(v.a), _mm256_cvttps_epi32(v.b)};
+  return r;
+}
+KV_FN vec_avx2__kvf vec_avx2__kvi_to_f(vec_avx2__kvi v) {
+  vec_avx2__kvf r = {_mm256_cvtepi32_ps(v.a), _mm256_cvtepi32_ps(v.b)};
+  return r;
+}
+
+KV_FN void vec_avx2__kvd_load16(const double *p, vec_avx2__kvd *v) {
+  for (int i = 0; i < 4; i++) v->v[i] = _mm256_loadu_pd(p + 4 * i);
+}
+
+/* Doubles holding integers in int32 range -> int32 (nearest; exact here). */
+KV_FN vec_avx2__kvi vec_avx2__kvd_to_int(vec_avx2__kvd v) {
+  vec_avx2__kvi r = {_mm256_set_m128i(_mm256_cvtpd_epi32(v.v[1]), _mm256_cvtpd_epi32(v.v[0])),
+           _mm256_set_m128i(_mm256_cvtpd_epi32(v.v[3]), _mm256_cvtpd_epi32(v.v[2]))};
+  return r;
+}
+
+/* tab[idx & 7] per lane (tab holds 16 floats: the 8 entries twice). */
+KV_FN vec_avx2__kvf vec_avx2__kv_lookup8(const float *tab, vec_avx2__kvi idx) {
+  __m256 t = _mm256_loadu_ps(tab);
+  vec_avx2__kvf r = {_mm256_permutevar8x32_ps(t, idx.a), _mm256_permutevar8x32_ps(t, idx.b)};
+  return r;
+}
+
+/* ---- more doubles ---- */
+
+KV_FN void vec_avx2__kvd_exp_core(vec_avx2__kvd x, int first, vec_avx2__kvd *s, vec_avx2__kvd *kf) {
+  for (int i = 0; i < 4; i++) kb_vm_expd_core_avx2(x.v[i], first, &s->v[i], &kf->v[i]);
+}
+KV_FN vec_avx2__kvd vec_avx2__kvd_ldexp_k(vec_avx2__kvd q, vec_avx2__kvd kf) {
+  vec_avx2__kvd r;
+  for (int i = 0; i < 4; i++) r.v[i] = kb_vm_ldexp_f64_avx2(q.v[i], kf.v[i]);
+  return r;
+}
+KV_FN vec_avx2__kvd vec_avx2__kvd_exp(vec_avx2__kvd x) {
+  vec_avx2__kvd r;
+  for (int i = 0; i < 4; i++) r.v[i] = kb_exp_f64_avx2(x.v[i]);
+  return r;
+}
+/* tab[idx & 7] for 4 lanes: vpermps moves the two 32-bit halves of each
+ * double from one of the two 4-double halves of the table. */
+KV_FN __m256d vec_avx2__kvd_lookup8_4(__m256 t0, __m256 t1, __m128i idx) {
+  __m256i i64 = _mm256_cvtepi32_epi64(idx);
+  __m256i j = _mm256_slli_epi64(_mm256_and_si256(i64, _mm256_set1_epi64x(3)), 1);
+  __m256i pairs = _mm256_or_si256(j, _mm256_slli_epi64(_mm256_add_epi64(j, _mm256_set1_epi64x(1)), 32));
+  __m256d v0 = _mm256_castps_pd(_mm256_permutevar8x32_ps(t0, pairs));
+  __m256d v1 = _mm256_castps_pd(_mm256_permutevar8x32_ps(t1, pairs));
+  return _mm256_blendv_pd(v0, v1, _mm256_castsi256_pd(_mm256_slli_epi64(i64, 61)));
+}
+KV_FN vec_avx2__kvd vec_avx2__kvd_lookup8(const double *tab, vec_avx2__kvi idx) {
+  __m256 t0 = _mm256_loadu_ps((const float *)tab), t1 = _mm256_loadu_ps((const float *)(tab + 4));
+  vec_avx2__kvd r = {{vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.a)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.a, 1)),
+            vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.b)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.b, 1))}};
+  return r;
+}
+
+
+/* ---- kernels/cpu/vec_body.h ---- */
+/* vec_body.h - the vector kernels of vec_kernels.h, written once over the
+ * 16-lane vocabulary.  Included by vec_scalar.c, vec_avx2.c and
+ * vec_avx512.c right after their vec_lanes_<isa>.h, which defines the lane
+ * types (kvf: 16 floats, kvi: 16 int32, kvm: 16 flags, kvd: 16 doubles),
+ * the operations kv_* / kvi_* / kvd_*, and the attributes KV_FN (inlined
+ * helpers) and KV_ATTR (the table's entries).  Every operation means the
+ * same IEEE operation on each lane at every level, so this file computes the
+ * same bits everywhere; the scalar level is the reference.
+ *
+ * NaN outputs: an operation with two NaN operands may return either
+ * payload (compilers commute additions and multiplications), so wherever
+ * two NaNs can meet, the kernel picks the result explicitly (the first
+ * operand made quiet, or the canonical quiet NaN 0x7fc00000), and single
+ * NaN inputs of the activations come out as the input made quiet.
+ *
+ * Defines KV_OPS_INIT, the initializer of the level's struct kb_vec_ops. */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+
+/* ---- storage ---- */
+
+KV_FN vec_avx2__kvf vec_avx2__ld(int dt, const void *p, int64_t i) {
+  if (dt == KB_VEC_F32) return vec_avx2__kv_load((const float *)p + i);
+  return vec_avx2__kv_load_h(dt == KB_VEC_F16, (const uint16_t *)p + i);
+}
+
+/* Lanes n.. are 0 and their memory is not read. */
+KV_FN vec_avx2__kvf vec_avx2__ld_n(int dt, const void *p, int64_t i, int64_t n) {
+  if (dt == KB_VEC_F32) return vec_avx2__kv_load_n((const float *)p + i, n);
+  return vec_avx2__kv_load_h_n(dt == KB_VEC_F16, (const uint16_t *)p + i, n);
+}
+
+KV_FN void vec_avx2__st(int dt, void *p, int64_t i, vec_avx2__kvf v) {
+  if (dt == KB_VEC_F32)
+    vec_avx2__kv_store((float *)p + i, v);
+  else
+    vec_avx2__kv_store_h(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
+KV_FN void vec_avx2__st_n(int dt, void *p, int64_t i, vec_avx2__kvf v, int64_t n) {
+  if (dt == KB_VEC_F32)
+    vec_avx2__kv_store_n((float *)p + i, v, n);
+  else
+    vec_avx2__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* The canonical quiet NaN. */
+KV_FN vec_avx2__kvf vec_avx2__qnan(void) { return vec_avx2__kv_from_bits(vec_avx2__kvi_set(0x7fc00000)); }
+
+/* NaN lanes of y become the canonical NaN. */
+KV_FN vec_avx2__kvf vec_avx2__canon(vec_avx2__kvf y) { return vec_avx2__kv_sel(vec_avx2__kv_unord(y, y), vec_avx2__qnan(), y); }
+
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+static float vec_avx2__kv_hmax16(const float l[16]) {
+  float m = -INFINITY;
+  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
+  return m;
+}
+
+static double vec_avx2__kv_hsum16(const double l[16]) {
+  double s[16];
+  for (int i = 0; i < 16; i++) s[i] = l[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
+
+/* y[0..n) = v. */
+KV_FN void vec_avx2__fill_row(int dt, void *y, int64_t cols, vec_avx2__kvf v) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, y, c, v);
+  if (c < cols) vec_avx2__st_n(dt, y, c, v, cols - c);
+}
+
+/* Applies F to every 16-lane vector of x into y (any n; y may be x). */
+#define KV_MAP1(dt, n, x, y, F)                                  \
+  do {                                                           \
+    int64_t i_ = 0;                                              \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx2__st(dt, y, i_, F(vec_avx2__ld(dt, x, i_))); \
+    if (i_ < (n)) vec_avx2__st_n(dt, y, i_, F(vec_avx2__ld_n(dt, x, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+/* ---- activations and the float functions of the math layer ---- */
+
+/* e^x in double for results that are rounded to float: the degree-10
+ * polynomial (truncation below 2^-42); NaN lanes meaningless. */
+KV_FN vec_avx2__kvd vec_avx2__exp_d_fast(vec_avx2__kvd x) {
+  vec_avx2__kvd s, kf;
+  vec_avx2__kvd_exp_core(x, 3, &s, &kf);
+  return vec_avx2__kvd_ldexp_k(vec_avx2__kvd_add(vec_avx2__kvd_set(1.0), s), kf);
+}
+
+/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
+ * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+KV_FN vec_avx2__kvf vec_avx2__act_special(vec_avx2__kvf x, vec_avx2__kvm ok, vec_avx2__kvf y) {
+  vec_avx2__kvf fix = vec_avx2__kv_mul(x, vec_avx2__kv_sel(vec_avx2__kv_gt(x, vec_avx2__kv_set(0.0f)), vec_avx2__kv_set(1.0f), vec_avx2__kv_set(0.0f)));
+  return vec_avx2__kv_sel(ok, y, fix);
+}
+
+/* The sign of x on |y|. */
+KV_FN vec_avx2__kvf vec_avx2__with_sign_of(vec_avx2__kvf x, vec_avx2__kvf y) {
+  return vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kv_bits(vec_avx2__kv_abs(y)), vec_avx2__kvi_and(vec_avx2__kv_bits(x), vec_avx2__kvi_set(INT32_MIN))));
+}
+
+/*
+ * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
+ * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
+ * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
+ * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
+ * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
+ * applied last so that results near the underflow keep full precision.
+ * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
+ */
+KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
+  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f), one = vec_avx2__kv_set(1.0f);
+  vec_avx2__kvf xs = vec_avx2__kv_max(vec_avx2__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__kv_exp_core(vec_avx2__kv_sub(zero, vec_avx2__kv_abs(xs)), &th, &tt, &e);
+  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
+   * |th| >= |tt|), so that the one correction step below suffices. */
+  vec_avx2__kvf mh = vec_avx2__kv_add(th, tt), ml = vec_avx2__kv_sub(tt, vec_avx2__kv_sub(mh, th));
+  vec_avx2__kvf eh = vec_avx2__kv_ldexp(mh, e), el = vec_avx2__kv_ldexp(ml, e);
+  vec_avx2__kvf dh = vec_avx2__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
+  vec_avx2__kvf dl = vec_avx2__kv_add(vec_avx2__kv_sub(eh, vec_avx2__kv_sub(dh, one)), el);
+  vec_avx2__kvm neg = vec_avx2__kv_lt(xs, zero);
+  vec_avx2__kvf nh = vec_avx2__kv_sel(neg, vec_avx2__kv_mul(xs, mh), xs);
+  vec_avx2__kvf nl = vec_avx2__kv_sel(neg, vec_avx2__kv_add(vec_avx2__kv_fms(xs, mh, nh), vec_avx2__kv_mul(xs, ml)), zero);
+  vec_avx2__kvf rcp = vec_avx2__kv_div(one, dh);
+  vec_avx2__kvf y0 = vec_avx2__kv_mul(nh, rcp);
+  vec_avx2__kvf rho = vec_avx2__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
+  rho = vec_avx2__kv_fnma(y0, dl, vec_avx2__kv_add(rho, nl));
+  vec_avx2__kvf q = vec_avx2__kv_fma(rho, rcp, y0);
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  vec_avx2__kvf y = vec_avx2__with_sign_of(x, vec_avx2__kv_sel(neg, vec_avx2__kv_ldexp(q, e), q));
+  return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
+}
+
+/* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
+KV_FN vec_avx2__kvd vec_avx2__gtail_d(vec_avx2__kvd a, vec_avx2__kvi idx) {
+  vec_avx2__kvd t = vec_avx2__kvd_sub(a, vec_avx2__kvd_lookup8(kb_vm_g_center, idx));
+  vec_avx2__kvd g = vec_avx2__kvd_lookup8(kb_vm_g_coef[0], idx);
+  for (int j = 1; j <= KB_VM_G_DEGREE; j++) g = vec_avx2__kvd_fma(g, t, vec_avx2__kvd_lookup8(kb_vm_g_coef[j], idx));
+  return g;
+}
+
+/*
+ * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
+ * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
+ * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
+ * is used: e^(-128) makes the difference invisible.
+ */
+KV_FN vec_avx2__kvf vec_avx2__gelu_v(vec_avx2__kvf x) {
+  vec_avx2__kvf ac = vec_avx2__kv_min(vec_avx2__kv_set(15.99f), vec_avx2__kv_abs(x));
+  vec_avx2__kvi idx = vec_avx2__kv_to_int(vec_avx2__kv_mul(ac, vec_avx2__kv_set(0.5f)));
+  vec_avx2__kvd xd = vec_avx2__kvd_from(x);
+  vec_avx2__kvd p = vec_avx2__kvd_mul(vec_avx2__exp_d_fast(vec_avx2__kvd_mul(vec_avx2__kvd_mul(xd, xd), vec_avx2__kvd_set(-0.5))), vec_avx2__gtail_d(vec_avx2__kvd_from(ac), idx));
+  vec_avx2__kvd phi = vec_avx2__kvd_sel(vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f)), p, vec_avx2__kvd_sub(vec_avx2__kvd_set(1.0), p));
+  vec_avx2__kvf y = vec_avx2__kvd_to_f(vec_avx2__kvd_mul(xd, phi));
+  return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
+}
+
+/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * double as written (docs/kernels.md), rounded once. */
+KV_FN vec_avx2__kvf vec_avx2__gelu_tanh_v(vec_avx2__kvf x) {
+  vec_avx2__kvd xd = vec_avx2__kvd_from(x);
+  vec_avx2__kvd cube = vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_set(0.044715), xd), xd), xd);
+  vec_avx2__kvd u = vec_avx2__kvd_mul(vec_avx2__kvd_set(0.79788456080286535588), vec_avx2__kvd_add(xd, cube));
+  vec_avx2__kvd e = vec_avx2__exp_d_fast(vec_avx2__kvd_mul(vec_avx2__kvd_set(-2.0), u));
+  vec_avx2__kvf y = vec_avx2__kvd_to_f(vec_avx2__kvd_div(xd, vec_avx2__kvd_add(vec_avx2__kvd_set(1.0), e)));
+  return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
+}
+
+/*
+ * log(x) in double: x = 2^e m with m in [sqrt(1/2), sqrt 2) (subnormal x
+ * scaled by 2^24 first), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... +
+ * s^18/19), s = (m - 1) / (m + 1) (|s| < 0.172), log x = e ln2 + log m
+ * (one fused step), one rounding.  log(+-0) = -inf, log(x < 0) = NaN
+ * (canonical), log(+inf) = +inf, NaN made quiet.
+ */
+KV_FN vec_avx2__kvf vec_avx2__log_v(vec_avx2__kvf x) {
+  vec_avx2__kvm sub = vec_avx2__kv_lt(x, vec_avx2__kv_set(0x1p-126f));
+  vec_avx2__kvf xs = vec_avx2__kv_sel(sub, vec_avx2__kv_mul(x, vec_avx2__kv_set(0x1p24f)), x);
+  vec_avx2__kvi u = vec_avx2__kv_bits(xs);
+  vec_avx2__kvi e = vec_avx2__kvi_sub(vec_avx2__kvi_srli(u, 23), vec_avx2__kvi_set(127));
+  e = vec_avx2__kvi_sel(sub, vec_avx2__kvi_sub(e, vec_avx2__kvi_set(24)), e);
+  vec_avx2__kvf m = vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kvi_and(u, vec_avx2__kvi_set(0x007fffff)), vec_avx2__kvi_set(0x3f800000)));
+  vec_avx2__kvm big = vec_avx2__kv_gt(m, vec_avx2__kv_set(1.41421356f));
+  m = vec_avx2__kv_sel(big, vec_avx2__kv_mul(m, vec_avx2__kv_set(0.5f)), m);
+  e = vec_avx2__kvi_sel(big, vec_avx2__kvi_add(e, vec_avx2__kvi_set(1)), e);
+  vec_avx2__kvd f = vec_avx2__kvd_sub(vec_avx2__kvd_from(m), vec_avx2__kvd_set(1.0));
+  vec_avx2__kvd s = vec_avx2__kvd_div(f, vec_avx2__kvd_add(vec_avx2__kvd_set(2.0), f));
+  vec_avx2__kvd s2 = vec_avx2__kvd_mul(s, s);
+  vec_avx2__kvd q = vec_avx2__kvd_set(1.0 / 19.0);
+  for (int k = 8; k >= 0; k--) q = vec_avx2__kvd_fma(q, s2, vec_avx2__kvd_set(1.0 / (double)(2 * k + 1)));
+  vec_avx2__kvd r = vec_avx2__kvd_fma(vec_avx2__kvd_from(vec_avx2__kvi_to_f(e)), vec_avx2__kvd_set(0x1.62e42fefa39efp-1), vec_avx2__kvd_mul(vec_avx2__kvd_add(s, s), q));
+  vec_avx2__kvf y = vec_avx2__kvd_to_f(r);
+  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
+  vec_avx2__kvm ok = vec_avx2__kv_m_and(vec_avx2__kv_gt(x, zero), vec_avx2__kv_lt(x, vec_avx2__kv_set(INFINITY)));
+  vec_avx2__kvf fix = vec_avx2__kv_sel(vec_avx2__kv_eq(x, zero), vec_avx2__kv_set(-INFINITY), vec_avx2__kv_sel(vec_avx2__kv_lt(x, zero), vec_avx2__qnan(), vec_avx2__kv_add(x, x)));
+  return vec_avx2__kv_sel(ok, y, fix);
+}
+
+/*
+ * tanh(x) in double: with y = -2|x| (|x| clamped to 10, where tanh rounds
+ * to 1), m = e^y - 1 = 2^k s + (2^k - 1) from the exp core (accurate for
+ * small |x| too), tanh|x| = -m / (2 + m); the sign of x is put back.
+ */
+KV_FN vec_avx2__kvf vec_avx2__tanh_v(vec_avx2__kvf x) {
+  vec_avx2__kvf a = vec_avx2__kv_min(vec_avx2__kv_set(10.0f), vec_avx2__kv_abs(x));
+  vec_avx2__kvd s, kf;
+  vec_avx2__kvd_exp_core(vec_avx2__kvd_mul(vec_avx2__kvd_set(-2.0), vec_avx2__kvd_from(a)), 3, &s, &kf);
+  vec_avx2__kvd p = vec_avx2__kvd_ldexp_k(vec_avx2__kvd_set(1.0), kf);
+  vec_avx2__kvd m = vec_avx2__kvd_fma(p, s, vec_avx2__kvd_sub(p, vec_avx2__kvd_set(1.0)));
+  vec_avx2__kvf y = vec_avx2__kvd_to_f(vec_avx2__kvd_div(vec_avx2__kvd_sub(vec_avx2__kvd_set(0.0), m), vec_avx2__kvd_add(vec_avx2__kvd_set(2.0), m)));
+  return vec_avx2__kv_sel(vec_avx2__kv_unord(x, x), vec_avx2__kv_add(x, x), vec_avx2__with_sign_of(x, y));
+}
+
+/* 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 11 down to 0: erf(z) = z P(z^2)
+ * for |z| < 0.5 (truncation below 2^-52). */
+static const double vec_avx2__kv_erf_small[12] = {
+    -2.0 / 1.7724538509055160273 / (39916800.0 * 23.0), 2.0 / 1.7724538509055160273 / (3628800.0 * 21.0),
+    -2.0 / 1.7724538509055160273 / (362880.0 * 19.0),   2.0 / 1.7724538509055160273 / (40320.0 * 17.0),
+    -2.0 / 1.7724538509055160273 / (5040.0 * 15.0),     2.0 / 1.7724538509055160273 / (720.0 * 13.0),
+    -2.0 / 1.7724538509055160273 / (120.0 * 11.0),      2.0 / 1.7724538509055160273 / (24.0 * 9.0),
+    -2.0 / 1.7724538509055160273 / (6.0 * 7.0),         2.0 / 1.7724538509055160273 / (2.0 * 5.0),
+    -2.0 / 1.7724538509055160273 / (1.0 * 3.0),         2.0 / 1.7724538509055160273,
+};
+
+/*
+ * erf(x) in double: z P(z^2) for |z| < 0.5, else 1 - erfc(z) with
+ * erfc(z) = 2 e^(-z^2) G(z sqrt 2) (z^2 exact); |z| clamped to 6 (erf
+ * rounds to 1); the sign of x is put back (erf(-0) = -0).
+ */
+KV_FN vec_avx2__kvf vec_avx2__erf_v(vec_avx2__kvf x) {
+  vec_avx2__kvf ac = vec_avx2__kv_min(vec_avx2__kv_set(6.0f), vec_avx2__kv_abs(x));
+  vec_avx2__kvd z = vec_avx2__kvd_from(ac), z2 = vec_avx2__kvd_mul(z, z);
+  vec_avx2__kvd q = vec_avx2__kvd_set(vec_avx2__kv_erf_small[0]);
+  for (int n = 1; n < 12; n++) q = vec_avx2__kvd_fma(q, z2, vec_avx2__kvd_set(vec_avx2__kv_erf_small[n]));
+  vec_avx2__kvd small = vec_avx2__kvd_mul(z, q);
+  vec_avx2__kvd b = vec_avx2__kvd_mul(z, vec_avx2__kvd_set(1.4142135623730950488));
+  vec_avx2__kvi idx = vec_avx2__kv_to_int(vec_avx2__kv_mul(vec_avx2__kvd_to_f(b), vec_avx2__kv_set(0.5f)));
+  vec_avx2__kvd erfc = vec_avx2__kvd_mul(vec_avx2__kvd_set(2.0), vec_avx2__kvd_mul(vec_avx2__exp_d_fast(vec_avx2__kvd_sub(vec_avx2__kvd_set(0.0), z2)), vec_avx2__gtail_d(b, idx)));
+  vec_avx2__kvd r = vec_avx2__kvd_sel(vec_avx2__kv_lt(ac, vec_avx2__kv_set(0.5f)), small, vec_avx2__kvd_sub(vec_avx2__kvd_set(1.0), erfc));
+  return vec_avx2__kv_sel(vec_avx2__kv_unord(x, x), vec_avx2__kv_add(x, x), vec_avx2__with_sign_of(x, vec_avx2__kvd_to_f(r)));
+}
+
+#define KV_MATH_ENTRY(name, F)                                                                 \
+  KV_ATTR static void name(int64_t n, const float *x, float *y) { KV_MAP1(KB_VEC_F32, n, x, y, F); }
+KV_MATH_ENTRY(vec_avx2__math_exp, vec_avx2__kv_exp)
+KV_MATH_ENTRY(vec_avx2__math_log, vec_avx2__log_v)
+KV_MATH_ENTRY(vec_avx2__math_tanh, vec_avx2__tanh_v)
+KV_MATH_ENTRY(vec_avx2__math_erf, vec_avx2__erf_v)
+KV_MATH_ENTRY(vec_avx2__math_silu, vec_avx2__silu_v)
+KV_MATH_ENTRY(vec_avx2__math_gelu, vec_avx2__gelu_v)
+KV_MATH_ENTRY(vec_avx2__math_gelu_tanh, vec_avx2__gelu_tanh_v)
+
+KV_ATTR static void vec_avx2__math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    vec_avx2__kvd v;
+    vec_avx2__kvd_load16(in, &v);
+    vec_avx2__kvd_lanes(out, vec_avx2__kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
+
+/* One instance per dtype, so the storage branches fold away. */
+#define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
+  switch (dt) {                                       \
+    case KB_VEC_BF16:                                 \
+      call_bf16;                                      \
+      break;                                          \
+    case KB_VEC_F16:                                  \
+      call_f16;                                       \
+      break;                                          \
+    default:                                          \
+      call_f32;                                       \
+  }
+
+#define KV_UNARY_DT(F)                                              \
+  KV_ATTR static void F##_dt(int dt, int64_t n, const void *x, void *y) { \
+    KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
+              KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
+  }
+KV_UNARY_DT(vec_avx2__silu_v)
+KV_UNARY_DT(vec_avx2__gelu_v)
+KV_UNARY_DT(vec_avx2__gelu_tanh_v)
+
+KV_ATTR static void vec_avx2__unary(int fn, int dt, int64_t n, const void *x, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx2__gelu_v_dt(dt, n, x, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx2__gelu_tanh_v_dt(dt, n, x, y);
+  else
+    vec_avx2__silu_v_dt(dt, n, x, y);
+}
+
+/* ---- add, mul, scale, add_bias, conversions ---- */
+
+/* a op b; where both are NaN, a made quiet. */
+KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
+  vec_avx2__kvf y = op == KB_VEC_MUL ? vec_avx2__kv_mul(a, b) : vec_avx2__kv_add(a, b);
+  return vec_avx2__kv_sel(vec_avx2__kv_m_and(vec_avx2__kv_unord(a, a), vec_avx2__kv_unord(b, b)), vec_avx2__kv_add(a, a), y);
+}
+
+KV_FN void vec_avx2__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx2__st(dt, y, i, vec_avx2__binop(op, vec_avx2__ld(dt, a, i), vec_avx2__ld(dt, b, i)));
+  if (i < n) vec_avx2__st_n(dt, y, i, vec_avx2__binop(op, vec_avx2__ld_n(dt, a, i, n - i), vec_avx2__ld_n(dt, b, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx2__binary(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  if (op == KB_VEC_MUL) {
+    KV_PER_DT(mul, vec_avx2__binary_loop(KB_VEC_MUL, KB_VEC_F32, n, a, b, y), vec_avx2__binary_loop(KB_VEC_MUL, KB_VEC_BF16, n, a, b, y),
+              vec_avx2__binary_loop(KB_VEC_MUL, KB_VEC_F16, n, a, b, y))
+  } else {
+    KV_PER_DT(add, vec_avx2__binary_loop(KB_VEC_ADD, KB_VEC_F32, n, a, b, y), vec_avx2__binary_loop(KB_VEC_ADD, KB_VEC_BF16, n, a, b, y),
+              vec_avx2__binary_loop(KB_VEC_ADD, KB_VEC_F16, n, a, b, y))
+  }
+}
+
+KV_FN void vec_avx2__scale_loop(int dt, int64_t n, float alpha, const void *x, void *y) {
+  vec_avx2__kvf al = vec_avx2__kv_set(alpha);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx2__st(dt, y, i, vec_avx2__kv_mul(al, vec_avx2__ld(dt, x, i)));
+  if (i < n) vec_avx2__st_n(dt, y, i, vec_avx2__kv_mul(al, vec_avx2__ld_n(dt, x, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx2__scale(int dt, int64_t n, float alpha, const void *x, void *y) {
+  KV_PER_DT(vec_avx2__scale, vec_avx2__scale_loop(KB_VEC_F32, n, alpha, x, y), vec_avx2__scale_loop(KB_VEC_BF16, n, alpha, x, y),
+            vec_avx2__scale_loop(KB_VEC_F16, n, alpha, x, y))
+}
+
+KV_FN void vec_avx2__bias_loop(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  int64_t es = kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * cols * es;
+    void *yr = (char *)y + r * cols * es;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, yr, c, vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, bias, c)));
+    if (c < cols) vec_avx2__st_n(dt, yr, c, vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld_n(dt, xr, c, cols - c), vec_avx2__ld_n(dt, bias, c, cols - c)), cols - c);
+  }
+}
+
+KV_ATTR static void vec_avx2__add_bias(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  KV_PER_DT(bias, vec_avx2__bias_loop(KB_VEC_F32, rows, cols, x, bias, y), vec_avx2__bias_loop(KB_VEC_BF16, rows, cols, x, bias, y),
+            vec_avx2__bias_loop(KB_VEC_F16, rows, cols, x, bias, y))
+}
+
+KV_FN void vec_avx2__convert_loop(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  int64_t i = 0;
+  if (narrow) {
+    for (; i + 16 <= n; i += 16) vec_avx2__st(dt, dst, i, vec_avx2__kv_load((const float *)src + i));
+    if (i < n) vec_avx2__st_n(dt, dst, i, vec_avx2__kv_load_n((const float *)src + i, n - i), n - i);
+  } else {
+    /* v + v makes a signalling NaN quiet (half.h) and changes nothing else. */
+    for (; i + 16 <= n; i += 16) {
+      vec_avx2__kvf v = vec_avx2__ld(dt, src, i);
+      vec_avx2__kv_store((float *)dst + i, vec_avx2__kv_sel(vec_avx2__kv_unord(v, v), vec_avx2__kv_add(v, v), v));
+    }
+    if (i < n) {
+      vec_avx2__kvf v = vec_avx2__ld_n(dt, src, i, n - i);
+      vec_avx2__kv_store_n((float *)dst + i, vec_avx2__kv_sel(vec_avx2__kv_unord(v, v), vec_avx2__kv_add(v, v), v), n - i);
+    }
+  }
+}
+
+KV_ATTR static void vec_avx2__convert(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  if (dt == KB_VEC_F16)
+    vec_avx2__convert_loop(KB_VEC_F16, narrow, n, src, dst);
+  else
+    vec_avx2__convert_loop(KB_VEC_BF16, narrow, n, src, dst);
+}
+
+/* ---- softmax, log_softmax, cross-entropy: max and sum of exponentials ---- */
+
+/* Most blocks per row: the block length grows with the row beyond 64 x 1024
+ * elements, so the per-block maxima fit on the stack. */
+#define KV_MAX_BLOCKS 64
+
+/* Elements per block of the online maximum: 4 KiB of float32 (still in L1
+ * when the block is read again for its exponentials), more for rows longer
+ * than KV_MAX_BLOCKS such blocks.  A function of cols only. */
+static int64_t vec_avx2__kv_block_len(int64_t cols) {
+  int64_t b = (cols + KV_MAX_BLOCKS - 1) / KV_MAX_BLOCKS;
+  b = (b + 15) / 16 * 16;
+  return b < 1024 ? 1024 : b;
+}
+
+/*
+ * e^(x - m) for the elements of a row with maximum m, as (th + tt) 2^e
+ * (see kb_vm_exp_core_scalar) with the difference x - m never rounded:
+ * k_x = round(8x / ln2) and k_m = round(8m / ln2) come from the shifter,
+ * x - k_x ln2_hi/8 and m - k_m ln2_hi/8 are exact (fused), and
+ * x - m = (k_x - k_m) ln2/8 + r with r their difference (|r| <= ln2/8,
+ * rounded once, about 2^-29) plus (k_x - k_m) times the low part.  The
+ * polynomial has degree 5 for the wider r.  x is clamped below at m - 160
+ * (the result is 0 there and the shifter stays in range).  Rows whose
+ * maximum exceeds KV_HUGE_M in magnitude use the TwoSum form instead
+ * (exp_shift).  The results depend on (x, m) only.
+ */
+#define KV_HUGE_M 3.0e5f
+
+struct vec_avx2__kv_mref {
+  float m, lo;    /* the maximum; the clamp */
+  float kmf, mrh; /* k_m as a float; m - k_m ln2_hi/8 */
+  int32_t kbits;  /* the shifter's bit pattern holding k_m */
+  int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
+};
+
+static struct vec_avx2__kv_mref vec_avx2__kv_mref_of(float m) {
+  struct vec_avx2__kv_mref r;
+  r.m = m;
+  r.huge = !(fabsf(m) <= KV_HUGE_M);
+  r.lo = m - 160.0f;
+  float t = fmaf(r.huge ? 0.0f : m, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  r.kmf = t - KB_VM_EXP_SHIFTER;
+  r.mrh = fmaf(r.kmf, KB_VM_EXP_NSTEP_HI, r.huge ? 0.0f : m);
+  uint32_t u;
+  memcpy(&u, &t, sizeof u);
+  r.kbits = (int32_t)u;
+  return r;
+}
+
+/* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
+ * that -inf gives a finite (hugely negative) difference. */
+KV_FN void vec_avx2__diff_exact(vec_avx2__kvf v, float m, vec_avx2__kvf *dh, vec_avx2__kvf *dl) {
+  vec_avx2__kvf xc = vec_avx2__kv_max(vec_avx2__kv_set(-0x1p100f), v);
+  vec_avx2__kvf nm = vec_avx2__kv_set(-m);
+  vec_avx2__kvf h = vec_avx2__kv_add(xc, nm);
+  vec_avx2__kvf bb = vec_avx2__kv_sub(h, xc);
+  *dh = h;
+  *dl = vec_avx2__kv_add(vec_avx2__kv_sub(xc, vec_avx2__kv_sub(h, bb)), vec_avx2__kv_sub(nm, bb));
+}
+
+KV_FN void vec_avx2__exp_rel(vec_avx2__kvf v, const struct vec_avx2__kv_mref *mr, int huge, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
+  if (huge) {
+    vec_avx2__kvf dh, dl;
+    vec_avx2__diff_exact(v, mr->m, &dh, &dl);
+    vec_avx2__kv_exp_core2(dh, dl, th, tt, e);
+    return;
+  }
+  vec_avx2__kvf xc = vec_avx2__kv_max(vec_avx2__kv_set(mr->lo), v);
+  vec_avx2__kvf shifter = vec_avx2__kv_set(KB_VM_EXP_SHIFTER);
+  vec_avx2__kvf t = vec_avx2__kv_fma(xc, vec_avx2__kv_set(KB_VM_EXP_INV_STEP), shifter);
+  vec_avx2__kvf kxf = vec_avx2__kv_sub(t, shifter);
+  vec_avx2__kvf a = vec_avx2__kv_sub(vec_avx2__kv_fma(kxf, vec_avx2__kv_set(KB_VM_EXP_NSTEP_HI), xc), vec_avx2__kv_set(mr->mrh));
+  vec_avx2__kvf r = vec_avx2__kv_fma(vec_avx2__kv_sub(kxf, vec_avx2__kv_set(mr->kmf)), vec_avx2__kv_set(KB_VM_EXP_NSTEP_LO), a);
+  vec_avx2__kvi k = vec_avx2__kvi_sub(vec_avx2__kv_bits(t), vec_avx2__kvi_set(mr->kbits));
+  vec_avx2__kvf q = vec_avx2__kv_fma(vec_avx2__kv_set(KB_VM_EXP_C5), r, vec_avx2__kv_set(KB_VM_EXP_C4));
+  q = vec_avx2__kv_fma(q, r, vec_avx2__kv_set(KB_VM_EXP_C3));
+  q = vec_avx2__kv_fma(q, r, vec_avx2__kv_set(KB_VM_EXP_C2));
+  vec_avx2__kvf s = vec_avx2__kv_fma(q, vec_avx2__kv_mul(r, r), r);
+  vec_avx2__kvf hi = vec_avx2__kv_lookup8(kb_vm_exp_tab_hi, k);
+  *th = hi;
+  *tt = vec_avx2__kv_fma(hi, s, vec_avx2__kv_lookup8(kb_vm_exp_tab_lo, k));
+  *e = vec_avx2__kvi_srai(k, 3);
+}
+
+/* f = e^(x - m) rounded to float, and the part of the unrounded value
+ * that f lost (Fast2Sum on the mantissa pair, both scaled by 2^e). */
+KV_FN vec_avx2__kvf vec_avx2__exp_rel_f(vec_avx2__kvf v, const struct vec_avx2__kv_mref *mr, int huge, vec_avx2__kvf *lost) {
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx2__kvf mh = vec_avx2__kv_add(th, tt);
+  *lost = vec_avx2__kv_ldexp(vec_avx2__kv_sub(tt, vec_avx2__kv_sub(mh, th)), e);
+  return vec_avx2__kv_ldexp(mh, e);
+}
+
+struct vec_avx2__kv_rowsum {
+  float m;  /* the row maximum, NaN ignored */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
+  int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
+  int64_t blen, nblocks;
+  float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
+};
+
+/* Sums of exponentials: doubles for the rounded values, floats for what
+ * rounding lost (each below 2^-24 of its value, so their float sum is
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
+struct vec_avx2__kv_acc {
+  vec_avx2__kvd f;
+  vec_avx2__kvf lost;
+  vec_avx2__kvi ones;
+};
+
+/* Adds the exponentials of the n (<= 16) elements of v. */
+KV_FN void vec_avx2__acc_exps(struct vec_avx2__kv_acc *a, vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge) {
+  vec_avx2__kvf lost, f = vec_avx2__exp_rel_f(v, mr, huge, &lost);
+  vec_avx2__kvm one = vec_avx2__kv_eq(v, vec_avx2__kv_set(mr->m));
+  if (n < 16) one = vec_avx2__kv_m_and(one, vec_avx2__kv_mask_first(n));
+  vec_avx2__kvm drop = one;
+  if (n < 16) drop = vec_avx2__kv_m_or(drop, vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), vec_avx2__kv_mask_first(n)));
+  f = vec_avx2__kv_sel(drop, vec_avx2__kv_set(0.0f), f);
+  lost = vec_avx2__kv_sel(drop, vec_avx2__kv_set(0.0f), lost);
+  a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(f));
+  a->lost = vec_avx2__kv_add(a->lost, lost);
+  a->ones = vec_avx2__kvi_add(a->ones, vec_avx2__kvi_sel(one, vec_avx2__kvi_set(1), vec_avx2__kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
+}
+
+/*
+ * One read of the row: per block, its maximum, then (the block still in
+ * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
+ * The lanes are summed in kv_hsum16's order.
+ */
+KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r) {
+  float m = -INFINITY;
+  struct vec_avx2__kv_acc acc = {vec_avx2__kvd_set(0.0), vec_avx2__kv_set(0.0f), vec_avx2__kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
+  int nan = 0;
+  vec_avx2__kvf ninf = vec_avx2__kv_set(-INFINITY);
+  r->blen = vec_avx2__kv_block_len(cols);
+  r->nblocks = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
+    int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
+     * detected through the sum (a NaN exponential makes it NaN). */
+    vec_avx2__kvf vm = ninf;
+    for (int64_t c = b0; c < full; c += 16) vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c), vm);
+    if (full < b1) vm = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(b1 - full), vec_avx2__ld_n(dt, x, full, b1 - full), ninf), vm);
+    float lanes[16];
+    vec_avx2__kv_lanes(lanes, vm);
+    float bm = vec_avx2__kv_hmax16(lanes);
+    if (bm > m) {
+      if (m > -INFINITY) {
+        double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        vec_avx2__kvi_lanes(on, acc.ones);
+        extra = (extra + (double)vec_avx2__kv_hsumi(on)) * f;
+        acc.ones = vec_avx2__kvi_set(0);
+        acc.f = vec_avx2__kvd_mul(acc.f, vec_avx2__kvd_set(f));
+        acc.lost = vec_avx2__kv_mul(acc.lost, vec_avx2__kv_set((float)f));
+      }
+      m = bm;
+    }
+    r->mb[r->nblocks++] = m;
+    if (m == -INFINITY) {
+      /* Nothing but -inf (and perhaps NaN) so far: no exponentials to add,
+       * but a NaN must still make the row bad. */
+      for (int64_t c = b0; c < b1; c += 16) {
+        vec_avx2__kvf v = vec_avx2__ld_n(dt, x, c, b1 - c < 16 ? b1 - c : 16);
+        nan |= vec_avx2__kv_m_any(vec_avx2__kv_unord(v, v));
+      }
+      continue;
+    }
+    if (m == INFINITY) continue; /* the row is bad */
+    struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(m);
+    if (mr.huge) {
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1);
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+    } else {
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0);
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+    }
+  }
+  double lf[16], ll[16];
+  float lost[16];
+  int32_t on[16];
+  vec_avx2__kvd_lanes(lf, acc.f);
+  vec_avx2__kv_lanes(lost, acc.lost);
+  vec_avx2__kvi_lanes(on, acc.ones);
+  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
+  int64_t ones = vec_avx2__kv_hsumi(on);
+  double rest = (vec_avx2__kv_hsum16(lf) + vec_avx2__kv_hsum16(ll)) + extra;
+  r->m = m;
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
+  r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
+}
+
+/* c = rh + rl as floats (rh = c rounded; rl what it lost). */
+static void vec_avx2__kv_split2(double c, float *rh, float *rl) {
+  *rh = (float)c;
+  *rl = (float)(c - (double)*rh);
+}
+
+/*
+ * The second pass of softmax and of the cross-entropy gradient:
+ * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
+ * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
+ * are recomputed exactly as the first pass did (same function of (x, m_b))
+ * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
+ * carried to about 2^-27 (storing the first pass's rounded floats and
+ * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
+ * give 0 either way and are clamped there.
+ */
+KV_FN void vec_avx2__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* A block of -inf (before the maximum was finite), or weights below
+       * every double: zeros of coef's sign. */
+      vec_avx2__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_avx2__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    float rhf, rlf;
+    struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(rs->mb[b]);
+    double acb = fabs(cb);
+    if (acb >= 0x1p-100 && acb <= 0x1p100) {
+      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
+       * normal and 2^e alone scales it (fewer operations than the split
+       * form below, which also covers the factors beyond 2^+-100). */
+      vec_avx2__kv_split2(cb, &rhf, &rlf);
+      vec_avx2__kvf rh = vec_avx2__kv_set(rhf), rl = vec_avx2__kv_set(rlf);
+      for (int64_t c = b0; c < b1; c += 16) {
+        int64_t n = b1 - c < 16 ? b1 - c : 16;
+        vec_avx2__kvf th, tt;
+        vec_avx2__kvi e;
+        vec_avx2__exp_rel(n == 16 ? vec_avx2__ld(dt, x, c) : vec_avx2__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+        vec_avx2__kvf v = vec_avx2__kv_ldexp(vec_avx2__kv_fma(th, rh, vec_avx2__kv_fma(tt, rh, vec_avx2__kv_mul(th, rl))), e);
+        if (n == 16)
+          vec_avx2__st(dt, y, c, v);
+        else
+          vec_avx2__st_n(dt, y, c, v, n);
+      }
+      continue;
+    }
+    int k0;
+    double f = frexp(acb, &k0);
+    vec_avx2__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
+    vec_avx2__kvf rh = vec_avx2__kv_set(rhf), rl = vec_avx2__kv_set(rlf);
+    vec_avx2__kvi kk = vec_avx2__kvi_set(k0), lo = vec_avx2__kvi_set(-240);
+    for (int64_t c = b0; c < b1; c += 16) {
+      int64_t n = b1 - c < 16 ? b1 - c : 16;
+      vec_avx2__kvf th, tt;
+      vec_avx2__kvi e;
+      vec_avx2__exp_rel(n == 16 ? vec_avx2__ld(dt, x, c) : vec_avx2__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+      e = vec_avx2__kvi_add(e, kk);
+      vec_avx2__kvf v = vec_avx2__kv_ldexp(vec_avx2__kv_fma(th, rh, vec_avx2__kv_fma(tt, rh, vec_avx2__kv_mul(th, rl))), vec_avx2__kvi_sel(vec_avx2__kvi_gt(e, lo), e, lo));
+      if (n == 16)
+        vec_avx2__st(dt, y, c, v);
+      else
+        vec_avx2__st_n(dt, y, c, v, n);
+    }
+  }
+}
+
+/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
+ * terms.  -inf stays -inf. */
+KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__kvf lh, vec_avx2__kvf ll) {
+  vec_avx2__kvf dh, dl, sh, sl;
+  vec_avx2__diff_exact(v, m, &dh, &dl);
+  vec_avx2__kvf nl = vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lh);
+  sh = vec_avx2__kv_add(dh, nl);
+  vec_avx2__kvf bb = vec_avx2__kv_sub(sh, dh);
+  sl = vec_avx2__kv_add(vec_avx2__kv_sub(dh, vec_avx2__kv_sub(sh, bb)), vec_avx2__kv_sub(nl, bb));
+  vec_avx2__kvf y = vec_avx2__kv_add(sh, vec_avx2__kv_sub(vec_avx2__kv_add(sl, dl), ll));
+  return vec_avx2__kv_sel(vec_avx2__kv_eq(v, vec_avx2__kv_set(-INFINITY)), vec_avx2__kv_set(-INFINITY), y);
+}
+
+KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
+  struct vec_avx2__kv_rowsum rs;
+  vec_avx2__row_reduce(dt, x, cols, &rs);
+  if (rs.bad) {
+    vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
+    return;
+  }
+  if (!want_log) {
+    vec_avx2__scale_row(dt, x, y, cols, &rs, 1.0);
+    return;
+  }
+  int64_t c = 0;
+  float lhf, llf;
+  vec_avx2__kv_split2(rs.l, &lhf, &llf);
+  vec_avx2__kvf lh = vec_avx2__kv_set(lhf), ll = vec_avx2__kv_set(llf);
+  for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld(dt, x, c), rs.m, lh, ll));
+  if (c < cols) vec_avx2__st_n(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+}
+
+KV_FN void vec_avx2__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) vec_avx2__softmax_row(dt, want_log, (const char *)x + r * stride, (char *)y + r * stride, cols);
+}
+
+KV_ATTR static void vec_avx2__softmax(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  KV_PER_DT(vec_avx2__softmax, vec_avx2__softmax_rows(KB_VEC_F32, want_log, rows, cols, x, y),
+            vec_avx2__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx2__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
+}
+
+KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                               int32_t ignore_index, float *losses) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) {
+      losses[r] = 0.0f;
+      continue;
+    }
+    const float *x = logits + r * cols;
+    struct vec_avx2__kv_rowsum rs;
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs);
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+  }
+}
+
+KV_ATTR static void vec_avx2__ce_backward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                                int32_t ignore_index, double vec_avx2__scale, float *dlogits) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    const float *x = logits + r * cols;
+    float *g = dlogits + r * cols;
+    if (t == ignore_index) {
+      vec_avx2__fill_row(KB_VEC_F32, g, cols, vec_avx2__kv_set(0.0f));
+      continue;
+    }
+    /* Read before the row is overwritten (dlogits may be logits). */
+    double xt = (double)x[t];
+    struct vec_avx2__kv_rowsum rs;
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs);
+    if (rs.bad) {
+      vec_avx2__fill_row(KB_VEC_F32, g, cols, vec_avx2__qnan());
+      continue;
+    }
+    vec_avx2__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_avx2__scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx2__scale);
+  }
+}
+
+/* ---- rmsnorm, layernorm ---- */
+
+KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+    for (int64_t c = 0; c < full; c += 16) {
+      vec_avx2__kvd d = vec_avx2__kvd_from(vec_avx2__ld(dt, xr, c));
+      acc = vec_avx2__kvd_fma(d, d, acc);
+    }
+    if (n > 0) {
+      vec_avx2__kvd d = vec_avx2__kvd_from(vec_avx2__ld_n(dt, xr, full, n));
+      acc = vec_avx2__kvd_fma(d, d, acc);
+    }
+    double l[16];
+    vec_avx2__kvd_lanes(l, acc);
+    vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kv_hsum16(l) / (double)cols + (double)eps));
+    /* (x * inv) * w in double, rounded once: the documented formula. */
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx2__st(dt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(dt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(dt, w, c))))));
+    if (n > 0)
+      vec_avx2__st_n(dt, yr, full,
+           vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(dt, xr, full, n)), inv), vec_avx2__kvd_from(vec_avx2__ld_n(dt, w, full, n))))), n);
+  }
+}
+
+KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx2__rmsnorm, vec_avx2__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
+            vec_avx2__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx2__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
+}
+
+/* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
+ * for the second look at the block. */
+#define KV_LN_BLOCK 1024
+
+/*
+ * Mean and biased variance of a row without cancellation: per block of
+ * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
+ * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ */
+KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+  double n = 0.0, mu = 0.0, m2 = 0.0;
+  for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
+    int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
+    int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
+    double nb = (double)(b1 - b0), l[16];
+    vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)));
+    if (tail > 0) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)));
+    vec_avx2__kvd_lanes(l, acc);
+    double mb = vec_avx2__kv_hsum16(l) / nb;
+    vec_avx2__kvd vmb = vec_avx2__kvd_set(mb);
+    acc = vec_avx2__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) {
+      vec_avx2__kvd d = vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)), vmb);
+      acc = vec_avx2__kvd_fma(d, d, acc);
+    }
+    if (tail > 0) {
+      vec_avx2__kvd d = vec_avx2__kvd_sel(vec_avx2__kv_mask_first(tail), vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)), vmb), vec_avx2__kvd_set(0.0));
+      acc = vec_avx2__kvd_fma(d, d, acc);
+    }
+    vec_avx2__kvd_lanes(l, acc);
+    double m2b = vec_avx2__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    mu = mu + d * (nb / nn);
+    m2 = m2 + m2b + d * d * (n * nb / nn);
+    n = nn;
+  }
+  *mean = mu;
+  *var = m2 / n;
+}
+
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
+KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvd mean, vec_avx2__kvd inv, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
+  vec_avx2__kvd t = vec_avx2__kvd_mul(vec_avx2__kvd_sub(vec_avx2__kvd_from(v), mean), inv);
+  if (has_w) t = vec_avx2__kvd_mul(t, vec_avx2__kvd_from(w));
+  if (has_b) t = vec_avx2__kvd_add(t, vec_avx2__kvd_from(b));
+  return vec_avx2__canon(vec_avx2__kvd_to_f(t));
+}
+
+KV_FN void vec_avx2__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
+                          const void *b, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    double mean, var;
+    vec_avx2__row_moments(dt, xr, cols, &mean, &var);
+    vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(1.0 / sqrt(var + (double)eps));
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx2__st(dt, yr, c, vec_avx2__ln_v(vec_avx2__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_avx2__ld(dt, w, c) : zero, has_b, has_b ? vec_avx2__ld(dt, b, c) : zero));
+    if (n > 0)
+      vec_avx2__st_n(dt, yr, full,
+           vec_avx2__ln_v(vec_avx2__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_avx2__ld_n(dt, w, full, n) : zero, has_b,
+                has_b ? vec_avx2__ld_n(dt, b, full, n) : zero),
+           n);
+  }
+}
+
+#define KV_LN_DT(DT)                                                                                   \
+  do {                                                                                                 \
+    if (w != NULL && b != NULL)                                                                        \
+      vec_avx2__layernorm_rows(DT, 1, 1, rows, cols, x, w, b, eps, y);                                           \
+    else if (w != NULL)                                                                                \
+      vec_avx2__layernorm_rows(DT, 1, 0, rows, cols, x, w, b, eps, y);                                           \
+    else if (b != NULL)                                                                                \
+      vec_avx2__layernorm_rows(DT, 0, 1, rows, cols, x, w, b, eps, y);                                           \
+    else                                                                                               \
+      vec_avx2__layernorm_rows(DT, 0, 0, rows, cols, x, w, b, eps, y);                                           \
+  } while (0)
+
+KV_ATTR static void vec_avx2__layernorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, const void *b, float eps,
+                              void *y) {
+  KV_PER_DT(vec_avx2__layernorm, KV_LN_DT(KB_VEC_F32), KV_LN_DT(KB_VEC_BF16), KV_LN_DT(KB_VEC_F16))
+}
+
+/* ---- argmax ---- */
+
+static const int32_t vec_avx2__kv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/*
+ * Each lane keeps the first largest element of its column c = lane (mod
+ * 16), a NaN beating every number and the first NaN staying; the lanes are
+ * then combined with the same rule and ties to the lower index, which is the
+ * sequential definition (first index of the maximum, first NaN wins).
+ */
+KV_ATTR static void vec_avx2__argmax(int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    vec_avx2__kvf best = vec_avx2__kv_set(-INFINITY);
+    vec_avx2__kvi bi = vec_avx2__kvi_load(vec_avx2__kv_iota), idx = bi;
+    vec_avx2__kvi step = vec_avx2__kvi_set(16);
+    int64_t c = 0;
+    for (; c < cols; c += 16) {
+      vec_avx2__kvf v = cols - c >= 16 ? vec_avx2__kv_load(xr + c) : vec_avx2__kv_sel(vec_avx2__kv_mask_first(cols - c), vec_avx2__kv_load_n(xr + c, cols - c), best);
+      vec_avx2__kvm vn = vec_avx2__kv_unord(v, v), bn = vec_avx2__kv_unord(best, best);
+      vec_avx2__kvm upd = vec_avx2__kv_m_or(vec_avx2__kv_gt(v, best), vec_avx2__kv_m_andnot(vn, bn));
+      best = vec_avx2__kv_sel(upd, v, best);
+      bi = vec_avx2__kvi_sel(upd, idx, bi);
+      idx = vec_avx2__kvi_add(idx, step);
+    }
+    float bv[16];
+    int32_t bx[16];
+    vec_avx2__kv_lanes(bv, best);
+    vec_avx2__kvi_lanes(bx, bi);
+    /* Lanes past cols (rows shorter than 16) never left their start. */
+    int32_t win = -1;
+    float wv = 0.0f;
+    for (int i = 0; i < 16; i++) {
+      if (bx[i] >= cols) continue;
+      bool nan_i = bv[i] != bv[i], nan_w = wv != wv, take;
+      if (win < 0)
+        take = true;
+      else if (nan_i != nan_w)
+        take = nan_i;
+      else if (nan_i)
+        take = bx[i] < win;
+      else
+        take = bv[i] > wv || (bv[i] == wv && bx[i] < win);
+      if (take) {
+        win = bx[i];
+        wv = bv[i];
+      }
+    }
+    out[r] = win;
+  }
+}
+
+/* ---- rope ---- */
+
+/* pi/2 = P1 + P2 + P3; 2/pi; the Taylor coefficients of sin (-1/3! ..
+ * -1/15!) and cos (-1/2! .. 1/16!). */
+#define KV_PIO2_1 0x1.921fb54442d18p+0
+#define KV_PIO2_2 0x1.1a62633145c07p-54
+#define KV_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define KV_2OPI 0x1.45f306dc9c883p-1
+static const double vec_avx2__kv_sin_c[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
+                                   0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+                                   -0x1.ae7f3e733b81fp-41};
+static const double vec_avx2__kv_cos_c[8] = {-0x1p-1,           0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
+                                   0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+                                   -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+/* sin(r + q pi/2) = S[q] sin r + C[q] cos r, cos(r + q pi/2) likewise:
+ * each a selection (one product is an exact zero), indexed by q mod 4
+ * (repeated to 8 entries for kvd_lookup8). */
+static const double vec_avx2__kv_sin_s[8] = {1, 0, -1, 0, 1, 0, -1, 0}, vec_avx2__kv_sin_c2[8] = {0, 1, 0, -1, 0, 1, 0, -1};
+static const double vec_avx2__kv_cos_s[8] = {0, -1, 0, 1, 0, -1, 0, 1}, vec_avx2__kv_cos_c2[8] = {1, 0, -1, 0, 1, 0, -1, 0};
+
+/*
+ * sin a and cos a in double for 0 <= a < 2^31 (rope's angles): q =
+ * round(a 2/pi), r = a - q pi/2 in three fused steps (the first exact, the
+ * rest below 2^-100 relative for these q), Taylor polynomials on
+ * |r| <= pi/4 (truncation below 2^-54), and the quadrant by selection.
+ * Within a few double ulps of the exact values.
+ */
+KV_FN void vec_avx2__sincos_d(vec_avx2__kvd a, vec_avx2__kvd *sn, vec_avx2__kvd *cs) {
+  vec_avx2__kvd sh = vec_avx2__kvd_set(KB_VM_EXPD_SHIFTER);
+  vec_avx2__kvd q = vec_avx2__kvd_sub(vec_avx2__kvd_fma(a, vec_avx2__kvd_set(KV_2OPI), sh), sh);
+  vec_avx2__kvd r = vec_avx2__kvd_fma(q, vec_avx2__kvd_set(-KV_PIO2_1), a);
+  r = vec_avx2__kvd_fma(q, vec_avx2__kvd_set(-KV_PIO2_2), r);
+  r = vec_avx2__kvd_fma(q, vec_avx2__kvd_set(-KV_PIO2_3), r);
+  vec_avx2__kvd r2 = vec_avx2__kvd_mul(r, r);
+  vec_avx2__kvd ps = vec_avx2__kvd_set(vec_avx2__kv_sin_c[6]);
+  for (int i = 5; i >= 0; i--) ps = vec_avx2__kvd_fma(ps, r2, vec_avx2__kvd_set(vec_avx2__kv_sin_c[i]));
+  vec_avx2__kvd pc = vec_avx2__kvd_set(vec_avx2__kv_cos_c[7]);
+  for (int i = 6; i >= 0; i--) pc = vec_avx2__kvd_fma(pc, r2, vec_avx2__kvd_set(vec_avx2__kv_cos_c[i]));
+  vec_avx2__kvd s = vec_avx2__kvd_fma(vec_avx2__kvd_mul(r, r2), ps, r);
+  vec_avx2__kvd c = vec_avx2__kvd_fma(r2, pc, vec_avx2__kvd_set(1.0));
+  vec_avx2__kvi qi = vec_avx2__kvd_to_int(q);
+  *sn = vec_avx2__kvd_fma(vec_avx2__kvd_lookup8(vec_avx2__kv_sin_s, qi), s, vec_avx2__kvd_mul(vec_avx2__kvd_lookup8(vec_avx2__kv_sin_c2, qi), c));
+  *cs = vec_avx2__kvd_fma(vec_avx2__kvd_lookup8(vec_avx2__kv_cos_s, qi), s, vec_avx2__kvd_mul(vec_avx2__kvd_lookup8(vec_avx2__kv_cos_c2, qi), c));
+}
+
+/* Pairs of the half-rotation per block of 256: the angles of one position. */
+#define KV_ROPE_CHUNK 256
+
+/* y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin for 16 pairs, in double
+ * (products and sums each rounded, as docs/kernels.md writes them), one
+ * rounding to float; NaN canonical (two NaN inputs may meet). */
+KV_FN void vec_avx2__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx2__kvd c, vec_avx2__kvd s) {
+  vec_avx2__kvf a = vec_avx2__kv_load_n(x, n), b = vec_avx2__kv_load_n(x + h, n);
+  vec_avx2__kvd a0 = vec_avx2__kvd_from(a), b0 = vec_avx2__kvd_from(b);
+  vec_avx2__kvf ya = vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_sub(vec_avx2__kvd_mul(a0, c), vec_avx2__kvd_mul(b0, s))));
+  vec_avx2__kvf yb = vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_add(vec_avx2__kvd_mul(b0, c), vec_avx2__kvd_mul(a0, s))));
+  vec_avx2__kv_store_n(y, ya, n);
+  vec_avx2__kv_store_n(y + h, yb, n);
+}
+
+KV_ATTR static void vec_avx2__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, double theta, float *y) {
+  int64_t h = head_dim / 2, row = heads * head_dim;
+  double invf[KV_ROPE_CHUNK], cs[KV_ROPE_CHUNK], sn[KV_ROPE_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += KV_ROPE_CHUNK) {
+    int64_t ni = h - i0 < KV_ROPE_CHUNK ? h - i0 : KV_ROPE_CHUNK;
+    for (int64_t i = 0; i < ni; i++) invf[i] = pow(theta, -(double)(2 * (i0 + i)) / (double)head_dim);
+    for (int64_t s = s0; s < s1; s++) {
+      vec_avx2__kvd pos = vec_avx2__kvd_set((double)positions[s]);
+      for (int64_t i = 0; i < ni; i += 16) {
+        double l[16];
+        for (int k = 0; k < 16; k++) l[k] = i + k < ni ? invf[i + k] : 0.0;
+        vec_avx2__kvd a, sv, cv;
+        vec_avx2__kvd_load16(l, &a);
+        vec_avx2__sincos_d(vec_avx2__kvd_mul(pos, a), &sv, &cv);
+        vec_avx2__kvd_lanes(sn + i, sv);
+        vec_avx2__kvd_lanes(cs + i, cv);
+      }
+      for (int64_t hh = 0; hh < heads; hh++) {
+        const float *xr = x + s * row + hh * head_dim + i0;
+        float *yr = y + s * row + hh * head_dim + i0;
+        for (int64_t i = 0; i < ni; i += 16) {
+          vec_avx2__kvd c, sv;
+          vec_avx2__kvd_load16(cs + i, &c);
+          vec_avx2__kvd_load16(sn + i, &sv);
+          vec_avx2__rope_pairs(xr + i, yr + i, h, ni - i < 16 ? ni - i : 16, c, sv);
+        }
+      }
+    }
+  }
+}
+
+/* ---- sampling weights ---- */
+
+KV_ATTR static void vec_avx2__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  vec_avx2__kvd vm = vec_avx2__kvd_set(m), vt = vec_avx2__kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    vec_avx2__kvd_lanes(l, vec_avx2__kvd_exp(vec_avx2__kvd_div(vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
+/* ---- AdamW ---- */
+
+KV_FN void vec_avx2__adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
+                     const struct kb_adamw_coef *k) {
+  vec_avx2__kvf gv = vec_avx2__kv_load_n(g, len), pv = vec_avx2__kv_load_n(p, len), mv = vec_avx2__kv_load_n(m, len), vv = vec_avx2__kv_load_n(v, len);
+  pv = vec_avx2__kv_mul(pv, vec_avx2__kv_set(k->decay));
+  vec_avx2__kvf gm = vec_avx2__kv_sub(gv, mv);
+  mv = small_w1 ? vec_avx2__kv_add(mv, vec_avx2__kv_mul(vec_avx2__kv_set(k->w1), gm)) : vec_avx2__kv_sub(gv, vec_avx2__kv_mul(gm, vec_avx2__kv_set(k->one_minus_w1)));
+  vv = vec_avx2__kv_mul(vv, vec_avx2__kv_set(k->beta2));
+  vv = vec_avx2__kv_add(vv, vec_avx2__kv_mul(vec_avx2__kv_mul(vec_avx2__kv_set(k->w2), gv), gv));
+  vec_avx2__kvf denom = vec_avx2__kv_add(vec_avx2__kv_div(vec_avx2__kv_sqrt(vv), vec_avx2__kv_set(k->bc2_sqrt)), vec_avx2__kv_set(k->eps));
+  pv = vec_avx2__kv_add(pv, vec_avx2__kv_div(vec_avx2__kv_mul(vec_avx2__kv_set(k->step_size), mv), denom));
+  vec_avx2__kv_store_n(p, vec_avx2__canon(pv), len);
+  vec_avx2__kv_store_n(m, vec_avx2__canon(mv), len);
+  vec_avx2__kv_store_n(v, vec_avx2__canon(vv), len);
+}
+
+/* adamw.c's sequence, one rounding per operation, no fused steps. */
+KV_FN void vec_avx2__adamw_loop(int small_w1, int64_t n, float *p, const float *g, float *m, float *v,
+                      const struct kb_adamw_coef *k) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx2__adamw_vec(small_w1, p + i, g + i, m + i, v + i, 16, k);
+  if (i < n) vec_avx2__adamw_vec(small_w1, p + i, g + i, m + i, v + i, n - i, k);
+}
+
+KV_ATTR static void vec_avx2__adamw(int64_t n, float *p, const float *g, float *m, float *v, const struct kb_adamw_coef *k) {
+  if (k->small_w1)
+    vec_avx2__adamw_loop(1, n, p, g, m, v, k);
+  else
+    vec_avx2__adamw_loop(0, n, p, g, m, v, k);
+}
+
+#define KV_OPS_INIT                                                                                             \
+  {                                                                                                             \
+    .math = {[KB_VM_EXP] = vec_avx2__math_exp,                                                                            \
+             [KB_VM_LOG] = vec_avx2__math_log,                                                                            \
+             [KB_VM_TANH] = vec_avx2__math_tanh,                                                                          \
+             [KB_VM_ERF] = vec_avx2__math_erf,                                                                            \
+             [KB_VM_SILU] = vec_avx2__math_silu,                                                                          \
+             [KB_VM_GELU] = vec_avx2__math_gelu,                                                                          \
+             [KB_VM_GELU_TANH] = vec_avx2__math_gelu_tanh},                                                               \
+    .exp_f64 = vec_avx2__math_exp_f64,                                                                                    \
+    .unary = vec_avx2__unary, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
+    .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
+    .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
+  }
+
+const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
+
+#endif
+#undef KV_2OPI
+#undef KV_ATTR
+#undef KV_D2
+#undef KV_F2
+#undef KV_FN
+#undef KV_HUGE_M
+#undef KV_I2
+#undef KV_ISHIFT
+#undef KV_LN_BLOCK
+#undef KV_LN_DT
+#undef KV_M2
+#undef KV_MAP1
+#undef KV_MATH_ENTRY
+#undef KV_MAX_BLOCKS
+#undef KV_OPS_INIT
+#undef KV_PER_DT
+#undef KV_PIO2_1
+#undef KV_PIO2_2
+#undef KV_PIO2_3
+#undef KV_ROPE_CHUNK
+#undef KV_UNARY_DT
+#undef acc_exps
+#undef act_special
+#undef adamw_loop
+#undef adamw_vec
+#undef bias_loop
+#undef binary_loop
+#undef binop
+#undef canon
+#undef convert_loop
+#undef diff_exact
+#undef erf_v
+#undef exp_d_fast
+#undef exp_rel
+#undef exp_rel_f
+#undef fill_row
+#undef gelu_tanh_v
+#undef gelu_tanh_v_dt
+#undef gelu_v
+#undef gelu_v_dt
+#undef gtail_d
+#undef kv_abs
+#undef kv_acc
+#undef kv_add
+#undef kv_bits
+#undef kv_block_len
+#undef kv_cos_c
+#undef kv_cos_c2
+#undef kv_cos_s
+#undef kv_div
+#undef kv_eq
+#undef kv_erf_small
+#undef kv_exp
+#undef kv_exp_core
+#undef kv_exp_core2
+#undef kv_first8
+#undef kv_fma
+#undef kv_fms
+#undef kv_fnma
+#undef kv_from_bf16_8
+#undef kv_from_bits
+#undef kv_gt
+#undef kv_hmax16
+#undef kv_hsum16
+#undef kv_hsumi
+#undef kv_iota
+#undef kv_lanes
+#undef kv_ldexp
+#undef kv_load
+#undef kv_load_h
+#undef kv_load_h_n
+#undef kv_load_n
+#undef kv_lookup8
+#undef kv_lt
+#undef kv_m_and
+#undef kv_m_andnot
+#undef kv_m_any
+#undef kv_m_none
+#undef kv_m_or
+#undef kv_mask_first
+#undef kv_max
+#undef kv_min
+#undef kv_mref
+#undef kv_mref_of
+#undef kv_mul
+#undef kv_rowsum
+#undef kv_sel
+#undef kv_set
+#undef kv_sin_c
+#undef kv_sin_c2
+#undef kv_sin_s
+#undef kv_split2
+#undef kv_sqrt
+#undef kv_store
+#undef kv_store_h
+#undef kv_store_h_n
+#undef kv_store_n
+#undef kv_sub
+#undef kv_to_bf16_8
+#undef kv_to_int
+#undef kv_unord
+#undef kvd
+#undef kvd_add
+#undef kvd_div
+#undef kvd_exp
+#undef kvd_exp_core
+#undef kvd_fma
+#undef kvd_from
+#undef kvd_lanes
+#undef kvd_ldexp
+#undef kvd_ldexp_k
+#undef kvd_load16
+#undef kvd_lookup8
+#undef kvd_lookup8_4
+#undef kvd_mask_hi
+#undef kvd_mask_lo
+#undef kvd_mul
+#undef kvd_pow2_4
+#undef kvd_sel
+#undef kvd_set
+#undef kvd_sub
+#undef kvd_to_f
+#undef kvd_to_int
+#undef kvf
+#undef kvi
+#undef kvi_add
+#undef kvi_and
+#undef kvi_gt
+#undef kvi_lanes
+#undef kvi_load
+#undef kvi_or
+#undef kvi_sel
+#undef kvi_set
+#undef kvi_slli
+#undef kvi_srai
+#undef kvi_srli
+#undef kvi_sub
+#undef kvi_to_f
+#undef kvm
+#undef layernorm_rows
+#undef ld
+#undef ld_n
+#undef ln_v
+#undef log_softmax_v
+#undef log_v
+#undef math_erf
+#undef math_exp
+#undef math_exp_f64
+#undef math_gelu
+#undef math_gelu_tanh
+#undef math_log
+#undef math_silu
+#undef math_tanh
+#undef qnan
+#undef rmsnorm_rows
+#undef rope_pairs
+#undef row_moments
+#undef row_reduce
+#undef scale_loop
+#undef scale_row
+#undef silu_v
+#undef silu_v_dt
+#undef sincos_d
+#undef softmax_row
+#undef softmax_rows
+#undef st
+#undef st_n
+#undef tanh_v
+#undef with_sign_of
+
+/* ==== kernels/cpu/vec_avx512.c ==== */
+#define kvf vec_avx512__kvf
+#define kvi vec_avx512__kvi
+#define kvm vec_avx512__kvm
+#define kvd vec_avx512__kvd
+#define kv_set vec_avx512__kv_set
+#define kv_mask_first vec_avx512__kv_mask_first
+#define kv_load vec_avx512__kv_load
+#define kv_load_n vec_avx512__kv_load_n
+#define kv_store vec_avx512__kv_store
+#define kv_store_n vec_avx512__kv_store_n
+#define kv_add vec_avx512__kv_add
+#define kv_sub vec_avx512__kv_sub
+#define kv_mul vec_avx512__kv_mul
+#define kv_div vec_avx512__kv_div
+#define kv_sqrt vec_avx512__kv_sqrt
+#define kv_fma vec_avx512__kv_fma
+#define kv_fms vec_avx512__kv_fms
+#define kv_fnma vec_avx512__kv_fnma
+#define kv_max vec_avx512__kv_max
+#define kv_min vec_avx512__kv_min
+#define kv_abs vec_avx512__kv_abs
+#define kv_lt vec_avx512__kv_lt
+#define kv_gt vec_avx512__kv_gt
+#define kv_eq vec_avx512__kv_eq
+#define kv_unord vec_avx512__kv_unord
+#define kv_m_or vec_avx512__kv_m_or
+#define kv_m_and vec_avx512__kv_m_and
+#define kv_m_andnot vec_avx512__kv_m_andnot
+#define kv_m_none vec_avx512__kv_m_none
+#define kv_m_any vec_avx512__kv_m_any
+#define kv_sel vec_avx512__kv_sel
+#define kv_lanes vec_avx512__kv_lanes
+#define kv_from_bf16 vec_avx512__kv_from_bf16
+#define kv_to_bf16 vec_avx512__kv_to_bf16
+#define kv_load_h vec_avx512__kv_load_h
+#define kv_store_h vec_avx512__kv_store_h
+#define kv_load_h_n vec_avx512__kv_load_h_n
+#define kv_store_h_n vec_avx512__kv_store_h_n
+#define kv_exp_core vec_avx512__kv_exp_core
+#define kv_ldexp vec_avx512__kv_ldexp
+#define kv_exp vec_avx512__kv_exp
+#define kv_exp_core2 vec_avx512__kv_exp_core2
+#define kvd_set vec_avx512__kvd_set
+#define kvd_from vec_avx512__kvd_from
+#define kvd_to_f vec_avx512__kvd_to_f
+#define kvd_add vec_avx512__kvd_add
+#define kvd_sub vec_avx512__kvd_sub
+#define kvd_mul vec_avx512__kvd_mul
+#define kvd_div vec_avx512__kvd_div
+#define kvd_fma vec_avx512__kvd_fma
+#define kvd_ldexp vec_avx512__kvd_ldexp
+#define kvd_sel vec_avx512__kvd_sel
+#define kvd_lanes vec_avx512__kvd_lanes
+#define kv_bits vec_avx512__kv_bits
+#define kv_from_bits vec_avx512__kv_from_bits
+#define kvi_set vec_avx512__kvi_set
+#define kvi_load vec_avx512__kvi_load
+#define kvi_lanes vec_avx512__kvi_lanes
+#define kvi_add vec_avx512__kvi_add
+#define kvi_sub vec_avx512__kvi_sub
+#define kvi_and vec_avx512__kvi_and
+#define kvi_or vec_avx512__kvi_or
+#define kvi_gt vec_avx512__kvi_gt
+#define kvi_sel vec_avx512__kvi_sel
+#define kv_to_int vec_avx512__kv_to_int
+#define kvi_to_f vec_avx512__kvi_to_f
+#define kvd_load16 vec_avx512__kvd_load16
+#define kvd_to_int vec_avx512__kvd_to_int
+#define kv_lookup8 vec_avx512__kv_lookup8
+#define kvd_exp_core vec_avx512__kvd_exp_core
+#define kvd_ldexp_k vec_avx512__kvd_ldexp_k
+#define kvd_exp vec_avx512__kvd_exp
+#define kvd_lookup8 vec_avx512__kvd_lookup8
+#define ld vec_avx512__ld
+#define ld_n vec_avx512__ld_n
+#define st vec_avx512__st
+#define st_n vec_avx512__st_n
+#define qnan vec_avx512__qnan
+#define canon vec_avx512__canon
+#define kv_hmax16 vec_avx512__kv_hmax16
+#define kv_hsum16 vec_avx512__kv_hsum16
+#define fill_row vec_avx512__fill_row
+#define exp_d_fast vec_avx512__exp_d_fast
+#define act_special vec_avx512__act_special
+#define with_sign_of vec_avx512__with_sign_of
+#define silu_v vec_avx512__silu_v
+#define gtail_d vec_avx512__gtail_d
+#define gelu_v vec_avx512__gelu_v
+#define gelu_tanh_v vec_avx512__gelu_tanh_v
+#define log_v vec_avx512__log_v
+#define tanh_v vec_avx512__tanh_v
+#define kv_erf_small vec_avx512__kv_erf_small
+#define erf_v vec_avx512__erf_v
+#define math_exp vec_avx512__math_exp
+#define math_log vec_avx512__math_log
+#define math_tanh vec_avx512__math_tanh
+#define math_erf vec_avx512__math_erf
+#define math_silu vec_avx512__math_silu
+#define math_gelu vec_avx512__math_gelu
+#define math_gelu_tanh vec_avx512__math_gelu_tanh
+#define math_exp_f64 vec_avx512__math_exp_f64
+#define silu_v_dt vec_avx512__silu_v_dt
+#define gelu_v_dt vec_avx512__gelu_v_dt
+#define gelu_tanh_v_dt vec_avx512__gelu_tanh_v_dt
+#define binop vec_avx512__binop
+#define binary_loop vec_avx512__binary_loop
+#define scale_loop vec_avx512__scale_loop
+#define bias_loop vec_avx512__bias_loop
+#define convert_loop vec_avx512__convert_loop
+#define kv_block_len vec_avx512__kv_block_len
+#define kv_mref vec_avx512__kv_mref
+#define kv_mref_of vec_avx512__kv_mref_of
+#define diff_exact vec_avx512__diff_exact
+#define exp_rel vec_avx512__exp_rel
+#define exp_rel_f vec_avx512__exp_rel_f
+#define kv_rowsum vec_avx512__kv_rowsum
+#define kv_acc vec_avx512__kv_acc
+#define acc_exps vec_avx512__acc_exps
+#define kv_hsumi vec_avx512__kv_hsumi
+#define row_reduce vec_avx512__row_reduce
+#define kv_split2 vec_avx512__kv_split2
+#define scale_row vec_avx512__scale_row
+#define log_softmax_v vec_avx512__log_softmax_v
+#define softmax_row vec_avx512__softmax_row
+#define softmax_rows vec_avx512__softmax_rows
+#define rmsnorm_rows vec_avx512__rmsnorm_rows
+#define row_moments vec_avx512__row_moments
+#define ln_v vec_avx512__ln_v
+#define layernorm_rows vec_avx512__layernorm_rows
+#define kv_iota vec_avx512__kv_iota
+#define kv_sin_c vec_avx512__kv_sin_c
+#define kv_cos_c vec_avx512__kv_cos_c
+#define kv_sin_s vec_avx512__kv_sin_s
+#define kv_sin_c2 vec_avx512__kv_sin_c2
+#define kv_cos_s vec_avx512__kv_cos_s
+#define kv_cos_c2 vec_avx512__kv_cos_c2
+#define sincos_d vec_avx512__sincos_d
+#define rope_pairs vec_avx512__rope_pairs
+#define adamw_vec vec_avx512__adamw_vec
+#define adamw_loop vec_avx512__adamw_loop
+/* ---- kernels/cpu/vec_avx512.c ---- */
+/* vec_avx512.c - the avx512 level of the vector kernels (vec_kernels.h):
+ * vec_body.h over vec_lanes_avx512.h. */
+
+#if KB_HAVE_X86_SIMD
+
+/* ---- kernels/cpu/vec_lanes_avx512.h ---- */
+/* vec_lanes_avx512.h - the 16-lane vocabulary of the vector kernels
+ * (vec_lanes.h) at the avx512 level: one __m512 per 16 floats, AVX-512F
+ * only.  Included by vec_avx512.c alone. */
+/* No include guard: it is included once, and the amalgamation expands it
+ * inside vec_avx512.c, where its names (kvf, kv_add, ...) are that file's. */
+
+#include <string.h>
+
+
+#define KV_ATTR KB_TARGET_AVX512
+#define KV_FN KB_TARGET_AVX512 __attribute__((always_inline, unused)) static inline
+
+typedef __m512 vec_avx512__kvf;
+typedef __m512i vec_avx512__kvi;
+typedef __mmask16 vec_avx512__kvm;
+typedef struct {
+  __m512d lo, hi; /* lanes 0-7, 8-15 */
+} vec_avx512__kvd;
+
+/* ---- floats ---- */
+
+KV_FN vec_avx512__kvf vec_avx512__kv_set(float a) { return _mm512_set1_ps(a); }
+KV_FN vec_avx512__kvm vec_avx512__kv_mask_first(int64_t n) { return n >= 16 ? (vec_avx512__kvm)0xffff : (n <= 0 ? (vec_avx512__kvm)0 : (vec_avx512__kvm)((1u << n) - 1u)); }
+KV_FN vec_avx512__kvf vec_avx512__kv_load(const float *p) { return _mm512_loadu_ps(p); }
+KV_FN vec_avx512__kvf vec_avx512__kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(vec_avx512__kv_mask_first(n), p); }
+KV_FN void vec_avx512__kv_store(float *p, vec_avx512__kvf v) { _mm512_storeu_ps(p, v); }
+KV_FN void vec_avx512__kv_store_n(float *p, vec_avx512__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512__kv_mask_first(n), v); }
+
+KV_FN vec_avx512__kvf vec_avx512__kv_add(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_add_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_sub(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_sub_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_mul(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_mul_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_div(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_div_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_sqrt(vec_avx512__kvf a) { return _mm512_sqrt_ps(a); }
+KV_FN vec_avx512__kvf vec_avx512__kv_fma(vec_avx512__kvf a, vec_avx512__kvf b, vec_avx512__kvf c) { return _mm512_fmadd_ps(a, b, c); }
+KV_FN vec_avx512__kvf vec_avx512__kv_fms(vec_avx512__kvf a, vec_avx512__kvf b, vec_avx512__kvf c) { return _mm512_fmsub_ps(a, b, c); }
+KV_FN vec_avx512__kvf vec_avx512__kv_fnma(vec_avx512__kvf a, vec_avx512__kvf b, vec_avx512__kvf c) { return _mm512_fnmadd_ps(a, b, c); }
+KV_FN vec_avx512__kvf vec_avx512__kv_max(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_max_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_min(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_min_ps(a, b); }
+KV_FN vec_avx512__kvf vec_avx512__kv_abs(vec_avx512__kvf a) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+}
+
+KV_FN vec_avx512__kvm vec_avx512__kv_lt(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+KV_FN vec_avx512__kvm vec_avx512__kv_gt(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+KV_FN vec_avx512__kvm vec_avx512__kv_eq(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+KV_FN vec_avx512__kvm vec_avx512__kv_unord(vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+KV_FN vec_avx512__kvm vec_avx512__kv_m_or(vec_avx512__kvm a, vec_avx512__kvm b) { return (vec_avx512__kvm)(a | b); }
+KV_FN vec_avx512__kvm vec_avx512__kv_m_and(vec_avx512__kvm a, vec_avx512__kvm b) { return (vec_avx512__kvm)(a & b); }
+KV_FN vec_avx512__kvm vec_avx512__kv_m_andnot(vec_avx512__kvm a, vec_avx512__kvm b) { return (vec_avx512__kvm)(a & (vec_avx512__kvm)~b); }
+KV_FN vec_avx512__kvm vec_avx512__kv_m_none(void) { return (vec_avx512__kvm)0; }
+KV_FN int vec_avx512__kv_m_any(vec_avx512__kvm a) { return a != 0; }
+/* m ? a : b, per lane. */
+KV_FN vec_avx512__kvf vec_avx512__kv_sel(vec_avx512__kvm m, vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_mask_blend_ps(m, b, a); }
+KV_FN void vec_avx512__kv_lanes(float out[16], vec_avx512__kvf v) { _mm512_storeu_ps(out, v); }
+
+/* ---- 16-bit storage ---- */
+
+/* bfloat16 -> float: the bits shifted up.  A signalling NaN stays
+ * signalling here; every kernel's first arithmetic on it makes it quiet,
+ * and the array conversion quiets it explicitly (vec_body.h, convert). */
+KV_FN vec_avx512__kvf vec_avx512__kv_from_bf16(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+
+/* float -> bfloat16, nearest even (adding 0x7fff plus the kept lsb rounds
+ * the 16 dropped bits); NaN keeps its top bits and is made quiet. */
+KV_FN __m256i vec_avx512__kv_to_bf16(vec_avx512__kvf v) {
+  __m512i u = _mm512_castps_si512(v);
+  __m512i s16 = _mm512_srli_epi32(u, 16);
+  __m512i lsb = _mm512_and_si512(s16, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), s16, _mm512_set1_epi32(0x0040));
+  return _mm512_cvtepi32_epi16(r);
+}
+
+/* 16 values of a 16-bit format (f16: binary16, else bfloat16). */
+KV_FN vec_avx512__kvf vec_avx512__kv_load_h(int f16, const uint16_t *p) {
+  __m256i h = _mm256_loadu_si256((const __m256i *)p);
+  return f16 ? _mm512_cvtph_ps(h) : vec_avx512__kv_from_bf16(h);
+}
+
+KV_FN void vec_avx512__kv_store_h(int f16, uint16_t *p, vec_avx512__kvf v) {
+  __m256i h = f16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : vec_avx512__kv_to_bf16(v);
+  _mm256_storeu_si256((__m256i *)p, h);
+}
+
+/* Partial vectors go through a stack copy: AVX-512F has no 16-bit masked
+ * loads (that is AVX-512BW), and a tail happens once per row or range. */
+KV_FN vec_avx512__kvf vec_avx512__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
+  uint16_t tmp[16] = {0};
+  memcpy(tmp, p, (size_t)n * sizeof(uint16_t));
+  return vec_avx512__kv_load_h(f16, tmp);
+}
+
+KV_FN void vec_avx512__kv_store_h_n(int f16, uint16_t *p, vec_avx512__kvf v, int64_t n) {
+  uint16_t tmp[16];
+  vec_avx512__kv_store_h(f16, tmp, v);
+  memcpy(p, tmp, (size_t)n * sizeof(uint16_t));
+}
+
+/* ---- exp (vmath.h) ---- */
+
+KV_FN void vec_avx512__kv_exp_core(vec_avx512__kvf x, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
+KV_FN vec_avx512__kvf vec_avx512__kv_ldexp(vec_avx512__kvf q, vec_avx512__kvi e) { return kb_vm_ldexp_avx512(q, e); }
+KV_FN vec_avx512__kvf vec_avx512__kv_exp(vec_avx512__kvf x) { return kb_exp_avx512(x); }
+KV_FN void vec_avx512__kv_exp_core2(vec_avx512__kvf xh, vec_avx512__kvf xl, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core2_avx512(xh, xl, th, tt, e); }
+
+/* ---- doubles ---- */
+
+KV_FN vec_avx512__kvd vec_avx512__kvd_set(double a) {
+  vec_avx512__kvd r = {_mm512_set1_pd(a), _mm512_set1_pd(a)};
+  return r;
+}
+KV_FN vec_avx512__kvd vec_avx512__kvd_from(vec_avx512__kvf v) {
+  vec_avx512__kvd r = {_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))};
+  return r;
+}
+KV_FN vec_avx512__kvf vec_avx512__kvd_to_f(vec_avx512__kvd v) {
+  __m256 lo = _mm512_cvtpd_ps(v.lo), hi = _mm512_cvtpd_ps(v.hi);
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
+#define KV_D2(op)                                      \
+  KV_FN vec_avx512__kvd kvd_##op(vec_avx512__kvd a, vec_avx512__kvd b) {                   \
+    vec_avx512__kvd r = {_mm512_##op##_pd(a.lo, b.lo), _mm512_##op##_pd(a.hi, b.hi)}; \
+    return r;                                          \
+  }
+KV_D2(add)
+KV_D2(sub)
+KV_D2(mul)
+KV_D2(div)
+#undef KV_D2
+KV_FN vec_avx512__kvd vec_avx512__kvd_fma(vec_avx512__kvd a, vec_avx512__kvd b, vec_avx512__kvd c) {
+  vec_avx512__kvd r = {_mm512_fmadd_pd(a.lo, b.lo, c.lo), _mm512_fmadd_pd(a.hi, b.hi, c.hi)};
+  return r;
+}
+/* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
+KV_FN vec_avx512__kvd vec_avx512__kvd_ldexp(vec_avx512__kvd v, vec_avx512__kvi e) {
+  __m512d elo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(e));
+  __m512d ehi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(e, 1));
+  vec_avx512__kvd r = {_mm512_scalef_pd(v.lo, elo), _mm512_scalef_pd(v.hi, ehi)};
+  return r;
+}
+KV_FN vec_avx512__kvd vec_avx512__kvd_sel(vec_avx512__kvm m, vec_avx512__kvd a, vec_avx512__kvd b) {
+  vec_avx512__kvd r = {_mm512_mask_blend_pd((__mmask8)m, b.lo, a.lo), _mm512_mask_blend_pd((__mmask8)(m >> 8), b.hi, a.hi)};
+  return r;
+}
+KV_FN void vec_avx512__kvd_lanes(double out[16], vec_avx512__kvd v) {
+  _mm512_storeu_pd(out, v.lo);
+  _mm512_storeu_pd(out + 8, v.hi);
+}
+
+/* ---- int32 lanes ---- */
+
+KV_FN vec_avx512__kvi vec_avx512__kv_bits(vec_avx512__kvf v) { return _mm512_castps_si512(v); }
+KV_FN vec_avx512__kvf vec_avx512__kv_from_bits(vec_avx512__kvi v) { return _mm512_castsi512_ps(v); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_set(int32_t a) { return _mm512_set1_epi32(a); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_load(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
+KV_FN void vec_avx512__kvi_lanes(int32_t out[16], vec_avx512__kvi v) { _mm512_storeu_si512((void *)out, v); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_add(vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_add_epi32(a, b); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_sub(vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_sub_epi32(a, b); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_and(vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_and_si512(a, b); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_or(vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_or_si512(a, b); }
+#define kvi_srai(a, n) _mm512_srai_epi32((a), (n))
+#define kvi_srli(a, n) _mm512_srli_epi32((a), (n))
+#define kvi_slli(a, n) _mm512_slli_epi32((a), (n))
+KV_FN vec_avx512__kvm vec_avx512__kvi_gt(vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_cmpgt_epi32_mask(a, b); }
+KV_FN vec_avx512__kvi vec_avx512__kvi_sel(vec_avx512__kvm m, vec_avx512__kvi a, vec_avx512__kvi b) { return _mm512_mask_blend_epi32(m, b, a); }
+/* Truncating conversion; NaN and out of range give INT32_MIN (cvttps2dq). */
+KV_FN vec_avx512__kvi vec_avx512__kv_to_int(vec_avx512__kvf v) { return _mm512_cvttps_epi32(v); }
+KV_FN vec_avx512__kvf vec_avx512__kvi_to_f(vec_avx512__kvi v) { return _mm512_cvtepi32_ps(v); }
+
+KV_FN void vec_avx512__kvd_load16(const double *p, vec_avx512__kvd *v) {
+  v->lo = _mm512_loadu_pd(p);
+  v->hi = _mm512_loadu_pd(p + 8);
+}
+
+/* Doubles holding integers in int32 range -> int32 (nearest; exact here). */
+KV_FN vec_avx512__kvi vec_avx512__kvd_to_int(vec_avx512__kvd v) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(v.lo)), _mm512_cvtpd_epi32(v.hi), 1);
+}
+
+/* tab[idx & 7] per lane (tab holds 16 floats: the 8 entries twice). */
+KV_FN vec_avx512__kvf vec_avx512__kv_lookup8(const float *tab, vec_avx512__kvi idx) { return _mm512_permutexvar_ps(idx, _mm512_loadu_ps(tab)); }
+
+/* ---- more doubles ---- */
+
+KV_FN void vec_avx512__kvd_exp_core(vec_avx512__kvd x, int first, vec_avx512__kvd *s, vec_avx512__kvd *kf) {
+  kb_vm_expd_core_avx512(x.lo, first, &s->lo, &kf->lo);
+  kb_vm_expd_core_avx512(x.hi, first, &s->hi, &kf->hi);
+}
+KV_FN vec_avx512__kvd vec_avx512__kvd_ldexp_k(vec_avx512__kvd q, vec_avx512__kvd kf) {
+  vec_avx512__kvd r = {kb_vm_ldexp_f64_avx512(q.lo, kf.lo), kb_vm_ldexp_f64_avx512(q.hi, kf.hi)};
+  return r;
+}
+KV_FN vec_avx512__kvd vec_avx512__kvd_exp(vec_avx512__kvd x) {
+  vec_avx512__kvd r = {kb_exp_f64_avx512(x.lo), kb_exp_f64_avx512(x.hi)};
+  return r;
+}
+/* tab[idx & 7] per lane. */
+KV_FN vec_avx512__kvd vec_avx512__kvd_lookup8(const double *tab, vec_avx512__kvi idx) {
+  __m512d t = _mm512_loadu_pd(tab);
+  vec_avx512__kvd r = {_mm512_permutexvar_pd(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(idx)), t),
+           _mm512_permutexvar_pd(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(idx, 1)), t)};
+  return r;
+}
+
+
+/* ---- kernels/cpu/vec_body.h ---- */
+/* vec_body.h - the vector kernels of vec_kernels.h, written once over the
+ * 16-lane vocabulary.  Included by vec_scalar.c, vec_avx2.c and
+ * vec_avx512.c right after their vec_lanes_<isa>.h, which defines the lane
+ * types (kvf: 16 floats, kvi: 16 int32, kvm: 16 flags, kvd: 16 doubles),
+ * the operations kv_* / kvi_* / kvd_*, and the attributes KV_FN (inlined
+ * helpers) and KV_ATTR (the table's entries).  Every operation means the
+ * same IEEE operation on each lane at every level, so this file computes the
+ * same bits everywhere; the scalar level is the reference.
+ *
+ * NaN outputs: an operation with two NaN operands may return either
+ * payload (compilers commute additions and multiplications), so wherever
+ * two NaNs can meet, the kernel picks the result explicitly (the first
+ * operand made quiet, or the canonical quiet NaN 0x7fc00000), and single
+ * NaN inputs of the activations come out as the input made quiet.
+ *
+ * Defines KV_OPS_INIT, the initializer of the level's struct kb_vec_ops. */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+
+/* ---- storage ---- */
+
+KV_FN vec_avx512__kvf vec_avx512__ld(int dt, const void *p, int64_t i) {
+  if (dt == KB_VEC_F32) return vec_avx512__kv_load((const float *)p + i);
+  return vec_avx512__kv_load_h(dt == KB_VEC_F16, (const uint16_t *)p + i);
+}
+
+/* Lanes n.. are 0 and their memory is not read. */
+KV_FN vec_avx512__kvf vec_avx512__ld_n(int dt, const void *p, int64_t i, int64_t n) {
+  if (dt == KB_VEC_F32) return vec_avx512__kv_load_n((const float *)p + i, n);
+  return vec_avx512__kv_load_h_n(dt == KB_VEC_F16, (const uint16_t *)p + i, n);
+}
+
+KV_FN void vec_avx512__st(int dt, void *p, int64_t i, vec_avx512__kvf v) {
+  if (dt == KB_VEC_F32)
+    vec_avx512__kv_store((float *)p + i, v);
+  else
+    vec_avx512__kv_store_h(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
+KV_FN void vec_avx512__st_n(int dt, void *p, int64_t i, vec_avx512__kvf v, int64_t n) {
+  if (dt == KB_VEC_F32)
+    vec_avx512__kv_store_n((float *)p + i, v, n);
+  else
+    vec_avx512__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* The canonical quiet NaN. */
+KV_FN vec_avx512__kvf vec_avx512__qnan(void) { return vec_avx512__kv_from_bits(vec_avx512__kvi_set(0x7fc00000)); }
+
+/* NaN lanes of y become the canonical NaN. */
+KV_FN vec_avx512__kvf vec_avx512__canon(vec_avx512__kvf y) { return vec_avx512__kv_sel(vec_avx512__kv_unord(y, y), vec_avx512__qnan(), y); }
+
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+static float vec_avx512__kv_hmax16(const float l[16]) {
+  float m = -INFINITY;
+  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
+  return m;
+}
+
+static double vec_avx512__kv_hsum16(const double l[16]) {
+  double s[16];
+  for (int i = 0; i < 16; i++) s[i] = l[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
+
+/* y[0..n) = v. */
+KV_FN void vec_avx512__fill_row(int dt, void *y, int64_t cols, vec_avx512__kvf v) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, y, c, v);
+  if (c < cols) vec_avx512__st_n(dt, y, c, v, cols - c);
+}
+
+/* Applies F to every 16-lane vector of x into y (any n; y may be x). */
+#define KV_MAP1(dt, n, x, y, F)                                  \
+  do {                                                           \
+    int64_t i_ = 0;                                              \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx512__st(dt, y, i_, F(vec_avx512__ld(dt, x, i_))); \
+    if (i_ < (n)) vec_avx512__st_n(dt, y, i_, F(vec_avx512__ld_n(dt, x, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+/* ---- activations and the float functions of the math layer ---- */
+
+/* e^x in double for results that are rounded to float: the degree-10
+ * polynomial (truncation below 2^-42); NaN lanes meaningless. */
+KV_FN vec_avx512__kvd vec_avx512__exp_d_fast(vec_avx512__kvd x) {
+  vec_avx512__kvd s, kf;
+  vec_avx512__kvd_exp_core(x, 3, &s, &kf);
+  return vec_avx512__kvd_ldexp_k(vec_avx512__kvd_add(vec_avx512__kvd_set(1.0), s), kf);
+}
+
+/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
+ * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+KV_FN vec_avx512__kvf vec_avx512__act_special(vec_avx512__kvf x, vec_avx512__kvm ok, vec_avx512__kvf y) {
+  vec_avx512__kvf fix = vec_avx512__kv_mul(x, vec_avx512__kv_sel(vec_avx512__kv_gt(x, vec_avx512__kv_set(0.0f)), vec_avx512__kv_set(1.0f), vec_avx512__kv_set(0.0f)));
+  return vec_avx512__kv_sel(ok, y, fix);
+}
+
+/* The sign of x on |y|. */
+KV_FN vec_avx512__kvf vec_avx512__with_sign_of(vec_avx512__kvf x, vec_avx512__kvf y) {
+  return vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kv_bits(vec_avx512__kv_abs(y)), vec_avx512__kvi_and(vec_avx512__kv_bits(x), vec_avx512__kvi_set(INT32_MIN))));
+}
+
+/*
+ * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
+ * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
+ * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
+ * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
+ * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
+ * applied last so that results near the underflow keep full precision.
+ * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
+ */
+KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
+  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f), one = vec_avx512__kv_set(1.0f);
+  vec_avx512__kvf xs = vec_avx512__kv_max(vec_avx512__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__kv_exp_core(vec_avx512__kv_sub(zero, vec_avx512__kv_abs(xs)), &th, &tt, &e);
+  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
+   * |th| >= |tt|), so that the one correction step below suffices. */
+  vec_avx512__kvf mh = vec_avx512__kv_add(th, tt), ml = vec_avx512__kv_sub(tt, vec_avx512__kv_sub(mh, th));
+  vec_avx512__kvf eh = vec_avx512__kv_ldexp(mh, e), el = vec_avx512__kv_ldexp(ml, e);
+  vec_avx512__kvf dh = vec_avx512__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
+  vec_avx512__kvf dl = vec_avx512__kv_add(vec_avx512__kv_sub(eh, vec_avx512__kv_sub(dh, one)), el);
+  vec_avx512__kvm neg = vec_avx512__kv_lt(xs, zero);
+  vec_avx512__kvf nh = vec_avx512__kv_sel(neg, vec_avx512__kv_mul(xs, mh), xs);
+  vec_avx512__kvf nl = vec_avx512__kv_sel(neg, vec_avx512__kv_add(vec_avx512__kv_fms(xs, mh, nh), vec_avx512__kv_mul(xs, ml)), zero);
+  vec_avx512__kvf rcp = vec_avx512__kv_div(one, dh);
+  vec_avx512__kvf y0 = vec_avx512__kv_mul(nh, rcp);
+  vec_avx512__kvf rho = vec_avx512__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
+  rho = vec_avx512__kv_fnma(y0, dl, vec_avx512__kv_add(rho, nl));
+  vec_avx512__kvf q = vec_avx512__kv_fma(rho, rcp, y0);
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  vec_avx512__kvf y = vec_avx512__with_sign_of(x, vec_avx512__kv_sel(neg, vec_avx512__kv_ldexp(q, e), q));
+  return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
+}
+
+/* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
+KV_FN vec_avx512__kvd vec_avx512__gtail_d(vec_avx512__kvd a, vec_avx512__kvi idx) {
+  vec_avx512__kvd t = vec_avx512__kvd_sub(a, vec_avx512__kvd_lookup8(kb_vm_g_center, idx));
+  vec_avx512__kvd g = vec_avx512__kvd_lookup8(kb_vm_g_coef[0], idx);
+  for (int j = 1; j <= KB_VM_G_DEGREE; j++) g = vec_avx512__kvd_fma(g, t, vec_avx512__kvd_lookup8(kb_vm_g_coef[j], idx));
+  return g;
+}
+
+/*
+ * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
+ * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
+ * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
+ * is used: e^(-128) makes the difference invisible.
+ */
+KV_FN vec_avx512__kvf vec_avx512__gelu_v(vec_avx512__kvf x) {
+  vec_avx512__kvf ac = vec_avx512__kv_min(vec_avx512__kv_set(15.99f), vec_avx512__kv_abs(x));
+  vec_avx512__kvi idx = vec_avx512__kv_to_int(vec_avx512__kv_mul(ac, vec_avx512__kv_set(0.5f)));
+  vec_avx512__kvd xd = vec_avx512__kvd_from(x);
+  vec_avx512__kvd p = vec_avx512__kvd_mul(vec_avx512__exp_d_fast(vec_avx512__kvd_mul(vec_avx512__kvd_mul(xd, xd), vec_avx512__kvd_set(-0.5))), vec_avx512__gtail_d(vec_avx512__kvd_from(ac), idx));
+  vec_avx512__kvd phi = vec_avx512__kvd_sel(vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f)), p, vec_avx512__kvd_sub(vec_avx512__kvd_set(1.0), p));
+  vec_avx512__kvf y = vec_avx512__kvd_to_f(vec_avx512__kvd_mul(xd, phi));
+  return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
+}
+
+/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * double as written (docs/kernels.md), rounded once. */
+KV_FN vec_avx512__kvf vec_avx512__gelu_tanh_v(vec_avx512__kvf x) {
+  vec_avx512__kvd xd = vec_avx512__kvd_from(x);
+  vec_avx512__kvd cube = vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_set(0.044715), xd), xd), xd);
+  vec_avx512__kvd u = vec_avx512__kvd_mul(vec_avx512__kvd_set(0.79788456080286535588), vec_avx512__kvd_add(xd, cube));
+  vec_avx512__kvd e = vec_avx512__exp_d_fast(vec_avx512__kvd_mul(vec_avx512__kvd_set(-2.0), u));
+  vec_avx512__kvf y = vec_avx512__kvd_to_f(vec_avx512__kvd_div(xd, vec_avx512__kvd_add(vec_avx512__kvd_set(1.0), e)));
+  return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
+}
+
+/*
+ * log(x) in double: x = 2^e m with m in [sqrt(1/2), sqrt 2) (subnormal x
+ * scaled by 2^24 first), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... +
+ * s^18/19), s = (m - 1) / (m + 1) (|s| < 0.172), log x = e ln2 + log m
+ * (one fused step), one rounding.  log(+-0) = -inf, log(x < 0) = NaN
+ * (canonical), log(+inf) = +inf, NaN made quiet.
+ */
+KV_FN vec_avx512__kvf vec_avx512__log_v(vec_avx512__kvf x) {
+  vec_avx512__kvm sub = vec_avx512__kv_lt(x, vec_avx512__kv_set(0x1p-126f));
+  vec_avx512__kvf xs = vec_avx512__kv_sel(sub, vec_avx512__kv_mul(x, vec_avx512__kv_set(0x1p24f)), x);
+  vec_avx512__kvi u = vec_avx512__kv_bits(xs);
+  vec_avx512__kvi e = vec_avx512__kvi_sub(kvi_srli(u, 23), vec_avx512__kvi_set(127));
+  e = vec_avx512__kvi_sel(sub, vec_avx512__kvi_sub(e, vec_avx512__kvi_set(24)), e);
+  vec_avx512__kvf m = vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kvi_and(u, vec_avx512__kvi_set(0x007fffff)), vec_avx512__kvi_set(0x3f800000)));
+  vec_avx512__kvm big = vec_avx512__kv_gt(m, vec_avx512__kv_set(1.41421356f));
+  m = vec_avx512__kv_sel(big, vec_avx512__kv_mul(m, vec_avx512__kv_set(0.5f)), m);
+  e = vec_avx512__kvi_sel(big, vec_avx512__kvi_add(e, vec_avx512__kvi_set(1)), e);
+  vec_avx512__kvd f = vec_avx512__kvd_sub(vec_avx512__kvd_from(m), vec_avx512__kvd_set(1.0));
+  vec_avx512__kvd s = vec_avx512__kvd_div(f, vec_avx512__kvd_add(vec_avx512__kvd_set(2.0), f));
+  vec_avx512__kvd s2 = vec_avx512__kvd_mul(s, s);
+  vec_avx512__kvd q = vec_avx512__kvd_set(1.0 / 19.0);
+  for (int k = 8; k >= 0; k--) q = vec_avx512__kvd_fma(q, s2, vec_avx512__kvd_set(1.0 / (double)(2 * k + 1)));
+  vec_avx512__kvd r = vec_avx512__kvd_fma(vec_avx512__kvd_from(vec_avx512__kvi_to_f(e)), vec_avx512__kvd_set(0x1.62e42fefa39efp-1), vec_avx512__kvd_mul(vec_avx512__kvd_add(s, s), q));
+  vec_avx512__kvf y = vec_avx512__kvd_to_f(r);
+  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
+  vec_avx512__kvm ok = vec_avx512__kv_m_and(vec_avx512__kv_gt(x, zero), vec_avx512__kv_lt(x, vec_avx512__kv_set(INFINITY)));
+  vec_avx512__kvf fix = vec_avx512__kv_sel(vec_avx512__kv_eq(x, zero), vec_avx512__kv_set(-INFINITY), vec_avx512__kv_sel(vec_avx512__kv_lt(x, zero), vec_avx512__qnan(), vec_avx512__kv_add(x, x)));
+  return vec_avx512__kv_sel(ok, y, fix);
+}
+
+/*
+ * tanh(x) in double: with y = -2|x| (|x| clamped to 10, where tanh rounds
+ * to 1), m = e^y - 1 = 2^k s + (2^k - 1) from the exp core (accurate for
+ * small |x| too), tanh|x| = -m / (2 + m); the sign of x is put back.
+ */
+KV_FN vec_avx512__kvf vec_avx512__tanh_v(vec_avx512__kvf x) {
+  vec_avx512__kvf a = vec_avx512__kv_min(vec_avx512__kv_set(10.0f), vec_avx512__kv_abs(x));
+  vec_avx512__kvd s, kf;
+  vec_avx512__kvd_exp_core(vec_avx512__kvd_mul(vec_avx512__kvd_set(-2.0), vec_avx512__kvd_from(a)), 3, &s, &kf);
+  vec_avx512__kvd p = vec_avx512__kvd_ldexp_k(vec_avx512__kvd_set(1.0), kf);
+  vec_avx512__kvd m = vec_avx512__kvd_fma(p, s, vec_avx512__kvd_sub(p, vec_avx512__kvd_set(1.0)));
+  vec_avx512__kvf y = vec_avx512__kvd_to_f(vec_avx512__kvd_div(vec_avx512__kvd_sub(vec_avx512__kvd_set(0.0), m), vec_avx512__kvd_add(vec_avx512__kvd_set(2.0), m)));
+  return vec_avx512__kv_sel(vec_avx512__kv_unord(x, x), vec_avx512__kv_add(x, x), vec_avx512__with_sign_of(x, y));
+}
+
+/* 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 11 down to 0: erf(z) = z P(z^2)
+ * for |z| < 0.5 (truncation below 2^-52). */
+static const double vec_avx512__kv_erf_small[12] = {
+    -2.0 / 1.7724538509055160273 / (39916800.0 * 23.0), 2.0 / 1.7724538509055160273 / (3628800.0 * 21.0),
+    -2.0 / 1.7724538509055160273 / (362880.0 * 19.0),   2.0 / 1.7724538509055160273 / (40320.0 * 17.0),
+    -2.0 / 1.7724538509055160273 / (5040.0 * 15.0),     2.0 / 1.7724538509055160273 / (720.0 * 13.0),
+    -2.0 / 1.7724538509055160273 / (120.0 * 11.0),      2.0 / 1.7724538509055160273 / (24.0 * 9.0),
+    -2.0 / 1.7724538509055160273 / (6.0 * 7.0),         2.0 / 1.7724538509055160273 / (2.0 * 5.0),
+    -2.0 / 1.7724538509055160273 / (1.0 * 3.0),         2.0 / 1.7724538509055160273,
+};
+
+/*
+ * erf(x) in double: z P(z^2) for |z| < 0.5, else 1 - erfc(z) with
+ * erfc(z) = 2 e^(-z^2) G(z sqrt 2) (z^2 exact); |z| clamped to 6 (erf
+ * rounds to 1); the sign of x is put back (erf(-0) = -0).
+ */
+KV_FN vec_avx512__kvf vec_avx512__erf_v(vec_avx512__kvf x) {
+  vec_avx512__kvf ac = vec_avx512__kv_min(vec_avx512__kv_set(6.0f), vec_avx512__kv_abs(x));
+  vec_avx512__kvd z = vec_avx512__kvd_from(ac), z2 = vec_avx512__kvd_mul(z, z);
+  vec_avx512__kvd q = vec_avx512__kvd_set(vec_avx512__kv_erf_small[0]);
+  for (int n = 1; n < 12; n++) q = vec_avx512__kvd_fma(q, z2, vec_avx512__kvd_set(vec_avx512__kv_erf_small[n]));
+  vec_avx512__kvd small = vec_avx512__kvd_mul(z, q);
+  vec_avx512__kvd b = vec_avx512__kvd_mul(z, vec_avx512__kvd_set(1.4142135623730950488));
+  vec_avx512__kvi idx = vec_avx512__kv_to_int(vec_avx512__kv_mul(vec_avx512__kvd_to_f(b), vec_avx512__kv_set(0.5f)));
+  vec_avx512__kvd erfc = vec_avx512__kvd_mul(vec_avx512__kvd_set(2.0), vec_avx512__kvd_mul(vec_avx512__exp_d_fast(vec_avx512__kvd_sub(vec_avx512__kvd_set(0.0), z2)), vec_avx512__gtail_d(b, idx)));
+  vec_avx512__kvd r = vec_avx512__kvd_sel(vec_avx512__kv_lt(ac, vec_avx512__kv_set(0.5f)), small, vec_avx512__kvd_sub(vec_avx512__kvd_set(1.0), erfc));
+  return vec_avx512__kv_sel(vec_avx512__kv_unord(x, x), vec_avx512__kv_add(x, x), vec_avx512__with_sign_of(x, vec_avx512__kvd_to_f(r)));
+}
+
+#define KV_MATH_ENTRY(name, F)                                                                 \
+  KV_ATTR static void name(int64_t n, const float *x, float *y) { KV_MAP1(KB_VEC_F32, n, x, y, F); }
+KV_MATH_ENTRY(vec_avx512__math_exp, vec_avx512__kv_exp)
+KV_MATH_ENTRY(vec_avx512__math_log, vec_avx512__log_v)
+KV_MATH_ENTRY(vec_avx512__math_tanh, vec_avx512__tanh_v)
+KV_MATH_ENTRY(vec_avx512__math_erf, vec_avx512__erf_v)
+KV_MATH_ENTRY(vec_avx512__math_silu, vec_avx512__silu_v)
+KV_MATH_ENTRY(vec_avx512__math_gelu, vec_avx512__gelu_v)
+KV_MATH_ENTRY(vec_avx512__math_gelu_tanh, vec_avx512__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512__math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    vec_avx512__kvd v;
+    vec_avx512__kvd_load16(in, &v);
+    vec_avx512__kvd_lanes(out, vec_avx512__kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
+
+/* One instance per dtype, so the storage branches fold away. */
+#define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
+  switch (dt) {                                       \
+    case KB_VEC_BF16:                                 \
+      call_bf16;                                      \
+      break;                                          \
+    case KB_VEC_F16:                                  \
+      call_f16;                                       \
+      break;                                          \
+    default:                                          \
+      call_f32;                                       \
+  }
+
+#define KV_UNARY_DT(F)                                              \
+  KV_ATTR static void F##_dt(int dt, int64_t n, const void *x, void *y) { \
+    KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
+              KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
+  }
+KV_UNARY_DT(vec_avx512__silu_v)
+KV_UNARY_DT(vec_avx512__gelu_v)
+KV_UNARY_DT(vec_avx512__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512__unary(int fn, int dt, int64_t n, const void *x, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx512__gelu_v_dt(dt, n, x, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx512__gelu_tanh_v_dt(dt, n, x, y);
+  else
+    vec_avx512__silu_v_dt(dt, n, x, y);
+}
+
+/* ---- add, mul, scale, add_bias, conversions ---- */
+
+/* a op b; where both are NaN, a made quiet. */
+KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__kvf b) {
+  vec_avx512__kvf y = op == KB_VEC_MUL ? vec_avx512__kv_mul(a, b) : vec_avx512__kv_add(a, b);
+  return vec_avx512__kv_sel(vec_avx512__kv_m_and(vec_avx512__kv_unord(a, a), vec_avx512__kv_unord(b, b)), vec_avx512__kv_add(a, a), y);
+}
+
+KV_FN void vec_avx512__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512__st(dt, y, i, vec_avx512__binop(op, vec_avx512__ld(dt, a, i), vec_avx512__ld(dt, b, i)));
+  if (i < n) vec_avx512__st_n(dt, y, i, vec_avx512__binop(op, vec_avx512__ld_n(dt, a, i, n - i), vec_avx512__ld_n(dt, b, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx512__binary(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  if (op == KB_VEC_MUL) {
+    KV_PER_DT(mul, vec_avx512__binary_loop(KB_VEC_MUL, KB_VEC_F32, n, a, b, y), vec_avx512__binary_loop(KB_VEC_MUL, KB_VEC_BF16, n, a, b, y),
+              vec_avx512__binary_loop(KB_VEC_MUL, KB_VEC_F16, n, a, b, y))
+  } else {
+    KV_PER_DT(add, vec_avx512__binary_loop(KB_VEC_ADD, KB_VEC_F32, n, a, b, y), vec_avx512__binary_loop(KB_VEC_ADD, KB_VEC_BF16, n, a, b, y),
+              vec_avx512__binary_loop(KB_VEC_ADD, KB_VEC_F16, n, a, b, y))
+  }
+}
+
+KV_FN void vec_avx512__scale_loop(int dt, int64_t n, float alpha, const void *x, void *y) {
+  vec_avx512__kvf al = vec_avx512__kv_set(alpha);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512__st(dt, y, i, vec_avx512__kv_mul(al, vec_avx512__ld(dt, x, i)));
+  if (i < n) vec_avx512__st_n(dt, y, i, vec_avx512__kv_mul(al, vec_avx512__ld_n(dt, x, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx512__scale(int dt, int64_t n, float alpha, const void *x, void *y) {
+  KV_PER_DT(vec_avx512__scale, vec_avx512__scale_loop(KB_VEC_F32, n, alpha, x, y), vec_avx512__scale_loop(KB_VEC_BF16, n, alpha, x, y),
+            vec_avx512__scale_loop(KB_VEC_F16, n, alpha, x, y))
+}
+
+KV_FN void vec_avx512__bias_loop(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  int64_t es = kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * cols * es;
+    void *yr = (char *)y + r * cols * es;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, yr, c, vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, bias, c)));
+    if (c < cols) vec_avx512__st_n(dt, yr, c, vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld_n(dt, xr, c, cols - c), vec_avx512__ld_n(dt, bias, c, cols - c)), cols - c);
+  }
+}
+
+KV_ATTR static void vec_avx512__add_bias(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  KV_PER_DT(bias, vec_avx512__bias_loop(KB_VEC_F32, rows, cols, x, bias, y), vec_avx512__bias_loop(KB_VEC_BF16, rows, cols, x, bias, y),
+            vec_avx512__bias_loop(KB_VEC_F16, rows, cols, x, bias, y))
+}
+
+KV_FN void vec_avx512__convert_loop(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  int64_t i = 0;
+  if (narrow) {
+    for (; i + 16 <= n; i += 16) vec_avx512__st(dt, dst, i, vec_avx512__kv_load((const float *)src + i));
+    if (i < n) vec_avx512__st_n(dt, dst, i, vec_avx512__kv_load_n((const float *)src + i, n - i), n - i);
+  } else {
+    /* v + v makes a signalling NaN quiet (half.h) and changes nothing else. */
+    for (; i + 16 <= n; i += 16) {
+      vec_avx512__kvf v = vec_avx512__ld(dt, src, i);
+      vec_avx512__kv_store((float *)dst + i, vec_avx512__kv_sel(vec_avx512__kv_unord(v, v), vec_avx512__kv_add(v, v), v));
+    }
+    if (i < n) {
+      vec_avx512__kvf v = vec_avx512__ld_n(dt, src, i, n - i);
+      vec_avx512__kv_store_n((float *)dst + i, vec_avx512__kv_sel(vec_avx512__kv_unord(v, v), vec_avx512__kv_add(v, v), v), n - i);
+    }
+  }
+}
+
+KV_ATTR static void vec_avx512__convert(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  if (dt == KB_VEC_F16)
+    vec_avx512__convert_loop(KB_VEC_F16, narrow, n, src, dst);
+  else
+    vec_avx512__convert_loop(KB_VEC_BF16, narrow, n, src, dst);
+}
+
+/* ---- softmax, log_softmax, cross-entropy: max and sum of exponentials ---- */
+
+/* Most blocks per row: the block length grows with the row beyond 64 x 1024
+ * elements, so the per-block maxima fit on the stack. */
+#define KV_MAX_BLOCKS 64
+
+/* Elements per block of the online maximum: 4 KiB of float32 (still in L1
+ * when the block is read again for its exponentials), more for rows longer
+ * than KV_MAX_BLOCKS such blocks.  A function of cols only. */
+static int64_t vec_avx512__kv_block_len(int64_t cols) {
+  int64_t b = (cols + KV_MAX_BLOCKS - 1) / KV_MAX_BLOCKS;
+  b = (b + 15) / 16 * 16;
+  return b < 1024 ? 1024 : b;
+}
+
+/*
+ * e^(x - m) for the elements of a row with maximum m, as (th + tt) 2^e
+ * (see kb_vm_exp_core_scalar) with the difference x - m never rounded:
+ * k_x = round(8x / ln2) and k_m = round(8m / ln2) come from the shifter,
+ * x - k_x ln2_hi/8 and m - k_m ln2_hi/8 are exact (fused), and
+ * x - m = (k_x - k_m) ln2/8 + r with r their difference (|r| <= ln2/8,
+ * rounded once, about 2^-29) plus (k_x - k_m) times the low part.  The
+ * polynomial has degree 5 for the wider r.  x is clamped below at m - 160
+ * (the result is 0 there and the shifter stays in range).  Rows whose
+ * maximum exceeds KV_HUGE_M in magnitude use the TwoSum form instead
+ * (exp_shift).  The results depend on (x, m) only.
+ */
+#define KV_HUGE_M 3.0e5f
+
+struct vec_avx512__kv_mref {
+  float m, lo;    /* the maximum; the clamp */
+  float kmf, mrh; /* k_m as a float; m - k_m ln2_hi/8 */
+  int32_t kbits;  /* the shifter's bit pattern holding k_m */
+  int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
+};
+
+static struct vec_avx512__kv_mref vec_avx512__kv_mref_of(float m) {
+  struct vec_avx512__kv_mref r;
+  r.m = m;
+  r.huge = !(fabsf(m) <= KV_HUGE_M);
+  r.lo = m - 160.0f;
+  float t = fmaf(r.huge ? 0.0f : m, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  r.kmf = t - KB_VM_EXP_SHIFTER;
+  r.mrh = fmaf(r.kmf, KB_VM_EXP_NSTEP_HI, r.huge ? 0.0f : m);
+  uint32_t u;
+  memcpy(&u, &t, sizeof u);
+  r.kbits = (int32_t)u;
+  return r;
+}
+
+/* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
+ * that -inf gives a finite (hugely negative) difference. */
+KV_FN void vec_avx512__diff_exact(vec_avx512__kvf v, float m, vec_avx512__kvf *dh, vec_avx512__kvf *dl) {
+  vec_avx512__kvf xc = vec_avx512__kv_max(vec_avx512__kv_set(-0x1p100f), v);
+  vec_avx512__kvf nm = vec_avx512__kv_set(-m);
+  vec_avx512__kvf h = vec_avx512__kv_add(xc, nm);
+  vec_avx512__kvf bb = vec_avx512__kv_sub(h, xc);
+  *dh = h;
+  *dl = vec_avx512__kv_add(vec_avx512__kv_sub(xc, vec_avx512__kv_sub(h, bb)), vec_avx512__kv_sub(nm, bb));
+}
+
+KV_FN void vec_avx512__exp_rel(vec_avx512__kvf v, const struct vec_avx512__kv_mref *mr, int huge, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) {
+  if (huge) {
+    vec_avx512__kvf dh, dl;
+    vec_avx512__diff_exact(v, mr->m, &dh, &dl);
+    vec_avx512__kv_exp_core2(dh, dl, th, tt, e);
+    return;
+  }
+  vec_avx512__kvf xc = vec_avx512__kv_max(vec_avx512__kv_set(mr->lo), v);
+  vec_avx512__kvf shifter = vec_avx512__kv_set(KB_VM_EXP_SHIFTER);
+  vec_avx512__kvf t = vec_avx512__kv_fma(xc, vec_avx512__kv_set(KB_VM_EXP_INV_STEP), shifter);
+  vec_avx512__kvf kxf = vec_avx512__kv_sub(t, shifter);
+  vec_avx512__kvf a = vec_avx512__kv_sub(vec_avx512__kv_fma(kxf, vec_avx512__kv_set(KB_VM_EXP_NSTEP_HI), xc), vec_avx512__kv_set(mr->mrh));
+  vec_avx512__kvf r = vec_avx512__kv_fma(vec_avx512__kv_sub(kxf, vec_avx512__kv_set(mr->kmf)), vec_avx512__kv_set(KB_VM_EXP_NSTEP_LO), a);
+  vec_avx512__kvi k = vec_avx512__kvi_sub(vec_avx512__kv_bits(t), vec_avx512__kvi_set(mr->kbits));
+  vec_avx512__kvf q = vec_avx512__kv_fma(vec_avx512__kv_set(KB_VM_EXP_C5), r, vec_avx512__kv_set(KB_VM_EXP_C4));
+  q = vec_avx512__kv_fma(q, r, vec_avx512__kv_set(KB_VM_EXP_C3));
+  q = vec_avx512__kv_fma(q, r, vec_avx512__kv_set(KB_VM_EXP_C2));
+  vec_avx512__kvf s = vec_avx512__kv_fma(q, vec_avx512__kv_mul(r, r), r);
+  vec_avx512__kvf hi = vec_avx512__kv_lookup8(kb_vm_exp_tab_hi, k);
+  *th = hi;
+  *tt = vec_avx512__kv_fma(hi, s, vec_avx512__kv_lookup8(kb_vm_exp_tab_lo, k));
+  *e = kvi_srai(k, 3);
+}
+
+/* f = e^(x - m) rounded to float, and the part of the unrounded value
+ * that f lost (Fast2Sum on the mantissa pair, both scaled by 2^e). */
+KV_FN vec_avx512__kvf vec_avx512__exp_rel_f(vec_avx512__kvf v, const struct vec_avx512__kv_mref *mr, int huge, vec_avx512__kvf *lost) {
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx512__kvf mh = vec_avx512__kv_add(th, tt);
+  *lost = vec_avx512__kv_ldexp(vec_avx512__kv_sub(tt, vec_avx512__kv_sub(mh, th)), e);
+  return vec_avx512__kv_ldexp(mh, e);
+}
+
+struct vec_avx512__kv_rowsum {
+  float m;  /* the row maximum, NaN ignored */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
+  int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
+  int64_t blen, nblocks;
+  float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
+};
+
+/* Sums of exponentials: doubles for the rounded values, floats for what
+ * rounding lost (each below 2^-24 of its value, so their float sum is
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
+struct vec_avx512__kv_acc {
+  vec_avx512__kvd f;
+  vec_avx512__kvf lost;
+  vec_avx512__kvi ones;
+};
+
+/* Adds the exponentials of the n (<= 16) elements of v. */
+KV_FN void vec_avx512__acc_exps(struct vec_avx512__kv_acc *a, vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge) {
+  vec_avx512__kvf lost, f = vec_avx512__exp_rel_f(v, mr, huge, &lost);
+  vec_avx512__kvm one = vec_avx512__kv_eq(v, vec_avx512__kv_set(mr->m));
+  if (n < 16) one = vec_avx512__kv_m_and(one, vec_avx512__kv_mask_first(n));
+  vec_avx512__kvm drop = one;
+  if (n < 16) drop = vec_avx512__kv_m_or(drop, vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), vec_avx512__kv_mask_first(n)));
+  f = vec_avx512__kv_sel(drop, vec_avx512__kv_set(0.0f), f);
+  lost = vec_avx512__kv_sel(drop, vec_avx512__kv_set(0.0f), lost);
+  a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(f));
+  a->lost = vec_avx512__kv_add(a->lost, lost);
+  a->ones = vec_avx512__kvi_add(a->ones, vec_avx512__kvi_sel(one, vec_avx512__kvi_set(1), vec_avx512__kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
+}
+
+/*
+ * One read of the row: per block, its maximum, then (the block still in
+ * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
+ * The lanes are summed in kv_hsum16's order.
+ */
+KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r) {
+  float m = -INFINITY;
+  struct vec_avx512__kv_acc acc = {vec_avx512__kvd_set(0.0), vec_avx512__kv_set(0.0f), vec_avx512__kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
+  int nan = 0;
+  vec_avx512__kvf ninf = vec_avx512__kv_set(-INFINITY);
+  r->blen = vec_avx512__kv_block_len(cols);
+  r->nblocks = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
+    int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
+     * detected through the sum (a NaN exponential makes it NaN). */
+    vec_avx512__kvf vm = ninf;
+    for (int64_t c = b0; c < full; c += 16) vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c), vm);
+    if (full < b1) vm = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(b1 - full), vec_avx512__ld_n(dt, x, full, b1 - full), ninf), vm);
+    float lanes[16];
+    vec_avx512__kv_lanes(lanes, vm);
+    float bm = vec_avx512__kv_hmax16(lanes);
+    if (bm > m) {
+      if (m > -INFINITY) {
+        double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        vec_avx512__kvi_lanes(on, acc.ones);
+        extra = (extra + (double)vec_avx512__kv_hsumi(on)) * f;
+        acc.ones = vec_avx512__kvi_set(0);
+        acc.f = vec_avx512__kvd_mul(acc.f, vec_avx512__kvd_set(f));
+        acc.lost = vec_avx512__kv_mul(acc.lost, vec_avx512__kv_set((float)f));
+      }
+      m = bm;
+    }
+    r->mb[r->nblocks++] = m;
+    if (m == -INFINITY) {
+      /* Nothing but -inf (and perhaps NaN) so far: no exponentials to add,
+       * but a NaN must still make the row bad. */
+      for (int64_t c = b0; c < b1; c += 16) {
+        vec_avx512__kvf v = vec_avx512__ld_n(dt, x, c, b1 - c < 16 ? b1 - c : 16);
+        nan |= vec_avx512__kv_m_any(vec_avx512__kv_unord(v, v));
+      }
+      continue;
+    }
+    if (m == INFINITY) continue; /* the row is bad */
+    struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(m);
+    if (mr.huge) {
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1);
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+    } else {
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0);
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+    }
+  }
+  double lf[16], ll[16];
+  float lost[16];
+  int32_t on[16];
+  vec_avx512__kvd_lanes(lf, acc.f);
+  vec_avx512__kv_lanes(lost, acc.lost);
+  vec_avx512__kvi_lanes(on, acc.ones);
+  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
+  int64_t ones = vec_avx512__kv_hsumi(on);
+  double rest = (vec_avx512__kv_hsum16(lf) + vec_avx512__kv_hsum16(ll)) + extra;
+  r->m = m;
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
+  r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
+}
+
+/* c = rh + rl as floats (rh = c rounded; rl what it lost). */
+static void vec_avx512__kv_split2(double c, float *rh, float *rl) {
+  *rh = (float)c;
+  *rl = (float)(c - (double)*rh);
+}
+
+/*
+ * The second pass of softmax and of the cross-entropy gradient:
+ * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
+ * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
+ * are recomputed exactly as the first pass did (same function of (x, m_b))
+ * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
+ * carried to about 2^-27 (storing the first pass's rounded floats and
+ * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
+ * give 0 either way and are clamped there.
+ */
+KV_FN void vec_avx512__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* A block of -inf (before the maximum was finite), or weights below
+       * every double: zeros of coef's sign. */
+      vec_avx512__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_avx512__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    float rhf, rlf;
+    struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(rs->mb[b]);
+    double acb = fabs(cb);
+    if (acb >= 0x1p-100 && acb <= 0x1p100) {
+      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
+       * normal and 2^e alone scales it (fewer operations than the split
+       * form below, which also covers the factors beyond 2^+-100). */
+      vec_avx512__kv_split2(cb, &rhf, &rlf);
+      vec_avx512__kvf rh = vec_avx512__kv_set(rhf), rl = vec_avx512__kv_set(rlf);
+      for (int64_t c = b0; c < b1; c += 16) {
+        int64_t n = b1 - c < 16 ? b1 - c : 16;
+        vec_avx512__kvf th, tt;
+        vec_avx512__kvi e;
+        vec_avx512__exp_rel(n == 16 ? vec_avx512__ld(dt, x, c) : vec_avx512__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+        vec_avx512__kvf v = vec_avx512__kv_ldexp(vec_avx512__kv_fma(th, rh, vec_avx512__kv_fma(tt, rh, vec_avx512__kv_mul(th, rl))), e);
+        if (n == 16)
+          vec_avx512__st(dt, y, c, v);
+        else
+          vec_avx512__st_n(dt, y, c, v, n);
+      }
+      continue;
+    }
+    int k0;
+    double f = frexp(acb, &k0);
+    vec_avx512__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
+    vec_avx512__kvf rh = vec_avx512__kv_set(rhf), rl = vec_avx512__kv_set(rlf);
+    vec_avx512__kvi kk = vec_avx512__kvi_set(k0), lo = vec_avx512__kvi_set(-240);
+    for (int64_t c = b0; c < b1; c += 16) {
+      int64_t n = b1 - c < 16 ? b1 - c : 16;
+      vec_avx512__kvf th, tt;
+      vec_avx512__kvi e;
+      vec_avx512__exp_rel(n == 16 ? vec_avx512__ld(dt, x, c) : vec_avx512__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+      e = vec_avx512__kvi_add(e, kk);
+      vec_avx512__kvf v = vec_avx512__kv_ldexp(vec_avx512__kv_fma(th, rh, vec_avx512__kv_fma(tt, rh, vec_avx512__kv_mul(th, rl))), vec_avx512__kvi_sel(vec_avx512__kvi_gt(e, lo), e, lo));
+      if (n == 16)
+        vec_avx512__st(dt, y, c, v);
+      else
+        vec_avx512__st_n(dt, y, c, v, n);
+    }
+  }
+}
+
+/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
+ * terms.  -inf stays -inf. */
+KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_avx512__kvf lh, vec_avx512__kvf ll) {
+  vec_avx512__kvf dh, dl, sh, sl;
+  vec_avx512__diff_exact(v, m, &dh, &dl);
+  vec_avx512__kvf nl = vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lh);
+  sh = vec_avx512__kv_add(dh, nl);
+  vec_avx512__kvf bb = vec_avx512__kv_sub(sh, dh);
+  sl = vec_avx512__kv_add(vec_avx512__kv_sub(dh, vec_avx512__kv_sub(sh, bb)), vec_avx512__kv_sub(nl, bb));
+  vec_avx512__kvf y = vec_avx512__kv_add(sh, vec_avx512__kv_sub(vec_avx512__kv_add(sl, dl), ll));
+  return vec_avx512__kv_sel(vec_avx512__kv_eq(v, vec_avx512__kv_set(-INFINITY)), vec_avx512__kv_set(-INFINITY), y);
+}
+
+KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
+  struct vec_avx512__kv_rowsum rs;
+  vec_avx512__row_reduce(dt, x, cols, &rs);
+  if (rs.bad) {
+    vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
+    return;
+  }
+  if (!want_log) {
+    vec_avx512__scale_row(dt, x, y, cols, &rs, 1.0);
+    return;
+  }
+  int64_t c = 0;
+  float lhf, llf;
+  vec_avx512__kv_split2(rs.l, &lhf, &llf);
+  vec_avx512__kvf lh = vec_avx512__kv_set(lhf), ll = vec_avx512__kv_set(llf);
+  for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld(dt, x, c), rs.m, lh, ll));
+  if (c < cols) vec_avx512__st_n(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+}
+
+KV_FN void vec_avx512__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) vec_avx512__softmax_row(dt, want_log, (const char *)x + r * stride, (char *)y + r * stride, cols);
+}
+
+KV_ATTR static void vec_avx512__softmax(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  KV_PER_DT(vec_avx512__softmax, vec_avx512__softmax_rows(KB_VEC_F32, want_log, rows, cols, x, y),
+            vec_avx512__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
+}
+
+KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                               int32_t ignore_index, float *losses) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) {
+      losses[r] = 0.0f;
+      continue;
+    }
+    const float *x = logits + r * cols;
+    struct vec_avx512__kv_rowsum rs;
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs);
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+  }
+}
+
+KV_ATTR static void vec_avx512__ce_backward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                                int32_t ignore_index, double vec_avx512__scale, float *dlogits) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    const float *x = logits + r * cols;
+    float *g = dlogits + r * cols;
+    if (t == ignore_index) {
+      vec_avx512__fill_row(KB_VEC_F32, g, cols, vec_avx512__kv_set(0.0f));
+      continue;
+    }
+    /* Read before the row is overwritten (dlogits may be logits). */
+    double xt = (double)x[t];
+    struct vec_avx512__kv_rowsum rs;
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs);
+    if (rs.bad) {
+      vec_avx512__fill_row(KB_VEC_F32, g, cols, vec_avx512__qnan());
+      continue;
+    }
+    vec_avx512__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_avx512__scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx512__scale);
+  }
+}
+
+/* ---- rmsnorm, layernorm ---- */
+
+KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+    for (int64_t c = 0; c < full; c += 16) {
+      vec_avx512__kvd d = vec_avx512__kvd_from(vec_avx512__ld(dt, xr, c));
+      acc = vec_avx512__kvd_fma(d, d, acc);
+    }
+    if (n > 0) {
+      vec_avx512__kvd d = vec_avx512__kvd_from(vec_avx512__ld_n(dt, xr, full, n));
+      acc = vec_avx512__kvd_fma(d, d, acc);
+    }
+    double l[16];
+    vec_avx512__kvd_lanes(l, acc);
+    vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kv_hsum16(l) / (double)cols + (double)eps));
+    /* (x * inv) * w in double, rounded once: the documented formula. */
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512__st(dt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(dt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(dt, w, c))))));
+    if (n > 0)
+      vec_avx512__st_n(dt, yr, full,
+           vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(dt, xr, full, n)), inv), vec_avx512__kvd_from(vec_avx512__ld_n(dt, w, full, n))))), n);
+  }
+}
+
+KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx512__rmsnorm, vec_avx512__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
+            vec_avx512__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
+}
+
+/* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
+ * for the second look at the block. */
+#define KV_LN_BLOCK 1024
+
+/*
+ * Mean and biased variance of a row without cancellation: per block of
+ * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
+ * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ */
+KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+  double n = 0.0, mu = 0.0, m2 = 0.0;
+  for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
+    int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
+    int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
+    double nb = (double)(b1 - b0), l[16];
+    vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)));
+    if (tail > 0) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)));
+    vec_avx512__kvd_lanes(l, acc);
+    double mb = vec_avx512__kv_hsum16(l) / nb;
+    vec_avx512__kvd vmb = vec_avx512__kvd_set(mb);
+    acc = vec_avx512__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) {
+      vec_avx512__kvd d = vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)), vmb);
+      acc = vec_avx512__kvd_fma(d, d, acc);
+    }
+    if (tail > 0) {
+      vec_avx512__kvd d = vec_avx512__kvd_sel(vec_avx512__kv_mask_first(tail), vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)), vmb), vec_avx512__kvd_set(0.0));
+      acc = vec_avx512__kvd_fma(d, d, acc);
+    }
+    vec_avx512__kvd_lanes(l, acc);
+    double m2b = vec_avx512__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    mu = mu + d * (nb / nn);
+    m2 = m2 + m2b + d * d * (n * nb / nn);
+    n = nn;
+  }
+  *mean = mu;
+  *var = m2 / n;
+}
+
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
+KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvd mean, vec_avx512__kvd inv, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
+  vec_avx512__kvd t = vec_avx512__kvd_mul(vec_avx512__kvd_sub(vec_avx512__kvd_from(v), mean), inv);
+  if (has_w) t = vec_avx512__kvd_mul(t, vec_avx512__kvd_from(w));
+  if (has_b) t = vec_avx512__kvd_add(t, vec_avx512__kvd_from(b));
+  return vec_avx512__canon(vec_avx512__kvd_to_f(t));
+}
+
+KV_FN void vec_avx512__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
+                          const void *b, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    double mean, var;
+    vec_avx512__row_moments(dt, xr, cols, &mean, &var);
+    vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(1.0 / sqrt(var + (double)eps));
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512__st(dt, yr, c, vec_avx512__ln_v(vec_avx512__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_avx512__ld(dt, w, c) : zero, has_b, has_b ? vec_avx512__ld(dt, b, c) : zero));
+    if (n > 0)
+      vec_avx512__st_n(dt, yr, full,
+           vec_avx512__ln_v(vec_avx512__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512__ld_n(dt, w, full, n) : zero, has_b,
+                has_b ? vec_avx512__ld_n(dt, b, full, n) : zero),
+           n);
+  }
+}
+
+#define KV_LN_DT(DT)                                                                                   \
+  do {                                                                                                 \
+    if (w != NULL && b != NULL)                                                                        \
+      vec_avx512__layernorm_rows(DT, 1, 1, rows, cols, x, w, b, eps, y);                                           \
+    else if (w != NULL)                                                                                \
+      vec_avx512__layernorm_rows(DT, 1, 0, rows, cols, x, w, b, eps, y);                                           \
+    else if (b != NULL)                                                                                \
+      vec_avx512__layernorm_rows(DT, 0, 1, rows, cols, x, w, b, eps, y);                                           \
+    else                                                                                               \
+      vec_avx512__layernorm_rows(DT, 0, 0, rows, cols, x, w, b, eps, y);                                           \
+  } while (0)
+
+KV_ATTR static void vec_avx512__layernorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, const void *b, float eps,
+                              void *y) {
+  KV_PER_DT(vec_avx512__layernorm, KV_LN_DT(KB_VEC_F32), KV_LN_DT(KB_VEC_BF16), KV_LN_DT(KB_VEC_F16))
+}
+
+/* ---- argmax ---- */
+
+static const int32_t vec_avx512__kv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/*
+ * Each lane keeps the first largest element of its column c = lane (mod
+ * 16), a NaN beating every number and the first NaN staying; the lanes are
+ * then combined with the same rule and ties to the lower index, which is the
+ * sequential definition (first index of the maximum, first NaN wins).
+ */
+KV_ATTR static void vec_avx512__argmax(int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    vec_avx512__kvf best = vec_avx512__kv_set(-INFINITY);
+    vec_avx512__kvi bi = vec_avx512__kvi_load(vec_avx512__kv_iota), idx = bi;
+    vec_avx512__kvi step = vec_avx512__kvi_set(16);
+    int64_t c = 0;
+    for (; c < cols; c += 16) {
+      vec_avx512__kvf v = cols - c >= 16 ? vec_avx512__kv_load(xr + c) : vec_avx512__kv_sel(vec_avx512__kv_mask_first(cols - c), vec_avx512__kv_load_n(xr + c, cols - c), best);
+      vec_avx512__kvm vn = vec_avx512__kv_unord(v, v), bn = vec_avx512__kv_unord(best, best);
+      vec_avx512__kvm upd = vec_avx512__kv_m_or(vec_avx512__kv_gt(v, best), vec_avx512__kv_m_andnot(vn, bn));
+      best = vec_avx512__kv_sel(upd, v, best);
+      bi = vec_avx512__kvi_sel(upd, idx, bi);
+      idx = vec_avx512__kvi_add(idx, step);
+    }
+    float bv[16];
+    int32_t bx[16];
+    vec_avx512__kv_lanes(bv, best);
+    vec_avx512__kvi_lanes(bx, bi);
+    /* Lanes past cols (rows shorter than 16) never left their start. */
+    int32_t win = -1;
+    float wv = 0.0f;
+    for (int i = 0; i < 16; i++) {
+      if (bx[i] >= cols) continue;
+      bool nan_i = bv[i] != bv[i], nan_w = wv != wv, take;
+      if (win < 0)
+        take = true;
+      else if (nan_i != nan_w)
+        take = nan_i;
+      else if (nan_i)
+        take = bx[i] < win;
+      else
+        take = bv[i] > wv || (bv[i] == wv && bx[i] < win);
+      if (take) {
+        win = bx[i];
+        wv = bv[i];
+      }
+    }
+    out[r] = win;
+  }
+}
+
+/* ---- rope ---- */
+
+/* pi/2 = P1 + P2 + P3; 2/pi; the Taylor coefficients of sin (-1/3! ..
+ * -1/15!) and cos (-1/2! .. 1/16!). */
+#define KV_PIO2_1 0x1.921fb54442d18p+0
+#define KV_PIO2_2 0x1.1a62633145c07p-54
+#define KV_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define KV_2OPI 0x1.45f306dc9c883p-1
+static const double vec_avx512__kv_sin_c[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
+                                   0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+                                   -0x1.ae7f3e733b81fp-41};
+static const double vec_avx512__kv_cos_c[8] = {-0x1p-1,           0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
+                                   0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+                                   -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+/* sin(r + q pi/2) = S[q] sin r + C[q] cos r, cos(r + q pi/2) likewise:
+ * each a selection (one product is an exact zero), indexed by q mod 4
+ * (repeated to 8 entries for kvd_lookup8). */
+static const double vec_avx512__kv_sin_s[8] = {1, 0, -1, 0, 1, 0, -1, 0}, vec_avx512__kv_sin_c2[8] = {0, 1, 0, -1, 0, 1, 0, -1};
+static const double vec_avx512__kv_cos_s[8] = {0, -1, 0, 1, 0, -1, 0, 1}, vec_avx512__kv_cos_c2[8] = {1, 0, -1, 0, 1, 0, -1, 0};
+
+/*
+ * sin a and cos a in double for 0 <= a < 2^31 (rope's angles): q =
+ * round(a 2/pi), r = a - q pi/2 in three fused steps (the first exact, the
+ * rest below 2^-100 relative for these q), Taylor polynomials on
+ * |r| <= pi/4 (truncation below 2^-54), and the quadrant by selection.
+ * Within a few double ulps of the exact values.
+ */
+KV_FN void vec_avx512__sincos_d(vec_avx512__kvd a, vec_avx512__kvd *sn, vec_avx512__kvd *cs) {
+  vec_avx512__kvd sh = vec_avx512__kvd_set(KB_VM_EXPD_SHIFTER);
+  vec_avx512__kvd q = vec_avx512__kvd_sub(vec_avx512__kvd_fma(a, vec_avx512__kvd_set(KV_2OPI), sh), sh);
+  vec_avx512__kvd r = vec_avx512__kvd_fma(q, vec_avx512__kvd_set(-KV_PIO2_1), a);
+  r = vec_avx512__kvd_fma(q, vec_avx512__kvd_set(-KV_PIO2_2), r);
+  r = vec_avx512__kvd_fma(q, vec_avx512__kvd_set(-KV_PIO2_3), r);
+  vec_avx512__kvd r2 = vec_avx512__kvd_mul(r, r);
+  vec_avx512__kvd ps = vec_avx512__kvd_set(vec_avx512__kv_sin_c[6]);
+  for (int i = 5; i >= 0; i--) ps = vec_avx512__kvd_fma(ps, r2, vec_avx512__kvd_set(vec_avx512__kv_sin_c[i]));
+  vec_avx512__kvd pc = vec_avx512__kvd_set(vec_avx512__kv_cos_c[7]);
+  for (int i = 6; i >= 0; i--) pc = vec_avx512__kvd_fma(pc, r2, vec_avx512__kvd_set(vec_avx512__kv_cos_c[i]));
+  vec_avx512__kvd s = vec_avx512__kvd_fma(vec_avx512__kvd_mul(r, r2), ps, r);
+  vec_avx512__kvd c = vec_avx512__kvd_fma(r2, pc, vec_avx512__kvd_set(1.0));
+  vec_avx512__kvi qi = vec_avx512__kvd_to_int(q);
+  *sn = vec_avx512__kvd_fma(vec_avx512__kvd_lookup8(vec_avx512__kv_sin_s, qi), s, vec_avx512__kvd_mul(vec_avx512__kvd_lookup8(vec_avx512__kv_sin_c2, qi), c));
+  *cs = vec_avx512__kvd_fma(vec_avx512__kvd_lookup8(vec_avx512__kv_cos_s, qi), s, vec_avx512__kvd_mul(vec_avx512__kvd_lookup8(vec_avx512__kv_cos_c2, qi), c));
+}
+
+/* Pairs of the half-rotation per block of 256: the angles of one position. */
+#define KV_ROPE_CHUNK 256
+
+/* y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin for 16 pairs, in double
+ * (products and sums each rounded, as docs/kernels.md writes them), one
+ * rounding to float; NaN canonical (two NaN inputs may meet). */
+KV_FN void vec_avx512__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx512__kvd c, vec_avx512__kvd s) {
+  vec_avx512__kvf a = vec_avx512__kv_load_n(x, n), b = vec_avx512__kv_load_n(x + h, n);
+  vec_avx512__kvd a0 = vec_avx512__kvd_from(a), b0 = vec_avx512__kvd_from(b);
+  vec_avx512__kvf ya = vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_sub(vec_avx512__kvd_mul(a0, c), vec_avx512__kvd_mul(b0, s))));
+  vec_avx512__kvf yb = vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_add(vec_avx512__kvd_mul(b0, c), vec_avx512__kvd_mul(a0, s))));
+  vec_avx512__kv_store_n(y, ya, n);
+  vec_avx512__kv_store_n(y + h, yb, n);
+}
+
+KV_ATTR static void vec_avx512__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, double theta, float *y) {
+  int64_t h = head_dim / 2, row = heads * head_dim;
+  double invf[KV_ROPE_CHUNK], cs[KV_ROPE_CHUNK], sn[KV_ROPE_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += KV_ROPE_CHUNK) {
+    int64_t ni = h - i0 < KV_ROPE_CHUNK ? h - i0 : KV_ROPE_CHUNK;
+    for (int64_t i = 0; i < ni; i++) invf[i] = pow(theta, -(double)(2 * (i0 + i)) / (double)head_dim);
+    for (int64_t s = s0; s < s1; s++) {
+      vec_avx512__kvd pos = vec_avx512__kvd_set((double)positions[s]);
+      for (int64_t i = 0; i < ni; i += 16) {
+        double l[16];
+        for (int k = 0; k < 16; k++) l[k] = i + k < ni ? invf[i + k] : 0.0;
+        vec_avx512__kvd a, sv, cv;
+        vec_avx512__kvd_load16(l, &a);
+        vec_avx512__sincos_d(vec_avx512__kvd_mul(pos, a), &sv, &cv);
+        vec_avx512__kvd_lanes(sn + i, sv);
+        vec_avx512__kvd_lanes(cs + i, cv);
+      }
+      for (int64_t hh = 0; hh < heads; hh++) {
+        const float *xr = x + s * row + hh * head_dim + i0;
+        float *yr = y + s * row + hh * head_dim + i0;
+        for (int64_t i = 0; i < ni; i += 16) {
+          vec_avx512__kvd c, sv;
+          vec_avx512__kvd_load16(cs + i, &c);
+          vec_avx512__kvd_load16(sn + i, &sv);
+          vec_avx512__rope_pairs(xr + i, yr + i, h, ni - i < 16 ? ni - i : 16, c, sv);
+        }
+      }
+    }
+  }
+}
+
+/* ---- sampling weights ---- */
+
+KV_ATTR static void vec_avx512__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  vec_avx512__kvd vm = vec_avx512__kvd_set(m), vt = vec_avx512__kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    vec_avx512__kvd_lanes(l, vec_avx512__kvd_exp(vec_avx512__kvd_div(vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
+/* ---- AdamW ---- */
+
+KV_FN void vec_avx512__adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
+                     const struct kb_adamw_coef *k) {
+  vec_avx512__kvf gv = vec_avx512__kv_load_n(g, len), pv = vec_avx512__kv_load_n(p, len), mv = vec_avx512__kv_load_n(m, len), vv = vec_avx512__kv_load_n(v, len);
+  pv = vec_avx512__kv_mul(pv, vec_avx512__kv_set(k->decay));
+  vec_avx512__kvf gm = vec_avx512__kv_sub(gv, mv);
+  mv = small_w1 ? vec_avx512__kv_add(mv, vec_avx512__kv_mul(vec_avx512__kv_set(k->w1), gm)) : vec_avx512__kv_sub(gv, vec_avx512__kv_mul(gm, vec_avx512__kv_set(k->one_minus_w1)));
+  vv = vec_avx512__kv_mul(vv, vec_avx512__kv_set(k->beta2));
+  vv = vec_avx512__kv_add(vv, vec_avx512__kv_mul(vec_avx512__kv_mul(vec_avx512__kv_set(k->w2), gv), gv));
+  vec_avx512__kvf denom = vec_avx512__kv_add(vec_avx512__kv_div(vec_avx512__kv_sqrt(vv), vec_avx512__kv_set(k->bc2_sqrt)), vec_avx512__kv_set(k->eps));
+  pv = vec_avx512__kv_add(pv, vec_avx512__kv_div(vec_avx512__kv_mul(vec_avx512__kv_set(k->step_size), mv), denom));
+  vec_avx512__kv_store_n(p, vec_avx512__canon(pv), len);
+  vec_avx512__kv_store_n(m, vec_avx512__canon(mv), len);
+  vec_avx512__kv_store_n(v, vec_avx512__canon(vv), len);
+}
+
+/* adamw.c's sequence, one rounding per operation, no fused steps. */
+KV_FN void vec_avx512__adamw_loop(int small_w1, int64_t n, float *p, const float *g, float *m, float *v,
+                      const struct kb_adamw_coef *k) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512__adamw_vec(small_w1, p + i, g + i, m + i, v + i, 16, k);
+  if (i < n) vec_avx512__adamw_vec(small_w1, p + i, g + i, m + i, v + i, n - i, k);
+}
+
+KV_ATTR static void vec_avx512__adamw(int64_t n, float *p, const float *g, float *m, float *v, const struct kb_adamw_coef *k) {
+  if (k->small_w1)
+    vec_avx512__adamw_loop(1, n, p, g, m, v, k);
+  else
+    vec_avx512__adamw_loop(0, n, p, g, m, v, k);
+}
+
+#define KV_OPS_INIT                                                                                             \
+  {                                                                                                             \
+    .math = {[KB_VM_EXP] = vec_avx512__math_exp,                                                                            \
+             [KB_VM_LOG] = vec_avx512__math_log,                                                                            \
+             [KB_VM_TANH] = vec_avx512__math_tanh,                                                                          \
+             [KB_VM_ERF] = vec_avx512__math_erf,                                                                            \
+             [KB_VM_SILU] = vec_avx512__math_silu,                                                                          \
+             [KB_VM_GELU] = vec_avx512__math_gelu,                                                                          \
+             [KB_VM_GELU_TANH] = vec_avx512__math_gelu_tanh},                                                               \
+    .exp_f64 = vec_avx512__math_exp_f64,                                                                                    \
+    .unary = vec_avx512__unary, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
+    .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
+    .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
+  }
+
+const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
+
+#endif
+#undef KV_2OPI
+#undef KV_ATTR
+#undef KV_D2
+#undef KV_FN
+#undef KV_HUGE_M
+#undef KV_LN_BLOCK
+#undef KV_LN_DT
+#undef KV_MAP1
+#undef KV_MATH_ENTRY
+#undef KV_MAX_BLOCKS
+#undef KV_OPS_INIT
+#undef KV_PER_DT
+#undef KV_PIO2_1
+#undef KV_PIO2_2
+#undef KV_PIO2_3
+#undef KV_ROPE_CHUNK
+#undef KV_UNARY_DT
+#undef acc_exps
+#undef act_special
+#undef adamw_loop
+#undef adamw_vec
+#undef bias_loop
+#undef binary_loop
+#undef binop
+#undef canon
+#undef convert_loop
+#undef diff_exact
+#undef erf_v
+#undef exp_d_fast
+#undef exp_rel
+#undef exp_rel_f
+#undef fill_row
+#undef gelu_tanh_v
+#undef gelu_tanh_v_dt
+#undef gelu_v
+#undef gelu_v_dt
+#undef gtail_d
+#undef kv_abs
+#undef kv_acc
+#undef kv_add
+#undef kv_bits
+#undef kv_block_len
+#undef kv_cos_c
+#undef kv_cos_c2
+#undef kv_cos_s
+#undef kv_div
+#undef kv_eq
+#undef kv_erf_small
+#undef kv_exp
+#undef kv_exp_core
+#undef kv_exp_core2
+#undef kv_fma
+#undef kv_fms
+#undef kv_fnma
+#undef kv_from_bf16
+#undef kv_from_bits
+#undef kv_gt
+#undef kv_hmax16
+#undef kv_hsum16
+#undef kv_hsumi
+#undef kv_iota
+#undef kv_lanes
+#undef kv_ldexp
+#undef kv_load
+#undef kv_load_h
+#undef kv_load_h_n
+#undef kv_load_n
+#undef kv_lookup8
+#undef kv_lt
+#undef kv_m_and
+#undef kv_m_andnot
+#undef kv_m_any
+#undef kv_m_none
+#undef kv_m_or
+#undef kv_mask_first
+#undef kv_max
+#undef kv_min
+#undef kv_mref
+#undef kv_mref_of
+#undef kv_mul
+#undef kv_rowsum
+#undef kv_sel
+#undef kv_set
+#undef kv_sin_c
+#undef kv_sin_c2
+#undef kv_sin_s
+#undef kv_split2
+#undef kv_sqrt
+#undef kv_store
+#undef kv_store_h
+#undef kv_store_h_n
+#undef kv_store_n
+#undef kv_sub
+#undef kv_to_bf16
+#undef kv_to_int
+#undef kv_unord
+#undef kvd
+#undef kvd_add
+#undef kvd_div
+#undef kvd_exp
+#undef kvd_exp_core
+#undef kvd_fma
+#undef kvd_from
+#undef kvd_lanes
+#undef kvd_ldexp
+#undef kvd_ldexp_k
+#undef kvd_load16
+#undef kvd_lookup8
+#undef kvd_mul
+#undef kvd_sel
+#undef kvd_set
+#undef kvd_sub
+#undef kvd_to_f
+#undef kvd_to_int
+#undef kvf
+#undef kvi
+#undef kvi_add
+#undef kvi_and
+#undef kvi_gt
+#undef kvi_lanes
+#undef kvi_load
+#undef kvi_or
+#undef kvi_sel
+#undef kvi_set
+#undef kvi_slli
+#undef kvi_srai
+#undef kvi_srli
+#undef kvi_sub
+#undef kvi_to_f
+#undef kvm
+#undef layernorm_rows
+#undef ld
+#undef ld_n
+#undef ln_v
+#undef log_softmax_v
+#undef log_v
+#undef math_erf
+#undef math_exp
+#undef math_exp_f64
+#undef math_gelu
+#undef math_gelu_tanh
+#undef math_log
+#undef math_silu
+#undef math_tanh
+#undef qnan
+#undef rmsnorm_rows
+#undef rope_pairs
+#undef row_moments
+#undef row_reduce
+#undef scale_loop
+#undef scale_row
+#undef silu_v
+#undef silu_v_dt
+#undef sincos_d
+#undef softmax_row
+#undef softmax_rows
+#undef st
+#undef st_n
+#undef tanh_v
+#undef with_sign_of
+
+/* ==== kernels/cpu/vec_scalar.c ==== */
+#define kvf vec_scalar__kvf
+#define kvi vec_scalar__kvi
+#define kvm vec_scalar__kvm
+#define kvd vec_scalar__kvd
+#define kv_set vec_scalar__kv_set
+#define kv_mask_first vec_scalar__kv_mask_first
+#define kv_load vec_scalar__kv_load
+#define kv_load_n vec_scalar__kv_load_n
+#define kv_store vec_scalar__kv_store
+#define kv_store_n vec_scalar__kv_store_n
+#define kv_add vec_scalar__kv_add
+#define kv_sub vec_scalar__kv_sub
+#define kv_mul vec_scalar__kv_mul
+#define kv_div vec_scalar__kv_div
+#define kv_max vec_scalar__kv_max
+#define kv_min vec_scalar__kv_min
+#define kv_fma vec_scalar__kv_fma
+#define kv_fms vec_scalar__kv_fms
+#define kv_fnma vec_scalar__kv_fnma
+#define kv_sqrt vec_scalar__kv_sqrt
+#define kv_abs vec_scalar__kv_abs
+#define kv_lt vec_scalar__kv_lt
+#define kv_gt vec_scalar__kv_gt
+#define kv_eq vec_scalar__kv_eq
+#define kv_unord vec_scalar__kv_unord
+#define kv_m_or vec_scalar__kv_m_or
+#define kv_m_and vec_scalar__kv_m_and
+#define kv_m_andnot vec_scalar__kv_m_andnot
+#define kv_m_none vec_scalar__kv_m_none
+#define kv_m_any vec_scalar__kv_m_any
+#define kv_sel vec_scalar__kv_sel
+#define kv_lanes vec_scalar__kv_lanes
+#define kv_load_h_n vec_scalar__kv_load_h_n
+#define kv_load_h vec_scalar__kv_load_h
+#define kv_store_h_n vec_scalar__kv_store_h_n
+#define kv_store_h vec_scalar__kv_store_h
+#define kv_exp_core vec_scalar__kv_exp_core
+#define kv_ldexp vec_scalar__kv_ldexp
+#define kv_exp_core2 vec_scalar__kv_exp_core2
+#define kv_exp vec_scalar__kv_exp
+#define kvd_set vec_scalar__kvd_set
+#define kvd_from vec_scalar__kvd_from
+#define kvd_to_f vec_scalar__kvd_to_f
+#define kvd_add vec_scalar__kvd_add
+#define kvd_sub vec_scalar__kvd_sub
+#define kvd_mul vec_scalar__kvd_mul
+#define kvd_div vec_scalar__kvd_div
+#define kvd_fma vec_scalar__kvd_fma
+#define kvd_ldexp vec_scalar__kvd_ldexp
+#define kvd_sel vec_scalar__kvd_sel
+#define kvd_lanes vec_scalar__kvd_lanes
+#define kv_bits vec_scalar__kv_bits
+#define kv_from_bits vec_scalar__kv_from_bits
+#define kvi_set vec_scalar__kvi_set
+#define kvi_load vec_scalar__kvi_load
+#define kvi_lanes vec_scalar__kvi_lanes
+#define kvi_add vec_scalar__kvi_add
+#define kvi_sub vec_scalar__kvi_sub
+#define kvi_and vec_scalar__kvi_and
+#define kvi_or vec_scalar__kvi_or
+#define kvi_srai vec_scalar__kvi_srai
+#define kvi_srli vec_scalar__kvi_srli
+#define kvi_slli vec_scalar__kvi_slli
+#define kvi_gt vec_scalar__kvi_gt
+#define kvi_sel vec_scalar__kvi_sel
+#define kv_to_int vec_scalar__kv_to_int
+#define kvi_to_f vec_scalar__kvi_to_f
+#define kvd_load16 vec_scalar__kvd_load16
+#define kvd_to_int vec_scalar__kvd_to_int
+#define kv_lookup8 vec_scalar__kv_lookup8
+#define kvd_exp_core vec_scalar__kvd_exp_core
+#define kvd_ldexp_k vec_scalar__kvd_ldexp_k
+#define kvd_exp vec_scalar__kvd_exp
+#define kvd_lookup8 vec_scalar__kvd_lookup8
+#define ld vec_scalar__ld
+#define ld_n vec_scalar__ld_n
+#define st vec_scalar__st
+#define st_n vec_scalar__st_n
+#define qnan vec_scalar__qnan
+#define canon vec_scalar__canon
+#define kv_hmax16 vec_scalar__kv_hmax16
+#define kv_hsum16 vec_scalar__kv_hsum16
+#define fill_row vec_scalar__fill_row
+#define exp_d_fast vec_scalar__exp_d_fast
+#define act_special vec_scalar__act_special
+#define with_sign_of vec_scalar__with_sign_of
+#define silu_v vec_scalar__silu_v
+#define gtail_d vec_scalar__gtail_d
+#define gelu_v vec_scalar__gelu_v
+#define gelu_tanh_v vec_scalar__gelu_tanh_v
+#define log_v vec_scalar__log_v
+#define tanh_v vec_scalar__tanh_v
+#define kv_erf_small vec_scalar__kv_erf_small
+#define erf_v vec_scalar__erf_v
+#define math_exp vec_scalar__math_exp
+#define math_log vec_scalar__math_log
+#define math_tanh vec_scalar__math_tanh
+#define math_erf vec_scalar__math_erf
+#define math_silu vec_scalar__math_silu
+#define math_gelu vec_scalar__math_gelu
+#define math_gelu_tanh vec_scalar__math_gelu_tanh
+#define math_exp_f64 vec_scalar__math_exp_f64
+#define silu_v_dt vec_scalar__silu_v_dt
+#define gelu_v_dt vec_scalar__gelu_v_dt
+#define gelu_tanh_v_dt vec_scalar__gelu_tanh_v_dt
+#define binop vec_scalar__binop
+#define binary_loop vec_scalar__binary_loop
+#define scale_loop vec_scalar__scale_loop
+#define bias_loop vec_scalar__bias_loop
+#define convert_loop vec_scalar__convert_loop
+#define kv_block_len vec_scalar__kv_block_len
+#define kv_mref vec_scalar__kv_mref
+#define kv_mref_of vec_scalar__kv_mref_of
+#define diff_exact vec_scalar__diff_exact
+#define exp_rel vec_scalar__exp_rel
+#define exp_rel_f vec_scalar__exp_rel_f
+#define kv_rowsum vec_scalar__kv_rowsum
+#define kv_acc vec_scalar__kv_acc
+#define acc_exps vec_scalar__acc_exps
+#define kv_hsumi vec_scalar__kv_hsumi
+#define row_reduce vec_scalar__row_reduce
+#define kv_split2 vec_scalar__kv_split2
+#define scale_row vec_scalar__scale_row
+#define log_softmax_v vec_scalar__log_softmax_v
+#define softmax_row vec_scalar__softmax_row
+#define softmax_rows vec_scalar__softmax_rows
+#define rmsnorm_rows vec_scalar__rmsnorm_rows
+#define row_moments vec_scalar__row_moments
+#define ln_v vec_scalar__ln_v
+#define layernorm_rows vec_scalar__layernorm_rows
+#define kv_iota vec_scalar__kv_iota
+#define kv_sin_c vec_scalar__kv_sin_c
+#define kv_cos_c vec_scalar__kv_cos_c
+#define kv_sin_s vec_scalar__kv_sin_s
+#define kv_sin_c2 vec_scalar__kv_sin_c2
+#define kv_cos_s vec_scalar__kv_cos_s
+#define kv_cos_c2 vec_scalar__kv_cos_c2
+#define sincos_d vec_scalar__sincos_d
+#define rope_pairs vec_scalar__rope_pairs
+#define adamw_vec vec_scalar__adamw_vec
+#define adamw_loop vec_scalar__adamw_loop
+/* ---- kernels/cpu/vec_scalar.c ---- */
+/* vec_scalar.c - the scalar level of the vector kernels (vec_kernels.h):
+ * vec_body.h over 16 lanes of plain C, the reference every vector level
+ * reproduces bit for bit. */
+/* ---- kernels/cpu/vec_lanes_scalar.h ---- */
+/* vec_lanes_scalar.h - the 16-lane vocabulary of the vector kernels
+ * (vec_lanes.h) at the scalar level: arrays of 16 floats handled one lane at
+ * a time, with exactly the semantics of the x86 instructions the vector
+ * levels use (maxps is a > b ? a : b, fmaf is one rounding, ...).  The
+ * reference level; included by vec_scalar.c alone. */
+/* No include guard: it is included once, and the amalgamation expands it
+ * inside vec_scalar.c, where its names (kvf, kv_add, ...) are that file's. */
+
+#include <math.h>
+#include <string.h>
+
+
+#define KV_ATTR
+/* Not always_inline, unlike the vector levels: forcing every 16-lane loop
+ * inline makes gcc take about 50 s on vec_scalar.c (3 s without), and the
+ * scalar level is the reference, not the fast path on x86. */
+#define KV_FN __attribute__((unused)) static inline
+
+typedef struct {
+  float v[16];
+} vec_scalar__kvf;
+typedef struct {
+  int32_t v[16];
+} vec_scalar__kvi;
+typedef uint32_t vec_scalar__kvm; /* bit i: lane i */
+typedef struct {
+  double v[16];
+} vec_scalar__kvd;
+
+#define KV_EACH(i) for (int i = 0; i < 16; i++)
+
+/* ---- floats ---- */
+
+KV_FN vec_scalar__kvf vec_scalar__kv_set(float a) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = a;
+  return r;
+}
+KV_FN vec_scalar__kvm vec_scalar__kv_mask_first(int64_t n) { return n >= 16 ? 0xffffu : (n <= 0 ? 0u : (1u << n) - 1u); }
+KV_FN vec_scalar__kvf vec_scalar__kv_load(const float *p) {
+  vec_scalar__kvf r;
+  memcpy(r.v, p, sizeof r.v);
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_load_n(const float *p, int64_t n) {
+  vec_scalar__kvf r = vec_scalar__kv_set(0.0f);
+  memcpy(r.v, p, (size_t)(n < 16 ? n : 16) * sizeof(float));
+  return r;
+}
+KV_FN void vec_scalar__kv_store(float *p, vec_scalar__kvf v) { memcpy(p, v.v, sizeof v.v); }
+KV_FN void vec_scalar__kv_store_n(float *p, vec_scalar__kvf v, int64_t n) { memcpy(p, v.v, (size_t)(n < 16 ? n : 16) * sizeof(float)); }
+
+#define KV_F2(name, expr)        \
+  KV_FN vec_scalar__kvf name(vec_scalar__kvf x, vec_scalar__kvf y) { \
+    vec_scalar__kvf r;                       \
+    KV_EACH(i) {                 \
+      float a = x.v[i];          \
+      float b = y.v[i];          \
+      r.v[i] = (expr);           \
+    }                            \
+    return r;                    \
+  }
+#define KV_F3(name, expr)               \
+  KV_FN vec_scalar__kvf name(vec_scalar__kvf x, vec_scalar__kvf y, vec_scalar__kvf z) { \
+    vec_scalar__kvf r;                              \
+    KV_EACH(i) {                        \
+      float a = x.v[i];                 \
+      float b = y.v[i];                 \
+      float c = z.v[i];                 \
+      r.v[i] = (expr);                  \
+    }                                   \
+    return r;                           \
+  }
+#define KV_M2(name, expr)        \
+  KV_FN vec_scalar__kvm name(vec_scalar__kvf x, vec_scalar__kvf y) { \
+    vec_scalar__kvm r = 0;                   \
+    KV_EACH(i) {                 \
+      float a = x.v[i];          \
+      float b = y.v[i];          \
+      if (expr) r |= 1u << i;    \
+    }                            \
+    return r;                    \
+  }
+
+KV_F2(vec_scalar__kv_add, a + b)
+KV_F2(vec_scalar__kv_sub, a - b)
+KV_F2(vec_scalar__kv_mul, a * b)
+KV_F2(vec_scalar__kv_div, a / b)
+KV_F2(vec_scalar__kv_max, a > b ? a : b)
+KV_F2(vec_scalar__kv_min, a < b ? a : b)
+KV_F3(vec_scalar__kv_fma, fmaf(a, b, c))
+KV_F3(vec_scalar__kv_fms, fmaf(a, b, -c))
+KV_F3(vec_scalar__kv_fnma, fmaf(-a, b, c))
+KV_FN vec_scalar__kvf vec_scalar__kv_sqrt(vec_scalar__kvf x) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = sqrtf(x.v[i]);
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_abs(vec_scalar__kvf x) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = kb_vm_float_scalar(kb_vm_bits_scalar(x.v[i]) & 0x7fffffffu);
+  return r;
+}
+
+KV_M2(vec_scalar__kv_lt, a < b)
+KV_M2(vec_scalar__kv_gt, a > b)
+KV_M2(vec_scalar__kv_eq, a == b)
+KV_M2(vec_scalar__kv_unord, a != a || b != b)
+KV_FN vec_scalar__kvm vec_scalar__kv_m_or(vec_scalar__kvm a, vec_scalar__kvm b) { return a | b; }
+KV_FN vec_scalar__kvm vec_scalar__kv_m_and(vec_scalar__kvm a, vec_scalar__kvm b) { return a & b; }
+KV_FN vec_scalar__kvm vec_scalar__kv_m_andnot(vec_scalar__kvm a, vec_scalar__kvm b) { return a & ~b; }
+KV_FN vec_scalar__kvm vec_scalar__kv_m_none(void) { return 0; }
+KV_FN int vec_scalar__kv_m_any(vec_scalar__kvm a) { return a != 0; }
+KV_FN vec_scalar__kvf vec_scalar__kv_sel(vec_scalar__kvm m, vec_scalar__kvf a, vec_scalar__kvf b) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = (m >> i) & 1u ? a.v[i] : b.v[i];
+  return r;
+}
+KV_FN void vec_scalar__kv_lanes(float out[16], vec_scalar__kvf v) { memcpy(out, v.v, sizeof v.v); }
+
+/* ---- 16-bit storage (half.h's conversions, the definition) ---- */
+
+KV_FN vec_scalar__kvf vec_scalar__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
+  vec_scalar__kvf r = vec_scalar__kv_set(0.0f);
+  for (int64_t i = 0; i < n && i < 16; i++) r.v[i] = f16 ? kb_f16_to_f32(p[i]) : kb_bf16_to_f32(p[i]);
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_load_h(int f16, const uint16_t *p) { return vec_scalar__kv_load_h_n(f16, p, 16); }
+KV_FN void vec_scalar__kv_store_h_n(int f16, uint16_t *p, vec_scalar__kvf v, int64_t n) {
+  for (int64_t i = 0; i < n && i < 16; i++) p[i] = f16 ? kb_f32_to_f16(v.v[i]) : kb_f32_to_bf16(v.v[i]);
+}
+KV_FN void vec_scalar__kv_store_h(int f16, uint16_t *p, vec_scalar__kvf v) { vec_scalar__kv_store_h_n(f16, p, v, 16); }
+
+/* ---- exp (vmath.h) ---- */
+
+KV_FN void vec_scalar__kv_exp_core(vec_scalar__kvf x, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
+  KV_EACH(i) kb_vm_exp_core_scalar(x.v[i], &th->v[i], &tt->v[i], &e->v[i]);
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_ldexp(vec_scalar__kvf q, vec_scalar__kvi e) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = kb_vm_ldexp_scalar(q.v[i], e.v[i]);
+  return r;
+}
+KV_FN void vec_scalar__kv_exp_core2(vec_scalar__kvf xh, vec_scalar__kvf xl, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
+  KV_EACH(i) kb_vm_exp_core2_scalar(xh.v[i], xl.v[i], &th->v[i], &tt->v[i], &e->v[i]);
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_exp(vec_scalar__kvf x) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = kb_exp_scalar(x.v[i]);
+  return r;
+}
+
+/* ---- doubles ---- */
+
+KV_FN vec_scalar__kvd vec_scalar__kvd_set(double a) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = a;
+  return r;
+}
+KV_FN vec_scalar__kvd vec_scalar__kvd_from(vec_scalar__kvf x) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = (double)x.v[i];
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kvd_to_f(vec_scalar__kvd x) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = (float)x.v[i];
+  return r;
+}
+#define KV_D2(name, op)          \
+  KV_FN vec_scalar__kvd name(vec_scalar__kvd x, vec_scalar__kvd y) { \
+    vec_scalar__kvd r;                       \
+    KV_EACH(i) r.v[i] = x.v[i] op y.v[i]; \
+    return r;                    \
+  }
+KV_D2(vec_scalar__kvd_add, +)
+KV_D2(vec_scalar__kvd_sub, -)
+KV_D2(vec_scalar__kvd_mul, *)
+KV_D2(vec_scalar__kvd_div, /)
+#undef KV_D2
+KV_FN vec_scalar__kvd vec_scalar__kvd_fma(vec_scalar__kvd x, vec_scalar__kvd y, vec_scalar__kvd z) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = fma(x.v[i], y.v[i], z.v[i]);
+  return r;
+}
+/* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
+KV_FN vec_scalar__kvd vec_scalar__kvd_ldexp(vec_scalar__kvd x, vec_scalar__kvi e) {
+  vec_scalar__kvd r;
+  KV_EACH(i) {
+    uint64_t bits = (uint64_t)(uint32_t)(e.v[i] + 1023) << 52;
+    double p;
+    memcpy(&p, &bits, sizeof p);
+    r.v[i] = x.v[i] * p;
+  }
+  return r;
+}
+KV_FN vec_scalar__kvd vec_scalar__kvd_sel(vec_scalar__kvm m, vec_scalar__kvd a, vec_scalar__kvd b) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = (m >> i) & 1u ? a.v[i] : b.v[i];
+  return r;
+}
+KV_FN void vec_scalar__kvd_lanes(double out[16], vec_scalar__kvd x) { memcpy(out, x.v, sizeof x.v); }
+
+#undef KV_F2
+#undef KV_F3
+#undef KV_M2
+
+/* ---- int32 lanes (computed as uint32: wrap-around as the vector units) ---- */
+
+#define KV_I2(name, expr)        \
+  KV_FN vec_scalar__kvi name(vec_scalar__kvi x, vec_scalar__kvi y) { \
+    vec_scalar__kvi r;                       \
+    KV_EACH(i) {                 \
+      uint32_t a = (uint32_t)x.v[i]; \
+      uint32_t b = (uint32_t)y.v[i]; \
+      r.v[i] = (int32_t)(expr);  \
+    }                            \
+    return r;                    \
+  }
+KV_FN vec_scalar__kvi vec_scalar__kv_bits(vec_scalar__kvf v) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = (int32_t)kb_vm_bits_scalar(v.v[i]);
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kv_from_bits(vec_scalar__kvi v) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = kb_vm_float_scalar((uint32_t)v.v[i]);
+  return r;
+}
+KV_FN vec_scalar__kvi vec_scalar__kvi_set(int32_t a) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = a;
+  return r;
+}
+KV_FN vec_scalar__kvi vec_scalar__kvi_load(const int32_t *p) {
+  vec_scalar__kvi r;
+  memcpy(r.v, p, sizeof r.v);
+  return r;
+}
+KV_FN void vec_scalar__kvi_lanes(int32_t out[16], vec_scalar__kvi v) { memcpy(out, v.v, sizeof v.v); }
+KV_I2(vec_scalar__kvi_add, a + b)
+KV_I2(vec_scalar__kvi_sub, a - b)
+KV_I2(vec_scalar__kvi_and, a & b)
+KV_I2(vec_scalar__kvi_or, a | b)
+#undef KV_I2
+/* Arithmetic shift right, written without shifting a negative number. */
+KV_FN vec_scalar__kvi vec_scalar__kvi_srai(vec_scalar__kvi x, int n) {
+  vec_scalar__kvi r;
+  KV_EACH(i) {
+    uint32_t u = (uint32_t)x.v[i];
+    uint32_t s = u >> n;
+    if (u >> 31) s |= ~(0xffffffffu >> n);
+    r.v[i] = (int32_t)s;
+  }
+  return r;
+}
+KV_FN vec_scalar__kvi vec_scalar__kvi_srli(vec_scalar__kvi x, int n) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = (int32_t)((uint32_t)x.v[i] >> n);
+  return r;
+}
+KV_FN vec_scalar__kvi vec_scalar__kvi_slli(vec_scalar__kvi x, int n) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = (int32_t)((uint32_t)x.v[i] << n);
+  return r;
+}
+KV_FN vec_scalar__kvm vec_scalar__kvi_gt(vec_scalar__kvi x, vec_scalar__kvi y) {
+  vec_scalar__kvm r = 0;
+  KV_EACH(i) if (x.v[i] > y.v[i]) r |= 1u << i;
+  return r;
+}
+KV_FN vec_scalar__kvi vec_scalar__kvi_sel(vec_scalar__kvm m, vec_scalar__kvi a, vec_scalar__kvi b) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = (m >> i) & 1u ? a.v[i] : b.v[i];
+  return r;
+}
+/* cvttps2dq: truncation; NaN and out of range give INT32_MIN. */
+KV_FN vec_scalar__kvi vec_scalar__kv_to_int(vec_scalar__kvf v) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = v.v[i] >= -2147483648.0f && v.v[i] < 2147483648.0f ? (int32_t)v.v[i] : INT32_MIN;
+  return r;
+}
+KV_FN vec_scalar__kvf vec_scalar__kvi_to_f(vec_scalar__kvi v) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = (float)v.v[i];
+  return r;
+}
+
+KV_FN void vec_scalar__kvd_load16(const double *p, vec_scalar__kvd *v) { memcpy(v->v, p, sizeof v->v); }
+
+/* Doubles holding integers in int32 range -> int32 (cvtpd2dq: out of range
+ * and NaN give INT32_MIN). */
+KV_FN vec_scalar__kvi vec_scalar__kvd_to_int(vec_scalar__kvd v) {
+  vec_scalar__kvi r;
+  KV_EACH(i) r.v[i] = v.v[i] >= -2147483648.0 && v.v[i] < 2147483648.0 ? (int32_t)v.v[i] : INT32_MIN;
+  return r;
+}
+
+/* tab[idx & 7] per lane (tab holds 16 floats: the 8 entries twice). */
+KV_FN vec_scalar__kvf vec_scalar__kv_lookup8(const float *tab, vec_scalar__kvi idx) {
+  vec_scalar__kvf r;
+  KV_EACH(i) r.v[i] = tab[idx.v[i] & 7];
+  return r;
+}
+
+/* ---- more doubles ---- */
+
+KV_FN void vec_scalar__kvd_exp_core(vec_scalar__kvd x, int first, vec_scalar__kvd *s, vec_scalar__kvd *kf) {
+  KV_EACH(i) kb_vm_expd_core_scalar(x.v[i], first, &s->v[i], &kf->v[i]);
+}
+KV_FN vec_scalar__kvd vec_scalar__kvd_ldexp_k(vec_scalar__kvd q, vec_scalar__kvd kf) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = kb_vm_ldexp_f64_scalar(q.v[i], kf.v[i] == kf.v[i] ? kf.v[i] : 0.0);
+  return r;
+}
+KV_FN vec_scalar__kvd vec_scalar__kvd_exp(vec_scalar__kvd x) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = kb_exp_f64_scalar(x.v[i]);
+  return r;
+}
+KV_FN vec_scalar__kvd vec_scalar__kvd_lookup8(const double *tab, vec_scalar__kvi idx) {
+  vec_scalar__kvd r;
+  KV_EACH(i) r.v[i] = tab[idx.v[i] & 7];
+  return r;
+}
+
+
+/* ---- kernels/cpu/vec_body.h ---- */
+/* vec_body.h - the vector kernels of vec_kernels.h, written once over the
+ * 16-lane vocabulary.  Included by vec_scalar.c, vec_avx2.c and
+ * vec_avx512.c right after their vec_lanes_<isa>.h, which defines the lane
+ * types (kvf: 16 floats, kvi: 16 int32, kvm: 16 flags, kvd: 16 doubles),
+ * the operations kv_* / kvi_* / kvd_*, and the attributes KV_FN (inlined
+ * helpers) and KV_ATTR (the table's entries).  Every operation means the
+ * same IEEE operation on each lane at every level, so this file computes the
+ * same bits everywhere; the scalar level is the reference.
+ *
+ * NaN outputs: an operation with two NaN operands may return either
+ * payload (compilers commute additions and multiplications), so wherever
+ * two NaNs can meet, the kernel picks the result explicitly (the first
+ * operand made quiet, or the canonical quiet NaN 0x7fc00000), and single
+ * NaN inputs of the activations come out as the input made quiet.
+ *
+ * Defines KV_OPS_INIT, the initializer of the level's struct kb_vec_ops. */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+
+/* ---- storage ---- */
+
+KV_FN vec_scalar__kvf vec_scalar__ld(int dt, const void *p, int64_t i) {
+  if (dt == KB_VEC_F32) return vec_scalar__kv_load((const float *)p + i);
+  return vec_scalar__kv_load_h(dt == KB_VEC_F16, (const uint16_t *)p + i);
+}
+
+/* Lanes n.. are 0 and their memory is not read. */
+KV_FN vec_scalar__kvf vec_scalar__ld_n(int dt, const void *p, int64_t i, int64_t n) {
+  if (dt == KB_VEC_F32) return vec_scalar__kv_load_n((const float *)p + i, n);
+  return vec_scalar__kv_load_h_n(dt == KB_VEC_F16, (const uint16_t *)p + i, n);
+}
+
+KV_FN void vec_scalar__st(int dt, void *p, int64_t i, vec_scalar__kvf v) {
+  if (dt == KB_VEC_F32)
+    vec_scalar__kv_store((float *)p + i, v);
+  else
+    vec_scalar__kv_store_h(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
+KV_FN void vec_scalar__st_n(int dt, void *p, int64_t i, vec_scalar__kvf v, int64_t n) {
+  if (dt == KB_VEC_F32)
+    vec_scalar__kv_store_n((float *)p + i, v, n);
+  else
+    vec_scalar__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* The canonical quiet NaN. */
+KV_FN vec_scalar__kvf vec_scalar__qnan(void) { return vec_scalar__kv_from_bits(vec_scalar__kvi_set(0x7fc00000)); }
+
+/* NaN lanes of y become the canonical NaN. */
+KV_FN vec_scalar__kvf vec_scalar__canon(vec_scalar__kvf y) { return vec_scalar__kv_sel(vec_scalar__kv_unord(y, y), vec_scalar__qnan(), y); }
+
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+static float vec_scalar__kv_hmax16(const float l[16]) {
+  float m = -INFINITY;
+  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
+  return m;
+}
+
+static double vec_scalar__kv_hsum16(const double l[16]) {
+  double s[16];
+  for (int i = 0; i < 16; i++) s[i] = l[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
+
+/* y[0..n) = v. */
+KV_FN void vec_scalar__fill_row(int dt, void *y, int64_t cols, vec_scalar__kvf v) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, y, c, v);
+  if (c < cols) vec_scalar__st_n(dt, y, c, v, cols - c);
+}
+
+/* Applies F to every 16-lane vector of x into y (any n; y may be x). */
+#define KV_MAP1(dt, n, x, y, F)                                  \
+  do {                                                           \
+    int64_t i_ = 0;                                              \
+    for (; i_ + 16 <= (n); i_ += 16) vec_scalar__st(dt, y, i_, F(vec_scalar__ld(dt, x, i_))); \
+    if (i_ < (n)) vec_scalar__st_n(dt, y, i_, F(vec_scalar__ld_n(dt, x, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+/* ---- activations and the float functions of the math layer ---- */
+
+/* e^x in double for results that are rounded to float: the degree-10
+ * polynomial (truncation below 2^-42); NaN lanes meaningless. */
+KV_FN vec_scalar__kvd vec_scalar__exp_d_fast(vec_scalar__kvd x) {
+  vec_scalar__kvd s, kf;
+  vec_scalar__kvd_exp_core(x, 3, &s, &kf);
+  return vec_scalar__kvd_ldexp_k(vec_scalar__kvd_add(vec_scalar__kvd_set(1.0), s), kf);
+}
+
+/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
+ * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+KV_FN vec_scalar__kvf vec_scalar__act_special(vec_scalar__kvf x, vec_scalar__kvm ok, vec_scalar__kvf y) {
+  vec_scalar__kvf fix = vec_scalar__kv_mul(x, vec_scalar__kv_sel(vec_scalar__kv_gt(x, vec_scalar__kv_set(0.0f)), vec_scalar__kv_set(1.0f), vec_scalar__kv_set(0.0f)));
+  return vec_scalar__kv_sel(ok, y, fix);
+}
+
+/* The sign of x on |y|. */
+KV_FN vec_scalar__kvf vec_scalar__with_sign_of(vec_scalar__kvf x, vec_scalar__kvf y) {
+  return vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kv_bits(vec_scalar__kv_abs(y)), vec_scalar__kvi_and(vec_scalar__kv_bits(x), vec_scalar__kvi_set(INT32_MIN))));
+}
+
+/*
+ * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
+ * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
+ * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
+ * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
+ * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
+ * applied last so that results near the underflow keep full precision.
+ * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
+ */
+KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
+  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f), one = vec_scalar__kv_set(1.0f);
+  vec_scalar__kvf xs = vec_scalar__kv_max(vec_scalar__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__kv_exp_core(vec_scalar__kv_sub(zero, vec_scalar__kv_abs(xs)), &th, &tt, &e);
+  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
+   * |th| >= |tt|), so that the one correction step below suffices. */
+  vec_scalar__kvf mh = vec_scalar__kv_add(th, tt), ml = vec_scalar__kv_sub(tt, vec_scalar__kv_sub(mh, th));
+  vec_scalar__kvf eh = vec_scalar__kv_ldexp(mh, e), el = vec_scalar__kv_ldexp(ml, e);
+  vec_scalar__kvf dh = vec_scalar__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
+  vec_scalar__kvf dl = vec_scalar__kv_add(vec_scalar__kv_sub(eh, vec_scalar__kv_sub(dh, one)), el);
+  vec_scalar__kvm neg = vec_scalar__kv_lt(xs, zero);
+  vec_scalar__kvf nh = vec_scalar__kv_sel(neg, vec_scalar__kv_mul(xs, mh), xs);
+  vec_scalar__kvf nl = vec_scalar__kv_sel(neg, vec_scalar__kv_add(vec_scalar__kv_fms(xs, mh, nh), vec_scalar__kv_mul(xs, ml)), zero);
+  vec_scalar__kvf rcp = vec_scalar__kv_div(one, dh);
+  vec_scalar__kvf y0 = vec_scalar__kv_mul(nh, rcp);
+  vec_scalar__kvf rho = vec_scalar__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
+  rho = vec_scalar__kv_fnma(y0, dl, vec_scalar__kv_add(rho, nl));
+  vec_scalar__kvf q = vec_scalar__kv_fma(rho, rcp, y0);
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  vec_scalar__kvf y = vec_scalar__with_sign_of(x, vec_scalar__kv_sel(neg, vec_scalar__kv_ldexp(q, e), q));
+  return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
+}
+
+/* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
+KV_FN vec_scalar__kvd vec_scalar__gtail_d(vec_scalar__kvd a, vec_scalar__kvi idx) {
+  vec_scalar__kvd t = vec_scalar__kvd_sub(a, vec_scalar__kvd_lookup8(kb_vm_g_center, idx));
+  vec_scalar__kvd g = vec_scalar__kvd_lookup8(kb_vm_g_coef[0], idx);
+  for (int j = 1; j <= KB_VM_G_DEGREE; j++) g = vec_scalar__kvd_fma(g, t, vec_scalar__kvd_lookup8(kb_vm_g_coef[j], idx));
+  return g;
+}
+
+/*
+ * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
+ * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
+ * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
+ * is used: e^(-128) makes the difference invisible.
+ */
+KV_FN vec_scalar__kvf vec_scalar__gelu_v(vec_scalar__kvf x) {
+  vec_scalar__kvf ac = vec_scalar__kv_min(vec_scalar__kv_set(15.99f), vec_scalar__kv_abs(x));
+  vec_scalar__kvi idx = vec_scalar__kv_to_int(vec_scalar__kv_mul(ac, vec_scalar__kv_set(0.5f)));
+  vec_scalar__kvd xd = vec_scalar__kvd_from(x);
+  vec_scalar__kvd p = vec_scalar__kvd_mul(vec_scalar__exp_d_fast(vec_scalar__kvd_mul(vec_scalar__kvd_mul(xd, xd), vec_scalar__kvd_set(-0.5))), vec_scalar__gtail_d(vec_scalar__kvd_from(ac), idx));
+  vec_scalar__kvd phi = vec_scalar__kvd_sel(vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f)), p, vec_scalar__kvd_sub(vec_scalar__kvd_set(1.0), p));
+  vec_scalar__kvf y = vec_scalar__kvd_to_f(vec_scalar__kvd_mul(xd, phi));
+  return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
+}
+
+/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * double as written (docs/kernels.md), rounded once. */
+KV_FN vec_scalar__kvf vec_scalar__gelu_tanh_v(vec_scalar__kvf x) {
+  vec_scalar__kvd xd = vec_scalar__kvd_from(x);
+  vec_scalar__kvd cube = vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_set(0.044715), xd), xd), xd);
+  vec_scalar__kvd u = vec_scalar__kvd_mul(vec_scalar__kvd_set(0.79788456080286535588), vec_scalar__kvd_add(xd, cube));
+  vec_scalar__kvd e = vec_scalar__exp_d_fast(vec_scalar__kvd_mul(vec_scalar__kvd_set(-2.0), u));
+  vec_scalar__kvf y = vec_scalar__kvd_to_f(vec_scalar__kvd_div(xd, vec_scalar__kvd_add(vec_scalar__kvd_set(1.0), e)));
+  return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
+}
+
+/*
+ * log(x) in double: x = 2^e m with m in [sqrt(1/2), sqrt 2) (subnormal x
+ * scaled by 2^24 first), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... +
+ * s^18/19), s = (m - 1) / (m + 1) (|s| < 0.172), log x = e ln2 + log m
+ * (one fused step), one rounding.  log(+-0) = -inf, log(x < 0) = NaN
+ * (canonical), log(+inf) = +inf, NaN made quiet.
+ */
+KV_FN vec_scalar__kvf vec_scalar__log_v(vec_scalar__kvf x) {
+  vec_scalar__kvm sub = vec_scalar__kv_lt(x, vec_scalar__kv_set(0x1p-126f));
+  vec_scalar__kvf xs = vec_scalar__kv_sel(sub, vec_scalar__kv_mul(x, vec_scalar__kv_set(0x1p24f)), x);
+  vec_scalar__kvi u = vec_scalar__kv_bits(xs);
+  vec_scalar__kvi e = vec_scalar__kvi_sub(vec_scalar__kvi_srli(u, 23), vec_scalar__kvi_set(127));
+  e = vec_scalar__kvi_sel(sub, vec_scalar__kvi_sub(e, vec_scalar__kvi_set(24)), e);
+  vec_scalar__kvf m = vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kvi_and(u, vec_scalar__kvi_set(0x007fffff)), vec_scalar__kvi_set(0x3f800000)));
+  vec_scalar__kvm big = vec_scalar__kv_gt(m, vec_scalar__kv_set(1.41421356f));
+  m = vec_scalar__kv_sel(big, vec_scalar__kv_mul(m, vec_scalar__kv_set(0.5f)), m);
+  e = vec_scalar__kvi_sel(big, vec_scalar__kvi_add(e, vec_scalar__kvi_set(1)), e);
+  vec_scalar__kvd f = vec_scalar__kvd_sub(vec_scalar__kvd_from(m), vec_scalar__kvd_set(1.0));
+  vec_scalar__kvd s = vec_scalar__kvd_div(f, vec_scalar__kvd_add(vec_scalar__kvd_set(2.0), f));
+  vec_scalar__kvd s2 = vec_scalar__kvd_mul(s, s);
+  vec_scalar__kvd q = vec_scalar__kvd_set(1.0 / 19.0);
+  for (int k = 8; k >= 0; k--) q = vec_scalar__kvd_fma(q, s2, vec_scalar__kvd_set(1.0 / (double)(2 * k + 1)));
+  vec_scalar__kvd r = vec_scalar__kvd_fma(vec_scalar__kvd_from(vec_scalar__kvi_to_f(e)), vec_scalar__kvd_set(0x1.62e42fefa39efp-1), vec_scalar__kvd_mul(vec_scalar__kvd_add(s, s), q));
+  vec_scalar__kvf y = vec_scalar__kvd_to_f(r);
+  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
+  vec_scalar__kvm ok = vec_scalar__kv_m_and(vec_scalar__kv_gt(x, zero), vec_scalar__kv_lt(x, vec_scalar__kv_set(INFINITY)));
+  vec_scalar__kvf fix = vec_scalar__kv_sel(vec_scalar__kv_eq(x, zero), vec_scalar__kv_set(-INFINITY), vec_scalar__kv_sel(vec_scalar__kv_lt(x, zero), vec_scalar__qnan(), vec_scalar__kv_add(x, x)));
+  return vec_scalar__kv_sel(ok, y, fix);
+}
+
+/*
+ * tanh(x) in double: with y = -2|x| (|x| clamped to 10, where tanh rounds
+ * to 1), m = e^y - 1 = 2^k s + (2^k - 1) from the exp core (accurate for
+ * small |x| too), tanh|x| = -m / (2 + m); the sign of x is put back.
+ */
+KV_FN vec_scalar__kvf vec_scalar__tanh_v(vec_scalar__kvf x) {
+  vec_scalar__kvf a = vec_scalar__kv_min(vec_scalar__kv_set(10.0f), vec_scalar__kv_abs(x));
+  vec_scalar__kvd s, kf;
+  vec_scalar__kvd_exp_core(vec_scalar__kvd_mul(vec_scalar__kvd_set(-2.0), vec_scalar__kvd_from(a)), 3, &s, &kf);
+  vec_scalar__kvd p = vec_scalar__kvd_ldexp_k(vec_scalar__kvd_set(1.0), kf);
+  vec_scalar__kvd m = vec_scalar__kvd_fma(p, s, vec_scalar__kvd_sub(p, vec_scalar__kvd_set(1.0)));
+  vec_scalar__kvf y = vec_scalar__kvd_to_f(vec_scalar__kvd_div(vec_scalar__kvd_sub(vec_scalar__kvd_set(0.0), m), vec_scalar__kvd_add(vec_scalar__kvd_set(2.0), m)));
+  return vec_scalar__kv_sel(vec_scalar__kv_unord(x, x), vec_scalar__kv_add(x, x), vec_scalar__with_sign_of(x, y));
+}
+
+/* 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 11 down to 0: erf(z) = z P(z^2)
+ * for |z| < 0.5 (truncation below 2^-52). */
+static const double vec_scalar__kv_erf_small[12] = {
+    -2.0 / 1.7724538509055160273 / (39916800.0 * 23.0), 2.0 / 1.7724538509055160273 / (3628800.0 * 21.0),
+    -2.0 / 1.7724538509055160273 / (362880.0 * 19.0),   2.0 / 1.7724538509055160273 / (40320.0 * 17.0),
+    -2.0 / 1.7724538509055160273 / (5040.0 * 15.0),     2.0 / 1.7724538509055160273 / (720.0 * 13.0),
+    -2.0 / 1.7724538509055160273 / (120.0 * 11.0),      2.0 / 1.7724538509055160273 / (24.0 * 9.0),
+    -2.0 / 1.7724538509055160273 / (6.0 * 7.0),         2.0 / 1.7724538509055160273 / (2.0 * 5.0),
+    -2.0 / 1.7724538509055160273 / (1.0 * 3.0),         2.0 / 1.7724538509055160273,
+};
+
+/*
+ * erf(x) in double: z P(z^2) for |z| < 0.5, else 1 - erfc(z) with
+ * erfc(z) = 2 e^(-z^2) G(z sqrt 2) (z^2 exact); |z| clamped to 6 (erf
+ * rounds to 1); the sign of x is put back (erf(-0) = -0).
+ */
+KV_FN vec_scalar__kvf vec_scalar__erf_v(vec_scalar__kvf x) {
+  vec_scalar__kvf ac = vec_scalar__kv_min(vec_scalar__kv_set(6.0f), vec_scalar__kv_abs(x));
+  vec_scalar__kvd z = vec_scalar__kvd_from(ac), z2 = vec_scalar__kvd_mul(z, z);
+  vec_scalar__kvd q = vec_scalar__kvd_set(vec_scalar__kv_erf_small[0]);
+  for (int n = 1; n < 12; n++) q = vec_scalar__kvd_fma(q, z2, vec_scalar__kvd_set(vec_scalar__kv_erf_small[n]));
+  vec_scalar__kvd small = vec_scalar__kvd_mul(z, q);
+  vec_scalar__kvd b = vec_scalar__kvd_mul(z, vec_scalar__kvd_set(1.4142135623730950488));
+  vec_scalar__kvi idx = vec_scalar__kv_to_int(vec_scalar__kv_mul(vec_scalar__kvd_to_f(b), vec_scalar__kv_set(0.5f)));
+  vec_scalar__kvd erfc = vec_scalar__kvd_mul(vec_scalar__kvd_set(2.0), vec_scalar__kvd_mul(vec_scalar__exp_d_fast(vec_scalar__kvd_sub(vec_scalar__kvd_set(0.0), z2)), vec_scalar__gtail_d(b, idx)));
+  vec_scalar__kvd r = vec_scalar__kvd_sel(vec_scalar__kv_lt(ac, vec_scalar__kv_set(0.5f)), small, vec_scalar__kvd_sub(vec_scalar__kvd_set(1.0), erfc));
+  return vec_scalar__kv_sel(vec_scalar__kv_unord(x, x), vec_scalar__kv_add(x, x), vec_scalar__with_sign_of(x, vec_scalar__kvd_to_f(r)));
+}
+
+#define KV_MATH_ENTRY(name, F)                                                                 \
+  KV_ATTR static void name(int64_t n, const float *x, float *y) { KV_MAP1(KB_VEC_F32, n, x, y, F); }
+KV_MATH_ENTRY(vec_scalar__math_exp, vec_scalar__kv_exp)
+KV_MATH_ENTRY(vec_scalar__math_log, vec_scalar__log_v)
+KV_MATH_ENTRY(vec_scalar__math_tanh, vec_scalar__tanh_v)
+KV_MATH_ENTRY(vec_scalar__math_erf, vec_scalar__erf_v)
+KV_MATH_ENTRY(vec_scalar__math_silu, vec_scalar__silu_v)
+KV_MATH_ENTRY(vec_scalar__math_gelu, vec_scalar__gelu_v)
+KV_MATH_ENTRY(vec_scalar__math_gelu_tanh, vec_scalar__gelu_tanh_v)
+
+KV_ATTR static void vec_scalar__math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    vec_scalar__kvd v;
+    vec_scalar__kvd_load16(in, &v);
+    vec_scalar__kvd_lanes(out, vec_scalar__kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
+
+/* One instance per dtype, so the storage branches fold away. */
+#define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
+  switch (dt) {                                       \
+    case KB_VEC_BF16:                                 \
+      call_bf16;                                      \
+      break;                                          \
+    case KB_VEC_F16:                                  \
+      call_f16;                                       \
+      break;                                          \
+    default:                                          \
+      call_f32;                                       \
+  }
+
+#define KV_UNARY_DT(F)                                              \
+  KV_ATTR static void F##_dt(int dt, int64_t n, const void *x, void *y) { \
+    KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
+              KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
+  }
+KV_UNARY_DT(vec_scalar__silu_v)
+KV_UNARY_DT(vec_scalar__gelu_v)
+KV_UNARY_DT(vec_scalar__gelu_tanh_v)
+
+KV_ATTR static void vec_scalar__unary(int fn, int dt, int64_t n, const void *x, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_scalar__gelu_v_dt(dt, n, x, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_scalar__gelu_tanh_v_dt(dt, n, x, y);
+  else
+    vec_scalar__silu_v_dt(dt, n, x, y);
+}
+
+/* ---- add, mul, scale, add_bias, conversions ---- */
+
+/* a op b; where both are NaN, a made quiet. */
+KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__kvf b) {
+  vec_scalar__kvf y = op == KB_VEC_MUL ? vec_scalar__kv_mul(a, b) : vec_scalar__kv_add(a, b);
+  return vec_scalar__kv_sel(vec_scalar__kv_m_and(vec_scalar__kv_unord(a, a), vec_scalar__kv_unord(b, b)), vec_scalar__kv_add(a, a), y);
+}
+
+KV_FN void vec_scalar__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_scalar__st(dt, y, i, vec_scalar__binop(op, vec_scalar__ld(dt, a, i), vec_scalar__ld(dt, b, i)));
+  if (i < n) vec_scalar__st_n(dt, y, i, vec_scalar__binop(op, vec_scalar__ld_n(dt, a, i, n - i), vec_scalar__ld_n(dt, b, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_scalar__binary(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  if (op == KB_VEC_MUL) {
+    KV_PER_DT(mul, vec_scalar__binary_loop(KB_VEC_MUL, KB_VEC_F32, n, a, b, y), vec_scalar__binary_loop(KB_VEC_MUL, KB_VEC_BF16, n, a, b, y),
+              vec_scalar__binary_loop(KB_VEC_MUL, KB_VEC_F16, n, a, b, y))
+  } else {
+    KV_PER_DT(add, vec_scalar__binary_loop(KB_VEC_ADD, KB_VEC_F32, n, a, b, y), vec_scalar__binary_loop(KB_VEC_ADD, KB_VEC_BF16, n, a, b, y),
+              vec_scalar__binary_loop(KB_VEC_ADD, KB_VEC_F16, n, a, b, y))
+  }
+}
+
+KV_FN void vec_scalar__scale_loop(int dt, int64_t n, float alpha, const void *x, void *y) {
+  vec_scalar__kvf al = vec_scalar__kv_set(alpha);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_scalar__st(dt, y, i, vec_scalar__kv_mul(al, vec_scalar__ld(dt, x, i)));
+  if (i < n) vec_scalar__st_n(dt, y, i, vec_scalar__kv_mul(al, vec_scalar__ld_n(dt, x, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_scalar__scale(int dt, int64_t n, float alpha, const void *x, void *y) {
+  KV_PER_DT(vec_scalar__scale, vec_scalar__scale_loop(KB_VEC_F32, n, alpha, x, y), vec_scalar__scale_loop(KB_VEC_BF16, n, alpha, x, y),
+            vec_scalar__scale_loop(KB_VEC_F16, n, alpha, x, y))
+}
+
+KV_FN void vec_scalar__bias_loop(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  int64_t es = kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * cols * es;
+    void *yr = (char *)y + r * cols * es;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, yr, c, vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, bias, c)));
+    if (c < cols) vec_scalar__st_n(dt, yr, c, vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld_n(dt, xr, c, cols - c), vec_scalar__ld_n(dt, bias, c, cols - c)), cols - c);
+  }
+}
+
+KV_ATTR static void vec_scalar__add_bias(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  KV_PER_DT(bias, vec_scalar__bias_loop(KB_VEC_F32, rows, cols, x, bias, y), vec_scalar__bias_loop(KB_VEC_BF16, rows, cols, x, bias, y),
+            vec_scalar__bias_loop(KB_VEC_F16, rows, cols, x, bias, y))
+}
+
+KV_FN void vec_scalar__convert_loop(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  int64_t i = 0;
+  if (narrow) {
+    for (; i + 16 <= n; i += 16) vec_scalar__st(dt, dst, i, vec_scalar__kv_load((const float *)src + i));
+    if (i < n) vec_scalar__st_n(dt, dst, i, vec_scalar__kv_load_n((const float *)src + i, n - i), n - i);
+  } else {
+    /* v + v makes a signalling NaN quiet (half.h) and changes nothing else. */
+    for (; i + 16 <= n; i += 16) {
+      vec_scalar__kvf v = vec_scalar__ld(dt, src, i);
+      vec_scalar__kv_store((float *)dst + i, vec_scalar__kv_sel(vec_scalar__kv_unord(v, v), vec_scalar__kv_add(v, v), v));
+    }
+    if (i < n) {
+      vec_scalar__kvf v = vec_scalar__ld_n(dt, src, i, n - i);
+      vec_scalar__kv_store_n((float *)dst + i, vec_scalar__kv_sel(vec_scalar__kv_unord(v, v), vec_scalar__kv_add(v, v), v), n - i);
+    }
+  }
+}
+
+KV_ATTR static void vec_scalar__convert(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  if (dt == KB_VEC_F16)
+    vec_scalar__convert_loop(KB_VEC_F16, narrow, n, src, dst);
+  else
+    vec_scalar__convert_loop(KB_VEC_BF16, narrow, n, src, dst);
+}
+
+/* ---- softmax, log_softmax, cross-entropy: max and sum of exponentials ---- */
+
+/* Most blocks per row: the block length grows with the row beyond 64 x 1024
+ * elements, so the per-block maxima fit on the stack. */
+#define KV_MAX_BLOCKS 64
+
+/* Elements per block of the online maximum: 4 KiB of float32 (still in L1
+ * when the block is read again for its exponentials), more for rows longer
+ * than KV_MAX_BLOCKS such blocks.  A function of cols only. */
+static int64_t vec_scalar__kv_block_len(int64_t cols) {
+  int64_t b = (cols + KV_MAX_BLOCKS - 1) / KV_MAX_BLOCKS;
+  b = (b + 15) / 16 * 16;
+  return b < 1024 ? 1024 : b;
+}
+
+/*
+ * e^(x - m) for the elements of a row with maximum m, as (th + tt) 2^e
+ * (see kb_vm_exp_core_scalar) with the difference x - m never rounded:
+ * k_x = round(8x / ln2) and k_m = round(8m / ln2) come from the shifter,
+ * x - k_x ln2_hi/8 and m - k_m ln2_hi/8 are exact (fused), and
+ * x - m = (k_x - k_m) ln2/8 + r with r their difference (|r| <= ln2/8,
+ * rounded once, about 2^-29) plus (k_x - k_m) times the low part.  The
+ * polynomial has degree 5 for the wider r.  x is clamped below at m - 160
+ * (the result is 0 there and the shifter stays in range).  Rows whose
+ * maximum exceeds KV_HUGE_M in magnitude use the TwoSum form instead
+ * (exp_shift).  The results depend on (x, m) only.
+ */
+#define KV_HUGE_M 3.0e5f
+
+struct vec_scalar__kv_mref {
+  float m, lo;    /* the maximum; the clamp */
+  float kmf, mrh; /* k_m as a float; m - k_m ln2_hi/8 */
+  int32_t kbits;  /* the shifter's bit pattern holding k_m */
+  int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
+};
+
+static struct vec_scalar__kv_mref vec_scalar__kv_mref_of(float m) {
+  struct vec_scalar__kv_mref r;
+  r.m = m;
+  r.huge = !(fabsf(m) <= KV_HUGE_M);
+  r.lo = m - 160.0f;
+  float t = fmaf(r.huge ? 0.0f : m, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  r.kmf = t - KB_VM_EXP_SHIFTER;
+  r.mrh = fmaf(r.kmf, KB_VM_EXP_NSTEP_HI, r.huge ? 0.0f : m);
+  uint32_t u;
+  memcpy(&u, &t, sizeof u);
+  r.kbits = (int32_t)u;
+  return r;
+}
+
+/* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
+ * that -inf gives a finite (hugely negative) difference. */
+KV_FN void vec_scalar__diff_exact(vec_scalar__kvf v, float m, vec_scalar__kvf *dh, vec_scalar__kvf *dl) {
+  vec_scalar__kvf xc = vec_scalar__kv_max(vec_scalar__kv_set(-0x1p100f), v);
+  vec_scalar__kvf nm = vec_scalar__kv_set(-m);
+  vec_scalar__kvf h = vec_scalar__kv_add(xc, nm);
+  vec_scalar__kvf bb = vec_scalar__kv_sub(h, xc);
+  *dh = h;
+  *dl = vec_scalar__kv_add(vec_scalar__kv_sub(xc, vec_scalar__kv_sub(h, bb)), vec_scalar__kv_sub(nm, bb));
+}
+
+KV_FN void vec_scalar__exp_rel(vec_scalar__kvf v, const struct vec_scalar__kv_mref *mr, int huge, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
+  if (huge) {
+    vec_scalar__kvf dh, dl;
+    vec_scalar__diff_exact(v, mr->m, &dh, &dl);
+    vec_scalar__kv_exp_core2(dh, dl, th, tt, e);
+    return;
+  }
+  vec_scalar__kvf xc = vec_scalar__kv_max(vec_scalar__kv_set(mr->lo), v);
+  vec_scalar__kvf shifter = vec_scalar__kv_set(KB_VM_EXP_SHIFTER);
+  vec_scalar__kvf t = vec_scalar__kv_fma(xc, vec_scalar__kv_set(KB_VM_EXP_INV_STEP), shifter);
+  vec_scalar__kvf kxf = vec_scalar__kv_sub(t, shifter);
+  vec_scalar__kvf a = vec_scalar__kv_sub(vec_scalar__kv_fma(kxf, vec_scalar__kv_set(KB_VM_EXP_NSTEP_HI), xc), vec_scalar__kv_set(mr->mrh));
+  vec_scalar__kvf r = vec_scalar__kv_fma(vec_scalar__kv_sub(kxf, vec_scalar__kv_set(mr->kmf)), vec_scalar__kv_set(KB_VM_EXP_NSTEP_LO), a);
+  vec_scalar__kvi k = vec_scalar__kvi_sub(vec_scalar__kv_bits(t), vec_scalar__kvi_set(mr->kbits));
+  vec_scalar__kvf q = vec_scalar__kv_fma(vec_scalar__kv_set(KB_VM_EXP_C5), r, vec_scalar__kv_set(KB_VM_EXP_C4));
+  q = vec_scalar__kv_fma(q, r, vec_scalar__kv_set(KB_VM_EXP_C3));
+  q = vec_scalar__kv_fma(q, r, vec_scalar__kv_set(KB_VM_EXP_C2));
+  vec_scalar__kvf s = vec_scalar__kv_fma(q, vec_scalar__kv_mul(r, r), r);
+  vec_scalar__kvf hi = vec_scalar__kv_lookup8(kb_vm_exp_tab_hi, k);
+  *th = hi;
+  *tt = vec_scalar__kv_fma(hi, s, vec_scalar__kv_lookup8(kb_vm_exp_tab_lo, k));
+  *e = vec_scalar__kvi_srai(k, 3);
+}
+
+/* f = e^(x - m) rounded to float, and the part of the unrounded value
+ * that f lost (Fast2Sum on the mantissa pair, both scaled by 2^e). */
+KV_FN vec_scalar__kvf vec_scalar__exp_rel_f(vec_scalar__kvf v, const struct vec_scalar__kv_mref *mr, int huge, vec_scalar__kvf *lost) {
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_scalar__kvf mh = vec_scalar__kv_add(th, tt);
+  *lost = vec_scalar__kv_ldexp(vec_scalar__kv_sub(tt, vec_scalar__kv_sub(mh, th)), e);
+  return vec_scalar__kv_ldexp(mh, e);
+}
+
+struct vec_scalar__kv_rowsum {
+  float m;  /* the row maximum, NaN ignored */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
+  int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
+  int64_t blen, nblocks;
+  float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
+};
+
+/* Sums of exponentials: doubles for the rounded values, floats for what
+ * rounding lost (each below 2^-24 of its value, so their float sum is
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
+struct vec_scalar__kv_acc {
+  vec_scalar__kvd f;
+  vec_scalar__kvf lost;
+  vec_scalar__kvi ones;
+};
+
+/* Adds the exponentials of the n (<= 16) elements of v. */
+KV_FN void vec_scalar__acc_exps(struct vec_scalar__kv_acc *a, vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge) {
+  vec_scalar__kvf lost, f = vec_scalar__exp_rel_f(v, mr, huge, &lost);
+  vec_scalar__kvm one = vec_scalar__kv_eq(v, vec_scalar__kv_set(mr->m));
+  if (n < 16) one = vec_scalar__kv_m_and(one, vec_scalar__kv_mask_first(n));
+  vec_scalar__kvm drop = one;
+  if (n < 16) drop = vec_scalar__kv_m_or(drop, vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), vec_scalar__kv_mask_first(n)));
+  f = vec_scalar__kv_sel(drop, vec_scalar__kv_set(0.0f), f);
+  lost = vec_scalar__kv_sel(drop, vec_scalar__kv_set(0.0f), lost);
+  a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(f));
+  a->lost = vec_scalar__kv_add(a->lost, lost);
+  a->ones = vec_scalar__kvi_add(a->ones, vec_scalar__kvi_sel(one, vec_scalar__kvi_set(1), vec_scalar__kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
+}
+
+/*
+ * One read of the row: per block, its maximum, then (the block still in
+ * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
+ * The lanes are summed in kv_hsum16's order.
+ */
+KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r) {
+  float m = -INFINITY;
+  struct vec_scalar__kv_acc acc = {vec_scalar__kvd_set(0.0), vec_scalar__kv_set(0.0f), vec_scalar__kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
+  int nan = 0;
+  vec_scalar__kvf ninf = vec_scalar__kv_set(-INFINITY);
+  r->blen = vec_scalar__kv_block_len(cols);
+  r->nblocks = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
+    int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
+     * detected through the sum (a NaN exponential makes it NaN). */
+    vec_scalar__kvf vm = ninf;
+    for (int64_t c = b0; c < full; c += 16) vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c), vm);
+    if (full < b1) vm = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(b1 - full), vec_scalar__ld_n(dt, x, full, b1 - full), ninf), vm);
+    float lanes[16];
+    vec_scalar__kv_lanes(lanes, vm);
+    float bm = vec_scalar__kv_hmax16(lanes);
+    if (bm > m) {
+      if (m > -INFINITY) {
+        double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        vec_scalar__kvi_lanes(on, acc.ones);
+        extra = (extra + (double)vec_scalar__kv_hsumi(on)) * f;
+        acc.ones = vec_scalar__kvi_set(0);
+        acc.f = vec_scalar__kvd_mul(acc.f, vec_scalar__kvd_set(f));
+        acc.lost = vec_scalar__kv_mul(acc.lost, vec_scalar__kv_set((float)f));
+      }
+      m = bm;
+    }
+    r->mb[r->nblocks++] = m;
+    if (m == -INFINITY) {
+      /* Nothing but -inf (and perhaps NaN) so far: no exponentials to add,
+       * but a NaN must still make the row bad. */
+      for (int64_t c = b0; c < b1; c += 16) {
+        vec_scalar__kvf v = vec_scalar__ld_n(dt, x, c, b1 - c < 16 ? b1 - c : 16);
+        nan |= vec_scalar__kv_m_any(vec_scalar__kv_unord(v, v));
+      }
+      continue;
+    }
+    if (m == INFINITY) continue; /* the row is bad */
+    struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(m);
+    if (mr.huge) {
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1);
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+    } else {
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0);
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+    }
+  }
+  double lf[16], ll[16];
+  float lost[16];
+  int32_t on[16];
+  vec_scalar__kvd_lanes(lf, acc.f);
+  vec_scalar__kv_lanes(lost, acc.lost);
+  vec_scalar__kvi_lanes(on, acc.ones);
+  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
+  int64_t ones = vec_scalar__kv_hsumi(on);
+  double rest = (vec_scalar__kv_hsum16(lf) + vec_scalar__kv_hsum16(ll)) + extra;
+  r->m = m;
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
+  r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
+}
+
+/* c = rh + rl as floats (rh = c rounded; rl what it lost). */
+static void vec_scalar__kv_split2(double c, float *rh, float *rl) {
+  *rh = (float)c;
+  *rl = (float)(c - (double)*rh);
+}
+
+/*
+ * The second pass of softmax and of the cross-entropy gradient:
+ * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
+ * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
+ * are recomputed exactly as the first pass did (same function of (x, m_b))
+ * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
+ * carried to about 2^-27 (storing the first pass's rounded floats and
+ * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
+ * give 0 either way and are clamped there.
+ */
+KV_FN void vec_scalar__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* A block of -inf (before the maximum was finite), or weights below
+       * every double: zeros of coef's sign. */
+      vec_scalar__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_scalar__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    float rhf, rlf;
+    struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(rs->mb[b]);
+    double acb = fabs(cb);
+    if (acb >= 0x1p-100 && acb <= 0x1p100) {
+      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
+       * normal and 2^e alone scales it (fewer operations than the split
+       * form below, which also covers the factors beyond 2^+-100). */
+      vec_scalar__kv_split2(cb, &rhf, &rlf);
+      vec_scalar__kvf rh = vec_scalar__kv_set(rhf), rl = vec_scalar__kv_set(rlf);
+      for (int64_t c = b0; c < b1; c += 16) {
+        int64_t n = b1 - c < 16 ? b1 - c : 16;
+        vec_scalar__kvf th, tt;
+        vec_scalar__kvi e;
+        vec_scalar__exp_rel(n == 16 ? vec_scalar__ld(dt, x, c) : vec_scalar__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+        vec_scalar__kvf v = vec_scalar__kv_ldexp(vec_scalar__kv_fma(th, rh, vec_scalar__kv_fma(tt, rh, vec_scalar__kv_mul(th, rl))), e);
+        if (n == 16)
+          vec_scalar__st(dt, y, c, v);
+        else
+          vec_scalar__st_n(dt, y, c, v, n);
+      }
+      continue;
+    }
+    int k0;
+    double f = frexp(acb, &k0);
+    vec_scalar__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
+    vec_scalar__kvf rh = vec_scalar__kv_set(rhf), rl = vec_scalar__kv_set(rlf);
+    vec_scalar__kvi kk = vec_scalar__kvi_set(k0), lo = vec_scalar__kvi_set(-240);
+    for (int64_t c = b0; c < b1; c += 16) {
+      int64_t n = b1 - c < 16 ? b1 - c : 16;
+      vec_scalar__kvf th, tt;
+      vec_scalar__kvi e;
+      vec_scalar__exp_rel(n == 16 ? vec_scalar__ld(dt, x, c) : vec_scalar__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+      e = vec_scalar__kvi_add(e, kk);
+      vec_scalar__kvf v = vec_scalar__kv_ldexp(vec_scalar__kv_fma(th, rh, vec_scalar__kv_fma(tt, rh, vec_scalar__kv_mul(th, rl))), vec_scalar__kvi_sel(vec_scalar__kvi_gt(e, lo), e, lo));
+      if (n == 16)
+        vec_scalar__st(dt, y, c, v);
+      else
+        vec_scalar__st_n(dt, y, c, v, n);
+    }
+  }
+}
+
+/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
+ * terms.  -inf stays -inf. */
+KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_scalar__kvf lh, vec_scalar__kvf ll) {
+  vec_scalar__kvf dh, dl, sh, sl;
+  vec_scalar__diff_exact(v, m, &dh, &dl);
+  vec_scalar__kvf nl = vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lh);
+  sh = vec_scalar__kv_add(dh, nl);
+  vec_scalar__kvf bb = vec_scalar__kv_sub(sh, dh);
+  sl = vec_scalar__kv_add(vec_scalar__kv_sub(dh, vec_scalar__kv_sub(sh, bb)), vec_scalar__kv_sub(nl, bb));
+  vec_scalar__kvf y = vec_scalar__kv_add(sh, vec_scalar__kv_sub(vec_scalar__kv_add(sl, dl), ll));
+  return vec_scalar__kv_sel(vec_scalar__kv_eq(v, vec_scalar__kv_set(-INFINITY)), vec_scalar__kv_set(-INFINITY), y);
+}
+
+KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
+  struct vec_scalar__kv_rowsum rs;
+  vec_scalar__row_reduce(dt, x, cols, &rs);
+  if (rs.bad) {
+    vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
+    return;
+  }
+  if (!want_log) {
+    vec_scalar__scale_row(dt, x, y, cols, &rs, 1.0);
+    return;
+  }
+  int64_t c = 0;
+  float lhf, llf;
+  vec_scalar__kv_split2(rs.l, &lhf, &llf);
+  vec_scalar__kvf lh = vec_scalar__kv_set(lhf), ll = vec_scalar__kv_set(llf);
+  for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld(dt, x, c), rs.m, lh, ll));
+  if (c < cols) vec_scalar__st_n(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+}
+
+KV_FN void vec_scalar__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) vec_scalar__softmax_row(dt, want_log, (const char *)x + r * stride, (char *)y + r * stride, cols);
+}
+
+KV_ATTR static void vec_scalar__softmax(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  KV_PER_DT(vec_scalar__softmax, vec_scalar__softmax_rows(KB_VEC_F32, want_log, rows, cols, x, y),
+            vec_scalar__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_scalar__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
+}
+
+KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                               int32_t ignore_index, float *losses) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) {
+      losses[r] = 0.0f;
+      continue;
+    }
+    const float *x = logits + r * cols;
+    struct vec_scalar__kv_rowsum rs;
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs);
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+  }
+}
+
+KV_ATTR static void vec_scalar__ce_backward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                                int32_t ignore_index, double vec_scalar__scale, float *dlogits) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    const float *x = logits + r * cols;
+    float *g = dlogits + r * cols;
+    if (t == ignore_index) {
+      vec_scalar__fill_row(KB_VEC_F32, g, cols, vec_scalar__kv_set(0.0f));
+      continue;
+    }
+    /* Read before the row is overwritten (dlogits may be logits). */
+    double xt = (double)x[t];
+    struct vec_scalar__kv_rowsum rs;
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs);
+    if (rs.bad) {
+      vec_scalar__fill_row(KB_VEC_F32, g, cols, vec_scalar__qnan());
+      continue;
+    }
+    vec_scalar__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_scalar__scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_scalar__scale);
+  }
+}
+
+/* ---- rmsnorm, layernorm ---- */
+
+KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+    for (int64_t c = 0; c < full; c += 16) {
+      vec_scalar__kvd d = vec_scalar__kvd_from(vec_scalar__ld(dt, xr, c));
+      acc = vec_scalar__kvd_fma(d, d, acc);
+    }
+    if (n > 0) {
+      vec_scalar__kvd d = vec_scalar__kvd_from(vec_scalar__ld_n(dt, xr, full, n));
+      acc = vec_scalar__kvd_fma(d, d, acc);
+    }
+    double l[16];
+    vec_scalar__kvd_lanes(l, acc);
+    vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kv_hsum16(l) / (double)cols + (double)eps));
+    /* (x * inv) * w in double, rounded once: the documented formula. */
+    for (int64_t c = 0; c < full; c += 16)
+      vec_scalar__st(dt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(dt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(dt, w, c))))));
+    if (n > 0)
+      vec_scalar__st_n(dt, yr, full,
+           vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(dt, xr, full, n)), inv), vec_scalar__kvd_from(vec_scalar__ld_n(dt, w, full, n))))), n);
+  }
+}
+
+KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_scalar__rmsnorm, vec_scalar__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
+            vec_scalar__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_scalar__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
+}
+
+/* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
+ * for the second look at the block. */
+#define KV_LN_BLOCK 1024
+
+/*
+ * Mean and biased variance of a row without cancellation: per block of
+ * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
+ * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ */
+KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+  double n = 0.0, mu = 0.0, m2 = 0.0;
+  for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
+    int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
+    int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
+    double nb = (double)(b1 - b0), l[16];
+    vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)));
+    if (tail > 0) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)));
+    vec_scalar__kvd_lanes(l, acc);
+    double mb = vec_scalar__kv_hsum16(l) / nb;
+    vec_scalar__kvd vmb = vec_scalar__kvd_set(mb);
+    acc = vec_scalar__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) {
+      vec_scalar__kvd d = vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)), vmb);
+      acc = vec_scalar__kvd_fma(d, d, acc);
+    }
+    if (tail > 0) {
+      vec_scalar__kvd d = vec_scalar__kvd_sel(vec_scalar__kv_mask_first(tail), vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)), vmb), vec_scalar__kvd_set(0.0));
+      acc = vec_scalar__kvd_fma(d, d, acc);
+    }
+    vec_scalar__kvd_lanes(l, acc);
+    double m2b = vec_scalar__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    mu = mu + d * (nb / nn);
+    m2 = m2 + m2b + d * d * (n * nb / nn);
+    n = nn;
+  }
+  *mean = mu;
+  *var = m2 / n;
+}
+
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
+KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvd mean, vec_scalar__kvd inv, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
+  vec_scalar__kvd t = vec_scalar__kvd_mul(vec_scalar__kvd_sub(vec_scalar__kvd_from(v), mean), inv);
+  if (has_w) t = vec_scalar__kvd_mul(t, vec_scalar__kvd_from(w));
+  if (has_b) t = vec_scalar__kvd_add(t, vec_scalar__kvd_from(b));
+  return vec_scalar__canon(vec_scalar__kvd_to_f(t));
+}
+
+KV_FN void vec_scalar__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
+                          const void *b, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    double mean, var;
+    vec_scalar__row_moments(dt, xr, cols, &mean, &var);
+    vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(1.0 / sqrt(var + (double)eps));
+    for (int64_t c = 0; c < full; c += 16)
+      vec_scalar__st(dt, yr, c, vec_scalar__ln_v(vec_scalar__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_scalar__ld(dt, w, c) : zero, has_b, has_b ? vec_scalar__ld(dt, b, c) : zero));
+    if (n > 0)
+      vec_scalar__st_n(dt, yr, full,
+           vec_scalar__ln_v(vec_scalar__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_scalar__ld_n(dt, w, full, n) : zero, has_b,
+                has_b ? vec_scalar__ld_n(dt, b, full, n) : zero),
+           n);
+  }
+}
+
+#define KV_LN_DT(DT)                                                                                   \
+  do {                                                                                                 \
+    if (w != NULL && b != NULL)                                                                        \
+      vec_scalar__layernorm_rows(DT, 1, 1, rows, cols, x, w, b, eps, y);                                           \
+    else if (w != NULL)                                                                                \
+      vec_scalar__layernorm_rows(DT, 1, 0, rows, cols, x, w, b, eps, y);                                           \
+    else if (b != NULL)                                                                                \
+      vec_scalar__layernorm_rows(DT, 0, 1, rows, cols, x, w, b, eps, y);                                           \
+    else                                                                                               \
+      vec_scalar__layernorm_rows(DT, 0, 0, rows, cols, x, w, b, eps, y);                                           \
+  } while (0)
+
+KV_ATTR static void vec_scalar__layernorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, const void *b, float eps,
+                              void *y) {
+  KV_PER_DT(vec_scalar__layernorm, KV_LN_DT(KB_VEC_F32), KV_LN_DT(KB_VEC_BF16), KV_LN_DT(KB_VEC_F16))
+}
+
+/* ---- argmax ---- */
+
+static const int32_t vec_scalar__kv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/*
+ * Each lane keeps the first largest element of its column c = lane (mod
+ * 16), a NaN beating every number and the first NaN staying; the lanes are
+ * then combined with the same rule and ties to the lower index, which is the
+ * sequential definition (first index of the maximum, first NaN wins).
+ */
+KV_ATTR static void vec_scalar__argmax(int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    vec_scalar__kvf best = vec_scalar__kv_set(-INFINITY);
+    vec_scalar__kvi bi = vec_scalar__kvi_load(vec_scalar__kv_iota), idx = bi;
+    vec_scalar__kvi step = vec_scalar__kvi_set(16);
+    int64_t c = 0;
+    for (; c < cols; c += 16) {
+      vec_scalar__kvf v = cols - c >= 16 ? vec_scalar__kv_load(xr + c) : vec_scalar__kv_sel(vec_scalar__kv_mask_first(cols - c), vec_scalar__kv_load_n(xr + c, cols - c), best);
+      vec_scalar__kvm vn = vec_scalar__kv_unord(v, v), bn = vec_scalar__kv_unord(best, best);
+      vec_scalar__kvm upd = vec_scalar__kv_m_or(vec_scalar__kv_gt(v, best), vec_scalar__kv_m_andnot(vn, bn));
+      best = vec_scalar__kv_sel(upd, v, best);
+      bi = vec_scalar__kvi_sel(upd, idx, bi);
+      idx = vec_scalar__kvi_add(idx, step);
+    }
+    float bv[16];
+    int32_t bx[16];
+    vec_scalar__kv_lanes(bv, best);
+    vec_scalar__kvi_lanes(bx, bi);
+    /* Lanes past cols (rows shorter than 16) never left their start. */
+    int32_t win = -1;
+    float wv = 0.0f;
+    for (int i = 0; i < 16; i++) {
+      if (bx[i] >= cols) continue;
+      bool nan_i = bv[i] != bv[i], nan_w = wv != wv, take;
+      if (win < 0)
+        take = true;
+      else if (nan_i != nan_w)
+        take = nan_i;
+      else if (nan_i)
+        take = bx[i] < win;
+      else
+        take = bv[i] > wv || (bv[i] == wv && bx[i] < win);
+      if (take) {
+        win = bx[i];
+        wv = bv[i];
+      }
+    }
+    out[r] = win;
+  }
+}
+
+/* ---- rope ---- */
+
+/* pi/2 = P1 + P2 + P3; 2/pi; the Taylor coefficients of sin (-1/3! ..
+ * -1/15!) and cos (-1/2! .. 1/16!). */
+#define KV_PIO2_1 0x1.921fb54442d18p+0
+#define KV_PIO2_2 0x1.1a62633145c07p-54
+#define KV_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define KV_2OPI 0x1.45f306dc9c883p-1
+static const double vec_scalar__kv_sin_c[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
+                                   0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+                                   -0x1.ae7f3e733b81fp-41};
+static const double vec_scalar__kv_cos_c[8] = {-0x1p-1,           0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
+                                   0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+                                   -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+/* sin(r + q pi/2) = S[q] sin r + C[q] cos r, cos(r + q pi/2) likewise:
+ * each a selection (one product is an exact zero), indexed by q mod 4
+ * (repeated to 8 entries for kvd_lookup8). */
+static const double vec_scalar__kv_sin_s[8] = {1, 0, -1, 0, 1, 0, -1, 0}, vec_scalar__kv_sin_c2[8] = {0, 1, 0, -1, 0, 1, 0, -1};
+static const double vec_scalar__kv_cos_s[8] = {0, -1, 0, 1, 0, -1, 0, 1}, vec_scalar__kv_cos_c2[8] = {1, 0, -1, 0, 1, 0, -1, 0};
+
+/*
+ * sin a and cos a in double for 0 <= a < 2^31 (rope's angles): q =
+ * round(a 2/pi), r = a - q pi/2 in three fused steps (the first exact, the
+ * rest below 2^-100 relative for these q), Taylor polynomials on
+ * |r| <= pi/4 (truncation below 2^-54), and the quadrant by selection.
+ * Within a few double ulps of the exact values.
+ */
+KV_FN void vec_scalar__sincos_d(vec_scalar__kvd a, vec_scalar__kvd *sn, vec_scalar__kvd *cs) {
+  vec_scalar__kvd sh = vec_scalar__kvd_set(KB_VM_EXPD_SHIFTER);
+  vec_scalar__kvd q = vec_scalar__kvd_sub(vec_scalar__kvd_fma(a, vec_scalar__kvd_set(KV_2OPI), sh), sh);
+  vec_scalar__kvd r = vec_scalar__kvd_fma(q, vec_scalar__kvd_set(-KV_PIO2_1), a);
+  r = vec_scalar__kvd_fma(q, vec_scalar__kvd_set(-KV_PIO2_2), r);
+  r = vec_scalar__kvd_fma(q, vec_scalar__kvd_set(-KV_PIO2_3), r);
+  vec_scalar__kvd r2 = vec_scalar__kvd_mul(r, r);
+  vec_scalar__kvd ps = vec_scalar__kvd_set(vec_scalar__kv_sin_c[6]);
+  for (int i = 5; i >= 0; i--) ps = vec_scalar__kvd_fma(ps, r2, vec_scalar__kvd_set(vec_scalar__kv_sin_c[i]));
+  vec_scalar__kvd pc = vec_scalar__kvd_set(vec_scalar__kv_cos_c[7]);
+  for (int i = 6; i >= 0; i--) pc = vec_scalar__kvd_fma(pc, r2, vec_scalar__kvd_set(vec_scalar__kv_cos_c[i]));
+  vec_scalar__kvd s = vec_scalar__kvd_fma(vec_scalar__kvd_mul(r, r2), ps, r);
+  vec_scalar__kvd c = vec_scalar__kvd_fma(r2, pc, vec_scalar__kvd_set(1.0));
+  vec_scalar__kvi qi = vec_scalar__kvd_to_int(q);
+  *sn = vec_scalar__kvd_fma(vec_scalar__kvd_lookup8(vec_scalar__kv_sin_s, qi), s, vec_scalar__kvd_mul(vec_scalar__kvd_lookup8(vec_scalar__kv_sin_c2, qi), c));
+  *cs = vec_scalar__kvd_fma(vec_scalar__kvd_lookup8(vec_scalar__kv_cos_s, qi), s, vec_scalar__kvd_mul(vec_scalar__kvd_lookup8(vec_scalar__kv_cos_c2, qi), c));
+}
+
+/* Pairs of the half-rotation per block of 256: the angles of one position. */
+#define KV_ROPE_CHUNK 256
+
+/* y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin for 16 pairs, in double
+ * (products and sums each rounded, as docs/kernels.md writes them), one
+ * rounding to float; NaN canonical (two NaN inputs may meet). */
+KV_FN void vec_scalar__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_scalar__kvd c, vec_scalar__kvd s) {
+  vec_scalar__kvf a = vec_scalar__kv_load_n(x, n), b = vec_scalar__kv_load_n(x + h, n);
+  vec_scalar__kvd a0 = vec_scalar__kvd_from(a), b0 = vec_scalar__kvd_from(b);
+  vec_scalar__kvf ya = vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_sub(vec_scalar__kvd_mul(a0, c), vec_scalar__kvd_mul(b0, s))));
+  vec_scalar__kvf yb = vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_add(vec_scalar__kvd_mul(b0, c), vec_scalar__kvd_mul(a0, s))));
+  vec_scalar__kv_store_n(y, ya, n);
+  vec_scalar__kv_store_n(y + h, yb, n);
+}
+
+KV_ATTR static void vec_scalar__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, double theta, float *y) {
+  int64_t h = head_dim / 2, row = heads * head_dim;
+  double invf[KV_ROPE_CHUNK], cs[KV_ROPE_CHUNK], sn[KV_ROPE_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += KV_ROPE_CHUNK) {
+    int64_t ni = h - i0 < KV_ROPE_CHUNK ? h - i0 : KV_ROPE_CHUNK;
+    for (int64_t i = 0; i < ni; i++) invf[i] = pow(theta, -(double)(2 * (i0 + i)) / (double)head_dim);
+    for (int64_t s = s0; s < s1; s++) {
+      vec_scalar__kvd pos = vec_scalar__kvd_set((double)positions[s]);
+      for (int64_t i = 0; i < ni; i += 16) {
+        double l[16];
+        for (int k = 0; k < 16; k++) l[k] = i + k < ni ? invf[i + k] : 0.0;
+        vec_scalar__kvd a, sv, cv;
+        vec_scalar__kvd_load16(l, &a);
+        vec_scalar__sincos_d(vec_scalar__kvd_mul(pos, a), &sv, &cv);
+        vec_scalar__kvd_lanes(sn + i, sv);
+        vec_scalar__kvd_lanes(cs + i, cv);
+      }
+      for (int64_t hh = 0; hh < heads; hh++) {
+        const float *xr = x + s * row + hh * head_dim + i0;
+        float *yr = y + s * row + hh * head_dim + i0;
+        for (int64_t i = 0; i < ni; i += 16) {
+          vec_scalar__kvd c, sv;
+          vec_scalar__kvd_load16(cs + i, &c);
+          vec_scalar__kvd_load16(sn + i, &sv);
+          vec_scalar__rope_pairs(xr + i, yr + i, h, ni - i < 16 ? ni - i : 16, c, sv);
+        }
+      }
+    }
+  }
+}
+
+/* ---- sampling weights ---- */
+
+KV_ATTR static void vec_scalar__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  vec_scalar__kvd vm = vec_scalar__kvd_set(m), vt = vec_scalar__kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    vec_scalar__kvd_lanes(l, vec_scalar__kvd_exp(vec_scalar__kvd_div(vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
+/* ---- AdamW ---- */
+
+KV_FN void vec_scalar__adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
+                     const struct kb_adamw_coef *k) {
+  vec_scalar__kvf gv = vec_scalar__kv_load_n(g, len), pv = vec_scalar__kv_load_n(p, len), mv = vec_scalar__kv_load_n(m, len), vv = vec_scalar__kv_load_n(v, len);
+  pv = vec_scalar__kv_mul(pv, vec_scalar__kv_set(k->decay));
+  vec_scalar__kvf gm = vec_scalar__kv_sub(gv, mv);
+  mv = small_w1 ? vec_scalar__kv_add(mv, vec_scalar__kv_mul(vec_scalar__kv_set(k->w1), gm)) : vec_scalar__kv_sub(gv, vec_scalar__kv_mul(gm, vec_scalar__kv_set(k->one_minus_w1)));
+  vv = vec_scalar__kv_mul(vv, vec_scalar__kv_set(k->beta2));
+  vv = vec_scalar__kv_add(vv, vec_scalar__kv_mul(vec_scalar__kv_mul(vec_scalar__kv_set(k->w2), gv), gv));
+  vec_scalar__kvf denom = vec_scalar__kv_add(vec_scalar__kv_div(vec_scalar__kv_sqrt(vv), vec_scalar__kv_set(k->bc2_sqrt)), vec_scalar__kv_set(k->eps));
+  pv = vec_scalar__kv_add(pv, vec_scalar__kv_div(vec_scalar__kv_mul(vec_scalar__kv_set(k->step_size), mv), denom));
+  vec_scalar__kv_store_n(p, vec_scalar__canon(pv), len);
+  vec_scalar__kv_store_n(m, vec_scalar__canon(mv), len);
+  vec_scalar__kv_store_n(v, vec_scalar__canon(vv), len);
+}
+
+/* adamw.c's sequence, one rounding per operation, no fused steps. */
+KV_FN void vec_scalar__adamw_loop(int small_w1, int64_t n, float *p, const float *g, float *m, float *v,
+                      const struct kb_adamw_coef *k) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_scalar__adamw_vec(small_w1, p + i, g + i, m + i, v + i, 16, k);
+  if (i < n) vec_scalar__adamw_vec(small_w1, p + i, g + i, m + i, v + i, n - i, k);
+}
+
+KV_ATTR static void vec_scalar__adamw(int64_t n, float *p, const float *g, float *m, float *v, const struct kb_adamw_coef *k) {
+  if (k->small_w1)
+    vec_scalar__adamw_loop(1, n, p, g, m, v, k);
+  else
+    vec_scalar__adamw_loop(0, n, p, g, m, v, k);
+}
+
+#define KV_OPS_INIT                                                                                             \
+  {                                                                                                             \
+    .math = {[KB_VM_EXP] = vec_scalar__math_exp,                                                                            \
+             [KB_VM_LOG] = vec_scalar__math_log,                                                                            \
+             [KB_VM_TANH] = vec_scalar__math_tanh,                                                                          \
+             [KB_VM_ERF] = vec_scalar__math_erf,                                                                            \
+             [KB_VM_SILU] = vec_scalar__math_silu,                                                                          \
+             [KB_VM_GELU] = vec_scalar__math_gelu,                                                                          \
+             [KB_VM_GELU_TANH] = vec_scalar__math_gelu_tanh},                                                               \
+    .exp_f64 = vec_scalar__math_exp_f64,                                                                                    \
+    .unary = vec_scalar__unary, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
+    .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
+    .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
+  }
+
+const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
+#undef KV_2OPI
+#undef KV_ATTR
+#undef KV_D2
+#undef KV_EACH
+#undef KV_F2
+#undef KV_F3
+#undef KV_FN
+#undef KV_HUGE_M
+#undef KV_I2
+#undef KV_LN_BLOCK
+#undef KV_LN_DT
+#undef KV_M2
+#undef KV_MAP1
+#undef KV_MATH_ENTRY
+#undef KV_MAX_BLOCKS
+#undef KV_OPS_INIT
+#undef KV_PER_DT
+#undef KV_PIO2_1
+#undef KV_PIO2_2
+#undef KV_PIO2_3
+#undef KV_ROPE_CHUNK
+#undef KV_UNARY_DT
+#undef acc_exps
+#undef act_special
+#undef adamw_loop
+#undef adamw_vec
+#undef bias_loop
+#undef binary_loop
+#undef binop
+#undef canon
+#undef convert_loop
+#undef diff_exact
+#undef erf_v
+#undef exp_d_fast
+#undef exp_rel
+#undef exp_rel_f
+#undef fill_row
+#undef gelu_tanh_v
+#undef gelu_tanh_v_dt
+#undef gelu_v
+#undef gelu_v_dt
+#undef gtail_d
+#undef kv_abs
+#undef kv_acc
+#undef kv_add
+#undef kv_bits
+#undef kv_block_len
+#undef kv_cos_c
+#undef kv_cos_c2
+#undef kv_cos_s
+#undef kv_div
+#undef kv_eq
+#undef kv_erf_small
+#undef kv_exp
+#undef kv_exp_core
+#undef kv_exp_core2
+#undef kv_fma
+#undef kv_fms
+#undef kv_fnma
+#undef kv_from_bits
+#undef kv_gt
+#undef kv_hmax16
+#undef kv_hsum16
+#undef kv_hsumi
+#undef kv_iota
+#undef kv_lanes
+#undef kv_ldexp
+#undef kv_load
+#undef kv_load_h
+#undef kv_load_h_n
+#undef kv_load_n
+#undef kv_lookup8
+#undef kv_lt
+#undef kv_m_and
+#undef kv_m_andnot
+#undef kv_m_any
+#undef kv_m_none
+#undef kv_m_or
+#undef kv_mask_first
+#undef kv_max
+#undef kv_min
+#undef kv_mref
+#undef kv_mref_of
+#undef kv_mul
+#undef kv_rowsum
+#undef kv_sel
+#undef kv_set
+#undef kv_sin_c
+#undef kv_sin_c2
+#undef kv_sin_s
+#undef kv_split2
+#undef kv_sqrt
+#undef kv_store
+#undef kv_store_h
+#undef kv_store_h_n
+#undef kv_store_n
+#undef kv_sub
+#undef kv_to_int
+#undef kv_unord
+#undef kvd
+#undef kvd_add
+#undef kvd_div
+#undef kvd_exp
+#undef kvd_exp_core
+#undef kvd_fma
+#undef kvd_from
+#undef kvd_lanes
+#undef kvd_ldexp
+#undef kvd_ldexp_k
+#undef kvd_load16
+#undef kvd_lookup8
+#undef kvd_mul
+#undef kvd_sel
+#undef kvd_set
+#undef kvd_sub
+#undef kvd_to_f
+#undef kvd_to_int
+#undef kvf
+#undef kvi
+#undef kvi_add
+#undef kvi_and
+#undef kvi_gt
+#undef kvi_lanes
+#undef kvi_load
+#undef kvi_or
+#undef kvi_sel
+#undef kvi_set
+#undef kvi_slli
+#undef kvi_srai
+#undef kvi_srli
+#undef kvi_sub
+#undef kvi_to_f
+#undef kvm
+#undef layernorm_rows
+#undef ld
+#undef ld_n
+#undef ln_v
+#undef log_softmax_v
+#undef log_v
+#undef math_erf
+#undef math_exp
+#undef math_exp_f64
+#undef math_gelu
+#undef math_gelu_tanh
+#undef math_log
+#undef math_silu
+#undef math_tanh
+#undef qnan
+#undef rmsnorm_rows
+#undef rope_pairs
+#undef row_moments
+#undef row_reduce
+#undef scale_loop
+#undef scale_row
+#undef silu_v
+#undef silu_v_dt
+#undef sincos_d
+#undef softmax_row
+#undef softmax_rows
+#undef st
+#undef st_n
+#undef tanh_v
+#undef with_sign_of

@@ -1,0 +1,1066 @@
+/* vec_body.h - the vector kernels of vec_kernels.h, written once over the
+ * 16-lane vocabulary.  Included by vec_scalar.c, vec_avx2.c and
+ * vec_avx512.c right after their vec_lanes_<isa>.h, which defines the lane
+ * types (kvf: 16 floats, kvi: 16 int32, kvm: 16 flags, kvd: 16 doubles),
+ * the operations kv_* / kvi_* / kvd_*, and the attributes KV_FN (inlined
+ * helpers) and KV_ATTR (the table's entries).  Every operation means the
+ * same IEEE operation on each lane at every level, so this file computes the
+ * same bits everywhere; the scalar level is the reference.
+ *
+ * NaN outputs: an operation with two NaN operands may return either
+ * payload (compilers commute additions and multiplications), so wherever
+ * two NaNs can meet, the kernel picks the result explicitly (the first
+ * operand made quiet, or the canonical quiet NaN 0x7fc00000), and single
+ * NaN inputs of the activations come out as the input made quiet.
+ *
+ * Defines KV_OPS_INIT, the initializer of the level's struct kb_vec_ops. */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "vec_kernels.h"
+#include "vmath_tables.h"
+
+/* ---- storage ---- */
+
+KV_FN kvf ld(int dt, const void *p, int64_t i) {
+  if (dt == KB_VEC_F32) return kv_load((const float *)p + i);
+  return kv_load_h(dt == KB_VEC_F16, (const uint16_t *)p + i);
+}
+
+/* Lanes n.. are 0 and their memory is not read. */
+KV_FN kvf ld_n(int dt, const void *p, int64_t i, int64_t n) {
+  if (dt == KB_VEC_F32) return kv_load_n((const float *)p + i, n);
+  return kv_load_h_n(dt == KB_VEC_F16, (const uint16_t *)p + i, n);
+}
+
+KV_FN void st(int dt, void *p, int64_t i, kvf v) {
+  if (dt == KB_VEC_F32)
+    kv_store((float *)p + i, v);
+  else
+    kv_store_h(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
+KV_FN void st_n(int dt, void *p, int64_t i, kvf v, int64_t n) {
+  if (dt == KB_VEC_F32)
+    kv_store_n((float *)p + i, v, n);
+  else
+    kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* The canonical quiet NaN. */
+KV_FN kvf qnan(void) { return kv_from_bits(kvi_set(0x7fc00000)); }
+
+/* NaN lanes of y become the canonical NaN. */
+KV_FN kvf canon(kvf y) { return kv_sel(kv_unord(y, y), qnan(), y); }
+
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+static float kv_hmax16(const float l[16]) {
+  float m = -INFINITY;
+  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
+  return m;
+}
+
+static double kv_hsum16(const double l[16]) {
+  double s[16];
+  for (int i = 0; i < 16; i++) s[i] = l[i];
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
+
+/* y[0..n) = v. */
+KV_FN void fill_row(int dt, void *y, int64_t cols, kvf v) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) st(dt, y, c, v);
+  if (c < cols) st_n(dt, y, c, v, cols - c);
+}
+
+/* Applies F to every 16-lane vector of x into y (any n; y may be x). */
+#define KV_MAP1(dt, n, x, y, F)                                  \
+  do {                                                           \
+    int64_t i_ = 0;                                              \
+    for (; i_ + 16 <= (n); i_ += 16) st(dt, y, i_, F(ld(dt, x, i_))); \
+    if (i_ < (n)) st_n(dt, y, i_, F(ld_n(dt, x, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+/* ---- activations and the float functions of the math layer ---- */
+
+/* e^x in double for results that are rounded to float: the degree-10
+ * polynomial (truncation below 2^-42); NaN lanes meaningless. */
+KV_FN kvd exp_d_fast(kvd x) {
+  kvd s, kf;
+  kvd_exp_core(x, 3, &s, &kf);
+  return kvd_ldexp_k(kvd_add(kvd_set(1.0), s), kf);
+}
+
+/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
+ * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
+  kvf fix = kv_mul(x, kv_sel(kv_gt(x, kv_set(0.0f)), kv_set(1.0f), kv_set(0.0f)));
+  return kv_sel(ok, y, fix);
+}
+
+/* The sign of x on |y|. */
+KV_FN kvf with_sign_of(kvf x, kvf y) {
+  return kv_from_bits(kvi_or(kv_bits(kv_abs(y)), kvi_and(kv_bits(x), kvi_set(INT32_MIN))));
+}
+
+/*
+ * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
+ * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
+ * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
+ * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
+ * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
+ * applied last so that results near the underflow keep full precision.
+ * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
+ */
+KV_FN kvf silu_v(kvf x) {
+  kvf zero = kv_set(0.0f), one = kv_set(1.0f);
+  kvf xs = kv_max(kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  kvf th, tt;
+  kvi e;
+  kv_exp_core(kv_sub(zero, kv_abs(xs)), &th, &tt, &e);
+  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
+   * |th| >= |tt|), so that the one correction step below suffices. */
+  kvf mh = kv_add(th, tt), ml = kv_sub(tt, kv_sub(mh, th));
+  kvf eh = kv_ldexp(mh, e), el = kv_ldexp(ml, e);
+  kvf dh = kv_add(one, eh); /* 1 >= eh: Fast2Sum */
+  kvf dl = kv_add(kv_sub(eh, kv_sub(dh, one)), el);
+  kvm neg = kv_lt(xs, zero);
+  kvf nh = kv_sel(neg, kv_mul(xs, mh), xs);
+  kvf nl = kv_sel(neg, kv_add(kv_fms(xs, mh, nh), kv_mul(xs, ml)), zero);
+  kvf rcp = kv_div(one, dh);
+  kvf y0 = kv_mul(nh, rcp);
+  kvf rho = kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
+  rho = kv_fnma(y0, dl, kv_add(rho, nl));
+  kvf q = kv_fma(rho, rcp, y0);
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  kvf y = with_sign_of(x, kv_sel(neg, kv_ldexp(q, e), q));
+  return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
+}
+
+/* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
+KV_FN kvd gtail_d(kvd a, kvi idx) {
+  kvd t = kvd_sub(a, kvd_lookup8(kb_vm_g_center, idx));
+  kvd g = kvd_lookup8(kb_vm_g_coef[0], idx);
+  for (int j = 1; j <= KB_VM_G_DEGREE; j++) g = kvd_fma(g, t, kvd_lookup8(kb_vm_g_coef[j], idx));
+  return g;
+}
+
+/*
+ * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
+ * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
+ * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
+ * is used: e^(-128) makes the difference invisible.
+ */
+KV_FN kvf gelu_v(kvf x) {
+  kvf ac = kv_min(kv_set(15.99f), kv_abs(x));
+  kvi idx = kv_to_int(kv_mul(ac, kv_set(0.5f)));
+  kvd xd = kvd_from(x);
+  kvd p = kvd_mul(exp_d_fast(kvd_mul(kvd_mul(xd, xd), kvd_set(-0.5))), gtail_d(kvd_from(ac), idx));
+  kvd phi = kvd_sel(kv_lt(x, kv_set(0.0f)), p, kvd_sub(kvd_set(1.0), p));
+  kvf y = kvd_to_f(kvd_mul(xd, phi));
+  return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
+}
+
+/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * double as written (docs/kernels.md), rounded once. */
+KV_FN kvf gelu_tanh_v(kvf x) {
+  kvd xd = kvd_from(x);
+  kvd cube = kvd_mul(kvd_mul(kvd_mul(kvd_set(0.044715), xd), xd), xd);
+  kvd u = kvd_mul(kvd_set(0.79788456080286535588), kvd_add(xd, cube));
+  kvd e = exp_d_fast(kvd_mul(kvd_set(-2.0), u));
+  kvf y = kvd_to_f(kvd_div(xd, kvd_add(kvd_set(1.0), e)));
+  return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
+}
+
+/*
+ * log(x) in double: x = 2^e m with m in [sqrt(1/2), sqrt 2) (subnormal x
+ * scaled by 2^24 first), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... +
+ * s^18/19), s = (m - 1) / (m + 1) (|s| < 0.172), log x = e ln2 + log m
+ * (one fused step), one rounding.  log(+-0) = -inf, log(x < 0) = NaN
+ * (canonical), log(+inf) = +inf, NaN made quiet.
+ */
+KV_FN kvf log_v(kvf x) {
+  kvm sub = kv_lt(x, kv_set(0x1p-126f));
+  kvf xs = kv_sel(sub, kv_mul(x, kv_set(0x1p24f)), x);
+  kvi u = kv_bits(xs);
+  kvi e = kvi_sub(kvi_srli(u, 23), kvi_set(127));
+  e = kvi_sel(sub, kvi_sub(e, kvi_set(24)), e);
+  kvf m = kv_from_bits(kvi_or(kvi_and(u, kvi_set(0x007fffff)), kvi_set(0x3f800000)));
+  kvm big = kv_gt(m, kv_set(1.41421356f));
+  m = kv_sel(big, kv_mul(m, kv_set(0.5f)), m);
+  e = kvi_sel(big, kvi_add(e, kvi_set(1)), e);
+  kvd f = kvd_sub(kvd_from(m), kvd_set(1.0));
+  kvd s = kvd_div(f, kvd_add(kvd_set(2.0), f));
+  kvd s2 = kvd_mul(s, s);
+  kvd q = kvd_set(1.0 / 19.0);
+  for (int k = 8; k >= 0; k--) q = kvd_fma(q, s2, kvd_set(1.0 / (double)(2 * k + 1)));
+  kvd r = kvd_fma(kvd_from(kvi_to_f(e)), kvd_set(0x1.62e42fefa39efp-1), kvd_mul(kvd_add(s, s), q));
+  kvf y = kvd_to_f(r);
+  kvf zero = kv_set(0.0f);
+  kvm ok = kv_m_and(kv_gt(x, zero), kv_lt(x, kv_set(INFINITY)));
+  kvf fix = kv_sel(kv_eq(x, zero), kv_set(-INFINITY), kv_sel(kv_lt(x, zero), qnan(), kv_add(x, x)));
+  return kv_sel(ok, y, fix);
+}
+
+/*
+ * tanh(x) in double: with y = -2|x| (|x| clamped to 10, where tanh rounds
+ * to 1), m = e^y - 1 = 2^k s + (2^k - 1) from the exp core (accurate for
+ * small |x| too), tanh|x| = -m / (2 + m); the sign of x is put back.
+ */
+KV_FN kvf tanh_v(kvf x) {
+  kvf a = kv_min(kv_set(10.0f), kv_abs(x));
+  kvd s, kf;
+  kvd_exp_core(kvd_mul(kvd_set(-2.0), kvd_from(a)), 3, &s, &kf);
+  kvd p = kvd_ldexp_k(kvd_set(1.0), kf);
+  kvd m = kvd_fma(p, s, kvd_sub(p, kvd_set(1.0)));
+  kvf y = kvd_to_f(kvd_div(kvd_sub(kvd_set(0.0), m), kvd_add(kvd_set(2.0), m)));
+  return kv_sel(kv_unord(x, x), kv_add(x, x), with_sign_of(x, y));
+}
+
+/* 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 11 down to 0: erf(z) = z P(z^2)
+ * for |z| < 0.5 (truncation below 2^-52). */
+static const double kv_erf_small[12] = {
+    -2.0 / 1.7724538509055160273 / (39916800.0 * 23.0), 2.0 / 1.7724538509055160273 / (3628800.0 * 21.0),
+    -2.0 / 1.7724538509055160273 / (362880.0 * 19.0),   2.0 / 1.7724538509055160273 / (40320.0 * 17.0),
+    -2.0 / 1.7724538509055160273 / (5040.0 * 15.0),     2.0 / 1.7724538509055160273 / (720.0 * 13.0),
+    -2.0 / 1.7724538509055160273 / (120.0 * 11.0),      2.0 / 1.7724538509055160273 / (24.0 * 9.0),
+    -2.0 / 1.7724538509055160273 / (6.0 * 7.0),         2.0 / 1.7724538509055160273 / (2.0 * 5.0),
+    -2.0 / 1.7724538509055160273 / (1.0 * 3.0),         2.0 / 1.7724538509055160273,
+};
+
+/*
+ * erf(x) in double: z P(z^2) for |z| < 0.5, else 1 - erfc(z) with
+ * erfc(z) = 2 e^(-z^2) G(z sqrt 2) (z^2 exact); |z| clamped to 6 (erf
+ * rounds to 1); the sign of x is put back (erf(-0) = -0).
+ */
+KV_FN kvf erf_v(kvf x) {
+  kvf ac = kv_min(kv_set(6.0f), kv_abs(x));
+  kvd z = kvd_from(ac), z2 = kvd_mul(z, z);
+  kvd q = kvd_set(kv_erf_small[0]);
+  for (int n = 1; n < 12; n++) q = kvd_fma(q, z2, kvd_set(kv_erf_small[n]));
+  kvd small = kvd_mul(z, q);
+  kvd b = kvd_mul(z, kvd_set(1.4142135623730950488));
+  kvi idx = kv_to_int(kv_mul(kvd_to_f(b), kv_set(0.5f)));
+  kvd erfc = kvd_mul(kvd_set(2.0), kvd_mul(exp_d_fast(kvd_sub(kvd_set(0.0), z2)), gtail_d(b, idx)));
+  kvd r = kvd_sel(kv_lt(ac, kv_set(0.5f)), small, kvd_sub(kvd_set(1.0), erfc));
+  return kv_sel(kv_unord(x, x), kv_add(x, x), with_sign_of(x, kvd_to_f(r)));
+}
+
+#define KV_MATH_ENTRY(name, F)                                                                 \
+  KV_ATTR static void name(int64_t n, const float *x, float *y) { KV_MAP1(KB_VEC_F32, n, x, y, F); }
+KV_MATH_ENTRY(math_exp, kv_exp)
+KV_MATH_ENTRY(math_log, log_v)
+KV_MATH_ENTRY(math_tanh, tanh_v)
+KV_MATH_ENTRY(math_erf, erf_v)
+KV_MATH_ENTRY(math_silu, silu_v)
+KV_MATH_ENTRY(math_gelu, gelu_v)
+KV_MATH_ENTRY(math_gelu_tanh, gelu_tanh_v)
+
+KV_ATTR static void math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    kvd v;
+    kvd_load16(in, &v);
+    kvd_lanes(out, kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
+
+/* One instance per dtype, so the storage branches fold away. */
+#define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
+  switch (dt) {                                       \
+    case KB_VEC_BF16:                                 \
+      call_bf16;                                      \
+      break;                                          \
+    case KB_VEC_F16:                                  \
+      call_f16;                                       \
+      break;                                          \
+    default:                                          \
+      call_f32;                                       \
+  }
+
+#define KV_UNARY_DT(F)                                              \
+  KV_ATTR static void F##_dt(int dt, int64_t n, const void *x, void *y) { \
+    KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
+              KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
+  }
+KV_UNARY_DT(silu_v)
+KV_UNARY_DT(gelu_v)
+KV_UNARY_DT(gelu_tanh_v)
+
+KV_ATTR static void unary(int fn, int dt, int64_t n, const void *x, void *y) {
+  if (fn == KB_VM_GELU)
+    gelu_v_dt(dt, n, x, y);
+  else if (fn == KB_VM_GELU_TANH)
+    gelu_tanh_v_dt(dt, n, x, y);
+  else
+    silu_v_dt(dt, n, x, y);
+}
+
+/* ---- add, mul, scale, add_bias, conversions ---- */
+
+/* a op b; where both are NaN, a made quiet. */
+KV_FN kvf binop(int op, kvf a, kvf b) {
+  kvf y = op == KB_VEC_MUL ? kv_mul(a, b) : kv_add(a, b);
+  return kv_sel(kv_m_and(kv_unord(a, a), kv_unord(b, b)), kv_add(a, a), y);
+}
+
+KV_FN void binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) st(dt, y, i, binop(op, ld(dt, a, i), ld(dt, b, i)));
+  if (i < n) st_n(dt, y, i, binop(op, ld_n(dt, a, i, n - i), ld_n(dt, b, i, n - i)), n - i);
+}
+
+KV_ATTR static void binary(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  if (op == KB_VEC_MUL) {
+    KV_PER_DT(mul, binary_loop(KB_VEC_MUL, KB_VEC_F32, n, a, b, y), binary_loop(KB_VEC_MUL, KB_VEC_BF16, n, a, b, y),
+              binary_loop(KB_VEC_MUL, KB_VEC_F16, n, a, b, y))
+  } else {
+    KV_PER_DT(add, binary_loop(KB_VEC_ADD, KB_VEC_F32, n, a, b, y), binary_loop(KB_VEC_ADD, KB_VEC_BF16, n, a, b, y),
+              binary_loop(KB_VEC_ADD, KB_VEC_F16, n, a, b, y))
+  }
+}
+
+KV_FN void scale_loop(int dt, int64_t n, float alpha, const void *x, void *y) {
+  kvf al = kv_set(alpha);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) st(dt, y, i, kv_mul(al, ld(dt, x, i)));
+  if (i < n) st_n(dt, y, i, kv_mul(al, ld_n(dt, x, i, n - i)), n - i);
+}
+
+KV_ATTR static void scale(int dt, int64_t n, float alpha, const void *x, void *y) {
+  KV_PER_DT(scale, scale_loop(KB_VEC_F32, n, alpha, x, y), scale_loop(KB_VEC_BF16, n, alpha, x, y),
+            scale_loop(KB_VEC_F16, n, alpha, x, y))
+}
+
+KV_FN void bias_loop(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  int64_t es = kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * cols * es;
+    void *yr = (char *)y + r * cols * es;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) st(dt, yr, c, binop(KB_VEC_ADD, ld(dt, xr, c), ld(dt, bias, c)));
+    if (c < cols) st_n(dt, yr, c, binop(KB_VEC_ADD, ld_n(dt, xr, c, cols - c), ld_n(dt, bias, c, cols - c)), cols - c);
+  }
+}
+
+KV_ATTR static void add_bias(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  KV_PER_DT(bias, bias_loop(KB_VEC_F32, rows, cols, x, bias, y), bias_loop(KB_VEC_BF16, rows, cols, x, bias, y),
+            bias_loop(KB_VEC_F16, rows, cols, x, bias, y))
+}
+
+KV_FN void convert_loop(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  int64_t i = 0;
+  if (narrow) {
+    for (; i + 16 <= n; i += 16) st(dt, dst, i, kv_load((const float *)src + i));
+    if (i < n) st_n(dt, dst, i, kv_load_n((const float *)src + i, n - i), n - i);
+  } else {
+    /* v + v makes a signalling NaN quiet (half.h) and changes nothing else. */
+    for (; i + 16 <= n; i += 16) {
+      kvf v = ld(dt, src, i);
+      kv_store((float *)dst + i, kv_sel(kv_unord(v, v), kv_add(v, v), v));
+    }
+    if (i < n) {
+      kvf v = ld_n(dt, src, i, n - i);
+      kv_store_n((float *)dst + i, kv_sel(kv_unord(v, v), kv_add(v, v), v), n - i);
+    }
+  }
+}
+
+KV_ATTR static void convert(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  if (dt == KB_VEC_F16)
+    convert_loop(KB_VEC_F16, narrow, n, src, dst);
+  else
+    convert_loop(KB_VEC_BF16, narrow, n, src, dst);
+}
+
+/* ---- softmax, log_softmax, cross-entropy: max and sum of exponentials ---- */
+
+/* Most blocks per row: the block length grows with the row beyond 64 x 1024
+ * elements, so the per-block maxima fit on the stack. */
+#define KV_MAX_BLOCKS 64
+
+/* Elements per block of the online maximum: 4 KiB of float32 (still in L1
+ * when the block is read again for its exponentials), more for rows longer
+ * than KV_MAX_BLOCKS such blocks.  A function of cols only. */
+static int64_t kv_block_len(int64_t cols) {
+  int64_t b = (cols + KV_MAX_BLOCKS - 1) / KV_MAX_BLOCKS;
+  b = (b + 15) / 16 * 16;
+  return b < 1024 ? 1024 : b;
+}
+
+/*
+ * e^(x - m) for the elements of a row with maximum m, as (th + tt) 2^e
+ * (see kb_vm_exp_core_scalar) with the difference x - m never rounded:
+ * k_x = round(8x / ln2) and k_m = round(8m / ln2) come from the shifter,
+ * x - k_x ln2_hi/8 and m - k_m ln2_hi/8 are exact (fused), and
+ * x - m = (k_x - k_m) ln2/8 + r with r their difference (|r| <= ln2/8,
+ * rounded once, about 2^-29) plus (k_x - k_m) times the low part.  The
+ * polynomial has degree 5 for the wider r.  x is clamped below at m - 160
+ * (the result is 0 there and the shifter stays in range).  Rows whose
+ * maximum exceeds KV_HUGE_M in magnitude use the TwoSum form instead
+ * (exp_shift).  The results depend on (x, m) only.
+ */
+#define KV_HUGE_M 3.0e5f
+
+struct kv_mref {
+  float m, lo;    /* the maximum; the clamp */
+  float kmf, mrh; /* k_m as a float; m - k_m ln2_hi/8 */
+  int32_t kbits;  /* the shifter's bit pattern holding k_m */
+  int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
+};
+
+static struct kv_mref kv_mref_of(float m) {
+  struct kv_mref r;
+  r.m = m;
+  r.huge = !(fabsf(m) <= KV_HUGE_M);
+  r.lo = m - 160.0f;
+  float t = fmaf(r.huge ? 0.0f : m, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  r.kmf = t - KB_VM_EXP_SHIFTER;
+  r.mrh = fmaf(r.kmf, KB_VM_EXP_NSTEP_HI, r.huge ? 0.0f : m);
+  uint32_t u;
+  memcpy(&u, &t, sizeof u);
+  r.kbits = (int32_t)u;
+  return r;
+}
+
+/* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
+ * that -inf gives a finite (hugely negative) difference. */
+KV_FN void diff_exact(kvf v, float m, kvf *dh, kvf *dl) {
+  kvf xc = kv_max(kv_set(-0x1p100f), v);
+  kvf nm = kv_set(-m);
+  kvf h = kv_add(xc, nm);
+  kvf bb = kv_sub(h, xc);
+  *dh = h;
+  *dl = kv_add(kv_sub(xc, kv_sub(h, bb)), kv_sub(nm, bb));
+}
+
+KV_FN void exp_rel(kvf v, const struct kv_mref *mr, int huge, kvf *th, kvf *tt, kvi *e) {
+  if (huge) {
+    kvf dh, dl;
+    diff_exact(v, mr->m, &dh, &dl);
+    kv_exp_core2(dh, dl, th, tt, e);
+    return;
+  }
+  kvf xc = kv_max(kv_set(mr->lo), v);
+  kvf shifter = kv_set(KB_VM_EXP_SHIFTER);
+  kvf t = kv_fma(xc, kv_set(KB_VM_EXP_INV_STEP), shifter);
+  kvf kxf = kv_sub(t, shifter);
+  kvf a = kv_sub(kv_fma(kxf, kv_set(KB_VM_EXP_NSTEP_HI), xc), kv_set(mr->mrh));
+  kvf r = kv_fma(kv_sub(kxf, kv_set(mr->kmf)), kv_set(KB_VM_EXP_NSTEP_LO), a);
+  kvi k = kvi_sub(kv_bits(t), kvi_set(mr->kbits));
+  kvf q = kv_fma(kv_set(KB_VM_EXP_C5), r, kv_set(KB_VM_EXP_C4));
+  q = kv_fma(q, r, kv_set(KB_VM_EXP_C3));
+  q = kv_fma(q, r, kv_set(KB_VM_EXP_C2));
+  kvf s = kv_fma(q, kv_mul(r, r), r);
+  kvf hi = kv_lookup8(kb_vm_exp_tab_hi, k);
+  *th = hi;
+  *tt = kv_fma(hi, s, kv_lookup8(kb_vm_exp_tab_lo, k));
+  *e = kvi_srai(k, 3);
+}
+
+/* f = e^(x - m) rounded to float, and the part of the unrounded value
+ * that f lost (Fast2Sum on the mantissa pair, both scaled by 2^e). */
+KV_FN kvf exp_rel_f(kvf v, const struct kv_mref *mr, int huge, kvf *lost) {
+  kvf th, tt;
+  kvi e;
+  exp_rel(v, mr, huge, &th, &tt, &e);
+  kvf mh = kv_add(th, tt);
+  *lost = kv_ldexp(kv_sub(tt, kv_sub(mh, th)), e);
+  return kv_ldexp(mh, e);
+}
+
+struct kv_rowsum {
+  float m;  /* the row maximum, NaN ignored */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
+  int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
+  int64_t blen, nblocks;
+  float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
+};
+
+/* Sums of exponentials: doubles for the rounded values, floats for what
+ * rounding lost (each below 2^-24 of its value, so their float sum is
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
+struct kv_acc {
+  kvd f;
+  kvf lost;
+  kvi ones;
+};
+
+/* Adds the exponentials of the n (<= 16) elements of v. */
+KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge) {
+  kvf lost, f = exp_rel_f(v, mr, huge, &lost);
+  kvm one = kv_eq(v, kv_set(mr->m));
+  if (n < 16) one = kv_m_and(one, kv_mask_first(n));
+  kvm drop = one;
+  if (n < 16) drop = kv_m_or(drop, kv_m_andnot(kv_mask_first(16), kv_mask_first(n)));
+  f = kv_sel(drop, kv_set(0.0f), f);
+  lost = kv_sel(drop, kv_set(0.0f), lost);
+  a->f = kvd_add(a->f, kvd_from(f));
+  a->lost = kv_add(a->lost, lost);
+  a->ones = kvi_add(a->ones, kvi_sel(one, kvi_set(1), kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
+}
+
+/*
+ * One read of the row: per block, its maximum, then (the block still in
+ * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
+ * The lanes are summed in kv_hsum16's order.
+ */
+KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) {
+  float m = -INFINITY;
+  struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
+  int nan = 0;
+  kvf ninf = kv_set(-INFINITY);
+  r->blen = kv_block_len(cols);
+  r->nblocks = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
+    int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
+     * detected through the sum (a NaN exponential makes it NaN). */
+    kvf vm = ninf;
+    for (int64_t c = b0; c < full; c += 16) vm = kv_max(ld(dt, x, c), vm);
+    if (full < b1) vm = kv_max(kv_sel(kv_mask_first(b1 - full), ld_n(dt, x, full, b1 - full), ninf), vm);
+    float lanes[16];
+    kv_lanes(lanes, vm);
+    float bm = kv_hmax16(lanes);
+    if (bm > m) {
+      if (m > -INFINITY) {
+        double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        kvi_lanes(on, acc.ones);
+        extra = (extra + (double)kv_hsumi(on)) * f;
+        acc.ones = kvi_set(0);
+        acc.f = kvd_mul(acc.f, kvd_set(f));
+        acc.lost = kv_mul(acc.lost, kv_set((float)f));
+      }
+      m = bm;
+    }
+    r->mb[r->nblocks++] = m;
+    if (m == -INFINITY) {
+      /* Nothing but -inf (and perhaps NaN) so far: no exponentials to add,
+       * but a NaN must still make the row bad. */
+      for (int64_t c = b0; c < b1; c += 16) {
+        kvf v = ld_n(dt, x, c, b1 - c < 16 ? b1 - c : 16);
+        nan |= kv_m_any(kv_unord(v, v));
+      }
+      continue;
+    }
+    if (m == INFINITY) continue; /* the row is bad */
+    struct kv_mref mr = kv_mref_of(m);
+    if (mr.huge) {
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1);
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+    } else {
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0);
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+    }
+  }
+  double lf[16], ll[16];
+  float lost[16];
+  int32_t on[16];
+  kvd_lanes(lf, acc.f);
+  kv_lanes(lost, acc.lost);
+  kvi_lanes(on, acc.ones);
+  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
+  int64_t ones = kv_hsumi(on);
+  double rest = (kv_hsum16(lf) + kv_hsum16(ll)) + extra;
+  r->m = m;
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
+  r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
+}
+
+/* c = rh + rl as floats (rh = c rounded; rl what it lost). */
+static void kv_split2(double c, float *rh, float *rl) {
+  *rh = (float)c;
+  *rl = (float)(c - (double)*rh);
+}
+
+/*
+ * The second pass of softmax and of the cross-entropy gradient:
+ * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
+ * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
+ * are recomputed exactly as the first pass did (same function of (x, m_b))
+ * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
+ * carried to about 2^-27 (storing the first pass's rounded floats and
+ * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
+ * give 0 either way and are clamped there.
+ */
+KV_FN void scale_row(int dt, const void *x, void *y, int64_t cols, const struct kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* A block of -inf (before the maximum was finite), or weights below
+       * every double: zeros of coef's sign. */
+      fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, kv_set(0.0f * (float)coef));
+      continue;
+    }
+    float rhf, rlf;
+    struct kv_mref mr = kv_mref_of(rs->mb[b]);
+    double acb = fabs(cb);
+    if (acb >= 0x1p-100 && acb <= 0x1p100) {
+      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
+       * normal and 2^e alone scales it (fewer operations than the split
+       * form below, which also covers the factors beyond 2^+-100). */
+      kv_split2(cb, &rhf, &rlf);
+      kvf rh = kv_set(rhf), rl = kv_set(rlf);
+      for (int64_t c = b0; c < b1; c += 16) {
+        int64_t n = b1 - c < 16 ? b1 - c : 16;
+        kvf th, tt;
+        kvi e;
+        exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+        kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), e);
+        if (n == 16)
+          st(dt, y, c, v);
+        else
+          st_n(dt, y, c, v, n);
+      }
+      continue;
+    }
+    int k0;
+    double f = frexp(acb, &k0);
+    kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
+    kvf rh = kv_set(rhf), rl = kv_set(rlf);
+    kvi kk = kvi_set(k0), lo = kvi_set(-240);
+    for (int64_t c = b0; c < b1; c += 16) {
+      int64_t n = b1 - c < 16 ? b1 - c : 16;
+      kvf th, tt;
+      kvi e;
+      exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
+      e = kvi_add(e, kk);
+      kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), kvi_sel(kvi_gt(e, lo), e, lo));
+      if (n == 16)
+        st(dt, y, c, v);
+      else
+        st_n(dt, y, c, v, n);
+    }
+  }
+}
+
+/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
+ * terms.  -inf stays -inf. */
+KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
+  kvf dh, dl, sh, sl;
+  diff_exact(v, m, &dh, &dl);
+  kvf nl = kv_sub(kv_set(0.0f), lh);
+  sh = kv_add(dh, nl);
+  kvf bb = kv_sub(sh, dh);
+  sl = kv_add(kv_sub(dh, kv_sub(sh, bb)), kv_sub(nl, bb));
+  kvf y = kv_add(sh, kv_sub(kv_add(sl, dl), ll));
+  return kv_sel(kv_eq(v, kv_set(-INFINITY)), kv_set(-INFINITY), y);
+}
+
+KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
+  struct kv_rowsum rs;
+  row_reduce(dt, x, cols, &rs);
+  if (rs.bad) {
+    fill_row(dt, y, cols, qnan());
+    return;
+  }
+  if (!want_log) {
+    scale_row(dt, x, y, cols, &rs, 1.0);
+    return;
+  }
+  int64_t c = 0;
+  float lhf, llf;
+  kv_split2(rs.l, &lhf, &llf);
+  kvf lh = kv_set(lhf), ll = kv_set(llf);
+  for (; c + 16 <= cols; c += 16) st(dt, y, c, log_softmax_v(ld(dt, x, c), rs.m, lh, ll));
+  if (c < cols) st_n(dt, y, c, log_softmax_v(ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+}
+
+KV_FN void softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) softmax_row(dt, want_log, (const char *)x + r * stride, (char *)y + r * stride, cols);
+}
+
+KV_ATTR static void softmax(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  KV_PER_DT(softmax, softmax_rows(KB_VEC_F32, want_log, rows, cols, x, y),
+            softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
+}
+
+KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                               int32_t ignore_index, float *losses) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) {
+      losses[r] = 0.0f;
+      continue;
+    }
+    const float *x = logits + r * cols;
+    struct kv_rowsum rs;
+    row_reduce(KB_VEC_F32, x, cols, &rs);
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+  }
+}
+
+KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                                int32_t ignore_index, double scale, float *dlogits) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    const float *x = logits + r * cols;
+    float *g = dlogits + r * cols;
+    if (t == ignore_index) {
+      fill_row(KB_VEC_F32, g, cols, kv_set(0.0f));
+      continue;
+    }
+    /* Read before the row is overwritten (dlogits may be logits). */
+    double xt = (double)x[t];
+    struct kv_rowsum rs;
+    row_reduce(KB_VEC_F32, x, cols, &rs);
+    if (rs.bad) {
+      fill_row(KB_VEC_F32, g, cols, qnan());
+      continue;
+    }
+    scale_row(KB_VEC_F32, x, g, cols, &rs, scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * scale);
+  }
+}
+
+/* ---- rmsnorm, layernorm ---- */
+
+KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    kvd acc = kvd_set(0.0);
+    for (int64_t c = 0; c < full; c += 16) {
+      kvd d = kvd_from(ld(dt, xr, c));
+      acc = kvd_fma(d, d, acc);
+    }
+    if (n > 0) {
+      kvd d = kvd_from(ld_n(dt, xr, full, n));
+      acc = kvd_fma(d, d, acc);
+    }
+    double l[16];
+    kvd_lanes(l, acc);
+    kvd inv = kvd_set(1.0 / sqrt(kv_hsum16(l) / (double)cols + (double)eps));
+    /* (x * inv) * w in double, rounded once: the documented formula. */
+    for (int64_t c = 0; c < full; c += 16)
+      st(dt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(dt, xr, c)), inv), kvd_from(ld(dt, w, c))))));
+    if (n > 0)
+      st_n(dt, yr, full,
+           canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld_n(dt, xr, full, n)), inv), kvd_from(ld_n(dt, w, full, n))))), n);
+  }
+}
+
+KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(rmsnorm, rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
+            rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
+}
+
+/* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
+ * for the second look at the block. */
+#define KV_LN_BLOCK 1024
+
+/*
+ * Mean and biased variance of a row without cancellation: per block of
+ * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
+ * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ */
+KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+  double n = 0.0, mu = 0.0, m2 = 0.0;
+  for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
+    int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
+    int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
+    double nb = (double)(b1 - b0), l[16];
+    kvd acc = kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) acc = kvd_add(acc, kvd_from(ld(dt, x, c)));
+    if (tail > 0) acc = kvd_add(acc, kvd_from(ld_n(dt, x, full, tail)));
+    kvd_lanes(l, acc);
+    double mb = kv_hsum16(l) / nb;
+    kvd vmb = kvd_set(mb);
+    acc = kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) {
+      kvd d = kvd_sub(kvd_from(ld(dt, x, c)), vmb);
+      acc = kvd_fma(d, d, acc);
+    }
+    if (tail > 0) {
+      kvd d = kvd_sel(kv_mask_first(tail), kvd_sub(kvd_from(ld_n(dt, x, full, tail)), vmb), kvd_set(0.0));
+      acc = kvd_fma(d, d, acc);
+    }
+    kvd_lanes(l, acc);
+    double m2b = kv_hsum16(l), nn = n + nb, d = mb - mu;
+    mu = mu + d * (nb / nn);
+    m2 = m2 + m2b + d * d * (n * nb / nn);
+    n = nn;
+  }
+  *mean = mu;
+  *var = m2 / n;
+}
+
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
+KV_FN kvf ln_v(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b) {
+  kvd t = kvd_mul(kvd_sub(kvd_from(v), mean), inv);
+  if (has_w) t = kvd_mul(t, kvd_from(w));
+  if (has_b) t = kvd_add(t, kvd_from(b));
+  return canon(kvd_to_f(t));
+}
+
+KV_FN void layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
+                          const void *b, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
+  kvf zero = kv_set(0.0f);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * stride;
+    void *yr = (char *)y + r * stride;
+    double mean, var;
+    row_moments(dt, xr, cols, &mean, &var);
+    kvd vm = kvd_set(mean), inv = kvd_set(1.0 / sqrt(var + (double)eps));
+    for (int64_t c = 0; c < full; c += 16)
+      st(dt, yr, c, ln_v(ld(dt, xr, c), vm, inv, has_w, has_w ? ld(dt, w, c) : zero, has_b, has_b ? ld(dt, b, c) : zero));
+    if (n > 0)
+      st_n(dt, yr, full,
+           ln_v(ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? ld_n(dt, w, full, n) : zero, has_b,
+                has_b ? ld_n(dt, b, full, n) : zero),
+           n);
+  }
+}
+
+#define KV_LN_DT(DT)                                                                                   \
+  do {                                                                                                 \
+    if (w != NULL && b != NULL)                                                                        \
+      layernorm_rows(DT, 1, 1, rows, cols, x, w, b, eps, y);                                           \
+    else if (w != NULL)                                                                                \
+      layernorm_rows(DT, 1, 0, rows, cols, x, w, b, eps, y);                                           \
+    else if (b != NULL)                                                                                \
+      layernorm_rows(DT, 0, 1, rows, cols, x, w, b, eps, y);                                           \
+    else                                                                                               \
+      layernorm_rows(DT, 0, 0, rows, cols, x, w, b, eps, y);                                           \
+  } while (0)
+
+KV_ATTR static void layernorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, const void *b, float eps,
+                              void *y) {
+  KV_PER_DT(layernorm, KV_LN_DT(KB_VEC_F32), KV_LN_DT(KB_VEC_BF16), KV_LN_DT(KB_VEC_F16))
+}
+
+/* ---- argmax ---- */
+
+static const int32_t kv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/*
+ * Each lane keeps the first largest element of its column c = lane (mod
+ * 16), a NaN beating every number and the first NaN staying; the lanes are
+ * then combined with the same rule and ties to the lower index, which is the
+ * sequential definition (first index of the maximum, first NaN wins).
+ */
+KV_ATTR static void argmax(int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    kvf best = kv_set(-INFINITY);
+    kvi bi = kvi_load(kv_iota), idx = bi;
+    kvi step = kvi_set(16);
+    int64_t c = 0;
+    for (; c < cols; c += 16) {
+      kvf v = cols - c >= 16 ? kv_load(xr + c) : kv_sel(kv_mask_first(cols - c), kv_load_n(xr + c, cols - c), best);
+      kvm vn = kv_unord(v, v), bn = kv_unord(best, best);
+      kvm upd = kv_m_or(kv_gt(v, best), kv_m_andnot(vn, bn));
+      best = kv_sel(upd, v, best);
+      bi = kvi_sel(upd, idx, bi);
+      idx = kvi_add(idx, step);
+    }
+    float bv[16];
+    int32_t bx[16];
+    kv_lanes(bv, best);
+    kvi_lanes(bx, bi);
+    /* Lanes past cols (rows shorter than 16) never left their start. */
+    int32_t win = -1;
+    float wv = 0.0f;
+    for (int i = 0; i < 16; i++) {
+      if (bx[i] >= cols) continue;
+      bool nan_i = bv[i] != bv[i], nan_w = wv != wv, take;
+      if (win < 0)
+        take = true;
+      else if (nan_i != nan_w)
+        take = nan_i;
+      else if (nan_i)
+        take = bx[i] < win;
+      else
+        take = bv[i] > wv || (bv[i] == wv && bx[i] < win);
+      if (take) {
+        win = bx[i];
+        wv = bv[i];
+      }
+    }
+    out[r] = win;
+  }
+}
+
+/* ---- rope ---- */
+
+/* pi/2 = P1 + P2 + P3; 2/pi; the Taylor coefficients of sin (-1/3! ..
+ * -1/15!) and cos (-1/2! .. 1/16!). */
+#define KV_PIO2_1 0x1.921fb54442d18p+0
+#define KV_PIO2_2 0x1.1a62633145c07p-54
+#define KV_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define KV_2OPI 0x1.45f306dc9c883p-1
+static const double kv_sin_c[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
+                                   0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+                                   -0x1.ae7f3e733b81fp-41};
+static const double kv_cos_c[8] = {-0x1p-1,           0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
+                                   0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+                                   -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+/* sin(r + q pi/2) = S[q] sin r + C[q] cos r, cos(r + q pi/2) likewise:
+ * each a selection (one product is an exact zero), indexed by q mod 4
+ * (repeated to 8 entries for kvd_lookup8). */
+static const double kv_sin_s[8] = {1, 0, -1, 0, 1, 0, -1, 0}, kv_sin_c2[8] = {0, 1, 0, -1, 0, 1, 0, -1};
+static const double kv_cos_s[8] = {0, -1, 0, 1, 0, -1, 0, 1}, kv_cos_c2[8] = {1, 0, -1, 0, 1, 0, -1, 0};
+
+/*
+ * sin a and cos a in double for 0 <= a < 2^31 (rope's angles): q =
+ * round(a 2/pi), r = a - q pi/2 in three fused steps (the first exact, the
+ * rest below 2^-100 relative for these q), Taylor polynomials on
+ * |r| <= pi/4 (truncation below 2^-54), and the quadrant by selection.
+ * Within a few double ulps of the exact values.
+ */
+KV_FN void sincos_d(kvd a, kvd *sn, kvd *cs) {
+  kvd sh = kvd_set(KB_VM_EXPD_SHIFTER);
+  kvd q = kvd_sub(kvd_fma(a, kvd_set(KV_2OPI), sh), sh);
+  kvd r = kvd_fma(q, kvd_set(-KV_PIO2_1), a);
+  r = kvd_fma(q, kvd_set(-KV_PIO2_2), r);
+  r = kvd_fma(q, kvd_set(-KV_PIO2_3), r);
+  kvd r2 = kvd_mul(r, r);
+  kvd ps = kvd_set(kv_sin_c[6]);
+  for (int i = 5; i >= 0; i--) ps = kvd_fma(ps, r2, kvd_set(kv_sin_c[i]));
+  kvd pc = kvd_set(kv_cos_c[7]);
+  for (int i = 6; i >= 0; i--) pc = kvd_fma(pc, r2, kvd_set(kv_cos_c[i]));
+  kvd s = kvd_fma(kvd_mul(r, r2), ps, r);
+  kvd c = kvd_fma(r2, pc, kvd_set(1.0));
+  kvi qi = kvd_to_int(q);
+  *sn = kvd_fma(kvd_lookup8(kv_sin_s, qi), s, kvd_mul(kvd_lookup8(kv_sin_c2, qi), c));
+  *cs = kvd_fma(kvd_lookup8(kv_cos_s, qi), s, kvd_mul(kvd_lookup8(kv_cos_c2, qi), c));
+}
+
+/* Pairs of the half-rotation per block of 256: the angles of one position. */
+#define KV_ROPE_CHUNK 256
+
+/* y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin for 16 pairs, in double
+ * (products and sums each rounded, as docs/kernels.md writes them), one
+ * rounding to float; NaN canonical (two NaN inputs may meet). */
+KV_FN void rope_pairs(const float *x, float *y, int64_t h, int64_t n, kvd c, kvd s) {
+  kvf a = kv_load_n(x, n), b = kv_load_n(x + h, n);
+  kvd a0 = kvd_from(a), b0 = kvd_from(b);
+  kvf ya = canon(kvd_to_f(kvd_sub(kvd_mul(a0, c), kvd_mul(b0, s))));
+  kvf yb = canon(kvd_to_f(kvd_add(kvd_mul(b0, c), kvd_mul(a0, s))));
+  kv_store_n(y, ya, n);
+  kv_store_n(y + h, yb, n);
+}
+
+KV_ATTR static void rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, double theta, float *y) {
+  int64_t h = head_dim / 2, row = heads * head_dim;
+  double invf[KV_ROPE_CHUNK], cs[KV_ROPE_CHUNK], sn[KV_ROPE_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += KV_ROPE_CHUNK) {
+    int64_t ni = h - i0 < KV_ROPE_CHUNK ? h - i0 : KV_ROPE_CHUNK;
+    for (int64_t i = 0; i < ni; i++) invf[i] = pow(theta, -(double)(2 * (i0 + i)) / (double)head_dim);
+    for (int64_t s = s0; s < s1; s++) {
+      kvd pos = kvd_set((double)positions[s]);
+      for (int64_t i = 0; i < ni; i += 16) {
+        double l[16];
+        for (int k = 0; k < 16; k++) l[k] = i + k < ni ? invf[i + k] : 0.0;
+        kvd a, sv, cv;
+        kvd_load16(l, &a);
+        sincos_d(kvd_mul(pos, a), &sv, &cv);
+        kvd_lanes(sn + i, sv);
+        kvd_lanes(cs + i, cv);
+      }
+      for (int64_t hh = 0; hh < heads; hh++) {
+        const float *xr = x + s * row + hh * head_dim + i0;
+        float *yr = y + s * row + hh * head_dim + i0;
+        for (int64_t i = 0; i < ni; i += 16) {
+          kvd c, sv;
+          kvd_load16(cs + i, &c);
+          kvd_load16(sn + i, &sv);
+          rope_pairs(xr + i, yr + i, h, ni - i < 16 ? ni - i : 16, c, sv);
+        }
+      }
+    }
+  }
+}
+
+/* ---- sampling weights ---- */
+
+KV_ATTR static void exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  kvd vm = kvd_set(m), vt = kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    kvd_lanes(l, kvd_exp(kvd_div(kvd_sub(kvd_from(kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
+/* ---- AdamW ---- */
+
+KV_FN void adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
+                     const struct kb_adamw_coef *k) {
+  kvf gv = kv_load_n(g, len), pv = kv_load_n(p, len), mv = kv_load_n(m, len), vv = kv_load_n(v, len);
+  pv = kv_mul(pv, kv_set(k->decay));
+  kvf gm = kv_sub(gv, mv);
+  mv = small_w1 ? kv_add(mv, kv_mul(kv_set(k->w1), gm)) : kv_sub(gv, kv_mul(gm, kv_set(k->one_minus_w1)));
+  vv = kv_mul(vv, kv_set(k->beta2));
+  vv = kv_add(vv, kv_mul(kv_mul(kv_set(k->w2), gv), gv));
+  kvf denom = kv_add(kv_div(kv_sqrt(vv), kv_set(k->bc2_sqrt)), kv_set(k->eps));
+  pv = kv_add(pv, kv_div(kv_mul(kv_set(k->step_size), mv), denom));
+  kv_store_n(p, canon(pv), len);
+  kv_store_n(m, canon(mv), len);
+  kv_store_n(v, canon(vv), len);
+}
+
+/* adamw.c's sequence, one rounding per operation, no fused steps. */
+KV_FN void adamw_loop(int small_w1, int64_t n, float *p, const float *g, float *m, float *v,
+                      const struct kb_adamw_coef *k) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) adamw_vec(small_w1, p + i, g + i, m + i, v + i, 16, k);
+  if (i < n) adamw_vec(small_w1, p + i, g + i, m + i, v + i, n - i, k);
+}
+
+KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *v, const struct kb_adamw_coef *k) {
+  if (k->small_w1)
+    adamw_loop(1, n, p, g, m, v, k);
+  else
+    adamw_loop(0, n, p, g, m, v, k);
+}
+
+#define KV_OPS_INIT                                                                                             \
+  {                                                                                                             \
+    .math = {[KB_VM_EXP] = math_exp,                                                                            \
+             [KB_VM_LOG] = math_log,                                                                            \
+             [KB_VM_TANH] = math_tanh,                                                                          \
+             [KB_VM_ERF] = math_erf,                                                                            \
+             [KB_VM_SILU] = math_silu,                                                                          \
+             [KB_VM_GELU] = math_gelu,                                                                          \
+             [KB_VM_GELU_TANH] = math_gelu_tanh},                                                               \
+    .exp_f64 = math_exp_f64,                                                                                    \
+    .unary = unary, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
+    .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
+    .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .exp_weights = exp_weights, .adamw = adamw,                                              \
+  }
