@@ -35,9 +35,10 @@ declare -A probes=(
   [gcc]="have_all gcc cc"
   [g++]="have g++"
   [default-jdk-headless]="have_all java javac"
+  [clang]="have clang"
 )
 packages=(bazel-bootstrap golang-go swig bindgen cbindgen librust-cc-dev libopenblas-dev pkg-config binutils gcc g++
-  default-jdk-headless)
+  default-jdk-headless clang)
 
 missing_debs=()
 for pkg in "${packages[@]}"; do

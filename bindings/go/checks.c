@@ -15,6 +15,7 @@ kb_status kb__check_inner(kb_context *ctx, const char *fn, const char *name, int
 
 kb_status kb__count_strided(kb_context *ctx, const char *fn, const char *what, int64_t elem_size, int64_t rows,
                             int64_t cols, int64_t ld, int64_t *count) {
+  *count = 0; /* defined on every path, failure included */
   if (rows == 0 || cols == 0) {
     *count = 0;
     return KB_STATUS_OK;

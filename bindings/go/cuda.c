@@ -243,7 +243,7 @@ static kb_status get_device(const char *fn, bool quiet, int64_t device, const st
   return KB_STATUS_OK;
 }
 
-static kb_status device_info(const char *fn, int64_t device, struct kbcuda_device_info *info) {
+static kb_status query_device_info(const char *fn, int64_t device, struct kbcuda_device_info *info) {
   const struct kbcuda_table *t;
   KB_TRY(get_device(fn, false, device, &t));
   char msg[KBCUDA_MESSAGE_CAPACITY];
@@ -272,7 +272,7 @@ kb_status kb_cuda_device_name(int64_t device, char *name, int64_t name_capacity)
     return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "name_capacity must be > 0, got %lld",
                            (long long)name_capacity);
   struct kbcuda_device_info info;
-  KB_TRY(device_info(fn, device, &info));
+  KB_TRY(query_device_info(fn, device, &info));
   size_t len = strnlen(info.name, sizeof info.name - 1);
   if ((uint64_t)len > (uint64_t)(name_capacity - 1)) len = (size_t)(name_capacity - 1);
   memcpy(name, info.name, len);
@@ -285,7 +285,7 @@ kb_status kb_cuda_device_compute_capability(int64_t device, int64_t *capability)
   kb__begin_thread();
   if (capability == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "capability must not be NULL");
   struct kbcuda_device_info info;
-  KB_TRY(device_info(fn, device, &info));
+  KB_TRY(query_device_info(fn, device, &info));
   *capability = 10 * (int64_t)info.major + info.minor;
   return KB_STATUS_OK;
 }
@@ -295,7 +295,7 @@ kb_status kb_cuda_device_total_memory(int64_t device, int64_t *bytes) {
   kb__begin_thread();
   if (bytes == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "bytes must not be NULL");
   struct kbcuda_device_info info;
-  KB_TRY(device_info(fn, device, &info));
+  KB_TRY(query_device_info(fn, device, &info));
   *bytes = info.total_memory > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)info.total_memory;
   return KB_STATUS_OK;
 }

@@ -64,6 +64,24 @@ func stridedSize(rows, cols, ld int) int {
 	return (rows-1)*ld + cols
 }
 
+// batchedSize is the element count a batch of count items spans when each
+// item spans item elements and consecutive items start stride elements
+// apart (stride 0: one item repeated): (count-1)*stride + item, 0 when the
+// batch is empty, -1 when that overflows (or item is already -1).
+func batchedSize(count, item, stride int) int {
+	if count == 0 || item == 0 {
+		return 0
+	}
+	if item < 0 {
+		return -1
+	}
+	gap := sizeOf(count-1, stride)
+	if gap < 0 || gap > maxElements-item {
+		return -1
+	}
+	return gap + item
+}
+
 // pick is the conditional of a shape expression (flag ? a : b).
 func pick(flag bool, a, b int) int {
 	if flag {

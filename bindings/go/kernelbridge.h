@@ -1234,7 +1234,7 @@ typedef enum kb_activation {
  * @arg x in f32[rows, in_features]
  * @arg weight in f32[out_features, in_features]
  * @arg bias in f32[out_features] nullable
- * @arg act scalar
+ * @arg act scalar default(KB_ACTIVATION_NONE)
  * @arg y out f32[rows, out_features]
  * @threadsafe yes
  * @blocking yes
@@ -1251,7 +1251,7 @@ KB_API kb_status kb_linear(kb_context *ctx, int64_t rows, int64_t in_features, i
  * @arg x in bf16[rows, in_features]
  * @arg weight in bf16[out_features, in_features]
  * @arg bias in bf16[out_features] nullable
- * @arg act scalar
+ * @arg act scalar default(KB_ACTIVATION_NONE)
  * @arg y out bf16[rows, out_features]
  * @threadsafe yes
  * @blocking yes
@@ -1268,7 +1268,7 @@ KB_API kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_featur
  * @arg x in f16[rows, in_features]
  * @arg weight in f16[out_features, in_features]
  * @arg bias in f16[out_features] nullable
- * @arg act scalar
+ * @arg act scalar default(KB_ACTIVATION_NONE)
  * @arg y out f16[rows, out_features]
  * @threadsafe yes
  * @blocking yes
@@ -1391,6 +1391,101 @@ KB_API kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t hea
                                     const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads,
                                     int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right,
                                     float scale, uint16_t *out);
+
+/**
+ * Batched (strided) matrix multiply: for every item i < batch,
+ *   C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+ * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+ * C_i = c + i * stride_c (strides in elements), each item computed exactly
+ * as kb_gemm (the same fma chain per element; C_i is not read when
+ * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+ * weight); strides must be >= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+ * batch > 1 stride_c must be at least the extent of one C matrix,
+ * (m - 1) * ldc + n, so that the items of C do not overlap
+ * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+ * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+ * (none when it is empty, and then it may be NULL); a span that overflows is
+ * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg batch dim
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar default(1)
+ * @arg a in f32[batch, trans_a ? k : m, trans_a ? m : k] ld(lda) stride(stride_a)
+ * @arg lda dim
+ * @arg stride_a dim
+ * @arg b in f32[batch, trans_b ? n : k, trans_b ? k : n] ld(ldb) stride(stride_b)
+ * @arg ldb dim
+ * @arg stride_b dim
+ * @arg beta scalar default(0)
+ * @arg c inout f32[batch, m, n] ld(ldc) stride(stride_c)
+ * @arg ldc dim
+ * @arg stride_c dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm_batched(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
+                                 int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b,
+                                 int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c);
+
+/**
+ * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+ * stay float).  Each item is computed as kb_gemm_bf16.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg batch dim
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar default(1)
+ * @arg a in bf16[batch, trans_a ? k : m, trans_a ? m : k] ld(lda) stride(stride_a)
+ * @arg lda dim
+ * @arg stride_a dim
+ * @arg b in bf16[batch, trans_b ? n : k, trans_b ? k : n] ld(ldb) stride(stride_b)
+ * @arg ldb dim
+ * @arg stride_b dim
+ * @arg beta scalar default(0)
+ * @arg c inout bf16[batch, m, n] ld(ldc) stride(stride_c)
+ * @arg ldc dim
+ * @arg stride_c dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm_batched_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b,
+                                      int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
+
+/**
+ * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+ * stay float).  Each item is computed as kb_gemm_f16.
+ * @arg ctx context
+ * @arg trans_a flag
+ * @arg trans_b flag
+ * @arg batch dim
+ * @arg m dim
+ * @arg n dim
+ * @arg k dim
+ * @arg alpha scalar default(1)
+ * @arg a in f16[batch, trans_a ? k : m, trans_a ? m : k] ld(lda) stride(stride_a)
+ * @arg lda dim
+ * @arg stride_a dim
+ * @arg b in f16[batch, trans_b ? n : k, trans_b ? k : n] ld(ldb) stride(stride_b)
+ * @arg ldb dim
+ * @arg stride_b dim
+ * @arg beta scalar default(0)
+ * @arg c inout f16[batch, m, n] ld(ldc) stride(stride_c)
+ * @arg ldc dim
+ * @arg stride_c dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
+                                     int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b,
+                                     int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
 
 #ifdef __cplusplus
 } /* extern "C" */

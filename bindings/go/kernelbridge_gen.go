@@ -631,6 +631,36 @@ static kb_status kbgo_attention_ex_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, i
 	kb_context *ctx = (kb_context *)kbgo_ctx;
 	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const uint16_t *)mask, causal, causal_bottom_right, scale, (uint16_t *)out));
 }
+
+static kb_status kbgo_gemm_batched(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+}
+
+static kb_status kbgo_gemm_batched_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const float *)a, lda, stride_a, (const float *)b, ldb, stride_b, beta, (float *)c, ldc, stride_c));
+}
+
+static kb_status kbgo_gemm_batched_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_bf16(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+}
+
+static kb_status kbgo_gemm_batched_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_bf16(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const uint16_t *)a, lda, stride_a, (const uint16_t *)b, ldb, stride_b, beta, (uint16_t *)c, ldc, stride_c));
+}
+
+static kb_status kbgo_gemm_batched_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_f16(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+}
+
+static kb_status kbgo_gemm_batched_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
+	kb_context *ctx = (kb_context *)kbgo_ctx;
+	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_f16(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const uint16_t *)a, lda, stride_a, (const uint16_t *)b, ldb, stride_b, beta, (uint16_t *)c, ldc, stride_c));
+}
 */
 import "C"
 
@@ -7367,6 +7397,575 @@ func (ctx *Context) AttentionExF16Buf(batch int, heads int, kvHeads int, seqQ in
 	kvLengths.keepAlive()
 	mask.keepAlive()
 	out.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatched wraps kb_gemm_batched.
+//
+// Batched (strided) matrix multiply: for every item i < batch,
+// C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+// with A_i = a + i * stride_a, B_i = b + i * stride_b and
+// C_i = c + i * stride_c (strides in elements), each item computed exactly
+// as kb_gemm (the same fma chain per element; C_i is not read when
+// beta == 0).  A stride of 0 uses one matrix for every item (a shared
+// weight); strides must be >= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+// batch > 1 stride_c must be at least the extent of one C matrix,
+// (m - 1) * ldc + n, so that the items of C do not overlap
+// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+// Operand x spans (batch - 1) * stride_x + its matrix extent elements
+// (none when it is empty, and then it may be NULL); a span that overflows is
+// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements.
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements.
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements.
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GemmBatched] to choose the backend and
+// thread count, and [Context.GemmBatchedBuf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GemmBatched(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []float32, lda int, strideA int, b []float32, ldb int, strideB int, beta float32, c []float32, ldc int, strideC int) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GemmBatched(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+	releaseDefault(ctx)
+	return err
+}
+
+// GemmBatched runs kb_gemm_batched on ctx; see the package-level function GemmBatched.
+func (ctx *Context) GemmBatched(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []float32, lda int, strideA int, b []float32, ldb int, strideB int, beta float32, c []float32, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatched")
+	}
+	if err := checkDim("GemmBatched", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatched", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatched", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatched", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatched", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatched", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatched", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatched", "c")
+	}
+	if err := checkMinLen("GemmBatched", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatched", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatched", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), C.int64_t(strideA), f32p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), f32p(c), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatchedBuf runs kb_gemm_batched on ctx with its tensors in Buffers; see GemmBatched.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements.
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements.
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements.
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmBatchedBuf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a Float32View, lda int, strideA int, b Float32View, ldb int, strideB int, beta float32, c Float32View, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatchedBuf")
+	}
+	if err := a.check("GemmBatchedBuf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmBatchedBuf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmBatchedBuf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBuf", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBuf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBuf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBuf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatchedBuf", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatchedBuf", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatchedBuf", "c")
+	}
+	if err := checkMinLen("GemmBatchedBuf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBuf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBuf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatchedBF16 wraps kb_gemm_batched_bf16.
+//
+// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+// stay float).  Each item is computed as kb_gemm_bf16.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GemmBatchedBF16] to choose the backend and
+// thread count, and [Context.GemmBatchedBF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GemmBatchedBF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GemmBatchedBF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+	releaseDefault(ctx)
+	return err
+}
+
+// GemmBatchedBF16 runs kb_gemm_batched_bf16 on ctx; see the package-level function GemmBatchedBF16.
+func (ctx *Context) GemmBatchedBF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatchedBF16")
+	}
+	if err := checkDim("GemmBatchedBF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatchedBF16", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatchedBF16", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatchedBF16", "c")
+	}
+	if err := checkMinLen("GemmBatchedBF16", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBF16", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBF16", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatchedBF16Buf runs kb_gemm_batched_bf16 on ctx with its tensors in Buffers; see GemmBatchedBF16.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmBatchedBF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a BF16View, lda int, strideA int, b BF16View, ldb int, strideB int, beta float32, c BF16View, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatchedBF16Buf")
+	}
+	if err := a.check("GemmBatchedBF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmBatchedBF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmBatchedBF16Buf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedBF16Buf", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedBF16Buf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatchedBF16Buf", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatchedBF16Buf", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatchedBF16Buf", "c")
+	}
+	if err := checkMinLen("GemmBatchedBF16Buf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBF16Buf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedBF16Buf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched_bf16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatchedF16 wraps kb_gemm_batched_f16.
+//
+// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+// stay float).  Each item is computed as kb_gemm_f16.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// It runs on a pooled default context (CPU backend, one thread) and is
+// safe for concurrent use; use [Context.GemmBatchedF16] to choose the backend and
+// thread count, and [Context.GemmBatchedF16Buf] for tensors in Buffers.  Slice lengths
+// are checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+func GemmBatchedF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
+	ctx, err := defaultContext()
+	if err != nil {
+		return err
+	}
+	err = ctx.GemmBatchedF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+	releaseDefault(ctx)
+	return err
+}
+
+// GemmBatchedF16 runs kb_gemm_batched_f16 on ctx; see the package-level function GemmBatchedF16.
+func (ctx *Context) GemmBatchedF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatchedF16")
+	}
+	if err := checkDim("GemmBatchedF16", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatchedF16", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatchedF16", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatchedF16", "c")
+	}
+	if err := checkMinLen("GemmBatchedF16", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedF16", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedF16", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	if st != 0 {
+		return ctx.fail(st)
+	}
+	return nil
+}
+
+// GemmBatchedF16Buf runs kb_gemm_batched_f16 on ctx with its tensors in Buffers; see GemmBatchedF16.
+//
+// a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+//
+// Views are checked before the call: a closed Buffer or a range outside its
+// Buffer is an *Error with Code InvalidArgument naming the argument, a view
+// shorter than its shape one with Code ShapeMismatch; a view may be longer
+// (its first elements are used).  On a CUDA context every Buffer must be
+// memory of the context's device.
+func (ctx *Context) GemmBatchedF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a F16View, lda int, strideA int, b F16View, ldb int, strideB int, beta float32, c F16View, ldc int, strideC int) error {
+	if ctx == nil || ctx.h == 0 {
+		return closedError("GemmBatchedF16Buf")
+	}
+	if err := a.check("GemmBatchedF16Buf", "a"); err != nil {
+		return err
+	}
+	if err := b.check("GemmBatchedF16Buf", "b"); err != nil {
+		return err
+	}
+	if err := c.check("GemmBatchedF16Buf", "c"); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "batch", batch); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "m", m); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "n", n); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "k", k); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "lda", lda); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "strideA", strideA); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "ldb", ldb); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "strideB", strideB); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "ldc", ldc); err != nil {
+		return err
+	}
+	if err := checkDim("GemmBatchedF16Buf", "strideC", strideC); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
+		return err
+	}
+	if err := checkLd("GemmBatchedF16Buf", "ldc", ldc, "c", n); err != nil {
+		return err
+	}
+	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
+		return overflowError("GemmBatchedF16Buf", "a")
+	}
+	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
+		return overflowError("GemmBatchedF16Buf", "b")
+	}
+	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
+		return overflowError("GemmBatchedF16Buf", "c")
+	}
+	if err := checkMinLen("GemmBatchedF16Buf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedF16Buf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
+		return err
+	}
+	if err := checkMinLen("GemmBatchedF16Buf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
+		return err
+	}
+	st := C.kbgo_gemm_batched_f16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
+	runtime.KeepAlive(ctx)
+	a.keepAlive()
+	b.keepAlive()
+	c.keepAlive()
 	if st != 0 {
 		return ctx.fail(st)
 	}

@@ -4,8 +4,10 @@
  * A context with num_threads = T > 1 owns T - 1 worker threads, started the
  * first time a call splits its work (never for T = 1, never for calls small
  * enough to run inline) and joined by kb_context_destroy.  A job is one
- * kb__parallel_for: the caller runs chunk 0 itself and worker w runs chunk w,
- * so a job costs two wake-ups, no thread creation and no allocation.
+ * kb__parallel_for of c chunks: the caller runs chunk 0 itself and hands
+ * chunk w to worker w (w < c) through that worker's own slot, so a job
+ * costs c - 1 hand-overs, no thread creation and no allocation, and workers
+ * beyond c are not disturbed.
  *
  * Waiting spins briefly (a job usually follows another within microseconds
  * inside one model step) and then sleeps on a condition variable, so an idle
@@ -32,12 +34,15 @@
  * tens of nanoseconds): about 50-100 microseconds. */
 #define KB_POOL_SPIN 4000
 
-/* One worker's wake-up: its own condition variable, so a job of c chunks
- * wakes exactly the c - 1 workers it needs. */
+/* One worker: its own job slot and condition variable, so a job of c
+ * chunks reaches exactly the c - 1 workers it needs, and a worker never
+ * looks at a job it has no part in (the job's fields may be rewritten for
+ * the next job as soon as its own workers are done). */
 struct kb_worker {
   pthread_t thread;
   pthread_cond_t wake;
-  int sleeping; /* atomic: asleep (or about to sleep) on wake */
+  uint64_t assigned; /* atomic: generation of the last job given to this worker */
+  int sleeping;      /* atomic: asleep (or about to sleep) on wake */
 };
 
 struct kb_pool {
@@ -50,20 +55,20 @@ struct kb_pool {
   uint64_t fork_gen;   /* generation in which the threads were started */
   bool failed;         /* starting threads failed once: run inline from now on */
 
-  /* The current job, written by the caller before job_gen is bumped. */
+  /* The current job, written by the caller before it assigns the job to
+   * its workers, unchanged until they are all done. */
   void (*body)(void *arg, int64_t begin, int64_t end);
   void *arg;
   int64_t n, chunks;
-  uint64_t job_gen;    /* atomic: bumped once per job; workers wait for a change */
-  int64_t pending;     /* atomic: participating workers not finished */
+  uint64_t job_gen;    /* jobs started (caller only) */
+  int64_t pending;     /* atomic: workers of the job not finished */
   int caller_sleeping; /* atomic */
   int stopping;        /* atomic */
 };
 
 struct worker_arg {
   struct kb_pool *pool;
-  int64_t index;     /* 1 .. workers */
-  uint64_t job_gen;  /* the generation at start: the first job is the next one */
+  int64_t index; /* 1 .. workers */
 };
 
 /* True on threads currently running a chunk of some job. */
@@ -105,27 +110,27 @@ static void *worker_main(void *argp) {
   free(argp);
   struct kb_pool *p = wa.pool;
   struct kb_worker *me = &p->w[wa.index - 1];
-  uint64_t seen = wa.job_gen;
+  /* Slots start at 0 (calloc) and only the caller changes them: the first
+   * job is whatever differs from 0, even if it came before this line. */
+  uint64_t seen = 0;
   for (;;) {
-    uint64_t gen = seen;
+    uint64_t job = seen;
     for (int spin = 0; spin < p->spin; spin++) {
-      gen = __atomic_load_n(&p->job_gen, __ATOMIC_ACQUIRE);
-      if (gen != seen || __atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE)) break;
+      job = __atomic_load_n(&me->assigned, __ATOMIC_ACQUIRE);
+      if (job != seen || __atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE)) break;
       cpu_relax();
     }
-    if (gen == seen && !__atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE)) {
+    if (job == seen && !__atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE)) {
       pthread_mutex_lock(&p->mu);
       __atomic_store_n(&me->sleeping, 1, __ATOMIC_SEQ_CST);
-      while ((gen = __atomic_load_n(&p->job_gen, __ATOMIC_SEQ_CST)) == seen &&
+      while ((job = __atomic_load_n(&me->assigned, __ATOMIC_SEQ_CST)) == seen &&
              !__atomic_load_n(&p->stopping, __ATOMIC_SEQ_CST))
         pthread_cond_wait(&me->wake, &p->mu);
       __atomic_store_n(&me->sleeping, 0, __ATOMIC_SEQ_CST);
       pthread_mutex_unlock(&p->mu);
     }
     if (__atomic_load_n(&p->stopping, __ATOMIC_ACQUIRE)) break;
-    seen = gen;
-    /* Workers beyond the job's chunks only note the new generation. */
-    if (wa.index >= p->chunks) continue;
+    seen = job;
     run_chunk(p, wa.index);
     if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_SEQ_CST) == 0 &&
         __atomic_load_n(&p->caller_sleeping, __ATOMIC_SEQ_CST)) {
@@ -237,7 +242,6 @@ static bool start_workers(struct kb_pool *p) {
     if (wa == NULL) break;
     wa->pool = p;
     wa->index = i + 1;
-    wa->job_gen = __atomic_load_n(&p->job_gen, __ATOMIC_SEQ_CST);
     if (pthread_cond_init(&p->w[i].wake, NULL) != 0) {
       free(wa);
       break;
@@ -267,10 +271,13 @@ bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(voi
   p->arg = arg;
   p->n = n;
   p->chunks = chunks;
+  uint64_t job = ++p->job_gen;
   __atomic_store_n(&p->pending, chunks - 1, __ATOMIC_SEQ_CST);
-  __atomic_add_fetch(&p->job_gen, 1, __ATOMIC_SEQ_CST);
   bool locked = false;
   for (int64_t i = 0; i < chunks - 1; i++) {
+    /* Publishes the job's fields to worker i + 1 (seq_cst, paired with the
+     * worker's sleeping flag: either it sees the job or we see it asleep). */
+    __atomic_store_n(&p->w[i].assigned, job, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&p->w[i].sleeping, __ATOMIC_SEQ_CST)) continue;
     if (!locked) pthread_mutex_lock(&p->mu);
     locked = true;

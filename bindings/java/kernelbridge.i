@@ -453,6 +453,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_attention_ex_bf16__addr kb_attention_ex_bf16
 #define kb_attention_ex_f16__direct kb_attention_ex_f16
 #define kb_attention_ex_f16__addr kb_attention_ex_f16
+#define kb_gemm_batched__direct kb_gemm_batched
+#define kb_gemm_batched__addr kb_gemm_batched
+#define kb_gemm_batched_bf16__direct kb_gemm_batched_bf16
+#define kb_gemm_batched_bf16__addr kb_gemm_batched_bf16
+#define kb_gemm_batched_f16__direct kb_gemm_batched_f16
+#define kb_gemm_batched_f16__addr kb_gemm_batched_f16
 %}
 
 /* ---- scalars ---- */
@@ -1348,5 +1354,23 @@ kbj_status_ctx kb_attention_ex_f16(kbj_ctx *ctx, int64_t batch, int64_t heads, i
 kbj_status_ctx kb_attention_ex_f16__direct(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f16_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f16_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f16_out_direct *out);
 %unignore kb_attention_ex_f16__addr;
 kbj_status_ctx kb_attention_ex_f16__addr(kbj_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f16_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f16_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f16_out_addr *out);
+%unignore kb_gemm_batched;
+kbj_status_ctx kb_gemm_batched(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f32_in *a, int64_t lda, int64_t stride_a, kbj_f32_in *b, int64_t ldb, int64_t stride_b, float beta, kbj_f32_inout *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched__direct;
+kbj_status_ctx kb_gemm_batched__direct(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f32_in_direct *a, int64_t lda, int64_t stride_a, kbj_f32_in_direct *b, int64_t ldb, int64_t stride_b, float beta, kbj_f32_inout_direct *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched__addr;
+kbj_status_ctx kb_gemm_batched__addr(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f32_in_addr *a, int64_t lda, int64_t stride_a, kbj_f32_in_addr *b, int64_t ldb, int64_t stride_b, float beta, kbj_f32_inout_addr *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_bf16;
+kbj_status_ctx kb_gemm_batched_bf16(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in *a, int64_t lda, int64_t stride_a, kbj_bf16_in *b, int64_t ldb, int64_t stride_b, float beta, kbj_bf16_inout *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_bf16__direct;
+kbj_status_ctx kb_gemm_batched_bf16__direct(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in_direct *a, int64_t lda, int64_t stride_a, kbj_bf16_in_direct *b, int64_t ldb, int64_t stride_b, float beta, kbj_bf16_inout_direct *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_bf16__addr;
+kbj_status_ctx kb_gemm_batched_bf16__addr(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_bf16_in_addr *a, int64_t lda, int64_t stride_a, kbj_bf16_in_addr *b, int64_t ldb, int64_t stride_b, float beta, kbj_bf16_inout_addr *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_f16;
+kbj_status_ctx kb_gemm_batched_f16(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in *a, int64_t lda, int64_t stride_a, kbj_f16_in *b, int64_t ldb, int64_t stride_b, float beta, kbj_f16_inout *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_f16__direct;
+kbj_status_ctx kb_gemm_batched_f16__direct(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_direct *a, int64_t lda, int64_t stride_a, kbj_f16_in_direct *b, int64_t ldb, int64_t stride_b, float beta, kbj_f16_inout_direct *c, int64_t ldc, int64_t stride_c);
+%unignore kb_gemm_batched_f16__addr;
+kbj_status_ctx kb_gemm_batched_f16__addr(kbj_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_addr *a, int64_t lda, int64_t stride_a, kbj_f16_in_addr *b, int64_t ldb, int64_t stride_b, float beta, kbj_f16_inout_addr *c, int64_t ldc, int64_t stride_c);
 
 %unignoreall

@@ -582,12 +582,14 @@ static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, const s
   const struct kb_mem_ref refs[] = {{"q", c->q, qb},           {"k", c->k, kvb},       {"v", c->v, kvb},
                                     {"kv_lengths", c->kv_lengths, lb}, {"mask", c->mask, mb}, {"out", c->out, qb}};
   KB_TRY(kb__check_memory(ctx, fn, 6, refs));
+  /* Before the values are read: on a CUDA context kv_lengths is device
+   * memory, which the host must not touch. */
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
   for (int64_t b = 0; b < lengths; b++)
     if (c->kv_lengths[b] < 0 || c->kv_lengths[b] > c->seq_kv)
       return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "kv_lengths[%lld] = %d is out of range [0, %lld]",
                       (long long)b, (int)c->kv_lengths[b], (long long)c->seq_kv);
-  if (kb__on_cuda(ctx))
-    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
   return KB_STATUS_OK;
 }
 

@@ -5,20 +5,6 @@
  * item; bad input. */
 #include "kernels/cpu/testutil/cpu_test.h"
 
-/* Not yet in kernelbridge.h (its annotations need batch strides); the
- * library defines them with these signatures (gemm_engine.h). */
-kb_status kb_gemm_batched(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,
-                          float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb,
-                          int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c);
-kb_status kb_gemm_batched_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
-                               int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a,
-                               const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc,
-                               int64_t stride_c);
-kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
-                              int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a,
-                              const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc,
-                              int64_t stride_c);
-
 static void run_case(kb_context *ctx, bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t pad,
                      bool broadcast_a, bool broadcast_b, float alpha, float beta) {
   int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;

@@ -126,6 +126,8 @@ static void test_bad_inputs(void) {
               kb_linear(ctx, HUGE_DIM, 3, 2, x, w, b, KB_ACTIVATION_NONE, y));
   CHECK_FAILS(ctx, KB_STATUS_OUT_OF_MEMORY, "size of weight overflows",
               kb_linear(ctx, 2, 3, HUGE_DIM, x, w, b, KB_ACTIVATION_NONE, y));
+  CHECK_FAILS(ctx, KB_STATUS_OUT_OF_MEMORY, "size of bias overflows",
+              kb_linear(ctx, 0, 0, (int64_t)1 << 62, NULL, NULL, b, KB_ACTIVATION_NONE, NULL));
   CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "x must not be NULL",
               kb_linear(ctx, 2, 3, 2, NULL, w, b, KB_ACTIVATION_NONE, y));
   CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "weight must not be NULL",

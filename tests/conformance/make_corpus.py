@@ -59,6 +59,9 @@ TOLERANCES = {
     "sample": {"ulp": 0, "abs": 0.0},
     "topk_sample": {"ulp": 0, "abs": 0.0},
     "topp_sample": {"ulp": 0, "abs": 0.0},
+    "linear": {"ulp": 18, "abs": 1e-5},
+    "attention_ex": {"ulp": 8, "abs": 1e-6},
+    "gemm_batched": {"ulp": 16, "abs": 1e-5},
 }
 
 # Parameters of every kernel in C order (after ctx), mirroring
@@ -108,6 +111,25 @@ SIGNATURES = {
                     ("temperature", "scalar f32"), ("seed", "scalar u64"), ("out", "out i32 rows")],
     "topp_sample": [("rows", "dim"), ("cols", "dim"), ("logits", "in f32 rows,cols"), ("p", "scalar f32"),
                     ("temperature", "scalar f32"), ("seed", "scalar u64"), ("out", "out i32 rows")],
+    # act is a kb_activation (an enum): its value as an i32 scalar.
+    "linear": [("rows", "dim"), ("in_features", "dim"), ("out_features", "dim"), ("x", "in f32 rows,in_features"),
+               ("weight", "in f32 out_features,in_features"), ("bias", "in f32 out_features nullable"),
+               ("act", "scalar i32"), ("y", "out f32 rows,out_features")],
+    "attention_ex": [("batch", "dim"), ("heads", "dim"), ("kv_heads", "dim"), ("seq_q", "dim"), ("seq_kv", "dim"),
+                     ("head_dim", "dim"), ("seq_major", "flag"),
+                     ("q", "in f32 batch,seq_major?seq_q:heads,seq_major?heads:seq_q,head_dim"),
+                     ("k", "in f32 batch,seq_major?seq_kv:kv_heads,seq_major?kv_heads:seq_kv,head_dim"),
+                     ("v", "in f32 batch,seq_major?seq_kv:kv_heads,seq_major?kv_heads:seq_kv,head_dim"),
+                     ("kv_lengths", "in i32 batch nullable"), ("mask_batch", "dim"), ("mask_heads", "dim"),
+                     ("mask_q", "dim"), ("mask", "in f32 mask_batch,mask_heads,mask_q,seq_kv nullable"),
+                     ("causal", "flag"), ("causal_bottom_right", "flag"), ("scale", "scalar f32"),
+                     ("out", "out f32 batch,seq_major?seq_q:heads,seq_major?heads:seq_q,head_dim")],
+    "gemm_batched": [("trans_a", "flag"), ("trans_b", "flag"), ("batch", "dim"), ("m", "dim"), ("n", "dim"),
+                     ("k", "dim"), ("alpha", "scalar f32"),
+                     ("a", "in f32 batch,trans_a?k:m,trans_a?m:k ld=lda stride=stride_a"), ("lda", "dim"),
+                     ("stride_a", "dim"), ("b", "in f32 batch,trans_b?n:k,trans_b?k:n ld=ldb stride=stride_b"),
+                     ("ldb", "dim"), ("stride_b", "dim"), ("beta", "scalar f32"),
+                     ("c", "inout f32 batch,m,n ld=ldc stride=stride_c"), ("ldc", "dim"), ("stride_c", "dim")],
 }
 
 KERNELS = list(SIGNATURES)
@@ -130,6 +152,8 @@ def signature_json(kernel):
             for opt in words[3:]:
                 if opt.startswith("ld="):
                     entry["ld"] = opt[3:]
+                elif opt.startswith("stride="):
+                    entry["stride"] = opt[7:]
                 elif opt == "nullable":
                     entry["nullable"] = True
         params.append(entry)
@@ -497,6 +521,172 @@ def gen_transformer(cx):
                expected={"out": ref.attention(q, k, v, causal, np.float32(sc))})
 
 
+def gen_model(cx):
+    """kb_linear, kb_attention_ex and kb_gemm_batched (the model-ready API)."""
+    act_names = ["none", "relu", "gelu", "gelu_tanh", "silu"]
+    lin = [  # name, rows, in, out, act, bias
+        ("linear_none", 5, 7, 6, 0, True),
+        ("linear_relu", 5, 7, 6, 1, True),
+        ("linear_gelu", 5, 7, 6, 2, True),
+        ("linear_gelu_tanh", 5, 7, 6, 3, True),
+        ("linear_silu", 5, 7, 6, 4, True),
+        ("linear_none_no_bias", 4, 9, 3, 0, False),
+        ("linear_relu_no_bias", 4, 9, 3, 1, False),
+        ("linear_gelu_no_bias", 4, 9, 3, 2, False),
+        ("linear_row1_silu", 1, 33, 17, 4, True),
+        ("linear_out1_gelu_tanh", 6, 20, 1, 3, True),
+        ("linear_blocks_gelu", 33, 70, 40, 2, True),
+        ("linear_in0_silu", 3, 0, 4, 4, True),
+        ("linear_rows0", 0, 5, 4, 2, True),
+    ]
+    for name, rows, inf, outf, act, with_bias in lin:
+        g = rng_for(name)
+        x = f32(g.standard_normal((rows, inf)))
+        w = f32(g.standard_normal((outf, inf)) / math.sqrt(max(inf, 1)))
+        b = f32(g.standard_normal(outf) * 0.5)
+        inputs = {"x": x, "weight": w}
+        if with_bias:
+            inputs["bias"] = b
+        cx.add(name, "linear", dims={"rows": rows, "in_features": inf, "out_features": outf},
+               scalars={"act": act}, inputs=inputs, null=[] if with_bias else ["bias"],
+               expected={"y": ref.linear(x, w, b if with_bias else None, act)},
+               about="y = %s(x W^T%s)" % (act_names[act], " + b" if with_bias else ""))
+    name = "linear_relu_special"
+    x = f32([[1.0, -2.0, 0.5], [math.nan, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    w = f32([[1.0, 1.0, 1.0], [-1.0, 0.0, 0.0]])
+    cx.add(name, "linear", dims={"rows": 3, "in_features": 3, "out_features": 2}, scalars={"act": 1},
+           inputs={"x": x, "weight": w}, null=["bias"], expected={"y": ref.linear(x, w, None, 1)},
+           about="relu keeps NaN; negatives and zeros give +0")
+
+    # name, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, lengths, mask dims, causal, bottom_right,
+    # scale
+    att = [
+        ("attention_ex_plain", 1, 2, 2, 3, 5, 8, False, None, None, False, False, 0.0),
+        ("attention_ex_seq_major_gqa", 2, 4, 2, 3, 6, 8, True, None, None, False, False, 0.0),
+        ("attention_ex_lengths", 3, 2, 1, 4, 5, 8, False, [5, 2, 0], None, False, False, 0.0),
+        ("attention_ex_lengths_seq_major", 2, 2, 2, 3, 6, 4, True, [6, 1], None, False, False, 0.0),
+        ("attention_ex_mask_full", 2, 2, 1, 3, 5, 8, False, None, (2, 2, 3), False, False, 0.0),
+        ("attention_ex_mask_padding", 2, 3, 3, 4, 6, 8, True, None, (2, 1, 1), False, False, 0.0),
+        ("attention_ex_mask_heads", 1, 3, 1, 2, 4, 8, False, None, (1, 3, 1), False, False, 0.0),
+        ("attention_ex_mask_queries", 2, 2, 2, 3, 4, 8, True, None, (1, 1, 3), False, False, 0.0),
+        ("attention_ex_mask_batch_queries", 2, 2, 2, 3, 4, 8, False, None, (2, 1, 3), False, False, 0.0),
+        ("attention_ex_masked_rows", 2, 2, 2, 3, 4, 8, False, None, (2, 2, 3), False, False, 0.0),
+        ("attention_ex_causal_top_left", 1, 2, 2, 3, 7, 8, False, None, None, True, False, 0.0),
+        ("attention_ex_causal_bottom_right", 1, 2, 2, 3, 7, 8, False, None, None, True, True, 0.0),
+        ("attention_ex_bottom_right_lengths", 2, 2, 1, 3, 7, 8, True, [7, 2], None, True, True, 0.0),
+        ("attention_ex_bottom_right_mask", 2, 2, 2, 4, 4, 8, False, [4, 3], (2, 1, 1), True, True, 0.0),
+        ("attention_ex_decode_chunks", 2, 2, 1, 1, 600, 16, True, [600, 300], (2, 1, 1), True, True, 0.0),
+        ("attention_ex_long_kv_mask", 1, 1, 1, 2, 257, 16, False, None, (1, 1, 2), False, False, 0.0),
+        ("attention_ex_scale", 1, 2, 1, 3, 4, 5, True, None, None, False, False, 0.3),
+        ("attention_ex_batch0", 0, 2, 2, 3, 3, 4, False, None, None, False, False, 0.0),
+        ("attention_ex_seq_q0", 2, 2, 2, 0, 3, 4, True, [3, 1], None, True, True, 0.0),
+    ]
+    for name, b, h, kvh, sq, skv, hd, sm, lengths, mdims, causal, br, sc in att:
+        g = rng_for(name)
+        qs = (b, sq, h, hd) if sm else (b, h, sq, hd)
+        ks = (b, skv, kvh, hd) if sm else (b, kvh, skv, hd)
+        q, k, v = f32(g.standard_normal(qs)), f32(g.standard_normal(ks)), f32(g.standard_normal(ks))
+        inputs = {"q": q, "k": k, "v": v}
+        null = []
+        lens = None
+        if lengths is not None:
+            lens = i32(lengths)
+            inputs["kv_lengths"] = lens
+        else:
+            null.append("kv_lengths")
+        mask = None
+        mb, mh, mq = 1, 1, 1
+        if mdims is not None:
+            mb, mh, mq = mdims
+            if name == "attention_ex_mask_padding" or name.startswith(("attention_ex_bottom_right_mask",
+                                                                        "attention_ex_decode")):
+                # a key-padding mask: 0 for kept keys, -inf for padding
+                mask = np.zeros((mb, mh, mq, skv), np.float32)
+                for bi in range(mb):
+                    mask[bi, :, :, skv - 1 - bi:] = -np.inf
+            else:
+                mask = f32(g.standard_normal((mb, mh, mq, skv)))
+                mask[g.random((mb, mh, mq, skv)) < 0.25] = -np.inf
+            if name == "attention_ex_masked_rows":
+                mask[0, 1, 2, :] = -np.inf  # one query row without any key: zeros
+                mask[1, :, 0, :] = -np.inf
+            inputs["mask"] = mask
+        else:
+            null.append("mask")
+        about = []
+        if sm:
+            about.append("[batch, seq, heads, head_dim] layout")
+        if lengths is not None:
+            about.append("kv_lengths %s" % lengths)
+        if mdims is not None:
+            about.append("mask [%d, %d, %d, seq_kv]" % mdims)
+        if causal:
+            about.append("causal " + ("bottom-right" if br else "top-left"))
+        cx.add(name, "attention_ex",
+               dims={"batch": b, "heads": h, "kv_heads": kvh, "seq_q": sq, "seq_kv": skv, "head_dim": hd,
+                     "mask_batch": mb, "mask_heads": mh, "mask_q": mq},
+               flags={"seq_major": sm, "causal": causal, "causal_bottom_right": br}, scalars={"scale": sc},
+               inputs=inputs, null=null,
+               expected={"out": ref.attention_ex(q, k, v, lens, mask, causal, br, np.float32(sc), sm)},
+               about="; ".join(about))
+
+    # name, ta, tb, batch, m, n, k, alpha, beta, pads (lda, ldb, ldc), gaps (a, b, c) or "bcast_a"/"bcast_b"
+    gb = [
+        ("gemm_batched_nn", False, False, 3, 4, 5, 6, 1.25, 0.5, (0, 0, 0), (0, 0, 0)),
+        ("gemm_batched_tt_gaps", True, True, 2, 5, 3, 4, -1.0, 0.25, (2, 1, 3), (5, 3, 7)),
+        ("gemm_batched_shared_b", False, True, 4, 3, 6, 5, 1.0, 0.0, (0, 0, 0), (0, "bcast", 0)),
+        ("gemm_batched_shared_a", True, False, 3, 2, 4, 3, 0.5, 1.0, (1, 0, 0), ("bcast", 2, 1)),
+        ("gemm_batched_beta0_c_nan", False, False, 2, 3, 3, 4, 1.0, 0.0, (0, 0, 0), (0, 0, 0)),
+        ("gemm_batched_k0", False, False, 2, 3, 4, 0, 1.0, 0.5, (0, 0, 0), (0, 0, 0)),
+        ("gemm_batched_m1", False, True, 3, 1, 7, 9, 1.0, 0.0, (0, 0, 0), (0, 0, 2)),
+        ("gemm_batched_batch1", False, False, 1, 4, 4, 4, 1.0, 0.0, (0, 0, 0), (0, 0, 0)),
+        ("gemm_batched_batch0", False, False, 0, 3, 3, 3, 1.0, 0.0, (0, 0, 0), (0, 0, 0)),
+    ]
+    for name, ta, tb, batch, m, n, k, alpha, beta, pads, gaps in gb:
+        g = rng_for(name)
+        ar, ac = (k, m) if ta else (m, k)
+        br_, bc = (n, k) if tb else (k, n)
+        lda, ldb, ldc = max(1, ac) + pads[0], max(1, bc) + pads[1], max(1, n) + pads[2]
+
+        def extent(rows, cols, ld):
+            return 0 if rows * cols == 0 else (rows - 1) * ld + cols
+
+        def stride_of(gap, ext):
+            return 0 if gap == "bcast" else ext + gap
+
+        sa, sb = stride_of(gaps[0], extent(ar, ac, lda)), stride_of(gaps[1], extent(br_, bc, ldb))
+        sc_ = stride_of(gaps[2], extent(m, n, ldc))
+        if name == "gemm_batched_batch1":
+            sc_ = 0  # stride_c is free when there is one item
+
+        def buffer(count, rows, cols, ld, stride, fill, pad_fill):
+            size = 0 if count * rows * cols == 0 else (count - 1) * stride + (rows - 1) * ld + cols
+            buf = np.full(size, pad_fill, np.float32)
+            for i in range(count if stride else min(count, 1)):
+                for r in range(rows):
+                    buf[i * stride + r * ld:i * stride + r * ld + cols] = fill(cols)
+            return buf
+
+        a = buffer(batch, ar, ac, lda, sa, lambda c: f32(g.standard_normal(c)), np.nan)
+        b = buffer(batch, br_, bc, ldb, sb, lambda c: f32(g.standard_normal(c)), np.nan)
+        if name == "gemm_batched_beta0_c_nan":
+            c = buffer(batch, m, n, ldc, sc_, lambda c: np.full(c, np.nan, np.float32), -777.0)
+        else:
+            c = buffer(batch, m, n, ldc, sc_, lambda c: f32(g.standard_normal(c)), -777.0)
+        want = ref.gemm_batched(ta, tb, batch, m, n, k, np.float32(alpha), a, lda, sa, b, ldb, sb, np.float32(beta),
+                                c, ldc, sc_)
+        about = []
+        if "bcast" in gaps:
+            about.append("stride %s = 0: one matrix for every item" % ("a" if gaps[0] == "bcast" else "b"))
+        if any(p for p in pads) or any(x not in (0, "bcast") for x in gaps):
+            about.append("row padding and gaps between items hold NaN (A, B) or -777 (C, must stay)")
+        cx.add(name, "gemm_batched",
+               dims={"batch": batch, "m": m, "n": n, "k": k, "lda": lda, "stride_a": sa, "ldb": ldb, "stride_b": sb,
+                     "ldc": ldc, "stride_c": sc_},
+               flags={"trans_a": ta, "trans_b": tb}, scalars={"alpha": alpha, "beta": beta},
+               inputs={"a": a, "b": b, "c": c}, expected={"c": want}, about="; ".join(about))
+
+
 def gen_training(cx):
     ce = [  # name, rows, classes, scale, ignore_index, n_ignored
         ("cross_entropy_4x10", 4, 10, 2.0, -100, 0),
@@ -694,6 +884,12 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "sample": ({"rows": 2, "cols": 3}, {}, {"temperature": 1.0, "seed": 1}),
     "topk_sample": ({"rows": 2, "cols": 3, "k": 2}, {}, {"temperature": 1.0, "seed": 1}),
     "topp_sample": ({"rows": 2, "cols": 3}, {}, {"p": 0.9, "temperature": 1.0, "seed": 1}),
+    "linear": ({"rows": 2, "in_features": 3, "out_features": 2}, {}, {"act": 0}),
+    "attention_ex": ({"batch": 2, "heads": 2, "kv_heads": 1, "seq_q": 2, "seq_kv": 3, "head_dim": 4, "mask_batch": 2,
+                      "mask_heads": 1, "mask_q": 1},
+                     {"seq_major": False, "causal": False, "causal_bottom_right": False}, {"scale": 0.0}),
+    "gemm_batched": ({"batch": 2, "m": 2, "n": 3, "k": 4, "lda": 4, "stride_a": 8, "ldb": 3, "stride_b": 12, "ldc": 3,
+                      "stride_c": 6}, {"trans_a": False, "trans_b": False}, {"alpha": 1.0, "beta": 0.0}),
 }
 
 # Index tensors need valid contents in the base call.
@@ -702,6 +898,7 @@ BASE_VALUES = {
     ("rope", "positions"): [0, 1],
     ("cross_entropy", "targets"): [0, 2],
     ("cross_entropy_backward", "targets"): [0, 2],
+    ("attention_ex", "kv_lengths"): [3, 1],
 }
 
 
@@ -902,9 +1099,81 @@ def gen_bad_inputs():
     add(bad_case("cross_entropy_targets_too_short", "cross_entropy", SM, shapes={"targets": [1]},
                  values={"targets": [0]}))
 
+    gen_bad_model(add, IA, SM, OOM, OK)
+
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
     return cases
+
+
+def gen_bad_model(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_linear, kb_attention_ex and kb_gemm_batched."""
+    add(bad_case("linear_null_x", "linear", IA, null=["x"]))
+    add(bad_case("linear_null_bias_ok", "linear", OK, null=["bias"], about="bias is nullable: no bias"))
+    add(bad_case("linear_in0_null_ok", "linear", OK, dims={"in_features": 0}, null=["x", "weight"],
+                 about="in_features == 0: x and weight are empty and may be NULL; y = act(bias)"))
+    add(bad_case("linear_act_unknown", "linear", IA, scalars={"act": 7}, requires=["bad_enum"],
+                 about="act must be a kb_activation (0..4)"))
+    add(bad_case("linear_act_negative", "linear", IA, scalars={"act": -1}, requires=["bad_enum"]))
+    add(bad_case("linear_negative_rows", "linear", IA, dims={"rows": -1}))
+    add(bad_case("linear_overflow", "linear", OOM, dims={"rows": BIG, "in_features": BIG}, requires=["huge_dim"],
+                 about="rows * in_features * 4 bytes overflows int64"))
+    add(bad_case("linear_y_overlaps_x", "linear", IA, overlap={"y": {"with": "x", "offset": 1}}))
+    add(bad_case("linear_y_overlaps_bias", "linear", IA, overlap={"y": {"with": "bias", "offset": 0}}))
+    add(bad_case("linear_weight_too_short", "linear", SM, shapes={"weight": [2, 2]}))
+    add(bad_case("linear_bias_too_long", "linear", SM, shapes={"bias": [3]}))
+
+    add(bad_case("attention_ex_null_q", "attention_ex", IA, null=["q"]))
+    add(bad_case("attention_ex_null_lengths_mask_ok", "attention_ex", OK, null=["kv_lengths", "mask"],
+                 about="kv_lengths and mask are nullable"))
+    add(bad_case("attention_ex_mask_batch_wrong", "attention_ex", SM, dims={"mask_batch": 3},
+                 about="mask_batch must be 1 or batch"))
+    add(bad_case("attention_ex_mask_heads_wrong", "attention_ex", SM, dims={"mask_heads": 3}))
+    add(bad_case("attention_ex_mask_q_wrong", "attention_ex", SM, dims={"mask_q": 5}))
+    add(bad_case("attention_ex_mask_dims_ignored_without_mask_ok", "attention_ex", OK, dims={"mask_q": 5},
+                 null=["mask"], about="the mask dims are not checked against the shapes when mask is NULL"))
+    add(bad_case("attention_ex_negative_mask_q", "attention_ex", IA, dims={"mask_q": -1}))
+    add(bad_case("attention_ex_lengths_above_seq_kv", "attention_ex", IA, values={"kv_lengths": [3, 4]},
+                 about="kv_lengths[b] must lie in [0, seq_kv]"))
+    add(bad_case("attention_ex_lengths_negative", "attention_ex", IA, values={"kv_lengths": [-1, 2]}))
+    add(bad_case("attention_ex_lengths_zero_ok", "attention_ex", OK, values={"kv_lengths": [0, 3]},
+                 about="a batch row without keys gives zeros"))
+    add(bad_case("attention_ex_bottom_right_without_causal", "attention_ex", IA,
+                 flags={"causal_bottom_right": True}, about="causal_bottom_right requires causal"))
+    add(bad_case("attention_ex_bottom_right_ok", "attention_ex", OK, flags={"causal": True,
+                                                                          "causal_bottom_right": True}))
+    add(bad_case("attention_ex_kv_heads_not_divisor", "attention_ex", SM, dims={"heads": 3, "kv_heads": 2,
+                                                                               "mask_heads": 1}))
+    add(bad_case("attention_ex_scale_nan", "attention_ex", IA, scalars={"scale": math.nan}))
+    add(bad_case("attention_ex_scale_negative", "attention_ex", IA, scalars={"scale": -1.0}))
+    add(bad_case("attention_ex_overflow", "attention_ex", OOM, dims={"batch": BIG, "heads": BIG, "kv_heads": BIG,
+                                                                     "mask_batch": 1},
+                 requires=["huge_dim"]))
+    add(bad_case("attention_ex_out_overlaps_q", "attention_ex", IA, overlap={"out": {"with": "q", "offset": 0}}))
+    add(bad_case("attention_ex_out_overlaps_mask", "attention_ex", IA,
+                 overlap={"out": {"with": "mask", "offset": 2}}))
+    add(bad_case("attention_ex_mask_too_short", "attention_ex", SM, shapes={"mask": [2, 1, 1, 2]}))
+    add(bad_case("attention_ex_lengths_too_short", "attention_ex", SM, shapes={"kv_lengths": [1]},
+                 values={"kv_lengths": [3]}))
+
+    add(bad_case("gemm_batched_null_c", "gemm_batched", IA, null=["c"]))
+    add(bad_case("gemm_batched_batch0_null_ok", "gemm_batched", OK, dims={"batch": 0}, null=["a", "b", "c"],
+                 about="an empty batch: every operand may be NULL"))
+    add(bad_case("gemm_batched_negative_batch", "gemm_batched", IA, dims={"batch": -1}))
+    add(bad_case("gemm_batched_negative_stride_b", "gemm_batched", IA, dims={"stride_b": -12},
+                 requires=["explicit_ld"], about="strides must be >= 0"))
+    add(bad_case("gemm_batched_stride_c_too_small", "gemm_batched", SM, dims={"stride_c": 5},
+                 requires=["explicit_ld"], about="items of C would overlap: stride_c < (m - 1) * ldc + n"))
+    add(bad_case("gemm_batched_stride_c_overlap_batch1_ok", "gemm_batched", OK, dims={"batch": 1, "stride_c": 0},
+                 requires=["explicit_ld"], about="with one item stride_c is free"))
+    add(bad_case("gemm_batched_shared_b_ok", "gemm_batched", OK, dims={"stride_b": 0}, requires=["explicit_ld"],
+                 about="stride 0: one B for every item"))
+    add(bad_case("gemm_batched_ldc_too_small", "gemm_batched", SM, dims={"ldc": 2}, requires=["explicit_ld"]))
+    add(bad_case("gemm_batched_stride_overflow", "gemm_batched", OOM, dims={"stride_a": I64_MAX // 2, "batch": 3,
+                                                                          "stride_c": 6},
+                 requires=["huge_dim", "explicit_ld"], about="(batch - 1) * stride_a overflows"))
+    add(bad_case("gemm_batched_c_overlaps_a", "gemm_batched", IA, overlap={"c": {"with": "a", "offset": 3}}))
+    add(bad_case("gemm_batched_c_too_short", "gemm_batched", SM, shapes={"c": [2, 2, 2]}))
 
 
 # ---------------------------------------------------------------------------
@@ -970,6 +1239,7 @@ def build():
     gen_transformer(cx)
     gen_training(cx)
     gen_decoding(cx)
+    gen_model(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {

@@ -255,6 +255,46 @@ def gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     return out
 
 
+def gemm_batched(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                 stride_c):
+    """Item i is gemm on the buffers offset by i * stride (elements); a, b, c
+    are the flat buffers; returns the whole c buffer (float64), elements
+    outside every item's [m, n] window keeping their value."""
+    a = _f64(a).reshape(-1)
+    b = _f64(b).reshape(-1)
+    out = _f64(c).reshape(-1).copy()
+    for i in range(batch):
+        ai = a[i * stride_a:] if a.size else a
+        bi = b[i * stride_b:] if b.size else b
+        ci = out[i * stride_c:]
+        ci[:] = gemm(trans_a, trans_b, m, n, k, alpha, ai, lda, bi, ldb, beta, ci, ldc)
+    return out
+
+
+# Activations of kb_linear, by kb_activation value (header order).
+ACTIVATIONS = {
+    0: lambda x: _f64(x),
+    1: lambda x: _map(lambda t: t if (t > 0 or math.isnan(t)) else 0.0, x),
+    2: lambda x: gelu(x),
+    3: lambda x: gelu_tanh(x),
+    4: lambda x: silu(x),
+}
+
+
+def linear(x, weight, bias, act):
+    """act(x W^T + b): x [rows, in], weight [out, in] (PyTorch's layout),
+    bias [out] or None; exact dot products (fsum), then the activation."""
+    x, w = _f64(x), _f64(weight)
+    rows, out_f = x.shape[0], w.shape[0]
+    y = np.zeros((rows, out_f), dtype=np.float64)
+    for r in range(rows):
+        for o in range(out_f):
+            y[r, o] = math.fsum((x[r] * w[o]).tolist())
+    if bias is not None:
+        y = y + _f64(bias)[None, :]
+    return ACTIVATIONS[int(act)](y)
+
+
 # ---------------------------------------------------------------------------
 # Transformer building blocks.
 
@@ -297,6 +337,47 @@ def attention(q, k, v, causal, scale_):
                 for d in range(head_dim):
                     out[bi, h, i, d] = math.fsum(probs[j] * v[bi, kh, j, d] for j in range(limit))
     return out
+
+
+def attention_ex(q, k, v, kv_lengths, mask, causal, bottom_right, scale_, seq_major):
+    """kb_attention_ex from the header's definition.  q, k, v in the
+    layout (seq_major: [batch, seq, heads, head_dim]); mask [Bm, Hm, Qm,
+    seq_kv] broadcasting over its axes of size 1, or None; kv_lengths [batch]
+    or None.  Keys taking part: j < L_b and, with causal, j <= i (top-left)
+    or j <= i + L_b - seq_q (bottom-right); -inf mask entries remove keys; a
+    row without keys is zeros.  Returns out in q's layout."""
+    q, k, v = _f64(q), _f64(k), _f64(v)
+    if seq_major:  # to [batch, heads, seq, head_dim] for the loops (a view)
+        q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
+    batch, heads, seq_q, head_dim = q.shape
+    kv_heads, seq_kv = k.shape[1], k.shape[2]
+    group = heads // kv_heads
+    sc = float(scale_) if float(scale_) != 0.0 else 1.0 / math.sqrt(head_dim)
+    m = None if mask is None else _f64(mask)
+    out = np.zeros(q.shape, dtype=np.float64)
+    for bi in range(batch):
+        keys = seq_kv if kv_lengths is None else int(kv_lengths[bi])
+        for h in range(heads):
+            kh = h // group
+            for i in range(seq_q):
+                limit = keys
+                if causal:
+                    limit = min(keys, max(0, (i + 1 + keys - seq_q) if bottom_right else i + 1))
+                scores, used = [], []
+                for j in range(limit):
+                    s = math.fsum((q[bi, h, i] * k[bi, kh, j]).tolist()) * sc
+                    if m is not None:
+                        s += m[bi % m.shape[0], h % m.shape[1], i % m.shape[2], j]
+                    if s == -math.inf:
+                        continue  # removed by the mask
+                    scores.append(s)
+                    used.append(j)
+                if not used:
+                    continue  # no key left: zeros
+                probs = _softmax_row(scores, False)
+                for d in range(head_dim):
+                    out[bi, h, i, d] = math.fsum(probs[t] * v[bi, kh, j, d] for t, j in enumerate(used))
+    return out.transpose(0, 2, 1, 3) if seq_major else out
 
 
 # ---------------------------------------------------------------------------

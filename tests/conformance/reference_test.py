@@ -214,6 +214,55 @@ def test_attention():
 # --- training -------------------------------------------------------------------
 
 
+def test_linear_is_gemm_plus_bias_then_activation():
+    g = np.random.default_rng(3)
+    x, w, b = g.standard_normal((3, 4)), g.standard_normal((2, 4)), g.standard_normal(2)
+    y = x @ w.T + b
+    close(ref.linear(x, w, b, 0), y, 1e-14)
+    close(ref.linear(x, w, b, 1), np.maximum(y, 0), 1e-14)
+    close(ref.linear(x, w, None, 4), ref.silu(x @ w.T), 1e-14)
+    # relu: NaN stays NaN, -0 gives +0
+    r = ref.linear(np.array([[math.nan], [-0.0]]), np.array([[1.0]]), None, 1)
+    assert math.isnan(r[0, 0]) and r[1, 0] == 0.0 and math.copysign(1, r[1, 0]) == 1.0
+
+
+def test_attention_ex_reduces_to_attention_and_hand_cases():
+    g = np.random.default_rng(5)
+    q, k, v = g.standard_normal((2, 4, 3, 5)), g.standard_normal((2, 2, 6, 5)), g.standard_normal((2, 2, 6, 5))
+    plain = ref.attention(q, k, v, True, 0.0)
+    close(ref.attention_ex(q, k, v, None, None, True, False, 0.0, False), plain, 1e-14)
+    # seq_major is a transposed layout of the same computation
+    t = lambda a: np.ascontiguousarray(a.transpose(0, 2, 1, 3))  # noqa: E731
+    close(t(ref.attention_ex(t(q), t(k), t(v), None, None, True, True, 0.0, True)),
+          ref.attention_ex(q, k, v, None, None, True, True, 0.0, False), 1e-14)
+    # lengths are a -inf mask on the keys past them
+    mask = np.zeros((2, 1, 1, 6))
+    mask[1, :, :, 2:] = -math.inf
+    close(ref.attention_ex(q, k, v, [6, 2], None, False, False, 0.0, False),
+          ref.attention_ex(q, k, v, None, mask, False, False, 0.0, False), 1e-14)
+    # one key: the output is its value row; no key: zeros
+    out = ref.attention_ex(q, k, v, [1, 0], None, False, False, 0.0, False)
+    close(out[0, 1, 2], v[0, 0, 0], 1e-15)
+    assert (out[1] == 0).all()
+    # bottom-right with 3 queries and 6 keys: query i sees keys j <= i + 3
+    m = np.full((1, 1, 3, 6), -math.inf)
+    for i in range(3):
+        m[0, 0, i, :i + 4] = 0
+    close(ref.attention_ex(q, k, v, None, None, True, True, 0.0, False),
+          ref.attention_ex(q, k, v, None, m, False, False, 0.0, False), 1e-14)
+
+
+def test_gemm_batched_items_and_broadcast():
+    g = np.random.default_rng(7)
+    a = g.standard_normal(2 * 6)  # two [2, 3] items, stride 6
+    b = g.standard_normal(3 * 4)  # one [3, 4] matrix, stride 0
+    c = np.full(2 * 10, -777.0)   # [2, 4] items with ldc 4, stride 10: gaps of 2
+    out = ref.gemm_batched(False, False, 2, 2, 4, 3, 1.0, a, 3, 6, b, 4, 0, 0.0, c, 4, 10)
+    for i in range(2):
+        close(out[i * 10:i * 10 + 8].reshape(2, 4), a[i * 6:i * 6 + 6].reshape(2, 3) @ b.reshape(3, 4), 1e-14)
+    assert (out[8:10] == -777).all() and (out[18:] == -777).all()
+
+
 def test_cross_entropy():
     logits = np.float32([[0, 0, 0], [0, 0, 0]])
     losses, mean = ref.cross_entropy(logits, np.int32([1, -100]), -100)

@@ -41,6 +41,7 @@ if _lib.kb_version_number() != VERSION_NUMBER:
 
 from ._runtime import Buffer, Context, default_context  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
+from ._nn import scaled_dot_product_attention  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -88,6 +89,9 @@ __all__ = [
     'gelu_tanh_bf16',
     'gelu_tanh_f16',
     'gemm',
+    'gemm_batched',
+    'gemm_batched_bf16',
+    'gemm_batched_f16',
     'gemm_bf16',
     'gemm_f16',
     'last_error',
@@ -111,6 +115,7 @@ __all__ = [
     'scale',
     'scale_bf16',
     'scale_f16',
+    'scaled_dot_product_attention',
     'silu',
     'silu_bf16',
     'silu_f16',

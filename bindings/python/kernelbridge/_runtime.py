@@ -99,7 +99,15 @@ def _check_dtype(dtype, kind, name, fn):
 
 
 def _check_ndim(shape, ndim, name, fn):
-    if ndim >= 0 and len(shape) != ndim:
+    """ndim: an exact count, -1 for any, or (k,) for at least k (row-wise
+    kernels: leading axes are rows)."""
+    if type(ndim) is tuple:
+        if len(shape) < ndim[0]:
+            raise ShapeMismatchError(
+                f"{fn}: {name} must have at least {ndim[0]} dimension{'s' if ndim[0] != 1 else ''} "
+                f"(leading axes are rows), got shape {tuple(shape)}"
+            )
+    elif ndim >= 0 and len(shape) != ndim:
         raise ShapeMismatchError(f"{fn}: {name} must have {ndim} dimensions, got shape {tuple(shape)}")
 
 
@@ -167,6 +175,139 @@ def out(obj, kind, name, fn, shape):
     return np.empty(shape, arr.dtype), arr
 
 
+# --- enums, 16-bit dispatch ------------------------------------------------------------
+
+
+def enum_arg(cls, value, name, fn):
+    """An enum argument as its int: a member, an int (the C library checks
+    its range), or a member's name in any case ("gelu")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(cls[value.strip().upper()])
+        except KeyError:
+            names = ", ".join(repr(m.name.lower()) for m in cls)
+            raise InvalidArgumentError(f"{fn}: {name} must be one of {names} (or a {cls.__name__}), got {value!r}") from None
+    raise ArgumentTypeError(f"{fn}: {name} must be a {cls.__name__}, an int or a name, got {type(value).__name__}")
+
+
+def half_kind(obj):
+    """"f16" or "bf16" when obj is a float16 or bfloat16 tensor (numpy array,
+    Buffer, or foreign memory of that dtype), else None.  uint16 bit
+    patterns are neither: their format is not known."""
+    try:
+        dtype = obj.dtype if isinstance(obj, (nd, Buffer)) else _resolve(obj, "x", "").dtype
+    except Exception:
+        return None
+    if not isinstance(dtype, np.dtype):
+        return None
+    if dtype == F16:
+        return "f16"
+    if BF16 is not None and dtype == BF16:
+        return "bf16"
+    return None
+
+
+# --- strided tensors (ld / stride annotations) -------------------------------------------
+
+
+def dense_layout(shape):
+    """(ld, stride) of a C-contiguous array of the given shape: the row
+    stride of its last two axes and, for 3 axes, the distance between
+    items (in elements)."""
+    ld = shape[-1] or 1
+    stride = shape[-2] * shape[-1] if len(shape) == 3 else None
+    return ld, stride
+
+
+def _layout(arr):
+    """(ld, stride) of a numpy array the C API can read in place: unit
+    stride along the last axis, non-negative row and item strides that are
+    multiples of the item size, a row stride of at least the row length, an
+    aligned first element.  None for any other layout.  Axes of length 1 get
+    the dense value (numpy gives them any stride)."""
+    item = arr.itemsize
+    shape, strides = arr.shape, arr.strides
+    if arr.size == 0 or arr.flags.c_contiguous:
+        return dense_layout(shape) if arr.flags.aligned else None
+    if shape[-1] > 1 and strides[-1] != item:
+        return None
+    cols = shape[-1]
+    if shape[-2] > 1:
+        if strides[-2] < 0 or strides[-2] % item or strides[-2] // item < max(1, cols):
+            return None
+        ld = strides[-2] // item
+    else:
+        ld = max(1, cols)
+    stride = None
+    if len(shape) == 3:
+        if shape[0] > 1:
+            if strides[0] < 0 or strides[0] % item:
+                return None
+            stride = strides[0] // item
+        else:
+            stride = shape[1] * shape[2]
+    if not arr.flags.aligned:
+        return None
+    return ld, stride
+
+
+def strided_in(obj, kind, name, fn, ndim):
+    """An input with a layout (ld, stride): (memory, ld, stride, slow).  A
+    numpy array is used in place when the C API can describe its strides,
+    else copied; Buffers and foreign memory must be C-contiguous."""
+    arr = _resolve(obj, name, fn)
+    if not isinstance(arr, nd):
+        _check_memory(arr, kind, name, fn, ndim, False)
+        return (arr,) + dense_layout(arr.shape) + (True,)
+    _check_dtype(arr.dtype, kind, name, fn)
+    _check_ndim(arr.shape, ndim, name, fn)
+    lay = _layout(arr)
+    if lay is not None:
+        return (arr,) + lay + (False,)
+    arr = np.array(arr, dtype=arr.dtype, order="C", copy=True)
+    return (arr,) + dense_layout(arr.shape) + (True,)
+
+
+def strided_inout(obj, kind, name, fn, ndim):
+    """An inout with a layout: (memory, copy-back target or None, ld,
+    stride, slow).  Written in place when the C API can describe its
+    strides (only its elements are written, never the gaps between rows or
+    items); a misaligned array goes through an aligned copy; any other
+    layout is refused (it cannot be written in place)."""
+    arr = _resolve(obj, name, fn)
+    if not isinstance(arr, nd):
+        _check_memory(arr, kind, name, fn, ndim, True)
+        return (arr, None) + dense_layout(arr.shape) + (True,)
+    _check_dtype(arr.dtype, kind, name, fn)
+    _check_ndim(arr.shape, ndim, name, fn)
+    if not arr.flags.writeable:
+        raise InvalidArgumentError(f"{fn}: {name} is read-only; inout arrays must be writable")
+    lay = _layout(arr)
+    if lay is not None:
+        return (arr, None) + lay + (False,)
+    if not arr.flags.aligned and arr.flags.c_contiguous:
+        tmp = np.array(arr, dtype=arr.dtype, order="C", copy=True)
+        return (tmp, arr) + dense_layout(tmp.shape) + (True,)
+    raise InvalidArgumentError(
+        f"{fn}: {name} must have unit stride along its last axis and non-negative row and item strides "
+        f"(multiples of its item size, rows not overlapping) to be written in place; got strides {arr.strides}"
+    )
+
+
+_POINTER_TYPES = {}
+
+
+def strided_pointer(ctype, arr):
+    """The C pointer of a numpy array's first element, whatever its strides
+    (the caller keeps arr alive during the call)."""
+    ptype = _POINTER_TYPES.get(ctype)
+    if ptype is None:
+        ptype = _POINTER_TYPES[ctype] = ffi.getctype(ctype.item, "*")
+    return ffi.cast(ptype, arr.__array_interface__["data"][0])
+
+
 def new_output(ctx, shape, dtype, given, zero=False):
     """A new output: a Buffer on ctx when a given tensor is a Buffer or
     foreign memory, else a numpy array."""
@@ -192,6 +333,8 @@ def pointer(t, ctype, writable, name, fn, dev):
                 f"{fn}: {name} is host memory (a numpy array) but ctx is {_context_words(dev)}; kernels on a CUDA "
                 f"context take device memory: pass kernelbridge.Buffer.from_numpy(ctx, array) or a CUDA array"
             )
+        if not t.flags.c_contiguous:  # a strided tensor used in place
+            return strided_pointer(ctype, t)
         return from_buffer(ctype, t, writable)
     tdev = t._dev if isinstance(t, Buffer) else t.dev
     if dev < 0:

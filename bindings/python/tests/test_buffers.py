@@ -291,10 +291,15 @@ def test_buffer_argument_checks_name_the_argument(ctx):
         kb.add(x, kb.Buffer(ctx, (3, 2)), ctx=ctx)
     with pytest.raises(kb.ShapeMismatchError, match=r"softmax: out has shape \(6,\), expected \(2, 3\)"):
         kb.softmax(x, out=kb.Buffer(ctx, 6), ctx=ctx)
-    with pytest.raises(kb.ShapeMismatchError, match="softmax: x must have 2 dimensions"):
-        kb.softmax(x.reshape(6), ctx=ctx)
-    with pytest.raises(TypeError, match=r"silu: x must have dtype float32, got <f2"):
-        kb.silu(kb.Buffer(ctx, 3, np.float16), ctx=ctx)
+    with pytest.raises(kb.ShapeMismatchError, match="softmax: x must have at least 1 dimension"):
+        kb.softmax(kb.Buffer(ctx, ()), ctx=ctx)
+    # Leading axes are rows: a [6] Buffer is one row of 6.
+    assert kb.softmax(x.reshape(6), ctx=ctx).shape == (6,)
+    with pytest.raises(TypeError, match=r"silu: x must have dtype float32, got <i4"):
+        kb.silu(kb.Buffer(ctx, 3, np.int32), ctx=ctx)
+    # A float16 Buffer runs silu_f16 (and gives a float16 Buffer).
+    h = kb.silu(kb.Buffer.from_numpy(ctx, f32(3).astype(np.float16)), ctx=ctx)
+    assert isinstance(h, kb.Buffer) and h.dtype == np.float16
     with pytest.raises(TypeError, match="out must have dtype float32"):
         kb.silu(x, out=kb.Buffer(ctx, (2, 3), np.int32), ctx=ctx)
     with pytest.raises(TypeError, match="ids must have dtype int32"):

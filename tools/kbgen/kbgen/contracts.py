@@ -47,6 +47,19 @@ def ld_params(fn: Function) -> Dict[str, str]:
     return {p.tensor.ld: p.name for p in fn.tensors if p.tensor.ld is not None}
 
 
+def stride_params(fn: Function) -> Dict[str, str]:
+    """Map from a stride parameter to the tensor whose batch stride it is."""
+    return {p.tensor.stride: p.name for p in fn.tensors if p.tensor.stride is not None}
+
+
+def layout_params(fn: Function) -> Dict[str, str]:
+    """ld and stride parameters: sizes that describe a tensor's layout in
+    memory, not one of its axes (no array shape gives them)."""
+    out = ld_params(fn)
+    out.update(stride_params(fn))
+    return out
+
+
 def inputs(fn: Function) -> List[Param]:
     return [p for p in fn.tensors if p.tensor.direction == "in"]
 
@@ -73,17 +86,29 @@ def shape_of(p: Param, dims: Dict[str, int], flags: Dict[str, bool]) -> Tuple[in
 
 
 def required_len(p: Param, dims: Dict[str, int], flags: Dict[str, bool]) -> int:
-    """Elements the buffer of tensor p must hold (see docs/annotations.md)."""
+    """Elements the buffer of tensor p must hold (see docs/annotations.md):
+    0 when any axis is 0; else the extent of one item (the last two axes
+    with ld: (rows - 1) * ld + cols; otherwise the product of the axes after
+    the first when there is a stride, of all axes when there is none), and
+    with stride(s) (count - 1) * s + item for the count of the first axis."""
     shape = shape_of(p, dims, flags)
     total = 1
     for d in shape:
         total *= d
     if total == 0:
         return 0
-    if p.tensor.ld is not None:
-        rows, cols = shape
-        return (rows - 1) * dims[p.tensor.ld] + cols
-    return total
+    t = p.tensor
+    item_shape = shape[1:] if t.stride is not None else shape
+    if t.ld is not None:
+        rows, cols = item_shape
+        item = (rows - 1) * dims[t.ld] + cols
+    else:
+        item = 1
+        for d in item_shape:
+            item *= d
+    if t.stride is None:
+        return item
+    return (shape[0] - 1) * dims[t.stride] + item
 
 
 def length_dims(fn: Function) -> Dict[str, List[str]]:

@@ -96,9 +96,12 @@ class Tensor:
     direction: str  # "in", "out" or "inout"
     dtype: str  # "f32" or "i32"
     shape: Tuple[Expr, ...]
-    ld: Optional[str] = None  # row-stride parameter for 2-D tensors
+    ld: Optional[str] = None  # row-stride parameter of the last two axes
     aliases: Tuple[str, ...] = ()  # inputs this output may be identical to
     nullable: bool = False
+    # Distance in elements between consecutive indices of the first axis (a
+    # batch of matrices, kb_gemm_batched); None: dense.  0 repeats one item.
+    stride: Optional[str] = None
 
     @property
     def element_kind(self) -> str:
@@ -121,7 +124,8 @@ class Param:
     nullable: bool = False  # for handles
     handle_type: Optional[str] = None  # for handle_out
     # For scalars and flags: the default value bindings with optional
-    # arguments use, as a literal ("1", "1e-05", "-100", "true"); None: none.
+    # arguments use, as a literal ("1", "1e-05", "-100", "true"; for an enum
+    # parameter the enumerator's name, "KB_ACTIVATION_NONE"); None: none.
     default: Optional[str] = None
     # For out_string: the name of the dim parameter holding the buffer size.
     capacity: Optional[str] = None

@@ -315,7 +315,7 @@ class Parser:
                 self.error(line, f"{node.name}: variadic functions are not supported")
             if not a.name:
                 self.error(line, f"{node.name}: every parameter needs a name")
-            params.append(self._param(node.name, a, returns, ann, line))
+            params.append(self._param(node.name, a, returns, ann, line, api))
         names = {p.name for p in params}
         for name, (aline, _) in ann.args.items():
             if name not in names:
@@ -401,8 +401,9 @@ class Parser:
                 self.error(line, f"{fname}: unknown annotation '{word}'")
         return ann
 
-    def _param(self, fname: str, a: c_ast.Decl, returns: CType, ann: _Annotations, fline: int) -> Param:
+    def _param(self, fname: str, a: c_ast.Decl, returns: CType, ann: _Annotations, fline: int, api: Api) -> Param:
         ctype = self._ctype(a.type, fline, f"{fname} parameter {a.name}")
+        api_enums = {e.name: e for e in api.enums}
         if a.name not in ann.args:
             kind = "pointer parameter" if ctype.kind in ("pointer", "handle", "handle_out") else "parameter"
             self.error(a.coord.line, f"{fname}: {kind} '{a.name}' has no @arg annotation")
@@ -442,7 +443,9 @@ class Parser:
                 dm = re.match(r"^default\((.*)\)$", words[1])
                 if not dm:
                     self.error(line, f"{where}: unknown {words[0]} option '{words[1]}' (expected default(VALUE))")
-                default = _default_literal(dm.group(1).strip(), ctype, lambda msg: self.error(line, f"{where}: {msg}"))
+                default = _default_literal(
+                    dm.group(1).strip(), ctype, lambda msg: self.error(line, f"{where}: {msg}"), api_enums
+                )
             if words[0] == "flag" and ctype.kind != "bool":
                 self.error(line, f"{where}: flags are bool (got '{ctype.spelling}')")
             if words[0] == "scalar" and ctype.kind not in ("bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "enum"):
@@ -467,19 +470,22 @@ class Parser:
 
         shape = _parse_shape(shape_text, where_fn)
         ld = None
+        stride = None
         aliases: Tuple[str, ...] = ()
         nullable = False
         for opt in re.findall(r"\w+\([^)]*\)|\S+", options):
-            om = re.match(r"^(ld|alias)\(([^)]*)\)$", opt)
+            om = re.match(r"^(ld|alias|stride)\(([^)]*)\)$", opt)
             if opt == "nullable":
                 nullable = True
             elif om and om.group(1) == "ld":
                 ld = om.group(2).strip()
+            elif om and om.group(1) == "stride":
+                stride = om.group(2).strip()
             elif om and om.group(1) == "alias":
                 aliases = tuple(x.strip() for x in om.group(2).split(",") if x.strip())
             else:
                 self.error(line, f"{where}: unknown tensor option '{opt}'")
-        tensor = Tensor(direction, dtype, shape, ld, aliases, nullable)
+        tensor = Tensor(direction, dtype, shape, ld, aliases, nullable, stride)
         return Param(a.name, ctype, "tensor", tensor=tensor, line=line)
 
     def _check_tensors(self, fn: Function, ann: _Annotations):
@@ -489,11 +495,21 @@ class Parser:
             where = f"{fn.name}: parameter '{p.name}'"
             for e in t.shape:
                 self._check_expr(e, roles, where, p.line)
+            if t.stride is not None:
+                if t.stride not in roles or roles[t.stride].role != "dim":
+                    self.error(p.line, f"{where}: stride({t.stride}) does not name a dim parameter")
+                if len(t.shape) < 2:
+                    self.error(p.line, f"{where}: stride() needs a tensor of at least 2 dimensions (a batch of items)")
+                if t.stride in expr_names_of(t.shape) or t.stride == t.ld:
+                    self.error(p.line, f"{where}: stride({t.stride}) must not also be a dimension or the ld of the tensor")
             if t.ld is not None:
                 if t.ld not in roles or roles[t.ld].role != "dim":
                     self.error(p.line, f"{where}: ld({t.ld}) does not name a dim parameter")
-                if len(t.shape) != 2:
-                    self.error(p.line, f"{where}: ld() applies to 2-D tensors only")
+                if len(t.shape) != (3 if t.stride is not None else 2):
+                    self.error(
+                        p.line,
+                        f"{where}: ld() applies to 2-D tensors, or 3-D tensors with stride() (a batch of matrices)",
+                    )
             for alias in t.aliases:
                 other = roles.get(alias)
                 if other is None or other.role != "tensor":
@@ -538,9 +554,26 @@ class Parser:
                         self.error(p.line, f"{f.name}: parameter '{p.name}' uses unknown handle type '{hname}'")
 
 
-def _default_literal(text: str, ctype: CType, fail) -> str:
+def expr_names_of(shape) -> List[str]:
+    names: List[str] = []
+    for e in shape:
+        names += expr_names(e)
+    return names
+
+
+def _default_literal(text: str, ctype: CType, fail, enums=None) -> str:
     """Checks a default(...) value against the parameter's C type; returns it
-    normalised (booleans lower-case, numbers as written)."""
+    normalised (booleans lower-case, numbers as written, an enum's value as
+    the name of its enumerator, whether given by name or by number)."""
+    if ctype.kind == "enum":
+        e = (enums or {}).get(ctype.name)
+        if e is None:
+            fail(f"default of a '{ctype.name}' needs the enum declared before the function")
+        for v in e.values:
+            if text == v.name or (re.match(r"^-?\d+$", text) and int(text) == v.value):
+                return v.name
+        names = ", ".join(v.name for v in e.values)
+        fail(f"default of a {ctype.name} must be one of its enumerators ({names}) or their values, got '{text}'")
     if ctype.kind == "bool":
         if text not in ("true", "false"):
             fail(f"default of a bool must be true or false, got '{text}'")

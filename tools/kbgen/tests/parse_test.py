@@ -236,7 +236,7 @@ def test_real_header_reduced_precision_mirrors_float32():
     api = parse_header(HEADER)
     by_name = {f.name: f for f in api.functions}
     variants = [f for f in api.functions if f.name.endswith(("_bf16", "_f16"))]
-    assert len(variants) == 30
+    assert len(variants) == 32
     for v in variants:
         base_name, _, dt = v.name.rpartition("_")
         base = by_name[base_name]
@@ -247,8 +247,9 @@ def test_real_header_reduced_precision_mirrors_float32():
                 # Float tensors take the dtype; integer ones (kv_lengths) stay.
                 want = dt if q.tensor.dtype == "f32" else q.tensor.dtype
                 assert p.tensor.dtype == want and p.tensor.shape == q.tensor.shape, (v.name, p.name)
-                assert (p.tensor.ld, p.tensor.aliases, p.tensor.nullable) == (
+                assert (p.tensor.ld, p.tensor.stride, p.tensor.aliases, p.tensor.nullable) == (
                     q.tensor.ld,
+                    q.tensor.stride,
                     q.tensor.aliases,
                     q.tensor.nullable,
                 )
@@ -330,3 +331,114 @@ def test_real_header_defaults_follow_pytorch():
     assert by_name["kb_cross_entropy"].param("ignore_index").default == "-100"
     assert by_name["kb_layernorm"].param("eps").default == "1e-05"
     assert by_name["kb_scale"].param("alpha").default is None
+
+
+# --- enum defaults --------------------------------------------------------------
+
+ENUM_PRELUDE = """\
+/** Mode. */
+typedef enum kb_mode {
+  /** a */
+  KB_MODE_PLAIN = 0,
+  /** b */
+  KB_MODE_FAST = 4
+} kb_mode;
+"""
+
+
+def _enum_fn(default):
+    return ENUM_PRELUDE + GOOD.replace(
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y);",
+        "KB_API kb_status kb_f(kb_context *ctx, int64_t n, const float *x, float *y, kb_mode mode);",
+    ).replace(" * @threadsafe yes\n", f" * @arg mode scalar default({default})\n * @threadsafe yes\n")
+
+
+@pytest.mark.parametrize("default", ["KB_MODE_FAST", "4"])
+def test_enum_default_by_name_or_value(tmp_path, default):
+    (fn,) = parse_text(tmp_path, _enum_fn(default)).functions
+    # Normalised to the enumerator's name, whichever way it was written.
+    assert fn.param("mode").default == "KB_MODE_FAST"
+
+
+@pytest.mark.parametrize("default", ["KB_MODE_SLOW", "3", "fast"])
+def test_enum_default_must_be_an_enumerator(tmp_path, default):
+    err = error_of(tmp_path, _enum_fn(default))
+    assert "default of a kb_mode must be one of its enumerators (KB_MODE_PLAIN, KB_MODE_FAST)" in err.message
+    assert f"got '{default}'" in err.message
+
+
+def test_real_header_linear_act_defaults_to_none():
+    api = parse_header(HEADER)
+    for name in ("kb_linear", "kb_linear_bf16", "kb_linear_f16"):
+        fn = next(f for f in api.functions if f.name == name)
+        assert fn.param("act").default == "KB_ACTIVATION_NONE"
+
+
+# --- stride(...) ----------------------------------------------------------------
+
+BATCHED = """\
+/**
+ * Batched.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg r dim
+ * @arg c dim
+ * @arg ld dim
+ * @arg s dim
+ * @arg x in f32[batch, r, c] ld(ld) stride(s)
+ * @arg y out f32[batch, r, c]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_b(kb_context *ctx, int64_t batch, int64_t r, int64_t c, int64_t ld, int64_t s, const float *x,
+                      float *y);
+"""
+
+
+def test_stride_option(tmp_path):
+    (fn,) = parse_text(tmp_path, BATCHED).functions
+    x = fn.param("x").tensor
+    assert (x.stride, x.ld) == ("s", "ld")
+    assert contracts.stride_params(fn) == {"s": "x"}
+    assert contracts.layout_params(fn) == {"ld": "x", "s": "x"}
+    flags = {}
+    # (batch - 1) * s + (r - 1) * ld + c
+    assert contracts.required_len(fn.param("x"), {"batch": 3, "r": 2, "c": 4, "ld": 6, "s": 20}, flags) == 2 * 20 + 6 + 4
+    # stride 0: one item for the whole batch
+    assert contracts.required_len(fn.param("x"), {"batch": 5, "r": 2, "c": 4, "ld": 4, "s": 0}, flags) == 8
+    # an empty batch or item needs nothing
+    assert contracts.required_len(fn.param("x"), {"batch": 0, "r": 2, "c": 4, "ld": 4, "s": 8}, flags) == 0
+    assert contracts.required_len(fn.param("x"), {"batch": 3, "r": 0, "c": 4, "ld": 4, "s": 8}, flags) == 0
+    # dense tensors are unchanged
+    assert contracts.required_len(fn.param("y"), {"batch": 3, "r": 2, "c": 4, "ld": 4, "s": 8}, flags) == 24
+
+
+@pytest.mark.parametrize(
+    "role, message",
+    [
+        ("in f32[batch, r, c] ld(ld) stride(q)", "stride(q) does not name a dim parameter"),
+        ("in f32[batch, r, c] ld(ld) stride(x)", "stride(x) does not name a dim parameter"),
+        ("in f32[batch, r, c] ld(ld)", "ld() applies to 2-D tensors, or 3-D tensors with stride()"),
+        ("in f32[batch] stride(s)", "stride() needs a tensor of at least 2 dimensions"),
+        ("in f32[batch, r, c] ld(ld) stride(ld)", "must not also be a dimension or the ld of the tensor"),
+        ("in f32[batch, r, c] ld(ld) stride(r)", "must not also be a dimension or the ld of the tensor"),
+        ("in f32[batch, r, c] ld(ld) strides(s)", "unknown tensor option 'strides(s)'"),
+    ],
+)
+def test_bad_stride(tmp_path, role, message):
+    err = error_of(tmp_path, BATCHED.replace("in f32[batch, r, c] ld(ld) stride(s)", role))
+    assert err.line == PRELUDE_LINES + 9  # the @arg x line
+    assert message in err.message
+
+
+def test_gemm_batched_contract_from_real_header():
+    api = parse_header(HEADER)
+    fn = next(f for f in api.functions if f.name == "kb_gemm_batched")
+    assert contracts.layout_params(fn) == {
+        "lda": "a", "ldb": "b", "ldc": "c", "stride_a": "a", "stride_b": "b", "stride_c": "c"}
+    dims = {"batch": 4, "m": 3, "n": 5, "k": 2, "lda": 3, "ldb": 6, "ldc": 7, "stride_a": 0, "stride_b": 13,
+            "stride_c": 30}
+    flags = {"trans_a": True, "trans_b": False}
+    assert contracts.required_len(fn.param("a"), dims, flags) == (2 - 1) * 3 + 3  # shared A^T [2, 3]
+    assert contracts.required_len(fn.param("b"), dims, flags) == 3 * 13 + (2 - 1) * 6 + 5
+    assert contracts.required_len(fn.param("c"), dims, flags) == 3 * 30 + (3 - 1) * 7 + 5

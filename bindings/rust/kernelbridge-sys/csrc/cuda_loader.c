@@ -136,6 +136,6 @@ static void load_once(void) { kb_cuda_table = kb__cuda_search(kb_cuda_message, s
 
 const struct kbcuda_table *kb__cuda_load(char *msg, size_t cap) {
   pthread_once(&kb_cuda_once, load_once);
-  if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", kb_cuda_message);
+  if (msg != NULL && cap > 0) snprintf(msg, cap, "%.*s", (int)(cap - 1), kb_cuda_message);
   return kb_cuda_table;
 }

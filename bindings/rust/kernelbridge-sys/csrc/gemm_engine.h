@@ -71,19 +71,4 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bo
                        int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
                        void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
-/* kb_gemm_batched and its 16-bit variants (gemm.c).  Declared here until
- * the header's annotation grammar can express a batch stride; then
- * kernelbridge.h declares them (KB_API) and these lines go. */
-kb_status kb_gemm_batched(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k,
-                          float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb,
-                          int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c);
-kb_status kb_gemm_batched_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
-                               int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a,
-                               const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc,
-                               int64_t stride_c);
-kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n,
-                              int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a,
-                              const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc,
-                              int64_t stride_c);
-
 #endif /* KB_CPU_GEMM_ENGINE_H */

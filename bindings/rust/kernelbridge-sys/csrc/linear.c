@@ -19,14 +19,16 @@ static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
                     "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
   int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
-  int64_t xn, wn, yn, bn = out_features;
+  int64_t bd[1] = {bias != NULL ? out_features : 0}; /* a NULL bias has no elements */
+  int64_t xn, wn, yn, bn;
   KB_TRY(kb__count(ctx, fn, "x", elem, 2, xd, &xn));
   KB_TRY(kb__count(ctx, fn, "weight", elem, 2, wd, &wn));
+  KB_TRY(kb__count(ctx, fn, "bias", elem, 1, bd, &bn));
   KB_TRY(kb__count(ctx, fn, "y", elem, 2, yd, &yn));
   KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
   KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wn));
   KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
-  int64_t bb = bias != NULL ? bn * elem : 0;
+  int64_t bb = bn * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "x", x, xn * elem, false));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "weight", weight, wn * elem, false));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * elem, "bias", bias, bb, false));

@@ -84,6 +84,7 @@ kb_status kb__check_positive(kb_context *ctx, const char *fn, const char *name, 
 kb_status kb__count(kb_context *ctx, const char *fn, const char *what, int64_t elem_size, int ndims, const int64_t *dims,
                     int64_t *count) {
   /* The byte count must fit in both int64_t and size_t. */
+  *count = 0; /* defined on every path, failure included */
   uint64_t limit = (uint64_t)INT64_MAX;
   if ((uint64_t)SIZE_MAX < limit) limit = (uint64_t)SIZE_MAX;
   uint64_t n = 1;

@@ -738,3 +738,69 @@ extern "C" {
         out: *mut u16,
     ) -> kb_status;
 }
+extern "C" {
+    pub fn kb_gemm_batched(
+        ctx: *mut kb_context,
+        trans_a: bool,
+        trans_b: bool,
+        batch: i64,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: f32,
+        a: *const f32,
+        lda: i64,
+        stride_a: i64,
+        b: *const f32,
+        ldb: i64,
+        stride_b: i64,
+        beta: f32,
+        c: *mut f32,
+        ldc: i64,
+        stride_c: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gemm_batched_bf16(
+        ctx: *mut kb_context,
+        trans_a: bool,
+        trans_b: bool,
+        batch: i64,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: f32,
+        a: *const u16,
+        lda: i64,
+        stride_a: i64,
+        b: *const u16,
+        ldb: i64,
+        stride_b: i64,
+        beta: f32,
+        c: *mut u16,
+        ldc: i64,
+        stride_c: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gemm_batched_f16(
+        ctx: *mut kb_context,
+        trans_a: bool,
+        trans_b: bool,
+        batch: i64,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: f32,
+        a: *const u16,
+        lda: i64,
+        stride_a: i64,
+        b: *const u16,
+        ldb: i64,
+        stride_b: i64,
+        beta: f32,
+        c: *mut u16,
+        ldc: i64,
+        stride_c: i64,
+    ) -> kb_status;
+}

@@ -87,7 +87,9 @@ pub use kernelbridge_sys as sys;
 mod views;
 pub mod cuda;
 pub mod half;
+mod model;
 pub use views::{DeviceSlice, DeviceSliceMut, Element};
+pub use model::{AttentionOptions, Bf16, F16, Float, Linear};
 
 /// Major version of the C API this crate was generated from.
 pub const VERSION_MAJOR: u32 = 0;
@@ -533,6 +535,19 @@ fn strided_len(func: &str, what: &str, rows: usize, cols: usize, ld: usize) -> R
         .checked_mul(ld)
         .and_then(|n| n.checked_add(cols))
         .ok_or_else(|| overflow(func, what, &[rows, cols]))
+}
+
+/// Elements spanned by a batch of `dims[0]` items of `item` elements each,
+/// consecutive items `stride` elements apart (0 when the batch is empty).
+#[inline]
+fn batched_len(func: &str, what: &str, dims: &[usize], item: usize, stride: usize) -> Result<usize> {
+    if dims[0] == 0 || item == 0 {
+        return Ok(0);
+    }
+    (dims[0] - 1)
+        .checked_mul(stride)
+        .and_then(|n| n.checked_add(item))
+        .ok_or_else(|| overflow(func, what, dims))
 }
 
 #[cold]
@@ -4107,6 +4122,149 @@ impl Context {
         // - a `None` tensor is passed as NULL, which the header allows (nullable)
         // - the C function keeps no pointer after it returns (kernels finish before returning)
         let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Batched (strided) matrix multiply: for every item i \< batch,
+    /// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
+    /// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
+    /// C_i = c + i \* stride_c (strides in elements), each item computed exactly
+    /// as kb_gemm (the same fma chain per element; C_i is not read when
+    /// beta == 0).  A stride of 0 uses one matrix for every item (a shared
+    /// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+    /// batch \> 1 stride_c must be at least the extent of one C matrix,
+    /// (m - 1) \* ldc + n, so that the items of C do not overlap
+    /// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+    /// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
+    /// (none when it is empty, and then it may be NULL); a span that overflows is
+    /// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
+    /// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
+    /// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn gemm_batched(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, stride_a: usize, b: &[f32], ldb: usize, stride_b: usize, beta: f32, c: &mut [f32], ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_bf16.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn gemm_batched_bf16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_bf16";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched_bf16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_f16.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+    pub fn gemm_batched_f16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_f16";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - outputs are `&mut` borrows, so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched_f16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
@@ -8118,6 +8276,170 @@ impl Context {
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
+    /// Batched (strided) matrix multiply: for every item i \< batch,
+    /// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
+    /// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
+    /// C_i = c + i \* stride_c (strides in elements), each item computed exactly
+    /// as kb_gemm (the same fma chain per element; C_i is not read when
+    /// beta == 0).  A stride of 0 uses one matrix for every item (a shared
+    /// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+    /// batch \> 1 stride_c must be at least the extent of one C matrix,
+    /// (m - 1) \* ldc + n, so that the items of C do not overlap
+    /// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+    /// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
+    /// (none when it is empty, and then it may be NULL); a span that overflows is
+    /// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+    ///
+    /// [`Context::gemm_batched`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
+    /// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
+    /// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn gemm_batched_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, f32>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, f32>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, f32>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_bf16.
+    ///
+    /// [`Context::gemm_batched_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn gemm_batched_bf16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_bf16";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched_bf16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_f16.
+    ///
+    /// [`Context::gemm_batched_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
+    ///
+    /// # Errors
+    ///
+    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+    pub fn gemm_batched_f16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_f16";
+        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
+        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
+        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
+        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
+        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
+        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
+        let c_shape = [batch, m, n];
+        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
+        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
+        let c_batch = to_c_dim(FUNC, "batch", batch)?;
+        let c_m = to_c_dim(FUNC, "m", m)?;
+        let c_n = to_c_dim(FUNC, "n", n)?;
+        let c_k = to_c_dim(FUNC, "k", k)?;
+        let c_lda = to_c_dim(FUNC, "lda", lda)?;
+        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
+        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
+        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
+        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
+        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
+        // Safety:
+        // - the context pointer is live (owned by `self`) and used by this thread only
+        //   (Context is not Sync)
+        // - every view length was checked above against the header's contract, and a view
+        //   lies inside its buffer (checked when it was made), so C reads and writes only
+        //   inside the buffers, which the views borrow for the call
+        // - a view's memory kind is checked by C against the context (device memory on a CPU
+        //   context, or host memory on a CUDA context, is an error), so C dereferences no
+        //   memory of the wrong kind
+        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
+        //   one), so they cannot overlap any other argument
+        // - the C function keeps no pointer after it returns (kernels finish before returning)
+        let raw_status = unsafe { sys::kb_gemm_batched_f16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
 }
 
 /// Opaque block of memory usable by kernels: device memory on a CUDA context's
@@ -10359,6 +10681,71 @@ pub fn attention_ex_bf16(batch: usize, heads: usize, kv_heads: usize, seq_q: usi
 /// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
 pub fn attention_ex_f16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
     with_default_context(|ctx| ctx.attention_ex_f16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
+}
+
+/// Batched (strided) matrix multiply: for every item i \< batch,
+/// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
+/// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
+/// C_i = c + i \* stride_c (strides in elements), each item computed exactly
+/// as kb_gemm (the same fma chain per element; C_i is not read when
+/// beta == 0).  A stride of 0 uses one matrix for every item (a shared
+/// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+/// batch \> 1 stride_c must be at least the extent of one C matrix,
+/// (m - 1) \* ldc + n, so that the items of C do not overlap
+/// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+/// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
+/// (none when it is empty, and then it may be NULL); a span that overflows is
+/// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+///
+/// # Arguments
+///
+/// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
+/// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
+/// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn gemm_batched(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, stride_a: usize, b: &[f32], ldb: usize, stride_b: usize, beta: f32, c: &mut [f32], ldc: usize, stride_c: usize) -> Result<()> {
+    with_default_context(|ctx| ctx.gemm_batched(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
+}
+
+/// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+/// stay float).  Each item is computed as kb_gemm_bf16.
+///
+/// # Arguments
+///
+/// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
+/// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
+/// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn gemm_batched_bf16(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
+    with_default_context(|ctx| ctx.gemm_batched_bf16(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
+}
+
+/// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+/// stay float).  Each item is computed as kb_gemm_f16.
+///
+/// # Arguments
+///
+/// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
+/// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
+/// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
+///
+/// # Errors
+///
+/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+///
+/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+pub fn gemm_batched_f16(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
+    with_default_context(|ctx| ctx.gemm_batched_f16(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
 }
 
 

@@ -1669,6 +1669,96 @@ fn attention_ex_f16_rejects_short_out() {
 }
 
 #[test]
+fn gemm_batched_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0.0f32; 5];
+    let b = vec![0.0f32; 6];
+    let mut c = vec![0.0f32; 6];
+    let err = ctx.gemm_batched(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "a");
+}
+
+#[test]
+fn gemm_batched_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0.0f32; 6];
+    let b = vec![0.0f32; 5];
+    let mut c = vec![0.0f32; 6];
+    let err = ctx.gemm_batched(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "b");
+}
+
+#[test]
+fn gemm_batched_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0.0f32; 6];
+    let b = vec![0.0f32; 6];
+    let mut c = vec![0.0f32; 5];
+    let err = ctx.gemm_batched(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "c");
+}
+
+#[test]
+fn gemm_batched_bf16_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 5];
+    let b = vec![0u16; 6];
+    let mut c = vec![0u16; 6];
+    let err = ctx.gemm_batched_bf16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "a");
+}
+
+#[test]
+fn gemm_batched_bf16_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 6];
+    let b = vec![0u16; 5];
+    let mut c = vec![0u16; 6];
+    let err = ctx.gemm_batched_bf16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "b");
+}
+
+#[test]
+fn gemm_batched_bf16_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 6];
+    let b = vec![0u16; 6];
+    let mut c = vec![0u16; 5];
+    let err = ctx.gemm_batched_bf16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "c");
+}
+
+#[test]
+fn gemm_batched_f16_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 5];
+    let b = vec![0u16; 6];
+    let mut c = vec![0u16; 6];
+    let err = ctx.gemm_batched_f16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "a");
+}
+
+#[test]
+fn gemm_batched_f16_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 6];
+    let b = vec![0u16; 5];
+    let mut c = vec![0u16; 6];
+    let err = ctx.gemm_batched_f16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "b");
+}
+
+#[test]
+fn gemm_batched_f16_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a = vec![0u16; 6];
+    let b = vec![0u16; 6];
+    let mut c = vec![0u16; 5];
+    let err = ctx.gemm_batched_f16(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "c");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -3844,4 +3934,121 @@ fn attention_ex_f16_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<u16>().unwrap();
     let err = ctx.attention_ex_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_attention_ex_f16", "out");
+}
+
+#[test]
+fn gemm_batched_buf_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 20).unwrap();
+    let a = a_mem.view::<f32>().unwrap();
+    let b_mem = Buffer::new(&ctx, 24).unwrap();
+    let b = b_mem.view::<f32>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 24).unwrap();
+    let mut c = c_mem.view_mut::<f32>().unwrap();
+    let err = ctx.gemm_batched_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "a");
+}
+
+#[test]
+fn gemm_batched_buf_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 24).unwrap();
+    let a = a_mem.view::<f32>().unwrap();
+    let b_mem = Buffer::new(&ctx, 20).unwrap();
+    let b = b_mem.view::<f32>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 24).unwrap();
+    let mut c = c_mem.view_mut::<f32>().unwrap();
+    let err = ctx.gemm_batched_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "b");
+}
+
+#[test]
+fn gemm_batched_buf_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 24).unwrap();
+    let a = a_mem.view::<f32>().unwrap();
+    let b_mem = Buffer::new(&ctx, 24).unwrap();
+    let b = b_mem.view::<f32>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 20).unwrap();
+    let mut c = c_mem.view_mut::<f32>().unwrap();
+    let err = ctx.gemm_batched_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched", "c");
+}
+
+#[test]
+fn gemm_batched_bf16_buf_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 10).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 12).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_bf16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "a");
+}
+
+#[test]
+fn gemm_batched_bf16_buf_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 12).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 10).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_bf16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "b");
+}
+
+#[test]
+fn gemm_batched_bf16_buf_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 12).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 12).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 10).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_bf16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_bf16", "c");
+}
+
+#[test]
+fn gemm_batched_f16_buf_rejects_short_a() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 10).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 12).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_f16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "a");
+}
+
+#[test]
+fn gemm_batched_f16_buf_rejects_short_b() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 12).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 10).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_f16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "b");
+}
+
+#[test]
+fn gemm_batched_f16_buf_rejects_short_c() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let a_mem = Buffer::new(&ctx, 12).unwrap();
+    let a = a_mem.view::<u16>().unwrap();
+    let b_mem = Buffer::new(&ctx, 12).unwrap();
+    let b = b_mem.view::<u16>().unwrap();
+    let mut c_mem = Buffer::new(&ctx, 10).unwrap();
+    let mut c = c_mem.view_mut::<u16>().unwrap();
+    let err = ctx.gemm_batched_f16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
+    expect_mismatch(&err, "kb_gemm_batched_f16", "c");
 }

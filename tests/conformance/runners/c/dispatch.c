@@ -109,6 +109,18 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "topp_sample") == 0) {
     *st = kb_topp_sample(ctx, D(c, "rows"), D(c, "cols"), TF(c, "logits"), SF(c, "p"), SF(c, "temperature"),
                          SU(c, "seed"), TI(c, "out"));
+  } else if (strcmp(k, "linear") == 0) {
+    *st = kb_linear(ctx, D(c, "rows"), D(c, "in_features"), D(c, "out_features"), TF(c, "x"), TF(c, "weight"),
+                    TF(c, "bias"), (kb_activation)SI(c, "act"), TF(c, "y"));
+  } else if (strcmp(k, "attention_ex") == 0) {
+    *st = kb_attention_ex(ctx, D(c, "batch"), D(c, "heads"), D(c, "kv_heads"), D(c, "seq_q"), D(c, "seq_kv"),
+                          D(c, "head_dim"), F(c, "seq_major"), TF(c, "q"), TF(c, "k"), TF(c, "v"), TI(c, "kv_lengths"),
+                          D(c, "mask_batch"), D(c, "mask_heads"), D(c, "mask_q"), TF(c, "mask"), F(c, "causal"),
+                          F(c, "causal_bottom_right"), SF(c, "scale"), TF(c, "out"));
+  } else if (strcmp(k, "gemm_batched") == 0) {
+    *st = kb_gemm_batched(ctx, F(c, "trans_a"), F(c, "trans_b"), D(c, "batch"), D(c, "m"), D(c, "n"), D(c, "k"),
+                          SF(c, "alpha"), TF(c, "a"), D(c, "lda"), D(c, "stride_a"), TF(c, "b"), D(c, "ldb"),
+                          D(c, "stride_b"), SF(c, "beta"), TF(c, "c"), D(c, "ldc"), D(c, "stride_c"));
   } else {
     return -1;
   }
@@ -117,7 +129,8 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
 
 static const char *const lowp_kernels[] = {"silu",    "gelu",        "gelu_tanh", "add",       "mul",
                                            "scale",   "add_bias",    "softmax",   "log_softmax", "rmsnorm",
-                                           "layernorm", "gemm",      "attention"};
+                                           "layernorm", "gemm",      "attention", "linear",    "attention_ex",
+                                           "gemm_batched"};
 
 bool has_lowp_variant(const char *kernel) {
   for (size_t i = 0; i < sizeof lowp_kernels / sizeof lowp_kernels[0]; i++)
@@ -162,6 +175,20 @@ int dispatch_lowp(kb_context *ctx, struct call *c, enum lowp dt, kb_status *st) 
     *st = PICK(attention)(ctx, D(c, "batch"), D(c, "heads"), D(c, "kv_heads"), D(c, "seq_q"), D(c, "seq_kv"),
                           D(c, "head_dim"), TH(c, "q"), TH(c, "k"), TH(c, "v"), F(c, "causal"), SF(c, "scale"),
                           TH(c, "out"));
+  } else if (strcmp(k, "linear") == 0) {
+    *st = PICK(linear)(ctx, D(c, "rows"), D(c, "in_features"), D(c, "out_features"), TH(c, "x"), TH(c, "weight"),
+                       TH(c, "bias"), (kb_activation)SI(c, "act"), TH(c, "y"));
+  } else if (strcmp(k, "attention_ex") == 0) {
+    /* kv_lengths stays int32 (the runner runs 16-bit variants only on
+     * cases without it, see backend.c). */
+    *st = PICK(attention_ex)(ctx, D(c, "batch"), D(c, "heads"), D(c, "kv_heads"), D(c, "seq_q"), D(c, "seq_kv"),
+                             D(c, "head_dim"), F(c, "seq_major"), TH(c, "q"), TH(c, "k"), TH(c, "v"),
+                             TI(c, "kv_lengths"), D(c, "mask_batch"), D(c, "mask_heads"), D(c, "mask_q"), TH(c, "mask"),
+                             F(c, "causal"), F(c, "causal_bottom_right"), SF(c, "scale"), TH(c, "out"));
+  } else if (strcmp(k, "gemm_batched") == 0) {
+    *st = PICK(gemm_batched)(ctx, F(c, "trans_a"), F(c, "trans_b"), D(c, "batch"), D(c, "m"), D(c, "n"), D(c, "k"),
+                             SF(c, "alpha"), TH(c, "a"), D(c, "lda"), D(c, "stride_a"), TH(c, "b"), D(c, "ldb"),
+                             D(c, "stride_b"), SF(c, "beta"), TH(c, "c"), D(c, "ldc"), D(c, "stride_c"));
   } else {
     return -1;
   }

@@ -557,7 +557,8 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
   static const char *const i32_params[][2] = {{"embedding", "ids"},       {"rope", "positions"},
                                               {"cross_entropy", "targets"}, {"cross_entropy_backward", "targets"},
                                               {"argmax", "out"},          {"sample", "out"},
-                                              {"topk_sample", "out"},     {"topp_sample", "out"}};
+                                              {"topk_sample", "out"},     {"topp_sample", "out"},
+                                              {"attention_ex", "kv_lengths"}};
   for (size_t i = 0; i < sizeof i32_params / sizeof i32_params[0]; i++)
     if (strcmp(i32_params[i][0], kernel) == 0 && strcmp(i32_params[i][1], name) == 0) return DT_I32;
   return DT_F32;

@@ -11,6 +11,8 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.kernelbridge.Activation;
+import org.kernelbridge.AttentionOptions;
 import org.kernelbridge.Backend;
 import org.kernelbridge.Context;
 import org.kernelbridge.KernelBridge;
@@ -273,6 +275,32 @@ public final class Runner {
       case "topp_sample":
         KernelBridge.toppSample(ctx, c.D("cols"), c.TF("logits"), c.SF("p"), c.SF("temperature"), c.SU("seed"),
             c.TI("out"));
+        break;
+      case "linear": {
+        Activation act = Activation.fromCode(c.SI("act"));
+        if (act == null) throw new IllegalStateException("act = " + c.SI("act") + " is no Activation");
+        KernelBridge.linear(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"), c.TF("weight"),
+            c.TF("bias"), act, c.TF("y"));
+        break;
+      }
+      case "attention_ex": {
+        // Through the options builder (the idiomatic entry point), which
+        // calls the facade's attentionEx with every argument.
+        AttentionOptions o = new AttentionOptions(c.D("batch"), c.D("heads"), c.D("kv_heads"), c.D("seq_q"),
+            c.D("seq_kv"), c.D("head_dim"))
+            .seqMajor(c.FL("seq_major"))
+            .kvLengths(c.TI("kv_lengths"))
+            .causal(c.FL("causal"))
+            .causalBottomRight(c.FL("causal_bottom_right"))
+            .scale(c.SF("scale"));
+        o.mask(c.TF("mask"), c.D("mask_batch"), c.D("mask_heads"), c.D("mask_q"));
+        o.run(ctx, c.TF("q"), c.TF("k"), c.TF("v"), c.TF("out"));
+        break;
+      }
+      case "gemm_batched":
+        KernelBridge.gemmBatched(ctx, c.FL("trans_a"), c.FL("trans_b"), c.D("batch"), c.D("m"), c.D("n"), c.D("k"),
+            c.SF("alpha"), c.TF("a"), c.D("lda"), c.D("stride_a"), c.TF("b"), c.D("ldb"), c.D("stride_b"),
+            c.SF("beta"), c.TF("c"), c.D("ldc"), c.D("stride_c"));
         break;
       default:
         return false;
@@ -537,6 +565,10 @@ public final class Runner {
             + " with another length; Java arrays cannot be partial views of one another (only the whole same"
             + " array can be passed twice)";
       }
+    }
+    if (requires.contains("bad_enum")) {
+      return "bad_enum: C enums are Java enums in the facade (Activation): a value outside the enum cannot be"
+          + " passed";
     }
     for (Object r : requires) {
       String s = (String) r;

@@ -8,9 +8,10 @@ The Python API takes arrays, not sizes: dims come from the arrays' shapes,
 so cases needing a negative or absurd size, or a leading dimension
 inconsistent with the array, are recorded as n/a with the reason.  Strided
 gemm buffers ([rows, ld]) are passed as views of their first columns; an
-inout one is updated through a contiguous copy written back (the binding
-rejects non-contiguous outputs), which leaves the padding untouched as the
-C API does.
+inout one is updated through a contiguous copy written back, which leaves
+the padding untouched as the C API does.  Batches of strided matrices
+(gemm_batched) are numpy views with the case's strides, which the binding
+reads and writes in place.
 """
 
 import argparse
@@ -88,6 +89,19 @@ class Call:
         """The array to pass for tensor p whose storage is buf."""
         if buf is None or not p.get("ld"):
             return buf
+        if p.get("stride"):
+            # A batch of strided matrices in a flat buffer: a numpy view with
+            # the case's strides, which the binding passes on as they are
+            # (inouts are written in place; gaps stay untouched).
+            shape = tuple(eval_dim(e, self.dims, self.flags) for e in p["shape"])
+            if buf.ndim != 1:  # bad-input cases build the logical shape
+                return buf
+            if buf.size == 0 or 0 in shape:
+                return np.zeros(shape, buf.dtype)
+            size = buf.itemsize
+            strides = (self.dims[p["stride"]] * size, self.dims[p["ld"]] * size, size)
+            return np.lib.stride_tricks.as_strided(buf, shape=shape, strides=strides,
+                                                   writeable=p["role"] != "in")
         rows, cols = (eval_dim(e, self.dims, self.flags) for e in p["shape"])
         view = buf.reshape(-1, buf.shape[-1])[:rows, :cols] if buf.size else buf.reshape(rows, cols)
         if p["role"] == "inout":

@@ -107,6 +107,7 @@ _GENERATED_NAMES = {
     "u8p",
     "sizeOf",
     "stridedSize",
+    "batchedSize",
     "pick",
     "checkDim",
     "checkLd",
@@ -268,18 +269,23 @@ class _Call:
     def required(self, p: Param) -> str:
         """Go expression of the element count tensor p must hold."""
         t = p.tensor
+        item_shape = t.shape[1:] if t.stride is not None else t.shape
         if t.ld is not None:
-            rows, cols = (self.expr(e) for e in t.shape)
-            return f"stridedSize({rows}, {cols}, {self.names[t.ld]})"
-        if len(t.shape) == 1:
-            return self.expr(t.shape[0])
-        return "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
+            rows, cols = (self.expr(e) for e in item_shape)
+            item = f"stridedSize({rows}, {cols}, {self.names[t.ld]})"
+        elif len(item_shape) == 1:
+            item = self.expr(item_shape[0])
+        else:
+            item = "sizeOf(" + ", ".join(self.expr(e) for e in item_shape) + ")"
+        if t.stride is not None:
+            return f"batchedSize({self.expr(t.shape[0])}, {item}, {self.names[t.stride]})"
+        return item
 
     def _size_expr(self, p: Param) -> Optional[str]:
         """The element count of p when computing it can overflow; None for a
         1-D tensor whose length is a constant or a slice length."""
         t = p.tensor
-        if t.ld is not None:
+        if t.ld is not None or t.stride is not None:
             return self.required(p)
         e = t.shape[0]
         if len(t.shape) == 1 and (isinstance(e, Const) or (isinstance(e, Dim) and e.name in self.derived)):
@@ -310,7 +316,7 @@ class _Call:
                 continue
             ld = self.names[t.ld]
             out.append(
-                f'\tif err := checkLd("{label}", "{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[1])}); err != nil {{\n'
+                f'\tif err := checkLd("{label}", "{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[-1])}); err != nil {{\n'
                 f"\t\treturn {zeros}err\n\t}}\n"
             )
         for p in fn.tensors:
@@ -322,7 +328,7 @@ class _Call:
         for p in fn.tensors:
             t = p.tensor
             n = self.names[p.name]
-            check = "checkMinLen" if (at_least or t.ld is not None) else "checkLen"
+            check = "checkMinLen" if (at_least or t.ld is not None or t.stride is not None) else "checkLen"
             body = (
                 f'if err := {check}("{label}", "{n}", {length(n)}, {self.required(p)}, "{self.shape_doc(p)}"); '
                 "err != nil {\n"
@@ -426,7 +432,14 @@ class _Kernel(_Call):
             shape = self.shape_doc(p)
             what = {"in": "input", "out": "output", "inout": "input and output"}[t.direction]
             line = f"{n} ({what}) holds {shape}"
-            if t.ld is not None:
+            if t.stride is not None:
+                ld = self.names[t.ld] + "*(rows-1)+cols" if t.ld is not None else "the item size"
+                line += (
+                    f" with item stride {self.names[t.stride]}"
+                    + (f" and row stride {self.names[t.ld]}" if t.ld is not None else "")
+                    + f": at least ({self.expr(t.shape[0])}-1)*{self.names[t.stride]} + {ld} elements"
+                )
+            elif t.ld is not None:
                 line += f" with row stride {self.names[t.ld]}: at least (rows-1)*{self.names[t.ld]}+cols elements"
             else:
                 line += " elements" if len(t.shape) == 1 else ", row-major"

@@ -982,6 +982,8 @@ class _Kernel:
             t = p.tensor
             words = {"in": "input", "out": "output", "inout": "input and output"}[t.direction]
             s = f"{words}, {t.dtype}{_html(t.shape_str())}"
+            if t.stride:
+                s += f" with item stride {{@code {jname(t.stride)}}} (0: one item for all)"
             if t.ld:
                 s += f" with row stride {{@code {jname(t.ld)}}}"
             what = "array" if mode == "array" else "buffer"
@@ -1012,16 +1014,22 @@ class _Kernel:
             b.append(f"    if ({n} < 0) throw Checks.negative({F}, \"{p.name}\", {n});\n")
         for ld, tname in self.lds.items():
             t = fn.param(tname)
-            cols = _expr(t.tensor.shape[1])
+            cols = _expr(t.tensor.shape[-1])
             b.append(f"    if ({jname(ld)} < Math.max(1, {cols})) throw Checks.badStride({F}, \"{ld}\", {jname(ld)}, {cols});\n")
 
     def required(self, p: Param) -> str:
         """Elements tensor p needs (a Java long expression)."""
         t = p.tensor
         F = f'"{self.fn.name}"'
+        item_shape = t.shape[1:] if t.stride is not None else t.shape
         if t.ld is not None:
-            return f"Checks.strided({F}, \"{p.name}\", {_expr(t.shape[0])}, {_expr(t.shape[1])}, {jname(t.ld)})"
-        return self.size_expr(p)
+            item = f"Checks.strided({F}, \"{p.name}\", {_expr(item_shape[0])}, {_expr(item_shape[1])}, {jname(t.ld)})"
+        else:
+            item = self.size_expr(p, item_shape)
+        if t.stride is not None:
+            # A batch of items: (count - 1) * stride + the extent of one.
+            return f"Checks.batched({F}, \"{p.name}\", {_expr(t.shape[0])}, {item}, {jname(t.stride)})"
+        return item
 
     def defines(self, p: Param) -> bool:
         """A tensor that defines its only dim cannot mismatch."""
@@ -1050,7 +1058,7 @@ class _Kernel:
             n = jname(p.name)
             shape = _java_string(p.tensor.shape_str())
             req = self.required(p)
-            if t.ld is not None:
+            if t.ld is not None or t.stride is not None:
                 cond = f"{n}.{length} < {req}"
                 fail = f"Checks.tooShort({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
             else:
@@ -1232,8 +1240,8 @@ class _Kernel:
         out.append("      }\n")
         return out
 
-    def size_expr(self, p: Param) -> str:
-        factors = [_expr(e) for e in p.tensor.shape]
+    def size_expr(self, p: Param, shape=None) -> str:
+        factors = [_expr(e) for e in (p.tensor.shape if shape is None else shape)]
         F = f'"{self.fn.name}"'
         if len(factors) == 1:
             return factors[0]

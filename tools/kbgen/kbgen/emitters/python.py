@@ -31,6 +31,14 @@ only the model and contracts.py:
     omitted: a zero-filled array is allocated and returned;
   * a kernel whose tensors are all 1-D of one size is elementwise: arrays of
     any shape are accepted (all of the same shape) and results keep it;
+  * a row-wise kernel (a dim named ROWS_DIM first in its tensors) takes any
+    number of leading axes as rows; results keep them;
+  * ld and stride parameters come from the numpy array's strides (views
+    are passed as they are when the C API can describe them);
+  * a dim only an optional tensor determines is its size, or 0 without it;
+  * enum scalars take a member, an int or a member's name;
+  * a float32 kernel with _f16 / _bf16 variants of the same Python
+    signature runs them for float16 / bfloat16 first tensors;
   * a tensor is a numpy array, a kernelbridge.Buffer or foreign memory
     (__cuda_array_interface__, __dlpack__); the common case (a C-contiguous
     numpy array of the right dtype on a CPU context) is checked inline, every
@@ -340,20 +348,31 @@ def error_names(api: Api) -> List[str]:
 class _Kernel:
     """The Python shape of one C kernel (see the module docstring)."""
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, half: Optional[Dict[str, str]] = None, api: Optional[Api] = None):
         self.fn = fn
+        self.api = api
         self.name = fn.short_name
         self.tensors = fn.tensors
         self.outs = contracts.outputs(fn)
         self.inouts = contracts.inouts(fn)
         self.dims = [p.name for p in fn.dims]
-        self.lds = contracts.ld_params(fn)
+        # ld and stride parameters come from the arrays' layouts (numpy strides).
+        self.lds = contracts.layout_params(fn)
+        self.strided = {p.name for p in self.tensors if p.tensor.ld is not None or p.tensor.stride is not None}
+        # dtype -> Python name of the 16-bit variant this kernel dispatches to.
+        self.half = dict(half or {})
         shapes = {p.tensor.shape for p in self.tensors}
         self.elementwise = (
             len(shapes) == 1
             and all(len(p.tensor.shape) == 1 and isinstance(p.tensor.shape[0], Dim) for p in self.tensors)
             and not self.lds
         )
+        # Row-wise kernels: tensors whose first axis is the dim ROWS_DIM take
+        # any number of leading axes (docs/annotations.md, "rows").
+        self.row_tensors: Dict[str, int] = {}  # tensor -> annotated rank
+        self.lead: Optional[str] = None  # the input whose leading axes decide them
+        if not self.elementwise:
+            self._find_rows()
         self.optional_inout: Optional[str] = None
         if not self.outs and len(self.inouts) == 1 and self.inouts[0] is self.tensors[-1]:
             p = self.inouts[0]
@@ -367,6 +386,24 @@ class _Kernel:
         self.dim_expr: Dict[str, Optional[str]] = {}
         self.trivial: set = set()  # (tensor, axis) used as an unconditional source
         self._resolve_dims()
+
+    def _find_rows(self):
+        fn = self.fn
+        if ROWS_DIM not in self.dims:
+            return
+        users = [p for p in self.tensors if ROWS_DIM in _expr_dims(p.tensor.shape)]
+        for p in users:
+            t = p.tensor
+            first = t.shape[0]
+            if not (isinstance(first, Dim) and first.name == ROWS_DIM) or ROWS_DIM in _expr_dims(t.shape[1:]):
+                return  # rows used otherwise: no leading-axes rule
+            if t.ld is not None or t.stride is not None:
+                return
+        lead = [p for p in users if len(p.tensor.shape) >= 2 and p.tensor.direction != "out" and not p.tensor.nullable]
+        if not lead:
+            return
+        self.lead = lead[0].name
+        self.row_tensors = {p.name: len(p.tensor.shape) for p in users}
 
     # Tensors always given by the caller, usable as size sources.
     def _available(self, name: str, exclude: Optional[str] = None) -> bool:
@@ -382,6 +419,15 @@ class _Kernel:
                 return True
         return False
 
+    def _axis_ref(self, tensor: str, axis: int) -> str:
+        """Python expression of axis `axis` of tensor `tensor` as annotated."""
+        n = self.row_tensors.get(tensor)
+        if n is not None:
+            if axis == 0:
+                return "_rows"
+            return f"_t_{tensor}.shape[{axis - n}]"
+        return f"_t_{tensor}.shape[{axis}]"
+
     def _resolve_dims(self):
         sources = contracts.dim_sources(self.fn)
         for d in self.dims:
@@ -396,7 +442,7 @@ class _Kernel:
                 for s in sources.get(d, []):
                     if not self._available(s.tensor):
                         continue
-                    ref = f"_t_{s.tensor}.shape[{s.axis}]"
+                    ref = self._axis_ref(s.tensor, s.axis)
                     if s.when is None:
                         expr = ref
                         self.trivial.add((s.tensor, s.axis))
@@ -406,6 +452,15 @@ class _Kernel:
                     if len(b) == 2:
                         expr = f"({b[True]} if {py_name(s.when)} else {b[False]})"
                         break
+                if expr is None:
+                    # Only optional inputs have it (attention_ex's mask
+                    # dims): their shape when given, else 0 (C ignores the
+                    # sizes of an absent tensor).
+                    for s in sources.get(d, []):
+                        t = self.fn.param(s.tensor).tensor
+                        if s.when is None and t.nullable and t.direction != "out":
+                            expr = f"({self._axis_ref(s.tensor, s.axis)} if _t_{s.tensor} is not None else 0)"
+                            break
             self.dim_expr[d] = expr
 
     @property
@@ -416,8 +471,34 @@ class _Kernel:
     def shape_code(self, p: Param) -> str:
         if self.elementwise:
             return "_shape"
-        parts = [_expr_code(e) for e in p.tensor.shape]
+        shape = p.tensor.shape
+        if p.name in self.row_tensors:
+            parts = [_expr_code(e) for e in shape[1:]]
+            if not parts:
+                return "_lead"
+            return "_lead + (" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        parts = [_expr_code(e) for e in shape]
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    def forward_args(self) -> str:
+        """The arguments of this call, passed on to a variant with the same
+        Python signature (the 16-bit kernels)."""
+        args = [name for name, _ in self.positional()]
+        args += [f"{py_name(p.name)}={py_name(p.name)}" for p, _ in self.keywords()]
+        args.append("ctx=ctx")
+        return ", ".join(args)
+
+    def ndim_code(self, p: Param):
+        """What the inline test and the runtime accept as the number of
+        dimensions: an exact count, -1 (any: elementwise, or a row tensor
+        checked by its shape), or (k,) for at least k (the lead tensor)."""
+        if self.elementwise:
+            return -1
+        if p.name == self.lead:
+            return (len(p.tensor.shape) - 1,)
+        if p.name in self.row_tensors:
+            return -1
+        return len(p.tensor.shape)
 
     def positional(self) -> List[Tuple[str, Optional[str]]]:
         """(python name, default or None) of the positional parameters."""
@@ -442,12 +523,26 @@ class _Kernel:
         for p in self.fn.params:
             if p.role == "flag":
                 res.append((p, _py_literal(p.default or "false")))
+            elif p.role == "scalar" and p.ctype.kind == "enum":
+                res.append((p, None if p.default is None else _enum_default(self.api, p)))
             elif p.role == "scalar":
                 res.append((p, None if p.default is None else _py_literal(p.default)))
             elif p.role == "dim" and p.name in self.arg_dims:
                 res.append((p, None))
         # Required keywords first is not needed for keyword-only arguments.
         return res
+
+
+# The dim of row-wise kernels: a tensor whose first axis is `rows` (and that
+# uses it nowhere else) accepts any number of leading axes, whose product is
+# rows (docs/annotations.md).
+ROWS_DIM = "rows"
+
+
+def _enum_default(api: Api, p: Param) -> str:
+    """Python source of an enum parameter's default: _model.Activation.NONE."""
+    e = api.enum(p.ctype.name)
+    return f"_model.{enum_class_name(e)}.{member_name(e, p.default)}"
 
 
 def _expr_dims(shape) -> List[str]:
@@ -468,10 +563,15 @@ def _expr_code(e: Expr) -> str:
     return f"({_expr_code(e.then)} if {py_name(e.flag)} else {_expr_code(e.otherwise)})"
 
 
-def _shape_doc(p: Param, elementwise: bool) -> str:
+def _shape_doc(p: Param, elementwise: bool, rows: bool = False) -> str:
     t = p.tensor
     if elementwise:
         return f"{_DOC_DTYPE[t.dtype]} array of any shape"
+    if rows:
+        rest = [str(e) for e in t.shape[1:]]
+        return f"{_DOC_DTYPE[t.dtype]}[" + ", ".join(["..."] + rest) + f"] (leading axes: the {ROWS_DIM})"
+    if t.ld is not None or t.stride is not None:
+        return f"{_DOC_DTYPE[t.dtype]}{t.shape_str()} (any layout with unit stride along the last axis)"
     return f"{_DOC_DTYPE[t.dtype]}{t.shape_str()}"
 
 
@@ -500,15 +600,24 @@ def kernel_doc(k: _Kernel) -> str:
                 extra.append("new array when None")
             if t.aliases:
                 extra.append("may be the same array as " + " or ".join(py_name(a) for a in t.aliases))
-            lines.append(f"  {name}: {t.direction} {_shape_doc(p, k.elementwise)}" + ("; " + "; ".join(extra) if extra else ""))
+            shape_doc = _shape_doc(p, k.elementwise, p.name in k.row_tensors)
+            lines.append(f"  {name}: {t.direction} {shape_doc}" + ("; " + "; ".join(extra) if extra else ""))
         elif p.role == "flag":
             lines.append(f"  {name}: bool, default {_py_literal(p.default or 'false')}")
+        elif p.role == "scalar" and p.ctype.kind == "enum" and k.api is not None:
+            e = k.api.enum(p.ctype.name)
+            names = ", ".join(repr(member_name(e, v.name).lower()) for v in e.values)
+            default = "" if p.default is None else f", default {enum_class_name(e)}.{member_name(e, p.default)}"
+            lines.append(f"  {name}: {enum_class_name(e)}, its value, or its name ({names}){default}")
         elif p.role == "scalar":
             default = "" if p.default is None else f", default {_py_literal(p.default)}"
             lines.append(f"  {name}: {_scalar_type(p)}{default}")
         elif p.role == "dim" and p.name in k.arg_dims:
             lines.append(f"  {name}: int (size; no array determines it)")
     lines.append("  ctx: Context, default: the calling thread's default (CPU) context")
+    if k.half:
+        variants = " and ".join(f"{'float16' if dt == 'f16' else 'bfloat16'} arrays run {n}" for dt, n in sorted(k.half.items()))
+        lines.append(f"Dtypes: float32 arrays run this kernel; {variants} (the result has their dtype).")
     for dtype in sorted({p.tensor.dtype for p in k.tensors}):
         if dtype in _DOC_NOTE:
             lines.append(_DOC_NOTE[dtype])
@@ -586,14 +695,21 @@ def kernel_code(k: _Kernel) -> str:
     for p in fn.params:
         if p.role == "flag":
             add(f"{py_name(p.name)} = bool({py_name(p.name)})")
+        elif p.role == "scalar" and p.ctype.kind == "enum" and k.api is not None:
+            # An enum member, its value, or its name as a string ("gelu").
+            n = py_name(p.name)
+            cls = enum_class_name(k.api.enum(p.ctype.name))
+            add(f"if type({n}) is not int:")
+            add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, {_q(fname)})")
     # Inputs and inouts.
     given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
+    first_input = next((p.name for p in k.tensors if p.tensor.direction != "out"), None)
     for p in k.tensors:
         t = p.tensor
         if t.direction == "out":
             continue
         name = py_name(p.name)
-        ndim = -1 if k.elementwise else len(t.shape)
+        ndim = k.ndim_code(p)
         kind = _KIND[t.dtype]
         ind = ""
         if t.nullable or p.name == k.optional_inout:
@@ -601,28 +717,53 @@ def kernel_code(k: _Kernel) -> str:
             add(f"    _t_{p.name} = None")
             add("else:")
             ind = "    "
+        if p.name in k.strided:
+            if p.name == first_input and k.half:
+                add(f"{ind}if type({name}) is not _nd or {name}.dtype is not {_FAST_DTYPES[t.dtype][0]}:")
+                add(f"{ind}    _h = _half({name})")
+                for dt, target in sorted(k.half.items()):
+                    add(f"{ind}    if _h == {_q(dt)}:")
+                    add(f"{ind}        return {target}({k.forward_args()})")
+            # Row and batch strides come from the array's layout.
+            if t.direction == "in":
+                add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _s = _strided_in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
+            else:
+                add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _s = _strided_inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
+            add(f"{ind}if _s:")
+            add(f"{ind}    _slow = True")
+            given.append(f"_t_{p.name}")
+            continue
         cond = f"type({name}) is _nd and {_fast_cond(name, t.dtype)} and {name}.flags.carray"
-        if ndim >= 0:
+        if isinstance(ndim, tuple):
+            cond += f" and {name}.ndim >= {ndim[0]}"
+        elif ndim >= 0:
             cond += f" and {name}.ndim == {ndim}"
-        if t.direction == "in":
-            add(f"{ind}if {cond}:")
-            add(f"{ind}    _t_{p.name} = {name}")
-            add(f"{ind}else:")
-            add(f"{ind}    _t_{p.name} = _in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
-            add(f"{ind}    _slow = True")
-        else:
-            add(f"{ind}if {cond}:")
-            add(f"{ind}    _t_{p.name} = {name}")
+        add(f"{ind}if {cond}:")
+        add(f"{ind}    _t_{p.name} = {name}")
+        if t.direction != "in":
             add(f"{ind}    _b_{p.name} = None")
-            add(f"{ind}else:")
-            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
-            add(f"{ind}    _slow = True")
+        add(f"{ind}else:")
+        if p.name == first_input and k.half:
+            # float16 / bfloat16 arrays run the 16-bit variant (same dtype out).
+            add(f"{ind}    _h = _half({name})")
+            for dt, target in sorted(k.half.items()):
+                add(f"{ind}    if _h == {_q(dt)}:")
+                add(f"{ind}        return {target}({k.forward_args()})")
+        if t.direction == "in":
+            add(f"{ind}    _t_{p.name} = _in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim!r})")
+        else:
+            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim!r})")
+        add(f"{ind}    _slow = True")
         given.append(f"_t_{p.name}")
     given_tuple = "(" + ", ".join(given) + ("," if len(given) == 1 else "") + ")"
     # Sizes.
     if k.elementwise:
         first = next(p for p in k.tensors if k._available(p.name))
         add(f"_shape = _t_{first.name}.shape")
+    if k.lead is not None:
+        inner = k.row_tensors[k.lead] - 1
+        add(f"_lead = _t_{k.lead}.shape[:len(_t_{k.lead}.shape) - {inner}]")
+        add("_rows = _prod(_lead)")
     for d in k.dims:
         if d in k.lds or k.dim_expr[d] is None:
             continue
@@ -652,6 +793,8 @@ def kernel_code(k: _Kernel) -> str:
         add("    else:")
         add(f"        _t_{p.name} = _zeros({k.shape_code(p)}, {dt})")
         add(f"    _b_{p.name} = None")
+        if p.name in k.strided:
+            add(f"    _ld_{p.name}, _st_{p.name} = _dense_layout(_t_{p.name}.shape)")
     # Outputs.
     multi = len(k.outs) > 1
     labels: Dict[str, str] = {}  # tensor -> its name in messages
@@ -683,9 +826,14 @@ def kernel_code(k: _Kernel) -> str:
             add(f"    _t_{p.name}, _b_{p.name} = _out(_o, {kind}, {_q(label)}, {_q(fname)}, {shape})")
             add("    _slow = True")
     writers = [p for p in k.tensors if p.tensor.direction != "in"]
-    # ld parameters.
-    for ld, tname in k.lds.items():
-        add(f"{ld} = _t_{tname}.shape[1] or 1")
+    # ld and stride parameters: the layouts the arrays have.
+    for p in k.tensors:
+        if p.name not in k.strided:
+            continue
+        if p.tensor.ld is not None:
+            add(f"{p.tensor.ld} = _ld_{p.name}")
+        if p.tensor.stride is not None:
+            add(f"{p.tensor.stride} = _st_{p.name}")
     # The call.  Slow path: every pointer is checked against the context's
     # kind, and overlap of arrays Python copied (which the library cannot
     # see) is checked on the caller's arrays.
@@ -704,6 +852,8 @@ def kernel_code(k: _Kernel) -> str:
             label = labels.get(p.name, py_name(p.name))
             ptr = f"_ptr(_t_{p.name}, {arr}, {writable}, {_q(label)}, {_q(fname)}, _dev)"
             fast = f"_fb({arr}, _t_{p.name}{', True' if writable else ''})"
+            if p.name in k.strided:
+                fast = f"_sp({arr}, _t_{p.name})"
             if t.nullable or p.name == k.optional_inout:
                 ptr = f"_NULL if _t_{p.name} is None else {ptr}"
                 fast = f"(_NULL if _t_{p.name} is None else {fast})"
@@ -788,6 +938,12 @@ KERNEL_IMPORTS = [
     "closed as _closed",
     "copyto as _copyto",
     "default_ptr as _default_ptr",
+    "dense_layout as _dense_layout",
+    "enum_arg as _enum_arg",
+    "half_kind as _half",
+    "strided_in as _strided_in",
+    "strided_inout as _strided_inout",
+    "strided_pointer as _sp",
     "empty as _empty",
     "from_buffer as _fb",
     "inout as _inout",
@@ -805,10 +961,37 @@ KERNEL_IMPORTS = [
 ]
 
 
+def _half_variants(api: Api) -> Dict[str, Dict[str, str]]:
+    """kernel -> {"f16": "x_f16", "bf16": "x_bf16"} for every float32 kernel
+    whose 16-bit variants exist with the same Python signature: the float32
+    function dispatches float16 and bfloat16 arrays to them."""
+    by_name = {f.name: f for f in api.kernels}
+    out: Dict[str, Dict[str, str]] = {}
+    for fn in api.kernels:
+        if not all(p.tensor.dtype in ("f32", "i32") for p in fn.tensors):
+            continue
+        variants = {}
+        base = _Kernel(fn, api=api)
+        for dt in ("f16", "bf16"):
+            other = by_name.get(f"{fn.name}_{dt}")
+            if other is None:
+                continue
+            ok = _Kernel(other, api=api)
+            if [n for n, _ in ok.positional()] == [n for n, _ in base.positional()] and [
+                p.name for p, _ in ok.keywords()
+            ] == [p.name for p, _ in base.keywords()]:
+                variants[dt] = other.short_name
+        if variants:
+            out[fn.name] = variants
+    return out
+
+
 def kernels_module(api: Api) -> str:
     parts = [
         banner("#"),
         '"""The kernels of kernelbridge, one function per C kernel (see docs/python.md)."""\n\n',
+        "from math import prod as _prod\n\n",
+        "from . import _model\n",
         "from ._capi import check as _check\n",
         "from ._capi import (  # noqa: F401 (public)\n",
     ]
@@ -818,8 +1001,9 @@ def kernels_module(api: Api) -> str:
     parts += [f"    {n},\n" for n in KERNEL_IMPORTS]
     parts.append(")\n")
     public = [f.short_name for f in free_functions(api)]
+    half = _half_variants(api)
     for fn in api.kernels:
-        parts.append("\n\n" + kernel_code(_Kernel(fn)))
+        parts.append("\n\n" + kernel_code(_Kernel(fn, half.get(fn.name), api)))
         public.append(fn.short_name)
     parts.append("\n\n__all__ = [\n" + "".join(f"    {_q(n)},\n" for n in public) + "]\n")
     return "".join(parts)
@@ -1006,6 +1190,8 @@ def capi_module(api: Api) -> str:
 
 # Public names of the hand-written modules.
 RUNTIME_NAMES = ["Buffer", "Context", "default_context"]
+# kernelbridge/_nn.py: PyTorch-style entry points over the generated kernels.
+NN_NAMES = ["scaled_dot_product_attention"]
 
 INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
@@ -1034,6 +1220,7 @@ if _lib.kb_version_number() != VERSION_NUMBER:
 
 from ._runtime import @RUNTIME@  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
+from ._nn import @NN@  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -1048,6 +1235,7 @@ def init_module(api: Api) -> str:
     public = sorted(
         ["__version__", "cuda"]
         + RUNTIME_NAMES
+        + NN_NAMES
         + model_names
         + [f.short_name for f in free_functions(api)]
         + [f.short_name for f in api.kernels]
@@ -1058,6 +1246,7 @@ def init_module(api: Api) -> str:
         .replace("@VERSION@", api.version_string)
         .replace("@IMPORTS@", imports)
         .replace("@RUNTIME@", ", ".join(RUNTIME_NAMES))
+        .replace("@NN@", ", ".join(NN_NAMES))
         .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
     )
     return banner("#") + text
@@ -1144,6 +1333,8 @@ class Buffer:
 # A tensor argument: a numpy array (or array-like / buffer object), a Buffer,
 # or an object exposing __cuda_array_interface__ or __dlpack__.
 ArrayIn = Union[ArrayLike, Buffer, Any]
+
+def scaled_dot_product_attention(query: ArrayIn, key: ArrayIn, value: ArrayIn, attn_mask: Optional[ArrayIn] = ..., dropout_p: float = ..., is_causal: bool = ..., scale: Optional[float] = ..., enable_gqa: bool = ..., *, kv_lengths: Optional[ArrayIn] = ..., bottom_right: bool = ..., seq_major: bool = ..., out: Optional[Union[NDArray[Any], Buffer]] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
 '''
 
 
@@ -1182,7 +1373,7 @@ def stubs(api: Api) -> str:
             ret = enum_class_name(api.enum(f.returns.name)) if f.returns.kind == "enum" else _PY_SCALAR[f.returns.kind]
         lines.append(f"\ndef {f.short_name}({params}) -> {ret}: ...\n")
     for fn in api.kernels:
-        k = _Kernel(fn)
+        k = _Kernel(fn, api=api)
         sig = []
         for name, default in k.positional():
             if name == "out":
@@ -1199,6 +1390,8 @@ def stubs(api: Api) -> str:
         sig.append("*")
         for p, default in k.keywords():
             typ = "bool" if p.role == "flag" else ("int" if p.role == "dim" else _scalar_type(p))
+            if p.role == "scalar" and p.ctype.kind == "enum":
+                typ = f"Union[{enum_class_name(api.enum(p.ctype.name))}, int, str]"
             sig.append(f"{py_name(p.name)}: {typ}" + (" = ..." if default is not None else ""))
         sig.append("ctx: Optional[Context] = ...")
         if len(k.outs) == 1:

@@ -74,6 +74,7 @@ SUPPORT_MODULES = [
     ("views", False, ["DeviceSlice", "DeviceSliceMut", "Element"]),
     ("cuda", True, []),
     ("half", True, []),
+    ("model", False, ["AttentionOptions", "Bf16", "F16", "Float", "Linear"]),
 ]
 
 _SCALAR_TYPES = {
@@ -335,9 +336,21 @@ class _Body:
             t = p.tensor
             sname = ident(slice_of[p.name])
             shape_var = f"{p.name}_shape"
-            shape_text = t.shape_str() + (f" with row stride {t.ld}" if t.ld else "")
+            shape_text = (
+                t.shape_str()
+                + (f" with item stride {t.stride}" if t.stride else "")
+                + (f" with row stride {t.ld}" if t.ld else "")
+            )
             stmts = [f"let {shape_var} = [{', '.join(_expr_rust(e) for e in t.shape)}];"]
-            if t.ld:
+            if t.stride:
+                # A batch of items: (count - 1) * stride + the extent of one.
+                if t.ld:
+                    item = f"strided_len(FUNC, {_rust_str(p.name)}, {shape_var}[1], {shape_var}[2], {ident(t.ld)})?"
+                else:
+                    item = f"dense_len(FUNC, {_rust_str(p.name)}, &{shape_var}[1..])?"
+                want = f"batched_len(FUNC, {_rust_str(p.name)}, &{shape_var}, {item}, {ident(t.stride)})?"
+                check = "check_len_at_least"
+            elif t.ld:
                 want = f"strided_len(FUNC, {_rust_str(p.name)}, {shape_var}[0], {shape_var}[1], {ident(t.ld)})?"
                 check = "check_len_at_least"
             else:
@@ -388,6 +401,8 @@ class _Body:
             if v.is_inplace() and p.name == v.merged_in:
                 role = f"input, overwritten with the output `{v.merged_out}`"
             extra = ""
+            if t.stride:
+                extra += f", item stride `{t.stride}` (0: one item for all)"
             if t.ld:
                 extra += f", row stride `{t.ld}`"
             if t.nullable:
@@ -1288,6 +1303,19 @@ fn strided_len(func: &str, what: &str, rows: usize, cols: usize, ld: usize) -> R
         .checked_mul(ld)
         .and_then(|n| n.checked_add(cols))
         .ok_or_else(|| overflow(func, what, &[rows, cols]))
+}}
+
+/// Elements spanned by a batch of `dims[0]` items of `item` elements each,
+/// consecutive items `stride` elements apart (0 when the batch is empty).
+#[inline]
+fn batched_len(func: &str, what: &str, dims: &[usize], item: usize, stride: usize) -> Result<usize> {{
+    if dims[0] == 0 || item == 0 {{
+        return Ok(0);
+    }}
+    (dims[0] - 1)
+        .checked_mul(stride)
+        .and_then(|n| n.checked_add(item))
+        .ok_or_else(|| overflow(func, what, dims))
 }}
 
 #[cold]

@@ -80,6 +80,19 @@ final class Checks {
     return r + cols;
   }
 
+  /**
+   * Elements spanned by a batch of count items of item elements each, consecutive items stride elements
+   * apart (stride 0: one item for all); 0 when the batch is empty.
+   */
+  static long batched(String fn, String name, long count, long item, long stride) {
+    if (count == 0 || item == 0) return 0;
+    long r = mul(fn, name, count - 1, stride);
+    if (r > Long.MAX_VALUE - item) {
+      throw new KernelBridgeException(Status.OUT_OF_MEMORY, fn + ": the size of " + name + " overflows");
+    }
+    return r + item;
+  }
+
   private static void checkDirect(String fn, String name, Buffer b, ByteOrder order) {
     if (!b.isDirect()) {
       throw new KernelBridgeException(Status.INVALID_ARGUMENT, fn + ": " + name + " must be a direct buffer");

@@ -10142,4 +10142,871 @@ public final class KernelBridge {
       Reference.reachabilityFence(out);
     }
   }
+
+  /**
+   * Batched (strided) matrix multiply: for every item i &lt; batch,
+   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+   * C_i = c + i * stride_c (strides in elements), each item computed exactly
+   * as kb_gemm (the same fma chain per element; C_i is not read when
+   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
+   * (m - 1) * ldc + n, so that the items of C do not overlap
+   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+   * (none when it is empty, and then it may be NULL); a span that overflows is
+   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, float[] a, int lda, int strideA, float[] b, int ldb, int strideB, float beta, float[] c, int ldc, int strideC) {
+    gemmBatched(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * Batched (strided) matrix multiply: for every item i &lt; batch,
+   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+   * C_i = c + i * stride_c (strides in elements), each item computed exactly
+   * as kb_gemm (the same fma chain per element; C_i is not read when
+   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
+   * (m - 1) * ldc + n, so that the items of C do not overlap
+   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+   * (none when it is empty, and then it may be NULL); a span that overflows is
+   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatched(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, float[] a, int lda, int strideA, float[] b, int ldb, int strideB, float beta, float[] c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched", "a", a.length, Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched", "b", b.length, Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.length < Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched", "c", c.length, Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched", "c", "a");
+    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched", "c", "b");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final FloatBuffer sf = ctx.scratchFloats;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          sf.position(oA);
+          sf.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          sf.position(oB);
+          sf.put(b);
+        }
+        final int oC = next;
+        if (c != null) {
+          next += c.length;
+          sf.position(oC);
+          sf.put(c);
+        }
+        KernelBridgeNative.kb_gemm_batched__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 4L * oA, lda, strideA, b == null ? 0L : base + 4L * oB, ldb, strideB, beta, c == null ? 0L : base + 4L * oC, ldc, strideC);
+        if (c != null) {
+          sf.position(oC);
+          sf.get(c);
+        }
+      } else {
+        KernelBridgeNative.kb_gemm_batched(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Batched (strided) matrix multiply: for every item i &lt; batch,
+   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+   * C_i = c + i * stride_c (strides in elements), each item computed exactly
+   * as kb_gemm (the same fma chain per element; C_i is not read when
+   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
+   * (m - 1) * ldc + n, so that the items of C do not overlap
+   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+   * (none when it is empty, and then it may be NULL); a span that overflows is
+   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, FloatBuffer a, int lda, int strideA, FloatBuffer b, int ldb, int strideB, float beta, FloatBuffer c, int ldc, int strideC) {
+    gemmBatched(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * Batched (strided) matrix multiply: for every item i &lt; batch,
+   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+   * C_i = c + i * stride_c (strides in elements), each item computed exactly
+   * as kb_gemm (the same fma chain per element; C_i is not read when
+   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
+   * (m - 1) * ldc + n, so that the items of C do not overlap
+   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+   * (none when it is empty, and then it may be NULL); a span that overflows is
+   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatched(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, FloatBuffer a, int lda, int strideA, FloatBuffer b, int ldb, int strideB, float beta, FloatBuffer c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched", "a", a.remaining(), Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched", "b", b.remaining(), Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.remaining() < Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched", "c", c.remaining(), Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    a = Checks.direct("kb_gemm_batched", "a", a);
+    b = Checks.direct("kb_gemm_batched", "b", b);
+    c = Checks.writableDirect("kb_gemm_batched", "c", c);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gemm_batched__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * Batched (strided) matrix multiply: for every item i &lt; batch,
+   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
+   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
+   * C_i = c + i * stride_c (strides in elements), each item computed exactly
+   * as kb_gemm (the same fma chain per element; C_i is not read when
+   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
+   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
+   * (m - 1) * ldc + n, so that the items of C do not overlap
+   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
+   * (none when it is empty, and then it may be NULL); a span that overflows is
+   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemmBatched(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 4, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 4, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else c.require("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), 4, "[batch, m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm_batched", "a", a, 4);
+    final long addrB = DeviceBuffer.address("kb_gemm_batched", "b", b, 4);
+    final long addrC = DeviceBuffer.address("kb_gemm_batched", "c", c, 4);
+    try {
+      KernelBridgeNative.kb_gemm_batched__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_bf16.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedBf16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
+    gemmBatchedBf16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_bf16.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_bf16", "a", a.length, Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_bf16", "b", b.length, Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.length < Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_bf16", "c", c.length, Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_bf16", "c", "a");
+    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_bf16", "c", "b");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oC = next;
+        if (c != null) {
+          next += c.length;
+          ss.position(oC);
+          ss.put(c);
+        }
+        KernelBridgeNative.kb_gemm_batched_bf16__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, strideA, b == null ? 0L : base + 2L * oB, ldb, strideB, beta, c == null ? 0L : base + 2L * oC, ldc, strideC);
+        if (c != null) {
+          ss.position(oC);
+          ss.get(c);
+        }
+      } else {
+        KernelBridgeNative.kb_gemm_batched_bf16(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_bf16.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedBf16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
+    gemmBatchedBf16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_bf16.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_bf16", "a", a.remaining(), Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_bf16", "b", b.remaining(), Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.remaining() < Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_bf16", "c", c.remaining(), Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    a = Checks.direct("kb_gemm_batched_bf16", "a", a);
+    b = Checks.direct("kb_gemm_batched_bf16", "b", b);
+    c = Checks.writableDirect("kb_gemm_batched_bf16", "c", c);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gemm_batched_bf16__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_bf16.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else c.require("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm_batched_bf16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_gemm_batched_bf16", "b", b, 2);
+    final long addrC = DeviceBuffer.address("kb_gemm_batched_bf16", "c", c, 2);
+    try {
+      KernelBridgeNative.kb_gemm_batched_bf16__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
+
+  /**
+   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_f16.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedF16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
+    gemmBatchedF16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_f16.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.length < Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_f16", "a", a.length, Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.length < Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_f16", "b", b.length, Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.length < Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_f16", "c", c.length, Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_f16", "c", "a");
+    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_f16", "c", "b");
+    final long address = ctx.address();
+    try {
+      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
+        final long base = ctx.scratchAddress();
+        final ShortBuffer ss = ctx.scratchShorts;
+        int next = 0;
+        final int oA = next;
+        if (a != null) {
+          next += a.length;
+          ss.position(oA);
+          ss.put(a);
+        }
+        final int oB = next;
+        if (b != null) {
+          next += b.length;
+          ss.position(oB);
+          ss.put(b);
+        }
+        final int oC = next;
+        if (c != null) {
+          next += c.length;
+          ss.position(oC);
+          ss.put(c);
+        }
+        KernelBridgeNative.kb_gemm_batched_f16__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, strideA, b == null ? 0L : base + 2L * oB, ldb, strideB, beta, c == null ? 0L : base + 2L * oC, ldc, strideC);
+        if (c != null) {
+          ss.position(oC);
+          ss.get(c);
+        }
+      } else {
+        KernelBridgeNative.kb_gemm_batched_f16(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+      }
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_f16.
+   *
+   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedF16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
+    gemmBatchedF16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+  }
+
+  /**
+   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_f16.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else if (a.remaining() < Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_f16", "a", a.remaining(), Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else if (b.remaining() < Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_f16", "b", b.remaining(), Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else if (c.remaining() < Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_f16", "c", c.remaining(), Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    a = Checks.direct("kb_gemm_batched_f16", "a", a);
+    b = Checks.direct("kb_gemm_batched_f16", "b", b);
+    c = Checks.writableDirect("kb_gemm_batched_f16", "c", c);
+    final long address = ctx.address();
+    try {
+      KernelBridgeNative.kb_gemm_batched_f16__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+  }
+
+  /**
+   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+   * stay float).  Each item is computed as kb_gemm_f16.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param transA flag
+   * @param transB flag
+   * @param batch dimension, at least 0
+   * @param m dimension, at least 0
+   * @param n dimension, at least 0
+   * @param k dimension, at least 0
+   * @param alpha scalar
+   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
+   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
+   * @param strideA dimension, at least 0
+   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
+   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
+   * @param strideB dimension, at least 0
+   * @param beta scalar
+   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
+   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
+   * @param strideC dimension, at least 0
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
+    Objects.requireNonNull(ctx, "ctx");
+    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
+    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
+    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
+    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
+    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
+    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
+    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
+    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
+    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
+    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
+    if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
+    if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
+    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    else a.require("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    else b.require("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    else c.require("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
+    final long address = ctx.address();
+    final long addrA = DeviceBuffer.address("kb_gemm_batched_f16", "a", a, 2);
+    final long addrB = DeviceBuffer.address("kb_gemm_batched_f16", "b", b, 2);
+    final long addrC = DeviceBuffer.address("kb_gemm_batched_f16", "c", c, 2);
+    try {
+      KernelBridgeNative.kb_gemm_batched_f16__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
+    } finally {
+      Reference.reachabilityFence(ctx);
+      Reference.reachabilityFence(a);
+      Reference.reachabilityFence(b);
+      Reference.reachabilityFence(c);
+    }
+  }
 }

@@ -7,7 +7,7 @@
 //! already checked that the slices it built agree with the case's sizes
 //! (golden cases) or decided that a case cannot be expressed (bad inputs).
 
-use kernelbridge::Context;
+use kernelbridge::{Activation, AttentionOptions, Context};
 
 use crate::json::Json;
 
@@ -445,6 +445,81 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             };
             a.pf(if kernel == "argmax" { "x" } else { "logits" }, x);
             a.pi("out", out);
+            r
+        }
+        "linear" => {
+            let (rows, inf, outf) = (a.d("rows")?, a.d("in_features")?, a.d("out_features")?);
+            let code = a.si32("act")?;
+            let act = Activation::from_code(code).ok_or_else(|| format!("act = {code} is no Activation"))?;
+            let x = a.f("x")?;
+            let w = a.f("weight")?;
+            let bias = a.of("bias")?;
+            let mut y = a.f("y")?;
+            let _ = (rows, inf);
+            let r = ctx.linear(rows, inf, outf, &x, &w, bias.as_deref(), act, &mut y);
+            a.pf("x", x);
+            a.pf("weight", w);
+            if let Some(b) = bias {
+                a.pf("bias", b);
+            }
+            a.pf("y", y);
+            r
+        }
+        "attention_ex" => {
+            // Through the options form (the idiomatic entry point); it calls
+            // the generated attention_ex with every argument.
+            let (batch, heads, kv_heads) = (a.d("batch")?, a.d("heads")?, a.d("kv_heads")?);
+            let (seq_q, seq_kv, head_dim) = (a.d("seq_q")?, a.d("seq_kv")?, a.d("head_dim")?);
+            let mask_dims = [a.d("mask_batch")?, a.d("mask_heads")?, a.d("mask_q")?];
+            let q = a.f("q")?;
+            let k = a.f("k")?;
+            let v = a.f("v")?;
+            let lengths = match a.take("kv_lengths") {
+                Some(Buf::I32(l)) => Some(l),
+                Some(Buf::F32(_)) => return Err("tensor kv_lengths should be i32".to_string()),
+                None => None,
+            };
+            let mask = a.of("mask")?;
+            let mut out = a.f("out")?;
+            let mut opts = AttentionOptions::new(batch, heads, kv_heads, seq_q, seq_kv, head_dim)
+                .seq_major(a.fl("seq_major")?)
+                .causal(a.fl("causal")?)
+                .causal_bottom_right(a.fl("causal_bottom_right")?)
+                .scale(a.sf("scale")?);
+            if let Some(l) = &lengths {
+                opts = opts.kv_lengths(l);
+            }
+            if let Some(m) = &mask {
+                opts = opts.mask(m, mask_dims);
+            } else {
+                opts = opts.mask_dims(mask_dims);
+            }
+            let r = ctx.attention_with(&opts, &q, &k, &v, &mut out);
+            a.pf("q", q);
+            a.pf("k", k);
+            a.pf("v", v);
+            if let Some(l) = lengths {
+                a.pi("kv_lengths", l);
+            }
+            if let Some(m) = mask {
+                a.pf("mask", m);
+            }
+            a.pf("out", out);
+            r
+        }
+        "gemm_batched" => {
+            let (ta, tb) = (a.fl("trans_a")?, a.fl("trans_b")?);
+            let (batch, m, n, k) = (a.d("batch")?, a.d("m")?, a.d("n")?, a.d("k")?);
+            let (lda, sa, ldb, sb) = (a.d("lda")?, a.d("stride_a")?, a.d("ldb")?, a.d("stride_b")?);
+            let (ldc, sc) = (a.d("ldc")?, a.d("stride_c")?);
+            let (alpha, beta) = (a.sf("alpha")?, a.sf("beta")?);
+            let x = a.f("a")?;
+            let b = a.f("b")?;
+            let mut c = a.f("c")?;
+            let r = ctx.gemm_batched(ta, tb, batch, m, n, k, alpha, &x, lda, sa, &b, ldb, sb, beta, &mut c, ldc, sc);
+            a.pf("a", x);
+            a.pf("b", b);
+            a.pf("c", c);
             r
         }
         _ => return Err(format!("unknown kernel {kernel}")),

@@ -1,8 +1,9 @@
 //! Kernel signatures from the corpus (`signatures` of manifest.json /
 //! bad_input.json) and the tensor sizes they imply, computed the way the safe
 //! crate computes them (docs/rust.md): dense tensors hold the product of their
-//! shape, strided ones (with an `ld`) span `(rows - 1) * ld + cols`; a product
-//! that does not fit `usize` overflows.
+//! shape, strided ones (with an `ld`) span `(rows - 1) * ld + cols`, batches
+//! of items (with a `stride`) span `(count - 1) * stride + the extent of one`;
+//! a product that does not fit `usize` overflows.
 
 use crate::dispatch::Args;
 use crate::json::Json;
@@ -14,6 +15,7 @@ pub struct Param {
     pub dtype: String,
     pub shape: Vec<String>,
     pub ld: Option<String>,
+    pub stride: Option<String>,
     pub nullable: bool,
 }
 
@@ -34,6 +36,7 @@ pub fn params(signatures: &Json, kernel: &str) -> Result<Vec<Param>, String> {
             dtype: p.get("dtype").and_then(Json::as_str).unwrap_or("").to_string(),
             shape: p.get("shape").map(|s| s.str_list().iter().map(|x| x.to_string()).collect()).unwrap_or_default(),
             ld: p.get("ld").and_then(Json::as_str).map(str::to_string),
+            stride: p.get("stride").and_then(Json::as_str).map(str::to_string),
             nullable: p.get("nullable").and_then(Json::as_bool).unwrap_or(false),
         })
         .collect())
@@ -73,6 +76,18 @@ pub fn size(p: &Param, a: &Args) -> Result<Option<usize>, String> {
     }
     let max = usize::MAX as i128;
     let fit = |v: Option<i128>| v.filter(|&v| v <= max).map(|v| v as usize);
+    if let Some(stride) = &p.stride {
+        // A batch: the extent of one item (the last axes), then
+        // (count - 1) * stride + item, as the crate's batched_len.
+        let item = Param { shape: p.shape[1..].to_vec(), stride: None, ..p.clone() };
+        let Some(one) = size(&item, a)? else { return Ok(None) };
+        if dims[0] == 0 || one == 0 {
+            return Ok(Some(0));
+        }
+        let stride = a.dim(stride).ok_or_else(|| format!("case lacks dim {stride}"))? as i128;
+        let Some(span) = fit((dims[0] - 1).checked_mul(stride)) else { return Ok(None) };
+        return Ok(fit((span as i128).checked_add(one as i128)));
+    }
     if let (Some(ld), 2) = (&p.ld, dims.len()) {
         let ld = a.dim(ld).ok_or_else(|| format!("case lacks dim {ld}"))? as i128;
         let (rows, cols) = (dims[0], dims[1]);
