@@ -20,8 +20,12 @@
 #                   tests/fuzz/corpus/TARGET, keeping only inputs that add
 #                   coverage (libFuzzer -merge=1)
 #
-# Reproduce a crash:  $KB_FUZZ_OUT/bin/TARGET crashes/TARGET/crash-...
-# (the same binary replays a file given on its command line).
+#      tools/fuzz.sh replay TARGET FILE...
+# builds TARGET and runs each FILE once with KB_FUZZ_KNOWN_DEFECTS=1 and no
+# UBSan suppressions: the way to reproduce a crash input
+# ($KB_FUZZ_OUT/crashes/TARGET/crash-...) or a known defect
+# (tests/fuzz/known_defects/TARGET/*), with KB_FUZZ_VERBOSE=1 describing
+# each call first.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,14 +34,24 @@ all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entr
 
 usage() {
   echo "usage: tools/fuzz.sh SECONDS [TARGET...]" >&2
+  echo "       tools/fuzz.sh replay TARGET FILE..." >&2
   echo "targets: ${all_targets[*]}" >&2
   exit 2
 }
 
-[[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || usage
-seconds=$1
-shift
-targets=("$@")
+replay=()
+if [[ ${1:-} == replay ]]; then
+  [[ $# -ge 3 ]] || usage
+  targets=("$2")
+  shift 2
+  for f in "$@"; do replay+=("$(realpath "$f")"); done
+  seconds=0
+else
+  [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || usage
+  seconds=$1
+  shift
+  targets=("$@")
+fi
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target $t" >&2; usage; }
@@ -92,6 +106,13 @@ for t in "${targets[@]}"; do
     -lm -lpthread -ldl -o "$out/bin/$t"
 done
 echo "fuzz.sh: built ${#targets[@]} targets in $(($(date +%s) - start)) s"
+
+if ((${#replay[@]})); then
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export KB_FUZZ_KNOWN_DEFECTS=1
+  exec "$out/bin/${targets[0]}" "${replay[@]}"
+fi
 
 # Huge requested sizes must come back as OUT_OF_MEMORY, not abort the run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=1:detect_leaks=1}

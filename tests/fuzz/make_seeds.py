@@ -5,8 +5,9 @@ Seeds are the shared bad-input corpus (tests/conformance/corpus/bad_input.json)
 encoded in the fuzz input format (docs/reliability.md, decoded by fuzz.c):
 every case of a float32 kernel becomes a seed of that kernel's target, and of
 its bfloat16 and float16 variants in the "half" target; a few hand-written
-cases cover the entry points the shared corpus does not have yet (kb_linear,
-kb_attention_ex, kb_gemm_batched) and the contexts-and-buffers target.
+cases add paths of kb_linear, kb_attention_ex and kb_gemm_batched (the
+decode split, many small batch items) and drive the contexts-and-buffers
+target.
 
     python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file and known_defects/
     python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* and DIR/known_defects/ instead
@@ -176,14 +177,14 @@ def encode(index, params, case):
 
 # ---- cases ----
 
-# Cases for entry points the shared bad-input corpus does not cover yet, in
-# its format (dims, flags, scalars, tensors, null, overlap).
+# More cases for the newer entry points (seeds named seed-extra_*), in the
+# bad-input corpus's format (dims, flags, scalars, tensors, null, overlap).
 def extra_cases():
     cases = []
 
-    def case(kernel, name, dims, flags=None, scalars=None, tensors=None, null=(), overlap=None):
+    def case(kernel, name, dims, flags=None, scalars=None, tensors=None, null=(), overlap=None, dummy=()):
         cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": flags or {}, "scalars": scalars or {},
-                      "tensors": tensors or {}, "null": list(null), "overlap": overlap or {}})
+                      "tensors": tensors or {}, "null": list(null), "overlap": overlap or {}, "dummy": list(dummy)})
 
     lin = {"rows": 3, "in_features": 4, "out_features": 5}
     case("linear", "linear_base_ok", lin, scalars={"act": 2})
@@ -195,6 +196,11 @@ def extra_cases():
     case("linear", "linear_y_overlaps_x", lin, scalars={"act": 0}, overlap={"y": {"with": "x", "offset": 2}})
     case("linear", "linear_weight_null", lin, scalars={"act": 3}, null=["weight"])
     case("linear", "linear_gemv_ok", {"rows": 1, "in_features": 37, "out_features": 70}, scalars={"act": 3})
+    # Nothing to compute, but a bias of 2^62 floats: its byte size overflows,
+    # so OUT_OF_MEMORY (kb_linear once returned OK here, with a signed
+    # overflow; fixed).
+    case("linear", "linear_bias_bytes_overflow", {"rows": 0, "in_features": 0, "out_features": 1 << 62},
+         scalars={"act": 0}, dummy=["bias"])
 
     ex = {"batch": 2, "heads": 4, "kv_heads": 2, "seq_q": 3, "seq_kv": 5, "head_dim": 8,
           "mask_batch": 1, "mask_heads": 4, "mask_q": 3}
@@ -244,19 +250,17 @@ def known_defect_cases():
         cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": flags or {}, "scalars": scalars or {},
                       "tensors": {}, "null": list(null), "dummy": list(dummy), "overlap": {}})
 
-    # kb_linear returns OK for a bias of 2^62 floats (its byte size overflows
-    # int64: signed overflow in linear_dt) where OUT_OF_MEMORY is due.
-    case("linear", "linear_bias_bytes_overflow", {"rows": 0, "in_features": 0, "out_features": 1 << 62},
-         scalars={"act": 0}, dummy=["bias"])
     # kb_gemm_batched computes stride_a * 4 with signed overflow (A is empty:
     # k == 0, so any stride is valid).
     case("gemm_batched", "gemm_batched_stride_bytes_overflow",
          {"batch": 2, "m": 2, "n": 2, "k": 0, "lda": 1, "stride_a": 1 << 62, "ldb": 2, "stride_b": 0, "ldc": 2,
           "stride_c": 4}, {"trans_a": False, "trans_b": False}, {"alpha": 1.0, "beta": 0.0})
-    # kb_gemm, matrix-vector path: B has one row (k == 1), its leading
-    # dimension is huge; the kernel forms the addresses of rows 1..3.
+    # kb_gemm, matrix-vector path (m == 1: y = x B reads B by rows): B has
+    # one row (k == 1) and a leading dimension of 2^60; the kernel forms
+    # the addresses of rows 1..3 as well (gemv_axpy), and 2^60 floats past
+    # B overflow the address space.
     case("gemm", "gemv_row_pointers_overflow",
-         {"m": 1, "n": 5, "k": 1, "lda": 1, "ldb": 1 << 61, "ldc": 5}, {"trans_a": False, "trans_b": False},
+         {"m": 1, "n": 40, "k": 1, "lda": 1, "ldb": 1 << 60, "ldc": 40}, {"trans_a": False, "trans_b": False},
          {"alpha": 1.0, "beta": 0.0})
     return cases
 
@@ -299,13 +303,14 @@ def build(out_dir):
     with open(os.path.join(ROOT, "tests", "conformance", "corpus", "bad_input.json")) as f:
         bad = json.load(f)
     written = {}
-    for case in bad["cases"] + extra_cases():
+    cases = [("", c) for c in bad["cases"]] + [("extra_", c) for c in extra_cases()]
+    for prefix, case in cases:
         for suffix in ("", "_bf16", "_f16"):
             fn = "kb_" + case["kernel"] + suffix
             if fn not in index:
                 continue
             fam, i, params = index[fn]
-            written[("corpus", fam, "seed-" + case["name"] + suffix)] = encode(i, params, case)
+            written[("corpus", fam, "seed-" + prefix + case["name"] + suffix)] = encode(i, params, case)
     for name, data in buffers_seeds().items():
         written[("corpus", "buffers", name)] = data
     for case in known_defect_cases():

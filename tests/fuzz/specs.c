@@ -321,13 +321,6 @@ static kb_status call_topp(fz_call *c, kb_context *ctx) {
  * engine skips them so that fuzzing goes on finding new ones, unless
  * KB_FUZZ_KNOWN_DEFECTS=1 (the known_defects tests set it). */
 const char *fz_known_defect(fz_call *c) {
-  /* kb_linear: the byte size of a non-NULL bias is computed without an
-   * overflow check (signed overflow, and OK where OUT_OF_MEMORY is due). */
-  if (strncmp(c->spec->fn, "kb_linear", 9) == 0) {
-    fz_tensor *bias = fz_tensor_of(c, "bias");
-    int64_t out = D("out_features"), e = c->spec->dtype == FZ_F32 ? 4 : 2;
-    if (bias->ptr != NULL && out > INT64_MAX / e) return "linear-bias-overflow";
-  }
   bool batched = strncmp(c->spec->fn, "kb_gemm_batched", 15) == 0;
   /* kb_gemm_batched: stride_a, stride_b and stride_c are converted to bytes
    * without an overflow check (signed overflow when a stride exceeds
