@@ -15,10 +15,13 @@
 #                   binaries, the growing corpora (corpus/TARGET), crash
 #                   inputs (crashes/TARGET) and logs (logs/TARGET.log)
 #   KB_FUZZ_JOBS    parallel compile jobs (default: 2)
-#   KB_FUZZ_FLAGS   extra libFuzzer flags (e.g. "-workers=2 -jobs=2")
+#   KB_FUZZ_RUNS    stop each target after this many executions (libFuzzer
+#                   -runs); SECONDS still bounds each target's time
+#   KB_FUZZ_FLAGS   extra libFuzzer flags
 #   KB_FUZZ_MERGE   1: afterwards, merge each grown corpus back into
 #                   tests/fuzz/corpus/TARGET, keeping only inputs that add
-#                   coverage (libFuzzer -merge=1)
+#                   edge coverage (libFuzzer -merge=1 -use_counters=0, which
+#                   keeps the committed corpus small)
 #
 #      tools/fuzz.sh replay TARGET FILE...
 # builds TARGET and runs each FILE once with KB_FUZZ_KNOWN_DEFECTS=1 and no
@@ -129,9 +132,9 @@ for t in "${targets[@]}"; do
   echo "fuzz.sh: $t for $seconds s (log: $log)"
   set +e
   # shellcheck disable=SC2086
-  "$out/bin/$t" -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
-    -use_value_profile=1 -artifact_prefix="$crashes/" ${KB_FUZZ_FLAGS:-} "$corpus" "tests/fuzz/corpus/$t" \
-    >"$log" 2>&1
+  "$out/bin/$t" -max_total_time="$seconds" ${KB_FUZZ_RUNS:+-runs=$KB_FUZZ_RUNS} -print_final_stats=1 -timeout=20 \
+    -rss_limit_mb=4096 -max_len=4096 -artifact_prefix="$crashes/" ${KB_FUZZ_FLAGS:-} "$corpus" \
+    "tests/fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -h 'stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
@@ -147,7 +150,7 @@ for t in "${targets[@]}"; do
   fi
   if [[ ${KB_FUZZ_MERGE:-0} == 1 ]]; then
     mkdir -p "tests/fuzz/corpus/$t"
-    "$out/bin/$t" -merge=1 -max_len=4096 "tests/fuzz/corpus/$t" "$corpus" >>"$log" 2>&1
+    "$out/bin/$t" -merge=1 -use_counters=0 -max_len=4096 "tests/fuzz/corpus/$t" "$corpus" >>"$log" 2>&1
   fi
 done
 

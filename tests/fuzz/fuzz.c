@@ -10,9 +10,9 @@
 
 /* A tensor larger than this gets no buffer of its own (NULL, or a small
  * dummy when the call has nothing to write); keeps every call fast. */
-#define FZ_TENSOR_CAP ((int64_t)1 << 15) /* bytes */
+#define FZ_TENSOR_CAP ((int64_t)1 << 14) /* bytes */
 /* Calls predicted to do more multiply-adds than this are skipped. */
-#define FZ_WORK_CAP ((int64_t)1 << 21)
+#define FZ_WORK_CAP ((int64_t)1 << 18)
 /* Size of the dummy buffer passed for tensors whose size is undefined or
  * too large, when the call must fail or has nothing to write. */
 #define FZ_DUMMY 16

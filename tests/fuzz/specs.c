@@ -322,14 +322,13 @@ static kb_status call_topp(fz_call *c, kb_context *ctx) {
  * KB_FUZZ_KNOWN_DEFECTS=1 (the known_defects tests set it). */
 const char *fz_known_defect(fz_call *c) {
   bool batched = strncmp(c->spec->fn, "kb_gemm_batched", 15) == 0;
-  /* kb_gemm_batched: stride_a, stride_b and stride_c are converted to bytes
-   * without an overflow check (signed overflow when a stride exceeds
-   * INT64_MAX / element size, which is valid for an empty matrix or a
-   * batch of one). */
+  /* kb_gemm_batched: the byte offsets of the items (i * stride * element
+   * size, i < batch) are computed without an overflow check; a stride is
+   * unbounded for an empty matrix or a batch of one. */
   if (batched) {
-    int64_t e = c->spec->dtype == FZ_F32 ? 4 : 2;
-    if (D("stride_a") > INT64_MAX / e || D("stride_b") > INT64_MAX / e || D("stride_c") > INT64_MAX / e)
-      return "gemm-batched-stride-overflow";
+    int64_t e = c->spec->dtype == FZ_F32 ? 4 : 2, items = D("batch") > 1 ? D("batch") - 1 : 1;
+    int64_t most = INT64_MAX / e / items;
+    if (D("stride_a") > most || D("stride_b") > most || D("stride_c") > most) return "gemm-batched-stride-overflow";
   }
   /* The matrix-vector kernels (m == 1 or n == 1) form the addresses of up
    * to four (or sixteen) rows at once, also past the last row: with a huge
