@@ -36,9 +36,11 @@ declare -A probes=(
   [g++]="have g++"
   [default-jdk-headless]="have_all java javac"
   [clang]="have clang"
+  # libFuzzer and the sanitizer runtimes of clang, for tools/fuzz.sh.
+  [libclang-rt-14-dev]="compgen -G '/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' >/dev/null"
 )
 packages=(bazel-bootstrap golang-go swig bindgen cbindgen librust-cc-dev libopenblas-dev pkg-config binutils gcc g++
-  default-jdk-headless clang)
+  default-jdk-headless clang libclang-rt-14-dev)
 
 missing_debs=()
 for pkg in "${packages[@]}"; do

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs of the fuzz targets (tests/fuzz/corpus/*/seed-*).
+
+Seeds are the shared bad-input corpus (tests/conformance/corpus/bad_input.json)
+encoded in the fuzz input format (docs/reliability.md, decoded by fuzz.c):
+every case of a float32 kernel becomes a seed of that kernel's target, and of
+its bfloat16 and float16 variants in the "half" target; a few hand-written
+cases add paths of kb_linear, kb_attention_ex and kb_gemm_batched (the
+decode split, many small batch items) and drive the contexts-and-buffers
+target.
+
+    python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file and known_defects/
+    python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* and DIR/known_defects/ instead
+
+The entry points, their families and their parameter lists are read from
+specs.c, so the seeds follow the spec table.  coverage_test.py checks that
+the committed seeds are what this script writes.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+# ---- the spec table ----
+
+def parse_specs(path=os.path.join(HERE, "specs.c")):
+    """[(family, fn, dtype, [(kind, name, type, role, nullable, aliases)])] in table order."""
+    with open(path) as f:
+        text = f.read()
+    macros = dict(re.findall(r'#define (\w+) "([^"]*)"', text))
+    table = text[text.index("const fz_spec fz_specs[] = {"):]
+    table = table[:table.index("\n};")]
+
+    def sig_of(chunk):
+        # String literals and macro names up to the shape function, joined.
+        parts = re.findall(r'"([^"]*)"|\b([A-Z_]+_SIG)\b', chunk)
+        return "".join(lit if lit else macros[mac] for lit, mac in parts)
+
+    out = []
+    pattern = re.compile(r'(SPEC3\(|\{)"(\w+)", "(\w+)",(.*?)(?:FZ_F32, )?\b(shape_\w+)', re.S)
+    for m in pattern.finditer(table):
+        three, family, fn, chunk = m.group(1) == "SPEC3(", m.group(2), m.group(3), m.group(4)
+        sig = sig_of(chunk)
+        variants = [(family, fn, "f32")]
+        if three:
+            variants += [("half", fn + "_bf16", "bf16"), ("half", fn + "_f16", "f16")]
+        for fam, name, dtype in variants:
+            out.append((fam, name, dtype, parse_sig(sig, dtype)))
+    return out
+
+
+def parse_sig(sig, dtype):
+    params = []
+    for tok in sig.split():
+        f = tok.split(":")
+        kind, name = f[0], f[1]
+        typ, role, nullable, aliases = None, None, False, []
+        if kind == "s":
+            typ = f[2]
+        elif kind == "t":
+            typ = dtype if f[2] == "$" else f[2]
+            role = f[3]
+            for opt in f[4:]:
+                if opt == "null":
+                    nullable = True
+                elif opt.startswith("alias="):
+                    aliases = opt[6:].split(",")
+        params.append((kind, name, typ, role, nullable, aliases))
+    return params
+
+
+# ---- encoding (mirror of fuzz.c) ----
+
+def enc_dim(v):
+    v = int(v)
+    if 0 <= v < 20:
+        return bytes([v])
+    return b"\xf8" + struct.pack("<q", v)
+
+
+def f32_value(v):
+    if isinstance(v, str):
+        return {"nan": float("nan"), "inf": math.inf, "-inf": -math.inf}[v]
+    return float(v)
+
+
+def f32_bits(v):
+    return struct.unpack("<I", struct.pack("<f", f32_value(v)))[0]
+
+
+def to_bf16(v):
+    x = f32_bits(v)
+    if (x & 0x7FFFFFFF) > 0x7F800000:
+        return (x >> 16) | 0x40
+    return x >> 16
+
+
+def to_f16(v):
+    v = f32_value(v)
+    try:
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    except OverflowError:
+        return 0xFC00 if v < 0 else 0x7C00
+
+
+def enc_scalar(typ, v):
+    if typ == "f32":
+        return b"\xe0" + struct.pack("<I", f32_bits(v))
+    if typ == "i32":
+        return b"\xe0" + struct.pack("<i", int(v))
+    if typ == "i64":
+        return b"\xe0" + struct.pack("<q", int(v))
+    return b"\xe0" + struct.pack("<Q", int(v))  # u64 (seed: a decimal string in JSON)
+
+
+def enc_values(typ, values):
+    if typ == "f32":
+        return b"".join(struct.pack("<I", f32_bits(v)) for v in values)
+    if typ == "i32":
+        return b"".join(struct.pack("<i", int(v)) for v in values)
+    conv = to_bf16 if typ == "bf16" else to_f16
+    return b"".join(struct.pack("<H", conv(v)) for v in values)
+
+
+# Context byte: the one-thread context, and the call again on three threads.
+CTX_ONE_AND_RERUN = 4
+FILL_RAW, FILL_CONST = 3, 2
+PALETTE_ONE = 2  # fpal(2) == 1.0f
+
+
+def encode(index, params, case):
+    """One call: case has dims, flags, scalars, tensors, null, overlap."""
+    out = bytearray([index, CTX_ONE_AND_RERUN])
+    tensors = [p for p in params if p[0] == "t"]
+    tnames = [p[1] for p in tensors]
+    placed_out = set()
+    for kind, name, typ, role, nullable, aliases in params:
+        if kind == "d":
+            out += enc_dim(case["dims"][name])
+        elif kind == "f":
+            out.append(1 if case["flags"].get(name) else 0)
+        elif kind == "s":
+            out += enc_scalar(typ, case["scalars"][name])
+        else:
+            if name in case.get("null", []):
+                out.append(12)
+            elif name in case.get("dummy", []):
+                out.append(1)  # odd: a dummy buffer when the tensor is too large and nothing is written
+            elif name in case.get("overlap", {}):
+                ov = case["overlap"][name]
+                i, j = tnames.index(name), tnames.index(ov["with"])
+                out.append(13)
+                out.append(j if j < i else j - 1)
+                out += enc_dim(ov["offset"])
+                if role == "out":
+                    placed_out.add(name)
+            else:
+                out.append(0)
+    for kind, name, typ, role, nullable, aliases in tensors:
+        if name in case.get("null", []) or name in placed_out:
+            continue
+        t = case["tensors"].get(name, {})
+        if "values" in t:
+            out += bytes([FILL_RAW, 0, 0]) + enc_values(typ, t["values"])
+        else:
+            out += bytes([FILL_CONST, 0, 0 if typ == "i32" else PALETTE_ONE])
+    return bytes(out)
+
+
+# ---- cases ----
+
+# More cases for the newer entry points (seeds named seed-extra_*), in the
+# bad-input corpus's format (dims, flags, scalars, tensors, null, overlap).
+def extra_cases():
+    cases = []
+
+    def case(kernel, name, dims, flags=None, scalars=None, tensors=None, null=(), overlap=None, dummy=()):
+        cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": flags or {}, "scalars": scalars or {},
+                      "tensors": tensors or {}, "null": list(null), "overlap": overlap or {}, "dummy": list(dummy)})
+
+    lin = {"rows": 3, "in_features": 4, "out_features": 5}
+    case("linear", "linear_base_ok", lin, scalars={"act": 2})
+    case("linear", "linear_no_bias_ok", lin, scalars={"act": 4}, null=["bias"])
+    case("linear", "linear_relu_k0_ok", {"rows": 2, "in_features": 0, "out_features": 3}, scalars={"act": 1})
+    case("linear", "linear_bad_act", lin, scalars={"act": 5})
+    case("linear", "linear_negative_rows", dict(lin, rows=-1), scalars={"act": 0})
+    case("linear", "linear_huge", dict(lin, rows=1 << 40, out_features=1 << 40), scalars={"act": 0})
+    case("linear", "linear_y_overlaps_x", lin, scalars={"act": 0}, overlap={"y": {"with": "x", "offset": 2}})
+    case("linear", "linear_weight_null", lin, scalars={"act": 3}, null=["weight"])
+    case("linear", "linear_gemv_ok", {"rows": 1, "in_features": 37, "out_features": 70}, scalars={"act": 3})
+    # Nothing to compute, but a bias of 2^62 floats: its byte size overflows,
+    # so OUT_OF_MEMORY (kb_linear once returned OK here, with a signed
+    # overflow; fixed).
+    case("linear", "linear_bias_bytes_overflow", {"rows": 0, "in_features": 0, "out_features": 1 << 62},
+         scalars={"act": 0}, dummy=["bias"])
+
+    ex = {"batch": 2, "heads": 4, "kv_heads": 2, "seq_q": 3, "seq_kv": 5, "head_dim": 8,
+          "mask_batch": 1, "mask_heads": 4, "mask_q": 3}
+    exf = {"seq_major": False, "causal": False, "causal_bottom_right": False}
+    case("attention_ex", "attention_ex_base_ok", ex, exf, {"scale": 0.0}, null=["kv_lengths", "mask"])
+    case("attention_ex", "attention_ex_everything_ok", ex, dict(exf, seq_major=True, causal=True,
+                                                                 causal_bottom_right=True),
+         {"scale": 0.25}, {"kv_lengths": {"len": 2, "values": [5, 2]}})
+    case("attention_ex", "attention_ex_length_too_big", ex, exf, {"scale": 0.0},
+         {"kv_lengths": {"len": 2, "values": [6, 1]}}, null=["mask"])
+    case("attention_ex", "attention_ex_zero_lengths_ok", ex, dict(exf, causal=True), {"scale": 0.0},
+         {"kv_lengths": {"len": 2, "values": [0, 0]}}, null=["mask"])
+    case("attention_ex", "attention_ex_mask_heads_bad", dict(ex, mask_heads=3), exf, {"scale": 0.0},
+         null=["kv_lengths"])
+    case("attention_ex", "attention_ex_bottom_right_without_causal", ex,
+         dict(exf, causal_bottom_right=True), {"scale": 0.0}, null=["kv_lengths", "mask"])
+    case("attention_ex", "attention_ex_out_overlaps_mask", ex, exf, {"scale": 0.0},
+         null=["kv_lengths"], overlap={"out": {"with": "mask", "offset": 1}})
+    case("attention_ex", "attention_ex_nan_scale", ex, exf, {"scale": "nan"}, null=["kv_lengths", "mask"])
+    case("attention_ex", "attention_ex_decode_ok", dict(ex, seq_q=1, seq_kv=600, mask_q=1, head_dim=4), exf,
+         {"scale": 0.0}, null=["kv_lengths", "mask"])
+
+    gb = {"batch": 3, "m": 2, "n": 3, "k": 4, "lda": 4, "stride_a": 8, "ldb": 3, "stride_b": 0, "ldc": 5,
+          "stride_c": 12}
+    gf = {"trans_a": False, "trans_b": False}
+    gs = {"alpha": 1.0, "beta": 0.5}
+    case("gemm_batched", "gemm_batched_base_ok", gb, gf, gs)
+    case("gemm_batched", "gemm_batched_transposed_ok", dict(gb, lda=2, stride_a=9, ldb=4, stride_b=12),
+         {"trans_a": True, "trans_b": True}, gs)
+    case("gemm_batched", "gemm_batched_c_items_overlap", dict(gb, stride_c=4), gf, gs)
+    case("gemm_batched", "gemm_batched_negative_stride", dict(gb, stride_b=-1), gf, gs)
+    case("gemm_batched", "gemm_batched_huge_stride", dict(gb, stride_a=1 << 62), gf, gs)
+    case("gemm_batched", "gemm_batched_c_overlaps_a", gb, gf, gs, overlap={"c": {"with": "a", "offset": 3}})
+    case("gemm_batched", "gemm_batched_k0_null_ab_ok", dict(gb, k=0), gf, gs, null=["a", "b"])
+    case("gemm_batched", "gemm_batched_many_small_ok", dict(gb, batch=40, stride_a=8, stride_c=10, ldc=5), gf,
+         {"alpha": -2.0, "beta": 0.0})
+    return cases
+
+
+# Reproducers of known library defects (docs/reliability.md), written to
+# tests/fuzz/known_defects/<family>/ and replayed by the manual
+# known_defects_<family>_test targets with KB_FUZZ_KNOWN_DEFECTS=1.
+def known_defect_cases():
+    cases = []
+
+    def case(kernel, name, dims, flags=None, scalars=None, null=(), dummy=()):
+        cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": flags or {}, "scalars": scalars or {},
+                      "tensors": {}, "null": list(null), "dummy": list(dummy), "overlap": {}})
+
+    # kb_gemm_batched computes stride_a * 4 with signed overflow (A is empty:
+    # k == 0, so any stride is valid).
+    case("gemm_batched", "gemm_batched_stride_bytes_overflow",
+         {"batch": 2, "m": 2, "n": 2, "k": 0, "lda": 1, "stride_a": 1 << 62, "ldb": 2, "stride_b": 0, "ldc": 2,
+          "stride_c": 4}, {"trans_a": False, "trans_b": False}, {"alpha": 1.0, "beta": 0.0})
+    # kb_gemm, matrix-vector path (m == 1: y = x B reads B by rows): B has
+    # one row (k == 1) and a leading dimension of 2^60; the kernel forms
+    # the addresses of rows 1..3 as well (gemv_axpy), and 2^60 floats past
+    # B overflow the address space.
+    case("gemm", "gemv_row_pointers_overflow",
+         {"m": 1, "n": 40, "k": 1, "lda": 1, "ldb": 1 << 60, "ldc": 40}, {"trans_a": False, "trans_b": False},
+         {"alpha": 1.0, "beta": 0.0})
+    return cases
+
+
+def buffers_seeds():
+    """Operation sequences for buffers_fuzz.c (op byte, then its arguments)."""
+    def size(v):
+        return bytes([v]) if 0 <= v < 80 else b"\xf0" + struct.pack("<q", v)
+
+    ctx_create = lambda slot, backend, threads: bytes([0, slot, backend]) + size(threads) + b"\x01"
+    # The fill value of a new buffer is read only when the buffer is made.
+    buf_create = lambda slot, ctx, n, value=7: bytes([2, slot, ctx]) + size(n) + bytes([1]) + (
+        bytes([value]) if 0 <= n <= 4096 else b"")
+    upload = lambda b, ctx, off, n: bytes([4, b, ctx]) + size(off) + size(n) + bytes([2]) + bytes(range(n % 80))
+    download = lambda b, ctx, off, n: bytes([5, b, ctx]) + size(off) + size(n) + bytes([2]) + bytes(n % 80)
+    # v: index into buffers_fuzz.c's value list (3 is 255, 4 is 256, 5 is -1).
+    fill = lambda b, ctx, off, n, v: bytes([6, b, ctx]) + size(off) + size(n) + bytes([v])
+    copy = lambda d, s, ctx, doff, soff, n: bytes([7, d, s, ctx]) + size(doff) + size(soff) + size(n)
+    seeds = {
+        "seed-round_trip": ctx_create(1, 0, 3) + buf_create(0, 1, 64) + upload(0, 1, 8, 16) + download(0, 1, 0, 64)
+        + fill(0, 1, 60, 4, 3) + copy(1, 0, 0, 0, 0, 0) + buf_create(1, 0, 32) + copy(1, 0, 1, 0, 8, 32)
+        + bytes([10, 1, 1]) + download(1, 0, 0, 32),
+        "seed-bad_ranges": buf_create(0, 0, 16) + upload(0, 0, 10, 7) + download(0, 0, 17, 0) + fill(0, 0, 0, 16, 4)
+        + copy(0, 0, 0, 0, 4, 8) + copy(0, 0, 0, 0, 8, 8) + bytes([3, 0]) + upload(0, 0, 0, 1),
+        "seed-huge": buf_create(0, 0, 1 << 62) + buf_create(1, 0, -1) + ctx_create(2, 3, 0) + ctx_create(1, 0, 257)
+        + ctx_create(2, 1, 1) + bytes([9, 5, 0, 0, 0]),
+        "seed-empty": buf_create(0, 0, 0) + upload(0, 0, 0, 0) + download(0, 0, 0, 0) + fill(0, 0, 0, 0, 5)
+        + copy(0, 0, 0, 0, 0, 0) + bytes([8, 0x10, 3]),
+    }
+    return seeds
+
+
+def build(out_dir):
+    specs = parse_specs()
+    index = {}
+    families = {}
+    for fam, fn, dtype, params in specs:
+        families.setdefault(fam, []).append(fn)
+        index[fn] = (fam, families[fam].index(fn), params)
+    with open(os.path.join(ROOT, "tests", "conformance", "corpus", "bad_input.json")) as f:
+        bad = json.load(f)
+    written = {}
+    cases = [("", c) for c in bad["cases"]] + [("extra_", c) for c in extra_cases()]
+    for prefix, case in cases:
+        for suffix in ("", "_bf16", "_f16"):
+            fn = "kb_" + case["kernel"] + suffix
+            if fn not in index:
+                continue
+            fam, i, params = index[fn]
+            written[("corpus", fam, "seed-" + prefix + case["name"] + suffix)] = encode(i, params, case)
+    for name, data in buffers_seeds().items():
+        written[("corpus", "buffers", name)] = data
+    for case in known_defect_cases():
+        fam, i, params = index["kb_" + case["kernel"]]
+        written[("known_defects", fam, case["name"])] = encode(i, params, case)
+    for (top, fam, name), data in sorted(written.items()):
+        d = os.path.join(out_dir, top, fam)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+    return written
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=HERE)
+    args = ap.parse_args()
+    corpus = os.path.join(args.out, "corpus")
+    if os.path.isdir(corpus):
+        for fam in os.listdir(corpus):
+            for name in os.listdir(os.path.join(corpus, fam)):
+                if name.startswith("seed-"):
+                    os.remove(os.path.join(corpus, fam, name))
+    shutil.rmtree(os.path.join(args.out, "known_defects"), ignore_errors=True)
+    written = build(args.out)
+    print("wrote %d seeds under %s" % (len(written), args.out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
