@@ -26,8 +26,8 @@
 #      tools/fuzz.sh replay TARGET FILE...
 # builds TARGET and runs each FILE once with KB_FUZZ_KNOWN_DEFECTS=1 and no
 # UBSan suppressions: the way to reproduce a crash input
-# ($KB_FUZZ_OUT/crashes/TARGET/crash-...) or a known defect
-# (tests/fuzz/known_defects/TARGET/*), with KB_FUZZ_VERBOSE=1 describing
+# ($KB_FUZZ_OUT/crashes/TARGET/crash-...) or a seed of tests/fuzz/corpus,
+# with KB_FUZZ_VERBOSE=1 describing
 # each call first.
 set -euo pipefail
 
@@ -73,7 +73,7 @@ mkdir -p "$out/obj" "$out/bin" "$out/logs"
 # The library as tools/bazel/copts.bzl compiles it, plus the sanitizers and
 # libFuzzer's coverage instrumentation.
 # pointer-overflow stays recoverable so that tests/fuzz/ubsan_known.supp can
-# name the known sites of one defect (NULL + 0 on empty tensors, see
+# name the sites of a known defect (none is open at present, see
 # docs/reliability.md); UBSAN_OPTIONS halt_on_error=1 still stops on any
 # other report.
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=all -fsanitize-recover=pointer-overflow

@@ -9,8 +9,8 @@ cases add paths of kb_linear, kb_attention_ex and kb_gemm_batched (the
 decode split, many small batch items) and drive the contexts-and-buffers
 target.
 
-    python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file and known_defects/
-    python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* and DIR/known_defects/ instead
+    python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file
+    python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* instead
 
 The entry points, their families and their parameter lists are read from
 specs.c, so the seeds follow the spec table.  coverage_test.py checks that
@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import shutil
 import struct
 import sys
 
@@ -240,10 +239,10 @@ def extra_cases():
     return cases
 
 
-# Reproducers of known library defects (docs/reliability.md), written to
-# tests/fuzz/known_defects/<family>/ and replayed by the manual
-# known_defects_<family>_test targets with KB_FUZZ_KNOWN_DEFECTS=1.
-def known_defect_cases():
+# Reproducers of library defects the fuzzers found and that are fixed
+# (docs/reliability.md, D3 and D4), kept as seeds (seed-fixed_*) so that the
+# replay in `bazel test //...` (and under --config=asan) guards the fix.
+def fixed_defect_cases():
     cases = []
 
     def case(kernel, name, dims, flags=None, scalars=None, null=(), dummy=()):
@@ -313,9 +312,9 @@ def build(out_dir):
             written[("corpus", fam, "seed-" + prefix + case["name"] + suffix)] = encode(i, params, case)
     for name, data in buffers_seeds().items():
         written[("corpus", "buffers", name)] = data
-    for case in known_defect_cases():
+    for case in fixed_defect_cases():
         fam, i, params = index["kb_" + case["kernel"]]
-        written[("known_defects", fam, case["name"])] = encode(i, params, case)
+        written[("corpus", fam, "seed-fixed_" + case["name"])] = encode(i, params, case)
     for (top, fam, name), data in sorted(written.items()):
         d = os.path.join(out_dir, top, fam)
         os.makedirs(d, exist_ok=True)
@@ -334,7 +333,6 @@ def main():
             for name in os.listdir(os.path.join(corpus, fam)):
                 if name.startswith("seed-"):
                     os.remove(os.path.join(corpus, fam, name))
-    shutil.rmtree(os.path.join(args.out, "known_defects"), ignore_errors=True)
     written = build(args.out)
     print("wrote %d seeds under %s" % (len(written), args.out))
 
