@@ -227,10 +227,11 @@ def _layout(arr):
     multiples of the item size, a row stride of at least the row length, an
     aligned first element.  None for any other layout.  Axes of length 1 get
     the dense value (numpy gives them any stride)."""
+    flags = arr.flags  # a new object on every access: read it once
+    if flags.c_contiguous or arr.size == 0:
+        return dense_layout(arr.shape) if flags.aligned else None
     item = arr.itemsize
     shape, strides = arr.shape, arr.strides
-    if arr.size == 0 or arr.flags.c_contiguous:
-        return dense_layout(shape) if arr.flags.aligned else None
     if shape[-1] > 1 and strides[-1] != item:
         return None
     cols = shape[-1]
@@ -248,7 +249,7 @@ def _layout(arr):
             stride = strides[0] // item
         else:
             stride = shape[1] * shape[2]
-    if not arr.flags.aligned:
+    if not flags.aligned:
         return None
     return ld, stride
 
@@ -257,6 +258,10 @@ def strided_in(obj, kind, name, fn, ndim):
     """An input with a layout (ld, stride): (memory, ld, stride, slow).  A
     numpy array is used in place when the C API can describe its strides,
     else copied; Buffers and foreign memory must be C-contiguous."""
+    if type(obj) is nd and obj.dtype is kind.dtypes[0] and obj.ndim == ndim:
+        flags = obj.flags  # the common case first: a dense, aligned array
+        if flags.c_contiguous and flags.aligned:
+            return (obj,) + dense_layout(obj.shape) + (False,)
     arr = _resolve(obj, name, fn)
     if not isinstance(arr, nd):
         _check_memory(arr, kind, name, fn, ndim, False)
@@ -276,6 +281,10 @@ def strided_inout(obj, kind, name, fn, ndim):
     strides (only its elements are written, never the gaps between rows or
     items); a misaligned array goes through an aligned copy; any other
     layout is refused (it cannot be written in place)."""
+    if type(obj) is nd and obj.dtype is kind.dtypes[0] and obj.ndim == ndim:
+        flags = obj.flags  # the common case first: a dense, aligned, writable array
+        if flags.c_contiguous and flags.aligned and flags.writeable:
+            return (obj, None) + dense_layout(obj.shape) + (False,)
     arr = _resolve(obj, name, fn)
     if not isinstance(arr, nd):
         _check_memory(arr, kind, name, fn, ndim, True)
@@ -302,6 +311,10 @@ _POINTER_TYPES = {}
 def strided_pointer(ctype, arr):
     """The C pointer of a numpy array's first element, whatever its strides
     (the caller keeps arr alive during the call)."""
+    if arr.flags.c_contiguous:
+        # The common case, through the buffer protocol: about 8x cheaper
+        # than building __array_interface__ (a dict) on every call.
+        return from_buffer(ctype, arr)
     ptype = _POINTER_TYPES.get(ctype)
     if ptype is None:
         ptype = _POINTER_TYPES[ctype] = ffi.getctype(ctype.item, "*")

@@ -19,7 +19,9 @@ import numpy as np
 
 import kernelbridge as kb
 
-N = 1 << 22
+# Large enough that one call lasts tens of milliseconds (gelu on one thread),
+# so that the poller below sees two calls half done at once.
+N = 1 << 24
 
 
 def partial(y):
@@ -28,7 +30,7 @@ def partial(y):
 
 def test_two_threads_inside_c_at_once():
     x = np.linspace(-4, 4, N, dtype=np.float32)
-    want = kb.silu(x)
+    want = kb.gelu(x)
     contexts = [kb.Context(threads=1), kb.Context(threads=1)]
     seen = False
     for _attempt in range(10):
@@ -37,7 +39,7 @@ def test_two_threads_inside_c_at_once():
 
         def work(i):
             start.wait()
-            kb.silu(x, out=outs[i], ctx=contexts[i])
+            kb.gelu(x, out=outs[i], ctx=contexts[i])
 
         threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
         for t in threads:
