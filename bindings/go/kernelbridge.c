@@ -5091,10 +5091,11 @@ static void gemm__batch_body(void *arg, int64_t begin, int64_t end) {
     for (;;) {
       int64_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
       if (i >= j->batch) break;
-      /* Offsets are taken only from non-NULL bases (NULL + 0 is undefined). */
-      char *c = j->c != NULL ? j->c + i * j->sc : NULL;
+      /* C is never empty here (an empty C returns first); the scratch is
+       * NULL when the plan needs none, and NULL + 0 is undefined. */
       float *scratch = j->scratch != NULL ? j->scratch + w * j->scratch_floats : NULL;
-      kb__gemm_exec(NULL, j->plan, gemm__item(j->a, i, j->sa), j->lda, gemm__item(j->b, i, j->sb), j->ldb, c, j->ldc, scratch);
+      kb__gemm_exec(NULL, j->plan, gemm__item(j->a, i, j->sa), j->lda, gemm__item(j->b, i, j->sb), j->ldb, j->c + i * j->sc, j->ldc,
+                    scratch);
     }
 }
 
