@@ -31,6 +31,15 @@ final class Ref {
     return x / (1 + Math.exp(-x));
   }
 
+  /** Whether got is kb's silu of x: within its documented bound of the exact
+   * value (docs/kernels.md: 0.62 ulp for normal results, 0.8 for subnormal). */
+  static boolean siluWithinBound(float got, float x) {
+    double want = silu(x);
+    float rounded = (float) want;
+    double ulps = Math.abs(rounded) < Float.MIN_NORMAL ? 0.8 : 0.62;
+    return Math.abs(got - want) <= ulps * Math.ulp(rounded);
+  }
+
   static double gelu(double x) {
     return 0.5 * x * erfc(-x / Math.sqrt(2));
   }
