@@ -356,7 +356,8 @@ def build(root=None):
         a.emit_header(h)
     for src in sources:
         text = open(src).read()
-        own = {os.path.abspath(src)} | {os.path.abspath(h) for h in unguarded_includes(src)}
+        expanded = unguarded_includes(src)  # headers written inside this file's section
+        own = {os.path.abspath(src)} | {os.path.abspath(h) for h in expanded}
         statics = file_statics(preprocess(src), own)
         prefix = re.sub(r"\W", "_", os.path.splitext(os.path.basename(src))[0]) + "__"
         a.parts.append(f"\n/* ==== {rel(src)} ==== */\n")
@@ -375,7 +376,7 @@ def build(root=None):
         a.parts.append(section)
         statics = pasted
         macros = set(own_macros(text))
-        for h in unguarded_includes(src):
+        for h in expanded:
             macros |= set(own_macros(open(h).read()))
         for n in sorted(set(statics) | macros):
             a.parts.append(f"#undef {n}\n")
