@@ -7582,6 +7582,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define row_reduce vec_avx2__row_reduce
 #define kv_split2 vec_avx2__kv_split2
 #define scale_row vec_avx2__scale_row
+#define scale_kept_row vec_avx2__scale_kept_row
 #define log_softmax_v vec_avx2__log_softmax_v
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
@@ -8487,9 +8488,27 @@ struct vec_avx2__kv_acc {
   vec_avx2__kvi ones;
 };
 
-/* Adds the exponentials of the n (<= 16) elements of v. */
-KV_FN void vec_avx2__acc_exps(struct vec_avx2__kv_acc *a, vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge) {
+/* Adds the exponentials of the n (<= 16) elements of v; with keep, also
+ * stores them there rounded to float (the float32 softmax's second pass
+ * scales them instead of recomputing them) and adds the maximum's 1s with
+ * the other terms. */
+KV_FN void vec_avx2__acc_exps(struct vec_avx2__kv_acc *a, vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge, float *keep) {
   vec_avx2__kvf lost, f = vec_avx2__exp_rel_f(v, mr, huge, &lost);
+  if (keep) {
+    /* Only softmax keeps: its s need not carry s - 1 beyond double
+     * precision (log s does), so the 1s are summed with the rest. */
+    if (n == 16) {
+      vec_avx2__st(KB_VEC_F32, keep, 0, f);
+      a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(f));
+      a->lost = vec_avx2__kv_add(a->lost, lost);
+    } else {
+      vec_avx2__st_n(KB_VEC_F32, keep, 0, f, n);
+      vec_avx2__kvm tail = vec_avx2__kv_mask_first(n);
+      a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(vec_avx2__kv_sel(tail, f, vec_avx2__kv_set(0.0f))));
+      a->lost = vec_avx2__kv_add(a->lost, vec_avx2__kv_sel(tail, lost, vec_avx2__kv_set(0.0f)));
+    }
+    return;
+  }
   vec_avx2__kvm one = vec_avx2__kv_eq(v, vec_avx2__kv_set(mr->m));
   if (n < 16) one = vec_avx2__kv_m_and(one, vec_avx2__kv_mask_first(n));
   vec_avx2__kvm drop = one;
@@ -8514,9 +8533,11 @@ static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.
+ * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
+ * only), each e^(x - m_b) is also stored there rounded to float; keep may
+ * be x itself (every vector is read before it is written).
  */
-KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r) {
+KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r, float *keep) {
   float m = -INFINITY;
   struct vec_avx2__kv_acc acc = {vec_avx2__kvd_set(0.0), vec_avx2__kv_set(0.0f), vec_avx2__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -8559,13 +8580,17 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
     }
     if (m == INFINITY) continue; /* the row is bad */
     struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(m);
+    /* keep + c is only formed when keep is a row (a NULL pointer plus an
+     * offset is undefined behaviour). */
+#define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1);
-      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0);
-      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
     }
+#undef KV_KEEP
   }
   double lf[16], ll[16];
   float lost[16];
@@ -8650,6 +8675,33 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, void *y, int64_t cols, con
   }
 }
 
+/*
+ * The second pass of the float32 softmax and cross-entropy gradient, over
+ * the exponentials row_reduce kept in y: y = f c_b with the double
+ * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
+ * once to float.  f is e^(x - m_b) rounded once, so the result carries two
+ * roundings (the bound in docs/kernels.md); recomputing the exponentials
+ * (scale_row, the 16-bit rows) costs about half the kernel's time again.
+ * Any magnitude of c_b is exact in double: no range split is needed.
+ */
+KV_FN void vec_avx2__scale_kept_row(float *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* As scale_row: a block of -inf (nothing kept there), or weights
+       * below every double. */
+      vec_avx2__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_avx2__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    vec_avx2__kvd c = vec_avx2__kvd_set(cb);
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    for (int64_t i = b0; i < full; i += 16) vec_avx2__st(KB_VEC_F32, y, i, vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(KB_VEC_F32, y, i)), c)));
+    if (full < b1)
+      vec_avx2__st_n(KB_VEC_F32, y, full, vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+  }
+}
+
 /* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
  * terms.  -inf stays -inf. */
 KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__kvf lh, vec_avx2__kvf ll) {
@@ -8665,9 +8717,16 @@ KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__
 
 KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_avx2__kv_rowsum rs;
-  vec_avx2__row_reduce(dt, x, cols, &rs);
+  /* Float32 softmax rows keep their exponentials in y for the second pass;
+   * 16-bit rows could not hold them to float precision and recompute. */
+  int keep = !want_log && dt == KB_VEC_F32;
+  vec_avx2__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
   if (rs.bad) {
     vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
+    return;
+  }
+  if (keep) {
+    vec_avx2__scale_kept_row((float *)y, cols, &rs, 1.0);
     return;
   }
   if (!want_log) {
@@ -8702,7 +8761,7 @@ KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float
     }
     const float *x = logits + r * cols;
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -8720,12 +8779,12 @@ KV_ATTR static void vec_avx2__ce_backward(int64_t rows, int64_t cols, const floa
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, g);
     if (rs.bad) {
       vec_avx2__fill_row(KB_VEC_F32, g, cols, vec_avx2__qnan());
       continue;
     }
-    vec_avx2__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_avx2__scale);
+    vec_avx2__scale_kept_row(g, cols, &rs, vec_avx2__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx2__scale);
   }
@@ -9065,6 +9124,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
+#undef KV_KEEP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2
@@ -9215,6 +9275,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
+#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v
@@ -9350,6 +9411,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define row_reduce vec_avx512__row_reduce
 #define kv_split2 vec_avx512__kv_split2
 #define scale_row vec_avx512__scale_row
+#define scale_kept_row vec_avx512__scale_kept_row
 #define log_softmax_v vec_avx512__log_softmax_v
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
@@ -10080,9 +10142,27 @@ struct vec_avx512__kv_acc {
   vec_avx512__kvi ones;
 };
 
-/* Adds the exponentials of the n (<= 16) elements of v. */
-KV_FN void vec_avx512__acc_exps(struct vec_avx512__kv_acc *a, vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge) {
+/* Adds the exponentials of the n (<= 16) elements of v; with keep, also
+ * stores them there rounded to float (the float32 softmax's second pass
+ * scales them instead of recomputing them) and adds the maximum's 1s with
+ * the other terms. */
+KV_FN void vec_avx512__acc_exps(struct vec_avx512__kv_acc *a, vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge, float *keep) {
   vec_avx512__kvf lost, f = vec_avx512__exp_rel_f(v, mr, huge, &lost);
+  if (keep) {
+    /* Only softmax keeps: its s need not carry s - 1 beyond double
+     * precision (log s does), so the 1s are summed with the rest. */
+    if (n == 16) {
+      vec_avx512__st(KB_VEC_F32, keep, 0, f);
+      a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(f));
+      a->lost = vec_avx512__kv_add(a->lost, lost);
+    } else {
+      vec_avx512__st_n(KB_VEC_F32, keep, 0, f, n);
+      vec_avx512__kvm tail = vec_avx512__kv_mask_first(n);
+      a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(vec_avx512__kv_sel(tail, f, vec_avx512__kv_set(0.0f))));
+      a->lost = vec_avx512__kv_add(a->lost, vec_avx512__kv_sel(tail, lost, vec_avx512__kv_set(0.0f)));
+    }
+    return;
+  }
   vec_avx512__kvm one = vec_avx512__kv_eq(v, vec_avx512__kv_set(mr->m));
   if (n < 16) one = vec_avx512__kv_m_and(one, vec_avx512__kv_mask_first(n));
   vec_avx512__kvm drop = one;
@@ -10107,9 +10187,11 @@ static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.
+ * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
+ * only), each e^(x - m_b) is also stored there rounded to float; keep may
+ * be x itself (every vector is read before it is written).
  */
-KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r) {
+KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r, float *keep) {
   float m = -INFINITY;
   struct vec_avx512__kv_acc acc = {vec_avx512__kvd_set(0.0), vec_avx512__kv_set(0.0f), vec_avx512__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -10152,13 +10234,17 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
     }
     if (m == INFINITY) continue; /* the row is bad */
     struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(m);
+    /* keep + c is only formed when keep is a row (a NULL pointer plus an
+     * offset is undefined behaviour). */
+#define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1);
-      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0);
-      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
     }
+#undef KV_KEEP
   }
   double lf[16], ll[16];
   float lost[16];
@@ -10243,6 +10329,33 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, void *y, int64_t cols, c
   }
 }
 
+/*
+ * The second pass of the float32 softmax and cross-entropy gradient, over
+ * the exponentials row_reduce kept in y: y = f c_b with the double
+ * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
+ * once to float.  f is e^(x - m_b) rounded once, so the result carries two
+ * roundings (the bound in docs/kernels.md); recomputing the exponentials
+ * (scale_row, the 16-bit rows) costs about half the kernel's time again.
+ * Any magnitude of c_b is exact in double: no range split is needed.
+ */
+KV_FN void vec_avx512__scale_kept_row(float *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* As scale_row: a block of -inf (nothing kept there), or weights
+       * below every double. */
+      vec_avx512__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_avx512__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    vec_avx512__kvd c = vec_avx512__kvd_set(cb);
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    for (int64_t i = b0; i < full; i += 16) vec_avx512__st(KB_VEC_F32, y, i, vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(KB_VEC_F32, y, i)), c)));
+    if (full < b1)
+      vec_avx512__st_n(KB_VEC_F32, y, full, vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+  }
+}
+
 /* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
  * terms.  -inf stays -inf. */
 KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_avx512__kvf lh, vec_avx512__kvf ll) {
@@ -10258,9 +10371,16 @@ KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_
 
 KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_avx512__kv_rowsum rs;
-  vec_avx512__row_reduce(dt, x, cols, &rs);
+  /* Float32 softmax rows keep their exponentials in y for the second pass;
+   * 16-bit rows could not hold them to float precision and recompute. */
+  int keep = !want_log && dt == KB_VEC_F32;
+  vec_avx512__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
   if (rs.bad) {
     vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
+    return;
+  }
+  if (keep) {
+    vec_avx512__scale_kept_row((float *)y, cols, &rs, 1.0);
     return;
   }
   if (!want_log) {
@@ -10295,7 +10415,7 @@ KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -10313,12 +10433,12 @@ KV_ATTR static void vec_avx512__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, g);
     if (rs.bad) {
       vec_avx512__fill_row(KB_VEC_F32, g, cols, vec_avx512__qnan());
       continue;
     }
-    vec_avx512__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_avx512__scale);
+    vec_avx512__scale_kept_row(g, cols, &rs, vec_avx512__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx512__scale);
   }
@@ -10655,6 +10775,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_D2
 #undef KV_FN
 #undef KV_HUGE_M
+#undef KV_KEEP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_MAP1
@@ -10799,6 +10920,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
+#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v
@@ -10935,6 +11057,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define row_reduce vec_scalar__row_reduce
 #define kv_split2 vec_scalar__kv_split2
 #define scale_row vec_scalar__scale_row
+#define scale_kept_row vec_scalar__scale_kept_row
 #define log_softmax_v vec_scalar__log_softmax_v
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
@@ -11784,9 +11907,27 @@ struct vec_scalar__kv_acc {
   vec_scalar__kvi ones;
 };
 
-/* Adds the exponentials of the n (<= 16) elements of v. */
-KV_FN void vec_scalar__acc_exps(struct vec_scalar__kv_acc *a, vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge) {
+/* Adds the exponentials of the n (<= 16) elements of v; with keep, also
+ * stores them there rounded to float (the float32 softmax's second pass
+ * scales them instead of recomputing them) and adds the maximum's 1s with
+ * the other terms. */
+KV_FN void vec_scalar__acc_exps(struct vec_scalar__kv_acc *a, vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge, float *keep) {
   vec_scalar__kvf lost, f = vec_scalar__exp_rel_f(v, mr, huge, &lost);
+  if (keep) {
+    /* Only softmax keeps: its s need not carry s - 1 beyond double
+     * precision (log s does), so the 1s are summed with the rest. */
+    if (n == 16) {
+      vec_scalar__st(KB_VEC_F32, keep, 0, f);
+      a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(f));
+      a->lost = vec_scalar__kv_add(a->lost, lost);
+    } else {
+      vec_scalar__st_n(KB_VEC_F32, keep, 0, f, n);
+      vec_scalar__kvm tail = vec_scalar__kv_mask_first(n);
+      a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(vec_scalar__kv_sel(tail, f, vec_scalar__kv_set(0.0f))));
+      a->lost = vec_scalar__kv_add(a->lost, vec_scalar__kv_sel(tail, lost, vec_scalar__kv_set(0.0f)));
+    }
+    return;
+  }
   vec_scalar__kvm one = vec_scalar__kv_eq(v, vec_scalar__kv_set(mr->m));
   if (n < 16) one = vec_scalar__kv_m_and(one, vec_scalar__kv_mask_first(n));
   vec_scalar__kvm drop = one;
@@ -11811,9 +11952,11 @@ static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.
+ * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
+ * only), each e^(x - m_b) is also stored there rounded to float; keep may
+ * be x itself (every vector is read before it is written).
  */
-KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r) {
+KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r, float *keep) {
   float m = -INFINITY;
   struct vec_scalar__kv_acc acc = {vec_scalar__kvd_set(0.0), vec_scalar__kv_set(0.0f), vec_scalar__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -11856,13 +11999,17 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
     }
     if (m == INFINITY) continue; /* the row is bad */
     struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(m);
+    /* keep + c is only formed when keep is a row (a NULL pointer plus an
+     * offset is undefined behaviour). */
+#define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1);
-      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0);
-      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
     }
+#undef KV_KEEP
   }
   double lf[16], ll[16];
   float lost[16];
@@ -11947,6 +12094,33 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, void *y, int64_t cols, c
   }
 }
 
+/*
+ * The second pass of the float32 softmax and cross-entropy gradient, over
+ * the exponentials row_reduce kept in y: y = f c_b with the double
+ * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
+ * once to float.  f is e^(x - m_b) rounded once, so the result carries two
+ * roundings (the bound in docs/kernels.md); recomputing the exponentials
+ * (scale_row, the 16-bit rows) costs about half the kernel's time again.
+ * Any magnitude of c_b is exact in double: no range split is needed.
+ */
+KV_FN void vec_scalar__scale_kept_row(float *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* As scale_row: a block of -inf (nothing kept there), or weights
+       * below every double. */
+      vec_scalar__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_scalar__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    vec_scalar__kvd c = vec_scalar__kvd_set(cb);
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    for (int64_t i = b0; i < full; i += 16) vec_scalar__st(KB_VEC_F32, y, i, vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(KB_VEC_F32, y, i)), c)));
+    if (full < b1)
+      vec_scalar__st_n(KB_VEC_F32, y, full, vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+  }
+}
+
 /* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
  * terms.  -inf stays -inf. */
 KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_scalar__kvf lh, vec_scalar__kvf ll) {
@@ -11962,9 +12136,16 @@ KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_
 
 KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_scalar__kv_rowsum rs;
-  vec_scalar__row_reduce(dt, x, cols, &rs);
+  /* Float32 softmax rows keep their exponentials in y for the second pass;
+   * 16-bit rows could not hold them to float precision and recompute. */
+  int keep = !want_log && dt == KB_VEC_F32;
+  vec_scalar__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
   if (rs.bad) {
     vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
+    return;
+  }
+  if (keep) {
+    vec_scalar__scale_kept_row((float *)y, cols, &rs, 1.0);
     return;
   }
   if (!want_log) {
@@ -11999,7 +12180,7 @@ KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -12017,12 +12198,12 @@ KV_ATTR static void vec_scalar__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, g);
     if (rs.bad) {
       vec_scalar__fill_row(KB_VEC_F32, g, cols, vec_scalar__qnan());
       continue;
     }
-    vec_scalar__scale_row(KB_VEC_F32, x, g, cols, &rs, vec_scalar__scale);
+    vec_scalar__scale_kept_row(g, cols, &rs, vec_scalar__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_scalar__scale);
   }
@@ -12361,6 +12542,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_HUGE_M
 #undef KV_I2
+#undef KV_KEEP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2
@@ -12504,6 +12686,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
+#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v

@@ -11,10 +11,10 @@
 #include "kernels/cpu/testutil/cpu_test.h"
 #include "kernels/cpu/testutil/vmath_check.h"
 
-#define BOUND_SOFTMAX 1.25
+#define BOUND_SOFTMAX 1.57
 #define BOUND_LOG_SOFTMAX 0.8
 #define BOUND_CE 0.8
-#define BOUND_CE_BACKWARD 1.25
+#define BOUND_CE_BACKWARD 1.57
 #define BOUND_NORM 0.51
 
 /* m, s - 1 (the maximum's own 1s apart) and log s (of s in double, as the

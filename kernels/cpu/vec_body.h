@@ -498,9 +498,27 @@ struct kv_acc {
   kvi ones;
 };
 
-/* Adds the exponentials of the n (<= 16) elements of v. */
-KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge) {
+/* Adds the exponentials of the n (<= 16) elements of v; with keep, also
+ * stores them there rounded to float (the float32 softmax's second pass
+ * scales them instead of recomputing them) and adds the maximum's 1s with
+ * the other terms. */
+KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge, float *keep) {
   kvf lost, f = exp_rel_f(v, mr, huge, &lost);
+  if (keep) {
+    /* Only softmax keeps: its s need not carry s - 1 beyond double
+     * precision (log s does), so the 1s are summed with the rest. */
+    if (n == 16) {
+      st(KB_VEC_F32, keep, 0, f);
+      a->f = kvd_add(a->f, kvd_from(f));
+      a->lost = kv_add(a->lost, lost);
+    } else {
+      st_n(KB_VEC_F32, keep, 0, f, n);
+      kvm tail = kv_mask_first(n);
+      a->f = kvd_add(a->f, kvd_from(kv_sel(tail, f, kv_set(0.0f))));
+      a->lost = kv_add(a->lost, kv_sel(tail, lost, kv_set(0.0f)));
+    }
+    return;
+  }
   kvm one = kv_eq(v, kv_set(mr->m));
   if (n < 16) one = kv_m_and(one, kv_mask_first(n));
   kvm drop = one;
@@ -525,9 +543,11 @@ static int64_t kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.
+ * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
+ * only), each e^(x - m_b) is also stored there rounded to float; keep may
+ * be x itself (every vector is read before it is written).
  */
-KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) {
+KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, float *keep) {
   float m = -INFINITY;
   struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -570,13 +590,17 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r) 
     }
     if (m == INFINITY) continue; /* the row is bad */
     struct kv_mref mr = kv_mref_of(m);
+    /* keep + c is only formed when keep is a row (a NULL pointer plus an
+     * offset is undefined behaviour). */
+#define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1);
-      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1);
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
     } else {
-      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0);
-      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0);
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
     }
+#undef KV_KEEP
   }
   double lf[16], ll[16];
   float lost[16];
@@ -661,6 +685,33 @@ KV_FN void scale_row(int dt, const void *x, void *y, int64_t cols, const struct 
   }
 }
 
+/*
+ * The second pass of the float32 softmax and cross-entropy gradient, over
+ * the exponentials row_reduce kept in y: y = f c_b with the double
+ * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
+ * once to float.  f is e^(x - m_b) rounded once, so the result carries two
+ * roundings (the bound in docs/kernels.md); recomputing the exponentials
+ * (scale_row, the 16-bit rows) costs about half the kernel's time again.
+ * Any magnitude of c_b is exact in double: no range split is needed.
+ */
+KV_FN void scale_kept_row(float *y, int64_t cols, const struct kv_rowsum *rs, double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* As scale_row: a block of -inf (nothing kept there), or weights
+       * below every double. */
+      fill_row(KB_VEC_F32, y + b0, b1 - b0, kv_set(0.0f * (float)coef));
+      continue;
+    }
+    kvd c = kvd_set(cb);
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    for (int64_t i = b0; i < full; i += 16) st(KB_VEC_F32, y, i, kvd_to_f(kvd_mul(kvd_from(ld(KB_VEC_F32, y, i)), c)));
+    if (full < b1)
+      st_n(KB_VEC_F32, y, full, kvd_to_f(kvd_mul(kvd_from(ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+  }
+}
+
 /* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
  * terms.  -inf stays -inf. */
 KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
@@ -676,9 +727,16 @@ KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
 
 KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct kv_rowsum rs;
-  row_reduce(dt, x, cols, &rs);
+  /* Float32 softmax rows keep their exponentials in y for the second pass;
+   * 16-bit rows could not hold them to float precision and recompute. */
+  int keep = !want_log && dt == KB_VEC_F32;
+  row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
   if (rs.bad) {
     fill_row(dt, y, cols, qnan());
+    return;
+  }
+  if (keep) {
+    scale_kept_row((float *)y, cols, &rs, 1.0);
     return;
   }
   if (!want_log) {
@@ -713,7 +771,7 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
     }
     const float *x = logits + r * cols;
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs);
+    row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -731,12 +789,12 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs);
+    row_reduce(KB_VEC_F32, x, cols, &rs, g);
     if (rs.bad) {
       fill_row(KB_VEC_F32, g, cols, qnan());
       continue;
     }
-    scale_row(KB_VEC_F32, x, g, cols, &rs, scale);
+    scale_kept_row(g, cols, &rs, scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * scale);
   }
