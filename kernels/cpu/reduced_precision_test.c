@@ -409,6 +409,32 @@ static void test_softmax_kernels(void) {
   }
 }
 
+/* Rows on both sides of the 16-bit softmax's kept-exponential limit
+ * (2048: kept on the stack; longer: recomputed) and over several online
+ * maximum blocks: still exactly the float32 kernel's result rounded (enough
+ * elements, all of them normal in both formats, that a one-ulp float32
+ * difference shows in the rounding). */
+static void test_softmax_long_rows(void) {
+  static const int64_t shapes[][2] = {{64, 2048}, {16, 2049}, {8, 5000}};
+  for (int f16 = 0; f16 < 2; f16++) {
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      int64_t R = shapes[i][0], C = shapes[i][1];
+      struct dt_in x = make_in(f16, R * C, 70 + (uint64_t)(f16 * 10) + i, -2.0f, 2.0f, false);
+      uint16_t *y = alloc_h(R * C);
+      float *want = alloc_f(R * C);
+      CHECK_OK(kb_softmax(NULL, R, C, x.f, want));
+      CHECK_OK((f16 ? kb_softmax_f16 : kb_softmax_bf16)(NULL, R, C, x.h, y));
+      CHECK(mismatches(f16, y, want, R * C, "softmax") == 0);
+      CHECK_OK(kb_log_softmax(NULL, R, C, x.f, want));
+      CHECK_OK((f16 ? kb_log_softmax_f16 : kb_log_softmax_bf16)(NULL, R, C, x.h, y));
+      CHECK(mismatches(f16, y, want, R * C, "log_softmax") == 0);
+      free_in(&x);
+      free(y);
+      free(want);
+    }
+  }
+}
+
 static void test_norm_kernels(void) {
   enum { R = 4, C = 19 };
   for (int f16 = 0; f16 < 2; f16++) {
@@ -617,6 +643,7 @@ int main(void) {
   KB_RUN(test_unary_kernels);
   KB_RUN(test_arith_kernels);
   KB_RUN(test_softmax_kernels);
+  KB_RUN(test_softmax_long_rows);
   KB_RUN(test_norm_kernels);
   KB_RUN(test_gemm_kernels);
   KB_RUN(test_attention_kernels);

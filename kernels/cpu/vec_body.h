@@ -499,24 +499,27 @@ struct kv_acc {
 };
 
 /* Adds the exponentials of the n (<= 16) elements of v; with keep, also
- * stores them there rounded to float (the float32 softmax's second pass
- * scales them instead of recomputing them) and adds the maximum's 1s with
- * the other terms. */
-KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge, float *keep) {
+ * stores them there rounded to float (softmax's second pass scales them).
+ * ones_apart: count the elements equal to the maximum apart (log_softmax
+ * and the cross-entropy loss, whose log s needs s - 1 beyond double
+ * precision); softmax adds their 1s with the other terms. */
+KV_FN void acc_exps(struct kv_acc *a, kvf v, int64_t n, const struct kv_mref *mr, int huge, float *keep,
+                    int ones_apart) {
   kvf lost, f = exp_rel_f(v, mr, huge, &lost);
   if (keep) {
-    /* Only softmax keeps: its s need not carry s - 1 beyond double
-     * precision (log s does), so the 1s are summed with the rest. */
-    if (n == 16) {
+    if (n == 16)
       st(KB_VEC_F32, keep, 0, f);
-      a->f = kvd_add(a->f, kvd_from(f));
-      a->lost = kv_add(a->lost, lost);
-    } else {
+    else
       st_n(KB_VEC_F32, keep, 0, f, n);
+  }
+  if (!ones_apart) {
+    if (n < 16) {
       kvm tail = kv_mask_first(n);
-      a->f = kvd_add(a->f, kvd_from(kv_sel(tail, f, kv_set(0.0f))));
-      a->lost = kv_add(a->lost, kv_sel(tail, lost, kv_set(0.0f)));
+      f = kv_sel(tail, f, kv_set(0.0f));
+      lost = kv_sel(tail, lost, kv_set(0.0f));
     }
+    a->f = kvd_add(a->f, kvd_from(f));
+    a->lost = kv_add(a->lost, lost);
     return;
   }
   kvm one = kv_eq(v, kv_set(mr->m));
@@ -543,11 +546,11 @@ static int64_t kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
- * only), each e^(x - m_b) is also stored there rounded to float; keep may
- * be x itself (every vector is read before it is written).
+ * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * each e^(x - m_b) is also stored there rounded to float; keep may be x
+ * itself (every vector is read before it is written).
  */
-KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, float *keep) {
+KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, float *keep, int ones_apart) {
   float m = -INFINITY;
   struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -594,11 +597,11 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, 
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
-      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
-      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
   }
@@ -625,90 +628,43 @@ static void kv_split2(double c, float *rh, float *rl) {
 
 /*
  * The second pass of softmax and of the cross-entropy gradient:
- * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
- * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
- * are recomputed exactly as the first pass did (same function of (x, m_b))
- * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
- * carried to about 2^-27 (storing the first pass's rounded floats and
- * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
- * give 0 either way and are clamped there.
+ * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
+ * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
+ * double and rounded once to float (then, for 16-bit rows, once more to
+ * the format: the float32 kernel's result rounded, as docs/kernels.md
+ * promises).  f comes from kept (the first pass stored it: one read of
+ * cols floats) or, when kept is NULL, is recomputed from x, the same
+ * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
+ * double, so no range split is needed.  y may be x or kept.
  */
-KV_FN void scale_row(int dt, const void *x, void *y, int64_t cols, const struct kv_rowsum *rs, double coef) {
+KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct kv_rowsum *rs,
+                     double coef) {
   for (int64_t b = 0; b < rs->nblocks; b++) {
     int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
     double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
     if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* A block of -inf (before the maximum was finite), or weights below
-       * every double: zeros of coef's sign. */
+      /* A block of -inf (before the maximum was finite: nothing was kept
+       * there), or weights below every double: zeros of coef's sign. */
       fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, kv_set(0.0f * (float)coef));
       continue;
     }
-    float rhf, rlf;
-    struct kv_mref mr = kv_mref_of(rs->mb[b]);
-    double acb = fabs(cb);
-    if (acb >= 0x1p-100 && acb <= 0x1p100) {
-      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
-       * normal and 2^e alone scales it (fewer operations than the split
-       * form below, which also covers the factors beyond 2^+-100). */
-      kv_split2(cb, &rhf, &rlf);
-      kvf rh = kv_set(rhf), rl = kv_set(rlf);
-      for (int64_t c = b0; c < b1; c += 16) {
-        int64_t n = b1 - c < 16 ? b1 - c : 16;
-        kvf th, tt;
-        kvi e;
-        exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-        kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), e);
-        if (n == 16)
-          st(dt, y, c, v);
-        else
-          st_n(dt, y, c, v, n);
-      }
-      continue;
-    }
-    int k0;
-    double f = frexp(acb, &k0);
-    kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
-    kvf rh = kv_set(rhf), rl = kv_set(rlf);
-    kvi kk = kvi_set(k0), lo = kvi_set(-240);
-    for (int64_t c = b0; c < b1; c += 16) {
-      int64_t n = b1 - c < 16 ? b1 - c : 16;
-      kvf th, tt;
-      kvi e;
-      exp_rel(n == 16 ? ld(dt, x, c) : ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-      e = kvi_add(e, kk);
-      kvf v = kv_ldexp(kv_fma(th, rh, kv_fma(tt, rh, kv_mul(th, rl))), kvi_sel(kvi_gt(e, lo), e, lo));
-      if (n == 16)
-        st(dt, y, c, v);
-      else
-        st_n(dt, y, c, v, n);
-    }
-  }
-}
-
-/*
- * The second pass of the float32 softmax and cross-entropy gradient, over
- * the exponentials row_reduce kept in y: y = f c_b with the double
- * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
- * once to float.  f is e^(x - m_b) rounded once, so the result carries two
- * roundings (the bound in docs/kernels.md); recomputing the exponentials
- * (scale_row, the 16-bit rows) costs about half the kernel's time again.
- * Any magnitude of c_b is exact in double: no range split is needed.
- */
-KV_FN void scale_kept_row(float *y, int64_t cols, const struct kv_rowsum *rs, double coef) {
-  for (int64_t b = 0; b < rs->nblocks; b++) {
-    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
-    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
-    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* As scale_row: a block of -inf (nothing kept there), or weights
-       * below every double. */
-      fill_row(KB_VEC_F32, y + b0, b1 - b0, kv_set(0.0f * (float)coef));
-      continue;
-    }
     kvd c = kvd_set(cb);
-    int64_t full = b0 + (b1 - b0) / 16 * 16;
-    for (int64_t i = b0; i < full; i += 16) st(KB_VEC_F32, y, i, kvd_to_f(kvd_mul(kvd_from(ld(KB_VEC_F32, y, i)), c)));
-    if (full < b1)
-      st_n(KB_VEC_F32, y, full, kvd_to_f(kvd_mul(kvd_from(ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+    struct kv_mref mr = kv_mref_of(rs->mb[b]);
+    for (int64_t i = b0; i < b1; i += 16) {
+      int64_t n = b1 - i < 16 ? b1 - i : 16;
+      kvf f;
+      if (kept) {
+        f = n == 16 ? ld(KB_VEC_F32, kept, i) : ld_n(KB_VEC_F32, kept, i, n);
+      } else {
+        kvf lost;
+        f = exp_rel_f(n == 16 ? ld(dt, x, i) : ld_n(dt, x, i, n), &mr, mr.huge, &lost);
+      }
+      kvf v = kvd_to_f(kvd_mul(kvd_from(f), c));
+      if (n == 16)
+        st(dt, y, i, v);
+      else
+        st_n(dt, y, i, v, n);
+    }
   }
 }
 
@@ -725,22 +681,25 @@ KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
   return kv_sel(kv_eq(v, kv_set(-INFINITY)), kv_set(-INFINITY), y);
 }
 
+/* Longest 16-bit softmax row whose exponentials are kept on the stack
+ * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
+#define KV_KEEP_STACK 2048
+
 KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct kv_rowsum rs;
-  /* Float32 softmax rows keep their exponentials in y for the second pass;
-   * 16-bit rows could not hold them to float precision and recompute. */
-  int keep = !want_log && dt == KB_VEC_F32;
-  row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
+  if (!want_log) {
+    float stack[KV_KEEP_STACK];
+    float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
+    row_reduce(dt, x, cols, &rs, keep, 0);
+    if (rs.bad)
+      fill_row(dt, y, cols, qnan());
+    else
+      scale_row(dt, x, keep, y, cols, &rs, 1.0);
+    return;
+  }
+  row_reduce(dt, x, cols, &rs, NULL, 1);
   if (rs.bad) {
     fill_row(dt, y, cols, qnan());
-    return;
-  }
-  if (keep) {
-    scale_kept_row((float *)y, cols, &rs, 1.0);
-    return;
-  }
-  if (!want_log) {
-    scale_row(dt, x, y, cols, &rs, 1.0);
     return;
   }
   int64_t c = 0;
@@ -771,7 +730,7 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
     }
     const float *x = logits + r * cols;
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
+    row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -789,12 +748,12 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs, g);
+    row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
     if (rs.bad) {
       fill_row(KB_VEC_F32, g, cols, qnan());
       continue;
     }
-    scale_kept_row(g, cols, &rs, scale);
+    scale_row(KB_VEC_F32, NULL, g, g, cols, &rs, scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * scale);
   }

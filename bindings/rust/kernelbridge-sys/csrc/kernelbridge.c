@@ -7582,7 +7582,6 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define row_reduce vec_avx2__row_reduce
 #define kv_split2 vec_avx2__kv_split2
 #define scale_row vec_avx2__scale_row
-#define scale_kept_row vec_avx2__scale_kept_row
 #define log_softmax_v vec_avx2__log_softmax_v
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
@@ -8489,24 +8488,27 @@ struct vec_avx2__kv_acc {
 };
 
 /* Adds the exponentials of the n (<= 16) elements of v; with keep, also
- * stores them there rounded to float (the float32 softmax's second pass
- * scales them instead of recomputing them) and adds the maximum's 1s with
- * the other terms. */
-KV_FN void vec_avx2__acc_exps(struct vec_avx2__kv_acc *a, vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge, float *keep) {
+ * stores them there rounded to float (softmax's second pass scales them).
+ * ones_apart: count the elements equal to the maximum apart (log_softmax
+ * and the cross-entropy loss, whose log s needs s - 1 beyond double
+ * precision); softmax adds their 1s with the other terms. */
+KV_FN void vec_avx2__acc_exps(struct vec_avx2__kv_acc *a, vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge, float *keep,
+                    int ones_apart) {
   vec_avx2__kvf lost, f = vec_avx2__exp_rel_f(v, mr, huge, &lost);
   if (keep) {
-    /* Only softmax keeps: its s need not carry s - 1 beyond double
-     * precision (log s does), so the 1s are summed with the rest. */
-    if (n == 16) {
+    if (n == 16)
       vec_avx2__st(KB_VEC_F32, keep, 0, f);
-      a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(f));
-      a->lost = vec_avx2__kv_add(a->lost, lost);
-    } else {
+    else
       vec_avx2__st_n(KB_VEC_F32, keep, 0, f, n);
+  }
+  if (!ones_apart) {
+    if (n < 16) {
       vec_avx2__kvm tail = vec_avx2__kv_mask_first(n);
-      a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(vec_avx2__kv_sel(tail, f, vec_avx2__kv_set(0.0f))));
-      a->lost = vec_avx2__kv_add(a->lost, vec_avx2__kv_sel(tail, lost, vec_avx2__kv_set(0.0f)));
+      f = vec_avx2__kv_sel(tail, f, vec_avx2__kv_set(0.0f));
+      lost = vec_avx2__kv_sel(tail, lost, vec_avx2__kv_set(0.0f));
     }
+    a->f = vec_avx2__kvd_add(a->f, vec_avx2__kvd_from(f));
+    a->lost = vec_avx2__kv_add(a->lost, lost);
     return;
   }
   vec_avx2__kvm one = vec_avx2__kv_eq(v, vec_avx2__kv_set(mr->m));
@@ -8533,11 +8535,11 @@ static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
- * only), each e^(x - m_b) is also stored there rounded to float; keep may
- * be x itself (every vector is read before it is written).
+ * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * each e^(x - m_b) is also stored there rounded to float; keep may be x
+ * itself (every vector is read before it is written).
  */
-KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r, float *keep) {
+KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r, float *keep, int ones_apart) {
   float m = -INFINITY;
   struct vec_avx2__kv_acc acc = {vec_avx2__kvd_set(0.0), vec_avx2__kv_set(0.0f), vec_avx2__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -8584,11 +8586,11 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
-      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
-      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
   }
@@ -8615,90 +8617,43 @@ static void vec_avx2__kv_split2(double c, float *rh, float *rl) {
 
 /*
  * The second pass of softmax and of the cross-entropy gradient:
- * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
- * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
- * are recomputed exactly as the first pass did (same function of (x, m_b))
- * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
- * carried to about 2^-27 (storing the first pass's rounded floats and
- * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
- * give 0 either way and are clamped there.
+ * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
+ * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
+ * double and rounded once to float (then, for 16-bit rows, once more to
+ * the format: the float32 kernel's result rounded, as docs/kernels.md
+ * promises).  f comes from kept (the first pass stored it: one read of
+ * cols floats) or, when kept is NULL, is recomputed from x, the same
+ * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
+ * double, so no range split is needed.  y may be x or kept.
  */
-KV_FN void vec_avx2__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs, double coef) {
+KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs,
+                     double coef) {
   for (int64_t b = 0; b < rs->nblocks; b++) {
     int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
     double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
     if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* A block of -inf (before the maximum was finite), or weights below
-       * every double: zeros of coef's sign. */
+      /* A block of -inf (before the maximum was finite: nothing was kept
+       * there), or weights below every double: zeros of coef's sign. */
       vec_avx2__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_avx2__kv_set(0.0f * (float)coef));
       continue;
     }
-    float rhf, rlf;
-    struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(rs->mb[b]);
-    double acb = fabs(cb);
-    if (acb >= 0x1p-100 && acb <= 0x1p100) {
-      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
-       * normal and 2^e alone scales it (fewer operations than the split
-       * form below, which also covers the factors beyond 2^+-100). */
-      vec_avx2__kv_split2(cb, &rhf, &rlf);
-      vec_avx2__kvf rh = vec_avx2__kv_set(rhf), rl = vec_avx2__kv_set(rlf);
-      for (int64_t c = b0; c < b1; c += 16) {
-        int64_t n = b1 - c < 16 ? b1 - c : 16;
-        vec_avx2__kvf th, tt;
-        vec_avx2__kvi e;
-        vec_avx2__exp_rel(n == 16 ? vec_avx2__ld(dt, x, c) : vec_avx2__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-        vec_avx2__kvf v = vec_avx2__kv_ldexp(vec_avx2__kv_fma(th, rh, vec_avx2__kv_fma(tt, rh, vec_avx2__kv_mul(th, rl))), e);
-        if (n == 16)
-          vec_avx2__st(dt, y, c, v);
-        else
-          vec_avx2__st_n(dt, y, c, v, n);
-      }
-      continue;
-    }
-    int k0;
-    double f = frexp(acb, &k0);
-    vec_avx2__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
-    vec_avx2__kvf rh = vec_avx2__kv_set(rhf), rl = vec_avx2__kv_set(rlf);
-    vec_avx2__kvi kk = vec_avx2__kvi_set(k0), lo = vec_avx2__kvi_set(-240);
-    for (int64_t c = b0; c < b1; c += 16) {
-      int64_t n = b1 - c < 16 ? b1 - c : 16;
-      vec_avx2__kvf th, tt;
-      vec_avx2__kvi e;
-      vec_avx2__exp_rel(n == 16 ? vec_avx2__ld(dt, x, c) : vec_avx2__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-      e = vec_avx2__kvi_add(e, kk);
-      vec_avx2__kvf v = vec_avx2__kv_ldexp(vec_avx2__kv_fma(th, rh, vec_avx2__kv_fma(tt, rh, vec_avx2__kv_mul(th, rl))), vec_avx2__kvi_sel(vec_avx2__kvi_gt(e, lo), e, lo));
-      if (n == 16)
-        vec_avx2__st(dt, y, c, v);
-      else
-        vec_avx2__st_n(dt, y, c, v, n);
-    }
-  }
-}
-
-/*
- * The second pass of the float32 softmax and cross-entropy gradient, over
- * the exponentials row_reduce kept in y: y = f c_b with the double
- * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
- * once to float.  f is e^(x - m_b) rounded once, so the result carries two
- * roundings (the bound in docs/kernels.md); recomputing the exponentials
- * (scale_row, the 16-bit rows) costs about half the kernel's time again.
- * Any magnitude of c_b is exact in double: no range split is needed.
- */
-KV_FN void vec_avx2__scale_kept_row(float *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs, double coef) {
-  for (int64_t b = 0; b < rs->nblocks; b++) {
-    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
-    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
-    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* As scale_row: a block of -inf (nothing kept there), or weights
-       * below every double. */
-      vec_avx2__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_avx2__kv_set(0.0f * (float)coef));
-      continue;
-    }
     vec_avx2__kvd c = vec_avx2__kvd_set(cb);
-    int64_t full = b0 + (b1 - b0) / 16 * 16;
-    for (int64_t i = b0; i < full; i += 16) vec_avx2__st(KB_VEC_F32, y, i, vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(KB_VEC_F32, y, i)), c)));
-    if (full < b1)
-      vec_avx2__st_n(KB_VEC_F32, y, full, vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+    struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(rs->mb[b]);
+    for (int64_t i = b0; i < b1; i += 16) {
+      int64_t n = b1 - i < 16 ? b1 - i : 16;
+      vec_avx2__kvf f;
+      if (kept) {
+        f = n == 16 ? vec_avx2__ld(KB_VEC_F32, kept, i) : vec_avx2__ld_n(KB_VEC_F32, kept, i, n);
+      } else {
+        vec_avx2__kvf lost;
+        f = vec_avx2__exp_rel_f(n == 16 ? vec_avx2__ld(dt, x, i) : vec_avx2__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
+      }
+      vec_avx2__kvf v = vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(f), c));
+      if (n == 16)
+        vec_avx2__st(dt, y, i, v);
+      else
+        vec_avx2__st_n(dt, y, i, v, n);
+    }
   }
 }
 
@@ -8715,22 +8670,25 @@ KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__
   return vec_avx2__kv_sel(vec_avx2__kv_eq(v, vec_avx2__kv_set(-INFINITY)), vec_avx2__kv_set(-INFINITY), y);
 }
 
+/* Longest 16-bit softmax row whose exponentials are kept on the stack
+ * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
+#define KV_KEEP_STACK 2048
+
 KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_avx2__kv_rowsum rs;
-  /* Float32 softmax rows keep their exponentials in y for the second pass;
-   * 16-bit rows could not hold them to float precision and recompute. */
-  int keep = !want_log && dt == KB_VEC_F32;
-  vec_avx2__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
+  if (!want_log) {
+    float stack[KV_KEEP_STACK];
+    float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
+    vec_avx2__row_reduce(dt, x, cols, &rs, keep, 0);
+    if (rs.bad)
+      vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
+    else
+      vec_avx2__scale_row(dt, x, keep, y, cols, &rs, 1.0);
+    return;
+  }
+  vec_avx2__row_reduce(dt, x, cols, &rs, NULL, 1);
   if (rs.bad) {
     vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
-    return;
-  }
-  if (keep) {
-    vec_avx2__scale_kept_row((float *)y, cols, &rs, 1.0);
-    return;
-  }
-  if (!want_log) {
-    vec_avx2__scale_row(dt, x, y, cols, &rs, 1.0);
     return;
   }
   int64_t c = 0;
@@ -8761,7 +8719,7 @@ KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float
     }
     const float *x = logits + r * cols;
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -8779,12 +8737,12 @@ KV_ATTR static void vec_avx2__ce_backward(int64_t rows, int64_t cols, const floa
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, g);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
     if (rs.bad) {
       vec_avx2__fill_row(KB_VEC_F32, g, cols, vec_avx2__qnan());
       continue;
     }
-    vec_avx2__scale_kept_row(g, cols, &rs, vec_avx2__scale);
+    vec_avx2__scale_row(KB_VEC_F32, NULL, g, g, cols, &rs, vec_avx2__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx2__scale);
   }
@@ -9125,6 +9083,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_I2
 #undef KV_ISHIFT
 #undef KV_KEEP
+#undef KV_KEEP_STACK
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2
@@ -9275,7 +9234,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
-#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v
@@ -9411,7 +9369,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define row_reduce vec_avx512__row_reduce
 #define kv_split2 vec_avx512__kv_split2
 #define scale_row vec_avx512__scale_row
-#define scale_kept_row vec_avx512__scale_kept_row
 #define log_softmax_v vec_avx512__log_softmax_v
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
@@ -10143,24 +10100,27 @@ struct vec_avx512__kv_acc {
 };
 
 /* Adds the exponentials of the n (<= 16) elements of v; with keep, also
- * stores them there rounded to float (the float32 softmax's second pass
- * scales them instead of recomputing them) and adds the maximum's 1s with
- * the other terms. */
-KV_FN void vec_avx512__acc_exps(struct vec_avx512__kv_acc *a, vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge, float *keep) {
+ * stores them there rounded to float (softmax's second pass scales them).
+ * ones_apart: count the elements equal to the maximum apart (log_softmax
+ * and the cross-entropy loss, whose log s needs s - 1 beyond double
+ * precision); softmax adds their 1s with the other terms. */
+KV_FN void vec_avx512__acc_exps(struct vec_avx512__kv_acc *a, vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge, float *keep,
+                    int ones_apart) {
   vec_avx512__kvf lost, f = vec_avx512__exp_rel_f(v, mr, huge, &lost);
   if (keep) {
-    /* Only softmax keeps: its s need not carry s - 1 beyond double
-     * precision (log s does), so the 1s are summed with the rest. */
-    if (n == 16) {
+    if (n == 16)
       vec_avx512__st(KB_VEC_F32, keep, 0, f);
-      a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(f));
-      a->lost = vec_avx512__kv_add(a->lost, lost);
-    } else {
+    else
       vec_avx512__st_n(KB_VEC_F32, keep, 0, f, n);
+  }
+  if (!ones_apart) {
+    if (n < 16) {
       vec_avx512__kvm tail = vec_avx512__kv_mask_first(n);
-      a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(vec_avx512__kv_sel(tail, f, vec_avx512__kv_set(0.0f))));
-      a->lost = vec_avx512__kv_add(a->lost, vec_avx512__kv_sel(tail, lost, vec_avx512__kv_set(0.0f)));
+      f = vec_avx512__kv_sel(tail, f, vec_avx512__kv_set(0.0f));
+      lost = vec_avx512__kv_sel(tail, lost, vec_avx512__kv_set(0.0f));
     }
+    a->f = vec_avx512__kvd_add(a->f, vec_avx512__kvd_from(f));
+    a->lost = vec_avx512__kv_add(a->lost, lost);
     return;
   }
   vec_avx512__kvm one = vec_avx512__kv_eq(v, vec_avx512__kv_set(mr->m));
@@ -10187,11 +10147,11 @@ static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
- * only), each e^(x - m_b) is also stored there rounded to float; keep may
- * be x itself (every vector is read before it is written).
+ * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * each e^(x - m_b) is also stored there rounded to float; keep may be x
+ * itself (every vector is read before it is written).
  */
-KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r, float *keep) {
+KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r, float *keep, int ones_apart) {
   float m = -INFINITY;
   struct vec_avx512__kv_acc acc = {vec_avx512__kvd_set(0.0), vec_avx512__kv_set(0.0f), vec_avx512__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -10238,11 +10198,11 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
-      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
-      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
   }
@@ -10269,90 +10229,43 @@ static void vec_avx512__kv_split2(double c, float *rh, float *rl) {
 
 /*
  * The second pass of softmax and of the cross-entropy gradient:
- * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
- * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
- * are recomputed exactly as the first pass did (same function of (x, m_b))
- * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
- * carried to about 2^-27 (storing the first pass's rounded floats and
- * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
- * give 0 either way and are clamped there.
+ * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
+ * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
+ * double and rounded once to float (then, for 16-bit rows, once more to
+ * the format: the float32 kernel's result rounded, as docs/kernels.md
+ * promises).  f comes from kept (the first pass stored it: one read of
+ * cols floats) or, when kept is NULL, is recomputed from x, the same
+ * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
+ * double, so no range split is needed.  y may be x or kept.
  */
-KV_FN void vec_avx512__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs, double coef) {
+KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs,
+                     double coef) {
   for (int64_t b = 0; b < rs->nblocks; b++) {
     int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
     double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
     if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* A block of -inf (before the maximum was finite), or weights below
-       * every double: zeros of coef's sign. */
+      /* A block of -inf (before the maximum was finite: nothing was kept
+       * there), or weights below every double: zeros of coef's sign. */
       vec_avx512__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_avx512__kv_set(0.0f * (float)coef));
       continue;
     }
-    float rhf, rlf;
-    struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(rs->mb[b]);
-    double acb = fabs(cb);
-    if (acb >= 0x1p-100 && acb <= 0x1p100) {
-      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
-       * normal and 2^e alone scales it (fewer operations than the split
-       * form below, which also covers the factors beyond 2^+-100). */
-      vec_avx512__kv_split2(cb, &rhf, &rlf);
-      vec_avx512__kvf rh = vec_avx512__kv_set(rhf), rl = vec_avx512__kv_set(rlf);
-      for (int64_t c = b0; c < b1; c += 16) {
-        int64_t n = b1 - c < 16 ? b1 - c : 16;
-        vec_avx512__kvf th, tt;
-        vec_avx512__kvi e;
-        vec_avx512__exp_rel(n == 16 ? vec_avx512__ld(dt, x, c) : vec_avx512__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-        vec_avx512__kvf v = vec_avx512__kv_ldexp(vec_avx512__kv_fma(th, rh, vec_avx512__kv_fma(tt, rh, vec_avx512__kv_mul(th, rl))), e);
-        if (n == 16)
-          vec_avx512__st(dt, y, c, v);
-        else
-          vec_avx512__st_n(dt, y, c, v, n);
-      }
-      continue;
-    }
-    int k0;
-    double f = frexp(acb, &k0);
-    vec_avx512__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
-    vec_avx512__kvf rh = vec_avx512__kv_set(rhf), rl = vec_avx512__kv_set(rlf);
-    vec_avx512__kvi kk = vec_avx512__kvi_set(k0), lo = vec_avx512__kvi_set(-240);
-    for (int64_t c = b0; c < b1; c += 16) {
-      int64_t n = b1 - c < 16 ? b1 - c : 16;
-      vec_avx512__kvf th, tt;
-      vec_avx512__kvi e;
-      vec_avx512__exp_rel(n == 16 ? vec_avx512__ld(dt, x, c) : vec_avx512__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-      e = vec_avx512__kvi_add(e, kk);
-      vec_avx512__kvf v = vec_avx512__kv_ldexp(vec_avx512__kv_fma(th, rh, vec_avx512__kv_fma(tt, rh, vec_avx512__kv_mul(th, rl))), vec_avx512__kvi_sel(vec_avx512__kvi_gt(e, lo), e, lo));
-      if (n == 16)
-        vec_avx512__st(dt, y, c, v);
-      else
-        vec_avx512__st_n(dt, y, c, v, n);
-    }
-  }
-}
-
-/*
- * The second pass of the float32 softmax and cross-entropy gradient, over
- * the exponentials row_reduce kept in y: y = f c_b with the double
- * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
- * once to float.  f is e^(x - m_b) rounded once, so the result carries two
- * roundings (the bound in docs/kernels.md); recomputing the exponentials
- * (scale_row, the 16-bit rows) costs about half the kernel's time again.
- * Any magnitude of c_b is exact in double: no range split is needed.
- */
-KV_FN void vec_avx512__scale_kept_row(float *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs, double coef) {
-  for (int64_t b = 0; b < rs->nblocks; b++) {
-    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
-    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
-    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* As scale_row: a block of -inf (nothing kept there), or weights
-       * below every double. */
-      vec_avx512__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_avx512__kv_set(0.0f * (float)coef));
-      continue;
-    }
     vec_avx512__kvd c = vec_avx512__kvd_set(cb);
-    int64_t full = b0 + (b1 - b0) / 16 * 16;
-    for (int64_t i = b0; i < full; i += 16) vec_avx512__st(KB_VEC_F32, y, i, vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(KB_VEC_F32, y, i)), c)));
-    if (full < b1)
-      vec_avx512__st_n(KB_VEC_F32, y, full, vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+    struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(rs->mb[b]);
+    for (int64_t i = b0; i < b1; i += 16) {
+      int64_t n = b1 - i < 16 ? b1 - i : 16;
+      vec_avx512__kvf f;
+      if (kept) {
+        f = n == 16 ? vec_avx512__ld(KB_VEC_F32, kept, i) : vec_avx512__ld_n(KB_VEC_F32, kept, i, n);
+      } else {
+        vec_avx512__kvf lost;
+        f = vec_avx512__exp_rel_f(n == 16 ? vec_avx512__ld(dt, x, i) : vec_avx512__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
+      }
+      vec_avx512__kvf v = vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(f), c));
+      if (n == 16)
+        vec_avx512__st(dt, y, i, v);
+      else
+        vec_avx512__st_n(dt, y, i, v, n);
+    }
   }
 }
 
@@ -10369,22 +10282,25 @@ KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_
   return vec_avx512__kv_sel(vec_avx512__kv_eq(v, vec_avx512__kv_set(-INFINITY)), vec_avx512__kv_set(-INFINITY), y);
 }
 
+/* Longest 16-bit softmax row whose exponentials are kept on the stack
+ * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
+#define KV_KEEP_STACK 2048
+
 KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_avx512__kv_rowsum rs;
-  /* Float32 softmax rows keep their exponentials in y for the second pass;
-   * 16-bit rows could not hold them to float precision and recompute. */
-  int keep = !want_log && dt == KB_VEC_F32;
-  vec_avx512__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
+  if (!want_log) {
+    float stack[KV_KEEP_STACK];
+    float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
+    vec_avx512__row_reduce(dt, x, cols, &rs, keep, 0);
+    if (rs.bad)
+      vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
+    else
+      vec_avx512__scale_row(dt, x, keep, y, cols, &rs, 1.0);
+    return;
+  }
+  vec_avx512__row_reduce(dt, x, cols, &rs, NULL, 1);
   if (rs.bad) {
     vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
-    return;
-  }
-  if (keep) {
-    vec_avx512__scale_kept_row((float *)y, cols, &rs, 1.0);
-    return;
-  }
-  if (!want_log) {
-    vec_avx512__scale_row(dt, x, y, cols, &rs, 1.0);
     return;
   }
   int64_t c = 0;
@@ -10415,7 +10331,7 @@ KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -10433,12 +10349,12 @@ KV_ATTR static void vec_avx512__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, g);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
     if (rs.bad) {
       vec_avx512__fill_row(KB_VEC_F32, g, cols, vec_avx512__qnan());
       continue;
     }
-    vec_avx512__scale_kept_row(g, cols, &rs, vec_avx512__scale);
+    vec_avx512__scale_row(KB_VEC_F32, NULL, g, g, cols, &rs, vec_avx512__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx512__scale);
   }
@@ -10776,6 +10692,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_HUGE_M
 #undef KV_KEEP
+#undef KV_KEEP_STACK
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_MAP1
@@ -10920,7 +10837,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
-#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v
@@ -11057,7 +10973,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define row_reduce vec_scalar__row_reduce
 #define kv_split2 vec_scalar__kv_split2
 #define scale_row vec_scalar__scale_row
-#define scale_kept_row vec_scalar__scale_kept_row
 #define log_softmax_v vec_scalar__log_softmax_v
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
@@ -11908,24 +11823,27 @@ struct vec_scalar__kv_acc {
 };
 
 /* Adds the exponentials of the n (<= 16) elements of v; with keep, also
- * stores them there rounded to float (the float32 softmax's second pass
- * scales them instead of recomputing them) and adds the maximum's 1s with
- * the other terms. */
-KV_FN void vec_scalar__acc_exps(struct vec_scalar__kv_acc *a, vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge, float *keep) {
+ * stores them there rounded to float (softmax's second pass scales them).
+ * ones_apart: count the elements equal to the maximum apart (log_softmax
+ * and the cross-entropy loss, whose log s needs s - 1 beyond double
+ * precision); softmax adds their 1s with the other terms. */
+KV_FN void vec_scalar__acc_exps(struct vec_scalar__kv_acc *a, vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge, float *keep,
+                    int ones_apart) {
   vec_scalar__kvf lost, f = vec_scalar__exp_rel_f(v, mr, huge, &lost);
   if (keep) {
-    /* Only softmax keeps: its s need not carry s - 1 beyond double
-     * precision (log s does), so the 1s are summed with the rest. */
-    if (n == 16) {
+    if (n == 16)
       vec_scalar__st(KB_VEC_F32, keep, 0, f);
-      a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(f));
-      a->lost = vec_scalar__kv_add(a->lost, lost);
-    } else {
+    else
       vec_scalar__st_n(KB_VEC_F32, keep, 0, f, n);
+  }
+  if (!ones_apart) {
+    if (n < 16) {
       vec_scalar__kvm tail = vec_scalar__kv_mask_first(n);
-      a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(vec_scalar__kv_sel(tail, f, vec_scalar__kv_set(0.0f))));
-      a->lost = vec_scalar__kv_add(a->lost, vec_scalar__kv_sel(tail, lost, vec_scalar__kv_set(0.0f)));
+      f = vec_scalar__kv_sel(tail, f, vec_scalar__kv_set(0.0f));
+      lost = vec_scalar__kv_sel(tail, lost, vec_scalar__kv_set(0.0f));
     }
+    a->f = vec_scalar__kvd_add(a->f, vec_scalar__kvd_from(f));
+    a->lost = vec_scalar__kv_add(a->lost, lost);
     return;
   }
   vec_scalar__kvm one = vec_scalar__kv_eq(v, vec_scalar__kv_set(mr->m));
@@ -11952,11 +11870,11 @@ static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (float32 rows
- * only), each e^(x - m_b) is also stored there rounded to float; keep may
- * be x itself (every vector is read before it is written).
+ * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * each e^(x - m_b) is also stored there rounded to float; keep may be x
+ * itself (every vector is read before it is written).
  */
-KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r, float *keep) {
+KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r, float *keep, int ones_apart) {
   float m = -INFINITY;
   struct vec_scalar__kv_acc acc = {vec_scalar__kvd_set(0.0), vec_scalar__kv_set(0.0f), vec_scalar__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -12003,11 +11921,11 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
     if (mr.huge) {
-      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c));
-      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c));
-      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full));
+      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
   }
@@ -12034,90 +11952,43 @@ static void vec_scalar__kv_split2(double c, float *rh, float *rl) {
 
 /*
  * The second pass of softmax and of the cross-entropy gradient:
- * y = e^(x - m) coef / s.  Per block, the double c_b = e^(m_b - m) coef / s
- * is split as (rh + rl) 2^k0 with rh in [0.5, 1); the block's exponentials
- * are recomputed exactly as the first pass did (same function of (x, m_b))
- * and y = fma(th, rh, fma(tt, rh, th rl)) 2^(e + k0): one rounding of a value
- * carried to about 2^-27 (storing the first pass's rounded floats and
- * scaling them would round twice, up to 1.5 ulp).  Exponents below -240
- * give 0 either way and are clamped there.
+ * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
+ * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
+ * double and rounded once to float (then, for 16-bit rows, once more to
+ * the format: the float32 kernel's result rounded, as docs/kernels.md
+ * promises).  f comes from kept (the first pass stored it: one read of
+ * cols floats) or, when kept is NULL, is recomputed from x, the same
+ * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
+ * double, so no range split is needed.  y may be x or kept.
  */
-KV_FN void vec_scalar__scale_row(int dt, const void *x, void *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs, double coef) {
+KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs,
+                     double coef) {
   for (int64_t b = 0; b < rs->nblocks; b++) {
     int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
     double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
     if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* A block of -inf (before the maximum was finite), or weights below
-       * every double: zeros of coef's sign. */
+      /* A block of -inf (before the maximum was finite: nothing was kept
+       * there), or weights below every double: zeros of coef's sign. */
       vec_scalar__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_scalar__kv_set(0.0f * (float)coef));
       continue;
     }
-    float rhf, rlf;
-    struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(rs->mb[b]);
-    double acb = fabs(cb);
-    if (acb >= 0x1p-100 && acb <= 0x1p100) {
-      /* The common case: c_b itself as the pair, q = e^(x - m_b) c_b stays
-       * normal and 2^e alone scales it (fewer operations than the split
-       * form below, which also covers the factors beyond 2^+-100). */
-      vec_scalar__kv_split2(cb, &rhf, &rlf);
-      vec_scalar__kvf rh = vec_scalar__kv_set(rhf), rl = vec_scalar__kv_set(rlf);
-      for (int64_t c = b0; c < b1; c += 16) {
-        int64_t n = b1 - c < 16 ? b1 - c : 16;
-        vec_scalar__kvf th, tt;
-        vec_scalar__kvi e;
-        vec_scalar__exp_rel(n == 16 ? vec_scalar__ld(dt, x, c) : vec_scalar__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-        vec_scalar__kvf v = vec_scalar__kv_ldexp(vec_scalar__kv_fma(th, rh, vec_scalar__kv_fma(tt, rh, vec_scalar__kv_mul(th, rl))), e);
-        if (n == 16)
-          vec_scalar__st(dt, y, c, v);
-        else
-          vec_scalar__st_n(dt, y, c, v, n);
-      }
-      continue;
-    }
-    int k0;
-    double f = frexp(acb, &k0);
-    vec_scalar__kv_split2(cb < 0.0 ? -f : f, &rhf, &rlf);
-    vec_scalar__kvf rh = vec_scalar__kv_set(rhf), rl = vec_scalar__kv_set(rlf);
-    vec_scalar__kvi kk = vec_scalar__kvi_set(k0), lo = vec_scalar__kvi_set(-240);
-    for (int64_t c = b0; c < b1; c += 16) {
-      int64_t n = b1 - c < 16 ? b1 - c : 16;
-      vec_scalar__kvf th, tt;
-      vec_scalar__kvi e;
-      vec_scalar__exp_rel(n == 16 ? vec_scalar__ld(dt, x, c) : vec_scalar__ld_n(dt, x, c, n), &mr, mr.huge, &th, &tt, &e);
-      e = vec_scalar__kvi_add(e, kk);
-      vec_scalar__kvf v = vec_scalar__kv_ldexp(vec_scalar__kv_fma(th, rh, vec_scalar__kv_fma(tt, rh, vec_scalar__kv_mul(th, rl))), vec_scalar__kvi_sel(vec_scalar__kvi_gt(e, lo), e, lo));
-      if (n == 16)
-        vec_scalar__st(dt, y, c, v);
-      else
-        vec_scalar__st_n(dt, y, c, v, n);
-    }
-  }
-}
-
-/*
- * The second pass of the float32 softmax and cross-entropy gradient, over
- * the exponentials row_reduce kept in y: y = f c_b with the double
- * c_b = e^(m_b - m) coef / s, the product formed in double and rounded
- * once to float.  f is e^(x - m_b) rounded once, so the result carries two
- * roundings (the bound in docs/kernels.md); recomputing the exponentials
- * (scale_row, the 16-bit rows) costs about half the kernel's time again.
- * Any magnitude of c_b is exact in double: no range split is needed.
- */
-KV_FN void vec_scalar__scale_kept_row(float *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs, double coef) {
-  for (int64_t b = 0; b < rs->nblocks; b++) {
-    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
-    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
-    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
-      /* As scale_row: a block of -inf (nothing kept there), or weights
-       * below every double. */
-      vec_scalar__fill_row(KB_VEC_F32, y + b0, b1 - b0, vec_scalar__kv_set(0.0f * (float)coef));
-      continue;
-    }
     vec_scalar__kvd c = vec_scalar__kvd_set(cb);
-    int64_t full = b0 + (b1 - b0) / 16 * 16;
-    for (int64_t i = b0; i < full; i += 16) vec_scalar__st(KB_VEC_F32, y, i, vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(KB_VEC_F32, y, i)), c)));
-    if (full < b1)
-      vec_scalar__st_n(KB_VEC_F32, y, full, vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(KB_VEC_F32, y, full, b1 - full)), c)), b1 - full);
+    struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(rs->mb[b]);
+    for (int64_t i = b0; i < b1; i += 16) {
+      int64_t n = b1 - i < 16 ? b1 - i : 16;
+      vec_scalar__kvf f;
+      if (kept) {
+        f = n == 16 ? vec_scalar__ld(KB_VEC_F32, kept, i) : vec_scalar__ld_n(KB_VEC_F32, kept, i, n);
+      } else {
+        vec_scalar__kvf lost;
+        f = vec_scalar__exp_rel_f(n == 16 ? vec_scalar__ld(dt, x, i) : vec_scalar__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
+      }
+      vec_scalar__kvf v = vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(f), c));
+      if (n == 16)
+        vec_scalar__st(dt, y, i, v);
+      else
+        vec_scalar__st_n(dt, y, i, v, n);
+    }
   }
 }
 
@@ -12134,22 +12005,25 @@ KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_
   return vec_scalar__kv_sel(vec_scalar__kv_eq(v, vec_scalar__kv_set(-INFINITY)), vec_scalar__kv_set(-INFINITY), y);
 }
 
+/* Longest 16-bit softmax row whose exponentials are kept on the stack
+ * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
+#define KV_KEEP_STACK 2048
+
 KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
   struct vec_scalar__kv_rowsum rs;
-  /* Float32 softmax rows keep their exponentials in y for the second pass;
-   * 16-bit rows could not hold them to float precision and recompute. */
-  int keep = !want_log && dt == KB_VEC_F32;
-  vec_scalar__row_reduce(dt, x, cols, &rs, keep ? (float *)y : NULL);
+  if (!want_log) {
+    float stack[KV_KEEP_STACK];
+    float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
+    vec_scalar__row_reduce(dt, x, cols, &rs, keep, 0);
+    if (rs.bad)
+      vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
+    else
+      vec_scalar__scale_row(dt, x, keep, y, cols, &rs, 1.0);
+    return;
+  }
+  vec_scalar__row_reduce(dt, x, cols, &rs, NULL, 1);
   if (rs.bad) {
     vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
-    return;
-  }
-  if (keep) {
-    vec_scalar__scale_kept_row((float *)y, cols, &rs, 1.0);
-    return;
-  }
-  if (!want_log) {
-    vec_scalar__scale_row(dt, x, y, cols, &rs, 1.0);
     return;
   }
   int64_t c = 0;
@@ -12180,7 +12054,7 @@ KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -12198,12 +12072,12 @@ KV_ATTR static void vec_scalar__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, g);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
     if (rs.bad) {
       vec_scalar__fill_row(KB_VEC_F32, g, cols, vec_scalar__qnan());
       continue;
     }
-    vec_scalar__scale_kept_row(g, cols, &rs, vec_scalar__scale);
+    vec_scalar__scale_row(KB_VEC_F32, NULL, g, g, cols, &rs, vec_scalar__scale);
     /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
     g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_scalar__scale);
   }
@@ -12543,6 +12417,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_KEEP
+#undef KV_KEEP_STACK
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2
@@ -12686,7 +12561,6 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef rope_pairs
 #undef row_moments
 #undef row_reduce
-#undef scale_kept_row
 #undef scale_loop
 #undef scale_row
 #undef silu_v
