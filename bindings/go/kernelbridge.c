@@ -7509,6 +7509,8 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kvd_mask_hi vec_avx2__kvd_mask_hi
 #define kvd_sel vec_avx2__kvd_sel
 #define kvd_lanes vec_avx2__kvd_lanes
+#define kvd_hsum8_tree vec_avx2__kvd_hsum8_tree
+#define kvd_hsum16 vec_avx2__kvd_hsum16
 #define kv_bits vec_avx2__kv_bits
 #define kv_from_bits vec_avx2__kv_from_bits
 #define kvi_set vec_avx2__kvi_set
@@ -7540,7 +7542,6 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define qnan vec_avx2__qnan
 #define canon vec_avx2__canon
 #define kv_hmax16 vec_avx2__kv_hmax16
-#define kv_hsum16 vec_avx2__kv_hsum16
 #define fill_row vec_avx2__fill_row
 #define exp_d_fast vec_avx2__exp_d_fast
 #define act_special vec_avx2__act_special
@@ -7869,6 +7870,16 @@ KV_FN vec_avx2__kvd vec_avx2__kvd_sel(vec_avx2__kvm m, vec_avx2__kvd x, vec_avx2
 KV_FN void vec_avx2__kvd_lanes(double out[16], vec_avx2__kvd x) {
   for (int i = 0; i < 4; i++) _mm256_storeu_pd(out + 4 * i, x.v[i]);
 }
+/* The scalar level's tree in registers: hadd gives the adjacent sums of
+ * two quarters, the swapped halves their pairs, then the two quads (each
+ * addition has the same two operands as there, so the same result). */
+KV_FN double vec_avx2__kvd_hsum8_tree(__m256d q0, __m256d q1) {
+  __m256d h = _mm256_hadd_pd(q0, q1); /* s0 s2 s1 s3 */
+  h = _mm256_add_pd(h, _mm256_permute2f128_pd(h, h, 1)); /* t0 t1 t0 t1 */
+  __m128d t = _mm256_castpd256_pd128(h);
+  return _mm_cvtsd_f64(_mm_add_sd(t, _mm_unpackhi_pd(t, t)));
+}
+KV_FN double vec_avx2__kvd_hsum16(vec_avx2__kvd x) { return vec_avx2__kvd_hsum8_tree(x.v[0], x.v[1]) + vec_avx2__kvd_hsum8_tree(x.v[2], x.v[3]); }
 
 #undef KV_F2
 #undef KV_M2
@@ -8044,19 +8055,13 @@ KV_FN vec_avx2__kvf vec_avx2__qnan(void) { return vec_avx2__kv_from_bits(vec_avx
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx2__kvf vec_avx2__canon(vec_avx2__kvf y) { return vec_avx2__kv_sel(vec_avx2__kv_unord(y, y), vec_avx2__qnan(), y); }
 
-/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level;
+ * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
+ * lanes). */
 static float vec_avx2__kv_hmax16(const float l[16]) {
   float m = -INFINITY;
   for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
   return m;
-}
-
-static double vec_avx2__kv_hsum16(const double l[16]) {
-  double s[16];
-  for (int i = 0; i < 16; i++) s[i] = l[i];
-  for (int w = 8; w >= 1; w /= 2)
-    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
-  return s[0];
 }
 
 /* y[0..n) = v. */
@@ -8535,7 +8540,7 @@ static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * The lanes are summed in kvd_hsum16's order.  With keep (cols floats),
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
@@ -8594,15 +8599,10 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
     }
 #undef KV_KEEP
   }
-  double lf[16], ll[16];
-  float lost[16];
   int32_t on[16];
-  vec_avx2__kvd_lanes(lf, acc.f);
-  vec_avx2__kv_lanes(lost, acc.lost);
   vec_avx2__kvi_lanes(on, acc.ones);
-  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
   int64_t ones = vec_avx2__kv_hsumi(on);
-  double rest = (vec_avx2__kv_hsum16(lf) + vec_avx2__kv_hsum16(ll)) + extra;
+  double rest = (vec_avx2__kvd_hsum16(acc.f) + vec_avx2__kvd_hsum16(vec_avx2__kvd_from(acc.lost))) + extra;
   r->m = m;
   r->s = (double)ones + rest;
   r->l = log(r->s);
@@ -8764,9 +8764,7 @@ KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void
       vec_avx2__kvd d = vec_avx2__kvd_from(vec_avx2__ld_n(dt, xr, full, n));
       acc = vec_avx2__kvd_fma(d, d, acc);
     }
-    double l[16];
-    vec_avx2__kvd_lanes(l, acc);
-    vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kv_hsum16(l) / (double)cols + (double)eps));
+    vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kvd_hsum16(acc) / (double)cols + (double)eps));
     /* (x * inv) * w in double, rounded once: the documented formula. */
     for (int64_t c = 0; c < full; c += 16)
       vec_avx2__st(dt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(dt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(dt, w, c))))));
@@ -8788,7 +8786,7 @@ KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const 
 /*
  * Mean and biased variance of a row without cancellation: per block of
  * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
  * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
@@ -8796,12 +8794,11 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
-    double nb = (double)(b1 - b0), l[16];
+    double nb = (double)(b1 - b0);
     vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)));
     if (tail > 0) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)));
-    vec_avx2__kvd_lanes(l, acc);
-    double mb = vec_avx2__kv_hsum16(l) / nb;
+    double mb = vec_avx2__kvd_hsum16(acc) / nb;
     vec_avx2__kvd vmb = vec_avx2__kvd_set(mb);
     acc = vec_avx2__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
@@ -8812,8 +8809,7 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
       vec_avx2__kvd d = vec_avx2__kvd_sel(vec_avx2__kv_mask_first(tail), vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)), vmb), vec_avx2__kvd_set(0.0));
       acc = vec_avx2__kvd_fma(d, d, acc);
     }
-    vec_avx2__kvd_lanes(l, acc);
-    double m2b = vec_avx2__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    double m2b = vec_avx2__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -9139,7 +9135,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_from_bits
 #undef kv_gt
 #undef kv_hmax16
-#undef kv_hsum16
 #undef kv_hsumi
 #undef kv_iota
 #undef kv_lanes
@@ -9184,6 +9179,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kvd_exp_core
 #undef kvd_fma
 #undef kvd_from
+#undef kvd_hsum16
+#undef kvd_hsum8_tree
 #undef kvd_lanes
 #undef kvd_ldexp
 #undef kvd_ldexp_k
@@ -9300,6 +9297,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kvd_ldexp vec_avx512__kvd_ldexp
 #define kvd_sel vec_avx512__kvd_sel
 #define kvd_lanes vec_avx512__kvd_lanes
+#define kvd_hsum8_tree vec_avx512__kvd_hsum8_tree
+#define kvd_hsum16 vec_avx512__kvd_hsum16
 #define kv_bits vec_avx512__kv_bits
 #define kv_from_bits vec_avx512__kv_from_bits
 #define kvi_set vec_avx512__kvi_set
@@ -9327,7 +9326,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define qnan vec_avx512__qnan
 #define canon vec_avx512__canon
 #define kv_hmax16 vec_avx512__kv_hmax16
-#define kv_hsum16 vec_avx512__kv_hsum16
 #define fill_row vec_avx512__fill_row
 #define exp_d_fast vec_avx512__exp_d_fast
 #define act_special vec_avx512__act_special
@@ -9543,6 +9541,16 @@ KV_FN void vec_avx512__kvd_lanes(double out[16], vec_avx512__kvd v) {
   _mm512_storeu_pd(out, v.lo);
   _mm512_storeu_pd(out + 8, v.hi);
 }
+/* The scalar level's tree in registers: adjacent lanes, then pairs of
+ * those, then quads, then the two halves (each addition has the same two
+ * operands as there, so the same result). */
+KV_FN double vec_avx512__kvd_hsum8_tree(__m512d a) {
+  a = _mm512_add_pd(a, _mm512_permute_pd(a, 0x55));
+  a = _mm512_add_pd(a, _mm512_permutex_pd(a, 0x4e));
+  a = _mm512_add_pd(a, _mm512_shuffle_f64x2(a, a, 0x4e));
+  return _mm512_cvtsd_f64(a);
+}
+KV_FN double vec_avx512__kvd_hsum16(vec_avx512__kvd v) { return vec_avx512__kvd_hsum8_tree(v.lo) + vec_avx512__kvd_hsum8_tree(v.hi); }
 
 /* ---- int32 lanes ---- */
 
@@ -9656,19 +9664,13 @@ KV_FN vec_avx512__kvf vec_avx512__qnan(void) { return vec_avx512__kv_from_bits(v
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx512__kvf vec_avx512__canon(vec_avx512__kvf y) { return vec_avx512__kv_sel(vec_avx512__kv_unord(y, y), vec_avx512__qnan(), y); }
 
-/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level;
+ * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
+ * lanes). */
 static float vec_avx512__kv_hmax16(const float l[16]) {
   float m = -INFINITY;
   for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
   return m;
-}
-
-static double vec_avx512__kv_hsum16(const double l[16]) {
-  double s[16];
-  for (int i = 0; i < 16; i++) s[i] = l[i];
-  for (int w = 8; w >= 1; w /= 2)
-    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
-  return s[0];
 }
 
 /* y[0..n) = v. */
@@ -10147,7 +10149,7 @@ static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * The lanes are summed in kvd_hsum16's order.  With keep (cols floats),
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
@@ -10206,15 +10208,10 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
     }
 #undef KV_KEEP
   }
-  double lf[16], ll[16];
-  float lost[16];
   int32_t on[16];
-  vec_avx512__kvd_lanes(lf, acc.f);
-  vec_avx512__kv_lanes(lost, acc.lost);
   vec_avx512__kvi_lanes(on, acc.ones);
-  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
   int64_t ones = vec_avx512__kv_hsumi(on);
-  double rest = (vec_avx512__kv_hsum16(lf) + vec_avx512__kv_hsum16(ll)) + extra;
+  double rest = (vec_avx512__kvd_hsum16(acc.f) + vec_avx512__kvd_hsum16(vec_avx512__kvd_from(acc.lost))) + extra;
   r->m = m;
   r->s = (double)ones + rest;
   r->l = log(r->s);
@@ -10376,9 +10373,7 @@ KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const vo
       vec_avx512__kvd d = vec_avx512__kvd_from(vec_avx512__ld_n(dt, xr, full, n));
       acc = vec_avx512__kvd_fma(d, d, acc);
     }
-    double l[16];
-    vec_avx512__kvd_lanes(l, acc);
-    vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kv_hsum16(l) / (double)cols + (double)eps));
+    vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kvd_hsum16(acc) / (double)cols + (double)eps));
     /* (x * inv) * w in double, rounded once: the documented formula. */
     for (int64_t c = 0; c < full; c += 16)
       vec_avx512__st(dt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(dt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(dt, w, c))))));
@@ -10400,7 +10395,7 @@ KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, cons
 /*
  * Mean and biased variance of a row without cancellation: per block of
  * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
  * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
@@ -10408,12 +10403,11 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
-    double nb = (double)(b1 - b0), l[16];
+    double nb = (double)(b1 - b0);
     vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)));
     if (tail > 0) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)));
-    vec_avx512__kvd_lanes(l, acc);
-    double mb = vec_avx512__kv_hsum16(l) / nb;
+    double mb = vec_avx512__kvd_hsum16(acc) / nb;
     vec_avx512__kvd vmb = vec_avx512__kvd_set(mb);
     acc = vec_avx512__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
@@ -10424,8 +10418,7 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
       vec_avx512__kvd d = vec_avx512__kvd_sel(vec_avx512__kv_mask_first(tail), vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)), vmb), vec_avx512__kvd_set(0.0));
       acc = vec_avx512__kvd_fma(d, d, acc);
     }
-    vec_avx512__kvd_lanes(l, acc);
-    double m2b = vec_avx512__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    double m2b = vec_avx512__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -10746,7 +10739,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_from_bits
 #undef kv_gt
 #undef kv_hmax16
-#undef kv_hsum16
 #undef kv_hsumi
 #undef kv_iota
 #undef kv_lanes
@@ -10791,6 +10783,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kvd_exp_core
 #undef kvd_fma
 #undef kvd_from
+#undef kvd_hsum16
+#undef kvd_hsum8_tree
 #undef kvd_lanes
 #undef kvd_ldexp
 #undef kvd_ldexp_k
@@ -10901,6 +10895,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kvd_ldexp vec_scalar__kvd_ldexp
 #define kvd_sel vec_scalar__kvd_sel
 #define kvd_lanes vec_scalar__kvd_lanes
+#define kvd_hsum16 vec_scalar__kvd_hsum16
 #define kv_bits vec_scalar__kv_bits
 #define kv_from_bits vec_scalar__kv_from_bits
 #define kvi_set vec_scalar__kvi_set
@@ -10931,7 +10926,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define qnan vec_scalar__qnan
 #define canon vec_scalar__canon
 #define kv_hmax16 vec_scalar__kv_hmax16
-#define kv_hsum16 vec_scalar__kv_hsum16
 #define fill_row vec_scalar__fill_row
 #define exp_d_fast vec_scalar__exp_d_fast
 #define act_special vec_scalar__act_special
@@ -11198,6 +11192,15 @@ KV_FN vec_scalar__kvd vec_scalar__kvd_sel(vec_scalar__kvm m, vec_scalar__kvd a, 
   return r;
 }
 KV_FN void vec_scalar__kvd_lanes(double out[16], vec_scalar__kvd x) { memcpy(out, x.v, sizeof x.v); }
+/* The sum of the 16 lanes as a binary tree over adjacent lanes:
+ * ((l0 + l1) + (l2 + l3)) + ..., the order every level reproduces. */
+KV_FN double vec_scalar__kvd_hsum16(vec_scalar__kvd x) {
+  double s[16];
+  memcpy(s, x.v, sizeof s);
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
 
 #undef KV_F2
 #undef KV_F3
@@ -11379,19 +11382,13 @@ KV_FN vec_scalar__kvf vec_scalar__qnan(void) { return vec_scalar__kv_from_bits(v
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_scalar__kvf vec_scalar__canon(vec_scalar__kvf y) { return vec_scalar__kv_sel(vec_scalar__kv_unord(y, y), vec_scalar__qnan(), y); }
 
-/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level;
+ * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
+ * lanes). */
 static float vec_scalar__kv_hmax16(const float l[16]) {
   float m = -INFINITY;
   for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
   return m;
-}
-
-static double vec_scalar__kv_hsum16(const double l[16]) {
-  double s[16];
-  for (int i = 0; i < 16; i++) s[i] = l[i];
-  for (int w = 8; w >= 1; w /= 2)
-    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
-  return s[0];
 }
 
 /* y[0..n) = v. */
@@ -11870,7 +11867,7 @@ static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * The lanes are summed in kvd_hsum16's order.  With keep (cols floats),
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
@@ -11929,15 +11926,10 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
     }
 #undef KV_KEEP
   }
-  double lf[16], ll[16];
-  float lost[16];
   int32_t on[16];
-  vec_scalar__kvd_lanes(lf, acc.f);
-  vec_scalar__kv_lanes(lost, acc.lost);
   vec_scalar__kvi_lanes(on, acc.ones);
-  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
   int64_t ones = vec_scalar__kv_hsumi(on);
-  double rest = (vec_scalar__kv_hsum16(lf) + vec_scalar__kv_hsum16(ll)) + extra;
+  double rest = (vec_scalar__kvd_hsum16(acc.f) + vec_scalar__kvd_hsum16(vec_scalar__kvd_from(acc.lost))) + extra;
   r->m = m;
   r->s = (double)ones + rest;
   r->l = log(r->s);
@@ -12099,9 +12091,7 @@ KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const vo
       vec_scalar__kvd d = vec_scalar__kvd_from(vec_scalar__ld_n(dt, xr, full, n));
       acc = vec_scalar__kvd_fma(d, d, acc);
     }
-    double l[16];
-    vec_scalar__kvd_lanes(l, acc);
-    vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kv_hsum16(l) / (double)cols + (double)eps));
+    vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kvd_hsum16(acc) / (double)cols + (double)eps));
     /* (x * inv) * w in double, rounded once: the documented formula. */
     for (int64_t c = 0; c < full; c += 16)
       vec_scalar__st(dt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(dt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(dt, w, c))))));
@@ -12123,7 +12113,7 @@ KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, cons
 /*
  * Mean and biased variance of a row without cancellation: per block of
  * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
  * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
@@ -12131,12 +12121,11 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
-    double nb = (double)(b1 - b0), l[16];
+    double nb = (double)(b1 - b0);
     vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)));
     if (tail > 0) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)));
-    vec_scalar__kvd_lanes(l, acc);
-    double mb = vec_scalar__kv_hsum16(l) / nb;
+    double mb = vec_scalar__kvd_hsum16(acc) / nb;
     vec_scalar__kvd vmb = vec_scalar__kvd_set(mb);
     acc = vec_scalar__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
@@ -12147,8 +12136,7 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
       vec_scalar__kvd d = vec_scalar__kvd_sel(vec_scalar__kv_mask_first(tail), vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)), vmb), vec_scalar__kvd_set(0.0));
       acc = vec_scalar__kvd_fma(d, d, acc);
     }
-    vec_scalar__kvd_lanes(l, acc);
-    double m2b = vec_scalar__kv_hsum16(l), nn = n + nb, d = mb - mu;
+    double m2b = vec_scalar__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -12471,7 +12459,6 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_from_bits
 #undef kv_gt
 #undef kv_hmax16
-#undef kv_hsum16
 #undef kv_hsumi
 #undef kv_iota
 #undef kv_lanes
@@ -12515,6 +12502,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kvd_exp_core
 #undef kvd_fma
 #undef kvd_from
+#undef kvd_hsum16
 #undef kvd_lanes
 #undef kvd_ldexp
 #undef kvd_ldexp_k

@@ -55,19 +55,13 @@ KV_FN kvf qnan(void) { return kv_from_bits(kvi_set(0x7fc00000)); }
 /* NaN lanes of y become the canonical NaN. */
 KV_FN kvf canon(kvf y) { return kv_sel(kv_unord(y, y), qnan(), y); }
 
-/* Fixed-order horizontal reductions of 16 lanes (the same on every level). */
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level;
+ * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
+ * lanes). */
 static float kv_hmax16(const float l[16]) {
   float m = -INFINITY;
   for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
   return m;
-}
-
-static double kv_hsum16(const double l[16]) {
-  double s[16];
-  for (int i = 0; i < 16; i++) s[i] = l[i];
-  for (int w = 8; w >= 1; w /= 2)
-    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
-  return s[0];
 }
 
 /* y[0..n) = v. */
@@ -546,7 +540,7 @@ static int64_t kv_hsumi(const int32_t l[16]) {
  * lanes (the rounding remainders into 16 float lanes, the exact ones
  * counted); when a block raises the maximum the sums so far (the ones
  * included) are scaled by e^(old - new) (the C library's exp, in double).
- * The lanes are summed in kv_hsum16's order.  With keep (cols floats),
+ * The lanes are summed in kvd_hsum16's order.  With keep (cols floats),
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
@@ -605,15 +599,10 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, 
     }
 #undef KV_KEEP
   }
-  double lf[16], ll[16];
-  float lost[16];
   int32_t on[16];
-  kvd_lanes(lf, acc.f);
-  kv_lanes(lost, acc.lost);
   kvi_lanes(on, acc.ones);
-  for (int i = 0; i < 16; i++) ll[i] = (double)lost[i];
   int64_t ones = kv_hsumi(on);
-  double rest = (kv_hsum16(lf) + kv_hsum16(ll)) + extra;
+  double rest = (kvd_hsum16(acc.f) + kvd_hsum16(kvd_from(acc.lost))) + extra;
   r->m = m;
   r->s = (double)ones + rest;
   r->l = log(r->s);
@@ -775,9 +764,7 @@ KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const
       kvd d = kvd_from(ld_n(dt, xr, full, n));
       acc = kvd_fma(d, d, acc);
     }
-    double l[16];
-    kvd_lanes(l, acc);
-    kvd inv = kvd_set(1.0 / sqrt(kv_hsum16(l) / (double)cols + (double)eps));
+    kvd inv = kvd_set(1.0 / sqrt(kvd_hsum16(acc) / (double)cols + (double)eps));
     /* (x * inv) * w in double, rounded once: the documented formula. */
     for (int64_t c = 0; c < full; c += 16)
       st(dt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(dt, xr, c)), inv), kvd_from(ld(dt, w, c))))));
@@ -799,7 +786,7 @@ KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, c
 /*
  * Mean and biased variance of a row without cancellation: per block of
  * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kv_hsum16); blocks are merged in order
+ * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
  * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
@@ -807,12 +794,11 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
-    double nb = (double)(b1 - b0), l[16];
+    double nb = (double)(b1 - b0);
     kvd acc = kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) acc = kvd_add(acc, kvd_from(ld(dt, x, c)));
     if (tail > 0) acc = kvd_add(acc, kvd_from(ld_n(dt, x, full, tail)));
-    kvd_lanes(l, acc);
-    double mb = kv_hsum16(l) / nb;
+    double mb = kvd_hsum16(acc) / nb;
     kvd vmb = kvd_set(mb);
     acc = kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
@@ -823,8 +809,7 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
       kvd d = kvd_sel(kv_mask_first(tail), kvd_sub(kvd_from(ld_n(dt, x, full, tail)), vmb), kvd_set(0.0));
       acc = kvd_fma(d, d, acc);
     }
-    kvd_lanes(l, acc);
-    double m2b = kv_hsum16(l), nn = n + nb, d = mb - mu;
+    double m2b = kvd_hsum16(acc), nn = n + nb, d = mb - mu;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;

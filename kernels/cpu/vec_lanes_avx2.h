@@ -262,6 +262,16 @@ KV_FN kvd kvd_sel(kvm m, kvd x, kvd y) {
 KV_FN void kvd_lanes(double out[16], kvd x) {
   for (int i = 0; i < 4; i++) _mm256_storeu_pd(out + 4 * i, x.v[i]);
 }
+/* The scalar level's tree in registers: hadd gives the adjacent sums of
+ * two quarters, the swapped halves their pairs, then the two quads (each
+ * addition has the same two operands as there, so the same result). */
+KV_FN double kvd_hsum8_tree(__m256d q0, __m256d q1) {
+  __m256d h = _mm256_hadd_pd(q0, q1); /* s0 s2 s1 s3 */
+  h = _mm256_add_pd(h, _mm256_permute2f128_pd(h, h, 1)); /* t0 t1 t0 t1 */
+  __m128d t = _mm256_castpd256_pd128(h);
+  return _mm_cvtsd_f64(_mm_add_sd(t, _mm_unpackhi_pd(t, t)));
+}
+KV_FN double kvd_hsum16(kvd x) { return kvd_hsum8_tree(x.v[0], x.v[1]) + kvd_hsum8_tree(x.v[2], x.v[3]); }
 
 #undef KV_F2
 #undef KV_M2

@@ -149,6 +149,16 @@ KV_FN void kvd_lanes(double out[16], kvd v) {
   _mm512_storeu_pd(out, v.lo);
   _mm512_storeu_pd(out + 8, v.hi);
 }
+/* The scalar level's tree in registers: adjacent lanes, then pairs of
+ * those, then quads, then the two halves (each addition has the same two
+ * operands as there, so the same result). */
+KV_FN double kvd_hsum8_tree(__m512d a) {
+  a = _mm512_add_pd(a, _mm512_permute_pd(a, 0x55));
+  a = _mm512_add_pd(a, _mm512_permutex_pd(a, 0x4e));
+  a = _mm512_add_pd(a, _mm512_shuffle_f64x2(a, a, 0x4e));
+  return _mm512_cvtsd_f64(a);
+}
+KV_FN double kvd_hsum16(kvd v) { return kvd_hsum8_tree(v.lo) + kvd_hsum8_tree(v.hi); }
 
 /* ---- int32 lanes ---- */
 

@@ -202,6 +202,15 @@ KV_FN kvd kvd_sel(kvm m, kvd a, kvd b) {
   return r;
 }
 KV_FN void kvd_lanes(double out[16], kvd x) { memcpy(out, x.v, sizeof x.v); }
+/* The sum of the 16 lanes as a binary tree over adjacent lanes:
+ * ((l0 + l1) + (l2 + l3)) + ..., the order every level reproduces. */
+KV_FN double kvd_hsum16(kvd x) {
+  double s[16];
+  memcpy(s, x.v, sizeof s);
+  for (int w = 8; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) s[i] = s[2 * i] + s[2 * i + 1];
+  return s[0];
+}
 
 #undef KV_F2
 #undef KV_F3
