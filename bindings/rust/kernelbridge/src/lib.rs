@@ -74,7 +74,7 @@
 // Signatures mirror the C API, whose kernels take many sizes and scalars.
 #![allow(clippy::too_many_arguments)]
 
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::fmt;
 use std::marker::PhantomData;
@@ -82,6 +82,13 @@ use std::ptr::NonNull;
 
 /// The raw declarations (the `kernelbridge-sys` crate).
 pub use kernelbridge_sys as sys;
+
+// The hand-written runtime (src/runtime.rs) that the generated code below calls:
+// the `kernels!` macro, length checks, sizes, statuses, the default context.
+#[macro_use]
+mod runtime;
+use runtime::*;
+pub use runtime::with_default_context;
 
 // Hand-written modules (src/<name>.rs), built on the generated API below.
 mod views;
@@ -454,146 +461,6 @@ impl std::error::Error for Error {}
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-
-/// Turns a C status into a Result, copying the message on failure: the
-/// context's, or for a NULL `ctx` (a call without a context) the calling
-/// thread's `kb_last_error()`.
-#[inline]
-fn check_status(func: &'static str, raw: sys::kb_status, ctx: *const sys::kb_context) -> Result<()> {
-    if raw == sys::kb_status_KB_STATUS_OK {
-        Ok(())
-    } else {
-        Err(failure(func, raw, ctx))
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn failure(func: &'static str, raw: sys::kb_status, ctx: *const sys::kb_context) -> Error {
-    let text = if ctx.is_null() {
-        // Safety: no preconditions; the failing call had no context, so its
-        // message is the calling thread's (Rust threads are OS threads), valid
-        // until the thread's next such call, and copied below before any.
-        unsafe { sys::kb_last_error() }
-    } else {
-        // Safety: ctx is the live context the failing call used, on this
-        // thread; the message is valid until the next call and copied below.
-        unsafe { sys::kb_context_last_error(ctx) }
-    };
-    let message = if text.is_null() {
-        String::new()
-    } else {
-        // Safety: a non-NULL message is a NUL-terminated string, still valid (see above).
-        unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-    };
-    let status = match Status::from_raw(raw) {
-        Some(status) => status,
-        None => return Error::internal(func, &format!("returned unknown status {raw}")),
-    };
-    if message.is_empty() {
-        Error::new(status, format!("{func} failed"))
-    } else {
-        Error::new(status, message)
-    }
-}
-
-/// A size as C's int64_t.
-#[inline]
-fn to_c_dim(func: &str, name: &str, value: usize) -> Result<i64> {
-    match i64::try_from(value) {
-        Ok(v) => Ok(v),
-        Err(_) => Err(too_large(func, name, value)),
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn too_large(func: &str, name: &str, value: usize) -> Error {
-    Error::new(Status::InvalidArgument, format!("{func}: {name} must be <= {}, got {value}", i64::MAX))
-}
-
-/// Elements of a dense tensor of this shape.
-#[inline]
-fn dense_len(func: &str, what: &str, dims: &[usize]) -> Result<usize> {
-    let mut n: usize = 1;
-    for &d in dims {
-        n = match n.checked_mul(d) {
-            Some(n) => n,
-            None => return Err(overflow(func, what, dims)),
-        };
-    }
-    Ok(n)
-}
-
-/// Elements spanned by a [rows, cols] matrix with row stride ld.
-#[inline]
-fn strided_len(func: &str, what: &str, rows: usize, cols: usize, ld: usize) -> Result<usize> {
-    if rows == 0 || cols == 0 {
-        return Ok(0);
-    }
-    (rows - 1)
-        .checked_mul(ld)
-        .and_then(|n| n.checked_add(cols))
-        .ok_or_else(|| overflow(func, what, &[rows, cols]))
-}
-
-/// Elements spanned by a batch of `dims[0]` items of `item` elements each,
-/// consecutive items `stride` elements apart (0 when the batch is empty).
-#[inline]
-fn batched_len(func: &str, what: &str, dims: &[usize], item: usize, stride: usize) -> Result<usize> {
-    if dims[0] == 0 || item == 0 {
-        return Ok(0);
-    }
-    (dims[0] - 1)
-        .checked_mul(stride)
-        .and_then(|n| n.checked_add(item))
-        .ok_or_else(|| overflow(func, what, dims))
-}
-
-#[cold]
-#[inline(never)]
-fn overflow(func: &str, what: &str, dims: &[usize]) -> Error {
-    Error::new(Status::OutOfMemory, format!("{func}: size of {what} overflows (shape {dims:?})"))
-}
-
-#[inline]
-fn check_len(func: &str, name: &str, len: usize, want: usize, shape: &str, dims: &[usize]) -> Result<()> {
-    if len == want {
-        Ok(())
-    } else {
-        Err(mismatch(func, name, len, want, "", shape, dims))
-    }
-}
-
-#[inline]
-fn check_len_at_least(func: &str, name: &str, len: usize, want: usize, shape: &str, dims: &[usize]) -> Result<()> {
-    if len >= want {
-        Ok(())
-    } else {
-        Err(mismatch(func, name, len, want, "at least ", shape, dims))
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn mismatch(func: &str, name: &str, len: usize, want: usize, qualifier: &str, shape: &str, dims: &[usize]) -> Error {
-    Error::new(
-        Status::ShapeMismatch,
-        format!("{func}: {name} has {len} elements, expected {qualifier}{want} for shape {shape} = {dims:?}"),
-    )
-}
-
-
-/// Bytes of the buffer passed to C for an `out string` parameter (longer
-/// strings are truncated by C, e.g. device names).
-const OUT_STRING_CAPACITY: usize = 256;
-
-/// The NUL-terminated string C wrote into `buf` (all of it without a NUL).
-fn string_from_c_buffer(buf: &[std::ffi::c_char]) -> String {
-    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 /// Opaque per-caller state: backend, thread count, last error message.
 ///
 /// A context selects the backend and the CPU thread count, and keeps the
@@ -641,7 +508,7 @@ impl Context {
     /// The status of the C call, with its message (read from the calling thread's [`last_error`]).
     pub fn new(backend: Backend, num_threads: usize) -> Result<Context> {
         const FUNC: &str = "kb_context_create";
-        let c_num_threads = to_c_dim(FUNC, "num_threads", num_threads)?;
+        let [c_num_threads] = c_dims(FUNC, [("num_threads", num_threads)])?;
         let mut out_handle: *mut sys::kb_context = std::ptr::null_mut();
         // Safety:
         // - `out_handle` is a local that outlives the call; C writes the new handle there on success only
@@ -746,7700 +613,6 @@ impl Context {
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
-    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_silu";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-    ///
-    /// In-place form of [`Context::silu`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu_inplace(&self, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_silu";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_gelu";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-    ///
-    /// In-place form of [`Context::gelu`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_inplace(&self, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_gelu";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, tanh approximation (PyTorch approximate='tanh'):
-    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, tanh approximation (PyTorch approximate='tanh'):
-    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-    ///
-    /// In-place form of [`Context::gelu_tanh`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh_inplace(&self, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add(&self, a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// In-place form of [`Context::add`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_inplace(&self, a: &mut [f32], b: &[f32]) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// In-place form of [`Context::add`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_inplace_b(&self, a: &[f32], b: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul(&self, a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// In-place form of [`Context::mul`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_inplace(&self, a: &mut [f32], b: &[f32]) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// In-place form of [`Context::mul`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_inplace_b(&self, a: &[f32], b: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale(&self, alpha: f32, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_scale";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-    ///
-    /// In-place form of [`Context::scale`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale_inplace(&self, alpha: f32, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_scale";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `bias`: input, `f32[cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias(&self, rows: usize, x: &[f32], bias: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-    ///
-    /// In-place form of [`Context::add_bias`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `bias`: input, `f32[cols]`
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias_inplace(&self, rows: usize, x: &mut [f32], bias: &[f32]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax(&self, rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-    ///
-    /// In-place form of [`Context::softmax`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax_inplace(&self, rows: usize, cols: usize, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax(&self, rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax_inplace(&self, rows: usize, cols: usize, x: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-    /// eps must be finite and \>= 0.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm(&self, rows: usize, x: &[f32], weight: &[f32], eps: f32, y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-    /// eps must be finite and \>= 0.
-    ///
-    /// In-place form of [`Context::rmsnorm`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm_inplace(&self, rows: usize, x: &mut [f32], weight: &[f32], eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// LayerNorm of each row with biased variance:
-    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-    /// eps must be finite and \>= 0.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm(&self, rows: usize, cols: usize, x: &[f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32, y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_layernorm";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// LayerNorm of each row with biased variance:
-    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-    /// eps must be finite and \>= 0.
-    ///
-    /// In-place form of [`Context::layernorm`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm_inplace(&self, rows: usize, cols: usize, x: &mut [f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// General matrix multiply, row-major: C = alpha \* op(A) \* op(B) + beta \* C,
-    /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
-    /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
-    /// elements and must be at least the stored row length (at least 1).  When
-    /// beta == 0, C is not read (it may hold NaN).  Every element is a float32
-    /// chain of fused multiply-adds in order of increasing p (one rounding per
-    /// step), then alpha \* acc (+ beta \* C), independent of the thread count and
-    /// of the CPU's instruction set.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`
-    /// - `b`: input, `f32[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`
-    /// - `c`: input and output, `f32[m, n]`, row stride `ldc`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, b: &[f32], ldb: usize, beta: f32, c: &mut [f32], ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Embedding lookup: out\[i, :\] = table\[ids\[i\], :\].  Every id must lie in
-    /// \[0, vocab); the ids are all checked before anything is written.
-    ///
-    /// # Arguments
-    ///
-    /// - `ids`: input, `i32[n_ids]`
-    /// - `table`: input, `f32[vocab, dim]`
-    /// - `out`: output, `f32[n_ids, dim]`
-    ///
-    /// `n_ids` is the length of `ids`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn embedding(&self, vocab: usize, dim: usize, ids: &[i32], table: &[f32], out: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_embedding";
-        let n_ids = ids.len();
-        let table_shape = [vocab, dim];
-        let table_len = dense_len(FUNC, "table", &table_shape)?;
-        check_len(FUNC, "table", table.len(), table_len, "[vocab, dim]", &table_shape)?;
-        let out_shape = [n_ids, dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[n_ids, dim]", &out_shape)?;
-        let c_n_ids = to_c_dim(FUNC, "n_ids", n_ids)?;
-        let c_vocab = to_c_dim(FUNC, "vocab", vocab)?;
-        let c_dim = to_c_dim(FUNC, "dim", dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_embedding(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table.as_ptr(), out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-    /// Angles are computed in double precision.  positions must be \>= 0 and theta
-    /// finite and \> 0.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[seq, heads, head_dim]`
-    /// - `positions`: input, `i32[seq]`
-    /// - `y`: output, `f32[seq, heads, head_dim]`
-    ///
-    /// `seq` is the length of `positions`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rope(&self, heads: usize, head_dim: usize, x: &[f32], positions: &[i32], theta: f32, y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_rope";
-        let seq = positions.len();
-        let x_shape = [seq, heads, head_dim];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[seq, heads, head_dim]", &x_shape)?;
-        let y_shape = [seq, heads, head_dim];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[seq, heads, head_dim]", &y_shape)?;
-        let c_seq = to_c_dim(FUNC, "seq", seq)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x.as_ptr(), positions.as_ptr(), theta, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-    /// Angles are computed in double precision.  positions must be \>= 0 and theta
-    /// finite and \> 0.
-    ///
-    /// In-place form of [`Context::rope`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[seq, heads, head_dim]`
-    /// - `positions`: input, `i32[seq]`
-    ///
-    /// `seq` is the length of `positions`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rope_inplace(&self, heads: usize, head_dim: usize, x: &mut [f32], positions: &[i32], theta: f32) -> Result<()> {
-        const FUNC: &str = "kb_rope";
-        let seq = positions.len();
-        let x_shape = [seq, heads, head_dim];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[seq, heads, head_dim]", &x_shape)?;
-        let c_seq = to_c_dim(FUNC, "seq", seq)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x_ptr.cast_const(), positions.as_ptr(), theta, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaled dot-product attention:
-    /// out = softmax(q k^T \* scale + mask) v per (batch, head), where query head h
-    /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
-    /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
-    /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Computed in float32 with an online softmax over blocks of 128
-    /// keys (docs/kernels.md); scores are never materialised as a
-    /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
-    /// CPU's instruction set.
-    /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f32[batch, heads, seq_q, head_dim]`
-    /// - `k`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-    /// - `v`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-    /// - `out`: output, `f32[batch, heads, seq_q, head_dim]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[f32], k: &[f32], v: &[f32], causal: bool, scale: f32, out: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_attention";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy forward: losses\[r\] = logsumexp(logits\[r, :\]) - logits\[r, targets\[r\]\],
-    /// or 0 where targets\[r\] == ignore_index; mean_loss\[0\] is the mean over the rows
-    /// that are not ignored (NaN when every row is ignored, as PyTorch).  Every
-    /// target other than ignore_index must lie in \[0, classes); classes must be
-    /// \> 0 when rows \> 0.
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    /// - `losses`: output, `f32[rows]`
-    /// - `mean_loss`: output, `f32[1]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn cross_entropy(&self, classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, losses: &mut [f32], mean_loss: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let losses_shape = [rows];
-        let losses_len = dense_len(FUNC, "losses", &losses_shape)?;
-        check_len(FUNC, "losses", losses.len(), losses_len, "[rows]", &losses_shape)?;
-        let mean_loss_shape = [1usize];
-        let mean_loss_len = dense_len(FUNC, "mean_loss", &mean_loss_shape)?;
-        check_len(FUNC, "mean_loss", mean_loss.len(), mean_loss_len, "[1]", &mean_loss_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, losses.as_mut_ptr(), mean_loss.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-    /// where count is the number of rows not ignored.  dloss must be finite.
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    /// - `dlogits`: output, `f32[rows, classes]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn cross_entropy_backward(&self, classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, dloss: f32, dlogits: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy_backward";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let dlogits_shape = [rows, classes];
-        let dlogits_len = dense_len(FUNC, "dlogits", &dlogits_shape)?;
-        check_len(FUNC, "dlogits", dlogits.len(), dlogits_len, "[rows, classes]", &dlogits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, dloss, dlogits.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-    /// where count is the number of rows not ignored.  dloss must be finite.
-    ///
-    /// In-place form of [`Context::cross_entropy_backward`]: `dlogits` is written over `logits`.
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, overwritten with the output `dlogits`, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn cross_entropy_backward_inplace(&self, classes: usize, logits: &mut [f32], targets: &[i32], ignore_index: i32, dloss: f32) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy_backward";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        let logits_ptr = logits.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `dlogits` is exactly `logits`, which the header allows (alias(logits))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits_ptr.cast_const(), targets.as_ptr(), ignore_index, dloss, logits_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
-    /// params \*= 1 - lr \* weight_decay
-    /// m = beta1 \* m + (1 - beta1) \* grads
-    /// v = beta2 \* v + (1 - beta2) \* grads^2
-    /// params -= (lr / (1 - beta1^step)) \* m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
-    /// lr, eps and weight_decay must be finite and \>= 0; beta1 and beta2 in \[0, 1);
-    /// step \>= 1.
-    ///
-    /// # Arguments
-    ///
-    /// - `params`: input and output, `f32[n]`
-    /// - `grads`: input, `f32[n]`
-    /// - `m`: input and output, `f32[n]`
-    /// - `v`: input and output, `f32[n]`
-    ///
-    /// `n` is the length of `grads`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn adamw_step(&self, params: &mut [f32], grads: &[f32], m: &mut [f32], v: &mut [f32], lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: i64) -> Result<()> {
-        const FUNC: &str = "kb_adamw_step";
-        let n = grads.len();
-        let params_shape = [n];
-        let params_len = dense_len(FUNC, "params", &params_shape)?;
-        check_len(FUNC, "params", params.len(), params_len, "[n]", &params_shape)?;
-        let m_shape = [n];
-        let m_len = dense_len(FUNC, "m", &m_shape)?;
-        check_len(FUNC, "m", m.len(), m_len, "[n]", &m_shape)?;
-        let v_shape = [n];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[n]", &v_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_adamw_step(self.raw.as_ptr(), c_n, params.as_mut_ptr(), grads.as_ptr(), m.as_mut_ptr(), v.as_mut_ptr(), lr, beta1, beta2, eps, weight_decay, step) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Index of the largest element of each row; the first one on ties.  NaN counts
-    /// as larger than every number (as torch.argmax).  cols must be \> 0 when
-    /// rows \> 0 and fit in int32.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn argmax(&self, cols: usize, x: &[f32], out: &mut [i32]) -> Result<()> {
-        const FUNC: &str = "kb_argmax";
-        let rows = out.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_argmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Multinomial sampling from softmax(logits / temperature) per row, candidates
-    /// in index order.  temperature must be finite and \> 0; logits must not hold
-    /// NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn sample(&self, cols: usize, logits: &[f32], temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-        const FUNC: &str = "kb_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Top-k sampling: the k largest logits of each row (ties broken by lower
-    /// index), ordered by decreasing logit, sampled from their softmax at
-    /// temperature.  k must be in \[1, cols\] (only k \>= 1 when rows == 0);
-    /// temperature finite and \> 0; logits as for kb_sample.
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn topk_sample(&self, cols: usize, logits: &[f32], k: usize, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-        const FUNC: &str = "kb_topk_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_topk_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), c_k, temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
-    /// lower index); the nucleus is the shortest prefix whose probability mass
-    /// (softmax at temperature, double precision) reaches p; one token is sampled
-    /// from the nucleus.  p must be in (0, 1\]; temperature finite and \> 0; logits
-    /// as for kb_sample.
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn topp_sample(&self, cols: usize, logits: &[f32], p: f32, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-        const FUNC: &str = "kb_topp_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_topp_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_silu.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_silu_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_silu.
-    ///
-    /// In-place form of [`Context::silu_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu_bf16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_silu_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_silu.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_silu_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_silu.
-    ///
-    /// In-place form of [`Context::silu_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn silu_f16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_silu_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu.
-    ///
-    /// In-place form of [`Context::gelu_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_bf16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu.
-    ///
-    /// In-place form of [`Context::gelu_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_f16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu_tanh.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu_tanh.
-    ///
-    /// In-place form of [`Context::gelu_tanh_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh_bf16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
-    ///
-    /// In-place form of [`Context::gelu_tanh_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gelu_tanh_f16_inplace(&self, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bf16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_bf16`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bf16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_bf16`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bf16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_f16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_f16`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_f16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_f16`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_f16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_bf16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_bf16`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_bf16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_bf16`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_bf16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_f16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_f16`]: `y` is written over `a`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_f16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_f16`]: `y` is written over `b`.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn mul_f16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_scale.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale_bf16(&self, alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_scale_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_scale.
-    ///
-    /// In-place form of [`Context::scale_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale_bf16_inplace(&self, alpha: f32, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_scale_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_scale.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale_f16(&self, alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_scale_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_scale.
-    ///
-    /// In-place form of [`Context::scale_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn scale_f16_inplace(&self, alpha: f32, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_scale_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add_bias.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias_bf16(&self, rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_bf16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add_bias.
-    ///
-    /// In-place form of [`Context::add_bias_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias_bf16_inplace(&self, rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_bf16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add_bias.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias_f16(&self, rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_f16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add_bias.
-    ///
-    /// In-place form of [`Context::add_bias_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn add_bias_f16_inplace(&self, rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_f16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_softmax.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax_bf16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_softmax.
-    ///
-    /// In-place form of [`Context::softmax_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_softmax.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax_f16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_softmax.
-    ///
-    /// In-place form of [`Context::softmax_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn softmax_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_log_softmax.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax_bf16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_log_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_log_softmax.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax_f16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_log_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn log_softmax_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_rmsnorm.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm_bf16(&self, rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_bf16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_rmsnorm.
-    ///
-    /// In-place form of [`Context::rmsnorm_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm_bf16_inplace(&self, rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_bf16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_rmsnorm.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm_f16(&self, rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_f16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_rmsnorm.
-    ///
-    /// In-place form of [`Context::rmsnorm_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn rmsnorm_f16_inplace(&self, rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_f16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_layernorm.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm_bf16(&self, rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_layernorm.
-    ///
-    /// In-place form of [`Context::layernorm_bf16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_layernorm.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm_f16(&self, rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_layernorm.
-    ///
-    /// In-place form of [`Context::layernorm_f16`]: `y` is written over `x`.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn layernorm_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gemm.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, bf16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `bf16[m, n]`, row stride `ldc`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm_bf16(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_bf16";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_bf16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gemm.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, f16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `f16[m, n]`, row stride `ldc`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm_f16(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_f16";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_f16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_attention.
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `k`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `v`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `out`: output, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_attention_bf16";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_attention.
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `k`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `v`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `out`: output, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_attention_f16";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Fused linear layer, PyTorch's weight layout:
-    /// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
-    /// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
-    /// with the bias added (one rounding) and the activation applied (as the
-    /// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
-    /// of three.  bias may be NULL (no bias).  act is a kb_activation.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, in_features]`
-    /// - `weight`: input, `f32[out_features, in_features]`
-    /// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
-    /// - `y`: output, `f32[rows, out_features]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn linear(&self, rows: usize, in_features: usize, out_features: usize, x: &[f32], weight: &[f32], bias: Option<&[f32]>, act: Activation, y: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_linear";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_linear.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn linear_bf16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_linear_bf16";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear_bf16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_linear.
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn linear_f16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_linear_f16";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear_f16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaled dot-product attention for real models: kb_attention plus a choice
-    /// of layout, key lengths, an additive mask and bottom-right causal
-    /// alignment.  Per (batch b, head h, query i):
-    /// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
-    /// out = sum_j softmax(s)\_j v_j,
-    /// query head h reading key/value head h / (heads / kv_heads); scale == 0
-    /// means 1 / sqrt(head_dim).
-    /// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
-    /// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
-    /// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
-    /// kb_attention.
-    /// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
-    /// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
-    /// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
-    /// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
-    /// (the KV-cache case: the last query sees every key; FlashAttention's
-    /// convention).  causal_bottom_right requires causal.
-    /// mask (nullable) is added to the scaled scores and broadcasts over its
-    /// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
-    /// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
-    /// key.  A query row with no key left (every key removed by lengths, causal
-    /// alignment or the mask) gives zeros, not NaN.  scale must be finite and
-    /// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
-    /// 128 keys); results do not depend on the thread count or instruction set.
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-    /// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-    /// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
-    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention_ex(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[f32], v: &[f32], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention_ex_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex_bf16";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn attention_ex_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex_f16";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Batched (strided) matrix multiply: for every item i \< batch,
-    /// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
-    /// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
-    /// C_i = c + i \* stride_c (strides in elements), each item computed exactly
-    /// as kb_gemm (the same fma chain per element; C_i is not read when
-    /// beta == 0).  A stride of 0 uses one matrix for every item (a shared
-    /// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
-    /// batch \> 1 stride_c must be at least the extent of one C matrix,
-    /// (m - 1) \* ldc + n, so that the items of C do not overlap
-    /// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
-    /// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
-    /// (none when it is empty, and then it may be NULL); a span that overflows is
-    /// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
-    /// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
-    /// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm_batched(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, stride_a: usize, b: &[f32], ldb: usize, stride_b: usize, beta: f32, c: &mut [f32], ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
-    /// stay float).  Each item is computed as kb_gemm_bf16.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm_batched_bf16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched_bf16";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched_bf16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
-    /// stay float).  Each item is computed as kb_gemm_f16.
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-    pub fn gemm_batched_f16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched_f16";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every slice length was checked above against the header's contract, so C reads
-        //   and writes only inside the slices
-        // - outputs are `&mut` borrows, so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched_f16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-}
-
-/// The kernels on buffer views (`<kernel>_buf`): each is the slice form of the
-/// same name with [`DeviceSlice`] inputs and [`DeviceSliceMut`] outputs.
-impl Context {
-    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-    ///
-    /// [`Context::silu`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_silu";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-    ///
-    /// In-place form of [`Context::silu_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::silu_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_silu";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-    ///
-    /// [`Context::gelu`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_gelu";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-    ///
-    /// In-place form of [`Context::gelu_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_gelu";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, tanh approximation (PyTorch approximate='tanh'):
-    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-    ///
-    /// [`Context::gelu_tanh`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// GELU, tanh approximation (PyTorch approximate='tanh'):
-    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-    ///
-    /// In-place form of [`Context::gelu_tanh_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_tanh_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// [`Context::add`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_buf(&self, a: &DeviceSlice<'_, f32>, b: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// In-place form of [`Context::add_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::add_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_inplace_buf(&self, a: &mut DeviceSliceMut<'_, f32>, b: &DeviceSlice<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-    ///
-    /// In-place form of [`Context::add_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::add_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_inplace_b_buf(&self, a: &DeviceSlice<'_, f32>, b: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_add";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// [`Context::mul`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_buf(&self, a: &DeviceSlice<'_, f32>, b: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// In-place form of [`Context::mul_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::mul_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f32[n]`
-    /// - `b`: input, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_inplace_buf(&self, a: &mut DeviceSliceMut<'_, f32>, b: &DeviceSlice<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-    ///
-    /// In-place form of [`Context::mul_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::mul_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[n]`
-    /// - `b`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_inplace_b_buf(&self, a: &DeviceSlice<'_, f32>, b: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_mul";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-    ///
-    /// [`Context::scale`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[n]`
-    /// - `y`: output, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_buf(&self, alpha: f32, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_scale";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-    ///
-    /// In-place form of [`Context::scale_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::scale_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[n]`
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_scale";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-    ///
-    /// [`Context::add_bias`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `bias`: input, `f32[cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_buf(&self, rows: usize, x: &DeviceSlice<'_, f32>, bias: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-    ///
-    /// In-place form of [`Context::add_bias_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::add_bias_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `bias`: input, `f32[cols]`
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, f32>, bias: &DeviceSlice<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-    ///
-    /// [`Context::softmax`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-    ///
-    /// In-place form of [`Context::softmax_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::softmax_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-    ///
-    /// [`Context::log_softmax`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::log_softmax_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-    /// eps must be finite and \>= 0.
-    ///
-    /// [`Context::rmsnorm`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_buf(&self, rows: usize, x: &DeviceSlice<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-    /// eps must be finite and \>= 0.
-    ///
-    /// In-place form of [`Context::rmsnorm_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::rmsnorm_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// LayerNorm of each row with biased variance:
-    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-    /// eps must be finite and \>= 0.
-    ///
-    /// [`Context::layernorm`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `y`: output, `f32[rows, cols]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, weight: Option<&DeviceSlice<'_, f32>>, bias: Option<&DeviceSlice<'_, f32>>, eps: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_layernorm";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// LayerNorm of each row with biased variance:
-    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-    /// eps must be finite and \>= 0.
-    ///
-    /// In-place form of [`Context::layernorm_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::layernorm_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>, weight: Option<&DeviceSlice<'_, f32>>, bias: Option<&DeviceSlice<'_, f32>>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// General matrix multiply, row-major: C = alpha \* op(A) \* op(B) + beta \* C,
-    /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
-    /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
-    /// elements and must be at least the stored row length (at least 1).  When
-    /// beta == 0, C is not read (it may hold NaN).  Every element is a float32
-    /// chain of fused multiply-adds in order of increasing p (one rounding per
-    /// step), then alpha \* acc (+ beta \* C), independent of the thread count and
-    /// of the CPU's instruction set.
-    ///
-    /// [`Context::gemm`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`
-    /// - `b`: input, `f32[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`
-    /// - `c`: input and output, `f32[m, n]`, row stride `ldc`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, f32>, lda: usize, b: &DeviceSlice<'_, f32>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, f32>, ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Embedding lookup: out\[i, :\] = table\[ids\[i\], :\].  Every id must lie in
-    /// \[0, vocab); the ids are all checked before anything is written.
-    ///
-    /// [`Context::embedding`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `ids`: input, `i32[n_ids]`
-    /// - `table`: input, `f32[vocab, dim]`
-    /// - `out`: output, `f32[n_ids, dim]`
-    ///
-    /// `n_ids` is the length of `ids`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn embedding_buf(&self, vocab: usize, dim: usize, ids: &DeviceSlice<'_, i32>, table: &DeviceSlice<'_, f32>, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_embedding";
-        let n_ids = ids.len();
-        let table_shape = [vocab, dim];
-        let table_len = dense_len(FUNC, "table", &table_shape)?;
-        check_len(FUNC, "table", table.len(), table_len, "[vocab, dim]", &table_shape)?;
-        let out_shape = [n_ids, dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[n_ids, dim]", &out_shape)?;
-        let c_n_ids = to_c_dim(FUNC, "n_ids", n_ids)?;
-        let c_vocab = to_c_dim(FUNC, "vocab", vocab)?;
-        let c_dim = to_c_dim(FUNC, "dim", dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_embedding(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table.as_ptr(), out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-    /// Angles are computed in double precision.  positions must be \>= 0 and theta
-    /// finite and \> 0.
-    ///
-    /// [`Context::rope`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[seq, heads, head_dim]`
-    /// - `positions`: input, `i32[seq]`
-    /// - `y`: output, `f32[seq, heads, head_dim]`
-    ///
-    /// `seq` is the length of `positions`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rope_buf(&self, heads: usize, head_dim: usize, x: &DeviceSlice<'_, f32>, positions: &DeviceSlice<'_, i32>, theta: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_rope";
-        let seq = positions.len();
-        let x_shape = [seq, heads, head_dim];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[seq, heads, head_dim]", &x_shape)?;
-        let y_shape = [seq, heads, head_dim];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[seq, heads, head_dim]", &y_shape)?;
-        let c_seq = to_c_dim(FUNC, "seq", seq)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x.as_ptr(), positions.as_ptr(), theta, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-    /// Angles are computed in double precision.  positions must be \>= 0 and theta
-    /// finite and \> 0.
-    ///
-    /// In-place form of [`Context::rope_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::rope_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f32[seq, heads, head_dim]`
-    /// - `positions`: input, `i32[seq]`
-    ///
-    /// `seq` is the length of `positions`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rope_inplace_buf(&self, heads: usize, head_dim: usize, x: &mut DeviceSliceMut<'_, f32>, positions: &DeviceSlice<'_, i32>, theta: f32) -> Result<()> {
-        const FUNC: &str = "kb_rope";
-        let seq = positions.len();
-        let x_shape = [seq, heads, head_dim];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[seq, heads, head_dim]", &x_shape)?;
-        let c_seq = to_c_dim(FUNC, "seq", seq)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x_ptr.cast_const(), positions.as_ptr(), theta, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaled dot-product attention:
-    /// out = softmax(q k^T \* scale + mask) v per (batch, head), where query head h
-    /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
-    /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
-    /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-    /// is_causal).  Computed in float32 with an online softmax over blocks of 128
-    /// keys (docs/kernels.md); scores are never materialised as a
-    /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
-    /// CPU's instruction set.
-    /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
-    ///
-    /// [`Context::attention`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f32[batch, heads, seq_q, head_dim]`
-    /// - `k`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-    /// - `v`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-    /// - `out`: output, `f32[batch, heads, seq_q, head_dim]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, f32>, v: &DeviceSlice<'_, f32>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_attention";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy forward: losses\[r\] = logsumexp(logits\[r, :\]) - logits\[r, targets\[r\]\],
-    /// or 0 where targets\[r\] == ignore_index; mean_loss\[0\] is the mean over the rows
-    /// that are not ignored (NaN when every row is ignored, as PyTorch).  Every
-    /// target other than ignore_index must lie in \[0, classes); classes must be
-    /// \> 0 when rows \> 0.
-    ///
-    /// [`Context::cross_entropy`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    /// - `losses`: output, `f32[rows]`
-    /// - `mean_loss`: output, `f32[1]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn cross_entropy_buf(&self, classes: usize, logits: &DeviceSlice<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, losses: &mut DeviceSliceMut<'_, f32>, mean_loss: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let losses_shape = [rows];
-        let losses_len = dense_len(FUNC, "losses", &losses_shape)?;
-        check_len(FUNC, "losses", losses.len(), losses_len, "[rows]", &losses_shape)?;
-        let mean_loss_shape = [1usize];
-        let mean_loss_len = dense_len(FUNC, "mean_loss", &mean_loss_shape)?;
-        check_len(FUNC, "mean_loss", mean_loss.len(), mean_loss_len, "[1]", &mean_loss_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, losses.as_mut_ptr(), mean_loss.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-    /// where count is the number of rows not ignored.  dloss must be finite.
-    ///
-    /// [`Context::cross_entropy_backward`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    /// - `dlogits`: output, `f32[rows, classes]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn cross_entropy_backward_buf(&self, classes: usize, logits: &DeviceSlice<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, dloss: f32, dlogits: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy_backward";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let dlogits_shape = [rows, classes];
-        let dlogits_len = dense_len(FUNC, "dlogits", &dlogits_shape)?;
-        check_len(FUNC, "dlogits", dlogits.len(), dlogits_len, "[rows, classes]", &dlogits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, dloss, dlogits.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-    /// where count is the number of rows not ignored.  dloss must be finite.
-    ///
-    /// In-place form of [`Context::cross_entropy_backward_buf`]: `dlogits` is written over `logits`.
-    ///
-    /// [`Context::cross_entropy_backward_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, overwritten with the output `dlogits`, `f32[rows, classes]`
-    /// - `targets`: input, `i32[rows]`
-    ///
-    /// `rows` is the length of `targets`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn cross_entropy_backward_inplace_buf(&self, classes: usize, logits: &mut DeviceSliceMut<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, dloss: f32) -> Result<()> {
-        const FUNC: &str = "kb_cross_entropy_backward";
-        let rows = targets.len();
-        let logits_shape = [rows, classes];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, classes]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_classes = to_c_dim(FUNC, "classes", classes)?;
-        let logits_ptr = logits.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `dlogits` is exactly `logits`, which the header allows (alias(logits))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits_ptr.cast_const(), targets.as_ptr(), ignore_index, dloss, logits_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
-    /// params \*= 1 - lr \* weight_decay
-    /// m = beta1 \* m + (1 - beta1) \* grads
-    /// v = beta2 \* v + (1 - beta2) \* grads^2
-    /// params -= (lr / (1 - beta1^step)) \* m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
-    /// lr, eps and weight_decay must be finite and \>= 0; beta1 and beta2 in \[0, 1);
-    /// step \>= 1.
-    ///
-    /// [`Context::adamw_step`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `params`: input and output, `f32[n]`
-    /// - `grads`: input, `f32[n]`
-    /// - `m`: input and output, `f32[n]`
-    /// - `v`: input and output, `f32[n]`
-    ///
-    /// `n` is the length of `grads`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn adamw_step_buf(&self, params: &mut DeviceSliceMut<'_, f32>, grads: &DeviceSlice<'_, f32>, m: &mut DeviceSliceMut<'_, f32>, v: &mut DeviceSliceMut<'_, f32>, lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: i64) -> Result<()> {
-        const FUNC: &str = "kb_adamw_step";
-        let n = grads.len();
-        let params_shape = [n];
-        let params_len = dense_len(FUNC, "params", &params_shape)?;
-        check_len(FUNC, "params", params.len(), params_len, "[n]", &params_shape)?;
-        let m_shape = [n];
-        let m_len = dense_len(FUNC, "m", &m_shape)?;
-        check_len(FUNC, "m", m.len(), m_len, "[n]", &m_shape)?;
-        let v_shape = [n];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[n]", &v_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_adamw_step(self.raw.as_ptr(), c_n, params.as_mut_ptr(), grads.as_ptr(), m.as_mut_ptr(), v.as_mut_ptr(), lr, beta1, beta2, eps, weight_decay, step) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Index of the largest element of each row; the first one on ties.  NaN counts
-    /// as larger than every number (as torch.argmax).  cols must be \> 0 when
-    /// rows \> 0 and fit in int32.
-    ///
-    /// [`Context::argmax`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn argmax_buf(&self, cols: usize, x: &DeviceSlice<'_, f32>, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
-        const FUNC: &str = "kb_argmax";
-        let rows = out.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_argmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Multinomial sampling from softmax(logits / temperature) per row, candidates
-    /// in index order.  temperature must be finite and \> 0; logits must not hold
-    /// NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
-    ///
-    /// [`Context::sample`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
-        const FUNC: &str = "kb_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Top-k sampling: the k largest logits of each row (ties broken by lower
-    /// index), ordered by decreasing logit, sampled from their softmax at
-    /// temperature.  k must be in \[1, cols\] (only k \>= 1 when rows == 0);
-    /// temperature finite and \> 0; logits as for kb_sample.
-    ///
-    /// [`Context::topk_sample`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn topk_sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, k: usize, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
-        const FUNC: &str = "kb_topk_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_topk_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), c_k, temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
-    /// lower index); the nucleus is the shortest prefix whose probability mass
-    /// (softmax at temperature, double precision) reaches p; one token is sampled
-    /// from the nucleus.  p must be in (0, 1\]; temperature finite and \> 0; logits
-    /// as for kb_sample.
-    ///
-    /// [`Context::topp_sample`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `logits`: input, `f32[rows, cols]`
-    /// - `out`: output, `i32[rows]`
-    ///
-    /// `rows` is the length of `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn topp_sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, p: f32, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
-        const FUNC: &str = "kb_topp_sample";
-        let rows = out.len();
-        let logits_shape = [rows, cols];
-        let logits_len = dense_len(FUNC, "logits", &logits_shape)?;
-        check_len(FUNC, "logits", logits.len(), logits_len, "[rows, cols]", &logits_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_topp_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_silu.
-    ///
-    /// [`Context::silu_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_silu_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_silu.
-    ///
-    /// In-place form of [`Context::silu_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::silu_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_silu_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_silu.
-    ///
-    /// [`Context::silu_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_silu_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_silu.
-    ///
-    /// In-place form of [`Context::silu_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::silu_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn silu_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_silu_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu.
-    ///
-    /// [`Context::gelu_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu.
-    ///
-    /// In-place form of [`Context::gelu_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu.
-    ///
-    /// [`Context::gelu_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu.
-    ///
-    /// In-place form of [`Context::gelu_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu_tanh.
-    ///
-    /// [`Context::gelu_tanh_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gelu_tanh.
-    ///
-    /// In-place form of [`Context::gelu_tanh_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_tanh_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
-    ///
-    /// [`Context::gelu_tanh_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
-    ///
-    /// In-place form of [`Context::gelu_tanh_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::gelu_tanh_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gelu_tanh_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_gelu_tanh_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// [`Context::add_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bf16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_bf16_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::add_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bf16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_bf16_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::add_bf16_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bf16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// [`Context::add_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_f16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_f16_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::add_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_f16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add.
-    ///
-    /// In-place form of [`Context::add_f16_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::add_f16_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_f16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// [`Context::mul_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_bf16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_bf16_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::mul_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_bf16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_bf16_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::mul_bf16_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_bf16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_bf16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// [`Context::mul_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_f16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_f16_buf`]: `y` is written over `a`.
-    ///
-    /// [`Context::mul_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_f16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let a_ptr = a.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `a`, which the header allows (alias(a))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_mul.
-    ///
-    /// In-place form of [`Context::mul_f16_buf`]: `y` is written over `b`.
-    ///
-    /// [`Context::mul_f16_inplace_b`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `a`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn mul_f16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_mul_f16";
-        let n = a.len();
-        let b_shape = [n];
-        let b_len = dense_len(FUNC, "b", &b_shape)?;
-        check_len(FUNC, "b", b.len(), b_len, "[n]", &b_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let b_ptr = b.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `b`, which the header allows (alias(b))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_scale.
-    ///
-    /// [`Context::scale_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_bf16_buf(&self, alpha: f32, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_scale_bf16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_scale.
-    ///
-    /// In-place form of [`Context::scale_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::scale_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_bf16_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_scale_bf16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_scale.
-    ///
-    /// [`Context::scale_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_f16_buf(&self, alpha: f32, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_scale_f16";
-        let n = x.len();
-        let y_shape = [n];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[n]", &y_shape)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_scale.
-    ///
-    /// In-place form of [`Context::scale_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::scale_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `n` is the length of `x`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn scale_f16_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_scale_f16";
-        let n = x.len();
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add_bias.
-    ///
-    /// [`Context::add_bias_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_bf16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, bias: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_bf16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_add_bias.
-    ///
-    /// In-place form of [`Context::add_bias_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::add_bias_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_bf16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, bias: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_bf16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add_bias.
-    ///
-    /// [`Context::add_bias_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_f16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, bias: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_f16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_add_bias.
-    ///
-    /// In-place form of [`Context::add_bias_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::add_bias_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `bias`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn add_bias_f16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, bias: &DeviceSlice<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_add_bias_f16";
-        let cols = bias.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_softmax.
-    ///
-    /// [`Context::softmax_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_softmax.
-    ///
-    /// In-place form of [`Context::softmax_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::softmax_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_softmax.
-    ///
-    /// [`Context::softmax_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_softmax.
-    ///
-    /// In-place form of [`Context::softmax_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::softmax_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn softmax_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_log_softmax.
-    ///
-    /// [`Context::log_softmax_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_log_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::log_softmax_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_log_softmax.
-    ///
-    /// [`Context::log_softmax_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_log_softmax.
-    ///
-    /// In-place form of [`Context::log_softmax_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::log_softmax_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn log_softmax_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_log_softmax_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_rmsnorm.
-    ///
-    /// [`Context::rmsnorm_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_bf16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_bf16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_rmsnorm.
-    ///
-    /// In-place form of [`Context::rmsnorm_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::rmsnorm_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_bf16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_bf16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_rmsnorm.
-    ///
-    /// [`Context::rmsnorm_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_f16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_f16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_rmsnorm.
-    ///
-    /// In-place form of [`Context::rmsnorm_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::rmsnorm_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// `cols` is the length of `weight`.
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn rmsnorm_f16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_rmsnorm_f16";
-        let cols = weight.len();
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_layernorm.
-    ///
-    /// [`Context::layernorm_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_layernorm.
-    ///
-    /// In-place form of [`Context::layernorm_bf16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::layernorm_bf16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_bf16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_layernorm.
-    ///
-    /// [`Context::layernorm_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let y_shape = [rows, cols];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, cols]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_layernorm.
-    ///
-    /// In-place form of [`Context::layernorm_f16_buf`]: `y` is written over `x`.
-    ///
-    /// [`Context::layernorm_f16_inplace`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn layernorm_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32) -> Result<()> {
-        const FUNC: &str = "kb_layernorm_f16";
-        let x_shape = [rows, cols];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, cols]", &x_shape)?;
-        if let Some(weight) = &weight {
-            let weight_shape = [cols];
-            let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-            check_len(FUNC, "weight", weight.len(), weight_len, "[cols]", &weight_shape)?;
-        }
-        if let Some(bias) = &bias {
-            let bias_shape = [cols];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[cols]", &bias_shape)?;
-        }
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_cols = to_c_dim(FUNC, "cols", cols)?;
-        let x_ptr = x.as_mut_ptr();
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - `y` is exactly `x`, which the header allows (alias(x))
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gemm.
-    ///
-    /// [`Context::gemm_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, bf16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `bf16[m, n]`, row stride `ldc`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_bf16_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, b: &DeviceSlice<'_, u16>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_bf16";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_bf16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_gemm.
-    ///
-    /// [`Context::gemm_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, f16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `f16[m, n]`, row stride `ldc`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_f16_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, b: &DeviceSlice<'_, u16>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_f16";
-        let a_shape = [if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = strided_len(FUNC, "a", a_shape[0], a_shape[1], lda)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &a_shape)?;
-        let b_shape = [if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = strided_len(FUNC, "b", b_shape[0], b_shape[1], ldb)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &b_shape)?;
-        let c_shape = [m, n];
-        let c_len = strided_len(FUNC, "c", c_shape[0], c_shape[1], ldc)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[m, n] with row stride ldc", &c_shape)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_f16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_attention.
-    ///
-    /// [`Context::attention_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `k`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `v`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `out`: output, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_attention_bf16";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_attention.
-    ///
-    /// [`Context::attention_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `k`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `v`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `out`: output, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_attention_f16";
-        let q_shape = [batch, heads, seq_q, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, heads, seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, kv_heads, seq_kv, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, kv_heads, seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, kv_heads, seq_kv, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, kv_heads, seq_kv, head_dim]", &v_shape)?;
-        let out_shape = [batch, heads, seq_q, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, heads, seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Fused linear layer, PyTorch's weight layout:
-    /// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
-    /// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
-    /// with the bias added (one rounding) and the activation applied (as the
-    /// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
-    /// of three.  bias may be NULL (no bias).  act is a kb_activation.
-    ///
-    /// [`Context::linear`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f32[rows, in_features]`
-    /// - `weight`: input, `f32[out_features, in_features]`
-    /// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
-    /// - `y`: output, `f32[rows, out_features]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn linear_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, f32>, weight: &DeviceSlice<'_, f32>, bias: Option<&DeviceSlice<'_, f32>>, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_linear";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_linear.
-    ///
-    /// [`Context::linear_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn linear_bf16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_linear_bf16";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear_bf16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_linear.
-    ///
-    /// [`Context::linear_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
-    /// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
-    /// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn linear_f16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_linear_f16";
-        let x_shape = [rows, in_features];
-        let x_len = dense_len(FUNC, "x", &x_shape)?;
-        check_len(FUNC, "x", x.len(), x_len, "[rows, in_features]", &x_shape)?;
-        let weight_shape = [out_features, in_features];
-        let weight_len = dense_len(FUNC, "weight", &weight_shape)?;
-        check_len(FUNC, "weight", weight.len(), weight_len, "[out_features, in_features]", &weight_shape)?;
-        if let Some(bias) = &bias {
-            let bias_shape = [out_features];
-            let bias_len = dense_len(FUNC, "bias", &bias_shape)?;
-            check_len(FUNC, "bias", bias.len(), bias_len, "[out_features]", &bias_shape)?;
-        }
-        let y_shape = [rows, out_features];
-        let y_len = dense_len(FUNC, "y", &y_shape)?;
-        check_len(FUNC, "y", y.len(), y_len, "[rows, out_features]", &y_shape)?;
-        let c_rows = to_c_dim(FUNC, "rows", rows)?;
-        let c_in_features = to_c_dim(FUNC, "in_features", in_features)?;
-        let c_out_features = to_c_dim(FUNC, "out_features", out_features)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_linear_f16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Scaled dot-product attention for real models: kb_attention plus a choice
-    /// of layout, key lengths, an additive mask and bottom-right causal
-    /// alignment.  Per (batch b, head h, query i):
-    /// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
-    /// out = sum_j softmax(s)\_j v_j,
-    /// query head h reading key/value head h / (heads / kv_heads); scale == 0
-    /// means 1 / sqrt(head_dim).
-    /// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
-    /// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
-    /// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
-    /// kb_attention.
-    /// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
-    /// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
-    /// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
-    /// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
-    /// (the KV-cache case: the last query sees every key; FlashAttention's
-    /// convention).  causal_bottom_right requires causal.
-    /// mask (nullable) is added to the scaled scores and broadcasts over its
-    /// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
-    /// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
-    /// key.  A query row with no key left (every key removed by lengths, causal
-    /// alignment or the mask) gives zeros, not NaN.  scale must be finite and
-    /// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
-    /// 128 keys); results do not depend on the thread count or instruction set.
-    ///
-    /// [`Context::attention_ex`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-    /// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-    /// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
-    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_ex_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, f32>, v: &DeviceSlice<'_, f32>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, f32>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
-    ///
-    /// [`Context::attention_ex_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-    /// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_ex_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex_bf16";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
-    ///
-    /// [`Context::attention_ex_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-    /// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-    /// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn attention_ex_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
-        const FUNC: &str = "kb_attention_ex_f16";
-        let q_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let q_len = dense_len(FUNC, "q", &q_shape)?;
-        check_len(FUNC, "q", q.len(), q_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &q_shape)?;
-        let k_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let k_len = dense_len(FUNC, "k", &k_shape)?;
-        check_len(FUNC, "k", k.len(), k_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &k_shape)?;
-        let v_shape = [batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim];
-        let v_len = dense_len(FUNC, "v", &v_shape)?;
-        check_len(FUNC, "v", v.len(), v_len, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &v_shape)?;
-        if let Some(kv_lengths) = &kv_lengths {
-            let kv_lengths_shape = [batch];
-            let kv_lengths_len = dense_len(FUNC, "kv_lengths", &kv_lengths_shape)?;
-            check_len(FUNC, "kv_lengths", kv_lengths.len(), kv_lengths_len, "[batch]", &kv_lengths_shape)?;
-        }
-        if let Some(mask) = &mask {
-            let mask_shape = [mask_batch, mask_heads, mask_q, seq_kv];
-            let mask_len = dense_len(FUNC, "mask", &mask_shape)?;
-            check_len(FUNC, "mask", mask.len(), mask_len, "[mask_batch, mask_heads, mask_q, seq_kv]", &mask_shape)?;
-        }
-        let out_shape = [batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim];
-        let out_len = dense_len(FUNC, "out", &out_shape)?;
-        check_len(FUNC, "out", out.len(), out_len, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &out_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_heads = to_c_dim(FUNC, "heads", heads)?;
-        let c_kv_heads = to_c_dim(FUNC, "kv_heads", kv_heads)?;
-        let c_seq_q = to_c_dim(FUNC, "seq_q", seq_q)?;
-        let c_seq_kv = to_c_dim(FUNC, "seq_kv", seq_kv)?;
-        let c_head_dim = to_c_dim(FUNC, "head_dim", head_dim)?;
-        let c_mask_batch = to_c_dim(FUNC, "mask_batch", mask_batch)?;
-        let c_mask_heads = to_c_dim(FUNC, "mask_heads", mask_heads)?;
-        let c_mask_q = to_c_dim(FUNC, "mask_q", mask_q)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - a `None` tensor is passed as NULL, which the header allows (nullable)
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// Batched (strided) matrix multiply: for every item i \< batch,
-    /// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
-    /// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
-    /// C_i = c + i \* stride_c (strides in elements), each item computed exactly
-    /// as kb_gemm (the same fma chain per element; C_i is not read when
-    /// beta == 0).  A stride of 0 uses one matrix for every item (a shared
-    /// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
-    /// batch \> 1 stride_c must be at least the extent of one C matrix,
-    /// (m - 1) \* ldc + n, so that the items of C do not overlap
-    /// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
-    /// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
-    /// (none when it is empty, and then it may be NULL); a span that overflows is
-    /// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
-    ///
-    /// [`Context::gemm_batched`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
-    /// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
-    /// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_batched_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, f32>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, f32>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, f32>, ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
-    /// stay float).  Each item is computed as kb_gemm_bf16.
-    ///
-    /// [`Context::gemm_batched_bf16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
-    /// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_batched_bf16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched_bf16";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched_bf16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
-    /// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
-    /// stay float).  Each item is computed as kb_gemm_f16.
-    ///
-    /// [`Context::gemm_batched_f16`] on buffer views: inputs are [`DeviceSlice`]s, outputs [`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's device on a CUDA context).
-    ///
-    /// # Arguments
-    ///
-    /// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
-    /// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
-    /// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
-    ///
-    /// # Errors
-    ///
-    /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
-    pub fn gemm_batched_f16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
-        const FUNC: &str = "kb_gemm_batched_f16";
-        let a_shape = [batch, if trans_a { k } else { m }, if trans_a { m } else { k }];
-        let a_len = batched_len(FUNC, "a", &a_shape, strided_len(FUNC, "a", a_shape[1], a_shape[2], lda)?, stride_a)?;
-        check_len_at_least(FUNC, "a", a.len(), a_len, "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &a_shape)?;
-        let b_shape = [batch, if trans_b { n } else { k }, if trans_b { k } else { n }];
-        let b_len = batched_len(FUNC, "b", &b_shape, strided_len(FUNC, "b", b_shape[1], b_shape[2], ldb)?, stride_b)?;
-        check_len_at_least(FUNC, "b", b.len(), b_len, "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &b_shape)?;
-        let c_shape = [batch, m, n];
-        let c_len = batched_len(FUNC, "c", &c_shape, strided_len(FUNC, "c", c_shape[1], c_shape[2], ldc)?, stride_c)?;
-        check_len_at_least(FUNC, "c", c.len(), c_len, "[batch, m, n] with item stride stride_c with row stride ldc", &c_shape)?;
-        let c_batch = to_c_dim(FUNC, "batch", batch)?;
-        let c_m = to_c_dim(FUNC, "m", m)?;
-        let c_n = to_c_dim(FUNC, "n", n)?;
-        let c_k = to_c_dim(FUNC, "k", k)?;
-        let c_lda = to_c_dim(FUNC, "lda", lda)?;
-        let c_stride_a = to_c_dim(FUNC, "stride_a", stride_a)?;
-        let c_ldb = to_c_dim(FUNC, "ldb", ldb)?;
-        let c_stride_b = to_c_dim(FUNC, "stride_b", stride_b)?;
-        let c_ldc = to_c_dim(FUNC, "ldc", ldc)?;
-        let c_stride_c = to_c_dim(FUNC, "stride_c", stride_c)?;
-        // Safety:
-        // - the context pointer is live (owned by `self`) and used by this thread only
-        //   (Context is not Sync)
-        // - every view length was checked above against the header's contract, and a view
-        //   lies inside its buffer (checked when it was made), so C reads and writes only
-        //   inside the buffers, which the views borrow for the call
-        // - a view's memory kind is checked by C against the context (device memory on a CPU
-        //   context, or host memory on a CUDA context, is an error), so C dereferences no
-        //   memory of the wrong kind
-        // - outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from
-        //   one), so they cannot overlap any other argument
-        // - the C function keeps no pointer after it returns (kernels finish before returning)
-        let raw_status = unsafe { sys::kb_gemm_batched_f16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
-        check_status(FUNC, raw_status, self.raw.as_ptr())
-    }
-
 }
 
 /// Opaque block of memory usable by kernels: device memory on a CUDA context's
@@ -8486,7 +659,7 @@ impl Buffer {
     /// The status of the C call, with its message (read from the context).
     pub fn new(ctx: &Context, bytes: usize) -> Result<Buffer> {
         const FUNC: &str = "kb_buffer_create";
-        let c_bytes = to_c_dim(FUNC, "bytes", bytes)?;
+        let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
         let mut out_handle: *mut sys::kb_buffer = std::ptr::null_mut();
         // Safety:
         // - `ctx` is a live context borrowed for the call, used by this thread only
@@ -8554,8 +727,7 @@ impl Buffer {
     pub fn upload<E: Element>(&mut self, ctx: &Context, offset: usize, src: &[E]) -> Result<()> {
         const FUNC: &str = "kb_buffer_upload";
         let bytes = std::mem::size_of_val::<[E]>(src);
-        let c_offset = to_c_dim(FUNC, "offset", offset)?;
-        let c_bytes = to_c_dim(FUNC, "bytes", bytes)?;
+        let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
         // - `ctx` is a live context borrowed for the call, used by this thread only
         //   (not Sync)
@@ -8583,8 +755,7 @@ impl Buffer {
     pub fn download<E: Element>(&self, ctx: &Context, offset: usize, dst: &mut [E]) -> Result<()> {
         const FUNC: &str = "kb_buffer_download";
         let bytes = std::mem::size_of_val::<[E]>(dst);
-        let c_offset = to_c_dim(FUNC, "offset", offset)?;
-        let c_bytes = to_c_dim(FUNC, "bytes", bytes)?;
+        let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
         // - `ctx` is a live context borrowed for the call, used by this thread only
         //   (not Sync)
@@ -8606,8 +777,7 @@ impl Buffer {
     /// The status of the C call, with its message (read from the context).
     pub fn fill(&mut self, ctx: &Context, offset: usize, bytes: usize, value: i32) -> Result<()> {
         const FUNC: &str = "kb_buffer_fill";
-        let c_offset = to_c_dim(FUNC, "offset", offset)?;
-        let c_bytes = to_c_dim(FUNC, "bytes", bytes)?;
+        let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
         // - `ctx` is a live context borrowed for the call, used by this thread only
         //   (not Sync)
@@ -8627,9 +797,7 @@ impl Buffer {
     /// The status of the C call, with its message (read from the context).
     pub fn copy_from(&mut self, ctx: &Context, dst_offset: usize, src: &Buffer, src_offset: usize, bytes: usize) -> Result<()> {
         const FUNC: &str = "kb_buffer_copy";
-        let c_dst_offset = to_c_dim(FUNC, "dst_offset", dst_offset)?;
-        let c_src_offset = to_c_dim(FUNC, "src_offset", src_offset)?;
-        let c_bytes = to_c_dim(FUNC, "bytes", bytes)?;
+        let [c_dst_offset, c_src_offset, c_bytes] = c_dims(FUNC, [("dst_offset", dst_offset), ("src_offset", src_offset), ("bytes", bytes)])?;
         // Safety:
         // - `ctx` is a live context borrowed for the call, used by this thread only
         //   (not Sync)
@@ -8641,33 +809,6 @@ impl Buffer {
         check_status(FUNC, raw_status, ctx.raw.as_ptr())
     }
 
-}
-
-
-thread_local! {
-    static DEFAULT_CONTEXT: OnceCell<Context> = const { OnceCell::new() };
-}
-
-/// Runs `f` with the calling thread's default context, created on first use
-/// with [`Backend::Cpu`] and one thread (the C library's defaults for a NULL
-/// context).  The free kernel functions of this crate use it.
-///
-/// # Errors
-///
-/// The error of creating the context, or of `f`; [`Status::Internal`] when
-/// called while the thread's locals are being destroyed.
-pub fn with_default_context<R>(f: impl FnOnce(&Context) -> Result<R>) -> Result<R> {
-    let run = |cell: &OnceCell<Context>| -> Result<R> {
-        if let Some(ctx) = cell.get() {
-            return f(ctx);
-        }
-        let created = Context::new(Backend::Cpu, 1)?;
-        f(cell.get_or_init(|| created))
-    };
-    match DEFAULT_CONTEXT.try_with(run) {
-        Ok(result) => result,
-        Err(_) => Err(Error::internal("kernelbridge", "the thread's default context is gone (thread exiting)")),
-    }
 }
 
 /// Version of the linked library as KB_VERSION_NUMBER; compare with the macro
@@ -8755,7 +896,7 @@ pub fn cuda_device_count() -> Result<i64> {
 pub fn cuda_device_name(device: i64) -> Result<String> {
     const FUNC: &str = "kb_cuda_device_name";
     let mut out_string: [std::ffi::c_char; OUT_STRING_CAPACITY] = [0; OUT_STRING_CAPACITY];
-    let c_name_capacity = to_c_dim(FUNC, "name_capacity", out_string.len())?;
+    let [c_name_capacity] = c_dims(FUNC, [("name_capacity", out_string.len())])?;
     // Safety:
     // - `out_string` is a local buffer whose size is passed as `name_capacity`; C writes
     //   at most that many bytes
@@ -8814,1957 +955,2203 @@ pub fn cuda_device_free_memory(device: i64) -> Result<i64> {
     Ok(out_value)
 }
 
-/// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu(x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu(x, y))
-}
-
-/// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
-///
-/// In-place form of [`silu`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu_inplace(x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu_inplace(x))
-}
-
-/// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu(x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu(x, y))
-}
-
-/// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
-///
-/// In-place form of [`gelu`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_inplace(x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_inplace(x))
-}
-
-/// GELU, tanh approximation (PyTorch approximate='tanh'):
-/// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh(x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh(x, y))
-}
-
-/// GELU, tanh approximation (PyTorch approximate='tanh'):
-/// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
-///
-/// In-place form of [`gelu_tanh`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh_inplace(x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh_inplace(x))
-}
-
-/// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[n]`
-/// - `b`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add(a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.add(a, b, y))
-}
-
-/// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-///
-/// In-place form of [`add`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `f32[n]`
-/// - `b`: input, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_inplace(a: &mut [f32], b: &[f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_inplace(a, b))
-}
-
-/// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
-///
-/// In-place form of [`add`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[n]`
-/// - `b`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_inplace_b(a: &[f32], b: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_inplace_b(a, b))
-}
-
-/// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[n]`
-/// - `b`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul(a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul(a, b, y))
-}
-
-/// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-///
-/// In-place form of [`mul`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `f32[n]`
-/// - `b`: input, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_inplace(a: &mut [f32], b: &[f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_inplace(a, b))
-}
-
-/// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
-///
-/// In-place form of [`mul`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[n]`
-/// - `b`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_inplace_b(a: &[f32], b: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_inplace_b(a, b))
-}
-
-/// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[n]`
-/// - `y`: output, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale(alpha: f32, x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale(alpha, x, y))
-}
-
-/// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
-///
-/// In-place form of [`scale`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[n]`
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale_inplace(alpha: f32, x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale_inplace(alpha, x))
-}
-
-/// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `bias`: input, `f32[cols]`
-/// - `y`: output, `f32[rows, cols]`
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias(rows: usize, x: &[f32], bias: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias(rows, x, bias, y))
-}
-
-/// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
-///
-/// In-place form of [`add_bias`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-/// - `bias`: input, `f32[cols]`
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias_inplace(rows: usize, x: &mut [f32], bias: &[f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias_inplace(rows, x, bias))
-}
-
-/// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-/// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-/// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `y`: output, `f32[rows, cols]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax(rows, cols, x, y))
-}
-
-/// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
-/// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-/// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-///
-/// In-place form of [`softmax`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax_inplace(rows: usize, cols: usize, x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax_inplace(rows, cols, x))
-}
-
-/// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-/// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `y`: output, `f32[rows, cols]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax(rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax(rows, cols, x, y))
-}
-
-/// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
-/// with m the row maximum.  NaN propagates to the row as in kb_softmax.
-///
-/// In-place form of [`log_softmax`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax_inplace(rows: usize, cols: usize, x: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax_inplace(rows, cols, x))
-}
-
-/// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-/// eps must be finite and \>= 0.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `weight`: input, `f32[cols]`
-/// - `y`: output, `f32[rows, cols]`
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm(rows: usize, x: &[f32], weight: &[f32], eps: f32, y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm(rows, x, weight, eps, y))
-}
-
-/// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
-/// eps must be finite and \>= 0.
-///
-/// In-place form of [`rmsnorm`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-/// - `weight`: input, `f32[cols]`
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm_inplace(rows: usize, x: &mut [f32], weight: &[f32], eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm_inplace(rows, x, weight, eps))
-}
-
-/// LayerNorm of each row with biased variance:
-/// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-/// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-/// eps must be finite and \>= 0.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-/// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-/// - `y`: output, `f32[rows, cols]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm(rows: usize, cols: usize, x: &[f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32, y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm(rows, cols, x, weight, bias, eps, y))
-}
-
-/// LayerNorm of each row with biased variance:
-/// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
-/// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-/// eps must be finite and \>= 0.
-///
-/// In-place form of [`layernorm`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
-/// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
-/// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm_inplace(rows: usize, cols: usize, x: &mut [f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm_inplace(rows, cols, x, weight, bias, eps))
-}
-
-/// General matrix multiply, row-major: C = alpha \* op(A) \* op(B) + beta \* C,
-/// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
-/// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
-/// elements and must be at least the stored row length (at least 1).  When
-/// beta == 0, C is not read (it may hold NaN).  Every element is a float32
-/// chain of fused multiply-adds in order of increasing p (one rounding per
-/// step), then alpha \* acc (+ beta \* C), independent of the thread count and
-/// of the CPU's instruction set.
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`
-/// - `b`: input, `f32[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`
-/// - `c`: input and output, `f32[m, n]`, row stride `ldc`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm(trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, b: &[f32], ldb: usize, beta: f32, c: &mut [f32], ldc: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-}
-
-/// Embedding lookup: out\[i, :\] = table\[ids\[i\], :\].  Every id must lie in
-/// \[0, vocab); the ids are all checked before anything is written.
-///
-/// # Arguments
-///
-/// - `ids`: input, `i32[n_ids]`
-/// - `table`: input, `f32[vocab, dim]`
-/// - `out`: output, `f32[n_ids, dim]`
-///
-/// `n_ids` is the length of `ids`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn embedding(vocab: usize, dim: usize, ids: &[i32], table: &[f32], out: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.embedding(vocab, dim, ids, table, out))
-}
-
-/// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-/// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-/// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-/// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-/// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-/// Angles are computed in double precision.  positions must be \>= 0 and theta
-/// finite and \> 0.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[seq, heads, head_dim]`
-/// - `positions`: input, `i32[seq]`
-/// - `y`: output, `f32[seq, heads, head_dim]`
-///
-/// `seq` is the length of `positions`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rope(heads: usize, head_dim: usize, x: &[f32], positions: &[i32], theta: f32, y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.rope(heads, head_dim, x, positions, theta, y))
-}
-
-/// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-/// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
-/// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
-/// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
-/// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
-/// Angles are computed in double precision.  positions must be \>= 0 and theta
-/// finite and \> 0.
-///
-/// In-place form of [`rope`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f32[seq, heads, head_dim]`
-/// - `positions`: input, `i32[seq]`
-///
-/// `seq` is the length of `positions`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rope_inplace(heads: usize, head_dim: usize, x: &mut [f32], positions: &[i32], theta: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.rope_inplace(heads, head_dim, x, positions, theta))
-}
-
-/// Scaled dot-product attention:
-/// out = softmax(q k^T \* scale + mask) v per (batch, head), where query head h
-/// reads key/value head h / (heads / kv_heads) (grouped-query attention;
-/// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
-/// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
-/// is_causal).  Computed in float32 with an online softmax over blocks of 128
-/// keys (docs/kernels.md); scores are never materialised as a
-/// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
-/// CPU's instruction set.
-/// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
-///
-/// # Arguments
-///
-/// - `q`: input, `f32[batch, heads, seq_q, head_dim]`
-/// - `k`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-/// - `v`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
-/// - `out`: output, `f32[batch, heads, seq_q, head_dim]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[f32], k: &[f32], v: &[f32], causal: bool, scale: f32, out: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention(batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out))
-}
-
-/// Cross-entropy forward: losses\[r\] = logsumexp(logits\[r, :\]) - logits\[r, targets\[r\]\],
-/// or 0 where targets\[r\] == ignore_index; mean_loss\[0\] is the mean over the rows
-/// that are not ignored (NaN when every row is ignored, as PyTorch).  Every
-/// target other than ignore_index must lie in \[0, classes); classes must be
-/// \> 0 when rows \> 0.
-///
-/// # Arguments
-///
-/// - `logits`: input, `f32[rows, classes]`
-/// - `targets`: input, `i32[rows]`
-/// - `losses`: output, `f32[rows]`
-/// - `mean_loss`: output, `f32[1]`
-///
-/// `rows` is the length of `targets`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn cross_entropy(classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, losses: &mut [f32], mean_loss: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.cross_entropy(classes, logits, targets, ignore_index, losses, mean_loss))
-}
-
-/// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-/// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-/// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-/// where count is the number of rows not ignored.  dloss must be finite.
-///
-/// # Arguments
-///
-/// - `logits`: input, `f32[rows, classes]`
-/// - `targets`: input, `i32[rows]`
-/// - `dlogits`: output, `f32[rows, classes]`
-///
-/// `rows` is the length of `targets`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn cross_entropy_backward(classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, dloss: f32, dlogits: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.cross_entropy_backward(classes, logits, targets, ignore_index, dloss, dlogits))
-}
-
-/// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
-/// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
-/// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
-/// where count is the number of rows not ignored.  dloss must be finite.
-///
-/// In-place form of [`cross_entropy_backward`]: `dlogits` is written over `logits`.
-///
-/// # Arguments
-///
-/// - `logits`: input, overwritten with the output `dlogits`, `f32[rows, classes]`
-/// - `targets`: input, `i32[rows]`
-///
-/// `rows` is the length of `targets`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn cross_entropy_backward_inplace(classes: usize, logits: &mut [f32], targets: &[i32], ignore_index: i32, dloss: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.cross_entropy_backward_inplace(classes, logits, targets, ignore_index, dloss))
-}
-
-/// One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
-/// params \*= 1 - lr \* weight_decay
-/// m = beta1 \* m + (1 - beta1) \* grads
-/// v = beta2 \* v + (1 - beta2) \* grads^2
-/// params -= (lr / (1 - beta1^step)) \* m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
-/// lr, eps and weight_decay must be finite and \>= 0; beta1 and beta2 in \[0, 1);
-/// step \>= 1.
-///
-/// # Arguments
-///
-/// - `params`: input and output, `f32[n]`
-/// - `grads`: input, `f32[n]`
-/// - `m`: input and output, `f32[n]`
-/// - `v`: input and output, `f32[n]`
-///
-/// `n` is the length of `grads`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn adamw_step(params: &mut [f32], grads: &[f32], m: &mut [f32], v: &mut [f32], lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: i64) -> Result<()> {
-    with_default_context(|ctx| ctx.adamw_step(params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step))
-}
-
-/// Index of the largest element of each row; the first one on ties.  NaN counts
-/// as larger than every number (as torch.argmax).  cols must be \> 0 when
-/// rows \> 0 and fit in int32.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, cols]`
-/// - `out`: output, `i32[rows]`
-///
-/// `rows` is the length of `out`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn argmax(cols: usize, x: &[f32], out: &mut [i32]) -> Result<()> {
-    with_default_context(|ctx| ctx.argmax(cols, x, out))
-}
-
-/// Multinomial sampling from softmax(logits / temperature) per row, candidates
-/// in index order.  temperature must be finite and \> 0; logits must not hold
-/// NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
-///
-/// # Arguments
-///
-/// - `logits`: input, `f32[rows, cols]`
-/// - `out`: output, `i32[rows]`
-///
-/// `rows` is the length of `out`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn sample(cols: usize, logits: &[f32], temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-    with_default_context(|ctx| ctx.sample(cols, logits, temperature, seed, out))
-}
-
-/// Top-k sampling: the k largest logits of each row (ties broken by lower
-/// index), ordered by decreasing logit, sampled from their softmax at
-/// temperature.  k must be in \[1, cols\] (only k \>= 1 when rows == 0);
-/// temperature finite and \> 0; logits as for kb_sample.
-///
-/// # Arguments
-///
-/// - `logits`: input, `f32[rows, cols]`
-/// - `out`: output, `i32[rows]`
-///
-/// `rows` is the length of `out`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn topk_sample(cols: usize, logits: &[f32], k: usize, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-    with_default_context(|ctx| ctx.topk_sample(cols, logits, k, temperature, seed, out))
-}
-
-/// Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
-/// lower index); the nucleus is the shortest prefix whose probability mass
-/// (softmax at temperature, double precision) reaches p; one token is sampled
-/// from the nucleus.  p must be in (0, 1\]; temperature finite and \> 0; logits
-/// as for kb_sample.
-///
-/// # Arguments
-///
-/// - `logits`: input, `f32[rows, cols]`
-/// - `out`: output, `i32[rows]`
-///
-/// `rows` is the length of `out`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn topp_sample(cols: usize, logits: &[f32], p: f32, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()> {
-    with_default_context(|ctx| ctx.topp_sample(cols, logits, p, temperature, seed, out))
-}
-
-/// bfloat16 variant of kb_silu.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu_bf16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu_bf16(x, y))
-}
-
-/// bfloat16 variant of kb_silu.
-///
-/// In-place form of [`silu_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu_bf16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu_bf16_inplace(x))
-}
-
-/// float16 (IEEE binary16) variant of kb_silu.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu_f16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu_f16(x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_silu.
-///
-/// In-place form of [`silu_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn silu_f16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.silu_f16_inplace(x))
-}
-
-/// bfloat16 variant of kb_gelu.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_bf16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_bf16(x, y))
-}
-
-/// bfloat16 variant of kb_gelu.
-///
-/// In-place form of [`gelu_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_bf16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_bf16_inplace(x))
-}
-
-/// float16 (IEEE binary16) variant of kb_gelu.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_f16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_f16(x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_gelu.
-///
-/// In-place form of [`gelu_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_f16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_f16_inplace(x))
-}
-
-/// bfloat16 variant of kb_gelu_tanh.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh_bf16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh_bf16(x, y))
-}
-
-/// bfloat16 variant of kb_gelu_tanh.
-///
-/// In-place form of [`gelu_tanh_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh_bf16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh_bf16_inplace(x))
-}
-
-/// float16 (IEEE binary16) variant of kb_gelu_tanh.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh_f16(x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh_f16(x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_gelu_tanh.
-///
-/// In-place form of [`gelu_tanh_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gelu_tanh_f16_inplace(x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.gelu_tanh_f16_inplace(x))
-}
-
-/// bfloat16 variant of kb_add.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bf16(a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bf16(a, b, y))
-}
-
-/// bfloat16 variant of kb_add.
-///
-/// In-place form of [`add_bf16`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bf16_inplace(a: &mut [u16], b: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bf16_inplace(a, b))
-}
-
-/// bfloat16 variant of kb_add.
-///
-/// In-place form of [`add_bf16`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bf16_inplace_b(a: &[u16], b: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bf16_inplace_b(a, b))
-}
-
-/// float16 (IEEE binary16) variant of kb_add.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_f16(a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_f16(a, b, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_add.
-///
-/// In-place form of [`add_f16`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_f16_inplace(a: &mut [u16], b: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_f16_inplace(a, b))
-}
-
-/// float16 (IEEE binary16) variant of kb_add.
-///
-/// In-place form of [`add_f16`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_f16_inplace_b(a: &[u16], b: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_f16_inplace_b(a, b))
-}
-
-/// bfloat16 variant of kb_mul.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_bf16(a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_bf16(a, b, y))
-}
-
-/// bfloat16 variant of kb_mul.
-///
-/// In-place form of [`mul_bf16`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_bf16_inplace(a: &mut [u16], b: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_bf16_inplace(a, b))
-}
-
-/// bfloat16 variant of kb_mul.
-///
-/// In-place form of [`mul_bf16`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_bf16_inplace_b(a: &[u16], b: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_bf16_inplace_b(a, b))
-}
-
-/// float16 (IEEE binary16) variant of kb_mul.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_f16(a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_f16(a, b, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_mul.
-///
-/// In-place form of [`mul_f16`]: `y` is written over `a`.
-///
-/// # Arguments
-///
-/// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_f16_inplace(a: &mut [u16], b: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_f16_inplace(a, b))
-}
-
-/// float16 (IEEE binary16) variant of kb_mul.
-///
-/// In-place form of [`mul_f16`]: `y` is written over `b`.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `a`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn mul_f16_inplace_b(a: &[u16], b: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.mul_f16_inplace_b(a, b))
-}
-
-/// bfloat16 variant of kb_scale.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale_bf16(alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale_bf16(alpha, x, y))
-}
-
-/// bfloat16 variant of kb_scale.
-///
-/// In-place form of [`scale_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale_bf16_inplace(alpha: f32, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale_bf16_inplace(alpha, x))
-}
-
-/// float16 (IEEE binary16) variant of kb_scale.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale_f16(alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale_f16(alpha, x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_scale.
-///
-/// In-place form of [`scale_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
-///
-/// `n` is the length of `x`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn scale_f16_inplace(alpha: f32, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.scale_f16_inplace(alpha, x))
-}
-
-/// bfloat16 variant of kb_add_bias.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias_bf16(rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias_bf16(rows, x, bias, y))
-}
-
-/// bfloat16 variant of kb_add_bias.
-///
-/// In-place form of [`add_bias_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias_bf16_inplace(rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias_bf16_inplace(rows, x, bias))
-}
-
-/// float16 (IEEE binary16) variant of kb_add_bias.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias_f16(rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias_f16(rows, x, bias, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_add_bias.
-///
-/// In-place form of [`add_bias_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `bias`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn add_bias_f16_inplace(rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.add_bias_f16_inplace(rows, x, bias))
-}
-
-/// bfloat16 variant of kb_softmax.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax_bf16(rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax_bf16(rows, cols, x, y))
-}
-
-/// bfloat16 variant of kb_softmax.
-///
-/// In-place form of [`softmax_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax_bf16_inplace(rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax_bf16_inplace(rows, cols, x))
-}
-
-/// float16 (IEEE binary16) variant of kb_softmax.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax_f16(rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax_f16(rows, cols, x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_softmax.
-///
-/// In-place form of [`softmax_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn softmax_f16_inplace(rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.softmax_f16_inplace(rows, cols, x))
-}
-
-/// bfloat16 variant of kb_log_softmax.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax_bf16(rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax_bf16(rows, cols, x, y))
-}
-
-/// bfloat16 variant of kb_log_softmax.
-///
-/// In-place form of [`log_softmax_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax_bf16_inplace(rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax_bf16_inplace(rows, cols, x))
-}
-
-/// float16 (IEEE binary16) variant of kb_log_softmax.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax_f16(rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax_f16(rows, cols, x, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_log_softmax.
-///
-/// In-place form of [`log_softmax_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn log_softmax_f16_inplace(rows: usize, cols: usize, x: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.log_softmax_f16_inplace(rows, cols, x))
-}
-
-/// bfloat16 variant of kb_rmsnorm.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm_bf16(rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm_bf16(rows, x, weight, eps, y))
-}
-
-/// bfloat16 variant of kb_rmsnorm.
-///
-/// In-place form of [`rmsnorm_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm_bf16_inplace(rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm_bf16_inplace(rows, x, weight, eps))
-}
-
-/// float16 (IEEE binary16) variant of kb_rmsnorm.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm_f16(rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm_f16(rows, x, weight, eps, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_rmsnorm.
-///
-/// In-place form of [`rmsnorm_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
-///
-/// `cols` is the length of `weight`.
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn rmsnorm_f16_inplace(rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.rmsnorm_f16_inplace(rows, x, weight, eps))
-}
-
-/// bfloat16 variant of kb_layernorm.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-/// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm_bf16(rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm_bf16(rows, cols, x, weight, bias, eps, y))
-}
-
-/// bfloat16 variant of kb_layernorm.
-///
-/// In-place form of [`layernorm_bf16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
-/// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-/// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm_bf16_inplace(rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm_bf16_inplace(rows, cols, x, weight, bias, eps))
-}
-
-/// float16 (IEEE binary16) variant of kb_layernorm.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-/// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm_f16(rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm_f16(rows, cols, x, weight, bias, eps, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_layernorm.
-///
-/// In-place form of [`layernorm_f16`]: `y` is written over `x`.
-///
-/// # Arguments
-///
-/// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
-/// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-/// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn layernorm_f16_inplace(rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()> {
-    with_default_context(|ctx| ctx.layernorm_f16_inplace(rows, cols, x, weight, bias, eps))
-}
-
-/// bfloat16 variant of kb_gemm.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, bf16 bits in `u16` (see [`half`])
-/// - `c`: input and output, `bf16[m, n]`, row stride `ldc`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm_bf16(trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-}
-
-/// float16 (IEEE binary16) variant of kb_gemm.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, f16 bits in `u16` (see [`half`])
-/// - `c`: input and output, `f16[m, n]`, row stride `ldc`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm_f16(trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm_f16(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
-}
-
-/// bfloat16 variant of kb_attention.
-///
-/// # Arguments
-///
-/// - `q`: input, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `k`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `v`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `out`: output, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention_bf16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention_bf16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out))
-}
-
-/// float16 (IEEE binary16) variant of kb_attention.
-///
-/// # Arguments
-///
-/// - `q`: input, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `k`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `v`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `out`: output, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention_f16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention_f16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out))
-}
-
-/// Fused linear layer, PyTorch's weight layout:
-/// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
-/// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
-/// with the bias added (one rounding) and the activation applied (as the
-/// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
-/// of three.  bias may be NULL (no bias).  act is a kb_activation.
-///
-/// # Arguments
-///
-/// - `x`: input, `f32[rows, in_features]`
-/// - `weight`: input, `f32[out_features, in_features]`
-/// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
-/// - `y`: output, `f32[rows, out_features]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn linear(rows: usize, in_features: usize, out_features: usize, x: &[f32], weight: &[f32], bias: Option<&[f32]>, act: Activation, y: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.linear(rows, in_features, out_features, x, weight, bias, act, y))
-}
-
-/// bfloat16 variant of kb_linear.
-///
-/// # Arguments
-///
-/// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
-/// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
-/// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-/// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn linear_bf16(rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.linear_bf16(rows, in_features, out_features, x, weight, bias, act, y))
-}
-
-/// float16 (IEEE binary16) variant of kb_linear.
-///
-/// # Arguments
-///
-/// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
-/// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
-/// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-/// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn linear_f16(rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.linear_f16(rows, in_features, out_features, x, weight, bias, act, y))
-}
-
-/// Scaled dot-product attention for real models: kb_attention plus a choice
-/// of layout, key lengths, an additive mask and bottom-right causal
-/// alignment.  Per (batch b, head h, query i):
-/// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
-/// out = sum_j softmax(s)\_j v_j,
-/// query head h reading key/value head h / (heads / kv_heads); scale == 0
-/// means 1 / sqrt(head_dim).
-/// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
-/// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
-/// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
-/// kb_attention.
-/// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
-/// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
-/// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
-/// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
-/// (the KV-cache case: the last query sees every key; FlashAttention's
-/// convention).  causal_bottom_right requires causal.
-/// mask (nullable) is added to the scaled scores and broadcasts over its
-/// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
-/// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
-/// key.  A query row with no key left (every key removed by lengths, causal
-/// alignment or the mask) gives zeros, not NaN.  scale must be finite and
-/// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
-/// 128 keys); results do not depend on the thread count or instruction set.
-///
-/// # Arguments
-///
-/// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-/// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-/// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
-/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-/// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
-/// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention_ex(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[f32], v: &[f32], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention_ex(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
-}
-
-/// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
-///
-/// # Arguments
-///
-/// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
-/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-/// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
-/// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention_ex_bf16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention_ex_bf16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
-}
-
-/// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
-///
-/// # Arguments
-///
-/// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
-/// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
-/// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
-/// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn attention_ex_f16(batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()> {
-    with_default_context(|ctx| ctx.attention_ex_f16(batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out))
-}
-
-/// Batched (strided) matrix multiply: for every item i \< batch,
-/// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
-/// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
-/// C_i = c + i \* stride_c (strides in elements), each item computed exactly
-/// as kb_gemm (the same fma chain per element; C_i is not read when
-/// beta == 0).  A stride of 0 uses one matrix for every item (a shared
-/// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
-/// batch \> 1 stride_c must be at least the extent of one C matrix,
-/// (m - 1) \* ldc + n, so that the items of C do not overlap
-/// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
-/// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
-/// (none when it is empty, and then it may be NULL); a span that overflows is
-/// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
-///
-/// # Arguments
-///
-/// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
-/// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
-/// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm_batched(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, stride_a: usize, b: &[f32], ldb: usize, stride_b: usize, beta: f32, c: &mut [f32], ldc: usize, stride_c: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm_batched(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
-}
-
-/// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
-/// stay float).  Each item is computed as kb_gemm_bf16.
-///
-/// # Arguments
-///
-/// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
-/// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
-/// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm_batched_bf16(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm_batched_bf16(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
-}
-
-/// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
-/// stay float).  Each item is computed as kb_gemm_f16.
-///
-/// # Arguments
-///
-/// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
-/// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
-/// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
-///
-/// # Errors
-///
-/// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
-///
-/// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
-pub fn gemm_batched_f16(trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()> {
-    with_default_context(|ctx| ctx.gemm_batched_f16(trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c))
-}
-
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_status_becomes_an_error_with_that_status() {
-        for &status in Status::ALL {
-            if status == Status::Ok {
-                continue;
-            }
-            let err = failure("kb_test", status.to_raw(), std::ptr::null());
-            assert_eq!(err.status(), status);
-            assert_eq!(err.code(), status.code());
+// Every kernel: its documentation, the signatures of its slice and buffer-view
+// methods, and the body they share.  `kernels!` (runtime.rs) defines the two
+// methods of Context and a free function on the thread's default context.
+kernels! {
+    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu(&self, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn silu_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_silu";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// SiLU: y\[i\] = x\[i\] \* sigmoid(x\[i\]) = x\[i\] / (1 + exp(-x\[i\])).
+    ///
+    /// In-place form of [`Context::silu`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu_inplace(&self, x: &mut [f32]) -> Result<()>;
+    pub fn silu_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_silu";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu(&self, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn gelu_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_gelu";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// GELU, exact form: y\[i\] = 0.5 \* x\[i\] \* (1 + erf(x\[i\] / sqrt(2))).
+    ///
+    /// In-place form of [`Context::gelu`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_inplace(&self, x: &mut [f32]) -> Result<()>;
+    pub fn gelu_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_gelu";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// GELU, tanh approximation (PyTorch approximate='tanh'):
+    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh(&self, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn gelu_tanh_buf(&self, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// GELU, tanh approximation (PyTorch approximate='tanh'):
+    /// y\[i\] = 0.5 \* x\[i\] \* (1 + tanh(sqrt(2/pi) \* (x\[i\] + 0.044715 \* x\[i\]^3))).
+    ///
+    /// In-place form of [`Context::gelu_tanh`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh_inplace(&self, x: &mut [f32]) -> Result<()>;
+    pub fn gelu_tanh_inplace_buf(&self, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[n]`
+    /// - `b`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn add(&self, a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn add_buf(&self, a: &DeviceSlice<'_, f32>, b: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
+    ///
+    /// In-place form of [`Context::add`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `f32[n]`
+    /// - `b`: input, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_inplace(&self, a: &mut [f32], b: &[f32]) -> Result<()>;
+    pub fn add_inplace_buf(&self, a: &mut DeviceSliceMut<'_, f32>, b: &DeviceSlice<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise sum: y\[i\] = a\[i\] + b\[i\].
+    ///
+    /// In-place form of [`Context::add`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[n]`
+    /// - `b`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_inplace_b(&self, a: &[f32], b: &mut [f32]) -> Result<()>;
+    pub fn add_inplace_b_buf(&self, a: &DeviceSlice<'_, f32>, b: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[n]`
+    /// - `b`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul(&self, a: &[f32], b: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn mul_buf(&self, a: &DeviceSlice<'_, f32>, b: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_mul";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
+    ///
+    /// In-place form of [`Context::mul`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `f32[n]`
+    /// - `b`: input, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_inplace(&self, a: &mut [f32], b: &[f32]) -> Result<()>;
+    pub fn mul_inplace_buf(&self, a: &mut DeviceSliceMut<'_, f32>, b: &DeviceSlice<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_mul";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Elementwise product: y\[i\] = a\[i\] \* b\[i\].
+    ///
+    /// In-place form of [`Context::mul`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[n]`
+    /// - `b`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_inplace_b(&self, a: &[f32], b: &mut [f32]) -> Result<()>;
+    pub fn mul_inplace_b_buf(&self, a: &DeviceSlice<'_, f32>, b: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_mul";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[n]`
+    /// - `y`: output, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale(&self, alpha: f32, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn scale_buf(&self, alpha: f32, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_scale";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaling: y\[i\] = alpha \* x\[i\].  alpha must be finite.
+    ///
+    /// In-place form of [`Context::scale`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[n]`
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale_inplace(&self, alpha: f32, x: &mut [f32]) -> Result<()>;
+    pub fn scale_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_scale";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `bias`: input, `f32[cols]`
+    /// - `y`: output, `f32[rows, cols]`
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias(&self, rows: usize, x: &[f32], bias: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn add_bias_buf(&self, rows: usize, x: &DeviceSlice<'_, f32>, bias: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Row-broadcast bias: y\[r, c\] = x\[r, c\] + bias\[c\].
+    ///
+    /// In-place form of [`Context::add_bias`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    /// - `bias`: input, `f32[cols]`
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias_inplace(&self, rows: usize, x: &mut [f32], bias: &[f32]) -> Result<()>;
+    pub fn add_bias_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, f32>, bias: &DeviceSlice<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
+    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
+    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `y`: output, `f32[rows, cols]`
+    pub fn softmax(&self, rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn softmax_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_softmax";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Softmax of each row: y\[r, c\] = exp(x\[r, c\] - m) / sum_j exp(x\[r, j\] - m)
+    /// with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
+    /// NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
+    ///
+    /// In-place form of [`Context::softmax`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    pub fn softmax_inplace(&self, rows: usize, cols: usize, x: &mut [f32]) -> Result<()>;
+    pub fn softmax_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_softmax";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
+    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `y`: output, `f32[rows, cols]`
+    pub fn log_softmax(&self, rows: usize, cols: usize, x: &[f32], y: &mut [f32]) -> Result<()>;
+    pub fn log_softmax_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Log-softmax of each row: y\[r, c\] = x\[r, c\] - m - log(sum_j exp(x\[r, j\] - m))
+    /// with m the row maximum.  NaN propagates to the row as in kb_softmax.
+    ///
+    /// In-place form of [`Context::log_softmax`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    pub fn log_softmax_inplace(&self, rows: usize, cols: usize, x: &mut [f32]) -> Result<()>;
+    pub fn log_softmax_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
+    /// eps must be finite and \>= 0.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`
+    /// - `y`: output, `f32[rows, cols]`
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm(&self, rows: usize, x: &[f32], weight: &[f32], eps: f32, y: &mut [f32]) -> Result<()>;
+    pub fn rmsnorm_buf(&self, rows: usize, x: &DeviceSlice<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// RMSNorm of each row: y\[r, c\] = x\[r, c\] / sqrt(mean_j(x\[r, j\]^2) + eps) \* weight\[c\].
+    /// eps must be finite and \>= 0.
+    ///
+    /// In-place form of [`Context::rmsnorm`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm_inplace(&self, rows: usize, x: &mut [f32], weight: &[f32], eps: f32) -> Result<()>;
+    pub fn rmsnorm_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// LayerNorm of each row with biased variance:
+    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
+    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
+    /// eps must be finite and \>= 0.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
+    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
+    /// - `y`: output, `f32[rows, cols]`
+    pub fn layernorm(&self, rows: usize, cols: usize, x: &[f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32, y: &mut [f32]) -> Result<()>;
+    pub fn layernorm_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, f32>, weight: Option<&DeviceSlice<'_, f32>>, bias: Option<&DeviceSlice<'_, f32>>, eps: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_layernorm";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
         }
-        let unknown = failure("kb_test", 1000, std::ptr::null());
-        assert_eq!(unknown.status(), Status::Internal);
-        assert!(unknown.message().contains("1000"), "{unknown}");
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// LayerNorm of each row with biased variance:
+    /// y\[r, c\] = (x\[r, c\] - mean) / sqrt(var + eps) \* weight\[c\] + bias\[c\].
+    /// weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
+    /// eps must be finite and \>= 0.
+    ///
+    /// In-place form of [`Context::layernorm`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`, optional (`None` is NULL in C)
+    /// - `bias`: input, `f32[cols]`, optional (`None` is NULL in C)
+    pub fn layernorm_inplace(&self, rows: usize, cols: usize, x: &mut [f32], weight: Option<&[f32]>, bias: Option<&[f32]>, eps: f32) -> Result<()>;
+    pub fn layernorm_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, f32>, weight: Option<&DeviceSlice<'_, f32>>, bias: Option<&DeviceSlice<'_, f32>>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_layernorm";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
+        }
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// General matrix multiply, row-major: C = alpha \* op(A) \* op(B) + beta \* C,
+    /// where op(A) is \[m, k\] and op(B) is \[k, n\].  op(A) = A^T when trans_a (A is
+    /// then stored \[k, m\]); likewise for B.  lda, ldb and ldc are row strides in
+    /// elements and must be at least the stored row length (at least 1).  When
+    /// beta == 0, C is not read (it may hold NaN).  Every element is a float32
+    /// chain of fused multiply-adds in order of increasing p (one rounding per
+    /// step), then alpha \* acc (+ beta \* C), independent of the thread count and
+    /// of the CPU's instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`
+    /// - `b`: input, `f32[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`
+    /// - `c`: input and output, `f32[m, n]`, row stride `ldc`
+    pub fn gemm(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, b: &[f32], ldb: usize, beta: f32, c: &mut [f32], ldc: usize) -> Result<()>;
+    pub fn gemm_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, f32>, lda: usize, b: &DeviceSlice<'_, f32>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, f32>, ldc: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm";
+        check_strided(FUNC, "a", a.len(), "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &[if trans_a { k } else { m }, if trans_a { m } else { k }], lda)?;
+        check_strided(FUNC, "b", b.len(), "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &[if trans_b { n } else { k }, if trans_b { k } else { n }], ldb)?;
+        check_strided(FUNC, "c", c.len(), "[m, n] with row stride ldc", &[m, n], ldc)?;
+        let [c_m, c_n, c_k, c_lda, c_ldb, c_ldc] = c_dims(FUNC, [("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Embedding lookup: out\[i, :\] = table\[ids\[i\], :\].  Every id must lie in
+    /// \[0, vocab); the ids are all checked before anything is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `ids`: input, `i32[n_ids]`
+    /// - `table`: input, `f32[vocab, dim]`
+    /// - `out`: output, `f32[n_ids, dim]`
+    ///
+    /// `n_ids` is the length of `ids`.
+    pub fn embedding(&self, vocab: usize, dim: usize, ids: &[i32], table: &[f32], out: &mut [f32]) -> Result<()>;
+    pub fn embedding_buf(&self, vocab: usize, dim: usize, ids: &DeviceSlice<'_, i32>, table: &DeviceSlice<'_, f32>, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_embedding";
+        let n_ids = ids.len();
+        check_dense(FUNC, "table", table.len(), "[vocab, dim]", &[vocab, dim])?;
+        check_dense(FUNC, "out", out.len(), "[n_ids, dim]", &[n_ids, dim])?;
+        let [c_n_ids, c_vocab, c_dim] = c_dims(FUNC, [("n_ids", n_ids), ("vocab", vocab), ("dim", dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_embedding(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
+    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
+    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
+    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
+    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
+    /// Angles are computed in double precision.  positions must be \>= 0 and theta
+    /// finite and \> 0.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[seq, heads, head_dim]`
+    /// - `positions`: input, `i32[seq]`
+    /// - `y`: output, `f32[seq, heads, head_dim]`
+    ///
+    /// `seq` is the length of `positions`.
+    pub fn rope(&self, heads: usize, head_dim: usize, x: &[f32], positions: &[i32], theta: f32, y: &mut [f32]) -> Result<()>;
+    pub fn rope_buf(&self, heads: usize, head_dim: usize, x: &DeviceSlice<'_, f32>, positions: &DeviceSlice<'_, i32>, theta: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_rope";
+        let seq = positions.len();
+        check_dense(FUNC, "x", x.len(), "[seq, heads, head_dim]", &[seq, heads, head_dim])?;
+        check_dense(FUNC, "y", y.len(), "[seq, heads, head_dim]", &[seq, heads, head_dim])?;
+        let [c_seq, c_heads, c_head_dim] = c_dims(FUNC, [("seq", seq), ("heads", heads), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x.as_ptr(), positions.as_ptr(), theta, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
+    /// x of shape \[seq, heads, head_dim\] with head_dim even.  With h = head_dim / 2,
+    /// for i \< h: angle = positions\[s\] \* theta^(-2i / head_dim),
+    /// y\[.., i\]     = x\[.., i\] \* cos(angle) - x\[.., i + h\] \* sin(angle)
+    /// y\[.., i + h\] = x\[.., i + h\] \* cos(angle) + x\[.., i\] \* sin(angle).
+    /// Angles are computed in double precision.  positions must be \>= 0 and theta
+    /// finite and \> 0.
+    ///
+    /// In-place form of [`Context::rope`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[seq, heads, head_dim]`
+    /// - `positions`: input, `i32[seq]`
+    ///
+    /// `seq` is the length of `positions`.
+    pub fn rope_inplace(&self, heads: usize, head_dim: usize, x: &mut [f32], positions: &[i32], theta: f32) -> Result<()>;
+    pub fn rope_inplace_buf(&self, heads: usize, head_dim: usize, x: &mut DeviceSliceMut<'_, f32>, positions: &DeviceSlice<'_, i32>, theta: f32) -> Result<()> {
+        const FUNC: &str = "kb_rope";
+        let seq = positions.len();
+        check_dense(FUNC, "x", x.len(), "[seq, heads, head_dim]", &[seq, heads, head_dim])?;
+        let [c_seq, c_heads, c_head_dim] = c_dims(FUNC, [("seq", seq), ("heads", heads), ("head_dim", head_dim)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rope(self.raw.as_ptr(), c_seq, c_heads, c_head_dim, x_ptr.cast_const(), positions.as_ptr(), theta, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaled dot-product attention:
+    /// out = softmax(q k^T \* scale + mask) v per (batch, head), where query head h
+    /// reads key/value head h / (heads / kv_heads) (grouped-query attention;
+    /// kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
+    /// causal, query i attends keys j \<= i (top-left aligned, as PyTorch's
+    /// is_causal).  Computed in float32 with an online softmax over blocks of 128
+    /// keys (docs/kernels.md); scores are never materialised as a
+    /// \[seq_q, seq_kv\] matrix; results do not depend on the thread count or the
+    /// CPU's instruction set.
+    /// scale must be finite and \>= 0; seq_kv must be \> 0 when there are queries.
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, heads, seq_q, head_dim]`
+    /// - `k`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
+    /// - `v`: input, `f32[batch, kv_heads, seq_kv, head_dim]`
+    /// - `out`: output, `f32[batch, heads, seq_q, head_dim]`
+    pub fn attention(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[f32], k: &[f32], v: &[f32], causal: bool, scale: f32, out: &mut [f32]) -> Result<()>;
+    pub fn attention_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, f32>, v: &DeviceSlice<'_, f32>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_attention";
+        check_dense(FUNC, "q", q.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "out", out.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Cross-entropy forward: losses\[r\] = logsumexp(logits\[r, :\]) - logits\[r, targets\[r\]\],
+    /// or 0 where targets\[r\] == ignore_index; mean_loss\[0\] is the mean over the rows
+    /// that are not ignored (NaN when every row is ignored, as PyTorch).  Every
+    /// target other than ignore_index must lie in \[0, classes); classes must be
+    /// \> 0 when rows \> 0.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[rows, classes]`
+    /// - `targets`: input, `i32[rows]`
+    /// - `losses`: output, `f32[rows]`
+    /// - `mean_loss`: output, `f32[1]`
+    ///
+    /// `rows` is the length of `targets`.
+    pub fn cross_entropy(&self, classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, losses: &mut [f32], mean_loss: &mut [f32]) -> Result<()>;
+    pub fn cross_entropy_buf(&self, classes: usize, logits: &DeviceSlice<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, losses: &mut DeviceSliceMut<'_, f32>, mean_loss: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_cross_entropy";
+        let rows = targets.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, classes]", &[rows, classes])?;
+        check_dense(FUNC, "losses", losses.len(), "[rows]", &[rows])?;
+        check_dense(FUNC, "mean_loss", mean_loss.len(), "[1]", &[1usize])?;
+        let [c_rows, c_classes] = c_dims(FUNC, [("rows", rows), ("classes", classes)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_cross_entropy(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, losses.as_mut_ptr(), mean_loss.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
+    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
+    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
+    /// where count is the number of rows not ignored.  dloss must be finite.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[rows, classes]`
+    /// - `targets`: input, `i32[rows]`
+    /// - `dlogits`: output, `f32[rows, classes]`
+    ///
+    /// `rows` is the length of `targets`.
+    pub fn cross_entropy_backward(&self, classes: usize, logits: &[f32], targets: &[i32], ignore_index: i32, dloss: f32, dlogits: &mut [f32]) -> Result<()>;
+    pub fn cross_entropy_backward_buf(&self, classes: usize, logits: &DeviceSlice<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, dloss: f32, dlogits: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_cross_entropy_backward";
+        let rows = targets.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, classes]", &[rows, classes])?;
+        check_dense(FUNC, "dlogits", dlogits.len(), "[rows, classes]", &[rows, classes])?;
+        let [c_rows, c_classes] = c_dims(FUNC, [("rows", rows), ("classes", classes)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits.as_ptr(), targets.as_ptr(), ignore_index, dloss, dlogits.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Cross-entropy backward: gradient of dloss \* mean_loss (see kb_cross_entropy)
+    /// with respect to the logits: dlogits\[r, c\] = dloss \* (softmax(logits\[r\])\[c\]
+    /// \- (c == targets\[r\])) / count for rows not ignored, 0 for ignored rows,
+    /// where count is the number of rows not ignored.  dloss must be finite.
+    ///
+    /// In-place form of [`Context::cross_entropy_backward`]: `dlogits` is written over `logits`.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, overwritten with the output `dlogits`, `f32[rows, classes]`
+    /// - `targets`: input, `i32[rows]`
+    ///
+    /// `rows` is the length of `targets`.
+    pub fn cross_entropy_backward_inplace(&self, classes: usize, logits: &mut [f32], targets: &[i32], ignore_index: i32, dloss: f32) -> Result<()>;
+    pub fn cross_entropy_backward_inplace_buf(&self, classes: usize, logits: &mut DeviceSliceMut<'_, f32>, targets: &DeviceSlice<'_, i32>, ignore_index: i32, dloss: f32) -> Result<()> {
+        const FUNC: &str = "kb_cross_entropy_backward";
+        let rows = targets.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, classes]", &[rows, classes])?;
+        let [c_rows, c_classes] = c_dims(FUNC, [("rows", rows), ("classes", classes)])?;
+        let logits_ptr = logits.as_mut_ptr();
+        // Safety: lengths checked above; `dlogits` is exactly `logits`, which the header
+        // allows (alias(logits)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_cross_entropy_backward(self.raw.as_ptr(), c_rows, c_classes, logits_ptr.cast_const(), targets.as_ptr(), ignore_index, dloss, logits_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
+    /// params \*= 1 - lr \* weight_decay
+    /// m = beta1 \* m + (1 - beta1) \* grads
+    /// v = beta2 \* v + (1 - beta2) \* grads^2
+    /// params -= (lr / (1 - beta1^step)) \* m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
+    /// lr, eps and weight_decay must be finite and \>= 0; beta1 and beta2 in \[0, 1);
+    /// step \>= 1.
+    ///
+    /// # Arguments
+    ///
+    /// - `params`: input and output, `f32[n]`
+    /// - `grads`: input, `f32[n]`
+    /// - `m`: input and output, `f32[n]`
+    /// - `v`: input and output, `f32[n]`
+    ///
+    /// `n` is the length of `grads`.
+    pub fn adamw_step(&self, params: &mut [f32], grads: &[f32], m: &mut [f32], v: &mut [f32], lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: i64) -> Result<()>;
+    pub fn adamw_step_buf(&self, params: &mut DeviceSliceMut<'_, f32>, grads: &DeviceSlice<'_, f32>, m: &mut DeviceSliceMut<'_, f32>, v: &mut DeviceSliceMut<'_, f32>, lr: f32, beta1: f32, beta2: f32, eps: f32, weight_decay: f32, step: i64) -> Result<()> {
+        const FUNC: &str = "kb_adamw_step";
+        let n = grads.len();
+        check_dense(FUNC, "params", params.len(), "[n]", &[n])?;
+        check_dense(FUNC, "m", m.len(), "[n]", &[n])?;
+        check_dense(FUNC, "v", v.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_adamw_step(self.raw.as_ptr(), c_n, params.as_mut_ptr(), grads.as_ptr(), m.as_mut_ptr(), v.as_mut_ptr(), lr, beta1, beta2, eps, weight_decay, step) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Index of the largest element of each row; the first one on ties.  NaN counts
+    /// as larger than every number (as torch.argmax).  cols must be \> 0 when
+    /// rows \> 0 and fit in int32.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn argmax(&self, cols: usize, x: &[f32], out: &mut [i32]) -> Result<()>;
+    pub fn argmax_buf(&self, cols: usize, x: &DeviceSlice<'_, f32>, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_argmax";
+        let rows = out.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_argmax(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Multinomial sampling from softmax(logits / temperature) per row, candidates
+    /// in index order.  temperature must be finite and \> 0; logits must not hold
+    /// NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[rows, cols]`
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn sample(&self, cols: usize, logits: &[f32], temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_sample";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Top-k sampling: the k largest logits of each row (ties broken by lower
+    /// index), ordered by decreasing logit, sampled from their softmax at
+    /// temperature.  k must be in \[1, cols\] (only k \>= 1 when rows == 0);
+    /// temperature finite and \> 0; logits as for kb_sample.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[rows, cols]`
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topk_sample(&self, cols: usize, logits: &[f32], k: usize, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topk_sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, k: usize, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topk_sample";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_k] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("k", k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topk_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), c_k, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
+    /// lower index); the nucleus is the shortest prefix whose probability mass
+    /// (softmax at temperature, double precision) reaches p; one token is sampled
+    /// from the nucleus.  p must be in (0, 1\]; temperature finite and \> 0; logits
+    /// as for kb_sample.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[rows, cols]`
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topp_sample(&self, cols: usize, logits: &[f32], p: f32, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topp_sample_buf(&self, cols: usize, logits: &DeviceSlice<'_, f32>, p: f32, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topp_sample";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topp_sample(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_silu.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn silu_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_silu_bf16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_silu.
+    ///
+    /// In-place form of [`Context::silu_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu_bf16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn silu_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_silu_bf16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_silu.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn silu_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_silu_f16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_silu.
+    ///
+    /// In-place form of [`Context::silu_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn silu_f16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn silu_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_silu_f16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_silu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gelu.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn gelu_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_bf16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gelu.
+    ///
+    /// In-place form of [`Context::gelu_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_bf16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn gelu_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_bf16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_gelu.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn gelu_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_f16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_gelu.
+    ///
+    /// In-place form of [`Context::gelu_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_f16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn gelu_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_f16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gelu_tanh.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh_bf16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn gelu_tanh_bf16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh_bf16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gelu_tanh.
+    ///
+    /// In-place form of [`Context::gelu_tanh_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh_bf16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn gelu_tanh_bf16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh_bf16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh_bf16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh_f16(&self, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn gelu_tanh_f16_buf(&self, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh_f16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_gelu_tanh.
+    ///
+    /// In-place form of [`Context::gelu_tanh_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn gelu_tanh_f16_inplace(&self, x: &mut [u16]) -> Result<()>;
+    pub fn gelu_tanh_f16_inplace_buf(&self, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_gelu_tanh_f16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gelu_tanh_f16(self.raw.as_ptr(), c_n, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_bf16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn add_bf16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add.
+    ///
+    /// In-place form of [`Context::add_bf16`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_bf16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()>;
+    pub fn add_bf16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add.
+    ///
+    /// In-place form of [`Context::add_bf16`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_bf16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()>;
+    pub fn add_bf16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_f16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn add_f16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add.
+    ///
+    /// In-place form of [`Context::add_f16`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_f16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()>;
+    pub fn add_f16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add.
+    ///
+    /// In-place form of [`Context::add_f16`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn add_f16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()>;
+    pub fn add_f16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_mul.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_bf16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn mul_bf16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_mul.
+    ///
+    /// In-place form of [`Context::mul_bf16`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_bf16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()>;
+    pub fn mul_bf16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_mul.
+    ///
+    /// In-place form of [`Context::mul_bf16`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_bf16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()>;
+    pub fn mul_bf16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_bf16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_bf16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_mul.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_f16(&self, a: &[u16], b: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn mul_f16_buf(&self, a: &DeviceSlice<'_, u16>, b: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_mul.
+    ///
+    /// In-place form of [`Context::mul_f16`]: `y` is written over `a`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_f16_inplace(&self, a: &mut [u16], b: &[u16]) -> Result<()>;
+    pub fn mul_f16_inplace_buf(&self, a: &mut DeviceSliceMut<'_, u16>, b: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let a_ptr = a.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `a`, which the header
+        // allows (alias(a)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a_ptr.cast_const(), b.as_ptr(), a_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_mul.
+    ///
+    /// In-place form of [`Context::mul_f16`]: `y` is written over `b`.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `a`.
+    pub fn mul_f16_inplace_b(&self, a: &[u16], b: &mut [u16]) -> Result<()>;
+    pub fn mul_f16_inplace_b_buf(&self, a: &DeviceSlice<'_, u16>, b: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_mul_f16";
+        let n = a.len();
+        check_dense(FUNC, "b", b.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let b_ptr = b.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `b`, which the header
+        // allows (alias(b)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_mul_f16(self.raw.as_ptr(), c_n, a.as_ptr(), b_ptr.cast_const(), b_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_scale.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale_bf16(&self, alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn scale_bf16_buf(&self, alpha: f32, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_scale_bf16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_scale.
+    ///
+    /// In-place form of [`Context::scale_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[n]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale_bf16_inplace(&self, alpha: f32, x: &mut [u16]) -> Result<()>;
+    pub fn scale_bf16_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_scale_bf16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale_bf16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_scale.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[n]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale_f16(&self, alpha: f32, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn scale_f16_buf(&self, alpha: f32, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_scale_f16";
+        let n = x.len();
+        check_dense(FUNC, "y", y.len(), "[n]", &[n])?;
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_scale.
+    ///
+    /// In-place form of [`Context::scale_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[n]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n` is the length of `x`.
+    pub fn scale_f16_inplace(&self, alpha: f32, x: &mut [u16]) -> Result<()>;
+    pub fn scale_f16_inplace_buf(&self, alpha: f32, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_scale_f16";
+        let n = x.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_scale_f16(self.raw.as_ptr(), c_n, alpha, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add_bias.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias_bf16(&self, rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn add_bias_bf16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, bias: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias_bf16";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add_bias.
+    ///
+    /// In-place form of [`Context::add_bias_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias_bf16_inplace(&self, rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()>;
+    pub fn add_bias_bf16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, bias: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias_bf16";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add_bias.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias_f16(&self, rows: usize, x: &[u16], bias: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn add_bias_f16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, bias: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias_f16";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), bias.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add_bias.
+    ///
+    /// In-place form of [`Context::add_bias_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `bias`.
+    pub fn add_bias_f16_inplace(&self, rows: usize, x: &mut [u16], bias: &[u16]) -> Result<()>;
+    pub fn add_bias_f16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, bias: &DeviceSlice<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_bias_f16";
+        let cols = bias.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_bias_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), bias.as_ptr(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_softmax.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn softmax_bf16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn softmax_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_softmax_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_softmax.
+    ///
+    /// In-place form of [`Context::softmax_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn softmax_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()>;
+    pub fn softmax_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_softmax_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_softmax.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn softmax_f16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn softmax_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_softmax_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_softmax.
+    ///
+    /// In-place form of [`Context::softmax_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn softmax_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()>;
+    pub fn softmax_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_softmax_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_log_softmax.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn log_softmax_bf16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn log_softmax_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_log_softmax.
+    ///
+    /// In-place form of [`Context::log_softmax_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn log_softmax_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()>;
+    pub fn log_softmax_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_log_softmax.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn log_softmax_f16(&self, rows: usize, cols: usize, x: &[u16], y: &mut [u16]) -> Result<()>;
+    pub fn log_softmax_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_log_softmax.
+    ///
+    /// In-place form of [`Context::log_softmax_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn log_softmax_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16]) -> Result<()>;
+    pub fn log_softmax_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_log_softmax_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_log_softmax_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_rmsnorm.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm_bf16(&self, rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn rmsnorm_bf16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm_bf16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_rmsnorm.
+    ///
+    /// In-place form of [`Context::rmsnorm_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm_bf16_inplace(&self, rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()>;
+    pub fn rmsnorm_bf16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm_bf16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_rmsnorm.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm_f16(&self, rows: usize, x: &[u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn rmsnorm_f16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm_f16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_rmsnorm.
+    ///
+    /// In-place form of [`Context::rmsnorm_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn rmsnorm_f16_inplace(&self, rows: usize, x: &mut [u16], weight: &[u16], eps: f32) -> Result<()>;
+    pub fn rmsnorm_f16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_rmsnorm_f16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_layernorm.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn layernorm_bf16(&self, rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn layernorm_bf16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_layernorm_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
+        }
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_layernorm.
+    ///
+    /// In-place form of [`Context::layernorm_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[cols]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    pub fn layernorm_bf16_inplace(&self, rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()>;
+    pub fn layernorm_bf16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_layernorm_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
+        }
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_layernorm.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn layernorm_f16(&self, rows: usize, cols: usize, x: &[u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn layernorm_f16_buf(&self, rows: usize, cols: usize, x: &DeviceSlice<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_layernorm_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
+        }
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_layernorm.
+    ///
+    /// In-place form of [`Context::layernorm_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[cols]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    pub fn layernorm_f16_inplace(&self, rows: usize, cols: usize, x: &mut [u16], weight: Option<&[u16]>, bias: Option<&[u16]>, eps: f32) -> Result<()>;
+    pub fn layernorm_f16_inplace_buf(&self, rows: usize, cols: usize, x: &mut DeviceSliceMut<'_, u16>, weight: Option<&DeviceSlice<'_, u16>>, bias: Option<&DeviceSlice<'_, u16>>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_layernorm_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        if let Some(weight) = &weight {
+            check_dense(FUNC, "weight", weight.len(), "[cols]", &[cols])?;
+        }
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[cols]", &[cols])?;
+        }
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_layernorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), weight.map_or(std::ptr::null(), |s| s.as_ptr()), bias.map_or(std::ptr::null(), |s| s.as_ptr()), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gemm.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, bf16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `bf16[m, n]`, row stride `ldc`, bf16 bits in `u16` (see [`half`])
+    pub fn gemm_bf16(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()>;
+    pub fn gemm_bf16_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, b: &DeviceSlice<'_, u16>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_bf16";
+        check_strided(FUNC, "a", a.len(), "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &[if trans_a { k } else { m }, if trans_a { m } else { k }], lda)?;
+        check_strided(FUNC, "b", b.len(), "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &[if trans_b { n } else { k }, if trans_b { k } else { n }], ldb)?;
+        check_strided(FUNC, "c", c.len(), "[m, n] with row stride ldc", &[m, n], ldc)?;
+        let [c_m, c_n, c_k, c_lda, c_ldb, c_ldc] = c_dims(FUNC, [("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm_bf16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_gemm.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[trans_a ? k : m, trans_a ? m : k]`, row stride `lda`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[trans_b ? n : k, trans_b ? k : n]`, row stride `ldb`, f16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `f16[m, n]`, row stride `ldc`, f16 bits in `u16` (see [`half`])
+    pub fn gemm_f16(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, b: &[u16], ldb: usize, beta: f32, c: &mut [u16], ldc: usize) -> Result<()>;
+    pub fn gemm_f16_buf(&self, trans_a: bool, trans_b: bool, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, b: &DeviceSlice<'_, u16>, ldb: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_f16";
+        check_strided(FUNC, "a", a.len(), "[trans_a ? k : m, trans_a ? m : k] with row stride lda", &[if trans_a { k } else { m }, if trans_a { m } else { k }], lda)?;
+        check_strided(FUNC, "b", b.len(), "[trans_b ? n : k, trans_b ? k : n] with row stride ldb", &[if trans_b { n } else { k }, if trans_b { k } else { n }], ldb)?;
+        check_strided(FUNC, "c", c.len(), "[m, n] with row stride ldc", &[m, n], ldc)?;
+        let [c_m, c_n, c_k, c_lda, c_ldb, c_ldc] = c_dims(FUNC, [("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm_f16(self.raw.as_ptr(), trans_a, trans_b, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, b.as_ptr(), c_ldb, beta, c.as_mut_ptr(), c_ldc) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_attention.
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `k`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v`: input, `bf16[batch, kv_heads, seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `bf16[batch, heads, seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    pub fn attention_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()>;
+    pub fn attention_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_bf16";
+        check_dense(FUNC, "q", q.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "out", out.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_attention.
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `k`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v`: input, `f16[batch, kv_heads, seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `f16[batch, heads, seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    pub fn attention_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &[u16], k: &[u16], v: &[u16], causal: bool, scale: f32, out: &mut [u16]) -> Result<()>;
+    pub fn attention_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, causal: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_f16";
+        check_dense(FUNC, "q", q.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, kv_heads, seq_kv, head_dim]", &[batch, kv_heads, seq_kv, head_dim])?;
+        check_dense(FUNC, "out", out.len(), "[batch, heads, seq_q, head_dim]", &[batch, heads, seq_q, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, q.as_ptr(), k.as_ptr(), v.as_ptr(), causal, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Fused linear layer, PyTorch's weight layout:
+    /// y\[r, o\] = act(sum_i x\[r, i\] \* weight\[o, i\] + bias\[o\])
+    /// computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
+    /// with the bias added (one rounding) and the activation applied (as the
+    /// kb\_\<activation\> kernel) while the tile is in cache: one pass over y instead
+    /// of three.  bias may be NULL (no bias).  act is a kb_activation.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, in_features]`
+    /// - `weight`: input, `f32[out_features, in_features]`
+    /// - `bias`: input, `f32[out_features]`, optional (`None` is NULL in C)
+    /// - `y`: output, `f32[rows, out_features]`
+    pub fn linear(&self, rows: usize, in_features: usize, out_features: usize, x: &[f32], weight: &[f32], bias: Option<&[f32]>, act: Activation, y: &mut [f32]) -> Result<()>;
+    pub fn linear_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, f32>, weight: &DeviceSlice<'_, f32>, bias: Option<&DeviceSlice<'_, f32>>, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_linear";
+        check_dense(FUNC, "x", x.len(), "[rows, in_features]", &[rows, in_features])?;
+        check_dense(FUNC, "weight", weight.len(), "[out_features, in_features]", &[out_features, in_features])?;
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[out_features]", &[out_features])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, out_features]", &[rows, out_features])?;
+        let [c_rows, c_in_features, c_out_features] = c_dims(FUNC, [("rows", rows), ("in_features", in_features), ("out_features", out_features)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_linear(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_linear.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[out_features, in_features]`, bf16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `bf16[out_features]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, out_features]`, bf16 bits in `u16` (see [`half`])
+    pub fn linear_bf16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()>;
+    pub fn linear_bf16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_linear_bf16";
+        check_dense(FUNC, "x", x.len(), "[rows, in_features]", &[rows, in_features])?;
+        check_dense(FUNC, "weight", weight.len(), "[out_features, in_features]", &[out_features, in_features])?;
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[out_features]", &[out_features])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, out_features]", &[rows, out_features])?;
+        let [c_rows, c_in_features, c_out_features] = c_dims(FUNC, [("rows", rows), ("in_features", in_features), ("out_features", out_features)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_linear_bf16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_linear.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[out_features, in_features]`, f16 bits in `u16` (see [`half`])
+    /// - `bias`: input, `f16[out_features]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, out_features]`, f16 bits in `u16` (see [`half`])
+    pub fn linear_f16(&self, rows: usize, in_features: usize, out_features: usize, x: &[u16], weight: &[u16], bias: Option<&[u16]>, act: Activation, y: &mut [u16]) -> Result<()>;
+    pub fn linear_f16_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, u16>, weight: &DeviceSlice<'_, u16>, bias: Option<&DeviceSlice<'_, u16>>, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_linear_f16";
+        check_dense(FUNC, "x", x.len(), "[rows, in_features]", &[rows, in_features])?;
+        check_dense(FUNC, "weight", weight.len(), "[out_features, in_features]", &[out_features, in_features])?;
+        if let Some(bias) = &bias {
+            check_dense(FUNC, "bias", bias.len(), "[out_features]", &[out_features])?;
+        }
+        check_dense(FUNC, "y", y.len(), "[rows, out_features]", &[rows, out_features])?;
+        let [c_rows, c_in_features, c_out_features] = c_dims(FUNC, [("rows", rows), ("in_features", in_features), ("out_features", out_features)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_linear_f16(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight.as_ptr(), bias.map_or(std::ptr::null(), |s| s.as_ptr()), act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Scaled dot-product attention for real models: kb_attention plus a choice
+    /// of layout, key lengths, an additive mask and bottom-right causal
+    /// alignment.  Per (batch b, head h, query i):
+    /// s_j = scale \* q . k_j + mask\[b, h, i, j\]  for the keys j that take part,
+    /// out = sum_j softmax(s)\_j v_j,
+    /// query head h reading key/value head h / (heads / kv_heads); scale == 0
+    /// means 1 / sqrt(head_dim).
+    /// Layout: with seq_major, q, k, v and out are \[batch, seq, heads, head_dim\]
+    /// (what a linear layer's \[batch, seq, heads \* head_dim\] output is, so no
+    /// transposed copy is needed); otherwise \[batch, heads, seq, head_dim\] as in
+    /// kb_attention.
+    /// Keys taking part: j \< kv_lengths\[b\] when kv_lengths is not NULL (a padded
+    /// batch: each kv_lengths\[b\] in \[0, seq_kv\]), else j \< seq_kv; with causal,
+    /// also j \<= i (top-left alignment, PyTorch's is_causal) or, with
+    /// causal_bottom_right, j \<= i + L_b - seq_q where L_b is the row's key count
+    /// (the KV-cache case: the last query sees every key; FlashAttention's
+    /// convention).  causal_bottom_right requires causal.
+    /// mask (nullable) is added to the scaled scores and broadcasts over its
+    /// dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
+    /// mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
+    /// key.  A query row with no key left (every key removed by lengths, causal
+    /// alignment or the mask) gives zeros, not NaN.  scale must be finite and
+    /// \>= 0.  Computed like kb_attention (float32, online softmax over blocks of
+    /// 128 keys); results do not depend on the thread count or instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    /// - `k`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `v`: input, `f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    pub fn attention_ex(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[f32], v: &[f32], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()>;
+    pub fn attention_ex_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, f32>, v: &DeviceSlice<'_, f32>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, f32>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex";
+        check_dense(FUNC, "q", q.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        if let Some(kv_lengths) = &kv_lengths {
+            check_dense(FUNC, "kv_lengths", kv_lengths.len(), "[batch]", &[batch])?;
+        }
+        if let Some(mask) = &mask {
+            check_dense(FUNC, "mask", mask.len(), "[mask_batch, mask_heads, mask_q, seq_kv]", &[mask_batch, mask_heads, mask_q, seq_kv])?;
+        }
+        check_dense(FUNC, "out", out.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, c_mask_batch, c_mask_heads, c_mask_q] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim), ("mask_batch", mask_batch), ("mask_heads", mask_heads), ("mask_q", mask_q)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_ex(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_attention_ex (the mask in bf16 too).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `bf16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, bf16 bits in `u16` (see [`half`])
+    pub fn attention_ex_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()>;
+    pub fn attention_ex_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_bf16";
+        check_dense(FUNC, "q", q.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        if let Some(kv_lengths) = &kv_lengths {
+            check_dense(FUNC, "kv_lengths", kv_lengths.len(), "[batch]", &[batch])?;
+        }
+        if let Some(mask) = &mask {
+            check_dense(FUNC, "mask", mask.len(), "[mask_batch, mask_heads, mask_q, seq_kv]", &[mask_batch, mask_heads, mask_q, seq_kv])?;
+        }
+        check_dense(FUNC, "out", out.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, c_mask_batch, c_mask_heads, c_mask_q] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim), ("mask_batch", mask_batch), ("mask_heads", mask_heads), ("mask_q", mask_q)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_ex_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f16[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`, f16 bits in `u16` (see [`half`])
+    pub fn attention_ex_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[u16], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[u16]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [u16]) -> Result<()>;
+    pub fn attention_ex_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, u16>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, u16>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_f16";
+        check_dense(FUNC, "q", q.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        if let Some(kv_lengths) = &kv_lengths {
+            check_dense(FUNC, "kv_lengths", kv_lengths.len(), "[batch]", &[batch])?;
+        }
+        if let Some(mask) = &mask {
+            check_dense(FUNC, "mask", mask.len(), "[mask_batch, mask_heads, mask_q, seq_kv]", &[mask_batch, mask_heads, mask_q, seq_kv])?;
+        }
+        check_dense(FUNC, "out", out.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, c_mask_batch, c_mask_heads, c_mask_q] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim), ("mask_batch", mask_batch), ("mask_heads", mask_heads), ("mask_q", mask_q)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_ex_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Batched (strided) matrix multiply: for every item i \< batch,
+    /// C_i = alpha \* op(A_i) \* op(B_i) + beta \* C_i
+    /// with A_i = a + i \* stride_a, B_i = b + i \* stride_b and
+    /// C_i = c + i \* stride_c (strides in elements), each item computed exactly
+    /// as kb_gemm (the same fma chain per element; C_i is not read when
+    /// beta == 0).  A stride of 0 uses one matrix for every item (a shared
+    /// weight); strides must be \>= 0 (KB_STATUS_INVALID_ARGUMENT), and when
+    /// batch \> 1 stride_c must be at least the extent of one C matrix,
+    /// (m - 1) \* ldc + n, so that the items of C do not overlap
+    /// (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
+    /// Operand x spans (batch - 1) \* stride_x + its matrix extent elements
+    /// (none when it is empty, and then it may be NULL); a span that overflows is
+    /// KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f32[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`
+    /// - `b`: input, `f32[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`
+    /// - `c`: input and output, `f32[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`
+    pub fn gemm_batched(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[f32], lda: usize, stride_a: usize, b: &[f32], ldb: usize, stride_b: usize, beta: f32, c: &mut [f32], ldc: usize, stride_c: usize) -> Result<()>;
+    pub fn gemm_batched_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, f32>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, f32>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, f32>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched";
+        check_batched(FUNC, "a", a.len(), "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &[batch, if trans_a { k } else { m }, if trans_a { m } else { k }], Some(lda), stride_a)?;
+        check_batched(FUNC, "b", b.len(), "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &[batch, if trans_b { n } else { k }, if trans_b { k } else { n }], Some(ldb), stride_b)?;
+        check_batched(FUNC, "c", c.len(), "[batch, m, n] with item stride stride_c with row stride ldc", &[batch, m, n], Some(ldc), stride_c)?;
+        let [c_batch, c_m, c_n, c_k, c_lda, c_stride_a, c_ldb, c_stride_b, c_ldc, c_stride_c] = c_dims(FUNC, [("batch", batch), ("m", m), ("n", n), ("k", k), ("lda", lda), ("stride_a", stride_a), ("ldb", ldb), ("stride_b", stride_b), ("ldc", ldc), ("stride_c", stride_c)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm_batched(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_bf16.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `bf16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, bf16 bits in `u16` (see [`half`])
+    /// - `b`: input, `bf16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, bf16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `bf16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, bf16 bits in `u16` (see [`half`])
+    pub fn gemm_batched_bf16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()>;
+    pub fn gemm_batched_bf16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_bf16";
+        check_batched(FUNC, "a", a.len(), "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &[batch, if trans_a { k } else { m }, if trans_a { m } else { k }], Some(lda), stride_a)?;
+        check_batched(FUNC, "b", b.len(), "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &[batch, if trans_b { n } else { k }, if trans_b { k } else { n }], Some(ldb), stride_b)?;
+        check_batched(FUNC, "c", c.len(), "[batch, m, n] with item stride stride_c with row stride ldc", &[batch, m, n], Some(ldc), stride_c)?;
+        let [c_batch, c_m, c_n, c_k, c_lda, c_stride_a, c_ldb, c_stride_b, c_ldc, c_stride_c] = c_dims(FUNC, [("batch", batch), ("m", m), ("n", n), ("k", k), ("lda", lda), ("stride_a", stride_a), ("ldb", ldb), ("stride_b", stride_b), ("ldc", ldc), ("stride_c", stride_c)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm_batched_bf16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
+    /// stay float).  Each item is computed as kb_gemm_f16.
+    ///
+    /// # Arguments
+    ///
+    /// - `a`: input, `f16[batch, trans_a ? k : m, trans_a ? m : k]`, item stride `stride_a` (0: one item for all), row stride `lda`, f16 bits in `u16` (see [`half`])
+    /// - `b`: input, `f16[batch, trans_b ? n : k, trans_b ? k : n]`, item stride `stride_b` (0: one item for all), row stride `ldb`, f16 bits in `u16` (see [`half`])
+    /// - `c`: input and output, `f16[batch, m, n]`, item stride `stride_c` (0: one item for all), row stride `ldc`, f16 bits in `u16` (see [`half`])
+    pub fn gemm_batched_f16(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &[u16], lda: usize, stride_a: usize, b: &[u16], ldb: usize, stride_b: usize, beta: f32, c: &mut [u16], ldc: usize, stride_c: usize) -> Result<()>;
+    pub fn gemm_batched_f16_buf(&self, trans_a: bool, trans_b: bool, batch: usize, m: usize, n: usize, k: usize, alpha: f32, a: &DeviceSlice<'_, u16>, lda: usize, stride_a: usize, b: &DeviceSlice<'_, u16>, ldb: usize, stride_b: usize, beta: f32, c: &mut DeviceSliceMut<'_, u16>, ldc: usize, stride_c: usize) -> Result<()> {
+        const FUNC: &str = "kb_gemm_batched_f16";
+        check_batched(FUNC, "a", a.len(), "[batch, trans_a ? k : m, trans_a ? m : k] with item stride stride_a with row stride lda", &[batch, if trans_a { k } else { m }, if trans_a { m } else { k }], Some(lda), stride_a)?;
+        check_batched(FUNC, "b", b.len(), "[batch, trans_b ? n : k, trans_b ? k : n] with item stride stride_b with row stride ldb", &[batch, if trans_b { n } else { k }, if trans_b { k } else { n }], Some(ldb), stride_b)?;
+        check_batched(FUNC, "c", c.len(), "[batch, m, n] with item stride stride_c with row stride ldc", &[batch, m, n], Some(ldc), stride_c)?;
+        let [c_batch, c_m, c_n, c_k, c_lda, c_stride_a, c_ldb, c_stride_b, c_ldc, c_stride_c] = c_dims(FUNC, [("batch", batch), ("m", m), ("n", n), ("k", k), ("lda", lda), ("stride_a", stride_a), ("ldb", ldb), ("stride_b", stride_b), ("ldc", ldc), ("stride_c", stride_c)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_gemm_batched_f16(self.raw.as_ptr(), trans_a, trans_b, c_batch, c_m, c_n, c_k, alpha, a.as_ptr(), c_lda, c_stride_a, b.as_ptr(), c_ldb, c_stride_b, beta, c.as_mut_ptr(), c_ldc, c_stride_c) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 }

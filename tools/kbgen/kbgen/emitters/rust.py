@@ -27,11 +27,18 @@ Rules, all derived from the model (no per-kernel knowledge here):
   the output and `x` are one `&mut` slice: Rust does not allow the same
   memory to be borrowed as `&` and `&mut` at once.
 - Kernels (Function.is_kernel) become methods of Context and free functions
-  running on the calling thread's default context.  When the API has a memory
-  handle (one with a `@returns address` function, kb_buffer), every kernel
-  form also gets a `<name>_buf` method of Context taking buffer views
-  (`&DeviceSlice<T>` for inputs, `&mut DeviceSliceMut<T>` for outputs)
-  instead of slices, with the same checks.
+  running on the calling thread's default context, and every kernel form
+  also gets a `<name>_buf` method of Context taking buffer views
+  (`&DeviceSlice<T>` for inputs, `&mut DeviceSliceMut<T>` for outputs; the
+  API must have a memory handle, one with a `@returns address` function,
+  kb_buffer) instead of slices, with the same checks.  Only what is specific
+  to the kernel is generated: one entry of the `kernels!` macro per variant
+  (its documentation, the two method signatures and the body they share:
+  checks, sizes, the FFI call).  The hand-written runtime (src/runtime.rs)
+  defines `kernels!`, which makes the three public forms and appends the
+  documentation every form shares, and the helpers every generated body
+  calls (length checks, size conversion, status to Error, out strings, the
+  default context).
 - A function whose first parameter is a handle, or whose first parameter is
   a context and second a handle, is a method of that handle's type (the
   context, if any, becomes a `ctx: &Context` argument); `&mut self` when the
@@ -42,7 +49,7 @@ Rules, all derived from the model (no per-kernel knowledge here):
   (`create` -> `new`, `create_X` -> `X`); the @destroy function is Drop.
 - An `out scalar` is returned (`Result<i64>`); an `out string` is returned as
   `Result<String>`, read through a local buffer of OUT_STRING_CAPACITY bytes
-  whose size is passed as the (hidden) capacity dim.
+  (runtime.rs) whose size is passed as the (hidden) capacity dim.
 - The hand-written modules of SUPPORT_MODULES (bindings/rust/kernelbridge/src)
   build idiomatic layers on the generated API (buffer views, CUDA device
   queries, bf16/f16 conversions); lib.rs declares them.
@@ -65,8 +72,9 @@ SAFE_CRATE = "kernelbridge"
 SYS_CRATE = "kernelbridge-sys"
 RUST_VERSION = "1.70"
 
-# Bytes of the local buffer passed for an `out string` parameter.
-OUT_STRING_CAPACITY = 256
+# The hand-written runtime module (src/runtime.rs) the generated code calls:
+# the `kernels!` macro, checks, size conversion, statuses, the default context.
+RUNTIME_MODULE = "runtime"
 
 # Hand-written modules of the safe crate (src/<name>.rs): (name, public, items
 # re-exported at the crate root).
@@ -335,35 +343,32 @@ class _Body:
                 continue  # the same slice as merged_in, checked as that
             t = p.tensor
             sname = ident(slice_of[p.name])
-            shape_var = f"{p.name}_shape"
             shape_text = (
                 t.shape_str()
                 + (f" with item stride {t.stride}" if t.stride else "")
                 + (f" with row stride {t.ld}" if t.ld else "")
             )
-            stmts = [f"let {shape_var} = [{', '.join(_expr_rust(e) for e in t.shape)}];"]
+            dims = f"&[{', '.join(_expr_rust(e) for e in t.shape)}]"
+            args = f"FUNC, {_rust_str(p.name)}, {self.len_expr(p, sname)}, {_rust_str(shape_text)}, {dims}"
             if t.stride:
                 # A batch of items: (count - 1) * stride + the extent of one.
-                if t.ld:
-                    item = f"strided_len(FUNC, {_rust_str(p.name)}, {shape_var}[1], {shape_var}[2], {ident(t.ld)})?"
-                else:
-                    item = f"dense_len(FUNC, {_rust_str(p.name)}, &{shape_var}[1..])?"
-                want = f"batched_len(FUNC, {_rust_str(p.name)}, &{shape_var}, {item}, {ident(t.stride)})?"
-                check = "check_len_at_least"
+                ld = f"Some({ident(t.ld)})" if t.ld else "None"
+                check = f"check_batched({args}, {ld}, {ident(t.stride)})?;"
             elif t.ld:
-                want = f"strided_len(FUNC, {_rust_str(p.name)}, {shape_var}[0], {shape_var}[1], {ident(t.ld)})?"
-                check = "check_len_at_least"
+                check = f"check_strided({args}, {ident(t.ld)})?;"
             else:
-                want = f"dense_len(FUNC, {_rust_str(p.name)}, &{shape_var})?"
-                check = "check_len"
-            stmts.append(f"let {p.name}_len = {want};")
-            stmts.append(
-                f"{check}(FUNC, {_rust_str(slice_of[p.name])}, {self.len_expr(p, sname)}, {p.name}_len, "
-                f"{_rust_str(shape_text)}, &{shape_var})?;"
-            )
+                check = f"check_dense({args})?;"
             if t.nullable:
-                stmts = [f"if let Some({sname}) = &{sname} {{"] + ["    " + x for x in stmts] + ["}"]
-            self.pre.extend(stmts)
+                self.pre.extend([f"if let Some({sname}) = &{sname} {{", f"    {check}", "}"])
+            else:
+                self.pre.append(check)
+
+        # Sizes as C's int64_t, converted in C order in one statement.
+        c_dims = [(p.name, "out_string.len()" if p.name in hidden else ident(p.name)) for p in fn.params if p.role == "dim"]
+        if c_dims:
+            names = ", ".join(f"c_{d}" for d, _ in c_dims)
+            pairs = ", ".join(f"({_rust_str(d)}, {value})" for d, value in c_dims)
+            self.pre.append(f"let [{names}] = c_dims(FUNC, [{pairs}])?;")
 
         # C arguments, in C order.
         for p in fn.params:
@@ -371,10 +376,6 @@ class _Body:
             if p.name == self.receiver:
                 self.args.append(self.self_expr)
             elif p.role == "dim":
-                if p.name in hidden:
-                    self.pre.append(f"let c_{p.name} = to_c_dim(FUNC, {_rust_str(p.name)}, out_string.len())?;")
-                else:
-                    self.pre.append(f"let c_{p.name} = to_c_dim(FUNC, {_rust_str(p.name)}, {name})?;")
                 self.args.append(f"c_{p.name}")
             elif p.role in ("scalar", "flag"):
                 self.args.append(self.scalar_arg(p))
@@ -491,39 +492,6 @@ class _Body:
 # --- emit ---------------------------------------------------------------------
 
 
-def _kernel_safety(fn: Function, v: Variant, views: bool) -> List[str]:
-    notes = ["the context pointer is live (owned by `self`) and used by this thread only\n(Context is not Sync)"]
-    if views:
-        notes.append(
-            "every view length was checked above against the header's contract, and a view\n"
-            "lies inside its buffer (checked when it was made), so C reads and writes only\n"
-            "inside the buffers, which the views borrow for the call"
-        )
-        notes.append(
-            "a view's memory kind is checked by C against the context (device memory on a CPU\n"
-            "context, or host memory on a CUDA context, is an error), so C dereferences no\n"
-            "memory of the wrong kind"
-        )
-    else:
-        notes.append(
-            "every slice length was checked above against the header's contract, so C reads\n"
-            "and writes only inside the slices"
-        )
-    if v.is_inplace():
-        notes.append(f"`{v.merged_out}` is exactly `{v.merged_in}`, which the header allows (alias({v.merged_in}))")
-    elif views:
-        notes.append(
-            "outputs are `&mut DeviceSliceMut`s, made from `&mut Buffer` borrows (or split from\n"
-            "one), so they cannot overlap any other argument"
-        )
-    else:
-        notes.append("outputs are `&mut` borrows, so they cannot overlap any other argument")
-    if any(p.tensor.nullable for p in fn.tensors):
-        notes.append("a `None` tensor is passed as NULL, which the header allows (nullable)")
-    notes.append("the C function keeps no pointer after it returns (kernels finish before returning)")
-    return _safety(notes)
-
-
 class Emitter:
     def __init__(self, api: Api):
         self.api = api
@@ -582,6 +550,9 @@ class Emitter:
         if len(memory) > 1:
             raise EmitError(f"more than one handle type with a @returns address function: {sorted(memory)}")
         self.memory_handle = memory.pop() if memory else None
+        if self.kernels and self.memory_handle is None:
+            # kernels! (runtime.rs) defines a `_buf` form of every kernel.
+            raise EmitError("kernels without a memory handle (a @returns address function) for their _buf forms")
         self._check_names()
 
     def _check_names(self):
@@ -615,22 +586,25 @@ class Emitter:
         for e in api.enums:
             parts.append(self.enum(e))
         parts.append(self.error())
-        parts.append(_HELPERS.format(ok=f"{self.status.name}_{self.ok.name}", status=self.status.name))
-        if any(p.role == "out_string" for f in api.functions for p in f.params):
-            parts.append(_OUT_STRING_HELPERS.format(capacity=OUT_STRING_CAPACITY))
         for h in api.handles:
             parts.append(self.handle(h))
-        parts.append(self.default_context())
         for f in self.free:
             parts.append(self.free_fn(f))
-        for f in self.kernels:
-            for v in variants(f):
-                parts.append(self.free_kernel(v))
-        parts.append(self.unit_tests())
+        if self.kernels:
+            parts.append(self.kernels_block())
         return "\n".join(p.rstrip("\n") + "\n" for p in parts)
 
     def support_modules(self) -> str:
-        out = ["// Hand-written modules (src/<name>.rs), built on the generated API below."]
+        out = [
+            f"// The hand-written runtime (src/{RUNTIME_MODULE}.rs) that the generated code below calls:",
+            "// the `kernels!` macro, length checks, sizes, statuses, the default context.",
+            "#[macro_use]",
+            f"mod {RUNTIME_MODULE};",
+            f"use {RUNTIME_MODULE}::*;",
+            f"pub use {RUNTIME_MODULE}::with_default_context;",
+            "",
+            "// Hand-written modules (src/<name>.rs), built on the generated API below.",
+        ]
         for name, public, items in SUPPORT_MODULES:
             out.append(f"{'pub ' if public else ''}mod {name};")
         for name, public, items in SUPPORT_MODULES:
@@ -741,21 +715,7 @@ class Emitter:
         )
         for f, receiver in self.methods[h.name]:
             out.append(self.handle_method(f, receiver))
-        if is_ctx:
-            for f in self.kernels:
-                for v in variants(f):
-                    out.append(self.kernel_method(v, views=False))
         out.append("}\n")
-        if is_ctx and self.memory_handle and self.kernels:
-            out.append(
-                f"\n/// The kernels on buffer views (`<kernel>_buf`): each is the slice form of the\n"
-                f"/// same name with [`DeviceSlice`] inputs and [`DeviceSliceMut`] outputs.\n"
-                f"impl {tn} {{\n"
-            )
-            for f in self.kernels:
-                for v in variants(f):
-                    out.append(self.kernel_method(v, views=True))
-            out.append("}\n")
         return "".join(out)
 
     def ctor(self, f: Function, h, tn: str, prefix: str) -> str:
@@ -870,69 +830,48 @@ class Emitter:
         out.append("    }\n\n")
         return "".join(out)
 
-    def _kernel_doc(self, v: Variant, b: _Body, free: bool, views: bool = False) -> List[str]:
-        lines: List[str] = []
-        if v.is_inplace():
-            base = v.fn
-            suffix = "_buf" if views else ""
-            lines.append(
-                f"In-place form of [`{('' if free else 'Context::')}{fn_rust_name(base)}{suffix}`]: "
-                f"`{v.merged_out}` is written over `{v.merged_in}`."
-            )
-            lines.append("")
-        if views:
-            lines.append(
-                f"[`Context::{v.rust_name}`] on buffer views: inputs are [`DeviceSlice`]s, outputs "
-                "[`DeviceSliceMut`]s (host buffers on a CPU context, device buffers of the context's "
-                "device on a CUDA context)."
-            )
-            lines.append("")
-        lines.append("# Arguments")
-        lines.append("")
-        lines.extend(b.tensor_lines)
-        if b.docs:
-            lines.append("")
-            lines.extend(b.docs)
-        lines.append("")
-        lines.append("# Errors")
-        lines.append("")
-        what = "a view length" if views else "a slice length"
-        lines.append(
-            f"[`Status::ShapeMismatch`] naming the argument when {what} does not match the shape; "
-            "otherwise the status and message of the C library (for example [`Status::InvalidArgument`] "
-            "for an out-of-range scalar"
-            + (", or for memory of the wrong kind for the context" if views else "")
-            + ").  Nothing is written on error."
-        )
-        if free:
-            lines.append("")
-            lines.append(
-                "Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`])."
-            )
-        return lines
-
-    def kernel_method(self, v: Variant, views: bool) -> str:
-        f = v.fn
-        b = _Body(self.api, v, f.params[0].name, "self.raw.as_ptr()", views=views)
-        out = [rustdoc(f.doc, "    "), doc_lines([""] + self._kernel_doc(v, b, free=False, views=views), "    ")]
-        params = ", ".join(["&self"] + b.params)
-        name = v.rust_name + ("_buf" if views else "")
-        out.append(f"    pub fn {name}{b.generic_params()}({params}) -> Result<()> {{\n")
-        out.append(f"        const FUNC: &str = {_rust_str(f.name)};\n")
-        for s in b.pre:
-            out.append(f"        {s}\n")
-        out.extend(f"        {line}\n" for line in _kernel_safety(f, v, views))
-        out.append(f"        let raw_status = unsafe {{ {b.call()} }};\n")
-        out.append("        check_status(FUNC, raw_status, self.raw.as_ptr())\n    }\n\n")
+    def kernels_block(self) -> str:
+        """Every kernel variant as an entry of the runtime's `kernels!` macro,
+        which makes of each the Context method, its `_buf` form and the free
+        function (runtime.rs)."""
+        out = [
+            "// Every kernel: its documentation, the signatures of its slice and buffer-view\n"
+            "// methods, and the body they share.  `kernels!` (runtime.rs) defines the two\n"
+            "// methods of Context and a free function on the thread's default context.\n"
+            "kernels! {\n"
+        ]
+        entries = [self.kernel_entry(v) for f in self.kernels for v in variants(f)]
+        out.append("\n".join(entries))
+        out.append("}\n")
         return "".join(out)
 
-    def free_kernel(self, v: Variant) -> str:
+    def kernel_entry(self, v: Variant) -> str:
         f = v.fn
-        b = _Body(self.api, v, f.params[0].name, "ctx")
-        names = [p.split(":")[0] for p in b.params]
-        out = [rustdoc(f.doc), doc_lines([""] + self._kernel_doc(v, b, free=True))]
-        out.append(f"pub fn {v.rust_name}{b.generic_params()}({', '.join(b.params)}) -> Result<()> {{\n")
-        out.append(f"    with_default_context(|ctx| ctx.{v.rust_name}({', '.join(names)}))\n}}\n")
+        ctx = f.params[0].name
+        b = _Body(self.api, v, ctx, "self.raw.as_ptr()")
+        bv = _Body(self.api, v, ctx, "self.raw.as_ptr()", views=True)
+        if b.generics or b.pre != bv.pre or b.call() != bv.call():
+            raise EmitError(f"{f.name}: the slice and view forms need different bodies, which kernels! cannot share")
+        lines: List[str] = []
+        if v.is_inplace():
+            lines += ["", f"In-place form of [`Context::{fn_rust_name(f)}`]: `{v.merged_out}` is written over `{v.merged_in}`."]
+        lines += ["", "# Arguments", ""] + b.tensor_lines
+        if b.docs:
+            lines += [""] + b.docs
+        out = [rustdoc(f.doc, "    "), doc_lines(lines, "    ")]
+        out.append(f"    pub fn {v.rust_name}({', '.join(['&self'] + b.params)}) -> Result<()>;\n")
+        out.append(f"    pub fn {v.rust_name}_buf({', '.join(['&self'] + bv.params)}) -> Result<()> {{\n")
+        out.append(f"        const FUNC: &str = {_rust_str(f.name)};\n")
+        out.extend(f"        {s}\n" for s in b.pre)
+        if v.is_inplace():
+            out.append(
+                f"        // Safety: lengths checked above; `{v.merged_out}` is exactly `{v.merged_in}`, which the header\n"
+                f"        // allows (alias({v.merged_in})); the rest holds for every kernel (runtime.rs, `kernels!`).\n"
+            )
+        else:
+            out.append("        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).\n")
+        out.append(f"        let raw_status = unsafe {{ {b.call()} }};\n")
+        out.append("        check_status(FUNC, raw_status, self.raw.as_ptr())\n    }\n")
         return "".join(out)
 
     def free_fn(self, f: Function) -> str:
@@ -949,12 +888,6 @@ class Emitter:
             out.append(f"    {s}\n")
         out.append("}\n")
         return "".join(out)
-
-    def default_context(self) -> str:
-        return _DEFAULT_CONTEXT.format(ctx=type_name(self.context_handle))
-
-    def unit_tests(self) -> str:
-        return _UNIT_TESTS.format(status=type_name(self.status.name), ok=camel(self.ok.name[len(self.status.prefix):]))
 
     # -- generated tests --
 
@@ -1162,7 +1095,7 @@ _PRELUDE = """#![warn(missing_docs)]
 // Signatures mirror the C API, whose kernels take many sizes and scalars.
 #![allow(clippy::too_many_arguments)]
 
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::fmt;
 use std::marker::PhantomData;
@@ -1222,148 +1155,6 @@ impl std::error::Error for Error {{}}
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 """
 
-_HELPERS = """
-/// Turns a C status into a Result, copying the message on failure: the
-/// context's, or for a NULL `ctx` (a call without a context) the calling
-/// thread's `kb_last_error()`.
-#[inline]
-fn check_status(func: &'static str, raw: sys::{status}, ctx: *const sys::kb_context) -> Result<()> {{
-    if raw == sys::{ok} {{
-        Ok(())
-    }} else {{
-        Err(failure(func, raw, ctx))
-    }}
-}}
-
-#[cold]
-#[inline(never)]
-fn failure(func: &'static str, raw: sys::{status}, ctx: *const sys::kb_context) -> Error {{
-    let text = if ctx.is_null() {{
-        // Safety: no preconditions; the failing call had no context, so its
-        // message is the calling thread's (Rust threads are OS threads), valid
-        // until the thread's next such call, and copied below before any.
-        unsafe {{ sys::kb_last_error() }}
-    }} else {{
-        // Safety: ctx is the live context the failing call used, on this
-        // thread; the message is valid until the next call and copied below.
-        unsafe {{ sys::kb_context_last_error(ctx) }}
-    }};
-    let message = if text.is_null() {{
-        String::new()
-    }} else {{
-        // Safety: a non-NULL message is a NUL-terminated string, still valid (see above).
-        unsafe {{ CStr::from_ptr(text) }}.to_string_lossy().into_owned()
-    }};
-    let status = match Status::from_raw(raw) {{
-        Some(status) => status,
-        None => return Error::internal(func, &format!("returned unknown status {{raw}}")),
-    }};
-    if message.is_empty() {{
-        Error::new(status, format!("{{func}} failed"))
-    }} else {{
-        Error::new(status, message)
-    }}
-}}
-
-/// A size as C's int64_t.
-#[inline]
-fn to_c_dim(func: &str, name: &str, value: usize) -> Result<i64> {{
-    match i64::try_from(value) {{
-        Ok(v) => Ok(v),
-        Err(_) => Err(too_large(func, name, value)),
-    }}
-}}
-
-#[cold]
-#[inline(never)]
-fn too_large(func: &str, name: &str, value: usize) -> Error {{
-    Error::new(Status::InvalidArgument, format!("{{func}}: {{name}} must be <= {{}}, got {{value}}", i64::MAX))
-}}
-
-/// Elements of a dense tensor of this shape.
-#[inline]
-fn dense_len(func: &str, what: &str, dims: &[usize]) -> Result<usize> {{
-    let mut n: usize = 1;
-    for &d in dims {{
-        n = match n.checked_mul(d) {{
-            Some(n) => n,
-            None => return Err(overflow(func, what, dims)),
-        }};
-    }}
-    Ok(n)
-}}
-
-/// Elements spanned by a [rows, cols] matrix with row stride ld.
-#[inline]
-fn strided_len(func: &str, what: &str, rows: usize, cols: usize, ld: usize) -> Result<usize> {{
-    if rows == 0 || cols == 0 {{
-        return Ok(0);
-    }}
-    (rows - 1)
-        .checked_mul(ld)
-        .and_then(|n| n.checked_add(cols))
-        .ok_or_else(|| overflow(func, what, &[rows, cols]))
-}}
-
-/// Elements spanned by a batch of `dims[0]` items of `item` elements each,
-/// consecutive items `stride` elements apart (0 when the batch is empty).
-#[inline]
-fn batched_len(func: &str, what: &str, dims: &[usize], item: usize, stride: usize) -> Result<usize> {{
-    if dims[0] == 0 || item == 0 {{
-        return Ok(0);
-    }}
-    (dims[0] - 1)
-        .checked_mul(stride)
-        .and_then(|n| n.checked_add(item))
-        .ok_or_else(|| overflow(func, what, dims))
-}}
-
-#[cold]
-#[inline(never)]
-fn overflow(func: &str, what: &str, dims: &[usize]) -> Error {{
-    Error::new(Status::OutOfMemory, format!("{{func}}: size of {{what}} overflows (shape {{dims:?}})"))
-}}
-
-#[inline]
-fn check_len(func: &str, name: &str, len: usize, want: usize, shape: &str, dims: &[usize]) -> Result<()> {{
-    if len == want {{
-        Ok(())
-    }} else {{
-        Err(mismatch(func, name, len, want, "", shape, dims))
-    }}
-}}
-
-#[inline]
-fn check_len_at_least(func: &str, name: &str, len: usize, want: usize, shape: &str, dims: &[usize]) -> Result<()> {{
-    if len >= want {{
-        Ok(())
-    }} else {{
-        Err(mismatch(func, name, len, want, "at least ", shape, dims))
-    }}
-}}
-
-#[cold]
-#[inline(never)]
-fn mismatch(func: &str, name: &str, len: usize, want: usize, qualifier: &str, shape: &str, dims: &[usize]) -> Error {{
-    Error::new(
-        Status::ShapeMismatch,
-        format!("{{func}}: {{name}} has {{len}} elements, expected {{qualifier}}{{want}} for shape {{shape}} = {{dims:?}}"),
-    )
-}}
-"""
-
-_OUT_STRING_HELPERS = """
-/// Bytes of the buffer passed to C for an `out string` parameter (longer
-/// strings are truncated by C, e.g. device names).
-const OUT_STRING_CAPACITY: usize = {capacity};
-
-/// The NUL-terminated string C wrote into `buf` (all of it without a NUL).
-fn string_from_c_buffer(buf: &[std::ffi::c_char]) -> String {{
-    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}}
-"""
-
 _MEMORY_DOC = """Owned by this value, freed on `Drop`; `Send` but not `Sync`.  Sizes and
 offsets of its methods are in bytes; [`{tn}::view`], [`{tn}::slice`] and their
 `_mut` forms give typed views ([`DeviceSlice`], [`DeviceSliceMut`]) that the
@@ -1371,60 +1162,10 @@ offsets of its methods are in bytes; [`{tn}::view`], [`{tn}::slice`] and their
 a CUDA context on the buffer's device for device memory, any context for host
 memory."""
 
-_UNIT_TESTS = """
-#[cfg(test)]
-mod tests {{
-    use super::*;
-
-    #[test]
-    fn every_status_becomes_an_error_with_that_status() {{
-        for &status in {status}::ALL {{
-            if status == {status}::{ok} {{
-                continue;
-            }}
-            let err = failure("kb_test", status.to_raw(), std::ptr::null());
-            assert_eq!(err.status(), status);
-            assert_eq!(err.code(), status.code());
-        }}
-        let unknown = failure("kb_test", 1000, std::ptr::null());
-        assert_eq!(unknown.status(), {status}::Internal);
-        assert!(unknown.message().contains("1000"), "{{unknown}}");
-    }}
-}}
-"""
-
 _CONTEXT_DOC = """A context selects the backend and the CPU thread count, and keeps the
 message of its last failure, which [`Error`] copies.  It is `Send` but not
 `Sync`: one thread at a time, as the C library requires.  Results never
 depend on the thread count.  Dropping it destroys the C context."""
-
-_DEFAULT_CONTEXT = """
-thread_local! {{
-    static DEFAULT_CONTEXT: OnceCell<{ctx}> = const {{ OnceCell::new() }};
-}}
-
-/// Runs `f` with the calling thread's default context, created on first use
-/// with [`Backend::Cpu`] and one thread (the C library's defaults for a NULL
-/// context).  The free kernel functions of this crate use it.
-///
-/// # Errors
-///
-/// The error of creating the context, or of `f`; [`Status::Internal`] when
-/// called while the thread's locals are being destroyed.
-pub fn with_default_context<R>(f: impl FnOnce(&{ctx}) -> Result<R>) -> Result<R> {{
-    let run = |cell: &OnceCell<{ctx}>| -> Result<R> {{
-        if let Some(ctx) = cell.get() {{
-            return f(ctx);
-        }}
-        let created = {ctx}::new(Backend::Cpu, 1)?;
-        f(cell.get_or_init(|| created))
-    }};
-    match DEFAULT_CONTEXT.try_with(run) {{
-        Ok(result) => result,
-        Err(_) => Err(Error::internal("kernelbridge", "the thread's default context is gone (thread exiting)")),
-    }}
-}}
-"""
 
 _TEST_PRELUDE = """//! Every length check of the generated API: a slice, or a buffer view (the
 //! `_buf` forms), one element short fails with ShapeMismatch naming it,
