@@ -18,8 +18,17 @@ Outputs (paths relative to the repository root):
 
 Hand-written next to them (bindings/java/src/org/kernelbridge/): DeviceBuffer
 (kb_buffer: its functions are listed in HANDWRITTEN and checked here),
-KernelBridgeException / DeviceLostException, Cuda, Bf16, F16, Checks and
-NativeLoader.
+KernelBridgeException / DeviceLostException, Cuda, Bf16, F16, Checks, Scratch
+and NativeLoader.
+
+A generated kernel wrapper holds only what is specific to the kernel: its
+javadoc, the derived dims, one line per check naming its dims and tensors
+(shapes as size expressions), and the raw call.  The steps every wrapper shares
+are written once: the checks and exceptions in Checks, the small-call staging
+of arrays through the context's scratch in Scratch, and the context's address
+and reachability in the raw method (the kbj_kernel_ctx typemap).  They are
+small static methods, one per Java array type, so that the JIT inlines them and
+the calls stay allocation-free and monomorphic.
 
 The raw layer is described by annotations only: every tensor becomes a typedef
 naming its direction and dtype (kbj_f32_in, kbj_bf16_out, kbj_u8_in_i8, ...),
@@ -203,12 +212,13 @@ def _html(text: str) -> str:
 
 def javadoc(text: str, indent: str, tags: Optional[List[str]] = None, paras: Optional[List[str]] = None) -> str:
     """A Javadoc comment: `text` (from the header, HTML-escaped), then the
-    paragraphs `paras` and the block tags `tags` (both Javadoc already)."""
+    paragraphs `paras` (a paragraph may span several lines) and the block tags
+    `tags` (both Javadoc already)."""
     lines = _html(text).split("\n") if text else []
     for p in paras or []:
         if lines:
             lines.append("")
-        lines.append(p)
+        lines.extend(p.split("\n"))
     if tags:
         if lines:
             lines.append("")
@@ -255,7 +265,7 @@ def _tensor_typedef(p: Param, variant: str) -> str:
 
 def _c_param(api: Api, fn: Function, p: Param, variant: str) -> str:
     if p.role == "context":
-        return f"kbj_ctx *{p.name}"
+        return f"kbj_{'kernel_' if fn.is_kernel else ''}ctx *{p.name}"
     if p.role == "tensor":
         return f"{_tensor_typedef(p, variant)} *{p.name}"
     if p.role == "handle_out":
@@ -318,6 +328,7 @@ _RUNTIME_C = r"""
 
 /* Types the typemaps attach to. */
 typedef kb_context kbj_ctx;
+typedef kb_context kbj_kernel_ctx; /* a kernel's context: a Context in the raw Java method */
 typedef kb_status kbj_status;     /* no context: the message is kb_last_error() */
 typedef kb_status kbj_status_ctx; /* a context first: the message is the context's */
 typedef int64_t kbj_out_i64;      /* out scalar: returned through a long[1] */
@@ -582,6 +593,13 @@ _TYPEMAPS = r"""
 %typemap(check) kbj_ctx * %{
   if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
+/* A kernel's context: the raw Java method takes the Context itself, passes its
+ * address (IllegalStateException once closed) and keeps it reachable until the
+ * native call has returned, so that the facade need not (the Cleaner must not
+ * free it under a running kernel). */
+%apply kbj_ctx * { kbj_kernel_ctx * };
+%typemap(jstype) kbj_kernel_ctx * "Context"
+%typemap(javain, post="      java.lang.ref.Reference.reachabilityFence($javainput);") kbj_kernel_ctx * "$javainput.address()"
 
 /* ---- out scalar: element 0 of a long[1], written only on success ---- */
 %typemap(jni) kbj_out_i64 * "jlongArray"
@@ -948,18 +966,18 @@ class _Kernel:
             else:
                 derived.append(f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if mode == 'direct' else 'length'}}}")
         if derived:
-            paras.append("<p>Derived: " + ", ".join(derived) + " (from the first of its tensors that is not null; 0"
+            paras.append("Derived: " + ", ".join(derived) + " (from the first of its tensors that is not null; 0"
                          " when all are null: a non-nullable tensor may be null only where it is empty).")
         if not with_ctx:
-            paras.append("<p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).")
+            paras.append("Runs on the calling thread's default context ({@link Context#forCurrentThread()}).")
         if mode == "direct":
             paras.append(
-                "<p>Buffers must be direct and in native byte order; elements run from each buffer's"
+                "Buffers must be direct and in native byte order; elements run from each buffer's"
                 " position to its limit; positions are not changed."
             )
         if mode == "device":
             paras.append(
-                "<p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a"
+                "Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a"
                 " CPU context), read and written in place.  A tensor starts at its buffer's first byte (use"
                 " {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one"
                 " a size is derived from must hold a whole number of elements.  Sizes are checked against the"
@@ -967,7 +985,7 @@ class _Kernel:
             )
         halves = sorted({p.tensor.dtype for p in fn.tensors if p.tensor.dtype in _HALF_NOTE})
         for h in halves:
-            paras.append("<p>" + _HALF_NOTE[h][:1].upper() + _HALF_NOTE[h][1:] + ".")
+            paras.append(_HALF_NOTE[h][:1].upper() + _HALF_NOTE[h][1:] + ".")
         what = {"array": "array", "direct": "buffer", "device": "buffer"}[mode]
         tags.append("@throws KernelBridgeException on failure: SHAPE_MISMATCH for a "
                     + ("buffer smaller than its tensor" if mode == "device" else "length that does not match the shape")
@@ -975,7 +993,8 @@ class _Kernel:
                     + " for a non-empty tensor, and the statuses of the C function")
         if mode == "device":
             tags.append("@throws IllegalStateException when the context or a buffer is closed")
-        return javadoc(fn.doc, "  ", tags, paras)
+        # The notes on this overload form one paragraph, a sentence per line.
+        return javadoc(fn.doc, "  ", tags, ["<p>" + "\n".join(paras)] if paras else [])
 
     def param_doc(self, p: Param, mode: str) -> str:
         if p.role == "tensor":
@@ -1005,13 +1024,19 @@ class _Kernel:
         return "scalar"
 
     def dim_checks(self, b: List[str]) -> None:
+        """The explicit dims are >= 0 (one test: any of them negative makes
+        their bitwise OR negative; Checks.negative finds which), then every
+        row stride is at least max(1, its row length)."""
         fn = self.fn
         F = f'"{fn.name}"'
-        for p in fn.dims:
-            if p.name in self.derived:
-                continue
-            n = jname(p.name)
-            b.append(f"    if ({n} < 0) throw Checks.negative({F}, \"{p.name}\", {n});\n")
+        dims = [p for p in fn.dims if p.name not in self.derived]
+        if len(dims) == 1:
+            n = jname(dims[0].name)
+            b.append(f'    if ({n} < 0) throw Checks.negative({F}, "{dims[0].name}", {n});\n')
+        elif dims:
+            names = ", ".join(p.name for p in dims)
+            values = ", ".join(jname(p.name) for p in dims)
+            b.append(f'    if (({" | ".join(jname(p.name) for p in dims)}) < 0) throw Checks.negative({F}, "{names}", {values});\n')
         for ld, tname in self.lds.items():
             t = fn.param(tname)
             cols = _expr(t.tensor.shape[-1])
@@ -1031,55 +1056,69 @@ class _Kernel:
             return f"Checks.batched({F}, \"{p.name}\", {_expr(t.shape[0])}, {item}, {jname(t.stride)})"
         return item
 
-    def defines(self, p: Param) -> bool:
-        """A tensor that defines its only dim cannot mismatch."""
-        t = p.tensor
-        return len(t.shape) == 1 and isinstance(t.shape[0], Dim) and self.derived.get(t.shape[0].name, (None,))[0] == p.name
-
-    def body(self, mode: str) -> str:
-        if mode == "device":
-            return self.device_body()
-        direct = mode == "direct"
-        fn = self.fn
-        F = f'"{fn.name}"'
-        b: List[str] = []
-        b.append('    Objects.requireNonNull(ctx, "ctx");\n')
-        length = "remaining()" if direct else "length"
-        # A derived dim comes from the first of its tensors that is not null
-        # (null is allowed for an empty tensor, as NULL in C; see below).
+    def derived_lines(self, mode: str) -> List[str]:
+        """A derived dim comes from the first of its tensors that is not null
+        (null is allowed for an empty tensor, as NULL in C)."""
+        F = f'"{self.fn.name}"'
+        out = []
         for d, names in self.derived_sources.items():
             expr = "0"
             for t in reversed(names):
-                expr = f"{jname(t)} != null ? {jname(t)}.{length} : {expr}"
-            b.append(f"    final int {jname(d)} = {expr};\n")
-        self.dim_checks(b)
-        for p in fn.tensors:
+                if mode == "device":
+                    size = _DTYPE[self.fn.param(t).tensor.dtype].size
+                    value = f'{jname(t)}.elements({F}, "{t}", {size})'
+                else:
+                    value = f"{jname(t)}.{'remaining()' if mode == 'direct' else 'length'}"
+                expr = f"{jname(t)} != null ? {value} : {expr}"
+            out.append(f"    final {'long' if mode == 'device' else 'int'} {jname(d)} = {expr};\n")
+        return out
+
+    def tensor_checks(self, mode: str) -> List[str]:
+        """One runtime check per tensor: its length (buffers: remaining(),
+        DeviceBuffers: size in bytes) against its shape, and null only where
+        empty unless nullable."""
+        F = f'"{self.fn.name}"'
+        out = []
+        for p in self.fn.tensors:
             t = p.tensor
             n = jname(p.name)
-            shape = _java_string(p.tensor.shape_str())
-            req = self.required(p)
-            if t.ld is not None or t.stride is not None:
-                cond = f"{n}.{length} < {req}"
-                fail = f"Checks.tooShort({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
+            args = f'{F}, "{p.name}", {n}, {self.required(p)}'
+            shape = _java_string(t.shape_str())
+            if mode == "device":
+                check = f"Checks.holds({args}, {_DTYPE[t.dtype].size}, {shape})"
+            elif t.ld is not None or t.stride is not None:
+                check = f"Checks.atLeast({args}, {shape})"
             else:
-                cond = f"{n}.{length} != {req}"
-                fail = f"Checks.mismatch({F}, \"{p.name}\", {n}.{length}, {req}, {shape})"
-            if t.nullable:
-                b.append(f"    if ({n} != null && {cond}) throw {fail};\n")
-                continue
-            # Not nullable: null only where the tensor is empty (C accepts NULL
-            # there); otherwise INVALID_ARGUMENT, as C reports a NULL pointer.
-            null = f"Checks.emptyIfNull({F}, \"{p.name}\", {req}, {shape})"
-            if self.defines(p):
-                b.append(f"    if ({n} == null) {null};\n")
+                check = f"Checks.exact({args}, {shape})"
+            out.append(f"    {'if (' + n + ' != null) ' if t.nullable else ''}{check};\n")
+        return out
+
+    def raw_args(self, tensor_arg) -> str:
+        args = []
+        for p in self.fn.params:
+            if p.role == "context":
+                args.append("ctx")
+            elif p.role == "tensor":
+                args.append(tensor_arg(p))
+            elif p.role == "dim":
+                args.append(jname(p.name))
             else:
-                b.append(f"    if ({n} == null) {null};\n    else if ({cond}) throw {fail};\n")
-        if direct:
-            for p in fn.tensors:
-                n = jname(p.name)
-                check = "Checks.direct" if p.tensor.direction == "in" else "Checks.writableDirect"
-                b.append(f'    {n} = {check}({F}, "{p.name}", {n});\n')
-        else:
+                args.append(_raw_scalar_arg(self.api, p, jname(p.name)))
+        return ", ".join(args)
+
+    def body(self, mode: str) -> str:
+        """The checks, then the native call.  The raw method takes the Context
+        (kbj_kernel_ctx: it passes the address and keeps the context reachable
+        across the call)."""
+        fn = self.fn
+        F = f'"{fn.name}"'
+        b: List[str] = ['    Objects.requireNonNull(ctx, "ctx");\n']
+        b.extend(self.derived_lines(mode))
+        self.dim_checks(b)
+        b.extend(self.tensor_checks(mode))
+        if mode == "device":
+            return "".join(b) + self.device_call()
+        if mode == "array":
             # The same array as an output and as another tensor is only
             # allowed where the header says alias(...): the C library checks
             # overlap on pointers, which an array copy would hide.
@@ -1094,150 +1133,69 @@ class _Kernel:
                         continue
                     if other.tensor.direction != "in" and j < i:
                         continue  # pair already checked from the other side
-                    a, bb = jname(o.name), jname(other.name)
-                    b.append(
-                        f"    if ({a} == {bb} && {a} != null && {a}.length > 0) throw Checks.sameArray({F}, \"{o.name}\", \"{other.name}\");\n"
-                    )
-        args = []
-        for p in fn.params:
-            if p.role == "context":
-                args.append("address")
-            elif p.role in ("tensor", "dim"):
-                args.append(jname(p.name))
-            else:
-                args.append(_raw_scalar_arg(self.api, p, jname(p.name)))
-        raw = fn.name + (DIRECT_SUFFIX if direct else "")
-        b.append("    final long address = ctx.address();\n")
-        b.append("    try {\n")
-        if direct or not fn.tensors:
-            b.append(f"      {MODULE}.{raw}({', '.join(args)});\n")
+                    b.append(f'    Checks.notSame({F}, "{o.name}", {jname(o.name)}, "{other.name}", {jname(other.name)});\n')
+        if mode == "direct":
+            # Each buffer is checked to be direct (writable for outputs) as it
+            # is passed, after all the size checks, in parameter order.
+            def direct(p: Param) -> str:
+                check = "Checks.direct" if p.tensor.direction == "in" else "Checks.writableDirect"
+                return f'{check}({F}, "{p.name}", {jname(p.name)})'
+
+            b.append(f"    {MODULE}.{fn.name}{DIRECT_SUFFIX}({self.raw_args(direct)});\n")
         else:
-            b.extend(self.scratch_call(args))
-        b.append("    } finally {\n")
-        b.append("      Reference.reachabilityFence(ctx);\n")
-        b.append("    }\n")
+            b.extend(self.scratch_call())
         return "".join(b)
 
-    def device_body(self) -> str:
-        """DeviceBuffer overload: sizes checked against the buffers' sizes in
-        bytes, then the address variant with the buffers' addresses (no JNI
-        function call, no copy)."""
+    def device_call(self) -> str:
+        """DeviceBuffer overload: the address variant with the buffers'
+        addresses (no JNI function call, no copy); the buffers stay reachable
+        until the call has returned (a fence after the call suffices: a call
+        that throws has returned too, and nothing after it runs)."""
         fn = self.fn
         F = f'"{fn.name}"'
-        b: List[str] = ['    Objects.requireNonNull(ctx, "ctx");\n']
-        for d, names in self.derived_sources.items():
-            expr = "0"
-            for t in reversed(names):
-                size = _DTYPE[fn.param(t).tensor.dtype].size
-                expr = f'{jname(t)} != null ? {jname(t)}.elements({F}, "{t}", {size}) : {expr}'
-            b.append(f"    final long {jname(d)} = {expr};\n")
-        self.dim_checks(b)
-        for p in fn.tensors:
-            t = p.tensor
-            n = jname(p.name)
-            shape = _java_string(t.shape_str())
-            size = _DTYPE[t.dtype].size
-            req = self.required(p)
-            check = f"{n}.require({F}, \"{p.name}\", {req}, {size}, {shape})"
-            if t.nullable:
-                b.append(f"    if ({n} != null) {check};\n")
-                continue
-            null = f"Checks.emptyIfNull({F}, \"{p.name}\", {req}, {shape})"
-            if self.defines(p):
-                b.append(f"    if ({n} == null) {null};\n")
-            else:
-                b.append(f"    if ({n} == null) {null};\n    else {check};\n")
-        b.append("    final long address = ctx.address();\n")
-        addr = {}
-        for p in fn.tensors:
-            n = jname(p.name)
-            a = "addr" + _cap(n)
-            addr[p.name] = a
-            b.append(f'    final long {a} = DeviceBuffer.address({F}, "{p.name}", {n}, {_DTYPE[p.tensor.dtype].size});\n')
-        args = []
-        for p in fn.params:
-            if p.role == "context":
-                args.append("address")
-            elif p.role == "tensor":
-                args.append(addr[p.name])
-            elif p.role == "dim":
-                args.append(jname(p.name))
-            else:
-                args.append(_raw_scalar_arg(self.api, p, jname(p.name)))
-        b.append("    try {\n")
-        b.append(f"      {MODULE}.{fn.name}{ADDR_SUFFIX}({', '.join(args)});\n")
-        b.append("    } finally {\n")
-        b.append("      Reference.reachabilityFence(ctx);\n")
-        for p in fn.tensors:
-            b.append(f"      Reference.reachabilityFence({jname(p.name)});\n")
-        b.append("    }\n")
+        def address(p: Param) -> str:
+            return f'DeviceBuffer.address({F}, "{p.name}", {jname(p.name)}, {_DTYPE[p.tensor.dtype].size})'
+
+        b = [f"    {MODULE}.{fn.name}{ADDR_SUFFIX}({self.raw_args(address)});\n"]
+        for n in [jname(p.name) for p in fn.tensors]:
+            b.append(f"    Reference.reachabilityFence({n});\n")
         return "".join(b)
 
-    def scratch_call(self, args: List[str]) -> List[str]:
-        """Small calls: copy the arrays into the context's off-heap scratch and
-        pass addresses (no JNI function calls); others pass the arrays.  Only
-        for kernels whose tensors all have one element size."""
+    def scratch_call(self) -> List[str]:
+        """Small calls: the arrays are staged in the context's off-heap scratch
+        (Scratch) and the address variant gets their addresses (no JNI function
+        calls); others pass the arrays.  Only for kernels whose tensors all
+        have one element size."""
         fn = self.fn
         tensors = fn.tensors
+        arrays = self.raw_args(lambda p: jname(p.name))
         sizes = {_DTYPE[p.tensor.dtype].size for p in tensors}
         if len(sizes) != 1:
-            return [f"      {MODULE}.{fn.name}({', '.join(args)});\n"]
+            return [f"    {MODULE}.{fn.name}({arrays});\n"]
         esize = sizes.pop()
-        limit = "Context.SCRATCH_ELEMENTS" if esize == 4 else f"{4 // esize} * Context.SCRATCH_ELEMENTS"
-        lens = []
-        for p in tensors:
-            n = jname(p.name)
-            # Every tensor may be null here: nullable ones, and the others
-            # where they are empty (checked before).
-            lens.append(f"({n} == null ? 0 : {n}.length)")
-        total = " + ".join(["(long) " + lens[0]] + lens[1:])
-        out = [f"      if ({total} <= {limit}) {{\n"]
-        out.append("        final long base = ctx.scratchAddress();\n")
-        var = {"scratchFloats": "sf", "scratchInts": "si", "scratchShorts": "ss"}
-        types = {"scratchFloats": "FloatBuffer", "scratchInts": "IntBuffer", "scratchShorts": "ShortBuffer"}
-        for field in ("scratchFloats", "scratchInts", "scratchShorts"):
-            if any(_DTYPE[p.tensor.dtype].scratch == field for p in tensors):
-                out.append(f"        final {types[field]} {var[field]} = ctx.{field};\n")
-        out.append("        int next = 0;\n")
-        addr_args = {}
+        total = " + ".join(f"Scratch.len({jname(p.name)})" for p in tensors)
+        out = [f"    if (Scratch.fits(ctx, {total}, {esize})) {{\n"]
+        staged = []
         for i, p in enumerate(tensors):
             n = jname(p.name)
-            o = "o" + _cap(n)
-            buf = var[_DTYPE[p.tensor.dtype].scratch]
-            # In-place use the header allows: the same array shares one slot,
+            # In-place use the header allows: the same array is staged once,
             # so the library sees identical pointers.
             shared = [e for e in tensors[:i] if e.tensor.dtype == p.tensor.dtype
                       and (e.name in p.tensor.aliases or p.name in e.tensor.aliases)]
-            expr = "next"
+            expr = f"Scratch.{'out' if p.tensor.direction == 'out' else 'in'}(ctx, {n})"
             for e in reversed(shared):
                 en = jname(e.name)
-                expr = f"{n} == {en} ? o{_cap(en)} : {expr}"
-            out.append(f"        final int {o} = {expr};\n")
-            guard = f"{n} != null && "
-            if shared:
-                out.append(f"        if ({guard}{o} == next) {{\n")
-            else:
-                out.append(f"        if ({n} != null) {{\n")
-            out.append(f"          next += {n}.length;\n")
-            if p.tensor.direction != "out":
-                out.append(f"          {buf}.position({o});\n          {buf}.put({n});\n")
-            out.append("        }\n")
-            a = f"base + {esize}L * {o}"
-            addr_args[p.name] = f"{n} == null ? 0L : {a}"
-        call = []
-        for p, a in zip(fn.params, args):
-            call.append(addr_args[p.name] if p.role == "tensor" else a)
-        out.append(f"        {MODULE}.{fn.name}{ADDR_SUFFIX}({', '.join(call)});\n")
+                expr = f"{n} == {en} ? p{_cap(en)} : {expr}"
+            staged.append(f"p{_cap(n)} = {expr}")
+        out.append("      final long " + ", ".join(staged) + ";\n")
+        out.append(f"      {MODULE}.{fn.name}{ADDR_SUFFIX}({self.raw_args(lambda p: 'p' + _cap(jname(p.name)))});\n")
         for p in tensors:
-            if p.tensor.direction == "in":
-                continue
-            n = jname(p.name)
-            o = "o" + _cap(n)
-            buf = var[_DTYPE[p.tensor.dtype].scratch]
-            out.append(f"        if ({n} != null) {{\n          {buf}.position({o});\n          {buf}.get({n});\n        }}\n")
-        out.append("      } else {\n")
-        out.append(f"        {MODULE}.{fn.name}({', '.join(args)});\n")
-        out.append("      }\n")
+            if p.tensor.direction != "in":
+                n = jname(p.name)
+                out.append(f"      Scratch.back(ctx, {n}, p{_cap(n)});\n")
+        out.append("    } else {\n")
+        out.append(f"      {MODULE}.{fn.name}({arrays});\n")
+        out.append("    }\n")
         return out
 
     def size_expr(self, p: Param, shape=None) -> str:
@@ -1245,9 +1203,10 @@ class _Kernel:
         F = f'"{self.fn.name}"'
         if len(factors) == 1:
             return factors[0]
-        acc = factors[0]
-        for f in factors[1:]:
-            acc = f'Checks.mul({F}, "{p.name}", {acc}, {f})'
+        # Checks.size takes up to four factors; a longer shape nests them.
+        acc = f'Checks.size({F}, "{p.name}", {", ".join(factors[:4])})'
+        for i in range(4, len(factors), 3):
+            acc = f'Checks.size({F}, "{p.name}", {", ".join([acc] + factors[i:i + 3])})'
         return acc
 
     def methods(self) -> str:
@@ -1624,24 +1583,27 @@ def _handle_class(api: Api, h, create: Function, factories: List[Function], othe
             "  /**\n"
             "   * Off-heap scratch for small calls: the facade copies arrays of calls with at most\n"
             "   * this many elements in total (twice as many 16-bit ones) here and passes addresses,\n"
-            "   * which avoids the JNI array functions (see docs/java.md).  One per context, as\n"
+            "   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context, as\n"
             "   * contexts are used by one thread at a time.\n"
             "   */\n"
             f"  static final int SCRATCH_ELEMENTS = {SCRATCH_ELEMENTS};\n\n"
-            "  private long scratchAddress;\n"
+            "  /** The scratch's native address; 0 until {@link #scratchAddress()} allocates it. */\n"
+            "  long scratchBase;\n"
             "  FloatBuffer scratchFloats;\n"
             "  IntBuffer scratchInts;\n"
-            "  ShortBuffer scratchShorts;\n\n"
+            "  ShortBuffer scratchShorts;\n"
+            "  /** Elements of the scratch the call being staged has used (Scratch). */\n"
+            "  int scratchNext;\n\n"
             "  /** The scratch's native address; allocates it on first use. */\n"
             "  long scratchAddress() {\n"
-            "    if (scratchAddress == 0) {\n"
+            "    if (scratchBase == 0) {\n"
             "      final ByteBuffer b = ByteBuffer.allocateDirect(4 * SCRATCH_ELEMENTS).order(ByteOrder.nativeOrder());\n"
             "      scratchFloats = b.asFloatBuffer();\n"
             "      scratchInts = b.asIntBuffer();\n"
             "      scratchShorts = b.asShortBuffer();\n"
-            f"      scratchAddress = {MODULE}.kbj_address(scratchFloats);\n"
+            f"      scratchBase = {MODULE}.kbj_address(scratchFloats);\n"
             "    }\n"
-            "    return scratchAddress;\n"
+            "    return scratchBase;\n"
             "  }\n\n"
         )
     text.append(

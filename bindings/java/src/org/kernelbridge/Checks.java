@@ -12,9 +12,12 @@ import java.nio.ShortBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Argument checks shared by the generated facade and DeviceBuffer.  The checks
- * themselves are inlined in KernelBridge; these helpers build the exceptions
- * (only on failure) and do the size arithmetic.
+ * Argument checks shared by the generated facade and DeviceBuffer: hand-written
+ * runtime that the generated KernelBridge calls for every tensor and dimension
+ * (its wrappers keep only what is specific to the kernel: names, shapes and the
+ * size expressions).  The checks are small static methods, one per Java
+ * array/buffer type, so that the JIT inlines them into each wrapper; the
+ * exceptions are built only on failure.
  */
 final class Checks {
   private Checks() {}
@@ -43,6 +46,92 @@ final class Checks {
     }
   }
 
+  /**
+   * The first negative one of a kernel's dimensions, named in {@code names} (comma-separated, in the
+   * order of {@code values}); called only on failure, when {@code (a | b | ...) < 0}.
+   */
+  static KernelBridgeException negative(String fn, String names, long... values) {
+    final String[] n = names.split(", ");
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] < 0) return negative(fn, n[i], values[i]);
+    }
+    throw new IllegalArgumentException("no negative value");
+  }
+
+  /**
+   * A tensor's array or buffer: exactly {@code required} elements; null only where
+   * the tensor is empty (see {@link #emptyIfNull}).
+   */
+  static void exact(String fn, String name, float[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length != required) throw mismatch(fn, name, a.length, required, shape);
+  }
+
+  static void exact(String fn, String name, int[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length != required) throw mismatch(fn, name, a.length, required, shape);
+  }
+
+  static void exact(String fn, String name, short[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length != required) throw mismatch(fn, name, a.length, required, shape);
+  }
+
+  static void exact(String fn, String name, Buffer b, long required, String shape) {
+    if (b == null) emptyIfNull(fn, name, required, shape);
+    else if (b.remaining() != required) throw mismatch(fn, name, b.remaining(), required, shape);
+  }
+
+  /**
+   * A tensor with a row or item stride: at least {@code required} elements (the
+   * span of its rows or items); null only where the tensor is empty.
+   */
+  static void atLeast(String fn, String name, float[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length < required) throw tooShort(fn, name, a.length, required, shape);
+  }
+
+  static void atLeast(String fn, String name, int[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length < required) throw tooShort(fn, name, a.length, required, shape);
+  }
+
+  static void atLeast(String fn, String name, short[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length < required) throw tooShort(fn, name, a.length, required, shape);
+  }
+
+  static void atLeast(String fn, String name, Buffer b, long required, String shape) {
+    if (b == null) emptyIfNull(fn, name, required, shape);
+    else if (b.remaining() < required) throw tooShort(fn, name, b.remaining(), required, shape);
+  }
+
+  /**
+   * A tensor in a DeviceBuffer: the buffer holds at least {@code required} elements
+   * of {@code elementSize} bytes (it may be larger); null only where the tensor is empty.
+   */
+  static void holds(String fn, String name, DeviceBuffer b, long required, int elementSize, String shape) {
+    if (b == null) emptyIfNull(fn, name, required, shape);
+    else b.require(fn, name, required, elementSize, shape);
+  }
+
+  /**
+   * An output array that is also passed as another tensor the header does not let
+   * it alias: INVALID_ARGUMENT (the C library checks overlap on pointers, which an
+   * array copy would hide).  Empty arrays never overlap.
+   */
+  static void notSame(String fn, String out, float[] o, String other, float[] a) {
+    if (o == a && o != null && o.length > 0) throw sameArray(fn, out, other);
+  }
+
+  static void notSame(String fn, String out, int[] o, String other, int[] a) {
+    if (o == a && o != null && o.length > 0) throw sameArray(fn, out, other);
+  }
+
+  static void notSame(String fn, String out, short[] o, String other, short[] a) {
+    if (o == a && o != null && o.length > 0) throw sameArray(fn, out, other);
+  }
+
   static KernelBridgeException mismatch(String fn, String name, long length, long required, String shape) {
     return new KernelBridgeException(
         Status.SHAPE_MISMATCH,
@@ -68,6 +157,19 @@ final class Checks {
     } catch (ArithmeticException e) {
       throw new KernelBridgeException(Status.OUT_OF_MEMORY, fn + ": the size of " + name + " overflows");
     }
+  }
+
+  /** Elements of a dense tensor of shape [a, b, ...] (OUT_OF_MEMORY when the product overflows). */
+  static long size(String fn, String name, long a, long b) {
+    return mul(fn, name, a, b);
+  }
+
+  static long size(String fn, String name, long a, long b, long c) {
+    return mul(fn, name, mul(fn, name, a, b), c);
+  }
+
+  static long size(String fn, String name, long a, long b, long c, long d) {
+    return mul(fn, name, mul(fn, name, mul(fn, name, a, b), c), d);
   }
 
   /** Elements spanned by a [rows, cols] matrix with row stride ld (0 when empty). */

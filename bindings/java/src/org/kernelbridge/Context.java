@@ -106,26 +106,29 @@ public final class Context implements AutoCloseable {
   /**
    * Off-heap scratch for small calls: the facade copies arrays of calls with at most
    * this many elements in total (twice as many 16-bit ones) here and passes addresses,
-   * which avoids the JNI array functions (see docs/java.md).  One per context, as
+   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context, as
    * contexts are used by one thread at a time.
    */
   static final int SCRATCH_ELEMENTS = 1024;
 
-  private long scratchAddress;
+  /** The scratch's native address; 0 until {@link #scratchAddress()} allocates it. */
+  long scratchBase;
   FloatBuffer scratchFloats;
   IntBuffer scratchInts;
   ShortBuffer scratchShorts;
+  /** Elements of the scratch the call being staged has used (Scratch). */
+  int scratchNext;
 
   /** The scratch's native address; allocates it on first use. */
   long scratchAddress() {
-    if (scratchAddress == 0) {
+    if (scratchBase == 0) {
       final ByteBuffer b = ByteBuffer.allocateDirect(4 * SCRATCH_ELEMENTS).order(ByteOrder.nativeOrder());
       scratchFloats = b.asFloatBuffer();
       scratchInts = b.asIntBuffer();
       scratchShorts = b.asShortBuffer();
-      scratchAddress = KernelBridgeNative.kbj_address(scratchFloats);
+      scratchBase = KernelBridgeNative.kbj_address(scratchFloats);
     }
-    return scratchAddress;
+    return scratchBase;
   }
 
   /** The native pointer; throws IllegalStateException once closed. */

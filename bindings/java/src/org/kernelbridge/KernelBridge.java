@@ -130,8 +130,7 @@ public final class KernelBridge {
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
@@ -154,35 +153,14 @@ public final class KernelBridge {
   public static void silu(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_silu", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_silu__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_silu(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_silu", "x", x, n, "[n]");
+    Checks.exact("kb_silu", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_silu__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_silu(ctx, n, x, y);
     }
   }
 
@@ -190,10 +168,8 @@ public final class KernelBridge {
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
@@ -207,8 +183,7 @@ public final class KernelBridge {
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -218,25 +193,16 @@ public final class KernelBridge {
   public static void silu(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_silu", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_silu", "x", x);
-    y = Checks.writableDirect("kb_silu", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_silu__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_silu", "x", x, n, "[n]");
+    Checks.exact("kb_silu", "y", y, n, "[n]");
+    KernelBridgeNative.kb_silu__direct(ctx, n, Checks.direct("kb_silu", "x", x), Checks.writableDirect("kb_silu", "y", y));
   }
 
   /**
    * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
    *
    * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -247,27 +213,18 @@ public final class KernelBridge {
   public static void silu(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_silu", "x", 4) : y != null ? y.elements("kb_silu", "y", 4) : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu", "y", n, "[n]");
-    else y.require("kb_silu", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_silu", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_silu", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_silu__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_silu", "x", x, n, 4, "[n]");
+    Checks.holds("kb_silu", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_silu__addr(ctx, n, DeviceBuffer.address("kb_silu", "x", x, 4), DeviceBuffer.address("kb_silu", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
@@ -290,35 +247,14 @@ public final class KernelBridge {
   public static void gelu(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu", "x", x, n, "[n]");
+    Checks.exact("kb_gelu", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu(ctx, n, x, y);
     }
   }
 
@@ -326,10 +262,8 @@ public final class KernelBridge {
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
@@ -343,8 +277,7 @@ public final class KernelBridge {
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -354,25 +287,16 @@ public final class KernelBridge {
   public static void gelu(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu", "x", x);
-    y = Checks.writableDirect("kb_gelu", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu", "x", x, n, "[n]");
+    Checks.exact("kb_gelu", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu__direct(ctx, n, Checks.direct("kb_gelu", "x", x), Checks.writableDirect("kb_gelu", "y", y));
   }
 
   /**
    * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
    *
    * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -383,19 +307,11 @@ public final class KernelBridge {
   public static void gelu(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu", "x", 4) : y != null ? y.elements("kb_gelu", "y", 4) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu", "y", n, "[n]");
-    else y.require("kb_gelu", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_gelu", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_gelu__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu", "x", x, n, 4, "[n]");
+    Checks.holds("kb_gelu", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_gelu__addr(ctx, n, DeviceBuffer.address("kb_gelu", "x", x, 4), DeviceBuffer.address("kb_gelu", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -403,8 +319,7 @@ public final class KernelBridge {
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
@@ -428,35 +343,14 @@ public final class KernelBridge {
   public static void geluTanh(Context ctx, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu_tanh__addr(address, n, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu_tanh(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu_tanh", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu_tanh__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu_tanh(ctx, n, x, y);
     }
   }
 
@@ -465,10 +359,8 @@ public final class KernelBridge {
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param x input, f32[n]; null only where empty
    * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
@@ -483,8 +375,7 @@ public final class KernelBridge {
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -494,17 +385,9 @@ public final class KernelBridge {
   public static void geluTanh(Context ctx, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu_tanh", "x", x);
-    y = Checks.writableDirect("kb_gelu_tanh", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu_tanh__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu_tanh", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu_tanh__direct(ctx, n, Checks.direct("kb_gelu_tanh", "x", x), Checks.writableDirect("kb_gelu_tanh", "y", y));
   }
 
   /**
@@ -512,8 +395,7 @@ public final class KernelBridge {
    * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
    *
    * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f32[n]; null only where empty
@@ -524,27 +406,18 @@ public final class KernelBridge {
   public static void geluTanh(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu_tanh", "x", 4) : y != null ? y.elements("kb_gelu_tanh", "y", 4) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh", "y", n, "[n]");
-    else y.require("kb_gelu_tanh", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu_tanh", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_gelu_tanh", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_gelu_tanh__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu_tanh", "x", x, n, 4, "[n]");
+    Checks.holds("kb_gelu_tanh", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_gelu_tanh__addr(ctx, n, DeviceBuffer.address("kb_gelu_tanh", "x", x, 4), DeviceBuffer.address("kb_gelu_tanh", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param a input, f32[n]; null only where empty
    * @param b input, f32[n]; null only where empty
@@ -569,43 +442,15 @@ public final class KernelBridge {
   public static void add(Context ctx, float[] a, float[] b, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_add", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_add", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          sf.position(oA);
-          sf.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          sf.position(oB);
-          sf.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add__addr(address, n, a == null ? 0L : base + 4L * oA, b == null ? 0L : base + 4L * oB, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add", "a", a, n, "[n]");
+    Checks.exact("kb_add", "b", b, n, "[n]");
+    Checks.exact("kb_add", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 4)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add(ctx, n, a, b, y);
     }
   }
 
@@ -613,10 +458,8 @@ public final class KernelBridge {
    * Elementwise sum: y[i] = a[i] + b[i].
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param a input, f32[n]; null only where empty
    * @param b input, f32[n]; null only where empty
@@ -631,8 +474,7 @@ public final class KernelBridge {
    * Elementwise sum: y[i] = a[i] + b[i].
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f32[n]; null only where empty
@@ -643,28 +485,17 @@ public final class KernelBridge {
   public static void add(Context ctx, FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_add", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_add", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_add", "a", a);
-    b = Checks.direct("kb_add", "b", b);
-    y = Checks.writableDirect("kb_add", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add", "a", a, n, "[n]");
+    Checks.exact("kb_add", "b", b, n, "[n]");
+    Checks.exact("kb_add", "y", y, n, "[n]");
+    KernelBridgeNative.kb_add__direct(ctx, n, Checks.direct("kb_add", "a", a), Checks.direct("kb_add", "b", b), Checks.writableDirect("kb_add", "y", y));
   }
 
   /**
    * Elementwise sum: y[i] = a[i] + b[i].
    *
    * <p>Derived: {@code n} = {@code a.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f32[n]; null only where empty
@@ -676,31 +507,20 @@ public final class KernelBridge {
   public static void add(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_add", "a", 4) : b != null ? b.elements("kb_add", "b", 4) : y != null ? y.elements("kb_add", "y", 4) : 0;
-    if (a == null) Checks.emptyIfNull("kb_add", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add", "b", n, "[n]");
-    else b.require("kb_add", "b", n, 4, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add", "y", n, "[n]");
-    else y.require("kb_add", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_add", "a", a, 4);
-    final long addrB = DeviceBuffer.address("kb_add", "b", b, 4);
-    final long addrY = DeviceBuffer.address("kb_add", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_add__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add", "a", a, n, 4, "[n]");
+    Checks.holds("kb_add", "b", b, n, 4, "[n]");
+    Checks.holds("kb_add", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_add__addr(ctx, n, DeviceBuffer.address("kb_add", "a", a, 4), DeviceBuffer.address("kb_add", "b", b, 4), DeviceBuffer.address("kb_add", "y", y, 4));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param a input, f32[n]; null only where empty
    * @param b input, f32[n]; null only where empty
@@ -725,43 +545,15 @@ public final class KernelBridge {
   public static void mul(Context ctx, float[] a, float[] b, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_mul", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_mul", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          sf.position(oA);
-          sf.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          sf.position(oB);
-          sf.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_mul__addr(address, n, a == null ? 0L : base + 4L * oA, b == null ? 0L : base + 4L * oB, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_mul(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_mul", "a", a, n, "[n]");
+    Checks.exact("kb_mul", "b", b, n, "[n]");
+    Checks.exact("kb_mul", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 4)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_mul__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_mul(ctx, n, a, b, y);
     }
   }
 
@@ -769,10 +561,8 @@ public final class KernelBridge {
    * Elementwise product: y[i] = a[i] * b[i].
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param a input, f32[n]; null only where empty
    * @param b input, f32[n]; null only where empty
@@ -787,8 +577,7 @@ public final class KernelBridge {
    * Elementwise product: y[i] = a[i] * b[i].
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f32[n]; null only where empty
@@ -799,28 +588,17 @@ public final class KernelBridge {
   public static void mul(Context ctx, FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_mul", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_mul", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_mul", "a", a);
-    b = Checks.direct("kb_mul", "b", b);
-    y = Checks.writableDirect("kb_mul", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_mul__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_mul", "a", a, n, "[n]");
+    Checks.exact("kb_mul", "b", b, n, "[n]");
+    Checks.exact("kb_mul", "y", y, n, "[n]");
+    KernelBridgeNative.kb_mul__direct(ctx, n, Checks.direct("kb_mul", "a", a), Checks.direct("kb_mul", "b", b), Checks.writableDirect("kb_mul", "y", y));
   }
 
   /**
    * Elementwise product: y[i] = a[i] * b[i].
    *
    * <p>Derived: {@code n} = {@code a.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f32[n]; null only where empty
@@ -832,31 +610,20 @@ public final class KernelBridge {
   public static void mul(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_mul", "a", 4) : b != null ? b.elements("kb_mul", "b", 4) : y != null ? y.elements("kb_mul", "y", 4) : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul", "b", n, "[n]");
-    else b.require("kb_mul", "b", n, 4, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul", "y", n, "[n]");
-    else y.require("kb_mul", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_mul", "a", a, 4);
-    final long addrB = DeviceBuffer.address("kb_mul", "b", b, 4);
-    final long addrY = DeviceBuffer.address("kb_mul", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_mul__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_mul", "a", a, n, 4, "[n]");
+    Checks.holds("kb_mul", "b", b, n, 4, "[n]");
+    Checks.holds("kb_mul", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_mul__addr(ctx, n, DeviceBuffer.address("kb_mul", "a", a, 4), DeviceBuffer.address("kb_mul", "b", b, 4), DeviceBuffer.address("kb_mul", "y", y, 4));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param alpha scalar
    * @param x input, f32[n]; null only where empty
@@ -881,35 +648,14 @@ public final class KernelBridge {
   public static void scale(Context ctx, float alpha, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_scale", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_scale__addr(address, n, alpha, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_scale(address, n, alpha, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_scale", "x", x, n, "[n]");
+    Checks.exact("kb_scale", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_scale__addr(ctx, n, alpha, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_scale(ctx, n, alpha, x, y);
     }
   }
 
@@ -917,10 +663,8 @@ public final class KernelBridge {
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param alpha scalar
    * @param x input, f32[n]; null only where empty
@@ -935,8 +679,7 @@ public final class KernelBridge {
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -947,25 +690,16 @@ public final class KernelBridge {
   public static void scale(Context ctx, float alpha, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_scale", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_scale", "x", x);
-    y = Checks.writableDirect("kb_scale", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_scale__direct(address, n, alpha, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_scale", "x", x, n, "[n]");
+    Checks.exact("kb_scale", "y", y, n, "[n]");
+    KernelBridgeNative.kb_scale__direct(ctx, n, alpha, Checks.direct("kb_scale", "x", x), Checks.writableDirect("kb_scale", "y", y));
   }
 
   /**
    * Scaling: y[i] = alpha * x[i].  alpha must be finite.
    *
    * <p>Derived: {@code n} = {@code x.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -977,27 +711,18 @@ public final class KernelBridge {
   public static void scale(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_scale", "x", 4) : y != null ? y.elements("kb_scale", "y", 4) : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale", "y", n, "[n]");
-    else y.require("kb_scale", "y", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_scale", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_scale", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_scale__addr(address, n, alpha, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_scale", "x", x, n, 4, "[n]");
+    Checks.holds("kb_scale", "y", y, n, 4, "[n]");
+    KernelBridgeNative.kb_scale__addr(ctx, n, alpha, DeviceBuffer.address("kb_scale", "x", x, 4), DeviceBuffer.address("kb_scale", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
    * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param rows dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -1025,44 +750,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.length : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.length, Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.length, Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          sf.position(oBias);
-          sf.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add_bias__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, bias == null ? 0L : base + 4L * oBias, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add_bias(address, rows, cols, x, bias, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add_bias", "x", x, Checks.size("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias", "y", y, Checks.size("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_bias", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(bias) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_bias__addr(ctx, rows, cols, pX, pBias, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_bias(ctx, rows, cols, x, bias, y);
     }
   }
 
@@ -1070,10 +767,8 @@ public final class KernelBridge {
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -1089,8 +784,7 @@ public final class KernelBridge {
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -1103,28 +797,17 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_add_bias", "x", rows, cols)) throw Checks.mismatch("kb_add_bias", "x", x.remaining(), Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_add_bias", "y", rows, cols)) throw Checks.mismatch("kb_add_bias", "y", y.remaining(), Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_add_bias", "x", x);
-    bias = Checks.direct("kb_add_bias", "bias", bias);
-    y = Checks.writableDirect("kb_add_bias", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add_bias__direct(address, rows, cols, x, bias, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add_bias", "x", x, Checks.size("kb_add_bias", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias", "y", y, Checks.size("kb_add_bias", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_bias__direct(ctx, rows, cols, Checks.direct("kb_add_bias", "x", x), Checks.direct("kb_add_bias", "bias", bias), Checks.writableDirect("kb_add_bias", "y", y));
   }
 
   /**
    * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
    *
    * <p>Derived: {@code cols} = {@code bias.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -1138,23 +821,13 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = bias != null ? bias.elements("kb_add_bias", "bias", 4) : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_add_bias", "x", Checks.mul("kb_add_bias", "x", rows, cols), 4, "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_add_bias", "y", Checks.mul("kb_add_bias", "y", rows, cols), 4, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_add_bias", "x", x, 4);
-    final long addrBias = DeviceBuffer.address("kb_add_bias", "bias", bias, 4);
-    final long addrY = DeviceBuffer.address("kb_add_bias", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_add_bias__addr(address, rows, cols, addrX, addrBias, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add_bias", "x", x, Checks.size("kb_add_bias", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_add_bias", "bias", bias, cols, 4, "[cols]");
+    Checks.holds("kb_add_bias", "y", y, Checks.size("kb_add_bias", "y", rows, cols), 4, "[rows, cols]");
+    KernelBridgeNative.kb_add_bias__addr(ctx, rows, cols, DeviceBuffer.address("kb_add_bias", "x", x, 4), DeviceBuffer.address("kb_add_bias", "bias", bias, 4), DeviceBuffer.address("kb_add_bias", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -1188,38 +861,15 @@ public final class KernelBridge {
    */
   public static void softmax(Context ctx, int rows, int cols, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.length, Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.length, Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_softmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_softmax(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax", "x", x, Checks.size("kb_softmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax", "y", y, Checks.size("kb_softmax", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_softmax__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_softmax(ctx, rows, cols, x, y);
     }
   }
 
@@ -1229,8 +879,7 @@ public final class KernelBridge {
    * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -1258,20 +907,10 @@ public final class KernelBridge {
    */
   public static void softmax(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_softmax", "x", rows, cols)) throw Checks.mismatch("kb_softmax", "x", x.remaining(), Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_softmax", "y", rows, cols)) throw Checks.mismatch("kb_softmax", "y", y.remaining(), Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_softmax", "x", x);
-    y = Checks.writableDirect("kb_softmax", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_softmax__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax", "x", x, Checks.size("kb_softmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax", "y", y, Checks.size("kb_softmax", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_softmax__direct(ctx, rows, cols, Checks.direct("kb_softmax", "x", x), Checks.writableDirect("kb_softmax", "y", y));
   }
 
   /**
@@ -1291,22 +930,12 @@ public final class KernelBridge {
    */
   public static void softmax(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_softmax", "x", Checks.mul("kb_softmax", "x", rows, cols), 4, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_softmax", "y", Checks.mul("kb_softmax", "y", rows, cols), 4, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_softmax", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_softmax", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_softmax__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax", "rows, cols", rows, cols);
+    Checks.holds("kb_softmax", "x", x, Checks.size("kb_softmax", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_softmax", "y", y, Checks.size("kb_softmax", "y", rows, cols), 4, "[rows, cols]");
+    KernelBridgeNative.kb_softmax__addr(ctx, rows, cols, DeviceBuffer.address("kb_softmax", "x", x, 4), DeviceBuffer.address("kb_softmax", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -1338,38 +967,15 @@ public final class KernelBridge {
    */
   public static void logSoftmax(Context ctx, int rows, int cols, float[] x, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.length, Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.length, Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_log_softmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_log_softmax(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax", "x", x, Checks.size("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax", "y", y, Checks.size("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_log_softmax__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_log_softmax(ctx, rows, cols, x, y);
     }
   }
 
@@ -1378,8 +984,7 @@ public final class KernelBridge {
    * with m the row maximum.  NaN propagates to the row as in kb_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -1406,20 +1011,10 @@ public final class KernelBridge {
    */
   public static void logSoftmax(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_log_softmax", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax", "x", x.remaining(), Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_log_softmax", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax", "y", y.remaining(), Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_log_softmax", "x", x);
-    y = Checks.writableDirect("kb_log_softmax", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_log_softmax__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax", "x", x, Checks.size("kb_log_softmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax", "y", y, Checks.size("kb_log_softmax", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax__direct(ctx, rows, cols, Checks.direct("kb_log_softmax", "x", x), Checks.writableDirect("kb_log_softmax", "y", y));
   }
 
   /**
@@ -1438,22 +1033,12 @@ public final class KernelBridge {
    */
   public static void logSoftmax(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_log_softmax", "x", Checks.mul("kb_log_softmax", "x", rows, cols), 4, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_log_softmax", "y", Checks.mul("kb_log_softmax", "y", rows, cols), 4, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_log_softmax", "x", x, 4);
-    final long addrY = DeviceBuffer.address("kb_log_softmax", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_log_softmax__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax", "rows, cols", rows, cols);
+    Checks.holds("kb_log_softmax", "x", x, Checks.size("kb_log_softmax", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_log_softmax", "y", y, Checks.size("kb_log_softmax", "y", rows, cols), 4, "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax__addr(ctx, rows, cols, DeviceBuffer.address("kb_log_softmax", "x", x, 4), DeviceBuffer.address("kb_log_softmax", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -1461,8 +1046,7 @@ public final class KernelBridge {
    * eps must be finite and &gt;= 0.
    *
    * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param rows dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -1493,44 +1077,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.length : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.length, Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.length, Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm", "y", "weight");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          sf.position(oWeight);
-          sf.put(weight);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_rmsnorm__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, eps, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_rmsnorm(address, rows, cols, x, weight, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_rmsnorm", "x", x, Checks.size("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm", "y", y, Checks.size("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_rmsnorm", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_rmsnorm__addr(ctx, rows, cols, pX, pWeight, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_rmsnorm(ctx, rows, cols, x, weight, eps, y);
     }
   }
 
@@ -1539,10 +1095,8 @@ public final class KernelBridge {
    * eps must be finite and &gt;= 0.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -1560,8 +1114,7 @@ public final class KernelBridge {
    * eps must be finite and &gt;= 0.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -1575,20 +1128,10 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_rmsnorm", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "x", x.remaining(), Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_rmsnorm", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm", "y", y.remaining(), Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_rmsnorm", "x", x);
-    weight = Checks.direct("kb_rmsnorm", "weight", weight);
-    y = Checks.writableDirect("kb_rmsnorm", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_rmsnorm__direct(address, rows, cols, x, weight, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_rmsnorm", "x", x, Checks.size("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm", "y", y, Checks.size("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm__direct(ctx, rows, cols, Checks.direct("kb_rmsnorm", "x", x), Checks.direct("kb_rmsnorm", "weight", weight), eps, Checks.writableDirect("kb_rmsnorm", "y", y));
   }
 
   /**
@@ -1596,8 +1139,7 @@ public final class KernelBridge {
    * eps must be finite and &gt;= 0.
    *
    * <p>Derived: {@code cols} = {@code weight.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -1612,23 +1154,13 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = weight != null ? weight.elements("kb_rmsnorm", "weight", 4) : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_rmsnorm", "x", Checks.mul("kb_rmsnorm", "x", rows, cols), 4, "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_rmsnorm", "y", Checks.mul("kb_rmsnorm", "y", rows, cols), 4, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_rmsnorm", "x", x, 4);
-    final long addrWeight = DeviceBuffer.address("kb_rmsnorm", "weight", weight, 4);
-    final long addrY = DeviceBuffer.address("kb_rmsnorm", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_rmsnorm__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_rmsnorm", "x", x, Checks.size("kb_rmsnorm", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_rmsnorm", "weight", weight, cols, 4, "[cols]");
+    Checks.holds("kb_rmsnorm", "y", y, Checks.size("kb_rmsnorm", "y", rows, cols), 4, "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm__addr(ctx, rows, cols, DeviceBuffer.address("kb_rmsnorm", "x", x, 4), DeviceBuffer.address("kb_rmsnorm", "weight", weight, 4), eps, DeviceBuffer.address("kb_rmsnorm", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -1670,54 +1202,19 @@ public final class KernelBridge {
    */
   public static void layernorm(Context ctx, int rows, int cols, float[] x, float[] weight, float[] bias, float eps, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.length, Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm", "weight", weight.length, cols, "[cols]");
-    if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm", "bias", bias.length, cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.length, Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          sf.position(oWeight);
-          sf.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          sf.position(oBias);
-          sf.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_layernorm__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, bias == null ? 0L : base + 4L * oBias, eps, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_layernorm(address, rows, cols, x, weight, bias, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm", "x", x, Checks.size("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm", "y", y, Checks.size("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_layernorm", "y", y, "weight", weight);
+    Checks.notSame("kb_layernorm", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_layernorm__addr(ctx, rows, cols, pX, pWeight, pBias, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_layernorm(ctx, rows, cols, x, weight, bias, eps, y);
     }
   }
 
@@ -1728,8 +1225,7 @@ public final class KernelBridge {
    * eps must be finite and &gt;= 0.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -1764,24 +1260,12 @@ public final class KernelBridge {
    */
   public static void layernorm(Context ctx, int rows, int cols, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, float eps, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_layernorm", "x", rows, cols)) throw Checks.mismatch("kb_layernorm", "x", x.remaining(), Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm", "weight", weight.remaining(), cols, "[cols]");
-    if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm", "bias", bias.remaining(), cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_layernorm", "y", rows, cols)) throw Checks.mismatch("kb_layernorm", "y", y.remaining(), Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_layernorm", "x", x);
-    weight = Checks.direct("kb_layernorm", "weight", weight);
-    bias = Checks.direct("kb_layernorm", "bias", bias);
-    y = Checks.writableDirect("kb_layernorm", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_layernorm__direct(address, rows, cols, x, weight, bias, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm", "x", x, Checks.size("kb_layernorm", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm", "y", y, Checks.size("kb_layernorm", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_layernorm__direct(ctx, rows, cols, Checks.direct("kb_layernorm", "x", x), Checks.direct("kb_layernorm", "weight", weight), Checks.direct("kb_layernorm", "bias", bias), eps, Checks.writableDirect("kb_layernorm", "y", y));
   }
 
   /**
@@ -1805,28 +1289,16 @@ public final class KernelBridge {
    */
   public static void layernorm(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_layernorm", "x", Checks.mul("kb_layernorm", "x", rows, cols), 4, "[rows, cols]");
-    if (weight != null) weight.require("kb_layernorm", "weight", cols, 4, "[cols]");
-    if (bias != null) bias.require("kb_layernorm", "bias", cols, 4, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_layernorm", "y", Checks.mul("kb_layernorm", "y", rows, cols), 4, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_layernorm", "x", x, 4);
-    final long addrWeight = DeviceBuffer.address("kb_layernorm", "weight", weight, 4);
-    final long addrBias = DeviceBuffer.address("kb_layernorm", "bias", bias, 4);
-    final long addrY = DeviceBuffer.address("kb_layernorm", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_layernorm__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm", "rows, cols", rows, cols);
+    Checks.holds("kb_layernorm", "x", x, Checks.size("kb_layernorm", "x", rows, cols), 4, "[rows, cols]");
+    if (weight != null) Checks.holds("kb_layernorm", "weight", weight, cols, 4, "[cols]");
+    if (bias != null) Checks.holds("kb_layernorm", "bias", bias, cols, 4, "[cols]");
+    Checks.holds("kb_layernorm", "y", y, Checks.size("kb_layernorm", "y", rows, cols), 4, "[rows, cols]");
+    KernelBridgeNative.kb_layernorm__addr(ctx, rows, cols, DeviceBuffer.address("kb_layernorm", "x", x, 4), DeviceBuffer.address("kb_layernorm", "weight", weight, 4), DeviceBuffer.address("kb_layernorm", "bias", bias, 4), eps, DeviceBuffer.address("kb_layernorm", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -1888,57 +1360,21 @@ public final class KernelBridge {
    */
   public static void gemm(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.length, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.length, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
-    else if (c.length < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.length, Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          sf.position(oA);
-          sf.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          sf.position(oB);
-          sf.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          sf.position(oC);
-          sf.put(c);
-        }
-        KernelBridgeNative.kb_gemm__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 4L * oA, lda, b == null ? 0L : base + 4L * oB, ldb, beta, c == null ? 0L : base + 4L * oC, ldc);
-        if (c != null) {
-          sf.position(oC);
-          sf.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm", "a", a, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm", "b", b, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm", "c", c, Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    Checks.notSame("kb_gemm", "c", c, "a", a);
+    Checks.notSame("kb_gemm", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 4)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm__addr(ctx, transA, transB, m, n, k, alpha, pA, lda, pB, ldb, beta, pC, ldc);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm(ctx, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
   }
 
@@ -1953,8 +1389,7 @@ public final class KernelBridge {
    * of the CPU's instruction set.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param transA flag
    * @param transB flag
@@ -2005,30 +1440,14 @@ public final class KernelBridge {
    */
   public static void gemm(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, FloatBuffer a, int lda, FloatBuffer b, int ldb, float beta, FloatBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm", "a", a.remaining(), Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm", "b", b.remaining(), Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
-    else if (c.remaining() < Checks.strided("kb_gemm", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm", "c", c.remaining(), Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
-    a = Checks.direct("kb_gemm", "a", a);
-    b = Checks.direct("kb_gemm", "b", b);
-    c = Checks.writableDirect("kb_gemm", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm__direct(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm", "a", a, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm", "b", b, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm", "c", c, Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
+    KernelBridgeNative.kb_gemm__direct(ctx, transA, transB, m, n, k, alpha, Checks.direct("kb_gemm", "a", a), lda, Checks.direct("kb_gemm", "b", b), ldb, beta, Checks.writableDirect("kb_gemm", "c", c), ldc);
   }
 
   /**
@@ -2062,33 +1481,17 @@ public final class KernelBridge {
    */
   public static void gemm(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm", "a", Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), 4, "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm", "b", Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), 4, "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), "[m, n]");
-    else c.require("kb_gemm", "c", Checks.strided("kb_gemm", "c", m, n, ldc), 4, "[m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm", "a", a, 4);
-    final long addrB = DeviceBuffer.address("kb_gemm", "b", b, 4);
-    final long addrC = DeviceBuffer.address("kb_gemm", "c", c, 4);
-    try {
-      KernelBridgeNative.kb_gemm__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm", "a", a, Checks.strided("kb_gemm", "a", (transA ? k : m), (transA ? m : k), lda), 4, "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm", "b", b, Checks.strided("kb_gemm", "b", (transB ? n : k), (transB ? k : n), ldb), 4, "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm", "c", c, Checks.strided("kb_gemm", "c", m, n, ldc), 4, "[m, n]");
+    KernelBridgeNative.kb_gemm__addr(ctx, transA, transB, m, n, k, alpha, DeviceBuffer.address("kb_gemm", "a", a, 4), lda, DeviceBuffer.address("kb_gemm", "b", b, 4), ldb, beta, DeviceBuffer.address("kb_gemm", "c", c, 4), ldc);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 
   /**
@@ -2096,8 +1499,7 @@ public final class KernelBridge {
    * [0, vocab); the ids are all checked before anything is written.
    *
    * <p>Derived: {@code n_ids} = {@code ids.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
@@ -2127,47 +1529,17 @@ public final class KernelBridge {
   public static void embedding(Context ctx, int vocab, int dim, int[] ids, float[] table, float[] out) {
     Objects.requireNonNull(ctx, "ctx");
     final int nIds = ids != null ? ids.length : 0;
-    if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
-    if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
-    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
-    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    else if (table.length != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.length, Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
-    else if (out.length != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.length, Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
-    if (out == table && out != null && out.length > 0) throw Checks.sameArray("kb_embedding", "out", "table");
-    final long address = ctx.address();
-    try {
-      if ((long) (ids == null ? 0 : ids.length) + (table == null ? 0 : table.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oIds = next;
-        if (ids != null) {
-          next += ids.length;
-          si.position(oIds);
-          si.put(ids);
-        }
-        final int oTable = next;
-        if (table != null) {
-          next += table.length;
-          sf.position(oTable);
-          sf.put(table);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_embedding__addr(address, nIds, vocab, dim, ids == null ? 0L : base + 4L * oIds, table == null ? 0L : base + 4L * oTable, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          sf.position(oOut);
-          sf.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_embedding(address, nIds, vocab, dim, ids, table, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding", "table", table, Checks.size("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding", "out", out, Checks.size("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    Checks.notSame("kb_embedding", "out", out, "table", table);
+    if (Scratch.fits(ctx, Scratch.len(ids) + Scratch.len(table) + Scratch.len(out), 4)) {
+      final long pIds = Scratch.in(ctx, ids), pTable = Scratch.in(ctx, table), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_embedding__addr(ctx, nIds, vocab, dim, pIds, pTable, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_embedding(ctx, nIds, vocab, dim, ids, table, out);
     }
   }
 
@@ -2176,10 +1548,8 @@ public final class KernelBridge {
    * [0, vocab); the ids are all checked before anything is written.
    *
    * <p>Derived: {@code n_ids} = {@code ids.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param vocab dimension, at least 0
    * @param dim dimension, at least 0
@@ -2197,8 +1567,7 @@ public final class KernelBridge {
    * [0, vocab); the ids are all checked before anything is written.
    *
    * <p>Derived: {@code n_ids} = {@code ids.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param vocab dimension, at least 0
@@ -2211,22 +1580,11 @@ public final class KernelBridge {
   public static void embedding(Context ctx, int vocab, int dim, IntBuffer ids, FloatBuffer table, FloatBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
     final int nIds = ids != null ? ids.remaining() : 0;
-    if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
-    if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
-    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
-    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    else if (table.remaining() != Checks.mul("kb_embedding", "table", vocab, dim)) throw Checks.mismatch("kb_embedding", "table", table.remaining(), Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
-    else if (out.remaining() != Checks.mul("kb_embedding", "out", nIds, dim)) throw Checks.mismatch("kb_embedding", "out", out.remaining(), Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
-    ids = Checks.direct("kb_embedding", "ids", ids);
-    table = Checks.direct("kb_embedding", "table", table);
-    out = Checks.writableDirect("kb_embedding", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_embedding__direct(address, nIds, vocab, dim, ids, table, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding", "table", table, Checks.size("kb_embedding", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding", "out", out, Checks.size("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
+    KernelBridgeNative.kb_embedding__direct(ctx, nIds, vocab, dim, Checks.direct("kb_embedding", "ids", ids), Checks.direct("kb_embedding", "table", table), Checks.writableDirect("kb_embedding", "out", out));
   }
 
   /**
@@ -2234,8 +1592,7 @@ public final class KernelBridge {
    * [0, vocab); the ids are all checked before anything is written.
    *
    * <p>Derived: {@code n_ids} = {@code ids.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param vocab dimension, at least 0
@@ -2249,25 +1606,14 @@ public final class KernelBridge {
   public static void embedding(Context ctx, long vocab, long dim, DeviceBuffer ids, DeviceBuffer table, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
     final long nIds = ids != null ? ids.elements("kb_embedding", "ids", 4) : 0;
-    if (vocab < 0) throw Checks.negative("kb_embedding", "vocab", vocab);
-    if (dim < 0) throw Checks.negative("kb_embedding", "dim", dim);
-    if (ids == null) Checks.emptyIfNull("kb_embedding", "ids", nIds, "[n_ids]");
-    if (table == null) Checks.emptyIfNull("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), "[vocab, dim]");
-    else table.require("kb_embedding", "table", Checks.mul("kb_embedding", "table", vocab, dim), 4, "[vocab, dim]");
-    if (out == null) Checks.emptyIfNull("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), "[n_ids, dim]");
-    else out.require("kb_embedding", "out", Checks.mul("kb_embedding", "out", nIds, dim), 4, "[n_ids, dim]");
-    final long address = ctx.address();
-    final long addrIds = DeviceBuffer.address("kb_embedding", "ids", ids, 4);
-    final long addrTable = DeviceBuffer.address("kb_embedding", "table", table, 4);
-    final long addrOut = DeviceBuffer.address("kb_embedding", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_embedding__addr(address, nIds, vocab, dim, addrIds, addrTable, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(ids);
-      Reference.reachabilityFence(table);
-      Reference.reachabilityFence(out);
-    }
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding", "vocab, dim", vocab, dim);
+    Checks.holds("kb_embedding", "ids", ids, nIds, 4, "[n_ids]");
+    Checks.holds("kb_embedding", "table", table, Checks.size("kb_embedding", "table", vocab, dim), 4, "[vocab, dim]");
+    Checks.holds("kb_embedding", "out", out, Checks.size("kb_embedding", "out", nIds, dim), 4, "[n_ids, dim]");
+    KernelBridgeNative.kb_embedding__addr(ctx, nIds, vocab, dim, DeviceBuffer.address("kb_embedding", "ids", ids, 4), DeviceBuffer.address("kb_embedding", "table", table, 4), DeviceBuffer.address("kb_embedding", "out", out, 4));
+    Reference.reachabilityFence(ids);
+    Reference.reachabilityFence(table);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -2280,8 +1626,7 @@ public final class KernelBridge {
    * finite and &gt; 0.
    *
    * <p>Derived: {@code seq} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
@@ -2318,46 +1663,16 @@ public final class KernelBridge {
   public static void rope(Context ctx, int heads, int headDim, float[] x, int[] positions, float theta, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int seq = positions != null ? positions.length : 0;
-    if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
-    if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
-    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    else if (x.length != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.length, Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
-    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
-    else if (y.length != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.length, Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (positions == null ? 0 : positions.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oPositions = next;
-        if (positions != null) {
-          next += positions.length;
-          si.position(oPositions);
-          si.put(positions);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_rope__addr(address, seq, heads, headDim, x == null ? 0L : base + 4L * oX, positions == null ? 0L : base + 4L * oPositions, theta, y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_rope(address, seq, heads, headDim, x, positions, theta, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((heads | headDim) < 0) throw Checks.negative("kb_rope", "heads, head_dim", heads, headDim);
+    Checks.exact("kb_rope", "x", x, Checks.size("kb_rope", "x", seq, heads, headDim), "[seq, heads, head_dim]");
+    Checks.exact("kb_rope", "positions", positions, seq, "[seq]");
+    Checks.exact("kb_rope", "y", y, Checks.size("kb_rope", "y", seq, heads, headDim), "[seq, heads, head_dim]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(positions) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pPositions = Scratch.in(ctx, positions), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_rope__addr(ctx, seq, heads, headDim, pX, pPositions, theta, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_rope(ctx, seq, heads, headDim, x, positions, theta, y);
     }
   }
 
@@ -2371,10 +1686,8 @@ public final class KernelBridge {
    * finite and &gt; 0.
    *
    * <p>Derived: {@code seq} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param heads dimension, at least 0
    * @param headDim dimension, at least 0
@@ -2398,8 +1711,7 @@ public final class KernelBridge {
    * finite and &gt; 0.
    *
    * <p>Derived: {@code seq} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param heads dimension, at least 0
@@ -2413,22 +1725,11 @@ public final class KernelBridge {
   public static void rope(Context ctx, int heads, int headDim, FloatBuffer x, IntBuffer positions, float theta, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int seq = positions != null ? positions.remaining() : 0;
-    if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
-    if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
-    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    else if (x.remaining() != Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "x", x.remaining(), Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
-    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
-    else if (y.remaining() != Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim)) throw Checks.mismatch("kb_rope", "y", y.remaining(), Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
-    x = Checks.direct("kb_rope", "x", x);
-    positions = Checks.direct("kb_rope", "positions", positions);
-    y = Checks.writableDirect("kb_rope", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_rope__direct(address, seq, heads, headDim, x, positions, theta, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((heads | headDim) < 0) throw Checks.negative("kb_rope", "heads, head_dim", heads, headDim);
+    Checks.exact("kb_rope", "x", x, Checks.size("kb_rope", "x", seq, heads, headDim), "[seq, heads, head_dim]");
+    Checks.exact("kb_rope", "positions", positions, seq, "[seq]");
+    Checks.exact("kb_rope", "y", y, Checks.size("kb_rope", "y", seq, heads, headDim), "[seq, heads, head_dim]");
+    KernelBridgeNative.kb_rope__direct(ctx, seq, heads, headDim, Checks.direct("kb_rope", "x", x), Checks.direct("kb_rope", "positions", positions), theta, Checks.writableDirect("kb_rope", "y", y));
   }
 
   /**
@@ -2441,8 +1742,7 @@ public final class KernelBridge {
    * finite and &gt; 0.
    *
    * <p>Derived: {@code seq} = {@code positions.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param heads dimension, at least 0
@@ -2457,25 +1757,14 @@ public final class KernelBridge {
   public static void rope(Context ctx, long heads, long headDim, DeviceBuffer x, DeviceBuffer positions, float theta, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long seq = positions != null ? positions.elements("kb_rope", "positions", 4) : 0;
-    if (heads < 0) throw Checks.negative("kb_rope", "heads", heads);
-    if (headDim < 0) throw Checks.negative("kb_rope", "head_dim", headDim);
-    if (x == null) Checks.emptyIfNull("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), "[seq, heads, head_dim]");
-    else x.require("kb_rope", "x", Checks.mul("kb_rope", "x", Checks.mul("kb_rope", "x", seq, heads), headDim), 4, "[seq, heads, head_dim]");
-    if (positions == null) Checks.emptyIfNull("kb_rope", "positions", seq, "[seq]");
-    if (y == null) Checks.emptyIfNull("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), "[seq, heads, head_dim]");
-    else y.require("kb_rope", "y", Checks.mul("kb_rope", "y", Checks.mul("kb_rope", "y", seq, heads), headDim), 4, "[seq, heads, head_dim]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_rope", "x", x, 4);
-    final long addrPositions = DeviceBuffer.address("kb_rope", "positions", positions, 4);
-    final long addrY = DeviceBuffer.address("kb_rope", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_rope__addr(address, seq, heads, headDim, addrX, addrPositions, theta, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(positions);
-      Reference.reachabilityFence(y);
-    }
+    if ((heads | headDim) < 0) throw Checks.negative("kb_rope", "heads, head_dim", heads, headDim);
+    Checks.holds("kb_rope", "x", x, Checks.size("kb_rope", "x", seq, heads, headDim), 4, "[seq, heads, head_dim]");
+    Checks.holds("kb_rope", "positions", positions, seq, 4, "[seq]");
+    Checks.holds("kb_rope", "y", y, Checks.size("kb_rope", "y", seq, heads, headDim), 4, "[seq, heads, head_dim]");
+    KernelBridgeNative.kb_rope__addr(ctx, seq, heads, headDim, DeviceBuffer.address("kb_rope", "x", x, 4), DeviceBuffer.address("kb_rope", "positions", positions, 4), theta, DeviceBuffer.address("kb_rope", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(positions);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -2539,61 +1828,20 @@ public final class KernelBridge {
    */
   public static void attention(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, float[] q, float[] k, float[] v, boolean causal, float scale, float[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.length, Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.length, Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.length, Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.length, Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention", "out", "v");
-    final long address = ctx.address();
-    try {
-      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oQ = next;
-        if (q != null) {
-          next += q.length;
-          sf.position(oQ);
-          sf.put(q);
-        }
-        final int oK = next;
-        if (k != null) {
-          next += k.length;
-          sf.position(oK);
-          sf.put(k);
-        }
-        final int oV = next;
-        if (v != null) {
-          next += v.length;
-          sf.position(oV);
-          sf.put(v);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_attention__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 4L * oQ, k == null ? 0L : base + 4L * oK, v == null ? 0L : base + 4L * oV, causal, scale, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          sf.position(oOut);
-          sf.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_attention(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention", "q", q, Checks.size("kb_attention", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention", "k", k, Checks.size("kb_attention", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention", "v", v, Checks.size("kb_attention", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention", "out", out, Checks.size("kb_attention", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.notSame("kb_attention", "out", out, "q", q);
+    Checks.notSame("kb_attention", "out", out, "k", k);
+    Checks.notSame("kb_attention", "out", out, "v", v);
+    if (Scratch.fits(ctx, Scratch.len(q) + Scratch.len(k) + Scratch.len(v) + Scratch.len(out), 4)) {
+      final long pQ = Scratch.in(ctx, q), pK = Scratch.in(ctx, k), pV = Scratch.in(ctx, v), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_attention__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, pQ, pK, pV, causal, scale, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_attention(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
     }
   }
 
@@ -2610,8 +1858,7 @@ public final class KernelBridge {
    * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -2662,30 +1909,12 @@ public final class KernelBridge {
    */
   public static void attention(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, FloatBuffer q, FloatBuffer k, FloatBuffer v, boolean causal, float scale, FloatBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "q", q.remaining(), Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "k", k.remaining(), Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention", "v", v.remaining(), Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention", "out", out.remaining(), Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    q = Checks.direct("kb_attention", "q", q);
-    k = Checks.direct("kb_attention", "k", k);
-    v = Checks.direct("kb_attention", "v", v);
-    out = Checks.writableDirect("kb_attention", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention", "q", q, Checks.size("kb_attention", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention", "k", k, Checks.size("kb_attention", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention", "v", v, Checks.size("kb_attention", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention", "out", out, Checks.size("kb_attention", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, Checks.direct("kb_attention", "q", q), Checks.direct("kb_attention", "k", k), Checks.direct("kb_attention", "v", v), causal, scale, Checks.writableDirect("kb_attention", "out", out));
   }
 
   /**
@@ -2720,34 +1949,16 @@ public final class KernelBridge {
    */
   public static void attention(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else q.require("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", Checks.mul("kb_attention", "q", batch, heads), seqQ), headDim), 4, "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else k.require("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", Checks.mul("kb_attention", "k", batch, kvHeads), seqKv), headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else v.require("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", Checks.mul("kb_attention", "v", batch, kvHeads), seqKv), headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else out.require("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", Checks.mul("kb_attention", "out", batch, heads), seqQ), headDim), 4, "[batch, heads, seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention", "q", q, 4);
-    final long addrK = DeviceBuffer.address("kb_attention", "k", k, 4);
-    final long addrV = DeviceBuffer.address("kb_attention", "v", v, 4);
-    final long addrOut = DeviceBuffer.address("kb_attention", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_attention__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.holds("kb_attention", "q", q, Checks.size("kb_attention", "q", batch, heads, seqQ, headDim), 4, "[batch, heads, seq_q, head_dim]");
+    Checks.holds("kb_attention", "k", k, Checks.size("kb_attention", "k", batch, kvHeads, seqKv, headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention", "v", v, Checks.size("kb_attention", "v", batch, kvHeads, seqKv, headDim), 4, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention", "out", out, Checks.size("kb_attention", "out", batch, heads, seqQ, headDim), 4, "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, DeviceBuffer.address("kb_attention", "q", q, 4), DeviceBuffer.address("kb_attention", "k", k, 4), DeviceBuffer.address("kb_attention", "v", v, 4), causal, scale, DeviceBuffer.address("kb_attention", "out", out, 4));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -2758,8 +1969,7 @@ public final class KernelBridge {
    * &gt; 0 when rows &gt; 0.
    *
    * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param classes dimension, at least 0
    * @param logits input, f32[rows, classes]; null only where empty
@@ -2795,57 +2005,20 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = targets != null ? targets.length : losses != null ? losses.length : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    else if (logits.length != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.length, Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
-    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
-    else if (losses.length != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.length, rows, "[rows]");
-    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
-    else if (meanLoss.length != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.length, 1, "[1]");
-    if (losses == logits && losses != null && losses.length > 0) throw Checks.sameArray("kb_cross_entropy", "losses", "logits");
-    if (losses == meanLoss && losses != null && losses.length > 0) throw Checks.sameArray("kb_cross_entropy", "losses", "mean_loss");
-    if (meanLoss == logits && meanLoss != null && meanLoss.length > 0) throw Checks.sameArray("kb_cross_entropy", "mean_loss", "logits");
-    final long address = ctx.address();
-    try {
-      if ((long) (logits == null ? 0 : logits.length) + (targets == null ? 0 : targets.length) + (losses == null ? 0 : losses.length) + (meanLoss == null ? 0 : meanLoss.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oLogits = next;
-        if (logits != null) {
-          next += logits.length;
-          sf.position(oLogits);
-          sf.put(logits);
-        }
-        final int oTargets = next;
-        if (targets != null) {
-          next += targets.length;
-          si.position(oTargets);
-          si.put(targets);
-        }
-        final int oLosses = next;
-        if (losses != null) {
-          next += losses.length;
-        }
-        final int oMeanLoss = next;
-        if (meanLoss != null) {
-          next += meanLoss.length;
-        }
-        KernelBridgeNative.kb_cross_entropy__addr(address, rows, classes, logits == null ? 0L : base + 4L * oLogits, targets == null ? 0L : base + 4L * oTargets, ignoreIndex, losses == null ? 0L : base + 4L * oLosses, meanLoss == null ? 0L : base + 4L * oMeanLoss);
-        if (losses != null) {
-          sf.position(oLosses);
-          sf.get(losses);
-        }
-        if (meanLoss != null) {
-          sf.position(oMeanLoss);
-          sf.get(meanLoss);
-        }
-      } else {
-        KernelBridgeNative.kb_cross_entropy(address, rows, classes, logits, targets, ignoreIndex, losses, meanLoss);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_cross_entropy", "logits", logits, Checks.size("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    Checks.exact("kb_cross_entropy", "targets", targets, rows, "[rows]");
+    Checks.exact("kb_cross_entropy", "losses", losses, rows, "[rows]");
+    Checks.exact("kb_cross_entropy", "mean_loss", meanLoss, 1, "[1]");
+    Checks.notSame("kb_cross_entropy", "losses", losses, "logits", logits);
+    Checks.notSame("kb_cross_entropy", "losses", losses, "mean_loss", meanLoss);
+    Checks.notSame("kb_cross_entropy", "mean_loss", meanLoss, "logits", logits);
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(targets) + Scratch.len(losses) + Scratch.len(meanLoss), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pTargets = Scratch.in(ctx, targets), pLosses = Scratch.out(ctx, losses), pMeanLoss = Scratch.out(ctx, meanLoss);
+      KernelBridgeNative.kb_cross_entropy__addr(ctx, rows, classes, pLogits, pTargets, ignoreIndex, pLosses, pMeanLoss);
+      Scratch.back(ctx, losses, pLosses);
+      Scratch.back(ctx, meanLoss, pMeanLoss);
+    } else {
+      KernelBridgeNative.kb_cross_entropy(ctx, rows, classes, logits, targets, ignoreIndex, losses, meanLoss);
     }
   }
 
@@ -2857,10 +2030,8 @@ public final class KernelBridge {
    * &gt; 0 when rows &gt; 0.
    *
    * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param classes dimension, at least 0
    * @param logits input, f32[rows, classes]; null only where empty
@@ -2882,8 +2053,7 @@ public final class KernelBridge {
    * &gt; 0 when rows &gt; 0.
    *
    * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
@@ -2898,23 +2068,11 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = targets != null ? targets.remaining() : losses != null ? losses.remaining() : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    else if (logits.remaining() != Checks.mul("kb_cross_entropy", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy", "logits", logits.remaining(), Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
-    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
-    else if (losses.remaining() != rows) throw Checks.mismatch("kb_cross_entropy", "losses", losses.remaining(), rows, "[rows]");
-    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
-    else if (meanLoss.remaining() != 1) throw Checks.mismatch("kb_cross_entropy", "mean_loss", meanLoss.remaining(), 1, "[1]");
-    logits = Checks.direct("kb_cross_entropy", "logits", logits);
-    targets = Checks.direct("kb_cross_entropy", "targets", targets);
-    losses = Checks.writableDirect("kb_cross_entropy", "losses", losses);
-    meanLoss = Checks.writableDirect("kb_cross_entropy", "mean_loss", meanLoss);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_cross_entropy__direct(address, rows, classes, logits, targets, ignoreIndex, losses, meanLoss);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_cross_entropy", "logits", logits, Checks.size("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
+    Checks.exact("kb_cross_entropy", "targets", targets, rows, "[rows]");
+    Checks.exact("kb_cross_entropy", "losses", losses, rows, "[rows]");
+    Checks.exact("kb_cross_entropy", "mean_loss", meanLoss, 1, "[1]");
+    KernelBridgeNative.kb_cross_entropy__direct(ctx, rows, classes, Checks.direct("kb_cross_entropy", "logits", logits), Checks.direct("kb_cross_entropy", "targets", targets), ignoreIndex, Checks.writableDirect("kb_cross_entropy", "losses", losses), Checks.writableDirect("kb_cross_entropy", "mean_loss", meanLoss));
   }
 
   /**
@@ -2925,8 +2083,7 @@ public final class KernelBridge {
    * &gt; 0 when rows &gt; 0.
    *
    * <p>Derived: {@code rows} = {@code targets.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
@@ -2942,27 +2099,15 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = targets != null ? targets.elements("kb_cross_entropy", "targets", 4) : losses != null ? losses.elements("kb_cross_entropy", "losses", 4) : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), "[rows, classes]");
-    else logits.require("kb_cross_entropy", "logits", Checks.mul("kb_cross_entropy", "logits", rows, classes), 4, "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy", "targets", rows, "[rows]");
-    if (losses == null) Checks.emptyIfNull("kb_cross_entropy", "losses", rows, "[rows]");
-    else losses.require("kb_cross_entropy", "losses", rows, 4, "[rows]");
-    if (meanLoss == null) Checks.emptyIfNull("kb_cross_entropy", "mean_loss", 1, "[1]");
-    else meanLoss.require("kb_cross_entropy", "mean_loss", 1, 4, "[1]");
-    final long address = ctx.address();
-    final long addrLogits = DeviceBuffer.address("kb_cross_entropy", "logits", logits, 4);
-    final long addrTargets = DeviceBuffer.address("kb_cross_entropy", "targets", targets, 4);
-    final long addrLosses = DeviceBuffer.address("kb_cross_entropy", "losses", losses, 4);
-    final long addrMeanLoss = DeviceBuffer.address("kb_cross_entropy", "mean_loss", meanLoss, 4);
-    try {
-      KernelBridgeNative.kb_cross_entropy__addr(address, rows, classes, addrLogits, addrTargets, ignoreIndex, addrLosses, addrMeanLoss);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(logits);
-      Reference.reachabilityFence(targets);
-      Reference.reachabilityFence(losses);
-      Reference.reachabilityFence(meanLoss);
-    }
+    Checks.holds("kb_cross_entropy", "logits", logits, Checks.size("kb_cross_entropy", "logits", rows, classes), 4, "[rows, classes]");
+    Checks.holds("kb_cross_entropy", "targets", targets, rows, 4, "[rows]");
+    Checks.holds("kb_cross_entropy", "losses", losses, rows, 4, "[rows]");
+    Checks.holds("kb_cross_entropy", "mean_loss", meanLoss, 1, 4, "[1]");
+    KernelBridgeNative.kb_cross_entropy__addr(ctx, rows, classes, DeviceBuffer.address("kb_cross_entropy", "logits", logits, 4), DeviceBuffer.address("kb_cross_entropy", "targets", targets, 4), ignoreIndex, DeviceBuffer.address("kb_cross_entropy", "losses", losses, 4), DeviceBuffer.address("kb_cross_entropy", "mean_loss", meanLoss, 4));
+    Reference.reachabilityFence(logits);
+    Reference.reachabilityFence(targets);
+    Reference.reachabilityFence(losses);
+    Reference.reachabilityFence(meanLoss);
   }
 
   /**
@@ -2972,8 +2117,7 @@ public final class KernelBridge {
    * where count is the number of rows not ignored.  dloss must be finite.
    *
    * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param classes dimension, at least 0
    * @param logits input, f32[rows, classes]; null only where empty
@@ -3008,44 +2152,15 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = targets != null ? targets.length : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    else if (logits.length != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.length, Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
-    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
-    else if (dlogits.length != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.length, Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
-    final long address = ctx.address();
-    try {
-      if ((long) (logits == null ? 0 : logits.length) + (targets == null ? 0 : targets.length) + (dlogits == null ? 0 : dlogits.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oLogits = next;
-        if (logits != null) {
-          next += logits.length;
-          sf.position(oLogits);
-          sf.put(logits);
-        }
-        final int oTargets = next;
-        if (targets != null) {
-          next += targets.length;
-          si.position(oTargets);
-          si.put(targets);
-        }
-        final int oDlogits = dlogits == logits ? oLogits : next;
-        if (dlogits != null && oDlogits == next) {
-          next += dlogits.length;
-        }
-        KernelBridgeNative.kb_cross_entropy_backward__addr(address, rows, classes, logits == null ? 0L : base + 4L * oLogits, targets == null ? 0L : base + 4L * oTargets, ignoreIndex, dloss, dlogits == null ? 0L : base + 4L * oDlogits);
-        if (dlogits != null) {
-          sf.position(oDlogits);
-          sf.get(dlogits);
-        }
-      } else {
-        KernelBridgeNative.kb_cross_entropy_backward(address, rows, classes, logits, targets, ignoreIndex, dloss, dlogits);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_cross_entropy_backward", "logits", logits, Checks.size("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    Checks.exact("kb_cross_entropy_backward", "targets", targets, rows, "[rows]");
+    Checks.exact("kb_cross_entropy_backward", "dlogits", dlogits, Checks.size("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(targets) + Scratch.len(dlogits), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pTargets = Scratch.in(ctx, targets), pDlogits = dlogits == logits ? pLogits : Scratch.out(ctx, dlogits);
+      KernelBridgeNative.kb_cross_entropy_backward__addr(ctx, rows, classes, pLogits, pTargets, ignoreIndex, dloss, pDlogits);
+      Scratch.back(ctx, dlogits, pDlogits);
+    } else {
+      KernelBridgeNative.kb_cross_entropy_backward(ctx, rows, classes, logits, targets, ignoreIndex, dloss, dlogits);
     }
   }
 
@@ -3056,10 +2171,8 @@ public final class KernelBridge {
    * where count is the number of rows not ignored.  dloss must be finite.
    *
    * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param classes dimension, at least 0
    * @param logits input, f32[rows, classes]; null only where empty
@@ -3080,8 +2193,7 @@ public final class KernelBridge {
    * where count is the number of rows not ignored.  dloss must be finite.
    *
    * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
@@ -3096,20 +2208,10 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = targets != null ? targets.remaining() : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    else if (logits.remaining() != Checks.mul("kb_cross_entropy_backward", "logits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "logits", logits.remaining(), Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
-    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
-    else if (dlogits.remaining() != Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes)) throw Checks.mismatch("kb_cross_entropy_backward", "dlogits", dlogits.remaining(), Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
-    logits = Checks.direct("kb_cross_entropy_backward", "logits", logits);
-    targets = Checks.direct("kb_cross_entropy_backward", "targets", targets);
-    dlogits = Checks.writableDirect("kb_cross_entropy_backward", "dlogits", dlogits);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_cross_entropy_backward__direct(address, rows, classes, logits, targets, ignoreIndex, dloss, dlogits);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_cross_entropy_backward", "logits", logits, Checks.size("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
+    Checks.exact("kb_cross_entropy_backward", "targets", targets, rows, "[rows]");
+    Checks.exact("kb_cross_entropy_backward", "dlogits", dlogits, Checks.size("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
+    KernelBridgeNative.kb_cross_entropy_backward__direct(ctx, rows, classes, Checks.direct("kb_cross_entropy_backward", "logits", logits), Checks.direct("kb_cross_entropy_backward", "targets", targets), ignoreIndex, dloss, Checks.writableDirect("kb_cross_entropy_backward", "dlogits", dlogits));
   }
 
   /**
@@ -3119,8 +2221,7 @@ public final class KernelBridge {
    * where count is the number of rows not ignored.  dloss must be finite.
    *
    * <p>Derived: {@code rows} = {@code targets.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param classes dimension, at least 0
@@ -3136,23 +2237,13 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = targets != null ? targets.elements("kb_cross_entropy_backward", "targets", 4) : 0;
     if (classes < 0) throw Checks.negative("kb_cross_entropy_backward", "classes", classes);
-    if (logits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), "[rows, classes]");
-    else logits.require("kb_cross_entropy_backward", "logits", Checks.mul("kb_cross_entropy_backward", "logits", rows, classes), 4, "[rows, classes]");
-    if (targets == null) Checks.emptyIfNull("kb_cross_entropy_backward", "targets", rows, "[rows]");
-    if (dlogits == null) Checks.emptyIfNull("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), "[rows, classes]");
-    else dlogits.require("kb_cross_entropy_backward", "dlogits", Checks.mul("kb_cross_entropy_backward", "dlogits", rows, classes), 4, "[rows, classes]");
-    final long address = ctx.address();
-    final long addrLogits = DeviceBuffer.address("kb_cross_entropy_backward", "logits", logits, 4);
-    final long addrTargets = DeviceBuffer.address("kb_cross_entropy_backward", "targets", targets, 4);
-    final long addrDlogits = DeviceBuffer.address("kb_cross_entropy_backward", "dlogits", dlogits, 4);
-    try {
-      KernelBridgeNative.kb_cross_entropy_backward__addr(address, rows, classes, addrLogits, addrTargets, ignoreIndex, dloss, addrDlogits);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(logits);
-      Reference.reachabilityFence(targets);
-      Reference.reachabilityFence(dlogits);
-    }
+    Checks.holds("kb_cross_entropy_backward", "logits", logits, Checks.size("kb_cross_entropy_backward", "logits", rows, classes), 4, "[rows, classes]");
+    Checks.holds("kb_cross_entropy_backward", "targets", targets, rows, 4, "[rows]");
+    Checks.holds("kb_cross_entropy_backward", "dlogits", dlogits, Checks.size("kb_cross_entropy_backward", "dlogits", rows, classes), 4, "[rows, classes]");
+    KernelBridgeNative.kb_cross_entropy_backward__addr(ctx, rows, classes, DeviceBuffer.address("kb_cross_entropy_backward", "logits", logits, 4), DeviceBuffer.address("kb_cross_entropy_backward", "targets", targets, 4), ignoreIndex, dloss, DeviceBuffer.address("kb_cross_entropy_backward", "dlogits", dlogits, 4));
+    Reference.reachabilityFence(logits);
+    Reference.reachabilityFence(targets);
+    Reference.reachabilityFence(dlogits);
   }
 
   /**
@@ -3165,8 +2256,7 @@ public final class KernelBridge {
    * step &gt;= 1.
    *
    * <p>Derived: {@code n} = {@code grads.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param params input and output, f32[n]; null only where empty
    * @param grads input, f32[n]; null only where empty
@@ -3211,67 +2301,24 @@ public final class KernelBridge {
   public static void adamwStep(Context ctx, float[] params, float[] grads, float[] m, float[] v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = grads != null ? grads.length : params != null ? params.length : m != null ? m.length : v != null ? v.length : 0;
-    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
-    else if (params.length != n) throw Checks.mismatch("kb_adamw_step", "params", params.length, n, "[n]");
-    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
-    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
-    else if (m.length != n) throw Checks.mismatch("kb_adamw_step", "m", m.length, n, "[n]");
-    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
-    else if (v.length != n) throw Checks.mismatch("kb_adamw_step", "v", v.length, n, "[n]");
-    if (params == grads && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "grads");
-    if (params == m && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "m");
-    if (params == v && params != null && params.length > 0) throw Checks.sameArray("kb_adamw_step", "params", "v");
-    if (m == grads && m != null && m.length > 0) throw Checks.sameArray("kb_adamw_step", "m", "grads");
-    if (m == v && m != null && m.length > 0) throw Checks.sameArray("kb_adamw_step", "m", "v");
-    if (v == grads && v != null && v.length > 0) throw Checks.sameArray("kb_adamw_step", "v", "grads");
-    final long address = ctx.address();
-    try {
-      if ((long) (params == null ? 0 : params.length) + (grads == null ? 0 : grads.length) + (m == null ? 0 : m.length) + (v == null ? 0 : v.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oParams = next;
-        if (params != null) {
-          next += params.length;
-          sf.position(oParams);
-          sf.put(params);
-        }
-        final int oGrads = next;
-        if (grads != null) {
-          next += grads.length;
-          sf.position(oGrads);
-          sf.put(grads);
-        }
-        final int oM = next;
-        if (m != null) {
-          next += m.length;
-          sf.position(oM);
-          sf.put(m);
-        }
-        final int oV = next;
-        if (v != null) {
-          next += v.length;
-          sf.position(oV);
-          sf.put(v);
-        }
-        KernelBridgeNative.kb_adamw_step__addr(address, n, params == null ? 0L : base + 4L * oParams, grads == null ? 0L : base + 4L * oGrads, m == null ? 0L : base + 4L * oM, v == null ? 0L : base + 4L * oV, lr, beta1, beta2, eps, weightDecay, step);
-        if (params != null) {
-          sf.position(oParams);
-          sf.get(params);
-        }
-        if (m != null) {
-          sf.position(oM);
-          sf.get(m);
-        }
-        if (v != null) {
-          sf.position(oV);
-          sf.get(v);
-        }
-      } else {
-        KernelBridgeNative.kb_adamw_step(address, n, params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_adamw_step", "params", params, n, "[n]");
+    Checks.exact("kb_adamw_step", "grads", grads, n, "[n]");
+    Checks.exact("kb_adamw_step", "m", m, n, "[n]");
+    Checks.exact("kb_adamw_step", "v", v, n, "[n]");
+    Checks.notSame("kb_adamw_step", "params", params, "grads", grads);
+    Checks.notSame("kb_adamw_step", "params", params, "m", m);
+    Checks.notSame("kb_adamw_step", "params", params, "v", v);
+    Checks.notSame("kb_adamw_step", "m", m, "grads", grads);
+    Checks.notSame("kb_adamw_step", "m", m, "v", v);
+    Checks.notSame("kb_adamw_step", "v", v, "grads", grads);
+    if (Scratch.fits(ctx, Scratch.len(params) + Scratch.len(grads) + Scratch.len(m) + Scratch.len(v), 4)) {
+      final long pParams = Scratch.in(ctx, params), pGrads = Scratch.in(ctx, grads), pM = Scratch.in(ctx, m), pV = Scratch.in(ctx, v);
+      KernelBridgeNative.kb_adamw_step__addr(ctx, n, pParams, pGrads, pM, pV, lr, beta1, beta2, eps, weightDecay, step);
+      Scratch.back(ctx, params, pParams);
+      Scratch.back(ctx, m, pM);
+      Scratch.back(ctx, v, pV);
+    } else {
+      KernelBridgeNative.kb_adamw_step(ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
     }
   }
 
@@ -3285,10 +2332,8 @@ public final class KernelBridge {
    * step &gt;= 1.
    *
    * <p>Derived: {@code n} = {@code grads.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param params input and output, f32[n]; null only where empty
    * @param grads input, f32[n]; null only where empty
@@ -3316,8 +2361,7 @@ public final class KernelBridge {
    * step &gt;= 1.
    *
    * <p>Derived: {@code n} = {@code grads.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param params input and output, f32[n]; null only where empty
@@ -3335,23 +2379,11 @@ public final class KernelBridge {
   public static void adamwStep(Context ctx, FloatBuffer params, FloatBuffer grads, FloatBuffer m, FloatBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = grads != null ? grads.remaining() : params != null ? params.remaining() : m != null ? m.remaining() : v != null ? v.remaining() : 0;
-    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
-    else if (params.remaining() != n) throw Checks.mismatch("kb_adamw_step", "params", params.remaining(), n, "[n]");
-    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
-    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
-    else if (m.remaining() != n) throw Checks.mismatch("kb_adamw_step", "m", m.remaining(), n, "[n]");
-    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
-    else if (v.remaining() != n) throw Checks.mismatch("kb_adamw_step", "v", v.remaining(), n, "[n]");
-    params = Checks.writableDirect("kb_adamw_step", "params", params);
-    grads = Checks.direct("kb_adamw_step", "grads", grads);
-    m = Checks.writableDirect("kb_adamw_step", "m", m);
-    v = Checks.writableDirect("kb_adamw_step", "v", v);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_adamw_step__direct(address, n, params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_adamw_step", "params", params, n, "[n]");
+    Checks.exact("kb_adamw_step", "grads", grads, n, "[n]");
+    Checks.exact("kb_adamw_step", "m", m, n, "[n]");
+    Checks.exact("kb_adamw_step", "v", v, n, "[n]");
+    KernelBridgeNative.kb_adamw_step__direct(ctx, n, Checks.writableDirect("kb_adamw_step", "params", params), Checks.direct("kb_adamw_step", "grads", grads), Checks.writableDirect("kb_adamw_step", "m", m), Checks.writableDirect("kb_adamw_step", "v", v), lr, beta1, beta2, eps, weightDecay, step);
   }
 
   /**
@@ -3364,8 +2396,7 @@ public final class KernelBridge {
    * step &gt;= 1.
    *
    * <p>Derived: {@code n} = {@code grads.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param params input and output, f32[n]; null only where empty
@@ -3384,27 +2415,15 @@ public final class KernelBridge {
   public static void adamwStep(Context ctx, DeviceBuffer params, DeviceBuffer grads, DeviceBuffer m, DeviceBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = grads != null ? grads.elements("kb_adamw_step", "grads", 4) : params != null ? params.elements("kb_adamw_step", "params", 4) : m != null ? m.elements("kb_adamw_step", "m", 4) : v != null ? v.elements("kb_adamw_step", "v", 4) : 0;
-    if (params == null) Checks.emptyIfNull("kb_adamw_step", "params", n, "[n]");
-    else params.require("kb_adamw_step", "params", n, 4, "[n]");
-    if (grads == null) Checks.emptyIfNull("kb_adamw_step", "grads", n, "[n]");
-    if (m == null) Checks.emptyIfNull("kb_adamw_step", "m", n, "[n]");
-    else m.require("kb_adamw_step", "m", n, 4, "[n]");
-    if (v == null) Checks.emptyIfNull("kb_adamw_step", "v", n, "[n]");
-    else v.require("kb_adamw_step", "v", n, 4, "[n]");
-    final long address = ctx.address();
-    final long addrParams = DeviceBuffer.address("kb_adamw_step", "params", params, 4);
-    final long addrGrads = DeviceBuffer.address("kb_adamw_step", "grads", grads, 4);
-    final long addrM = DeviceBuffer.address("kb_adamw_step", "m", m, 4);
-    final long addrV = DeviceBuffer.address("kb_adamw_step", "v", v, 4);
-    try {
-      KernelBridgeNative.kb_adamw_step__addr(address, n, addrParams, addrGrads, addrM, addrV, lr, beta1, beta2, eps, weightDecay, step);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(params);
-      Reference.reachabilityFence(grads);
-      Reference.reachabilityFence(m);
-      Reference.reachabilityFence(v);
-    }
+    Checks.holds("kb_adamw_step", "params", params, n, 4, "[n]");
+    Checks.holds("kb_adamw_step", "grads", grads, n, 4, "[n]");
+    Checks.holds("kb_adamw_step", "m", m, n, 4, "[n]");
+    Checks.holds("kb_adamw_step", "v", v, n, 4, "[n]");
+    KernelBridgeNative.kb_adamw_step__addr(ctx, n, DeviceBuffer.address("kb_adamw_step", "params", params, 4), DeviceBuffer.address("kb_adamw_step", "grads", grads, 4), DeviceBuffer.address("kb_adamw_step", "m", m, 4), DeviceBuffer.address("kb_adamw_step", "v", v, 4), lr, beta1, beta2, eps, weightDecay, step);
+    Reference.reachabilityFence(params);
+    Reference.reachabilityFence(grads);
+    Reference.reachabilityFence(m);
+    Reference.reachabilityFence(v);
   }
 
   /**
@@ -3413,8 +2432,7 @@ public final class KernelBridge {
    * rows &gt; 0 and fit in int32.
    *
    * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -3442,36 +2460,14 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.length, Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_argmax__addr(address, rows, cols, x == null ? 0L : base + 4L * oX, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          si.position(oOut);
-          si.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_argmax(address, rows, cols, x, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_argmax", "x", x, Checks.size("kb_argmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax", "out", out, rows, "[rows]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(out), 4)) {
+      final long pX = Scratch.in(ctx, x), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_argmax__addr(ctx, rows, cols, pX, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_argmax(ctx, rows, cols, x, out);
     }
   }
 
@@ -3481,10 +2477,8 @@ public final class KernelBridge {
    * rows &gt; 0 and fit in int32.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
    * @param x input, f32[rows, cols]; null only where empty
@@ -3501,8 +2495,7 @@ public final class KernelBridge {
    * rows &gt; 0 and fit in int32.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3514,17 +2507,9 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_argmax", "x", rows, cols)) throw Checks.mismatch("kb_argmax", "x", x.remaining(), Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
-    x = Checks.direct("kb_argmax", "x", x);
-    out = Checks.writableDirect("kb_argmax", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_argmax__direct(address, rows, cols, x, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_argmax", "x", x, Checks.size("kb_argmax", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_argmax__direct(ctx, rows, cols, Checks.direct("kb_argmax", "x", x), Checks.writableDirect("kb_argmax", "out", out));
   }
 
   /**
@@ -3533,8 +2518,7 @@ public final class KernelBridge {
    * rows &gt; 0 and fit in int32.
    *
    * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3547,19 +2531,11 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = out != null ? out.elements("kb_argmax", "out", 4) : 0;
     if (cols < 0) throw Checks.negative("kb_argmax", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_argmax", "x", Checks.mul("kb_argmax", "x", rows, cols), 4, "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_argmax", "out", rows, "[rows]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_argmax", "x", x, 4);
-    final long addrOut = DeviceBuffer.address("kb_argmax", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_argmax__addr(address, rows, cols, addrX, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(out);
-    }
+    Checks.holds("kb_argmax", "x", x, Checks.size("kb_argmax", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_argmax", "out", out, rows, 4, "[rows]");
+    KernelBridgeNative.kb_argmax__addr(ctx, rows, cols, DeviceBuffer.address("kb_argmax", "x", x, 4), DeviceBuffer.address("kb_argmax", "out", out, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -3568,8 +2544,7 @@ public final class KernelBridge {
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
    * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -3601,36 +2576,14 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.length != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.length, Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    try {
-      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oLogits = next;
-        if (logits != null) {
-          next += logits.length;
-          sf.position(oLogits);
-          sf.put(logits);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, temperature, seed, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          si.position(oOut);
-          si.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_sample(address, rows, cols, logits, temperature, seed, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_sample", "logits", logits, Checks.size("kb_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample", "out", out, rows, "[rows]");
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(out), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_sample__addr(ctx, rows, cols, pLogits, temperature, seed, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_sample(ctx, rows, cols, logits, temperature, seed, out);
     }
   }
 
@@ -3640,10 +2593,8 @@ public final class KernelBridge {
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -3662,8 +2613,7 @@ public final class KernelBridge {
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3677,17 +2627,9 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.remaining() != Checks.mul("kb_sample", "logits", rows, cols)) throw Checks.mismatch("kb_sample", "logits", logits.remaining(), Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
-    logits = Checks.direct("kb_sample", "logits", logits);
-    out = Checks.writableDirect("kb_sample", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_sample__direct(address, rows, cols, logits, temperature, seed, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_sample", "logits", logits, Checks.size("kb_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_sample__direct(ctx, rows, cols, Checks.direct("kb_sample", "logits", logits), temperature, seed, Checks.writableDirect("kb_sample", "out", out));
   }
 
   /**
@@ -3696,8 +2638,7 @@ public final class KernelBridge {
    * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
    *
    * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3712,19 +2653,11 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = out != null ? out.elements("kb_sample", "out", 4) : 0;
     if (cols < 0) throw Checks.negative("kb_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), "[rows, cols]");
-    else logits.require("kb_sample", "logits", Checks.mul("kb_sample", "logits", rows, cols), 4, "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    final long addrLogits = DeviceBuffer.address("kb_sample", "logits", logits, 4);
-    final long addrOut = DeviceBuffer.address("kb_sample", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_sample__addr(address, rows, cols, addrLogits, temperature, seed, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(logits);
-      Reference.reachabilityFence(out);
-    }
+    Checks.holds("kb_sample", "logits", logits, Checks.size("kb_sample", "logits", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_sample", "out", out, rows, 4, "[rows]");
+    KernelBridgeNative.kb_sample__addr(ctx, rows, cols, DeviceBuffer.address("kb_sample", "logits", logits, 4), temperature, seed, DeviceBuffer.address("kb_sample", "out", out, 4));
+    Reference.reachabilityFence(logits);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -3734,8 +2667,7 @@ public final class KernelBridge {
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -3769,38 +2701,15 @@ public final class KernelBridge {
   public static void topkSample(Context ctx, int cols, float[] logits, int k, float temperature, long seed, int[] out) {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.length : 0;
-    if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
-    if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
-    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.length != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.length, Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    try {
-      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oLogits = next;
-        if (logits != null) {
-          next += logits.length;
-          sf.position(oLogits);
-          sf.put(logits);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_topk_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, k, temperature, seed, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          si.position(oOut);
-          si.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_topk_sample(address, rows, cols, logits, k, temperature, seed, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample", "logits", logits, Checks.size("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample", "out", out, rows, "[rows]");
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(out), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_topk_sample__addr(ctx, rows, cols, pLogits, k, temperature, seed, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_topk_sample(ctx, rows, cols, logits, k, temperature, seed, out);
     }
   }
 
@@ -3811,10 +2720,8 @@ public final class KernelBridge {
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -3835,8 +2742,7 @@ public final class KernelBridge {
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3850,19 +2756,10 @@ public final class KernelBridge {
   public static void topkSample(Context ctx, int cols, FloatBuffer logits, int k, float temperature, long seed, IntBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.remaining() : 0;
-    if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
-    if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
-    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.remaining() != Checks.mul("kb_topk_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topk_sample", "logits", logits.remaining(), Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
-    logits = Checks.direct("kb_topk_sample", "logits", logits);
-    out = Checks.writableDirect("kb_topk_sample", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_topk_sample__direct(address, rows, cols, logits, k, temperature, seed, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample", "logits", logits, Checks.size("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topk_sample__direct(ctx, rows, cols, Checks.direct("kb_topk_sample", "logits", logits), k, temperature, seed, Checks.writableDirect("kb_topk_sample", "out", out));
   }
 
   /**
@@ -3872,8 +2769,7 @@ public final class KernelBridge {
    * temperature finite and &gt; 0; logits as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -3888,21 +2784,12 @@ public final class KernelBridge {
   public static void topkSample(Context ctx, long cols, DeviceBuffer logits, long k, float temperature, long seed, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = out != null ? out.elements("kb_topk_sample", "out", 4) : 0;
-    if (cols < 0) throw Checks.negative("kb_topk_sample", "cols", cols);
-    if (k < 0) throw Checks.negative("kb_topk_sample", "k", k);
-    if (logits == null) Checks.emptyIfNull("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), "[rows, cols]");
-    else logits.require("kb_topk_sample", "logits", Checks.mul("kb_topk_sample", "logits", rows, cols), 4, "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topk_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    final long addrLogits = DeviceBuffer.address("kb_topk_sample", "logits", logits, 4);
-    final long addrOut = DeviceBuffer.address("kb_topk_sample", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_topk_sample__addr(address, rows, cols, addrLogits, k, temperature, seed, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(logits);
-      Reference.reachabilityFence(out);
-    }
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample", "cols, k", cols, k);
+    Checks.holds("kb_topk_sample", "logits", logits, Checks.size("kb_topk_sample", "logits", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_topk_sample", "out", out, rows, 4, "[rows]");
+    KernelBridgeNative.kb_topk_sample__addr(ctx, rows, cols, DeviceBuffer.address("kb_topk_sample", "logits", logits, 4), k, temperature, seed, DeviceBuffer.address("kb_topk_sample", "out", out, 4));
+    Reference.reachabilityFence(logits);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -3913,8 +2800,7 @@ public final class KernelBridge {
    * as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -3950,36 +2836,14 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.length : 0;
     if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.length != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.length, Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    try {
-      if ((long) (logits == null ? 0 : logits.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oLogits = next;
-        if (logits != null) {
-          next += logits.length;
-          sf.position(oLogits);
-          sf.put(logits);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_topp_sample__addr(address, rows, cols, logits == null ? 0L : base + 4L * oLogits, p, temperature, seed, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          si.position(oOut);
-          si.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_topp_sample(address, rows, cols, logits, p, temperature, seed, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_topp_sample", "logits", logits, Checks.size("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample", "out", out, rows, "[rows]");
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(out), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_topp_sample__addr(ctx, rows, cols, pLogits, p, temperature, seed, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_topp_sample(ctx, rows, cols, logits, p, temperature, seed, out);
     }
   }
 
@@ -3991,10 +2855,8 @@ public final class KernelBridge {
    * as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param cols dimension, at least 0
    * @param logits input, f32[rows, cols]; null only where empty
@@ -4016,8 +2878,7 @@ public final class KernelBridge {
    * as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -4032,17 +2893,9 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int rows = out != null ? out.remaining() : 0;
     if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
-    else if (logits.remaining() != Checks.mul("kb_topp_sample", "logits", rows, cols)) throw Checks.mismatch("kb_topp_sample", "logits", logits.remaining(), Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
-    logits = Checks.direct("kb_topp_sample", "logits", logits);
-    out = Checks.writableDirect("kb_topp_sample", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_topp_sample__direct(address, rows, cols, logits, p, temperature, seed, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_topp_sample", "logits", logits, Checks.size("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topp_sample__direct(ctx, rows, cols, Checks.direct("kb_topp_sample", "logits", logits), p, temperature, seed, Checks.writableDirect("kb_topp_sample", "out", out));
   }
 
   /**
@@ -4053,8 +2906,7 @@ public final class KernelBridge {
    * as for kb_sample.
    *
    * <p>Derived: {@code rows} = {@code out.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
    *
    * @param ctx the context to run on (see {@link Context})
    * @param cols dimension, at least 0
@@ -4070,29 +2922,19 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long rows = out != null ? out.elements("kb_topp_sample", "out", 4) : 0;
     if (cols < 0) throw Checks.negative("kb_topp_sample", "cols", cols);
-    if (logits == null) Checks.emptyIfNull("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), "[rows, cols]");
-    else logits.require("kb_topp_sample", "logits", Checks.mul("kb_topp_sample", "logits", rows, cols), 4, "[rows, cols]");
-    if (out == null) Checks.emptyIfNull("kb_topp_sample", "out", rows, "[rows]");
-    final long address = ctx.address();
-    final long addrLogits = DeviceBuffer.address("kb_topp_sample", "logits", logits, 4);
-    final long addrOut = DeviceBuffer.address("kb_topp_sample", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_topp_sample__addr(address, rows, cols, addrLogits, p, temperature, seed, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(logits);
-      Reference.reachabilityFence(out);
-    }
+    Checks.holds("kb_topp_sample", "logits", logits, Checks.size("kb_topp_sample", "logits", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_topp_sample", "out", out, rows, 4, "[rows]");
+    KernelBridgeNative.kb_topp_sample__addr(ctx, rows, cols, DeviceBuffer.address("kb_topp_sample", "logits", logits, 4), p, temperature, seed, DeviceBuffer.address("kb_topp_sample", "out", out, 4));
+    Reference.reachabilityFence(logits);
+    Reference.reachabilityFence(out);
   }
 
   /**
    * bfloat16 variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
@@ -4106,8 +2948,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4117,35 +2958,14 @@ public final class KernelBridge {
   public static void siluBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_silu_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_silu_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_silu_bf16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_silu_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_silu_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_silu_bf16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_silu_bf16(ctx, n, x, y);
     }
   }
 
@@ -4153,12 +2973,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4172,10 +2989,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4185,27 +3000,17 @@ public final class KernelBridge {
   public static void siluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_silu_bf16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_silu_bf16", "x", x);
-    y = Checks.writableDirect("kb_silu_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_silu_bf16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_silu_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_silu_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_silu_bf16__direct(ctx, n, Checks.direct("kb_silu_bf16", "x", x), Checks.writableDirect("kb_silu_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4216,29 +3021,19 @@ public final class KernelBridge {
   public static void siluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_silu_bf16", "x", 2) : y != null ? y.elements("kb_silu_bf16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_bf16", "y", n, "[n]");
-    else y.require("kb_silu_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_silu_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_silu_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_silu_bf16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_silu_bf16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_silu_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_silu_bf16__addr(ctx, n, DeviceBuffer.address("kb_silu_bf16", "x", x, 2), DeviceBuffer.address("kb_silu_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
@@ -4252,8 +3047,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4263,35 +3057,14 @@ public final class KernelBridge {
   public static void siluF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_silu_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_silu_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_silu_f16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_silu_f16", "x", x, n, "[n]");
+    Checks.exact("kb_silu_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_silu_f16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_silu_f16(ctx, n, x, y);
     }
   }
 
@@ -4299,12 +3072,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4318,10 +3088,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4331,27 +3099,17 @@ public final class KernelBridge {
   public static void siluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_silu_f16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_silu_f16", "x", x);
-    y = Checks.writableDirect("kb_silu_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_silu_f16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_silu_f16", "x", x, n, "[n]");
+    Checks.exact("kb_silu_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_silu_f16__direct(ctx, n, Checks.direct("kb_silu_f16", "x", x), Checks.writableDirect("kb_silu_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_silu.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4362,29 +3120,19 @@ public final class KernelBridge {
   public static void siluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_silu_f16", "x", 2) : y != null ? y.elements("kb_silu_f16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_silu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_silu_f16", "y", n, "[n]");
-    else y.require("kb_silu_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_silu_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_silu_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_silu_f16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_silu_f16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_silu_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_silu_f16__addr(ctx, n, DeviceBuffer.address("kb_silu_f16", "x", x, 2), DeviceBuffer.address("kb_silu_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
@@ -4398,8 +3146,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4409,35 +3156,14 @@ public final class KernelBridge {
   public static void geluBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu_bf16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu_bf16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu_bf16(ctx, n, x, y);
     }
   }
 
@@ -4445,12 +3171,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4464,10 +3187,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4477,27 +3198,17 @@ public final class KernelBridge {
   public static void geluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_bf16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu_bf16", "x", x);
-    y = Checks.writableDirect("kb_gelu_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu_bf16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu_bf16__direct(ctx, n, Checks.direct("kb_gelu_bf16", "x", x), Checks.writableDirect("kb_gelu_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4508,29 +3219,19 @@ public final class KernelBridge {
   public static void geluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu_bf16", "x", 2) : y != null ? y.elements("kb_gelu_bf16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_bf16", "y", n, "[n]");
-    else y.require("kb_gelu_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_gelu_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_gelu_bf16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu_bf16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_gelu_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_gelu_bf16__addr(ctx, n, DeviceBuffer.address("kb_gelu_bf16", "x", x, 2), DeviceBuffer.address("kb_gelu_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
@@ -4544,8 +3245,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4555,35 +3255,14 @@ public final class KernelBridge {
   public static void geluF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu_f16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu_f16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu_f16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu_f16(ctx, n, x, y);
     }
   }
 
@@ -4591,12 +3270,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4610,10 +3286,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4623,27 +3297,17 @@ public final class KernelBridge {
   public static void geluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_f16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu_f16", "x", x);
-    y = Checks.writableDirect("kb_gelu_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu_f16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu_f16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu_f16__direct(ctx, n, Checks.direct("kb_gelu_f16", "x", x), Checks.writableDirect("kb_gelu_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gelu.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4654,29 +3318,19 @@ public final class KernelBridge {
   public static void geluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu_f16", "x", 2) : y != null ? y.elements("kb_gelu_f16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_f16", "y", n, "[n]");
-    else y.require("kb_gelu_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_gelu_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_gelu_f16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu_f16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_gelu_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_gelu_f16__addr(ctx, n, DeviceBuffer.address("kb_gelu_f16", "x", x, 2), DeviceBuffer.address("kb_gelu_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
@@ -4690,8 +3344,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4701,35 +3354,14 @@ public final class KernelBridge {
   public static void geluTanhBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu_tanh_bf16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu_tanh_bf16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu_tanh_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu_tanh_bf16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu_tanh_bf16(ctx, n, x, y);
     }
   }
 
@@ -4737,12 +3369,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param x input, bf16[n]; null only where empty
    * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4756,10 +3385,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4769,27 +3396,17 @@ public final class KernelBridge {
   public static void geluTanhBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh_bf16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu_tanh_bf16", "x", x);
-    y = Checks.writableDirect("kb_gelu_tanh_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu_tanh_bf16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu_tanh_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu_tanh_bf16__direct(ctx, n, Checks.direct("kb_gelu_tanh_bf16", "x", x), Checks.writableDirect("kb_gelu_tanh_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, bf16[n]; null only where empty
@@ -4800,29 +3417,19 @@ public final class KernelBridge {
   public static void geluTanhBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu_tanh_bf16", "x", 2) : y != null ? y.elements("kb_gelu_tanh_bf16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_bf16", "y", n, "[n]");
-    else y.require("kb_gelu_tanh_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu_tanh_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_gelu_tanh_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_gelu_tanh_bf16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu_tanh_bf16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_gelu_tanh_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_gelu_tanh_bf16__addr(ctx, n, DeviceBuffer.address("kb_gelu_tanh_bf16", "x", x, 2), DeviceBuffer.address("kb_gelu_tanh_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
@@ -4836,8 +3443,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4847,35 +3453,14 @@ public final class KernelBridge {
   public static void geluTanhF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_gelu_tanh_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_gelu_tanh_f16__addr(address, n, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_gelu_tanh_f16(address, n, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_gelu_tanh_f16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_gelu_tanh_f16__addr(ctx, n, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_gelu_tanh_f16(ctx, n, x, y);
     }
   }
 
@@ -4883,12 +3468,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param x input, f16[n]; null only where empty
    * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
@@ -4902,10 +3484,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4915,27 +3495,17 @@ public final class KernelBridge {
   public static void geluTanhF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_gelu_tanh_f16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_gelu_tanh_f16", "x", x);
-    y = Checks.writableDirect("kb_gelu_tanh_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gelu_tanh_f16__direct(address, n, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_gelu_tanh_f16", "x", x, n, "[n]");
+    Checks.exact("kb_gelu_tanh_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_gelu_tanh_f16__direct(ctx, n, Checks.direct("kb_gelu_tanh_f16", "x", x), Checks.writableDirect("kb_gelu_tanh_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param x input, f16[n]; null only where empty
@@ -4946,29 +3516,19 @@ public final class KernelBridge {
   public static void geluTanhF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_gelu_tanh_f16", "x", 2) : y != null ? y.elements("kb_gelu_tanh_f16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_gelu_tanh_f16", "y", n, "[n]");
-    else y.require("kb_gelu_tanh_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_gelu_tanh_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_gelu_tanh_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_gelu_tanh_f16__addr(address, n, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_gelu_tanh_f16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_gelu_tanh_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_gelu_tanh_f16__addr(ctx, n, DeviceBuffer.address("kb_gelu_tanh_f16", "x", x, 2), DeviceBuffer.address("kb_gelu_tanh_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param a input, bf16[n]; null only where empty
    * @param b input, bf16[n]; null only where empty
@@ -4983,8 +3543,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -4995,43 +3554,15 @@ public final class KernelBridge {
   public static void addBf16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_add_bf16", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_add_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add_bf16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add_bf16(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add_bf16", "a", a, n, "[n]");
+    Checks.exact("kb_add_bf16", "b", b, n, "[n]");
+    Checks.exact("kb_add_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_bf16__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_bf16(ctx, n, a, b, y);
     }
   }
 
@@ -5039,12 +3570,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param a input, bf16[n]; null only where empty
    * @param b input, bf16[n]; null only where empty
@@ -5059,10 +3587,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -5073,30 +3599,18 @@ public final class KernelBridge {
   public static void addBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_add_bf16", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_add_bf16", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_add_bf16", "a", a);
-    b = Checks.direct("kb_add_bf16", "b", b);
-    y = Checks.writableDirect("kb_add_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add_bf16__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add_bf16", "a", a, n, "[n]");
+    Checks.exact("kb_add_bf16", "b", b, n, "[n]");
+    Checks.exact("kb_add_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_add_bf16__direct(ctx, n, Checks.direct("kb_add_bf16", "a", a), Checks.direct("kb_add_bf16", "b", b), Checks.writableDirect("kb_add_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -5108,33 +3622,21 @@ public final class KernelBridge {
   public static void addBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_add_bf16", "a", 2) : b != null ? b.elements("kb_add_bf16", "b", 2) : y != null ? y.elements("kb_add_bf16", "y", 2) : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_bf16", "b", n, "[n]");
-    else b.require("kb_add_bf16", "b", n, 2, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_bf16", "y", n, "[n]");
-    else y.require("kb_add_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_add_bf16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_add_bf16", "b", b, 2);
-    final long addrY = DeviceBuffer.address("kb_add_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_add_bf16__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add_bf16", "a", a, n, 2, "[n]");
+    Checks.holds("kb_add_bf16", "b", b, n, 2, "[n]");
+    Checks.holds("kb_add_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_add_bf16__addr(ctx, n, DeviceBuffer.address("kb_add_bf16", "a", a, 2), DeviceBuffer.address("kb_add_bf16", "b", b, 2), DeviceBuffer.address("kb_add_bf16", "y", y, 2));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param a input, f16[n]; null only where empty
    * @param b input, f16[n]; null only where empty
@@ -5149,8 +3651,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5161,43 +3662,15 @@ public final class KernelBridge {
   public static void addF16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_add_f16", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_add_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add_f16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add_f16(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add_f16", "a", a, n, "[n]");
+    Checks.exact("kb_add_f16", "b", b, n, "[n]");
+    Checks.exact("kb_add_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_f16__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_f16(ctx, n, a, b, y);
     }
   }
 
@@ -5205,12 +3678,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param a input, f16[n]; null only where empty
    * @param b input, f16[n]; null only where empty
@@ -5225,10 +3695,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5239,30 +3707,18 @@ public final class KernelBridge {
   public static void addF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_add_f16", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_add_f16", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_add_f16", "a", a);
-    b = Checks.direct("kb_add_f16", "b", b);
-    y = Checks.writableDirect("kb_add_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add_f16__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add_f16", "a", a, n, "[n]");
+    Checks.exact("kb_add_f16", "b", b, n, "[n]");
+    Checks.exact("kb_add_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_add_f16__direct(ctx, n, Checks.direct("kb_add_f16", "a", a), Checks.direct("kb_add_f16", "b", b), Checks.writableDirect("kb_add_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_add.
    *
    * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5274,33 +3730,21 @@ public final class KernelBridge {
   public static void addF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_add_f16", "a", 2) : b != null ? b.elements("kb_add_f16", "b", 2) : y != null ? y.elements("kb_add_f16", "y", 2) : 0;
-    if (a == null) Checks.emptyIfNull("kb_add_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_add_f16", "b", n, "[n]");
-    else b.require("kb_add_f16", "b", n, 2, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_add_f16", "y", n, "[n]");
-    else y.require("kb_add_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_add_f16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_add_f16", "b", b, 2);
-    final long addrY = DeviceBuffer.address("kb_add_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_add_f16__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add_f16", "a", a, n, 2, "[n]");
+    Checks.holds("kb_add_f16", "b", b, n, 2, "[n]");
+    Checks.holds("kb_add_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_add_f16__addr(ctx, n, DeviceBuffer.address("kb_add_f16", "a", a, 2), DeviceBuffer.address("kb_add_f16", "b", b, 2), DeviceBuffer.address("kb_add_f16", "y", y, 2));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param a input, bf16[n]; null only where empty
    * @param b input, bf16[n]; null only where empty
@@ -5315,8 +3759,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -5327,43 +3770,15 @@ public final class KernelBridge {
   public static void mulBf16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_mul_bf16", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_mul_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_mul_bf16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_mul_bf16(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_mul_bf16", "a", a, n, "[n]");
+    Checks.exact("kb_mul_bf16", "b", b, n, "[n]");
+    Checks.exact("kb_mul_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_mul_bf16__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_mul_bf16(ctx, n, a, b, y);
     }
   }
 
@@ -5371,12 +3786,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param a input, bf16[n]; null only where empty
    * @param b input, bf16[n]; null only where empty
@@ -5391,10 +3803,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -5405,30 +3815,18 @@ public final class KernelBridge {
   public static void mulBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_mul_bf16", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_mul_bf16", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_mul_bf16", "a", a);
-    b = Checks.direct("kb_mul_bf16", "b", b);
-    y = Checks.writableDirect("kb_mul_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_mul_bf16__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_mul_bf16", "a", a, n, "[n]");
+    Checks.exact("kb_mul_bf16", "b", b, n, "[n]");
+    Checks.exact("kb_mul_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_mul_bf16__direct(ctx, n, Checks.direct("kb_mul_bf16", "a", a), Checks.direct("kb_mul_bf16", "b", b), Checks.writableDirect("kb_mul_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, bf16[n]; null only where empty
@@ -5440,33 +3838,21 @@ public final class KernelBridge {
   public static void mulBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_mul_bf16", "a", 2) : b != null ? b.elements("kb_mul_bf16", "b", 2) : y != null ? y.elements("kb_mul_bf16", "y", 2) : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_bf16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_bf16", "b", n, "[n]");
-    else b.require("kb_mul_bf16", "b", n, 2, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_bf16", "y", n, "[n]");
-    else y.require("kb_mul_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_mul_bf16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_mul_bf16", "b", b, 2);
-    final long addrY = DeviceBuffer.address("kb_mul_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_mul_bf16__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_mul_bf16", "a", a, n, 2, "[n]");
+    Checks.holds("kb_mul_bf16", "b", b, n, 2, "[n]");
+    Checks.holds("kb_mul_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_mul_bf16__addr(ctx, n, DeviceBuffer.address("kb_mul_bf16", "a", a, 2), DeviceBuffer.address("kb_mul_bf16", "b", b, 2), DeviceBuffer.address("kb_mul_bf16", "y", y, 2));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param a input, f16[n]; null only where empty
    * @param b input, f16[n]; null only where empty
@@ -5481,8 +3867,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5493,43 +3878,15 @@ public final class KernelBridge {
   public static void mulF16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.length : b != null ? b.length : y != null ? y.length : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
-    else if (b.length != n) throw Checks.mismatch("kb_mul_f16", "b", b.length, n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_mul_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oY = y == a ? oA : y == b ? oB : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_mul_f16__addr(address, n, a == null ? 0L : base + 2L * oA, b == null ? 0L : base + 2L * oB, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_mul_f16(address, n, a, b, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_mul_f16", "a", a, n, "[n]");
+    Checks.exact("kb_mul_f16", "b", b, n, "[n]");
+    Checks.exact("kb_mul_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(y), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pY = y == a ? pA : y == b ? pB : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_mul_f16__addr(ctx, n, pA, pB, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_mul_f16(ctx, n, a, b, y);
     }
   }
 
@@ -5537,12 +3894,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param a input, f16[n]; null only where empty
    * @param b input, f16[n]; null only where empty
@@ -5557,10 +3911,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5571,30 +3923,18 @@ public final class KernelBridge {
   public static void mulF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = a != null ? a.remaining() : b != null ? b.remaining() : y != null ? y.remaining() : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
-    else if (b.remaining() != n) throw Checks.mismatch("kb_mul_f16", "b", b.remaining(), n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_mul_f16", "y", y.remaining(), n, "[n]");
-    a = Checks.direct("kb_mul_f16", "a", a);
-    b = Checks.direct("kb_mul_f16", "b", b);
-    y = Checks.writableDirect("kb_mul_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_mul_f16__direct(address, n, a, b, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_mul_f16", "a", a, n, "[n]");
+    Checks.exact("kb_mul_f16", "b", b, n, "[n]");
+    Checks.exact("kb_mul_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_mul_f16__direct(ctx, n, Checks.direct("kb_mul_f16", "a", a), Checks.direct("kb_mul_f16", "b", b), Checks.writableDirect("kb_mul_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_mul.
    *
    * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param a input, f16[n]; null only where empty
@@ -5606,33 +3946,21 @@ public final class KernelBridge {
   public static void mulF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = a != null ? a.elements("kb_mul_f16", "a", 2) : b != null ? b.elements("kb_mul_f16", "b", 2) : y != null ? y.elements("kb_mul_f16", "y", 2) : 0;
-    if (a == null) Checks.emptyIfNull("kb_mul_f16", "a", n, "[n]");
-    if (b == null) Checks.emptyIfNull("kb_mul_f16", "b", n, "[n]");
-    else b.require("kb_mul_f16", "b", n, 2, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_mul_f16", "y", n, "[n]");
-    else y.require("kb_mul_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_mul_f16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_mul_f16", "b", b, 2);
-    final long addrY = DeviceBuffer.address("kb_mul_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_mul_f16__addr(address, n, addrA, addrB, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_mul_f16", "a", a, n, 2, "[n]");
+    Checks.holds("kb_mul_f16", "b", b, n, 2, "[n]");
+    Checks.holds("kb_mul_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_mul_f16__addr(ctx, n, DeviceBuffer.address("kb_mul_f16", "a", a, 2), DeviceBuffer.address("kb_mul_f16", "b", b, 2), DeviceBuffer.address("kb_mul_f16", "y", y, 2));
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param alpha scalar
    * @param x input, bf16[n]; null only where empty
@@ -5647,8 +3975,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5659,35 +3986,14 @@ public final class KernelBridge {
   public static void scaleBf16(Context ctx, float alpha, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_scale_bf16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_scale_bf16__addr(address, n, alpha, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_scale_bf16(address, n, alpha, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_scale_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_scale_bf16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_scale_bf16__addr(ctx, n, alpha, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_scale_bf16(ctx, n, alpha, x, y);
     }
   }
 
@@ -5695,12 +4001,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param alpha scalar
    * @param x input, bf16[n]; null only where empty
@@ -5715,10 +4018,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5729,27 +4030,17 @@ public final class KernelBridge {
   public static void scaleBf16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_scale_bf16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_scale_bf16", "x", x);
-    y = Checks.writableDirect("kb_scale_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_scale_bf16__direct(address, n, alpha, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_scale_bf16", "x", x, n, "[n]");
+    Checks.exact("kb_scale_bf16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_scale_bf16__direct(ctx, n, alpha, Checks.direct("kb_scale_bf16", "x", x), Checks.writableDirect("kb_scale_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5761,29 +4052,19 @@ public final class KernelBridge {
   public static void scaleBf16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_scale_bf16", "x", 2) : y != null ? y.elements("kb_scale_bf16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_bf16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_bf16", "y", n, "[n]");
-    else y.require("kb_scale_bf16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_scale_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_scale_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_scale_bf16__addr(address, n, alpha, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_scale_bf16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_scale_bf16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_scale_bf16__addr(ctx, n, alpha, DeviceBuffer.address("kb_scale_bf16", "x", x, 2), DeviceBuffer.address("kb_scale_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param alpha scalar
    * @param x input, f16[n]; null only where empty
@@ -5798,8 +4079,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5810,35 +4090,14 @@ public final class KernelBridge {
   public static void scaleF16(Context ctx, float alpha, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.length : y != null ? y.length : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
-    else if (y.length != n) throw Checks.mismatch("kb_scale_f16", "y", y.length, n, "[n]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_scale_f16__addr(address, n, alpha, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_scale_f16(address, n, alpha, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_scale_f16", "x", x, n, "[n]");
+    Checks.exact("kb_scale_f16", "y", y, n, "[n]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_scale_f16__addr(ctx, n, alpha, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_scale_f16(ctx, n, alpha, x, y);
     }
   }
 
@@ -5846,12 +4105,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param alpha scalar
    * @param x input, f16[n]; null only where empty
@@ -5866,10 +4122,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5880,27 +4134,17 @@ public final class KernelBridge {
   public static void scaleF16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final int n = x != null ? x.remaining() : y != null ? y.remaining() : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
-    else if (y.remaining() != n) throw Checks.mismatch("kb_scale_f16", "y", y.remaining(), n, "[n]");
-    x = Checks.direct("kb_scale_f16", "x", x);
-    y = Checks.writableDirect("kb_scale_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_scale_f16__direct(address, n, alpha, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_scale_f16", "x", x, n, "[n]");
+    Checks.exact("kb_scale_f16", "y", y, n, "[n]");
+    KernelBridgeNative.kb_scale_f16__direct(ctx, n, alpha, Checks.direct("kb_scale_f16", "x", x), Checks.writableDirect("kb_scale_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_scale.
    *
    * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param alpha scalar
@@ -5912,29 +4156,19 @@ public final class KernelBridge {
   public static void scaleF16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
     final long n = x != null ? x.elements("kb_scale_f16", "x", 2) : y != null ? y.elements("kb_scale_f16", "y", 2) : 0;
-    if (x == null) Checks.emptyIfNull("kb_scale_f16", "x", n, "[n]");
-    if (y == null) Checks.emptyIfNull("kb_scale_f16", "y", n, "[n]");
-    else y.require("kb_scale_f16", "y", n, 2, "[n]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_scale_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_scale_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_scale_f16__addr(address, n, alpha, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_scale_f16", "x", x, n, 2, "[n]");
+    Checks.holds("kb_scale_f16", "y", y, n, 2, "[n]");
+    KernelBridgeNative.kb_scale_f16__addr(ctx, n, alpha, DeviceBuffer.address("kb_scale_f16", "x", x, 2), DeviceBuffer.address("kb_scale_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, bf16[rows, cols]; null only where empty
@@ -5950,8 +4184,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -5964,44 +4197,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.length : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_add_bias_bf16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "x", x.length, Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_add_bias_bf16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "y", y.length, Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias_bf16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add_bias_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, bias == null ? 0L : base + 2L * oBias, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add_bias_bf16(address, rows, cols, x, bias, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add_bias_bf16", "x", x, Checks.size("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias_bf16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias_bf16", "y", y, Checks.size("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_bias_bf16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_bias_bf16__addr(ctx, rows, cols, pX, pBias, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_bias_bf16(ctx, rows, cols, x, bias, y);
     }
   }
 
@@ -6009,12 +4214,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, bf16[rows, cols]; null only where empty
@@ -6030,10 +4232,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6046,30 +4246,18 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_add_bias_bf16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "x", x.remaining(), Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_add_bias_bf16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_bf16", "y", y.remaining(), Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_add_bias_bf16", "x", x);
-    bias = Checks.direct("kb_add_bias_bf16", "bias", bias);
-    y = Checks.writableDirect("kb_add_bias_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add_bias_bf16__direct(address, rows, cols, x, bias, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add_bias_bf16", "x", x, Checks.size("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias_bf16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias_bf16", "y", y, Checks.size("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_bias_bf16__direct(ctx, rows, cols, Checks.direct("kb_add_bias_bf16", "x", x), Checks.direct("kb_add_bias_bf16", "bias", bias), Checks.writableDirect("kb_add_bias_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6083,33 +4271,21 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = bias != null ? bias.elements("kb_add_bias_bf16", "bias", 2) : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_add_bias_bf16", "x", Checks.mul("kb_add_bias_bf16", "x", rows, cols), 2, "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_bf16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_add_bias_bf16", "y", Checks.mul("kb_add_bias_bf16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_add_bias_bf16", "x", x, 2);
-    final long addrBias = DeviceBuffer.address("kb_add_bias_bf16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_add_bias_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_add_bias_bf16__addr(address, rows, cols, addrX, addrBias, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add_bias_bf16", "x", x, Checks.size("kb_add_bias_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_bias_bf16", "bias", bias, cols, 2, "[cols]");
+    Checks.holds("kb_add_bias_bf16", "y", y, Checks.size("kb_add_bias_bf16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_add_bias_bf16__addr(ctx, rows, cols, DeviceBuffer.address("kb_add_bias_bf16", "x", x, 2), DeviceBuffer.address("kb_add_bias_bf16", "bias", bias, 2), DeviceBuffer.address("kb_add_bias_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, f16[rows, cols]; null only where empty
@@ -6125,8 +4301,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6139,44 +4314,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.length : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_add_bias_f16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "x", x.length, Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_add_bias_f16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "y", y.length, Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_add_bias_f16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_add_bias_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, bias == null ? 0L : base + 2L * oBias, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_add_bias_f16(address, rows, cols, x, bias, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_add_bias_f16", "x", x, Checks.size("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias_f16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias_f16", "y", y, Checks.size("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_bias_f16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_bias_f16__addr(ctx, rows, cols, pX, pBias, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_bias_f16(ctx, rows, cols, x, bias, y);
     }
   }
 
@@ -6184,12 +4331,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, f16[rows, cols]; null only where empty
@@ -6205,10 +4349,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6221,30 +4363,18 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = bias != null ? bias.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_add_bias_f16", "x", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "x", x.remaining(), Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_add_bias_f16", "y", rows, cols)) throw Checks.mismatch("kb_add_bias_f16", "y", y.remaining(), Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_add_bias_f16", "x", x);
-    bias = Checks.direct("kb_add_bias_f16", "bias", bias);
-    y = Checks.writableDirect("kb_add_bias_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_add_bias_f16__direct(address, rows, cols, x, bias, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_add_bias_f16", "x", x, Checks.size("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_bias_f16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_add_bias_f16", "y", y, Checks.size("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_bias_f16__direct(ctx, rows, cols, Checks.direct("kb_add_bias_f16", "x", x), Checks.direct("kb_add_bias_f16", "bias", bias), Checks.writableDirect("kb_add_bias_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
    * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6258,31 +4388,20 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = bias != null ? bias.elements("kb_add_bias_f16", "bias", 2) : 0;
     if (rows < 0) throw Checks.negative("kb_add_bias_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_add_bias_f16", "x", Checks.mul("kb_add_bias_f16", "x", rows, cols), 2, "[rows, cols]");
-    if (bias == null) Checks.emptyIfNull("kb_add_bias_f16", "bias", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_add_bias_f16", "y", Checks.mul("kb_add_bias_f16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_add_bias_f16", "x", x, 2);
-    final long addrBias = DeviceBuffer.address("kb_add_bias_f16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_add_bias_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_add_bias_f16__addr(address, rows, cols, addrX, addrBias, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_add_bias_f16", "x", x, Checks.size("kb_add_bias_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_bias_f16", "bias", bias, cols, 2, "[cols]");
+    Checks.holds("kb_add_bias_f16", "y", y, Checks.size("kb_add_bias_f16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_add_bias_f16__addr(ctx, rows, cols, DeviceBuffer.address("kb_add_bias_f16", "x", x, 2), DeviceBuffer.address("kb_add_bias_f16", "bias", bias, 2), DeviceBuffer.address("kb_add_bias_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6308,38 +4427,15 @@ public final class KernelBridge {
    */
   public static void softmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "x", x.length, Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "y", y.length, Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_softmax_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_softmax_bf16(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax_bf16", "x", x, Checks.size("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax_bf16", "y", y, Checks.size("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_softmax_bf16__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_softmax_bf16(ctx, rows, cols, x, y);
     }
   }
 
@@ -6347,10 +4443,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6366,8 +4460,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_softmax.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6378,28 +4471,17 @@ public final class KernelBridge {
    */
   public static void softmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "x", x.remaining(), Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_bf16", "y", y.remaining(), Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_softmax_bf16", "x", x);
-    y = Checks.writableDirect("kb_softmax_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_softmax_bf16__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax_bf16", "x", x, Checks.size("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax_bf16", "y", y, Checks.size("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_softmax_bf16__direct(ctx, rows, cols, Checks.direct("kb_softmax_bf16", "x", x), Checks.writableDirect("kb_softmax_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_softmax.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6411,30 +4493,19 @@ public final class KernelBridge {
    */
   public static void softmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_softmax_bf16", "x", Checks.mul("kb_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_softmax_bf16", "y", Checks.mul("kb_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_softmax_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_softmax_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_softmax_bf16__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_bf16", "rows, cols", rows, cols);
+    Checks.holds("kb_softmax_bf16", "x", x, Checks.size("kb_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_softmax_bf16", "y", y, Checks.size("kb_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_softmax_bf16__addr(ctx, rows, cols, DeviceBuffer.address("kb_softmax_bf16", "x", x, 2), DeviceBuffer.address("kb_softmax_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6460,38 +4531,15 @@ public final class KernelBridge {
    */
   public static void softmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "x", x.length, Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "y", y.length, Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_softmax_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_softmax_f16(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax_f16", "x", x, Checks.size("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax_f16", "y", y, Checks.size("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_softmax_f16__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_softmax_f16(ctx, rows, cols, x, y);
     }
   }
 
@@ -6499,10 +4547,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6518,8 +4564,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_softmax.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6530,28 +4575,17 @@ public final class KernelBridge {
    */
   public static void softmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "x", x.remaining(), Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_softmax_f16", "y", y.remaining(), Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_softmax_f16", "x", x);
-    y = Checks.writableDirect("kb_softmax_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_softmax_f16__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_softmax_f16", "x", x, Checks.size("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_softmax_f16", "y", y, Checks.size("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_softmax_f16__direct(ctx, rows, cols, Checks.direct("kb_softmax_f16", "x", x), Checks.writableDirect("kb_softmax_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_softmax.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6563,30 +4597,19 @@ public final class KernelBridge {
    */
   public static void softmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_softmax_f16", "x", Checks.mul("kb_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_softmax_f16", "y", Checks.mul("kb_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_softmax_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_softmax_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_softmax_f16__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_softmax_f16", "rows, cols", rows, cols);
+    Checks.holds("kb_softmax_f16", "x", x, Checks.size("kb_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_softmax_f16", "y", y, Checks.size("kb_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_softmax_f16__addr(ctx, rows, cols, DeviceBuffer.address("kb_softmax_f16", "x", x, 2), DeviceBuffer.address("kb_softmax_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_log_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6612,38 +4635,15 @@ public final class KernelBridge {
    */
   public static void logSoftmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_log_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "x", x.length, Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_log_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "y", y.length, Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_log_softmax_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_log_softmax_bf16(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax_bf16", "x", x, Checks.size("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax_bf16", "y", y, Checks.size("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_log_softmax_bf16__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_log_softmax_bf16(ctx, rows, cols, x, y);
     }
   }
 
@@ -6651,10 +4651,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_log_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6670,8 +4668,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_log_softmax.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6682,28 +4679,17 @@ public final class KernelBridge {
    */
   public static void logSoftmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_log_softmax_bf16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "x", x.remaining(), Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_log_softmax_bf16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_bf16", "y", y.remaining(), Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_log_softmax_bf16", "x", x);
-    y = Checks.writableDirect("kb_log_softmax_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_log_softmax_bf16__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax_bf16", "x", x, Checks.size("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax_bf16", "y", y, Checks.size("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax_bf16__direct(ctx, rows, cols, Checks.direct("kb_log_softmax_bf16", "x", x), Checks.writableDirect("kb_log_softmax_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_log_softmax.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6715,30 +4701,19 @@ public final class KernelBridge {
    */
   public static void logSoftmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_log_softmax_bf16", "x", Checks.mul("kb_log_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_log_softmax_bf16", "y", Checks.mul("kb_log_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_log_softmax_bf16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_log_softmax_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_log_softmax_bf16__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_bf16", "rows, cols", rows, cols);
+    Checks.holds("kb_log_softmax_bf16", "x", x, Checks.size("kb_log_softmax_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_log_softmax_bf16", "y", y, Checks.size("kb_log_softmax_bf16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax_bf16__addr(ctx, rows, cols, DeviceBuffer.address("kb_log_softmax_bf16", "x", x, 2), DeviceBuffer.address("kb_log_softmax_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6764,38 +4739,15 @@ public final class KernelBridge {
    */
   public static void logSoftmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_log_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "x", x.length, Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_log_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "y", y.length, Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_log_softmax_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_log_softmax_f16(address, rows, cols, x, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax_f16", "x", x, Checks.size("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax_f16", "y", y, Checks.size("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_log_softmax_f16__addr(ctx, rows, cols, pX, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_log_softmax_f16(ctx, rows, cols, x, y);
     }
   }
 
@@ -6803,10 +4755,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -6822,8 +4772,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6834,28 +4783,17 @@ public final class KernelBridge {
    */
   public static void logSoftmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_log_softmax_f16", "x", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "x", x.remaining(), Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_log_softmax_f16", "y", rows, cols)) throw Checks.mismatch("kb_log_softmax_f16", "y", y.remaining(), Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_log_softmax_f16", "x", x);
-    y = Checks.writableDirect("kb_log_softmax_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_log_softmax_f16__direct(address, rows, cols, x, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_log_softmax_f16", "x", x, Checks.size("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_log_softmax_f16", "y", y, Checks.size("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax_f16__direct(ctx, rows, cols, Checks.direct("kb_log_softmax_f16", "x", x), Checks.writableDirect("kb_log_softmax_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6867,32 +4805,20 @@ public final class KernelBridge {
    */
   public static void logSoftmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_log_softmax_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_log_softmax_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_log_softmax_f16", "x", Checks.mul("kb_log_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
-    if (y == null) Checks.emptyIfNull("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_log_softmax_f16", "y", Checks.mul("kb_log_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_log_softmax_f16", "x", x, 2);
-    final long addrY = DeviceBuffer.address("kb_log_softmax_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_log_softmax_f16__addr(address, rows, cols, addrX, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_log_softmax_f16", "rows, cols", rows, cols);
+    Checks.holds("kb_log_softmax_f16", "x", x, Checks.size("kb_log_softmax_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_log_softmax_f16", "y", y, Checks.size("kb_log_softmax_f16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_log_softmax_f16__addr(ctx, rows, cols, DeviceBuffer.address("kb_log_softmax_f16", "x", x, 2), DeviceBuffer.address("kb_log_softmax_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, bf16[rows, cols]; null only where empty
@@ -6909,8 +4835,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -6924,44 +4849,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.length : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_rmsnorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "x", x.length, Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_rmsnorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "y", y.length, Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm_bf16", "y", "weight");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_rmsnorm_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, eps, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_rmsnorm_bf16(address, rows, cols, x, weight, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_rmsnorm_bf16", "x", x, Checks.size("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm_bf16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm_bf16", "y", y, Checks.size("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_rmsnorm_bf16", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_rmsnorm_bf16__addr(ctx, rows, cols, pX, pWeight, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_rmsnorm_bf16(ctx, rows, cols, x, weight, eps, y);
     }
   }
 
@@ -6969,12 +4866,9 @@ public final class KernelBridge {
    * bfloat16 variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, bf16[rows, cols]; null only where empty
@@ -6991,10 +4885,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7008,30 +4900,18 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_rmsnorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "x", x.remaining(), Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_rmsnorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_bf16", "y", y.remaining(), Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_rmsnorm_bf16", "x", x);
-    weight = Checks.direct("kb_rmsnorm_bf16", "weight", weight);
-    y = Checks.writableDirect("kb_rmsnorm_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_rmsnorm_bf16__direct(address, rows, cols, x, weight, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_rmsnorm_bf16", "x", x, Checks.size("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm_bf16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm_bf16", "y", y, Checks.size("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm_bf16__direct(ctx, rows, cols, Checks.direct("kb_rmsnorm_bf16", "x", x), Checks.direct("kb_rmsnorm_bf16", "weight", weight), eps, Checks.writableDirect("kb_rmsnorm_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7046,33 +4926,21 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = weight != null ? weight.elements("kb_rmsnorm_bf16", "weight", 2) : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_bf16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_rmsnorm_bf16", "x", Checks.mul("kb_rmsnorm_bf16", "x", rows, cols), 2, "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_rmsnorm_bf16", "y", Checks.mul("kb_rmsnorm_bf16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_rmsnorm_bf16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_rmsnorm_bf16", "weight", weight, 2);
-    final long addrY = DeviceBuffer.address("kb_rmsnorm_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_rmsnorm_bf16__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_rmsnorm_bf16", "x", x, Checks.size("kb_rmsnorm_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_rmsnorm_bf16", "weight", weight, cols, 2, "[cols]");
+    Checks.holds("kb_rmsnorm_bf16", "y", y, Checks.size("kb_rmsnorm_bf16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm_bf16__addr(ctx, rows, cols, DeviceBuffer.address("kb_rmsnorm_bf16", "x", x, 2), DeviceBuffer.address("kb_rmsnorm_bf16", "weight", weight, 2), eps, DeviceBuffer.address("kb_rmsnorm_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, f16[rows, cols]; null only where empty
@@ -7089,8 +4957,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7104,44 +4971,16 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.length : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_rmsnorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "x", x.length, Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_rmsnorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "y", y.length, Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_rmsnorm_f16", "y", "weight");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_rmsnorm_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, eps, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_rmsnorm_f16(address, rows, cols, x, weight, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.exact("kb_rmsnorm_f16", "x", x, Checks.size("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm_f16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm_f16", "y", y, Checks.size("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_rmsnorm_f16", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_rmsnorm_f16__addr(ctx, rows, cols, pX, pWeight, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_rmsnorm_f16(ctx, rows, cols, x, weight, eps, y);
     }
   }
 
@@ -7149,12 +4988,9 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param x input, f16[rows, cols]; null only where empty
@@ -7171,10 +5007,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7188,30 +5022,18 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final int cols = weight != null ? weight.remaining() : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_rmsnorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "x", x.remaining(), Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_rmsnorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_rmsnorm_f16", "y", y.remaining(), Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_rmsnorm_f16", "x", x);
-    weight = Checks.direct("kb_rmsnorm_f16", "weight", weight);
-    y = Checks.writableDirect("kb_rmsnorm_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_rmsnorm_f16__direct(address, rows, cols, x, weight, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.exact("kb_rmsnorm_f16", "x", x, Checks.size("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_rmsnorm_f16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_rmsnorm_f16", "y", y, Checks.size("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm_f16__direct(ctx, rows, cols, Checks.direct("kb_rmsnorm_f16", "x", x), Checks.direct("kb_rmsnorm_f16", "weight", weight), eps, Checks.writableDirect("kb_rmsnorm_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
    * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7226,31 +5048,20 @@ public final class KernelBridge {
     Objects.requireNonNull(ctx, "ctx");
     final long cols = weight != null ? weight.elements("kb_rmsnorm_f16", "weight", 2) : 0;
     if (rows < 0) throw Checks.negative("kb_rmsnorm_f16", "rows", rows);
-    if (x == null) Checks.emptyIfNull("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_rmsnorm_f16", "x", Checks.mul("kb_rmsnorm_f16", "x", rows, cols), 2, "[rows, cols]");
-    if (weight == null) Checks.emptyIfNull("kb_rmsnorm_f16", "weight", cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_rmsnorm_f16", "y", Checks.mul("kb_rmsnorm_f16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_rmsnorm_f16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_rmsnorm_f16", "weight", weight, 2);
-    final long addrY = DeviceBuffer.address("kb_rmsnorm_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_rmsnorm_f16__addr(address, rows, cols, addrX, addrWeight, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(y);
-    }
+    Checks.holds("kb_rmsnorm_f16", "x", x, Checks.size("kb_rmsnorm_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_rmsnorm_f16", "weight", weight, cols, 2, "[cols]");
+    Checks.holds("kb_rmsnorm_f16", "y", y, Checks.size("kb_rmsnorm_f16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_rmsnorm_f16__addr(ctx, rows, cols, DeviceBuffer.address("kb_rmsnorm_f16", "x", x, 2), DeviceBuffer.address("kb_rmsnorm_f16", "weight", weight, 2), eps, DeviceBuffer.address("kb_rmsnorm_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_layernorm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -7282,54 +5093,19 @@ public final class KernelBridge {
    */
   public static void layernormBf16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_layernorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "x", x.length, Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm_bf16", "weight", weight.length, cols, "[cols]");
-    if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm_bf16", "bias", bias.length, cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_layernorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "y", y.length, Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_bf16", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_bf16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_layernorm_bf16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, eps, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_layernorm_bf16(address, rows, cols, x, weight, bias, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm_bf16", "x", x, Checks.size("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm_bf16", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm_bf16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm_bf16", "y", y, Checks.size("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_layernorm_bf16", "y", y, "weight", weight);
+    Checks.notSame("kb_layernorm_bf16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_layernorm_bf16__addr(ctx, rows, cols, pX, pWeight, pBias, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_layernorm_bf16(ctx, rows, cols, x, weight, bias, eps, y);
     }
   }
 
@@ -7337,10 +5113,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_layernorm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -7359,8 +5133,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_layernorm.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7374,32 +5147,19 @@ public final class KernelBridge {
    */
   public static void layernormBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_layernorm_bf16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "x", x.remaining(), Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm_bf16", "weight", weight.remaining(), cols, "[cols]");
-    if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm_bf16", "bias", bias.remaining(), cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_layernorm_bf16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_bf16", "y", y.remaining(), Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_layernorm_bf16", "x", x);
-    weight = Checks.direct("kb_layernorm_bf16", "weight", weight);
-    bias = Checks.direct("kb_layernorm_bf16", "bias", bias);
-    y = Checks.writableDirect("kb_layernorm_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_layernorm_bf16__direct(address, rows, cols, x, weight, bias, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_bf16", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm_bf16", "x", x, Checks.size("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm_bf16", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm_bf16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm_bf16", "y", y, Checks.size("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_layernorm_bf16__direct(ctx, rows, cols, Checks.direct("kb_layernorm_bf16", "x", x), Checks.direct("kb_layernorm_bf16", "weight", weight), Checks.direct("kb_layernorm_bf16", "bias", bias), eps, Checks.writableDirect("kb_layernorm_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_layernorm.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7414,36 +5174,23 @@ public final class KernelBridge {
    */
   public static void layernormBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_bf16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_bf16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_layernorm_bf16", "x", Checks.mul("kb_layernorm_bf16", "x", rows, cols), 2, "[rows, cols]");
-    if (weight != null) weight.require("kb_layernorm_bf16", "weight", cols, 2, "[cols]");
-    if (bias != null) bias.require("kb_layernorm_bf16", "bias", cols, 2, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_layernorm_bf16", "y", Checks.mul("kb_layernorm_bf16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_layernorm_bf16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_layernorm_bf16", "weight", weight, 2);
-    final long addrBias = DeviceBuffer.address("kb_layernorm_bf16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_layernorm_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_layernorm_bf16__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_bf16", "rows, cols", rows, cols);
+    Checks.holds("kb_layernorm_bf16", "x", x, Checks.size("kb_layernorm_bf16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight != null) Checks.holds("kb_layernorm_bf16", "weight", weight, cols, 2, "[cols]");
+    if (bias != null) Checks.holds("kb_layernorm_bf16", "bias", bias, cols, 2, "[cols]");
+    Checks.holds("kb_layernorm_bf16", "y", y, Checks.size("kb_layernorm_bf16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_layernorm_bf16__addr(ctx, rows, cols, DeviceBuffer.address("kb_layernorm_bf16", "x", x, 2), DeviceBuffer.address("kb_layernorm_bf16", "weight", weight, 2), DeviceBuffer.address("kb_layernorm_bf16", "bias", bias, 2), eps, DeviceBuffer.address("kb_layernorm_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -7475,54 +5222,19 @@ public final class KernelBridge {
    */
   public static void layernormF16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.length != Checks.mul("kb_layernorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "x", x.length, Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.length != cols) throw Checks.mismatch("kb_layernorm_f16", "weight", weight.length, cols, "[cols]");
-    if (bias != null && bias.length != cols) throw Checks.mismatch("kb_layernorm_f16", "bias", bias.length, cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.length != Checks.mul("kb_layernorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "y", y.length, Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_f16", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_layernorm_f16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = y == x ? oX : next;
-        if (y != null && oY == next) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_layernorm_f16__addr(address, rows, cols, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, eps, y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_layernorm_f16(address, rows, cols, x, weight, bias, eps, y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm_f16", "x", x, Checks.size("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm_f16", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm_f16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm_f16", "y", y, Checks.size("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_layernorm_f16", "y", y, "weight", weight);
+    Checks.notSame("kb_layernorm_f16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_layernorm_f16__addr(ctx, rows, cols, pX, pWeight, pBias, eps, pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_layernorm_f16(ctx, rows, cols, x, weight, bias, eps, y);
     }
   }
 
@@ -7530,10 +5242,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param cols dimension, at least 0
@@ -7552,8 +5262,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7567,32 +5276,19 @@ public final class KernelBridge {
    */
   public static void layernormF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
-    else if (x.remaining() != Checks.mul("kb_layernorm_f16", "x", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "x", x.remaining(), Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
-    if (weight != null && weight.remaining() != cols) throw Checks.mismatch("kb_layernorm_f16", "weight", weight.remaining(), cols, "[cols]");
-    if (bias != null && bias.remaining() != cols) throw Checks.mismatch("kb_layernorm_f16", "bias", bias.remaining(), cols, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
-    else if (y.remaining() != Checks.mul("kb_layernorm_f16", "y", rows, cols)) throw Checks.mismatch("kb_layernorm_f16", "y", y.remaining(), Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
-    x = Checks.direct("kb_layernorm_f16", "x", x);
-    weight = Checks.direct("kb_layernorm_f16", "weight", weight);
-    bias = Checks.direct("kb_layernorm_f16", "bias", bias);
-    y = Checks.writableDirect("kb_layernorm_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_layernorm_f16__direct(address, rows, cols, x, weight, bias, eps, y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_f16", "rows, cols", rows, cols);
+    Checks.exact("kb_layernorm_f16", "x", x, Checks.size("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
+    if (weight != null) Checks.exact("kb_layernorm_f16", "weight", weight, cols, "[cols]");
+    if (bias != null) Checks.exact("kb_layernorm_f16", "bias", bias, cols, "[cols]");
+    Checks.exact("kb_layernorm_f16", "y", y, Checks.size("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_layernorm_f16__direct(ctx, rows, cols, Checks.direct("kb_layernorm_f16", "x", x), Checks.direct("kb_layernorm_f16", "weight", weight), Checks.direct("kb_layernorm_f16", "bias", bias), eps, Checks.writableDirect("kb_layernorm_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -7607,36 +5303,23 @@ public final class KernelBridge {
    */
   public static void layernormF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_layernorm_f16", "rows", rows);
-    if (cols < 0) throw Checks.negative("kb_layernorm_f16", "cols", cols);
-    if (x == null) Checks.emptyIfNull("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), "[rows, cols]");
-    else x.require("kb_layernorm_f16", "x", Checks.mul("kb_layernorm_f16", "x", rows, cols), 2, "[rows, cols]");
-    if (weight != null) weight.require("kb_layernorm_f16", "weight", cols, 2, "[cols]");
-    if (bias != null) bias.require("kb_layernorm_f16", "bias", cols, 2, "[cols]");
-    if (y == null) Checks.emptyIfNull("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), "[rows, cols]");
-    else y.require("kb_layernorm_f16", "y", Checks.mul("kb_layernorm_f16", "y", rows, cols), 2, "[rows, cols]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_layernorm_f16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_layernorm_f16", "weight", weight, 2);
-    final long addrBias = DeviceBuffer.address("kb_layernorm_f16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_layernorm_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_layernorm_f16__addr(address, rows, cols, addrX, addrWeight, addrBias, eps, addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | cols) < 0) throw Checks.negative("kb_layernorm_f16", "rows, cols", rows, cols);
+    Checks.holds("kb_layernorm_f16", "x", x, Checks.size("kb_layernorm_f16", "x", rows, cols), 2, "[rows, cols]");
+    if (weight != null) Checks.holds("kb_layernorm_f16", "weight", weight, cols, 2, "[cols]");
+    if (bias != null) Checks.holds("kb_layernorm_f16", "bias", bias, cols, 2, "[cols]");
+    Checks.holds("kb_layernorm_f16", "y", y, Checks.size("kb_layernorm_f16", "y", rows, cols), 2, "[rows, cols]");
+    KernelBridgeNative.kb_layernorm_f16__addr(ctx, rows, cols, DeviceBuffer.address("kb_layernorm_f16", "x", x, 2), DeviceBuffer.address("kb_layernorm_f16", "weight", weight, 2), DeviceBuffer.address("kb_layernorm_f16", "bias", bias, 2), eps, DeviceBuffer.address("kb_layernorm_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_gemm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -7680,57 +5363,21 @@ public final class KernelBridge {
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_bf16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_bf16", "a", a.length, Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_bf16", "b", b.length, Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
-    else if (c.length < Checks.strided("kb_gemm_bf16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_bf16", "c", c.length, Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_bf16", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_bf16", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          ss.position(oC);
-          ss.put(c);
-        }
-        KernelBridgeNative.kb_gemm_bf16__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, b == null ? 0L : base + 2L * oB, ldb, beta, c == null ? 0L : base + 2L * oC, ldc);
-        if (c != null) {
-          ss.position(oC);
-          ss.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm_bf16(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm_bf16", "a", a, Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_bf16", "b", b, Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_bf16", "c", c, Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    Checks.notSame("kb_gemm_bf16", "c", c, "a", a);
+    Checks.notSame("kb_gemm_bf16", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm_bf16__addr(ctx, transA, transB, m, n, k, alpha, pA, lda, pB, ldb, beta, pC, ldc);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm_bf16(ctx, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
   }
 
@@ -7738,10 +5385,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gemm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -7766,8 +5411,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gemm.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -7787,38 +5431,21 @@ public final class KernelBridge {
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_bf16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_bf16", "a", a.remaining(), Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_bf16", "b", b.remaining(), Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
-    else if (c.remaining() < Checks.strided("kb_gemm_bf16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_bf16", "c", c.remaining(), Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
-    a = Checks.direct("kb_gemm_bf16", "a", a);
-    b = Checks.direct("kb_gemm_bf16", "b", b);
-    c = Checks.writableDirect("kb_gemm_bf16", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm_bf16__direct(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm_bf16", "a", a, Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_bf16", "b", b, Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_bf16", "c", c, Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
+    KernelBridgeNative.kb_gemm_bf16__direct(ctx, transA, transB, m, n, k, alpha, Checks.direct("kb_gemm_bf16", "a", a), lda, Checks.direct("kb_gemm_bf16", "b", b), ldb, beta, Checks.writableDirect("kb_gemm_bf16", "c", c), ldc);
   }
 
   /**
    * bfloat16 variant of kb_gemm.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -7839,41 +5466,24 @@ public final class KernelBridge {
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_bf16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_bf16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_bf16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_bf16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm_bf16", "a", Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm_bf16", "b", Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), "[m, n]");
-    else c.require("kb_gemm_bf16", "c", Checks.strided("kb_gemm_bf16", "c", m, n, ldc), 2, "[m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm_bf16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_gemm_bf16", "b", b, 2);
-    final long addrC = DeviceBuffer.address("kb_gemm_bf16", "c", c, 2);
-    try {
-      KernelBridgeNative.kb_gemm_bf16__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm_bf16", "a", a, Checks.strided("kb_gemm_bf16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm_bf16", "b", b, Checks.strided("kb_gemm_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm_bf16", "c", c, Checks.strided("kb_gemm_bf16", "c", m, n, ldc), 2, "[m, n]");
+    KernelBridgeNative.kb_gemm_bf16__addr(ctx, transA, transB, m, n, k, alpha, DeviceBuffer.address("kb_gemm_bf16", "a", a, 2), lda, DeviceBuffer.address("kb_gemm_bf16", "b", b, 2), ldb, beta, DeviceBuffer.address("kb_gemm_bf16", "c", c, 2), ldc);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gemm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -7917,57 +5527,21 @@ public final class KernelBridge {
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_f16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_f16", "a", a.length, Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_f16", "b", b.length, Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
-    else if (c.length < Checks.strided("kb_gemm_f16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_f16", "c", c.length, Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_f16", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_f16", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          ss.position(oC);
-          ss.put(c);
-        }
-        KernelBridgeNative.kb_gemm_f16__addr(address, transA, transB, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, b == null ? 0L : base + 2L * oB, ldb, beta, c == null ? 0L : base + 2L * oC, ldc);
-        if (c != null) {
-          ss.position(oC);
-          ss.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm_f16(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm_f16", "a", a, Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_f16", "b", b, Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_f16", "c", c, Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    Checks.notSame("kb_gemm_f16", "c", c, "a", a);
+    Checks.notSame("kb_gemm_f16", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm_f16__addr(ctx, transA, transB, m, n, k, alpha, pA, lda, pB, ldb, beta, pC, ldc);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm_f16(ctx, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
   }
 
@@ -7975,10 +5549,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gemm.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -8003,8 +5575,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_gemm.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -8024,38 +5595,21 @@ public final class KernelBridge {
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_f16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda)) throw Checks.tooShort("kb_gemm_f16", "a", a.remaining(), Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb)) throw Checks.tooShort("kb_gemm_f16", "b", b.remaining(), Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
-    else if (c.remaining() < Checks.strided("kb_gemm_f16", "c", m, n, ldc)) throw Checks.tooShort("kb_gemm_f16", "c", c.remaining(), Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
-    a = Checks.direct("kb_gemm_f16", "a", a);
-    b = Checks.direct("kb_gemm_f16", "b", b);
-    c = Checks.writableDirect("kb_gemm_f16", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm_f16__direct(address, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm_f16", "a", a, Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_f16", "b", b, Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_f16", "c", c, Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
+    KernelBridgeNative.kb_gemm_f16__direct(ctx, transA, transB, m, n, k, alpha, Checks.direct("kb_gemm_f16", "a", a), lda, Checks.direct("kb_gemm_f16", "b", b), ldb, beta, Checks.writableDirect("kb_gemm_f16", "c", c), ldc);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_gemm.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -8076,41 +5630,24 @@ public final class KernelBridge {
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
     Objects.requireNonNull(ctx, "ctx");
-    if (m < 0) throw Checks.negative("kb_gemm_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_f16", "lda", lda);
-    if (ldb < 0) throw Checks.negative("kb_gemm_f16", "ldb", ldb);
-    if (ldc < 0) throw Checks.negative("kb_gemm_f16", "ldc", ldc);
+    if ((m | n | k | lda | ldb | ldc) < 0) throw Checks.negative("kb_gemm_f16", "m, n, k, lda, ldb, ldc", m, n, k, lda, ldb, ldc);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), "[trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm_f16", "a", Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), "[trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm_f16", "b", Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), "[m, n]");
-    else c.require("kb_gemm_f16", "c", Checks.strided("kb_gemm_f16", "c", m, n, ldc), 2, "[m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm_f16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_gemm_f16", "b", b, 2);
-    final long addrC = DeviceBuffer.address("kb_gemm_f16", "c", c, 2);
-    try {
-      KernelBridgeNative.kb_gemm_f16__addr(address, transA, transB, m, n, k, alpha, addrA, lda, addrB, ldb, beta, addrC, ldc);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm_f16", "a", a, Checks.strided("kb_gemm_f16", "a", (transA ? k : m), (transA ? m : k), lda), 2, "[trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm_f16", "b", b, Checks.strided("kb_gemm_f16", "b", (transB ? n : k), (transB ? k : n), ldb), 2, "[trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm_f16", "c", c, Checks.strided("kb_gemm_f16", "c", m, n, ldc), 2, "[m, n]");
+    KernelBridgeNative.kb_gemm_f16__addr(ctx, transA, transB, m, n, k, alpha, DeviceBuffer.address("kb_gemm_f16", "a", a, 2), lda, DeviceBuffer.address("kb_gemm_f16", "b", b, 2), ldb, beta, DeviceBuffer.address("kb_gemm_f16", "c", c, 2), ldc);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 
   /**
    * bfloat16 variant of kb_attention.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -8152,61 +5689,20 @@ public final class KernelBridge {
    */
   public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "q", q.length, Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "k", k.length, Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "v", v.length, Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "out", out.length, Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_bf16", "out", "v");
-    final long address = ctx.address();
-    try {
-      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oQ = next;
-        if (q != null) {
-          next += q.length;
-          ss.position(oQ);
-          ss.put(q);
-        }
-        final int oK = next;
-        if (k != null) {
-          next += k.length;
-          ss.position(oK);
-          ss.put(k);
-        }
-        final int oV = next;
-        if (v != null) {
-          next += v.length;
-          ss.position(oV);
-          ss.put(v);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_attention_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 2L * oQ, k == null ? 0L : base + 2L * oK, v == null ? 0L : base + 2L * oV, causal, scale, out == null ? 0L : base + 2L * oOut);
-        if (out != null) {
-          ss.position(oOut);
-          ss.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_attention_bf16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention_bf16", "q", q, Checks.size("kb_attention_bf16", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention_bf16", "k", k, Checks.size("kb_attention_bf16", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_bf16", "v", v, Checks.size("kb_attention_bf16", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_bf16", "out", out, Checks.size("kb_attention_bf16", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.notSame("kb_attention_bf16", "out", out, "q", q);
+    Checks.notSame("kb_attention_bf16", "out", out, "k", k);
+    Checks.notSame("kb_attention_bf16", "out", out, "v", v);
+    if (Scratch.fits(ctx, Scratch.len(q) + Scratch.len(k) + Scratch.len(v) + Scratch.len(out), 2)) {
+      final long pQ = Scratch.in(ctx, q), pK = Scratch.in(ctx, k), pV = Scratch.in(ctx, v), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_attention_bf16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, pQ, pK, pV, causal, scale, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_attention_bf16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
     }
   }
 
@@ -8214,10 +5710,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_attention.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -8241,8 +5735,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_attention.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -8261,38 +5754,19 @@ public final class KernelBridge {
    */
   public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "q", q.remaining(), Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "k", k.remaining(), Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_bf16", "v", v.remaining(), Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_bf16", "out", out.remaining(), Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    q = Checks.direct("kb_attention_bf16", "q", q);
-    k = Checks.direct("kb_attention_bf16", "k", k);
-    v = Checks.direct("kb_attention_bf16", "v", v);
-    out = Checks.writableDirect("kb_attention_bf16", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_bf16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention_bf16", "q", q, Checks.size("kb_attention_bf16", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention_bf16", "k", k, Checks.size("kb_attention_bf16", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_bf16", "v", v, Checks.size("kb_attention_bf16", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_bf16", "out", out, Checks.size("kb_attention_bf16", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_bf16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, Checks.direct("kb_attention_bf16", "q", q), Checks.direct("kb_attention_bf16", "k", k), Checks.direct("kb_attention_bf16", "v", v), causal, scale, Checks.writableDirect("kb_attention_bf16", "out", out));
   }
 
   /**
    * bfloat16 variant of kb_attention.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -8312,42 +5786,23 @@ public final class KernelBridge {
    */
   public static void attentionBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_bf16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else q.require("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", Checks.mul("kb_attention_bf16", "q", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else k.require("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", Checks.mul("kb_attention_bf16", "k", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else v.require("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", Checks.mul("kb_attention_bf16", "v", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else out.require("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", Checks.mul("kb_attention_bf16", "out", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention_bf16", "q", q, 2);
-    final long addrK = DeviceBuffer.address("kb_attention_bf16", "k", k, 2);
-    final long addrV = DeviceBuffer.address("kb_attention_bf16", "v", v, 2);
-    final long addrOut = DeviceBuffer.address("kb_attention_bf16", "out", out, 2);
-    try {
-      KernelBridgeNative.kb_attention_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.holds("kb_attention_bf16", "q", q, Checks.size("kb_attention_bf16", "q", batch, heads, seqQ, headDim), 2, "[batch, heads, seq_q, head_dim]");
+    Checks.holds("kb_attention_bf16", "k", k, Checks.size("kb_attention_bf16", "k", batch, kvHeads, seqKv, headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention_bf16", "v", v, Checks.size("kb_attention_bf16", "v", batch, kvHeads, seqKv, headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention_bf16", "out", out, Checks.size("kb_attention_bf16", "out", batch, heads, seqQ, headDim), 2, "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_bf16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, DeviceBuffer.address("kb_attention_bf16", "q", q, 2), DeviceBuffer.address("kb_attention_bf16", "k", k, 2), DeviceBuffer.address("kb_attention_bf16", "v", v, 2), causal, scale, DeviceBuffer.address("kb_attention_bf16", "out", out, 2));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(out);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_attention.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -8389,61 +5844,20 @@ public final class KernelBridge {
    */
   public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "q", q.length, Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "k", k.length, Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "v", v.length, Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "out", out.length, Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_f16", "out", "v");
-    final long address = ctx.address();
-    try {
-      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (out == null ? 0 : out.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oQ = next;
-        if (q != null) {
-          next += q.length;
-          ss.position(oQ);
-          ss.put(q);
-        }
-        final int oK = next;
-        if (k != null) {
-          next += k.length;
-          ss.position(oK);
-          ss.put(k);
-        }
-        final int oV = next;
-        if (v != null) {
-          next += v.length;
-          ss.position(oV);
-          ss.put(v);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_attention_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q == null ? 0L : base + 2L * oQ, k == null ? 0L : base + 2L * oK, v == null ? 0L : base + 2L * oV, causal, scale, out == null ? 0L : base + 2L * oOut);
-        if (out != null) {
-          ss.position(oOut);
-          ss.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_attention_f16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention_f16", "q", q, Checks.size("kb_attention_f16", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention_f16", "k", k, Checks.size("kb_attention_f16", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_f16", "v", v, Checks.size("kb_attention_f16", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_f16", "out", out, Checks.size("kb_attention_f16", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.notSame("kb_attention_f16", "out", out, "q", q);
+    Checks.notSame("kb_attention_f16", "out", out, "k", k);
+    Checks.notSame("kb_attention_f16", "out", out, "v", v);
+    if (Scratch.fits(ctx, Scratch.len(q) + Scratch.len(k) + Scratch.len(v) + Scratch.len(out), 2)) {
+      final long pQ = Scratch.in(ctx, q), pK = Scratch.in(ctx, k), pV = Scratch.in(ctx, v), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_attention_f16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, pQ, pK, pV, causal, scale, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_attention_f16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
     }
   }
 
@@ -8451,10 +5865,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_attention.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -8478,8 +5890,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_attention.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -8498,38 +5909,19 @@ public final class KernelBridge {
    */
   public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "q", q.remaining(), Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "k", k.remaining(), Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim)) throw Checks.mismatch("kb_attention_f16", "v", v.remaining(), Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim)) throw Checks.mismatch("kb_attention_f16", "out", out.remaining(), Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    q = Checks.direct("kb_attention_f16", "q", q);
-    k = Checks.direct("kb_attention_f16", "k", k);
-    v = Checks.direct("kb_attention_f16", "v", v);
-    out = Checks.writableDirect("kb_attention_f16", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_f16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.exact("kb_attention_f16", "q", q, Checks.size("kb_attention_f16", "q", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    Checks.exact("kb_attention_f16", "k", k, Checks.size("kb_attention_f16", "k", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_f16", "v", v, Checks.size("kb_attention_f16", "v", batch, kvHeads, seqKv, headDim), "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.exact("kb_attention_f16", "out", out, Checks.size("kb_attention_f16", "out", batch, heads, seqQ, headDim), "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_f16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, Checks.direct("kb_attention_f16", "q", q), Checks.direct("kb_attention_f16", "k", k), Checks.direct("kb_attention_f16", "v", v), causal, scale, Checks.writableDirect("kb_attention_f16", "out", out));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_attention.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -8549,34 +5941,16 @@ public final class KernelBridge {
    */
   public static void attentionF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_f16", "head_dim", headDim);
-    if (q == null) Checks.emptyIfNull("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else q.require("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", Checks.mul("kb_attention_f16", "q", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else k.require("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", Checks.mul("kb_attention_f16", "k", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), "[batch, kv_heads, seq_kv, head_dim]");
-    else v.require("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", Checks.mul("kb_attention_f16", "v", batch, kvHeads), seqKv), headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
-    if (out == null) Checks.emptyIfNull("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), "[batch, heads, seq_q, head_dim]");
-    else out.require("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", Checks.mul("kb_attention_f16", "out", batch, heads), seqQ), headDim), 2, "[batch, heads, seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention_f16", "q", q, 2);
-    final long addrK = DeviceBuffer.address("kb_attention_f16", "k", k, 2);
-    final long addrV = DeviceBuffer.address("kb_attention_f16", "v", v, 2);
-    final long addrOut = DeviceBuffer.address("kb_attention_f16", "out", out, 2);
-    try {
-      KernelBridgeNative.kb_attention_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, addrQ, addrK, addrV, causal, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim) < 0) throw Checks.negative("kb_attention_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim", batch, heads, kvHeads, seqQ, seqKv, headDim);
+    Checks.holds("kb_attention_f16", "q", q, Checks.size("kb_attention_f16", "q", batch, heads, seqQ, headDim), 2, "[batch, heads, seq_q, head_dim]");
+    Checks.holds("kb_attention_f16", "k", k, Checks.size("kb_attention_f16", "k", batch, kvHeads, seqKv, headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention_f16", "v", v, Checks.size("kb_attention_f16", "v", batch, kvHeads, seqKv, headDim), 2, "[batch, kv_heads, seq_kv, head_dim]");
+    Checks.holds("kb_attention_f16", "out", out, Checks.size("kb_attention_f16", "out", batch, heads, seqQ, headDim), 2, "[batch, heads, seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_f16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, DeviceBuffer.address("kb_attention_f16", "q", q, 2), DeviceBuffer.address("kb_attention_f16", "k", k, 2), DeviceBuffer.address("kb_attention_f16", "v", v, 2), causal, scale, DeviceBuffer.address("kb_attention_f16", "out", out, 2));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -8624,57 +5998,20 @@ public final class KernelBridge {
    */
   public static void linear(Context ctx, int rows, int inFeatures, int outFeatures, float[] x, float[] weight, float[] bias, Activation act, float[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.length != Checks.mul("kb_linear", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear", "x", x.length, Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.length != Checks.mul("kb_linear", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear", "weight", weight.length, Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear", "bias", bias.length, outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.length != Checks.mul("kb_linear", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear", "y", y.length, Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
-    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "x");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          sf.position(oX);
-          sf.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          sf.position(oWeight);
-          sf.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          sf.position(oBias);
-          sf.put(bias);
-        }
-        final int oY = next;
-        if (y != null) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_linear__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 4L * oX, weight == null ? 0L : base + 4L * oWeight, bias == null ? 0L : base + 4L * oBias, act.code(), y == null ? 0L : base + 4L * oY);
-        if (y != null) {
-          sf.position(oY);
-          sf.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_linear(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear", "x", x, Checks.size("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear", "weight", weight, Checks.size("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear", "y", y, Checks.size("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    Checks.notSame("kb_linear", "y", y, "x", x);
+    Checks.notSame("kb_linear", "y", y, "weight", weight);
+    Checks.notSame("kb_linear", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_linear__addr(ctx, rows, inFeatures, outFeatures, pX, pWeight, pBias, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_linear(ctx, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
     }
   }
 
@@ -8687,8 +6024,7 @@ public final class KernelBridge {
    * of three.  bias may be NULL (no bias).  act is a kb_activation.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param rows dimension, at least 0
    * @param inFeatures dimension, at least 0
@@ -8727,26 +6063,12 @@ public final class KernelBridge {
    */
   public static void linear(Context ctx, int rows, int inFeatures, int outFeatures, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, Activation act, FloatBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.remaining() != Checks.mul("kb_linear", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear", "x", x.remaining(), Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.remaining() != Checks.mul("kb_linear", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear", "weight", weight.remaining(), Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear", "bias", bias.remaining(), outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.remaining() != Checks.mul("kb_linear", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear", "y", y.remaining(), Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
-    x = Checks.direct("kb_linear", "x", x);
-    weight = Checks.direct("kb_linear", "weight", weight);
-    bias = Checks.direct("kb_linear", "bias", bias);
-    y = Checks.writableDirect("kb_linear", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_linear__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear", "x", x, Checks.size("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear", "weight", weight, Checks.size("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear", "y", y, Checks.size("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
+    KernelBridgeNative.kb_linear__direct(ctx, rows, inFeatures, outFeatures, Checks.direct("kb_linear", "x", x), Checks.direct("kb_linear", "weight", weight), Checks.direct("kb_linear", "bias", bias), act.code(), Checks.writableDirect("kb_linear", "y", y));
   }
 
   /**
@@ -8773,38 +6095,23 @@ public final class KernelBridge {
    */
   public static void linear(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), "[rows, in_features]");
-    else x.require("kb_linear", "x", Checks.mul("kb_linear", "x", rows, inFeatures), 4, "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else weight.require("kb_linear", "weight", Checks.mul("kb_linear", "weight", outFeatures, inFeatures), 4, "[out_features, in_features]");
-    if (bias != null) bias.require("kb_linear", "bias", outFeatures, 4, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), "[rows, out_features]");
-    else y.require("kb_linear", "y", Checks.mul("kb_linear", "y", rows, outFeatures), 4, "[rows, out_features]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_linear", "x", x, 4);
-    final long addrWeight = DeviceBuffer.address("kb_linear", "weight", weight, 4);
-    final long addrBias = DeviceBuffer.address("kb_linear", "bias", bias, 4);
-    final long addrY = DeviceBuffer.address("kb_linear", "y", y, 4);
-    try {
-      KernelBridgeNative.kb_linear__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.holds("kb_linear", "x", x, Checks.size("kb_linear", "x", rows, inFeatures), 4, "[rows, in_features]");
+    Checks.holds("kb_linear", "weight", weight, Checks.size("kb_linear", "weight", outFeatures, inFeatures), 4, "[out_features, in_features]");
+    if (bias != null) Checks.holds("kb_linear", "bias", bias, outFeatures, 4, "[out_features]");
+    Checks.holds("kb_linear", "y", y, Checks.size("kb_linear", "y", rows, outFeatures), 4, "[rows, out_features]");
+    KernelBridgeNative.kb_linear__addr(ctx, rows, inFeatures, outFeatures, DeviceBuffer.address("kb_linear", "x", x, 4), DeviceBuffer.address("kb_linear", "weight", weight, 4), DeviceBuffer.address("kb_linear", "bias", bias, 4), act.code(), DeviceBuffer.address("kb_linear", "y", y, 4));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * bfloat16 variant of kb_linear.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param inFeatures dimension, at least 0
@@ -8838,57 +6145,20 @@ public final class KernelBridge {
    */
   public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.length != Checks.mul("kb_linear_bf16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "x", x.length, Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.length != Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "weight", weight.length, Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear_bf16", "bias", bias.length, outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.length != Checks.mul("kb_linear_bf16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_bf16", "y", y.length, Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
-    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "x");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear_bf16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = next;
-        if (y != null) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_linear_bf16__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, act.code(), y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_linear_bf16(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_bf16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_bf16", "x", x, Checks.size("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear_bf16", "weight", weight, Checks.size("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear_bf16", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear_bf16", "y", y, Checks.size("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    Checks.notSame("kb_linear_bf16", "y", y, "x", x);
+    Checks.notSame("kb_linear_bf16", "y", y, "weight", weight);
+    Checks.notSame("kb_linear_bf16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_linear_bf16__addr(ctx, rows, inFeatures, outFeatures, pX, pWeight, pBias, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_linear_bf16(ctx, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
     }
   }
 
@@ -8896,10 +6166,8 @@ public final class KernelBridge {
    * bfloat16 variant of kb_linear.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param inFeatures dimension, at least 0
@@ -8919,8 +6187,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_linear.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -8935,34 +6202,19 @@ public final class KernelBridge {
    */
   public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.remaining() != Checks.mul("kb_linear_bf16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "x", x.remaining(), Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.remaining() != Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_bf16", "weight", weight.remaining(), Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear_bf16", "bias", bias.remaining(), outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.remaining() != Checks.mul("kb_linear_bf16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_bf16", "y", y.remaining(), Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
-    x = Checks.direct("kb_linear_bf16", "x", x);
-    weight = Checks.direct("kb_linear_bf16", "weight", weight);
-    bias = Checks.direct("kb_linear_bf16", "bias", bias);
-    y = Checks.writableDirect("kb_linear_bf16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_linear_bf16__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_bf16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_bf16", "x", x, Checks.size("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear_bf16", "weight", weight, Checks.size("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear_bf16", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear_bf16", "y", y, Checks.size("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
+    KernelBridgeNative.kb_linear_bf16__direct(ctx, rows, inFeatures, outFeatures, Checks.direct("kb_linear_bf16", "x", x), Checks.direct("kb_linear_bf16", "weight", weight), Checks.direct("kb_linear_bf16", "bias", bias), act.code(), Checks.writableDirect("kb_linear_bf16", "y", y));
   }
 
   /**
    * bfloat16 variant of kb_linear.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -8978,38 +6230,23 @@ public final class KernelBridge {
    */
   public static void linearBf16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_bf16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_bf16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_bf16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), "[rows, in_features]");
-    else x.require("kb_linear_bf16", "x", Checks.mul("kb_linear_bf16", "x", rows, inFeatures), 2, "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else weight.require("kb_linear_bf16", "weight", Checks.mul("kb_linear_bf16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
-    if (bias != null) bias.require("kb_linear_bf16", "bias", outFeatures, 2, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), "[rows, out_features]");
-    else y.require("kb_linear_bf16", "y", Checks.mul("kb_linear_bf16", "y", rows, outFeatures), 2, "[rows, out_features]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_linear_bf16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_linear_bf16", "weight", weight, 2);
-    final long addrBias = DeviceBuffer.address("kb_linear_bf16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_linear_bf16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_linear_bf16__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_bf16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.holds("kb_linear_bf16", "x", x, Checks.size("kb_linear_bf16", "x", rows, inFeatures), 2, "[rows, in_features]");
+    Checks.holds("kb_linear_bf16", "weight", weight, Checks.size("kb_linear_bf16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
+    if (bias != null) Checks.holds("kb_linear_bf16", "bias", bias, outFeatures, 2, "[out_features]");
+    Checks.holds("kb_linear_bf16", "y", y, Checks.size("kb_linear_bf16", "y", rows, outFeatures), 2, "[rows, out_features]");
+    KernelBridgeNative.kb_linear_bf16__addr(ctx, rows, inFeatures, outFeatures, DeviceBuffer.address("kb_linear_bf16", "x", x, 2), DeviceBuffer.address("kb_linear_bf16", "weight", weight, 2), DeviceBuffer.address("kb_linear_bf16", "bias", bias, 2), act.code(), DeviceBuffer.address("kb_linear_bf16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_linear.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param inFeatures dimension, at least 0
@@ -9043,57 +6280,20 @@ public final class KernelBridge {
    */
   public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.length != Checks.mul("kb_linear_f16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_f16", "x", x.length, Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.length != Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_f16", "weight", weight.length, Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.length != outFeatures) throw Checks.mismatch("kb_linear_f16", "bias", bias.length, outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.length != Checks.mul("kb_linear_f16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_f16", "y", y.length, Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
-    if (y == x && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "x");
-    if (y == weight && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "weight");
-    if (y == bias && y != null && y.length > 0) throw Checks.sameArray("kb_linear_f16", "y", "bias");
-    final long address = ctx.address();
-    try {
-      if ((long) (x == null ? 0 : x.length) + (weight == null ? 0 : weight.length) + (bias == null ? 0 : bias.length) + (y == null ? 0 : y.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oX = next;
-        if (x != null) {
-          next += x.length;
-          ss.position(oX);
-          ss.put(x);
-        }
-        final int oWeight = next;
-        if (weight != null) {
-          next += weight.length;
-          ss.position(oWeight);
-          ss.put(weight);
-        }
-        final int oBias = next;
-        if (bias != null) {
-          next += bias.length;
-          ss.position(oBias);
-          ss.put(bias);
-        }
-        final int oY = next;
-        if (y != null) {
-          next += y.length;
-        }
-        KernelBridgeNative.kb_linear_f16__addr(address, rows, inFeatures, outFeatures, x == null ? 0L : base + 2L * oX, weight == null ? 0L : base + 2L * oWeight, bias == null ? 0L : base + 2L * oBias, act.code(), y == null ? 0L : base + 2L * oY);
-        if (y != null) {
-          ss.position(oY);
-          ss.get(y);
-        }
-      } else {
-        KernelBridgeNative.kb_linear_f16(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_f16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_f16", "x", x, Checks.size("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear_f16", "weight", weight, Checks.size("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear_f16", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear_f16", "y", y, Checks.size("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    Checks.notSame("kb_linear_f16", "y", y, "x", x);
+    Checks.notSame("kb_linear_f16", "y", y, "weight", weight);
+    Checks.notSame("kb_linear_f16", "y", y, "bias", bias);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(weight) + Scratch.len(bias) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pWeight = Scratch.in(ctx, weight), pBias = Scratch.in(ctx, bias), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_linear_f16__addr(ctx, rows, inFeatures, outFeatures, pX, pWeight, pBias, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_linear_f16(ctx, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
     }
   }
 
@@ -9101,10 +6301,8 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_linear.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param rows dimension, at least 0
    * @param inFeatures dimension, at least 0
@@ -9124,8 +6322,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_linear.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -9140,34 +6337,19 @@ public final class KernelBridge {
    */
   public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
-    else if (x.remaining() != Checks.mul("kb_linear_f16", "x", rows, inFeatures)) throw Checks.mismatch("kb_linear_f16", "x", x.remaining(), Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else if (weight.remaining() != Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures)) throw Checks.mismatch("kb_linear_f16", "weight", weight.remaining(), Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    if (bias != null && bias.remaining() != outFeatures) throw Checks.mismatch("kb_linear_f16", "bias", bias.remaining(), outFeatures, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
-    else if (y.remaining() != Checks.mul("kb_linear_f16", "y", rows, outFeatures)) throw Checks.mismatch("kb_linear_f16", "y", y.remaining(), Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
-    x = Checks.direct("kb_linear_f16", "x", x);
-    weight = Checks.direct("kb_linear_f16", "weight", weight);
-    bias = Checks.direct("kb_linear_f16", "bias", bias);
-    y = Checks.writableDirect("kb_linear_f16", "y", y);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_linear_f16__direct(address, rows, inFeatures, outFeatures, x, weight, bias, act.code(), y);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_f16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_f16", "x", x, Checks.size("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exact("kb_linear_f16", "weight", weight, Checks.size("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
+    if (bias != null) Checks.exact("kb_linear_f16", "bias", bias, outFeatures, "[out_features]");
+    Checks.exact("kb_linear_f16", "y", y, Checks.size("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
+    KernelBridgeNative.kb_linear_f16__direct(ctx, rows, inFeatures, outFeatures, Checks.direct("kb_linear_f16", "x", x), Checks.direct("kb_linear_f16", "weight", weight), Checks.direct("kb_linear_f16", "bias", bias), act.code(), Checks.writableDirect("kb_linear_f16", "y", y));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_linear.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param rows dimension, at least 0
@@ -9183,30 +6365,16 @@ public final class KernelBridge {
    */
   public static void linearF16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
-    if (rows < 0) throw Checks.negative("kb_linear_f16", "rows", rows);
-    if (inFeatures < 0) throw Checks.negative("kb_linear_f16", "in_features", inFeatures);
-    if (outFeatures < 0) throw Checks.negative("kb_linear_f16", "out_features", outFeatures);
-    if (x == null) Checks.emptyIfNull("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), "[rows, in_features]");
-    else x.require("kb_linear_f16", "x", Checks.mul("kb_linear_f16", "x", rows, inFeatures), 2, "[rows, in_features]");
-    if (weight == null) Checks.emptyIfNull("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), "[out_features, in_features]");
-    else weight.require("kb_linear_f16", "weight", Checks.mul("kb_linear_f16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
-    if (bias != null) bias.require("kb_linear_f16", "bias", outFeatures, 2, "[out_features]");
-    if (y == null) Checks.emptyIfNull("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), "[rows, out_features]");
-    else y.require("kb_linear_f16", "y", Checks.mul("kb_linear_f16", "y", rows, outFeatures), 2, "[rows, out_features]");
-    final long address = ctx.address();
-    final long addrX = DeviceBuffer.address("kb_linear_f16", "x", x, 2);
-    final long addrWeight = DeviceBuffer.address("kb_linear_f16", "weight", weight, 2);
-    final long addrBias = DeviceBuffer.address("kb_linear_f16", "bias", bias, 2);
-    final long addrY = DeviceBuffer.address("kb_linear_f16", "y", y, 2);
-    try {
-      KernelBridgeNative.kb_linear_f16__addr(address, rows, inFeatures, outFeatures, addrX, addrWeight, addrBias, act.code(), addrY);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(x);
-      Reference.reachabilityFence(weight);
-      Reference.reachabilityFence(bias);
-      Reference.reachabilityFence(y);
-    }
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_f16", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.holds("kb_linear_f16", "x", x, Checks.size("kb_linear_f16", "x", rows, inFeatures), 2, "[rows, in_features]");
+    Checks.holds("kb_linear_f16", "weight", weight, Checks.size("kb_linear_f16", "weight", outFeatures, inFeatures), 2, "[out_features, in_features]");
+    if (bias != null) Checks.holds("kb_linear_f16", "bias", bias, outFeatures, 2, "[out_features]");
+    Checks.holds("kb_linear_f16", "y", y, Checks.size("kb_linear_f16", "y", rows, outFeatures), 2, "[rows, out_features]");
+    KernelBridgeNative.kb_linear_f16__addr(ctx, rows, inFeatures, outFeatures, DeviceBuffer.address("kb_linear_f16", "x", x, 2), DeviceBuffer.address("kb_linear_f16", "weight", weight, 2), DeviceBuffer.address("kb_linear_f16", "bias", bias, 2), act.code(), DeviceBuffer.address("kb_linear_f16", "y", y, 2));
+    Reference.reachabilityFence(x);
+    Reference.reachabilityFence(weight);
+    Reference.reachabilityFence(bias);
+    Reference.reachabilityFence(y);
   }
 
   /**
@@ -9312,80 +6480,23 @@ public final class KernelBridge {
    */
   public static void attentionEx(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, float[] k, float[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "q", q.length, Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "k", k.length, Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "v", v.length, Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex", "kv_lengths", kvLengths.length, batch, "[batch]");
-    if (mask != null && mask.length != Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex", "mask", mask.length, Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "out", out.length, Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "v");
-    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex", "out", "mask");
-    final long address = ctx.address();
-    try {
-      if ((long) (q == null ? 0 : q.length) + (k == null ? 0 : k.length) + (v == null ? 0 : v.length) + (kvLengths == null ? 0 : kvLengths.length) + (mask == null ? 0 : mask.length) + (out == null ? 0 : out.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        final IntBuffer si = ctx.scratchInts;
-        int next = 0;
-        final int oQ = next;
-        if (q != null) {
-          next += q.length;
-          sf.position(oQ);
-          sf.put(q);
-        }
-        final int oK = next;
-        if (k != null) {
-          next += k.length;
-          sf.position(oK);
-          sf.put(k);
-        }
-        final int oV = next;
-        if (v != null) {
-          next += v.length;
-          sf.position(oV);
-          sf.put(v);
-        }
-        final int oKvLengths = next;
-        if (kvLengths != null) {
-          next += kvLengths.length;
-          si.position(oKvLengths);
-          si.put(kvLengths);
-        }
-        final int oMask = next;
-        if (mask != null) {
-          next += mask.length;
-          sf.position(oMask);
-          sf.put(mask);
-        }
-        final int oOut = next;
-        if (out != null) {
-          next += out.length;
-        }
-        KernelBridgeNative.kb_attention_ex__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q == null ? 0L : base + 4L * oQ, k == null ? 0L : base + 4L * oK, v == null ? 0L : base + 4L * oV, kvLengths == null ? 0L : base + 4L * oKvLengths, maskBatch, maskHeads, maskQ, mask == null ? 0L : base + 4L * oMask, causal, causalBottomRight, scale, out == null ? 0L : base + 4L * oOut);
-        if (out != null) {
-          sf.position(oOut);
-          sf.get(out);
-        }
-      } else {
-        KernelBridgeNative.kb_attention_ex(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex", "q", q, Checks.size("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex", "k", k, Checks.size("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex", "v", v, Checks.size("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex", "mask", mask, Checks.size("kb_attention_ex", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex", "out", out, Checks.size("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.notSame("kb_attention_ex", "out", out, "q", q);
+    Checks.notSame("kb_attention_ex", "out", out, "k", k);
+    Checks.notSame("kb_attention_ex", "out", out, "v", v);
+    Checks.notSame("kb_attention_ex", "out", out, "mask", mask);
+    if (Scratch.fits(ctx, Scratch.len(q) + Scratch.len(k) + Scratch.len(v) + Scratch.len(kvLengths) + Scratch.len(mask) + Scratch.len(out), 4)) {
+      final long pQ = Scratch.in(ctx, q), pK = Scratch.in(ctx, k), pV = Scratch.in(ctx, v), pKvLengths = Scratch.in(ctx, kvLengths), pMask = Scratch.in(ctx, mask), pOut = Scratch.out(ctx, out);
+      KernelBridgeNative.kb_attention_ex__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, pQ, pK, pV, pKvLengths, maskBatch, maskHeads, maskQ, pMask, causal, causalBottomRight, scale, pOut);
+      Scratch.back(ctx, out, pOut);
+    } else {
+      KernelBridgeNative.kb_attention_ex(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
     }
   }
 
@@ -9416,8 +6527,7 @@ public final class KernelBridge {
    * 128 keys); results do not depend on the thread count or instruction set.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -9496,37 +6606,14 @@ public final class KernelBridge {
    */
   public static void attentionEx(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, FloatBuffer k, FloatBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "q", q.remaining(), Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "k", k.remaining(), Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex", "v", v.remaining(), Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
-    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex", "mask", mask.remaining(), Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex", "out", out.remaining(), Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    q = Checks.direct("kb_attention_ex", "q", q);
-    k = Checks.direct("kb_attention_ex", "k", k);
-    v = Checks.direct("kb_attention_ex", "v", v);
-    kvLengths = Checks.direct("kb_attention_ex", "kv_lengths", kvLengths);
-    mask = Checks.direct("kb_attention_ex", "mask", mask);
-    out = Checks.writableDirect("kb_attention_ex", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_ex__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex", "q", q, Checks.size("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex", "k", k, Checks.size("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex", "v", v, Checks.size("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex", "mask", mask, Checks.size("kb_attention_ex", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex", "out", out, Checks.size("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, Checks.direct("kb_attention_ex", "q", q), Checks.direct("kb_attention_ex", "k", k), Checks.direct("kb_attention_ex", "v", v), Checks.direct("kb_attention_ex", "kv_lengths", kvLengths), maskBatch, maskHeads, maskQ, Checks.direct("kb_attention_ex", "mask", mask), causal, causalBottomRight, scale, Checks.writableDirect("kb_attention_ex", "out", out));
   }
 
   /**
@@ -9582,51 +6669,27 @@ public final class KernelBridge {
    */
   public static void attentionEx(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else q.require("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", Checks.mul("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else k.require("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", Checks.mul("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else v.require("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", Checks.mul("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null) kvLengths.require("kb_attention_ex", "kv_lengths", batch, 4, "[batch]");
-    if (mask != null) mask.require("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", Checks.mul("kb_attention_ex", "mask", maskBatch, maskHeads), maskQ), seqKv), 4, "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else out.require("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", Checks.mul("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention_ex", "q", q, 4);
-    final long addrK = DeviceBuffer.address("kb_attention_ex", "k", k, 4);
-    final long addrV = DeviceBuffer.address("kb_attention_ex", "v", v, 4);
-    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex", "kv_lengths", kvLengths, 4);
-    final long addrMask = DeviceBuffer.address("kb_attention_ex", "mask", mask, 4);
-    final long addrOut = DeviceBuffer.address("kb_attention_ex", "out", out, 4);
-    try {
-      KernelBridgeNative.kb_attention_ex__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(kvLengths);
-      Reference.reachabilityFence(mask);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.holds("kb_attention_ex", "q", q, Checks.size("kb_attention_ex", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.holds("kb_attention_ex", "k", k, Checks.size("kb_attention_ex", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.holds("kb_attention_ex", "v", v, Checks.size("kb_attention_ex", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 4, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.holds("kb_attention_ex", "kv_lengths", kvLengths, batch, 4, "[batch]");
+    if (mask != null) Checks.holds("kb_attention_ex", "mask", mask, Checks.size("kb_attention_ex", "mask", maskBatch, maskHeads, maskQ, seqKv), 4, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.holds("kb_attention_ex", "out", out, Checks.size("kb_attention_ex", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, DeviceBuffer.address("kb_attention_ex", "q", q, 4), DeviceBuffer.address("kb_attention_ex", "k", k, 4), DeviceBuffer.address("kb_attention_ex", "v", v, 4), DeviceBuffer.address("kb_attention_ex", "kv_lengths", kvLengths, 4), maskBatch, maskHeads, maskQ, DeviceBuffer.address("kb_attention_ex", "mask", mask, 4), causal, causalBottomRight, scale, DeviceBuffer.address("kb_attention_ex", "out", out, 4));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(kvLengths);
+    Reference.reachabilityFence(mask);
+    Reference.reachabilityFence(out);
   }
 
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -9682,45 +6745,26 @@ public final class KernelBridge {
    */
   public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "q", q.length, Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "k", k.length, Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "v", v.length, Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex_bf16", "kv_lengths", kvLengths.length, batch, "[batch]");
-    if (mask != null && mask.length != Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_bf16", "mask", mask.length, Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "out", out.length, Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "v");
-    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_bf16", "out", "mask");
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_ex_bf16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_bf16", "q", q, Checks.size("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_bf16", "k", k, Checks.size("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_bf16", "v", v, Checks.size("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_bf16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_bf16", "mask", mask, Checks.size("kb_attention_ex_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_bf16", "out", out, Checks.size("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.notSame("kb_attention_ex_bf16", "out", out, "q", q);
+    Checks.notSame("kb_attention_ex_bf16", "out", out, "k", k);
+    Checks.notSame("kb_attention_ex_bf16", "out", out, "v", v);
+    Checks.notSame("kb_attention_ex_bf16", "out", out, "mask", mask);
+    KernelBridgeNative.kb_attention_ex_bf16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
   }
 
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -9751,8 +6795,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -9778,45 +6821,21 @@ public final class KernelBridge {
    */
   public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "q", q.remaining(), Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "k", k.remaining(), Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "v", v.remaining(), Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex_bf16", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
-    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_bf16", "mask", mask.remaining(), Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_bf16", "out", out.remaining(), Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    q = Checks.direct("kb_attention_ex_bf16", "q", q);
-    k = Checks.direct("kb_attention_ex_bf16", "k", k);
-    v = Checks.direct("kb_attention_ex_bf16", "v", v);
-    kvLengths = Checks.direct("kb_attention_ex_bf16", "kv_lengths", kvLengths);
-    mask = Checks.direct("kb_attention_ex_bf16", "mask", mask);
-    out = Checks.writableDirect("kb_attention_ex_bf16", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_ex_bf16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_bf16", "q", q, Checks.size("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_bf16", "k", k, Checks.size("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_bf16", "v", v, Checks.size("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_bf16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_bf16", "mask", mask, Checks.size("kb_attention_ex_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_bf16", "out", out, Checks.size("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_bf16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, Checks.direct("kb_attention_ex_bf16", "q", q), Checks.direct("kb_attention_ex_bf16", "k", k), Checks.direct("kb_attention_ex_bf16", "v", v), Checks.direct("kb_attention_ex_bf16", "kv_lengths", kvLengths), maskBatch, maskHeads, maskQ, Checks.direct("kb_attention_ex_bf16", "mask", mask), causal, causalBottomRight, scale, Checks.writableDirect("kb_attention_ex_bf16", "out", out));
   }
 
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -9843,51 +6862,27 @@ public final class KernelBridge {
    */
   public static void attentionExBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_bf16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_bf16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_bf16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_bf16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_bf16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else q.require("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", Checks.mul("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else k.require("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", Checks.mul("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else v.require("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", Checks.mul("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null) kvLengths.require("kb_attention_ex_bf16", "kv_lengths", batch, 4, "[batch]");
-    if (mask != null) mask.require("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", Checks.mul("kb_attention_ex_bf16", "mask", maskBatch, maskHeads), maskQ), seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else out.require("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", Checks.mul("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention_ex_bf16", "q", q, 2);
-    final long addrK = DeviceBuffer.address("kb_attention_ex_bf16", "k", k, 2);
-    final long addrV = DeviceBuffer.address("kb_attention_ex_bf16", "v", v, 2);
-    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex_bf16", "kv_lengths", kvLengths, 4);
-    final long addrMask = DeviceBuffer.address("kb_attention_ex_bf16", "mask", mask, 2);
-    final long addrOut = DeviceBuffer.address("kb_attention_ex_bf16", "out", out, 2);
-    try {
-      KernelBridgeNative.kb_attention_ex_bf16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(kvLengths);
-      Reference.reachabilityFence(mask);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.holds("kb_attention_ex_bf16", "q", q, Checks.size("kb_attention_ex_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.holds("kb_attention_ex_bf16", "k", k, Checks.size("kb_attention_ex_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.holds("kb_attention_ex_bf16", "v", v, Checks.size("kb_attention_ex_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.holds("kb_attention_ex_bf16", "kv_lengths", kvLengths, batch, 4, "[batch]");
+    if (mask != null) Checks.holds("kb_attention_ex_bf16", "mask", mask, Checks.size("kb_attention_ex_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.holds("kb_attention_ex_bf16", "out", out, Checks.size("kb_attention_ex_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_bf16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, DeviceBuffer.address("kb_attention_ex_bf16", "q", q, 2), DeviceBuffer.address("kb_attention_ex_bf16", "k", k, 2), DeviceBuffer.address("kb_attention_ex_bf16", "v", v, 2), DeviceBuffer.address("kb_attention_ex_bf16", "kv_lengths", kvLengths, 4), maskBatch, maskHeads, maskQ, DeviceBuffer.address("kb_attention_ex_bf16", "mask", mask, 2), causal, causalBottomRight, scale, DeviceBuffer.address("kb_attention_ex_bf16", "out", out, 2));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(kvLengths);
+    Reference.reachabilityFence(mask);
+    Reference.reachabilityFence(out);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -9943,45 +6938,26 @@ public final class KernelBridge {
    */
   public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.length != Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "q", q.length, Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.length != Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "k", k.length, Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.length != Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "v", v.length, Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.length != batch) throw Checks.mismatch("kb_attention_ex_f16", "kv_lengths", kvLengths.length, batch, "[batch]");
-    if (mask != null && mask.length != Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_f16", "mask", mask.length, Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.length != Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "out", out.length, Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (out == q && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "q");
-    if (out == k && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "k");
-    if (out == v && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "v");
-    if (out == mask && out != null && out.length > 0) throw Checks.sameArray("kb_attention_ex_f16", "out", "mask");
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_ex_f16(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_f16", "q", q, Checks.size("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_f16", "k", k, Checks.size("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_f16", "v", v, Checks.size("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_f16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_f16", "mask", mask, Checks.size("kb_attention_ex_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_f16", "out", out, Checks.size("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.notSame("kb_attention_ex_f16", "out", out, "q", q);
+    Checks.notSame("kb_attention_ex_f16", "out", out, "k", k);
+    Checks.notSame("kb_attention_ex_f16", "out", out, "v", v);
+    Checks.notSame("kb_attention_ex_f16", "out", out, "mask", mask);
+    KernelBridgeNative.kb_attention_ex_f16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param batch dimension, at least 0
    * @param heads dimension, at least 0
@@ -10012,8 +6988,7 @@ public final class KernelBridge {
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -10039,45 +7014,21 @@ public final class KernelBridge {
    */
   public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (q.remaining() != Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "q", q.remaining(), Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (k.remaining() != Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "k", k.remaining(), Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else if (v.remaining() != Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "v", v.remaining(), Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null && kvLengths.remaining() != batch) throw Checks.mismatch("kb_attention_ex_f16", "kv_lengths", kvLengths.remaining(), batch, "[batch]");
-    if (mask != null && mask.remaining() != Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv)) throw Checks.mismatch("kb_attention_ex_f16", "mask", mask.remaining(), Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else if (out.remaining() != Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim)) throw Checks.mismatch("kb_attention_ex_f16", "out", out.remaining(), Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    q = Checks.direct("kb_attention_ex_f16", "q", q);
-    k = Checks.direct("kb_attention_ex_f16", "k", k);
-    v = Checks.direct("kb_attention_ex_f16", "v", v);
-    kvLengths = Checks.direct("kb_attention_ex_f16", "kv_lengths", kvLengths);
-    mask = Checks.direct("kb_attention_ex_f16", "mask", mask);
-    out = Checks.writableDirect("kb_attention_ex_f16", "out", out);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_attention_ex_f16__direct(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_f16", "q", q, Checks.size("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_f16", "k", k, Checks.size("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_f16", "v", v, Checks.size("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_f16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_f16", "mask", mask, Checks.size("kb_attention_ex_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_f16", "out", out, Checks.size("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_f16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, Checks.direct("kb_attention_ex_f16", "q", q), Checks.direct("kb_attention_ex_f16", "k", k), Checks.direct("kb_attention_ex_f16", "v", v), Checks.direct("kb_attention_ex_f16", "kv_lengths", kvLengths), maskBatch, maskHeads, maskQ, Checks.direct("kb_attention_ex_f16", "mask", mask), causal, causalBottomRight, scale, Checks.writableDirect("kb_attention_ex_f16", "out", out));
   }
 
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param batch dimension, at least 0
@@ -10104,43 +7055,20 @@ public final class KernelBridge {
    */
   public static void attentionExF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_attention_ex_f16", "batch", batch);
-    if (heads < 0) throw Checks.negative("kb_attention_ex_f16", "heads", heads);
-    if (kvHeads < 0) throw Checks.negative("kb_attention_ex_f16", "kv_heads", kvHeads);
-    if (seqQ < 0) throw Checks.negative("kb_attention_ex_f16", "seq_q", seqQ);
-    if (seqKv < 0) throw Checks.negative("kb_attention_ex_f16", "seq_kv", seqKv);
-    if (headDim < 0) throw Checks.negative("kb_attention_ex_f16", "head_dim", headDim);
-    if (maskBatch < 0) throw Checks.negative("kb_attention_ex_f16", "mask_batch", maskBatch);
-    if (maskHeads < 0) throw Checks.negative("kb_attention_ex_f16", "mask_heads", maskHeads);
-    if (maskQ < 0) throw Checks.negative("kb_attention_ex_f16", "mask_q", maskQ);
-    if (q == null) Checks.emptyIfNull("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else q.require("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", Checks.mul("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    if (k == null) Checks.emptyIfNull("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else k.require("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", Checks.mul("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (v == null) Checks.emptyIfNull("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    else v.require("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", Checks.mul("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads)), (seqMajor ? kvHeads : seqKv)), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
-    if (kvLengths != null) kvLengths.require("kb_attention_ex_f16", "kv_lengths", batch, 4, "[batch]");
-    if (mask != null) mask.require("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", Checks.mul("kb_attention_ex_f16", "mask", maskBatch, maskHeads), maskQ), seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
-    if (out == null) Checks.emptyIfNull("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    else out.require("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", Checks.mul("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads)), (seqMajor ? heads : seqQ)), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
-    final long address = ctx.address();
-    final long addrQ = DeviceBuffer.address("kb_attention_ex_f16", "q", q, 2);
-    final long addrK = DeviceBuffer.address("kb_attention_ex_f16", "k", k, 2);
-    final long addrV = DeviceBuffer.address("kb_attention_ex_f16", "v", v, 2);
-    final long addrKvLengths = DeviceBuffer.address("kb_attention_ex_f16", "kv_lengths", kvLengths, 4);
-    final long addrMask = DeviceBuffer.address("kb_attention_ex_f16", "mask", mask, 2);
-    final long addrOut = DeviceBuffer.address("kb_attention_ex_f16", "out", out, 2);
-    try {
-      KernelBridgeNative.kb_attention_ex_f16__addr(address, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, addrQ, addrK, addrV, addrKvLengths, maskBatch, maskHeads, maskQ, addrMask, causal, causalBottomRight, scale, addrOut);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(q);
-      Reference.reachabilityFence(k);
-      Reference.reachabilityFence(v);
-      Reference.reachabilityFence(kvLengths);
-      Reference.reachabilityFence(mask);
-      Reference.reachabilityFence(out);
-    }
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.holds("kb_attention_ex_f16", "q", q, Checks.size("kb_attention_ex_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.holds("kb_attention_ex_f16", "k", k, Checks.size("kb_attention_ex_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.holds("kb_attention_ex_f16", "v", v, Checks.size("kb_attention_ex_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.holds("kb_attention_ex_f16", "kv_lengths", kvLengths, batch, 4, "[batch]");
+    if (mask != null) Checks.holds("kb_attention_ex_f16", "mask", mask, Checks.size("kb_attention_ex_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), 2, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.holds("kb_attention_ex_f16", "out", out, Checks.size("kb_attention_ex_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 2, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_f16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, DeviceBuffer.address("kb_attention_ex_f16", "q", q, 2), DeviceBuffer.address("kb_attention_ex_f16", "k", k, 2), DeviceBuffer.address("kb_attention_ex_f16", "v", v, 2), DeviceBuffer.address("kb_attention_ex_f16", "kv_lengths", kvLengths, 4), maskBatch, maskHeads, maskQ, DeviceBuffer.address("kb_attention_ex_f16", "mask", mask, 2), causal, causalBottomRight, scale, DeviceBuffer.address("kb_attention_ex_f16", "out", out, 2));
+    Reference.reachabilityFence(q);
+    Reference.reachabilityFence(k);
+    Reference.reachabilityFence(v);
+    Reference.reachabilityFence(kvLengths);
+    Reference.reachabilityFence(mask);
+    Reference.reachabilityFence(out);
   }
 
   /**
@@ -10220,61 +7148,21 @@ public final class KernelBridge {
    */
   public static void gemmBatched(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, float[] a, int lda, int strideA, float[] b, int ldb, int strideB, float beta, float[] c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched", "a", a.length, Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched", "b", b.length, Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.length < Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched", "c", c.length, Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final FloatBuffer sf = ctx.scratchFloats;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          sf.position(oA);
-          sf.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          sf.position(oB);
-          sf.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          sf.position(oC);
-          sf.put(c);
-        }
-        KernelBridgeNative.kb_gemm_batched__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 4L * oA, lda, strideA, b == null ? 0L : base + 4L * oB, ldb, strideB, beta, c == null ? 0L : base + 4L * oC, ldc, strideC);
-        if (c != null) {
-          sf.position(oC);
-          sf.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm_batched(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm_batched", "a", a, Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched", "b", b, Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched", "c", c, Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    Checks.notSame("kb_gemm_batched", "c", c, "a", a);
+    Checks.notSame("kb_gemm_batched", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 4)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm_batched__addr(ctx, transA, transB, batch, m, n, k, alpha, pA, lda, strideA, pB, ldb, strideB, beta, pC, ldc, strideC);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm_batched(ctx, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
     }
   }
 
@@ -10294,8 +7182,7 @@ public final class KernelBridge {
    * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
    *
    * @param transA flag
    * @param transB flag
@@ -10359,34 +7246,14 @@ public final class KernelBridge {
    */
   public static void gemmBatched(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, FloatBuffer a, int lda, int strideA, FloatBuffer b, int ldb, int strideB, float beta, FloatBuffer c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched", "a", a.remaining(), Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched", "b", b.remaining(), Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.remaining() < Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched", "c", c.remaining(), Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
-    a = Checks.direct("kb_gemm_batched", "a", a);
-    b = Checks.direct("kb_gemm_batched", "b", b);
-    c = Checks.writableDirect("kb_gemm_batched", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm_batched__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm_batched", "a", a, Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched", "b", b, Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched", "c", c, Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched__direct(ctx, transA, transB, batch, m, n, k, alpha, Checks.direct("kb_gemm_batched", "a", a), lda, strideA, Checks.direct("kb_gemm_batched", "b", b), ldb, strideB, beta, Checks.writableDirect("kb_gemm_batched", "c", c), ldc, strideC);
   }
 
   /**
@@ -10429,37 +7296,17 @@ public final class KernelBridge {
    */
   public static void gemmBatched(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm_batched", "a", Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 4, "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm_batched", "b", Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 4, "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else c.require("kb_gemm_batched", "c", Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), 4, "[batch, m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm_batched", "a", a, 4);
-    final long addrB = DeviceBuffer.address("kb_gemm_batched", "b", b, 4);
-    final long addrC = DeviceBuffer.address("kb_gemm_batched", "c", c, 4);
-    try {
-      KernelBridgeNative.kb_gemm_batched__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm_batched", "a", a, Checks.batched("kb_gemm_batched", "a", batch, Checks.strided("kb_gemm_batched", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 4, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm_batched", "b", b, Checks.batched("kb_gemm_batched", "b", batch, Checks.strided("kb_gemm_batched", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 4, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm_batched", "c", c, Checks.batched("kb_gemm_batched", "c", batch, Checks.strided("kb_gemm_batched", "c", m, n, ldc), strideC), 4, "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched__addr(ctx, transA, transB, batch, m, n, k, alpha, DeviceBuffer.address("kb_gemm_batched", "a", a, 4), lda, strideA, DeviceBuffer.address("kb_gemm_batched", "b", b, 4), ldb, strideB, beta, DeviceBuffer.address("kb_gemm_batched", "c", c, 4), ldc, strideC);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 
   /**
@@ -10467,8 +7314,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -10521,61 +7367,21 @@ public final class KernelBridge {
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_bf16", "a", a.length, Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_bf16", "b", b.length, Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.length < Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_bf16", "c", c.length, Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_bf16", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_bf16", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          ss.position(oC);
-          ss.put(c);
-        }
-        KernelBridgeNative.kb_gemm_batched_bf16__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, strideA, b == null ? 0L : base + 2L * oB, ldb, strideB, beta, c == null ? 0L : base + 2L * oC, ldc, strideC);
-        if (c != null) {
-          ss.position(oC);
-          ss.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm_batched_bf16(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm_batched_bf16", "a", a, Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched_bf16", "b", b, Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched_bf16", "c", c, Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    Checks.notSame("kb_gemm_batched_bf16", "c", c, "a", a);
+    Checks.notSame("kb_gemm_batched_bf16", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm_batched_bf16__addr(ctx, transA, transB, batch, m, n, k, alpha, pA, lda, strideA, pB, ldb, strideB, beta, pC, ldc, strideC);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm_batched_bf16(ctx, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
     }
   }
 
@@ -10584,10 +7390,8 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -10617,8 +7421,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -10642,34 +7445,14 @@ public final class KernelBridge {
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_bf16", "a", a.remaining(), Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_bf16", "b", b.remaining(), Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.remaining() < Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_bf16", "c", c.remaining(), Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    a = Checks.direct("kb_gemm_batched_bf16", "a", a);
-    b = Checks.direct("kb_gemm_batched_bf16", "b", b);
-    c = Checks.writableDirect("kb_gemm_batched_bf16", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm_batched_bf16__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm_batched_bf16", "a", a, Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched_bf16", "b", b, Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched_bf16", "c", c, Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched_bf16__direct(ctx, transA, transB, batch, m, n, k, alpha, Checks.direct("kb_gemm_batched_bf16", "a", a), lda, strideA, Checks.direct("kb_gemm_batched_bf16", "b", b), ldb, strideB, beta, Checks.writableDirect("kb_gemm_batched_bf16", "c", c), ldc, strideC);
   }
 
   /**
@@ -10677,8 +7460,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -10703,37 +7485,17 @@ public final class KernelBridge {
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_bf16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_bf16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_bf16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_bf16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_bf16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_bf16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_bf16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_bf16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_bf16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_bf16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm_batched_bf16", "a", Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm_batched_bf16", "b", Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else c.require("kb_gemm_batched_bf16", "c", Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm_batched_bf16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_gemm_batched_bf16", "b", b, 2);
-    final long addrC = DeviceBuffer.address("kb_gemm_batched_bf16", "c", c, 2);
-    try {
-      KernelBridgeNative.kb_gemm_batched_bf16__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm_batched_bf16", "a", a, Checks.batched("kb_gemm_batched_bf16", "a", batch, Checks.strided("kb_gemm_batched_bf16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm_batched_bf16", "b", b, Checks.batched("kb_gemm_batched_bf16", "b", batch, Checks.strided("kb_gemm_batched_bf16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm_batched_bf16", "c", c, Checks.batched("kb_gemm_batched_bf16", "c", batch, Checks.strided("kb_gemm_batched_bf16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched_bf16__addr(ctx, transA, transB, batch, m, n, k, alpha, DeviceBuffer.address("kb_gemm_batched_bf16", "a", a, 2), lda, strideA, DeviceBuffer.address("kb_gemm_batched_bf16", "b", b, 2), ldb, strideB, beta, DeviceBuffer.address("kb_gemm_batched_bf16", "c", c, 2), ldc, strideC);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 
   /**
@@ -10741,8 +7503,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_f16.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -10795,61 +7556,21 @@ public final class KernelBridge {
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_f16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.length < Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_f16", "a", a.length, Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.length < Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_f16", "b", b.length, Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.length < Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_f16", "c", c.length, Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    if (c == a && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_f16", "c", "a");
-    if (c == b && c != null && c.length > 0) throw Checks.sameArray("kb_gemm_batched_f16", "c", "b");
-    final long address = ctx.address();
-    try {
-      if ((long) (a == null ? 0 : a.length) + (b == null ? 0 : b.length) + (c == null ? 0 : c.length) <= 2 * Context.SCRATCH_ELEMENTS) {
-        final long base = ctx.scratchAddress();
-        final ShortBuffer ss = ctx.scratchShorts;
-        int next = 0;
-        final int oA = next;
-        if (a != null) {
-          next += a.length;
-          ss.position(oA);
-          ss.put(a);
-        }
-        final int oB = next;
-        if (b != null) {
-          next += b.length;
-          ss.position(oB);
-          ss.put(b);
-        }
-        final int oC = next;
-        if (c != null) {
-          next += c.length;
-          ss.position(oC);
-          ss.put(c);
-        }
-        KernelBridgeNative.kb_gemm_batched_f16__addr(address, transA, transB, batch, m, n, k, alpha, a == null ? 0L : base + 2L * oA, lda, strideA, b == null ? 0L : base + 2L * oB, ldb, strideB, beta, c == null ? 0L : base + 2L * oC, ldc, strideC);
-        if (c != null) {
-          ss.position(oC);
-          ss.get(c);
-        }
-      } else {
-        KernelBridgeNative.kb_gemm_batched_f16(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-      }
-    } finally {
-      Reference.reachabilityFence(ctx);
+    Checks.atLeast("kb_gemm_batched_f16", "a", a, Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched_f16", "b", b, Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched_f16", "c", c, Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    Checks.notSame("kb_gemm_batched_f16", "c", c, "a", a);
+    Checks.notSame("kb_gemm_batched_f16", "c", c, "b", b);
+    if (Scratch.fits(ctx, Scratch.len(a) + Scratch.len(b) + Scratch.len(c), 2)) {
+      final long pA = Scratch.in(ctx, a), pB = Scratch.in(ctx, b), pC = Scratch.in(ctx, c);
+      KernelBridgeNative.kb_gemm_batched_f16__addr(ctx, transA, transB, batch, m, n, k, alpha, pA, lda, strideA, pB, ldb, strideB, beta, pC, ldc, strideC);
+      Scratch.back(ctx, c, pC);
+    } else {
+      KernelBridgeNative.kb_gemm_batched_f16(ctx, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
     }
   }
 
@@ -10858,10 +7579,8 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_f16.
    *
    * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param transA flag
    * @param transB flag
@@ -10891,8 +7610,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_f16.
    *
    * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -10916,34 +7634,14 @@ public final class KernelBridge {
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_f16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else if (a.remaining() < Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA)) throw Checks.tooShort("kb_gemm_batched_f16", "a", a.remaining(), Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else if (b.remaining() < Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB)) throw Checks.tooShort("kb_gemm_batched_f16", "b", b.remaining(), Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else if (c.remaining() < Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC)) throw Checks.tooShort("kb_gemm_batched_f16", "c", c.remaining(), Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    a = Checks.direct("kb_gemm_batched_f16", "a", a);
-    b = Checks.direct("kb_gemm_batched_f16", "b", b);
-    c = Checks.writableDirect("kb_gemm_batched_f16", "c", c);
-    final long address = ctx.address();
-    try {
-      KernelBridgeNative.kb_gemm_batched_f16__direct(address, transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-    }
+    Checks.atLeast("kb_gemm_batched_f16", "a", a, Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.atLeast("kb_gemm_batched_f16", "b", b, Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.atLeast("kb_gemm_batched_f16", "c", c, Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched_f16__direct(ctx, transA, transB, batch, m, n, k, alpha, Checks.direct("kb_gemm_batched_f16", "a", a), lda, strideA, Checks.direct("kb_gemm_batched_f16", "b", b), ldb, strideB, beta, Checks.writableDirect("kb_gemm_batched_f16", "c", c), ldc, strideC);
   }
 
   /**
@@ -10951,8 +7649,7 @@ public final class KernelBridge {
    * stay float).  Each item is computed as kb_gemm_f16.
    *
    * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    *
    * @param ctx the context to run on (see {@link Context})
    * @param transA flag
@@ -10977,36 +7674,16 @@ public final class KernelBridge {
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
     Objects.requireNonNull(ctx, "ctx");
-    if (batch < 0) throw Checks.negative("kb_gemm_batched_f16", "batch", batch);
-    if (m < 0) throw Checks.negative("kb_gemm_batched_f16", "m", m);
-    if (n < 0) throw Checks.negative("kb_gemm_batched_f16", "n", n);
-    if (k < 0) throw Checks.negative("kb_gemm_batched_f16", "k", k);
-    if (lda < 0) throw Checks.negative("kb_gemm_batched_f16", "lda", lda);
-    if (strideA < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_a", strideA);
-    if (ldb < 0) throw Checks.negative("kb_gemm_batched_f16", "ldb", ldb);
-    if (strideB < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_b", strideB);
-    if (ldc < 0) throw Checks.negative("kb_gemm_batched_f16", "ldc", ldc);
-    if (strideC < 0) throw Checks.negative("kb_gemm_batched_f16", "stride_c", strideC);
+    if ((batch | m | n | k | lda | strideA | ldb | strideB | ldc | strideC) < 0) throw Checks.negative("kb_gemm_batched_f16", "batch, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC);
     if (lda < Math.max(1, (transA ? m : k))) throw Checks.badStride("kb_gemm_batched_f16", "lda", lda, (transA ? m : k));
     if (ldb < Math.max(1, (transB ? k : n))) throw Checks.badStride("kb_gemm_batched_f16", "ldb", ldb, (transB ? k : n));
     if (ldc < Math.max(1, n)) throw Checks.badStride("kb_gemm_batched_f16", "ldc", ldc, n);
-    if (a == null) Checks.emptyIfNull("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), "[batch, trans_a ? k : m, trans_a ? m : k]");
-    else a.require("kb_gemm_batched_f16", "a", Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
-    if (b == null) Checks.emptyIfNull("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), "[batch, trans_b ? n : k, trans_b ? k : n]");
-    else b.require("kb_gemm_batched_f16", "b", Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
-    if (c == null) Checks.emptyIfNull("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), "[batch, m, n]");
-    else c.require("kb_gemm_batched_f16", "c", Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
-    final long address = ctx.address();
-    final long addrA = DeviceBuffer.address("kb_gemm_batched_f16", "a", a, 2);
-    final long addrB = DeviceBuffer.address("kb_gemm_batched_f16", "b", b, 2);
-    final long addrC = DeviceBuffer.address("kb_gemm_batched_f16", "c", c, 2);
-    try {
-      KernelBridgeNative.kb_gemm_batched_f16__addr(address, transA, transB, batch, m, n, k, alpha, addrA, lda, strideA, addrB, ldb, strideB, beta, addrC, ldc, strideC);
-    } finally {
-      Reference.reachabilityFence(ctx);
-      Reference.reachabilityFence(a);
-      Reference.reachabilityFence(b);
-      Reference.reachabilityFence(c);
-    }
+    Checks.holds("kb_gemm_batched_f16", "a", a, Checks.batched("kb_gemm_batched_f16", "a", batch, Checks.strided("kb_gemm_batched_f16", "a", (transA ? k : m), (transA ? m : k), lda), strideA), 2, "[batch, trans_a ? k : m, trans_a ? m : k]");
+    Checks.holds("kb_gemm_batched_f16", "b", b, Checks.batched("kb_gemm_batched_f16", "b", batch, Checks.strided("kb_gemm_batched_f16", "b", (transB ? n : k), (transB ? k : n), ldb), strideB), 2, "[batch, trans_b ? n : k, trans_b ? k : n]");
+    Checks.holds("kb_gemm_batched_f16", "c", c, Checks.batched("kb_gemm_batched_f16", "c", batch, Checks.strided("kb_gemm_batched_f16", "c", m, n, ldc), strideC), 2, "[batch, m, n]");
+    KernelBridgeNative.kb_gemm_batched_f16__addr(ctx, transA, transB, batch, m, n, k, alpha, DeviceBuffer.address("kb_gemm_batched_f16", "a", a, 2), lda, strideA, DeviceBuffer.address("kb_gemm_batched_f16", "b", b, 2), ldb, strideB, beta, DeviceBuffer.address("kb_gemm_batched_f16", "c", c, 2), ldc, strideC);
+    Reference.reachabilityFence(a);
+    Reference.reachabilityFence(b);
+    Reference.reachabilityFence(c);
   }
 }
