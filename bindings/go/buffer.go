@@ -21,6 +21,12 @@ import (
 //	err := ctx.SiluBuf(x.Float32View(), y.Float32View())
 //	err = y.DownloadFloat32(0, ys)
 //
+// The <Kernel>Buf methods check views before the call: a closed Buffer or a
+// range outside its Buffer is an *Error with Code InvalidArgument naming the
+// argument, a view shorter than its shape one with Code ShapeMismatch; a view
+// may be longer (its first elements are used).  On a CUDA context every
+// Buffer must be memory of the context's device.
+//
 // Upload, download, fill and copy run on the Buffer's Context (the one that
 // made it, or the one given to SetContext), so a Buffer follows its
 // Context's rule: one goroutine at a time.  Offsets of the typed methods
@@ -40,8 +46,10 @@ type Buffer struct {
 	// h is ptr as an integer, as the generated C helpers take handles.
 	h C.uintptr_t
 	// data is the address of the first byte (kb_buffer_data), C or device
-	// memory, never dereferenced by Go; 0 for an empty buffer.
-	data   uintptr
+	// memory, never dereferenced by Go; nil for an empty buffer.  As an
+	// unsafe.Pointer (memory the Go heap does not own, which the GC ignores)
+	// it goes to C as a typed pointer to numbers, which cgo need not check.
+	data   unsafe.Pointer
 	size   int
 	device int
 	ctx    *Context
@@ -64,7 +72,7 @@ func (c *Context) NewBuffer(bytes int) (*Buffer, error) {
 	b := &Buffer{
 		ptr:    p,
 		h:      C.uintptr_t(uintptr(unsafe.Pointer(p))),
-		data:   uintptr(C.kb_buffer_data(p)),
+		data:   C.kb_buffer_data(p),
 		size:   int(C.kb_buffer_size(p)),
 		device: int(C.kb_buffer_device(p)),
 		ctx:    c,
@@ -124,7 +132,7 @@ func (b *Buffer) release() {
 	C.kb_buffer_destroy(b.ptr)
 	b.ptr = nil
 	b.h = 0
-	b.data = 0
+	b.data = nil
 	b.size = 0
 	b.ctx = nil
 }
@@ -397,6 +405,15 @@ func whole(b *Buffer, esize int) view {
 	return view{b, 0, b.size / esize}
 }
 
+// optLen is the length the kernel checks see: -1 for the zero view, which
+// is absent where the kernel allows it.
+func (v view) optLen() int {
+	if v.buf == nil {
+		return -1
+	}
+	return v.n
+}
+
 // checkView fails when the view's Buffer is closed or the view's range is
 // not inside it; the zero view (no Buffer) is empty, or absent where a
 // kernel allows it.
@@ -418,13 +435,13 @@ func (v view) checkView(fn, name string, esize int, unit string) error {
 	return nil
 }
 
-// address is the C address of the view's first element; 0 for an empty view
-// (empty tensors go to C as NULL, as empty slices do).
-func (v view) address(esize int) C.uintptr_t {
+// address is the C address of the view's first element; nil for an empty
+// view (empty tensors go to C as NULL, as empty slices do).
+func (v view) address(esize int) unsafe.Pointer {
 	if v.buf == nil || v.n == 0 {
-		return 0
+		return nil
 	}
-	return C.uintptr_t(v.buf.data + uintptr(v.off*esize))
+	return unsafe.Add(v.buf.data, v.off*esize)
 }
 
 // Float32View is a range of a Buffer as float32 elements, the argument type
@@ -442,7 +459,7 @@ func (v Float32View) Slice(i, j int) Float32View { return Float32View{v.slice(i,
 
 func (v Float32View) check(fn, name string) error { return v.checkView(fn, name, 4, "float32") }
 
-func (v Float32View) addr() C.uintptr_t { return v.address(4) }
+func (v Float32View) ptr() *C.float { return (*C.float)(v.address(4)) }
 
 // Int32View is a range of a Buffer as int32 elements (i32 tensors).
 type Int32View struct{ view }
@@ -455,7 +472,7 @@ func (v Int32View) Slice(i, j int) Int32View { return Int32View{v.slice(i, j)} }
 
 func (v Int32View) check(fn, name string) error { return v.checkView(fn, name, 4, "int32") }
 
-func (v Int32View) addr() C.uintptr_t { return v.address(4) }
+func (v Int32View) ptr() *C.int32_t { return (*C.int32_t)(v.address(4)) }
 
 // BF16View is a range of a Buffer as bfloat16 elements (bf16 tensors; the
 // memory holds their bit patterns, see Float32ToBF16).
@@ -469,7 +486,7 @@ func (v BF16View) Slice(i, j int) BF16View { return BF16View{v.slice(i, j)} }
 
 func (v BF16View) check(fn, name string) error { return v.checkView(fn, name, 2, "bfloat16") }
 
-func (v BF16View) addr() C.uintptr_t { return v.address(2) }
+func (v BF16View) ptr() *C.uint16_t { return (*C.uint16_t)(v.address(2)) }
 
 // F16View is a range of a Buffer as IEEE binary16 elements (f16 tensors; the
 // memory holds their bit patterns, see Float32ToF16).
@@ -483,4 +500,4 @@ func (v F16View) Slice(i, j int) F16View { return F16View{v.slice(i, j)} }
 
 func (v F16View) check(fn, name string) error { return v.checkView(fn, name, 2, "float16") }
 
-func (v F16View) addr() C.uintptr_t { return v.address(2) }
+func (v F16View) ptr() *C.uint16_t { return (*C.uint16_t)(v.address(2)) }

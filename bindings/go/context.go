@@ -18,6 +18,15 @@ import (
 // threads of the calls made through it, and carries the message of its last
 // failure.
 //
+// Every kernel is a package-level function (Silu, Softmax, ...), a Context
+// method of the same name and a <Kernel>Buf Context method.  The
+// package-level functions run on a pooled default context (CPU backend, one
+// thread) and are safe for concurrent use; use the Context methods to choose
+// the backend and thread count, and the <Kernel>Buf methods for tensors in
+// Buffers (see [Buffer] for how their views are checked).  Slice lengths are
+// checked before the call: a wrong length is an *Error with Code
+// ShapeMismatch, a negative size one with Code InvalidArgument.
+//
 // A Context must be used by one goroutine at a time (calls on different
 // contexts run in parallel).  Close releases it; a finalizer releases a
 // Context that becomes unreachable without Close, but closing explicitly
@@ -143,7 +152,10 @@ func (c *Context) Synchronize() error {
 }
 
 // fail builds the error of a failed kernel call; the C message was copied
-// into c.msg by the call itself.
+// into c.msg by the call itself.  It is out of line so that done, which
+// calls it, inlines into every kernel call.
+//
+//go:noinline
 func (c *Context) fail(st C.kb_status) error {
 	return &Error{Code: Status(st), Msg: C.GoString(c.msg)}
 }
@@ -212,4 +224,12 @@ func (m threadMessage) fail(st C.kb_status) error {
 		msg = "the call failed without a message"
 	}
 	return &Error{Code: Status(st), Msg: msg}
+}
+
+// done is the error of a call without a context that returned st.
+func (m threadMessage) done(st C.kb_status) error {
+	if st != 0 {
+		return m.fail(st)
+	}
+	return nil
 }

@@ -19,10 +19,11 @@ static void kbgo_copy(char *msg, size_t cap, const char *m) {
 	msg[n] = 0;
 }
 
-// Copies the context's message into msg (KBGO_MSG_CAP bytes) when st is
+// Copies the message of context ctx (a kb_context *, passed as an integer
+// so that cgo need not check it) into msg (KBGO_MSG_CAP bytes) when st is
 // a failure, so that the message is read in the cgo call that failed.
-static kb_status kbgo_done(kb_context *ctx, char *msg, kb_status st) {
-	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error(ctx));
+static kb_status kbgo_done(uintptr_t ctx, char *msg, kb_status st) {
+	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error((kb_context *)ctx));
 	return st;
 }
 
@@ -34,637 +35,221 @@ static kb_status kbgo_thread_done(char *msg, kb_status st) {
 	return st;
 }
 
+// The other functions returning kb_status (see kbgo_done and kbgo_thread_done).
 static kb_status kbgo_context_create(char *kbgo_msg, kb_backend backend, int64_t num_threads, kb_context * *out) {
 	return kbgo_thread_done(kbgo_msg, kb_context_create(backend, num_threads, out));
 }
-
 static kb_status kbgo_cuda_device_count(char *kbgo_msg, int64_t *count) {
 	return kbgo_thread_done(kbgo_msg, kb_cuda_device_count(count));
 }
-
 static kb_status kbgo_cuda_device_name(char *kbgo_msg, int64_t device, char *name, int64_t name_capacity) {
 	return kbgo_thread_done(kbgo_msg, kb_cuda_device_name(device, name, name_capacity));
 }
-
 static kb_status kbgo_cuda_device_compute_capability(char *kbgo_msg, int64_t device, int64_t *capability) {
 	return kbgo_thread_done(kbgo_msg, kb_cuda_device_compute_capability(device, capability));
 }
-
 static kb_status kbgo_cuda_device_total_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
 	return kbgo_thread_done(kbgo_msg, kb_cuda_device_total_memory(device, bytes));
 }
-
 static kb_status kbgo_cuda_device_free_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
 	return kbgo_thread_done(kbgo_msg, kb_cuda_device_free_memory(device, bytes));
 }
-
 static kb_status kbgo_context_create_cuda(char *kbgo_msg, int64_t device, kb_context * *out) {
 	return kbgo_thread_done(kbgo_msg, kb_context_create_cuda(device, out));
 }
-
 static kb_status kbgo_context_synchronize(uintptr_t kbgo_ctx, char *kbgo_msg) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_context_synchronize(ctx));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_context_synchronize((kb_context *)kbgo_ctx));
 }
-
 static kb_status kbgo_buffer_create(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t bytes, kb_buffer * *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_buffer_create(ctx, bytes, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_create((kb_context *)kbgo_ctx, bytes, out));
 }
-
 static kb_status kbgo_buffer_upload(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, const void *src) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_buffer_upload(ctx, (kb_buffer *)buf, offset, bytes, src));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_upload((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, src));
 }
-
 static kb_status kbgo_buffer_download(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, void *dst) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_buffer_download(ctx, (const kb_buffer *)buf, offset, bytes, dst));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_download((kb_context *)kbgo_ctx, (const kb_buffer *)buf, offset, bytes, dst));
 }
-
 static kb_status kbgo_buffer_fill(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, int32_t value) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_buffer_fill(ctx, (kb_buffer *)buf, offset, bytes, value));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_fill((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, value));
 }
-
 static kb_status kbgo_buffer_copy(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t dst, int64_t dst_offset, uintptr_t src, int64_t src_offset, int64_t bytes) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_buffer_copy(ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_copy((kb_context *)kbgo_ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
 }
 
+// The kernels, run on a context passed as an integer (see kbgo_done).
 static kb_status kbgo_silu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_silu_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu(ctx, n, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_gelu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu(ctx, n, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_gelu_tanh(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_tanh_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh(ctx, n, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_add(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_add_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add(ctx, n, (const float *)a, (const float *)b, (float *)y));
-}
-
 static kb_status kbgo_mul(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_mul_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul(ctx, n, (const float *)a, (const float *)b, (float *)y));
-}
-
 static kb_status kbgo_scale(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale(ctx, n, alpha, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-
-static kb_status kbgo_scale_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale(ctx, n, alpha, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_add_bias(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias(ctx, rows, cols, x, bias, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-
-static kb_status kbgo_add_bias_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias(ctx, rows, cols, (const float *)x, (const float *)bias, (float *)y));
-}
-
 static kb_status kbgo_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_softmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax(ctx, rows, cols, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_log_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_log_softmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax(ctx, rows, cols, (const float *)x, (float *)y));
-}
-
 static kb_status kbgo_rmsnorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, float eps, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm(ctx, rows, cols, x, weight, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-
-static kb_status kbgo_rmsnorm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm(ctx, rows, cols, (const float *)x, (const float *)weight, eps, (float *)y));
-}
-
 static kb_status kbgo_layernorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, const float *bias, float eps, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm(ctx, rows, cols, x, weight, bias, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-
-static kb_status kbgo_layernorm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm(ctx, rows, cols, (const float *)x, (const float *)weight, (const float *)bias, eps, (float *)y));
-}
-
 static kb_status kbgo_gemm(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-
-static kb_status kbgo_gemm_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm(ctx, trans_a, trans_b, m, n, k, alpha, (const float *)a, lda, (const float *)b, ldb, beta, (float *)c, ldc));
-}
-
 static kb_status kbgo_embedding(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const float *table, float *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_embedding(ctx, n_ids, vocab, dim, ids, table, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_embedding((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table, out));
 }
-
-static kb_status kbgo_embedding_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_ids, int64_t vocab, int64_t dim, uintptr_t ids, uintptr_t table, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_embedding(ctx, n_ids, vocab, dim, (const int32_t *)ids, (const float *)table, (float *)out));
-}
-
 static kb_status kbgo_rope(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t seq, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions, float theta, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rope(ctx, seq, heads, head_dim, x, positions, theta, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rope((kb_context *)kbgo_ctx, seq, heads, head_dim, x, positions, theta, y));
 }
-
-static kb_status kbgo_rope_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t seq, int64_t heads, int64_t head_dim, uintptr_t x, uintptr_t positions, float theta, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rope(ctx, seq, heads, head_dim, (const float *)x, (const int32_t *)positions, theta, (float *)y));
-}
-
 static kb_status kbgo_attention(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale, float *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-
-static kb_status kbgo_attention_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const float *)q, (const float *)k, (const float *)v, causal, scale, (float *)out));
-}
-
 static kb_status kbgo_cross_entropy(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float *losses, float *mean_loss) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy(ctx, rows, classes, logits, targets, ignore_index, losses, mean_loss));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_cross_entropy((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, losses, mean_loss));
 }
-
-static kb_status kbgo_cross_entropy_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, uintptr_t logits, uintptr_t targets, int32_t ignore_index, uintptr_t losses, uintptr_t mean_loss) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy(ctx, rows, classes, (const float *)logits, (const int32_t *)targets, ignore_index, (float *)losses, (float *)mean_loss));
-}
-
 static kb_status kbgo_cross_entropy_backward(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy_backward(ctx, rows, classes, logits, targets, ignore_index, dloss, dlogits));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_cross_entropy_backward((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, dloss, dlogits));
 }
-
-static kb_status kbgo_cross_entropy_backward_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, uintptr_t logits, uintptr_t targets, int32_t ignore_index, float dloss, uintptr_t dlogits) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_cross_entropy_backward(ctx, rows, classes, (const float *)logits, (const int32_t *)targets, ignore_index, dloss, (float *)dlogits));
-}
-
 static kb_status kbgo_adamw_step(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float *params, const float *grads, float *m, float *v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_adamw_step(ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_adamw_step((kb_context *)kbgo_ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step));
 }
-
-static kb_status kbgo_adamw_step_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t params, uintptr_t grads, uintptr_t m, uintptr_t v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_adamw_step(ctx, n, (float *)params, (const float *)grads, (float *)m, (float *)v, lr, beta1, beta2, eps, weight_decay, step));
-}
-
 static kb_status kbgo_argmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, int32_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_argmax(ctx, rows, cols, x, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_argmax((kb_context *)kbgo_ctx, rows, cols, x, out));
 }
-
-static kb_status kbgo_argmax_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_argmax(ctx, rows, cols, (const float *)x, (int32_t *)out));
-}
-
 static kb_status kbgo_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed, int32_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_sample(ctx, rows, cols, logits, temperature, seed, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_sample((kb_context *)kbgo_ctx, rows, cols, logits, temperature, seed, out));
 }
-
-static kb_status kbgo_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, float temperature, uint64_t seed, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_sample(ctx, rows, cols, (const float *)logits, temperature, seed, (int32_t *)out));
-}
-
 static kb_status kbgo_topk_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_topk_sample(ctx, rows, cols, logits, k, temperature, seed, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_topk_sample((kb_context *)kbgo_ctx, rows, cols, logits, k, temperature, seed, out));
 }
-
-static kb_status kbgo_topk_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, int64_t k, float temperature, uint64_t seed, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_topk_sample(ctx, rows, cols, (const float *)logits, k, temperature, seed, (int32_t *)out));
-}
-
 static kb_status kbgo_topp_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float p, float temperature, uint64_t seed, int32_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_topp_sample(ctx, rows, cols, logits, p, temperature, seed, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_topp_sample((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
 }
-
-static kb_status kbgo_topp_sample_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t logits, float p, float temperature, uint64_t seed, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_topp_sample(ctx, rows, cols, (const float *)logits, p, temperature, seed, (int32_t *)out));
-}
-
 static kb_status kbgo_silu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu_bf16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_silu_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_silu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu_f16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_silu_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_silu_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_gelu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_bf16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_gelu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_f16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_gelu_tanh_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_bf16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_tanh_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_bf16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_gelu_tanh_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_f16(ctx, n, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-
-static kb_status kbgo_gelu_tanh_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gelu_tanh_f16(ctx, n, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_add_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bf16(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bf16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_add_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bf16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
-}
-
 static kb_status kbgo_add_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_f16(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_f16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_add_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_f16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
-}
-
 static kb_status kbgo_mul_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul_bf16(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul_bf16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_mul_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul_bf16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
-}
-
 static kb_status kbgo_mul_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul_f16(ctx, n, a, b, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul_f16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-
-static kb_status kbgo_mul_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, uintptr_t a, uintptr_t b, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_mul_f16(ctx, n, (const uint16_t *)a, (const uint16_t *)b, (uint16_t *)y));
-}
-
 static kb_status kbgo_scale_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale_bf16(ctx, n, alpha, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale_bf16((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-
-static kb_status kbgo_scale_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale_bf16(ctx, n, alpha, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_scale_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale_f16(ctx, n, alpha, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale_f16((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-
-static kb_status kbgo_scale_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_scale_f16(ctx, n, alpha, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_add_bias_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias_bf16(ctx, rows, cols, x, bias, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias_bf16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-
-static kb_status kbgo_add_bias_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)bias, (uint16_t *)y));
-}
-
 static kb_status kbgo_add_bias_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias_f16(ctx, rows, cols, x, bias, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias_f16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-
-static kb_status kbgo_add_bias_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t bias, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_add_bias_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)bias, (uint16_t *)y));
-}
-
 static kb_status kbgo_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax_bf16(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_softmax_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax_bf16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax_f16(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_softmax_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_softmax_f16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_log_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_bf16(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_log_softmax_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_bf16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_log_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_f16(ctx, rows, cols, x, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-
-static kb_status kbgo_log_softmax_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_log_softmax_f16(ctx, rows, cols, (const uint16_t *)x, (uint16_t *)y));
-}
-
 static kb_status kbgo_rmsnorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_bf16(ctx, rows, cols, x, weight, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-
-static kb_status kbgo_rmsnorm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, eps, (uint16_t *)y));
-}
-
 static kb_status kbgo_rmsnorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_f16(ctx, rows, cols, x, weight, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-
-static kb_status kbgo_rmsnorm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_rmsnorm_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, eps, (uint16_t *)y));
-}
-
 static kb_status kbgo_layernorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm_bf16(ctx, rows, cols, x, weight, bias, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-
-static kb_status kbgo_layernorm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm_bf16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, eps, (uint16_t *)y));
-}
-
 static kb_status kbgo_layernorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm_f16(ctx, rows, cols, x, weight, bias, eps, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-
-static kb_status kbgo_layernorm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, uintptr_t x, uintptr_t weight, uintptr_t bias, float eps, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_layernorm_f16(ctx, rows, cols, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, eps, (uint16_t *)y));
-}
-
 static kb_status kbgo_gemm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_bf16(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-
-static kb_status kbgo_gemm_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_bf16(ctx, trans_a, trans_b, m, n, k, alpha, (const uint16_t *)a, lda, (const uint16_t *)b, ldb, beta, (uint16_t *)c, ldc));
-}
-
 static kb_status kbgo_gemm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_f16(ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_f16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-
-static kb_status kbgo_gemm_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_f16(ctx, trans_a, trans_b, m, n, k, alpha, (const uint16_t *)a, lda, (const uint16_t *)b, ldb, beta, (uint16_t *)c, ldc));
-}
-
 static kb_status kbgo_attention_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-
-static kb_status kbgo_attention_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, causal, scale, (uint16_t *)out));
-}
-
 static kb_status kbgo_attention_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-
-static kb_status kbgo_attention_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, uintptr_t q, uintptr_t k, uintptr_t v, bool causal, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, causal, scale, (uint16_t *)out));
-}
-
 static kb_status kbgo_linear(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const float *x, const float *weight, const float *bias, kb_activation act, float *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-
-static kb_status kbgo_linear_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear(ctx, rows, in_features, out_features, (const float *)x, (const float *)weight, (const float *)bias, act, (float *)y));
-}
-
 static kb_status kbgo_linear_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear_bf16(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear_bf16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-
-static kb_status kbgo_linear_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear_bf16(ctx, rows, in_features, out_features, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, act, (uint16_t *)y));
-}
-
 static kb_status kbgo_linear_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear_f16(ctx, rows, in_features, out_features, x, weight, bias, act, y));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear_f16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-
-static kb_status kbgo_linear_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, uintptr_t x, uintptr_t weight, uintptr_t bias, kb_activation act, uintptr_t y) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_linear_f16(ctx, rows, in_features, out_features, (const uint16_t *)x, (const uint16_t *)weight, (const uint16_t *)bias, act, (uint16_t *)y));
-}
-
 static kb_status kbgo_attention_ex(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k, const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-
-static kb_status kbgo_attention_ex_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)q, (const float *)k, (const float *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const float *)mask, causal, causal_bottom_right, scale, (float *)out));
-}
-
 static kb_status kbgo_attention_ex_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-
-static kb_status kbgo_attention_ex_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_bf16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const uint16_t *)mask, causal, causal_bottom_right, scale, (uint16_t *)out));
-}
-
 static kb_status kbgo_attention_ex_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-
-static kb_status kbgo_attention_ex_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, uintptr_t mask, bool causal, bool causal_bottom_right, float scale, uintptr_t out) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_attention_ex_f16(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const uint16_t *)q, (const uint16_t *)k, (const uint16_t *)v, (const int32_t *)kv_lengths, mask_batch, mask_heads, mask_q, (const uint16_t *)mask, causal, causal_bottom_right, scale, (uint16_t *)out));
-}
-
 static kb_status kbgo_gemm_batched(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
-
-static kb_status kbgo_gemm_batched_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const float *)a, lda, stride_a, (const float *)b, ldb, stride_b, beta, (float *)c, ldc, stride_c));
-}
-
 static kb_status kbgo_gemm_batched_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_bf16(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
-
-static kb_status kbgo_gemm_batched_bf16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_bf16(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const uint16_t *)a, lda, stride_a, (const uint16_t *)b, ldb, stride_b, beta, (uint16_t *)c, ldc, stride_c));
-}
-
 static kb_status kbgo_gemm_batched_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_f16(ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
-}
-
-static kb_status kbgo_gemm_batched_f16_buf(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda, int64_t stride_a, uintptr_t b, int64_t ldb, int64_t stride_b, float beta, uintptr_t c, int64_t ldc, int64_t stride_c) {
-	kb_context *ctx = (kb_context *)kbgo_ctx;
-	return kbgo_done(ctx, kbgo_msg, kb_gemm_batched_f16(ctx, trans_a, trans_b, batch, m, n, k, alpha, (const uint16_t *)a, lda, stride_a, (const uint16_t *)b, ldb, stride_b, beta, (uint16_t *)c, ldc, stride_c));
+	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched_f16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
 */
 import "C"
-
-import "runtime"
 
 // Version of the C header the package was generated from.
 const (
@@ -885,181 +470,343 @@ func CPUIsa() string {
 	return C.GoString(C.kb_cpu_isa())
 }
 
-// cContextCreate calls kb_context_create.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cContextCreate calls kb_context_create; its C message (kb_last_error) is copied in the same cgo call.
 func cContextCreate(backend Backend, numThreads int) (*C.kb_context, error) {
 	msg := newThreadMessage()
 	var out *C.kb_context
 	st := C.kbgo_context_create(msg.ptr(), C.kb_backend(backend), C.int64_t(numThreads), &out)
-	if st != 0 {
-		return nil, msg.fail(st)
-	}
-	return out, nil
+	return out, msg.done(st)
 }
 
-// cCUDADeviceCount calls kb_cuda_device_count.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cCUDADeviceCount calls kb_cuda_device_count; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceCount() (int64, error) {
 	msg := newThreadMessage()
 	var count C.int64_t
 	st := C.kbgo_cuda_device_count(msg.ptr(), &count)
-	if st != 0 {
-		return 0, msg.fail(st)
-	}
-	return int64(count), nil
+	return int64(count), msg.done(st)
 }
 
-// cCUDADeviceName calls kb_cuda_device_name.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cCUDADeviceName calls kb_cuda_device_name; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceName(device int64) (string, error) {
 	msg := newThreadMessage()
 	var name [stringCapacity]C.char
 	st := C.kbgo_cuda_device_name(msg.ptr(), C.int64_t(device), &name[0], C.int64_t(len(name)))
-	if st != 0 {
-		return "", msg.fail(st)
-	}
-	return C.GoString(&name[0]), nil
+	return C.GoString(&name[0]), msg.done(st)
 }
 
-// cCUDADeviceComputeCapability calls kb_cuda_device_compute_capability.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cCUDADeviceComputeCapability calls kb_cuda_device_compute_capability; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceComputeCapability(device int64) (int64, error) {
 	msg := newThreadMessage()
 	var capability C.int64_t
 	st := C.kbgo_cuda_device_compute_capability(msg.ptr(), C.int64_t(device), &capability)
-	if st != 0 {
-		return 0, msg.fail(st)
-	}
-	return int64(capability), nil
+	return int64(capability), msg.done(st)
 }
 
-// cCUDADeviceTotalMemory calls kb_cuda_device_total_memory.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cCUDADeviceTotalMemory calls kb_cuda_device_total_memory; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceTotalMemory(device int64) (int64, error) {
 	msg := newThreadMessage()
 	var bytes C.int64_t
 	st := C.kbgo_cuda_device_total_memory(msg.ptr(), C.int64_t(device), &bytes)
-	if st != 0 {
-		return 0, msg.fail(st)
-	}
-	return int64(bytes), nil
+	return int64(bytes), msg.done(st)
 }
 
-// cCUDADeviceFreeMemory calls kb_cuda_device_free_memory.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cCUDADeviceFreeMemory calls kb_cuda_device_free_memory; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceFreeMemory(device int64) (int64, error) {
 	msg := newThreadMessage()
 	var bytes C.int64_t
 	st := C.kbgo_cuda_device_free_memory(msg.ptr(), C.int64_t(device), &bytes)
-	if st != 0 {
-		return 0, msg.fail(st)
-	}
-	return int64(bytes), nil
+	return int64(bytes), msg.done(st)
 }
 
-// cContextCreateCUDA calls kb_context_create_cuda.  The C message of a failure
-// (kb_last_error, kept per OS thread) is copied in the same cgo call.
+// cContextCreateCUDA calls kb_context_create_cuda; its C message (kb_last_error) is copied in the same cgo call.
 func cContextCreateCUDA(device int64) (*C.kb_context, error) {
 	msg := newThreadMessage()
 	var out *C.kb_context
 	st := C.kbgo_context_create_cuda(msg.ptr(), C.int64_t(device), &out)
-	if st != 0 {
-		return nil, msg.fail(st)
-	}
-	return out, nil
+	return out, msg.done(st)
 }
 
-// cContextSynchronize calls kb_context_synchronize on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cContextSynchronize calls kb_context_synchronize on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cContextSynchronize() error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("kb_context_synchronize")
+	if err := ctx.checkOpen("kb_context_synchronize"); err != nil {
+		return err
 	}
-	st := C.kbgo_context_synchronize(ctx.h, ctx.msg)
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_context_synchronize(ctx.h, ctx.msg))
 }
 
-// cBufferCreate calls kb_buffer_create on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cBufferCreate calls kb_buffer_create on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cBufferCreate(bytes int) (*C.kb_buffer, error) {
-	if ctx == nil || ctx.h == 0 {
-		return nil, closedError("kb_buffer_create")
+	if err := ctx.checkOpen("kb_buffer_create"); err != nil {
+		return nil, err
 	}
 	var out *C.kb_buffer
 	st := C.kbgo_buffer_create(ctx.h, ctx.msg, C.int64_t(bytes), &out)
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return nil, ctx.fail(st)
-	}
-	return out, nil
+	return out, ctx.done(st)
 }
 
-// cBufferUpload calls kb_buffer_upload on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cBufferUpload calls kb_buffer_upload on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cBufferUpload(buf C.uintptr_t, offset int, src []byte) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("kb_buffer_upload")
-	}
-	bytes := len(src)
-	if err := checkLen("kb_buffer_upload", "src", len(src), bytes, "[bytes]"); err != nil {
+	if err := ctx.checkOpen("kb_buffer_upload"); err != nil {
 		return err
 	}
-	st := C.kbgo_buffer_upload(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), u8p(src))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_buffer_upload(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(len(src)), u8p(src)))
 }
 
-// cBufferDownload calls kb_buffer_download on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cBufferDownload calls kb_buffer_download on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cBufferDownload(buf C.uintptr_t, offset int, dst []byte) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("kb_buffer_download")
-	}
-	bytes := len(dst)
-	if err := checkLen("kb_buffer_download", "dst", len(dst), bytes, "[bytes]"); err != nil {
+	if err := ctx.checkOpen("kb_buffer_download"); err != nil {
 		return err
 	}
-	st := C.kbgo_buffer_download(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), u8p(dst))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_buffer_download(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(len(dst)), u8p(dst)))
 }
 
-// cBufferFill calls kb_buffer_fill on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cBufferFill calls kb_buffer_fill on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cBufferFill(buf C.uintptr_t, offset int, bytes int, value int32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("kb_buffer_fill")
+	if err := ctx.checkOpen("kb_buffer_fill"); err != nil {
+		return err
 	}
-	st := C.kbgo_buffer_fill(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), C.int32_t(value))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_buffer_fill(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), C.int32_t(value)))
 }
 
-// cBufferCopy calls kb_buffer_copy on ctx.  The C message of a failure is
-// copied into the Context's message buffer in the same cgo call.
+// cBufferCopy calls kb_buffer_copy on ctx; its C message is copied in the same cgo call.
 func (ctx *Context) cBufferCopy(dst C.uintptr_t, dstOffset int, src C.uintptr_t, srcOffset int, bytes int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("kb_buffer_copy")
+	if err := ctx.checkOpen("kb_buffer_copy"); err != nil {
+		return err
 	}
-	st := C.kbgo_buffer_copy(ctx.h, ctx.msg, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_buffer_copy(ctx.h, ctx.msg, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes)))
+}
+
+// siluShapes checks the sizes and tensor lengths of kb_silu, kb_gelu,
+// kb_gelu_tanh, kb_scale, kb_silu_bf16, kb_silu_f16, kb_gelu_bf16,
+// kb_gelu_f16, kb_gelu_tanh_bf16, kb_gelu_tanh_f16, kb_scale_bf16,
+// kb_scale_f16.
+func siluShapes(chk checker, xLen int, yLen int) error {
+	n := xLen
+	chk.length("y", yLen, n, "[n]")
+	return chk.err
+}
+
+// addShapes checks the sizes and tensor lengths of kb_add, kb_mul,
+// kb_add_bf16, kb_add_f16, kb_mul_bf16, kb_mul_f16.
+func addShapes(chk checker, aLen int, bLen int, yLen int) error {
+	n := aLen
+	chk.length("b", bLen, n, "[n]")
+	chk.length("y", yLen, n, "[n]")
+	return chk.err
+}
+
+// addBiasShapes checks the sizes and tensor lengths of kb_add_bias,
+// kb_add_bias_bf16, kb_add_bias_f16.
+func addBiasShapes(chk checker, rows int, xLen int, biasLen int, yLen int) error {
+	cols := biasLen
+	chk.dims("rows", rows)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// softmaxShapes checks the sizes and tensor lengths of kb_softmax,
+// kb_log_softmax, kb_softmax_bf16, kb_softmax_f16, kb_log_softmax_bf16,
+// kb_log_softmax_f16.
+func softmaxShapes(chk checker, rows int, cols int, xLen int, yLen int) error {
+	chk.dims("rows cols", rows, cols)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// rmsnormShapes checks the sizes and tensor lengths of kb_rmsnorm,
+// kb_rmsnorm_bf16, kb_rmsnorm_f16.
+func rmsnormShapes(chk checker, rows int, xLen int, weightLen int, yLen int) error {
+	cols := weightLen
+	chk.dims("rows", rows)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// layernormShapes checks the sizes and tensor lengths of kb_layernorm,
+// kb_layernorm_bf16, kb_layernorm_f16 (-1: an absent nullable tensor).
+func layernormShapes(chk checker, rows int, cols int, xLen int, weightLen int, biasLen int, yLen int) error {
+	chk.dims("rows cols", rows, cols)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	weightSize := chk.size("weight", sizeOf(cols))
+	biasSize := chk.size("bias", sizeOf(cols))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	chk.length("weight", weightLen, weightSize, "[cols]")
+	chk.length("bias", biasLen, biasSize, "[cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// gemmShapes checks the sizes and tensor lengths of kb_gemm, kb_gemm_bf16,
+// kb_gemm_f16.
+func gemmShapes(chk checker, transA bool, transB bool, m int, n int, k int, aLen int, lda int, bLen int, ldb int, cLen int, ldc int) error {
+	chk.dims("m n k lda ldb ldc", m, n, k, lda, ldb, ldc)
+	chk.ld("lda", lda, "a", pick(transA, m, k))
+	chk.ld("ldb", ldb, "b", pick(transB, k, n))
+	chk.ld("ldc", ldc, "c", n)
+	aSize := chk.size("a", stridedSize(pick(transA, k, m), pick(transA, m, k), lda))
+	bSize := chk.size("b", stridedSize(pick(transB, n, k), pick(transB, k, n), ldb))
+	cSize := chk.size("c", stridedSize(m, n, ldc))
+	chk.minLength("a", aLen, aSize, "[transA ? k : m, transA ? m : k]")
+	chk.minLength("b", bLen, bSize, "[transB ? n : k, transB ? k : n]")
+	chk.minLength("c", cLen, cSize, "[m, n]")
+	return chk.err
+}
+
+// embeddingShapes checks the sizes and tensor lengths of kb_embedding.
+func embeddingShapes(chk checker, vocab int, dim int, idsLen int, tableLen int, outLen int) error {
+	nIDs := idsLen
+	chk.dims("vocab dim", vocab, dim)
+	tableSize := chk.size("table", sizeOf(vocab, dim))
+	outSize := chk.size("out", sizeOf(nIDs, dim))
+	chk.length("table", tableLen, tableSize, "[vocab, dim]")
+	chk.length("out", outLen, outSize, "[nIDs, dim]")
+	return chk.err
+}
+
+// ropeShapes checks the sizes and tensor lengths of kb_rope.
+func ropeShapes(chk checker, heads int, headDim int, xLen int, positionsLen int, yLen int) error {
+	seq := positionsLen
+	chk.dims("heads headDim", heads, headDim)
+	xSize := chk.size("x", sizeOf(seq, heads, headDim))
+	ySize := chk.size("y", sizeOf(seq, heads, headDim))
+	chk.length("x", xLen, xSize, "[seq, heads, headDim]")
+	chk.length("y", yLen, ySize, "[seq, heads, headDim]")
+	return chk.err
+}
+
+// attentionShapes checks the sizes and tensor lengths of kb_attention,
+// kb_attention_bf16, kb_attention_f16.
+func attentionShapes(chk checker, batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, qLen int, kLen int, vLen int, outLen int) error {
+	chk.dims("batch heads kvHeads seqQ seqKV headDim", batch, heads, kvHeads, seqQ, seqKV, headDim)
+	qSize := chk.size("q", sizeOf(batch, heads, seqQ, headDim))
+	kSize := chk.size("k", sizeOf(batch, kvHeads, seqKV, headDim))
+	vSize := chk.size("v", sizeOf(batch, kvHeads, seqKV, headDim))
+	outSize := chk.size("out", sizeOf(batch, heads, seqQ, headDim))
+	chk.length("q", qLen, qSize, "[batch, heads, seqQ, headDim]")
+	chk.length("k", kLen, kSize, "[batch, kvHeads, seqKV, headDim]")
+	chk.length("v", vLen, vSize, "[batch, kvHeads, seqKV, headDim]")
+	chk.length("out", outLen, outSize, "[batch, heads, seqQ, headDim]")
+	return chk.err
+}
+
+// crossEntropyShapes checks the sizes and tensor lengths of kb_cross_entropy.
+func crossEntropyShapes(chk checker, classes int, logitsLen int, targetsLen int, lossesLen int, meanLossLen int) error {
+	rows := targetsLen
+	chk.dims("classes", classes)
+	logitsSize := chk.size("logits", sizeOf(rows, classes))
+	chk.length("logits", logitsLen, logitsSize, "[rows, classes]")
+	chk.length("losses", lossesLen, rows, "[rows]")
+	chk.length("meanLoss", meanLossLen, 1, "[1]")
+	return chk.err
+}
+
+// crossEntropyBackwardShapes checks the sizes and tensor lengths of
+// kb_cross_entropy_backward.
+func crossEntropyBackwardShapes(chk checker, classes int, logitsLen int, targetsLen int, dlogitsLen int) error {
+	rows := targetsLen
+	chk.dims("classes", classes)
+	logitsSize := chk.size("logits", sizeOf(rows, classes))
+	dlogitsSize := chk.size("dlogits", sizeOf(rows, classes))
+	chk.length("logits", logitsLen, logitsSize, "[rows, classes]")
+	chk.length("dlogits", dlogitsLen, dlogitsSize, "[rows, classes]")
+	return chk.err
+}
+
+// adamwStepShapes checks the sizes and tensor lengths of kb_adamw_step.
+func adamwStepShapes(chk checker, paramsLen int, gradsLen int, mLen int, vLen int) error {
+	n := gradsLen
+	chk.length("params", paramsLen, n, "[n]")
+	chk.length("m", mLen, n, "[n]")
+	chk.length("v", vLen, n, "[n]")
+	return chk.err
+}
+
+// argmaxShapes checks the sizes and tensor lengths of kb_argmax.
+func argmaxShapes(chk checker, cols int, xLen int, outLen int) error {
+	rows := outLen
+	chk.dims("cols", cols)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	return chk.err
+}
+
+// sampleShapes checks the sizes and tensor lengths of kb_sample,
+// kb_topp_sample.
+func sampleShapes(chk checker, cols int, logitsLen int, outLen int) error {
+	rows := outLen
+	chk.dims("cols", cols)
+	logitsSize := chk.size("logits", sizeOf(rows, cols))
+	chk.length("logits", logitsLen, logitsSize, "[rows, cols]")
+	return chk.err
+}
+
+// topkSampleShapes checks the sizes and tensor lengths of kb_topk_sample.
+func topkSampleShapes(chk checker, cols int, logitsLen int, k int, outLen int) error {
+	rows := outLen
+	chk.dims("cols k", cols, k)
+	logitsSize := chk.size("logits", sizeOf(rows, cols))
+	chk.length("logits", logitsLen, logitsSize, "[rows, cols]")
+	return chk.err
+}
+
+// linearShapes checks the sizes and tensor lengths of kb_linear,
+// kb_linear_bf16, kb_linear_f16 (-1: an absent nullable tensor).
+func linearShapes(chk checker, rows int, inFeatures int, outFeatures int, xLen int, weightLen int, biasLen int, yLen int) error {
+	chk.dims("rows inFeatures outFeatures", rows, inFeatures, outFeatures)
+	xSize := chk.size("x", sizeOf(rows, inFeatures))
+	weightSize := chk.size("weight", sizeOf(outFeatures, inFeatures))
+	biasSize := chk.size("bias", sizeOf(outFeatures))
+	ySize := chk.size("y", sizeOf(rows, outFeatures))
+	chk.length("x", xLen, xSize, "[rows, inFeatures]")
+	chk.length("weight", weightLen, weightSize, "[outFeatures, inFeatures]")
+	chk.length("bias", biasLen, biasSize, "[outFeatures]")
+	chk.length("y", yLen, ySize, "[rows, outFeatures]")
+	return chk.err
+}
+
+// attentionExShapes checks the sizes and tensor lengths of kb_attention_ex,
+// kb_attention_ex_bf16, kb_attention_ex_f16 (-1: an absent nullable tensor).
+func attentionExShapes(chk checker, batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, qLen int, kLen int, vLen int, kvLengthsLen int, maskBatch int, maskHeads int, maskQ int, maskLen int, outLen int) error {
+	chk.dims("batch heads kvHeads seqQ seqKV headDim maskBatch maskHeads maskQ", batch, heads, kvHeads, seqQ, seqKV, headDim, maskBatch, maskHeads, maskQ)
+	qSize := chk.size("q", sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim))
+	kSize := chk.size("k", sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim))
+	vSize := chk.size("v", sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim))
+	kvLengthsSize := chk.size("kvLengths", sizeOf(batch))
+	maskSize := chk.size("mask", sizeOf(maskBatch, maskHeads, maskQ, seqKV))
+	outSize := chk.size("out", sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim))
+	chk.length("q", qLen, qSize, "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]")
+	chk.length("k", kLen, kSize, "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]")
+	chk.length("v", vLen, vSize, "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]")
+	chk.length("kvLengths", kvLengthsLen, kvLengthsSize, "[batch]")
+	chk.length("mask", maskLen, maskSize, "[maskBatch, maskHeads, maskQ, seqKV]")
+	chk.length("out", outLen, outSize, "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]")
+	return chk.err
+}
+
+// gemmBatchedShapes checks the sizes and tensor lengths of kb_gemm_batched,
+// kb_gemm_batched_bf16, kb_gemm_batched_f16.
+func gemmBatchedShapes(chk checker, transA bool, transB bool, batch int, m int, n int, k int, aLen int, lda int, strideA int, bLen int, ldb int, strideB int, cLen int, ldc int, strideC int) error {
+	chk.dims("batch m n k lda strideA ldb strideB ldc strideC", batch, m, n, k, lda, strideA, ldb, strideB, ldc, strideC)
+	chk.ld("lda", lda, "a", pick(transA, m, k))
+	chk.ld("ldb", ldb, "b", pick(transB, k, n))
+	chk.ld("ldc", ldc, "c", n)
+	aSize := chk.size("a", batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA))
+	bSize := chk.size("b", batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB))
+	cSize := chk.size("c", batchedSize(batch, stridedSize(m, n, ldc), strideC))
+	chk.minLength("a", aLen, aSize, "[batch, transA ? k : m, transA ? m : k]")
+	chk.minLength("b", bLen, bSize, "[batch, transB ? n : k, transB ? k : n]")
+	chk.minLength("c", cLen, cSize, "[batch, m, n]")
+	return chk.err
 }
 
 // Silu wraps kb_silu.
@@ -1069,40 +816,22 @@ func (ctx *Context) cBufferCopy(dst C.uintptr_t, dstOffset int, src C.uintptr_t,
 // n is len(x).
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Silu] to choose the backend and
-// thread count, and [Context.SiluBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Silu] and [Context.SiluBuf].
 func Silu(x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Silu(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Silu(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Silu runs kb_silu on ctx; see the package-level function Silu.
 func (ctx *Context) Silu(x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Silu")
-	}
-	n := len(x)
-	if err := checkLen("Silu", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("Silu"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("Silu", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu(ctx.h, ctx.msg, C.int64_t(n), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_silu(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // SiluBuf runs kb_silu on ctx with its tensors in Buffers; see Silu.
@@ -1110,37 +839,15 @@ func (ctx *Context) Silu(x []float32, y []float32) error {
 // n is x.Len().
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SiluBuf(x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SiluBuf")
-	}
-	if err := x.check("SiluBuf", "x"); err != nil {
+	chk := ctx.checkViews("SiluBuf", x.check("SiluBuf", "x"), y.check("SiluBuf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SiluBuf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("SiluBuf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SiluBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_silu(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Gelu wraps kb_gelu.
@@ -1150,40 +857,22 @@ func (ctx *Context) SiluBuf(x Float32View, y Float32View) error {
 // n is len(x).
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Gelu] to choose the backend and
-// thread count, and [Context.GeluBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Gelu] and [Context.GeluBuf].
 func Gelu(x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Gelu(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Gelu(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Gelu runs kb_gelu on ctx; see the package-level function Gelu.
 func (ctx *Context) Gelu(x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Gelu")
-	}
-	n := len(x)
-	if err := checkLen("Gelu", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("Gelu"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("Gelu", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu(ctx.h, ctx.msg, C.int64_t(n), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // GeluBuf runs kb_gelu on ctx with its tensors in Buffers; see Gelu.
@@ -1191,37 +880,15 @@ func (ctx *Context) Gelu(x []float32, y []float32) error {
 // n is x.Len().
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluBuf(x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluBuf")
-	}
-	if err := x.check("GeluBuf", "x"); err != nil {
+	chk := ctx.checkViews("GeluBuf", x.check("GeluBuf", "x"), y.check("GeluBuf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluBuf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluBuf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GeluTanh wraps kb_gelu_tanh.
@@ -1232,40 +899,22 @@ func (ctx *Context) GeluBuf(x Float32View, y Float32View) error {
 // n is len(x).
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GeluTanh] to choose the backend and
-// thread count, and [Context.GeluTanhBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GeluTanh] and [Context.GeluTanhBuf].
 func GeluTanh(x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GeluTanh(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.GeluTanh(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // GeluTanh runs kb_gelu_tanh on ctx; see the package-level function GeluTanh.
 func (ctx *Context) GeluTanh(x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanh")
-	}
-	n := len(x)
-	if err := checkLen("GeluTanh", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("GeluTanh"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("GeluTanh", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh(ctx.h, ctx.msg, C.int64_t(n), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu_tanh(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // GeluTanhBuf runs kb_gelu_tanh on ctx with its tensors in Buffers; see GeluTanh.
@@ -1273,37 +922,15 @@ func (ctx *Context) GeluTanh(x []float32, y []float32) error {
 // n is x.Len().
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluTanhBuf(x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanhBuf")
-	}
-	if err := x.check("GeluTanhBuf", "x"); err != nil {
+	chk := ctx.checkViews("GeluTanhBuf", x.check("GeluTanhBuf", "x"), y.check("GeluTanhBuf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluTanhBuf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluTanhBuf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluTanhBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu_tanh(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Add wraps kb_add.
@@ -1314,43 +941,22 @@ func (ctx *Context) GeluTanhBuf(x Float32View, y Float32View) error {
 // a (input) holds [n] elements.
 // b (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Add] to choose the backend and
-// thread count, and [Context.AddBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Add] and [Context.AddBuf].
 func Add(a []float32, b []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Add(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Add(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Add runs kb_add on ctx; see the package-level function Add.
 func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Add")
-	}
-	n := len(a)
-	if err := checkLen("Add", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("Add"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("Add", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("Add", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add(ctx.h, ctx.msg, C.int64_t(n), f32p(a), f32p(b), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add(ctx.h, ctx.msg, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
 }
 
 // AddBuf runs kb_add on ctx with its tensors in Buffers; see Add.
@@ -1359,44 +965,15 @@ func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
 // a (input) holds [n] elements.
 // b (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddBuf(a Float32View, b Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBuf")
-	}
-	if err := a.check("AddBuf", "a"); err != nil {
+	chk := ctx.checkViews("AddBuf", a.check("AddBuf", "a"), b.check("AddBuf", "b"), y.check("AddBuf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("AddBuf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("AddBuf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("AddBuf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBuf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Mul wraps kb_mul.
@@ -1407,43 +984,22 @@ func (ctx *Context) AddBuf(a Float32View, b Float32View, y Float32View) error {
 // a (input) holds [n] elements.
 // b (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Mul] to choose the backend and
-// thread count, and [Context.MulBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Mul] and [Context.MulBuf].
 func Mul(a []float32, b []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Mul(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Mul(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Mul runs kb_mul on ctx; see the package-level function Mul.
 func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Mul")
-	}
-	n := len(a)
-	if err := checkLen("Mul", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("Mul"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("Mul", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("Mul", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul(ctx.h, ctx.msg, C.int64_t(n), f32p(a), f32p(b), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_mul(ctx.h, ctx.msg, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
 }
 
 // MulBuf runs kb_mul on ctx with its tensors in Buffers; see Mul.
@@ -1452,44 +1008,15 @@ func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
 // a (input) holds [n] elements.
 // b (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) MulBuf(a Float32View, b Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("MulBuf")
-	}
-	if err := a.check("MulBuf", "a"); err != nil {
+	chk := ctx.checkViews("MulBuf", a.check("MulBuf", "a"), b.check("MulBuf", "b"), y.check("MulBuf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("MulBuf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("MulBuf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("MulBuf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulBuf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_mul(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Scale wraps kb_scale.
@@ -1499,40 +1026,22 @@ func (ctx *Context) MulBuf(a Float32View, b Float32View, y Float32View) error {
 // n is len(x).
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Scale] to choose the backend and
-// thread count, and [Context.ScaleBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Scale] and [Context.ScaleBuf].
 func Scale(alpha float32, x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Scale(alpha, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Scale(alpha, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Scale runs kb_scale on ctx; see the package-level function Scale.
 func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Scale")
-	}
-	n := len(x)
-	if err := checkLen("Scale", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("Scale"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("Scale", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_scale(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), f32p(x), f32p(y)))
 }
 
 // ScaleBuf runs kb_scale on ctx with its tensors in Buffers; see Scale.
@@ -1540,37 +1049,15 @@ func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
 // n is x.Len().
 // x (input) holds [n] elements.
 // y (output) holds [n] elements; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) ScaleBuf(alpha float32, x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ScaleBuf")
-	}
-	if err := x.check("ScaleBuf", "x"); err != nil {
+	chk := ctx.checkViews("ScaleBuf", x.check("ScaleBuf", "x"), y.check("ScaleBuf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("ScaleBuf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("ScaleBuf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("ScaleBuf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_scale(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AddBias wraps kb_add_bias.
@@ -1581,52 +1068,22 @@ func (ctx *Context) ScaleBuf(alpha float32, x Float32View, y Float32View) error 
 // x (input) holds [rows, cols], row-major.
 // bias (input) holds [cols] elements.
 // y (output) holds [rows, cols], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AddBias] to choose the backend and
-// thread count, and [Context.AddBiasBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddBias] and [Context.AddBiasBuf].
 func AddBias(rows int, x []float32, bias []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AddBias(rows, x, bias, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.AddBias(rows, x, bias, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // AddBias runs kb_add_bias on ctx; see the package-level function AddBias.
 func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBias")
-	}
-	cols := len(bias)
-	if err := checkDim("AddBias", "rows", rows); err != nil {
+	if err := addBiasShapes(ctx.checkSlices("AddBias"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBias", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBias", "y")
-	}
-	if err := checkLen("AddBias", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBias", "bias", len(bias), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBias", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(bias), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add_bias(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), f32p(x), f32p(bias), f32p(y)))
 }
 
 // AddBiasBuf runs kb_add_bias on ctx with its tensors in Buffers; see AddBias.
@@ -1635,53 +1092,15 @@ func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) 
 // x (input) holds [rows, cols], row-major.
 // bias (input) holds [cols] elements.
 // y (output) holds [rows, cols], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddBiasBuf(rows int, x Float32View, bias Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBiasBuf")
-	}
-	if err := x.check("AddBiasBuf", "x"); err != nil {
+	chk := ctx.checkViews("AddBiasBuf", x.check("AddBiasBuf", "x"), bias.check("AddBiasBuf", "bias"), y.check("AddBiasBuf", "y"))
+	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := bias.check("AddBiasBuf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("AddBiasBuf", "y"); err != nil {
-		return err
-	}
-	cols := bias.Len()
-	if err := checkDim("AddBiasBuf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBuf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBuf", "y")
-	}
-	if err := checkMinLen("AddBiasBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasBuf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add_bias(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	keepAlive(x.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Softmax wraps kb_softmax.
@@ -1692,99 +1111,37 @@ func (ctx *Context) AddBiasBuf(rows int, x Float32View, bias Float32View, y Floa
 //
 // x (input) holds [rows, cols], row-major.
 // y (output) holds [rows, cols], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Softmax] to choose the backend and
-// thread count, and [Context.SoftmaxBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Softmax] and [Context.SoftmaxBuf].
 func Softmax(rows int, cols int, x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Softmax(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Softmax(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Softmax runs kb_softmax on ctx; see the package-level function Softmax.
 func (ctx *Context) Softmax(rows int, cols int, x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Softmax")
-	}
-	if err := checkDim("Softmax", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("Softmax"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("Softmax", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Softmax", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Softmax", "y")
-	}
-	if err := checkLen("Softmax", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("Softmax", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
 }
 
 // SoftmaxBuf runs kb_softmax on ctx with its tensors in Buffers; see Softmax.
 //
 // x (input) holds [rows, cols], row-major.
 // y (output) holds [rows, cols], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SoftmaxBuf")
-	}
-	if err := x.check("SoftmaxBuf", "x"); err != nil {
+	chk := ctx.checkViews("SoftmaxBuf", x.check("SoftmaxBuf", "x"), y.check("SoftmaxBuf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SoftmaxBuf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxBuf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBuf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBuf", "y")
-	}
-	if err := checkMinLen("SoftmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SoftmaxBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LogSoftmax wraps kb_log_softmax.
@@ -1794,99 +1151,37 @@ func (ctx *Context) SoftmaxBuf(rows int, cols int, x Float32View, y Float32View)
 //
 // x (input) holds [rows, cols], row-major.
 // y (output) holds [rows, cols], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LogSoftmax] to choose the backend and
-// thread count, and [Context.LogSoftmaxBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LogSoftmax] and [Context.LogSoftmaxBuf].
 func LogSoftmax(rows int, cols int, x []float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LogSoftmax(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LogSoftmax(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LogSoftmax runs kb_log_softmax on ctx; see the package-level function LogSoftmax.
 func (ctx *Context) LogSoftmax(rows int, cols int, x []float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmax")
-	}
-	if err := checkDim("LogSoftmax", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("LogSoftmax"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LogSoftmax", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmax", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmax", "y")
-	}
-	if err := checkLen("LogSoftmax", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("LogSoftmax", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_log_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
 }
 
 // LogSoftmaxBuf runs kb_log_softmax on ctx with its tensors in Buffers; see LogSoftmax.
 //
 // x (input) holds [rows, cols], row-major.
 // y (output) holds [rows, cols], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LogSoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmaxBuf")
-	}
-	if err := x.check("LogSoftmaxBuf", "x"); err != nil {
+	chk := ctx.checkViews("LogSoftmaxBuf", x.check("LogSoftmaxBuf", "x"), y.check("LogSoftmaxBuf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("LogSoftmaxBuf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxBuf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBuf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBuf", "y")
-	}
-	if err := checkMinLen("LogSoftmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LogSoftmaxBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_log_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Rmsnorm wraps kb_rmsnorm.
@@ -1898,52 +1193,22 @@ func (ctx *Context) LogSoftmaxBuf(rows int, cols int, x Float32View, y Float32Vi
 // x (input) holds [rows, cols], row-major.
 // weight (input) holds [cols] elements.
 // y (output) holds [rows, cols], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Rmsnorm] to choose the backend and
-// thread count, and [Context.RmsnormBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Rmsnorm] and [Context.RmsnormBuf].
 func Rmsnorm(rows int, x []float32, weight []float32, eps float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Rmsnorm(rows, x, weight, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Rmsnorm(rows, x, weight, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Rmsnorm runs kb_rmsnorm on ctx; see the package-level function Rmsnorm.
 func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Rmsnorm")
-	}
-	cols := len(weight)
-	if err := checkDim("Rmsnorm", "rows", rows); err != nil {
+	if err := rmsnormShapes(ctx.checkSlices("Rmsnorm"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Rmsnorm", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Rmsnorm", "y")
-	}
-	if err := checkLen("Rmsnorm", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("Rmsnorm", "weight", len(weight), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("Rmsnorm", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(weight), C.float(eps), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_rmsnorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), f32p(x), f32p(weight), C.float(eps), f32p(y)))
 }
 
 // RmsnormBuf runs kb_rmsnorm on ctx with its tensors in Buffers; see Rmsnorm.
@@ -1952,53 +1217,15 @@ func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32
 // x (input) holds [rows, cols], row-major.
 // weight (input) holds [cols] elements.
 // y (output) holds [rows, cols], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) RmsnormBuf(rows int, x Float32View, weight Float32View, eps float32, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RmsnormBuf")
-	}
-	if err := x.check("RmsnormBuf", "x"); err != nil {
+	chk := ctx.checkViews("RmsnormBuf", x.check("RmsnormBuf", "x"), weight.check("RmsnormBuf", "weight"), y.check("RmsnormBuf", "y"))
+	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("RmsnormBuf", "weight"); err != nil {
-		return err
-	}
-	if err := y.check("RmsnormBuf", "y"); err != nil {
-		return err
-	}
-	cols := weight.Len()
-	if err := checkDim("RmsnormBuf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBuf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBuf", "y")
-	}
-	if err := checkMinLen("RmsnormBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormBuf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_rmsnorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Layernorm wraps kb_layernorm.
@@ -2012,67 +1239,22 @@ func (ctx *Context) RmsnormBuf(rows int, x Float32View, weight Float32View, eps 
 // weight (input) holds [cols] elements; nil means absent.
 // bias (input) holds [cols] elements; nil means absent.
 // y (output) holds [rows, cols], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Layernorm] to choose the backend and
-// thread count, and [Context.LayernormBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Layernorm] and [Context.LayernormBuf].
 func Layernorm(rows int, cols int, x []float32, weight []float32, bias []float32, eps float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Layernorm(rows, cols, x, weight, bias, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Layernorm(rows, cols, x, weight, bias, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Layernorm runs kb_layernorm on ctx; see the package-level function Layernorm.
 func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32, bias []float32, eps float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Layernorm")
-	}
-	if err := checkDim("Layernorm", "rows", rows); err != nil {
+	if err := layernormShapes(ctx.checkSlices("Layernorm"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("Layernorm", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Layernorm", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("Layernorm", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("Layernorm", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Layernorm", "y")
-	}
-	if err := checkLen("Layernorm", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if weight != nil {
-		if err := checkLen("Layernorm", "weight", len(weight), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if bias != nil {
-		if err := checkLen("Layernorm", "bias", len(bias), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("Layernorm", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(weight), f32p(bias), C.float(eps), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_layernorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(weight), f32p(bias), C.float(eps), f32p(y)))
 }
 
 // LayernormBuf runs kb_layernorm on ctx with its tensors in Buffers; see Layernorm.
@@ -2081,72 +1263,15 @@ func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32,
 // weight (input) holds [cols] elements; a zero view means absent.
 // bias (input) holds [cols] elements; a zero view means absent.
 // y (output) holds [rows, cols], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LayernormBuf(rows int, cols int, x Float32View, weight Float32View, bias Float32View, eps float32, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LayernormBuf")
-	}
-	if err := x.check("LayernormBuf", "x"); err != nil {
+	chk := ctx.checkViews("LayernormBuf", x.check("LayernormBuf", "x"), weight.check("LayernormBuf", "weight"), bias.check("LayernormBuf", "bias"), y.check("LayernormBuf", "y"))
+	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LayernormBuf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LayernormBuf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LayernormBuf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormBuf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBuf", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBuf", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBuf", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBuf", "y")
-	}
-	if err := checkMinLen("LayernormBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if !weight.isNil() {
-		if err := checkMinLen("LayernormBuf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LayernormBuf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LayernormBuf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_layernorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Gemm wraps kb_gemm.
@@ -2163,78 +1288,22 @@ func (ctx *Context) LayernormBuf(rows int, cols int, x Float32View, weight Float
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements.
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements.
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Gemm] to choose the backend and
-// thread count, and [Context.GemmBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Gemm] and [Context.GemmBuf].
 func Gemm(transA bool, transB bool, m int, n int, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		releaseDefault(ctx)
 	}
-	err = ctx.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	releaseDefault(ctx)
 	return err
 }
 
 // Gemm runs kb_gemm on ctx; see the package-level function Gemm.
 func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Gemm")
-	}
-	if err := checkDim("Gemm", "m", m); err != nil {
+	if err := gemmShapes(ctx.checkSlices("Gemm"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	if err := checkDim("Gemm", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("Gemm", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("Gemm", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("Gemm", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("Gemm", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("Gemm", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("Gemm", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("Gemm", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("Gemm", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("Gemm", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("Gemm", "c")
-	}
-	if err := checkMinLen("Gemm", "a", len(a), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("Gemm", "b", len(b), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("Gemm", "c", len(c), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), f32p(b), C.int64_t(ldb), C.float(beta), f32p(c), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), f32p(b), C.int64_t(ldb), C.float(beta), f32p(c), C.int64_t(ldc)))
 }
 
 // GemmBuf runs kb_gemm on ctx with its tensors in Buffers; see Gemm.
@@ -2242,79 +1311,15 @@ func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha fl
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements.
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements.
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmBuf(transA bool, transB bool, m int, n int, k int, alpha float32, a Float32View, lda int, b Float32View, ldb int, beta float32, c Float32View, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBuf")
-	}
-	if err := a.check("GemmBuf", "a"); err != nil {
+	chk := ctx.checkViews("GemmBuf", a.check("GemmBuf", "a"), b.check("GemmBuf", "b"), c.check("GemmBuf", "c"))
+	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
 		return err
 	}
-	if err := b.check("GemmBuf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmBuf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBuf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBuf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBuf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBuf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("GemmBuf", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("GemmBuf", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("GemmBuf", "c")
-	}
-	if err := checkMinLen("GemmBuf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBuf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBuf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }
 
 // Embedding wraps kb_embedding.
@@ -2326,55 +1331,22 @@ func (ctx *Context) GemmBuf(transA bool, transB bool, m int, n int, k int, alpha
 // ids (input) holds [nIDs] elements.
 // table (input) holds [vocab, dim], row-major.
 // out (output) holds [nIDs, dim], row-major.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Embedding] to choose the backend and
-// thread count, and [Context.EmbeddingBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Embedding] and [Context.EmbeddingBuf].
 func Embedding(vocab int, dim int, ids []int32, table []float32, out []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Embedding(vocab, dim, ids, table, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.Embedding(vocab, dim, ids, table, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // Embedding runs kb_embedding on ctx; see the package-level function Embedding.
 func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, out []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Embedding")
-	}
-	nIDs := len(ids)
-	if err := checkDim("Embedding", "vocab", vocab); err != nil {
+	if err := embeddingShapes(ctx.checkSlices("Embedding"), vocab, dim, len(ids), len(table), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("Embedding", "dim", dim); err != nil {
-		return err
-	}
-	if sizeOf(vocab, dim) < 0 {
-		return overflowError("Embedding", "table")
-	}
-	if sizeOf(nIDs, dim) < 0 {
-		return overflowError("Embedding", "out")
-	}
-	if err := checkLen("Embedding", "ids", len(ids), nIDs, "[nIDs]"); err != nil {
-		return err
-	}
-	if err := checkLen("Embedding", "table", len(table), sizeOf(vocab, dim), "[vocab, dim]"); err != nil {
-		return err
-	}
-	if err := checkLen("Embedding", "out", len(out), sizeOf(nIDs, dim), "[nIDs, dim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_embedding(ctx.h, ctx.msg, C.int64_t(nIDs), C.int64_t(vocab), C.int64_t(dim), i32p(ids), f32p(table), f32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_embedding(ctx.h, ctx.msg, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), f32p(table), f32p(out)))
 }
 
 // EmbeddingBuf runs kb_embedding on ctx with its tensors in Buffers; see Embedding.
@@ -2383,56 +1355,15 @@ func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, 
 // ids (input) holds [nIDs] elements.
 // table (input) holds [vocab, dim], row-major.
 // out (output) holds [nIDs, dim], row-major.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) EmbeddingBuf(vocab int, dim int, ids Int32View, table Float32View, out Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("EmbeddingBuf")
-	}
-	if err := ids.check("EmbeddingBuf", "ids"); err != nil {
+	chk := ctx.checkViews("EmbeddingBuf", ids.check("EmbeddingBuf", "ids"), table.check("EmbeddingBuf", "table"), out.check("EmbeddingBuf", "out"))
+	if err := embeddingShapes(chk, vocab, dim, ids.Len(), table.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := table.check("EmbeddingBuf", "table"); err != nil {
-		return err
-	}
-	if err := out.check("EmbeddingBuf", "out"); err != nil {
-		return err
-	}
-	nIDs := ids.Len()
-	if err := checkDim("EmbeddingBuf", "vocab", vocab); err != nil {
-		return err
-	}
-	if err := checkDim("EmbeddingBuf", "dim", dim); err != nil {
-		return err
-	}
-	if sizeOf(vocab, dim) < 0 {
-		return overflowError("EmbeddingBuf", "table")
-	}
-	if sizeOf(nIDs, dim) < 0 {
-		return overflowError("EmbeddingBuf", "out")
-	}
-	if err := checkMinLen("EmbeddingBuf", "ids", ids.Len(), nIDs, "[nIDs]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("EmbeddingBuf", "table", table.Len(), sizeOf(vocab, dim), "[vocab, dim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("EmbeddingBuf", "out", out.Len(), sizeOf(nIDs, dim), "[nIDs, dim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_embedding_buf(ctx.h, ctx.msg, C.int64_t(nIDs), C.int64_t(vocab), C.int64_t(dim), ids.addr(), table.addr(), out.addr())
-	runtime.KeepAlive(ctx)
-	ids.keepAlive()
-	table.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_embedding(ctx.h, ctx.msg, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), table.ptr(), out.ptr())
+	keepAlive(ids.buf, table.buf, out.buf)
+	return ctx.done(st)
 }
 
 // Rope wraps kb_rope.
@@ -2449,55 +1380,22 @@ func (ctx *Context) EmbeddingBuf(vocab int, dim int, ids Int32View, table Float3
 // x (input) holds [seq, heads, headDim], row-major.
 // positions (input) holds [seq] elements.
 // y (output) holds [seq, heads, headDim], row-major; it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Rope] to choose the backend and
-// thread count, and [Context.RopeBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Rope] and [Context.RopeBuf].
 func Rope(heads int, headDim int, x []float32, positions []int32, theta float32, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Rope(heads, headDim, x, positions, theta, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Rope(heads, headDim, x, positions, theta, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Rope runs kb_rope on ctx; see the package-level function Rope.
 func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32, theta float32, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Rope")
-	}
-	seq := len(positions)
-	if err := checkDim("Rope", "heads", heads); err != nil {
+	if err := ropeShapes(ctx.checkSlices("Rope"), heads, headDim, len(x), len(positions), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("Rope", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(seq, heads, headDim) < 0 {
-		return overflowError("Rope", "x")
-	}
-	if sizeOf(seq, heads, headDim) < 0 {
-		return overflowError("Rope", "y")
-	}
-	if err := checkLen("Rope", "x", len(x), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("Rope", "positions", len(positions), seq, "[seq]"); err != nil {
-		return err
-	}
-	if err := checkLen("Rope", "y", len(y), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rope(ctx.h, ctx.msg, C.int64_t(seq), C.int64_t(heads), C.int64_t(headDim), f32p(x), i32p(positions), C.float(theta), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_rope(ctx.h, ctx.msg, C.int64_t(len(positions)), C.int64_t(heads), C.int64_t(headDim), f32p(x), i32p(positions), C.float(theta), f32p(y)))
 }
 
 // RopeBuf runs kb_rope on ctx with its tensors in Buffers; see Rope.
@@ -2506,56 +1404,15 @@ func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32,
 // x (input) holds [seq, heads, headDim], row-major.
 // positions (input) holds [seq] elements.
 // y (output) holds [seq, heads, headDim], row-major; it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int32View, theta float32, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RopeBuf")
-	}
-	if err := x.check("RopeBuf", "x"); err != nil {
+	chk := ctx.checkViews("RopeBuf", x.check("RopeBuf", "x"), positions.check("RopeBuf", "positions"), y.check("RopeBuf", "y"))
+	if err := ropeShapes(chk, heads, headDim, x.Len(), positions.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := positions.check("RopeBuf", "positions"); err != nil {
-		return err
-	}
-	if err := y.check("RopeBuf", "y"); err != nil {
-		return err
-	}
-	seq := positions.Len()
-	if err := checkDim("RopeBuf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("RopeBuf", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(seq, heads, headDim) < 0 {
-		return overflowError("RopeBuf", "x")
-	}
-	if sizeOf(seq, heads, headDim) < 0 {
-		return overflowError("RopeBuf", "y")
-	}
-	if err := checkMinLen("RopeBuf", "x", x.Len(), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RopeBuf", "positions", positions.Len(), seq, "[seq]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RopeBuf", "y", y.Len(), sizeOf(seq, heads, headDim), "[seq, heads, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rope_buf(ctx.h, ctx.msg, C.int64_t(seq), C.int64_t(heads), C.int64_t(headDim), x.addr(), positions.addr(), C.float(theta), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	positions.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_rope(ctx.h, ctx.msg, C.int64_t(positions.Len()), C.int64_t(heads), C.int64_t(headDim), x.ptr(), positions.ptr(), C.float(theta), y.ptr())
+	keepAlive(x.buf, positions.buf, y.buf)
+	return ctx.done(st)
 }
 
 // Attention wraps kb_attention.
@@ -2575,75 +1432,22 @@ func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major.
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major.
 // out (output) holds [batch, heads, seqQ, headDim], row-major.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Attention] to choose the backend and
-// thread count, and [Context.AttentionBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Attention] and [Context.AttentionBuf].
 func Attention(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []float32, k []float32, v []float32, causal bool, scale float32, out []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Attention(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.Attention(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // Attention runs kb_attention on ctx; see the package-level function Attention.
 func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []float32, k []float32, v []float32, causal bool, scale float32, out []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Attention")
-	}
-	if err := checkDim("Attention", "batch", batch); err != nil {
+	if err := attentionShapes(ctx.checkSlices("Attention"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("Attention", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("Attention", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("Attention", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("Attention", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("Attention", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("Attention", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("Attention", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("Attention", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("Attention", "out")
-	}
-	if err := checkLen("Attention", "q", len(q), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("Attention", "k", len(k), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("Attention", "v", len(v), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("Attention", "out", len(out), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), f32p(q), f32p(k), f32p(v), C.bool(causal), C.float(scale), f32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), f32p(q), f32p(k), f32p(v), C.bool(causal), C.float(scale), f32p(out)))
 }
 
 // AttentionBuf runs kb_attention on ctx with its tensors in Buffers; see Attention.
@@ -2652,80 +1456,15 @@ func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major.
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major.
 // out (output) holds [batch, heads, seqQ, headDim], row-major.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q Float32View, k Float32View, v Float32View, causal bool, scale float32, out Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionBuf")
-	}
-	if err := q.check("AttentionBuf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionBuf", q.check("AttentionBuf", "q"), k.check("AttentionBuf", "k"), v.check("AttentionBuf", "v"), out.check("AttentionBuf", "out"))
+	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionBuf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionBuf", "v"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionBuf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBuf", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBuf", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBuf", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBuf", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBuf", "out")
-	}
-	if err := checkMinLen("AttentionBuf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBuf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBuf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBuf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(st)
 }
 
 // CrossEntropy wraps kb_cross_entropy.
@@ -2741,52 +1480,22 @@ func (ctx *Context) AttentionBuf(batch int, heads int, kvHeads int, seqQ int, se
 // targets (input) holds [rows] elements.
 // losses (output) holds [rows] elements.
 // meanLoss (output) holds [1] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.CrossEntropy] to choose the backend and
-// thread count, and [Context.CrossEntropyBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.CrossEntropy] and [Context.CrossEntropyBuf].
 func CrossEntropy(classes int, logits []float32, targets []int32, ignoreIndex int32, losses []float32, meanLoss []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.CrossEntropy(classes, logits, targets, ignoreIndex, losses, meanLoss)
+		releaseDefault(ctx)
 	}
-	err = ctx.CrossEntropy(classes, logits, targets, ignoreIndex, losses, meanLoss)
-	releaseDefault(ctx)
 	return err
 }
 
 // CrossEntropy runs kb_cross_entropy on ctx; see the package-level function CrossEntropy.
 func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32, ignoreIndex int32, losses []float32, meanLoss []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("CrossEntropy")
-	}
-	rows := len(targets)
-	if err := checkDim("CrossEntropy", "classes", classes); err != nil {
+	if err := crossEntropyShapes(ctx.checkSlices("CrossEntropy"), classes, len(logits), len(targets), len(losses), len(meanLoss)); err != nil {
 		return err
 	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropy", "logits")
-	}
-	if err := checkLen("CrossEntropy", "logits", len(logits), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	if err := checkLen("CrossEntropy", "targets", len(targets), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkLen("CrossEntropy", "losses", len(losses), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkLen("CrossEntropy", "meanLoss", len(meanLoss), 1, "[1]"); err != nil {
-		return err
-	}
-	st := C.kbgo_cross_entropy(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), f32p(losses), f32p(meanLoss))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_cross_entropy(ctx.h, ctx.msg, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), f32p(losses), f32p(meanLoss)))
 }
 
 // CrossEntropyBuf runs kb_cross_entropy on ctx with its tensors in Buffers; see CrossEntropy.
@@ -2796,57 +1505,15 @@ func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32,
 // targets (input) holds [rows] elements.
 // losses (output) holds [rows] elements.
 // meanLoss (output) holds [1] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) CrossEntropyBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, losses Float32View, meanLoss Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("CrossEntropyBuf")
-	}
-	if err := logits.check("CrossEntropyBuf", "logits"); err != nil {
+	chk := ctx.checkViews("CrossEntropyBuf", logits.check("CrossEntropyBuf", "logits"), targets.check("CrossEntropyBuf", "targets"), losses.check("CrossEntropyBuf", "losses"), meanLoss.check("CrossEntropyBuf", "meanLoss"))
+	if err := crossEntropyShapes(chk, classes, logits.Len(), targets.Len(), losses.Len(), meanLoss.Len()); err != nil {
 		return err
 	}
-	if err := targets.check("CrossEntropyBuf", "targets"); err != nil {
-		return err
-	}
-	if err := losses.check("CrossEntropyBuf", "losses"); err != nil {
-		return err
-	}
-	if err := meanLoss.check("CrossEntropyBuf", "meanLoss"); err != nil {
-		return err
-	}
-	rows := targets.Len()
-	if err := checkDim("CrossEntropyBuf", "classes", classes); err != nil {
-		return err
-	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropyBuf", "logits")
-	}
-	if err := checkMinLen("CrossEntropyBuf", "logits", logits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("CrossEntropyBuf", "targets", targets.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("CrossEntropyBuf", "losses", losses.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("CrossEntropyBuf", "meanLoss", meanLoss.Len(), 1, "[1]"); err != nil {
-		return err
-	}
-	st := C.kbgo_cross_entropy_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), logits.addr(), targets.addr(), C.int32_t(ignoreIndex), losses.addr(), meanLoss.addr())
-	runtime.KeepAlive(ctx)
-	logits.keepAlive()
-	targets.keepAlive()
-	losses.keepAlive()
-	meanLoss.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_cross_entropy(ctx.h, ctx.msg, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), losses.ptr(), meanLoss.ptr())
+	keepAlive(logits.buf, targets.buf, losses.buf, meanLoss.buf)
+	return ctx.done(st)
 }
 
 // CrossEntropyBackward wraps kb_cross_entropy_backward.
@@ -2860,52 +1527,22 @@ func (ctx *Context) CrossEntropyBuf(classes int, logits Float32View, targets Int
 // logits (input) holds [rows, classes], row-major.
 // targets (input) holds [rows] elements.
 // dlogits (output) holds [rows, classes], row-major; it may be the same slice as logits.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.CrossEntropyBackward] to choose the backend and
-// thread count, and [Context.CrossEntropyBackwardBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.CrossEntropyBackward] and [Context.CrossEntropyBackwardBuf].
 func CrossEntropyBackward(classes int, logits []float32, targets []int32, ignoreIndex int32, dloss float32, dlogits []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.CrossEntropyBackward(classes, logits, targets, ignoreIndex, dloss, dlogits)
+		releaseDefault(ctx)
 	}
-	err = ctx.CrossEntropyBackward(classes, logits, targets, ignoreIndex, dloss, dlogits)
-	releaseDefault(ctx)
 	return err
 }
 
 // CrossEntropyBackward runs kb_cross_entropy_backward on ctx; see the package-level function CrossEntropyBackward.
 func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets []int32, ignoreIndex int32, dloss float32, dlogits []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("CrossEntropyBackward")
-	}
-	rows := len(targets)
-	if err := checkDim("CrossEntropyBackward", "classes", classes); err != nil {
+	if err := crossEntropyBackwardShapes(ctx.checkSlices("CrossEntropyBackward"), classes, len(logits), len(targets), len(dlogits)); err != nil {
 		return err
 	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropyBackward", "logits")
-	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropyBackward", "dlogits")
-	}
-	if err := checkLen("CrossEntropyBackward", "logits", len(logits), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	if err := checkLen("CrossEntropyBackward", "targets", len(targets), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkLen("CrossEntropyBackward", "dlogits", len(dlogits), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	st := C.kbgo_cross_entropy_backward(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), C.float(dloss), f32p(dlogits))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_cross_entropy_backward(ctx.h, ctx.msg, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), C.float(dloss), f32p(dlogits)))
 }
 
 // CrossEntropyBackwardBuf runs kb_cross_entropy_backward on ctx with its tensors in Buffers; see CrossEntropyBackward.
@@ -2914,53 +1551,15 @@ func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets 
 // logits (input) holds [rows, classes], row-major.
 // targets (input) holds [rows] elements.
 // dlogits (output) holds [rows, classes], row-major; it may be the same view as logits.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) CrossEntropyBackwardBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, dloss float32, dlogits Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("CrossEntropyBackwardBuf")
-	}
-	if err := logits.check("CrossEntropyBackwardBuf", "logits"); err != nil {
+	chk := ctx.checkViews("CrossEntropyBackwardBuf", logits.check("CrossEntropyBackwardBuf", "logits"), targets.check("CrossEntropyBackwardBuf", "targets"), dlogits.check("CrossEntropyBackwardBuf", "dlogits"))
+	if err := crossEntropyBackwardShapes(chk, classes, logits.Len(), targets.Len(), dlogits.Len()); err != nil {
 		return err
 	}
-	if err := targets.check("CrossEntropyBackwardBuf", "targets"); err != nil {
-		return err
-	}
-	if err := dlogits.check("CrossEntropyBackwardBuf", "dlogits"); err != nil {
-		return err
-	}
-	rows := targets.Len()
-	if err := checkDim("CrossEntropyBackwardBuf", "classes", classes); err != nil {
-		return err
-	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropyBackwardBuf", "logits")
-	}
-	if sizeOf(rows, classes) < 0 {
-		return overflowError("CrossEntropyBackwardBuf", "dlogits")
-	}
-	if err := checkMinLen("CrossEntropyBackwardBuf", "logits", logits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("CrossEntropyBackwardBuf", "targets", targets.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("CrossEntropyBackwardBuf", "dlogits", dlogits.Len(), sizeOf(rows, classes), "[rows, classes]"); err != nil {
-		return err
-	}
-	st := C.kbgo_cross_entropy_backward_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(classes), logits.addr(), targets.addr(), C.int32_t(ignoreIndex), C.float(dloss), dlogits.addr())
-	runtime.KeepAlive(ctx)
-	logits.keepAlive()
-	targets.keepAlive()
-	dlogits.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_cross_entropy_backward(ctx.h, ctx.msg, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), C.float(dloss), dlogits.ptr())
+	keepAlive(logits.buf, targets.buf, dlogits.buf)
+	return ctx.done(st)
 }
 
 // AdamwStep wraps kb_adamw_step.
@@ -2978,46 +1577,22 @@ func (ctx *Context) CrossEntropyBackwardBuf(classes int, logits Float32View, tar
 // grads (input) holds [n] elements.
 // m (input and output) holds [n] elements.
 // v (input and output) holds [n] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AdamwStep] to choose the backend and
-// thread count, and [Context.AdamwStepBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AdamwStep] and [Context.AdamwStepBuf].
 func AdamwStep(params []float32, grads []float32, m []float32, v []float32, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AdamwStep(params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step)
+		releaseDefault(ctx)
 	}
-	err = ctx.AdamwStep(params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step)
-	releaseDefault(ctx)
 	return err
 }
 
 // AdamwStep runs kb_adamw_step on ctx; see the package-level function AdamwStep.
 func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v []float32, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AdamwStep")
-	}
-	n := len(grads)
-	if err := checkLen("AdamwStep", "params", len(params), n, "[n]"); err != nil {
+	if err := adamwStepShapes(ctx.checkSlices("AdamwStep"), len(params), len(grads), len(m), len(v)); err != nil {
 		return err
 	}
-	if err := checkLen("AdamwStep", "grads", len(grads), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("AdamwStep", "m", len(m), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("AdamwStep", "v", len(v), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_adamw_step(ctx.h, ctx.msg, C.int64_t(n), f32p(params), f32p(grads), f32p(m), f32p(v), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_adamw_step(ctx.h, ctx.msg, C.int64_t(len(grads)), f32p(params), f32p(grads), f32p(m), f32p(v), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step)))
 }
 
 // AdamwStepBuf runs kb_adamw_step on ctx with its tensors in Buffers; see AdamwStep.
@@ -3027,51 +1602,15 @@ func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v 
 // grads (input) holds [n] elements.
 // m (input and output) holds [n] elements.
 // v (input and output) holds [n] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AdamwStepBuf(params Float32View, grads Float32View, m Float32View, v Float32View, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AdamwStepBuf")
-	}
-	if err := params.check("AdamwStepBuf", "params"); err != nil {
+	chk := ctx.checkViews("AdamwStepBuf", params.check("AdamwStepBuf", "params"), grads.check("AdamwStepBuf", "grads"), m.check("AdamwStepBuf", "m"), v.check("AdamwStepBuf", "v"))
+	if err := adamwStepShapes(chk, params.Len(), grads.Len(), m.Len(), v.Len()); err != nil {
 		return err
 	}
-	if err := grads.check("AdamwStepBuf", "grads"); err != nil {
-		return err
-	}
-	if err := m.check("AdamwStepBuf", "m"); err != nil {
-		return err
-	}
-	if err := v.check("AdamwStepBuf", "v"); err != nil {
-		return err
-	}
-	n := grads.Len()
-	if err := checkMinLen("AdamwStepBuf", "params", params.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AdamwStepBuf", "grads", grads.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AdamwStepBuf", "m", m.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AdamwStepBuf", "v", v.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_adamw_step_buf(ctx.h, ctx.msg, C.int64_t(n), params.addr(), grads.addr(), m.addr(), v.addr(), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
-	runtime.KeepAlive(ctx)
-	params.keepAlive()
-	grads.keepAlive()
-	m.keepAlive()
-	v.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_adamw_step(ctx.h, ctx.msg, C.int64_t(grads.Len()), params.ptr(), grads.ptr(), m.ptr(), v.ptr(), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
+	keepAlive(params.buf, grads.buf, m.buf, v.buf)
+	return ctx.done(st)
 }
 
 // Argmax wraps kb_argmax.
@@ -3083,46 +1622,22 @@ func (ctx *Context) AdamwStepBuf(params Float32View, grads Float32View, m Float3
 // rows is len(out).
 // x (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Argmax] to choose the backend and
-// thread count, and [Context.ArgmaxBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Argmax] and [Context.ArgmaxBuf].
 func Argmax(cols int, x []float32, out []int32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Argmax(cols, x, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.Argmax(cols, x, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // Argmax runs kb_argmax on ctx; see the package-level function Argmax.
 func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Argmax")
-	}
-	rows := len(out)
-	if err := checkDim("Argmax", "cols", cols); err != nil {
+	if err := argmaxShapes(ctx.checkSlices("Argmax"), cols, len(x), len(out)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Argmax", "x")
-	}
-	if err := checkLen("Argmax", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("Argmax", "out", len(out), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_argmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), i32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_argmax(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(x), i32p(out)))
 }
 
 // ArgmaxBuf runs kb_argmax on ctx with its tensors in Buffers; see Argmax.
@@ -3130,43 +1645,15 @@ func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
 // rows is out.Len().
 // x (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) ArgmaxBuf(cols int, x Float32View, out Int32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ArgmaxBuf")
-	}
-	if err := x.check("ArgmaxBuf", "x"); err != nil {
+	chk := ctx.checkViews("ArgmaxBuf", x.check("ArgmaxBuf", "x"), out.check("ArgmaxBuf", "out"))
+	if err := argmaxShapes(chk, cols, x.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := out.check("ArgmaxBuf", "out"); err != nil {
-		return err
-	}
-	rows := out.Len()
-	if err := checkDim("ArgmaxBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("ArgmaxBuf", "x")
-	}
-	if err := checkMinLen("ArgmaxBuf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("ArgmaxBuf", "out", out.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_argmax_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), out.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_argmax(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), x.ptr(), out.ptr())
+	keepAlive(x.buf, out.buf)
+	return ctx.done(st)
 }
 
 // Sample wraps kb_sample.
@@ -3178,46 +1665,22 @@ func (ctx *Context) ArgmaxBuf(cols int, x Float32View, out Int32View) error {
 // rows is len(out).
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Sample] to choose the backend and
-// thread count, and [Context.SampleBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Sample] and [Context.SampleBuf].
 func Sample(cols int, logits []float32, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Sample(cols, logits, temperature, seed, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.Sample(cols, logits, temperature, seed, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // Sample runs kb_sample on ctx; see the package-level function Sample.
 func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed uint64, out []int32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Sample")
-	}
-	rows := len(out)
-	if err := checkDim("Sample", "cols", cols); err != nil {
+	if err := sampleShapes(ctx.checkSlices("Sample"), cols, len(logits), len(out)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("Sample", "logits")
-	}
-	if err := checkLen("Sample", "logits", len(logits), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("Sample", "out", len(out), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_sample(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(logits), C.float(temperature), C.uint64_t(seed), i32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // SampleBuf runs kb_sample on ctx with its tensors in Buffers; see Sample.
@@ -3225,43 +1688,15 @@ func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed
 // rows is out.Len().
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SampleBuf(cols int, logits Float32View, temperature float32, seed uint64, out Int32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SampleBuf")
-	}
-	if err := logits.check("SampleBuf", "logits"); err != nil {
+	chk := ctx.checkViews("SampleBuf", logits.check("SampleBuf", "logits"), out.check("SampleBuf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := out.check("SampleBuf", "out"); err != nil {
-		return err
-	}
-	rows := out.Len()
-	if err := checkDim("SampleBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SampleBuf", "logits")
-	}
-	if err := checkMinLen("SampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.float(temperature), C.uint64_t(seed), out.addr())
-	runtime.KeepAlive(ctx)
-	logits.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(temperature), C.uint64_t(seed), out.ptr())
+	keepAlive(logits.buf, out.buf)
+	return ctx.done(st)
 }
 
 // TopkSample wraps kb_topk_sample.
@@ -3274,49 +1709,22 @@ func (ctx *Context) SampleBuf(cols int, logits Float32View, temperature float32,
 // rows is len(out).
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.TopkSample] to choose the backend and
-// thread count, and [Context.TopkSampleBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.TopkSample] and [Context.TopkSampleBuf].
 func TopkSample(cols int, logits []float32, k int, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.TopkSample(cols, logits, k, temperature, seed, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.TopkSample(cols, logits, k, temperature, seed, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // TopkSample runs kb_topk_sample on ctx; see the package-level function TopkSample.
 func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature float32, seed uint64, out []int32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("TopkSample")
-	}
-	rows := len(out)
-	if err := checkDim("TopkSample", "cols", cols); err != nil {
+	if err := topkSampleShapes(ctx.checkSlices("TopkSample"), cols, len(logits), k, len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("TopkSample", "k", k); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("TopkSample", "logits")
-	}
-	if err := checkLen("TopkSample", "logits", len(logits), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("TopkSample", "out", len(out), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_topk_sample(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_topk_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // TopkSampleBuf runs kb_topk_sample on ctx with its tensors in Buffers; see TopkSample.
@@ -3324,46 +1732,15 @@ func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature fl
 // rows is out.Len().
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) TopkSampleBuf(cols int, logits Float32View, k int, temperature float32, seed uint64, out Int32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("TopkSampleBuf")
-	}
-	if err := logits.check("TopkSampleBuf", "logits"); err != nil {
+	chk := ctx.checkViews("TopkSampleBuf", logits.check("TopkSampleBuf", "logits"), out.check("TopkSampleBuf", "out"))
+	if err := topkSampleShapes(chk, cols, logits.Len(), k, out.Len()); err != nil {
 		return err
 	}
-	if err := out.check("TopkSampleBuf", "out"); err != nil {
-		return err
-	}
-	rows := out.Len()
-	if err := checkDim("TopkSampleBuf", "cols", cols); err != nil {
-		return err
-	}
-	if err := checkDim("TopkSampleBuf", "k", k); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("TopkSampleBuf", "logits")
-	}
-	if err := checkMinLen("TopkSampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("TopkSampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_topk_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.addr())
-	runtime.KeepAlive(ctx)
-	logits.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_topk_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.ptr())
+	keepAlive(logits.buf, out.buf)
+	return ctx.done(st)
 }
 
 // ToppSample wraps kb_topp_sample.
@@ -3377,46 +1754,22 @@ func (ctx *Context) TopkSampleBuf(cols int, logits Float32View, k int, temperatu
 // rows is len(out).
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.ToppSample] to choose the backend and
-// thread count, and [Context.ToppSampleBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ToppSample] and [Context.ToppSampleBuf].
 func ToppSample(cols int, logits []float32, p float32, temperature float32, seed uint64, out []int32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.ToppSample(cols, logits, p, temperature, seed, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.ToppSample(cols, logits, p, temperature, seed, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // ToppSample runs kb_topp_sample on ctx; see the package-level function ToppSample.
 func (ctx *Context) ToppSample(cols int, logits []float32, p float32, temperature float32, seed uint64, out []int32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ToppSample")
-	}
-	rows := len(out)
-	if err := checkDim("ToppSample", "cols", cols); err != nil {
+	if err := sampleShapes(ctx.checkSlices("ToppSample"), cols, len(logits), len(out)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("ToppSample", "logits")
-	}
-	if err := checkLen("ToppSample", "logits", len(logits), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("ToppSample", "out", len(out), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // ToppSampleBuf runs kb_topp_sample on ctx with its tensors in Buffers; see ToppSample.
@@ -3424,43 +1777,15 @@ func (ctx *Context) ToppSample(cols int, logits []float32, p float32, temperatur
 // rows is out.Len().
 // logits (input) holds [rows, cols], row-major.
 // out (output) holds [rows] elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) ToppSampleBuf(cols int, logits Float32View, p float32, temperature float32, seed uint64, out Int32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ToppSampleBuf")
-	}
-	if err := logits.check("ToppSampleBuf", "logits"); err != nil {
+	chk := ctx.checkViews("ToppSampleBuf", logits.check("ToppSampleBuf", "logits"), out.check("ToppSampleBuf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := out.check("ToppSampleBuf", "out"); err != nil {
-		return err
-	}
-	rows := out.Len()
-	if err := checkDim("ToppSampleBuf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("ToppSampleBuf", "logits")
-	}
-	if err := checkMinLen("ToppSampleBuf", "logits", logits.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("ToppSampleBuf", "out", out.Len(), rows, "[rows]"); err != nil {
-		return err
-	}
-	st := C.kbgo_topp_sample_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), logits.addr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.addr())
-	runtime.KeepAlive(ctx)
-	logits.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
+	keepAlive(logits.buf, out.buf)
+	return ctx.done(st)
 }
 
 // SiluBF16 wraps kb_silu_bf16.
@@ -3470,40 +1795,22 @@ func (ctx *Context) ToppSampleBuf(cols int, logits Float32View, p float32, tempe
 // n is len(x).
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.SiluBF16] to choose the backend and
-// thread count, and [Context.SiluBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SiluBF16] and [Context.SiluBF16Buf].
 func SiluBF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.SiluBF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.SiluBF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // SiluBF16 runs kb_silu_bf16 on ctx; see the package-level function SiluBF16.
 func (ctx *Context) SiluBF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SiluBF16")
-	}
-	n := len(x)
-	if err := checkLen("SiluBF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("SiluBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("SiluBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // SiluBF16Buf runs kb_silu_bf16 on ctx with its tensors in Buffers; see SiluBF16.
@@ -3511,37 +1818,15 @@ func (ctx *Context) SiluBF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SiluBF16Buf(x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SiluBF16Buf")
-	}
-	if err := x.check("SiluBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("SiluBF16Buf", x.check("SiluBF16Buf", "x"), y.check("SiluBF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SiluBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("SiluBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SiluBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // SiluF16 wraps kb_silu_f16.
@@ -3551,40 +1836,22 @@ func (ctx *Context) SiluBF16Buf(x BF16View, y BF16View) error {
 // n is len(x).
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.SiluF16] to choose the backend and
-// thread count, and [Context.SiluF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SiluF16] and [Context.SiluF16Buf].
 func SiluF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.SiluF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.SiluF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // SiluF16 runs kb_silu_f16 on ctx; see the package-level function SiluF16.
 func (ctx *Context) SiluF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SiluF16")
-	}
-	n := len(x)
-	if err := checkLen("SiluF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("SiluF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("SiluF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // SiluF16Buf runs kb_silu_f16 on ctx with its tensors in Buffers; see SiluF16.
@@ -3592,37 +1859,15 @@ func (ctx *Context) SiluF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SiluF16Buf(x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SiluF16Buf")
-	}
-	if err := x.check("SiluF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("SiluF16Buf", x.check("SiluF16Buf", "x"), y.check("SiluF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SiluF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("SiluF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SiluF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_silu_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GeluBF16 wraps kb_gelu_bf16.
@@ -3632,40 +1877,22 @@ func (ctx *Context) SiluF16Buf(x F16View, y F16View) error {
 // n is len(x).
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GeluBF16] to choose the backend and
-// thread count, and [Context.GeluBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GeluBF16] and [Context.GeluBF16Buf].
 func GeluBF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GeluBF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.GeluBF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // GeluBF16 runs kb_gelu_bf16 on ctx; see the package-level function GeluBF16.
 func (ctx *Context) GeluBF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluBF16")
-	}
-	n := len(x)
-	if err := checkLen("GeluBF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("GeluBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("GeluBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluBF16Buf runs kb_gelu_bf16 on ctx with its tensors in Buffers; see GeluBF16.
@@ -3673,37 +1900,15 @@ func (ctx *Context) GeluBF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluBF16Buf(x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluBF16Buf")
-	}
-	if err := x.check("GeluBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("GeluBF16Buf", x.check("GeluBF16Buf", "x"), y.check("GeluBF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GeluF16 wraps kb_gelu_f16.
@@ -3713,40 +1918,22 @@ func (ctx *Context) GeluBF16Buf(x BF16View, y BF16View) error {
 // n is len(x).
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GeluF16] to choose the backend and
-// thread count, and [Context.GeluF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GeluF16] and [Context.GeluF16Buf].
 func GeluF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GeluF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.GeluF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // GeluF16 runs kb_gelu_f16 on ctx; see the package-level function GeluF16.
 func (ctx *Context) GeluF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluF16")
-	}
-	n := len(x)
-	if err := checkLen("GeluF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("GeluF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("GeluF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluF16Buf runs kb_gelu_f16 on ctx with its tensors in Buffers; see GeluF16.
@@ -3754,37 +1941,15 @@ func (ctx *Context) GeluF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluF16Buf(x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluF16Buf")
-	}
-	if err := x.check("GeluF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("GeluF16Buf", x.check("GeluF16Buf", "x"), y.check("GeluF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GeluTanhBF16 wraps kb_gelu_tanh_bf16.
@@ -3794,40 +1959,22 @@ func (ctx *Context) GeluF16Buf(x F16View, y F16View) error {
 // n is len(x).
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GeluTanhBF16] to choose the backend and
-// thread count, and [Context.GeluTanhBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GeluTanhBF16] and [Context.GeluTanhBF16Buf].
 func GeluTanhBF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GeluTanhBF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.GeluTanhBF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // GeluTanhBF16 runs kb_gelu_tanh_bf16 on ctx; see the package-level function GeluTanhBF16.
 func (ctx *Context) GeluTanhBF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanhBF16")
-	}
-	n := len(x)
-	if err := checkLen("GeluTanhBF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("GeluTanhBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("GeluTanhBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluTanhBF16Buf runs kb_gelu_tanh_bf16 on ctx with its tensors in Buffers; see GeluTanhBF16.
@@ -3835,37 +1982,15 @@ func (ctx *Context) GeluTanhBF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluTanhBF16Buf(x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanhBF16Buf")
-	}
-	if err := x.check("GeluTanhBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("GeluTanhBF16Buf", x.check("GeluTanhBF16Buf", "x"), y.check("GeluTanhBF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluTanhBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluTanhBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluTanhBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GeluTanhF16 wraps kb_gelu_tanh_f16.
@@ -3875,40 +2000,22 @@ func (ctx *Context) GeluTanhBF16Buf(x BF16View, y BF16View) error {
 // n is len(x).
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GeluTanhF16] to choose the backend and
-// thread count, and [Context.GeluTanhF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GeluTanhF16] and [Context.GeluTanhF16Buf].
 func GeluTanhF16(x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GeluTanhF16(x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.GeluTanhF16(x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // GeluTanhF16 runs kb_gelu_tanh_f16 on ctx; see the package-level function GeluTanhF16.
 func (ctx *Context) GeluTanhF16(x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanhF16")
-	}
-	n := len(x)
-	if err := checkLen("GeluTanhF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("GeluTanhF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("GeluTanhF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluTanhF16Buf runs kb_gelu_tanh_f16 on ctx with its tensors in Buffers; see GeluTanhF16.
@@ -3916,37 +2023,15 @@ func (ctx *Context) GeluTanhF16(x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GeluTanhF16Buf(x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GeluTanhF16Buf")
-	}
-	if err := x.check("GeluTanhF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("GeluTanhF16Buf", x.check("GeluTanhF16Buf", "x"), y.check("GeluTanhF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("GeluTanhF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("GeluTanhF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GeluTanhF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gelu_tanh_f16_buf(ctx.h, ctx.msg, C.int64_t(n), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AddBF16 wraps kb_add_bf16.
@@ -3957,43 +2042,22 @@ func (ctx *Context) GeluTanhF16Buf(x F16View, y F16View) error {
 // a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AddBF16] to choose the backend and
-// thread count, and [Context.AddBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddBF16] and [Context.AddBF16Buf].
 func AddBF16(a []uint16, b []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AddBF16(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.AddBF16(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // AddBF16 runs kb_add_bf16 on ctx; see the package-level function AddBF16.
 func (ctx *Context) AddBF16(a []uint16, b []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBF16")
-	}
-	n := len(a)
-	if err := checkLen("AddBF16", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("AddBF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("AddBF16", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // AddBF16Buf runs kb_add_bf16 on ctx with its tensors in Buffers; see AddBF16.
@@ -4002,44 +2066,15 @@ func (ctx *Context) AddBF16(a []uint16, b []uint16, y []uint16) error {
 // a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddBF16Buf(a BF16View, b BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBF16Buf")
-	}
-	if err := a.check("AddBF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("AddBF16Buf", a.check("AddBF16Buf", "a"), b.check("AddBF16Buf", "b"), y.check("AddBF16Buf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("AddBF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("AddBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("AddBF16Buf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBF16Buf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AddF16 wraps kb_add_f16.
@@ -4050,43 +2085,22 @@ func (ctx *Context) AddBF16Buf(a BF16View, b BF16View, y BF16View) error {
 // a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AddF16] to choose the backend and
-// thread count, and [Context.AddF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddF16] and [Context.AddF16Buf].
 func AddF16(a []uint16, b []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AddF16(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.AddF16(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // AddF16 runs kb_add_f16 on ctx; see the package-level function AddF16.
 func (ctx *Context) AddF16(a []uint16, b []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddF16")
-	}
-	n := len(a)
-	if err := checkLen("AddF16", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("AddF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("AddF16", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // AddF16Buf runs kb_add_f16 on ctx with its tensors in Buffers; see AddF16.
@@ -4095,44 +2109,15 @@ func (ctx *Context) AddF16(a []uint16, b []uint16, y []uint16) error {
 // a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddF16Buf(a F16View, b F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddF16Buf")
-	}
-	if err := a.check("AddF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("AddF16Buf", a.check("AddF16Buf", "a"), b.check("AddF16Buf", "b"), y.check("AddF16Buf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("AddF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("AddF16Buf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("AddF16Buf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddF16Buf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_f16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // MulBF16 wraps kb_mul_bf16.
@@ -4143,43 +2128,22 @@ func (ctx *Context) AddF16Buf(a F16View, b F16View, y F16View) error {
 // a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.MulBF16] to choose the backend and
-// thread count, and [Context.MulBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MulBF16] and [Context.MulBF16Buf].
 func MulBF16(a []uint16, b []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.MulBF16(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.MulBF16(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // MulBF16 runs kb_mul_bf16 on ctx; see the package-level function MulBF16.
 func (ctx *Context) MulBF16(a []uint16, b []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("MulBF16")
-	}
-	n := len(a)
-	if err := checkLen("MulBF16", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("MulBF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("MulBF16", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("MulBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // MulBF16Buf runs kb_mul_bf16 on ctx with its tensors in Buffers; see MulBF16.
@@ -4188,44 +2152,15 @@ func (ctx *Context) MulBF16(a []uint16, b []uint16, y []uint16) error {
 // a (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) MulBF16Buf(a BF16View, b BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("MulBF16Buf")
-	}
-	if err := a.check("MulBF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("MulBF16Buf", a.check("MulBF16Buf", "a"), b.check("MulBF16Buf", "b"), y.check("MulBF16Buf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("MulBF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("MulBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("MulBF16Buf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulBF16Buf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // MulF16 wraps kb_mul_f16.
@@ -4236,43 +2171,22 @@ func (ctx *Context) MulBF16Buf(a BF16View, b BF16View, y BF16View) error {
 // a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as a or b.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.MulF16] to choose the backend and
-// thread count, and [Context.MulF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MulF16] and [Context.MulF16Buf].
 func MulF16(a []uint16, b []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.MulF16(a, b, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.MulF16(a, b, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // MulF16 runs kb_mul_f16 on ctx; see the package-level function MulF16.
 func (ctx *Context) MulF16(a []uint16, b []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("MulF16")
-	}
-	n := len(a)
-	if err := checkLen("MulF16", "a", len(a), n, "[n]"); err != nil {
+	if err := addShapes(ctx.checkSlices("MulF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("MulF16", "b", len(b), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkLen("MulF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(n), u16p(a), u16p(b), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // MulF16Buf runs kb_mul_f16 on ctx with its tensors in Buffers; see MulF16.
@@ -4281,44 +2195,15 @@ func (ctx *Context) MulF16(a []uint16, b []uint16, y []uint16) error {
 // a (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as a or b.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) MulF16Buf(a F16View, b F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("MulF16Buf")
-	}
-	if err := a.check("MulF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("MulF16Buf", a.check("MulF16Buf", "a"), b.check("MulF16Buf", "b"), y.check("MulF16Buf", "y"))
+	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := b.check("MulF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := y.check("MulF16Buf", "y"); err != nil {
-		return err
-	}
-	n := a.Len()
-	if err := checkMinLen("MulF16Buf", "a", a.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulF16Buf", "b", b.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("MulF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_mul_f16_buf(ctx.h, ctx.msg, C.int64_t(n), a.addr(), b.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	keepAlive(a.buf, b.buf, y.buf)
+	return ctx.done(st)
 }
 
 // ScaleBF16 wraps kb_scale_bf16.
@@ -4328,40 +2213,22 @@ func (ctx *Context) MulF16Buf(a F16View, b F16View, y F16View) error {
 // n is len(x).
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.ScaleBF16] to choose the backend and
-// thread count, and [Context.ScaleBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ScaleBF16] and [Context.ScaleBF16Buf].
 func ScaleBF16(alpha float32, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.ScaleBF16(alpha, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.ScaleBF16(alpha, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // ScaleBF16 runs kb_scale_bf16 on ctx; see the package-level function ScaleBF16.
 func (ctx *Context) ScaleBF16(alpha float32, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ScaleBF16")
-	}
-	n := len(x)
-	if err := checkLen("ScaleBF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("ScaleBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("ScaleBF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
 }
 
 // ScaleBF16Buf runs kb_scale_bf16 on ctx with its tensors in Buffers; see ScaleBF16.
@@ -4369,37 +2236,15 @@ func (ctx *Context) ScaleBF16(alpha float32, x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [n] elements, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) ScaleBF16Buf(alpha float32, x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ScaleBF16Buf")
-	}
-	if err := x.check("ScaleBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("ScaleBF16Buf", x.check("ScaleBF16Buf", "x"), y.check("ScaleBF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("ScaleBF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("ScaleBF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("ScaleBF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale_bf16_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // ScaleF16 wraps kb_scale_f16.
@@ -4409,40 +2254,22 @@ func (ctx *Context) ScaleBF16Buf(alpha float32, x BF16View, y BF16View) error {
 // n is len(x).
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.ScaleF16] to choose the backend and
-// thread count, and [Context.ScaleF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ScaleF16] and [Context.ScaleF16Buf].
 func ScaleF16(alpha float32, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.ScaleF16(alpha, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.ScaleF16(alpha, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // ScaleF16 runs kb_scale_f16 on ctx; see the package-level function ScaleF16.
 func (ctx *Context) ScaleF16(alpha float32, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ScaleF16")
-	}
-	n := len(x)
-	if err := checkLen("ScaleF16", "x", len(x), n, "[n]"); err != nil {
+	if err := siluShapes(ctx.checkSlices("ScaleF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkLen("ScaleF16", "y", len(y), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
 }
 
 // ScaleF16Buf runs kb_scale_f16 on ctx with its tensors in Buffers; see ScaleF16.
@@ -4450,37 +2277,15 @@ func (ctx *Context) ScaleF16(alpha float32, x []uint16, y []uint16) error {
 // n is x.Len().
 // x (input) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [n] elements, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) ScaleF16Buf(alpha float32, x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("ScaleF16Buf")
-	}
-	if err := x.check("ScaleF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("ScaleF16Buf", x.check("ScaleF16Buf", "x"), y.check("ScaleF16Buf", "y"))
+	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("ScaleF16Buf", "y"); err != nil {
-		return err
-	}
-	n := x.Len()
-	if err := checkMinLen("ScaleF16Buf", "x", x.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("ScaleF16Buf", "y", y.Len(), n, "[n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_scale_f16_buf(ctx.h, ctx.msg, C.int64_t(n), C.float(alpha), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AddBiasBF16 wraps kb_add_bias_bf16.
@@ -4491,52 +2296,22 @@ func (ctx *Context) ScaleF16Buf(alpha float32, x F16View, y F16View) error {
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AddBiasBF16] to choose the backend and
-// thread count, and [Context.AddBiasBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddBiasBF16] and [Context.AddBiasBF16Buf].
 func AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AddBiasBF16(rows, x, bias, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.AddBiasBF16(rows, x, bias, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // AddBiasBF16 runs kb_add_bias_bf16 on ctx; see the package-level function AddBiasBF16.
 func (ctx *Context) AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBiasBF16")
-	}
-	cols := len(bias)
-	if err := checkDim("AddBiasBF16", "rows", rows); err != nil {
+	if err := addBiasShapes(ctx.checkSlices("AddBiasBF16"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBF16", "y")
-	}
-	if err := checkLen("AddBiasBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBiasBF16", "bias", len(bias), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBiasBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(bias), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
 }
 
 // AddBiasBF16Buf runs kb_add_bias_bf16 on ctx with its tensors in Buffers; see AddBiasBF16.
@@ -4545,53 +2320,15 @@ func (ctx *Context) AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16)
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddBiasBF16Buf(rows int, x BF16View, bias BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBiasBF16Buf")
-	}
-	if err := x.check("AddBiasBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("AddBiasBF16Buf", x.check("AddBiasBF16Buf", "x"), bias.check("AddBiasBF16Buf", "bias"), y.check("AddBiasBF16Buf", "y"))
+	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := bias.check("AddBiasBF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("AddBiasBF16Buf", "y"); err != nil {
-		return err
-	}
-	cols := bias.Len()
-	if err := checkDim("AddBiasBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasBF16Buf", "y")
-	}
-	if err := checkMinLen("AddBiasBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasBF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	keepAlive(x.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AddBiasF16 wraps kb_add_bias_f16.
@@ -4602,52 +2339,22 @@ func (ctx *Context) AddBiasBF16Buf(rows int, x BF16View, bias BF16View, y BF16Vi
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AddBiasF16] to choose the backend and
-// thread count, and [Context.AddBiasF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddBiasF16] and [Context.AddBiasF16Buf].
 func AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AddBiasF16(rows, x, bias, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.AddBiasF16(rows, x, bias, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // AddBiasF16 runs kb_add_bias_f16 on ctx; see the package-level function AddBiasF16.
 func (ctx *Context) AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBiasF16")
-	}
-	cols := len(bias)
-	if err := checkDim("AddBiasF16", "rows", rows); err != nil {
+	if err := addBiasShapes(ctx.checkSlices("AddBiasF16"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasF16", "y")
-	}
-	if err := checkLen("AddBiasF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBiasF16", "bias", len(bias), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("AddBiasF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(bias), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
 }
 
 // AddBiasF16Buf runs kb_add_bias_f16 on ctx with its tensors in Buffers; see AddBiasF16.
@@ -4656,53 +2363,15 @@ func (ctx *Context) AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) 
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AddBiasF16Buf(rows int, x F16View, bias F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AddBiasF16Buf")
-	}
-	if err := x.check("AddBiasF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("AddBiasF16Buf", x.check("AddBiasF16Buf", "x"), bias.check("AddBiasF16Buf", "bias"), y.check("AddBiasF16Buf", "y"))
+	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := bias.check("AddBiasF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("AddBiasF16Buf", "y"); err != nil {
-		return err
-	}
-	cols := bias.Len()
-	if err := checkDim("AddBiasF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("AddBiasF16Buf", "y")
-	}
-	if err := checkMinLen("AddBiasF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AddBiasF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_add_bias_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), bias.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	keepAlive(x.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // SoftmaxBF16 wraps kb_softmax_bf16.
@@ -4711,99 +2380,37 @@ func (ctx *Context) AddBiasF16Buf(rows int, x F16View, bias F16View, y F16View) 
 //
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.SoftmaxBF16] to choose the backend and
-// thread count, and [Context.SoftmaxBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SoftmaxBF16] and [Context.SoftmaxBF16Buf].
 func SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.SoftmaxBF16(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.SoftmaxBF16(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // SoftmaxBF16 runs kb_softmax_bf16 on ctx; see the package-level function SoftmaxBF16.
 func (ctx *Context) SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SoftmaxBF16")
-	}
-	if err := checkDim("SoftmaxBF16", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("SoftmaxBF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("SoftmaxBF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBF16", "y")
-	}
-	if err := checkLen("SoftmaxBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("SoftmaxBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // SoftmaxBF16Buf runs kb_softmax_bf16 on ctx with its tensors in Buffers; see SoftmaxBF16.
 //
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SoftmaxBF16Buf")
-	}
-	if err := x.check("SoftmaxBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("SoftmaxBF16Buf", x.check("SoftmaxBF16Buf", "x"), y.check("SoftmaxBF16Buf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SoftmaxBF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxBF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxBF16Buf", "y")
-	}
-	if err := checkMinLen("SoftmaxBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SoftmaxBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // SoftmaxF16 wraps kb_softmax_f16.
@@ -4812,99 +2419,37 @@ func (ctx *Context) SoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) e
 //
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.SoftmaxF16] to choose the backend and
-// thread count, and [Context.SoftmaxF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SoftmaxF16] and [Context.SoftmaxF16Buf].
 func SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.SoftmaxF16(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.SoftmaxF16(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // SoftmaxF16 runs kb_softmax_f16 on ctx; see the package-level function SoftmaxF16.
 func (ctx *Context) SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SoftmaxF16")
-	}
-	if err := checkDim("SoftmaxF16", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("SoftmaxF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("SoftmaxF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxF16", "y")
-	}
-	if err := checkLen("SoftmaxF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("SoftmaxF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // SoftmaxF16Buf runs kb_softmax_f16 on ctx with its tensors in Buffers; see SoftmaxF16.
 //
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) SoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("SoftmaxF16Buf")
-	}
-	if err := x.check("SoftmaxF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("SoftmaxF16Buf", x.check("SoftmaxF16Buf", "x"), y.check("SoftmaxF16Buf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("SoftmaxF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("SoftmaxF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("SoftmaxF16Buf", "y")
-	}
-	if err := checkMinLen("SoftmaxF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("SoftmaxF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_softmax_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LogSoftmaxBF16 wraps kb_log_softmax_bf16.
@@ -4913,99 +2458,37 @@ func (ctx *Context) SoftmaxF16Buf(rows int, cols int, x F16View, y F16View) erro
 //
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LogSoftmaxBF16] to choose the backend and
-// thread count, and [Context.LogSoftmaxBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LogSoftmaxBF16] and [Context.LogSoftmaxBF16Buf].
 func LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LogSoftmaxBF16(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LogSoftmaxBF16(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LogSoftmaxBF16 runs kb_log_softmax_bf16 on ctx; see the package-level function LogSoftmaxBF16.
 func (ctx *Context) LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmaxBF16")
-	}
-	if err := checkDim("LogSoftmaxBF16", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("LogSoftmaxBF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LogSoftmaxBF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBF16", "y")
-	}
-	if err := checkLen("LogSoftmaxBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("LogSoftmaxBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // LogSoftmaxBF16Buf runs kb_log_softmax_bf16 on ctx with its tensors in Buffers; see LogSoftmaxBF16.
 //
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LogSoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmaxBF16Buf")
-	}
-	if err := x.check("LogSoftmaxBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LogSoftmaxBF16Buf", x.check("LogSoftmaxBF16Buf", "x"), y.check("LogSoftmaxBF16Buf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("LogSoftmaxBF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxBF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxBF16Buf", "y")
-	}
-	if err := checkMinLen("LogSoftmaxBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LogSoftmaxBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LogSoftmaxF16 wraps kb_log_softmax_f16.
@@ -5014,99 +2497,37 @@ func (ctx *Context) LogSoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View
 //
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LogSoftmaxF16] to choose the backend and
-// thread count, and [Context.LogSoftmaxF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LogSoftmaxF16] and [Context.LogSoftmaxF16Buf].
 func LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LogSoftmaxF16(rows, cols, x, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LogSoftmaxF16(rows, cols, x, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LogSoftmaxF16 runs kb_log_softmax_f16 on ctx; see the package-level function LogSoftmaxF16.
 func (ctx *Context) LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmaxF16")
-	}
-	if err := checkDim("LogSoftmaxF16", "rows", rows); err != nil {
+	if err := softmaxShapes(ctx.checkSlices("LogSoftmaxF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LogSoftmaxF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxF16", "y")
-	}
-	if err := checkLen("LogSoftmaxF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("LogSoftmaxF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // LogSoftmaxF16Buf runs kb_log_softmax_f16 on ctx with its tensors in Buffers; see LogSoftmaxF16.
 //
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LogSoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LogSoftmaxF16Buf")
-	}
-	if err := x.check("LogSoftmaxF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LogSoftmaxF16Buf", x.check("LogSoftmaxF16Buf", "x"), y.check("LogSoftmaxF16Buf", "y"))
+	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := y.check("LogSoftmaxF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LogSoftmaxF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LogSoftmaxF16Buf", "y")
-	}
-	if err := checkMinLen("LogSoftmaxF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LogSoftmaxF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_log_softmax_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	keepAlive(x.buf, y.buf)
+	return ctx.done(st)
 }
 
 // RmsnormBF16 wraps kb_rmsnorm_bf16.
@@ -5117,52 +2538,22 @@ func (ctx *Context) LogSoftmaxF16Buf(rows int, cols int, x F16View, y F16View) e
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.RmsnormBF16] to choose the backend and
-// thread count, and [Context.RmsnormBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.RmsnormBF16] and [Context.RmsnormBF16Buf].
 func RmsnormBF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.RmsnormBF16(rows, x, weight, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.RmsnormBF16(rows, x, weight, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // RmsnormBF16 runs kb_rmsnorm_bf16 on ctx; see the package-level function RmsnormBF16.
 func (ctx *Context) RmsnormBF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RmsnormBF16")
-	}
-	cols := len(weight)
-	if err := checkDim("RmsnormBF16", "rows", rows); err != nil {
+	if err := rmsnormShapes(ctx.checkSlices("RmsnormBF16"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBF16", "y")
-	}
-	if err := checkLen("RmsnormBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("RmsnormBF16", "weight", len(weight), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("RmsnormBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), C.float(eps), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
 }
 
 // RmsnormBF16Buf runs kb_rmsnorm_bf16 on ctx with its tensors in Buffers; see RmsnormBF16.
@@ -5171,53 +2562,15 @@ func (ctx *Context) RmsnormBF16(rows int, x []uint16, weight []uint16, eps float
 // x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) RmsnormBF16Buf(rows int, x BF16View, weight BF16View, eps float32, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RmsnormBF16Buf")
-	}
-	if err := x.check("RmsnormBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("RmsnormBF16Buf", x.check("RmsnormBF16Buf", "x"), weight.check("RmsnormBF16Buf", "weight"), y.check("RmsnormBF16Buf", "y"))
+	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("RmsnormBF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := y.check("RmsnormBF16Buf", "y"); err != nil {
-		return err
-	}
-	cols := weight.Len()
-	if err := checkDim("RmsnormBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormBF16Buf", "y")
-	}
-	if err := checkMinLen("RmsnormBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormBF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, y.buf)
+	return ctx.done(st)
 }
 
 // RmsnormF16 wraps kb_rmsnorm_f16.
@@ -5228,52 +2581,22 @@ func (ctx *Context) RmsnormBF16Buf(rows int, x BF16View, weight BF16View, eps fl
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.RmsnormF16] to choose the backend and
-// thread count, and [Context.RmsnormF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.RmsnormF16] and [Context.RmsnormF16Buf].
 func RmsnormF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.RmsnormF16(rows, x, weight, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.RmsnormF16(rows, x, weight, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // RmsnormF16 runs kb_rmsnorm_f16 on ctx; see the package-level function RmsnormF16.
 func (ctx *Context) RmsnormF16(rows int, x []uint16, weight []uint16, eps float32, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RmsnormF16")
-	}
-	cols := len(weight)
-	if err := checkDim("RmsnormF16", "rows", rows); err != nil {
+	if err := rmsnormShapes(ctx.checkSlices("RmsnormF16"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormF16", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormF16", "y")
-	}
-	if err := checkLen("RmsnormF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("RmsnormF16", "weight", len(weight), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkLen("RmsnormF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), C.float(eps), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
 }
 
 // RmsnormF16Buf runs kb_rmsnorm_f16 on ctx with its tensors in Buffers; see RmsnormF16.
@@ -5282,53 +2605,15 @@ func (ctx *Context) RmsnormF16(rows int, x []uint16, weight []uint16, eps float3
 // x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) RmsnormF16Buf(rows int, x F16View, weight F16View, eps float32, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("RmsnormF16Buf")
-	}
-	if err := x.check("RmsnormF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("RmsnormF16Buf", x.check("RmsnormF16Buf", "x"), weight.check("RmsnormF16Buf", "weight"), y.check("RmsnormF16Buf", "y"))
+	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("RmsnormF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := y.check("RmsnormF16Buf", "y"); err != nil {
-		return err
-	}
-	cols := weight.Len()
-	if err := checkDim("RmsnormF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormF16Buf", "x")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("RmsnormF16Buf", "y")
-	}
-	if err := checkMinLen("RmsnormF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("RmsnormF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_rmsnorm_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LayernormBF16 wraps kb_layernorm_bf16.
@@ -5339,67 +2624,22 @@ func (ctx *Context) RmsnormF16Buf(rows int, x F16View, weight F16View, eps float
 // weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
 // bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LayernormBF16] to choose the backend and
-// thread count, and [Context.LayernormBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LayernormBF16] and [Context.LayernormBF16Buf].
 func LayernormBF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LayernormBF16(rows, cols, x, weight, bias, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LayernormBF16(rows, cols, x, weight, bias, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LayernormBF16 runs kb_layernorm_bf16 on ctx; see the package-level function LayernormBF16.
 func (ctx *Context) LayernormBF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LayernormBF16")
-	}
-	if err := checkDim("LayernormBF16", "rows", rows); err != nil {
+	if err := layernormShapes(ctx.checkSlices("LayernormBF16"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LayernormBF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBF16", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBF16", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBF16", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBF16", "y")
-	}
-	if err := checkLen("LayernormBF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if weight != nil {
-		if err := checkLen("LayernormBF16", "weight", len(weight), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if bias != nil {
-		if err := checkLen("LayernormBF16", "bias", len(bias), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("LayernormBF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
 }
 
 // LayernormBF16Buf runs kb_layernorm_bf16 on ctx with its tensors in Buffers; see LayernormBF16.
@@ -5408,72 +2648,15 @@ func (ctx *Context) LayernormBF16(rows int, cols int, x []uint16, weight []uint1
 // weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
 // bias (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
 // y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LayernormBF16Buf(rows int, cols int, x BF16View, weight BF16View, bias BF16View, eps float32, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LayernormBF16Buf")
-	}
-	if err := x.check("LayernormBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LayernormBF16Buf", x.check("LayernormBF16Buf", "x"), weight.check("LayernormBF16Buf", "weight"), bias.check("LayernormBF16Buf", "bias"), y.check("LayernormBF16Buf", "y"))
+	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LayernormBF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LayernormBF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LayernormBF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormBF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBF16Buf", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBF16Buf", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormBF16Buf", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormBF16Buf", "y")
-	}
-	if err := checkMinLen("LayernormBF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if !weight.isNil() {
-		if err := checkMinLen("LayernormBF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LayernormBF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LayernormBF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LayernormF16 wraps kb_layernorm_f16.
@@ -5484,67 +2667,22 @@ func (ctx *Context) LayernormBF16Buf(rows int, cols int, x BF16View, weight BF16
 // weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
 // bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LayernormF16] to choose the backend and
-// thread count, and [Context.LayernormF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LayernormF16] and [Context.LayernormF16Buf].
 func LayernormF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LayernormF16(rows, cols, x, weight, bias, eps, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LayernormF16(rows, cols, x, weight, bias, eps, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LayernormF16 runs kb_layernorm_f16 on ctx; see the package-level function LayernormF16.
 func (ctx *Context) LayernormF16(rows int, cols int, x []uint16, weight []uint16, bias []uint16, eps float32, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LayernormF16")
-	}
-	if err := checkDim("LayernormF16", "rows", rows); err != nil {
+	if err := layernormShapes(ctx.checkSlices("LayernormF16"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LayernormF16", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormF16", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormF16", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormF16", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormF16", "y")
-	}
-	if err := checkLen("LayernormF16", "x", len(x), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if weight != nil {
-		if err := checkLen("LayernormF16", "weight", len(weight), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if bias != nil {
-		if err := checkLen("LayernormF16", "bias", len(bias), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("LayernormF16", "y", len(y), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
 }
 
 // LayernormF16Buf runs kb_layernorm_f16 on ctx with its tensors in Buffers; see LayernormF16.
@@ -5553,72 +2691,15 @@ func (ctx *Context) LayernormF16(rows int, cols int, x []uint16, weight []uint16
 // weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
 // bias (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
 // y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LayernormF16Buf(rows int, cols int, x F16View, weight F16View, bias F16View, eps float32, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LayernormF16Buf")
-	}
-	if err := x.check("LayernormF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LayernormF16Buf", x.check("LayernormF16Buf", "x"), weight.check("LayernormF16Buf", "weight"), bias.check("LayernormF16Buf", "bias"), y.check("LayernormF16Buf", "y"))
+	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LayernormF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LayernormF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LayernormF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LayernormF16Buf", "cols", cols); err != nil {
-		return err
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormF16Buf", "x")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormF16Buf", "weight")
-	}
-	if sizeOf(cols) < 0 {
-		return overflowError("LayernormF16Buf", "bias")
-	}
-	if sizeOf(rows, cols) < 0 {
-		return overflowError("LayernormF16Buf", "y")
-	}
-	if err := checkMinLen("LayernormF16Buf", "x", x.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	if !weight.isNil() {
-		if err := checkMinLen("LayernormF16Buf", "weight", weight.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LayernormF16Buf", "bias", bias.Len(), cols, "[cols]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LayernormF16Buf", "y", y.Len(), sizeOf(rows, cols), "[rows, cols]"); err != nil {
-		return err
-	}
-	st := C.kbgo_layernorm_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.addr(), weight.addr(), bias.addr(), C.float(eps), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // GemmBF16 wraps kb_gemm_bf16.
@@ -5628,78 +2709,22 @@ func (ctx *Context) LayernormF16Buf(rows int, cols int, x F16View, weight F16Vie
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, bfloat16 bit patterns (see Float32ToBF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GemmBF16] to choose the backend and
-// thread count, and [Context.GemmBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GemmBF16] and [Context.GemmBF16Buf].
 func GemmBF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		releaseDefault(ctx)
 	}
-	err = ctx.GemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	releaseDefault(ctx)
 	return err
 }
 
 // GemmBF16 runs kb_gemm_bf16 on ctx; see the package-level function GemmBF16.
 func (ctx *Context) GemmBF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBF16")
-	}
-	if err := checkDim("GemmBF16", "m", m); err != nil {
+	if err := gemmShapes(ctx.checkSlices("GemmBF16"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	if err := checkDim("GemmBF16", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("GemmBF16", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("GemmBF16", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("GemmBF16", "c")
-	}
-	if err := checkMinLen("GemmBF16", "a", len(a), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBF16", "b", len(b), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBF16", "c", len(c), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
 }
 
 // GemmBF16Buf runs kb_gemm_bf16 on ctx with its tensors in Buffers; see GemmBF16.
@@ -5707,79 +2732,15 @@ func (ctx *Context) GemmBF16(transA bool, transB bool, m int, n int, k int, alph
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, bfloat16 bit patterns (see Float32ToBF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmBF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a BF16View, lda int, b BF16View, ldb int, beta float32, c BF16View, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBF16Buf")
-	}
-	if err := a.check("GemmBF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("GemmBF16Buf", a.check("GemmBF16Buf", "a"), b.check("GemmBF16Buf", "b"), c.check("GemmBF16Buf", "c"))
+	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
 		return err
 	}
-	if err := b.check("GemmBF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmBF16Buf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBF16Buf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBF16Buf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("GemmBF16Buf", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("GemmBF16Buf", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("GemmBF16Buf", "c")
-	}
-	if err := checkMinLen("GemmBF16Buf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBF16Buf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBF16Buf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_bf16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }
 
 // GemmF16 wraps kb_gemm_f16.
@@ -5789,78 +2750,22 @@ func (ctx *Context) GemmBF16Buf(transA bool, transB bool, m int, n int, k int, a
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GemmF16] to choose the backend and
-// thread count, and [Context.GemmF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GemmF16] and [Context.GemmF16Buf].
 func GemmF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GemmF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		releaseDefault(ctx)
 	}
-	err = ctx.GemmF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	releaseDefault(ctx)
 	return err
 }
 
 // GemmF16 runs kb_gemm_f16 on ctx; see the package-level function GemmF16.
 func (ctx *Context) GemmF16(transA bool, transB bool, m int, n int, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []uint16, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmF16")
-	}
-	if err := checkDim("GemmF16", "m", m); err != nil {
+	if err := gemmShapes(ctx.checkSlices("GemmF16"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	if err := checkDim("GemmF16", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("GemmF16", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("GemmF16", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("GemmF16", "c")
-	}
-	if err := checkMinLen("GemmF16", "a", len(a), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmF16", "b", len(b), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmF16", "c", len(c), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
 }
 
 // GemmF16Buf runs kb_gemm_f16 on ctx with its tensors in Buffers; see GemmF16.
@@ -5868,79 +2773,15 @@ func (ctx *Context) GemmF16(transA bool, transB bool, m int, n int, k int, alpha
 // a (input) holds [transA ? k : m, transA ? m : k] with row stride lda: at least (rows-1)*lda+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [transB ? n : k, transB ? k : n] with row stride ldb: at least (rows-1)*ldb+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // c (input and output) holds [m, n] with row stride ldc: at least (rows-1)*ldc+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a F16View, lda int, b F16View, ldb int, beta float32, c F16View, ldc int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmF16Buf")
-	}
-	if err := a.check("GemmF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("GemmF16Buf", a.check("GemmF16Buf", "a"), b.check("GemmF16Buf", "b"), c.check("GemmF16Buf", "c"))
+	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
 		return err
 	}
-	if err := b.check("GemmF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmF16Buf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmF16Buf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmF16Buf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if stridedSize(pick(transA, k, m), pick(transA, m, k), lda) < 0 {
-		return overflowError("GemmF16Buf", "a")
-	}
-	if stridedSize(pick(transB, n, k), pick(transB, k, n), ldb) < 0 {
-		return overflowError("GemmF16Buf", "b")
-	}
-	if stridedSize(m, n, ldc) < 0 {
-		return overflowError("GemmF16Buf", "c")
-	}
-	if err := checkMinLen("GemmF16Buf", "a", a.Len(), stridedSize(pick(transA, k, m), pick(transA, m, k), lda), "[transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmF16Buf", "b", b.Len(), stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), "[transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmF16Buf", "c", c.Len(), stridedSize(m, n, ldc), "[m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_f16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), b.addr(), C.int64_t(ldb), C.float(beta), c.addr(), C.int64_t(ldc))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }
 
 // AttentionBF16 wraps kb_attention_bf16.
@@ -5951,75 +2792,22 @@ func (ctx *Context) GemmF16Buf(transA bool, transB bool, m int, n int, k int, al
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // out (output) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AttentionBF16] to choose the backend and
-// thread count, and [Context.AttentionBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionBF16] and [Context.AttentionBF16Buf].
 func AttentionBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AttentionBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.AttentionBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // AttentionBF16 runs kb_attention_bf16 on ctx; see the package-level function AttentionBF16.
 func (ctx *Context) AttentionBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionBF16")
-	}
-	if err := checkDim("AttentionBF16", "batch", batch); err != nil {
+	if err := attentionShapes(ctx.checkSlices("AttentionBF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("AttentionBF16", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBF16", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBF16", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBF16", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBF16", "out")
-	}
-	if err := checkLen("AttentionBF16", "q", len(q), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionBF16", "k", len(k), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionBF16", "v", len(v), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionBF16", "out", len(out), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
 }
 
 // AttentionBF16Buf runs kb_attention_bf16 on ctx with its tensors in Buffers; see AttentionBF16.
@@ -6028,80 +2816,15 @@ func (ctx *Context) AttentionBF16(batch int, heads int, kvHeads int, seqQ int, s
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // out (output) holds [batch, heads, seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q BF16View, k BF16View, v BF16View, causal bool, scale float32, out BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionBF16Buf")
-	}
-	if err := q.check("AttentionBF16Buf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionBF16Buf", q.check("AttentionBF16Buf", "q"), k.check("AttentionBF16Buf", "k"), v.check("AttentionBF16Buf", "v"), out.check("AttentionBF16Buf", "out"))
+	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionBF16Buf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionBF16Buf", "v"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionBF16Buf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionBF16Buf", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBF16Buf", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBF16Buf", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionBF16Buf", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionBF16Buf", "out")
-	}
-	if err := checkMinLen("AttentionBF16Buf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBF16Buf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBF16Buf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionBF16Buf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_bf16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(st)
 }
 
 // AttentionF16 wraps kb_attention_f16.
@@ -6112,75 +2835,22 @@ func (ctx *Context) AttentionBF16Buf(batch int, heads int, kvHeads int, seqQ int
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // out (output) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AttentionF16] to choose the backend and
-// thread count, and [Context.AttentionF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionF16] and [Context.AttentionF16Buf].
 func AttentionF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AttentionF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.AttentionF16(batch, heads, kvHeads, seqQ, seqKV, headDim, q, k, v, causal, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // AttentionF16 runs kb_attention_f16 on ctx; see the package-level function AttentionF16.
 func (ctx *Context) AttentionF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q []uint16, k []uint16, v []uint16, causal bool, scale float32, out []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionF16")
-	}
-	if err := checkDim("AttentionF16", "batch", batch); err != nil {
+	if err := attentionShapes(ctx.checkSlices("AttentionF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("AttentionF16", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionF16", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionF16", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionF16", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionF16", "out")
-	}
-	if err := checkLen("AttentionF16", "q", len(q), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionF16", "k", len(k), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionF16", "v", len(v), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionF16", "out", len(out), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
 }
 
 // AttentionF16Buf runs kb_attention_f16 on ctx with its tensors in Buffers; see AttentionF16.
@@ -6189,80 +2859,15 @@ func (ctx *Context) AttentionF16(batch int, heads int, kvHeads int, seqQ int, se
 // k (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // v (input) holds [batch, kvHeads, seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // out (output) holds [batch, heads, seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q F16View, k F16View, v F16View, causal bool, scale float32, out F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionF16Buf")
-	}
-	if err := q.check("AttentionF16Buf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionF16Buf", q.check("AttentionF16Buf", "q"), k.check("AttentionF16Buf", "k"), v.check("AttentionF16Buf", "v"), out.check("AttentionF16Buf", "out"))
+	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionF16Buf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionF16Buf", "v"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionF16Buf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionF16Buf", "headDim", headDim); err != nil {
-		return err
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionF16Buf", "q")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionF16Buf", "k")
-	}
-	if sizeOf(batch, kvHeads, seqKV, headDim) < 0 {
-		return overflowError("AttentionF16Buf", "v")
-	}
-	if sizeOf(batch, heads, seqQ, headDim) < 0 {
-		return overflowError("AttentionF16Buf", "out")
-	}
-	if err := checkMinLen("AttentionF16Buf", "q", q.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionF16Buf", "k", k.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionF16Buf", "v", v.Len(), sizeOf(batch, kvHeads, seqKV, headDim), "[batch, kvHeads, seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionF16Buf", "out", out.Len(), sizeOf(batch, heads, seqQ, headDim), "[batch, heads, seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_f16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.addr(), k.addr(), v.addr(), C.bool(causal), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(st)
 }
 
 // Linear wraps kb_linear.
@@ -6278,68 +2883,22 @@ func (ctx *Context) AttentionF16Buf(batch int, heads int, kvHeads int, seqQ int,
 // weight (input) holds [outFeatures, inFeatures], row-major.
 // bias (input) holds [outFeatures] elements; nil means absent.
 // y (output) holds [rows, outFeatures], row-major.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.Linear] to choose the backend and
-// thread count, and [Context.LinearBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Linear] and [Context.LinearBuf].
 func Linear(rows int, inFeatures int, outFeatures int, x []float32, weight []float32, bias []float32, act Activation, y []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.Linear(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.Linear(rows, inFeatures, outFeatures, x, weight, bias, act, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // Linear runs kb_linear on ctx; see the package-level function Linear.
 func (ctx *Context) Linear(rows int, inFeatures int, outFeatures int, x []float32, weight []float32, bias []float32, act Activation, y []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("Linear")
-	}
-	if err := checkDim("Linear", "rows", rows); err != nil {
+	if err := linearShapes(ctx.checkSlices("Linear"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("Linear", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("Linear", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("Linear", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("Linear", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("Linear", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("Linear", "y")
-	}
-	if err := checkLen("Linear", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkLen("Linear", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if bias != nil {
-		if err := checkLen("Linear", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("Linear", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), f32p(weight), f32p(bias), C.kb_activation(act), f32p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), f32p(weight), f32p(bias), C.kb_activation(act), f32p(y)))
 }
 
 // LinearBuf runs kb_linear on ctx with its tensors in Buffers; see Linear.
@@ -6348,73 +2907,15 @@ func (ctx *Context) Linear(rows int, inFeatures int, outFeatures int, x []float3
 // weight (input) holds [outFeatures, inFeatures], row-major.
 // bias (input) holds [outFeatures] elements; a zero view means absent.
 // y (output) holds [rows, outFeatures], row-major.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LinearBuf(rows int, inFeatures int, outFeatures int, x Float32View, weight Float32View, bias Float32View, act Activation, y Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LinearBuf")
-	}
-	if err := x.check("LinearBuf", "x"); err != nil {
+	chk := ctx.checkViews("LinearBuf", x.check("LinearBuf", "x"), weight.check("LinearBuf", "weight"), bias.check("LinearBuf", "bias"), y.check("LinearBuf", "y"))
+	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LinearBuf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LinearBuf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LinearBuf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBuf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBuf", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBuf", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("LinearBuf", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("LinearBuf", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("LinearBuf", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("LinearBuf", "y")
-	}
-	if err := checkMinLen("LinearBuf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LinearBuf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LinearBuf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LinearBuf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LinearBF16 wraps kb_linear_bf16.
@@ -6425,68 +2926,22 @@ func (ctx *Context) LinearBuf(rows int, inFeatures int, outFeatures int, x Float
 // weight (input) holds [outFeatures, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // bias (input) holds [outFeatures] elements, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
 // y (output) holds [rows, outFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LinearBF16] to choose the backend and
-// thread count, and [Context.LinearBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LinearBF16] and [Context.LinearBF16Buf].
 func LinearBF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LinearBF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LinearBF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LinearBF16 runs kb_linear_bf16 on ctx; see the package-level function LinearBF16.
 func (ctx *Context) LinearBF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LinearBF16")
-	}
-	if err := checkDim("LinearBF16", "rows", rows); err != nil {
+	if err := linearShapes(ctx.checkSlices("LinearBF16"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LinearBF16", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBF16", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("LinearBF16", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("LinearBF16", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("LinearBF16", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("LinearBF16", "y")
-	}
-	if err := checkLen("LinearBF16", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkLen("LinearBF16", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if bias != nil {
-		if err := checkLen("LinearBF16", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("LinearBF16", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
 }
 
 // LinearBF16Buf runs kb_linear_bf16 on ctx with its tensors in Buffers; see LinearBF16.
@@ -6495,73 +2950,15 @@ func (ctx *Context) LinearBF16(rows int, inFeatures int, outFeatures int, x []ui
 // weight (input) holds [outFeatures, inFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
 // bias (input) holds [outFeatures] elements, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
 // y (output) holds [rows, outFeatures], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LinearBF16Buf(rows int, inFeatures int, outFeatures int, x BF16View, weight BF16View, bias BF16View, act Activation, y BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LinearBF16Buf")
-	}
-	if err := x.check("LinearBF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LinearBF16Buf", x.check("LinearBF16Buf", "x"), weight.check("LinearBF16Buf", "weight"), bias.check("LinearBF16Buf", "bias"), y.check("LinearBF16Buf", "y"))
+	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LinearBF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LinearBF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LinearBF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBF16Buf", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("LinearBF16Buf", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("LinearBF16Buf", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("LinearBF16Buf", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("LinearBF16Buf", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("LinearBF16Buf", "y")
-	}
-	if err := checkMinLen("LinearBF16Buf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LinearBF16Buf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LinearBF16Buf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LinearBF16Buf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear_bf16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // LinearF16 wraps kb_linear_f16.
@@ -6572,68 +2969,22 @@ func (ctx *Context) LinearBF16Buf(rows int, inFeatures int, outFeatures int, x B
 // weight (input) holds [outFeatures, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // bias (input) holds [outFeatures] elements, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
 // y (output) holds [rows, outFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.LinearF16] to choose the backend and
-// thread count, and [Context.LinearF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LinearF16] and [Context.LinearF16Buf].
 func LinearF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.LinearF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
+		releaseDefault(ctx)
 	}
-	err = ctx.LinearF16(rows, inFeatures, outFeatures, x, weight, bias, act, y)
-	releaseDefault(ctx)
 	return err
 }
 
 // LinearF16 runs kb_linear_f16 on ctx; see the package-level function LinearF16.
 func (ctx *Context) LinearF16(rows int, inFeatures int, outFeatures int, x []uint16, weight []uint16, bias []uint16, act Activation, y []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LinearF16")
-	}
-	if err := checkDim("LinearF16", "rows", rows); err != nil {
+	if err := linearShapes(ctx.checkSlices("LinearF16"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	if err := checkDim("LinearF16", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("LinearF16", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("LinearF16", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("LinearF16", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("LinearF16", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("LinearF16", "y")
-	}
-	if err := checkLen("LinearF16", "x", len(x), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkLen("LinearF16", "weight", len(weight), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if bias != nil {
-		if err := checkLen("LinearF16", "bias", len(bias), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("LinearF16", "y", len(y), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
 }
 
 // LinearF16Buf runs kb_linear_f16 on ctx with its tensors in Buffers; see LinearF16.
@@ -6642,73 +2993,15 @@ func (ctx *Context) LinearF16(rows int, inFeatures int, outFeatures int, x []uin
 // weight (input) holds [outFeatures, inFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
 // bias (input) holds [outFeatures] elements, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
 // y (output) holds [rows, outFeatures], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) LinearF16Buf(rows int, inFeatures int, outFeatures int, x F16View, weight F16View, bias F16View, act Activation, y F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("LinearF16Buf")
-	}
-	if err := x.check("LinearF16Buf", "x"); err != nil {
+	chk := ctx.checkViews("LinearF16Buf", x.check("LinearF16Buf", "x"), weight.check("LinearF16Buf", "weight"), bias.check("LinearF16Buf", "bias"), y.check("LinearF16Buf", "y"))
+	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
 		return err
 	}
-	if err := weight.check("LinearF16Buf", "weight"); err != nil {
-		return err
-	}
-	if err := bias.check("LinearF16Buf", "bias"); err != nil {
-		return err
-	}
-	if err := y.check("LinearF16Buf", "y"); err != nil {
-		return err
-	}
-	if err := checkDim("LinearF16Buf", "rows", rows); err != nil {
-		return err
-	}
-	if err := checkDim("LinearF16Buf", "inFeatures", inFeatures); err != nil {
-		return err
-	}
-	if err := checkDim("LinearF16Buf", "outFeatures", outFeatures); err != nil {
-		return err
-	}
-	if sizeOf(rows, inFeatures) < 0 {
-		return overflowError("LinearF16Buf", "x")
-	}
-	if sizeOf(outFeatures, inFeatures) < 0 {
-		return overflowError("LinearF16Buf", "weight")
-	}
-	if sizeOf(outFeatures) < 0 {
-		return overflowError("LinearF16Buf", "bias")
-	}
-	if sizeOf(rows, outFeatures) < 0 {
-		return overflowError("LinearF16Buf", "y")
-	}
-	if err := checkMinLen("LinearF16Buf", "x", x.Len(), sizeOf(rows, inFeatures), "[rows, inFeatures]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("LinearF16Buf", "weight", weight.Len(), sizeOf(outFeatures, inFeatures), "[outFeatures, inFeatures]"); err != nil {
-		return err
-	}
-	if !bias.isNil() {
-		if err := checkMinLen("LinearF16Buf", "bias", bias.Len(), outFeatures, "[outFeatures]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("LinearF16Buf", "y", y.Len(), sizeOf(rows, outFeatures), "[rows, outFeatures]"); err != nil {
-		return err
-	}
-	st := C.kbgo_linear_f16_buf(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.addr(), weight.addr(), bias.addr(), C.kb_activation(act), y.addr())
-	runtime.KeepAlive(ctx)
-	x.keepAlive()
-	weight.keepAlive()
-	bias.keepAlive()
-	y.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(st)
 }
 
 // AttentionEx wraps kb_attention_ex.
@@ -6744,100 +3037,22 @@ func (ctx *Context) LinearF16Buf(rows int, inFeatures int, outFeatures int, x F1
 // kvLengths (input) holds [batch] elements; nil means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; nil means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AttentionEx] to choose the backend and
-// thread count, and [Context.AttentionExBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionEx] and [Context.AttentionExBuf].
 func AttentionEx(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []float32, v []float32, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AttentionEx(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.AttentionEx(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // AttentionEx runs kb_attention_ex on ctx; see the package-level function AttentionEx.
 func (ctx *Context) AttentionEx(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []float32, v []float32, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionEx")
-	}
-	if err := checkDim("AttentionEx", "batch", batch); err != nil {
+	if err := attentionExShapes(ctx.checkSlices("AttentionEx"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("AttentionEx", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionEx", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionEx", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionEx", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionEx", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionEx", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionEx", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionEx", "out")
-	}
-	if err := checkLen("AttentionEx", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionEx", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionEx", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if kvLengths != nil {
-		if err := checkLen("AttentionEx", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if mask != nil {
-		if err := checkLen("AttentionEx", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("AttentionEx", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), f32p(k), f32p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), f32p(k), f32p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out)))
 }
 
 // AttentionExBuf runs kb_attention_ex on ctx with its tensors in Buffers; see AttentionEx.
@@ -6848,113 +3063,15 @@ func (ctx *Context) AttentionEx(batch int, heads int, kvHeads int, seqQ int, seq
 // kvLengths (input) holds [batch] elements; a zero view means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; a zero view means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionExBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q Float32View, k Float32View, v Float32View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask Float32View, causal bool, causalBottomRight bool, scale float32, out Float32View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionExBuf")
-	}
-	if err := q.check("AttentionExBuf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionExBuf", q.check("AttentionExBuf", "q"), k.check("AttentionExBuf", "k"), v.check("AttentionExBuf", "v"), kvLengths.check("AttentionExBuf", "kvLengths"), mask.check("AttentionExBuf", "mask"), out.check("AttentionExBuf", "out"))
+	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionExBuf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionExBuf", "v"); err != nil {
-		return err
-	}
-	if err := kvLengths.check("AttentionExBuf", "kvLengths"); err != nil {
-		return err
-	}
-	if err := mask.check("AttentionExBuf", "mask"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionExBuf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBuf", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBuf", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBuf", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBuf", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionExBuf", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionExBuf", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBuf", "out")
-	}
-	if err := checkMinLen("AttentionExBuf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExBuf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExBuf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if !kvLengths.isNil() {
-		if err := checkMinLen("AttentionExBuf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if !mask.isNil() {
-		if err := checkMinLen("AttentionExBuf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("AttentionExBuf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	kvLengths.keepAlive()
-	mask.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(st)
 }
 
 // AttentionExBF16 wraps kb_attention_ex_bf16.
@@ -6967,100 +3084,22 @@ func (ctx *Context) AttentionExBuf(batch int, heads int, kvHeads int, seqQ int, 
 // kvLengths (input) holds [batch] elements; nil means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AttentionExBF16] to choose the backend and
-// thread count, and [Context.AttentionExBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionExBF16] and [Context.AttentionExBF16Buf].
 func AttentionExBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AttentionExBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.AttentionExBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // AttentionExBF16 runs kb_attention_ex_bf16 on ctx; see the package-level function AttentionExBF16.
 func (ctx *Context) AttentionExBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionExBF16")
-	}
-	if err := checkDim("AttentionExBF16", "batch", batch); err != nil {
+	if err := attentionExShapes(ctx.checkSlices("AttentionExBF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("AttentionExBF16", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBF16", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBF16", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBF16", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionExBF16", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionExBF16", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBF16", "out")
-	}
-	if err := checkLen("AttentionExBF16", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionExBF16", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionExBF16", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if kvLengths != nil {
-		if err := checkLen("AttentionExBF16", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if mask != nil {
-		if err := checkLen("AttentionExBF16", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("AttentionExBF16", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
 }
 
 // AttentionExBF16Buf runs kb_attention_ex_bf16 on ctx with its tensors in Buffers; see AttentionExBF16.
@@ -7071,113 +3110,15 @@ func (ctx *Context) AttentionExBF16(batch int, heads int, kvHeads int, seqQ int,
 // kvLengths (input) holds [batch] elements; a zero view means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionExBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q BF16View, k BF16View, v BF16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask BF16View, causal bool, causalBottomRight bool, scale float32, out BF16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionExBF16Buf")
-	}
-	if err := q.check("AttentionExBF16Buf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionExBF16Buf", q.check("AttentionExBF16Buf", "q"), k.check("AttentionExBF16Buf", "k"), v.check("AttentionExBF16Buf", "v"), kvLengths.check("AttentionExBF16Buf", "kvLengths"), mask.check("AttentionExBF16Buf", "mask"), out.check("AttentionExBF16Buf", "out"))
+	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionExBF16Buf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionExBF16Buf", "v"); err != nil {
-		return err
-	}
-	if err := kvLengths.check("AttentionExBF16Buf", "kvLengths"); err != nil {
-		return err
-	}
-	if err := mask.check("AttentionExBF16Buf", "mask"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionExBF16Buf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExBF16Buf", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBF16Buf", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBF16Buf", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExBF16Buf", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionExBF16Buf", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionExBF16Buf", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExBF16Buf", "out")
-	}
-	if err := checkMinLen("AttentionExBF16Buf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExBF16Buf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExBF16Buf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if !kvLengths.isNil() {
-		if err := checkMinLen("AttentionExBF16Buf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if !mask.isNil() {
-		if err := checkMinLen("AttentionExBF16Buf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("AttentionExBF16Buf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex_bf16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	kvLengths.keepAlive()
-	mask.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(st)
 }
 
 // AttentionExF16 wraps kb_attention_ex_f16.
@@ -7190,100 +3131,22 @@ func (ctx *Context) AttentionExBF16Buf(batch int, heads int, kvHeads int, seqQ i
 // kvLengths (input) holds [batch] elements; nil means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.AttentionExF16] to choose the backend and
-// thread count, and [Context.AttentionExF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionExF16] and [Context.AttentionExF16Buf].
 func AttentionExF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.AttentionExF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+		releaseDefault(ctx)
 	}
-	err = ctx.AttentionExF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
-	releaseDefault(ctx)
 	return err
 }
 
 // AttentionExF16 runs kb_attention_ex_f16 on ctx; see the package-level function AttentionExF16.
 func (ctx *Context) AttentionExF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []uint16, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []uint16, causal bool, causalBottomRight bool, scale float32, out []uint16) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionExF16")
-	}
-	if err := checkDim("AttentionExF16", "batch", batch); err != nil {
+	if err := attentionExShapes(ctx.checkSlices("AttentionExF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	if err := checkDim("AttentionExF16", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExF16", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExF16", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExF16", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionExF16", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionExF16", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExF16", "out")
-	}
-	if err := checkLen("AttentionExF16", "q", len(q), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionExF16", "k", len(k), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkLen("AttentionExF16", "v", len(v), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if kvLengths != nil {
-		if err := checkLen("AttentionExF16", "kvLengths", len(kvLengths), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if mask != nil {
-		if err := checkLen("AttentionExF16", "mask", len(mask), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkLen("AttentionExF16", "out", len(out), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
 }
 
 // AttentionExF16Buf runs kb_attention_ex_f16 on ctx with its tensors in Buffers; see AttentionExF16.
@@ -7294,113 +3157,15 @@ func (ctx *Context) AttentionExF16(batch int, heads int, kvHeads int, seqQ int, 
 // kvLengths (input) holds [batch] elements; a zero view means absent.
 // mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
 // out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) AttentionExF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q F16View, k F16View, v F16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask F16View, causal bool, causalBottomRight bool, scale float32, out F16View) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("AttentionExF16Buf")
-	}
-	if err := q.check("AttentionExF16Buf", "q"); err != nil {
+	chk := ctx.checkViews("AttentionExF16Buf", q.check("AttentionExF16Buf", "q"), k.check("AttentionExF16Buf", "k"), v.check("AttentionExF16Buf", "v"), kvLengths.check("AttentionExF16Buf", "kvLengths"), mask.check("AttentionExF16Buf", "mask"), out.check("AttentionExF16Buf", "out"))
+	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
 		return err
 	}
-	if err := k.check("AttentionExF16Buf", "k"); err != nil {
-		return err
-	}
-	if err := v.check("AttentionExF16Buf", "v"); err != nil {
-		return err
-	}
-	if err := kvLengths.check("AttentionExF16Buf", "kvLengths"); err != nil {
-		return err
-	}
-	if err := mask.check("AttentionExF16Buf", "mask"); err != nil {
-		return err
-	}
-	if err := out.check("AttentionExF16Buf", "out"); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "heads", heads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "kvHeads", kvHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "seqQ", seqQ); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "seqKV", seqKV); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "headDim", headDim); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "maskBatch", maskBatch); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "maskHeads", maskHeads); err != nil {
-		return err
-	}
-	if err := checkDim("AttentionExF16Buf", "maskQ", maskQ); err != nil {
-		return err
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExF16Buf", "q")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExF16Buf", "k")
-	}
-	if sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim) < 0 {
-		return overflowError("AttentionExF16Buf", "v")
-	}
-	if sizeOf(batch) < 0 {
-		return overflowError("AttentionExF16Buf", "kvLengths")
-	}
-	if sizeOf(maskBatch, maskHeads, maskQ, seqKV) < 0 {
-		return overflowError("AttentionExF16Buf", "mask")
-	}
-	if sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim) < 0 {
-		return overflowError("AttentionExF16Buf", "out")
-	}
-	if err := checkMinLen("AttentionExF16Buf", "q", q.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExF16Buf", "k", k.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("AttentionExF16Buf", "v", v.Len(), sizeOf(batch, pick(seqMajor, seqKV, kvHeads), pick(seqMajor, kvHeads, seqKV), headDim), "[batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim]"); err != nil {
-		return err
-	}
-	if !kvLengths.isNil() {
-		if err := checkMinLen("AttentionExF16Buf", "kvLengths", kvLengths.Len(), batch, "[batch]"); err != nil {
-			return err
-		}
-	}
-	if !mask.isNil() {
-		if err := checkMinLen("AttentionExF16Buf", "mask", mask.Len(), sizeOf(maskBatch, maskHeads, maskQ, seqKV), "[maskBatch, maskHeads, maskQ, seqKV]"); err != nil {
-			return err
-		}
-	}
-	if err := checkMinLen("AttentionExF16Buf", "out", out.Len(), sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim), "[batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim]"); err != nil {
-		return err
-	}
-	st := C.kbgo_attention_ex_f16_buf(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.addr(), k.addr(), v.addr(), kvLengths.addr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.addr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.addr())
-	runtime.KeepAlive(ctx)
-	q.keepAlive()
-	k.keepAlive()
-	v.keepAlive()
-	kvLengths.keepAlive()
-	mask.keepAlive()
-	out.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(st)
 }
 
 // GemmBatched wraps kb_gemm_batched.
@@ -7422,90 +3187,22 @@ func (ctx *Context) AttentionExF16Buf(batch int, heads int, kvHeads int, seqQ in
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements.
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements.
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements.
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GemmBatched] to choose the backend and
-// thread count, and [Context.GemmBatchedBuf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GemmBatched] and [Context.GemmBatchedBuf].
 func GemmBatched(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []float32, lda int, strideA int, b []float32, ldb int, strideB int, beta float32, c []float32, ldc int, strideC int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GemmBatched(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+		releaseDefault(ctx)
 	}
-	err = ctx.GemmBatched(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
-	releaseDefault(ctx)
 	return err
 }
 
 // GemmBatched runs kb_gemm_batched on ctx; see the package-level function GemmBatched.
 func (ctx *Context) GemmBatched(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []float32, lda int, strideA int, b []float32, ldb int, strideB int, beta float32, c []float32, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatched")
-	}
-	if err := checkDim("GemmBatched", "batch", batch); err != nil {
+	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatched"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	if err := checkDim("GemmBatched", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatched", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatched", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatched", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatched", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatched", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatched", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatched", "c")
-	}
-	if err := checkMinLen("GemmBatched", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatched", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatched", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), C.int64_t(strideA), f32p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), f32p(c), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), C.int64_t(strideA), f32p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), f32p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedBuf runs kb_gemm_batched on ctx with its tensors in Buffers; see GemmBatched.
@@ -7513,91 +3210,15 @@ func (ctx *Context) GemmBatched(transA bool, transB bool, batch int, m int, n in
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements.
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements.
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements.
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmBatchedBuf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a Float32View, lda int, strideA int, b Float32View, ldb int, strideB int, beta float32, c Float32View, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatchedBuf")
-	}
-	if err := a.check("GemmBatchedBuf", "a"); err != nil {
+	chk := ctx.checkViews("GemmBatchedBuf", a.check("GemmBatchedBuf", "a"), b.check("GemmBatchedBuf", "b"), c.check("GemmBatchedBuf", "c"))
+	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
 		return err
 	}
-	if err := b.check("GemmBatchedBuf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmBatchedBuf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBuf", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBuf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBuf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBuf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatchedBuf", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatchedBuf", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatchedBuf", "c")
-	}
-	if err := checkMinLen("GemmBatchedBuf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBuf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBuf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }
 
 // GemmBatchedBF16 wraps kb_gemm_batched_bf16.
@@ -7608,90 +3229,22 @@ func (ctx *Context) GemmBatchedBuf(transA bool, transB bool, batch int, m int, n
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GemmBatchedBF16] to choose the backend and
-// thread count, and [Context.GemmBatchedBF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GemmBatchedBF16] and [Context.GemmBatchedBF16Buf].
 func GemmBatchedBF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GemmBatchedBF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+		releaseDefault(ctx)
 	}
-	err = ctx.GemmBatchedBF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
-	releaseDefault(ctx)
 	return err
 }
 
 // GemmBatchedBF16 runs kb_gemm_batched_bf16 on ctx; see the package-level function GemmBatchedBF16.
 func (ctx *Context) GemmBatchedBF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatchedBF16")
-	}
-	if err := checkDim("GemmBatchedBF16", "batch", batch); err != nil {
+	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatchedBF16"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	if err := checkDim("GemmBatchedBF16", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatchedBF16", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatchedBF16", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatchedBF16", "c")
-	}
-	if err := checkMinLen("GemmBatchedBF16", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBF16", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBF16", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedBF16Buf runs kb_gemm_batched_bf16 on ctx with its tensors in Buffers; see GemmBatchedBF16.
@@ -7699,91 +3252,15 @@ func (ctx *Context) GemmBatchedBF16(transA bool, transB bool, batch int, m int, 
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, bfloat16 bit patterns (see Float32ToBF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmBatchedBF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a BF16View, lda int, strideA int, b BF16View, ldb int, strideB int, beta float32, c BF16View, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatchedBF16Buf")
-	}
-	if err := a.check("GemmBatchedBF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("GemmBatchedBF16Buf", a.check("GemmBatchedBF16Buf", "a"), b.check("GemmBatchedBF16Buf", "b"), c.check("GemmBatchedBF16Buf", "c"))
+	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
 		return err
 	}
-	if err := b.check("GemmBatchedBF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmBatchedBF16Buf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedBF16Buf", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedBF16Buf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatchedBF16Buf", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatchedBF16Buf", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatchedBF16Buf", "c")
-	}
-	if err := checkMinLen("GemmBatchedBF16Buf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBF16Buf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedBF16Buf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched_bf16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }
 
 // GemmBatchedF16 wraps kb_gemm_batched_f16.
@@ -7794,90 +3271,22 @@ func (ctx *Context) GemmBatchedBF16Buf(transA bool, transB bool, batch int, m in
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// It runs on a pooled default context (CPU backend, one thread) and is
-// safe for concurrent use; use [Context.GemmBatchedF16] to choose the backend and
-// thread count, and [Context.GemmBatchedF16Buf] for tensors in Buffers.  Slice lengths
-// are checked before the call: a wrong length is an *Error with Code
-// ShapeMismatch, a negative size one with Code InvalidArgument.
+// It runs on a pooled default context, as [Context] explains; see also [Context.GemmBatchedF16] and [Context.GemmBatchedF16Buf].
 func GemmBatchedF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
 	ctx, err := defaultContext()
-	if err != nil {
-		return err
+	if err == nil {
+		err = ctx.GemmBatchedF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
+		releaseDefault(ctx)
 	}
-	err = ctx.GemmBatchedF16(transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC)
-	releaseDefault(ctx)
 	return err
 }
 
 // GemmBatchedF16 runs kb_gemm_batched_f16 on ctx; see the package-level function GemmBatchedF16.
 func (ctx *Context) GemmBatchedF16(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a []uint16, lda int, strideA int, b []uint16, ldb int, strideB int, beta float32, c []uint16, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatchedF16")
-	}
-	if err := checkDim("GemmBatchedF16", "batch", batch); err != nil {
+	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatchedF16"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	if err := checkDim("GemmBatchedF16", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatchedF16", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatchedF16", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatchedF16", "c")
-	}
-	if err := checkMinLen("GemmBatchedF16", "a", len(a), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedF16", "b", len(b), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedF16", "c", len(c), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	return ctx.done(C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedF16Buf runs kb_gemm_batched_f16 on ctx with its tensors in Buffers; see GemmBatchedF16.
@@ -7885,89 +3294,13 @@ func (ctx *Context) GemmBatchedF16(transA bool, transB bool, batch int, m int, n
 // a (input) holds [batch, transA ? k : m, transA ? m : k] with item stride strideA and row stride lda: at least (batch-1)*strideA + lda*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // b (input) holds [batch, transB ? n : k, transB ? k : n] with item stride strideB and row stride ldb: at least (batch-1)*strideB + ldb*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
 // c (input and output) holds [batch, m, n] with item stride strideC and row stride ldc: at least (batch-1)*strideC + ldc*(rows-1)+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
-//
-// Views are checked before the call: a closed Buffer or a range outside its
-// Buffer is an *Error with Code InvalidArgument naming the argument, a view
-// shorter than its shape one with Code ShapeMismatch; a view may be longer
-// (its first elements are used).  On a CUDA context every Buffer must be
-// memory of the context's device.
+// Views are checked before the call, as [Buffer] describes.
 func (ctx *Context) GemmBatchedF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a F16View, lda int, strideA int, b F16View, ldb int, strideB int, beta float32, c F16View, ldc int, strideC int) error {
-	if ctx == nil || ctx.h == 0 {
-		return closedError("GemmBatchedF16Buf")
-	}
-	if err := a.check("GemmBatchedF16Buf", "a"); err != nil {
+	chk := ctx.checkViews("GemmBatchedF16Buf", a.check("GemmBatchedF16Buf", "a"), b.check("GemmBatchedF16Buf", "b"), c.check("GemmBatchedF16Buf", "c"))
+	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
 		return err
 	}
-	if err := b.check("GemmBatchedF16Buf", "b"); err != nil {
-		return err
-	}
-	if err := c.check("GemmBatchedF16Buf", "c"); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "batch", batch); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "m", m); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "n", n); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "k", k); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "lda", lda); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "strideA", strideA); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "ldb", ldb); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "strideB", strideB); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "ldc", ldc); err != nil {
-		return err
-	}
-	if err := checkDim("GemmBatchedF16Buf", "strideC", strideC); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16Buf", "lda", lda, "a", pick(transA, m, k)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16Buf", "ldb", ldb, "b", pick(transB, k, n)); err != nil {
-		return err
-	}
-	if err := checkLd("GemmBatchedF16Buf", "ldc", ldc, "c", n); err != nil {
-		return err
-	}
-	if batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA) < 0 {
-		return overflowError("GemmBatchedF16Buf", "a")
-	}
-	if batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB) < 0 {
-		return overflowError("GemmBatchedF16Buf", "b")
-	}
-	if batchedSize(batch, stridedSize(m, n, ldc), strideC) < 0 {
-		return overflowError("GemmBatchedF16Buf", "c")
-	}
-	if err := checkMinLen("GemmBatchedF16Buf", "a", a.Len(), batchedSize(batch, stridedSize(pick(transA, k, m), pick(transA, m, k), lda), strideA), "[batch, transA ? k : m, transA ? m : k]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedF16Buf", "b", b.Len(), batchedSize(batch, stridedSize(pick(transB, n, k), pick(transB, k, n), ldb), strideB), "[batch, transB ? n : k, transB ? k : n]"); err != nil {
-		return err
-	}
-	if err := checkMinLen("GemmBatchedF16Buf", "c", c.Len(), batchedSize(batch, stridedSize(m, n, ldc), strideC), "[batch, m, n]"); err != nil {
-		return err
-	}
-	st := C.kbgo_gemm_batched_f16_buf(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.addr(), C.int64_t(lda), C.int64_t(strideA), b.addr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.addr(), C.int64_t(ldc), C.int64_t(strideC))
-	runtime.KeepAlive(ctx)
-	a.keepAlive()
-	b.keepAlive()
-	c.keepAlive()
-	if st != 0 {
-		return ctx.fail(st)
-	}
-	return nil
+	st := C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	keepAlive(a.buf, b.buf, c.buf)
+	return ctx.done(st)
 }

@@ -7,13 +7,15 @@ The generated file holds everything that follows from the header:
   * small functions without handles (VersionNumber, VersionString, ...);
   * for every kernel, a C helper in the cgo preamble that calls the kernel and,
     on failure, copies the context's message into the Context's message buffer
-    in the same cgo call, a method on *Context that checks slice lengths
-    against the contract before calling it, and a package-level function that
-    runs the method on a pooled default context;
-  * for every kernel, a second C helper taking the tensors as addresses and a
-    method <Kernel>Buf on *Context taking typed views of Buffers
-    (Float32View, Int32View, BF16View, F16View), whose ranges and lengths are
-    checked before the call;
+    in the same cgo call (tensors are typed pointers, from Go slices or from
+    Buffer memory alike), a method on *Context taking slices, a method
+    <Kernel>Buf on *Context taking typed views of Buffers (Float32View,
+    Int32View, BF16View, F16View), and a package-level function that runs the
+    method on a pooled default context;
+  * one <kernel>Shapes function per shape contract, shared by the kernels
+    that have it (the dtype variants, kb_add and kb_mul, ...) and by both
+    methods: the size checks made before the call, with the tensors' lengths
+    as arguments.
   * for every other function returning kb_status (contexts, CUDA devices,
     buffers), a C helper that copies the failure message in the same cgo call
     -- the context's for a function with a context, the calling thread's
@@ -27,9 +29,15 @@ Functions left to hand-written code (they return no status: accessors and
 destructors) are listed in HAND_WRITTEN; any other function the generator
 cannot classify stops the generation.
 
-Hand-written code in bindings/go supplies Context (fields h and msg, method
-fail), Error, the views (check, addr, isNil, keepAlive, Len), threadMessage and
-the helpers named in _GENERATED_NAMES (f32p, i32p, u16p, u8p, sizeOf, ...).
+A kernel wrapper holds only what is specific to its kernel: its signature,
+documentation, size checks and C call.  The steps they share are hand-written
+in bindings/go/kernel.go: the checker the checks record into (checkSlices,
+checkViews, dims, ld, size, length, minLength), done (the error of a call,
+keeping the Context alive), keepAlive (the views' Buffers) and optLen.  Other
+hand-written code supplies Context (fields h and msg, fail), the pool
+(defaultContext, releaseDefault), Error, the views (check, ptr, optLen, Len,
+buf), threadMessage and the helpers named in _GENERATED_NAMES (f32p, i32p,
+u16p, u8p, sizeOf, ...).
 
 The output is gofmt-clean by construction (tabs, aligned const blocks are
 avoided, one declaration per line); bindings/go's sync test runs gofmt on it.
@@ -37,6 +45,8 @@ avoided, one declaration per line); bindings/go's sync test runs gofmt on it.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import Dict, List, Optional
 
 from .. import contracts
@@ -119,6 +129,10 @@ _GENERATED_NAMES = {
     "releaseDefault",
     "newThreadMessage",
     "stringCapacity",
+    "chk",
+    "checker",
+    "optLen",
+    "keepAlive",
 }
 
 _GO_SCALAR = {
@@ -281,6 +295,57 @@ class _Call:
             return f"batchedSize({self.expr(t.shape[0])}, {item}, {self.names[t.stride]})"
         return item
 
+    def tautological(self, p: Param) -> bool:
+        """Whether p is the slice a derived size is read from, so that its
+        length check could never fail."""
+        t = p.tensor
+        e = t.shape[0]
+        return (
+            len(t.shape) == 1
+            and isinstance(e, Dim)
+            and e.name in self.derived
+            and self.derived[e.name].name == p.name
+        )
+
+    def check_lines(self, length, dim_checks: bool = True) -> List[str]:
+        """The size checks of the call as statements on the checker chk (see
+        bindings/go/kernel.go), in the C library's order: derived sizes, then
+        negative sizes, strides, size overflows (OUT_OF_MEMORY, all before
+        any length mismatch) and lengths.  length(p) is the Go expression of
+        tensor p's length (-1 for an absent nullable tensor)."""
+        fn = self.fn
+        body: List[str] = []
+        dims = [self.names[p.name] for p in fn.dims if not self.hidden(p)]
+        if dim_checks and dims:
+            body.append(f'chk.dims("{" ".join(dims)}", {", ".join(dims)})')
+        for p in fn.tensors:
+            t = p.tensor
+            if t.ld is not None:
+                ld = self.names[t.ld]
+                body.append(f'chk.ld("{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[-1])})')
+        sizes: Dict[str, str] = {}
+        for p in fn.tensors:
+            size = self._size_expr(p)
+            if size is not None:
+                n = self.names[p.name]
+                sizes[p.name] = n + "Size"
+                body.append(f'{n}Size := chk.size("{n}", {size})')
+        for p in fn.tensors:
+            if self.tautological(p):
+                continue
+            t = p.tensor
+            n = self.names[p.name]
+            check = "minLength" if (t.ld is not None or t.stride is not None) else "length"
+            want = sizes.get(p.name) or self.required(p)
+            body.append(f'chk.{check}("{n}", {length(p)}, {want}, "{self.shape_doc(p)}")')
+        # Derived sizes the checks use (the C call reads them from the slices).
+        head = []
+        for dim, t in self.derived.items():
+            d = self.names[dim]
+            if any(re.search(rf"\b{d}\b", line) for line in body):
+                head.append(f"{d} := {length(t)}")
+        return head + body
+
     def _size_expr(self, p: Param) -> Optional[str]:
         """The element count of p when computing it can overflow; None for a
         1-D tensor whose length is a constant or a slice length."""
@@ -292,58 +357,18 @@ class _Call:
             return None
         return "sizeOf(" + ", ".join(self.expr(e) for e in t.shape) + ")"
 
-    def checks(
-        self, label: str, length, present, at_least: bool, dim_checks: bool = True, zeros: str = ""
-    ) -> List[str]:
-        """Derived sizes, then (as the C library) negative sizes, strides,
-        size overflows (OUT_OF_MEMORY, all before any length mismatch) and
-        lengths.  length(name) and present(name) are the Go expressions of a
-        tensor's length and presence (nullable tensors); at_least allows longer tensors (views);
-        zeros precedes the error in return statements."""
-        fn = self.fn
-        out = []
-        for dim, t in self.derived.items():
-            out.append(f"\t{self.names[dim]} := {length(self.names[t.name])}\n")
-        if dim_checks:
-            for p in fn.dims:
-                if self.hidden(p):
-                    continue
-                n = self.names[p.name]
-                out.append(f'\tif err := checkDim("{label}", "{n}", {n}); err != nil {{\n\t\treturn {zeros}err\n\t}}\n')
-        for p in fn.tensors:
-            t = p.tensor
-            if t.ld is None:
-                continue
-            ld = self.names[t.ld]
-            out.append(
-                f'\tif err := checkLd("{label}", "{ld}", {ld}, "{self.names[p.name]}", {self.expr(t.shape[-1])}); err != nil {{\n'
-                f"\t\treturn {zeros}err\n\t}}\n"
-            )
-        for p in fn.tensors:
-            size = self._size_expr(p)
-            if size is not None:
-                out.append(
-                    f'\tif {size} < 0 {{\n\t\treturn {zeros}overflowError("{label}", "{self.names[p.name]}")\n\t}}\n'
-                )
-        for p in fn.tensors:
-            t = p.tensor
-            n = self.names[p.name]
-            check = "checkMinLen" if (at_least or t.ld is not None or t.stride is not None) else "checkLen"
-            body = (
-                f'if err := {check}("{label}", "{n}", {length(n)}, {self.required(p)}, "{self.shape_doc(p)}"); '
-                "err != nil {\n"
-            )
-            if t.nullable:
-                out += [f"\tif {present(n)} {{\n", "\t\t" + body, f"\t\t\treturn {zeros}err\n\t\t}}\n", "\t}\n"]
-            else:
-                out += ["\t" + body, f"\t\treturn {zeros}err\n\t}}\n"]
-        return out
+    def local_names(self) -> set:
+        """Go names the generated bodies of this function declare."""
+        return {self.names[p.name] + s for p in self.fn.tensors for s in ("Len", "Size")}
 
 
 # --- kernels ---------------------------------------------------------------------
 
 
 class _Kernel(_Call):
+    """A kernel: a C helper, a shapes function (shared by kernels with the
+    same contract), a slice method, a Buf method and a package function."""
+
     def __init__(self, api: Api, fn: Function):
         super().__init__(api, fn)
         for p in fn.params[1:]:
@@ -351,13 +376,10 @@ class _Kernel(_Call):
                 raise NotImplementedError(f"go emitter: {fn.name}: parameter {p.name} has role {p.role}")
             if p.role == "tensor" and p.tensor.dtype not in _VIEW:
                 raise NotImplementedError(f"go emitter: {fn.name}: tensor {p.name} has dtype {p.tensor.dtype}")
-        used = set(self.names.values())
-        for p in fn.tensors:
-            if self.addr(p) in used:
-                raise NotImplementedError(f"go emitter: {fn.name}: {self.addr(p)} names a parameter")
-
-    def addr(self, p: Param) -> str:
-        return self.names[p.name] + "Addr"
+        clash = self.local_names() & set(self.names.values())
+        if clash:
+            raise NotImplementedError(f"go emitter: {fn.name}: {sorted(clash)[0]} names a parameter")
+        self.shapes_name = ""  # set by emit: the shapes function this kernel calls
 
     def go_params(self) -> List[Param]:
         return [p for p in self.fn.params[1:] if not self.hidden(p)]
@@ -377,47 +399,82 @@ class _Kernel(_Call):
     def call_args(self) -> str:
         return ", ".join(self.names[p.name] for p in self.go_params())
 
-    def c_arg(self, p: Param) -> str:
-        if p.role == "tensor":
-            return f"{_PTR[p.tensor.dtype]}({self.names[p.name]})"
-        return self.scalar_arg(p)
+    # -- the shapes function --
 
-    # -- C helpers in the preamble --
+    def _shape_params(self) -> List[Param]:
+        """Sizes and flags the checks read, in C order (tensors as lengths)."""
+        flags = set()
+
+        def visit(e):
+            if isinstance(e, Cond):
+                flags.add(e.flag)
+                visit(e.then)
+                visit(e.otherwise)
+
+        for p in self.fn.tensors:
+            for e in p.tensor.shape:
+                visit(e)
+        return [
+            p
+            for p in self.go_params()
+            if p.role == "tensor" or p.role == "dim" or (p.role == "flag" and p.name in flags)
+        ]
+
+    def shapes_signature(self) -> str:
+        return ", ".join(
+            f"{self.names[p.name]}Len int" if p.role == "tensor" else f"{self.names[p.name]} {self.go_type(p)}"
+            for p in self._shape_params()
+        )
+
+    def shapes_body(self) -> str:
+        lines = self.check_lines(lambda p: self.names[p.name] + "Len")
+        return "".join(f"\t{l}\n" for l in lines) + "\treturn chk.err\n"
+
+    def shapes_key(self):
+        """Kernels with equal keys share one shapes function (the dtype
+        variants of a kernel, and kernels with the same contract)."""
+        return (self.shapes_signature(), self.shapes_body())
+
+    def shapes_args(self, views: bool) -> str:
+        args = []
+        for p in self._shape_params():
+            n = self.names[p.name]
+            if p.role != "tensor":
+                args.append(n)
+            elif p.tensor.nullable:
+                args.append(f"{n}.optLen()" if views else f"optLen({n})")
+            else:
+                args.append(f"{n}.Len()" if views else f"len({n})")
+        return ", ".join(args)
+
+    # -- the C helper in the preamble --
 
     def c_helper(self) -> str:
         fn = self.fn
         params = ", ".join(_c_decl(p.ctype.spelling, p.name) for p in fn.params[1:])
-        args = ", ".join(p.name for p in fn.params)
-        ctx = fn.params[0].name
+        args = ", ".join([f"({fn.params[0].ctype.spelling})kbgo_ctx"] + [p.name for p in fn.params[1:]])
         # The context arrives as an integer: a pointer to the incomplete
         # struct would make cgo check it at run time (and allocate) on every
-        # call, although it is C memory.
+        # call, although it is C memory.  Tensors are pointers to numbers,
+        # which cgo does not check, whether Go slices or Buffer memory.
         return (
-            f"static kb_status kbgo_{fn.short_name}(uintptr_t kbgo_ctx, char *kbgo_msg"
-            + (f", {params}" if params else "")
-            + ") {\n"
-            + f"\t{_c_decl(fn.params[0].ctype.spelling, ctx)} = ({fn.params[0].ctype.spelling})kbgo_ctx;\n"
-            + f"\treturn kbgo_done({ctx}, kbgo_msg, {fn.name}({args}));\n"
-            + "}\n"
+            f"static kb_status kbgo_{fn.short_name}(uintptr_t kbgo_ctx, char *kbgo_msg, {params}) {{\n"
+            f"\treturn kbgo_done(kbgo_ctx, kbgo_msg, {fn.name}({args}));\n"
+            "}\n"
         )
 
-    def c_buf_helper(self) -> str:
-        """The kernel with its tensors as addresses (of Buffer memory, which
-        is C memory: as integers, cgo has nothing to check)."""
-        fn = self.fn
-        params = ", ".join(
-            f"uintptr_t {p.name}" if p.role == "tensor" else _c_decl(p.ctype.spelling, p.name) for p in fn.params[1:]
-        )
-        ctx = fn.params[0].name
-        args = ", ".join(
-            [ctx] + [f"({p.ctype.spelling}){p.name}" if p.role == "tensor" else p.name for p in fn.params[1:]]
-        )
-        return (
-            f"static kb_status kbgo_{fn.short_name}_buf(uintptr_t kbgo_ctx, char *kbgo_msg, {params}) {{\n"
-            + f"\t{_c_decl(fn.params[0].ctype.spelling, ctx)} = ({fn.params[0].ctype.spelling})kbgo_ctx;\n"
-            + f"\treturn kbgo_done({ctx}, kbgo_msg, {fn.name}({args}));\n"
-            + "}\n"
-        )
+    def c_call(self, views: bool) -> str:
+        args = ["ctx.h", "ctx.msg"]
+        for p in self.fn.params[1:]:
+            n = self.names[p.name]
+            if p.role == "tensor":
+                args.append(f"{n}.ptr()" if views else f"{_PTR[p.tensor.dtype]}({n})")
+            elif p.role == "dim" and p.name in self.derived:
+                src = self.names[self.derived[p.name].name]
+                args.append(f"C.int64_t({src}.Len())" if views else f"C.int64_t(len({src}))")
+            else:
+                args.append(self.scalar_arg(p))
+        return f"C.kbgo_{self.fn.short_name}({', '.join(args)})"
 
     # -- Go --
 
@@ -454,53 +511,29 @@ class _Kernel(_Call):
         return notes
 
     def method(self) -> str:
-        fn = self.fn
         g = self.go_name
-        out = []
-        out.append(f"// {g} runs {fn.name} on ctx; see the package-level function {g}.\n")
-        out.append(f"func (ctx *Context) {g}({self.signature()}) error {{\n")
-        out.append("\tif ctx == nil || ctx.h == 0 {\n")
-        out.append(f'\t\treturn closedError("{g}")\n')
-        out.append("\t}\n")
-        out.extend(self.checks(g, lambda n: f"len({n})", lambda n: f"{n} != nil", at_least=False))
-        args = ", ".join(["ctx.h", "ctx.msg"] + [self.c_arg(p) for p in fn.params[1:]])
-        out.append(f"\tst := C.kbgo_{fn.short_name}({args})\n")
-        out.append("\truntime.KeepAlive(ctx)\n")
-        out.append("\tif st != 0 {\n\t\treturn ctx.fail(st)\n\t}\n")
-        out.append("\treturn nil\n}\n")
-        return "".join(out)
+        return (
+            f"// {g} runs {self.fn.name} on ctx; see the package-level function {g}.\n"
+            f"func (ctx *Context) {g}({self.signature()}) error {{\n"
+            f'\tif err := {self.shapes_name}(ctx.checkSlices("{g}"), {self.shapes_args(False)}); err != nil {{\n'
+            "\t\treturn err\n\t}\n"
+            f"\treturn ctx.done({self.c_call(False)})\n"
+            "}\n"
+        )
 
     def buf_method(self) -> str:
         fn = self.fn
         g = self.go_name + "Buf"
         lines = [f"{g} runs {fn.name} on ctx with its tensors in Buffers; see {self.go_name}."]
         lines += [""] + self.doc_notes(views=True)
-        lines += [
-            "",
-            "Views are checked before the call: a closed Buffer or a range outside its",
-            "Buffer is an *Error with Code InvalidArgument naming the argument, a view",
-            "shorter than its shape one with Code ShapeMismatch; a view may be longer",
-            "(its first elements are used).  On a CUDA context every Buffer must be",
-            "memory of the context's device.",
-        ]
-        out = [_comment(lines)]
-        out.append(f"func (ctx *Context) {g}({self.signature(views=True)}) error {{\n")
-        out.append("\tif ctx == nil || ctx.h == 0 {\n")
-        out.append(f'\t\treturn closedError("{g}")\n')
-        out.append("\t}\n")
-        for p in fn.tensors:
-            n = self.names[p.name]
-            out.append(f'\tif err := {n}.check("{g}", "{n}"); err != nil {{\n\t\treturn err\n\t}}\n')
-        out.extend(self.checks(g, lambda n: f"{n}.Len()", lambda n: f"!{n}.isNil()", at_least=True))
-        args = ["ctx.h", "ctx.msg"]
-        for p in fn.params[1:]:
-            args.append(f"{self.names[p.name]}.addr()" if p.role == "tensor" else self.scalar_arg(p))
-        out.append(f"\tst := C.kbgo_{fn.short_name}_buf({', '.join(args)})\n")
-        out.append("\truntime.KeepAlive(ctx)\n")
-        for p in fn.tensors:
-            out.append(f"\t{self.names[p.name]}.keepAlive()\n")
-        out.append("\tif st != 0 {\n\t\treturn ctx.fail(st)\n\t}\n")
-        out.append("\treturn nil\n}\n")
+        lines += ["Views are checked before the call, as [Buffer] describes."]
+        out = [_comment(lines), f"func (ctx *Context) {g}({self.signature(views=True)}) error {{\n"]
+        views = "".join(f', {self.names[p.name]}.check("{g}", "{self.names[p.name]}")' for p in fn.tensors)
+        out.append(f'\tchk := ctx.checkViews("{g}"{views})\n')
+        out.append(f"\tif err := {self.shapes_name}(chk, {self.shapes_args(True)}); err != nil {{\n\t\treturn err\n\t}}\n")
+        out.append(f"\tst := {self.c_call(True)}\n")
+        out.append("\tkeepAlive(" + ", ".join(self.names[p.name] + ".buf" for p in fn.tensors) + ")\n")
+        out.append("\treturn ctx.done(st)\n}\n")
         return "".join(out)
 
     def function(self) -> str:
@@ -510,23 +543,36 @@ class _Kernel(_Call):
             lines += [""] + _doc_lines(self.fn.doc)
         lines += [""] + self.doc_notes()
         lines += [
-            "",
-            "It runs on a pooled default context (CPU backend, one thread) and is",
-            f"safe for concurrent use; use [Context.{g}] to choose the backend and",
-            f"thread count, and [Context.{g}Buf] for tensors in Buffers.  Slice lengths",
-            "are checked before the call: a wrong length is an *Error with Code",
-            "ShapeMismatch, a negative size one with Code InvalidArgument.",
+            f"It runs on a pooled default context, as [Context] explains; see also [Context.{g}] and [Context.{g}Buf]."
         ]
+        # The pool steps are written out rather than passed a closure: an
+        # indirect call measurably adds to the cost of a small kernel.
         return (
             _comment(lines)
             + f"func {g}({self.signature()}) error {{\n"
             + "\tctx, err := defaultContext()\n"
-            + "\tif err != nil {\n\t\treturn err\n\t}\n"
-            + f"\terr = ctx.{g}({self.call_args()})\n"
-            + "\treleaseDefault(ctx)\n"
+            + "\tif err == nil {\n"
+            + f"\t\terr = ctx.{g}({self.call_args()})\n"
+            + "\t\treleaseDefault(ctx)\n"
+            + "\t}\n"
             + "\treturn err\n"
             + "}\n"
         )
+
+
+def _shapes_function(name: str, group: List[_Kernel]) -> str:
+    k = group[0]
+    names = [g.fn.name for g in group]
+    doc = (
+        f"{name} checks the sizes and tensor lengths of {', '.join(names)}"
+        + (" (-1: an absent nullable tensor)." if any(p.tensor.nullable for p in k.fn.tensors) else ".")
+    )
+    return (
+        _comment(textwrap.wrap(doc, 76, break_on_hyphens=False))
+        + f"func {name}(chk checker, {k.shapes_signature()}) error {{\n"
+        + k.shapes_body()
+        + "}\n"
+    )
 
 
 # --- other functions returning kb_status -------------------------------------------
@@ -588,7 +634,7 @@ class _StatusCall(_Call):
         decls, args = [], []
         for p in fn.params:
             if p.role == "context":
-                args.append(p.name)
+                args.append(f"({p.ctype.spelling})kbgo_ctx")
             elif p.role == "handle":
                 decls.append(f"uintptr_t {p.name}")
                 args.append(f"({p.ctype.spelling}){p.name}")
@@ -598,11 +644,7 @@ class _StatusCall(_Call):
         call = f"{fn.name}({', '.join(args)})"
         if self.ctx is not None:
             head = ["uintptr_t kbgo_ctx", "char *kbgo_msg"] + decls
-            spelling = self.ctx.ctype.spelling
-            body = (
-                f"\t{_c_decl(spelling, self.ctx.name)} = ({spelling})kbgo_ctx;\n"
-                f"\treturn kbgo_done({self.ctx.name}, kbgo_msg, {call});\n"
-            )
+            body = f"\treturn kbgo_done(kbgo_ctx, kbgo_msg, {call});\n"
         else:
             head = ["char *kbgo_msg"] + decls
             body = f"\treturn kbgo_thread_done(kbgo_msg, {call});\n"
@@ -617,25 +659,24 @@ class _StatusCall(_Call):
         zeros = _go_error_return([self.result_zero(p) for p in results])
         sig = ", ".join(f"{self.names[p.name]} {self.go_type(p)}" for p in self.go_params())
         if self.ctx is not None:
-            doc = [
-                f"{g} calls {fn.name} on ctx.  The C message of a failure is",
-                "copied into the Context's message buffer in the same cgo call.",
-            ]
+            doc = [f"{g} calls {fn.name} on ctx; its C message is copied in the same cgo call."]
             head = f"func (ctx *Context) {g}({sig}) {ret} {{\n"
         else:
-            doc = [
-                f"{g} calls {fn.name}.  The C message of a failure",
-                "(kb_last_error, kept per OS thread) is copied in the same cgo call.",
-            ]
+            doc = [f"{g} calls {fn.name}; its C message (kb_last_error) is copied in the same cgo call."]
             head = f"func {g}({sig}) {ret} {{\n"
         out = [_comment(doc), head]
         if self.ctx is not None:
-            out.append(f'\tif ctx == nil || ctx.h == 0 {{\n\t\treturn {zeros}closedError("{fn.name}")\n\t}}\n')
+            out.append(f'\tif err := ctx.checkOpen("{fn.name}"); err != nil {{\n\t\treturn {zeros}err\n\t}}\n')
         # Only what keeps the call memory-safe is checked here (C checks and
         # reports the rest): lengths of tensors against their sizes.
-        out.extend(
-            self.checks(fn.name, lambda n: f"len({n})", lambda n: f"{n} != nil", False, dim_checks=False, zeros=zeros)
+        checks = self.check_lines(
+            lambda p: f"optLen({self.names[p.name]})" if p.tensor.nullable else f"len({self.names[p.name]})",
+            dim_checks=False,
         )
+        if checks:
+            out.append(f'\tchk := checker{{fn: "{fn.name}"}}\n')
+            out += [f"\t{l}\n" for l in checks]
+            out.append(f"\tif chk.err != nil {{\n\t\treturn {zeros}chk.err\n\t}}\n")
         args = [] if self.ctx is None else ["ctx.h", "ctx.msg"]
         if self.ctx is None:
             out.append("\tmsg := newThreadMessage()\n")
@@ -663,14 +704,19 @@ class _StatusCall(_Call):
             elif p.role == "dim" and p.name in self.capacities:
                 owner = [q for q in fn.params if q.role == "out_string" and q.capacity == p.name][0]
                 args.append(f"C.int64_t(len({self.names[owner.name]}))")
+            elif p.role == "dim" and p.name in self.derived:
+                args.append(f"C.int64_t(len({self.names[self.derived[p.name].name]}))")
             else:
                 args.append(self.scalar_arg(p))
-        out.append(f"\tst := C.kbgo_{fn.short_name}({', '.join(args)})\n")
-        if self.ctx is not None:
-            out.append("\truntime.KeepAlive(ctx)\n")
-            out.append(f"\tif st != 0 {{\n\t\treturn {zeros}ctx.fail(st)\n\t}}\n")
-        else:
-            out.append(f"\tif st != 0 {{\n\t\treturn {zeros}msg.fail(st)\n\t}}\n")
+        call = f"C.kbgo_{fn.short_name}({', '.join(args)})"
+        done = "ctx.done" if self.ctx is not None else "msg.done"
+        if not results:
+            out.append(f"\treturn {done}({call})\n}}\n")
+            return "".join(out)
+        # The results are read after the call (a separate statement: Go does
+        # not order the call before them within one); nothing is written
+        # when the call fails, so they are zero then.
+        out.append(f"\tst := {call}\n")
         vals = []
         for p in results:
             n = self.names[p.name]
@@ -680,7 +726,8 @@ class _StatusCall(_Call):
                 vals.append(f"C.GoString(&{n}[0])")
             else:
                 vals.append(n)
-        out.append("\treturn " + ", ".join(vals + ["nil"]) + "\n}\n")
+        vals.append(f"{done}(st)")
+        out.append("\treturn " + ", ".join(vals) + "\n}\n")
         return "".join(out)
 
 
@@ -740,13 +787,25 @@ def emit(api: Api) -> Dict[str, str]:
                 f"go emitter: {fn.name} is neither a kernel, a scalar function nor returns kb_status; "
                 "write its Go in bindings/go and add it to HAND_WRITTEN in kbgen/emitters/go.py"
             )
+    # Kernels with the same contract share one shapes function, named after
+    # the first of them (kb_softmax, kb_softmax_bf16, kb_softmax_f16 ->
+    # softmaxShapes).
+    groups: Dict[tuple, List[_Kernel]] = {}
+    for k in kernels:
+        groups.setdefault(k.shapes_key(), []).append(k)
+    shapes: List[str] = []
+    for group in groups.values():
+        name = local(group[0].fn.short_name) + "Shapes"
+        for k in group:
+            k.shapes_name = name
+        shapes.append(_shapes_function(name, group))
     # Generated names must not collide (a kernel kb_x_buf would meet the
     # buffer method of kb_x).
     seen: Dict[str, str] = {}
     names = [(k.go_name, k.fn.name) for k in kernels] + [(k.go_name + "Buf", k.fn.name) for k in kernels]
     names += [(s.go_name, s.fn.name) for s in status]
+    names += [(g[0].shapes_name, g[0].fn.name) for g in groups.values()]
     names += [("kbgo_" + k.fn.short_name, k.fn.name) for k in kernels]
-    names += [("kbgo_" + k.fn.short_name + "_buf", k.fn.name) for k in kernels]
     names += [("kbgo_" + s.fn.short_name, s.fn.name) for s in status]
     for name, owner in names:
         if name in seen:
@@ -774,10 +833,11 @@ def emit(api: Api) -> Dict[str, str]:
         "\tmsg[n] = 0;\n",
         "}\n",
         "\n",
-        "// Copies the context's message into msg (KBGO_MSG_CAP bytes) when st is\n",
+        "// Copies the message of context ctx (a kb_context *, passed as an integer\n",
+        "// so that cgo need not check it) into msg (KBGO_MSG_CAP bytes) when st is\n",
         "// a failure, so that the message is read in the cgo call that failed.\n",
-        "static kb_status kbgo_done(kb_context *ctx, char *msg, kb_status st) {\n",
-        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error(ctx));\n",
+        "static kb_status kbgo_done(uintptr_t ctx, char *msg, kb_status st) {\n",
+        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error((kb_context *)ctx));\n",
         "\treturn st;\n",
         "}\n",
         "\n",
@@ -789,14 +849,14 @@ def emit(api: Api) -> Dict[str, str]:
         "\treturn st;\n",
         "}\n",
     ]
+    pre.append("\n// The other functions returning kb_status (see kbgo_done and kbgo_thread_done).\n")
     for s in status:
-        pre += ["\n", s.c_helper()]
+        pre.append(s.c_helper())
+    pre.append("\n// The kernels, run on a context passed as an integer (see kbgo_done).\n")
     for k in kernels:
-        pre += ["\n", k.c_helper()]
-        pre += ["\n", k.c_buf_helper()]
+        pre.append(k.c_helper())
     out.append("/*\n" + "".join(pre) + "*/\n")
     out.append('import "C"\n\n')
-    out.append('import "runtime"\n\n')
 
     major, minor, patch = api.version
     out.append("// Version of the C header the package was generated from.\n")
@@ -852,6 +912,9 @@ def emit(api: Api) -> Dict[str, str]:
 
     for s in status:
         out.append("\n" + s.wrapper())
+
+    for text in shapes:
+        out.append("\n" + text)
 
     for k in kernels:
         out.append("\n" + k.function())
