@@ -15,8 +15,8 @@ fi
 [ -f "$KB_JAR" ] || { echo "java/build.sh: no jar at $KB_JAR" >&2; exit 1; }
 lock java
 sources=$(find "$EXAMPLE/java/src" -name '*.java' | LC_ALL=C sort)
-# Compiled again only when the sources or the jar changed.
-key=$(cat "$KB_JAR" $sources | cksum | cut -d' ' -f1)
+# Compiled again only when the sources, the jar or this script changed.
+key=$(cat "$KB_JAR" $sources "$0" | cksum | cut -d' ' -f1)
 if [ "$(cat "$out/key" 2>/dev/null)" != "$key" ]; then
   rm -rf "$out"
   mkdir -p "$out/classes"
@@ -27,7 +27,8 @@ if [ "$(cat "$out/key" 2>/dev/null)" != "$key" ]; then
 #!/bin/sh
 # The JVM decodes arguments with the locale's character set: use UTF-8.
 case "\$(locale charmap 2>/dev/null)" in UTF-8) ;; *) export LC_ALL=C.UTF-8 ;; esac
-exec java -XX:+UseSerialGC -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.embeddings.Main "\$@"
+# Standard output is the program's data: the VM's own warnings go to stderr.
+exec java -XX:+UseSerialGC -XX:+DisplayVMOutputToStderr -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.embeddings.Main "\$@"
 LAUNCHER
   chmod +x "$out/sentence_embeddings"
   echo "$key" >"$out/key"

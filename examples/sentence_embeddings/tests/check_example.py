@@ -164,7 +164,7 @@ class Checker:
             missing = [s for s in expect if s not in err]
             self.report(status == 1 and not out and not missing and err.startswith("sentence_embeddings: error: "),
                         f"bad model {name}: status 1, message naming {expect}",
-                        f"status {status}, stderr {err.strip()!r}")
+                        f"status {status}, stderr {err.strip()!r}" + (f", stdout {out[:400]!r}" if out else ""))
 
     def check_bad_input(self):
         missing = os.path.join(self.work, "no-such-input.json")
