@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Call overhead of the Python binding: kernelbridge.silu through the public
 wrapper, a bare cffi call with pre-cast pointers, and a ctypes call (argtypes
-set) into a shared library built from the same sources.  Not a test.
+set) into a shared library built from the same sources; kernelbridge.add
+against numpy's own np.add, with the C fast path (src/fastcall.c) on and off.
+Not a test.
 
   python3 benchmarks/python/bench_overhead.py [--runs 7] [--calls N] [--lib PATH]
 
@@ -27,6 +29,7 @@ import time
 import numpy as np
 
 import kernelbridge
+from kernelbridge import _runtime
 from kernelbridge._native import ffi, lib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -98,7 +101,12 @@ def main():
         fp = ctypes.POINTER(ctypes.c_float)
         bx = kernelbridge.Buffer.from_numpy(ctx, x)
         by = kernelbridge.Buffer(ctx, x.shape)
+        a2 = np.linspace(-1, 1, n, dtype=np.float32)
         variants = [
+            ("numpy add(x, a, out=y)", lambda: np.add(x, a2, out=y)),
+            ("wrapper add(x, a, out=y)", lambda: kernelbridge.add(x, a2, out=y)),
+            ("numpy add(x, a) (new array)", lambda: np.add(x, a2)),
+            ("wrapper add(x, a) (new array)", lambda: kernelbridge.add(x, a2)),
             ("wrapper silu(x) (new array)", lambda: kernelbridge.silu(x)),
             ("wrapper silu(x, out=y)", lambda: kernelbridge.silu(x, y)),
             ("wrapper silu(bx, out=by), Buffers", lambda: kernelbridge.silu(bx, by, ctx=ctx)),
@@ -107,14 +115,27 @@ def main():
             ("ctypes, argtypes, data_as per call", lambda: csilu(cctx, n, x.ctypes.data_as(fp), y.ctypes.data_as(fp))),
             ("ctypes, ndpointer argtypes", lambda: csilu2(cctx, n, x, y)),
         ]
+        # The same wrappers with the C fast path off: the Python path every
+        # call took before it existed (and every Buffer / foreign-memory call takes).
+        python_path = [
+            ("Python path add(x, a, out=y)", lambda: kernelbridge.add(x, a2, out=y)),
+            ("Python path silu(x, out=y)", lambda: kernelbridge.silu(x, y)),
+        ]
         res = {}
-        for name, fn in variants:
-            fn()
-            res[name] = timeit(fn, calls, args.runs)
-            print(f"{n:>9} {name:<34} {res[name][0]:>12.0f} {res[name][1]:>12.0f}")
+        for group, fast in ((variants, True), (python_path, False)):
+            was = _runtime.fast_enabled(fast)
+            for name, fn in group:
+                fn()
+                res[name] = timeit(fn, calls, args.runs)
+                print(f"{n:>9} {name:<34} {res[name][0]:>12.0f} {res[name][1]:>12.0f}")
+            _runtime.fast_enabled(was)
         bare = res["bare cffi, pre-cast pointers"][0]
         ct = res["ctypes, argtypes, data_as per call"][0]
         ct2 = res["ctypes, ndpointer argtypes"][0]
+        for kb_name, np_name in (("wrapper add(x, a, out=y)", "numpy add(x, a, out=y)"),
+                                 ("wrapper add(x, a) (new array)", "numpy add(x, a) (new array)"),
+                                 ("Python path add(x, a, out=y)", "numpy add(x, a, out=y)")):
+            print(f"{n:>9}   {kb_name}: {res[kb_name][0] / res[np_name][0]:.2f}x {np_name} (min)")
         for name in ("wrapper silu(x) (new array)", "wrapper silu(x, out=y)"):
             w = res[name][0]
             print(f"{n:>9}   {name}: {w / bare:.2f}x bare cffi; ctypes data_as {ct / w:.2f}x, "

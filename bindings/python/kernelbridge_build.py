@@ -131,6 +131,116 @@ kb_status kb_gemm_batched_bf16(kb_context *ctx, bool trans_a, bool trans_b, int6
 kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
 """
 
+# The fast path's shims (bindings/python/src/fastcall.c calls kernels through
+# them): one per kernel whose contract fastcall.c covers.
+FAST_CDEF = "uintptr_t kbpy_fast_shim(const char *key);"
+FAST_SOURCE = """
+#include <stdint.h>
+#include <string.h>
+#include "fastcall.h"
+static int kbpy_fast_kb_silu(const kbpy_arg *a) { return (int)kb_silu(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu(const kbpy_arg *a) { return (int)kb_gelu(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu_tanh(const kbpy_arg *a) { return (int)kb_gelu_tanh(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_add(const kbpy_arg *a) { return (int)kb_add(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_mul(const kbpy_arg *a) { return (int)kb_mul(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_scale(const kbpy_arg *a) { return (int)kb_scale(a[0].p, a[1].i, a[2].f, a[3].p, a[4].p); }
+static int kbpy_fast_kb_add_bias(const kbpy_arg *a) { return (int)kb_add_bias(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p); }
+static int kbpy_fast_kb_softmax(const kbpy_arg *a) { return (int)kb_softmax(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_log_softmax(const kbpy_arg *a) { return (int)kb_log_softmax(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_rmsnorm(const kbpy_arg *a) { return (int)kb_rmsnorm(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].f, a[6].p); }
+static int kbpy_fast_kb_layernorm(const kbpy_arg *a) { return (int)kb_layernorm(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_embedding(const kbpy_arg *a) { return (int)kb_embedding(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
+static int kbpy_fast_kb_rope(const kbpy_arg *a) { return (int)kb_rope(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_attention(const kbpy_arg *a) { return (int)kb_attention(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
+static int kbpy_fast_kb_cross_entropy_backward(const kbpy_arg *a) { return (int)kb_cross_entropy_backward(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].i32, a[6].f, a[7].p); }
+static int kbpy_fast_kb_adamw_step(const kbpy_arg *a) { return (int)kb_adamw_step(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p, a[5].p, a[6].f, a[7].f, a[8].f, a[9].f, a[10].f, a[11].i); }
+static int kbpy_fast_kb_argmax(const kbpy_arg *a) { return (int)kb_argmax(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_sample(const kbpy_arg *a) { return (int)kb_sample(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].u, a[6].p); }
+static int kbpy_fast_kb_topk_sample(const kbpy_arg *a) { return (int)kb_topk_sample(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topp_sample(const kbpy_arg *a) { return (int)kb_topp_sample(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_silu_bf16(const kbpy_arg *a) { return (int)kb_silu_bf16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_silu_f16(const kbpy_arg *a) { return (int)kb_silu_f16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu_bf16(const kbpy_arg *a) { return (int)kb_gelu_bf16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu_f16(const kbpy_arg *a) { return (int)kb_gelu_f16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu_tanh_bf16(const kbpy_arg *a) { return (int)kb_gelu_tanh_bf16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_gelu_tanh_f16(const kbpy_arg *a) { return (int)kb_gelu_tanh_f16(a[0].p, a[1].i, a[2].p, a[3].p); }
+static int kbpy_fast_kb_add_bf16(const kbpy_arg *a) { return (int)kb_add_bf16(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_add_f16(const kbpy_arg *a) { return (int)kb_add_f16(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_mul_bf16(const kbpy_arg *a) { return (int)kb_mul_bf16(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_mul_f16(const kbpy_arg *a) { return (int)kb_mul_f16(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p); }
+static int kbpy_fast_kb_scale_bf16(const kbpy_arg *a) { return (int)kb_scale_bf16(a[0].p, a[1].i, a[2].f, a[3].p, a[4].p); }
+static int kbpy_fast_kb_scale_f16(const kbpy_arg *a) { return (int)kb_scale_f16(a[0].p, a[1].i, a[2].f, a[3].p, a[4].p); }
+static int kbpy_fast_kb_add_bias_bf16(const kbpy_arg *a) { return (int)kb_add_bias_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p); }
+static int kbpy_fast_kb_add_bias_f16(const kbpy_arg *a) { return (int)kb_add_bias_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p); }
+static int kbpy_fast_kb_softmax_bf16(const kbpy_arg *a) { return (int)kb_softmax_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_softmax_f16(const kbpy_arg *a) { return (int)kb_softmax_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_log_softmax_bf16(const kbpy_arg *a) { return (int)kb_log_softmax_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_log_softmax_f16(const kbpy_arg *a) { return (int)kb_log_softmax_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_rmsnorm_bf16(const kbpy_arg *a) { return (int)kb_rmsnorm_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].f, a[6].p); }
+static int kbpy_fast_kb_rmsnorm_f16(const kbpy_arg *a) { return (int)kb_rmsnorm_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].f, a[6].p); }
+static int kbpy_fast_kb_layernorm_bf16(const kbpy_arg *a) { return (int)kb_layernorm_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_layernorm_f16(const kbpy_arg *a) { return (int)kb_layernorm_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_attention_bf16(const kbpy_arg *a) { return (int)kb_attention_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
+static int kbpy_fast_kb_attention_f16(const kbpy_arg *a) { return (int)kb_attention_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
+static int kbpy_fast_kb_linear(const kbpy_arg *a) { return (int)kb_linear(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_linear_bf16(const kbpy_arg *a) { return (int)kb_linear_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_linear_f16(const kbpy_arg *a) { return (int)kb_linear_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
+static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
+    {"kb_silu/cntt", kbpy_fast_kb_silu},
+    {"kb_gelu/cntt", kbpy_fast_kb_gelu},
+    {"kb_gelu_tanh/cntt", kbpy_fast_kb_gelu_tanh},
+    {"kb_add/cnttt", kbpy_fast_kb_add},
+    {"kb_mul/cnttt", kbpy_fast_kb_mul},
+    {"kb_scale/cnftt", kbpy_fast_kb_scale},
+    {"kb_add_bias/cnnttt", kbpy_fast_kb_add_bias},
+    {"kb_softmax/cnntt", kbpy_fast_kb_softmax},
+    {"kb_log_softmax/cnntt", kbpy_fast_kb_log_softmax},
+    {"kb_rmsnorm/cnnttft", kbpy_fast_kb_rmsnorm},
+    {"kb_layernorm/cnntttft", kbpy_fast_kb_layernorm},
+    {"kb_embedding/cnnnttt", kbpy_fast_kb_embedding},
+    {"kb_rope/cnnnttft", kbpy_fast_kb_rope},
+    {"kb_attention/cnnnnnntttbft", kbpy_fast_kb_attention},
+    {"kb_cross_entropy_backward/cnnttift", kbpy_fast_kb_cross_entropy_backward},
+    {"kb_adamw_step/cnttttfffffl", kbpy_fast_kb_adamw_step},
+    {"kb_argmax/cnntt", kbpy_fast_kb_argmax},
+    {"kb_sample/cnntfut", kbpy_fast_kb_sample},
+    {"kb_topk_sample/cnntnfut", kbpy_fast_kb_topk_sample},
+    {"kb_topp_sample/cnntffut", kbpy_fast_kb_topp_sample},
+    {"kb_silu_bf16/cntt", kbpy_fast_kb_silu_bf16},
+    {"kb_silu_f16/cntt", kbpy_fast_kb_silu_f16},
+    {"kb_gelu_bf16/cntt", kbpy_fast_kb_gelu_bf16},
+    {"kb_gelu_f16/cntt", kbpy_fast_kb_gelu_f16},
+    {"kb_gelu_tanh_bf16/cntt", kbpy_fast_kb_gelu_tanh_bf16},
+    {"kb_gelu_tanh_f16/cntt", kbpy_fast_kb_gelu_tanh_f16},
+    {"kb_add_bf16/cnttt", kbpy_fast_kb_add_bf16},
+    {"kb_add_f16/cnttt", kbpy_fast_kb_add_f16},
+    {"kb_mul_bf16/cnttt", kbpy_fast_kb_mul_bf16},
+    {"kb_mul_f16/cnttt", kbpy_fast_kb_mul_f16},
+    {"kb_scale_bf16/cnftt", kbpy_fast_kb_scale_bf16},
+    {"kb_scale_f16/cnftt", kbpy_fast_kb_scale_f16},
+    {"kb_add_bias_bf16/cnnttt", kbpy_fast_kb_add_bias_bf16},
+    {"kb_add_bias_f16/cnnttt", kbpy_fast_kb_add_bias_f16},
+    {"kb_softmax_bf16/cnntt", kbpy_fast_kb_softmax_bf16},
+    {"kb_softmax_f16/cnntt", kbpy_fast_kb_softmax_f16},
+    {"kb_log_softmax_bf16/cnntt", kbpy_fast_kb_log_softmax_bf16},
+    {"kb_log_softmax_f16/cnntt", kbpy_fast_kb_log_softmax_f16},
+    {"kb_rmsnorm_bf16/cnnttft", kbpy_fast_kb_rmsnorm_bf16},
+    {"kb_rmsnorm_f16/cnnttft", kbpy_fast_kb_rmsnorm_f16},
+    {"kb_layernorm_bf16/cnntttft", kbpy_fast_kb_layernorm_bf16},
+    {"kb_layernorm_f16/cnntttft", kbpy_fast_kb_layernorm_f16},
+    {"kb_attention_bf16/cnnnnnntttbft", kbpy_fast_kb_attention_bf16},
+    {"kb_attention_f16/cnnnnnntttbft", kbpy_fast_kb_attention_f16},
+    {"kb_linear/cnnntttet", kbpy_fast_kb_linear},
+    {"kb_linear_bf16/cnnntttet", kbpy_fast_kb_linear_bf16},
+    {"kb_linear_f16/cnnntttet", kbpy_fast_kb_linear_f16},
+};
+uintptr_t kbpy_fast_shim(const char *key) {
+  for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)
+    if (strcmp(kbpy_fast_shims[i].key, key) == 0) return (uintptr_t)kbpy_fast_shims[i].shim;
+  return 0;
+}
+"""
+
 # Same code generation as the Bazel build of the C library (bit-identical results).
 CFLAGS = [
     '-std=c99',
@@ -161,12 +271,12 @@ def c_sources(csrc=None):
 def make_ffibuilder(csrc=None):
     csrc = csrc or csrc_dir()
     ffi = FFI()
-    ffi.cdef(CDEF)
+    ffi.cdef(CDEF + FAST_CDEF)
     ffi.set_source(
         "kernelbridge._native",
-        '#include "kernelbridge.h"\n',
+        '#include "kernelbridge.h"\n' + FAST_SOURCE,
         sources=c_sources(csrc),
-        include_dirs=[csrc],
+        include_dirs=[csrc, os.path.join(HERE, "src")],
         extra_compile_args=CFLAGS,
         # libdl: the CUDA backend is loaded with dlopen at run time; the
         # extension itself never links against CUDA.

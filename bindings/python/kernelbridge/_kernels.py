@@ -31,6 +31,8 @@ from ._runtime import (
     default_ptr as _default_ptr,
     dense_layout as _dense_layout,
     enum_arg as _enum_arg,
+    fast as _fast,
+    SLOW as _SLOW,
     half_kind as _half,
     strided_in as _strided_in,
     strided_inout as _strided_inout,
@@ -52,6 +54,9 @@ from ._runtime import (
 )
 
 
+_fast_silu = _fast('kb_silu/cntt', ('silu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def silu(x, out=None, *, ctx=None):
     """SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
 
@@ -66,6 +71,9 @@ def silu(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_silu.
     """
+    _r = _fast_silu(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -120,6 +128,9 @@ def silu(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu(x, out=None, *, ctx=None):
     """GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
 
@@ -134,6 +145,9 @@ def gelu(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu.
     """
+    _r = _fast_gelu(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -188,6 +202,9 @@ def gelu(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu_tanh = _fast('kb_gelu_tanh/cntt', ('gelu_tanh', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu_tanh(x, out=None, *, ctx=None):
     """GELU, tanh approximation (PyTorch approximate='tanh'):
     y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
@@ -203,6 +220,9 @@ def gelu_tanh(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu_tanh.
     """
+    _r = _fast_gelu_tanh(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -257,6 +277,9 @@ def gelu_tanh(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add = _fast('kb_add/cnttt', ('add', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def add(a, b, out=None, *, ctx=None):
     """Elementwise sum: y[i] = a[i] + b[i].
 
@@ -272,6 +295,9 @@ def add(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add.
     """
+    _r = _fast_add(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -334,6 +360,9 @@ def add(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def mul(a, b, out=None, *, ctx=None):
     """Elementwise product: y[i] = a[i] * b[i].
 
@@ -349,6 +378,9 @@ def mul(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_mul.
     """
+    _r = _fast_mul(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -411,6 +443,9 @@ def mul(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_scale = _fast('kb_scale/cnftt', ('scale', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
+
+
 def scale(x, out=None, *, alpha, ctx=None):
     """Scaling: y[i] = alpha * x[i].  alpha must be finite.
 
@@ -426,6 +461,9 @@ def scale(x, out=None, *, alpha, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_scale.
     """
+    _r = _fast_scale(ctx, x, out, alpha)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -480,6 +518,9 @@ def scale(x, out=None, *, alpha, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add_bias = _fast('kb_add_bias/cnnttt', ('add_bias', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
+
+
 def add_bias(x, bias, out=None, *, ctx=None):
     """Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
 
@@ -495,6 +536,9 @@ def add_bias(x, bias, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add_bias.
     """
+    _r = _fast_add_bias(ctx, x, bias, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -559,6 +603,9 @@ def add_bias(x, bias, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_softmax = _fast('kb_softmax/cnntt', ('softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def softmax(x, out=None, *, ctx=None):
     """Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
     with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
@@ -575,6 +622,9 @@ def softmax(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_softmax.
     """
+    _r = _fast_softmax(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -631,6 +681,9 @@ def softmax(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def log_softmax(x, out=None, *, ctx=None):
     """Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
     with m the row maximum.  NaN propagates to the row as in kb_softmax.
@@ -646,6 +699,9 @@ def log_softmax(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_log_softmax.
     """
+    _r = _fast_log_softmax(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -702,6 +758,9 @@ def log_softmax(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_rmsnorm = _fast('kb_rmsnorm/cnnttft', ('rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
+
+
 def rmsnorm(x, weight, out=None, *, eps, ctx=None):
     """RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
     eps must be finite and >= 0.
@@ -719,6 +778,9 @@ def rmsnorm(x, weight, out=None, *, eps, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_rmsnorm.
     """
+    _r = _fast_rmsnorm(ctx, x, weight, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -783,6 +845,9 @@ def rmsnorm(x, weight, out=None, *, eps, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_layernorm = _fast('kb_layernorm/cnntttft', ('layernorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 1, 0, (1,), -1), (0, 0, 1, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
+
+
 def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     """LayerNorm of each row with biased variance:
     y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
@@ -803,6 +868,9 @@ def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_layernorm.
     """
+    _r = _fast_layernorm(ctx, x, weight, bias, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -976,6 +1044,9 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=Non
     return _t_c if c is None else c
 
 
+_fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, ()))
+
+
 def embedding(ids, table, out=None, *, ctx=None):
     """Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
     [0, vocab); the ids are all checked before anything is written.
@@ -991,6 +1062,9 @@ def embedding(ids, table, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_embedding.
     """
+    _r = _fast_embedding(ctx, ids, table, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1047,6 +1121,9 @@ def embedding(ids, table, out=None, *, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_rope = _fast('kb_rope/cnnnttft', ('rope', ((0, 0, 0, 0, (0, 1, 2), -1), (1, 0, 0, 0, (0,), -1), (0, 1, 0, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 3, 1, ()))
+
+
 def rope(x, positions, out=None, *, theta=10000, ctx=None):
     """Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
     x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
@@ -1068,6 +1145,9 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_rope.
     """
+    _r = _fast_rope(ctx, x, positions, out, theta)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1126,6 +1206,9 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_attention = _fast('kb_attention/cnnnnnntttbft', ('attention', ((0, 0, 0, 0, (0, 1, 3, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 1, 0, 0, (0, 1, 3, 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
+
+
 def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     """Scaled dot-product attention:
     out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
@@ -1153,6 +1236,9 @@ def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_attention.
     """
+    _r = _fast_attention(ctx, q, k, v, out, causal, scale)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1327,6 +1413,9 @@ def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
     return ((_t_losses if out[0] is None else out[0]), (_t_mean_loss if out[1] is None else out[1]))
 
 
+_fast_cross_entropy_backward = _fast('kb_cross_entropy_backward/cnnttift', ('cross_entropy_backward', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (3, 1, 'f'), (2, 2, 't')), 2, 2, ()))
+
+
 def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dloss=1, ctx=None):
     """Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
     with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
@@ -1346,6 +1435,9 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dlos
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_cross_entropy_backward.
     """
+    _r = _fast_cross_entropy_backward(ctx, logits, targets, out, ignore_index, dloss)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1405,6 +1497,9 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dlos
     return _t_dlogits if out is None else out
 
 
+_fast_adamw_step = _fast('kb_adamw_step/cnttttfffffl', ('adamw_step', ((0, 2, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'f'), (3, 3, 'f'), (3, 4, 'f'), (3, 5, 'l')), 1, 6, ()))
+
+
 def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, step, ctx=None):
     """One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
     params *= 1 - lr * weight_decay
@@ -1431,6 +1526,9 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
     Returns None; the inout arrays hold the results.
     C function: kb_adamw_step.
     """
+    _r = _fast_adamw_step(ctx, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1497,6 +1595,9 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
     return None
 
 
+_fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def argmax(x, out=None, *, ctx=None):
     """Index of the largest element of each row; the first one on ties.  NaN counts
     as larger than every number (as torch.argmax).  cols must be > 0 when
@@ -1512,6 +1613,9 @@ def argmax(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_argmax.
     """
+    _r = _fast_argmax(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1563,6 +1667,9 @@ def argmax(x, out=None, *, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, ()))
+
+
 def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     """Multinomial sampling from softmax(logits / temperature) per row, candidates
     in index order.  temperature must be finite and > 0; logits must not hold
@@ -1580,6 +1687,9 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_sample.
     """
+    _r = _fast_sample(ctx, logits, out, temperature, seed)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1631,6 +1741,9 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),)))
+
+
 def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     """Top-k sampling: the k largest logits of each row (ties broken by lower
     index), ordered by decreasing logit, sampled from their softmax at
@@ -1650,6 +1763,9 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_topk_sample.
     """
+    _r = _fast_topk_sample(ctx, logits, out, k, temperature, seed)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1701,6 +1817,9 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, ()))
+
+
 def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     """Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
     lower index); the nucleus is the shortest prefix whose probability mass
@@ -1721,6 +1840,9 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_topp_sample.
     """
+    _r = _fast_topp_sample(ctx, logits, out, p, temperature, seed)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1772,6 +1894,9 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_silu_bf16 = _fast('kb_silu_bf16/cntt', ('silu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def silu_bf16(x, out=None, *, ctx=None):
     """bfloat16 variant of kb_silu.
 
@@ -1787,6 +1912,9 @@ def silu_bf16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_silu_bf16.
     """
+    _r = _fast_silu_bf16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1836,6 +1964,9 @@ def silu_bf16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_silu_f16 = _fast('kb_silu_f16/cntt', ('silu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def silu_f16(x, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_silu.
 
@@ -1850,6 +1981,9 @@ def silu_f16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_silu_f16.
     """
+    _r = _fast_silu_f16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1899,6 +2033,9 @@ def silu_f16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu_bf16 = _fast('kb_gelu_bf16/cntt', ('gelu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu_bf16(x, out=None, *, ctx=None):
     """bfloat16 variant of kb_gelu.
 
@@ -1914,6 +2051,9 @@ def gelu_bf16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu_bf16.
     """
+    _r = _fast_gelu_bf16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -1963,6 +2103,9 @@ def gelu_bf16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu_f16 = _fast('kb_gelu_f16/cntt', ('gelu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu_f16(x, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_gelu.
 
@@ -1977,6 +2120,9 @@ def gelu_f16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu_f16.
     """
+    _r = _fast_gelu_f16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2026,6 +2172,9 @@ def gelu_f16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu_tanh_bf16 = _fast('kb_gelu_tanh_bf16/cntt', ('gelu_tanh_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu_tanh_bf16(x, out=None, *, ctx=None):
     """bfloat16 variant of kb_gelu_tanh.
 
@@ -2041,6 +2190,9 @@ def gelu_tanh_bf16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu_tanh_bf16.
     """
+    _r = _fast_gelu_tanh_bf16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2090,6 +2242,9 @@ def gelu_tanh_bf16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_gelu_tanh_f16 = _fast('kb_gelu_tanh_f16/cntt', ('gelu_tanh_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+
+
 def gelu_tanh_f16(x, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_gelu_tanh.
 
@@ -2104,6 +2259,9 @@ def gelu_tanh_f16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gelu_tanh_f16.
     """
+    _r = _fast_gelu_tanh_f16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2153,6 +2311,9 @@ def gelu_tanh_f16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add_bf16 = _fast('kb_add_bf16/cnttt', ('add_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def add_bf16(a, b, out=None, *, ctx=None):
     """bfloat16 variant of kb_add.
 
@@ -2169,6 +2330,9 @@ def add_bf16(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add_bf16.
     """
+    _r = _fast_add_bf16(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2226,6 +2390,9 @@ def add_bf16(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add_f16 = _fast('kb_add_f16/cnttt', ('add_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def add_f16(a, b, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_add.
 
@@ -2241,6 +2408,9 @@ def add_f16(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add_f16.
     """
+    _r = _fast_add_f16(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2298,6 +2468,9 @@ def add_f16(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_mul_bf16 = _fast('kb_mul_bf16/cnttt', ('mul_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def mul_bf16(a, b, out=None, *, ctx=None):
     """bfloat16 variant of kb_mul.
 
@@ -2314,6 +2487,9 @@ def mul_bf16(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_mul_bf16.
     """
+    _r = _fast_mul_bf16(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2371,6 +2547,9 @@ def mul_bf16(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_mul_f16 = _fast('kb_mul_f16/cnttt', ('mul_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+
+
 def mul_f16(a, b, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_mul.
 
@@ -2386,6 +2565,9 @@ def mul_f16(a, b, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_mul_f16.
     """
+    _r = _fast_mul_f16(ctx, a, b, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2443,6 +2625,9 @@ def mul_f16(a, b, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_scale_bf16 = _fast('kb_scale_bf16/cnftt', ('scale_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
+
+
 def scale_bf16(x, out=None, *, alpha, ctx=None):
     """bfloat16 variant of kb_scale.
 
@@ -2459,6 +2644,9 @@ def scale_bf16(x, out=None, *, alpha, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_scale_bf16.
     """
+    _r = _fast_scale_bf16(ctx, x, out, alpha)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2508,6 +2696,9 @@ def scale_bf16(x, out=None, *, alpha, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_scale_f16 = _fast('kb_scale_f16/cnftt', ('scale_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
+
+
 def scale_f16(x, out=None, *, alpha, ctx=None):
     """float16 (IEEE binary16) variant of kb_scale.
 
@@ -2523,6 +2714,9 @@ def scale_f16(x, out=None, *, alpha, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_scale_f16.
     """
+    _r = _fast_scale_f16(ctx, x, out, alpha)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2572,6 +2766,9 @@ def scale_f16(x, out=None, *, alpha, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add_bias_bf16 = _fast('kb_add_bias_bf16/cnnttt', ('add_bias_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
+
+
 def add_bias_bf16(x, bias, out=None, *, ctx=None):
     """bfloat16 variant of kb_add_bias.
 
@@ -2588,6 +2785,9 @@ def add_bias_bf16(x, bias, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add_bias_bf16.
     """
+    _r = _fast_add_bias_bf16(ctx, x, bias, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2647,6 +2847,9 @@ def add_bias_bf16(x, bias, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_add_bias_f16 = _fast('kb_add_bias_f16/cnnttt', ('add_bias_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
+
+
 def add_bias_f16(x, bias, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_add_bias.
 
@@ -2662,6 +2865,9 @@ def add_bias_f16(x, bias, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_add_bias_f16.
     """
+    _r = _fast_add_bias_f16(ctx, x, bias, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2721,6 +2927,9 @@ def add_bias_f16(x, bias, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_softmax_bf16 = _fast('kb_softmax_bf16/cnntt', ('softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def softmax_bf16(x, out=None, *, ctx=None):
     """bfloat16 variant of kb_softmax.
 
@@ -2736,6 +2945,9 @@ def softmax_bf16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_softmax_bf16.
     """
+    _r = _fast_softmax_bf16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2787,6 +2999,9 @@ def softmax_bf16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_softmax_f16 = _fast('kb_softmax_f16/cnntt', ('softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def softmax_f16(x, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_softmax.
 
@@ -2801,6 +3016,9 @@ def softmax_f16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_softmax_f16.
     """
+    _r = _fast_softmax_f16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2852,6 +3070,9 @@ def softmax_f16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_log_softmax_bf16 = _fast('kb_log_softmax_bf16/cnntt', ('log_softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def log_softmax_bf16(x, out=None, *, ctx=None):
     """bfloat16 variant of kb_log_softmax.
 
@@ -2867,6 +3088,9 @@ def log_softmax_bf16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_log_softmax_bf16.
     """
+    _r = _fast_log_softmax_bf16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2918,6 +3142,9 @@ def log_softmax_bf16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_log_softmax_f16 = _fast('kb_log_softmax_f16/cnntt', ('log_softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+
+
 def log_softmax_f16(x, out=None, *, ctx=None):
     """float16 (IEEE binary16) variant of kb_log_softmax.
 
@@ -2932,6 +3159,9 @@ def log_softmax_f16(x, out=None, *, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_log_softmax_f16.
     """
+    _r = _fast_log_softmax_f16(ctx, x, out)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -2983,6 +3213,9 @@ def log_softmax_f16(x, out=None, *, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_rmsnorm_bf16 = _fast('kb_rmsnorm_bf16/cnnttft', ('rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
+
+
 def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
     """bfloat16 variant of kb_rmsnorm.
 
@@ -3000,6 +3233,9 @@ def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_rmsnorm_bf16.
     """
+    _r = _fast_rmsnorm_bf16(ctx, x, weight, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3059,6 +3295,9 @@ def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_rmsnorm_f16 = _fast('kb_rmsnorm_f16/cnnttft', ('rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
+
+
 def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
     """float16 (IEEE binary16) variant of kb_rmsnorm.
 
@@ -3075,6 +3314,9 @@ def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_rmsnorm_f16.
     """
+    _r = _fast_rmsnorm_f16(ctx, x, weight, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3134,6 +3376,9 @@ def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_layernorm_bf16 = _fast('kb_layernorm_bf16/cnntttft', ('layernorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 1, 0, (1,), -1), (3, 0, 1, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
+
+
 def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     """bfloat16 variant of kb_layernorm.
 
@@ -3152,6 +3397,9 @@ def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_layernorm_bf16.
     """
+    _r = _fast_layernorm_bf16(ctx, x, weight, bias, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3225,6 +3473,9 @@ def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     return _t_y if out is None else out
 
 
+_fast_layernorm_f16 = _fast('kb_layernorm_f16/cnntttft', ('layernorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 1, 0, (1,), -1), (2, 0, 1, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
+
+
 def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     """float16 (IEEE binary16) variant of kb_layernorm.
 
@@ -3242,6 +3493,9 @@ def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_layernorm_f16.
     """
+    _r = _fast_layernorm_f16(ctx, x, weight, bias, out, eps)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3480,6 +3734,9 @@ def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx
     return _t_c if c is None else c
 
 
+_fast_attention_bf16 = _fast('kb_attention_bf16/cnnnnnntttbft', ('attention_bf16', ((3, 0, 0, 0, (0, 1, 3, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
+
+
 def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     """bfloat16 variant of kb_attention.
 
@@ -3499,6 +3756,9 @@ def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_attention_bf16.
     """
+    _r = _fast_attention_bf16(ctx, q, k, v, out, causal, scale)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3569,6 +3829,9 @@ def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_attention_f16 = _fast('kb_attention_f16/cnnnnnntttbft', ('attention_f16', ((2, 0, 0, 0, (0, 1, 3, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
+
+
 def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     """float16 (IEEE binary16) variant of kb_attention.
 
@@ -3587,6 +3850,9 @@ def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_attention_f16.
     """
+    _r = _fast_attention_f16(ctx, q, k, v, out, causal, scale)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3657,6 +3923,9 @@ def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     return _t_out if out is None else out
 
 
+_fast_linear = _fast('kb_linear/cnnntttet', ('linear', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (2, 1), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+
+
 def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
     """Fused linear layer, PyTorch's weight layout:
     y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
@@ -3679,6 +3948,9 @@ def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=No
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_linear.
     """
+    _r = _fast_linear(ctx, x, weight, bias, out, act)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3757,6 +4029,9 @@ def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=No
     return _t_y if out is None else out
 
 
+_fast_linear_bf16 = _fast('kb_linear_bf16/cnnntttet', ('linear_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (2, 1), -1), (3, 0, 1, 0, (2,), -1), (3, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+
+
 def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
     """bfloat16 variant of kb_linear.
 
@@ -3775,6 +4050,9 @@ def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, c
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_linear_bf16.
     """
+    _r = _fast_linear_bf16(ctx, x, weight, bias, out, act)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:
@@ -3848,6 +4126,9 @@ def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, c
     return _t_y if out is None else out
 
 
+_fast_linear_f16 = _fast('kb_linear_f16/cnnntttet', ('linear_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (2, 1), -1), (2, 0, 1, 0, (2,), -1), (2, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+
+
 def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
     """float16 (IEEE binary16) variant of kb_linear.
 
@@ -3865,6 +4146,9 @@ def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ct
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_linear_f16.
     """
+    _r = _fast_linear_f16(ctx, x, weight, bias, out, act)
+    if _r is not _SLOW:
+        return _r
     _slow = False
     if ctx is None:
         try:

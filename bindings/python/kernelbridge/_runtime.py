@@ -515,6 +515,7 @@ class Context:
 
     def __init__(self, backend="cpu", device=None, *, threads=0):
         self._ptr = None
+        self._addr = 0  # the handle's address for the fast path: 0 when closed or CUDA
         self._device = -1
         self._cuda = False
         backend, device = _parse_backend(backend, device)
@@ -538,11 +539,13 @@ class Context:
         self._finalizer = weakref.finalize(self, lib.kb_context_destroy, ptr)
         self._device = lib.kb_context_device(ptr)
         self._cuda = self._device >= 0
+        self._addr = 0 if self._cuda else int(ffi.cast("uintptr_t", ptr))
 
     def close(self):
         """Frees the context; calling it again does nothing.  Buffers made on
         it stay valid (their operations then need ctx=)."""
         if self._ptr is not None:
+            self._addr = 0
             self._ptr = None
             self._finalizer()
 
@@ -620,6 +623,55 @@ def default_context():
 
 def default_ptr():
     return default_context()._ptr
+
+
+# --- the fast path ---------------------------------------------------------------------
+
+# kernelbridge._fastcall (bindings/python/src/fastcall.c) runs the common case
+# of a kernel call in C: numpy arrays, C-contiguous and aligned, of the
+# kernel's dtypes, on a CPU context.  It returns SLOW for anything else, and
+# the generated wrapper goes on in Python.  Without the extension every call
+# takes the Python path (same results, more overhead).
+try:
+    from . import _fastcall
+except ImportError:  # pragma: no cover (the wheel always has it)
+    _fastcall = None
+
+if _fastcall is not None:
+    SLOW = _fastcall.SLOW
+    _fastcall.setup(tls, ((F32,), (I32,), (F16, U16), (U16, BF16) if BF16 is not None else (U16,)))
+else:
+    SLOW = object()
+
+
+def _always_slow(*args):
+    return SLOW
+
+
+def fast(key, spec):
+    """The fast path of one kernel: key names its shim in _native (the C
+    function and its parameter types, so a stale build finds none), spec is
+    its contract in fastcall.c's terms.  A function returning SLOW when
+    there is no extension or no shim."""
+    if _fastcall is None:
+        return _always_slow
+    shim = lib.kbpy_fast_shim(key.encode())
+    if not shim:
+        return _always_slow
+    return _fastcall.Kernel(shim, spec)
+
+
+def fast_enabled(flag):
+    """Turns the fast path on or off for the whole process (for tests that
+    compare it with the Python path); returns the previous setting."""
+    if _fastcall is None:
+        return False
+    return _fastcall.set_enabled(flag)
+
+
+def fast_calls():
+    """Kernel calls completed on the fast path so far (tests)."""
+    return 0 if _fastcall is None else _fastcall.calls()
 
 
 # --- buffers ---------------------------------------------------------------------------

@@ -12,5 +12,5 @@ STAGE="$tmp/src/bindings/python"
 mkdir -p "$STAGE"
 # -L: the runfiles are symlinks; the copy must hold real files.
 (cd "$runfiles/bindings/python" && cp -RL . "$STAGE/")
-rm -rf "$STAGE/csrc" "$STAGE/build" "$STAGE"/kernelbridge/_native.*
+rm -rf "$STAGE/csrc" "$STAGE/build" "$STAGE"/kernelbridge/_native.* "$STAGE"/kernelbridge/_fastcall.*
 KB_SOURCE_ROOT="$runfiles" python3 "$runfiles/tools/vendor_c.py" sync "$STAGE/csrc" >/dev/null

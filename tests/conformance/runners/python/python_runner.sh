@@ -14,7 +14,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kb-py-runner.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/python"
 (cd "$ws/bindings/python" && cp -RL . "$tmp/python/")
-rm -rf "$tmp/python/csrc" "$tmp/python/build" "$tmp/python"/kernelbridge/_native.*
+rm -rf "$tmp/python/csrc" "$tmp/python/build" "$tmp/python"/kernelbridge/_native.* "$tmp/python"/kernelbridge/_fastcall.*
 python3 "$ws/tools/vendor_c.py" sync "$tmp/python/csrc" >/dev/null
 (cd "$tmp/python" && python3 setup.py -q build_ext --inplace >"$tmp/build.log" 2>&1) || { cat "$tmp/build.log" >&2; exit 1; }
 PYTHONPATH="$tmp/python" PYTHONDONTWRITEBYTECODE=1 python3 "$ws/tests/conformance/runners/python/runner.py" "$@"

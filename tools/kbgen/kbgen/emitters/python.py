@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import keyword
 import textwrap
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from .. import contracts
@@ -224,6 +225,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CDEF = """
 {cdef(api)}"""
 
+# The fast path's shims (bindings/python/src/fastcall.c calls kernels through
+# them): one per kernel whose contract fastcall.c covers.
+FAST_CDEF = "uintptr_t kbpy_fast_shim(const char *key);"
+FAST_SOURCE = """
+#include <stdint.h>
+#include <string.h>
+#include "fastcall.h"
+{fast_shims(api)}"""
+
 # Same code generation as the Bazel build of the C library (bit-identical results).
 CFLAGS = [
 {flags}]
@@ -247,12 +257,12 @@ def c_sources(csrc=None):
 def make_ffibuilder(csrc=None):
     csrc = csrc or csrc_dir()
     ffi = FFI()
-    ffi.cdef(CDEF)
+    ffi.cdef(CDEF + FAST_CDEF)
     ffi.set_source(
         "kernelbridge._native",
-        '#include "kernelbridge.h"\\n',
+        '#include "kernelbridge.h"\\n' + FAST_SOURCE,
         sources=c_sources(csrc),
-        include_dirs=[csrc],
+        include_dirs=[csrc, os.path.join(HERE, "src")],
         extra_compile_args=CFLAGS,
         # libdl: the CUDA backend is loaded with dlopen at run time; the
         # extension itself never links against CUDA.
@@ -664,6 +674,124 @@ def _out_dtype(k: _Kernel, p: Param) -> str:
     return _DEFAULT_DTYPE[dtype]
 
 
+# --- the fast path (bindings/python/src/fastcall.c) ------------------------------
+
+# Codes of the spec fastcall.c reads (its header comment has the format).
+_FAST_KIND = {"f32": 0, "i32": 1, "f16": 2, "bf16": 3}
+_FAST_DIRECTION = {"in": 0, "out": 1, "inout": 2}
+_FAST_SCALAR = {"float32": "f", "float64": "d", "int32": "i", "int64": "l", "uint64": "u", "bool": "b", "enum": "e"}
+# The kbpy_arg member a shim reads for each parameter type code.
+_SHIM_MEMBER = {"c": "p", "n": "i", "t": "p", "f": "f", "d": "d", "i": "i32", "l": "i", "u": "u", "b": "i32", "e": "i32"}
+# Dtype rows passed to fastcall.setup(), in _FAST_KIND order (first: a new output's dtype).
+FAST_DTYPE_ROWS = "((_F32,), (_I32,), (_F16, _U16), (_U16, _BF16))"
+
+
+@dataclass
+class FastPath:
+    key: str  # C function name / parameter type codes: a stale extension finds no shim
+    spec: str  # Python literal of the spec tuple
+    shim: str  # C function name of the shim
+
+
+def _scalar_code(p: Param) -> Optional[str]:
+    if p.role == "flag":
+        return "b"
+    return _FAST_SCALAR.get("enum" if p.ctype.kind == "enum" else p.ctype.kind)
+
+
+def fast_path(k: "_Kernel") -> Optional[FastPath]:
+    """The fast-path spec of kernel k, or None when fastcall.c's rules do not
+    cover its contract (layout parameters, conditional shapes, several or
+    optional outputs, sizes only an optional tensor gives): such kernels
+    always take the Python path."""
+    fn = k.fn
+    if k.lds or len(k.outs) > 1 or k.optional_inout is not None:
+        return None
+    if any(not isinstance(e, (Dim, Const)) for p in k.tensors for e in p.tensor.shape):
+        return None
+    sources = contracts.dim_sources(fn)
+    argdims = k.arg_dims
+    for d in k.dims:
+        if d not in argdims and not any(s.when is None and k._available(s.tensor) for s in sources.get(d, [])):
+            return None
+    dim_index = {d: i for i, d in enumerate(k.dims)}
+    order = [p for p in k.tensors if p.tensor.direction != "out"] + list(k.outs)
+    tensor_index = {p.name: i for i, p in enumerate(order)}
+    keywords = [p for p, _ in k.keywords()]
+    scalar_index = {p.name: i for i, p in enumerate(keywords)}
+    tensors = []
+    for p in order:
+        t = p.tensor
+        axes = tuple(dim_index[e.name] if isinstance(e, Dim) else -1 - e.value for e in t.shape)
+        if k.elementwise:
+            rule = 1
+        elif p.name == k.lead:
+            rule = 2
+        elif p.name in k.row_tensors:
+            rule = 3
+            if order.index(p) < order.index(fn.param(k.lead)):
+                return None  # fastcall.c needs the lead tensor first
+        else:
+            rule = 0
+        source = -1
+        if t.direction == "out" and len(_FAST_DTYPES[t.dtype]) > 1:
+            for q in order:
+                if q is not p and q.tensor.dtype == t.dtype and q.tensor.direction != "out" and k._available(q.name):
+                    source = tensor_index[q.name]
+                    break
+        tensors.append((_FAST_KIND[t.dtype], _FAST_DIRECTION[t.direction], int(t.nullable), rule, axes, source))
+    params = []
+    codes = ""
+    for p in fn.params:
+        if p.role == "context":
+            params.append((0, 0, "c"))
+        elif p.role == "dim":
+            params.append((1, dim_index[p.name], "n"))
+        elif p.role == "tensor":
+            params.append((2, tensor_index[p.name], "t"))
+        else:
+            code = _scalar_code(p)
+            if code is None:
+                return None
+            params.append((3, scalar_index[p.name], code))
+        codes += params[-1][2]
+    seeds = tuple((scalar_index[d], dim_index[d]) for d in argdims)
+    spec = repr((fn.short_name, tuple(tensors), tuple(params), len(k.dims), len(keywords), seeds))
+    # An enum parameter takes a plain int or a member of its own class (the
+    # Python path converts and checks anything else).
+    for p in fn.params:
+        if p.role == "scalar" and p.ctype.kind == "enum" and k.api is not None:
+            cls = enum_class_name(k.api.enum(p.ctype.name))
+            spec = spec.replace(f"(3, {scalar_index[p.name]}, 'e')", f"(3, {scalar_index[p.name]}, _model.{cls})")
+    return FastPath(f"{fn.name}/{codes}", spec, f"kbpy_fast_{fn.name}")
+
+
+def fast_shims(api: Api) -> str:
+    """C of the shims: one per kernel with a fast path, all of type kbpy_shim,
+    and kbpy_fast_shim(key) that finds one (0 for an unknown key)."""
+    half = _half_variants(api)
+    lines = []
+    table = []
+    for fn in api.kernels:
+        fp = fast_path(_Kernel(fn, half.get(fn.name), api))
+        if fp is None:
+            continue
+        codes = fp.key.split("/")[1]
+        args = ", ".join(f"a[{i}].{_SHIM_MEMBER[c]}" for i, c in enumerate(codes))
+        lines.append(f"static int {fp.shim}(const kbpy_arg *a) {{ return (int){fn.name}({args}); }}")
+        table.append(f'    {{"{fp.key}", {fp.shim}}},')
+    return (
+        "\n".join(lines)
+        + "\nstatic const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {\n"
+        + "\n".join(table)
+        + "\n};\n"
+        + "uintptr_t kbpy_fast_shim(const char *key) {\n"
+        + "  for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)\n"
+        + "    if (strcmp(kbpy_fast_shims[i].key, key) == 0) return (uintptr_t)kbpy_fast_shims[i].shim;\n"
+        + "  return 0;\n}\n"
+    )
+
+
 def kernel_code(k: _Kernel) -> str:
     fn = k.fn
     fname = k.name
@@ -674,8 +802,19 @@ def kernel_code(k: _Kernel) -> str:
     sig.append("*")
     sig += kw
     sig.append("ctx=None")
-    out = [f"def {fname}({', '.join(sig)}):\n", _docstring(kernel_doc(k), "    ")]
+    fp = fast_path(k)
+    out = []
+    if fp is not None:
+        out.append(f"_fast_{fname} = _fast({_q(fp.key)}, {fp.spec})\n\n\n")
+    out += [f"def {fname}({', '.join(sig)}):\n", _docstring(kernel_doc(k), "    ")]
     add = w.append
+    if fp is not None:
+        # The common case, in C (bindings/python/src/fastcall.c); SLOW when
+        # anything needs the Python path below, which also raises every error.
+        fast_args = ["ctx"] + [n for n, _ in pos] + [py_name(p.name) for p, _ in k.keywords()]
+        add(f"_r = _fast_{fname}({', '.join(fast_args)})")
+        add("if _r is not _SLOW:")
+        add("    return _r")
     add("_slow = False")
     # Context.  A CUDA context sends every call through the slow path, which
     # checks that each tensor is device memory of the context's device.
@@ -940,6 +1079,8 @@ KERNEL_IMPORTS = [
     "default_ptr as _default_ptr",
     "dense_layout as _dense_layout",
     "enum_arg as _enum_arg",
+    "fast as _fast",
+    "SLOW as _SLOW",
     "half_kind as _half",
     "strided_in as _strided_in",
     "strided_inout as _strided_inout",

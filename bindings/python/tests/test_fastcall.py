@@ -1,0 +1,219 @@
+"""The C fast path (src/fastcall.c): it runs the common case of every kernel
+whose contract it covers, gives the same bits and the same objects back as the
+Python path, declines everything else to that path, and hands every library
+error to it."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import kernelbridge as kb
+from kernelbridge import _kernels, _runtime
+
+pytestmark = pytest.mark.skipif(_runtime._fastcall is None, reason="kernelbridge._fastcall not built")
+
+def f32(*shape, seed=0):
+    """The same array for the same shape and seed (both paths see the same inputs)."""
+    return np.random.default_rng([seed, *shape]).standard_normal(shape).astype(np.float32)
+
+
+def both(call):
+    """call() on the fast path and on the Python path: (fast result, Python
+    result, fast calls made while running the first)."""
+    kb.default_context()  # a thread's first call makes it, on the Python path
+    before = _runtime.fast_calls()
+    fast = call()
+    made = _runtime.fast_calls() - before
+    was = _runtime.fast_enabled(False)
+    try:
+        slow = call()
+    finally:
+        _runtime.fast_enabled(was)
+    return fast, slow, made
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is b
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+x24, w4 = f32(2, 3, 4), f32(4)
+ids = np.array([2, 0, 1, 2], np.int32)
+CASES = {
+    "silu": lambda: kb.silu(x24),
+    "gelu": lambda: kb.gelu(x24),
+    "gelu_tanh": lambda: kb.gelu_tanh(x24),
+    "add": lambda: kb.add(x24, x24),
+    "mul": lambda: kb.mul(x24, x24),
+    "scale": lambda: kb.scale(x24, alpha=0.5),
+    "scale int alpha": lambda: kb.scale(x24, alpha=3),
+    "add_bias": lambda: kb.add_bias(x24, w4),
+    "softmax": lambda: kb.softmax(x24),
+    "softmax 1-D": lambda: kb.softmax(w4),
+    "log_softmax": lambda: kb.log_softmax(x24),
+    "rmsnorm": lambda: kb.rmsnorm(x24, w4, eps=1e-5),
+    "layernorm": lambda: kb.layernorm(x24, w4, w4),
+    "layernorm no affine": lambda: kb.layernorm(x24),
+    "embedding": lambda: kb.embedding(ids, f32(3, 5)),
+    "rope": lambda: kb.rope(f32(3, 2, 8), np.arange(3, dtype=np.int32)),
+    "attention": lambda: kb.attention(f32(1, 2, 3, 4), f32(1, 2, 5, 4), f32(1, 2, 5, 4), causal=True),
+    "cross_entropy_backward": lambda: kb.cross_entropy_backward(f32(3, 7), np.array([1, -100, 6], np.int32)),
+    "argmax": lambda: kb.argmax(x24),
+    "sample": lambda: kb.sample(x24, seed=7),
+    "topk_sample": lambda: kb.topk_sample(x24, k=2, seed=7),
+    "topp_sample": lambda: kb.topp_sample(x24, p=0.9, seed=2**64 - 1),
+    "linear": lambda: kb.linear(x24, f32(5, 4), f32(5)),
+    "linear act int": lambda: kb.linear(x24, f32(5, 4), act=int(kb.Activation.GELU)),
+    "linear act member": lambda: kb.linear(x24, f32(5, 4), act=kb.Activation.SILU),
+    "silu f16": lambda: kb.silu(x24.astype(np.float16)),
+    "softmax bf16 bits": lambda: kb.softmax_bf16(np.full((2, 4), 0x3F80, np.uint16)),
+    "add f16 as uint16": lambda: kb.add_f16(np.ones(5, np.uint16), np.ones(5, np.uint16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_common_case_is_fast_and_identical(name):
+    fast, slow, made = both(CASES[name])
+    assert made == 1, f"{name}: the fast path was not taken"
+    assert same(fast, slow), name
+
+
+def _slow(call):
+    was = _runtime.fast_enabled(False)
+    try:
+        return call()
+    finally:
+        _runtime.fast_enabled(was)
+
+
+def test_out_is_returned_and_written_in_place():
+    x = f32(4, 6)
+    out = np.empty_like(x)
+    before = _runtime.fast_calls()
+    r = kb.softmax(x, out=out)
+    assert r is out and _runtime.fast_calls() == before + 1
+    assert same(out, _slow(lambda: kb.softmax(x)))
+    # In place (alias(x)).
+    y = x.copy()
+    assert kb.softmax(y, out=y) is y and same(y, out)
+
+
+def test_adamw_updates_in_place_and_returns_none():
+    p, g, m, v = (f32(10, seed=i) for i in range(4))
+    ref = [a.copy() for a in (p, g, m, v)]
+    before = _runtime.fast_calls()
+    assert kb.adamw_step(p, g, m, v, step=3) is None
+    assert _runtime.fast_calls() == before + 1
+    rp, rg, rm, rv = ref
+    _slow(lambda: kb.adamw_step(rp, rg, rm, rv, step=3))
+    for a, b in zip((p, m, v), (rp, rm, rv)):
+        assert same(a, b)
+
+
+# Each of these goes to the Python path, which gives the same result as
+# before (or raises its usual error).
+DECLINED = {
+    "non-contiguous": lambda: kb.silu(f32(4, 6)[:, ::2]),
+    "list": lambda: kb.silu([1.0, 2.0]),
+    "float64": lambda: kb.silu(np.ones(3)),
+    "Fortran order": lambda: kb.softmax(np.asfortranarray(f32(3, 4))),
+    "numpy scalar eps": lambda: kb.rmsnorm(f32(2, 4), f32(4), eps=np.float32(1e-5)),
+    "flag as numpy bool": lambda: kb.attention(f32(1, 1, 2, 4), f32(1, 1, 2, 4), f32(1, 1, 2, 4), causal=np.True_),
+    "act as string": lambda: kb.linear(f32(2, 4), f32(3, 4), act="gelu"),
+    "read-only out": lambda: kb.silu(f32(3), out=_readonly(np.empty(3, np.float32))),
+    "subclass": lambda: kb.silu(np.ones(3, np.float32).view(np.matrix)),
+}
+
+
+def _readonly(a):
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(DECLINED))
+def test_other_arguments_take_the_python_path(name):
+    before = _runtime.fast_calls()
+    try:
+        fast = DECLINED[name]()
+    except Exception as e:  # the Python path's own error, the same both ways
+        with pytest.raises(type(e), match=str(e).split(":")[0]):
+            _slow(DECLINED[name])
+        fast = None
+    else:
+        assert same(np.asarray(fast), np.asarray(_slow(DECLINED[name])))
+    assert _runtime.fast_calls() == before, f"{name}: taken by the fast path"
+
+
+def test_shape_errors_are_raised_by_the_python_path():
+    before = _runtime.fast_calls()
+    with pytest.raises(kb.ShapeMismatchError, match="weight"):
+        kb.rmsnorm(f32(2, 4), f32(5), eps=1e-5)
+    with pytest.raises(kb.ShapeMismatchError, match="out"):
+        kb.add(f32(3), f32(3), out=np.empty(4, np.float32))
+    assert _runtime.fast_calls() == before
+
+
+def test_library_errors_come_from_the_python_path_and_change_nothing():
+    """ids out of range: the kernel fails on the fast path, which declines;
+    the Python path calls it again and raises the library's error."""
+    table = f32(3, 4)
+    out = np.full((2, 4), 7, np.float32)
+    before = _runtime.fast_calls()
+    with pytest.raises(kb.InvalidArgumentError, match="embedding"):
+        kb.embedding(np.array([0, 3], np.int32), table, out=out)
+    assert (out == 7).all() and _runtime.fast_calls() == before
+
+
+def test_contexts():
+    x = f32(8)
+    ctx = kb.Context(threads=1)
+    fast, slow, made = both(lambda: kb.silu(x, ctx=ctx))
+    assert made == 1 and same(fast, slow)
+    ctx.close()
+    before = _runtime.fast_calls()
+    with pytest.raises(kb.InvalidArgumentError, match="closed"):
+        kb.silu(x, ctx=ctx)
+    assert _runtime.fast_calls() == before
+
+
+def test_a_new_thread_gets_its_default_context_then_runs_fast():
+    x, got = f32(8), []
+
+    def run():
+        before = _runtime.fast_calls()
+        got.append(kb.silu(x))  # creates the thread's default context (Python path)
+        got.append(kb.silu(x))
+        got.append(_runtime.fast_calls() - before)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert got[2] == 1 and same(got[0], got[1])
+
+
+def test_a_stale_extension_finds_no_shim():
+    """The key names the C function and its parameter types: a kernel whose
+    signature changed finds no shim and always takes the Python path."""
+    fn = _runtime.fast("kb_add/cnt", ("add", (), (), 0, 0, ()))
+    assert fn(None) is _runtime.SLOW
+    assert _kernels._fast_add is not fn and repr(_kernels._fast_add) == "<kernelbridge fast path of add>"
+
+
+def test_bad_specs_are_rejected():
+    shim = _runtime.lib.kbpy_fast_shim(b"kb_silu/cntt")
+    assert shim
+    Kernel = _runtime._fastcall.Kernel
+    with pytest.raises(ValueError):
+        Kernel(shim, ("silu", ((0, 0, 0, 9, (0,), -1),), (), 1, 0, ()))  # no rule 9
+    with pytest.raises(ValueError):
+        Kernel(shim, ("silu", ((0, 0, 0, 1, (3,), -1),), (), 1, 0, ()))  # axis names dim 3 of 1
+    with pytest.raises(ValueError):
+        Kernel(shim, ("silu", (), ((2, 5, "t"),), 1, 0, ()))  # tensor 5 of 0
+    with pytest.raises(TypeError):
+        Kernel(0, None)
+    k = Kernel(shim, ("silu", ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)),
+                      ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, ()))
+    with pytest.raises(TypeError, match="3 arguments"):
+        k(None, x24)
