@@ -149,6 +149,7 @@ static int kbpy_fast_kb_softmax(const kbpy_arg *a) { return (int)kb_softmax(a[0]
 static int kbpy_fast_kb_log_softmax(const kbpy_arg *a) { return (int)kb_log_softmax(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
 static int kbpy_fast_kb_rmsnorm(const kbpy_arg *a) { return (int)kb_rmsnorm(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].f, a[6].p); }
 static int kbpy_fast_kb_layernorm(const kbpy_arg *a) { return (int)kb_layernorm(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_gemm(const kbpy_arg *a) { return (int)kb_gemm(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].f, a[7].p, a[8].i, a[9].p, a[10].i, a[11].f, a[12].p, a[13].i); }
 static int kbpy_fast_kb_embedding(const kbpy_arg *a) { return (int)kb_embedding(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
 static int kbpy_fast_kb_rope(const kbpy_arg *a) { return (int)kb_rope(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].f, a[7].p); }
 static int kbpy_fast_kb_attention(const kbpy_arg *a) { return (int)kb_attention(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
@@ -180,11 +181,19 @@ static int kbpy_fast_kb_rmsnorm_bf16(const kbpy_arg *a) { return (int)kb_rmsnorm
 static int kbpy_fast_kb_rmsnorm_f16(const kbpy_arg *a) { return (int)kb_rmsnorm_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].f, a[6].p); }
 static int kbpy_fast_kb_layernorm_bf16(const kbpy_arg *a) { return (int)kb_layernorm_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
 static int kbpy_fast_kb_layernorm_f16(const kbpy_arg *a) { return (int)kb_layernorm_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_gemm_bf16(const kbpy_arg *a) { return (int)kb_gemm_bf16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].f, a[7].p, a[8].i, a[9].p, a[10].i, a[11].f, a[12].p, a[13].i); }
+static int kbpy_fast_kb_gemm_f16(const kbpy_arg *a) { return (int)kb_gemm_f16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].f, a[7].p, a[8].i, a[9].p, a[10].i, a[11].f, a[12].p, a[13].i); }
 static int kbpy_fast_kb_attention_bf16(const kbpy_arg *a) { return (int)kb_attention_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
 static int kbpy_fast_kb_attention_f16(const kbpy_arg *a) { return (int)kb_attention_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
 static int kbpy_fast_kb_linear(const kbpy_arg *a) { return (int)kb_linear(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
 static int kbpy_fast_kb_linear_bf16(const kbpy_arg *a) { return (int)kb_linear_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
 static int kbpy_fast_kb_linear_f16(const kbpy_arg *a) { return (int)kb_linear_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_attention_ex(const kbpy_arg *a) { return (int)kb_attention_ex(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].p, a[10].p, a[11].p, a[12].i, a[13].i, a[14].i, a[15].p, a[16].i32, a[17].i32, a[18].f, a[19].p); }
+static int kbpy_fast_kb_attention_ex_bf16(const kbpy_arg *a) { return (int)kb_attention_ex_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].p, a[10].p, a[11].p, a[12].i, a[13].i, a[14].i, a[15].p, a[16].i32, a[17].i32, a[18].f, a[19].p); }
+static int kbpy_fast_kb_attention_ex_f16(const kbpy_arg *a) { return (int)kb_attention_ex_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].p, a[10].p, a[11].p, a[12].i, a[13].i, a[14].i, a[15].p, a[16].i32, a[17].i32, a[18].f, a[19].p); }
+static int kbpy_fast_kb_gemm_batched(const kbpy_arg *a) { return (int)kb_gemm_batched(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
+static int kbpy_fast_kb_gemm_batched_bf16(const kbpy_arg *a) { return (int)kb_gemm_batched_bf16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
+static int kbpy_fast_kb_gemm_batched_f16(const kbpy_arg *a) { return (int)kb_gemm_batched_f16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
 static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_silu/cntt", kbpy_fast_kb_silu},
     {"kb_gelu/cntt", kbpy_fast_kb_gelu},
@@ -197,6 +206,7 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_log_softmax/cnntt", kbpy_fast_kb_log_softmax},
     {"kb_rmsnorm/cnnttft", kbpy_fast_kb_rmsnorm},
     {"kb_layernorm/cnntttft", kbpy_fast_kb_layernorm},
+    {"kb_gemm/cbbnnnftntnftn", kbpy_fast_kb_gemm},
     {"kb_embedding/cnnnttt", kbpy_fast_kb_embedding},
     {"kb_rope/cnnnttft", kbpy_fast_kb_rope},
     {"kb_attention/cnnnnnntttbft", kbpy_fast_kb_attention},
@@ -228,11 +238,19 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_rmsnorm_f16/cnnttft", kbpy_fast_kb_rmsnorm_f16},
     {"kb_layernorm_bf16/cnntttft", kbpy_fast_kb_layernorm_bf16},
     {"kb_layernorm_f16/cnntttft", kbpy_fast_kb_layernorm_f16},
+    {"kb_gemm_bf16/cbbnnnftntnftn", kbpy_fast_kb_gemm_bf16},
+    {"kb_gemm_f16/cbbnnnftntnftn", kbpy_fast_kb_gemm_f16},
     {"kb_attention_bf16/cnnnnnntttbft", kbpy_fast_kb_attention_bf16},
     {"kb_attention_f16/cnnnnnntttbft", kbpy_fast_kb_attention_f16},
     {"kb_linear/cnnntttet", kbpy_fast_kb_linear},
     {"kb_linear_bf16/cnnntttet", kbpy_fast_kb_linear_bf16},
     {"kb_linear_f16/cnnntttet", kbpy_fast_kb_linear_f16},
+    {"kb_attention_ex/cnnnnnnbttttnnntbbft", kbpy_fast_kb_attention_ex},
+    {"kb_attention_ex_bf16/cnnnnnnbttttnnntbbft", kbpy_fast_kb_attention_ex_bf16},
+    {"kb_attention_ex_f16/cnnnnnnbttttnnntbbft", kbpy_fast_kb_attention_ex_f16},
+    {"kb_gemm_batched/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched},
+    {"kb_gemm_batched_bf16/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched_bf16},
+    {"kb_gemm_batched_f16/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched_f16},
 };
 uintptr_t kbpy_fast_shim(const char *key) {
   for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)

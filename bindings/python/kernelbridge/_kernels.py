@@ -13,7 +13,6 @@ from ._capi import (  # noqa: F401 (public)
     cpu_isa,
 )
 from ._runtime import (
-    BF16 as _BF16,
     F16 as _F16,
     F32 as _F32,
     I32 as _I32,
@@ -36,25 +35,53 @@ from ._runtime import (
     half_kind as _half,
     strided_in as _strided_in,
     strided_inout as _strided_inout,
-    strided_pointer as _sp,
-    empty as _empty,
-    from_buffer as _fb,
     inout as _inout,
     lib as _lib,
-    nd as _nd,
     new_output as _new,
     out as _out,
     out_tuple_error as _out_tuple_error,
     overlaps as _overlaps,
     pointer as _ptr,
     shape_error as _shape_error,
-    tls as _tls,
     to_input as _in,
-    zeros as _zeros,
+    Variant as _Variant,
 )
 
 
-_fast_silu = _fast('kb_silu/cntt', ('silu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+def _silu_path(_v, x, out, ctx):
+    """The Python path of silu, silu_bf16, silu_f16: any kind of array, every check.
+    """
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_v.name)
+    if _v.half:
+        _h = _half(x)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+    _shape = _t_x.shape
+    n = _t_x.size
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
+    else:
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, n, _p_x, _p_y)
+    if _st:
+        _check(_st, _v.name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_silu = _Variant('silu', _lib.kb_silu, _K_F32, _FA, _F32, {'bf16': 'silu_bf16', 'f16': 'silu_f16'})
+_fast_silu = _fast('kb_silu/cntt', ('silu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
 
 
 def silu(x, out=None, *, ctx=None):
@@ -72,63 +99,74 @@ def silu(x, out=None, *, ctx=None):
     C function: kb_silu.
     """
     _r = _fast_silu(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _silu_path(_V_silu, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_silu_bf16 = _Variant('silu_bf16', _lib.kb_silu_bf16, _K_BF16, _HA, _U16, {})
+_fast_silu_bf16 = _fast('kb_silu_bf16/cntt', ('silu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def silu_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_silu.
+
+    The arguments, shapes and result of silu (see its help), with bfloat16 arrays
+    where silu takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_silu_bf16.
+    """
+    _r = _fast_silu_bf16(ctx, x, out)
+    return _silu_path(_V_silu_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_silu_f16 = _Variant('silu_f16', _lib.kb_silu_f16, _K_F16, _HA, _F16, {})
+_fast_silu_f16 = _fast('kb_silu_f16/cntt', ('silu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def silu_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_silu.
+
+    The arguments, shapes and result of silu (see its help), with float16 arrays
+    where silu takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_silu_f16.
+    """
+    _r = _fast_silu_f16(ctx, x, out)
+    return _silu_path(_V_silu_f16, x, out, ctx) if _r is _SLOW else _r
+
+
+def _gelu_path(_v, x, out, ctx):
+    """The Python path of gelu, gelu_bf16, gelu_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('silu')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return silu_bf16(x, out, ctx=ctx)
-        if _h == 'f16':
-            return silu_f16(x, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'silu', -1)
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
     _shape = _t_x.shape
     n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'silu', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'silu', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'silu', _dev)
-        _overlaps('silu', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_silu(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_silu(_ctxp, n, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, n, _p_x, _p_y)
     if _st:
-        _check(_st, 'silu', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+_V_gelu = _Variant('gelu', _lib.kb_gelu, _K_F32, _FA, _F32, {'bf16': 'gelu_bf16', 'f16': 'gelu_f16'})
+_fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
 
 
 def gelu(x, out=None, *, ctx=None):
@@ -146,63 +184,74 @@ def gelu(x, out=None, *, ctx=None):
     C function: kb_gelu.
     """
     _r = _fast_gelu(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _gelu_path(_V_gelu, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_gelu_bf16 = _Variant('gelu_bf16', _lib.kb_gelu_bf16, _K_BF16, _HA, _U16, {})
+_fast_gelu_bf16 = _fast('kb_gelu_bf16/cntt', ('gelu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def gelu_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_gelu.
+
+    The arguments, shapes and result of gelu (see its help), with bfloat16 arrays
+    where gelu takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_gelu_bf16.
+    """
+    _r = _fast_gelu_bf16(ctx, x, out)
+    return _gelu_path(_V_gelu_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_gelu_f16 = _Variant('gelu_f16', _lib.kb_gelu_f16, _K_F16, _HA, _F16, {})
+_fast_gelu_f16 = _fast('kb_gelu_f16/cntt', ('gelu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def gelu_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_gelu.
+
+    The arguments, shapes and result of gelu (see its help), with float16 arrays
+    where gelu takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_gelu_f16.
+    """
+    _r = _fast_gelu_f16(ctx, x, out)
+    return _gelu_path(_V_gelu_f16, x, out, ctx) if _r is _SLOW else _r
+
+
+def _gelu_tanh_path(_v, x, out, ctx):
+    """The Python path of gelu_tanh, gelu_tanh_bf16, gelu_tanh_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('gelu')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return gelu_bf16(x, out, ctx=ctx)
-        if _h == 'f16':
-            return gelu_f16(x, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'gelu', -1)
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
     _shape = _t_x.shape
     n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'gelu', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'gelu', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'gelu', _dev)
-        _overlaps('gelu', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu(_ctxp, n, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, n, _p_x, _p_y)
     if _st:
-        _check(_st, 'gelu', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_gelu_tanh = _fast('kb_gelu_tanh/cntt', ('gelu_tanh', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
+_V_gelu_tanh = _Variant('gelu_tanh', _lib.kb_gelu_tanh, _K_F32, _FA, _F32, {'bf16': 'gelu_tanh_bf16', 'f16': 'gelu_tanh_f16'})
+_fast_gelu_tanh = _fast('kb_gelu_tanh/cntt', ('gelu_tanh', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
 
 
 def gelu_tanh(x, out=None, *, ctx=None):
@@ -221,63 +270,78 @@ def gelu_tanh(x, out=None, *, ctx=None):
     C function: kb_gelu_tanh.
     """
     _r = _fast_gelu_tanh(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _gelu_tanh_path(_V_gelu_tanh, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_gelu_tanh_bf16 = _Variant('gelu_tanh_bf16', _lib.kb_gelu_tanh_bf16, _K_BF16, _HA, _U16, {})
+_fast_gelu_tanh_bf16 = _fast('kb_gelu_tanh_bf16/cntt', ('gelu_tanh_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def gelu_tanh_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_gelu_tanh.
+
+    The arguments, shapes and result of gelu_tanh (see its help), with bfloat16 arrays
+    where gelu_tanh takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_gelu_tanh_bf16.
+    """
+    _r = _fast_gelu_tanh_bf16(ctx, x, out)
+    return _gelu_tanh_path(_V_gelu_tanh_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_gelu_tanh_f16 = _Variant('gelu_tanh_f16', _lib.kb_gelu_tanh_f16, _K_F16, _HA, _F16, {})
+_fast_gelu_tanh_f16 = _fast('kb_gelu_tanh_f16/cntt', ('gelu_tanh_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+
+
+def gelu_tanh_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_gelu_tanh.
+
+    The arguments, shapes and result of gelu_tanh (see its help), with float16 arrays
+    where gelu_tanh takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_gelu_tanh_f16.
+    """
+    _r = _fast_gelu_tanh_f16(ctx, x, out)
+    return _gelu_tanh_path(_V_gelu_tanh_f16, x, out, ctx) if _r is _SLOW else _r
+
+
+def _add_path(_v, a, b, out, ctx):
+    """The Python path of add, add_bf16, add_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('gelu_tanh')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray:
-        _t_x = x
+            _closed(_v.name)
+    if _v.half:
+        _h = _half(a)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](a, b, out, ctx=ctx)
+    _t_a = _in(a, _v.kind, 'a', _v.name, -1)
+    _t_b = _in(b, _v.kind, 'b', _v.name, -1)
+    _shape = _t_a.shape
+    n = _t_a.size
+    if _t_b.shape != _shape:
+        _shape_error(_v.name, 'b', _t_b.shape, _shape)
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b)), None
     else:
-        _h = _half(x)
-        if _h == 'bf16':
-            return gelu_tanh_bf16(x, out, ctx=ctx)
-        if _h == 'f16':
-            return gelu_tanh_f16(x, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'gelu_tanh', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'gelu_tanh', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'gelu_tanh', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'gelu_tanh', _dev)
-        _overlaps('gelu_tanh', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu_tanh(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu_tanh(_ctxp, n, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
+    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
+    _st = _v.c(_ctxp, n, _p_a, _p_b, _p_y)
     if _st:
-        _check(_st, 'gelu_tanh', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_add = _fast('kb_add/cnttt', ('add', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+_V_add = _Variant('add', _lib.kb_add, _K_F32, _FA, _F32, {'bf16': 'add_bf16', 'f16': 'add_f16'})
+_fast_add = _fast('kb_add/cnttt', ('add', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
 
 
 def add(a, b, out=None, *, ctx=None):
@@ -296,71 +360,78 @@ def add(a, b, out=None, *, ctx=None):
     C function: kb_add.
     """
     _r = _fast_add(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _add_path(_V_add, a, b, out, ctx) if _r is _SLOW else _r
+
+
+_V_add_bf16 = _Variant('add_bf16', _lib.kb_add_bf16, _K_BF16, _HA, _U16, {})
+_fast_add_bf16 = _fast('kb_add_bf16/cnttt', ('add_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+
+
+def add_bf16(a, b, out=None, *, ctx=None):
+    """bfloat16 variant of kb_add.
+
+    The arguments, shapes and result of add (see its help), with bfloat16 arrays
+    where add takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_add_bf16.
+    """
+    _r = _fast_add_bf16(ctx, a, b, out)
+    return _add_path(_V_add_bf16, a, b, out, ctx) if _r is _SLOW else _r
+
+
+_V_add_f16 = _Variant('add_f16', _lib.kb_add_f16, _K_F16, _HA, _F16, {})
+_fast_add_f16 = _fast('kb_add_f16/cnttt', ('add_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+
+
+def add_f16(a, b, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_add.
+
+    The arguments, shapes and result of add (see its help), with float16 arrays
+    where add takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_add_f16.
+    """
+    _r = _fast_add_f16(ctx, a, b, out)
+    return _add_path(_V_add_f16, a, b, out, ctx) if _r is _SLOW else _r
+
+
+def _mul_path(_v, a, b, out, ctx):
+    """The Python path of mul, mul_bf16, mul_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('add')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and a.dtype is _F32 and a.flags.carray:
-        _t_a = a
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(a)
-        if _h == 'bf16':
-            return add_bf16(a, b, out, ctx=ctx)
-        if _h == 'f16':
-            return add_f16(a, b, out, ctx=ctx)
-        _t_a = _in(a, _K_F32, 'a', 'add', -1)
-        _slow = True
-    if type(b) is _nd and b.dtype is _F32 and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_F32, 'b', 'add', -1)
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](a, b, out, ctx=ctx)
+    _t_a = _in(a, _v.kind, 'a', _v.name, -1)
+    _t_b = _in(b, _v.kind, 'b', _v.name, -1)
     _shape = _t_a.shape
     n = _t_a.size
     if _t_b.shape != _shape:
-        _shape_error('add', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
+        _shape_error(_v.name, 'b', _t_b.shape, _shape)
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'add', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _FA, False, 'a', 'add', _dev)
-        _p_b = _ptr(_t_b, _FA, False, 'b', 'add', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'add', _dev)
-        _overlaps('add', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_add(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_add(_ctxp, n, _fb(_FA, _t_a), _fb(_FA, _t_b), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
+    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
+    _st = _v.c(_ctxp, n, _p_a, _p_b, _p_y)
     if _st:
-        _check(_st, 'add', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
+_V_mul = _Variant('mul', _lib.kb_mul, _K_F32, _FA, _F32, {'bf16': 'mul_bf16', 'f16': 'mul_f16'})
+_fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
 
 
 def mul(a, b, out=None, *, ctx=None):
@@ -379,71 +450,74 @@ def mul(a, b, out=None, *, ctx=None):
     C function: kb_mul.
     """
     _r = _fast_mul(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _mul_path(_V_mul, a, b, out, ctx) if _r is _SLOW else _r
+
+
+_V_mul_bf16 = _Variant('mul_bf16', _lib.kb_mul_bf16, _K_BF16, _HA, _U16, {})
+_fast_mul_bf16 = _fast('kb_mul_bf16/cnttt', ('mul_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+
+
+def mul_bf16(a, b, out=None, *, ctx=None):
+    """bfloat16 variant of kb_mul.
+
+    The arguments, shapes and result of mul (see its help), with bfloat16 arrays
+    where mul takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_mul_bf16.
+    """
+    _r = _fast_mul_bf16(ctx, a, b, out)
+    return _mul_path(_V_mul_bf16, a, b, out, ctx) if _r is _SLOW else _r
+
+
+_V_mul_f16 = _Variant('mul_f16', _lib.kb_mul_f16, _K_F16, _HA, _F16, {})
+_fast_mul_f16 = _fast('kb_mul_f16/cnttt', ('mul_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+
+
+def mul_f16(a, b, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_mul.
+
+    The arguments, shapes and result of mul (see its help), with float16 arrays
+    where mul takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_mul_f16.
+    """
+    _r = _fast_mul_f16(ctx, a, b, out)
+    return _mul_path(_V_mul_f16, a, b, out, ctx) if _r is _SLOW else _r
+
+
+def _scale_path(_v, x, out, alpha, ctx):
+    """The Python path of scale, scale_bf16, scale_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('mul')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and a.dtype is _F32 and a.flags.carray:
-        _t_a = a
+            _closed(_v.name)
+    if _v.half:
+        _h = _half(x)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, alpha=alpha, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+    _shape = _t_x.shape
+    n = _t_x.size
+    if out is None:
+        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _h = _half(a)
-        if _h == 'bf16':
-            return mul_bf16(a, b, out, ctx=ctx)
-        if _h == 'f16':
-            return mul_f16(a, b, out, ctx=ctx)
-        _t_a = _in(a, _K_F32, 'a', 'mul', -1)
-        _slow = True
-    if type(b) is _nd and b.dtype is _F32 and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_F32, 'b', 'mul', -1)
-        _slow = True
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error('mul', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'mul', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _FA, False, 'a', 'mul', _dev)
-        _p_b = _ptr(_t_b, _FA, False, 'b', 'mul', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'mul', _dev)
-        _overlaps('mul', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_mul(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_mul(_ctxp, n, _fb(_FA, _t_a), _fb(_FA, _t_b), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, n, alpha, _p_x, _p_y)
     if _st:
-        _check(_st, 'mul', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_scale = _fast('kb_scale/cnftt', ('scale', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
+_V_scale = _Variant('scale', _lib.kb_scale, _K_F32, _FA, _F32, {'bf16': 'scale_bf16', 'f16': 'scale_f16'})
+_fast_scale = _fast('kb_scale/cnftt', ('scale', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
 
 
 def scale(x, out=None, *, alpha, ctx=None):
@@ -462,63 +536,80 @@ def scale(x, out=None, *, alpha, ctx=None):
     C function: kb_scale.
     """
     _r = _fast_scale(ctx, x, out, alpha)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _scale_path(_V_scale, x, out, alpha, ctx) if _r is _SLOW else _r
+
+
+_V_scale_bf16 = _Variant('scale_bf16', _lib.kb_scale_bf16, _K_BF16, _HA, _U16, {})
+_fast_scale_bf16 = _fast('kb_scale_bf16/cnftt', ('scale_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
+
+
+def scale_bf16(x, out=None, *, alpha, ctx=None):
+    """bfloat16 variant of kb_scale.
+
+    The arguments, shapes and result of scale (see its help), with bfloat16 arrays
+    where scale takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_scale_bf16.
+    """
+    _r = _fast_scale_bf16(ctx, x, out, alpha)
+    return _scale_path(_V_scale_bf16, x, out, alpha, ctx) if _r is _SLOW else _r
+
+
+_V_scale_f16 = _Variant('scale_f16', _lib.kb_scale_f16, _K_F16, _HA, _F16, {})
+_fast_scale_f16 = _fast('kb_scale_f16/cnftt', ('scale_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
+
+
+def scale_f16(x, out=None, *, alpha, ctx=None):
+    """float16 (IEEE binary16) variant of kb_scale.
+
+    The arguments, shapes and result of scale (see its help), with float16 arrays
+    where scale takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_scale_f16.
+    """
+    _r = _fast_scale_f16(ctx, x, out, alpha)
+    return _scale_path(_V_scale_f16, x, out, alpha, ctx) if _r is _SLOW else _r
+
+
+def _add_bias_path(_v, x, bias, out, ctx):
+    """The Python path of add_bias, add_bias_bf16, add_bias_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('scale')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return scale_bf16(x, out, alpha=alpha, ctx=ctx)
-        if _h == 'f16':
-            return scale_f16(x, out, alpha=alpha, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'scale', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _F32, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, bias, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+    _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    cols = _t_x.shape[-1]
+    if _t_bias.shape != (cols,):
+        _shape_error(_v.name, 'bias', _t_bias.shape, (cols,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_bias)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'scale', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'scale', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'scale', _dev)
-        _overlaps('scale', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_scale(_ctxp, n, alpha, _p_x, _p_y)
-    else:
-        _st = _lib.kb_scale(_ctxp, n, alpha, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_bias = _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
     if _st:
-        _check(_st, 'scale', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_add_bias = _fast('kb_add_bias/cnnttt', ('add_bias', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
+_V_add_bias = _Variant('add_bias', _lib.kb_add_bias, _K_F32, _FA, _F32, {'bf16': 'add_bias_bf16', 'f16': 'add_bias_f16'})
+_fast_add_bias = _fast('kb_add_bias/cnnttt', ('add_bias', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
 
 
 def add_bias(x, bias, out=None, *, ctx=None):
@@ -537,73 +628,76 @@ def add_bias(x, bias, out=None, *, ctx=None):
     C function: kb_add_bias.
     """
     _r = _fast_add_bias(ctx, x, bias, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _add_bias_path(_V_add_bias, x, bias, out, ctx) if _r is _SLOW else _r
+
+
+_V_add_bias_bf16 = _Variant('add_bias_bf16', _lib.kb_add_bias_bf16, _K_BF16, _HA, _U16, {})
+_fast_add_bias_bf16 = _fast('kb_add_bias_bf16/cnnttt', ('add_bias_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
+
+
+def add_bias_bf16(x, bias, out=None, *, ctx=None):
+    """bfloat16 variant of kb_add_bias.
+
+    The arguments, shapes and result of add_bias (see its help), with bfloat16 arrays
+    where add_bias takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_add_bias_bf16.
+    """
+    _r = _fast_add_bias_bf16(ctx, x, bias, out)
+    return _add_bias_path(_V_add_bias_bf16, x, bias, out, ctx) if _r is _SLOW else _r
+
+
+_V_add_bias_f16 = _Variant('add_bias_f16', _lib.kb_add_bias_f16, _K_F16, _HA, _F16, {})
+_fast_add_bias_f16 = _fast('kb_add_bias_f16/cnnttt', ('add_bias_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
+
+
+def add_bias_f16(x, bias, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_add_bias.
+
+    The arguments, shapes and result of add_bias (see its help), with float16 arrays
+    where add_bias takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_add_bias_f16.
+    """
+    _r = _fast_add_bias_f16(ctx, x, bias, out)
+    return _add_bias_path(_V_add_bias_f16, x, bias, out, ctx) if _r is _SLOW else _r
+
+
+def _softmax_path(_v, x, out, ctx):
+    """The Python path of softmax, softmax_bf16, softmax_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('add_bias')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return add_bias_bf16(x, bias, out, ctx=ctx)
-        if _h == 'f16':
-            return add_bias_f16(x, bias, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'add_bias', (1,))
-        _slow = True
-    if type(bias) is _nd and bias.dtype is _F32 and bias.flags.carray and bias.ndim == 1:
-        _t_bias = bias
-    else:
-        _t_bias = _in(bias, _K_F32, 'bias', 'add_bias', 1)
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
-    if _t_bias.shape != (cols,):
-        _shape_error('add_bias', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _F32, (_t_x, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'add_bias', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'add_bias', _dev)
-        _p_bias = _ptr(_t_bias, _FA, False, 'bias', 'add_bias', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'add_bias', _dev)
-        _overlaps('add_bias', (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_add_bias(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
-    else:
-        _st = _lib.kb_add_bias(_ctxp, rows, cols, _fb(_FA, _t_x), _fb(_FA, _t_bias), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_y)
     if _st:
-        _check(_st, 'add_bias', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_softmax = _fast('kb_softmax/cnntt', ('softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+_V_softmax = _Variant('softmax', _lib.kb_softmax, _K_F32, _FA, _F32, {'bf16': 'softmax_bf16', 'f16': 'softmax_f16'})
+_fast_softmax = _fast('kb_softmax/cnntt', ('softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
 
 
 def softmax(x, out=None, *, ctx=None):
@@ -623,65 +717,76 @@ def softmax(x, out=None, *, ctx=None):
     C function: kb_softmax.
     """
     _r = _fast_softmax(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _softmax_path(_V_softmax, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_softmax_bf16 = _Variant('softmax_bf16', _lib.kb_softmax_bf16, _K_BF16, _HA, _U16, {})
+_fast_softmax_bf16 = _fast('kb_softmax_bf16/cnntt', ('softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+
+
+def softmax_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_softmax.
+
+    The arguments, shapes and result of softmax (see its help), with bfloat16 arrays
+    where softmax takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_softmax_bf16.
+    """
+    _r = _fast_softmax_bf16(ctx, x, out)
+    return _softmax_path(_V_softmax_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_softmax_f16 = _Variant('softmax_f16', _lib.kb_softmax_f16, _K_F16, _HA, _F16, {})
+_fast_softmax_f16 = _fast('kb_softmax_f16/cnntt', ('softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+
+
+def softmax_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_softmax.
+
+    The arguments, shapes and result of softmax (see its help), with float16 arrays
+    where softmax takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_softmax_f16.
+    """
+    _r = _fast_softmax_f16(ctx, x, out)
+    return _softmax_path(_V_softmax_f16, x, out, ctx) if _r is _SLOW else _r
+
+
+def _log_softmax_path(_v, x, out, ctx):
+    """The Python path of log_softmax, log_softmax_bf16, log_softmax_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('softmax')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return softmax_bf16(x, out, ctx=ctx)
-        if _h == 'f16':
-            return softmax_f16(x, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'softmax', (1,))
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _F32, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'softmax', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'softmax', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'softmax', _dev)
-        _overlaps('softmax', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_softmax(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_softmax(_ctxp, rows, cols, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_y)
     if _st:
-        _check(_st, 'softmax', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+_V_log_softmax = _Variant('log_softmax', _lib.kb_log_softmax, _K_F32, _FA, _F32, {'bf16': 'log_softmax_bf16', 'f16': 'log_softmax_f16'})
+_fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
 
 
 def log_softmax(x, out=None, *, ctx=None):
@@ -700,65 +805,80 @@ def log_softmax(x, out=None, *, ctx=None):
     C function: kb_log_softmax.
     """
     _r = _fast_log_softmax(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _log_softmax_path(_V_log_softmax, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_log_softmax_bf16 = _Variant('log_softmax_bf16', _lib.kb_log_softmax_bf16, _K_BF16, _HA, _U16, {})
+_fast_log_softmax_bf16 = _fast('kb_log_softmax_bf16/cnntt', ('log_softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+
+
+def log_softmax_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_log_softmax.
+
+    The arguments, shapes and result of log_softmax (see its help), with bfloat16 arrays
+    where log_softmax takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_log_softmax_bf16.
+    """
+    _r = _fast_log_softmax_bf16(ctx, x, out)
+    return _log_softmax_path(_V_log_softmax_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_log_softmax_f16 = _Variant('log_softmax_f16', _lib.kb_log_softmax_f16, _K_F16, _HA, _F16, {})
+_fast_log_softmax_f16 = _fast('kb_log_softmax_f16/cnntt', ('log_softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+
+
+def log_softmax_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_log_softmax.
+
+    The arguments, shapes and result of log_softmax (see its help), with float16 arrays
+    where log_softmax takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_log_softmax_f16.
+    """
+    _r = _fast_log_softmax_f16(ctx, x, out)
+    return _log_softmax_path(_V_log_softmax_f16, x, out, ctx) if _r is _SLOW else _r
+
+
+def _rmsnorm_path(_v, x, weight, out, eps, ctx):
+    """The Python path of rmsnorm, rmsnorm_bf16, rmsnorm_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('log_softmax')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return log_softmax_bf16(x, out, ctx=ctx)
-        if _h == 'f16':
-            return log_softmax_f16(x, out, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'log_softmax', (1,))
-        _slow = True
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, weight, out, eps=eps, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+    _t_weight = _in(weight, _v.kind, 'weight', _v.name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _F32, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
+    if _t_weight.shape != (cols,):
+        _shape_error(_v.name, 'weight', _t_weight.shape, (cols,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'log_softmax', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'log_softmax', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'log_softmax', _dev)
-        _overlaps('log_softmax', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_log_softmax(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_log_softmax(_ctxp, rows, cols, _fb(_FA, _t_x), _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_weight = _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
     if _st:
-        _check(_st, 'log_softmax', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_rmsnorm = _fast('kb_rmsnorm/cnnttft', ('rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
+_V_rmsnorm = _Variant('rmsnorm', _lib.kb_rmsnorm, _K_F32, _FA, _F32, {'bf16': 'rmsnorm_bf16', 'f16': 'rmsnorm_f16'})
+_fast_rmsnorm = _fast('kb_rmsnorm/cnnttft', ('rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
 
 
 def rmsnorm(x, weight, out=None, *, eps, ctx=None):
@@ -779,73 +899,90 @@ def rmsnorm(x, weight, out=None, *, eps, ctx=None):
     C function: kb_rmsnorm.
     """
     _r = _fast_rmsnorm(ctx, x, weight, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _rmsnorm_path(_V_rmsnorm, x, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_rmsnorm_bf16 = _Variant('rmsnorm_bf16', _lib.kb_rmsnorm_bf16, _K_BF16, _HA, _U16, {})
+_fast_rmsnorm_bf16 = _fast('kb_rmsnorm_bf16/cnnttft', ('rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
+
+
+def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
+    """bfloat16 variant of kb_rmsnorm.
+
+    The arguments, shapes and result of rmsnorm (see its help), with bfloat16 arrays
+    where rmsnorm takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_rmsnorm_bf16.
+    """
+    _r = _fast_rmsnorm_bf16(ctx, x, weight, out, eps)
+    return _rmsnorm_path(_V_rmsnorm_bf16, x, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_rmsnorm_f16 = _Variant('rmsnorm_f16', _lib.kb_rmsnorm_f16, _K_F16, _HA, _F16, {})
+_fast_rmsnorm_f16 = _fast('kb_rmsnorm_f16/cnnttft', ('rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
+
+
+def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
+    """float16 (IEEE binary16) variant of kb_rmsnorm.
+
+    The arguments, shapes and result of rmsnorm (see its help), with float16 arrays
+    where rmsnorm takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_rmsnorm_f16.
+    """
+    _r = _fast_rmsnorm_f16(ctx, x, weight, out, eps)
+    return _rmsnorm_path(_V_rmsnorm_f16, x, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
+def _layernorm_path(_v, x, weight, bias, out, eps, ctx):
+    """The Python path of layernorm, layernorm_bf16, layernorm_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('rmsnorm')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
+            _closed(_v.name)
+    if _v.half:
         _h = _half(x)
-        if _h == 'bf16':
-            return rmsnorm_bf16(x, weight, out, eps=eps, ctx=ctx)
-        if _h == 'f16':
-            return rmsnorm_f16(x, weight, out, eps=eps, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'rmsnorm', (1,))
-        _slow = True
-    if type(weight) is _nd and weight.dtype is _F32 and weight.flags.carray and weight.ndim == 1:
-        _t_weight = weight
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, weight, bias, out, eps=eps, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+    if weight is None:
+        _t_weight = None
     else:
-        _t_weight = _in(weight, _K_F32, 'weight', 'rmsnorm', 1)
-        _slow = True
+        _t_weight = _in(weight, _v.kind, 'weight', _v.name, 1)
+    if bias is None:
+        _t_bias = None
+    else:
+        _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
-    if _t_weight.shape != (cols,):
-        _shape_error('rmsnorm', 'weight', _t_weight.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _F32, (_t_x, _t_weight))
-        else:
-            _t_y = _empty(_lead + (cols,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
+    if _t_weight is not None and _t_weight.shape != (cols,):
+        _shape_error(_v.name, 'weight', _t_weight.shape, (cols,))
+    if _t_bias is not None and _t_bias.shape != (cols,):
+        _shape_error(_v.name, 'bias', _t_bias.shape, (cols,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight, _t_bias)), None
     else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'rmsnorm', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'rmsnorm', _dev)
-        _p_weight = _ptr(_t_weight, _FA, False, 'weight', 'rmsnorm', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'rmsnorm', _dev)
-        _overlaps('rmsnorm', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_rmsnorm(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
-    else:
-        _st = _lib.kb_rmsnorm(_ctxp, rows, cols, _fb(_FA, _t_x), _fb(_FA, _t_weight), eps, _fb(_FA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
+    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
     if _st:
-        _check(_st, 'rmsnorm', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_layernorm = _fast('kb_layernorm/cnntttft', ('layernorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 1, 0, (1,), -1), (0, 0, 1, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
+_V_layernorm = _Variant('layernorm', _lib.kb_layernorm, _K_F32, _FA, _F32, {'bf16': 'layernorm_bf16', 'f16': 'layernorm_f16'})
+_fast_layernorm = _fast('kb_layernorm/cnntttft', ('layernorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 1, 0, (1,), -1), (0, 0, 1, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
 
 
 def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
@@ -869,84 +1006,92 @@ def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
     C function: kb_layernorm.
     """
     _r = _fast_layernorm(ctx, x, weight, bias, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _layernorm_path(_V_layernorm, x, weight, bias, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_layernorm_bf16 = _Variant('layernorm_bf16', _lib.kb_layernorm_bf16, _K_BF16, _HA, _U16, {})
+_fast_layernorm_bf16 = _fast('kb_layernorm_bf16/cnntttft', ('layernorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 1, 0, (1,), -1), (3, 0, 1, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
+
+
+def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
+    """bfloat16 variant of kb_layernorm.
+
+    The arguments, shapes and result of layernorm (see its help), with bfloat16 arrays
+    where layernorm takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_layernorm_bf16.
+    """
+    _r = _fast_layernorm_bf16(ctx, x, weight, bias, out, eps)
+    return _layernorm_path(_V_layernorm_bf16, x, weight, bias, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_layernorm_f16 = _Variant('layernorm_f16', _lib.kb_layernorm_f16, _K_F16, _HA, _F16, {})
+_fast_layernorm_f16 = _fast('kb_layernorm_f16/cnntttft', ('layernorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 1, 0, (1,), -1), (2, 0, 1, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
+
+
+def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
+    """float16 (IEEE binary16) variant of kb_layernorm.
+
+    The arguments, shapes and result of layernorm (see its help), with float16 arrays
+    where layernorm takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_layernorm_f16.
+    """
+    _r = _fast_layernorm_f16(ctx, x, weight, bias, out, eps)
+    return _layernorm_path(_V_layernorm_f16, x, weight, bias, out, eps, ctx) if _r is _SLOW else _r
+
+
+def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
+    """The Python path of gemm, gemm_bf16, gemm_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('layernorm')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
+            _closed(_v.name)
+    trans_a = bool(trans_a)
+    trans_b = bool(trans_b)
+    if _v.half:
+        _h = _half(a)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
+    _t_a, _ld_a, _st_a, _ = _strided_in(a, _v.kind, 'a', _v.name, 2)
+    _t_b, _ld_b, _st_b, _ = _strided_in(b, _v.kind, 'b', _v.name, 2)
+    if c is None:
+        _t_c = None
     else:
-        _h = _half(x)
-        if _h == 'bf16':
-            return layernorm_bf16(x, weight, bias, out, eps=eps, ctx=ctx)
-        if _h == 'f16':
-            return layernorm_f16(x, weight, bias, out, eps=eps, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'layernorm', (1,))
-        _slow = True
-    if weight is None:
-        _t_weight = None
-    else:
-        if type(weight) is _nd and weight.dtype is _F32 and weight.flags.carray and weight.ndim == 1:
-            _t_weight = weight
-        else:
-            _t_weight = _in(weight, _K_F32, 'weight', 'layernorm', 1)
-            _slow = True
-    if bias is None:
-        _t_bias = None
-    else:
-        if type(bias) is _nd and bias.dtype is _F32 and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_F32, 'bias', 'layernorm', 1)
-            _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_weight is not None and _t_weight.shape != (cols,):
-        _shape_error('layernorm', 'weight', _t_weight.shape, (cols,))
-    if _t_bias is not None and _t_bias.shape != (cols,):
-        _shape_error('layernorm', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _F32, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'layernorm', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'layernorm', _dev)
-        _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _FA, False, 'weight', 'layernorm', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _FA, False, 'bias', 'layernorm', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'layernorm', _dev)
-        _overlaps('layernorm', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_layernorm(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
-    else:
-        _st = _lib.kb_layernorm(_ctxp, rows, cols, _fb(_FA, _t_x), (_NULL if _t_weight is None else _fb(_FA, _t_weight)), (_NULL if _t_bias is None else _fb(_FA, _t_bias)), eps, _fb(_FA, _t_y, True))
+        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _v.kind, 'c', _v.name, 2)
+    m = (_t_a.shape[1] if trans_a else _t_a.shape[0])
+    n = (_t_b.shape[0] if trans_b else _t_b.shape[1])
+    k = (_t_a.shape[0] if trans_a else _t_a.shape[1])
+    if _t_a.shape != ((k if trans_a else m), (m if trans_a else k)):
+        _shape_error(_v.name, 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
+    if _t_b.shape != ((n if trans_b else k), (k if trans_b else n)):
+        _shape_error(_v.name, 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
+    if _t_c is not None and _t_c.shape != (m, n):
+        _shape_error(_v.name, 'c', _t_c.shape, (m, n))
+    if _t_c is None:
+        _t_c = _new(ctx, (m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
+        _b_c = None
+        _ld_c, _st_c = _dense_layout(_t_c.shape)
+    lda = _ld_a
+    ldb = _ld_b
+    ldc = _ld_c
+    _dev = -1 if ctx is None else ctx._device
+    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
+    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
+    _p_c = _NULL if _t_c is None else _ptr(_t_c, _v.array, True, 'c', _v.name, _dev)
+    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
+    _st = _v.c(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
     if _st:
-        _check(_st, 'layernorm', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_c is not None:
+        _copyto(_b_c, _t_c)
+    return _t_c if c is None else c
+
+
+_V_gemm = _Variant('gemm', _lib.kb_gemm, _K_F32, _FA, _F32, {'bf16': 'gemm_bf16', 'f16': 'gemm_f16'})
+_fast_gemm = _fast('kb_gemm/cbbnnnftntnftn', ('gemm', ((0, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (0, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (0, 2, 2, 0, (0, 1), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
 
 
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -975,76 +1120,74 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=Non
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gemm.
     """
-    _slow = False
+    _r = _fast_gemm(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_path(_V_gemm, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
+
+
+_V_gemm_bf16 = _Variant('gemm_bf16', _lib.kb_gemm_bf16, _K_BF16, _HA, _U16, {})
+_fast_gemm_bf16 = _fast('kb_gemm_bf16/cbbnnnftntnftn', ('gemm_bf16', ((3, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (3, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (3, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
+
+
+def gemm_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
+    """bfloat16 variant of kb_gemm.
+
+    The arguments, shapes and result of gemm (see its help), with bfloat16 arrays
+    where gemm takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_gemm_bf16.
+    """
+    _r = _fast_gemm_bf16(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_path(_V_gemm_bf16, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
+
+
+_V_gemm_f16 = _Variant('gemm_f16', _lib.kb_gemm_f16, _K_F16, _HA, _F16, {})
+_fast_gemm_f16 = _fast('kb_gemm_f16/cbbnnnftntnftn', ('gemm_f16', ((2, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (2, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (2, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
+
+
+def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
+    """float16 (IEEE binary16) variant of kb_gemm.
+
+    The arguments, shapes and result of gemm (see its help), with float16 arrays
+    where gemm takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_gemm_f16.
+    """
+    _r = _fast_gemm_f16(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_path(_V_gemm_f16, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
+
+
+def _embedding_path(_v, ids, table, out, ctx):
+    """The Python path of embedding: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('gemm')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    if type(a) is not _nd or a.dtype is not _F32:
-        _h = _half(a)
-        if _h == 'bf16':
-            return gemm_bf16(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-        if _h == 'f16':
-            return gemm_f16(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_F32, 'a', 'gemm', 2)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_F32, 'b', 'gemm', 2)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
+            _closed(_v.name)
+    _t_ids = _in(ids, _K_I32, 'ids', _v.name, 1)
+    _t_table = _in(table, _K_F32, 'table', _v.name, 2)
+    n_ids = _t_ids.shape[0]
+    vocab = _t_table.shape[0]
+    dim = _t_table.shape[1]
+    if out is None:
+        _t_out, _b_out = _new(ctx, (n_ids, dim), _F32, (_t_ids, _t_table)), None
     else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_F32, 'c', 'gemm', 2)
-        if _s:
-            _slow = True
-    m = (_t_a.shape[1] if trans_a else _t_a.shape[0])
-    n = (_t_b.shape[0] if trans_b else _t_b.shape[1])
-    k = (_t_a.shape[0] if trans_a else _t_a.shape[1])
-    if _t_a.shape != ((k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm', 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != ((n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm', 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (m, n):
-        _shape_error('gemm', 'c', _t_c.shape, (m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (m, n), _F32, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((m, n), _F32)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    ldb = _ld_b
-    ldc = _ld_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _FA, False, 'a', 'gemm', _dev)
-        _p_b = _ptr(_t_b, _FA, False, 'b', 'gemm', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _FA, True, 'c', 'gemm', _dev)
-        _overlaps('gemm', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
-    else:
-        _st = _lib.kb_gemm(_ctxp, trans_a, trans_b, m, n, k, alpha, _sp(_FA, _t_a), lda, _sp(_FA, _t_b), ldb, beta, (_NULL if _t_c is None else _sp(_FA, _t_c)), ldc)
+        _t_out, _b_out = _out(out, _K_F32, 'out', _v.name, (n_ids, dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_ids = _ptr(_t_ids, _IA, False, 'ids', _v.name, _dev)
+    _p_table = _ptr(_t_table, _FA, False, 'table', _v.name, _dev)
+    _p_out = _ptr(_t_out, _FA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, n_ids, vocab, dim, _p_ids, _p_table, _p_out)
     if _st:
-        _check(_st, 'gemm', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
+        _check(_st, _v.name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
 
 
-_fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, ()))
+_V_embedding = _Variant('embedding', _lib.kb_embedding, _K_F32, _FA, _F32, {})
+_fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, ()))
 
 
 def embedding(ids, table, out=None, *, ctx=None):
@@ -1063,65 +1206,44 @@ def embedding(ids, table, out=None, *, ctx=None):
     C function: kb_embedding.
     """
     _r = _fast_embedding(ctx, ids, table, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _embedding_path(_V_embedding, ids, table, out, ctx) if _r is _SLOW else _r
+
+
+def _rope_path(_v, x, positions, out, theta, ctx):
+    """The Python path of rope: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('embedding')
-        if ctx._cuda:
-            _slow = True
-    if type(ids) is _nd and ids.dtype is _I32 and ids.flags.carray and ids.ndim == 1:
-        _t_ids = ids
+            _closed(_v.name)
+    _t_x = _in(x, _K_F32, 'x', _v.name, 3)
+    _t_positions = _in(positions, _K_I32, 'positions', _v.name, 1)
+    seq = _t_x.shape[0]
+    heads = _t_x.shape[1]
+    head_dim = _t_x.shape[2]
+    if _t_positions.shape != (seq,):
+        _shape_error(_v.name, 'positions', _t_positions.shape, (seq,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, (seq, heads, head_dim), _F32, (_t_x, _t_positions)), None
     else:
-        _t_ids = _in(ids, _K_I32, 'ids', 'embedding', 1)
-        _slow = True
-    if type(table) is _nd and table.dtype is _F32 and table.flags.carray and table.ndim == 2:
-        _t_table = table
-    else:
-        _t_table = _in(table, _K_F32, 'table', 'embedding', 2)
-        _slow = True
-    n_ids = _t_ids.shape[0]
-    vocab = _t_table.shape[0]
-    dim = _t_table.shape[1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (n_ids, dim), _F32, (_t_ids, _t_table))
-        else:
-            _t_out = _empty((n_ids, dim), _F32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (n_ids, dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_F32, 'out', 'embedding', (n_ids, dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_ids = _ptr(_t_ids, _IA, False, 'ids', 'embedding', _dev)
-        _p_table = _ptr(_t_table, _FA, False, 'table', 'embedding', _dev)
-        _p_out = _ptr(_t_out, _FA, True, 'out', 'embedding', _dev)
-        _overlaps('embedding', (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_embedding(_ctxp, n_ids, vocab, dim, _p_ids, _p_table, _p_out)
-    else:
-        _st = _lib.kb_embedding(_ctxp, n_ids, vocab, dim, _fb(_IA, _t_ids), _fb(_FA, _t_table), _fb(_FA, _t_out, True))
+        _t_y, _b_y = _out(out, _K_F32, 'out', _v.name, (seq, heads, head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _v.name, _dev)
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _v.name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('positions', positions, _t_positions, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _v.c(_ctxp, seq, heads, head_dim, _p_x, _p_positions, theta, _p_y)
     if _st:
-        _check(_st, 'embedding', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
 
 
-_fast_rope = _fast('kb_rope/cnnnttft', ('rope', ((0, 0, 0, 0, (0, 1, 2), -1), (1, 0, 0, 0, (0,), -1), (0, 1, 0, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 3, 1, ()))
+_V_rope = _Variant('rope', _lib.kb_rope, _K_F32, _FA, _F32, {})
+_fast_rope = _fast('kb_rope/cnnnttft', ('rope', ((0, 0, 0, 0, (0, 1, 2), -1), (1, 0, 0, 0, (0,), -1), (0, 1, 0, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 3, 1, (), 2, ()))
 
 
 def rope(x, positions, out=None, *, theta=10000, ctx=None):
@@ -1146,67 +1268,56 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
     C function: kb_rope.
     """
     _r = _fast_rope(ctx, x, positions, out, theta)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _rope_path(_V_rope, x, positions, out, theta, ctx) if _r is _SLOW else _r
+
+
+def _attention_path(_v, q, k, v, out, causal, scale, ctx):
+    """The Python path of attention, attention_bf16, attention_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('rope')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim == 3:
-        _t_x = x
+            _closed(_v.name)
+    causal = bool(causal)
+    if _v.half:
+        _h = _half(q)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](q, k, v, out, causal=causal, scale=scale, ctx=ctx)
+    _t_q = _in(q, _v.kind, 'q', _v.name, 4)
+    _t_k = _in(k, _v.kind, 'k', _v.name, 4)
+    _t_v = _in(v, _v.kind, 'v', _v.name, 4)
+    batch = _t_q.shape[0]
+    heads = _t_q.shape[1]
+    kv_heads = _t_k.shape[1]
+    seq_q = _t_q.shape[2]
+    seq_kv = _t_k.shape[2]
+    head_dim = _t_q.shape[3]
+    if _t_k.shape != (batch, kv_heads, seq_kv, head_dim):
+        _shape_error(_v.name, 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
+    if _t_v.shape != (batch, kv_heads, seq_kv, head_dim):
+        _shape_error(_v.name, 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
+    if out is None:
+        _t_out, _b_out = _new(ctx, (batch, heads, seq_q, head_dim), _t_q.dtype, (_t_q, _t_k, _t_v)), None
     else:
-        _t_x = _in(x, _K_F32, 'x', 'rope', 3)
-        _slow = True
-    if type(positions) is _nd and positions.dtype is _I32 and positions.flags.carray and positions.ndim == 1:
-        _t_positions = positions
-    else:
-        _t_positions = _in(positions, _K_I32, 'positions', 'rope', 1)
-        _slow = True
-    seq = _t_x.shape[0]
-    heads = _t_x.shape[1]
-    head_dim = _t_x.shape[2]
-    if _t_positions.shape != (seq,):
-        _shape_error('rope', 'positions', _t_positions.shape, (seq,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, (seq, heads, head_dim), _F32, (_t_x, _t_positions))
-        else:
-            _t_y = _empty((seq, heads, head_dim), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (seq, heads, head_dim):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'rope', (seq, heads, head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'rope', _dev)
-        _p_positions = _ptr(_t_positions, _IA, False, 'positions', 'rope', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'rope', _dev)
-        _overlaps('rope', (('x', x, _t_x, False, ()), ('positions', positions, _t_positions, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_rope(_ctxp, seq, heads, head_dim, _p_x, _p_positions, theta, _p_y)
-    else:
-        _st = _lib.kb_rope(_ctxp, seq, heads, head_dim, _fb(_FA, _t_x), _fb(_IA, _t_positions), theta, _fb(_FA, _t_y, True))
+        _t_out, _b_out = _out(out, _v.kind, 'out', _v.name, (batch, heads, seq_q, head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_q = _ptr(_t_q, _v.array, False, 'q', _v.name, _dev)
+    _p_k = _ptr(_t_k, _v.array, False, 'k', _v.name, _dev)
+    _p_v = _ptr(_t_v, _v.array, False, 'v', _v.name, _dev)
+    _p_out = _ptr(_t_out, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
     if _st:
-        _check(_st, 'rope', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
 
 
-_fast_attention = _fast('kb_attention/cnnnnnntttbft', ('attention', ((0, 0, 0, 0, (0, 1, 3, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 1, 0, 0, (0, 1, 3, 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
+_V_attention = _Variant('attention', _lib.kb_attention, _K_F32, _FA, _F32, {'bf16': 'attention_bf16', 'f16': 'attention_f16'})
+_fast_attention = _fast('kb_attention/cnnnnnntttbft', ('attention', ((0, 0, 0, 0, (0, 1, 3, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 1, 0, 0, (0, 1, 3, 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
 
 
 def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
@@ -1237,81 +1348,86 @@ def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
     C function: kb_attention.
     """
     _r = _fast_attention(ctx, q, k, v, out, causal, scale)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _attention_path(_V_attention, q, k, v, out, causal, scale, ctx) if _r is _SLOW else _r
+
+
+_V_attention_bf16 = _Variant('attention_bf16', _lib.kb_attention_bf16, _K_BF16, _HA, _U16, {})
+_fast_attention_bf16 = _fast('kb_attention_bf16/cnnnnnntttbft', ('attention_bf16', ((3, 0, 0, 0, (0, 1, 3, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
+
+
+def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
+    """bfloat16 variant of kb_attention.
+
+    The arguments, shapes and result of attention (see its help), with bfloat16 arrays
+    where attention takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_attention_bf16.
+    """
+    _r = _fast_attention_bf16(ctx, q, k, v, out, causal, scale)
+    return _attention_path(_V_attention_bf16, q, k, v, out, causal, scale, ctx) if _r is _SLOW else _r
+
+
+_V_attention_f16 = _Variant('attention_f16', _lib.kb_attention_f16, _K_F16, _HA, _F16, {})
+_fast_attention_f16 = _fast('kb_attention_f16/cnnnnnntttbft', ('attention_f16', ((2, 0, 0, 0, (0, 1, 3, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
+
+
+def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
+    """float16 (IEEE binary16) variant of kb_attention.
+
+    The arguments, shapes and result of attention (see its help), with float16 arrays
+    where attention takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_attention_f16.
+    """
+    _r = _fast_attention_f16(ctx, q, k, v, out, causal, scale)
+    return _attention_path(_V_attention_f16, q, k, v, out, causal, scale, ctx) if _r is _SLOW else _r
+
+
+def _cross_entropy_path(_v, logits, targets, out, ignore_index, ctx):
+    """The Python path of cross_entropy: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('attention')
-        if ctx._cuda:
-            _slow = True
-    causal = bool(causal)
-    if type(q) is _nd and q.dtype is _F32 and q.flags.carray and q.ndim == 4:
-        _t_q = q
+            _closed(_v.name)
+    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+    _t_targets = _in(targets, _K_I32, 'targets', _v.name, -1)
+    _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    classes = _t_logits.shape[-1]
+    if _t_targets.shape != _lead:
+        _shape_error(_v.name, 'targets', _t_targets.shape, _lead)
+    if out is None:
+        out = (None,) * 2
+    elif type(out) is not tuple or len(out) != 2:
+        _out_tuple_error(_v.name, 2, out)
+    if out[0] is None:
+        _t_losses, _b_losses = _new(ctx, _lead, _F32, (_t_logits, _t_targets)), None
     else:
-        _h = _half(q)
-        if _h == 'bf16':
-            return attention_bf16(q, k, v, out, causal=causal, scale=scale, ctx=ctx)
-        if _h == 'f16':
-            return attention_f16(q, k, v, out, causal=causal, scale=scale, ctx=ctx)
-        _t_q = _in(q, _K_F32, 'q', 'attention', 4)
-        _slow = True
-    if type(k) is _nd and k.dtype is _F32 and k.flags.carray and k.ndim == 4:
-        _t_k = k
+        _t_losses, _b_losses = _out(out[0], _K_F32, 'out[0]', _v.name, _lead)
+    if out[1] is None:
+        _t_mean_loss, _b_mean_loss = _new(ctx, (1,), _F32, (_t_logits, _t_targets)), None
     else:
-        _t_k = _in(k, _K_F32, 'k', 'attention', 4)
-        _slow = True
-    if type(v) is _nd and v.dtype is _F32 and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_F32, 'v', 'attention', 4)
-        _slow = True
-    batch = _t_q.shape[0]
-    heads = _t_q.shape[1]
-    kv_heads = _t_k.shape[1]
-    seq_q = _t_q.shape[2]
-    seq_kv = _t_k.shape[2]
-    head_dim = _t_q.shape[3]
-    if _t_k.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention', 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
-    if _t_v.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention', 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, heads, seq_q, head_dim), _F32, (_t_q, _t_k, _t_v))
-        else:
-            _t_out = _empty((batch, heads, seq_q, head_dim), _F32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (batch, heads, seq_q, head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_F32, 'out', 'attention', (batch, heads, seq_q, head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _FA, False, 'q', 'attention', _dev)
-        _p_k = _ptr(_t_k, _FA, False, 'k', 'attention', _dev)
-        _p_v = _ptr(_t_v, _FA, False, 'v', 'attention', _dev)
-        _p_out = _ptr(_t_out, _FA, True, 'out', 'attention', _dev)
-        _overlaps('attention', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
-    else:
-        _st = _lib.kb_attention(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _fb(_FA, _t_q), _fb(_FA, _t_k), _fb(_FA, _t_v), causal, scale, _fb(_FA, _t_out, True))
+        _t_mean_loss, _b_mean_loss = _out(out[1], _K_F32, 'out[1]', _v.name, (1,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
+    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _v.name, _dev)
+    _p_losses = _ptr(_t_losses, _FA, True, 'out[0]', _v.name, _dev)
+    _p_mean_loss = _ptr(_t_mean_loss, _FA, True, 'out[1]', _v.name, _dev)
+    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out[0]', out[0], _t_losses, True, ()), ('out[1]', out[1], _t_mean_loss, True, ()),))
+    _st = _v.c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, _p_losses, _p_mean_loss)
     if _st:
-        _check(_st, 'attention', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_losses is not None:
+        _copyto(_b_losses, _t_losses)
+    if _b_mean_loss is not None:
+        _copyto(_b_mean_loss, _t_mean_loss)
+    return ((_t_losses if out[0] is None else out[0]), (_t_mean_loss if out[1] is None else out[1]))
+
+
+_V_cross_entropy = _Variant('cross_entropy', _lib.kb_cross_entropy, _K_F32, _FA, _F32, {})
 
 
 def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
@@ -1334,86 +1450,45 @@ def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_cross_entropy.
     """
-    _slow = False
+    return _cross_entropy_path(_V_cross_entropy, logits, targets, out, ignore_index, ctx)
+
+
+def _cross_entropy_backward_path(_v, logits, targets, out, ignore_index, dloss, ctx):
+    """The Python path of cross_entropy_backward: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('cross_entropy')
-        if ctx._cuda:
-            _slow = True
-    if type(logits) is _nd and logits.dtype is _F32 and logits.flags.carray and logits.ndim >= 1:
-        _t_logits = logits
-    else:
-        _t_logits = _in(logits, _K_F32, 'logits', 'cross_entropy', (1,))
-        _slow = True
-    if type(targets) is _nd and targets.dtype is _I32 and targets.flags.carray:
-        _t_targets = targets
-    else:
-        _t_targets = _in(targets, _K_I32, 'targets', 'cross_entropy', -1)
-        _slow = True
+            _closed(_v.name)
+    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+    _t_targets = _in(targets, _K_I32, 'targets', _v.name, -1)
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     classes = _t_logits.shape[-1]
     if _t_targets.shape != _lead:
-        _shape_error('cross_entropy', 'targets', _t_targets.shape, _lead)
+        _shape_error(_v.name, 'targets', _t_targets.shape, _lead)
     if out is None:
-        out = (None,) * 2
-    elif type(out) is not tuple or len(out) != 2:
-        _out_tuple_error('cross_entropy', 2, out)
-    _o = out[0]
-    if _o is None:
-        if _slow:
-            _t_losses = _new(ctx, _lead, _F32, (_t_logits, _t_targets))
-        else:
-            _t_losses = _empty(_lead, _F32)
-        _b_losses = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead:
-        _t_losses = _o
-        _b_losses = None
+        _t_dlogits, _b_dlogits = _new(ctx, _lead + (classes,), _F32, (_t_logits, _t_targets)), None
     else:
-        _t_losses, _b_losses = _out(_o, _K_F32, 'out[0]', 'cross_entropy', _lead)
-        _slow = True
-    _o = out[1]
-    if _o is None:
-        if _slow:
-            _t_mean_loss = _new(ctx, (1,), _F32, (_t_logits, _t_targets))
-        else:
-            _t_mean_loss = _empty((1,), _F32)
-        _b_mean_loss = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (1,):
-        _t_mean_loss = _o
-        _b_mean_loss = None
-    else:
-        _t_mean_loss, _b_mean_loss = _out(_o, _K_F32, 'out[1]', 'cross_entropy', (1,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_logits = _ptr(_t_logits, _FA, False, 'logits', 'cross_entropy', _dev)
-        _p_targets = _ptr(_t_targets, _IA, False, 'targets', 'cross_entropy', _dev)
-        _p_losses = _ptr(_t_losses, _FA, True, 'out[0]', 'cross_entropy', _dev)
-        _p_mean_loss = _ptr(_t_mean_loss, _FA, True, 'out[1]', 'cross_entropy', _dev)
-        _overlaps('cross_entropy', (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out[0]', out[0], _t_losses, True, ()), ('out[1]', out[1], _t_mean_loss, True, ()),))
-        _st = _lib.kb_cross_entropy(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, _p_losses, _p_mean_loss)
-    else:
-        _st = _lib.kb_cross_entropy(_ctxp, rows, classes, _fb(_FA, _t_logits), _fb(_IA, _t_targets), ignore_index, _fb(_FA, _t_losses, True), _fb(_FA, _t_mean_loss, True))
+        _t_dlogits, _b_dlogits = _out(out, _K_F32, 'out', _v.name, _lead + (classes,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
+    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _v.name, _dev)
+    _p_dlogits = _ptr(_t_dlogits, _FA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out', out, _t_dlogits, True, ('logits',)),))
+    _st = _v.c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, dloss, _p_dlogits)
     if _st:
-        _check(_st, 'cross_entropy', _ctxp)
-    if _b_losses is not None:
-        _copyto(_b_losses, _t_losses)
-    if _b_mean_loss is not None:
-        _copyto(_b_mean_loss, _t_mean_loss)
-    return ((_t_losses if out[0] is None else out[0]), (_t_mean_loss if out[1] is None else out[1]))
+        _check(_st, _v.name, _ctxp)
+    if _b_dlogits is not None:
+        _copyto(_b_dlogits, _t_dlogits)
+    return _t_dlogits if out is None else out
 
 
-_fast_cross_entropy_backward = _fast('kb_cross_entropy_backward/cnnttift', ('cross_entropy_backward', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (3, 1, 'f'), (2, 2, 't')), 2, 2, ()))
+_V_cross_entropy_backward = _Variant('cross_entropy_backward', _lib.kb_cross_entropy_backward, _K_F32, _FA, _F32, {})
+_fast_cross_entropy_backward = _fast('kb_cross_entropy_backward/cnnttift', ('cross_entropy_backward', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (3, 1, 'f'), (2, 2, 't')), 2, 2, (), 2, ()))
 
 
 def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dloss=1, ctx=None):
@@ -1436,68 +1511,50 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dlos
     C function: kb_cross_entropy_backward.
     """
     _r = _fast_cross_entropy_backward(ctx, logits, targets, out, ignore_index, dloss)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _cross_entropy_backward_path(_V_cross_entropy_backward, logits, targets, out, ignore_index, dloss, ctx) if _r is _SLOW else _r
+
+
+def _adamw_step_path(_v, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step, ctx):
+    """The Python path of adamw_step: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('cross_entropy_backward')
-        if ctx._cuda:
-            _slow = True
-    if type(logits) is _nd and logits.dtype is _F32 and logits.flags.carray and logits.ndim >= 1:
-        _t_logits = logits
-    else:
-        _t_logits = _in(logits, _K_F32, 'logits', 'cross_entropy_backward', (1,))
-        _slow = True
-    if type(targets) is _nd and targets.dtype is _I32 and targets.flags.carray:
-        _t_targets = targets
-    else:
-        _t_targets = _in(targets, _K_I32, 'targets', 'cross_entropy_backward', -1)
-        _slow = True
-    _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    classes = _t_logits.shape[-1]
-    if _t_targets.shape != _lead:
-        _shape_error('cross_entropy_backward', 'targets', _t_targets.shape, _lead)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_dlogits = _new(ctx, _lead + (classes,), _F32, (_t_logits, _t_targets))
-        else:
-            _t_dlogits = _empty(_lead + (classes,), _F32)
-        _b_dlogits = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (classes,):
-        _t_dlogits = _o
-        _b_dlogits = None
-    else:
-        _t_dlogits, _b_dlogits = _out(_o, _K_F32, 'out', 'cross_entropy_backward', _lead + (classes,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_logits = _ptr(_t_logits, _FA, False, 'logits', 'cross_entropy_backward', _dev)
-        _p_targets = _ptr(_t_targets, _IA, False, 'targets', 'cross_entropy_backward', _dev)
-        _p_dlogits = _ptr(_t_dlogits, _FA, True, 'out', 'cross_entropy_backward', _dev)
-        _overlaps('cross_entropy_backward', (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out', out, _t_dlogits, True, ('logits',)),))
-        _st = _lib.kb_cross_entropy_backward(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, dloss, _p_dlogits)
-    else:
-        _st = _lib.kb_cross_entropy_backward(_ctxp, rows, classes, _fb(_FA, _t_logits), _fb(_IA, _t_targets), ignore_index, dloss, _fb(_FA, _t_dlogits, True))
+            _closed(_v.name)
+    _t_params, _b_params = _inout(params, _K_F32, 'params', _v.name, -1)
+    _t_grads = _in(grads, _K_F32, 'grads', _v.name, -1)
+    _t_m, _b_m = _inout(m, _K_F32, 'm', _v.name, -1)
+    _t_v, _b_v = _inout(v, _K_F32, 'v', _v.name, -1)
+    _shape = _t_params.shape
+    n = _t_params.size
+    if _t_grads.shape != _shape:
+        _shape_error(_v.name, 'grads', _t_grads.shape, _shape)
+    if _t_m.shape != _shape:
+        _shape_error(_v.name, 'm', _t_m.shape, _shape)
+    if _t_v.shape != _shape:
+        _shape_error(_v.name, 'v', _t_v.shape, _shape)
+    _dev = -1 if ctx is None else ctx._device
+    _p_params = _ptr(_t_params, _FA, True, 'params', _v.name, _dev)
+    _p_grads = _ptr(_t_grads, _FA, False, 'grads', _v.name, _dev)
+    _p_m = _ptr(_t_m, _FA, True, 'm', _v.name, _dev)
+    _p_v = _ptr(_t_v, _FA, True, 'v', _v.name, _dev)
+    _overlaps(_v.name, (('params', params, _t_params, True, ()), ('grads', grads, _t_grads, False, ()), ('m', m, _t_m, True, ()), ('v', v, _t_v, True, ()),))
+    _st = _v.c(_ctxp, n, _p_params, _p_grads, _p_m, _p_v, lr, beta1, beta2, eps, weight_decay, step)
     if _st:
-        _check(_st, 'cross_entropy_backward', _ctxp)
-    if _b_dlogits is not None:
-        _copyto(_b_dlogits, _t_dlogits)
-    return _t_dlogits if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_params is not None:
+        _copyto(_b_params, _t_params)
+    if _b_m is not None:
+        _copyto(_b_m, _t_m)
+    if _b_v is not None:
+        _copyto(_b_v, _t_v)
+    return None
 
 
-_fast_adamw_step = _fast('kb_adamw_step/cnttttfffffl', ('adamw_step', ((0, 2, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'f'), (3, 3, 'f'), (3, 4, 'f'), (3, 5, 'l')), 1, 6, ()))
+_V_adamw_step = _Variant('adamw_step', _lib.kb_adamw_step, _K_F32, _FA, _F32, {})
+_fast_adamw_step = _fast('kb_adamw_step/cnttttfffffl', ('adamw_step', ((0, 2, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'f'), (3, 3, 'f'), (3, 4, 'f'), (3, 5, 'l')), 1, 6, (), -1, ()))
 
 
 def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, step, ctx=None):
@@ -1527,75 +1584,41 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
     C function: kb_adamw_step.
     """
     _r = _fast_adamw_step(ctx, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _adamw_step_path(_V_adamw_step, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step, ctx) if _r is _SLOW else _r
+
+
+def _argmax_path(_v, x, out, ctx):
+    """The Python path of argmax: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('adamw_step')
-        if ctx._cuda:
-            _slow = True
-    if type(params) is _nd and params.dtype is _F32 and params.flags.carray:
-        _t_params = params
-        _b_params = None
+            _closed(_v.name)
+    _t_x = _in(x, _K_F32, 'x', _v.name, (1,))
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    cols = _t_x.shape[-1]
+    if out is None:
+        _t_out, _b_out = _new(ctx, _lead, _I32, (_t_x,)), None
     else:
-        _t_params, _b_params = _inout(params, _K_F32, 'params', 'adamw_step', -1)
-        _slow = True
-    if type(grads) is _nd and grads.dtype is _F32 and grads.flags.carray:
-        _t_grads = grads
-    else:
-        _t_grads = _in(grads, _K_F32, 'grads', 'adamw_step', -1)
-        _slow = True
-    if type(m) is _nd and m.dtype is _F32 and m.flags.carray:
-        _t_m = m
-        _b_m = None
-    else:
-        _t_m, _b_m = _inout(m, _K_F32, 'm', 'adamw_step', -1)
-        _slow = True
-    if type(v) is _nd and v.dtype is _F32 and v.flags.carray:
-        _t_v = v
-        _b_v = None
-    else:
-        _t_v, _b_v = _inout(v, _K_F32, 'v', 'adamw_step', -1)
-        _slow = True
-    _shape = _t_params.shape
-    n = _t_params.size
-    if _t_grads.shape != _shape:
-        _shape_error('adamw_step', 'grads', _t_grads.shape, _shape)
-    if _t_m.shape != _shape:
-        _shape_error('adamw_step', 'm', _t_m.shape, _shape)
-    if _t_v.shape != _shape:
-        _shape_error('adamw_step', 'v', _t_v.shape, _shape)
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_params = _ptr(_t_params, _FA, True, 'params', 'adamw_step', _dev)
-        _p_grads = _ptr(_t_grads, _FA, False, 'grads', 'adamw_step', _dev)
-        _p_m = _ptr(_t_m, _FA, True, 'm', 'adamw_step', _dev)
-        _p_v = _ptr(_t_v, _FA, True, 'v', 'adamw_step', _dev)
-        _overlaps('adamw_step', (('params', params, _t_params, True, ()), ('grads', grads, _t_grads, False, ()), ('m', m, _t_m, True, ()), ('v', v, _t_v, True, ()),))
-        _st = _lib.kb_adamw_step(_ctxp, n, _p_params, _p_grads, _p_m, _p_v, lr, beta1, beta2, eps, weight_decay, step)
-    else:
-        _st = _lib.kb_adamw_step(_ctxp, n, _fb(_FA, _t_params, True), _fb(_FA, _t_grads), _fb(_FA, _t_m, True), _fb(_FA, _t_v, True), lr, beta1, beta2, eps, weight_decay, step)
+        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _v.name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, rows, cols, _p_x, _p_out)
     if _st:
-        _check(_st, 'adamw_step', _ctxp)
-    if _b_params is not None:
-        _copyto(_b_params, _t_params)
-    if _b_m is not None:
-        _copyto(_b_m, _t_m)
-    if _b_v is not None:
-        _copyto(_b_v, _t_v)
-    return None
+        _check(_st, _v.name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
 
 
-_fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
+_V_argmax = _Variant('argmax', _lib.kb_argmax, _K_F32, _FA, _F32, {})
+_fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
 
 
 def argmax(x, out=None, *, ctx=None):
@@ -1614,60 +1637,41 @@ def argmax(x, out=None, *, ctx=None):
     C function: kb_argmax.
     """
     _r = _fast_argmax(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _argmax_path(_V_argmax, x, out, ctx) if _r is _SLOW else _r
+
+
+def _sample_path(_v, logits, out, temperature, seed, ctx):
+    """The Python path of sample: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('argmax')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F32, 'x', 'argmax', (1,))
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+            _closed(_v.name)
+    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+    _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
-    cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, _lead, _I32, (_t_x,))
-        else:
-            _t_out = _empty(_lead, _I32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _I32 and _o.flags.carray and _o.shape == _lead:
-        _t_out = _o
-        _b_out = None
+    cols = _t_logits.shape[-1]
+    if out is None:
+        _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(_o, _K_I32, 'out', 'argmax', _lead)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'argmax', _dev)
-        _p_out = _ptr(_t_out, _IA, True, 'out', 'argmax', _dev)
-        _overlaps('argmax', (('x', x, _t_x, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_argmax(_ctxp, rows, cols, _p_x, _p_out)
-    else:
-        _st = _lib.kb_argmax(_ctxp, rows, cols, _fb(_FA, _t_x), _fb(_IA, _t_out, True))
+        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, rows, cols, _p_logits, temperature, seed, _p_out)
     if _st:
-        _check(_st, 'argmax', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
 
 
-_fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, ()))
+_V_sample = _Variant('sample', _lib.kb_sample, _K_F32, _FA, _F32, {})
+_fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, ()))
 
 
 def sample(logits, out=None, *, temperature=1, seed, ctx=None):
@@ -1688,60 +1692,41 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     C function: kb_sample.
     """
     _r = _fast_sample(ctx, logits, out, temperature, seed)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _sample_path(_V_sample, logits, out, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
+    """The Python path of topk_sample: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('sample')
-        if ctx._cuda:
-            _slow = True
-    if type(logits) is _nd and logits.dtype is _F32 and logits.flags.carray and logits.ndim >= 1:
-        _t_logits = logits
-    else:
-        _t_logits = _in(logits, _K_F32, 'logits', 'sample', (1,))
-        _slow = True
+            _closed(_v.name)
+    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_logits.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, _lead, _I32, (_t_logits,))
-        else:
-            _t_out = _empty(_lead, _I32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _I32 and _o.flags.carray and _o.shape == _lead:
-        _t_out = _o
-        _b_out = None
+    if out is None:
+        _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(_o, _K_I32, 'out', 'sample', _lead)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_logits = _ptr(_t_logits, _FA, False, 'logits', 'sample', _dev)
-        _p_out = _ptr(_t_out, _IA, True, 'out', 'sample', _dev)
-        _overlaps('sample', (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_sample(_ctxp, rows, cols, _p_logits, temperature, seed, _p_out)
-    else:
-        _st = _lib.kb_sample(_ctxp, rows, cols, _fb(_FA, _t_logits), temperature, seed, _fb(_IA, _t_out, True))
+        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, rows, cols, _p_logits, k, temperature, seed, _p_out)
     if _st:
-        _check(_st, 'sample', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
 
 
-_fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),)))
+_V_topk_sample = _Variant('topk_sample', _lib.kb_topk_sample, _K_F32, _FA, _F32, {})
+_fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, ()))
 
 
 def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
@@ -1764,60 +1749,41 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     C function: kb_topk_sample.
     """
     _r = _fast_topk_sample(ctx, logits, out, k, temperature, seed)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _topk_sample_path(_V_topk_sample, logits, out, k, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
+    """The Python path of topp_sample: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('topk_sample')
-        if ctx._cuda:
-            _slow = True
-    if type(logits) is _nd and logits.dtype is _F32 and logits.flags.carray and logits.ndim >= 1:
-        _t_logits = logits
-    else:
-        _t_logits = _in(logits, _K_F32, 'logits', 'topk_sample', (1,))
-        _slow = True
+            _closed(_v.name)
+    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_logits.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, _lead, _I32, (_t_logits,))
-        else:
-            _t_out = _empty(_lead, _I32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _I32 and _o.flags.carray and _o.shape == _lead:
-        _t_out = _o
-        _b_out = None
+    if out is None:
+        _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(_o, _K_I32, 'out', 'topk_sample', _lead)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_logits = _ptr(_t_logits, _FA, False, 'logits', 'topk_sample', _dev)
-        _p_out = _ptr(_t_out, _IA, True, 'out', 'topk_sample', _dev)
-        _overlaps('topk_sample', (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_topk_sample(_ctxp, rows, cols, _p_logits, k, temperature, seed, _p_out)
-    else:
-        _st = _lib.kb_topk_sample(_ctxp, rows, cols, _fb(_FA, _t_logits), k, temperature, seed, _fb(_IA, _t_out, True))
+        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, rows, cols, _p_logits, p, temperature, seed, _p_out)
     if _st:
-        _check(_st, 'topk_sample', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
 
 
-_fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, ()))
+_V_topp_sample = _Variant('topp_sample', _lib.kb_topp_sample, _K_F32, _FA, _F32, {})
+_fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, ()))
 
 
 def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
@@ -1841,2089 +1807,59 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     C function: kb_topp_sample.
     """
     _r = _fast_topp_sample(ctx, logits, out, p, temperature, seed)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('topp_sample')
-        if ctx._cuda:
-            _slow = True
-    if type(logits) is _nd and logits.dtype is _F32 and logits.flags.carray and logits.ndim >= 1:
-        _t_logits = logits
-    else:
-        _t_logits = _in(logits, _K_F32, 'logits', 'topp_sample', (1,))
-        _slow = True
-    _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_logits.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, _lead, _I32, (_t_logits,))
-        else:
-            _t_out = _empty(_lead, _I32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _I32 and _o.flags.carray and _o.shape == _lead:
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_I32, 'out', 'topp_sample', _lead)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_logits = _ptr(_t_logits, _FA, False, 'logits', 'topp_sample', _dev)
-        _p_out = _ptr(_t_out, _IA, True, 'out', 'topp_sample', _dev)
-        _overlaps('topp_sample', (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_topp_sample(_ctxp, rows, cols, _p_logits, p, temperature, seed, _p_out)
-    else:
-        _st = _lib.kb_topp_sample(_ctxp, rows, cols, _fb(_FA, _t_logits), p, temperature, seed, _fb(_IA, _t_out, True))
-    if _st:
-        _check(_st, 'topp_sample', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+    return _topp_sample_path(_V_topp_sample, logits, out, p, temperature, seed, ctx) if _r is _SLOW else _r
 
 
-_fast_silu_bf16 = _fast('kb_silu_bf16/cntt', ('silu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def silu_bf16(x, out=None, *, ctx=None):
-    """bfloat16 variant of kb_silu.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_silu_bf16.
+def _linear_path(_v, x, weight, bias, out, act, ctx):
+    """The Python path of linear, linear_bf16, linear_f16: any kind of array, every check.
     """
-    _r = _fast_silu_bf16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('silu_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'silu_bf16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'silu_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'silu_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'silu_bf16', _dev)
-        _overlaps('silu_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_silu_bf16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_silu_bf16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'silu_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_silu_f16 = _fast('kb_silu_f16/cntt', ('silu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def silu_f16(x, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_silu.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_silu_f16.
-    """
-    _r = _fast_silu_f16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('silu_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'silu_f16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'silu_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'silu_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'silu_f16', _dev)
-        _overlaps('silu_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_silu_f16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_silu_f16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'silu_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_gelu_bf16 = _fast('kb_gelu_bf16/cntt', ('gelu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def gelu_bf16(x, out=None, *, ctx=None):
-    """bfloat16 variant of kb_gelu.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gelu_bf16.
-    """
-    _r = _fast_gelu_bf16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gelu_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'gelu_bf16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'gelu_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'gelu_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'gelu_bf16', _dev)
-        _overlaps('gelu_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu_bf16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu_bf16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'gelu_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_gelu_f16 = _fast('kb_gelu_f16/cntt', ('gelu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def gelu_f16(x, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_gelu.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gelu_f16.
-    """
-    _r = _fast_gelu_f16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gelu_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'gelu_f16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'gelu_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'gelu_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'gelu_f16', _dev)
-        _overlaps('gelu_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu_f16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu_f16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'gelu_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_gelu_tanh_bf16 = _fast('kb_gelu_tanh_bf16/cntt', ('gelu_tanh_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def gelu_tanh_bf16(x, out=None, *, ctx=None):
-    """bfloat16 variant of kb_gelu_tanh.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gelu_tanh_bf16.
-    """
-    _r = _fast_gelu_tanh_bf16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gelu_tanh_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'gelu_tanh_bf16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'gelu_tanh_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'gelu_tanh_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'gelu_tanh_bf16', _dev)
-        _overlaps('gelu_tanh_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu_tanh_bf16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu_tanh_bf16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'gelu_tanh_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_gelu_tanh_f16 = _fast('kb_gelu_tanh_f16/cntt', ('gelu_tanh_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, ()))
-
-
-def gelu_tanh_f16(x, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_gelu_tanh.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gelu_tanh_f16.
-    """
-    _r = _fast_gelu_tanh_f16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gelu_tanh_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'gelu_tanh_f16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'gelu_tanh_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'gelu_tanh_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'gelu_tanh_f16', _dev)
-        _overlaps('gelu_tanh_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_gelu_tanh_f16(_ctxp, n, _p_x, _p_y)
-    else:
-        _st = _lib.kb_gelu_tanh_f16(_ctxp, n, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'gelu_tanh_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_add_bf16 = _fast('kb_add_bf16/cnttt', ('add_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
-
-
-def add_bf16(a, b, out=None, *, ctx=None):
-    """bfloat16 variant of kb_add.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      a: in bfloat16 array of any shape
-      b: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as a or b
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_add_bf16.
-    """
-    _r = _fast_add_bf16(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('add_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and (a.dtype is _U16 or a.dtype is _BF16) and a.flags.carray:
-        _t_a = a
-    else:
-        _t_a = _in(a, _K_BF16, 'a', 'add_bf16', -1)
-        _slow = True
-    if type(b) is _nd and (b.dtype is _U16 or b.dtype is _BF16) and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_BF16, 'b', 'add_bf16', -1)
-        _slow = True
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error('add_bf16', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _t_a.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'add_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'add_bf16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'add_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'add_bf16', _dev)
-        _overlaps('add_bf16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_add_bf16(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_add_bf16(_ctxp, n, _fb(_HA, _t_a), _fb(_HA, _t_b), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'add_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_add_f16 = _fast('kb_add_f16/cnttt', ('add_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
-
-
-def add_f16(a, b, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_add.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      a: in float16 array of any shape
-      b: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as a or b
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_add_f16.
-    """
-    _r = _fast_add_f16(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('add_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and (a.dtype is _F16 or a.dtype is _U16) and a.flags.carray:
-        _t_a = a
-    else:
-        _t_a = _in(a, _K_F16, 'a', 'add_f16', -1)
-        _slow = True
-    if type(b) is _nd and (b.dtype is _F16 or b.dtype is _U16) and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_F16, 'b', 'add_f16', -1)
-        _slow = True
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error('add_f16', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _t_a.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'add_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'add_f16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'add_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'add_f16', _dev)
-        _overlaps('add_f16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_add_f16(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_add_f16(_ctxp, n, _fb(_HA, _t_a), _fb(_HA, _t_b), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'add_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_mul_bf16 = _fast('kb_mul_bf16/cnttt', ('mul_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
-
-
-def mul_bf16(a, b, out=None, *, ctx=None):
-    """bfloat16 variant of kb_mul.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      a: in bfloat16 array of any shape
-      b: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as a or b
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_mul_bf16.
-    """
-    _r = _fast_mul_bf16(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('mul_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and (a.dtype is _U16 or a.dtype is _BF16) and a.flags.carray:
-        _t_a = a
-    else:
-        _t_a = _in(a, _K_BF16, 'a', 'mul_bf16', -1)
-        _slow = True
-    if type(b) is _nd and (b.dtype is _U16 or b.dtype is _BF16) and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_BF16, 'b', 'mul_bf16', -1)
-        _slow = True
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error('mul_bf16', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _t_a.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'mul_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'mul_bf16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'mul_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'mul_bf16', _dev)
-        _overlaps('mul_bf16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_mul_bf16(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_mul_bf16(_ctxp, n, _fb(_HA, _t_a), _fb(_HA, _t_b), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'mul_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_mul_f16 = _fast('kb_mul_f16/cnttt', ('mul_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, ()))
-
-
-def mul_f16(a, b, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_mul.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      a: in float16 array of any shape
-      b: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as a or b
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_mul_f16.
-    """
-    _r = _fast_mul_f16(ctx, a, b, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('mul_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(a) is _nd and (a.dtype is _F16 or a.dtype is _U16) and a.flags.carray:
-        _t_a = a
-    else:
-        _t_a = _in(a, _K_F16, 'a', 'mul_f16', -1)
-        _slow = True
-    if type(b) is _nd and (b.dtype is _F16 or b.dtype is _U16) and b.flags.carray:
-        _t_b = b
-    else:
-        _t_b = _in(b, _K_F16, 'b', 'mul_f16', -1)
-        _slow = True
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error('mul_f16', 'b', _t_b.shape, _shape)
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b))
-        else:
-            _t_y = _empty(_shape, _t_a.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'mul_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'mul_f16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'mul_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'mul_f16', _dev)
-        _overlaps('mul_f16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-        _st = _lib.kb_mul_f16(_ctxp, n, _p_a, _p_b, _p_y)
-    else:
-        _st = _lib.kb_mul_f16(_ctxp, n, _fb(_HA, _t_a), _fb(_HA, _t_b), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'mul_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_scale_bf16 = _fast('kb_scale_bf16/cnftt', ('scale_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
-
-
-def scale_bf16(x, out=None, *, alpha, ctx=None):
-    """bfloat16 variant of kb_scale.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      alpha: float
-      x: in bfloat16 array of any shape
-      out (y): out bfloat16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_scale_bf16.
-    """
-    _r = _fast_scale_bf16(ctx, x, out, alpha)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('scale_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'scale_bf16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'scale_bf16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'scale_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'scale_bf16', _dev)
-        _overlaps('scale_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_scale_bf16(_ctxp, n, alpha, _p_x, _p_y)
-    else:
-        _st = _lib.kb_scale_bf16(_ctxp, n, alpha, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'scale_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_scale_f16 = _fast('kb_scale_f16/cnftt', ('scale_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, ()))
-
-
-def scale_f16(x, out=None, *, alpha, ctx=None):
-    """float16 (IEEE binary16) variant of kb_scale.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      alpha: float
-      x: in float16 array of any shape
-      out (y): out float16 array of any shape; new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_scale_f16.
-    """
-    _r = _fast_scale_f16(ctx, x, out, alpha)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('scale_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'scale_f16', -1)
-        _slow = True
-    _shape = _t_x.shape
-    n = _t_x.size
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _shape, _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_shape, _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _shape:
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'scale_f16', _shape)
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'scale_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'scale_f16', _dev)
-        _overlaps('scale_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_scale_f16(_ctxp, n, alpha, _p_x, _p_y)
-    else:
-        _st = _lib.kb_scale_f16(_ctxp, n, alpha, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'scale_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_add_bias_bf16 = _fast('kb_add_bias_bf16/cnnttt', ('add_bias_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
-
-
-def add_bias_bf16(x, bias, out=None, *, ctx=None):
-    """bfloat16 variant of kb_add_bias.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., cols] (leading axes: the rows)
-      bias: in bfloat16[cols]
-      out (y): out bfloat16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_add_bias_bf16.
-    """
-    _r = _fast_add_bias_bf16(ctx, x, bias, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('add_bias_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'add_bias_bf16', (1,))
-        _slow = True
-    if type(bias) is _nd and (bias.dtype is _U16 or bias.dtype is _BF16) and bias.flags.carray and bias.ndim == 1:
-        _t_bias = bias
-    else:
-        _t_bias = _in(bias, _K_BF16, 'bias', 'add_bias_bf16', 1)
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_bias.shape != (cols,):
-        _shape_error('add_bias_bf16', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'add_bias_bf16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'add_bias_bf16', _dev)
-        _p_bias = _ptr(_t_bias, _HA, False, 'bias', 'add_bias_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'add_bias_bf16', _dev)
-        _overlaps('add_bias_bf16', (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_add_bias_bf16(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
-    else:
-        _st = _lib.kb_add_bias_bf16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_bias), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'add_bias_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_add_bias_f16 = _fast('kb_add_bias_f16/cnnttt', ('add_bias_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, ()))
-
-
-def add_bias_f16(x, bias, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_add_bias.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., cols] (leading axes: the rows)
-      bias: in float16[cols]
-      out (y): out float16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_add_bias_f16.
-    """
-    _r = _fast_add_bias_f16(ctx, x, bias, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('add_bias_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'add_bias_f16', (1,))
-        _slow = True
-    if type(bias) is _nd and (bias.dtype is _F16 or bias.dtype is _U16) and bias.flags.carray and bias.ndim == 1:
-        _t_bias = bias
-    else:
-        _t_bias = _in(bias, _K_F16, 'bias', 'add_bias_f16', 1)
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_bias.shape != (cols,):
-        _shape_error('add_bias_f16', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'add_bias_f16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'add_bias_f16', _dev)
-        _p_bias = _ptr(_t_bias, _HA, False, 'bias', 'add_bias_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'add_bias_f16', _dev)
-        _overlaps('add_bias_f16', (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_add_bias_f16(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
-    else:
-        _st = _lib.kb_add_bias_f16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_bias), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'add_bias_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_softmax_bf16 = _fast('kb_softmax_bf16/cnntt', ('softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
-
-
-def softmax_bf16(x, out=None, *, ctx=None):
-    """bfloat16 variant of kb_softmax.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., cols] (leading axes: the rows)
-      out (y): out bfloat16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_softmax_bf16.
-    """
-    _r = _fast_softmax_bf16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('softmax_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'softmax_bf16', (1,))
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'softmax_bf16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'softmax_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'softmax_bf16', _dev)
-        _overlaps('softmax_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_softmax_bf16(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_softmax_bf16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'softmax_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_softmax_f16 = _fast('kb_softmax_f16/cnntt', ('softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
-
-
-def softmax_f16(x, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_softmax.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., cols] (leading axes: the rows)
-      out (y): out float16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_softmax_f16.
-    """
-    _r = _fast_softmax_f16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('softmax_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'softmax_f16', (1,))
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'softmax_f16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'softmax_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'softmax_f16', _dev)
-        _overlaps('softmax_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_softmax_f16(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_softmax_f16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'softmax_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_log_softmax_bf16 = _fast('kb_log_softmax_bf16/cnntt', ('log_softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
-
-
-def log_softmax_bf16(x, out=None, *, ctx=None):
-    """bfloat16 variant of kb_log_softmax.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., cols] (leading axes: the rows)
-      out (y): out bfloat16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_log_softmax_bf16.
-    """
-    _r = _fast_log_softmax_bf16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('log_softmax_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'log_softmax_bf16', (1,))
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'log_softmax_bf16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'log_softmax_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'log_softmax_bf16', _dev)
-        _overlaps('log_softmax_bf16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_log_softmax_bf16(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_log_softmax_bf16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'log_softmax_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_log_softmax_f16 = _fast('kb_log_softmax_f16/cnntt', ('log_softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, ()))
-
-
-def log_softmax_f16(x, out=None, *, ctx=None):
-    """float16 (IEEE binary16) variant of kb_log_softmax.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., cols] (leading axes: the rows)
-      out (y): out float16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_log_softmax_f16.
-    """
-    _r = _fast_log_softmax_f16(ctx, x, out)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('log_softmax_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'log_softmax_f16', (1,))
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'log_softmax_f16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'log_softmax_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'log_softmax_f16', _dev)
-        _overlaps('log_softmax_f16', (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_log_softmax_f16(_ctxp, rows, cols, _p_x, _p_y)
-    else:
-        _st = _lib.kb_log_softmax_f16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'log_softmax_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_rmsnorm_bf16 = _fast('kb_rmsnorm_bf16/cnnttft', ('rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
-
-
-def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
-    """bfloat16 variant of kb_rmsnorm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., cols] (leading axes: the rows)
-      weight: in bfloat16[cols]
-      eps: float
-      out (y): out bfloat16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_rmsnorm_bf16.
-    """
-    _r = _fast_rmsnorm_bf16(ctx, x, weight, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('rmsnorm_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'rmsnorm_bf16', (1,))
-        _slow = True
-    if type(weight) is _nd and (weight.dtype is _U16 or weight.dtype is _BF16) and weight.flags.carray and weight.ndim == 1:
-        _t_weight = weight
-    else:
-        _t_weight = _in(weight, _K_BF16, 'weight', 'rmsnorm_bf16', 1)
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_weight.shape != (cols,):
-        _shape_error('rmsnorm_bf16', 'weight', _t_weight.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'rmsnorm_bf16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'rmsnorm_bf16', _dev)
-        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'rmsnorm_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'rmsnorm_bf16', _dev)
-        _overlaps('rmsnorm_bf16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_rmsnorm_bf16(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
-    else:
-        _st = _lib.kb_rmsnorm_bf16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_weight), eps, _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'rmsnorm_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_rmsnorm_f16 = _fast('kb_rmsnorm_f16/cnnttft', ('rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, ()))
-
-
-def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
-    """float16 (IEEE binary16) variant of kb_rmsnorm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., cols] (leading axes: the rows)
-      weight: in float16[cols]
-      eps: float
-      out (y): out float16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_rmsnorm_f16.
-    """
-    _r = _fast_rmsnorm_f16(ctx, x, weight, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('rmsnorm_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'rmsnorm_f16', (1,))
-        _slow = True
-    if type(weight) is _nd and (weight.dtype is _F16 or weight.dtype is _U16) and weight.flags.carray and weight.ndim == 1:
-        _t_weight = weight
-    else:
-        _t_weight = _in(weight, _K_F16, 'weight', 'rmsnorm_f16', 1)
-        _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_weight.shape != (cols,):
-        _shape_error('rmsnorm_f16', 'weight', _t_weight.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'rmsnorm_f16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'rmsnorm_f16', _dev)
-        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'rmsnorm_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'rmsnorm_f16', _dev)
-        _overlaps('rmsnorm_f16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_rmsnorm_f16(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
-    else:
-        _st = _lib.kb_rmsnorm_f16(_ctxp, rows, cols, _fb(_HA, _t_x), _fb(_HA, _t_weight), eps, _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'rmsnorm_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-_fast_layernorm_bf16 = _fast('kb_layernorm_bf16/cnntttft', ('layernorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 1, 0, (1,), -1), (3, 0, 1, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
-
-
-def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
-    """bfloat16 variant of kb_layernorm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., cols] (leading axes: the rows)
-      weight: in bfloat16[cols]; may be None
-      bias: in bfloat16[cols]; may be None
-      eps: float, default 1e-05
-      out (y): out bfloat16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_layernorm_bf16.
-    """
-    _r = _fast_layernorm_bf16(ctx, x, weight, bias, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('layernorm_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'layernorm_bf16', (1,))
-        _slow = True
-    if weight is None:
-        _t_weight = None
-    else:
-        if type(weight) is _nd and (weight.dtype is _U16 or weight.dtype is _BF16) and weight.flags.carray and weight.ndim == 1:
-            _t_weight = weight
-        else:
-            _t_weight = _in(weight, _K_BF16, 'weight', 'layernorm_bf16', 1)
-            _slow = True
+            _closed(_v.name)
+    if type(act) is not int:
+        act = _enum_arg(_model.Activation, act, 'act', _v.name)
+    if _v.half:
+        _h = _half(x)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](x, weight, bias, out, act=act, ctx=ctx)
+    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+    _t_weight = _in(weight, _v.kind, 'weight', _v.name, 2)
     if bias is None:
         _t_bias = None
     else:
-        if type(bias) is _nd and (bias.dtype is _U16 or bias.dtype is _BF16) and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_BF16, 'bias', 'layernorm_bf16', 1)
-            _slow = True
+        _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_weight is not None and _t_weight.shape != (cols,):
-        _shape_error('layernorm_bf16', 'weight', _t_weight.shape, (cols,))
-    if _t_bias is not None and _t_bias.shape != (cols,):
-        _shape_error('layernorm_bf16', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
+    in_features = _t_x.shape[-1]
+    out_features = _t_weight.shape[0]
+    if _t_weight.shape != (out_features, in_features):
+        _shape_error(_v.name, 'weight', _t_weight.shape, (out_features, in_features))
+    if _t_bias is not None and _t_bias.shape != (out_features,):
+        _shape_error(_v.name, 'bias', _t_bias.shape, (out_features,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (out_features,), _t_x.dtype, (_t_x, _t_weight, _t_bias)), None
     else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'layernorm_bf16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'layernorm_bf16', _dev)
-        _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _HA, False, 'weight', 'layernorm_bf16', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'layernorm_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'layernorm_bf16', _dev)
-        _overlaps('layernorm_bf16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_layernorm_bf16(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
-    else:
-        _st = _lib.kb_layernorm_bf16(_ctxp, rows, cols, _fb(_HA, _t_x), (_NULL if _t_weight is None else _fb(_HA, _t_weight)), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), eps, _fb(_HA, _t_y, True))
+        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (out_features,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
+    _p_weight = _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
+    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
+    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _v.c(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
     if _st:
-        _check(_st, 'layernorm_bf16', _ctxp)
+        _check(_st, _v.name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
 
 
-_fast_layernorm_f16 = _fast('kb_layernorm_f16/cnntttft', ('layernorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 1, 0, (1,), -1), (2, 0, 1, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, ()))
-
-
-def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
-    """float16 (IEEE binary16) variant of kb_layernorm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., cols] (leading axes: the rows)
-      weight: in float16[cols]; may be None
-      bias: in float16[cols]; may be None
-      eps: float, default 1e-05
-      out (y): out float16[..., cols] (leading axes: the rows); new array when None; may be the same array as x
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_layernorm_f16.
-    """
-    _r = _fast_layernorm_f16(ctx, x, weight, bias, out, eps)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('layernorm_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_F16, 'x', 'layernorm_f16', (1,))
-        _slow = True
-    if weight is None:
-        _t_weight = None
-    else:
-        if type(weight) is _nd and (weight.dtype is _F16 or weight.dtype is _U16) and weight.flags.carray and weight.ndim == 1:
-            _t_weight = weight
-        else:
-            _t_weight = _in(weight, _K_F16, 'weight', 'layernorm_f16', 1)
-            _slow = True
-    if bias is None:
-        _t_bias = None
-    else:
-        if type(bias) is _nd and (bias.dtype is _F16 or bias.dtype is _U16) and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_F16, 'bias', 'layernorm_f16', 1)
-            _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if _t_weight is not None and _t_weight.shape != (cols,):
-        _shape_error('layernorm_f16', 'weight', _t_weight.shape, (cols,))
-    if _t_bias is not None and _t_bias.shape != (cols,):
-        _shape_error('layernorm_f16', 'bias', _t_bias.shape, (cols,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (cols,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (cols,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'layernorm_f16', _lead + (cols,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'layernorm_f16', _dev)
-        _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _HA, False, 'weight', 'layernorm_f16', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'layernorm_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'layernorm_f16', _dev)
-        _overlaps('layernorm_f16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-        _st = _lib.kb_layernorm_f16(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
-    else:
-        _st = _lib.kb_layernorm_f16(_ctxp, rows, cols, _fb(_HA, _t_x), (_NULL if _t_weight is None else _fb(_HA, _t_weight)), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), eps, _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'layernorm_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
-def gemm_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
-    """bfloat16 variant of kb_gemm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      trans_a: bool, default False
-      trans_b: bool, default False
-      alpha: float, default 1
-      a: in bfloat16[trans_a ? k : m, trans_a ? m : k] (any layout with unit stride along the last axis)
-      b: in bfloat16[trans_b ? n : k, trans_b ? k : n] (any layout with unit stride along the last axis)
-      beta: float, default 0
-      c: inout bfloat16[m, n] (any layout with unit stride along the last axis); read and updated in place; None: a new zero-filled array
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns c (when omitted, a new zero-filled one: a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gemm_bf16.
-    """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gemm_bf16')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_BF16, 'a', 'gemm_bf16', 2)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_BF16, 'b', 'gemm_bf16', 2)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
-    else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_BF16, 'c', 'gemm_bf16', 2)
-        if _s:
-            _slow = True
-    m = (_t_a.shape[1] if trans_a else _t_a.shape[0])
-    n = (_t_b.shape[0] if trans_b else _t_b.shape[1])
-    k = (_t_a.shape[0] if trans_a else _t_a.shape[1])
-    if _t_a.shape != ((k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm_bf16', 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != ((n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm_bf16', 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (m, n):
-        _shape_error('gemm_bf16', 'c', _t_c.shape, (m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((m, n), _t_a.dtype)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    ldb = _ld_b
-    ldc = _ld_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'gemm_bf16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'gemm_bf16', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _HA, True, 'c', 'gemm_bf16', _dev)
-        _overlaps('gemm_bf16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm_bf16(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
-    else:
-        _st = _lib.kb_gemm_bf16(_ctxp, trans_a, trans_b, m, n, k, alpha, _sp(_HA, _t_a), lda, _sp(_HA, _t_b), ldb, beta, (_NULL if _t_c is None else _sp(_HA, _t_c)), ldc)
-    if _st:
-        _check(_st, 'gemm_bf16', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
-
-
-def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
-    """float16 (IEEE binary16) variant of kb_gemm.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      trans_a: bool, default False
-      trans_b: bool, default False
-      alpha: float, default 1
-      a: in float16[trans_a ? k : m, trans_a ? m : k] (any layout with unit stride along the last axis)
-      b: in float16[trans_b ? n : k, trans_b ? k : n] (any layout with unit stride along the last axis)
-      beta: float, default 0
-      c: inout float16[m, n] (any layout with unit stride along the last axis); read and updated in place; None: a new zero-filled array
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns c (when omitted, a new zero-filled one: a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_gemm_f16.
-    """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gemm_f16')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_F16, 'a', 'gemm_f16', 2)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_F16, 'b', 'gemm_f16', 2)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
-    else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_F16, 'c', 'gemm_f16', 2)
-        if _s:
-            _slow = True
-    m = (_t_a.shape[1] if trans_a else _t_a.shape[0])
-    n = (_t_b.shape[0] if trans_b else _t_b.shape[1])
-    k = (_t_a.shape[0] if trans_a else _t_a.shape[1])
-    if _t_a.shape != ((k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm_f16', 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != ((n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm_f16', 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (m, n):
-        _shape_error('gemm_f16', 'c', _t_c.shape, (m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((m, n), _t_a.dtype)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    ldb = _ld_b
-    ldc = _ld_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'gemm_f16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'gemm_f16', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _HA, True, 'c', 'gemm_f16', _dev)
-        _overlaps('gemm_f16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm_f16(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
-    else:
-        _st = _lib.kb_gemm_f16(_ctxp, trans_a, trans_b, m, n, k, alpha, _sp(_HA, _t_a), lda, _sp(_HA, _t_b), ldb, beta, (_NULL if _t_c is None else _sp(_HA, _t_c)), ldc)
-    if _st:
-        _check(_st, 'gemm_f16', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
-
-
-_fast_attention_bf16 = _fast('kb_attention_bf16/cnnnnnntttbft', ('attention_bf16', ((3, 0, 0, 0, (0, 1, 3, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
-
-
-def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
-    """bfloat16 variant of kb_attention.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      q: in bfloat16[batch, heads, seq_q, head_dim]
-      k: in bfloat16[batch, kv_heads, seq_kv, head_dim]
-      v: in bfloat16[batch, kv_heads, seq_kv, head_dim]
-      causal: bool, default False
-      scale: float, default 0
-      out: out bfloat16[batch, heads, seq_q, head_dim]; new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
-    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_attention_bf16.
-    """
-    _r = _fast_attention_bf16(ctx, q, k, v, out, causal, scale)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('attention_bf16')
-        if ctx._cuda:
-            _slow = True
-    causal = bool(causal)
-    if type(q) is _nd and (q.dtype is _U16 or q.dtype is _BF16) and q.flags.carray and q.ndim == 4:
-        _t_q = q
-    else:
-        _t_q = _in(q, _K_BF16, 'q', 'attention_bf16', 4)
-        _slow = True
-    if type(k) is _nd and (k.dtype is _U16 or k.dtype is _BF16) and k.flags.carray and k.ndim == 4:
-        _t_k = k
-    else:
-        _t_k = _in(k, _K_BF16, 'k', 'attention_bf16', 4)
-        _slow = True
-    if type(v) is _nd and (v.dtype is _U16 or v.dtype is _BF16) and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_BF16, 'v', 'attention_bf16', 4)
-        _slow = True
-    batch = _t_q.shape[0]
-    heads = _t_q.shape[1]
-    kv_heads = _t_k.shape[1]
-    seq_q = _t_q.shape[2]
-    seq_kv = _t_k.shape[2]
-    head_dim = _t_q.shape[3]
-    if _t_k.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention_bf16', 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
-    if _t_v.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention_bf16', 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, heads, seq_q, head_dim), _t_q.dtype, (_t_q, _t_k, _t_v))
-        else:
-            _t_out = _empty((batch, heads, seq_q, head_dim), _t_q.dtype)
-        _b_out = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == (batch, heads, seq_q, head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_BF16, 'out', 'attention_bf16', (batch, heads, seq_q, head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_bf16', _dev)
-        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_bf16', _dev)
-        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_bf16', _dev)
-        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_bf16', _dev)
-        _overlaps('attention_bf16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
-    else:
-        _st = _lib.kb_attention_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), causal, scale, _fb(_HA, _t_out, True))
-    if _st:
-        _check(_st, 'attention_bf16', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
-
-
-_fast_attention_f16 = _fast('kb_attention_f16/cnnnnnntttbft', ('attention_f16', ((2, 0, 0, 0, (0, 1, 3, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, ()))
-
-
-def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
-    """float16 (IEEE binary16) variant of kb_attention.
-
-    Arguments (sizes are taken from the arrays' shapes):
-      q: in float16[batch, heads, seq_q, head_dim]
-      k: in float16[batch, kv_heads, seq_kv, head_dim]
-      v: in float16[batch, kv_heads, seq_kv, head_dim]
-      causal: bool, default False
-      scale: float, default 0
-      out: out float16[batch, heads, seq_q, head_dim]; new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
-    C function: kb_attention_f16.
-    """
-    _r = _fast_attention_f16(ctx, q, k, v, out, causal, scale)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('attention_f16')
-        if ctx._cuda:
-            _slow = True
-    causal = bool(causal)
-    if type(q) is _nd and (q.dtype is _F16 or q.dtype is _U16) and q.flags.carray and q.ndim == 4:
-        _t_q = q
-    else:
-        _t_q = _in(q, _K_F16, 'q', 'attention_f16', 4)
-        _slow = True
-    if type(k) is _nd and (k.dtype is _F16 or k.dtype is _U16) and k.flags.carray and k.ndim == 4:
-        _t_k = k
-    else:
-        _t_k = _in(k, _K_F16, 'k', 'attention_f16', 4)
-        _slow = True
-    if type(v) is _nd and (v.dtype is _F16 or v.dtype is _U16) and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_F16, 'v', 'attention_f16', 4)
-        _slow = True
-    batch = _t_q.shape[0]
-    heads = _t_q.shape[1]
-    kv_heads = _t_k.shape[1]
-    seq_q = _t_q.shape[2]
-    seq_kv = _t_k.shape[2]
-    head_dim = _t_q.shape[3]
-    if _t_k.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention_f16', 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
-    if _t_v.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error('attention_f16', 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, heads, seq_q, head_dim), _t_q.dtype, (_t_q, _t_k, _t_v))
-        else:
-            _t_out = _empty((batch, heads, seq_q, head_dim), _t_q.dtype)
-        _b_out = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == (batch, heads, seq_q, head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_F16, 'out', 'attention_f16', (batch, heads, seq_q, head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_f16', _dev)
-        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_f16', _dev)
-        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_f16', _dev)
-        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_f16', _dev)
-        _overlaps('attention_f16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
-    else:
-        _st = _lib.kb_attention_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), causal, scale, _fb(_HA, _t_out, True))
-    if _st:
-        _check(_st, 'attention_f16', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
-
-
-_fast_linear = _fast('kb_linear/cnnntttet', ('linear', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (2, 1), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+_V_linear = _Variant('linear', _lib.kb_linear, _K_F32, _FA, _F32, {'bf16': 'linear_bf16', 'f16': 'linear_f16'})
+_fast_linear = _fast('kb_linear/cnnntttet', ('linear', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (2, 1), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
 
 
 def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
@@ -3949,277 +1885,108 @@ def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=No
     C function: kb_linear.
     """
     _r = _fast_linear(ctx, x, weight, bias, out, act)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('linear')
-        if ctx._cuda:
-            _slow = True
-    if type(act) is not int:
-        act = _enum_arg(_model.Activation, act, 'act', 'linear')
-    if type(x) is _nd and x.dtype is _F32 and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _h = _half(x)
-        if _h == 'bf16':
-            return linear_bf16(x, weight, bias, out, act=act, ctx=ctx)
-        if _h == 'f16':
-            return linear_f16(x, weight, bias, out, act=act, ctx=ctx)
-        _t_x = _in(x, _K_F32, 'x', 'linear', (1,))
-        _slow = True
-    if type(weight) is _nd and weight.dtype is _F32 and weight.flags.carray and weight.ndim == 2:
-        _t_weight = weight
-    else:
-        _t_weight = _in(weight, _K_F32, 'weight', 'linear', 2)
-        _slow = True
-    if bias is None:
-        _t_bias = None
-    else:
-        if type(bias) is _nd and bias.dtype is _F32 and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_F32, 'bias', 'linear', 1)
-            _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    in_features = _t_x.shape[-1]
-    out_features = _t_weight.shape[0]
-    if _t_weight.shape != (out_features, in_features):
-        _shape_error('linear', 'weight', _t_weight.shape, (out_features, in_features))
-    if _t_bias is not None and _t_bias.shape != (out_features,):
-        _shape_error('linear', 'bias', _t_bias.shape, (out_features,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (out_features,), _F32, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (out_features,), _F32)
-        _b_y = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == _lead + (out_features,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F32, 'out', 'linear', _lead + (out_features,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _FA, False, 'x', 'linear', _dev)
-        _p_weight = _ptr(_t_weight, _FA, False, 'weight', 'linear', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _FA, False, 'bias', 'linear', _dev)
-        _p_y = _ptr(_t_y, _FA, True, 'out', 'linear', _dev)
-        _overlaps('linear', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
-        _st = _lib.kb_linear(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
-    else:
-        _st = _lib.kb_linear(_ctxp, rows, in_features, out_features, _fb(_FA, _t_x), _fb(_FA, _t_weight), (_NULL if _t_bias is None else _fb(_FA, _t_bias)), act, _fb(_FA, _t_y, True))
-    if _st:
-        _check(_st, 'linear', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+    return _linear_path(_V_linear, x, weight, bias, out, act, ctx) if _r is _SLOW else _r
 
 
-_fast_linear_bf16 = _fast('kb_linear_bf16/cnnntttet', ('linear_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (2, 1), -1), (3, 0, 1, 0, (2,), -1), (3, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+_V_linear_bf16 = _Variant('linear_bf16', _lib.kb_linear_bf16, _K_BF16, _HA, _U16, {})
+_fast_linear_bf16 = _fast('kb_linear_bf16/cnnntttet', ('linear_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (2, 1), -1), (3, 0, 1, 0, (2,), -1), (3, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
 
 
 def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
     """bfloat16 variant of kb_linear.
 
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in bfloat16[..., in_features] (leading axes: the rows)
-      weight: in bfloat16[out_features, in_features]
-      bias: in bfloat16[out_features]; may be None
-      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.NONE
-      out (y): out bfloat16[..., out_features] (leading axes: the rows); new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    The arguments, shapes and result of linear (see its help), with bfloat16 arrays
+    where linear takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
     or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
     C function: kb_linear_bf16.
     """
     _r = _fast_linear_bf16(ctx, x, weight, bias, out, act)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('linear_bf16')
-        if ctx._cuda:
-            _slow = True
-    if type(act) is not int:
-        act = _enum_arg(_model.Activation, act, 'act', 'linear_bf16')
-    if type(x) is _nd and (x.dtype is _U16 or x.dtype is _BF16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
-    else:
-        _t_x = _in(x, _K_BF16, 'x', 'linear_bf16', (1,))
-        _slow = True
-    if type(weight) is _nd and (weight.dtype is _U16 or weight.dtype is _BF16) and weight.flags.carray and weight.ndim == 2:
-        _t_weight = weight
-    else:
-        _t_weight = _in(weight, _K_BF16, 'weight', 'linear_bf16', 2)
-        _slow = True
-    if bias is None:
-        _t_bias = None
-    else:
-        if type(bias) is _nd and (bias.dtype is _U16 or bias.dtype is _BF16) and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_BF16, 'bias', 'linear_bf16', 1)
-            _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    in_features = _t_x.shape[-1]
-    out_features = _t_weight.shape[0]
-    if _t_weight.shape != (out_features, in_features):
-        _shape_error('linear_bf16', 'weight', _t_weight.shape, (out_features, in_features))
-    if _t_bias is not None and _t_bias.shape != (out_features,):
-        _shape_error('linear_bf16', 'bias', _t_bias.shape, (out_features,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (out_features,), _t_x.dtype, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (out_features,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == _lead + (out_features,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_BF16, 'out', 'linear_bf16', _lead + (out_features,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'linear_bf16', _dev)
-        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'linear_bf16', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'linear_bf16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'linear_bf16', _dev)
-        _overlaps('linear_bf16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
-        _st = _lib.kb_linear_bf16(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
-    else:
-        _st = _lib.kb_linear_bf16(_ctxp, rows, in_features, out_features, _fb(_HA, _t_x), _fb(_HA, _t_weight), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), act, _fb(_HA, _t_y, True))
-    if _st:
-        _check(_st, 'linear_bf16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+    return _linear_path(_V_linear_bf16, x, weight, bias, out, act, ctx) if _r is _SLOW else _r
 
 
-_fast_linear_f16 = _fast('kb_linear_f16/cnnntttet', ('linear_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (2, 1), -1), (2, 0, 1, 0, (2,), -1), (2, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, ()))
+_V_linear_f16 = _Variant('linear_f16', _lib.kb_linear_f16, _K_F16, _HA, _F16, {})
+_fast_linear_f16 = _fast('kb_linear_f16/cnnntttet', ('linear_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (2, 1), -1), (2, 0, 1, 0, (2,), -1), (2, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
 
 
 def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
     """float16 (IEEE binary16) variant of kb_linear.
 
-    Arguments (sizes are taken from the arrays' shapes):
-      x: in float16[..., in_features] (leading axes: the rows)
-      weight: in float16[out_features, in_features]
-      bias: in float16[out_features]; may be None
-      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.NONE
-      out (y): out float16[..., out_features] (leading axes: the rows); new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
+    The arguments, shapes and result of linear (see its help), with float16 arrays
+    where linear takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
     C function: kb_linear_f16.
     """
     _r = _fast_linear_f16(ctx, x, weight, bias, out, act)
-    if _r is not _SLOW:
-        return _r
-    _slow = False
+    return _linear_path(_V_linear_f16, x, weight, bias, out, act, ctx) if _r is _SLOW else _r
+
+
+def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
+    """The Python path of attention_ex, attention_ex_bf16, attention_ex_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('linear_f16')
-        if ctx._cuda:
-            _slow = True
-    if type(act) is not int:
-        act = _enum_arg(_model.Activation, act, 'act', 'linear_f16')
-    if type(x) is _nd and (x.dtype is _F16 or x.dtype is _U16) and x.flags.carray and x.ndim >= 1:
-        _t_x = x
+            _closed(_v.name)
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    if _v.half:
+        _h = _half(q)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](q, k, v, kv_lengths, mask, out, seq_major=seq_major, causal=causal, causal_bottom_right=causal_bottom_right, scale=scale, ctx=ctx)
+    _t_q = _in(q, _v.kind, 'q', _v.name, 4)
+    _t_k = _in(k, _v.kind, 'k', _v.name, 4)
+    _t_v = _in(v, _v.kind, 'v', _v.name, 4)
+    if kv_lengths is None:
+        _t_kv_lengths = None
     else:
-        _t_x = _in(x, _K_F16, 'x', 'linear_f16', (1,))
-        _slow = True
-    if type(weight) is _nd and (weight.dtype is _F16 or weight.dtype is _U16) and weight.flags.carray and weight.ndim == 2:
-        _t_weight = weight
+        _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', _v.name, 1)
+    if mask is None:
+        _t_mask = None
     else:
-        _t_weight = _in(weight, _K_F16, 'weight', 'linear_f16', 2)
-        _slow = True
-    if bias is None:
-        _t_bias = None
+        _t_mask = _in(mask, _v.kind, 'mask', _v.name, 4)
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
+    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
+    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error(_v.name, 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_v.name, 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_v.name, 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error(_v.name, 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error(_v.name, 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    if out is None:
+        _t_out, _b_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask)), None
     else:
-        if type(bias) is _nd and (bias.dtype is _F16 or bias.dtype is _U16) and bias.flags.carray and bias.ndim == 1:
-            _t_bias = bias
-        else:
-            _t_bias = _in(bias, _K_F16, 'bias', 'linear_f16', 1)
-            _slow = True
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    in_features = _t_x.shape[-1]
-    out_features = _t_weight.shape[0]
-    if _t_weight.shape != (out_features, in_features):
-        _shape_error('linear_f16', 'weight', _t_weight.shape, (out_features, in_features))
-    if _t_bias is not None and _t_bias.shape != (out_features,):
-        _shape_error('linear_f16', 'bias', _t_bias.shape, (out_features,))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_y = _new(ctx, _lead + (out_features,), _t_x.dtype, (_t_x, _t_weight, _t_bias))
-        else:
-            _t_y = _empty(_lead + (out_features,), _t_x.dtype)
-        _b_y = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == _lead + (out_features,):
-        _t_y = _o
-        _b_y = None
-    else:
-        _t_y, _b_y = _out(_o, _K_F16, 'out', 'linear_f16', _lead + (out_features,))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_x = _ptr(_t_x, _HA, False, 'x', 'linear_f16', _dev)
-        _p_weight = _ptr(_t_weight, _HA, False, 'weight', 'linear_f16', _dev)
-        _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _HA, False, 'bias', 'linear_f16', _dev)
-        _p_y = _ptr(_t_y, _HA, True, 'out', 'linear_f16', _dev)
-        _overlaps('linear_f16', (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
-        _st = _lib.kb_linear_f16(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
-    else:
-        _st = _lib.kb_linear_f16(_ctxp, rows, in_features, out_features, _fb(_HA, _t_x), _fb(_HA, _t_weight), (_NULL if _t_bias is None else _fb(_HA, _t_bias)), act, _fb(_HA, _t_y, True))
+        _t_out, _b_out = _out(out, _v.kind, 'out', _v.name, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_q = _ptr(_t_q, _v.array, False, 'q', _v.name, _dev)
+    _p_k = _ptr(_t_k, _v.array, False, 'k', _v.name, _dev)
+    _p_v = _ptr(_t_v, _v.array, False, 'v', _v.name, _dev)
+    _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', _v.name, _dev)
+    _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _v.array, False, 'mask', _v.name, _dev)
+    _p_out = _ptr(_t_out, _v.array, True, 'out', _v.name, _dev)
+    _overlaps(_v.name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _v.c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
     if _st:
-        _check(_st, 'linear_f16', _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+_V_attention_ex = _Variant('attention_ex', _lib.kb_attention_ex, _K_F32, _FA, _F32, {'bf16': 'attention_ex_bf16', 'f16': 'attention_ex_f16'})
+_fast_attention_ex = _fast('kb_attention_ex/cnnnnnnbttttnnntbbft', ('attention_ex', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (0, 0, 1, 0, (6, 7, 8, 4), -1), (0, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
 
 
 def attention_ex(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
@@ -4267,351 +2034,97 @@ def attention_ex(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=Fal
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_attention_ex.
     """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('attention_ex')
-        if ctx._cuda:
-            _slow = True
-    seq_major = bool(seq_major)
-    causal = bool(causal)
-    causal_bottom_right = bool(causal_bottom_right)
-    if type(q) is _nd and q.dtype is _F32 and q.flags.carray and q.ndim == 4:
-        _t_q = q
-    else:
-        _h = _half(q)
-        if _h == 'bf16':
-            return attention_ex_bf16(q, k, v, kv_lengths, mask, out, seq_major=seq_major, causal=causal, causal_bottom_right=causal_bottom_right, scale=scale, ctx=ctx)
-        if _h == 'f16':
-            return attention_ex_f16(q, k, v, kv_lengths, mask, out, seq_major=seq_major, causal=causal, causal_bottom_right=causal_bottom_right, scale=scale, ctx=ctx)
-        _t_q = _in(q, _K_F32, 'q', 'attention_ex', 4)
-        _slow = True
-    if type(k) is _nd and k.dtype is _F32 and k.flags.carray and k.ndim == 4:
-        _t_k = k
-    else:
-        _t_k = _in(k, _K_F32, 'k', 'attention_ex', 4)
-        _slow = True
-    if type(v) is _nd and v.dtype is _F32 and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_F32, 'v', 'attention_ex', 4)
-        _slow = True
-    if kv_lengths is None:
-        _t_kv_lengths = None
-    else:
-        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
-            _t_kv_lengths = kv_lengths
-        else:
-            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex', 1)
-            _slow = True
-    if mask is None:
-        _t_mask = None
-    else:
-        if type(mask) is _nd and mask.dtype is _F32 and mask.flags.carray and mask.ndim == 4:
-            _t_mask = mask
-        else:
-            _t_mask = _in(mask, _K_F32, 'mask', 'attention_ex', 4)
-            _slow = True
-    batch = _t_q.shape[0]
-    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
-    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
-    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
-    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
-    head_dim = _t_q.shape[3]
-    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
-    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
-    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
-    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _shape_error('attention_ex', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
-        _shape_error('attention_ex', 'kv_lengths', _t_kv_lengths.shape, (batch,))
-    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
-        _shape_error('attention_ex', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
-        else:
-            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32)
-        _b_out = None
-    elif type(_o) is _nd and _o.dtype is _F32 and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_F32, 'out', 'attention_ex', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _FA, False, 'q', 'attention_ex', _dev)
-        _p_k = _ptr(_t_k, _FA, False, 'k', 'attention_ex', _dev)
-        _p_v = _ptr(_t_v, _FA, False, 'v', 'attention_ex', _dev)
-        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex', _dev)
-        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _FA, False, 'mask', 'attention_ex', _dev)
-        _p_out = _ptr(_t_out, _FA, True, 'out', 'attention_ex', _dev)
-        _overlaps('attention_ex', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention_ex(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
-    else:
-        _st = _lib.kb_attention_ex(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_FA, _t_q), _fb(_FA, _t_k), _fb(_FA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_FA, _t_mask)), causal, causal_bottom_right, scale, _fb(_FA, _t_out, True))
-    if _st:
-        _check(_st, 'attention_ex', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+    _r = _fast_attention_ex(ctx, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale)
+    return _attention_ex_path(_V_attention_ex, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx) if _r is _SLOW else _r
+
+
+_V_attention_ex_bf16 = _Variant('attention_ex_bf16', _lib.kb_attention_ex_bf16, _K_BF16, _HA, _U16, {})
+_fast_attention_ex_bf16 = _fast('kb_attention_ex_bf16/cnnnnnnbttttnnntbbft', ('attention_ex_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (3, 0, 1, 0, (6, 7, 8, 4), -1), (3, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
 
 
 def attention_ex_bf16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
     """bfloat16 variant of kb_attention_ex (the mask in bf16 too).
 
-    Arguments (sizes are taken from the arrays' shapes):
-      seq_major: bool, default False
-      q: in bfloat16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
-      k: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
-      v: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
-      kv_lengths: in int32[batch]; may be None
-      mask: in bfloat16[mask_batch, mask_heads, mask_q, seq_kv]; may be None
-      causal: bool, default False
-      causal_bottom_right: bool, default False
-      scale: float, default 0
-      out: out bfloat16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    The arguments, shapes and result of attention_ex (see its help), with bfloat16 arrays
+    where attention_ex takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
     or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
     C function: kb_attention_ex_bf16.
     """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('attention_ex_bf16')
-        if ctx._cuda:
-            _slow = True
-    seq_major = bool(seq_major)
-    causal = bool(causal)
-    causal_bottom_right = bool(causal_bottom_right)
-    if type(q) is _nd and (q.dtype is _U16 or q.dtype is _BF16) and q.flags.carray and q.ndim == 4:
-        _t_q = q
-    else:
-        _t_q = _in(q, _K_BF16, 'q', 'attention_ex_bf16', 4)
-        _slow = True
-    if type(k) is _nd and (k.dtype is _U16 or k.dtype is _BF16) and k.flags.carray and k.ndim == 4:
-        _t_k = k
-    else:
-        _t_k = _in(k, _K_BF16, 'k', 'attention_ex_bf16', 4)
-        _slow = True
-    if type(v) is _nd and (v.dtype is _U16 or v.dtype is _BF16) and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_BF16, 'v', 'attention_ex_bf16', 4)
-        _slow = True
-    if kv_lengths is None:
-        _t_kv_lengths = None
-    else:
-        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
-            _t_kv_lengths = kv_lengths
-        else:
-            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex_bf16', 1)
-            _slow = True
-    if mask is None:
-        _t_mask = None
-    else:
-        if type(mask) is _nd and (mask.dtype is _U16 or mask.dtype is _BF16) and mask.flags.carray and mask.ndim == 4:
-            _t_mask = mask
-        else:
-            _t_mask = _in(mask, _K_BF16, 'mask', 'attention_ex_bf16', 4)
-            _slow = True
-    batch = _t_q.shape[0]
-    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
-    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
-    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
-    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
-    head_dim = _t_q.shape[3]
-    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
-    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
-    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
-    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _shape_error('attention_ex_bf16', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex_bf16', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex_bf16', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
-        _shape_error('attention_ex_bf16', 'kv_lengths', _t_kv_lengths.shape, (batch,))
-    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
-        _shape_error('attention_ex_bf16', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
-        else:
-            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype)
-        _b_out = None
-    elif type(_o) is _nd and (_o.dtype is _U16 or _o.dtype is _BF16) and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_BF16, 'out', 'attention_ex_bf16', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_ex_bf16', _dev)
-        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_ex_bf16', _dev)
-        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_ex_bf16', _dev)
-        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex_bf16', _dev)
-        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _HA, False, 'mask', 'attention_ex_bf16', _dev)
-        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_ex_bf16', _dev)
-        _overlaps('attention_ex_bf16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention_ex_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
-    else:
-        _st = _lib.kb_attention_ex_bf16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_HA, _t_mask)), causal, causal_bottom_right, scale, _fb(_HA, _t_out, True))
-    if _st:
-        _check(_st, 'attention_ex_bf16', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+    _r = _fast_attention_ex_bf16(ctx, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale)
+    return _attention_ex_path(_V_attention_ex_bf16, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx) if _r is _SLOW else _r
+
+
+_V_attention_ex_f16 = _Variant('attention_ex_f16', _lib.kb_attention_ex_f16, _K_F16, _HA, _F16, {})
+_fast_attention_ex_f16 = _fast('kb_attention_ex_f16/cnnnnnnbttttnnntbbft', ('attention_ex_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (2, 0, 1, 0, (6, 7, 8, 4), -1), (2, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
 
 
 def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
     """float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
 
-    Arguments (sizes are taken from the arrays' shapes):
-      seq_major: bool, default False
-      q: in float16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
-      k: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
-      v: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
-      kv_lengths: in int32[batch]; may be None
-      mask: in float16[mask_batch, mask_heads, mask_q, seq_kv]; may be None
-      causal: bool, default False
-      causal_bottom_right: bool, default False
-      scale: float, default 0
-      out: out float16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
+    The arguments, shapes and result of attention_ex (see its help), with float16 arrays
+    where attention_ex takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
     C function: kb_attention_ex_f16.
     """
-    _slow = False
+    _r = _fast_attention_ex_f16(ctx, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale)
+    return _attention_ex_path(_V_attention_ex_f16, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx) if _r is _SLOW else _r
+
+
+def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
+    """The Python path of gemm_batched, gemm_batched_bf16, gemm_batched_f16: any kind of array, every check.
+    """
     if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
+        _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed('attention_ex_f16')
-        if ctx._cuda:
-            _slow = True
-    seq_major = bool(seq_major)
-    causal = bool(causal)
-    causal_bottom_right = bool(causal_bottom_right)
-    if type(q) is _nd and (q.dtype is _F16 or q.dtype is _U16) and q.flags.carray and q.ndim == 4:
-        _t_q = q
+            _closed(_v.name)
+    trans_a = bool(trans_a)
+    trans_b = bool(trans_b)
+    if _v.half:
+        _h = _half(a)
+        if _h in _v.half:
+            return _PUBLIC[_v.half[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
+    _t_a, _ld_a, _st_a, _ = _strided_in(a, _v.kind, 'a', _v.name, 3)
+    _t_b, _ld_b, _st_b, _ = _strided_in(b, _v.kind, 'b', _v.name, 3)
+    if c is None:
+        _t_c = None
     else:
-        _t_q = _in(q, _K_F16, 'q', 'attention_ex_f16', 4)
-        _slow = True
-    if type(k) is _nd and (k.dtype is _F16 or k.dtype is _U16) and k.flags.carray and k.ndim == 4:
-        _t_k = k
-    else:
-        _t_k = _in(k, _K_F16, 'k', 'attention_ex_f16', 4)
-        _slow = True
-    if type(v) is _nd and (v.dtype is _F16 or v.dtype is _U16) and v.flags.carray and v.ndim == 4:
-        _t_v = v
-    else:
-        _t_v = _in(v, _K_F16, 'v', 'attention_ex_f16', 4)
-        _slow = True
-    if kv_lengths is None:
-        _t_kv_lengths = None
-    else:
-        if type(kv_lengths) is _nd and kv_lengths.dtype is _I32 and kv_lengths.flags.carray and kv_lengths.ndim == 1:
-            _t_kv_lengths = kv_lengths
-        else:
-            _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', 'attention_ex_f16', 1)
-            _slow = True
-    if mask is None:
-        _t_mask = None
-    else:
-        if type(mask) is _nd and (mask.dtype is _F16 or mask.dtype is _U16) and mask.flags.carray and mask.ndim == 4:
-            _t_mask = mask
-        else:
-            _t_mask = _in(mask, _K_F16, 'mask', 'attention_ex_f16', 4)
-            _slow = True
-    batch = _t_q.shape[0]
-    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
-    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
-    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
-    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
-    head_dim = _t_q.shape[3]
-    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
-    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
-    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
-    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _shape_error('attention_ex_f16', 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex_f16', 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error('attention_ex_f16', 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
-    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
-        _shape_error('attention_ex_f16', 'kv_lengths', _t_kv_lengths.shape, (batch,))
-    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
-        _shape_error('attention_ex_f16', 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
-    _o = out
-    if _o is None:
-        if _slow:
-            _t_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask))
-        else:
-            _t_out = _empty((batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype)
-        _b_out = None
-    elif type(_o) is _nd and (_o.dtype is _F16 or _o.dtype is _U16) and _o.flags.carray and _o.shape == (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _t_out = _o
-        _b_out = None
-    else:
-        _t_out, _b_out = _out(_o, _K_F16, 'out', 'attention_ex_f16', (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
-        _slow = True
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_q = _ptr(_t_q, _HA, False, 'q', 'attention_ex_f16', _dev)
-        _p_k = _ptr(_t_k, _HA, False, 'k', 'attention_ex_f16', _dev)
-        _p_v = _ptr(_t_v, _HA, False, 'v', 'attention_ex_f16', _dev)
-        _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', 'attention_ex_f16', _dev)
-        _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _HA, False, 'mask', 'attention_ex_f16', _dev)
-        _p_out = _ptr(_t_out, _HA, True, 'out', 'attention_ex_f16', _dev)
-        _overlaps('attention_ex_f16', (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
-        _st = _lib.kb_attention_ex_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
-    else:
-        _st = _lib.kb_attention_ex_f16(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _fb(_HA, _t_q), _fb(_HA, _t_k), _fb(_HA, _t_v), (_NULL if _t_kv_lengths is None else _fb(_IA, _t_kv_lengths)), mask_batch, mask_heads, mask_q, (_NULL if _t_mask is None else _fb(_HA, _t_mask)), causal, causal_bottom_right, scale, _fb(_HA, _t_out, True))
+        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _v.kind, 'c', _v.name, 3)
+    batch = _t_a.shape[0]
+    m = (_t_a.shape[2] if trans_a else _t_a.shape[1])
+    n = (_t_b.shape[1] if trans_b else _t_b.shape[2])
+    k = (_t_a.shape[1] if trans_a else _t_a.shape[2])
+    if _t_a.shape != (batch, (k if trans_a else m), (m if trans_a else k)):
+        _shape_error(_v.name, 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
+    if _t_b.shape != (batch, (n if trans_b else k), (k if trans_b else n)):
+        _shape_error(_v.name, 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
+    if _t_c is not None and _t_c.shape != (batch, m, n):
+        _shape_error(_v.name, 'c', _t_c.shape, (batch, m, n))
+    if _t_c is None:
+        _t_c = _new(ctx, (batch, m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
+        _b_c = None
+        _ld_c, _st_c = _dense_layout(_t_c.shape)
+    lda = _ld_a
+    stride_a = _st_a
+    ldb = _ld_b
+    stride_b = _st_b
+    ldc = _ld_c
+    stride_c = _st_c
+    _dev = -1 if ctx is None else ctx._device
+    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
+    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
+    _p_c = _NULL if _t_c is None else _ptr(_t_c, _v.array, True, 'c', _v.name, _dev)
+    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
+    _st = _v.c(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
     if _st:
-        _check(_st, 'attention_ex_f16', _ctxp)
-    if _b_out is not None:
-        _copyto(_b_out, _t_out)
-    return _t_out if out is None else out
+        _check(_st, _v.name, _ctxp)
+    if _b_c is not None:
+        _copyto(_b_c, _t_c)
+    return _t_c if c is None else c
+
+
+_V_gemm_batched = _Variant('gemm_batched', _lib.kb_gemm_batched, _K_F32, _FA, _F32, {'bf16': 'gemm_batched_bf16', 'f16': 'gemm_batched_f16'})
+_fast_gemm_batched = _fast('kb_gemm_batched/cbbnnnnftnntnnftnn', ('gemm_batched', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (0, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (0, 2, 2, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
 
 
 def gemm_batched(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -4645,253 +2158,103 @@ def gemm_batched(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0,
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_gemm_batched.
     """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gemm_batched')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    if type(a) is not _nd or a.dtype is not _F32:
-        _h = _half(a)
-        if _h == 'bf16':
-            return gemm_batched_bf16(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-        if _h == 'f16':
-            return gemm_batched_f16(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_F32, 'a', 'gemm_batched', 3)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_F32, 'b', 'gemm_batched', 3)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
-    else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_F32, 'c', 'gemm_batched', 3)
-        if _s:
-            _slow = True
-    batch = _t_a.shape[0]
-    m = (_t_a.shape[2] if trans_a else _t_a.shape[1])
-    n = (_t_b.shape[1] if trans_b else _t_b.shape[2])
-    k = (_t_a.shape[1] if trans_a else _t_a.shape[2])
-    if _t_a.shape != (batch, (k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm_batched', 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != (batch, (n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm_batched', 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (batch, m, n):
-        _shape_error('gemm_batched', 'c', _t_c.shape, (batch, m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (batch, m, n), _F32, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((batch, m, n), _F32)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    stride_a = _st_a
-    ldb = _ld_b
-    stride_b = _st_b
-    ldc = _ld_c
-    stride_c = _st_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _FA, False, 'a', 'gemm_batched', _dev)
-        _p_b = _ptr(_t_b, _FA, False, 'b', 'gemm_batched', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _FA, True, 'c', 'gemm_batched', _dev)
-        _overlaps('gemm_batched', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm_batched(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
-    else:
-        _st = _lib.kb_gemm_batched(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _sp(_FA, _t_a), lda, stride_a, _sp(_FA, _t_b), ldb, stride_b, beta, (_NULL if _t_c is None else _sp(_FA, _t_c)), ldc, stride_c)
-    if _st:
-        _check(_st, 'gemm_batched', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
+    _r = _fast_gemm_batched(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_batched_path(_V_gemm_batched, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
+
+
+_V_gemm_batched_bf16 = _Variant('gemm_batched_bf16', _lib.kb_gemm_batched_bf16, _K_BF16, _HA, _U16, {})
+_fast_gemm_batched_bf16 = _fast('kb_gemm_batched_bf16/cbbnnnnftnntnnftnn', ('gemm_batched_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (3, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (3, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
 
 
 def gemm_batched_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
     """bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
     stay float).  Each item is computed as kb_gemm_bf16.
 
-    Arguments (sizes are taken from the arrays' shapes):
-      trans_a: bool, default False
-      trans_b: bool, default False
-      alpha: float, default 1
-      a: in bfloat16[batch, trans_a ? k : m, trans_a ? m : k] (any layout with unit stride along the last axis)
-      b: in bfloat16[batch, trans_b ? n : k, trans_b ? k : n] (any layout with unit stride along the last axis)
-      beta: float, default 0
-      c: inout bfloat16[batch, m, n] (any layout with unit stride along the last axis); read and updated in place; None: a new zero-filled array
-      ctx: Context, default: the calling thread's default (CPU) context
-    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    The arguments, shapes and result of gemm_batched (see its help), with bfloat16 arrays
+    where gemm_batched takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
     or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns c (when omitted, a new zero-filled one: a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
     C function: kb_gemm_batched_bf16.
     """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gemm_batched_bf16')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_BF16, 'a', 'gemm_batched_bf16', 3)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_BF16, 'b', 'gemm_batched_bf16', 3)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
-    else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_BF16, 'c', 'gemm_batched_bf16', 3)
-        if _s:
-            _slow = True
-    batch = _t_a.shape[0]
-    m = (_t_a.shape[2] if trans_a else _t_a.shape[1])
-    n = (_t_b.shape[1] if trans_b else _t_b.shape[2])
-    k = (_t_a.shape[1] if trans_a else _t_a.shape[2])
-    if _t_a.shape != (batch, (k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm_batched_bf16', 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != (batch, (n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm_batched_bf16', 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (batch, m, n):
-        _shape_error('gemm_batched_bf16', 'c', _t_c.shape, (batch, m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (batch, m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((batch, m, n), _t_a.dtype)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    stride_a = _st_a
-    ldb = _ld_b
-    stride_b = _st_b
-    ldc = _ld_c
-    stride_c = _st_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'gemm_batched_bf16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'gemm_batched_bf16', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _HA, True, 'c', 'gemm_batched_bf16', _dev)
-        _overlaps('gemm_batched_bf16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm_batched_bf16(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
-    else:
-        _st = _lib.kb_gemm_batched_bf16(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _sp(_HA, _t_a), lda, stride_a, _sp(_HA, _t_b), ldb, stride_b, beta, (_NULL if _t_c is None else _sp(_HA, _t_c)), ldc, stride_c)
-    if _st:
-        _check(_st, 'gemm_batched_bf16', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
+    _r = _fast_gemm_batched_bf16(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_batched_path(_V_gemm_batched_bf16, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
+
+
+_V_gemm_batched_f16 = _Variant('gemm_batched_f16', _lib.kb_gemm_batched_f16, _K_F16, _HA, _F16, {})
+_fast_gemm_batched_f16 = _fast('kb_gemm_batched_f16/cbbnnnnftnntnnftnn', ('gemm_batched_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (2, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (2, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
 
 
 def gemm_batched_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
     """float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
     stay float).  Each item is computed as kb_gemm_f16.
 
-    Arguments (sizes are taken from the arrays' shapes):
-      trans_a: bool, default False
-      trans_b: bool, default False
-      alpha: float, default 1
-      a: in float16[batch, trans_a ? k : m, trans_a ? m : k] (any layout with unit stride along the last axis)
-      b: in float16[batch, trans_b ? n : k, trans_b ? k : n] (any layout with unit stride along the last axis)
-      beta: float, default 0
-      c: inout float16[batch, m, n] (any layout with unit stride along the last axis); read and updated in place; None: a new zero-filled array
-      ctx: Context, default: the calling thread's default (CPU) context
-    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
-    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
-    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
-    Returns c (when omitted, a new zero-filled one: a Buffer on ctx when a tensor argument
-    is a Buffer or foreign memory, else a numpy array).
+    The arguments, shapes and result of gemm_batched (see its help), with float16 arrays
+    where gemm_batched takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
     C function: kb_gemm_batched_f16.
     """
-    _slow = False
-    if ctx is None:
-        try:
-            _ctxp = _tls.ctx._ptr
-        except AttributeError:
-            _ctxp = None
-        if _ctxp is None:
-            _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed('gemm_batched_f16')
-        if ctx._cuda:
-            _slow = True
-    trans_a = bool(trans_a)
-    trans_b = bool(trans_b)
-    _t_a, _ld_a, _st_a, _s = _strided_in(a, _K_F16, 'a', 'gemm_batched_f16', 3)
-    if _s:
-        _slow = True
-    _t_b, _ld_b, _st_b, _s = _strided_in(b, _K_F16, 'b', 'gemm_batched_f16', 3)
-    if _s:
-        _slow = True
-    if c is None:
-        _t_c = None
-    else:
-        _t_c, _b_c, _ld_c, _st_c, _s = _strided_inout(c, _K_F16, 'c', 'gemm_batched_f16', 3)
-        if _s:
-            _slow = True
-    batch = _t_a.shape[0]
-    m = (_t_a.shape[2] if trans_a else _t_a.shape[1])
-    n = (_t_b.shape[1] if trans_b else _t_b.shape[2])
-    k = (_t_a.shape[1] if trans_a else _t_a.shape[2])
-    if _t_a.shape != (batch, (k if trans_a else m), (m if trans_a else k)):
-        _shape_error('gemm_batched_f16', 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
-    if _t_b.shape != (batch, (n if trans_b else k), (k if trans_b else n)):
-        _shape_error('gemm_batched_f16', 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
-    if _t_c is not None and _t_c.shape != (batch, m, n):
-        _shape_error('gemm_batched_f16', 'c', _t_c.shape, (batch, m, n))
-    if _t_c is None:
-        if _slow:
-            _t_c = _new(ctx, (batch, m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
-        else:
-            _t_c = _zeros((batch, m, n), _t_a.dtype)
-        _b_c = None
-        _ld_c, _st_c = _dense_layout(_t_c.shape)
-    lda = _ld_a
-    stride_a = _st_a
-    ldb = _ld_b
-    stride_b = _st_b
-    ldc = _ld_c
-    stride_c = _st_c
-    if _slow:
-        _dev = -1 if ctx is None else ctx._device
-        _p_a = _ptr(_t_a, _HA, False, 'a', 'gemm_batched_f16', _dev)
-        _p_b = _ptr(_t_b, _HA, False, 'b', 'gemm_batched_f16', _dev)
-        _p_c = _NULL if _t_c is None else _ptr(_t_c, _HA, True, 'c', 'gemm_batched_f16', _dev)
-        _overlaps('gemm_batched_f16', (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-        _st = _lib.kb_gemm_batched_f16(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
-    else:
-        _st = _lib.kb_gemm_batched_f16(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _sp(_HA, _t_a), lda, stride_a, _sp(_HA, _t_b), ldb, stride_b, beta, (_NULL if _t_c is None else _sp(_HA, _t_c)), ldc, stride_c)
-    if _st:
-        _check(_st, 'gemm_batched_f16', _ctxp)
-    if _b_c is not None:
-        _copyto(_b_c, _t_c)
-    return _t_c if c is None else c
+    _r = _fast_gemm_batched_f16(ctx, a, b, c, trans_a, trans_b, alpha, beta)
+    return _gemm_batched_path(_V_gemm_batched_f16, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
 
+
+# The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).
+_PUBLIC = {
+    'silu': silu,
+    'gelu': gelu,
+    'gelu_tanh': gelu_tanh,
+    'add': add,
+    'mul': mul,
+    'scale': scale,
+    'add_bias': add_bias,
+    'softmax': softmax,
+    'log_softmax': log_softmax,
+    'rmsnorm': rmsnorm,
+    'layernorm': layernorm,
+    'gemm': gemm,
+    'embedding': embedding,
+    'rope': rope,
+    'attention': attention,
+    'cross_entropy': cross_entropy,
+    'cross_entropy_backward': cross_entropy_backward,
+    'adamw_step': adamw_step,
+    'argmax': argmax,
+    'sample': sample,
+    'topk_sample': topk_sample,
+    'topp_sample': topp_sample,
+    'silu_bf16': silu_bf16,
+    'silu_f16': silu_f16,
+    'gelu_bf16': gelu_bf16,
+    'gelu_f16': gelu_f16,
+    'gelu_tanh_bf16': gelu_tanh_bf16,
+    'gelu_tanh_f16': gelu_tanh_f16,
+    'add_bf16': add_bf16,
+    'add_f16': add_f16,
+    'mul_bf16': mul_bf16,
+    'mul_f16': mul_f16,
+    'scale_bf16': scale_bf16,
+    'scale_f16': scale_f16,
+    'add_bias_bf16': add_bias_bf16,
+    'add_bias_f16': add_bias_f16,
+    'softmax_bf16': softmax_bf16,
+    'softmax_f16': softmax_f16,
+    'log_softmax_bf16': log_softmax_bf16,
+    'log_softmax_f16': log_softmax_f16,
+    'rmsnorm_bf16': rmsnorm_bf16,
+    'rmsnorm_f16': rmsnorm_f16,
+    'layernorm_bf16': layernorm_bf16,
+    'layernorm_f16': layernorm_f16,
+    'gemm_bf16': gemm_bf16,
+    'gemm_f16': gemm_f16,
+    'attention_bf16': attention_bf16,
+    'attention_f16': attention_f16,
+    'linear': linear,
+    'linear_bf16': linear_bf16,
+    'linear_f16': linear_f16,
+    'attention_ex': attention_ex,
+    'attention_ex_bf16': attention_ex_bf16,
+    'attention_ex_f16': attention_ex_f16,
+    'gemm_batched': gemm_batched,
+    'gemm_batched_bf16': gemm_batched_bf16,
+    'gemm_batched_f16': gemm_batched_f16,
+}
 
 __all__ = [
     'version_number',

@@ -20,6 +20,8 @@ raised before the C library is called.  Device memory is never copied to
 the host implicitly, host memory never to the device.
 """
 
+import collections
+import os
 import threading
 import weakref
 
@@ -640,6 +642,8 @@ except ImportError:  # pragma: no cover (the wheel always has it)
 if _fastcall is not None:
     SLOW = _fastcall.SLOW
     _fastcall.setup(tls, ((F32,), (I32,), (F16, U16), (U16, BF16) if BF16 is not None else (U16,)))
+    # KB_PYTHON_FASTCALL=0: every call takes the Python path (for comparing the two).
+    _fastcall.set_enabled(os.environ.get("KB_PYTHON_FASTCALL", "1") != "0")
 else:
     SLOW = object()
 
@@ -659,6 +663,13 @@ def fast(key, spec):
     if not shim:
         return _always_slow
     return _fastcall.Kernel(shim, spec)
+
+
+# What a generated Python path needs to know of the kernel it runs for: the
+# public name (in messages), the C function, the kind, cffi array type and
+# new-array dtype of the tensors whose dtype differs between float32 and
+# 16-bit variants, and (float32 kernels) dtype name -> the 16-bit function.
+Variant = collections.namedtuple("Variant", "name c kind array dtype half")
 
 
 def fast_enabled(flag):

@@ -3,6 +3,7 @@ whose contract it covers, gives the same bits and the same objects back as the
 Python path, declines everything else to that path, and hands every library
 error to it."""
 
+import os
 import threading
 
 import numpy as np
@@ -11,7 +12,9 @@ import pytest
 import kernelbridge as kb
 from kernelbridge import _kernels, _runtime
 
-pytestmark = pytest.mark.skipif(_runtime._fastcall is None, reason="kernelbridge._fastcall not built")
+pytestmark = pytest.mark.skipif(
+    _runtime._fastcall is None or os.environ.get("KB_PYTHON_FASTCALL") == "0", reason="the fast path is off"
+)
 
 def f32(*shape, seed=0):
     """The same array for the same shape and seed (both paths see the same inputs)."""
@@ -67,6 +70,15 @@ CASES = {
     "linear": lambda: kb.linear(x24, f32(5, 4), f32(5)),
     "linear act int": lambda: kb.linear(x24, f32(5, 4), act=int(kb.Activation.GELU)),
     "linear act member": lambda: kb.linear(x24, f32(5, 4), act=kb.Activation.SILU),
+    "gemm": lambda: kb.gemm(f32(3, 4), f32(4, 5)),
+    "gemm trans": lambda: kb.gemm(f32(4, 3), f32(5, 4), trans_a=True, trans_b=True, alpha=2),
+    "gemm into c": lambda: kb.gemm(f32(3, 4), f32(4, 5), f32(3, 5), beta=0.5),
+    "gemm_batched": lambda: kb.gemm_batched(f32(2, 3, 4), f32(2, 5, 4), trans_b=True),
+    "gemm empty k": lambda: kb.gemm(f32(3, 0), f32(0, 5)),
+    "attention_ex": lambda: kb.attention_ex(f32(1, 2, 3, 4), f32(1, 1, 5, 4), f32(1, 1, 5, 4), causal=True),
+    "attention_ex seq-major, mask, lengths": lambda: kb.attention_ex(
+        f32(2, 3, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4), np.array([5, 2], np.int32), f32(1, 1, 3, 5), seq_major=True
+    ),
     "silu f16": lambda: kb.silu(x24.astype(np.float16)),
     "softmax bf16 bits": lambda: kb.softmax_bf16(np.full((2, 4), 0x3F80, np.uint16)),
     "add f16 as uint16": lambda: kb.add_f16(np.ones(5, np.uint16), np.ones(5, np.uint16)),
@@ -196,7 +208,7 @@ def test_a_new_thread_gets_its_default_context_then_runs_fast():
 def test_a_stale_extension_finds_no_shim():
     """The key names the C function and its parameter types: a kernel whose
     signature changed finds no shim and always takes the Python path."""
-    fn = _runtime.fast("kb_add/cnt", ("add", (), (), 0, 0, ()))
+    fn = _runtime.fast("kb_add/cnt", ("add", (), (), 0, 0, (), -1, ()))
     assert fn(None) is _runtime.SLOW
     assert _kernels._fast_add is not fn and repr(_kernels._fast_add) == "<kernelbridge fast path of add>"
 
@@ -205,15 +217,22 @@ def test_bad_specs_are_rejected():
     shim = _runtime.lib.kbpy_fast_shim(b"kb_silu/cntt")
     assert shim
     Kernel = _runtime._fastcall.Kernel
-    with pytest.raises(ValueError):
-        Kernel(shim, ("silu", ((0, 0, 0, 9, (0,), -1),), (), 1, 0, ()))  # no rule 9
-    with pytest.raises(ValueError):
-        Kernel(shim, ("silu", ((0, 0, 0, 1, (3,), -1),), (), 1, 0, ()))  # axis names dim 3 of 1
-    with pytest.raises(ValueError):
-        Kernel(shim, ("silu", (), ((2, 5, "t"),), 1, 0, ()))  # tensor 5 of 0
+    ok = ("silu", ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)),
+          ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, (), 1, ())
+    bad = [
+        ok[:1] + (((0, 0, 0, 9, (0,), -1), ok[1][1]),) + ok[2:],  # no rule 9
+        ok[:1] + (((0, 0, 0, 1, (3,), -1), ok[1][1]),) + ok[2:],  # axis names dim 3 of 1
+        ok[:1] + (((0, 0, 0, 0, ((5, 0, 0),), -1), ok[1][1]),) + ok[2:],  # flag 5 of 0 scalars
+        ok[:2] + (ok[2] + ((2, 5, "t"),),) + ok[3:],  # tensor 5 of 2
+        ok[:6] + (2,) + ok[7:],  # result 2 of 2
+        ok[:7] + ((4,),),  # absent-zero dim 4 of 1
+        ok[:7],  # 7 fields
+    ]
+    for spec in bad:
+        with pytest.raises(ValueError):
+            Kernel(shim, spec)
     with pytest.raises(TypeError):
         Kernel(0, None)
-    k = Kernel(shim, ("silu", ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)),
-                      ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, ()))
+    k = Kernel(shim, ok)
     with pytest.raises(TypeError, match="3 arguments"):
         k(None, x24)

@@ -45,24 +45,12 @@ def test_check_without_context_reads_the_thread_message():
     assert e.value.message == kb.last_error() and e.value.message.startswith("kb_cuda_device_name: ")
 
 
-class _LibReturning:
-    """Stands in for the cffi lib: one kernel returns a given status."""
-
-    def __init__(self, name, status):
-        self.name, self.status = name, status
-
-    def __getattr__(self, attr):
-        if attr == self.name:
-            return lambda *args: self.status
-        raise AttributeError(attr)
-
-
 @pytest.mark.parametrize("slow", [False, True])
 def test_kernel_status_8_raises_device_lost(monkeypatch, slow):
-    """The generated kernel path (its numpy branch and its slow path) turns
-    status 8 into DeviceLostError and writes nothing.  The C fast path is off
-    here: it hands every failed status to this path (test_fastcall.py)."""
-    monkeypatch.setattr(_kernels, "_lib", _LibReturning("kb_softmax", 8))
+    """The generated Python path (numpy and Buffer arguments) turns status 8
+    into DeviceLostError and writes nothing.  The C fast path is off here: it
+    hands every failed status to this path (test_fastcall.py)."""
+    monkeypatch.setattr(_kernels, "_V_softmax", _kernels._V_softmax._replace(c=lambda *args: 8))
     ctx = kb.Context()
     x = np.ones((2, 3), np.float32)
     out = np.full((2, 3), 7, np.float32)

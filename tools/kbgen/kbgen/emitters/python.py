@@ -51,6 +51,7 @@ only the model and contracts.py:
 from __future__ import annotations
 
 import keyword
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -701,28 +702,38 @@ def _scalar_code(p: Param) -> Optional[str]:
 
 def fast_path(k: "_Kernel") -> Optional[FastPath]:
     """The fast-path spec of kernel k, or None when fastcall.c's rules do not
-    cover its contract (layout parameters, conditional shapes, several or
-    optional outputs, sizes only an optional tensor gives): such kernels
-    always take the Python path."""
+    cover its contract (several outputs): such kernels always take the
+    Python path."""
     fn = k.fn
-    if k.lds or len(k.outs) > 1 or k.optional_inout is not None:
-        return None
-    if any(not isinstance(e, (Dim, Const)) for p in k.tensors for e in p.tensor.shape):
+    if len(k.outs) > 1:
         return None
     sources = contracts.dim_sources(fn)
     argdims = k.arg_dims
+    absent_zero = []
     for d in k.dims:
-        if d not in argdims and not any(s.when is None and k._available(s.tensor) for s in sources.get(d, [])):
-            return None
+        if d in k.lds or d in argdims or any(k._available(s.tensor) for s in sources.get(d, [])):
+            continue
+        if any(s.when is None and fn.param(s.tensor).tensor.nullable for s in sources.get(d, [])):
+            absent_zero.append(d)  # only an omitted tensor has it: 0, as in the Python path
+            continue
+        return None
     dim_index = {d: i for i, d in enumerate(k.dims)}
     order = [p for p in k.tensors if p.tensor.direction != "out"] + list(k.outs)
     tensor_index = {p.name: i for i, p in enumerate(order)}
     keywords = [p for p, _ in k.keywords()]
     scalar_index = {p.name: i for i, p in enumerate(keywords)}
+
+    def item(e):
+        if isinstance(e, Dim):
+            return dim_index[e.name]
+        if isinstance(e, Const):
+            return -1 - e.value
+        return (scalar_index[e.flag], item(e.then), item(e.otherwise))
+
     tensors = []
     for p in order:
         t = p.tensor
-        axes = tuple(dim_index[e.name] if isinstance(e, Dim) else -1 - e.value for e in t.shape)
+        axes = tuple(item(e) for e in t.shape)
         if k.elementwise:
             rule = 1
         elif p.name == k.lead:
@@ -733,18 +744,25 @@ def fast_path(k: "_Kernel") -> Optional[FastPath]:
                 return None  # fastcall.c needs the lead tensor first
         else:
             rule = 0
+        nullable = 2 if p.name == k.optional_inout else int(t.nullable)
         source = -1
-        if t.direction == "out" and len(_FAST_DTYPES[t.dtype]) > 1:
+        if (t.direction == "out" or nullable == 2) and len(_FAST_DTYPES[t.dtype]) > 1:
             for q in order:
                 if q is not p and q.tensor.dtype == t.dtype and q.tensor.direction != "out" and k._available(q.name):
                     source = tensor_index[q.name]
                     break
-        tensors.append((_FAST_KIND[t.dtype], _FAST_DIRECTION[t.direction], int(t.nullable), rule, axes, source))
+        tensors.append((_FAST_KIND[t.dtype], _FAST_DIRECTION[t.direction], nullable, rule, axes, source))
+    lds = contracts.ld_params(fn)
+    strides = contracts.stride_params(fn)
     params = []
     codes = ""
     for p in fn.params:
         if p.role == "context":
             params.append((0, 0, "c"))
+        elif p.role == "dim" and p.name in lds:
+            params.append((4, tensor_index[lds[p.name]], "n"))
+        elif p.role == "dim" and p.name in strides:
+            params.append((5, tensor_index[strides[p.name]], "n"))
         elif p.role == "dim":
             params.append((1, dim_index[p.name], "n"))
         elif p.role == "tensor":
@@ -756,7 +774,14 @@ def fast_path(k: "_Kernel") -> Optional[FastPath]:
             params.append((3, scalar_index[p.name], code))
         codes += params[-1][2]
     seeds = tuple((scalar_index[d], dim_index[d]) for d in argdims)
-    spec = repr((fn.short_name, tuple(tensors), tuple(params), len(k.dims), len(keywords), seeds))
+    if k.outs:
+        result = tensor_index[k.outs[0].name]
+    elif k.optional_inout:
+        result = tensor_index[k.optional_inout]
+    else:
+        result = -1
+    spec = repr((fn.short_name, tuple(tensors), tuple(params), len(k.dims), len(keywords), seeds, result,
+                 tuple(dim_index[d] for d in absent_zero)))
     # An enum parameter takes a plain int or a member of its own class (the
     # Python path converts and checks anything else).
     for p in fn.params:
@@ -792,45 +817,52 @@ def fast_shims(api: Api) -> str:
     )
 
 
-def kernel_code(k: _Kernel) -> str:
+def _varying(k: _Kernel, variants: List[_Kernel]) -> set:
+    """Tensors of k whose dtype differs in some 16-bit variant (the rest, such
+    as int32 ids, are the same in the whole family)."""
+    out = set()
+    for v in variants:
+        for p, q in zip(k.tensors, v.tensors):
+            if p.tensor.dtype != q.tensor.dtype:
+                out.add(p.name)
+    return out
+
+
+def variant_record(k: _Kernel, half: Dict[str, str]) -> str:
+    """The _Variant a public function hands its Python path: its name, C
+    function, the kind / cffi array / new-array dtype of its varying tensors,
+    and (float32 only) the 16-bit functions other dtypes go to."""
+    dt = next((p.tensor.dtype for p in k.tensors if p.tensor.dtype not in ("i32",)), "f32")
+    pairs = ", ".join(f"{_q(d)}: {_q(n)}" for d, n in sorted(half.items()))
+    return (
+        f"_Variant({_q(k.name)}, _lib.{k.fn.name}, {_KIND[dt]}, {_CFFI_ARRAY[dt]}, {_DEFAULT_DTYPE[dt]}, "
+        f"{{{pairs}}})"
+    )
+
+
+def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
+    """The Python path of kernel k and its variants: every kind of argument
+    (numpy arrays of any layout, Buffers, foreign memory), every error.  The
+    kernel-specific parts of a variant come from _v (a _Variant)."""
     fn = k.fn
-    fname = k.name
-    w = []  # body lines, indented by 4
-    pos = k.positional()
-    sig = [n if d is None else f"{n}={d}" for n, d in pos]
-    kw = [py_name(p.name) if d is None else f"{py_name(p.name)}={d}" for p, d in k.keywords()]
-    sig.append("*")
-    sig += kw
-    sig.append("ctx=None")
-    fp = fast_path(k)
-    out = []
-    if fp is not None:
-        out.append(f"_fast_{fname} = _fast({_q(fp.key)}, {fp.spec})\n\n\n")
-    out += [f"def {fname}({', '.join(sig)}):\n", _docstring(kernel_doc(k), "    ")]
+    w = []
     add = w.append
-    if fp is not None:
-        # The common case, in C (bindings/python/src/fastcall.c); SLOW when
-        # anything needs the Python path below, which also raises every error.
-        fast_args = ["ctx"] + [n for n, _ in pos] + [py_name(p.name) for p, _ in k.keywords()]
-        add(f"_r = _fast_{fname}({', '.join(fast_args)})")
-        add("if _r is not _SLOW:")
-        add("    return _r")
-    add("_slow = False")
-    # Context.  A CUDA context sends every call through the slow path, which
-    # checks that each tensor is device memory of the context's device.
+    pos = k.positional()
+    kws = k.keywords()
+    params = ["_v"] + [n for n, _ in pos] + [py_name(p.name) for p, _ in kws] + ["ctx"]
+
+    def kind(p):
+        return "_v.kind" if p.name in varying else _KIND[p.tensor.dtype]
+
+    def array(p):
+        return "_v.array" if p.name in varying else _CFFI_ARRAY[p.tensor.dtype]
+
     add("if ctx is None:")
-    add("    try:")
-    add("        _ctxp = _tls.ctx._ptr")
-    add("    except AttributeError:")
-    add("        _ctxp = None")
-    add("    if _ctxp is None:")
-    add("        _ctxp = _default_ptr()")
+    add("    _ctxp = _default_ptr()")
     add("else:")
     add("    _ctxp = ctx._ptr")
     add("    if _ctxp is None:")
-    add(f"        _closed({_q(fname)})")
-    add("    if ctx._cuda:")
-    add("        _slow = True")
+    add("        _closed(_v.name)")
     for p in fn.params:
         if p.role == "flag":
             add(f"{py_name(p.name)} = bool({py_name(p.name)})")
@@ -839,8 +871,8 @@ def kernel_code(k: _Kernel) -> str:
             n = py_name(p.name)
             cls = enum_class_name(k.api.enum(p.ctype.name))
             add(f"if type({n}) is not int:")
-            add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, {_q(fname)})")
-    # Inputs and inouts.
+            add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, _v.name)")
+    forward = k.forward_args()
     given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
     first_input = next((p.name for p in k.tensors if p.tensor.direction != "out"), None)
     for p in k.tensors:
@@ -849,52 +881,43 @@ def kernel_code(k: _Kernel) -> str:
             continue
         name = py_name(p.name)
         ndim = k.ndim_code(p)
-        kind = _KIND[t.dtype]
         ind = ""
         if t.nullable or p.name == k.optional_inout:
             add(f"if {name} is None:")
             add(f"    _t_{p.name} = None")
             add("else:")
             ind = "    "
+        if p.name == first_input and varying:
+            # float16 / bfloat16 arrays run the 16-bit variant (same dtype out).
+            add(f"{ind}if _v.half:")
+            add(f"{ind}    _h = _half({name})")
+            add(f"{ind}    if _h in _v.half:")
+            add(f"{ind}        return _PUBLIC[_v.half[_h]]({forward})")
         if p.name in k.strided:
-            if p.name == first_input and k.half:
-                add(f"{ind}if type({name}) is not _nd or {name}.dtype is not {_FAST_DTYPES[t.dtype][0]}:")
-                add(f"{ind}    _h = _half({name})")
-                for dt, target in sorted(k.half.items()):
-                    add(f"{ind}    if _h == {_q(dt)}:")
-                    add(f"{ind}        return {target}({k.forward_args()})")
             # Row and batch strides come from the array's layout.
             if t.direction == "in":
-                add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _s = _strided_in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
+                add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_in({name}, {kind(p)}, {_q(name)}, _v.name, {ndim})")
             else:
-                add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _s = _strided_inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim})")
-            add(f"{ind}if _s:")
-            add(f"{ind}    _slow = True")
-            given.append(f"_t_{p.name}")
-            continue
-        cond = f"type({name}) is _nd and {_fast_cond(name, t.dtype)} and {name}.flags.carray"
-        if isinstance(ndim, tuple):
-            cond += f" and {name}.ndim >= {ndim[0]}"
-        elif ndim >= 0:
-            cond += f" and {name}.ndim == {ndim}"
-        add(f"{ind}if {cond}:")
-        add(f"{ind}    _t_{p.name} = {name}")
-        if t.direction != "in":
-            add(f"{ind}    _b_{p.name} = None")
-        add(f"{ind}else:")
-        if p.name == first_input and k.half:
-            # float16 / bfloat16 arrays run the 16-bit variant (same dtype out).
-            add(f"{ind}    _h = _half({name})")
-            for dt, target in sorted(k.half.items()):
-                add(f"{ind}    if _h == {_q(dt)}:")
-                add(f"{ind}        return {target}({k.forward_args()})")
-        if t.direction == "in":
-            add(f"{ind}    _t_{p.name} = _in({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim!r})")
+                add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_inout({name}, {kind(p)}, {_q(name)}, _v.name, {ndim})")
+        elif t.direction == "in":
+            add(f"{ind}_t_{p.name} = _in({name}, {kind(p)}, {_q(name)}, _v.name, {ndim!r})")
         else:
-            add(f"{ind}    _t_{p.name}, _b_{p.name} = _inout({name}, {kind}, {_q(name)}, {_q(fname)}, {ndim!r})")
-        add(f"{ind}    _slow = True")
+            add(f"{ind}_t_{p.name}, _b_{p.name} = _inout({name}, {kind(p)}, {_q(name)}, _v.name, {ndim!r})")
         given.append(f"_t_{p.name}")
     given_tuple = "(" + ", ".join(given) + ("," if len(given) == 1 else "") + ")"
+
+    def new_dtype(p):
+        """A new output's (or omitted inout's) dtype: a given input's of the
+        same dtype when the dtype has several numpy spellings."""
+        dtype = p.tensor.dtype
+        if p.name in varying or len(_FAST_DTYPES[dtype]) > 1:
+            for q in k.tensors:
+                if q is p or q.tensor.dtype != dtype or q.tensor.direction == "out" or not k._available(q.name):
+                    continue
+                return f"_t_{q.name}.dtype"
+            return "_v.dtype" if p.name in varying else _DEFAULT_DTYPE[dtype]
+        return _DEFAULT_DTYPE[dtype]
+
     # Sizes.
     if k.elementwise:
         first = next(p for p in k.tensors if k._available(p.name))
@@ -922,15 +945,11 @@ def kernel_code(k: _Kernel) -> str:
         if t.nullable or p.name == k.optional_inout:
             guard = f"_t_{p.name} is not None and "
         add(f"if {guard}_t_{p.name}.shape != {k.shape_code(p)}:")
-        add(f"    _shape_error({_q(fname)}, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
+        add(f"    _shape_error(_v.name, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
     if k.optional_inout:
         p = fn.param(k.optional_inout)
-        dt = _out_dtype(k, p)
         add(f"if _t_{p.name} is None:")
-        add("    if _slow:")
-        add(f"        _t_{p.name} = _new(ctx, {k.shape_code(p)}, {dt}, {given_tuple}, True)")
-        add("    else:")
-        add(f"        _t_{p.name} = _zeros({k.shape_code(p)}, {dt})")
+        add(f"    _t_{p.name} = _new(ctx, {k.shape_code(p)}, {new_dtype(p)}, {given_tuple}, True)")
         add(f"    _b_{p.name} = None")
         if p.name in k.strided:
             add(f"    _ld_{p.name}, _st_{p.name} = _dense_layout(_t_{p.name}.shape)")
@@ -942,29 +961,15 @@ def kernel_code(k: _Kernel) -> str:
             add("if out is None:")
             add(f"    out = (None,) * {len(k.outs)}")
             add(f"elif type(out) is not tuple or len(out) != {len(k.outs)}:")
-            add(f"    _out_tuple_error({_q(fname)}, {len(k.outs)}, out)")
+            add(f"    _out_tuple_error(_v.name, {len(k.outs)}, out)")
         for i, p in enumerate(k.outs):
-            t = p.tensor
-            kind = _KIND[t.dtype]
-            dt = _out_dtype(k, p)
             src = f"out[{i}]" if multi else "out"
-            label = f"out[{i}]" if multi else "out"
-            labels[p.name] = label
+            labels[p.name] = src
             shape = k.shape_code(p)
-            add(f"_o = {src}")
-            add("if _o is None:")
-            add("    if _slow:")
-            add(f"        _t_{p.name} = _new(ctx, {shape}, {dt}, {given_tuple})")
-            add("    else:")
-            add(f"        _t_{p.name} = _empty({shape}, {dt})")
-            add(f"    _b_{p.name} = None")
-            add(f"elif type(_o) is _nd and {_fast_cond('_o', t.dtype)} and _o.flags.carray and _o.shape == {shape}:")
-            add(f"    _t_{p.name} = _o")
-            add(f"    _b_{p.name} = None")
+            add(f"if {src} is None:")
+            add(f"    _t_{p.name}, _b_{p.name} = _new(ctx, {shape}, {new_dtype(p)}, {given_tuple}), None")
             add("else:")
-            add(f"    _t_{p.name}, _b_{p.name} = _out(_o, {kind}, {_q(label)}, {_q(fname)}, {shape})")
-            add("    _slow = True")
-    writers = [p for p in k.tensors if p.tensor.direction != "in"]
+            add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _v.name, {shape})")
     # ld and stride parameters: the layouts the arrays have.
     for p in k.tensors:
         if p.name not in k.strided:
@@ -973,73 +978,94 @@ def kernel_code(k: _Kernel) -> str:
             add(f"{p.tensor.ld} = _ld_{p.name}")
         if p.tensor.stride is not None:
             add(f"{p.tensor.stride} = _st_{p.name}")
-    # The call.  Slow path: every pointer is checked against the context's
-    # kind, and overlap of arrays Python copied (which the library cannot
-    # see) is checked on the caller's arrays.
-    add("if _slow:")
-    add("    _dev = -1 if ctx is None else ctx._device")
-    slow_args = []
-    fast_args = []
+    # The call: every pointer is checked against the context's kind, and
+    # overlap of arrays Python copied (which the library cannot see) is
+    # checked on the caller's arrays.
+    add("_dev = -1 if ctx is None else ctx._device")
+    args = []
     for p in fn.params:
         if p.role == "context":
-            slow_args.append("_ctxp")
-            fast_args.append("_ctxp")
+            args.append("_ctxp")
         elif p.role == "tensor":
             t = p.tensor
-            arr = _CFFI_ARRAY[t.dtype]
-            writable = t.direction != "in"
             label = labels.get(p.name, py_name(p.name))
-            ptr = f"_ptr(_t_{p.name}, {arr}, {writable}, {_q(label)}, {_q(fname)}, _dev)"
-            fast = f"_fb({arr}, _t_{p.name}{', True' if writable else ''})"
-            if p.name in k.strided:
-                fast = f"_sp({arr}, _t_{p.name})"
+            ptr = f"_ptr(_t_{p.name}, {array(p)}, {t.direction != 'in'}, {_q(label)}, _v.name, _dev)"
             if t.nullable or p.name == k.optional_inout:
                 ptr = f"_NULL if _t_{p.name} is None else {ptr}"
-                fast = f"(_NULL if _t_{p.name} is None else {fast})"
-            add(f"    _p_{p.name} = {ptr}")
-            slow_args.append(f"_p_{p.name}")
-            fast_args.append(fast)
+            add(f"_p_{p.name} = {ptr}")
+            args.append(f"_p_{p.name}")
         else:
-            slow_args.append(py_name(p.name))
-            fast_args.append(py_name(p.name))
-    if writers:
+            args.append(py_name(p.name))
+    if any(p.tensor.direction != "in" for p in k.tensors):
         items = []
         for p in k.tensors:
             t = p.tensor
-            if t.direction == "out":
-                obj = f"out[{k.outs.index(p)}]" if multi else "out"
-                label = obj
-            else:
-                obj = label = py_name(p.name)
-            items.append(
-                f"({_q(label)}, {obj}, _t_{p.name}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})"
-            )
-        add(f"    _overlaps({_q(fname)}, ({', '.join(items)},))")
-    add(f"    _st = _lib.{fn.name}({', '.join(slow_args)})")
-    add("else:")
-    add(f"    _st = _lib.{fn.name}({', '.join(fast_args)})")
+            obj = labels.get(p.name, py_name(p.name))
+            items.append(f"({_q(obj)}, {obj}, _t_{p.name}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})")
+        add(f"_overlaps(_v.name, ({', '.join(items)},))")
+    add(f"_st = _v.c({', '.join(args)})")
     add("if _st:")
-    add(f"    _check(_st, {_q(fname)}, _ctxp)")
+    add("    _check(_st, _v.name, _ctxp)")
     for p in k.tensors:
         if p.tensor.direction == "in":
             continue
         add(f"if _b_{p.name} is not None:")
         add(f"    _copyto(_b_{p.name}, _t_{p.name})")
-    # Result.
     if k.outs:
         if multi:
             parts = [f"_t_{p.name} if out[{i}] is None else out[{i}]" for i, p in enumerate(k.outs)]
             add("return (" + ", ".join(f"({x})" for x in parts) + ")")
         else:
-            p = k.outs[0]
-            add(f"return _t_{p.name} if out is None else out")
+            add(f"return _t_{k.outs[0].name} if out is None else out")
     elif k.optional_inout:
         name = py_name(k.optional_inout)
         add(f"return _t_{k.optional_inout} if {name} is None else {name}")
     else:
         add("return None")
-    body = "".join("    " + l + "\n" for l in w)
-    return "".join(out) + body
+    head = f"def {path}({', '.join(params)}):\n"
+    doc = _docstring(f"The Python path of {', '.join(names)}: any kind of array, every check.", "    ")
+    return head + doc + "".join("    " + l + "\n" for l in w)
+
+
+def variant_doc(k: _Kernel, root: _Kernel) -> str:
+    """A 16-bit variant's docstring: the float32 function documents the arguments."""
+    dt = "bfloat16" if k.name.endswith("_bf16") else "float16"
+    spell = _DOC_NOTE["bf16" if dt == "bfloat16" else "f16"]
+    return "\n".join(
+        [
+            f"{k.fn.doc}",
+            "",
+            f"The arguments, shapes and result of {root.name} (see its help), with {dt} arrays",
+            f"where {root.name} takes float32 ones.  {spell}",
+            f"C function: {k.fn.name}.",
+        ]
+    )
+
+
+def kernel_code(k: _Kernel, path: str, record: str, doc: Optional[str] = None) -> str:
+    """The public function of kernel k: the fast path, then its Python path."""
+    fname = k.name
+    pos = k.positional()
+    sig = [n if d is None else f"{n}={d}" for n, d in pos]
+    kw = [py_name(p.name) if d is None else f"{py_name(p.name)}={d}" for p, d in k.keywords()]
+    sig.append("*")
+    sig += kw
+    sig.append("ctx=None")
+    names = [n for n, _ in pos] + [py_name(p.name) for p, _ in k.keywords()]
+    out = [f"_V_{fname} = {record}\n"]
+    fp = fast_path(k)
+    if fp is not None:
+        out.append(f"_fast_{fname} = _fast({_q(fp.key)}, {fp.spec})\n")
+    out += ["\n\n", f"def {fname}({', '.join(sig)}):\n", _docstring(doc or kernel_doc(k), "    ")]
+    call = f"{path}(_V_{fname}, {', '.join(names + ['ctx'])})"
+    if fp is not None:
+        # The common case, in C (bindings/python/src/fastcall.c); SLOW when
+        # anything needs the Python path, which also raises every error.
+        out.append(f"    _r = _fast_{fname}({', '.join(['ctx'] + names)})\n")
+        out.append(f"    return {call} if _r is _SLOW else _r\n")
+    else:
+        out.append(f"    return {call}\n")
+    return "".join(out)
 
 
 def _returns_status(f: Function) -> bool:
@@ -1099,6 +1125,7 @@ KERNEL_IMPORTS = [
     "tls as _tls",
     "to_input as _in",
     "zeros as _zeros",
+    "Variant as _Variant",
 ]
 
 
@@ -1138,15 +1165,34 @@ def kernels_module(api: Api) -> str:
     ]
     parts += [f"    {f.short_name},\n" for f in free_functions(api)]
     parts.append(")\n")
-    parts.append("from ._runtime import (\n")
-    parts += [f"    {n},\n" for n in KERNEL_IMPORTS]
-    parts.append(")\n")
+    imports_at = len(parts)
     public = [f.short_name for f in free_functions(api)]
     half = _half_variants(api)
+    by_name = {f.name: f for f in api.kernels}
+    variant_of = {}  # C name of a 16-bit variant -> its float32 kernel
+    for root, vs in half.items():
+        for dt in vs:
+            variant_of[f"{root}_{dt}"] = root
     for fn in api.kernels:
-        parts.append("\n\n" + kernel_code(_Kernel(fn, half.get(fn.name), api)))
-        public.append(fn.short_name)
-    parts.append("\n\n__all__ = [\n" + "".join(f"    {_q(n)},\n" for n in public) + "]\n")
+        if fn.name in variant_of:
+            continue
+        k = _Kernel(fn, half.get(fn.name), api)
+        members = [k] + [_Kernel(by_name[f"{fn.name}_{dt}"], api=api) for dt in sorted(k.half)]
+        for m in members[1:]:
+            # One Python path serves the family: the same parameters in the same order.
+            assert [(p.name, p.role) for p in m.fn.params] == [(p.name, p.role) for p in fn.params], m.name
+        path = f"_{k.name}_path"
+        parts.append("\n\n" + path_code(k, path, _varying(k, members[1:]), [m.name for m in members]))
+        for m in members:
+            doc = None if m is k else variant_doc(m, k)
+            parts.append("\n\n" + kernel_code(m, path, variant_record(m, k.half if m is k else {}), doc))
+    public += [fn.short_name for fn in api.kernels]
+    parts.append("\n\n# The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).\n")
+    parts.append("_PUBLIC = {\n" + "".join(f"    {_q(fn.short_name)}: {fn.short_name},\n" for fn in api.kernels) + "}\n")
+    parts.append("\n__all__ = [\n" + "".join(f"    {_q(n)},\n" for n in public) + "]\n")
+    body = "".join(parts[imports_at:])
+    used = [n for n in KERNEL_IMPORTS if re.search(r"\b%s\b" % re.escape(n.split(" as ")[1]), body)]
+    parts.insert(imports_at, "from ._runtime import (\n" + "".join(f"    {n},\n" for n in used) + ")\n")
     return "".join(parts)
 
 
