@@ -51,30 +51,31 @@ from ._runtime import (
 def _silu_path(_v, x, out, ctx):
     """The Python path of silu, silu_bf16, silu_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, -1)
     _shape = _t_x.shape
     n = _t_x.size
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, n, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, n, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -136,30 +137,31 @@ def silu_f16(x, out=None, *, ctx=None):
 def _gelu_path(_v, x, out, ctx):
     """The Python path of gelu, gelu_bf16, gelu_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, -1)
     _shape = _t_x.shape
     n = _t_x.size
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, n, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, n, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -221,30 +223,31 @@ def gelu_f16(x, out=None, *, ctx=None):
 def _gelu_tanh_path(_v, x, out, ctx):
     """The Python path of gelu_tanh, gelu_tanh_bf16, gelu_tanh_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, -1)
     _shape = _t_x.shape
     n = _t_x.size
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, n, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, n, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -307,34 +310,35 @@ def gelu_tanh_f16(x, out=None, *, ctx=None):
 def _add_path(_v, a, b, out, ctx):
     """The Python path of add, add_bf16, add_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(a)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](a, b, out, ctx=ctx)
-    _t_a = _in(a, _v.kind, 'a', _v.name, -1)
-    _t_b = _in(b, _v.kind, 'b', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](a, b, out, ctx=ctx)
+    _t_a = _in(a, _kind, 'a', _name, -1)
+    _t_b = _in(b, _kind, 'b', _name, -1)
     _shape = _t_a.shape
     n = _t_a.size
     if _t_b.shape != _shape:
-        _shape_error(_v.name, 'b', _t_b.shape, _shape)
+        _shape_error(_name, 'b', _t_b.shape, _shape)
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
-    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-    _st = _v.c(_ctxp, n, _p_a, _p_b, _p_y)
+    _p_a = _ptr(_t_a, _array, False, 'a', _name, _dev)
+    _p_b = _ptr(_t_b, _array, False, 'b', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
+    _st = _c(_ctxp, n, _p_a, _p_b, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -397,34 +401,35 @@ def add_f16(a, b, out=None, *, ctx=None):
 def _mul_path(_v, a, b, out, ctx):
     """The Python path of mul, mul_bf16, mul_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(a)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](a, b, out, ctx=ctx)
-    _t_a = _in(a, _v.kind, 'a', _v.name, -1)
-    _t_b = _in(b, _v.kind, 'b', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](a, b, out, ctx=ctx)
+    _t_a = _in(a, _kind, 'a', _name, -1)
+    _t_b = _in(b, _kind, 'b', _name, -1)
     _shape = _t_a.shape
     n = _t_a.size
     if _t_b.shape != _shape:
-        _shape_error(_v.name, 'b', _t_b.shape, _shape)
+        _shape_error(_name, 'b', _t_b.shape, _shape)
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
-    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-    _st = _v.c(_ctxp, n, _p_a, _p_b, _p_y)
+    _p_a = _ptr(_t_a, _array, False, 'a', _name, _dev)
+    _p_b = _ptr(_t_b, _array, False, 'b', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
+    _st = _c(_ctxp, n, _p_a, _p_b, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -487,30 +492,31 @@ def mul_f16(a, b, out=None, *, ctx=None):
 def _scale_path(_v, x, out, alpha, ctx):
     """The Python path of scale, scale_bf16, scale_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, alpha=alpha, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, -1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, alpha=alpha, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, -1)
     _shape = _t_x.shape
     n = _t_x.size
     if out is None:
         _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _shape)
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, n, alpha, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, n, alpha, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -573,36 +579,37 @@ def scale_f16(x, out=None, *, alpha, ctx=None):
 def _add_bias_path(_v, x, bias, out, ctx):
     """The Python path of add_bias, add_bias_bf16, add_bias_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, bias, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
-    _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, bias, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
+    _t_bias = _in(bias, _kind, 'bias', _name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
     if _t_bias.shape != (cols,):
-        _shape_error(_v.name, 'bias', _t_bias.shape, (cols,))
+        _shape_error(_name, 'bias', _t_bias.shape, (cols,))
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_bias)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_bias = _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_bias = _ptr(_t_bias, _array, False, 'bias', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_bias, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -665,17 +672,18 @@ def add_bias_f16(x, bias, out=None, *, ctx=None):
 def _softmax_path(_v, x, out, ctx):
     """The Python path of softmax, softmax_bf16, softmax_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -683,14 +691,14 @@ def _softmax_path(_v, x, out, ctx):
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -754,17 +762,18 @@ def softmax_f16(x, out=None, *, ctx=None):
 def _log_softmax_path(_v, x, out, ctx):
     """The Python path of log_softmax, log_softmax_bf16, log_softmax_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -772,14 +781,14 @@ def _log_softmax_path(_v, x, out, ctx):
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -842,36 +851,37 @@ def log_softmax_f16(x, out=None, *, ctx=None):
 def _rmsnorm_path(_v, x, weight, out, eps, ctx):
     """The Python path of rmsnorm, rmsnorm_bf16, rmsnorm_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, weight, out, eps=eps, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
-    _t_weight = _in(weight, _v.kind, 'weight', _v.name, 1)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, weight, out, eps=eps, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
+    _t_weight = _in(weight, _kind, 'weight', _name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
     if _t_weight.shape != (cols,):
-        _shape_error(_v.name, 'weight', _t_weight.shape, (cols,))
+        _shape_error(_name, 'weight', _t_weight.shape, (cols,))
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_weight = _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_weight = _ptr(_t_weight, _array, False, 'weight', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_weight, eps, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -936,46 +946,47 @@ def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
 def _layernorm_path(_v, x, weight, bias, out, eps, ctx):
     """The Python path of layernorm, layernorm_bf16, layernorm_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    if _v.half:
+            _closed(_name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, weight, bias, out, eps=eps, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, weight, bias, out, eps=eps, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
     if weight is None:
         _t_weight = None
     else:
-        _t_weight = _in(weight, _v.kind, 'weight', _v.name, 1)
+        _t_weight = _in(weight, _kind, 'weight', _name, 1)
     if bias is None:
         _t_bias = None
     else:
-        _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
+        _t_bias = _in(bias, _kind, 'bias', _name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     cols = _t_x.shape[-1]
     if _t_weight is not None and _t_weight.shape != (cols,):
-        _shape_error(_v.name, 'weight', _t_weight.shape, (cols,))
+        _shape_error(_name, 'weight', _t_weight.shape, (cols,))
     if _t_bias is not None and _t_bias.shape != (cols,):
-        _shape_error(_v.name, 'bias', _t_bias.shape, (cols,))
+        _shape_error(_name, 'bias', _t_bias.shape, (cols,))
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_weight, _t_bias)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (cols,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
-    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_weight = _NULL if _t_weight is None else _ptr(_t_weight, _array, False, 'weight', _name, _dev)
+    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _array, False, 'bias', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_weight, _p_bias, eps, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -1043,33 +1054,34 @@ def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
 def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
     """The Python path of gemm, gemm_bf16, gemm_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
+            _closed(_name)
     trans_a = bool(trans_a)
     trans_b = bool(trans_b)
-    if _v.half:
+    if _halfs:
         _h = _half(a)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-    _t_a, _ld_a, _st_a, _ = _strided_in(a, _v.kind, 'a', _v.name, 2)
-    _t_b, _ld_b, _st_b, _ = _strided_in(b, _v.kind, 'b', _v.name, 2)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
+    _t_a, _ld_a, _st_a, _ = _strided_in(a, _kind, 'a', _name, 2)
+    _t_b, _ld_b, _st_b, _ = _strided_in(b, _kind, 'b', _name, 2)
     if c is None:
         _t_c = None
     else:
-        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _v.kind, 'c', _v.name, 2)
+        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _kind, 'c', _name, 2)
     m = (_t_a.shape[1] if trans_a else _t_a.shape[0])
     n = (_t_b.shape[0] if trans_b else _t_b.shape[1])
     k = (_t_a.shape[0] if trans_a else _t_a.shape[1])
     if _t_a.shape != ((k if trans_a else m), (m if trans_a else k)):
-        _shape_error(_v.name, 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
+        _shape_error(_name, 'a', _t_a.shape, ((k if trans_a else m), (m if trans_a else k)))
     if _t_b.shape != ((n if trans_b else k), (k if trans_b else n)):
-        _shape_error(_v.name, 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
+        _shape_error(_name, 'b', _t_b.shape, ((n if trans_b else k), (k if trans_b else n)))
     if _t_c is not None and _t_c.shape != (m, n):
-        _shape_error(_v.name, 'c', _t_c.shape, (m, n))
+        _shape_error(_name, 'c', _t_c.shape, (m, n))
     if _t_c is None:
         _t_c = _new(ctx, (m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
         _b_c = None
@@ -1078,13 +1090,13 @@ def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
     ldb = _ld_b
     ldc = _ld_c
     _dev = -1 if ctx is None else ctx._device
-    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
-    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
-    _p_c = _NULL if _t_c is None else _ptr(_t_c, _v.array, True, 'c', _v.name, _dev)
-    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-    _st = _v.c(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
+    _p_a = _ptr(_t_a, _array, False, 'a', _name, _dev)
+    _p_b = _ptr(_t_b, _array, False, 'b', _name, _dev)
+    _p_c = _NULL if _t_c is None else _ptr(_t_c, _array, True, 'c', _name, _dev)
+    _overlaps(_name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
+    _st = _c(_ctxp, trans_a, trans_b, m, n, k, alpha, _p_a, lda, _p_b, ldb, beta, _p_c, ldc)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_c is not None:
         _copyto(_b_c, _t_c)
     return _t_c if c is None else c
@@ -1158,29 +1170,30 @@ def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx
 def _embedding_path(_v, ids, table, out, ctx):
     """The Python path of embedding: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_ids = _in(ids, _K_I32, 'ids', _v.name, 1)
-    _t_table = _in(table, _K_F32, 'table', _v.name, 2)
+            _closed(_name)
+    _t_ids = _in(ids, _K_I32, 'ids', _name, 1)
+    _t_table = _in(table, _K_F32, 'table', _name, 2)
     n_ids = _t_ids.shape[0]
     vocab = _t_table.shape[0]
     dim = _t_table.shape[1]
     if out is None:
         _t_out, _b_out = _new(ctx, (n_ids, dim), _F32, (_t_ids, _t_table)), None
     else:
-        _t_out, _b_out = _out(out, _K_F32, 'out', _v.name, (n_ids, dim))
+        _t_out, _b_out = _out(out, _K_F32, 'out', _name, (n_ids, dim))
     _dev = -1 if ctx is None else ctx._device
-    _p_ids = _ptr(_t_ids, _IA, False, 'ids', _v.name, _dev)
-    _p_table = _ptr(_t_table, _FA, False, 'table', _v.name, _dev)
-    _p_out = _ptr(_t_out, _FA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, n_ids, vocab, dim, _p_ids, _p_table, _p_out)
+    _p_ids = _ptr(_t_ids, _IA, False, 'ids', _name, _dev)
+    _p_table = _ptr(_t_table, _FA, False, 'table', _name, _dev)
+    _p_out = _ptr(_t_out, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, n_ids, vocab, dim, _p_ids, _p_table, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1212,31 +1225,32 @@ def embedding(ids, table, out=None, *, ctx=None):
 def _rope_path(_v, x, positions, out, theta, ctx):
     """The Python path of rope: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_x = _in(x, _K_F32, 'x', _v.name, 3)
-    _t_positions = _in(positions, _K_I32, 'positions', _v.name, 1)
+            _closed(_name)
+    _t_x = _in(x, _K_F32, 'x', _name, 3)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 1)
     seq = _t_x.shape[0]
     heads = _t_x.shape[1]
     head_dim = _t_x.shape[2]
     if _t_positions.shape != (seq,):
-        _shape_error(_v.name, 'positions', _t_positions.shape, (seq,))
+        _shape_error(_name, 'positions', _t_positions.shape, (seq,))
     if out is None:
         _t_y, _b_y = _new(ctx, (seq, heads, head_dim), _F32, (_t_x, _t_positions)), None
     else:
-        _t_y, _b_y = _out(out, _K_F32, 'out', _v.name, (seq, heads, head_dim))
+        _t_y, _b_y = _out(out, _K_F32, 'out', _name, (seq, heads, head_dim))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _FA, False, 'x', _v.name, _dev)
-    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _v.name, _dev)
-    _p_y = _ptr(_t_y, _FA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('positions', positions, _t_positions, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _v.c(_ctxp, seq, heads, head_dim, _p_x, _p_positions, theta, _p_y)
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('positions', positions, _t_positions, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, seq, heads, head_dim, _p_x, _p_positions, theta, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -1274,20 +1288,21 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
 def _attention_path(_v, q, k, v, out, causal, scale, ctx):
     """The Python path of attention, attention_bf16, attention_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
+            _closed(_name)
     causal = bool(causal)
-    if _v.half:
+    if _halfs:
         _h = _half(q)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](q, k, v, out, causal=causal, scale=scale, ctx=ctx)
-    _t_q = _in(q, _v.kind, 'q', _v.name, 4)
-    _t_k = _in(k, _v.kind, 'k', _v.name, 4)
-    _t_v = _in(v, _v.kind, 'v', _v.name, 4)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](q, k, v, out, causal=causal, scale=scale, ctx=ctx)
+    _t_q = _in(q, _kind, 'q', _name, 4)
+    _t_k = _in(k, _kind, 'k', _name, 4)
+    _t_v = _in(v, _kind, 'v', _name, 4)
     batch = _t_q.shape[0]
     heads = _t_q.shape[1]
     kv_heads = _t_k.shape[1]
@@ -1295,22 +1310,22 @@ def _attention_path(_v, q, k, v, out, causal, scale, ctx):
     seq_kv = _t_k.shape[2]
     head_dim = _t_q.shape[3]
     if _t_k.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error(_v.name, 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
+        _shape_error(_name, 'k', _t_k.shape, (batch, kv_heads, seq_kv, head_dim))
     if _t_v.shape != (batch, kv_heads, seq_kv, head_dim):
-        _shape_error(_v.name, 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
+        _shape_error(_name, 'v', _t_v.shape, (batch, kv_heads, seq_kv, head_dim))
     if out is None:
         _t_out, _b_out = _new(ctx, (batch, heads, seq_q, head_dim), _t_q.dtype, (_t_q, _t_k, _t_v)), None
     else:
-        _t_out, _b_out = _out(out, _v.kind, 'out', _v.name, (batch, heads, seq_q, head_dim))
+        _t_out, _b_out = _out(out, _kind, 'out', _name, (batch, heads, seq_q, head_dim))
     _dev = -1 if ctx is None else ctx._device
-    _p_q = _ptr(_t_q, _v.array, False, 'q', _v.name, _dev)
-    _p_k = _ptr(_t_k, _v.array, False, 'k', _v.name, _dev)
-    _p_v = _ptr(_t_v, _v.array, False, 'v', _v.name, _dev)
-    _p_out = _ptr(_t_out, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
+    _p_q = _ptr(_t_q, _array, False, 'q', _name, _dev)
+    _p_k = _ptr(_t_k, _array, False, 'k', _name, _dev)
+    _p_v = _ptr(_t_v, _array, False, 'v', _name, _dev)
+    _p_out = _ptr(_t_out, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, _p_q, _p_k, _p_v, causal, scale, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1385,41 +1400,42 @@ def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
 def _cross_entropy_path(_v, logits, targets, out, ignore_index, ctx):
     """The Python path of cross_entropy: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
-    _t_targets = _in(targets, _K_I32, 'targets', _v.name, -1)
+            _closed(_name)
+    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
+    _t_targets = _in(targets, _K_I32, 'targets', _name, -1)
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     classes = _t_logits.shape[-1]
     if _t_targets.shape != _lead:
-        _shape_error(_v.name, 'targets', _t_targets.shape, _lead)
+        _shape_error(_name, 'targets', _t_targets.shape, _lead)
     if out is None:
         out = (None,) * 2
     elif type(out) is not tuple or len(out) != 2:
-        _out_tuple_error(_v.name, 2, out)
+        _out_tuple_error(_name, 2, out)
     if out[0] is None:
         _t_losses, _b_losses = _new(ctx, _lead, _F32, (_t_logits, _t_targets)), None
     else:
-        _t_losses, _b_losses = _out(out[0], _K_F32, 'out[0]', _v.name, _lead)
+        _t_losses, _b_losses = _out(out[0], _K_F32, 'out[0]', _name, _lead)
     if out[1] is None:
         _t_mean_loss, _b_mean_loss = _new(ctx, (1,), _F32, (_t_logits, _t_targets)), None
     else:
-        _t_mean_loss, _b_mean_loss = _out(out[1], _K_F32, 'out[1]', _v.name, (1,))
+        _t_mean_loss, _b_mean_loss = _out(out[1], _K_F32, 'out[1]', _name, (1,))
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
-    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _v.name, _dev)
-    _p_losses = _ptr(_t_losses, _FA, True, 'out[0]', _v.name, _dev)
-    _p_mean_loss = _ptr(_t_mean_loss, _FA, True, 'out[1]', _v.name, _dev)
-    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out[0]', out[0], _t_losses, True, ()), ('out[1]', out[1], _t_mean_loss, True, ()),))
-    _st = _v.c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, _p_losses, _p_mean_loss)
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _name, _dev)
+    _p_losses = _ptr(_t_losses, _FA, True, 'out[0]', _name, _dev)
+    _p_mean_loss = _ptr(_t_mean_loss, _FA, True, 'out[1]', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out[0]', out[0], _t_losses, True, ()), ('out[1]', out[1], _t_mean_loss, True, ()),))
+    _st = _c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, _p_losses, _p_mean_loss)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_losses is not None:
         _copyto(_b_losses, _t_losses)
     if _b_mean_loss is not None:
@@ -1456,32 +1472,33 @@ def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
 def _cross_entropy_backward_path(_v, logits, targets, out, ignore_index, dloss, ctx):
     """The Python path of cross_entropy_backward: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
-    _t_targets = _in(targets, _K_I32, 'targets', _v.name, -1)
+            _closed(_name)
+    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
+    _t_targets = _in(targets, _K_I32, 'targets', _name, -1)
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     classes = _t_logits.shape[-1]
     if _t_targets.shape != _lead:
-        _shape_error(_v.name, 'targets', _t_targets.shape, _lead)
+        _shape_error(_name, 'targets', _t_targets.shape, _lead)
     if out is None:
         _t_dlogits, _b_dlogits = _new(ctx, _lead + (classes,), _F32, (_t_logits, _t_targets)), None
     else:
-        _t_dlogits, _b_dlogits = _out(out, _K_F32, 'out', _v.name, _lead + (classes,))
+        _t_dlogits, _b_dlogits = _out(out, _K_F32, 'out', _name, _lead + (classes,))
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
-    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _v.name, _dev)
-    _p_dlogits = _ptr(_t_dlogits, _FA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out', out, _t_dlogits, True, ('logits',)),))
-    _st = _v.c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, dloss, _p_dlogits)
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_targets = _ptr(_t_targets, _IA, False, 'targets', _name, _dev)
+    _p_dlogits = _ptr(_t_dlogits, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('targets', targets, _t_targets, False, ()), ('out', out, _t_dlogits, True, ('logits',)),))
+    _st = _c(_ctxp, rows, classes, _p_logits, _p_targets, ignore_index, dloss, _p_dlogits)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_dlogits is not None:
         _copyto(_b_dlogits, _t_dlogits)
     return _t_dlogits if out is None else out
@@ -1517,33 +1534,34 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dlos
 def _adamw_step_path(_v, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step, ctx):
     """The Python path of adamw_step: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_params, _b_params = _inout(params, _K_F32, 'params', _v.name, -1)
-    _t_grads = _in(grads, _K_F32, 'grads', _v.name, -1)
-    _t_m, _b_m = _inout(m, _K_F32, 'm', _v.name, -1)
-    _t_v, _b_v = _inout(v, _K_F32, 'v', _v.name, -1)
+            _closed(_name)
+    _t_params, _b_params = _inout(params, _K_F32, 'params', _name, -1)
+    _t_grads = _in(grads, _K_F32, 'grads', _name, -1)
+    _t_m, _b_m = _inout(m, _K_F32, 'm', _name, -1)
+    _t_v, _b_v = _inout(v, _K_F32, 'v', _name, -1)
     _shape = _t_params.shape
     n = _t_params.size
     if _t_grads.shape != _shape:
-        _shape_error(_v.name, 'grads', _t_grads.shape, _shape)
+        _shape_error(_name, 'grads', _t_grads.shape, _shape)
     if _t_m.shape != _shape:
-        _shape_error(_v.name, 'm', _t_m.shape, _shape)
+        _shape_error(_name, 'm', _t_m.shape, _shape)
     if _t_v.shape != _shape:
-        _shape_error(_v.name, 'v', _t_v.shape, _shape)
+        _shape_error(_name, 'v', _t_v.shape, _shape)
     _dev = -1 if ctx is None else ctx._device
-    _p_params = _ptr(_t_params, _FA, True, 'params', _v.name, _dev)
-    _p_grads = _ptr(_t_grads, _FA, False, 'grads', _v.name, _dev)
-    _p_m = _ptr(_t_m, _FA, True, 'm', _v.name, _dev)
-    _p_v = _ptr(_t_v, _FA, True, 'v', _v.name, _dev)
-    _overlaps(_v.name, (('params', params, _t_params, True, ()), ('grads', grads, _t_grads, False, ()), ('m', m, _t_m, True, ()), ('v', v, _t_v, True, ()),))
-    _st = _v.c(_ctxp, n, _p_params, _p_grads, _p_m, _p_v, lr, beta1, beta2, eps, weight_decay, step)
+    _p_params = _ptr(_t_params, _FA, True, 'params', _name, _dev)
+    _p_grads = _ptr(_t_grads, _FA, False, 'grads', _name, _dev)
+    _p_m = _ptr(_t_m, _FA, True, 'm', _name, _dev)
+    _p_v = _ptr(_t_v, _FA, True, 'v', _name, _dev)
+    _overlaps(_name, (('params', params, _t_params, True, ()), ('grads', grads, _t_grads, False, ()), ('m', m, _t_m, True, ()), ('v', v, _t_v, True, ()),))
+    _st = _c(_ctxp, n, _p_params, _p_grads, _p_m, _p_v, lr, beta1, beta2, eps, weight_decay, step)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_params is not None:
         _copyto(_b_params, _t_params)
     if _b_m is not None:
@@ -1590,13 +1608,14 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
 def _argmax_path(_v, x, out, ctx):
     """The Python path of argmax: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_x = _in(x, _K_F32, 'x', _v.name, (1,))
+            _closed(_name)
+    _t_x = _in(x, _K_F32, 'x', _name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1604,14 +1623,14 @@ def _argmax_path(_v, x, out, ctx):
     if out is None:
         _t_out, _b_out = _new(ctx, _lead, _I32, (_t_x,)), None
     else:
-        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+        _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _FA, False, 'x', _v.name, _dev)
-    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, rows, cols, _p_x, _p_out)
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1643,13 +1662,14 @@ def argmax(x, out=None, *, ctx=None):
 def _sample_path(_v, logits, out, temperature, seed, ctx):
     """The Python path of sample: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+            _closed(_name)
+    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1657,14 +1677,14 @@ def _sample_path(_v, logits, out, temperature, seed, ctx):
     if out is None:
         _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+        _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
-    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, rows, cols, _p_logits, temperature, seed, _p_out)
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, rows, cols, _p_logits, temperature, seed, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1698,13 +1718,14 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
 def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
     """The Python path of topk_sample: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+            _closed(_name)
+    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1712,14 +1733,14 @@ def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
     if out is None:
         _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+        _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
-    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, rows, cols, _p_logits, k, temperature, seed, _p_out)
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, rows, cols, _p_logits, k, temperature, seed, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1755,13 +1776,14 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
 def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
     """The Python path of topp_sample: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
-    _t_logits = _in(logits, _K_F32, 'logits', _v.name, (1,))
+            _closed(_name)
+    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1769,14 +1791,14 @@ def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
     if out is None:
         _t_out, _b_out = _new(ctx, _lead, _I32, (_t_logits,)), None
     else:
-        _t_out, _b_out = _out(out, _K_I32, 'out', _v.name, _lead)
+        _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _v.name, _dev)
-    _p_out = _ptr(_t_out, _IA, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, rows, cols, _p_logits, p, temperature, seed, _p_out)
+    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, rows, cols, _p_logits, p, temperature, seed, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -1813,46 +1835,47 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
 def _linear_path(_v, x, weight, bias, out, act, ctx):
     """The Python path of linear, linear_bf16, linear_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
+            _closed(_name)
     if type(act) is not int:
-        act = _enum_arg(_model.Activation, act, 'act', _v.name)
-    if _v.half:
+        act = _enum_arg(_model.Activation, act, 'act', _name)
+    if _halfs:
         _h = _half(x)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](x, weight, bias, out, act=act, ctx=ctx)
-    _t_x = _in(x, _v.kind, 'x', _v.name, (1,))
-    _t_weight = _in(weight, _v.kind, 'weight', _v.name, 2)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, weight, bias, out, act=act, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
+    _t_weight = _in(weight, _kind, 'weight', _name, 2)
     if bias is None:
         _t_bias = None
     else:
-        _t_bias = _in(bias, _v.kind, 'bias', _v.name, 1)
+        _t_bias = _in(bias, _kind, 'bias', _name, 1)
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
     in_features = _t_x.shape[-1]
     out_features = _t_weight.shape[0]
     if _t_weight.shape != (out_features, in_features):
-        _shape_error(_v.name, 'weight', _t_weight.shape, (out_features, in_features))
+        _shape_error(_name, 'weight', _t_weight.shape, (out_features, in_features))
     if _t_bias is not None and _t_bias.shape != (out_features,):
-        _shape_error(_v.name, 'bias', _t_bias.shape, (out_features,))
+        _shape_error(_name, 'bias', _t_bias.shape, (out_features,))
     if out is None:
         _t_y, _b_y = _new(ctx, _lead + (out_features,), _t_x.dtype, (_t_x, _t_weight, _t_bias)), None
     else:
-        _t_y, _b_y = _out(out, _v.kind, 'out', _v.name, _lead + (out_features,))
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (out_features,))
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _v.array, False, 'x', _v.name, _dev)
-    _p_weight = _ptr(_t_weight, _v.array, False, 'weight', _v.name, _dev)
-    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _v.array, False, 'bias', _v.name, _dev)
-    _p_y = _ptr(_t_y, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
-    _st = _v.c(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_weight = _ptr(_t_weight, _array, False, 'weight', _name, _dev)
+    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _array, False, 'bias', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, rows, in_features, out_features, _p_x, _p_weight, _p_bias, act, _p_y)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_y is not None:
         _copyto(_b_y, _t_y)
     return _t_y if out is None else out
@@ -1922,30 +1945,31 @@ def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ct
 def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
     """The Python path of attention_ex, attention_ex_bf16, attention_ex_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
+            _closed(_name)
     seq_major = bool(seq_major)
     causal = bool(causal)
     causal_bottom_right = bool(causal_bottom_right)
-    if _v.half:
+    if _halfs:
         _h = _half(q)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](q, k, v, kv_lengths, mask, out, seq_major=seq_major, causal=causal, causal_bottom_right=causal_bottom_right, scale=scale, ctx=ctx)
-    _t_q = _in(q, _v.kind, 'q', _v.name, 4)
-    _t_k = _in(k, _v.kind, 'k', _v.name, 4)
-    _t_v = _in(v, _v.kind, 'v', _v.name, 4)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](q, k, v, kv_lengths, mask, out, seq_major=seq_major, causal=causal, causal_bottom_right=causal_bottom_right, scale=scale, ctx=ctx)
+    _t_q = _in(q, _kind, 'q', _name, 4)
+    _t_k = _in(k, _kind, 'k', _name, 4)
+    _t_v = _in(v, _kind, 'v', _name, 4)
     if kv_lengths is None:
         _t_kv_lengths = None
     else:
-        _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', _v.name, 1)
+        _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', _name, 1)
     if mask is None:
         _t_mask = None
     else:
-        _t_mask = _in(mask, _v.kind, 'mask', _v.name, 4)
+        _t_mask = _in(mask, _kind, 'mask', _name, 4)
     batch = _t_q.shape[0]
     heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
     kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
@@ -1956,30 +1980,30 @@ def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, ca
     mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
     mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
     if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
-        _shape_error(_v.name, 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+        _shape_error(_name, 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
     if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error(_v.name, 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+        _shape_error(_name, 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
     if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
-        _shape_error(_v.name, 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+        _shape_error(_name, 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
     if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
-        _shape_error(_v.name, 'kv_lengths', _t_kv_lengths.shape, (batch,))
+        _shape_error(_name, 'kv_lengths', _t_kv_lengths.shape, (batch,))
     if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
-        _shape_error(_v.name, 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+        _shape_error(_name, 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
     if out is None:
         _t_out, _b_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _t_q.dtype, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask)), None
     else:
-        _t_out, _b_out = _out(out, _v.kind, 'out', _v.name, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+        _t_out, _b_out = _out(out, _kind, 'out', _name, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
     _dev = -1 if ctx is None else ctx._device
-    _p_q = _ptr(_t_q, _v.array, False, 'q', _v.name, _dev)
-    _p_k = _ptr(_t_k, _v.array, False, 'k', _v.name, _dev)
-    _p_v = _ptr(_t_v, _v.array, False, 'v', _v.name, _dev)
-    _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', _v.name, _dev)
-    _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _v.array, False, 'mask', _v.name, _dev)
-    _p_out = _ptr(_t_out, _v.array, True, 'out', _v.name, _dev)
-    _overlaps(_v.name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
-    _st = _v.c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    _p_q = _ptr(_t_q, _array, False, 'q', _name, _dev)
+    _p_k = _ptr(_t_k, _array, False, 'k', _name, _dev)
+    _p_v = _ptr(_t_v, _array, False, 'v', _name, _dev)
+    _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', _name, _dev)
+    _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _array, False, 'mask', _name, _dev)
+    _p_out = _ptr(_t_out, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_out is not None:
         _copyto(_b_out, _t_out)
     return _t_out if out is None else out
@@ -2072,34 +2096,35 @@ def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major
 def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
     """The Python path of gemm_batched, gemm_batched_bf16, gemm_batched_f16: any kind of array, every check.
     """
+    _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
     else:
         _ctxp = ctx._ptr
         if _ctxp is None:
-            _closed(_v.name)
+            _closed(_name)
     trans_a = bool(trans_a)
     trans_b = bool(trans_b)
-    if _v.half:
+    if _halfs:
         _h = _half(a)
-        if _h in _v.half:
-            return _PUBLIC[_v.half[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
-    _t_a, _ld_a, _st_a, _ = _strided_in(a, _v.kind, 'a', _v.name, 3)
-    _t_b, _ld_b, _st_b, _ = _strided_in(b, _v.kind, 'b', _v.name, 3)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta, ctx=ctx)
+    _t_a, _ld_a, _st_a, _ = _strided_in(a, _kind, 'a', _name, 3)
+    _t_b, _ld_b, _st_b, _ = _strided_in(b, _kind, 'b', _name, 3)
     if c is None:
         _t_c = None
     else:
-        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _v.kind, 'c', _v.name, 3)
+        _t_c, _b_c, _ld_c, _st_c, _ = _strided_inout(c, _kind, 'c', _name, 3)
     batch = _t_a.shape[0]
     m = (_t_a.shape[2] if trans_a else _t_a.shape[1])
     n = (_t_b.shape[1] if trans_b else _t_b.shape[2])
     k = (_t_a.shape[1] if trans_a else _t_a.shape[2])
     if _t_a.shape != (batch, (k if trans_a else m), (m if trans_a else k)):
-        _shape_error(_v.name, 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
+        _shape_error(_name, 'a', _t_a.shape, (batch, (k if trans_a else m), (m if trans_a else k)))
     if _t_b.shape != (batch, (n if trans_b else k), (k if trans_b else n)):
-        _shape_error(_v.name, 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
+        _shape_error(_name, 'b', _t_b.shape, (batch, (n if trans_b else k), (k if trans_b else n)))
     if _t_c is not None and _t_c.shape != (batch, m, n):
-        _shape_error(_v.name, 'c', _t_c.shape, (batch, m, n))
+        _shape_error(_name, 'c', _t_c.shape, (batch, m, n))
     if _t_c is None:
         _t_c = _new(ctx, (batch, m, n), _t_a.dtype, (_t_a, _t_b, _t_c), True)
         _b_c = None
@@ -2111,13 +2136,13 @@ def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
     ldc = _ld_c
     stride_c = _st_c
     _dev = -1 if ctx is None else ctx._device
-    _p_a = _ptr(_t_a, _v.array, False, 'a', _v.name, _dev)
-    _p_b = _ptr(_t_b, _v.array, False, 'b', _v.name, _dev)
-    _p_c = _NULL if _t_c is None else _ptr(_t_c, _v.array, True, 'c', _v.name, _dev)
-    _overlaps(_v.name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
-    _st = _v.c(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
+    _p_a = _ptr(_t_a, _array, False, 'a', _name, _dev)
+    _p_b = _ptr(_t_b, _array, False, 'b', _name, _dev)
+    _p_c = _NULL if _t_c is None else _ptr(_t_c, _array, True, 'c', _name, _dev)
+    _overlaps(_name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('c', c, _t_c, True, ()),))
+    _st = _c(_ctxp, trans_a, trans_b, batch, m, n, k, alpha, _p_a, lda, stride_a, _p_b, ldb, stride_b, beta, _p_c, ldc, stride_c)
     if _st:
-        _check(_st, _v.name, _ctxp)
+        _check(_st, _name, _ctxp)
     if _b_c is not None:
         _copyto(_b_c, _t_c)
     return _t_c if c is None else c

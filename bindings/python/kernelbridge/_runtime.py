@@ -2,10 +2,11 @@
 memory kinds, Context and Buffer.
 
 Hand-written; the wrappers in _kernels.py and the C API functions in
-_capi.py are generated from the header.  Each generated wrapper handles the
-common case (a C-contiguous, aligned numpy array of the right dtype on a CPU
-context) inline and calls the functions here for everything else ("the slow
-path"), so the fast path does no per-call introspection.
+_capi.py are generated from the header.  Each generated wrapper hands the
+common case (C-contiguous, aligned numpy arrays of the right dtypes on a CPU
+context) to the C extension _fastcall (see fast() below and docs/python.md,
+"Two paths per call"); everything else takes the wrapper's generated Python
+path, which calls the functions here.
 
 Memory kinds.  A tensor argument is one of
   * a numpy array (or anything numpy views without a copy: buffer protocol,

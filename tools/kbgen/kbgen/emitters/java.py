@@ -921,6 +921,7 @@ class _Kernel:
         self.derived = derived_dims(fn)
         self.derived_sources = derived_dim_sources(fn)
         self.lds = contracts.ld_params(fn)
+        self.base: Optional["_Kernel"] = None  # the float32 kernel of a 16-bit variant (set by emit_facade)
 
     def visible(self) -> List[Param]:
         return [p for p in self.fn.params if p.role != "context" and not (p.role == "dim" and p.name in self.derived)]
@@ -1209,16 +1210,37 @@ class _Kernel:
             acc = f'Checks.size({F}, "{p.name}", {", ".join([acc] + factors[i:i + 3])})'
         return acc
 
+    def link(self, mode: str) -> str:
+        """{@link} to this kernel's overload of `mode` taking a Context."""
+        types = ["Context"] + [self.java_type(p, mode) for p in self.visible()]
+        return f"{{@link #{self.method}({', '.join(types)})}}"
+
+    def short_doc(self, mode: str, with_ctx: bool) -> Optional[str]:
+        """The one-paragraph doc of an overload another one documents in
+        full: a default-context overload points at its Context overload, a
+        16-bit variant at its float32 kernel's.  None: write the full doc."""
+        if not with_ctx:
+            return javadoc("", "  ", paras=[
+                f"{self.link(mode)} on the calling thread's default context ({{@link Context#forCurrentThread()}})."])
+        base = self.base
+        if base is None:
+            return None
+        dtype = next(p.tensor.dtype for p in self.fn.tensors if p.tensor.dtype in _HALF_NOTE)
+        note = _HALF_NOTE[dtype]
+        return javadoc(self.fn.doc, "  ", paras=[
+            f"<p>Arguments, sizes, aliasing and errors as {base.link(mode)}, with 16-bit tensors where it has"
+            f" float ones: {note}."])
+
     def methods(self) -> str:
         out = []
         for mode in _MODES:
             if mode != "device":
-                out.append(self.doc(mode, False))
+                out.append(self.short_doc(mode, False))
                 out.append(f"  public static void {self.method}({self.signature(mode, False)}) {{\n")
                 args = self.call_args(False)
                 out.append(f"    {self.method}(Context.forCurrentThread(){', ' + args if args else ''});\n")
                 out.append("  }\n\n")
-            out.append(self.doc(mode, True))
+            out.append(self.short_doc(mode, True) or self.doc(mode, True))
             out.append(f"  public static void {self.method}({self.signature(mode, True)}) {{\n")
             out.append(self.body(mode))
             out.append("  }\n\n")
@@ -1315,6 +1337,12 @@ def _placement(fn: Function) -> str:
 
 def emit_facade(api: Api) -> str:
     kernels = [_Kernel(api, fn) for fn in api.kernels]
+    by_name = {k.fn.name: k for k in kernels}
+    for k in kernels:
+        for suffix in ("_bf16", "_f16"):
+            base = by_name.get(k.fn.name[: -len(suffix)]) if k.fn.name.endswith(suffix) else None
+            if base is not None and [(p.name, p.role) for p in base.visible()] == [(p.name, p.role) for p in k.visible()]:
+                k.base = base  # documented by reference to it
     halves = any(_DTYPE[p.tensor.dtype] is _I16 for fn in api.kernels for p in fn.tensors)
     out = [banner("//"), f"package {PACKAGE};\n\n"]
     imports = ["java.lang.ref.Reference", "java.nio.FloatBuffer", "java.nio.IntBuffer", "java.util.Objects"]

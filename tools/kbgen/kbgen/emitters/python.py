@@ -852,17 +852,18 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
     params = ["_v"] + [n for n, _ in pos] + [py_name(p.name) for p, _ in kws] + ["ctx"]
 
     def kind(p):
-        return "_v.kind" if p.name in varying else _KIND[p.tensor.dtype]
+        return "_kind" if p.name in varying else _KIND[p.tensor.dtype]
 
     def array(p):
-        return "_v.array" if p.name in varying else _CFFI_ARRAY[p.tensor.dtype]
+        return "_array" if p.name in varying else _CFFI_ARRAY[p.tensor.dtype]
 
+    add("_name, _c, _kind, _array, _dtype, _halfs = _v")
     add("if ctx is None:")
     add("    _ctxp = _default_ptr()")
     add("else:")
     add("    _ctxp = ctx._ptr")
     add("    if _ctxp is None:")
-    add("        _closed(_v.name)")
+    add("        _closed(_name)")
     for p in fn.params:
         if p.role == "flag":
             add(f"{py_name(p.name)} = bool({py_name(p.name)})")
@@ -871,7 +872,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
             n = py_name(p.name)
             cls = enum_class_name(k.api.enum(p.ctype.name))
             add(f"if type({n}) is not int:")
-            add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, _v.name)")
+            add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, _name)")
     forward = k.forward_args()
     given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
     first_input = next((p.name for p in k.tensors if p.tensor.direction != "out"), None)
@@ -889,20 +890,20 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
             ind = "    "
         if p.name == first_input and varying:
             # float16 / bfloat16 arrays run the 16-bit variant (same dtype out).
-            add(f"{ind}if _v.half:")
+            add(f"{ind}if _halfs:")
             add(f"{ind}    _h = _half({name})")
-            add(f"{ind}    if _h in _v.half:")
-            add(f"{ind}        return _PUBLIC[_v.half[_h]]({forward})")
+            add(f"{ind}    if _h in _halfs:")
+            add(f"{ind}        return _PUBLIC[_halfs[_h]]({forward})")
         if p.name in k.strided:
             # Row and batch strides come from the array's layout.
             if t.direction == "in":
-                add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_in({name}, {kind(p)}, {_q(name)}, _v.name, {ndim})")
+                add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_in({name}, {kind(p)}, {_q(name)}, _name, {ndim})")
             else:
-                add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_inout({name}, {kind(p)}, {_q(name)}, _v.name, {ndim})")
+                add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_inout({name}, {kind(p)}, {_q(name)}, _name, {ndim})")
         elif t.direction == "in":
-            add(f"{ind}_t_{p.name} = _in({name}, {kind(p)}, {_q(name)}, _v.name, {ndim!r})")
+            add(f"{ind}_t_{p.name} = _in({name}, {kind(p)}, {_q(name)}, _name, {ndim!r})")
         else:
-            add(f"{ind}_t_{p.name}, _b_{p.name} = _inout({name}, {kind(p)}, {_q(name)}, _v.name, {ndim!r})")
+            add(f"{ind}_t_{p.name}, _b_{p.name} = _inout({name}, {kind(p)}, {_q(name)}, _name, {ndim!r})")
         given.append(f"_t_{p.name}")
     given_tuple = "(" + ", ".join(given) + ("," if len(given) == 1 else "") + ")"
 
@@ -915,7 +916,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
                 if q is p or q.tensor.dtype != dtype or q.tensor.direction == "out" or not k._available(q.name):
                     continue
                 return f"_t_{q.name}.dtype"
-            return "_v.dtype" if p.name in varying else _DEFAULT_DTYPE[dtype]
+            return "_dtype" if p.name in varying else _DEFAULT_DTYPE[dtype]
         return _DEFAULT_DTYPE[dtype]
 
     # Sizes.
@@ -945,7 +946,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
         if t.nullable or p.name == k.optional_inout:
             guard = f"_t_{p.name} is not None and "
         add(f"if {guard}_t_{p.name}.shape != {k.shape_code(p)}:")
-        add(f"    _shape_error(_v.name, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
+        add(f"    _shape_error(_name, {_q(py_name(p.name))}, _t_{p.name}.shape, {k.shape_code(p)})")
     if k.optional_inout:
         p = fn.param(k.optional_inout)
         add(f"if _t_{p.name} is None:")
@@ -961,7 +962,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
             add("if out is None:")
             add(f"    out = (None,) * {len(k.outs)}")
             add(f"elif type(out) is not tuple or len(out) != {len(k.outs)}:")
-            add(f"    _out_tuple_error(_v.name, {len(k.outs)}, out)")
+            add(f"    _out_tuple_error(_name, {len(k.outs)}, out)")
         for i, p in enumerate(k.outs):
             src = f"out[{i}]" if multi else "out"
             labels[p.name] = src
@@ -969,7 +970,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
             add(f"if {src} is None:")
             add(f"    _t_{p.name}, _b_{p.name} = _new(ctx, {shape}, {new_dtype(p)}, {given_tuple}), None")
             add("else:")
-            add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _v.name, {shape})")
+            add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _name, {shape})")
     # ld and stride parameters: the layouts the arrays have.
     for p in k.tensors:
         if p.name not in k.strided:
@@ -989,7 +990,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
         elif p.role == "tensor":
             t = p.tensor
             label = labels.get(p.name, py_name(p.name))
-            ptr = f"_ptr(_t_{p.name}, {array(p)}, {t.direction != 'in'}, {_q(label)}, _v.name, _dev)"
+            ptr = f"_ptr(_t_{p.name}, {array(p)}, {t.direction != 'in'}, {_q(label)}, _name, _dev)"
             if t.nullable or p.name == k.optional_inout:
                 ptr = f"_NULL if _t_{p.name} is None else {ptr}"
             add(f"_p_{p.name} = {ptr}")
@@ -1002,10 +1003,10 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
             t = p.tensor
             obj = labels.get(p.name, py_name(p.name))
             items.append(f"({_q(obj)}, {obj}, _t_{p.name}, {t.direction != 'in'}, {tuple(py_name(a) for a in t.aliases)!r})")
-        add(f"_overlaps(_v.name, ({', '.join(items)},))")
-    add(f"_st = _v.c({', '.join(args)})")
+        add(f"_overlaps(_name, ({', '.join(items)},))")
+    add(f"_st = _c({', '.join(args)})")
     add("if _st:")
-    add("    _check(_st, _v.name, _ctxp)")
+    add("    _check(_st, _name, _ctxp)")
     for p in k.tensors:
         if p.tensor.direction == "in":
             continue

@@ -127,14 +127,7 @@ public final class KernelBridge {
   }
 
   /**
-   * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #silu(Context, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void silu(float[] x, float[] y) {
     silu(Context.forCurrentThread(), x, y);
@@ -165,15 +158,7 @@ public final class KernelBridge {
   }
 
   /**
-   * SiLU: y[i] = x[i] * sigmoid(x[i]) = x[i] / (1 + exp(-x[i])).
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #silu(Context, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void silu(FloatBuffer x, FloatBuffer y) {
     silu(Context.forCurrentThread(), x, y);
@@ -221,14 +206,7 @@ public final class KernelBridge {
   }
 
   /**
-   * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gelu(Context, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gelu(float[] x, float[] y) {
     gelu(Context.forCurrentThread(), x, y);
@@ -259,15 +237,7 @@ public final class KernelBridge {
   }
 
   /**
-   * GELU, exact form: y[i] = 0.5 * x[i] * (1 + erf(x[i] / sqrt(2))).
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gelu(Context, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gelu(FloatBuffer x, FloatBuffer y) {
     gelu(Context.forCurrentThread(), x, y);
@@ -315,15 +285,7 @@ public final class KernelBridge {
   }
 
   /**
-   * GELU, tanh approximation (PyTorch approximate='tanh'):
-   * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanh(Context, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanh(float[] x, float[] y) {
     geluTanh(Context.forCurrentThread(), x, y);
@@ -355,16 +317,7 @@ public final class KernelBridge {
   }
 
   /**
-   * GELU, tanh approximation (PyTorch approximate='tanh'):
-   * y[i] = 0.5 * x[i] * (1 + tanh(sqrt(2/pi) * (x[i] + 0.044715 * x[i]^3))).
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanh(Context, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanh(FloatBuffer x, FloatBuffer y) {
     geluTanh(Context.forCurrentThread(), x, y);
@@ -414,15 +367,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Elementwise sum: y[i] = a[i] + b[i].
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param a input, f32[n]; null only where empty
-   * @param b input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #add(Context, float[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void add(float[] a, float[] b, float[] y) {
     add(Context.forCurrentThread(), a, b, y);
@@ -455,16 +400,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Elementwise sum: y[i] = a[i] + b[i].
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param a input, f32[n]; null only where empty
-   * @param b input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #add(Context, FloatBuffer, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void add(FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     add(Context.forCurrentThread(), a, b, y);
@@ -517,15 +453,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Elementwise product: y[i] = a[i] * b[i].
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param a input, f32[n]; null only where empty
-   * @param b input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #mul(Context, float[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mul(float[] a, float[] b, float[] y) {
     mul(Context.forCurrentThread(), a, b, y);
@@ -558,16 +486,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Elementwise product: y[i] = a[i] * b[i].
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param a input, f32[n]; null only where empty
-   * @param b input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #mul(Context, FloatBuffer, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mul(FloatBuffer a, FloatBuffer b, FloatBuffer y) {
     mul(Context.forCurrentThread(), a, b, y);
@@ -620,15 +539,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaling: y[i] = alpha * x[i].  alpha must be finite.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param alpha scalar
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #scale(Context, float, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scale(float alpha, float[] x, float[] y) {
     scale(Context.forCurrentThread(), alpha, x, y);
@@ -660,16 +571,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaling: y[i] = alpha * x[i].  alpha must be finite.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param alpha scalar
-   * @param x input, f32[n]; null only where empty
-   * @param y output, f32[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #scale(Context, float, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scale(float alpha, FloatBuffer x, FloatBuffer y) {
     scale(Context.forCurrentThread(), alpha, x, y);
@@ -719,16 +621,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
-   *
-   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param bias input, f32[cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #addBias(Context, int, float[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBias(int rows, float[] x, float[] bias, float[] y) {
     addBias(Context.forCurrentThread(), rows, x, bias, y);
@@ -764,17 +657,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Row-broadcast bias: y[r, c] = x[r, c] + bias[c].
-   *
-   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param bias input, f32[cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #addBias(Context, int, FloatBuffer, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBias(int rows, FloatBuffer x, FloatBuffer bias, FloatBuffer y) {
     addBias(Context.forCurrentThread(), rows, x, bias, y);
@@ -831,17 +714,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
-   * with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-   * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #softmax(Context, int, int, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmax(int rows, int cols, float[] x, float[] y) {
     softmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -874,18 +747,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Softmax of each row: y[r, c] = exp(x[r, c] - m) / sum_j exp(x[r, j] - m)
-   * with m the row maximum (stable for inputs of magnitude 1e4).  A row holding
-   * NaN gives NaN in the whole row; a row of -inf gives NaN (as PyTorch).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #softmax(Context, int, int, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmax(int rows, int cols, FloatBuffer x, FloatBuffer y) {
     softmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -939,16 +801,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
-   * with m the row maximum.  NaN propagates to the row as in kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmax(Context, int, int, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmax(int rows, int cols, float[] x, float[] y) {
     logSoftmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -980,17 +833,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Log-softmax of each row: y[r, c] = x[r, c] - m - log(sum_j exp(x[r, j] - m))
-   * with m the row maximum.  NaN propagates to the row as in kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmax(Context, int, int, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmax(int rows, int cols, FloatBuffer x, FloatBuffer y) {
     logSoftmax(Context.forCurrentThread(), rows, cols, x, y);
@@ -1042,18 +885,7 @@ public final class KernelBridge {
   }
 
   /**
-   * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
-   * eps must be finite and &gt;= 0.
-   *
-   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param weight input, f32[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnorm(Context, int, float[], float[], float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnorm(int rows, float[] x, float[] weight, float eps, float[] y) {
     rmsnorm(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -1091,19 +923,7 @@ public final class KernelBridge {
   }
 
   /**
-   * RMSNorm of each row: y[r, c] = x[r, c] / sqrt(mean_j(x[r, j]^2) + eps) * weight[c].
-   * eps must be finite and &gt;= 0.
-   *
-   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param weight input, f32[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnorm(Context, int, FloatBuffer, FloatBuffer, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnorm(int rows, FloatBuffer x, FloatBuffer weight, float eps, FloatBuffer y) {
     rmsnorm(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -1164,21 +984,7 @@ public final class KernelBridge {
   }
 
   /**
-   * LayerNorm of each row with biased variance:
-   * y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
-   * weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-   * eps must be finite and &gt;= 0.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param weight input, f32[cols]; may be null
-   * @param bias input, f32[cols]; may be null
-   * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #layernorm(Context, int, int, float[], float[], float[], float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernorm(int rows, int cols, float[] x, float[] weight, float[] bias, float eps, float[] y) {
     layernorm(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -1219,22 +1025,7 @@ public final class KernelBridge {
   }
 
   /**
-   * LayerNorm of each row with biased variance:
-   * y[r, c] = (x[r, c] - mean) / sqrt(var + eps) * weight[c] + bias[c].
-   * weight and bias may be NULL, meaning 1 and 0 (PyTorch elementwise_affine=False).
-   * eps must be finite and &gt;= 0.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param weight input, f32[cols]; may be null
-   * @param bias input, f32[cols]; may be null
-   * @param eps scalar
-   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #layernorm(Context, int, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernorm(int rows, int cols, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, float eps, FloatBuffer y) {
     layernorm(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -1302,31 +1093,7 @@ public final class KernelBridge {
   }
 
   /**
-   * General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
-   * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
-   * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
-   * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
-   * chain of fused multiply-adds in order of increasing p (one rounding per
-   * step), then alpha * acc (+ beta * C), independent of the thread count and
-   * of the CPU's instruction set.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemm(Context, boolean, boolean, int, int, int, float, float[], int, float[], int, float, float[], int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int lda, float[] b, int ldb, float beta, float[] c, int ldc) {
     gemm(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -1379,32 +1146,7 @@ public final class KernelBridge {
   }
 
   /**
-   * General matrix multiply, row-major: C = alpha * op(A) * op(B) + beta * C,
-   * where op(A) is [m, k] and op(B) is [k, n].  op(A) = A^T when trans_a (A is
-   * then stored [k, m]); likewise for B.  lda, ldb and ldc are row strides in
-   * elements and must be at least the stored row length (at least 1).  When
-   * beta == 0, C is not read (it may hold NaN).  Every element is a float32
-   * chain of fused multiply-adds in order of increasing p (one rounding per
-   * step), then alpha * acc (+ beta * C), independent of the thread count and
-   * of the CPU's instruction set.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f32[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f32[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f32[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemm(Context, boolean, boolean, int, int, int, float, FloatBuffer, int, FloatBuffer, int, float, FloatBuffer, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha, FloatBuffer a, int lda, FloatBuffer b, int ldb, float beta, FloatBuffer c, int ldc) {
     gemm(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -1495,18 +1237,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
-   * [0, vocab); the ids are all checked before anything is written.
-   *
-   * <p>Derived: {@code n_ids} = {@code ids.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param vocab dimension, at least 0
-   * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]; null only where empty
-   * @param table input, f32[vocab, dim]; null only where empty
-   * @param out output, f32[n_ids, dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #embedding(Context, int, int, int[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void embedding(int vocab, int dim, int[] ids, float[] table, float[] out) {
     embedding(Context.forCurrentThread(), vocab, dim, ids, table, out);
@@ -1544,19 +1275,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Embedding lookup: out[i, :] = table[ids[i], :].  Every id must lie in
-   * [0, vocab); the ids are all checked before anything is written.
-   *
-   * <p>Derived: {@code n_ids} = {@code ids.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param vocab dimension, at least 0
-   * @param dim dimension, at least 0
-   * @param ids input, i32[n_ids]; null only where empty
-   * @param table input, f32[vocab, dim]; null only where empty
-   * @param out output, f32[n_ids, dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #embedding(Context, int, int, IntBuffer, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void embedding(int vocab, int dim, IntBuffer ids, FloatBuffer table, FloatBuffer out) {
     embedding(Context.forCurrentThread(), vocab, dim, ids, table, out);
@@ -1617,24 +1336,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-   * x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
-   * for i &lt; h: angle = positions[s] * theta^(-2i / head_dim),
-   * y[.., i]     = x[.., i] * cos(angle) - x[.., i + h] * sin(angle)
-   * y[.., i + h] = x[.., i + h] * cos(angle) + x[.., i] * sin(angle).
-   * Angles are computed in double precision.  positions must be &gt;= 0 and theta
-   * finite and &gt; 0.
-   *
-   * <p>Derived: {@code seq} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param heads dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]; null only where empty
-   * @param positions input, i32[seq]; null only where empty
-   * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #rope(Context, int, int, float[], int[], float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rope(int heads, int headDim, float[] x, int[] positions, float theta, float[] y) {
     rope(Context.forCurrentThread(), heads, headDim, x, positions, theta, y);
@@ -1677,25 +1379,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Rotary position embedding, half-rotation (Llama / GPT-NeoX) convention, on
-   * x of shape [seq, heads, head_dim] with head_dim even.  With h = head_dim / 2,
-   * for i &lt; h: angle = positions[s] * theta^(-2i / head_dim),
-   * y[.., i]     = x[.., i] * cos(angle) - x[.., i + h] * sin(angle)
-   * y[.., i + h] = x[.., i + h] * cos(angle) + x[.., i] * sin(angle).
-   * Angles are computed in double precision.  positions must be &gt;= 0 and theta
-   * finite and &gt; 0.
-   *
-   * <p>Derived: {@code seq} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param heads dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param x input, f32[seq, heads, head_dim]; null only where empty
-   * @param positions input, i32[seq]; null only where empty
-   * @param theta scalar
-   * @param y output, f32[seq, heads, head_dim]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #rope(Context, int, int, FloatBuffer, IntBuffer, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rope(int heads, int headDim, FloatBuffer x, IntBuffer positions, float theta, FloatBuffer y) {
     rope(Context.forCurrentThread(), heads, headDim, x, positions, theta, y);
@@ -1768,32 +1452,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaled dot-product attention:
-   * out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
-   * reads key/value head h / (heads / kv_heads) (grouped-query attention;
-   * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
-   * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 128
-   * keys (docs/kernels.md); scores are never materialised as a
-   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
-   * CPU's instruction set.
-   * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attention(Context, int, int, int, int, int, int, float[], float[], float[], boolean, float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attention(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, float[] q, float[] k, float[] v, boolean causal, float scale, float[] out) {
     attention(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -1846,33 +1505,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaled dot-product attention:
-   * out = softmax(q k^T * scale + mask) v per (batch, head), where query head h
-   * reads key/value head h / (heads / kv_heads) (grouped-query attention;
-   * kv_heads must divide heads).  scale == 0 means 1 / sqrt(head_dim).  With
-   * causal, query i attends keys j &lt;= i (top-left aligned, as PyTorch's
-   * is_causal).  Computed in float32 with an online softmax over blocks of 128
-   * keys (docs/kernels.md); scores are never materialised as a
-   * [seq_q, seq_kv] matrix; results do not depend on the thread count or the
-   * CPU's instruction set.
-   * scale must be finite and &gt;= 0; seq_kv must be &gt; 0 when there are queries.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f32[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f32[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f32[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attention(Context, int, int, int, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, boolean, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attention(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, FloatBuffer q, FloatBuffer k, FloatBuffer v, boolean causal, float scale, FloatBuffer out) {
     attention(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -1962,22 +1595,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
-   * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
-   * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
-   * target other than ignore_index must lie in [0, classes); classes must be
-   * &gt; 0 when rows &gt; 0.
-   *
-   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]; null only where empty
-   * @param targets input, i32[rows]; null only where empty
-   * @param ignoreIndex scalar
-   * @param losses output, f32[rows]; null only where empty
-   * @param meanLoss output, f32[1]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #crossEntropy(Context, int, float[], int[], int, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void crossEntropy(int classes, float[] logits, int[] targets, int ignoreIndex, float[] losses, float[] meanLoss) {
     crossEntropy(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, losses, meanLoss);
@@ -2023,23 +1641,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Cross-entropy forward: losses[r] = logsumexp(logits[r, :]) - logits[r, targets[r]],
-   * or 0 where targets[r] == ignore_index; mean_loss[0] is the mean over the rows
-   * that are not ignored (NaN when every row is ignored, as PyTorch).  Every
-   * target other than ignore_index must lie in [0, classes); classes must be
-   * &gt; 0 when rows &gt; 0.
-   *
-   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]; null only where empty
-   * @param targets input, i32[rows]; null only where empty
-   * @param ignoreIndex scalar
-   * @param losses output, f32[rows]; null only where empty
-   * @param meanLoss output, f32[1]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #crossEntropy(Context, int, FloatBuffer, IntBuffer, int, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void crossEntropy(int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, FloatBuffer losses, FloatBuffer meanLoss) {
     crossEntropy(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, losses, meanLoss);
@@ -2111,21 +1713,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
-   * with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
-   * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
-   * where count is the number of rows not ignored.  dloss must be finite.
-   *
-   * <p>Derived: {@code rows} = {@code targets.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]; null only where empty
-   * @param targets input, i32[rows]; null only where empty
-   * @param ignoreIndex scalar
-   * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same array as {@code logits}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #crossEntropyBackward(Context, int, float[], int[], int, float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void crossEntropyBackward(int classes, float[] logits, int[] targets, int ignoreIndex, float dloss, float[] dlogits) {
     crossEntropyBackward(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, dloss, dlogits);
@@ -2165,22 +1753,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Cross-entropy backward: gradient of dloss * mean_loss (see kb_cross_entropy)
-   * with respect to the logits: dlogits[r, c] = dloss * (softmax(logits[r])[c]
-   * - (c == targets[r])) / count for rows not ignored, 0 for ignored rows,
-   * where count is the number of rows not ignored.  dloss must be finite.
-   *
-   * <p>Derived: {@code rows} = {@code targets.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param classes dimension, at least 0
-   * @param logits input, f32[rows, classes]; null only where empty
-   * @param targets input, i32[rows]; null only where empty
-   * @param ignoreIndex scalar
-   * @param dloss scalar
-   * @param dlogits output, f32[rows, classes]; may be the same buffer as {@code logits}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #crossEntropyBackward(Context, int, FloatBuffer, IntBuffer, int, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void crossEntropyBackward(int classes, FloatBuffer logits, IntBuffer targets, int ignoreIndex, float dloss, FloatBuffer dlogits) {
     crossEntropyBackward(Context.forCurrentThread(), classes, logits, targets, ignoreIndex, dloss, dlogits);
@@ -2247,28 +1820,7 @@ public final class KernelBridge {
   }
 
   /**
-   * One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
-   * params *= 1 - lr * weight_decay
-   * m = beta1 * m + (1 - beta1) * grads
-   * v = beta2 * v + (1 - beta2) * grads^2
-   * params -= (lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
-   * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
-   * step &gt;= 1.
-   *
-   * <p>Derived: {@code n} = {@code grads.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param params input and output, f32[n]; null only where empty
-   * @param grads input, f32[n]; null only where empty
-   * @param m input and output, f32[n]; null only where empty
-   * @param v input and output, f32[n]; null only where empty
-   * @param lr scalar
-   * @param beta1 scalar
-   * @param beta2 scalar
-   * @param eps scalar
-   * @param weightDecay scalar
-   * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #adamwStep(Context, float[], float[], float[], float[], float, float, float, float, float, long)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void adamwStep(float[] params, float[] grads, float[] m, float[] v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     adamwStep(Context.forCurrentThread(), params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
@@ -2323,29 +1875,7 @@ public final class KernelBridge {
   }
 
   /**
-   * One AdamW step, exactly as PyTorch's torch.optim.AdamW (single-tensor path):
-   * params *= 1 - lr * weight_decay
-   * m = beta1 * m + (1 - beta1) * grads
-   * v = beta2 * v + (1 - beta2) * grads^2
-   * params -= (lr / (1 - beta1^step)) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
-   * lr, eps and weight_decay must be finite and &gt;= 0; beta1 and beta2 in [0, 1);
-   * step &gt;= 1.
-   *
-   * <p>Derived: {@code n} = {@code grads.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param params input and output, f32[n]; null only where empty
-   * @param grads input, f32[n]; null only where empty
-   * @param m input and output, f32[n]; null only where empty
-   * @param v input and output, f32[n]; null only where empty
-   * @param lr scalar
-   * @param beta1 scalar
-   * @param beta2 scalar
-   * @param eps scalar
-   * @param weightDecay scalar
-   * @param step scalar
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #adamwStep(Context, FloatBuffer, FloatBuffer, FloatBuffer, FloatBuffer, float, float, float, float, float, long)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void adamwStep(FloatBuffer params, FloatBuffer grads, FloatBuffer m, FloatBuffer v, float lr, float beta1, float beta2, float eps, float weightDecay, long step) {
     adamwStep(Context.forCurrentThread(), params, grads, m, v, lr, beta1, beta2, eps, weightDecay, step);
@@ -2427,17 +1957,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Index of the largest element of each row; the first one on ties.  NaN counts
-   * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
-   * rows &gt; 0 and fit in int32.
-   *
-   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #argmax(Context, int, float[], int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void argmax(int cols, float[] x, int[] out) {
     argmax(Context.forCurrentThread(), cols, x, out);
@@ -2472,18 +1992,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Index of the largest element of each row; the first one on ties.  NaN counts
-   * as larger than every number (as torch.argmax).  cols must be &gt; 0 when
-   * rows &gt; 0 and fit in int32.
-   *
-   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param cols dimension, at least 0
-   * @param x input, f32[rows, cols]; null only where empty
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #argmax(Context, int, FloatBuffer, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void argmax(int cols, FloatBuffer x, IntBuffer out) {
     argmax(Context.forCurrentThread(), cols, x, out);
@@ -2539,19 +2048,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Multinomial sampling from softmax(logits / temperature) per row, candidates
-   * in index order.  temperature must be finite and &gt; 0; logits must not hold
-   * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
-   *
-   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #sample(Context, int, float[], float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void sample(int cols, float[] logits, float temperature, long seed, int[] out) {
     sample(Context.forCurrentThread(), cols, logits, temperature, seed, out);
@@ -2588,20 +2085,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Multinomial sampling from softmax(logits / temperature) per row, candidates
-   * in index order.  temperature must be finite and &gt; 0; logits must not hold
-   * NaN or +inf, and no row may be all -inf (-inf alone means "never sample").
-   *
-   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #sample(Context, int, FloatBuffer, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void sample(int cols, FloatBuffer logits, float temperature, long seed, IntBuffer out) {
     sample(Context.forCurrentThread(), cols, logits, temperature, seed, out);
@@ -2661,21 +2145,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Top-k sampling: the k largest logits of each row (ties broken by lower
-   * index), ordered by decreasing logit, sampled from their softmax at
-   * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
-   * temperature finite and &gt; 0; logits as for kb_sample.
-   *
-   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param k dimension, at least 0
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #topkSample(Context, int, float[], int, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void topkSample(int cols, float[] logits, int k, float temperature, long seed, int[] out) {
     topkSample(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
@@ -2714,22 +2184,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Top-k sampling: the k largest logits of each row (ties broken by lower
-   * index), ordered by decreasing logit, sampled from their softmax at
-   * temperature.  k must be in [1, cols] (only k &gt;= 1 when rows == 0);
-   * temperature finite and &gt; 0; logits as for kb_sample.
-   *
-   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param k dimension, at least 0
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #topkSample(Context, int, FloatBuffer, int, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void topkSample(int cols, FloatBuffer logits, int k, float temperature, long seed, IntBuffer out) {
     topkSample(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
@@ -2793,22 +2248,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
-   * lower index); the nucleus is the shortest prefix whose probability mass
-   * (softmax at temperature, double precision) reaches p; one token is sampled
-   * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
-   * as for kb_sample.
-   *
-   * <p>Derived: {@code rows} = {@code out.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param p scalar
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #toppSample(Context, int, float[], float, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void toppSample(int cols, float[] logits, float p, float temperature, long seed, int[] out) {
     toppSample(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
@@ -2848,23 +2288,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Top-p (nucleus) sampling: candidates ordered by decreasing logit (ties by
-   * lower index); the nucleus is the shortest prefix whose probability mass
-   * (softmax at temperature, double precision) reaches p; one token is sampled
-   * from the nucleus.  p must be in (0, 1]; temperature finite and &gt; 0; logits
-   * as for kb_sample.
-   *
-   * <p>Derived: {@code rows} = {@code out.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param cols dimension, at least 0
-   * @param logits input, f32[rows, cols]; null only where empty
-   * @param p scalar
-   * @param temperature scalar
-   * @param seed unsigned 64-bit value (all 64 bits are used)
-   * @param out output, i32[rows]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #toppSample(Context, int, FloatBuffer, float, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void toppSample(int cols, FloatBuffer logits, float p, float temperature, long seed, IntBuffer out) {
     toppSample(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
@@ -2930,15 +2354,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_silu.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #siluBf16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void siluBf16(short[] x, short[] y) {
     siluBf16(Context.forCurrentThread(), x, y);
@@ -2947,13 +2363,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void siluBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -2970,16 +2380,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_silu.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #siluBf16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void siluBf16(ShortBuffer x, ShortBuffer y) {
     siluBf16(Context.forCurrentThread(), x, y);
@@ -2988,14 +2389,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void siluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3008,15 +2402,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void siluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3029,15 +2415,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_silu.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #siluF16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void siluF16(short[] x, short[] y) {
     siluF16(Context.forCurrentThread(), x, y);
@@ -3046,13 +2424,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void siluF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3069,16 +2441,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_silu.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #siluF16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void siluF16(ShortBuffer x, ShortBuffer y) {
     siluF16(Context.forCurrentThread(), x, y);
@@ -3087,14 +2450,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void siluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3107,15 +2463,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_silu.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #silu(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void siluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3128,15 +2476,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gelu.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #geluBf16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluBf16(short[] x, short[] y) {
     geluBf16(Context.forCurrentThread(), x, y);
@@ -3145,13 +2485,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3168,16 +2502,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gelu.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #geluBf16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluBf16(ShortBuffer x, ShortBuffer y) {
     geluBf16(Context.forCurrentThread(), x, y);
@@ -3186,14 +2511,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3206,15 +2524,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3227,15 +2537,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gelu.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #geluF16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluF16(short[] x, short[] y) {
     geluF16(Context.forCurrentThread(), x, y);
@@ -3244,13 +2546,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3267,16 +2563,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gelu.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #geluF16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluF16(ShortBuffer x, ShortBuffer y) {
     geluF16(Context.forCurrentThread(), x, y);
@@ -3285,14 +2572,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3305,15 +2585,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gelu(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3326,15 +2598,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gelu_tanh.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanhBf16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanhBf16(short[] x, short[] y) {
     geluTanhBf16(Context.forCurrentThread(), x, y);
@@ -3343,13 +2607,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluTanhBf16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3366,16 +2624,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gelu_tanh.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanhBf16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanhBf16(ShortBuffer x, ShortBuffer y) {
     geluTanhBf16(Context.forCurrentThread(), x, y);
@@ -3384,14 +2633,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluTanhBf16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3404,15 +2646,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void geluTanhBf16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3425,15 +2659,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gelu_tanh.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanhF16(Context, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanhF16(short[] x, short[] y) {
     geluTanhF16(Context.forCurrentThread(), x, y);
@@ -3442,13 +2668,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluTanhF16(Context ctx, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3465,16 +2685,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gelu_tanh.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #geluTanhF16(Context, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void geluTanhF16(ShortBuffer x, ShortBuffer y) {
     geluTanhF16(Context.forCurrentThread(), x, y);
@@ -3483,14 +2694,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluTanhF16(Context ctx, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3503,15 +2707,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gelu_tanh.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #geluTanh(Context, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void geluTanhF16(Context ctx, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3524,16 +2720,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_add.
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #addBf16(Context, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBf16(short[] a, short[] b, short[] y) {
     addBf16(Context.forCurrentThread(), a, b, y);
@@ -3542,14 +2729,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, float[], float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBf16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3567,17 +2747,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_add.
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #addBf16(Context, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBf16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     addBf16(Context.forCurrentThread(), a, b, y);
@@ -3586,15 +2756,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3608,16 +2770,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3632,16 +2785,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_add.
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #addF16(Context, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addF16(short[] a, short[] b, short[] y) {
     addF16(Context.forCurrentThread(), a, b, y);
@@ -3650,14 +2794,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, float[], float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addF16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3675,17 +2812,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_add.
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #addF16(Context, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addF16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     addF16(Context.forCurrentThread(), a, b, y);
@@ -3694,15 +2821,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3716,16 +2835,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add.
    *
-   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #add(Context, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3740,16 +2850,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_mul.
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #mulBf16(Context, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mulBf16(short[] a, short[] b, short[] y) {
     mulBf16(Context.forCurrentThread(), a, b, y);
@@ -3758,14 +2859,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, float[], float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void mulBf16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3783,17 +2877,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_mul.
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #mulBf16(Context, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mulBf16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     mulBf16(Context.forCurrentThread(), a, b, y);
@@ -3802,15 +2886,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void mulBf16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3824,16 +2900,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, bf16[n]; null only where empty
-   * @param b input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void mulBf16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3848,16 +2915,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_mul.
-   *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #mulF16(Context, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mulF16(short[] a, short[] b, short[] y) {
     mulF16(Context.forCurrentThread(), a, b, y);
@@ -3866,14 +2924,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, float[], float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void mulF16(Context ctx, short[] a, short[] b, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3891,17 +2942,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_mul.
-   *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #mulF16(Context, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void mulF16(ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     mulF16(Context.forCurrentThread(), a, b, y);
@@ -3910,15 +2951,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void mulF16(Context ctx, ShortBuffer a, ShortBuffer b, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3932,16 +2965,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_mul.
    *
-   * <p>Derived: {@code n} = {@code a.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param a input, f16[n]; null only where empty
-   * @param b input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code a}, {@code b}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #mul(Context, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void mulF16(Context ctx, DeviceBuffer a, DeviceBuffer b, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3956,16 +2980,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_scale.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param alpha scalar
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #scaleBf16(Context, float, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scaleBf16(float alpha, short[] x, short[] y) {
     scaleBf16(Context.forCurrentThread(), alpha, x, y);
@@ -3974,14 +2989,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void scaleBf16(Context ctx, float alpha, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -3998,17 +3006,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_scale.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param alpha scalar
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #scaleBf16(Context, float, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scaleBf16(float alpha, ShortBuffer x, ShortBuffer y) {
     scaleBf16(Context.forCurrentThread(), alpha, x, y);
@@ -4017,15 +3015,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void scaleBf16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4038,16 +3028,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, bf16[n]; null only where empty
-   * @param y output, bf16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void scaleBf16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4060,16 +3041,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_scale.
-   *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param alpha scalar
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #scaleF16(Context, float, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scaleF16(float alpha, short[] x, short[] y) {
     scaleF16(Context.forCurrentThread(), alpha, x, y);
@@ -4078,14 +3050,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void scaleF16(Context ctx, float alpha, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4102,17 +3067,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_scale.
-   *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param alpha scalar
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #scaleF16(Context, float, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void scaleF16(float alpha, ShortBuffer x, ShortBuffer y) {
     scaleF16(Context.forCurrentThread(), alpha, x, y);
@@ -4121,15 +3076,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void scaleF16(Context ctx, float alpha, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4142,16 +3089,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_scale.
    *
-   * <p>Derived: {@code n} = {@code x.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param alpha scalar
-   * @param x input, f16[n]; null only where empty
-   * @param y output, f16[n]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #scale(Context, float, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void scaleF16(Context ctx, float alpha, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4164,17 +3102,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_add_bias.
-   *
-   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param bias input, bf16[cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #addBiasBf16(Context, int, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBiasBf16(int rows, short[] x, short[] bias, short[] y) {
     addBiasBf16(Context.forCurrentThread(), rows, x, bias, y);
@@ -4183,15 +3111,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param bias input, bf16[cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, int, float[], float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBiasBf16(Context ctx, int rows, short[] x, short[] bias, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4211,18 +3131,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_add_bias.
-   *
-   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param bias input, bf16[cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #addBiasBf16(Context, int, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBiasBf16(int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
     addBiasBf16(Context.forCurrentThread(), rows, x, bias, y);
@@ -4231,16 +3140,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param bias input, bf16[cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, int, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBiasBf16(Context ctx, int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4255,17 +3155,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param bias input, bf16[cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, long, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void addBiasBf16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer bias, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4281,17 +3171,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_add_bias.
-   *
-   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param bias input, f16[cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #addBiasF16(Context, int, short[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBiasF16(int rows, short[] x, short[] bias, short[] y) {
     addBiasF16(Context.forCurrentThread(), rows, x, bias, y);
@@ -4300,15 +3180,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param bias input, f16[cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, int, float[], float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addBiasF16(Context ctx, int rows, short[] x, short[] bias, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4328,18 +3200,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_add_bias.
-   *
-   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param bias input, f16[cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #addBiasF16(Context, int, ShortBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void addBiasF16(int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
     addBiasF16(Context.forCurrentThread(), rows, x, bias, y);
@@ -4348,16 +3209,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param bias input, f16[cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, int, FloatBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addBiasF16(Context ctx, int rows, ShortBuffer x, ShortBuffer bias, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4372,17 +3224,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_add_bias.
    *
-   * <p>Derived: {@code cols} = {@code bias.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param bias input, f16[cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #addBias(Context, long, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void addBiasF16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer bias, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4398,16 +3240,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #softmaxBf16(Context, int, int, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmaxBf16(int rows, int cols, short[] x, short[] y) {
     softmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4416,14 +3249,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_softmax.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, int, int, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void softmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4440,17 +3266,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #softmaxBf16(Context, int, int, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmaxBf16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
     softmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4459,15 +3275,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_softmax.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, int, int, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void softmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4480,16 +3288,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_softmax.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, long, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void softmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4502,16 +3301,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #softmaxF16(Context, int, int, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmaxF16(int rows, int cols, short[] x, short[] y) {
     softmaxF16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4520,14 +3310,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_softmax.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, int, int, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void softmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4544,17 +3327,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #softmaxF16(Context, int, int, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void softmaxF16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
     softmaxF16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4563,15 +3336,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_softmax.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, int, int, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void softmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4584,16 +3349,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_softmax.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #softmax(Context, long, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void softmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4606,16 +3362,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_log_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmaxBf16(Context, int, int, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmaxBf16(int rows, int cols, short[] x, short[] y) {
     logSoftmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4624,14 +3371,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_log_softmax.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, int, int, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void logSoftmaxBf16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4648,17 +3388,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_log_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmaxBf16(Context, int, int, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmaxBf16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
     logSoftmaxBf16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4667,15 +3397,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_log_softmax.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, int, int, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void logSoftmaxBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4688,16 +3410,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_log_softmax.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, long, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void logSoftmaxBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4710,16 +3423,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_log_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmaxF16(Context, int, int, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmaxF16(int rows, int cols, short[] x, short[] y) {
     logSoftmaxF16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4728,14 +3432,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, int, int, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void logSoftmaxF16(Context ctx, int rows, int cols, short[] x, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4752,17 +3449,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_log_softmax.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #logSoftmaxF16(Context, int, int, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void logSoftmaxF16(int rows, int cols, ShortBuffer x, ShortBuffer y) {
     logSoftmaxF16(Context.forCurrentThread(), rows, cols, x, y);
@@ -4771,15 +3458,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, int, int, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void logSoftmaxF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4792,16 +3471,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_log_softmax.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #logSoftmax(Context, long, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void logSoftmaxF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4814,18 +3484,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_rmsnorm.
-   *
-   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnormBf16(Context, int, short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnormBf16(int rows, short[] x, short[] weight, float eps, short[] y) {
     rmsnormBf16(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -4834,16 +3493,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, int, float[], float[], float, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void rmsnormBf16(Context ctx, int rows, short[] x, short[] weight, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4863,19 +3513,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_rmsnorm.
-   *
-   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnormBf16(Context, int, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnormBf16(int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
     rmsnormBf16(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -4884,17 +3522,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, int, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void rmsnormBf16(Context ctx, int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4909,18 +3537,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, long, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void rmsnormBf16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer weight, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4936,18 +3553,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_rmsnorm.
-   *
-   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnormF16(Context, int, short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnormF16(int rows, short[] x, short[] weight, float eps, short[] y) {
     rmsnormF16(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -4956,16 +3562,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, int, float[], float[], float, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void rmsnormF16(Context ctx, int rows, short[] x, short[] weight, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -4985,19 +3582,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_rmsnorm.
-   *
-   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #rmsnormF16(Context, int, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void rmsnormF16(int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
     rmsnormF16(Context.forCurrentThread(), rows, x, weight, eps, y);
@@ -5006,17 +3591,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, int, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void rmsnormF16(Context ctx, int rows, ShortBuffer x, ShortBuffer weight, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5031,18 +3606,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_rmsnorm.
    *
-   * <p>Derived: {@code cols} = {@code weight.size() / 2} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
-   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; null only where empty
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #rmsnorm(Context, long, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void rmsnormF16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer weight, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5058,19 +3622,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_layernorm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; may be null
-   * @param bias input, bf16[cols]; may be null
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #layernormBf16(Context, int, int, short[], short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernormBf16(int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     layernormBf16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -5079,17 +3631,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_layernorm.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; may be null
-   * @param bias input, bf16[cols]; may be null
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, int, int, float[], float[], float[], float, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void layernormBf16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5110,20 +3652,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_layernorm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; may be null
-   * @param bias input, bf16[cols]; may be null
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #layernormBf16(Context, int, int, ShortBuffer, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernormBf16(int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     layernormBf16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -5132,18 +3661,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_layernorm.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; may be null
-   * @param bias input, bf16[cols]; may be null
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, int, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void layernormBf16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5158,19 +3676,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_layernorm.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, bf16[rows, cols]; null only where empty
-   * @param weight input, bf16[cols]; may be null
-   * @param bias input, bf16[cols]; may be null
-   * @param eps scalar
-   * @param y output, bf16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void layernormBf16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5187,19 +3693,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_layernorm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; may be null
-   * @param bias input, f16[cols]; may be null
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #layernormF16(Context, int, int, short[], short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernormF16(int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     layernormF16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -5208,17 +3702,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; may be null
-   * @param bias input, f16[cols]; may be null
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same array as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, int, int, float[], float[], float[], float, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void layernormF16(Context ctx, int rows, int cols, short[] x, short[] weight, short[] bias, float eps, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5239,20 +3723,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_layernorm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; may be null
-   * @param bias input, f16[cols]; may be null
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #layernormF16(Context, int, int, ShortBuffer, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void layernormF16(int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     layernormF16(Context.forCurrentThread(), rows, cols, x, weight, bias, eps, y);
@@ -5261,18 +3732,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; may be null
-   * @param bias input, f16[cols]; may be null
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, int, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void layernormF16(Context ctx, int rows, int cols, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, float eps, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5287,19 +3747,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_layernorm.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param cols dimension, at least 0
-   * @param x input, f16[rows, cols]; null only where empty
-   * @param weight input, f16[cols]; may be null
-   * @param bias input, f16[cols]; may be null
-   * @param eps scalar
-   * @param y output, f16[rows, cols]; may be the same buffer as {@code x}; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #layernorm(Context, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void layernormF16(Context ctx, long rows, long cols, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, float eps, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5316,25 +3764,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gemm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBf16(Context, boolean, boolean, int, int, int, float, short[], int, short[], int, float, short[], int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBf16(boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     gemmBf16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -5343,23 +3773,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gemm.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, int, int, int, float, float[], int, float[], int, float, float[], int)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5382,26 +3796,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gemm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBf16(Context, boolean, boolean, int, int, int, float, ShortBuffer, int, ShortBuffer, int, float, ShortBuffer, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBf16(boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     gemmBf16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -5410,24 +3805,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gemm.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, int, int, int, float, FloatBuffer, int, FloatBuffer, int, float, FloatBuffer, int)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5444,25 +3822,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_gemm.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, bf16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, bf16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, long, long, long, float, DeviceBuffer, long, DeviceBuffer, long, float, DeviceBuffer, long)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBf16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5480,25 +3840,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gemm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmF16(Context, boolean, boolean, int, int, int, float, short[], int, short[], int, float, short[], int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmF16(boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     gemmF16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -5507,23 +3849,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gemm.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, int, int, int, float, float[], int, float[], int, float, float[], int)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, short[] a, int lda, short[] b, int ldb, float beta, short[] c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5546,26 +3872,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_gemm.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmF16(Context, boolean, boolean, int, int, int, float, ShortBuffer, int, ShortBuffer, int, float, ShortBuffer, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmF16(boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     gemmF16(Context.forCurrentThread(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -5574,24 +3881,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gemm.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, int, int, int, float, FloatBuffer, int, FloatBuffer, int, float, FloatBuffer, int)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, int m, int n, int k, float alpha, ShortBuffer a, int lda, ShortBuffer b, int ldb, float beta, ShortBuffer c, int ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5608,25 +3898,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_gemm.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[trans_a ? k : m, trans_a ? m : k] with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param b input, f16[trans_b ? n : k, trans_b ? k : n] with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param beta scalar
-   * @param c input and output, f16[m, n] with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemm(Context, boolean, boolean, long, long, long, float, DeviceBuffer, long, DeviceBuffer, long, float, DeviceBuffer, long)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmF16(Context ctx, boolean transA, boolean transB, long m, long n, long k, float alpha, DeviceBuffer a, long lda, DeviceBuffer b, long ldb, float beta, DeviceBuffer c, long ldc) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5644,24 +3916,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_attention.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionBf16(Context, int, int, int, int, int, int, short[], short[], short[], boolean, float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     attentionBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -5670,22 +3925,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, int, int, int, int, int, int, float[], float[], float[], boolean, float, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5707,25 +3947,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_attention.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionBf16(Context, int, int, int, int, int, int, ShortBuffer, ShortBuffer, ShortBuffer, boolean, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     attentionBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -5734,23 +3956,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, int, int, int, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, boolean, float, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5765,24 +3971,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, bf16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, long, long, long, long, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, boolean, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5799,24 +3988,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_attention.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionF16(Context, int, int, int, int, int, int, short[], short[], short[], boolean, float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     attentionF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -5825,22 +3997,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, int, int, int, int, int, int, float[], float[], float[], boolean, float, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, short[] q, short[] k, short[] v, boolean causal, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5862,25 +4019,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_attention.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionF16(Context, int, int, int, int, int, int, ShortBuffer, ShortBuffer, ShortBuffer, boolean, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     attentionF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, q, k, v, causal, scale, out);
@@ -5889,23 +4028,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, int, int, int, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, boolean, float, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, ShortBuffer q, ShortBuffer k, ShortBuffer v, boolean causal, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5920,24 +4043,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param q input, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, kv_heads, seq_kv, head_dim]; null only where empty
-   * @param causal flag
-   * @param scale scalar
-   * @param out output, f16[batch, heads, seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #attention(Context, long, long, long, long, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, boolean, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, boolean causal, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -5954,24 +4060,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Fused linear layer, PyTorch's weight layout:
-   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
-   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
-   * with the bias added (one rounding) and the activation applied (as the
-   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
-   * of three.  bias may be NULL (no bias).  act is a kb_activation.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f32[rows, in_features]; null only where empty
-   * @param weight input, f32[out_features, in_features]; null only where empty
-   * @param bias input, f32[out_features]; may be null
-   * @param act scalar
-   * @param y output, f32[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #linear(Context, int, int, int, float[], float[], float[], Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linear(int rows, int inFeatures, int outFeatures, float[] x, float[] weight, float[] bias, Activation act, float[] y) {
     linear(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6016,25 +4105,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Fused linear layer, PyTorch's weight layout:
-   * y[r, o] = act(sum_i x[r, i] * weight[o, i] + bias[o])
-   * computed as kb_gemm(x, weight, trans_b) (the same fma chain per element)
-   * with the bias added (one rounding) and the activation applied (as the
-   * kb_&lt;activation&gt; kernel) while the tile is in cache: one pass over y instead
-   * of three.  bias may be NULL (no bias).  act is a kb_activation.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f32[rows, in_features]; null only where empty
-   * @param weight input, f32[out_features, in_features]; null only where empty
-   * @param bias input, f32[out_features]; may be null
-   * @param act scalar
-   * @param y output, f32[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #linear(Context, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, Activation, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linear(int rows, int inFeatures, int outFeatures, FloatBuffer x, FloatBuffer weight, FloatBuffer bias, Activation act, FloatBuffer y) {
     linear(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6108,20 +4179,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_linear.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, bf16[rows, in_features]; null only where empty
-   * @param weight input, bf16[out_features, in_features]; null only where empty
-   * @param bias input, bf16[out_features]; may be null
-   * @param act scalar
-   * @param y output, bf16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #linearBf16(Context, int, int, int, short[], short[], short[], Activation, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linearBf16(int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     linearBf16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6130,18 +4188,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_linear.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, bf16[rows, in_features]; null only where empty
-   * @param weight input, bf16[out_features, in_features]; null only where empty
-   * @param bias input, bf16[out_features]; may be null
-   * @param act scalar
-   * @param y output, bf16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, int, int, int, float[], float[], float[], Activation, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6163,21 +4210,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_linear.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, bf16[rows, in_features]; null only where empty
-   * @param weight input, bf16[out_features, in_features]; null only where empty
-   * @param bias input, bf16[out_features]; may be null
-   * @param act scalar
-   * @param y output, bf16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #linearBf16(Context, int, int, int, ShortBuffer, ShortBuffer, ShortBuffer, Activation, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linearBf16(int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     linearBf16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6186,19 +4219,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_linear.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, bf16[rows, in_features]; null only where empty
-   * @param weight input, bf16[out_features, in_features]; null only where empty
-   * @param bias input, bf16[out_features]; may be null
-   * @param act scalar
-   * @param y output, bf16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, Activation, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void linearBf16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6213,20 +4234,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_linear.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, bf16[rows, in_features]; null only where empty
-   * @param weight input, bf16[out_features, in_features]; null only where empty
-   * @param bias input, bf16[out_features]; may be null
-   * @param act scalar
-   * @param y output, bf16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, long, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, Activation, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void linearBf16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6243,20 +4251,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_linear.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f16[rows, in_features]; null only where empty
-   * @param weight input, f16[out_features, in_features]; null only where empty
-   * @param bias input, f16[out_features]; may be null
-   * @param act scalar
-   * @param y output, f16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #linearF16(Context, int, int, int, short[], short[], short[], Activation, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linearF16(int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     linearF16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6265,18 +4260,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_linear.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f16[rows, in_features]; null only where empty
-   * @param weight input, f16[out_features, in_features]; null only where empty
-   * @param bias input, f16[out_features]; may be null
-   * @param act scalar
-   * @param y output, f16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, int, int, int, float[], float[], float[], Activation, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, short[] x, short[] weight, short[] bias, Activation act, short[] y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6298,21 +4282,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_linear.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f16[rows, in_features]; null only where empty
-   * @param weight input, f16[out_features, in_features]; null only where empty
-   * @param bias input, f16[out_features]; may be null
-   * @param act scalar
-   * @param y output, f16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #linearF16(Context, int, int, int, ShortBuffer, ShortBuffer, ShortBuffer, Activation, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void linearF16(int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     linearF16(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weight, bias, act, y);
@@ -6321,19 +4291,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_linear.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f16[rows, in_features]; null only where empty
-   * @param weight input, f16[out_features, in_features]; null only where empty
-   * @param bias input, f16[out_features]; may be null
-   * @param act scalar
-   * @param y output, f16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, int, int, int, FloatBuffer, FloatBuffer, FloatBuffer, Activation, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void linearF16(Context ctx, int rows, int inFeatures, int outFeatures, ShortBuffer x, ShortBuffer weight, ShortBuffer bias, Activation act, ShortBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6348,20 +4306,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_linear.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param rows dimension, at least 0
-   * @param inFeatures dimension, at least 0
-   * @param outFeatures dimension, at least 0
-   * @param x input, f16[rows, in_features]; null only where empty
-   * @param weight input, f16[out_features, in_features]; null only where empty
-   * @param bias input, f16[out_features]; may be null
-   * @param act scalar
-   * @param y output, f16[rows, out_features]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #linear(Context, long, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, Activation, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void linearF16(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, DeviceBuffer weight, DeviceBuffer bias, Activation act, DeviceBuffer y) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6378,53 +4323,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaled dot-product attention for real models: kb_attention plus a choice
-   * of layout, key lengths, an additive mask and bottom-right causal
-   * alignment.  Per (batch b, head h, query i):
-   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
-   * out = sum_j softmax(s)_j v_j,
-   * query head h reading key/value head h / (heads / kv_heads); scale == 0
-   * means 1 / sqrt(head_dim).
-   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
-   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
-   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
-   * kb_attention.
-   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
-   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
-   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
-   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
-   * (the KV-cache case: the last query sees every key; FlashAttention's
-   * convention).  causal_bottom_right requires causal.
-   * mask (nullable) is added to the scaled scores and broadcasts over its
-   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
-   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
-   * key.  A query row with no key left (every key removed by lengths, causal
-   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
-   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
-   * 128 keys); results do not depend on the thread count or instruction set.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionEx(Context, int, int, int, int, int, int, boolean, float[], float[], float[], int[], int, int, int, float[], boolean, boolean, float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionEx(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, float[] k, float[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
     attentionEx(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6501,54 +4400,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Scaled dot-product attention for real models: kb_attention plus a choice
-   * of layout, key lengths, an additive mask and bottom-right causal
-   * alignment.  Per (batch b, head h, query i):
-   * s_j = scale * q . k_j + mask[b, h, i, j]  for the keys j that take part,
-   * out = sum_j softmax(s)_j v_j,
-   * query head h reading key/value head h / (heads / kv_heads); scale == 0
-   * means 1 / sqrt(head_dim).
-   * Layout: with seq_major, q, k, v and out are [batch, seq, heads, head_dim]
-   * (what a linear layer's [batch, seq, heads * head_dim] output is, so no
-   * transposed copy is needed); otherwise [batch, heads, seq, head_dim] as in
-   * kb_attention.
-   * Keys taking part: j &lt; kv_lengths[b] when kv_lengths is not NULL (a padded
-   * batch: each kv_lengths[b] in [0, seq_kv]), else j &lt; seq_kv; with causal,
-   * also j &lt;= i (top-left alignment, PyTorch's is_causal) or, with
-   * causal_bottom_right, j &lt;= i + L_b - seq_q where L_b is the row's key count
-   * (the KV-cache case: the last query sees every key; FlashAttention's
-   * convention).  causal_bottom_right requires causal.
-   * mask (nullable) is added to the scaled scores and broadcasts over its
-   * dimensions of size 1: mask_batch is 1 or batch, mask_heads 1 or heads,
-   * mask_q 1 or seq_q (the dims are ignored when mask is NULL).  -inf removes a
-   * key.  A query row with no key left (every key removed by lengths, causal
-   * alignment or the mask) gives zeros, not NaN.  scale must be finite and
-   * &gt;= 0.  Computed like kb_attention (float32, online softmax over blocks of
-   * 128 keys); results do not depend on the thread count or instruction set.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f32[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionEx(Context, int, int, int, int, int, int, boolean, FloatBuffer, FloatBuffer, FloatBuffer, IntBuffer, int, int, int, FloatBuffer, boolean, boolean, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionEx(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, FloatBuffer k, FloatBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
     attentionEx(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6686,31 +4538,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionExBf16(Context, int, int, int, int, int, int, boolean, short[], short[], short[], int[], int, int, int, short[], boolean, boolean, float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionExBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     attentionExBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6719,29 +4547,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, int, int, int, int, int, int, boolean, float[], float[], float[], int[], int, int, int, float[], boolean, boolean, float, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6760,32 +4566,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionExBf16(Context, int, int, int, int, int, int, boolean, ShortBuffer, ShortBuffer, ShortBuffer, IntBuffer, int, int, int, ShortBuffer, boolean, boolean, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionExBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     attentionExBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6794,30 +4575,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, int, int, int, int, int, int, boolean, FloatBuffer, FloatBuffer, FloatBuffer, IntBuffer, int, int, int, FloatBuffer, boolean, boolean, float, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionExBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6834,31 +4592,7 @@ public final class KernelBridge {
   /**
    * bfloat16 variant of kb_attention_ex (the mask in bf16 too).
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, bf16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, bf16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, long, long, long, long, long, long, boolean, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, long, long, long, DeviceBuffer, boolean, boolean, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void attentionExBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6879,31 +4613,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionExF16(Context, int, int, int, int, int, int, boolean, short[], short[], short[], int[], int, int, int, short[], boolean, boolean, float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionExF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     attentionExF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6912,29 +4622,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, int, int, int, int, int, int, boolean, float[], float[], float[], int[], int, int, int, float[], boolean, boolean, float, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, short[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, short[] mask, boolean causal, boolean causalBottomRight, float scale, short[] out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -6953,32 +4641,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #attentionExF16(Context, int, int, int, int, int, int, boolean, ShortBuffer, ShortBuffer, ShortBuffer, IntBuffer, int, int, int, ShortBuffer, boolean, boolean, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void attentionExF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     attentionExF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
@@ -6987,30 +4650,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, int, int, int, int, int, int, boolean, FloatBuffer, FloatBuffer, FloatBuffer, IntBuffer, int, int, int, FloatBuffer, boolean, boolean, float, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionExF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, ShortBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, ShortBuffer mask, boolean causal, boolean causalBottomRight, float scale, ShortBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7027,31 +4667,7 @@ public final class KernelBridge {
   /**
    * float16 (IEEE binary16) variant of kb_attention_ex (the mask in f16 too).
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param batch dimension, at least 0
-   * @param heads dimension, at least 0
-   * @param kvHeads dimension, at least 0
-   * @param seqQ dimension, at least 0
-   * @param seqKv dimension, at least 0
-   * @param headDim dimension, at least 0
-   * @param seqMajor flag
-   * @param q input, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
-   * @param kvLengths input, i32[batch]; may be null
-   * @param maskBatch dimension, at least 0
-   * @param maskHeads dimension, at least 0
-   * @param maskQ dimension, at least 0
-   * @param mask input, f16[mask_batch, mask_heads, mask_q, seq_kv]; may be null
-   * @param causal flag
-   * @param causalBottomRight flag
-   * @param scale scalar
-   * @param out output, f16[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #attentionEx(Context, long, long, long, long, long, long, boolean, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, long, long, long, DeviceBuffer, boolean, boolean, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void attentionExF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7072,40 +4688,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Batched (strided) matrix multiply: for every item i &lt; batch,
-   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
-   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
-   * C_i = c + i * stride_c (strides in elements), each item computed exactly
-   * as kb_gemm (the same fma chain per element; C_i is not read when
-   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
-   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
-   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
-   * (m - 1) * ldc + n, so that the items of C do not overlap
-   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
-   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
-   * (none when it is empty, and then it may be NULL); a span that overflows is
-   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, float[], int, int, float[], int, int, float, float[], int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, float[] a, int lda, int strideA, float[] b, int ldb, int strideB, float beta, float[] c, int ldc, int strideC) {
     gemmBatched(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7167,41 +4750,7 @@ public final class KernelBridge {
   }
 
   /**
-   * Batched (strided) matrix multiply: for every item i &lt; batch,
-   * C_i = alpha * op(A_i) * op(B_i) + beta * C_i
-   * with A_i = a + i * stride_a, B_i = b + i * stride_b and
-   * C_i = c + i * stride_c (strides in elements), each item computed exactly
-   * as kb_gemm (the same fma chain per element; C_i is not read when
-   * beta == 0).  A stride of 0 uses one matrix for every item (a shared
-   * weight); strides must be &gt;= 0 (KB_STATUS_INVALID_ARGUMENT), and when
-   * batch &gt; 1 stride_c must be at least the extent of one C matrix,
-   * (m - 1) * ldc + n, so that the items of C do not overlap
-   * (KB_STATUS_SHAPE_MISMATCH).  lda, ldb and ldc follow kb_gemm's rules.
-   * Operand x spans (batch - 1) * stride_x + its matrix extent elements
-   * (none when it is empty, and then it may be NULL); a span that overflows is
-   * KB_STATUS_OUT_OF_MEMORY.  c must not overlap a or b.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f32[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f32[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f32[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, FloatBuffer, int, int, FloatBuffer, int, int, float, FloatBuffer, int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, FloatBuffer a, int lda, int strideA, FloatBuffer b, int ldb, int strideB, float beta, FloatBuffer c, int ldc, int strideC) {
     gemmBatched(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7310,30 +4859,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
-   * stay float).  Each item is computed as kb_gemm_bf16.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatchedBf16(Context, boolean, boolean, int, int, int, int, float, short[], int, int, short[], int, int, float, short[], int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatchedBf16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     gemmBatchedBf16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7343,27 +4869,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
-   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, float[], int, int, float[], int, int, float, float[], int, int)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7386,31 +4892,7 @@ public final class KernelBridge {
   }
 
   /**
-   * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
-   * stay float).  Each item is computed as kb_gemm_bf16.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatchedBf16(Context, boolean, boolean, int, int, int, int, float, ShortBuffer, int, int, ShortBuffer, int, int, float, ShortBuffer, int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatchedBf16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     gemmBatchedBf16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7420,28 +4902,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, FloatBuffer, int, int, FloatBuffer, int, int, float, FloatBuffer, int, int)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7459,29 +4920,7 @@ public final class KernelBridge {
    * bfloat16 variant of kb_gemm_batched (A, B and C in bf16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_bf16.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, bf16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, bf16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, bf16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, long, long, long, long, float, DeviceBuffer, long, long, DeviceBuffer, long, long, float, DeviceBuffer, long, long)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
    */
   public static void gemmBatchedBf16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7499,30 +4938,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
-   * stay float).  Each item is computed as kb_gemm_f16.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatchedF16(Context, boolean, boolean, int, int, int, int, float, short[], int, int, short[], int, int, float, short[], int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatchedF16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     gemmBatchedF16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7532,27 +4948,7 @@ public final class KernelBridge {
    * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_f16.
    *
-   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, float[], int, int, float[], int, int, float, float[], int, int)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, short[] a, int lda, int strideA, short[] b, int ldb, int strideB, float beta, short[] c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7575,31 +4971,7 @@ public final class KernelBridge {
   }
 
   /**
-   * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
-   * stay float).  Each item is computed as kb_gemm_f16.
-   *
-   * <p>Runs on the calling thread's default context ({@link Context#forCurrentThread()}).
-   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * {@link #gemmBatchedF16(Context, boolean, boolean, int, int, int, int, float, ShortBuffer, int, int, ShortBuffer, int, int, float, ShortBuffer, int, int)} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void gemmBatchedF16(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     gemmBatchedF16(Context.forCurrentThread(), transA, transB, batch, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC);
@@ -7609,28 +4981,7 @@ public final class KernelBridge {
    * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_f16.
    *
-   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, int, int, int, int, float, FloatBuffer, int, int, FloatBuffer, int, int, float, FloatBuffer, int, int)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, int batch, int m, int n, int k, float alpha, ShortBuffer a, int lda, int strideA, ShortBuffer b, int ldb, int strideB, float beta, ShortBuffer c, int ldc, int strideC) {
     Objects.requireNonNull(ctx, "ctx");
@@ -7648,29 +4999,7 @@ public final class KernelBridge {
    * float16 variant of kb_gemm_batched (A, B and C in f16; alpha and beta
    * stay float).  Each item is computed as kb_gemm_f16.
    *
-   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
-   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
-   *
-   * @param ctx the context to run on (see {@link Context})
-   * @param transA flag
-   * @param transB flag
-   * @param batch dimension, at least 0
-   * @param m dimension, at least 0
-   * @param n dimension, at least 0
-   * @param k dimension, at least 0
-   * @param alpha scalar
-   * @param a input, f16[batch, trans_a ? k : m, trans_a ? m : k] with item stride {@code strideA} (0: one item for all) with row stride {@code lda}; null only where empty
-   * @param lda row stride of {@code a} in elements, at least max(1, its row length)
-   * @param strideA dimension, at least 0
-   * @param b input, f16[batch, trans_b ? n : k, trans_b ? k : n] with item stride {@code strideB} (0: one item for all) with row stride {@code ldb}; null only where empty
-   * @param ldb row stride of {@code b} in elements, at least max(1, its row length)
-   * @param strideB dimension, at least 0
-   * @param beta scalar
-   * @param c input and output, f16[batch, m, n] with item stride {@code strideC} (0: one item for all) with row stride {@code ldc}; null only where empty
-   * @param ldc row stride of {@code c} in elements, at least max(1, its row length)
-   * @param strideC dimension, at least 0
-   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
-   * @throws IllegalStateException when the context or a buffer is closed
+   * <p>Arguments, sizes, aliasing and errors as {@link #gemmBatched(Context, boolean, boolean, long, long, long, long, float, DeviceBuffer, long, long, DeviceBuffer, long, long, float, DeviceBuffer, long, long)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
    */
   public static void gemmBatchedF16(Context ctx, boolean transA, boolean transB, long batch, long m, long n, long k, float alpha, DeviceBuffer a, long lda, long strideA, DeviceBuffer b, long ldb, long strideB, float beta, DeviceBuffer c, long ldc, long strideC) {
     Objects.requireNonNull(ctx, "ctx");
