@@ -74,6 +74,7 @@ macro_rules! kernels {
                 /// # Errors
                 ///
                 /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
+                #[inline] // a few checks around one C call: let callers in other crates inline it
                 pub fn $name(&$slf $(, $p: $t)*) -> Result<()> $body
             )*
         }
@@ -89,6 +90,7 @@ macro_rules! kernels {
                 /// # Errors
                 ///
                 /// [`Status::ShapeMismatch`] naming the argument when a view length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar, or for memory of the wrong kind for the context).  Nothing is written on error.
+                #[inline]
                 pub fn $buf(&$buf_slf $(, $bp: $bt)*) -> Result<()> $body
             )*
         }
@@ -101,6 +103,7 @@ macro_rules! kernels {
             /// [`Status::ShapeMismatch`] naming the argument when a slice length does not match the shape; otherwise the status and message of the C library (for example [`Status::InvalidArgument`] for an out-of-range scalar).  Nothing is written on error.
             ///
             /// Runs on the calling thread's default context (CPU, one thread; see [`with_default_context`]).
+            #[inline]
             pub fn $name($($p: $t),*) -> Result<()> {
                 with_default_context(|ctx| ctx.$name($($p),*))
             }
