@@ -490,6 +490,11 @@ kb_isa kb__isa_best(void);
 /* "scalar", "avx2", "avx512". */
 const char *kb__isa_name(kb_isa isa);
 
+/* Whether the CPU has AVX-512 BF16 with AVX-512 BW and DQ, and the OS saves
+ * the AVX-512 state: the avx512 level then narrows float to bfloat16 with
+ * vcvtneps2bf16 (same results).  Not a level of its own. */
+bool kb__cpu_has_avx512_bf16(void);
+
 /* OK, or (recording "fn: ..." as the thread's message) INVALID_ARGUMENT when
  * KB_CPU_ISA names no level and UNSUPPORTED when it names a level this CPU
  * cannot run.  kb_context_create calls it; kernels with a NULL context then
@@ -835,6 +840,8 @@ struct kb_vec_ops {
 extern const struct kb_vec_ops kb__vec_ops_scalar;
 extern const struct kb_vec_ops kb__vec_ops_avx2;
 extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
 
 #endif /* KB_CPU_VEC_KERNELS_H */
 /* ---- kernels/cpu/dispatch.h ---- */
@@ -961,6 +968,16 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 /* The avx512 level: AVX-512F on top of the avx2 level. */
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+/* The avx512 level's vector kernels on a CPU that also has AVX-512 BF16 (and
+ * the BW and DQ it implies here): the same code, with float -> bfloat16
+ * narrowing by vcvtneps2bf16 (vec_lanes_avx512.h, kv_to_bf16).  Compilers
+ * older than gcc 10 / clang 9 do not know the feature: no such variant. */
+#if defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10
+#define KB_HAVE_AVX512_BF16 1
+#define KB_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16,avx2,fma,f16c")))
+#else
+#define KB_HAVE_AVX512_BF16 0
+#endif
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -2059,8 +2076,19 @@ static kb_isa cpu_isa__detect(void) {
   if (avx512f && (xcr0 & 0xe0) == 0xe0) return KB_ISA_AVX512;
   return KB_ISA_AVX2;
 }
+
+bool kb__cpu_has_avx512_bf16(void) {
+  if (cpu_isa__detect() != KB_ISA_AVX512) return false;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  bool bw = (b >> 30) & 1, dq = (b >> 17) & 1;
+  if (!(bw && dq) || a < 1) return false; /* leaf 7 subleaf 1 exists when EAX of subleaf 0 >= 1 */
+  __cpuid_count(7, 1, a, b, c, d);
+  return (a >> 5) & 1;
+}
 #else
 static kb_isa cpu_isa__detect(void) { return KB_ISA_SCALAR; }
+bool kb__cpu_has_avx512_bf16(void) { return false; }
 #endif
 
 /* The process's choice: computed on first use, then read-only.  Racing first
@@ -4596,6 +4624,10 @@ static void dispatch__build(void) {
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
   t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
+#if KB_HAVE_AVX512_BF16
+  /* Same bits, faster float -> bfloat16 (vec_avx512_bf16.c). */
+  if (kb__cpu_has_avx512_bf16()) t[KB_ISA_AVX512].vec = kb__vec_ops_avx512_bf16;
+#endif
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
 #else
@@ -7586,9 +7618,13 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define log_softmax_v vec_avx2__log_softmax_v
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
+#define widen_row vec_avx2__widen_row
+#define rmsnorm_out vec_avx2__rmsnorm_out
+#define rmsnorm_row vec_avx2__rmsnorm_row
 #define rmsnorm_rows vec_avx2__rmsnorm_rows
 #define row_moments vec_avx2__row_moments
 #define ln_v vec_avx2__ln_v
+#define layernorm_row vec_avx2__layernorm_row
 #define layernorm_rows vec_avx2__layernorm_rows
 #define kv_iota vec_avx2__kv_iota
 #define kv_sin_c vec_avx2__kv_sin_c
@@ -8750,28 +8786,63 @@ KV_ATTR static void vec_avx2__ce_backward(int64_t rows, int64_t cols, const floa
 
 /* ---- rmsnorm, layernorm ---- */
 
-KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
-    for (int64_t c = 0; c < full; c += 16) {
-      vec_avx2__kvd d = vec_avx2__kvd_from(vec_avx2__ld(dt, xr, c));
-      acc = vec_avx2__kvd_fma(d, d, acc);
-    }
-    if (n > 0) {
-      vec_avx2__kvd d = vec_avx2__kvd_from(vec_avx2__ld_n(dt, xr, full, n));
-      acc = vec_avx2__kvd_fma(d, d, acc);
-    }
-    vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kvd_hsum16(acc) / (double)cols + (double)eps));
-    /* (x * inv) * w in double, rounded once: the documented formula. */
-    for (int64_t c = 0; c < full; c += 16)
-      vec_avx2__st(dt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(dt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(dt, w, c))))));
-    if (n > 0)
-      vec_avx2__st_n(dt, yr, full,
-           vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(dt, xr, full, n)), inv), vec_avx2__kvd_from(vec_avx2__ld_n(dt, w, full, n))))), n);
+/* 16-bit rows and weights up to KV_KEEP_STACK elements are widened to float
+ * once (the weights once per call, each row once) and the row kernels then
+ * read float32 from L1, instead of widening the row on every pass and the
+ * weights on every row.  Widening is exact, so the results are the same. */
+KV_FN void vec_avx2__widen_row(int dt, const void *src, int64_t n, float *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) vec_avx2__kv_store(dst + c, vec_avx2__ld(dt, src, c));
+  if (c < n) vec_avx2__kv_store_n(dst + c, vec_avx2__ld_n(dt, src, c, n - c), n - c);
+}
+
+/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
+ * (the documented formula). */
+KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx2__kvd inv) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(xdt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(wdt, w, c))))));
+  if (n > 0)
+    vec_avx2__st_n(ydt, yr, full,
+         vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(xdt, xr, full, n)), inv), vec_avx2__kvd_from(vec_avx2__ld_n(wdt, w, full, n))))), n);
+}
+
+/* One row: x of dtype dt, w of wdt (compile-time constants at every call).
+ * With keep (16-bit rows), the first pass also stores the row widened
+ * there and the output pass reads it. */
+KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx2__kvf v = vec_avx2__ld(dt, xr, c);
+    if (keep) vec_avx2__kv_store(keep + c, v);
+    vec_avx2__kvd d = vec_avx2__kvd_from(v);
+    acc = vec_avx2__kvd_fma(d, d, acc);
   }
+  if (n > 0) {
+    vec_avx2__kvf v = vec_avx2__ld_n(dt, xr, full, n);
+    if (keep) vec_avx2__kv_store_n(keep + full, v, n);
+    vec_avx2__kvd d = vec_avx2__kvd_from(v);
+    acc = vec_avx2__kvd_fma(d, d, acc);
+  }
+  vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kvd_hsum16(acc) / (double)cols + (double)eps));
+  if (keep)
+    vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+  else
+    vec_avx2__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+}
+
+KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx2__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
 }
 
 KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -8826,24 +8897,39 @@ KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvd mean, vec_avx2
   return vec_avx2__canon(vec_avx2__kvd_to_f(t));
 }
 
+/* One row; dtypes as rmsnorm_row's. */
+KV_FN void vec_avx2__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
+                         void *yr, int64_t cols, float eps) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
+  double mean, var;
+  vec_avx2__row_moments(xdt, xr, cols, &mean, &var);
+  vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(1.0 / sqrt(var + (double)eps));
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx2__st(ydt, yr, c,
+       vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
+  if (n > 0)
+    vec_avx2__st_n(ydt, yr, full,
+         vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
+              has_b ? vec_avx2__ld_n(wdt, b, full, n) : zero),
+         n);
+}
+
 KV_FN void vec_avx2__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
                           const void *b, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    double mean, var;
-    vec_avx2__row_moments(dt, xr, cols, &mean, &var);
-    vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(1.0 / sqrt(var + (double)eps));
-    for (int64_t c = 0; c < full; c += 16)
-      vec_avx2__st(dt, yr, c, vec_avx2__ln_v(vec_avx2__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_avx2__ld(dt, w, c) : zero, has_b, has_b ? vec_avx2__ld(dt, b, c) : zero));
-    if (n > 0)
-      vec_avx2__st_n(dt, yr, full,
-           vec_avx2__ln_v(vec_avx2__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_avx2__ld_n(dt, w, full, n) : zero, has_b,
-                has_b ? vec_avx2__ld_n(dt, b, full, n) : zero),
-           n);
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], bf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    if (has_w) vec_avx2__widen_row(dt, w, cols, wf);
+    if (has_b) vec_avx2__widen_row(dt, b, cols, bf);
+    for (int64_t r = 0; r < rows; r++) {
+      vec_avx2__widen_row(dt, (const char *)x + r * stride, cols, xf);
+      vec_avx2__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx2__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -9212,6 +9298,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kvi_sub
 #undef kvi_to_f
 #undef kvm
+#undef layernorm_row
 #undef layernorm_rows
 #undef ld
 #undef ld_n
@@ -9227,6 +9314,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef qnan
+#undef rmsnorm_out
+#undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
@@ -9241,6 +9330,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef widen_row
 #undef with_sign_of
 
 /* ==== kernels/cpu/vec_avx512.c ==== */
@@ -9370,9 +9460,13 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define log_softmax_v vec_avx512__log_softmax_v
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
+#define widen_row vec_avx512__widen_row
+#define rmsnorm_out vec_avx512__rmsnorm_out
+#define rmsnorm_row vec_avx512__rmsnorm_row
 #define rmsnorm_rows vec_avx512__rmsnorm_rows
 #define row_moments vec_avx512__row_moments
 #define ln_v vec_avx512__ln_v
+#define layernorm_row vec_avx512__layernorm_row
 #define layernorm_rows vec_avx512__layernorm_rows
 #define kv_iota vec_avx512__kv_iota
 #define kv_sin_c vec_avx512__kv_sin_c
@@ -9401,8 +9495,15 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #include <string.h>
 
 
+/* KV_AVX512_BF16 (set by vec_avx512_bf16.c): the same vocabulary for CPUs
+ * with AVX-512 BF16, whose only difference is kv_to_bf16. */
+#if defined(KV_AVX512_BF16)
+#define KV_ATTR KB_TARGET_AVX512_BF16
+#define KV_FN KB_TARGET_AVX512_BF16 __attribute__((always_inline, unused)) static inline
+#else
 #define KV_ATTR KB_TARGET_AVX512
 #define KV_FN KB_TARGET_AVX512 __attribute__((always_inline, unused)) static inline
+#endif
 
 typedef __m512 vec_avx512__kvf;
 typedef __m512i vec_avx512__kvi;
@@ -9455,8 +9556,17 @@ KV_FN void vec_avx512__kv_lanes(float out[16], vec_avx512__kvf v) { _mm512_store
 KV_FN vec_avx512__kvf vec_avx512__kv_from_bf16(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
 /* float -> bfloat16, nearest even (adding 0x7fff plus the kept lsb rounds
- * the 16 dropped bits); NaN keeps its top bits and is made quiet. */
+ * the 16 dropped bits); NaN keeps its top bits and is made quiet.
+ *
+ * With AVX-512 BF16, vcvtneps2bf16 does the same in one instruction (nearest
+ * even; NaN: top bits, made quiet) except that it treats float32 subnormal
+ * inputs as zero.  Those are the only inputs whose result is a bfloat16
+ * subnormal, so a vector holding one (fpclass 0x20, rare) takes the integer
+ * code below; bf16_convert_test compares the two for all 2^32 inputs. */
 KV_FN __m256i vec_avx512__kv_to_bf16(vec_avx512__kvf v) {
+#if defined(KV_AVX512_BF16)
+  if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0x20) == 0, 1)) return (__m256i)_mm512_cvtneps_pbh(v);
+#endif
   __m512i u = _mm512_castps_si512(v);
   __m512i s16 = _mm512_srli_epi32(u, 16);
   __m512i lsb = _mm512_and_si512(s16, _mm512_set1_epi32(1));
@@ -10359,28 +10469,63 @@ KV_ATTR static void vec_avx512__ce_backward(int64_t rows, int64_t cols, const fl
 
 /* ---- rmsnorm, layernorm ---- */
 
-KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
-    for (int64_t c = 0; c < full; c += 16) {
-      vec_avx512__kvd d = vec_avx512__kvd_from(vec_avx512__ld(dt, xr, c));
-      acc = vec_avx512__kvd_fma(d, d, acc);
-    }
-    if (n > 0) {
-      vec_avx512__kvd d = vec_avx512__kvd_from(vec_avx512__ld_n(dt, xr, full, n));
-      acc = vec_avx512__kvd_fma(d, d, acc);
-    }
-    vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kvd_hsum16(acc) / (double)cols + (double)eps));
-    /* (x * inv) * w in double, rounded once: the documented formula. */
-    for (int64_t c = 0; c < full; c += 16)
-      vec_avx512__st(dt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(dt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(dt, w, c))))));
-    if (n > 0)
-      vec_avx512__st_n(dt, yr, full,
-           vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(dt, xr, full, n)), inv), vec_avx512__kvd_from(vec_avx512__ld_n(dt, w, full, n))))), n);
+/* 16-bit rows and weights up to KV_KEEP_STACK elements are widened to float
+ * once (the weights once per call, each row once) and the row kernels then
+ * read float32 from L1, instead of widening the row on every pass and the
+ * weights on every row.  Widening is exact, so the results are the same. */
+KV_FN void vec_avx512__widen_row(int dt, const void *src, int64_t n, float *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) vec_avx512__kv_store(dst + c, vec_avx512__ld(dt, src, c));
+  if (c < n) vec_avx512__kv_store_n(dst + c, vec_avx512__ld_n(dt, src, c, n - c), n - c);
+}
+
+/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
+ * (the documented formula). */
+KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx512__kvd inv) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(xdt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(wdt, w, c))))));
+  if (n > 0)
+    vec_avx512__st_n(ydt, yr, full,
+         vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(xdt, xr, full, n)), inv), vec_avx512__kvd_from(vec_avx512__ld_n(wdt, w, full, n))))), n);
+}
+
+/* One row: x of dtype dt, w of wdt (compile-time constants at every call).
+ * With keep (16-bit rows), the first pass also stores the row widened
+ * there and the output pass reads it. */
+KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512__kvf v = vec_avx512__ld(dt, xr, c);
+    if (keep) vec_avx512__kv_store(keep + c, v);
+    vec_avx512__kvd d = vec_avx512__kvd_from(v);
+    acc = vec_avx512__kvd_fma(d, d, acc);
   }
+  if (n > 0) {
+    vec_avx512__kvf v = vec_avx512__ld_n(dt, xr, full, n);
+    if (keep) vec_avx512__kv_store_n(keep + full, v, n);
+    vec_avx512__kvd d = vec_avx512__kvd_from(v);
+    acc = vec_avx512__kvd_fma(d, d, acc);
+  }
+  vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kvd_hsum16(acc) / (double)cols + (double)eps));
+  if (keep)
+    vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+  else
+    vec_avx512__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+}
+
+KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx512__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
 }
 
 KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -10435,24 +10580,39 @@ KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvd mean, 
   return vec_avx512__canon(vec_avx512__kvd_to_f(t));
 }
 
+/* One row; dtypes as rmsnorm_row's. */
+KV_FN void vec_avx512__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
+                         void *yr, int64_t cols, float eps) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
+  double mean, var;
+  vec_avx512__row_moments(xdt, xr, cols, &mean, &var);
+  vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(1.0 / sqrt(var + (double)eps));
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx512__st(ydt, yr, c,
+       vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
+  if (n > 0)
+    vec_avx512__st_n(ydt, yr, full,
+         vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
+              has_b ? vec_avx512__ld_n(wdt, b, full, n) : zero),
+         n);
+}
+
 KV_FN void vec_avx512__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
                           const void *b, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    double mean, var;
-    vec_avx512__row_moments(dt, xr, cols, &mean, &var);
-    vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(1.0 / sqrt(var + (double)eps));
-    for (int64_t c = 0; c < full; c += 16)
-      vec_avx512__st(dt, yr, c, vec_avx512__ln_v(vec_avx512__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_avx512__ld(dt, w, c) : zero, has_b, has_b ? vec_avx512__ld(dt, b, c) : zero));
-    if (n > 0)
-      vec_avx512__st_n(dt, yr, full,
-           vec_avx512__ln_v(vec_avx512__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512__ld_n(dt, w, full, n) : zero, has_b,
-                has_b ? vec_avx512__ld_n(dt, b, full, n) : zero),
-           n);
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], bf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    if (has_w) vec_avx512__widen_row(dt, w, cols, wf);
+    if (has_b) vec_avx512__widen_row(dt, b, cols, bf);
+    for (int64_t r = 0; r < rows; r++) {
+      vec_avx512__widen_row(dt, (const char *)x + r * stride, cols, xf);
+      vec_avx512__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -10812,6 +10972,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kvi_sub
 #undef kvi_to_f
 #undef kvm
+#undef layernorm_row
 #undef layernorm_rows
 #undef ld
 #undef ld_n
@@ -10827,6 +10988,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef qnan
+#undef rmsnorm_out
+#undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
@@ -10841,6 +11004,1686 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef widen_row
+#undef with_sign_of
+
+/* ==== kernels/cpu/vec_avx512_bf16.c ==== */
+#define kvf vec_avx512_bf16__kvf
+#define kvi vec_avx512_bf16__kvi
+#define kvm vec_avx512_bf16__kvm
+#define kvd vec_avx512_bf16__kvd
+#define kv_set vec_avx512_bf16__kv_set
+#define kv_mask_first vec_avx512_bf16__kv_mask_first
+#define kv_load vec_avx512_bf16__kv_load
+#define kv_load_n vec_avx512_bf16__kv_load_n
+#define kv_store vec_avx512_bf16__kv_store
+#define kv_store_n vec_avx512_bf16__kv_store_n
+#define kv_add vec_avx512_bf16__kv_add
+#define kv_sub vec_avx512_bf16__kv_sub
+#define kv_mul vec_avx512_bf16__kv_mul
+#define kv_div vec_avx512_bf16__kv_div
+#define kv_sqrt vec_avx512_bf16__kv_sqrt
+#define kv_fma vec_avx512_bf16__kv_fma
+#define kv_fms vec_avx512_bf16__kv_fms
+#define kv_fnma vec_avx512_bf16__kv_fnma
+#define kv_max vec_avx512_bf16__kv_max
+#define kv_min vec_avx512_bf16__kv_min
+#define kv_abs vec_avx512_bf16__kv_abs
+#define kv_lt vec_avx512_bf16__kv_lt
+#define kv_gt vec_avx512_bf16__kv_gt
+#define kv_eq vec_avx512_bf16__kv_eq
+#define kv_unord vec_avx512_bf16__kv_unord
+#define kv_m_or vec_avx512_bf16__kv_m_or
+#define kv_m_and vec_avx512_bf16__kv_m_and
+#define kv_m_andnot vec_avx512_bf16__kv_m_andnot
+#define kv_m_none vec_avx512_bf16__kv_m_none
+#define kv_m_any vec_avx512_bf16__kv_m_any
+#define kv_sel vec_avx512_bf16__kv_sel
+#define kv_lanes vec_avx512_bf16__kv_lanes
+#define kv_from_bf16 vec_avx512_bf16__kv_from_bf16
+#define kv_to_bf16 vec_avx512_bf16__kv_to_bf16
+#define kv_load_h vec_avx512_bf16__kv_load_h
+#define kv_store_h vec_avx512_bf16__kv_store_h
+#define kv_load_h_n vec_avx512_bf16__kv_load_h_n
+#define kv_store_h_n vec_avx512_bf16__kv_store_h_n
+#define kv_exp_core vec_avx512_bf16__kv_exp_core
+#define kv_ldexp vec_avx512_bf16__kv_ldexp
+#define kv_exp vec_avx512_bf16__kv_exp
+#define kv_exp_core2 vec_avx512_bf16__kv_exp_core2
+#define kvd_set vec_avx512_bf16__kvd_set
+#define kvd_from vec_avx512_bf16__kvd_from
+#define kvd_to_f vec_avx512_bf16__kvd_to_f
+#define kvd_add vec_avx512_bf16__kvd_add
+#define kvd_sub vec_avx512_bf16__kvd_sub
+#define kvd_mul vec_avx512_bf16__kvd_mul
+#define kvd_div vec_avx512_bf16__kvd_div
+#define kvd_fma vec_avx512_bf16__kvd_fma
+#define kvd_ldexp vec_avx512_bf16__kvd_ldexp
+#define kvd_sel vec_avx512_bf16__kvd_sel
+#define kvd_lanes vec_avx512_bf16__kvd_lanes
+#define kvd_hsum8_tree vec_avx512_bf16__kvd_hsum8_tree
+#define kvd_hsum16 vec_avx512_bf16__kvd_hsum16
+#define kv_bits vec_avx512_bf16__kv_bits
+#define kv_from_bits vec_avx512_bf16__kv_from_bits
+#define kvi_set vec_avx512_bf16__kvi_set
+#define kvi_load vec_avx512_bf16__kvi_load
+#define kvi_lanes vec_avx512_bf16__kvi_lanes
+#define kvi_add vec_avx512_bf16__kvi_add
+#define kvi_sub vec_avx512_bf16__kvi_sub
+#define kvi_and vec_avx512_bf16__kvi_and
+#define kvi_or vec_avx512_bf16__kvi_or
+#define kvi_gt vec_avx512_bf16__kvi_gt
+#define kvi_sel vec_avx512_bf16__kvi_sel
+#define kv_to_int vec_avx512_bf16__kv_to_int
+#define kvi_to_f vec_avx512_bf16__kvi_to_f
+#define kvd_load16 vec_avx512_bf16__kvd_load16
+#define kvd_to_int vec_avx512_bf16__kvd_to_int
+#define kv_lookup8 vec_avx512_bf16__kv_lookup8
+#define kvd_exp_core vec_avx512_bf16__kvd_exp_core
+#define kvd_ldexp_k vec_avx512_bf16__kvd_ldexp_k
+#define kvd_exp vec_avx512_bf16__kvd_exp
+#define kvd_lookup8 vec_avx512_bf16__kvd_lookup8
+#define ld vec_avx512_bf16__ld
+#define ld_n vec_avx512_bf16__ld_n
+#define st vec_avx512_bf16__st
+#define st_n vec_avx512_bf16__st_n
+#define qnan vec_avx512_bf16__qnan
+#define canon vec_avx512_bf16__canon
+#define kv_hmax16 vec_avx512_bf16__kv_hmax16
+#define fill_row vec_avx512_bf16__fill_row
+#define exp_d_fast vec_avx512_bf16__exp_d_fast
+#define act_special vec_avx512_bf16__act_special
+#define with_sign_of vec_avx512_bf16__with_sign_of
+#define silu_v vec_avx512_bf16__silu_v
+#define gtail_d vec_avx512_bf16__gtail_d
+#define gelu_v vec_avx512_bf16__gelu_v
+#define gelu_tanh_v vec_avx512_bf16__gelu_tanh_v
+#define log_v vec_avx512_bf16__log_v
+#define tanh_v vec_avx512_bf16__tanh_v
+#define kv_erf_small vec_avx512_bf16__kv_erf_small
+#define erf_v vec_avx512_bf16__erf_v
+#define math_exp vec_avx512_bf16__math_exp
+#define math_log vec_avx512_bf16__math_log
+#define math_tanh vec_avx512_bf16__math_tanh
+#define math_erf vec_avx512_bf16__math_erf
+#define math_silu vec_avx512_bf16__math_silu
+#define math_gelu vec_avx512_bf16__math_gelu
+#define math_gelu_tanh vec_avx512_bf16__math_gelu_tanh
+#define math_exp_f64 vec_avx512_bf16__math_exp_f64
+#define silu_v_dt vec_avx512_bf16__silu_v_dt
+#define gelu_v_dt vec_avx512_bf16__gelu_v_dt
+#define gelu_tanh_v_dt vec_avx512_bf16__gelu_tanh_v_dt
+#define binop vec_avx512_bf16__binop
+#define binary_loop vec_avx512_bf16__binary_loop
+#define scale_loop vec_avx512_bf16__scale_loop
+#define bias_loop vec_avx512_bf16__bias_loop
+#define convert_loop vec_avx512_bf16__convert_loop
+#define kv_block_len vec_avx512_bf16__kv_block_len
+#define kv_mref vec_avx512_bf16__kv_mref
+#define kv_mref_of vec_avx512_bf16__kv_mref_of
+#define diff_exact vec_avx512_bf16__diff_exact
+#define exp_rel vec_avx512_bf16__exp_rel
+#define exp_rel_f vec_avx512_bf16__exp_rel_f
+#define kv_rowsum vec_avx512_bf16__kv_rowsum
+#define kv_acc vec_avx512_bf16__kv_acc
+#define acc_exps vec_avx512_bf16__acc_exps
+#define kv_hsumi vec_avx512_bf16__kv_hsumi
+#define row_reduce vec_avx512_bf16__row_reduce
+#define kv_split2 vec_avx512_bf16__kv_split2
+#define scale_row vec_avx512_bf16__scale_row
+#define log_softmax_v vec_avx512_bf16__log_softmax_v
+#define softmax_row vec_avx512_bf16__softmax_row
+#define softmax_rows vec_avx512_bf16__softmax_rows
+#define widen_row vec_avx512_bf16__widen_row
+#define rmsnorm_out vec_avx512_bf16__rmsnorm_out
+#define rmsnorm_row vec_avx512_bf16__rmsnorm_row
+#define rmsnorm_rows vec_avx512_bf16__rmsnorm_rows
+#define row_moments vec_avx512_bf16__row_moments
+#define ln_v vec_avx512_bf16__ln_v
+#define layernorm_row vec_avx512_bf16__layernorm_row
+#define layernorm_rows vec_avx512_bf16__layernorm_rows
+#define kv_iota vec_avx512_bf16__kv_iota
+#define kv_sin_c vec_avx512_bf16__kv_sin_c
+#define kv_cos_c vec_avx512_bf16__kv_cos_c
+#define kv_sin_s vec_avx512_bf16__kv_sin_s
+#define kv_sin_c2 vec_avx512_bf16__kv_sin_c2
+#define kv_cos_s vec_avx512_bf16__kv_cos_s
+#define kv_cos_c2 vec_avx512_bf16__kv_cos_c2
+#define sincos_d vec_avx512_bf16__sincos_d
+#define rope_pairs vec_avx512_bf16__rope_pairs
+#define adamw_vec vec_avx512_bf16__adamw_vec
+#define adamw_loop vec_avx512_bf16__adamw_loop
+/* ---- kernels/cpu/vec_avx512_bf16.c ---- */
+/* vec_avx512_bf16.c - the avx512 level of the vector kernels (vec_kernels.h)
+ * for CPUs with AVX-512 BF16: vec_body.h over vec_lanes_avx512.h with
+ * KV_AVX512_BF16, which narrows float to bfloat16 with vcvtneps2bf16.  Same
+ * results as vec_avx512.c to the bit (vec_lanes_avx512.h, kv_to_bf16);
+ * dispatch.c uses it in place of that table where the CPU has the feature. */
+
+#if KB_HAVE_X86_SIMD && KB_HAVE_AVX512_BF16
+
+#define KV_AVX512_BF16 1
+/* ---- kernels/cpu/vec_lanes_avx512.h ---- */
+/* vec_lanes_avx512.h - the 16-lane vocabulary of the vector kernels
+ * (vec_lanes.h) at the avx512 level: one __m512 per 16 floats, AVX-512F
+ * only.  Included by vec_avx512.c alone. */
+/* No include guard: it is included once, and the amalgamation expands it
+ * inside vec_avx512.c, where its names (kvf, kv_add, ...) are that file's. */
+
+#include <string.h>
+
+
+/* KV_AVX512_BF16 (set by vec_avx512_bf16.c): the same vocabulary for CPUs
+ * with AVX-512 BF16, whose only difference is kv_to_bf16. */
+#if defined(KV_AVX512_BF16)
+#define KV_ATTR KB_TARGET_AVX512_BF16
+#define KV_FN KB_TARGET_AVX512_BF16 __attribute__((always_inline, unused)) static inline
+#else
+#define KV_ATTR KB_TARGET_AVX512
+#define KV_FN KB_TARGET_AVX512 __attribute__((always_inline, unused)) static inline
+#endif
+
+typedef __m512 vec_avx512_bf16__kvf;
+typedef __m512i vec_avx512_bf16__kvi;
+typedef __mmask16 vec_avx512_bf16__kvm;
+typedef struct {
+  __m512d lo, hi; /* lanes 0-7, 8-15 */
+} vec_avx512_bf16__kvd;
+
+/* ---- floats ---- */
+
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_set(float a) { return _mm512_set1_ps(a); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_mask_first(int64_t n) { return n >= 16 ? (vec_avx512_bf16__kvm)0xffff : (n <= 0 ? (vec_avx512_bf16__kvm)0 : (vec_avx512_bf16__kvm)((1u << n) - 1u)); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load(const float *p) { return _mm512_loadu_ps(p); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(vec_avx512_bf16__kv_mask_first(n), p); }
+KV_FN void vec_avx512_bf16__kv_store(float *p, vec_avx512_bf16__kvf v) { _mm512_storeu_ps(p, v); }
+KV_FN void vec_avx512_bf16__kv_store_n(float *p, vec_avx512_bf16__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512_bf16__kv_mask_first(n), v); }
+
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_add(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_add_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_sub(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_sub_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_mul(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_mul_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_div(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_div_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_sqrt(vec_avx512_bf16__kvf a) { return _mm512_sqrt_ps(a); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_fma(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b, vec_avx512_bf16__kvf c) { return _mm512_fmadd_ps(a, b, c); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_fms(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b, vec_avx512_bf16__kvf c) { return _mm512_fmsub_ps(a, b, c); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_fnma(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b, vec_avx512_bf16__kvf c) { return _mm512_fnmadd_ps(a, b, c); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_max(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_max_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_min(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_min_ps(a, b); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_abs(vec_avx512_bf16__kvf a) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+}
+
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_lt(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_gt(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_eq(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_unord(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_or(vec_avx512_bf16__kvm a, vec_avx512_bf16__kvm b) { return (vec_avx512_bf16__kvm)(a | b); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kvm a, vec_avx512_bf16__kvm b) { return (vec_avx512_bf16__kvm)(a & b); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kvm a, vec_avx512_bf16__kvm b) { return (vec_avx512_bf16__kvm)(a & (vec_avx512_bf16__kvm)~b); }
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_none(void) { return (vec_avx512_bf16__kvm)0; }
+KV_FN int vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kvm a) { return a != 0; }
+/* m ? a : b, per lane. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_sel(vec_avx512_bf16__kvm m, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_mask_blend_ps(m, b, a); }
+KV_FN void vec_avx512_bf16__kv_lanes(float out[16], vec_avx512_bf16__kvf v) { _mm512_storeu_ps(out, v); }
+
+/* ---- 16-bit storage ---- */
+
+/* bfloat16 -> float: the bits shifted up.  A signalling NaN stays
+ * signalling here; every kernel's first arithmetic on it makes it quiet,
+ * and the array conversion quiets it explicitly (vec_body.h, convert). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_from_bf16(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+
+/* float -> bfloat16, nearest even (adding 0x7fff plus the kept lsb rounds
+ * the 16 dropped bits); NaN keeps its top bits and is made quiet.
+ *
+ * With AVX-512 BF16, vcvtneps2bf16 does the same in one instruction (nearest
+ * even; NaN: top bits, made quiet) except that it treats float32 subnormal
+ * inputs as zero.  Those are the only inputs whose result is a bfloat16
+ * subnormal, so a vector holding one (fpclass 0x20, rare) takes the integer
+ * code below; bf16_convert_test compares the two for all 2^32 inputs. */
+KV_FN __m256i vec_avx512_bf16__kv_to_bf16(vec_avx512_bf16__kvf v) {
+#if defined(KV_AVX512_BF16)
+  if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0x20) == 0, 1)) return (__m256i)_mm512_cvtneps_pbh(v);
+#endif
+  __m512i u = _mm512_castps_si512(v);
+  __m512i s16 = _mm512_srli_epi32(u, 16);
+  __m512i lsb = _mm512_and_si512(s16, _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), s16, _mm512_set1_epi32(0x0040));
+  return _mm512_cvtepi32_epi16(r);
+}
+
+/* 16 values of a 16-bit format (f16: binary16, else bfloat16). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_h(int f16, const uint16_t *p) {
+  __m256i h = _mm256_loadu_si256((const __m256i *)p);
+  return f16 ? _mm512_cvtph_ps(h) : vec_avx512_bf16__kv_from_bf16(h);
+}
+
+KV_FN void vec_avx512_bf16__kv_store_h(int f16, uint16_t *p, vec_avx512_bf16__kvf v) {
+  __m256i h = f16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : vec_avx512_bf16__kv_to_bf16(v);
+  _mm256_storeu_si256((__m256i *)p, h);
+}
+
+/* Partial vectors go through a stack copy: AVX-512F has no 16-bit masked
+ * loads (that is AVX-512BW), and a tail happens once per row or range. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
+  uint16_t tmp[16] = {0};
+  memcpy(tmp, p, (size_t)n * sizeof(uint16_t));
+  return vec_avx512_bf16__kv_load_h(f16, tmp);
+}
+
+KV_FN void vec_avx512_bf16__kv_store_h_n(int f16, uint16_t *p, vec_avx512_bf16__kvf v, int64_t n) {
+  uint16_t tmp[16];
+  vec_avx512_bf16__kv_store_h(f16, tmp, v);
+  memcpy(p, tmp, (size_t)n * sizeof(uint16_t));
+}
+
+/* ---- exp (vmath.h) ---- */
+
+KV_FN void vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kvf q, vec_avx512_bf16__kvi e) { return kb_vm_ldexp_avx512(q, e); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_exp(vec_avx512_bf16__kvf x) { return kb_exp_avx512(x); }
+KV_FN void vec_avx512_bf16__kv_exp_core2(vec_avx512_bf16__kvf xh, vec_avx512_bf16__kvf xl, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core2_avx512(xh, xl, th, tt, e); }
+
+/* ---- doubles ---- */
+
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_set(double a) {
+  vec_avx512_bf16__kvd r = {_mm512_set1_pd(a), _mm512_set1_pd(a)};
+  return r;
+}
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_from(vec_avx512_bf16__kvf v) {
+  vec_avx512_bf16__kvd r = {_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+           _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))};
+  return r;
+}
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd v) {
+  __m256 lo = _mm512_cvtpd_ps(v.lo), hi = _mm512_cvtpd_ps(v.hi);
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
+#define KV_D2(op)                                      \
+  KV_FN vec_avx512_bf16__kvd kvd_##op(vec_avx512_bf16__kvd a, vec_avx512_bf16__kvd b) {                   \
+    vec_avx512_bf16__kvd r = {_mm512_##op##_pd(a.lo, b.lo), _mm512_##op##_pd(a.hi, b.hi)}; \
+    return r;                                          \
+  }
+KV_D2(add)
+KV_D2(sub)
+KV_D2(mul)
+KV_D2(div)
+#undef KV_D2
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_fma(vec_avx512_bf16__kvd a, vec_avx512_bf16__kvd b, vec_avx512_bf16__kvd c) {
+  vec_avx512_bf16__kvd r = {_mm512_fmadd_pd(a.lo, b.lo, c.lo), _mm512_fmadd_pd(a.hi, b.hi, c.hi)};
+  return r;
+}
+/* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_ldexp(vec_avx512_bf16__kvd v, vec_avx512_bf16__kvi e) {
+  __m512d elo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(e));
+  __m512d ehi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(e, 1));
+  vec_avx512_bf16__kvd r = {_mm512_scalef_pd(v.lo, elo), _mm512_scalef_pd(v.hi, ehi)};
+  return r;
+}
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kvm m, vec_avx512_bf16__kvd a, vec_avx512_bf16__kvd b) {
+  vec_avx512_bf16__kvd r = {_mm512_mask_blend_pd((__mmask8)m, b.lo, a.lo), _mm512_mask_blend_pd((__mmask8)(m >> 8), b.hi, a.hi)};
+  return r;
+}
+KV_FN void vec_avx512_bf16__kvd_lanes(double out[16], vec_avx512_bf16__kvd v) {
+  _mm512_storeu_pd(out, v.lo);
+  _mm512_storeu_pd(out + 8, v.hi);
+}
+/* The scalar level's tree in registers: adjacent lanes, then pairs of
+ * those, then quads, then the two halves (each addition has the same two
+ * operands as there, so the same result). */
+KV_FN double vec_avx512_bf16__kvd_hsum8_tree(__m512d a) {
+  a = _mm512_add_pd(a, _mm512_permute_pd(a, 0x55));
+  a = _mm512_add_pd(a, _mm512_permutex_pd(a, 0x4e));
+  a = _mm512_add_pd(a, _mm512_shuffle_f64x2(a, a, 0x4e));
+  return _mm512_cvtsd_f64(a);
+}
+KV_FN double vec_avx512_bf16__kvd_hsum16(vec_avx512_bf16__kvd v) { return vec_avx512_bf16__kvd_hsum8_tree(v.lo) + vec_avx512_bf16__kvd_hsum8_tree(v.hi); }
+
+/* ---- int32 lanes ---- */
+
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kv_bits(vec_avx512_bf16__kvf v) { return _mm512_castps_si512(v); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi v) { return _mm512_castsi512_ps(v); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_set(int32_t a) { return _mm512_set1_epi32(a); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_load(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
+KV_FN void vec_avx512_bf16__kvi_lanes(int32_t out[16], vec_avx512_bf16__kvi v) { _mm512_storeu_si512((void *)out, v); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_add(vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_add_epi32(a, b); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_sub(vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_sub_epi32(a, b); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_and(vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_and_si512(a, b); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_or(vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_or_si512(a, b); }
+#define kvi_srai(a, n) _mm512_srai_epi32((a), (n))
+#define kvi_srli(a, n) _mm512_srli_epi32((a), (n))
+#define kvi_slli(a, n) _mm512_slli_epi32((a), (n))
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kvi_gt(vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_cmpgt_epi32_mask(a, b); }
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvi_sel(vec_avx512_bf16__kvm m, vec_avx512_bf16__kvi a, vec_avx512_bf16__kvi b) { return _mm512_mask_blend_epi32(m, b, a); }
+/* Truncating conversion; NaN and out of range give INT32_MIN (cvttps2dq). */
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kv_to_int(vec_avx512_bf16__kvf v) { return _mm512_cvttps_epi32(v); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kvi_to_f(vec_avx512_bf16__kvi v) { return _mm512_cvtepi32_ps(v); }
+
+KV_FN void vec_avx512_bf16__kvd_load16(const double *p, vec_avx512_bf16__kvd *v) {
+  v->lo = _mm512_loadu_pd(p);
+  v->hi = _mm512_loadu_pd(p + 8);
+}
+
+/* Doubles holding integers in int32 range -> int32 (nearest; exact here). */
+KV_FN vec_avx512_bf16__kvi vec_avx512_bf16__kvd_to_int(vec_avx512_bf16__kvd v) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(v.lo)), _mm512_cvtpd_epi32(v.hi), 1);
+}
+
+/* tab[idx & 7] per lane (tab holds 16 floats: the 8 entries twice). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_lookup8(const float *tab, vec_avx512_bf16__kvi idx) { return _mm512_permutexvar_ps(idx, _mm512_loadu_ps(tab)); }
+
+/* ---- more doubles ---- */
+
+KV_FN void vec_avx512_bf16__kvd_exp_core(vec_avx512_bf16__kvd x, int first, vec_avx512_bf16__kvd *s, vec_avx512_bf16__kvd *kf) {
+  kb_vm_expd_core_avx512(x.lo, first, &s->lo, &kf->lo);
+  kb_vm_expd_core_avx512(x.hi, first, &s->hi, &kf->hi);
+}
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_ldexp_k(vec_avx512_bf16__kvd q, vec_avx512_bf16__kvd kf) {
+  vec_avx512_bf16__kvd r = {kb_vm_ldexp_f64_avx512(q.lo, kf.lo), kb_vm_ldexp_f64_avx512(q.hi, kf.hi)};
+  return r;
+}
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_exp(vec_avx512_bf16__kvd x) {
+  vec_avx512_bf16__kvd r = {kb_exp_f64_avx512(x.lo), kb_exp_f64_avx512(x.hi)};
+  return r;
+}
+/* tab[idx & 7] per lane. */
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__kvd_lookup8(const double *tab, vec_avx512_bf16__kvi idx) {
+  __m512d t = _mm512_loadu_pd(tab);
+  vec_avx512_bf16__kvd r = {_mm512_permutexvar_pd(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(idx)), t),
+           _mm512_permutexvar_pd(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(idx, 1)), t)};
+  return r;
+}
+
+
+/* ---- kernels/cpu/vec_body.h ---- */
+/* vec_body.h - the vector kernels of vec_kernels.h, written once over the
+ * 16-lane vocabulary.  Included by vec_scalar.c, vec_avx2.c and
+ * vec_avx512.c right after their vec_lanes_<isa>.h, which defines the lane
+ * types (kvf: 16 floats, kvi: 16 int32, kvm: 16 flags, kvd: 16 doubles),
+ * the operations kv_* / kvi_* / kvd_*, and the attributes KV_FN (inlined
+ * helpers) and KV_ATTR (the table's entries).  Every operation means the
+ * same IEEE operation on each lane at every level, so this file computes the
+ * same bits everywhere; the scalar level is the reference.
+ *
+ * NaN outputs: an operation with two NaN operands may return either
+ * payload (compilers commute additions and multiplications), so wherever
+ * two NaNs can meet, the kernel picks the result explicitly (the first
+ * operand made quiet, or the canonical quiet NaN 0x7fc00000), and single
+ * NaN inputs of the activations come out as the input made quiet.
+ *
+ * Defines KV_OPS_INIT, the initializer of the level's struct kb_vec_ops. */
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+
+/* ---- storage ---- */
+
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ld(int dt, const void *p, int64_t i) {
+  if (dt == KB_VEC_F32) return vec_avx512_bf16__kv_load((const float *)p + i);
+  return vec_avx512_bf16__kv_load_h(dt == KB_VEC_F16, (const uint16_t *)p + i);
+}
+
+/* Lanes n.. are 0 and their memory is not read. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ld_n(int dt, const void *p, int64_t i, int64_t n) {
+  if (dt == KB_VEC_F32) return vec_avx512_bf16__kv_load_n((const float *)p + i, n);
+  return vec_avx512_bf16__kv_load_h_n(dt == KB_VEC_F16, (const uint16_t *)p + i, n);
+}
+
+KV_FN void vec_avx512_bf16__st(int dt, void *p, int64_t i, vec_avx512_bf16__kvf v) {
+  if (dt == KB_VEC_F32)
+    vec_avx512_bf16__kv_store((float *)p + i, v);
+  else
+    vec_avx512_bf16__kv_store_h(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
+KV_FN void vec_avx512_bf16__st_n(int dt, void *p, int64_t i, vec_avx512_bf16__kvf v, int64_t n) {
+  if (dt == KB_VEC_F32)
+    vec_avx512_bf16__kv_store_n((float *)p + i, v, n);
+  else
+    vec_avx512_bf16__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* The canonical quiet NaN. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__qnan(void) { return vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_set(0x7fc00000)); }
+
+/* NaN lanes of y become the canonical NaN. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__canon(vec_avx512_bf16__kvf y) { return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(y, y), vec_avx512_bf16__qnan(), y); }
+
+/* Fixed-order horizontal reductions of 16 lanes (the same on every level;
+ * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
+ * lanes). */
+static float vec_avx512_bf16__kv_hmax16(const float l[16]) {
+  float m = -INFINITY;
+  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
+  return m;
+}
+
+/* y[0..n) = v. */
+KV_FN void vec_avx512_bf16__fill_row(int dt, void *y, int64_t cols, vec_avx512_bf16__kvf v) {
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, y, c, v);
+  if (c < cols) vec_avx512_bf16__st_n(dt, y, c, v, cols - c);
+}
+
+/* Applies F to every 16-lane vector of x into y (any n; y may be x). */
+#define KV_MAP1(dt, n, x, y, F)                                  \
+  do {                                                           \
+    int64_t i_ = 0;                                              \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx512_bf16__st(dt, y, i_, F(vec_avx512_bf16__ld(dt, x, i_))); \
+    if (i_ < (n)) vec_avx512_bf16__st_n(dt, y, i_, F(vec_avx512_bf16__ld_n(dt, x, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+/* ---- activations and the float functions of the math layer ---- */
+
+/* e^x in double for results that are rounded to float: the degree-10
+ * polynomial (truncation below 2^-42); NaN lanes meaningless. */
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd x) {
+  vec_avx512_bf16__kvd s, kf;
+  vec_avx512_bf16__kvd_exp_core(x, 3, &s, &kf);
+  return vec_avx512_bf16__kvd_ldexp_k(vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(1.0), s), kf);
+}
+
+/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
+ * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__act_special(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvm ok, vec_avx512_bf16__kvf y) {
+  vec_avx512_bf16__kvf fix = vec_avx512_bf16__kv_mul(x, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(0.0f)), vec_avx512_bf16__kv_set(1.0f), vec_avx512_bf16__kv_set(0.0f)));
+  return vec_avx512_bf16__kv_sel(ok, y, fix);
+}
+
+/* The sign of x on |y|. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__with_sign_of(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf y) {
+  return vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kv_bits(vec_avx512_bf16__kv_abs(y)), vec_avx512_bf16__kvi_and(vec_avx512_bf16__kv_bits(x), vec_avx512_bf16__kvi_set(INT32_MIN))));
+}
+
+/*
+ * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
+ * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
+ * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
+ * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
+ * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
+ * applied last so that results near the underflow keep full precision.
+ * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
+ * NaN, +-inf: act_special.
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f), one = vec_avx512_bf16__kv_set(1.0f);
+  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_sub(zero, vec_avx512_bf16__kv_abs(xs)), &th, &tt, &e);
+  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
+   * |th| >= |tt|), so that the one correction step below suffices. */
+  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt), ml = vec_avx512_bf16__kv_sub(tt, vec_avx512_bf16__kv_sub(mh, th));
+  vec_avx512_bf16__kvf eh = vec_avx512_bf16__kv_ldexp(mh, e), el = vec_avx512_bf16__kv_ldexp(ml, e);
+  vec_avx512_bf16__kvf dh = vec_avx512_bf16__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
+  vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(eh, vec_avx512_bf16__kv_sub(dh, one)), el);
+  vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xs, zero);
+  vec_avx512_bf16__kvf nh = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_mul(xs, mh), xs);
+  vec_avx512_bf16__kvf nl = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_fms(xs, mh, nh), vec_avx512_bf16__kv_mul(xs, ml)), zero);
+  vec_avx512_bf16__kvf rcp = vec_avx512_bf16__kv_div(one, dh);
+  vec_avx512_bf16__kvf y0 = vec_avx512_bf16__kv_mul(nh, rcp);
+  vec_avx512_bf16__kvf rho = vec_avx512_bf16__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
+  rho = vec_avx512_bf16__kv_fnma(y0, dl, vec_avx512_bf16__kv_add(rho, nl));
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_fma(rho, rcp, y0);
+  /* silu has the sign of x; that also gives silu(-0) = -0. */
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__with_sign_of(x, vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_ldexp(q, e), q));
+  return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
+}
+
+/* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
+KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__gtail_d(vec_avx512_bf16__kvd a, vec_avx512_bf16__kvi idx) {
+  vec_avx512_bf16__kvd t = vec_avx512_bf16__kvd_sub(a, vec_avx512_bf16__kvd_lookup8(kb_vm_g_center, idx));
+  vec_avx512_bf16__kvd g = vec_avx512_bf16__kvd_lookup8(kb_vm_g_coef[0], idx);
+  for (int j = 1; j <= KB_VM_G_DEGREE; j++) g = vec_avx512_bf16__kvd_fma(g, t, vec_avx512_bf16__kvd_lookup8(kb_vm_g_coef[j], idx));
+  return g;
+}
+
+/*
+ * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
+ * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
+ * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
+ * is used: e^(-128) makes the difference invisible.
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf ac = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_set(15.99f), vec_avx512_bf16__kv_abs(x));
+  vec_avx512_bf16__kvi idx = vec_avx512_bf16__kv_to_int(vec_avx512_bf16__kv_mul(ac, vec_avx512_bf16__kv_set(0.5f)));
+  vec_avx512_bf16__kvd xd = vec_avx512_bf16__kvd_from(x);
+  vec_avx512_bf16__kvd p = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(xd, xd), vec_avx512_bf16__kvd_set(-0.5))), vec_avx512_bf16__gtail_d(vec_avx512_bf16__kvd_from(ac), idx));
+  vec_avx512_bf16__kvd phi = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f)), p, vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_set(1.0), p));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(xd, phi));
+  return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
+}
+
+/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * double as written (docs/kernels.md), rounded once. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_tanh_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvd xd = vec_avx512_bf16__kvd_from(x);
+  vec_avx512_bf16__kvd cube = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(0.044715), xd), xd), xd);
+  vec_avx512_bf16__kvd u = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(0.79788456080286535588), vec_avx512_bf16__kvd_add(xd, cube));
+  vec_avx512_bf16__kvd e = vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(-2.0), u));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_div(xd, vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(1.0), e)));
+  return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
+}
+
+/*
+ * log(x) in double: x = 2^e m with m in [sqrt(1/2), sqrt 2) (subnormal x
+ * scaled by 2^24 first), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... +
+ * s^18/19), s = (m - 1) / (m + 1) (|s| < 0.172), log x = e ln2 + log m
+ * (one fused step), one rounding.  log(+-0) = -inf, log(x < 0) = NaN
+ * (canonical), log(+inf) = +inf, NaN made quiet.
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvm sub = vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0x1p-126f));
+  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_sel(sub, vec_avx512_bf16__kv_mul(x, vec_avx512_bf16__kv_set(0x1p24f)), x);
+  vec_avx512_bf16__kvi u = vec_avx512_bf16__kv_bits(xs);
+  vec_avx512_bf16__kvi e = vec_avx512_bf16__kvi_sub(kvi_srli(u, 23), vec_avx512_bf16__kvi_set(127));
+  e = vec_avx512_bf16__kvi_sel(sub, vec_avx512_bf16__kvi_sub(e, vec_avx512_bf16__kvi_set(24)), e);
+  vec_avx512_bf16__kvf m = vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kvi_and(u, vec_avx512_bf16__kvi_set(0x007fffff)), vec_avx512_bf16__kvi_set(0x3f800000)));
+  vec_avx512_bf16__kvm big = vec_avx512_bf16__kv_gt(m, vec_avx512_bf16__kv_set(1.41421356f));
+  m = vec_avx512_bf16__kv_sel(big, vec_avx512_bf16__kv_mul(m, vec_avx512_bf16__kv_set(0.5f)), m);
+  e = vec_avx512_bf16__kvi_sel(big, vec_avx512_bf16__kvi_add(e, vec_avx512_bf16__kvi_set(1)), e);
+  vec_avx512_bf16__kvd f = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(m), vec_avx512_bf16__kvd_set(1.0));
+  vec_avx512_bf16__kvd s = vec_avx512_bf16__kvd_div(f, vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(2.0), f));
+  vec_avx512_bf16__kvd s2 = vec_avx512_bf16__kvd_mul(s, s);
+  vec_avx512_bf16__kvd q = vec_avx512_bf16__kvd_set(1.0 / 19.0);
+  for (int k = 8; k >= 0; k--) q = vec_avx512_bf16__kvd_fma(q, s2, vec_avx512_bf16__kvd_set(1.0 / (double)(2 * k + 1)));
+  vec_avx512_bf16__kvd r = vec_avx512_bf16__kvd_fma(vec_avx512_bf16__kvd_from(vec_avx512_bf16__kvi_to_f(e)), vec_avx512_bf16__kvd_set(0x1.62e42fefa39efp-1), vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_add(s, s), q));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(r);
+  vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f);
+  vec_avx512_bf16__kvm ok = vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_gt(x, zero), vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(INFINITY)));
+  vec_avx512_bf16__kvf fix = vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_eq(x, zero), vec_avx512_bf16__kv_set(-INFINITY), vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_lt(x, zero), vec_avx512_bf16__qnan(), vec_avx512_bf16__kv_add(x, x)));
+  return vec_avx512_bf16__kv_sel(ok, y, fix);
+}
+
+/*
+ * tanh(x) in double: with y = -2|x| (|x| clamped to 10, where tanh rounds
+ * to 1), m = e^y - 1 = 2^k s + (2^k - 1) from the exp core (accurate for
+ * small |x| too), tanh|x| = -m / (2 + m); the sign of x is put back.
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__tanh_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_set(10.0f), vec_avx512_bf16__kv_abs(x));
+  vec_avx512_bf16__kvd s, kf;
+  vec_avx512_bf16__kvd_exp_core(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(-2.0), vec_avx512_bf16__kvd_from(a)), 3, &s, &kf);
+  vec_avx512_bf16__kvd p = vec_avx512_bf16__kvd_ldexp_k(vec_avx512_bf16__kvd_set(1.0), kf);
+  vec_avx512_bf16__kvd m = vec_avx512_bf16__kvd_fma(p, s, vec_avx512_bf16__kvd_sub(p, vec_avx512_bf16__kvd_set(1.0)));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_div(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_set(0.0), m), vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(2.0), m)));
+  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(x, x), vec_avx512_bf16__kv_add(x, x), vec_avx512_bf16__with_sign_of(x, y));
+}
+
+/* 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 11 down to 0: erf(z) = z P(z^2)
+ * for |z| < 0.5 (truncation below 2^-52). */
+static const double vec_avx512_bf16__kv_erf_small[12] = {
+    -2.0 / 1.7724538509055160273 / (39916800.0 * 23.0), 2.0 / 1.7724538509055160273 / (3628800.0 * 21.0),
+    -2.0 / 1.7724538509055160273 / (362880.0 * 19.0),   2.0 / 1.7724538509055160273 / (40320.0 * 17.0),
+    -2.0 / 1.7724538509055160273 / (5040.0 * 15.0),     2.0 / 1.7724538509055160273 / (720.0 * 13.0),
+    -2.0 / 1.7724538509055160273 / (120.0 * 11.0),      2.0 / 1.7724538509055160273 / (24.0 * 9.0),
+    -2.0 / 1.7724538509055160273 / (6.0 * 7.0),         2.0 / 1.7724538509055160273 / (2.0 * 5.0),
+    -2.0 / 1.7724538509055160273 / (1.0 * 3.0),         2.0 / 1.7724538509055160273,
+};
+
+/*
+ * erf(x) in double: z P(z^2) for |z| < 0.5, else 1 - erfc(z) with
+ * erfc(z) = 2 e^(-z^2) G(z sqrt 2) (z^2 exact); |z| clamped to 6 (erf
+ * rounds to 1); the sign of x is put back (erf(-0) = -0).
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__erf_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf ac = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_set(6.0f), vec_avx512_bf16__kv_abs(x));
+  vec_avx512_bf16__kvd z = vec_avx512_bf16__kvd_from(ac), z2 = vec_avx512_bf16__kvd_mul(z, z);
+  vec_avx512_bf16__kvd q = vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_erf_small[0]);
+  for (int n = 1; n < 12; n++) q = vec_avx512_bf16__kvd_fma(q, z2, vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_erf_small[n]));
+  vec_avx512_bf16__kvd small = vec_avx512_bf16__kvd_mul(z, q);
+  vec_avx512_bf16__kvd b = vec_avx512_bf16__kvd_mul(z, vec_avx512_bf16__kvd_set(1.4142135623730950488));
+  vec_avx512_bf16__kvi idx = vec_avx512_bf16__kv_to_int(vec_avx512_bf16__kv_mul(vec_avx512_bf16__kvd_to_f(b), vec_avx512_bf16__kv_set(0.5f)));
+  vec_avx512_bf16__kvd erfc = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(2.0), vec_avx512_bf16__kvd_mul(vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_set(0.0), z2)), vec_avx512_bf16__gtail_d(b, idx)));
+  vec_avx512_bf16__kvd r = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_lt(ac, vec_avx512_bf16__kv_set(0.5f)), small, vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_set(1.0), erfc));
+  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(x, x), vec_avx512_bf16__kv_add(x, x), vec_avx512_bf16__with_sign_of(x, vec_avx512_bf16__kvd_to_f(r)));
+}
+
+#define KV_MATH_ENTRY(name, F)                                                                 \
+  KV_ATTR static void name(int64_t n, const float *x, float *y) { KV_MAP1(KB_VEC_F32, n, x, y, F); }
+KV_MATH_ENTRY(vec_avx512_bf16__math_exp, vec_avx512_bf16__kv_exp)
+KV_MATH_ENTRY(vec_avx512_bf16__math_log, vec_avx512_bf16__log_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_tanh, vec_avx512_bf16__tanh_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_erf, vec_avx512_bf16__erf_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_silu, vec_avx512_bf16__silu_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_gelu, vec_avx512_bf16__gelu_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_gelu_tanh, vec_avx512_bf16__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512_bf16__math_exp_f64(int64_t n, const double *x, double *y) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double in[16] = {0}, out[16];
+    memcpy(in, x + i, (size_t)len * sizeof(double));
+    vec_avx512_bf16__kvd v;
+    vec_avx512_bf16__kvd_load16(in, &v);
+    vec_avx512_bf16__kvd_lanes(out, vec_avx512_bf16__kvd_exp(v));
+    memcpy(y + i, out, (size_t)len * sizeof(double));
+  }
+}
+
+/* One instance per dtype, so the storage branches fold away. */
+#define KV_PER_DT(name, call_f32, call_bf16, call_f16) \
+  switch (dt) {                                       \
+    case KB_VEC_BF16:                                 \
+      call_bf16;                                      \
+      break;                                          \
+    case KB_VEC_F16:                                  \
+      call_f16;                                       \
+      break;                                          \
+    default:                                          \
+      call_f32;                                       \
+  }
+
+#define KV_UNARY_DT(F)                                              \
+  KV_ATTR static void F##_dt(int dt, int64_t n, const void *x, void *y) { \
+    KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
+              KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
+  }
+KV_UNARY_DT(vec_avx512_bf16__silu_v)
+KV_UNARY_DT(vec_avx512_bf16__gelu_v)
+KV_UNARY_DT(vec_avx512_bf16__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512_bf16__unary(int fn, int dt, int64_t n, const void *x, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx512_bf16__gelu_v_dt(dt, n, x, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx512_bf16__gelu_tanh_v_dt(dt, n, x, y);
+  else
+    vec_avx512_bf16__silu_v_dt(dt, n, x, y);
+}
+
+/* ---- add, mul, scale, add_bias, conversions ---- */
+
+/* a op b; where both are NaN, a made quiet. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) {
+  vec_avx512_bf16__kvf y = op == KB_VEC_MUL ? vec_avx512_bf16__kv_mul(a, b) : vec_avx512_bf16__kv_add(a, b);
+  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_unord(a, a), vec_avx512_bf16__kv_unord(b, b)), vec_avx512_bf16__kv_add(a, a), y);
+}
+
+KV_FN void vec_avx512_bf16__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512_bf16__st(dt, y, i, vec_avx512_bf16__binop(op, vec_avx512_bf16__ld(dt, a, i), vec_avx512_bf16__ld(dt, b, i)));
+  if (i < n) vec_avx512_bf16__st_n(dt, y, i, vec_avx512_bf16__binop(op, vec_avx512_bf16__ld_n(dt, a, i, n - i), vec_avx512_bf16__ld_n(dt, b, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx512_bf16__binary(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
+  if (op == KB_VEC_MUL) {
+    KV_PER_DT(mul, vec_avx512_bf16__binary_loop(KB_VEC_MUL, KB_VEC_F32, n, a, b, y), vec_avx512_bf16__binary_loop(KB_VEC_MUL, KB_VEC_BF16, n, a, b, y),
+              vec_avx512_bf16__binary_loop(KB_VEC_MUL, KB_VEC_F16, n, a, b, y))
+  } else {
+    KV_PER_DT(add, vec_avx512_bf16__binary_loop(KB_VEC_ADD, KB_VEC_F32, n, a, b, y), vec_avx512_bf16__binary_loop(KB_VEC_ADD, KB_VEC_BF16, n, a, b, y),
+              vec_avx512_bf16__binary_loop(KB_VEC_ADD, KB_VEC_F16, n, a, b, y))
+  }
+}
+
+KV_FN void vec_avx512_bf16__scale_loop(int dt, int64_t n, float alpha, const void *x, void *y) {
+  vec_avx512_bf16__kvf al = vec_avx512_bf16__kv_set(alpha);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512_bf16__st(dt, y, i, vec_avx512_bf16__kv_mul(al, vec_avx512_bf16__ld(dt, x, i)));
+  if (i < n) vec_avx512_bf16__st_n(dt, y, i, vec_avx512_bf16__kv_mul(al, vec_avx512_bf16__ld_n(dt, x, i, n - i)), n - i);
+}
+
+KV_ATTR static void vec_avx512_bf16__scale(int dt, int64_t n, float alpha, const void *x, void *y) {
+  KV_PER_DT(vec_avx512_bf16__scale, vec_avx512_bf16__scale_loop(KB_VEC_F32, n, alpha, x, y), vec_avx512_bf16__scale_loop(KB_VEC_BF16, n, alpha, x, y),
+            vec_avx512_bf16__scale_loop(KB_VEC_F16, n, alpha, x, y))
+}
+
+KV_FN void vec_avx512_bf16__bias_loop(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  int64_t es = kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) {
+    const void *xr = (const char *)x + r * cols * es;
+    void *yr = (char *)y + r * cols * es;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, yr, c, vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, bias, c)));
+    if (c < cols) vec_avx512_bf16__st_n(dt, yr, c, vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld_n(dt, xr, c, cols - c), vec_avx512_bf16__ld_n(dt, bias, c, cols - c)), cols - c);
+  }
+}
+
+KV_ATTR static void vec_avx512_bf16__add_bias(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y) {
+  KV_PER_DT(bias, vec_avx512_bf16__bias_loop(KB_VEC_F32, rows, cols, x, bias, y), vec_avx512_bf16__bias_loop(KB_VEC_BF16, rows, cols, x, bias, y),
+            vec_avx512_bf16__bias_loop(KB_VEC_F16, rows, cols, x, bias, y))
+}
+
+KV_FN void vec_avx512_bf16__convert_loop(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  int64_t i = 0;
+  if (narrow) {
+    for (; i + 16 <= n; i += 16) vec_avx512_bf16__st(dt, dst, i, vec_avx512_bf16__kv_load((const float *)src + i));
+    if (i < n) vec_avx512_bf16__st_n(dt, dst, i, vec_avx512_bf16__kv_load_n((const float *)src + i, n - i), n - i);
+  } else {
+    /* v + v makes a signalling NaN quiet (half.h) and changes nothing else. */
+    for (; i + 16 <= n; i += 16) {
+      vec_avx512_bf16__kvf v = vec_avx512_bf16__ld(dt, src, i);
+      vec_avx512_bf16__kv_store((float *)dst + i, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(v, v), vec_avx512_bf16__kv_add(v, v), v));
+    }
+    if (i < n) {
+      vec_avx512_bf16__kvf v = vec_avx512_bf16__ld_n(dt, src, i, n - i);
+      vec_avx512_bf16__kv_store_n((float *)dst + i, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(v, v), vec_avx512_bf16__kv_add(v, v), v), n - i);
+    }
+  }
+}
+
+KV_ATTR static void vec_avx512_bf16__convert(int dt, int narrow, int64_t n, const void *src, void *dst) {
+  if (dt == KB_VEC_F16)
+    vec_avx512_bf16__convert_loop(KB_VEC_F16, narrow, n, src, dst);
+  else
+    vec_avx512_bf16__convert_loop(KB_VEC_BF16, narrow, n, src, dst);
+}
+
+/* ---- softmax, log_softmax, cross-entropy: max and sum of exponentials ---- */
+
+/* Most blocks per row: the block length grows with the row beyond 64 x 1024
+ * elements, so the per-block maxima fit on the stack. */
+#define KV_MAX_BLOCKS 64
+
+/* Elements per block of the online maximum: 4 KiB of float32 (still in L1
+ * when the block is read again for its exponentials), more for rows longer
+ * than KV_MAX_BLOCKS such blocks.  A function of cols only. */
+static int64_t vec_avx512_bf16__kv_block_len(int64_t cols) {
+  int64_t b = (cols + KV_MAX_BLOCKS - 1) / KV_MAX_BLOCKS;
+  b = (b + 15) / 16 * 16;
+  return b < 1024 ? 1024 : b;
+}
+
+/*
+ * e^(x - m) for the elements of a row with maximum m, as (th + tt) 2^e
+ * (see kb_vm_exp_core_scalar) with the difference x - m never rounded:
+ * k_x = round(8x / ln2) and k_m = round(8m / ln2) come from the shifter,
+ * x - k_x ln2_hi/8 and m - k_m ln2_hi/8 are exact (fused), and
+ * x - m = (k_x - k_m) ln2/8 + r with r their difference (|r| <= ln2/8,
+ * rounded once, about 2^-29) plus (k_x - k_m) times the low part.  The
+ * polynomial has degree 5 for the wider r.  x is clamped below at m - 160
+ * (the result is 0 there and the shifter stays in range).  Rows whose
+ * maximum exceeds KV_HUGE_M in magnitude use the TwoSum form instead
+ * (exp_shift).  The results depend on (x, m) only.
+ */
+#define KV_HUGE_M 3.0e5f
+
+struct vec_avx512_bf16__kv_mref {
+  float m, lo;    /* the maximum; the clamp */
+  float kmf, mrh; /* k_m as a float; m - k_m ln2_hi/8 */
+  int32_t kbits;  /* the shifter's bit pattern holding k_m */
+  int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
+};
+
+static struct vec_avx512_bf16__kv_mref vec_avx512_bf16__kv_mref_of(float m) {
+  struct vec_avx512_bf16__kv_mref r;
+  r.m = m;
+  r.huge = !(fabsf(m) <= KV_HUGE_M);
+  r.lo = m - 160.0f;
+  float t = fmaf(r.huge ? 0.0f : m, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  r.kmf = t - KB_VM_EXP_SHIFTER;
+  r.mrh = fmaf(r.kmf, KB_VM_EXP_NSTEP_HI, r.huge ? 0.0f : m);
+  uint32_t u;
+  memcpy(&u, &t, sizeof u);
+  r.kbits = (int32_t)u;
+  return r;
+}
+
+/* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
+ * that -inf gives a finite (hugely negative) difference. */
+KV_FN void vec_avx512_bf16__diff_exact(vec_avx512_bf16__kvf v, float m, vec_avx512_bf16__kvf *dh, vec_avx512_bf16__kvf *dl) {
+  vec_avx512_bf16__kvf xc = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-0x1p100f), v);
+  vec_avx512_bf16__kvf nm = vec_avx512_bf16__kv_set(-m);
+  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_add(xc, nm);
+  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(h, xc);
+  *dh = h;
+  *dl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(xc, vec_avx512_bf16__kv_sub(h, bb)), vec_avx512_bf16__kv_sub(nm, bb));
+}
+
+KV_FN void vec_avx512_bf16__exp_rel(vec_avx512_bf16__kvf v, const struct vec_avx512_bf16__kv_mref *mr, int huge, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) {
+  if (huge) {
+    vec_avx512_bf16__kvf dh, dl;
+    vec_avx512_bf16__diff_exact(v, mr->m, &dh, &dl);
+    vec_avx512_bf16__kv_exp_core2(dh, dl, th, tt, e);
+    return;
+  }
+  vec_avx512_bf16__kvf xc = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(mr->lo), v);
+  vec_avx512_bf16__kvf shifter = vec_avx512_bf16__kv_set(KB_VM_EXP_SHIFTER);
+  vec_avx512_bf16__kvf t = vec_avx512_bf16__kv_fma(xc, vec_avx512_bf16__kv_set(KB_VM_EXP_INV_STEP), shifter);
+  vec_avx512_bf16__kvf kxf = vec_avx512_bf16__kv_sub(t, shifter);
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_fma(kxf, vec_avx512_bf16__kv_set(KB_VM_EXP_NSTEP_HI), xc), vec_avx512_bf16__kv_set(mr->mrh));
+  vec_avx512_bf16__kvf r = vec_avx512_bf16__kv_fma(vec_avx512_bf16__kv_sub(kxf, vec_avx512_bf16__kv_set(mr->kmf)), vec_avx512_bf16__kv_set(KB_VM_EXP_NSTEP_LO), a);
+  vec_avx512_bf16__kvi k = vec_avx512_bf16__kvi_sub(vec_avx512_bf16__kv_bits(t), vec_avx512_bf16__kvi_set(mr->kbits));
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_fma(vec_avx512_bf16__kv_set(KB_VM_EXP_C5), r, vec_avx512_bf16__kv_set(KB_VM_EXP_C4));
+  q = vec_avx512_bf16__kv_fma(q, r, vec_avx512_bf16__kv_set(KB_VM_EXP_C3));
+  q = vec_avx512_bf16__kv_fma(q, r, vec_avx512_bf16__kv_set(KB_VM_EXP_C2));
+  vec_avx512_bf16__kvf s = vec_avx512_bf16__kv_fma(q, vec_avx512_bf16__kv_mul(r, r), r);
+  vec_avx512_bf16__kvf hi = vec_avx512_bf16__kv_lookup8(kb_vm_exp_tab_hi, k);
+  *th = hi;
+  *tt = vec_avx512_bf16__kv_fma(hi, s, vec_avx512_bf16__kv_lookup8(kb_vm_exp_tab_lo, k));
+  *e = kvi_srai(k, 3);
+}
+
+/* f = e^(x - m) rounded to float, and the part of the unrounded value
+ * that f lost (Fast2Sum on the mantissa pair, both scaled by 2^e). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__exp_rel_f(vec_avx512_bf16__kvf v, const struct vec_avx512_bf16__kv_mref *mr, int huge, vec_avx512_bf16__kvf *lost) {
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt);
+  *lost = vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_sub(tt, vec_avx512_bf16__kv_sub(mh, th)), e);
+  return vec_avx512_bf16__kv_ldexp(mh, e);
+}
+
+struct vec_avx512_bf16__kv_rowsum {
+  float m;  /* the row maximum, NaN ignored */
+  double s;  /* sum of e^(x - m) */
+  double l;  /* log s */
+  int bad;  /* NaN in the row, or m = +-inf: every output is NaN */
+  int64_t blen, nblocks;
+  float mb[KV_MAX_BLOCKS]; /* the running maximum each block was exponentiated against */
+};
+
+/* Sums of exponentials: doubles for the rounded values, floats for what
+ * rounding lost (each below 2^-24 of its value, so their float sum is
+ * far more accurate than needed), and apart, the count of elements equal
+ * to the running maximum, whose exponential is exactly 1: the other terms
+ * are then summed among themselves before the 1s are added, so that s
+ * carries them to double precision even when the maximum dominates. */
+struct vec_avx512_bf16__kv_acc {
+  vec_avx512_bf16__kvd f;
+  vec_avx512_bf16__kvf lost;
+  vec_avx512_bf16__kvi ones;
+};
+
+/* Adds the exponentials of the n (<= 16) elements of v; with keep, also
+ * stores them there rounded to float (softmax's second pass scales them).
+ * ones_apart: count the elements equal to the maximum apart (log_softmax
+ * and the cross-entropy loss, whose log s needs s - 1 beyond double
+ * precision); softmax adds their 1s with the other terms. */
+KV_FN void vec_avx512_bf16__acc_exps(struct vec_avx512_bf16__kv_acc *a, vec_avx512_bf16__kvf v, int64_t n, const struct vec_avx512_bf16__kv_mref *mr, int huge, float *keep,
+                    int ones_apart) {
+  vec_avx512_bf16__kvf lost, f = vec_avx512_bf16__exp_rel_f(v, mr, huge, &lost);
+  if (keep) {
+    if (n == 16)
+      vec_avx512_bf16__st(KB_VEC_F32, keep, 0, f);
+    else
+      vec_avx512_bf16__st_n(KB_VEC_F32, keep, 0, f, n);
+  }
+  if (!ones_apart) {
+    if (n < 16) {
+      vec_avx512_bf16__kvm tail = vec_avx512_bf16__kv_mask_first(n);
+      f = vec_avx512_bf16__kv_sel(tail, f, vec_avx512_bf16__kv_set(0.0f));
+      lost = vec_avx512_bf16__kv_sel(tail, lost, vec_avx512_bf16__kv_set(0.0f));
+    }
+    a->f = vec_avx512_bf16__kvd_add(a->f, vec_avx512_bf16__kvd_from(f));
+    a->lost = vec_avx512_bf16__kv_add(a->lost, lost);
+    return;
+  }
+  vec_avx512_bf16__kvm one = vec_avx512_bf16__kv_eq(v, vec_avx512_bf16__kv_set(mr->m));
+  if (n < 16) one = vec_avx512_bf16__kv_m_and(one, vec_avx512_bf16__kv_mask_first(n));
+  vec_avx512_bf16__kvm drop = one;
+  if (n < 16) drop = vec_avx512_bf16__kv_m_or(drop, vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), vec_avx512_bf16__kv_mask_first(n)));
+  f = vec_avx512_bf16__kv_sel(drop, vec_avx512_bf16__kv_set(0.0f), f);
+  lost = vec_avx512_bf16__kv_sel(drop, vec_avx512_bf16__kv_set(0.0f), lost);
+  a->f = vec_avx512_bf16__kvd_add(a->f, vec_avx512_bf16__kvd_from(f));
+  a->lost = vec_avx512_bf16__kv_add(a->lost, lost);
+  a->ones = vec_avx512_bf16__kvi_add(a->ones, vec_avx512_bf16__kvi_sel(one, vec_avx512_bf16__kvi_set(1), vec_avx512_bf16__kvi_set(0)));
+}
+
+/* The lanes of ones, summed (each below 2^31). */
+static int64_t vec_avx512_bf16__kv_hsumi(const int32_t l[16]) {
+  int64_t s = 0;
+  for (int i = 0; i < 16; i++) s += l[i];
+  return s;
+}
+
+/*
+ * One read of the row: per block, its maximum, then (the block still in
+ * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
+ * lanes (the rounding remainders into 16 float lanes, the exact ones
+ * counted); when a block raises the maximum the sums so far (the ones
+ * included) are scaled by e^(old - new) (the C library's exp, in double).
+ * The lanes are summed in kvd_hsum16's order.  With keep (cols floats),
+ * each e^(x - m_b) is also stored there rounded to float; keep may be x
+ * itself (every vector is read before it is written).
+ */
+KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512_bf16__kv_rowsum *r, float *keep, int ones_apart) {
+  float m = -INFINITY;
+  struct vec_avx512_bf16__kv_acc acc = {vec_avx512_bf16__kvd_set(0.0), vec_avx512_bf16__kv_set(0.0f), vec_avx512_bf16__kvi_set(0)};
+  double extra = 0.0; /* former ones, scaled */
+  int nan = 0;
+  vec_avx512_bf16__kvf ninf = vec_avx512_bf16__kv_set(-INFINITY);
+  r->blen = vec_avx512_bf16__kv_block_len(cols);
+  r->nblocks = 0;
+  for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
+    int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
+    int64_t full = b0 + (b1 - b0) / 16 * 16;
+    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
+     * detected through the sum (a NaN exponential makes it NaN). */
+    vec_avx512_bf16__kvf vm = ninf;
+    for (int64_t c = b0; c < full; c += 16) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c), vm);
+    if (full < b1) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(b1 - full), vec_avx512_bf16__ld_n(dt, x, full, b1 - full), ninf), vm);
+    float lanes[16];
+    vec_avx512_bf16__kv_lanes(lanes, vm);
+    float bm = vec_avx512_bf16__kv_hmax16(lanes);
+    if (bm > m) {
+      if (m > -INFINITY) {
+        double f = exp((double)m - (double)bm);
+        int32_t on[16];
+        vec_avx512_bf16__kvi_lanes(on, acc.ones);
+        extra = (extra + (double)vec_avx512_bf16__kv_hsumi(on)) * f;
+        acc.ones = vec_avx512_bf16__kvi_set(0);
+        acc.f = vec_avx512_bf16__kvd_mul(acc.f, vec_avx512_bf16__kvd_set(f));
+        acc.lost = vec_avx512_bf16__kv_mul(acc.lost, vec_avx512_bf16__kv_set((float)f));
+      }
+      m = bm;
+    }
+    r->mb[r->nblocks++] = m;
+    if (m == -INFINITY) {
+      /* Nothing but -inf (and perhaps NaN) so far: no exponentials to add,
+       * but a NaN must still make the row bad. */
+      for (int64_t c = b0; c < b1; c += 16) {
+        vec_avx512_bf16__kvf v = vec_avx512_bf16__ld_n(dt, x, c, b1 - c < 16 ? b1 - c : 16);
+        nan |= vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_unord(v, v));
+      }
+      continue;
+    }
+    if (m == INFINITY) continue; /* the row is bad */
+    struct vec_avx512_bf16__kv_mref mr = vec_avx512_bf16__kv_mref_of(m);
+    /* keep + c is only formed when keep is a row (a NULL pointer plus an
+     * offset is undefined behaviour). */
+#define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    if (mr.huge) {
+      for (int64_t c = b0; c < full; c += 16) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
+    } else {
+      for (int64_t c = b0; c < full; c += 16) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      if (full < b1) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
+    }
+#undef KV_KEEP
+  }
+  int32_t on[16];
+  vec_avx512_bf16__kvi_lanes(on, acc.ones);
+  int64_t ones = vec_avx512_bf16__kv_hsumi(on);
+  double rest = (vec_avx512_bf16__kvd_hsum16(acc.f) + vec_avx512_bf16__kvd_hsum16(vec_avx512_bf16__kvd_from(acc.lost))) + extra;
+  r->m = m;
+  r->s = (double)ones + rest;
+  r->l = log(r->s);
+  r->bad = nan || r->s != r->s || !(m > -INFINITY && m < INFINITY);
+}
+
+/* c = rh + rl as floats (rh = c rounded; rl what it lost). */
+static void vec_avx512_bf16__kv_split2(double c, float *rh, float *rl) {
+  *rh = (float)c;
+  *rl = (float)(c - (double)*rh);
+}
+
+/*
+ * The second pass of softmax and of the cross-entropy gradient:
+ * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
+ * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
+ * double and rounded once to float (then, for 16-bit rows, once more to
+ * the format: the float32 kernel's result rounded, as docs/kernels.md
+ * promises).  f comes from kept (the first pass stored it: one read of
+ * cols floats) or, when kept is NULL, is recomputed from x, the same
+ * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
+ * double, so no range split is needed.  y may be x or kept.
+ */
+KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx512_bf16__kv_rowsum *rs,
+                     double coef) {
+  for (int64_t b = 0; b < rs->nblocks; b++) {
+    int64_t b0 = b * rs->blen, b1 = cols - b0 < rs->blen ? cols : b0 + rs->blen;
+    double cb = exp((double)rs->mb[b] - (double)rs->m) * coef / rs->s;
+    if (!(rs->mb[b] > -INFINITY) || cb == 0.0) {
+      /* A block of -inf (before the maximum was finite: nothing was kept
+       * there), or weights below every double: zeros of coef's sign. */
+      vec_avx512_bf16__fill_row(dt, (char *)y + b0 * kb_vec_size(dt), b1 - b0, vec_avx512_bf16__kv_set(0.0f * (float)coef));
+      continue;
+    }
+    vec_avx512_bf16__kvd c = vec_avx512_bf16__kvd_set(cb);
+    struct vec_avx512_bf16__kv_mref mr = vec_avx512_bf16__kv_mref_of(rs->mb[b]);
+    for (int64_t i = b0; i < b1; i += 16) {
+      int64_t n = b1 - i < 16 ? b1 - i : 16;
+      vec_avx512_bf16__kvf f;
+      if (kept) {
+        f = n == 16 ? vec_avx512_bf16__ld(KB_VEC_F32, kept, i) : vec_avx512_bf16__ld_n(KB_VEC_F32, kept, i, n);
+      } else {
+        vec_avx512_bf16__kvf lost;
+        f = vec_avx512_bf16__exp_rel_f(n == 16 ? vec_avx512_bf16__ld(dt, x, i) : vec_avx512_bf16__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
+      }
+      vec_avx512_bf16__kvf v = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(f), c));
+      if (n == 16)
+        vec_avx512_bf16__st(dt, y, i, v);
+      else
+        vec_avx512_bf16__st_n(dt, y, i, v, n);
+    }
+  }
+}
+
+/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
+ * terms.  -inf stays -inf. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, float m, vec_avx512_bf16__kvf lh, vec_avx512_bf16__kvf ll) {
+  vec_avx512_bf16__kvf dh, dl, sh, sl;
+  vec_avx512_bf16__diff_exact(v, m, &dh, &dl);
+  vec_avx512_bf16__kvf nl = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lh);
+  sh = vec_avx512_bf16__kv_add(dh, nl);
+  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(sh, dh);
+  sl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(dh, vec_avx512_bf16__kv_sub(sh, bb)), vec_avx512_bf16__kv_sub(nl, bb));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_add(sl, dl), ll));
+  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_eq(v, vec_avx512_bf16__kv_set(-INFINITY)), vec_avx512_bf16__kv_set(-INFINITY), y);
+}
+
+/* Longest 16-bit softmax row whose exponentials are kept on the stack
+ * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
+#define KV_KEEP_STACK 2048
+
+KV_FN void vec_avx512_bf16__softmax_row(int dt, int want_log, const void *x, void *y, int64_t cols) {
+  struct vec_avx512_bf16__kv_rowsum rs;
+  if (!want_log) {
+    float stack[KV_KEEP_STACK];
+    float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
+    vec_avx512_bf16__row_reduce(dt, x, cols, &rs, keep, 0);
+    if (rs.bad)
+      vec_avx512_bf16__fill_row(dt, y, cols, vec_avx512_bf16__qnan());
+    else
+      vec_avx512_bf16__scale_row(dt, x, keep, y, cols, &rs, 1.0);
+    return;
+  }
+  vec_avx512_bf16__row_reduce(dt, x, cols, &rs, NULL, 1);
+  if (rs.bad) {
+    vec_avx512_bf16__fill_row(dt, y, cols, vec_avx512_bf16__qnan());
+    return;
+  }
+  int64_t c = 0;
+  float lhf, llf;
+  vec_avx512_bf16__kv_split2(rs.l, &lhf, &llf);
+  vec_avx512_bf16__kvf lh = vec_avx512_bf16__kv_set(lhf), ll = vec_avx512_bf16__kv_set(llf);
+  for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld(dt, x, c), rs.m, lh, ll));
+  if (c < cols) vec_avx512_bf16__st_n(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+}
+
+KV_FN void vec_avx512_bf16__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  for (int64_t r = 0; r < rows; r++) vec_avx512_bf16__softmax_row(dt, want_log, (const char *)x + r * stride, (char *)y + r * stride, cols);
+}
+
+KV_ATTR static void vec_avx512_bf16__softmax(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
+  KV_PER_DT(vec_avx512_bf16__softmax, vec_avx512_bf16__softmax_rows(KB_VEC_F32, want_log, rows, cols, x, y),
+            vec_avx512_bf16__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512_bf16__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
+}
+
+KV_ATTR static void vec_avx512_bf16__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                               int32_t ignore_index, float *losses) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    if (t == ignore_index) {
+      losses[r] = 0.0f;
+      continue;
+    }
+    const float *x = logits + r * cols;
+    struct vec_avx512_bf16__kv_rowsum rs;
+    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+  }
+}
+
+KV_ATTR static void vec_avx512_bf16__ce_backward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
+                                int32_t ignore_index, double vec_avx512_bf16__scale, float *dlogits) {
+  for (int64_t r = 0; r < rows; r++) {
+    int32_t t = targets[r];
+    const float *x = logits + r * cols;
+    float *g = dlogits + r * cols;
+    if (t == ignore_index) {
+      vec_avx512_bf16__fill_row(KB_VEC_F32, g, cols, vec_avx512_bf16__kv_set(0.0f));
+      continue;
+    }
+    /* Read before the row is overwritten (dlogits may be logits). */
+    double xt = (double)x[t];
+    struct vec_avx512_bf16__kv_rowsum rs;
+    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    if (rs.bad) {
+      vec_avx512_bf16__fill_row(KB_VEC_F32, g, cols, vec_avx512_bf16__qnan());
+      continue;
+    }
+    vec_avx512_bf16__scale_row(KB_VEC_F32, NULL, g, g, cols, &rs, vec_avx512_bf16__scale);
+    /* The target: (p - 1) * scale in double, p = e^(x_t - m) / s. */
+    g[t] = (float)((exp(xt - (double)rs.m) / rs.s - 1.0) * vec_avx512_bf16__scale);
+  }
+}
+
+/* ---- rmsnorm, layernorm ---- */
+
+/* 16-bit rows and weights up to KV_KEEP_STACK elements are widened to float
+ * once (the weights once per call, each row once) and the row kernels then
+ * read float32 from L1, instead of widening the row on every pass and the
+ * weights on every row.  Widening is exact, so the results are the same. */
+KV_FN void vec_avx512_bf16__widen_row(int dt, const void *src, int64_t n, float *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) vec_avx512_bf16__kv_store(dst + c, vec_avx512_bf16__ld(dt, src, c));
+  if (c < n) vec_avx512_bf16__kv_store_n(dst + c, vec_avx512_bf16__ld_n(dt, src, c, n - c), n - c);
+}
+
+/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
+ * (the documented formula). */
+KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx512_bf16__kvd inv) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(xdt, xr, c)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(wdt, w, c))))));
+  if (n > 0)
+    vec_avx512_bf16__st_n(ydt, yr, full,
+         vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(xdt, xr, full, n)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(wdt, w, full, n))))), n);
+}
+
+/* One row: x of dtype dt, w of wdt (compile-time constants at every call).
+ * With keep (16-bit rows), the first pass also stores the row widened
+ * there and the output pass reads it. */
+KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512_bf16__kvf v = vec_avx512_bf16__ld(dt, xr, c);
+    if (keep) vec_avx512_bf16__kv_store(keep + c, v);
+    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
+    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    vec_avx512_bf16__kvf v = vec_avx512_bf16__ld_n(dt, xr, full, n);
+    if (keep) vec_avx512_bf16__kv_store_n(keep + full, v, n);
+    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
+    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+  }
+  vec_avx512_bf16__kvd inv = vec_avx512_bf16__kvd_set(1.0 / sqrt(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols + (double)eps));
+  if (keep)
+    vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+  else
+    vec_avx512_bf16__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+}
+
+KV_FN void vec_avx512_bf16__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx512_bf16__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+}
+
+KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx512_bf16__rmsnorm, vec_avx512_bf16__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
+            vec_avx512_bf16__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512_bf16__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
+}
+
+/* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
+ * for the second look at the block. */
+#define KV_LN_BLOCK 1024
+
+/*
+ * Mean and biased variance of a row without cancellation: per block of
+ * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
+ * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
+ * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ */
+KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+  double n = 0.0, mu = 0.0, m2 = 0.0;
+  for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
+    int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
+    int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
+    double nb = (double)(b1 - b0);
+    vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)));
+    if (tail > 0) acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, full, tail)));
+    double mb = vec_avx512_bf16__kvd_hsum16(acc) / nb;
+    vec_avx512_bf16__kvd vmb = vec_avx512_bf16__kvd_set(mb);
+    acc = vec_avx512_bf16__kvd_set(0.0);
+    for (int64_t c = b0; c < full; c += 16) {
+      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)), vmb);
+      acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+    }
+    if (tail > 0) {
+      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_mask_first(tail), vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, full, tail)), vmb), vec_avx512_bf16__kvd_set(0.0));
+      acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+    }
+    double m2b = vec_avx512_bf16__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    mu = mu + d * (nb / nn);
+    m2 = m2 + m2b + d * d * (n * nb / nn);
+    n = nn;
+  }
+  *mean = mu;
+  *var = m2 / n;
+}
+
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvd mean, vec_avx512_bf16__kvd inv, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
+  vec_avx512_bf16__kvd t = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(v), mean), inv);
+  if (has_w) t = vec_avx512_bf16__kvd_mul(t, vec_avx512_bf16__kvd_from(w));
+  if (has_b) t = vec_avx512_bf16__kvd_add(t, vec_avx512_bf16__kvd_from(b));
+  return vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(t));
+}
+
+/* One row; dtypes as rmsnorm_row's. */
+KV_FN void vec_avx512_bf16__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
+                         void *yr, int64_t cols, float eps) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f);
+  double mean, var;
+  vec_avx512_bf16__row_moments(xdt, xr, cols, &mean, &var);
+  vec_avx512_bf16__kvd vm = vec_avx512_bf16__kvd_set(mean), inv = vec_avx512_bf16__kvd_set(1.0 / sqrt(var + (double)eps));
+  for (int64_t c = 0; c < full; c += 16)
+    vec_avx512_bf16__st(ydt, yr, c,
+       vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
+  if (n > 0)
+    vec_avx512_bf16__st_n(ydt, yr, full,
+         vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
+              has_b ? vec_avx512_bf16__ld_n(wdt, b, full, n) : zero),
+         n);
+}
+
+KV_FN void vec_avx512_bf16__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
+                          const void *b, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], bf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    if (has_w) vec_avx512_bf16__widen_row(dt, w, cols, wf);
+    if (has_b) vec_avx512_bf16__widen_row(dt, b, cols, bf);
+    for (int64_t r = 0; r < rows; r++) {
+      vec_avx512_bf16__widen_row(dt, (const char *)x + r * stride, cols, xf);
+      vec_avx512_bf16__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512_bf16__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+}
+
+#define KV_LN_DT(DT)                                                                                   \
+  do {                                                                                                 \
+    if (w != NULL && b != NULL)                                                                        \
+      vec_avx512_bf16__layernorm_rows(DT, 1, 1, rows, cols, x, w, b, eps, y);                                           \
+    else if (w != NULL)                                                                                \
+      vec_avx512_bf16__layernorm_rows(DT, 1, 0, rows, cols, x, w, b, eps, y);                                           \
+    else if (b != NULL)                                                                                \
+      vec_avx512_bf16__layernorm_rows(DT, 0, 1, rows, cols, x, w, b, eps, y);                                           \
+    else                                                                                               \
+      vec_avx512_bf16__layernorm_rows(DT, 0, 0, rows, cols, x, w, b, eps, y);                                           \
+  } while (0)
+
+KV_ATTR static void vec_avx512_bf16__layernorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, const void *b, float eps,
+                              void *y) {
+  KV_PER_DT(vec_avx512_bf16__layernorm, KV_LN_DT(KB_VEC_F32), KV_LN_DT(KB_VEC_BF16), KV_LN_DT(KB_VEC_F16))
+}
+
+/* ---- argmax ---- */
+
+static const int32_t vec_avx512_bf16__kv_iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/*
+ * Each lane keeps the first largest element of its column c = lane (mod
+ * 16), a NaN beating every number and the first NaN staying; the lanes are
+ * then combined with the same rule and ties to the lower index, which is the
+ * sequential definition (first index of the maximum, first NaN wins).
+ */
+KV_ATTR static void vec_avx512_bf16__argmax(int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * cols;
+    vec_avx512_bf16__kvf best = vec_avx512_bf16__kv_set(-INFINITY);
+    vec_avx512_bf16__kvi bi = vec_avx512_bf16__kvi_load(vec_avx512_bf16__kv_iota), idx = bi;
+    vec_avx512_bf16__kvi step = vec_avx512_bf16__kvi_set(16);
+    int64_t c = 0;
+    for (; c < cols; c += 16) {
+      vec_avx512_bf16__kvf v = cols - c >= 16 ? vec_avx512_bf16__kv_load(xr + c) : vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(cols - c), vec_avx512_bf16__kv_load_n(xr + c, cols - c), best);
+      vec_avx512_bf16__kvm vn = vec_avx512_bf16__kv_unord(v, v), bn = vec_avx512_bf16__kv_unord(best, best);
+      vec_avx512_bf16__kvm upd = vec_avx512_bf16__kv_m_or(vec_avx512_bf16__kv_gt(v, best), vec_avx512_bf16__kv_m_andnot(vn, bn));
+      best = vec_avx512_bf16__kv_sel(upd, v, best);
+      bi = vec_avx512_bf16__kvi_sel(upd, idx, bi);
+      idx = vec_avx512_bf16__kvi_add(idx, step);
+    }
+    float bv[16];
+    int32_t bx[16];
+    vec_avx512_bf16__kv_lanes(bv, best);
+    vec_avx512_bf16__kvi_lanes(bx, bi);
+    /* Lanes past cols (rows shorter than 16) never left their start. */
+    int32_t win = -1;
+    float wv = 0.0f;
+    for (int i = 0; i < 16; i++) {
+      if (bx[i] >= cols) continue;
+      bool nan_i = bv[i] != bv[i], nan_w = wv != wv, take;
+      if (win < 0)
+        take = true;
+      else if (nan_i != nan_w)
+        take = nan_i;
+      else if (nan_i)
+        take = bx[i] < win;
+      else
+        take = bv[i] > wv || (bv[i] == wv && bx[i] < win);
+      if (take) {
+        win = bx[i];
+        wv = bv[i];
+      }
+    }
+    out[r] = win;
+  }
+}
+
+/* ---- rope ---- */
+
+/* pi/2 = P1 + P2 + P3; 2/pi; the Taylor coefficients of sin (-1/3! ..
+ * -1/15!) and cos (-1/2! .. 1/16!). */
+#define KV_PIO2_1 0x1.921fb54442d18p+0
+#define KV_PIO2_2 0x1.1a62633145c07p-54
+#define KV_PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define KV_2OPI 0x1.45f306dc9c883p-1
+static const double vec_avx512_bf16__kv_sin_c[7] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
+                                   0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+                                   -0x1.ae7f3e733b81fp-41};
+static const double vec_avx512_bf16__kv_cos_c[8] = {-0x1p-1,           0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
+                                   0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+                                   -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
+/* sin(r + q pi/2) = S[q] sin r + C[q] cos r, cos(r + q pi/2) likewise:
+ * each a selection (one product is an exact zero), indexed by q mod 4
+ * (repeated to 8 entries for kvd_lookup8). */
+static const double vec_avx512_bf16__kv_sin_s[8] = {1, 0, -1, 0, 1, 0, -1, 0}, vec_avx512_bf16__kv_sin_c2[8] = {0, 1, 0, -1, 0, 1, 0, -1};
+static const double vec_avx512_bf16__kv_cos_s[8] = {0, -1, 0, 1, 0, -1, 0, 1}, vec_avx512_bf16__kv_cos_c2[8] = {1, 0, -1, 0, 1, 0, -1, 0};
+
+/*
+ * sin a and cos a in double for 0 <= a < 2^31 (rope's angles): q =
+ * round(a 2/pi), r = a - q pi/2 in three fused steps (the first exact, the
+ * rest below 2^-100 relative for these q), Taylor polynomials on
+ * |r| <= pi/4 (truncation below 2^-54), and the quadrant by selection.
+ * Within a few double ulps of the exact values.
+ */
+KV_FN void vec_avx512_bf16__sincos_d(vec_avx512_bf16__kvd a, vec_avx512_bf16__kvd *sn, vec_avx512_bf16__kvd *cs) {
+  vec_avx512_bf16__kvd sh = vec_avx512_bf16__kvd_set(KB_VM_EXPD_SHIFTER);
+  vec_avx512_bf16__kvd q = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_fma(a, vec_avx512_bf16__kvd_set(KV_2OPI), sh), sh);
+  vec_avx512_bf16__kvd r = vec_avx512_bf16__kvd_fma(q, vec_avx512_bf16__kvd_set(-KV_PIO2_1), a);
+  r = vec_avx512_bf16__kvd_fma(q, vec_avx512_bf16__kvd_set(-KV_PIO2_2), r);
+  r = vec_avx512_bf16__kvd_fma(q, vec_avx512_bf16__kvd_set(-KV_PIO2_3), r);
+  vec_avx512_bf16__kvd r2 = vec_avx512_bf16__kvd_mul(r, r);
+  vec_avx512_bf16__kvd ps = vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_sin_c[6]);
+  for (int i = 5; i >= 0; i--) ps = vec_avx512_bf16__kvd_fma(ps, r2, vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_sin_c[i]));
+  vec_avx512_bf16__kvd pc = vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_cos_c[7]);
+  for (int i = 6; i >= 0; i--) pc = vec_avx512_bf16__kvd_fma(pc, r2, vec_avx512_bf16__kvd_set(vec_avx512_bf16__kv_cos_c[i]));
+  vec_avx512_bf16__kvd s = vec_avx512_bf16__kvd_fma(vec_avx512_bf16__kvd_mul(r, r2), ps, r);
+  vec_avx512_bf16__kvd c = vec_avx512_bf16__kvd_fma(r2, pc, vec_avx512_bf16__kvd_set(1.0));
+  vec_avx512_bf16__kvi qi = vec_avx512_bf16__kvd_to_int(q);
+  *sn = vec_avx512_bf16__kvd_fma(vec_avx512_bf16__kvd_lookup8(vec_avx512_bf16__kv_sin_s, qi), s, vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_lookup8(vec_avx512_bf16__kv_sin_c2, qi), c));
+  *cs = vec_avx512_bf16__kvd_fma(vec_avx512_bf16__kvd_lookup8(vec_avx512_bf16__kv_cos_s, qi), s, vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_lookup8(vec_avx512_bf16__kv_cos_c2, qi), c));
+}
+
+/* Pairs of the half-rotation per block of 256: the angles of one position. */
+#define KV_ROPE_CHUNK 256
+
+/* y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin for 16 pairs, in double
+ * (products and sums each rounded, as docs/kernels.md writes them), one
+ * rounding to float; NaN canonical (two NaN inputs may meet). */
+KV_FN void vec_avx512_bf16__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx512_bf16__kvd c, vec_avx512_bf16__kvd s) {
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_load_n(x, n), b = vec_avx512_bf16__kv_load_n(x + h, n);
+  vec_avx512_bf16__kvd a0 = vec_avx512_bf16__kvd_from(a), b0 = vec_avx512_bf16__kvd_from(b);
+  vec_avx512_bf16__kvf ya = vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_mul(a0, c), vec_avx512_bf16__kvd_mul(b0, s))));
+  vec_avx512_bf16__kvf yb = vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_mul(b0, c), vec_avx512_bf16__kvd_mul(a0, s))));
+  vec_avx512_bf16__kv_store_n(y, ya, n);
+  vec_avx512_bf16__kv_store_n(y + h, yb, n);
+}
+
+KV_ATTR static void vec_avx512_bf16__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
+                         const int32_t *positions, double theta, float *y) {
+  int64_t h = head_dim / 2, row = heads * head_dim;
+  double invf[KV_ROPE_CHUNK], cs[KV_ROPE_CHUNK], sn[KV_ROPE_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += KV_ROPE_CHUNK) {
+    int64_t ni = h - i0 < KV_ROPE_CHUNK ? h - i0 : KV_ROPE_CHUNK;
+    for (int64_t i = 0; i < ni; i++) invf[i] = pow(theta, -(double)(2 * (i0 + i)) / (double)head_dim);
+    for (int64_t s = s0; s < s1; s++) {
+      vec_avx512_bf16__kvd pos = vec_avx512_bf16__kvd_set((double)positions[s]);
+      for (int64_t i = 0; i < ni; i += 16) {
+        double l[16];
+        for (int k = 0; k < 16; k++) l[k] = i + k < ni ? invf[i + k] : 0.0;
+        vec_avx512_bf16__kvd a, sv, cv;
+        vec_avx512_bf16__kvd_load16(l, &a);
+        vec_avx512_bf16__sincos_d(vec_avx512_bf16__kvd_mul(pos, a), &sv, &cv);
+        vec_avx512_bf16__kvd_lanes(sn + i, sv);
+        vec_avx512_bf16__kvd_lanes(cs + i, cv);
+      }
+      for (int64_t hh = 0; hh < heads; hh++) {
+        const float *xr = x + s * row + hh * head_dim + i0;
+        float *yr = y + s * row + hh * head_dim + i0;
+        for (int64_t i = 0; i < ni; i += 16) {
+          vec_avx512_bf16__kvd c, sv;
+          vec_avx512_bf16__kvd_load16(cs + i, &c);
+          vec_avx512_bf16__kvd_load16(sn + i, &sv);
+          vec_avx512_bf16__rope_pairs(xr + i, yr + i, h, ni - i < 16 ? ni - i : 16, c, sv);
+        }
+      }
+    }
+  }
+}
+
+/* ---- sampling weights ---- */
+
+KV_ATTR static void vec_avx512_bf16__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
+  vec_avx512_bf16__kvd vm = vec_avx512_bf16__kvd_set(m), vt = vec_avx512_bf16__kvd_set(temperature);
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16];
+    /* -inf - m = -inf, and e^-inf = 0 (the exp's clamp). */
+    vec_avx512_bf16__kvd_lanes(l, vec_avx512_bf16__kvd_exp(vec_avx512_bf16__kvd_div(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__kv_load_n(x + i, len)), vm), vt)));
+    memcpy(w + i, l, (size_t)len * sizeof(double));
+  }
+}
+
+/* ---- AdamW ---- */
+
+KV_FN void vec_avx512_bf16__adamw_vec(int small_w1, float *p, const float *g, float *m, float *v, int64_t len,
+                     const struct kb_adamw_coef *k) {
+  vec_avx512_bf16__kvf gv = vec_avx512_bf16__kv_load_n(g, len), pv = vec_avx512_bf16__kv_load_n(p, len), mv = vec_avx512_bf16__kv_load_n(m, len), vv = vec_avx512_bf16__kv_load_n(v, len);
+  pv = vec_avx512_bf16__kv_mul(pv, vec_avx512_bf16__kv_set(k->decay));
+  vec_avx512_bf16__kvf gm = vec_avx512_bf16__kv_sub(gv, mv);
+  mv = small_w1 ? vec_avx512_bf16__kv_add(mv, vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_set(k->w1), gm)) : vec_avx512_bf16__kv_sub(gv, vec_avx512_bf16__kv_mul(gm, vec_avx512_bf16__kv_set(k->one_minus_w1)));
+  vv = vec_avx512_bf16__kv_mul(vv, vec_avx512_bf16__kv_set(k->beta2));
+  vv = vec_avx512_bf16__kv_add(vv, vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_set(k->w2), gv), gv));
+  vec_avx512_bf16__kvf denom = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sqrt(vv), vec_avx512_bf16__kv_set(k->bc2_sqrt)), vec_avx512_bf16__kv_set(k->eps));
+  pv = vec_avx512_bf16__kv_add(pv, vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_set(k->step_size), mv), denom));
+  vec_avx512_bf16__kv_store_n(p, vec_avx512_bf16__canon(pv), len);
+  vec_avx512_bf16__kv_store_n(m, vec_avx512_bf16__canon(mv), len);
+  vec_avx512_bf16__kv_store_n(v, vec_avx512_bf16__canon(vv), len);
+}
+
+/* adamw.c's sequence, one rounding per operation, no fused steps. */
+KV_FN void vec_avx512_bf16__adamw_loop(int small_w1, int64_t n, float *p, const float *g, float *m, float *v,
+                      const struct kb_adamw_coef *k) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) vec_avx512_bf16__adamw_vec(small_w1, p + i, g + i, m + i, v + i, 16, k);
+  if (i < n) vec_avx512_bf16__adamw_vec(small_w1, p + i, g + i, m + i, v + i, n - i, k);
+}
+
+KV_ATTR static void vec_avx512_bf16__adamw(int64_t n, float *p, const float *g, float *m, float *v, const struct kb_adamw_coef *k) {
+  if (k->small_w1)
+    vec_avx512_bf16__adamw_loop(1, n, p, g, m, v, k);
+  else
+    vec_avx512_bf16__adamw_loop(0, n, p, g, m, v, k);
+}
+
+#define KV_OPS_INIT                                                                                             \
+  {                                                                                                             \
+    .math = {[KB_VM_EXP] = vec_avx512_bf16__math_exp,                                                                            \
+             [KB_VM_LOG] = vec_avx512_bf16__math_log,                                                                            \
+             [KB_VM_TANH] = vec_avx512_bf16__math_tanh,                                                                          \
+             [KB_VM_ERF] = vec_avx512_bf16__math_erf,                                                                            \
+             [KB_VM_SILU] = vec_avx512_bf16__math_silu,                                                                          \
+             [KB_VM_GELU] = vec_avx512_bf16__math_gelu,                                                                          \
+             [KB_VM_GELU_TANH] = vec_avx512_bf16__math_gelu_tanh},                                                               \
+    .exp_f64 = vec_avx512_bf16__math_exp_f64,                                                                                    \
+    .unary = vec_avx512_bf16__unary, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
+    .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
+    .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
+  }
+
+const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
+
+#endif
+#undef KV_2OPI
+#undef KV_ATTR
+#undef KV_AVX512_BF16
+#undef KV_D2
+#undef KV_FN
+#undef KV_HUGE_M
+#undef KV_KEEP
+#undef KV_KEEP_STACK
+#undef KV_LN_BLOCK
+#undef KV_LN_DT
+#undef KV_MAP1
+#undef KV_MATH_ENTRY
+#undef KV_MAX_BLOCKS
+#undef KV_OPS_INIT
+#undef KV_PER_DT
+#undef KV_PIO2_1
+#undef KV_PIO2_2
+#undef KV_PIO2_3
+#undef KV_ROPE_CHUNK
+#undef KV_UNARY_DT
+#undef acc_exps
+#undef act_special
+#undef adamw_loop
+#undef adamw_vec
+#undef bias_loop
+#undef binary_loop
+#undef binop
+#undef canon
+#undef convert_loop
+#undef diff_exact
+#undef erf_v
+#undef exp_d_fast
+#undef exp_rel
+#undef exp_rel_f
+#undef fill_row
+#undef gelu_tanh_v
+#undef gelu_tanh_v_dt
+#undef gelu_v
+#undef gelu_v_dt
+#undef gtail_d
+#undef kv_abs
+#undef kv_acc
+#undef kv_add
+#undef kv_bits
+#undef kv_block_len
+#undef kv_cos_c
+#undef kv_cos_c2
+#undef kv_cos_s
+#undef kv_div
+#undef kv_eq
+#undef kv_erf_small
+#undef kv_exp
+#undef kv_exp_core
+#undef kv_exp_core2
+#undef kv_fma
+#undef kv_fms
+#undef kv_fnma
+#undef kv_from_bf16
+#undef kv_from_bits
+#undef kv_gt
+#undef kv_hmax16
+#undef kv_hsumi
+#undef kv_iota
+#undef kv_lanes
+#undef kv_ldexp
+#undef kv_load
+#undef kv_load_h
+#undef kv_load_h_n
+#undef kv_load_n
+#undef kv_lookup8
+#undef kv_lt
+#undef kv_m_and
+#undef kv_m_andnot
+#undef kv_m_any
+#undef kv_m_none
+#undef kv_m_or
+#undef kv_mask_first
+#undef kv_max
+#undef kv_min
+#undef kv_mref
+#undef kv_mref_of
+#undef kv_mul
+#undef kv_rowsum
+#undef kv_sel
+#undef kv_set
+#undef kv_sin_c
+#undef kv_sin_c2
+#undef kv_sin_s
+#undef kv_split2
+#undef kv_sqrt
+#undef kv_store
+#undef kv_store_h
+#undef kv_store_h_n
+#undef kv_store_n
+#undef kv_sub
+#undef kv_to_bf16
+#undef kv_to_int
+#undef kv_unord
+#undef kvd
+#undef kvd_add
+#undef kvd_div
+#undef kvd_exp
+#undef kvd_exp_core
+#undef kvd_fma
+#undef kvd_from
+#undef kvd_hsum16
+#undef kvd_hsum8_tree
+#undef kvd_lanes
+#undef kvd_ldexp
+#undef kvd_ldexp_k
+#undef kvd_load16
+#undef kvd_lookup8
+#undef kvd_mul
+#undef kvd_sel
+#undef kvd_set
+#undef kvd_sub
+#undef kvd_to_f
+#undef kvd_to_int
+#undef kvf
+#undef kvi
+#undef kvi_add
+#undef kvi_and
+#undef kvi_gt
+#undef kvi_lanes
+#undef kvi_load
+#undef kvi_or
+#undef kvi_sel
+#undef kvi_set
+#undef kvi_slli
+#undef kvi_srai
+#undef kvi_srli
+#undef kvi_sub
+#undef kvi_to_f
+#undef kvm
+#undef layernorm_row
+#undef layernorm_rows
+#undef ld
+#undef ld_n
+#undef ln_v
+#undef log_softmax_v
+#undef log_v
+#undef math_erf
+#undef math_exp
+#undef math_exp_f64
+#undef math_gelu
+#undef math_gelu_tanh
+#undef math_log
+#undef math_silu
+#undef math_tanh
+#undef qnan
+#undef rmsnorm_out
+#undef rmsnorm_row
+#undef rmsnorm_rows
+#undef rope_pairs
+#undef row_moments
+#undef row_reduce
+#undef scale_loop
+#undef scale_row
+#undef silu_v
+#undef silu_v_dt
+#undef sincos_d
+#undef softmax_row
+#undef softmax_rows
+#undef st
+#undef st_n
+#undef tanh_v
+#undef widen_row
 #undef with_sign_of
 
 /* ==== kernels/cpu/vec_scalar.c ==== */
@@ -10970,9 +12813,13 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define log_softmax_v vec_scalar__log_softmax_v
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
+#define widen_row vec_scalar__widen_row
+#define rmsnorm_out vec_scalar__rmsnorm_out
+#define rmsnorm_row vec_scalar__rmsnorm_row
 #define rmsnorm_rows vec_scalar__rmsnorm_rows
 #define row_moments vec_scalar__row_moments
 #define ln_v vec_scalar__ln_v
+#define layernorm_row vec_scalar__layernorm_row
 #define layernorm_rows vec_scalar__layernorm_rows
 #define kv_iota vec_scalar__kv_iota
 #define kv_sin_c vec_scalar__kv_sin_c
@@ -12077,28 +13924,63 @@ KV_ATTR static void vec_scalar__ce_backward(int64_t rows, int64_t cols, const fl
 
 /* ---- rmsnorm, layernorm ---- */
 
-KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
-    for (int64_t c = 0; c < full; c += 16) {
-      vec_scalar__kvd d = vec_scalar__kvd_from(vec_scalar__ld(dt, xr, c));
-      acc = vec_scalar__kvd_fma(d, d, acc);
-    }
-    if (n > 0) {
-      vec_scalar__kvd d = vec_scalar__kvd_from(vec_scalar__ld_n(dt, xr, full, n));
-      acc = vec_scalar__kvd_fma(d, d, acc);
-    }
-    vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kvd_hsum16(acc) / (double)cols + (double)eps));
-    /* (x * inv) * w in double, rounded once: the documented formula. */
-    for (int64_t c = 0; c < full; c += 16)
-      vec_scalar__st(dt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(dt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(dt, w, c))))));
-    if (n > 0)
-      vec_scalar__st_n(dt, yr, full,
-           vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(dt, xr, full, n)), inv), vec_scalar__kvd_from(vec_scalar__ld_n(dt, w, full, n))))), n);
+/* 16-bit rows and weights up to KV_KEEP_STACK elements are widened to float
+ * once (the weights once per call, each row once) and the row kernels then
+ * read float32 from L1, instead of widening the row on every pass and the
+ * weights on every row.  Widening is exact, so the results are the same. */
+KV_FN void vec_scalar__widen_row(int dt, const void *src, int64_t n, float *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) vec_scalar__kv_store(dst + c, vec_scalar__ld(dt, src, c));
+  if (c < n) vec_scalar__kv_store_n(dst + c, vec_scalar__ld_n(dt, src, c, n - c), n - c);
+}
+
+/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
+ * (the documented formula). */
+KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_scalar__kvd inv) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  for (int64_t c = 0; c < full; c += 16)
+    vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(xdt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(wdt, w, c))))));
+  if (n > 0)
+    vec_scalar__st_n(ydt, yr, full,
+         vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(xdt, xr, full, n)), inv), vec_scalar__kvd_from(vec_scalar__ld_n(wdt, w, full, n))))), n);
+}
+
+/* One row: x of dtype dt, w of wdt (compile-time constants at every call).
+ * With keep (16-bit rows), the first pass also stores the row widened
+ * there and the output pass reads it. */
+KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_scalar__kvf v = vec_scalar__ld(dt, xr, c);
+    if (keep) vec_scalar__kv_store(keep + c, v);
+    vec_scalar__kvd d = vec_scalar__kvd_from(v);
+    acc = vec_scalar__kvd_fma(d, d, acc);
   }
+  if (n > 0) {
+    vec_scalar__kvf v = vec_scalar__ld_n(dt, xr, full, n);
+    if (keep) vec_scalar__kv_store_n(keep + full, v, n);
+    vec_scalar__kvd d = vec_scalar__kvd_from(v);
+    acc = vec_scalar__kvd_fma(d, d, acc);
+  }
+  vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kvd_hsum16(acc) / (double)cols + (double)eps));
+  if (keep)
+    vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+  else
+    vec_scalar__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+}
+
+KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_scalar__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
 }
 
 KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -12153,24 +14035,39 @@ KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvd mean, 
   return vec_scalar__canon(vec_scalar__kvd_to_f(t));
 }
 
+/* One row; dtypes as rmsnorm_row's. */
+KV_FN void vec_scalar__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
+                         void *yr, int64_t cols, float eps) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
+  double mean, var;
+  vec_scalar__row_moments(xdt, xr, cols, &mean, &var);
+  vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(1.0 / sqrt(var + (double)eps));
+  for (int64_t c = 0; c < full; c += 16)
+    vec_scalar__st(ydt, yr, c,
+       vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
+  if (n > 0)
+    vec_scalar__st_n(ydt, yr, full,
+         vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
+              has_b ? vec_scalar__ld_n(wdt, b, full, n) : zero),
+         n);
+}
+
 KV_FN void vec_scalar__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
                           const void *b, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    double mean, var;
-    vec_scalar__row_moments(dt, xr, cols, &mean, &var);
-    vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(1.0 / sqrt(var + (double)eps));
-    for (int64_t c = 0; c < full; c += 16)
-      vec_scalar__st(dt, yr, c, vec_scalar__ln_v(vec_scalar__ld(dt, xr, c), vm, inv, has_w, has_w ? vec_scalar__ld(dt, w, c) : zero, has_b, has_b ? vec_scalar__ld(dt, b, c) : zero));
-    if (n > 0)
-      vec_scalar__st_n(dt, yr, full,
-           vec_scalar__ln_v(vec_scalar__ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? vec_scalar__ld_n(dt, w, full, n) : zero, has_b,
-                has_b ? vec_scalar__ld_n(dt, b, full, n) : zero),
-           n);
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], bf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    if (has_w) vec_scalar__widen_row(dt, w, cols, wf);
+    if (has_b) vec_scalar__widen_row(dt, b, cols, bf);
+    for (int64_t r = 0; r < rows; r++) {
+      vec_scalar__widen_row(dt, (const char *)x + r * stride, cols, xf);
+      vec_scalar__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; r++)
+    vec_scalar__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -12530,6 +14427,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kvi_sub
 #undef kvi_to_f
 #undef kvm
+#undef layernorm_row
 #undef layernorm_rows
 #undef ld
 #undef ld_n
@@ -12545,6 +14443,8 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef qnan
+#undef rmsnorm_out
+#undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
@@ -12559,4 +14459,5 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef widen_row
 #undef with_sign_of

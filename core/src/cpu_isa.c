@@ -51,8 +51,19 @@ static kb_isa detect(void) {
   if (avx512f && (xcr0 & 0xe0) == 0xe0) return KB_ISA_AVX512;
   return KB_ISA_AVX2;
 }
+
+bool kb__cpu_has_avx512_bf16(void) {
+  if (detect() != KB_ISA_AVX512) return false;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  bool bw = (b >> 30) & 1, dq = (b >> 17) & 1;
+  if (!(bw && dq) || a < 1) return false; /* leaf 7 subleaf 1 exists when EAX of subleaf 0 >= 1 */
+  __cpuid_count(7, 1, a, b, c, d);
+  return (a >> 5) & 1;
+}
 #else
 static kb_isa detect(void) { return KB_ISA_SCALAR; }
+bool kb__cpu_has_avx512_bf16(void) { return false; }
 #endif
 
 /* The process's choice: computed on first use, then read-only.  Racing first

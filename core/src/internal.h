@@ -194,6 +194,11 @@ kb_isa kb__isa_best(void);
 /* "scalar", "avx2", "avx512". */
 const char *kb__isa_name(kb_isa isa);
 
+/* Whether the CPU has AVX-512 BF16 with AVX-512 BW and DQ, and the OS saves
+ * the AVX-512 state: the avx512 level then narrows float to bfloat16 with
+ * vcvtneps2bf16 (same results).  Not a level of its own. */
+bool kb__cpu_has_avx512_bf16(void);
+
 /* OK, or (recording "fn: ..." as the thread's message) INVALID_ARGUMENT when
  * KB_CPU_ISA names no level and UNSUPPORTED when it names a level this CPU
  * cannot run.  kb_context_create calls it; kernels with a NULL context then

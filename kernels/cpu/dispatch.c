@@ -22,6 +22,10 @@ static void build(void) {
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
   t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
+#if KB_HAVE_AVX512_BF16
+  /* Same bits, faster float -> bfloat16 (vec_avx512_bf16.c). */
+  if (kb__cpu_has_avx512_bf16()) t[KB_ISA_AVX512].vec = kb__vec_ops_avx512_bf16;
+#endif
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
 #else

@@ -24,6 +24,16 @@
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 /* The avx512 level: AVX-512F on top of the avx2 level. */
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+/* The avx512 level's vector kernels on a CPU that also has AVX-512 BF16 (and
+ * the BW and DQ it implies here): the same code, with float -> bfloat16
+ * narrowing by vcvtneps2bf16 (vec_lanes_avx512.h, kv_to_bf16).  Compilers
+ * older than gcc 10 / clang 9 do not know the feature: no such variant. */
+#if defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10
+#define KB_HAVE_AVX512_BF16 1
+#define KB_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16,avx2,fma,f16c")))
+#else
+#define KB_HAVE_AVX512_BF16 0
+#endif
 #endif
 
 #endif /* KB_CPU_SIMD_H */

@@ -750,28 +750,63 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
 
 /* ---- rmsnorm, layernorm ---- */
 
-KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    kvd acc = kvd_set(0.0);
-    for (int64_t c = 0; c < full; c += 16) {
-      kvd d = kvd_from(ld(dt, xr, c));
-      acc = kvd_fma(d, d, acc);
-    }
-    if (n > 0) {
-      kvd d = kvd_from(ld_n(dt, xr, full, n));
-      acc = kvd_fma(d, d, acc);
-    }
-    kvd inv = kvd_set(1.0 / sqrt(kvd_hsum16(acc) / (double)cols + (double)eps));
-    /* (x * inv) * w in double, rounded once: the documented formula. */
-    for (int64_t c = 0; c < full; c += 16)
-      st(dt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(dt, xr, c)), inv), kvd_from(ld(dt, w, c))))));
-    if (n > 0)
-      st_n(dt, yr, full,
-           canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld_n(dt, xr, full, n)), inv), kvd_from(ld_n(dt, w, full, n))))), n);
+/* 16-bit rows and weights up to KV_KEEP_STACK elements are widened to float
+ * once (the weights once per call, each row once) and the row kernels then
+ * read float32 from L1, instead of widening the row on every pass and the
+ * weights on every row.  Widening is exact, so the results are the same. */
+KV_FN void widen_row(int dt, const void *src, int64_t n, float *dst) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) kv_store(dst + c, ld(dt, src, c));
+  if (c < n) kv_store_n(dst + c, ld_n(dt, src, c, n - c), n - c);
+}
+
+/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
+ * (the documented formula). */
+KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, kvd inv) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  for (int64_t c = 0; c < full; c += 16)
+    st(ydt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(xdt, xr, c)), inv), kvd_from(ld(wdt, w, c))))));
+  if (n > 0)
+    st_n(ydt, yr, full,
+         canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld_n(xdt, xr, full, n)), inv), kvd_from(ld_n(wdt, w, full, n))))), n);
+}
+
+/* One row: x of dtype dt, w of wdt (compile-time constants at every call).
+ * With keep (16-bit rows), the first pass also stores the row widened
+ * there and the output pass reads it. */
+KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  kvd acc = kvd_set(0.0);
+  for (int64_t c = 0; c < full; c += 16) {
+    kvf v = ld(dt, xr, c);
+    if (keep) kv_store(keep + c, v);
+    kvd d = kvd_from(v);
+    acc = kvd_fma(d, d, acc);
   }
+  if (n > 0) {
+    kvf v = ld_n(dt, xr, full, n);
+    if (keep) kv_store_n(keep + full, v, n);
+    kvd d = kvd_from(v);
+    acc = kvd_fma(d, d, acc);
+  }
+  kvd inv = kvd_set(1.0 / sqrt(kvd_hsum16(acc) / (double)cols + (double)eps));
+  if (keep)
+    rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+  else
+    rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+}
+
+KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
 }
 
 KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -826,24 +861,39 @@ KV_FN kvf ln_v(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b) {
   return canon(kvd_to_f(t));
 }
 
+/* One row; dtypes as rmsnorm_row's. */
+KV_FN void layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
+                         void *yr, int64_t cols, float eps) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  kvf zero = kv_set(0.0f);
+  double mean, var;
+  row_moments(xdt, xr, cols, &mean, &var);
+  kvd vm = kvd_set(mean), inv = kvd_set(1.0 / sqrt(var + (double)eps));
+  for (int64_t c = 0; c < full; c += 16)
+    st(ydt, yr, c,
+       ln_v(ld(xdt, xr, c), vm, inv, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
+  if (n > 0)
+    st_n(ydt, yr, full,
+         ln_v(ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
+              has_b ? ld_n(wdt, b, full, n) : zero),
+         n);
+}
+
 KV_FN void layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t cols, const void *x, const void *w,
                           const void *b, float eps, void *y) {
-  int64_t stride = cols * kb_vec_size(dt), full = cols / 16 * 16, n = cols - full;
-  kvf zero = kv_set(0.0f);
-  for (int64_t r = 0; r < rows; r++) {
-    const void *xr = (const char *)x + r * stride;
-    void *yr = (char *)y + r * stride;
-    double mean, var;
-    row_moments(dt, xr, cols, &mean, &var);
-    kvd vm = kvd_set(mean), inv = kvd_set(1.0 / sqrt(var + (double)eps));
-    for (int64_t c = 0; c < full; c += 16)
-      st(dt, yr, c, ln_v(ld(dt, xr, c), vm, inv, has_w, has_w ? ld(dt, w, c) : zero, has_b, has_b ? ld(dt, b, c) : zero));
-    if (n > 0)
-      st_n(dt, yr, full,
-           ln_v(ld_n(dt, xr, full, n), vm, inv, has_w, has_w ? ld_n(dt, w, full, n) : zero, has_b,
-                has_b ? ld_n(dt, b, full, n) : zero),
-           n);
+  int64_t stride = cols * kb_vec_size(dt);
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], bf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    if (has_w) widen_row(dt, w, cols, wf);
+    if (has_b) widen_row(dt, b, cols, bf);
+    for (int64_t r = 0; r < rows; r++) {
+      widen_row(dt, (const char *)x + r * stride, cols, xf);
+      layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+    }
+    return;
   }
+  for (int64_t r = 0; r < rows; r++)
+    layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
 }
 
 #define KV_LN_DT(DT)                                                                                   \

@@ -95,5 +95,7 @@ struct kb_vec_ops {
 extern const struct kb_vec_ops kb__vec_ops_scalar;
 extern const struct kb_vec_ops kb__vec_ops_avx2;
 extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
 
 #endif /* KB_CPU_VEC_KERNELS_H */
