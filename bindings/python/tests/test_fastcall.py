@@ -286,3 +286,86 @@ def test_outputs_made_for_a_failed_call_are_freed():
     finally:
         tracemalloc.stop()
     assert grown < 16 << 20, grown
+
+
+def _outcome(call):
+    """What a call does: ("ok", result bits / None, whether it returned out) or
+    ("error", exception type, message)."""
+    try:
+        r = call()
+    except Exception as e:  # noqa: BLE001 (compared, not handled)
+        return ("error", type(e), str(e))
+    if r is None:
+        return ("ok", None)
+    a = np.asarray(r)
+    return ("ok", a.dtype.str, a.shape, a.tobytes())
+
+
+def test_random_arguments_behave_the_same_on_both_paths():
+    """Differential test: random kernels, dtypes, layouts, shapes (matching
+    or not), scalar types, contexts and outputs; with the fast path on and
+    off every call returns the same bits or raises the same error."""
+    rng = np.random.default_rng(7)
+    live, closed = kb.Context(), kb.Context()
+    closed.close()
+
+    def arr(shape, kind):
+        dtype = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32}[kind]
+        a = (rng.standard_normal(shape) * 2).astype(dtype)
+        layout = rng.integers(0, 5)
+        if layout == 1 and a.ndim >= 2:
+            a = np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)  # same shape, Fortran-like
+        elif layout == 2:
+            a = np.repeat(a, 2, axis=-1)[..., ::2]  # same values, strided
+        elif layout == 3:
+            a.flags.writeable = False
+        return a
+
+    def dim(n):
+        return n if rng.random() < 0.85 else n + 1  # sometimes a mismatch
+
+    def scalar(v):
+        return [v, float(v), np.float32(v), int(v) if float(v).is_integer() else v, "x"][rng.integers(0, 5)] \
+            if rng.random() < 0.2 else v
+
+    kinds = ["f32"] * 6 + ["f64", "f16", "i32"]
+    for trial in range(400):
+        k = kinds[rng.integers(0, len(kinds))]
+        r, c = int(rng.integers(1, 5)), int(rng.integers(1, 20))
+        ctx = [None, None, live, closed][rng.integers(0, 4)]
+        which = rng.integers(0, 9)
+        x = arr((r, c), k)
+        out = [None, None, np.empty((r, dim(c)), np.float32), arr((r, c), "f32")][rng.integers(0, 4)]
+        if which == 0:
+            calls = lambda: kb.silu(x, out, ctx=ctx)
+        elif which == 1:
+            y = arr((r, dim(c)), k)
+            calls = lambda: kb.add(x, y, out, ctx=ctx)
+        elif which == 2:
+            calls = lambda: kb.softmax(x, out, ctx=ctx)
+        elif which == 3:
+            w = arr((dim(c),), k)
+            eps = scalar(1e-5)
+            calls = lambda: kb.rmsnorm(x, w, out, eps=eps, ctx=ctx)
+        elif which == 4:
+            w = [None, arr((dim(c),), k)][rng.integers(0, 2)]
+            calls = lambda: kb.layernorm(x, w, None, out, ctx=ctx)
+        elif which == 5:
+            b = arr((dim(c), int(rng.integers(1, 6))), k)
+            ta = bool(rng.integers(0, 2))
+            a = np.ascontiguousarray(x.T) if ta and x.flags.writeable else x
+            alpha = scalar(1.0)
+            calls = lambda: kb.gemm(a, b, trans_a=ta, alpha=alpha, ctx=ctx)
+        elif which == 6:
+            wt = arr((int(rng.integers(1, 6)), dim(c)), k)
+            act = [0, 1, kb.Activation.GELU, "silu", 9][rng.integers(0, 5)]
+            calls = lambda: kb.linear(x, wt, None, act=act, ctx=ctx)
+        elif which == 7:
+            ids = np.asarray(rng.integers(-1, 4, size=r), dtype=[np.int32, np.int64][rng.integers(0, 2)])
+            table = arr((3, c), k)
+            calls = lambda: kb.embedding(ids, table, ctx=ctx)
+        else:
+            calls = lambda: kb.argmax(x, ctx=ctx)
+        fast = _outcome(calls)
+        slow = _outcome(lambda: _slow(calls))
+        assert fast == slow, (trial, which, k, fast[:2], slow[:2])
