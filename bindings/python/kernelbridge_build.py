@@ -153,6 +153,7 @@ static int kbpy_fast_kb_gemm(const kbpy_arg *a) { return (int)kb_gemm(a[0].p, a[
 static int kbpy_fast_kb_embedding(const kbpy_arg *a) { return (int)kb_embedding(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
 static int kbpy_fast_kb_rope(const kbpy_arg *a) { return (int)kb_rope(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].f, a[7].p); }
 static int kbpy_fast_kb_attention(const kbpy_arg *a) { return (int)kb_attention(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].p, a[8].p, a[9].p, a[10].i32, a[11].f, a[12].p); }
+static int kbpy_fast_kb_cross_entropy(const kbpy_arg *a) { return (int)kb_cross_entropy(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].i32, a[6].p, a[7].p); }
 static int kbpy_fast_kb_cross_entropy_backward(const kbpy_arg *a) { return (int)kb_cross_entropy_backward(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].i32, a[6].f, a[7].p); }
 static int kbpy_fast_kb_adamw_step(const kbpy_arg *a) { return (int)kb_adamw_step(a[0].p, a[1].i, a[2].p, a[3].p, a[4].p, a[5].p, a[6].f, a[7].f, a[8].f, a[9].f, a[10].f, a[11].i); }
 static int kbpy_fast_kb_argmax(const kbpy_arg *a) { return (int)kb_argmax(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
@@ -210,6 +211,7 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_embedding/cnnnttt", kbpy_fast_kb_embedding},
     {"kb_rope/cnnnttft", kbpy_fast_kb_rope},
     {"kb_attention/cnnnnnntttbft", kbpy_fast_kb_attention},
+    {"kb_cross_entropy/cnnttitt", kbpy_fast_kb_cross_entropy},
     {"kb_cross_entropy_backward/cnnttift", kbpy_fast_kb_cross_entropy_backward},
     {"kb_adamw_step/cnttttfffffl", kbpy_fast_kb_adamw_step},
     {"kb_argmax/cnntt", kbpy_fast_kb_argmax},

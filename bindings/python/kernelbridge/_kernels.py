@@ -82,7 +82,7 @@ def _silu_path(_v, x, out, ctx):
 
 
 _V_silu = _Variant('silu', _lib.kb_silu, _K_F32, _FA, _F32, {'bf16': 'silu_bf16', 'f16': 'silu_f16'})
-_fast_silu = _fast('kb_silu/cntt', ('silu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_silu = _fast('kb_silu/cntt', ('silu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def silu(x, out=None, *, ctx=None):
@@ -104,7 +104,7 @@ def silu(x, out=None, *, ctx=None):
 
 
 _V_silu_bf16 = _Variant('silu_bf16', _lib.kb_silu_bf16, _K_BF16, _HA, _U16, {})
-_fast_silu_bf16 = _fast('kb_silu_bf16/cntt', ('silu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_silu_bf16 = _fast('kb_silu_bf16/cntt', ('silu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def silu_bf16(x, out=None, *, ctx=None):
@@ -120,7 +120,7 @@ def silu_bf16(x, out=None, *, ctx=None):
 
 
 _V_silu_f16 = _Variant('silu_f16', _lib.kb_silu_f16, _K_F16, _HA, _F16, {})
-_fast_silu_f16 = _fast('kb_silu_f16/cntt', ('silu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_silu_f16 = _fast('kb_silu_f16/cntt', ('silu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def silu_f16(x, out=None, *, ctx=None):
@@ -168,7 +168,7 @@ def _gelu_path(_v, x, out, ctx):
 
 
 _V_gelu = _Variant('gelu', _lib.kb_gelu, _K_F32, _FA, _F32, {'bf16': 'gelu_bf16', 'f16': 'gelu_f16'})
-_fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu(x, out=None, *, ctx=None):
@@ -190,7 +190,7 @@ def gelu(x, out=None, *, ctx=None):
 
 
 _V_gelu_bf16 = _Variant('gelu_bf16', _lib.kb_gelu_bf16, _K_BF16, _HA, _U16, {})
-_fast_gelu_bf16 = _fast('kb_gelu_bf16/cntt', ('gelu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu_bf16 = _fast('kb_gelu_bf16/cntt', ('gelu_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu_bf16(x, out=None, *, ctx=None):
@@ -206,7 +206,7 @@ def gelu_bf16(x, out=None, *, ctx=None):
 
 
 _V_gelu_f16 = _Variant('gelu_f16', _lib.kb_gelu_f16, _K_F16, _HA, _F16, {})
-_fast_gelu_f16 = _fast('kb_gelu_f16/cntt', ('gelu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu_f16 = _fast('kb_gelu_f16/cntt', ('gelu_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu_f16(x, out=None, *, ctx=None):
@@ -254,7 +254,7 @@ def _gelu_tanh_path(_v, x, out, ctx):
 
 
 _V_gelu_tanh = _Variant('gelu_tanh', _lib.kb_gelu_tanh, _K_F32, _FA, _F32, {'bf16': 'gelu_tanh_bf16', 'f16': 'gelu_tanh_f16'})
-_fast_gelu_tanh = _fast('kb_gelu_tanh/cntt', ('gelu_tanh', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu_tanh = _fast('kb_gelu_tanh/cntt', ('gelu_tanh', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu_tanh(x, out=None, *, ctx=None):
@@ -277,7 +277,7 @@ def gelu_tanh(x, out=None, *, ctx=None):
 
 
 _V_gelu_tanh_bf16 = _Variant('gelu_tanh_bf16', _lib.kb_gelu_tanh_bf16, _K_BF16, _HA, _U16, {})
-_fast_gelu_tanh_bf16 = _fast('kb_gelu_tanh_bf16/cntt', ('gelu_tanh_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu_tanh_bf16 = _fast('kb_gelu_tanh_bf16/cntt', ('gelu_tanh_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu_tanh_bf16(x, out=None, *, ctx=None):
@@ -293,7 +293,7 @@ def gelu_tanh_bf16(x, out=None, *, ctx=None):
 
 
 _V_gelu_tanh_f16 = _Variant('gelu_tanh_f16', _lib.kb_gelu_tanh_f16, _K_F16, _HA, _F16, {})
-_fast_gelu_tanh_f16 = _fast('kb_gelu_tanh_f16/cntt', ('gelu_tanh_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, ()))
+_fast_gelu_tanh_f16 = _fast('kb_gelu_tanh_f16/cntt', ('gelu_tanh_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
 
 def gelu_tanh_f16(x, out=None, *, ctx=None):
@@ -345,7 +345,7 @@ def _add_path(_v, a, b, out, ctx):
 
 
 _V_add = _Variant('add', _lib.kb_add, _K_F32, _FA, _F32, {'bf16': 'add_bf16', 'f16': 'add_f16'})
-_fast_add = _fast('kb_add/cnttt', ('add', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_add = _fast('kb_add/cnttt', ('add', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def add(a, b, out=None, *, ctx=None):
@@ -368,7 +368,7 @@ def add(a, b, out=None, *, ctx=None):
 
 
 _V_add_bf16 = _Variant('add_bf16', _lib.kb_add_bf16, _K_BF16, _HA, _U16, {})
-_fast_add_bf16 = _fast('kb_add_bf16/cnttt', ('add_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_add_bf16 = _fast('kb_add_bf16/cnttt', ('add_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def add_bf16(a, b, out=None, *, ctx=None):
@@ -384,7 +384,7 @@ def add_bf16(a, b, out=None, *, ctx=None):
 
 
 _V_add_f16 = _Variant('add_f16', _lib.kb_add_f16, _K_F16, _HA, _F16, {})
-_fast_add_f16 = _fast('kb_add_f16/cnttt', ('add_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_add_f16 = _fast('kb_add_f16/cnttt', ('add_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def add_f16(a, b, out=None, *, ctx=None):
@@ -436,7 +436,7 @@ def _mul_path(_v, a, b, out, ctx):
 
 
 _V_mul = _Variant('mul', _lib.kb_mul, _K_F32, _FA, _F32, {'bf16': 'mul_bf16', 'f16': 'mul_f16'})
-_fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def mul(a, b, out=None, *, ctx=None):
@@ -459,7 +459,7 @@ def mul(a, b, out=None, *, ctx=None):
 
 
 _V_mul_bf16 = _Variant('mul_bf16', _lib.kb_mul_bf16, _K_BF16, _HA, _U16, {})
-_fast_mul_bf16 = _fast('kb_mul_bf16/cnttt', ('mul_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_mul_bf16 = _fast('kb_mul_bf16/cnttt', ('mul_bf16', ((3, 0, 0, 1, (0,), -1), (3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def mul_bf16(a, b, out=None, *, ctx=None):
@@ -475,7 +475,7 @@ def mul_bf16(a, b, out=None, *, ctx=None):
 
 
 _V_mul_f16 = _Variant('mul_f16', _lib.kb_mul_f16, _K_F16, _HA, _F16, {})
-_fast_mul_f16 = _fast('kb_mul_f16/cnttt', ('mul_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, ()))
+_fast_mul_f16 = _fast('kb_mul_f16/cnttt', ('mul_f16', ((2, 0, 0, 1, (0,), -1), (2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
 
 def mul_f16(a, b, out=None, *, ctx=None):
@@ -523,7 +523,7 @@ def _scale_path(_v, x, out, alpha, ctx):
 
 
 _V_scale = _Variant('scale', _lib.kb_scale, _K_F32, _FA, _F32, {'bf16': 'scale_bf16', 'f16': 'scale_f16'})
-_fast_scale = _fast('kb_scale/cnftt', ('scale', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
+_fast_scale = _fast('kb_scale/cnftt', ('scale', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, (), 0))
 
 
 def scale(x, out=None, *, alpha, ctx=None):
@@ -546,7 +546,7 @@ def scale(x, out=None, *, alpha, ctx=None):
 
 
 _V_scale_bf16 = _Variant('scale_bf16', _lib.kb_scale_bf16, _K_BF16, _HA, _U16, {})
-_fast_scale_bf16 = _fast('kb_scale_bf16/cnftt', ('scale_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
+_fast_scale_bf16 = _fast('kb_scale_bf16/cnftt', ('scale_bf16', ((3, 0, 0, 1, (0,), -1), (3, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, (), 0))
 
 
 def scale_bf16(x, out=None, *, alpha, ctx=None):
@@ -562,7 +562,7 @@ def scale_bf16(x, out=None, *, alpha, ctx=None):
 
 
 _V_scale_f16 = _Variant('scale_f16', _lib.kb_scale_f16, _K_F16, _HA, _F16, {})
-_fast_scale_f16 = _fast('kb_scale_f16/cnftt', ('scale_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, ()))
+_fast_scale_f16 = _fast('kb_scale_f16/cnftt', ('scale_f16', ((2, 0, 0, 1, (0,), -1), (2, 1, 0, 1, (0,), 0)), ((0, 0, 'c'), (1, 0, 'n'), (3, 0, 'f'), (2, 0, 't'), (2, 1, 't')), 1, 1, (), 1, (), 0))
 
 
 def scale_f16(x, out=None, *, alpha, ctx=None):
@@ -616,7 +616,7 @@ def _add_bias_path(_v, x, bias, out, ctx):
 
 
 _V_add_bias = _Variant('add_bias', _lib.kb_add_bias, _K_F32, _FA, _F32, {'bf16': 'add_bias_bf16', 'f16': 'add_bias_f16'})
-_fast_add_bias = _fast('kb_add_bias/cnnttt', ('add_bias', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
+_fast_add_bias = _fast('kb_add_bias/cnnttt', ('add_bias', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, (), 0))
 
 
 def add_bias(x, bias, out=None, *, ctx=None):
@@ -639,7 +639,7 @@ def add_bias(x, bias, out=None, *, ctx=None):
 
 
 _V_add_bias_bf16 = _Variant('add_bias_bf16', _lib.kb_add_bias_bf16, _K_BF16, _HA, _U16, {})
-_fast_add_bias_bf16 = _fast('kb_add_bias_bf16/cnnttt', ('add_bias_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
+_fast_add_bias_bf16 = _fast('kb_add_bias_bf16/cnnttt', ('add_bias_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, (), 0))
 
 
 def add_bias_bf16(x, bias, out=None, *, ctx=None):
@@ -655,7 +655,7 @@ def add_bias_bf16(x, bias, out=None, *, ctx=None):
 
 
 _V_add_bias_f16 = _Variant('add_bias_f16', _lib.kb_add_bias_f16, _K_F16, _HA, _F16, {})
-_fast_add_bias_f16 = _fast('kb_add_bias_f16/cnnttt', ('add_bias_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, ()))
+_fast_add_bias_f16 = _fast('kb_add_bias_f16/cnnttt', ('add_bias_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 2, 0, (), 2, (), 0))
 
 
 def add_bias_f16(x, bias, out=None, *, ctx=None):
@@ -705,7 +705,7 @@ def _softmax_path(_v, x, out, ctx):
 
 
 _V_softmax = _Variant('softmax', _lib.kb_softmax, _K_F32, _FA, _F32, {'bf16': 'softmax_bf16', 'f16': 'softmax_f16'})
-_fast_softmax = _fast('kb_softmax/cnntt', ('softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_softmax = _fast('kb_softmax/cnntt', ('softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def softmax(x, out=None, *, ctx=None):
@@ -729,7 +729,7 @@ def softmax(x, out=None, *, ctx=None):
 
 
 _V_softmax_bf16 = _Variant('softmax_bf16', _lib.kb_softmax_bf16, _K_BF16, _HA, _U16, {})
-_fast_softmax_bf16 = _fast('kb_softmax_bf16/cnntt', ('softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_softmax_bf16 = _fast('kb_softmax_bf16/cnntt', ('softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def softmax_bf16(x, out=None, *, ctx=None):
@@ -745,7 +745,7 @@ def softmax_bf16(x, out=None, *, ctx=None):
 
 
 _V_softmax_f16 = _Variant('softmax_f16', _lib.kb_softmax_f16, _K_F16, _HA, _F16, {})
-_fast_softmax_f16 = _fast('kb_softmax_f16/cnntt', ('softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_softmax_f16 = _fast('kb_softmax_f16/cnntt', ('softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def softmax_f16(x, out=None, *, ctx=None):
@@ -795,7 +795,7 @@ def _log_softmax_path(_v, x, out, ctx):
 
 
 _V_log_softmax = _Variant('log_softmax', _lib.kb_log_softmax, _K_F32, _FA, _F32, {'bf16': 'log_softmax_bf16', 'f16': 'log_softmax_f16'})
-_fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def log_softmax(x, out=None, *, ctx=None):
@@ -818,7 +818,7 @@ def log_softmax(x, out=None, *, ctx=None):
 
 
 _V_log_softmax_bf16 = _Variant('log_softmax_bf16', _lib.kb_log_softmax_bf16, _K_BF16, _HA, _U16, {})
-_fast_log_softmax_bf16 = _fast('kb_log_softmax_bf16/cnntt', ('log_softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_log_softmax_bf16 = _fast('kb_log_softmax_bf16/cnntt', ('log_softmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def log_softmax_bf16(x, out=None, *, ctx=None):
@@ -834,7 +834,7 @@ def log_softmax_bf16(x, out=None, *, ctx=None):
 
 
 _V_log_softmax_f16 = _Variant('log_softmax_f16', _lib.kb_log_softmax_f16, _K_F16, _HA, _F16, {})
-_fast_log_softmax_f16 = _fast('kb_log_softmax_f16/cnntt', ('log_softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_log_softmax_f16 = _fast('kb_log_softmax_f16/cnntt', ('log_softmax_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def log_softmax_f16(x, out=None, *, ctx=None):
@@ -888,7 +888,7 @@ def _rmsnorm_path(_v, x, weight, out, eps, ctx):
 
 
 _V_rmsnorm = _Variant('rmsnorm', _lib.kb_rmsnorm, _K_F32, _FA, _F32, {'bf16': 'rmsnorm_bf16', 'f16': 'rmsnorm_f16'})
-_fast_rmsnorm = _fast('kb_rmsnorm/cnnttft', ('rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
+_fast_rmsnorm = _fast('kb_rmsnorm/cnnttft', ('rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, (), 0))
 
 
 def rmsnorm(x, weight, out=None, *, eps, ctx=None):
@@ -913,7 +913,7 @@ def rmsnorm(x, weight, out=None, *, eps, ctx=None):
 
 
 _V_rmsnorm_bf16 = _Variant('rmsnorm_bf16', _lib.kb_rmsnorm_bf16, _K_BF16, _HA, _U16, {})
-_fast_rmsnorm_bf16 = _fast('kb_rmsnorm_bf16/cnnttft', ('rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
+_fast_rmsnorm_bf16 = _fast('kb_rmsnorm_bf16/cnnttft', ('rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, (), 0))
 
 
 def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
@@ -929,7 +929,7 @@ def rmsnorm_bf16(x, weight, out=None, *, eps, ctx=None):
 
 
 _V_rmsnorm_f16 = _Variant('rmsnorm_f16', _lib.kb_rmsnorm_f16, _K_F16, _HA, _F16, {})
-_fast_rmsnorm_f16 = _fast('kb_rmsnorm_f16/cnnttft', ('rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, ()))
+_fast_rmsnorm_f16 = _fast('kb_rmsnorm_f16/cnnttft', ('rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 2, 1, (), 2, (), 0))
 
 
 def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
@@ -993,7 +993,7 @@ def _layernorm_path(_v, x, weight, bias, out, eps, ctx):
 
 
 _V_layernorm = _Variant('layernorm', _lib.kb_layernorm, _K_F32, _FA, _F32, {'bf16': 'layernorm_bf16', 'f16': 'layernorm_f16'})
-_fast_layernorm = _fast('kb_layernorm/cnntttft', ('layernorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 1, 0, (1,), -1), (0, 0, 1, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
+_fast_layernorm = _fast('kb_layernorm/cnntttft', ('layernorm', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 1, 0, (1,), -1), (0, 0, 1, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
 
 
 def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
@@ -1021,7 +1021,7 @@ def layernorm(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
 
 
 _V_layernorm_bf16 = _Variant('layernorm_bf16', _lib.kb_layernorm_bf16, _K_BF16, _HA, _U16, {})
-_fast_layernorm_bf16 = _fast('kb_layernorm_bf16/cnntttft', ('layernorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 1, 0, (1,), -1), (3, 0, 1, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
+_fast_layernorm_bf16 = _fast('kb_layernorm_bf16/cnntttft', ('layernorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 1, 0, (1,), -1), (3, 0, 1, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
 
 
 def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
@@ -1037,7 +1037,7 @@ def layernorm_bf16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
 
 
 _V_layernorm_f16 = _Variant('layernorm_f16', _lib.kb_layernorm_f16, _K_F16, _HA, _F16, {})
-_fast_layernorm_f16 = _fast('kb_layernorm_f16/cnntttft', ('layernorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 1, 0, (1,), -1), (2, 0, 1, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, ()))
+_fast_layernorm_f16 = _fast('kb_layernorm_f16/cnntttft', ('layernorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 1, 0, (1,), -1), (2, 0, 1, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
 
 
 def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
@@ -1103,7 +1103,7 @@ def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
 
 
 _V_gemm = _Variant('gemm', _lib.kb_gemm, _K_F32, _FA, _F32, {'bf16': 'gemm_bf16', 'f16': 'gemm_f16'})
-_fast_gemm = _fast('kb_gemm/cbbnnnftntnftn', ('gemm', ((0, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (0, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (0, 2, 2, 0, (0, 1), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
+_fast_gemm = _fast('kb_gemm/cbbnnnftntnftn', ('gemm', ((0, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (0, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (0, 2, 2, 0, (0, 1), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, (), 0))
 
 
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -1137,7 +1137,7 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=Non
 
 
 _V_gemm_bf16 = _Variant('gemm_bf16', _lib.kb_gemm_bf16, _K_BF16, _HA, _U16, {})
-_fast_gemm_bf16 = _fast('kb_gemm_bf16/cbbnnnftntnftn', ('gemm_bf16', ((3, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (3, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (3, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
+_fast_gemm_bf16 = _fast('kb_gemm_bf16/cbbnnnftntnftn', ('gemm_bf16', ((3, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (3, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (3, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, (), 0))
 
 
 def gemm_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -1153,7 +1153,7 @@ def gemm_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ct
 
 
 _V_gemm_f16 = _Variant('gemm_f16', _lib.kb_gemm_f16, _K_F16, _HA, _F16, {})
-_fast_gemm_f16 = _fast('kb_gemm_f16/cbbnnnftntnftn', ('gemm_f16', ((2, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (2, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (2, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, ()))
+_fast_gemm_f16 = _fast('kb_gemm_f16/cbbnnnftntnftn', ('gemm_f16', ((2, 0, 0, 0, ((0, 2, 0), (0, 0, 2)), -1), (2, 0, 0, 0, ((1, 1, 2), (1, 2, 1)), -1), (2, 2, 2, 0, (0, 1), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n')), 6, 4, (), 2, (), 0))
 
 
 def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -1200,7 +1200,7 @@ def _embedding_path(_v, ids, table, out, ctx):
 
 
 _V_embedding = _Variant('embedding', _lib.kb_embedding, _K_F32, _FA, _F32, {})
-_fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, ()))
+_fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, (), 0))
 
 
 def embedding(ids, table, out=None, *, ctx=None):
@@ -1257,7 +1257,7 @@ def _rope_path(_v, x, positions, out, theta, ctx):
 
 
 _V_rope = _Variant('rope', _lib.kb_rope, _K_F32, _FA, _F32, {})
-_fast_rope = _fast('kb_rope/cnnnttft', ('rope', ((0, 0, 0, 0, (0, 1, 2), -1), (1, 0, 0, 0, (0,), -1), (0, 1, 0, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 3, 1, (), 2, ()))
+_fast_rope = _fast('kb_rope/cnnnttft', ('rope', ((0, 0, 0, 0, (0, 1, 2), -1), (1, 0, 0, 0, (0,), -1), (0, 1, 0, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'f'), (2, 2, 't')), 3, 1, (), 2, (), 0))
 
 
 def rope(x, positions, out=None, *, theta=10000, ctx=None):
@@ -1332,7 +1332,7 @@ def _attention_path(_v, q, k, v, out, causal, scale, ctx):
 
 
 _V_attention = _Variant('attention', _lib.kb_attention, _K_F32, _FA, _F32, {'bf16': 'attention_bf16', 'f16': 'attention_f16'})
-_fast_attention = _fast('kb_attention/cnnnnnntttbft', ('attention', ((0, 0, 0, 0, (0, 1, 3, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 1, 0, 0, (0, 1, 3, 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
+_fast_attention = _fast('kb_attention/cnnnnnntttbft', ('attention', ((0, 0, 0, 0, (0, 1, 3, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 0, 0, 0, (0, 2, 4, 5), -1), (0, 1, 0, 0, (0, 1, 3, 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, (), 0))
 
 
 def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
@@ -1367,7 +1367,7 @@ def attention(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
 
 
 _V_attention_bf16 = _Variant('attention_bf16', _lib.kb_attention_bf16, _K_BF16, _HA, _U16, {})
-_fast_attention_bf16 = _fast('kb_attention_bf16/cnnnnnntttbft', ('attention_bf16', ((3, 0, 0, 0, (0, 1, 3, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
+_fast_attention_bf16 = _fast('kb_attention_bf16/cnnnnnntttbft', ('attention_bf16', ((3, 0, 0, 0, (0, 1, 3, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 0, 0, 0, (0, 2, 4, 5), -1), (3, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, (), 0))
 
 
 def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
@@ -1383,7 +1383,7 @@ def attention_bf16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
 
 
 _V_attention_f16 = _Variant('attention_f16', _lib.kb_attention_f16, _K_F16, _HA, _F16, {})
-_fast_attention_f16 = _fast('kb_attention_f16/cnnnnnntttbft', ('attention_f16', ((2, 0, 0, 0, (0, 1, 3, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, ()))
+_fast_attention_f16 = _fast('kb_attention_f16/cnnnnnntttbft', ('attention_f16', ((2, 0, 0, 0, (0, 1, 3, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 0, 0, 0, (0, 2, 4, 5), -1), (2, 1, 0, 0, (0, 1, 3, 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'b'), (3, 1, 'f'), (2, 3, 't')), 6, 2, (), 3, (), 0))
 
 
 def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
@@ -1444,6 +1444,7 @@ def _cross_entropy_path(_v, logits, targets, out, ignore_index, ctx):
 
 
 _V_cross_entropy = _Variant('cross_entropy', _lib.kb_cross_entropy, _K_F32, _FA, _F32, {})
+_fast_cross_entropy = _fast('kb_cross_entropy/cnnttitt', ('cross_entropy', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0,), -1), (0, 1, 0, 0, (-2,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (2, 2, 't'), (2, 3, 't')), 2, 1, (), -1, (), 2))
 
 
 def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
@@ -1466,7 +1467,8 @@ def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
     is a Buffer or foreign memory, else a numpy array).
     C function: kb_cross_entropy.
     """
-    return _cross_entropy_path(_V_cross_entropy, logits, targets, out, ignore_index, ctx)
+    _r = _fast_cross_entropy(ctx, logits, targets, out, ignore_index)
+    return _cross_entropy_path(_V_cross_entropy, logits, targets, out, ignore_index, ctx) if _r is _SLOW else _r
 
 
 def _cross_entropy_backward_path(_v, logits, targets, out, ignore_index, dloss, ctx):
@@ -1505,7 +1507,7 @@ def _cross_entropy_backward_path(_v, logits, targets, out, ignore_index, dloss, 
 
 
 _V_cross_entropy_backward = _Variant('cross_entropy_backward', _lib.kb_cross_entropy_backward, _K_F32, _FA, _F32, {})
-_fast_cross_entropy_backward = _fast('kb_cross_entropy_backward/cnnttift', ('cross_entropy_backward', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (3, 1, 'f'), (2, 2, 't')), 2, 2, (), 2, ()))
+_fast_cross_entropy_backward = _fast('kb_cross_entropy_backward/cnnttift', ('cross_entropy_backward', ((0, 0, 0, 2, (0, 1), -1), (1, 0, 0, 3, (0,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (3, 0, 'i'), (3, 1, 'f'), (2, 2, 't')), 2, 2, (), 2, (), 0))
 
 
 def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dloss=1, ctx=None):
@@ -1572,7 +1574,7 @@ def _adamw_step_path(_v, params, grads, m, v, lr, beta1, beta2, eps, weight_deca
 
 
 _V_adamw_step = _Variant('adamw_step', _lib.kb_adamw_step, _K_F32, _FA, _F32, {})
-_fast_adamw_step = _fast('kb_adamw_step/cnttttfffffl', ('adamw_step', ((0, 2, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'f'), (3, 3, 'f'), (3, 4, 'f'), (3, 5, 'l')), 1, 6, (), -1, ()))
+_fast_adamw_step = _fast('kb_adamw_step/cnttttfffffl', ('adamw_step', ((0, 2, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1), (0, 2, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'f'), (3, 3, 'f'), (3, 4, 'f'), (3, 5, 'l')), 1, 6, (), -1, (), 0))
 
 
 def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08, weight_decay=0.01, step, ctx=None):
@@ -1637,7 +1639,7 @@ def _argmax_path(_v, x, out, ctx):
 
 
 _V_argmax = _Variant('argmax', _lib.kb_argmax, _K_F32, _FA, _F32, {})
-_fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, ()))
+_fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
 def argmax(x, out=None, *, ctx=None):
@@ -1691,7 +1693,7 @@ def _sample_path(_v, logits, out, temperature, seed, ctx):
 
 
 _V_sample = _Variant('sample', _lib.kb_sample, _K_F32, _FA, _F32, {})
-_fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, ()))
+_fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, (), 0))
 
 
 def sample(logits, out=None, *, temperature=1, seed, ctx=None):
@@ -1747,7 +1749,7 @@ def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
 
 
 _V_topk_sample = _Variant('topk_sample', _lib.kb_topk_sample, _K_F32, _FA, _F32, {})
-_fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, ()))
+_fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, (), 0))
 
 
 def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
@@ -1805,7 +1807,7 @@ def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
 
 
 _V_topp_sample = _Variant('topp_sample', _lib.kb_topp_sample, _K_F32, _FA, _F32, {})
-_fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, ()))
+_fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, (), 0))
 
 
 def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
@@ -1882,7 +1884,7 @@ def _linear_path(_v, x, weight, bias, out, act, ctx):
 
 
 _V_linear = _Variant('linear', _lib.kb_linear, _K_F32, _FA, _F32, {'bf16': 'linear_bf16', 'f16': 'linear_f16'})
-_fast_linear = _fast('kb_linear/cnnntttet', ('linear', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (2, 1), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
+_fast_linear = _fast('kb_linear/cnnntttet', ('linear', ((0, 0, 0, 2, (0, 1), -1), (0, 0, 0, 0, (2, 1), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, (), 0))
 
 
 def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
@@ -1912,7 +1914,7 @@ def linear(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=No
 
 
 _V_linear_bf16 = _Variant('linear_bf16', _lib.kb_linear_bf16, _K_BF16, _HA, _U16, {})
-_fast_linear_bf16 = _fast('kb_linear_bf16/cnnntttet', ('linear_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (2, 1), -1), (3, 0, 1, 0, (2,), -1), (3, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
+_fast_linear_bf16 = _fast('kb_linear_bf16/cnnntttet', ('linear_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 0, 0, 0, (2, 1), -1), (3, 0, 1, 0, (2,), -1), (3, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, (), 0))
 
 
 def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
@@ -1928,7 +1930,7 @@ def linear_bf16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, c
 
 
 _V_linear_f16 = _Variant('linear_f16', _lib.kb_linear_f16, _K_F16, _HA, _F16, {})
-_fast_linear_f16 = _fast('kb_linear_f16/cnnntttet', ('linear_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (2, 1), -1), (2, 0, 1, 0, (2,), -1), (2, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, ()))
+_fast_linear_f16 = _fast('kb_linear_f16/cnnntttet', ('linear_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 0, 0, 0, (2, 1), -1), (2, 0, 1, 0, (2,), -1), (2, 1, 0, 3, (0, 2), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, _model.Activation), (2, 3, 't')), 3, 1, (), 3, (), 0))
 
 
 def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ctx=None):
@@ -2010,7 +2012,7 @@ def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, ca
 
 
 _V_attention_ex = _Variant('attention_ex', _lib.kb_attention_ex, _K_F32, _FA, _F32, {'bf16': 'attention_ex_bf16', 'f16': 'attention_ex_f16'})
-_fast_attention_ex = _fast('kb_attention_ex/cnnnnnnbttttnnntbbft', ('attention_ex', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (0, 0, 1, 0, (6, 7, 8, 4), -1), (0, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
+_fast_attention_ex = _fast('kb_attention_ex/cnnnnnnbttttnnntbbft', ('attention_ex', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (0, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (0, 0, 1, 0, (6, 7, 8, 4), -1), (0, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8), 0))
 
 
 def attention_ex(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
@@ -2063,7 +2065,7 @@ def attention_ex(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=Fal
 
 
 _V_attention_ex_bf16 = _Variant('attention_ex_bf16', _lib.kb_attention_ex_bf16, _K_BF16, _HA, _U16, {})
-_fast_attention_ex_bf16 = _fast('kb_attention_ex_bf16/cnnnnnnbttttnnntbbft', ('attention_ex_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (3, 0, 1, 0, (6, 7, 8, 4), -1), (3, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
+_fast_attention_ex_bf16 = _fast('kb_attention_ex_bf16/cnnnnnnbttttnnntbbft', ('attention_ex_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (3, 0, 1, 0, (6, 7, 8, 4), -1), (3, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8), 0))
 
 
 def attention_ex_bf16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
@@ -2079,7 +2081,7 @@ def attention_ex_bf16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_majo
 
 
 _V_attention_ex_f16 = _Variant('attention_ex_f16', _lib.kb_attention_ex_f16, _K_F16, _HA, _F16, {})
-_fast_attention_ex_f16 = _fast('kb_attention_ex_f16/cnnnnnnbttttnnntbbft', ('attention_ex_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (2, 0, 1, 0, (6, 7, 8, 4), -1), (2, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8)))
+_fast_attention_ex_f16 = _fast('kb_attention_ex_f16/cnnnnnnbttttnnntbbft', ('attention_ex_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (2, 0, 1, 0, (6, 7, 8, 4), -1), (2, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8), 0))
 
 
 def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
@@ -2149,7 +2151,7 @@ def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
 
 
 _V_gemm_batched = _Variant('gemm_batched', _lib.kb_gemm_batched, _K_F32, _FA, _F32, {'bf16': 'gemm_batched_bf16', 'f16': 'gemm_batched_f16'})
-_fast_gemm_batched = _fast('kb_gemm_batched/cbbnnnnftnntnnftnn', ('gemm_batched', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (0, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (0, 2, 2, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
+_fast_gemm_batched = _fast('kb_gemm_batched/cbbnnnnftnntnnftnn', ('gemm_batched', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (0, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (0, 2, 2, 0, (0, 1, 2), -1)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, (), 0))
 
 
 def gemm_batched(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -2188,7 +2190,7 @@ def gemm_batched(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0,
 
 
 _V_gemm_batched_bf16 = _Variant('gemm_batched_bf16', _lib.kb_gemm_batched_bf16, _K_BF16, _HA, _U16, {})
-_fast_gemm_batched_bf16 = _fast('kb_gemm_batched_bf16/cbbnnnnftnntnnftnn', ('gemm_batched_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (3, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (3, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
+_fast_gemm_batched_bf16 = _fast('kb_gemm_batched_bf16/cbbnnnnftnntnnftnn', ('gemm_batched_bf16', ((3, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (3, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (3, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, (), 0))
 
 
 def gemm_batched_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):
@@ -2205,7 +2207,7 @@ def gemm_batched_bf16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, be
 
 
 _V_gemm_batched_f16 = _Variant('gemm_batched_f16', _lib.kb_gemm_batched_f16, _K_F16, _HA, _F16, {})
-_fast_gemm_batched_f16 = _fast('kb_gemm_batched_f16/cbbnnnnftnntnnftnn', ('gemm_batched_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (2, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (2, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, ()))
+_fast_gemm_batched_f16 = _fast('kb_gemm_batched_f16/cbbnnnnftnntnnftnn', ('gemm_batched_f16', ((2, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3)), -1), (2, 0, 0, 0, (0, (1, 2, 3), (1, 3, 2)), -1), (2, 2, 2, 0, (0, 1, 2), 0)), ((0, 0, 'c'), (3, 0, 'b'), (3, 1, 'b'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (3, 2, 'f'), (2, 0, 't'), (4, 0, 'n'), (5, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (5, 1, 'n'), (3, 3, 'f'), (2, 2, 't'), (4, 2, 'n'), (5, 2, 'n')), 10, 4, (), 2, (), 0))
 
 
 def gemm_batched_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx=None):

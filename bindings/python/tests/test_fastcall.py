@@ -39,6 +39,8 @@ def both(call):
 def same(a, b):
     if a is None or b is None:
         return a is b
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(same(p, q) for p, q in zip(a, b))
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
@@ -68,6 +70,7 @@ CASES = {
     "topk_sample": lambda: kb.topk_sample(x24, k=2, seed=7),
     "topp_sample": lambda: kb.topp_sample(x24, p=0.9, seed=2**64 - 1),
     "linear": lambda: kb.linear(x24, f32(5, 4), f32(5)),
+    "cross_entropy": lambda: kb.cross_entropy(f32(3, 7), np.array([1, -100, 6], np.int32)),
     "linear act int": lambda: kb.linear(x24, f32(5, 4), act=int(kb.Activation.GELU)),
     "linear act member": lambda: kb.linear(x24, f32(5, 4), act=kb.Activation.SILU),
     "gemm": lambda: kb.gemm(f32(3, 4), f32(4, 5)),
@@ -208,7 +211,7 @@ def test_a_new_thread_gets_its_default_context_then_runs_fast():
 def test_a_stale_extension_finds_no_shim():
     """The key names the C function and its parameter types: a kernel whose
     signature changed finds no shim and always takes the Python path."""
-    fn = _runtime.fast("kb_add/cnt", ("add", (), (), 0, 0, (), -1, ()))
+    fn = _runtime.fast("kb_add/cnt", ("add", (), (), 0, 0, (), -1, (), 0))
     assert fn(None) is _runtime.SLOW
     assert _kernels._fast_add is not fn and repr(_kernels._fast_add) == "<kernelbridge fast path of add>"
 
@@ -218,15 +221,17 @@ def test_bad_specs_are_rejected():
     assert shim
     Kernel = _runtime._fastcall.Kernel
     ok = ("silu", ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)),
-          ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, (), 1, ())
+          ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, (), 1, (), 0)
     bad = [
         ok[:1] + (((0, 0, 0, 9, (0,), -1), ok[1][1]),) + ok[2:],  # no rule 9
         ok[:1] + (((0, 0, 0, 1, (3,), -1), ok[1][1]),) + ok[2:],  # axis names dim 3 of 1
         ok[:1] + (((0, 0, 0, 0, ((5, 0, 0),), -1), ok[1][1]),) + ok[2:],  # flag 5 of 0 scalars
         ok[:2] + (ok[2] + ((2, 5, "t"),),) + ok[3:],  # tensor 5 of 2
         ok[:6] + (2,) + ok[7:],  # result 2 of 2
-        ok[:7] + ((4,),),  # absent-zero dim 4 of 1
-        ok[:7],  # 7 fields
+        ok[:7] + ((4,), 0),  # absent-zero dim 4 of 1
+        ok[:8] + (1,),  # one packed output
+        ok[:8] + (3,),  # 3 packed outputs of 2 tensors
+        ok[:8],  # 8 fields
     ]
     for spec in bad:
         with pytest.raises(ValueError):
@@ -297,6 +302,8 @@ def _outcome(call):
         return ("error", type(e), str(e))
     if r is None:
         return ("ok", None)
+    if isinstance(r, tuple):
+        return ("ok", tuple(_outcome(lambda: a) for a in r))
     a = np.asarray(r)
     return ("ok", a.dtype.str, a.shape, a.tobytes())
 
@@ -333,7 +340,7 @@ def test_random_arguments_behave_the_same_on_both_paths():
         k = kinds[rng.integers(0, len(kinds))]
         r, c = int(rng.integers(1, 5)), int(rng.integers(1, 20))
         ctx = [None, None, live, closed][rng.integers(0, 4)]
-        which = rng.integers(0, 9)
+        which = rng.integers(0, 10)
         x = arr((r, c), k)
         out = [None, None, np.empty((r, dim(c)), np.float32), arr((r, c), "f32")][rng.integers(0, 4)]
         if which == 0:
@@ -364,8 +371,14 @@ def test_random_arguments_behave_the_same_on_both_paths():
             ids = np.asarray(rng.integers(-1, 4, size=r), dtype=[np.int32, np.int64][rng.integers(0, 2)])
             table = arr((3, c), k)
             calls = lambda: kb.embedding(ids, table, ctx=ctx)
-        else:
+        elif which == 8:
             calls = lambda: kb.argmax(x, ctx=ctx)
+        else:
+            tg = np.asarray(rng.integers(-1, c + 1, size=dim(r)), dtype=np.int32)
+            outs = [None, (None, None), (np.empty(r, np.float32), None), (None, np.empty(1, np.float32)),
+                    (np.empty(r, np.float32),), [None, None]][rng.integers(0, 6)]
+            ii = scalar(-1)
+            calls = lambda: kb.cross_entropy(x, tg, outs, ignore_index=ii, ctx=ctx)
         fast = _outcome(calls)
         slow = _outcome(lambda: _slow(calls))
         assert fast == slow, (trial, which, k, fast[:2], slow[:2])

@@ -702,11 +702,9 @@ def _scalar_code(p: Param) -> Optional[str]:
 
 def fast_path(k: "_Kernel") -> Optional[FastPath]:
     """The fast-path spec of kernel k, or None when fastcall.c's rules do not
-    cover its contract (several outputs): such kernels always take the
-    Python path."""
+    cover its contract (a scalar type it has no code for): such kernels
+    always take the Python path."""
     fn = k.fn
-    if len(k.outs) > 1:
-        return None
     sources = contracts.dim_sources(fn)
     argdims = k.arg_dims
     absent_zero = []
@@ -774,14 +772,17 @@ def fast_path(k: "_Kernel") -> Optional[FastPath]:
             params.append((3, scalar_index[p.name], code))
         codes += params[-1][2]
     seeds = tuple((scalar_index[d], dim_index[d]) for d in argdims)
-    if k.outs:
+    packed = len(k.outs) if len(k.outs) > 1 else 0  # passed as one tuple, `out`
+    if packed:
+        result = -1
+    elif k.outs:
         result = tensor_index[k.outs[0].name]
     elif k.optional_inout:
         result = tensor_index[k.optional_inout]
     else:
         result = -1
     spec = repr((fn.short_name, tuple(tensors), tuple(params), len(k.dims), len(keywords), seeds, result,
-                 tuple(dim_index[d] for d in absent_zero)))
+                 tuple(dim_index[d] for d in absent_zero), packed))
     # An enum parameter takes a plain int or a member of its own class (the
     # Python path converts and checks anything else).
     for p in fn.params:
