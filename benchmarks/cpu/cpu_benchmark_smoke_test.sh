@@ -30,7 +30,7 @@ out=$tmp/smoke.out
 
 for t in "## kernelbridge CPU benchmark" "### machine limits" "### gemm:" "### gemv (m = 1)" "### attention:" \
   "### fused linear:" "### masked attention:" "### memory-bound kernels, large sizes" \
-  "### memory-bound kernels, small sizes"; do
+  "### memory-bound kernels, small sizes" "### memory-bound kernels in cache"; do
   grep -qF -- "$t" "$out" || fail "no '$t' section"
 done
 ! grep -q "n/a" "$out" || fail "a measurement is n/a"
