@@ -49,8 +49,7 @@ from ._runtime import (
 
 
 def _silu_path(_v, x, out, ctx):
-    """The Python path of silu, silu_bf16, silu_f16: any kind of array, every check.
-    """
+    """The Python path of silu, silu_bf16, silu_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -135,8 +134,7 @@ def silu_f16(x, out=None, *, ctx=None):
 
 
 def _gelu_path(_v, x, out, ctx):
-    """The Python path of gelu, gelu_bf16, gelu_f16: any kind of array, every check.
-    """
+    """The Python path of gelu, gelu_bf16, gelu_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -221,8 +219,7 @@ def gelu_f16(x, out=None, *, ctx=None):
 
 
 def _gelu_tanh_path(_v, x, out, ctx):
-    """The Python path of gelu_tanh, gelu_tanh_bf16, gelu_tanh_f16: any kind of array, every check.
-    """
+    """The Python path of gelu_tanh, gelu_tanh_bf16, gelu_tanh_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -308,8 +305,7 @@ def gelu_tanh_f16(x, out=None, *, ctx=None):
 
 
 def _add_path(_v, a, b, out, ctx):
-    """The Python path of add, add_bf16, add_f16: any kind of array, every check.
-    """
+    """The Python path of add, add_bf16, add_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -399,8 +395,7 @@ def add_f16(a, b, out=None, *, ctx=None):
 
 
 def _mul_path(_v, a, b, out, ctx):
-    """The Python path of mul, mul_bf16, mul_f16: any kind of array, every check.
-    """
+    """The Python path of mul, mul_bf16, mul_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -490,8 +485,7 @@ def mul_f16(a, b, out=None, *, ctx=None):
 
 
 def _scale_path(_v, x, out, alpha, ctx):
-    """The Python path of scale, scale_bf16, scale_f16: any kind of array, every check.
-    """
+    """The Python path of scale, scale_bf16, scale_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -577,8 +571,7 @@ def scale_f16(x, out=None, *, alpha, ctx=None):
 
 
 def _add_bias_path(_v, x, bias, out, ctx):
-    """The Python path of add_bias, add_bias_bf16, add_bias_f16: any kind of array, every check.
-    """
+    """The Python path of add_bias, add_bias_bf16, add_bias_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -670,8 +663,7 @@ def add_bias_f16(x, bias, out=None, *, ctx=None):
 
 
 def _softmax_path(_v, x, out, ctx):
-    """The Python path of softmax, softmax_bf16, softmax_f16: any kind of array, every check.
-    """
+    """The Python path of softmax, softmax_bf16, softmax_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -760,8 +752,7 @@ def softmax_f16(x, out=None, *, ctx=None):
 
 
 def _log_softmax_path(_v, x, out, ctx):
-    """The Python path of log_softmax, log_softmax_bf16, log_softmax_f16: any kind of array, every check.
-    """
+    """The Python path of log_softmax, log_softmax_bf16, log_softmax_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -849,8 +840,7 @@ def log_softmax_f16(x, out=None, *, ctx=None):
 
 
 def _rmsnorm_path(_v, x, weight, out, eps, ctx):
-    """The Python path of rmsnorm, rmsnorm_bf16, rmsnorm_f16: any kind of array, every check.
-    """
+    """The Python path of rmsnorm, rmsnorm_bf16, rmsnorm_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -944,8 +934,7 @@ def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
 
 
 def _layernorm_path(_v, x, weight, bias, out, eps, ctx):
-    """The Python path of layernorm, layernorm_bf16, layernorm_f16: any kind of array, every check.
-    """
+    """The Python path of layernorm, layernorm_bf16, layernorm_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1052,8 +1041,7 @@ def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
 
 
 def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
-    """The Python path of gemm, gemm_bf16, gemm_f16: any kind of array, every check.
-    """
+    """The Python path of gemm, gemm_bf16, gemm_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1168,8 +1156,7 @@ def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx
 
 
 def _embedding_path(_v, ids, table, out, ctx):
-    """The Python path of embedding: any kind of array, every check.
-    """
+    """The Python path of embedding: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1223,8 +1210,7 @@ def embedding(ids, table, out=None, *, ctx=None):
 
 
 def _rope_path(_v, x, positions, out, theta, ctx):
-    """The Python path of rope: any kind of array, every check.
-    """
+    """The Python path of rope: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1286,8 +1272,7 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
 
 
 def _attention_path(_v, q, k, v, out, causal, scale, ctx):
-    """The Python path of attention, attention_bf16, attention_f16: any kind of array, every check.
-    """
+    """The Python path of attention, attention_bf16, attention_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1398,8 +1383,7 @@ def attention_f16(q, k, v, out=None, *, causal=False, scale=0, ctx=None):
 
 
 def _cross_entropy_path(_v, logits, targets, out, ignore_index, ctx):
-    """The Python path of cross_entropy: any kind of array, every check.
-    """
+    """The Python path of cross_entropy: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1472,8 +1456,7 @@ def cross_entropy(logits, targets, out=None, *, ignore_index=-100, ctx=None):
 
 
 def _cross_entropy_backward_path(_v, logits, targets, out, ignore_index, dloss, ctx):
-    """The Python path of cross_entropy_backward: any kind of array, every check.
-    """
+    """The Python path of cross_entropy_backward: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1534,8 +1517,7 @@ def cross_entropy_backward(logits, targets, out=None, *, ignore_index=-100, dlos
 
 
 def _adamw_step_path(_v, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step, ctx):
-    """The Python path of adamw_step: any kind of array, every check.
-    """
+    """The Python path of adamw_step: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1608,8 +1590,7 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
 
 
 def _argmax_path(_v, x, out, ctx):
-    """The Python path of argmax: any kind of array, every check.
-    """
+    """The Python path of argmax: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1662,8 +1643,7 @@ def argmax(x, out=None, *, ctx=None):
 
 
 def _sample_path(_v, logits, out, temperature, seed, ctx):
-    """The Python path of sample: any kind of array, every check.
-    """
+    """The Python path of sample: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1718,8 +1698,7 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
 
 
 def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
-    """The Python path of topk_sample: any kind of array, every check.
-    """
+    """The Python path of topk_sample: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1776,8 +1755,7 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
 
 
 def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
-    """The Python path of topp_sample: any kind of array, every check.
-    """
+    """The Python path of topp_sample: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1835,8 +1813,7 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
 
 
 def _linear_path(_v, x, weight, bias, out, act, ctx):
-    """The Python path of linear, linear_bf16, linear_f16: any kind of array, every check.
-    """
+    """The Python path of linear, linear_bf16, linear_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1945,8 +1922,7 @@ def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ct
 
 
 def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
-    """The Python path of attention_ex, attention_ex_bf16, attention_ex_f16: any kind of array, every check.
-    """
+    """The Python path of attention_ex, attention_ex_bf16, attention_ex_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -2096,8 +2072,7 @@ def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major
 
 
 def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
-    """The Python path of gemm_batched, gemm_batched_bf16, gemm_batched_f16: any kind of array, every check.
-    """
+    """The Python path of gemm_batched, gemm_batched_bf16, gemm_batched_f16: any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()

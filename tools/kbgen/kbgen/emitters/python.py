@@ -1025,7 +1025,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
     else:
         add("return None")
     head = f"def {path}({', '.join(params)}):\n"
-    doc = _docstring(f"The Python path of {', '.join(names)}: any kind of array, every check.", "    ")
+    doc = f'    """The Python path of {", ".join(names)}: any kind of array, every check."""\n'
     return head + doc + "".join("    " + l + "\n" for l in w)
 
 
