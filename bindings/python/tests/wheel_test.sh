@@ -42,3 +42,13 @@ so=$(env -u PYTHONPATH "$TMPDIR/venv/bin/python" -c 'import kernelbridge._native
 case "$so" in "$TMPDIR/venv/"*) ;; *) echo "extension not from the venv: $so"; exit 1 ;; esac
 if ldd "$so" | grep -Ei 'cuda|cublas|nvrtc'; then echo "the extension depends on CUDA"; exit 1; fi
 echo "ldd $(basename "$so"): no CUDA dependency"
+# The fast path's extension is in the wheel too, and the kernels use it.
+fast=$(env -u PYTHONPATH "$TMPDIR/venv/bin/python" -c '
+import numpy as np, kernelbridge as kb
+from kernelbridge import _fastcall, _runtime
+kb.default_context()
+before = _runtime.fast_calls()
+kb.add(np.ones(4, np.float32), np.ones(4, np.float32))
+assert _runtime.fast_calls() == before + 1, "kb.add did not take the fast path"
+print(_fastcall.__file__)')
+case "$fast" in "$TMPDIR/venv/"*) echo "fast path: $(basename "$fast")" ;; *) echo "fast path not from the venv: $fast"; exit 1 ;; esac
