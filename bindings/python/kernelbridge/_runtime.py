@@ -40,8 +40,6 @@ IA = ffi.typeof("int32_t[]")
 HA = ffi.typeof("uint16_t[]")
 NULL = ffi.NULL
 from_buffer = ffi.from_buffer
-empty = np.empty
-zeros = np.zeros
 copyto = np.copyto
 check = _capi.check
 

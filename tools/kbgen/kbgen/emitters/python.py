@@ -3,17 +3,20 @@
 Files (all under bindings/python, see docs/python.md):
   kernelbridge_build.py    cffi build script: the cdef (from the model) and
                            set_source compiling the library's C sources into
-                           the extension kernelbridge._native
+                           the extension kernelbridge._native, with one
+                           fast-path shim per kernel (fast_shims)
   kernelbridge/_model.py   version, enums (Status, Backend), error classes
   kernelbridge/_capi.py    one thin function per non-kernel C function
                            (contexts, buffers, CUDA devices, versions) and
                            check(), the one place a failed status becomes a
                            typed exception with the library's message
-  kernelbridge/_kernels.py one function per kernel
+  kernelbridge/_kernels.py one public function per kernel (its fast-path
+                           spec, then its family's Python path)
   kernelbridge/__init__.py the package: version check, public names
   kernelbridge/__init__.pyi type stubs
 
-Hand-written support code: kernelbridge/_runtime.py (argument coercion,
+Hand-written support code: src/fastcall.c (the fast path, the extension
+kernelbridge._fastcall), kernelbridge/_runtime.py (argument coercion,
 Context, Buffer), kernelbridge/_interop.py (__cuda_array_interface__ and
 DLPack), kernelbridge/cuda.py (device queries).
 The rules that turn a C kernel into a Python function are generic; they use
@@ -40,9 +43,10 @@ only the model and contracts.py:
   * a float32 kernel with _f16 / _bf16 variants of the same Python
     signature runs them for float16 / bfloat16 first tensors;
   * a tensor is a numpy array, a kernelbridge.Buffer or foreign memory
-    (__cuda_array_interface__, __dlpack__); the common case (a C-contiguous
-    numpy array of the right dtype on a CPU context) is checked inline, every
-    other case goes through _runtime ("the slow path"), which also checks
+    (__cuda_array_interface__, __dlpack__); the common case (C-contiguous
+    numpy arrays of the right dtypes on a CPU context) runs in C (fast_path,
+    docs/python.md "Two paths per call"), every other case in the kernel
+    family's generated Python path, which calls _runtime and also checks
     that memory and context are of the same kind;
   * a new output is a Buffer on the call's context when any tensor argument
     is a Buffer or foreign memory, a numpy array otherwise.
@@ -655,26 +659,6 @@ def _scalar_type(p: Param) -> str:
     return _PY_SCALAR[p.ctype.kind]
 
 
-def _fast_cond(var: str, dtype: str) -> str:
-    """The inline test that var's numpy dtype is one the tensor accepts."""
-    alts = [f"{var}.dtype is {d}" for d in _FAST_DTYPES[dtype]]
-    return alts[0] if len(alts) == 1 else "(" + " or ".join(alts) + ")"
-
-
-def _out_dtype(k: _Kernel, p: Param) -> str:
-    """Expression of the dtype of a new output (or omitted inout) p: the dtype
-    of the first input of the same model dtype when that dtype has several
-    numpy spellings (float16 / uint16 bits), else the dtype itself."""
-    dtype = p.tensor.dtype
-    if len(_FAST_DTYPES[dtype]) > 1:
-        for q in k.tensors:
-            t = q.tensor
-            if q is p or t.dtype != dtype or t.direction == "out" or not k._available(q.name):
-                continue
-            return f"_t_{q.name}.dtype"
-    return _DEFAULT_DTYPE[dtype]
-
-
 # --- the fast path (bindings/python/src/fastcall.c) ------------------------------
 
 # Codes of the spec fastcall.c reads (its header comment has the format).
@@ -1089,7 +1073,6 @@ def free_functions(api: Api) -> List[Function]:
 
 
 KERNEL_IMPORTS = [
-    "BF16 as _BF16",
     "F16 as _F16",
     "F32 as _F32",
     "I32 as _I32",
@@ -1112,21 +1095,15 @@ KERNEL_IMPORTS = [
     "half_kind as _half",
     "strided_in as _strided_in",
     "strided_inout as _strided_inout",
-    "strided_pointer as _sp",
-    "empty as _empty",
-    "from_buffer as _fb",
     "inout as _inout",
     "lib as _lib",
-    "nd as _nd",
     "new_output as _new",
     "out as _out",
     "out_tuple_error as _out_tuple_error",
     "overlaps as _overlaps",
     "pointer as _ptr",
     "shape_error as _shape_error",
-    "tls as _tls",
     "to_input as _in",
-    "zeros as _zeros",
     "Variant as _Variant",
 ]
 
