@@ -49,7 +49,7 @@ from ._runtime import (
 
 
 def _silu_path(_v, x, out, ctx):
-    """The Python path of silu, silu_bf16, silu_f16: any kind of array, every check."""
+    """The Python path of silu, gelu and gelu_tanh (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -133,38 +133,6 @@ def silu_f16(x, out=None, *, ctx=None):
     return _silu_path(_V_silu_f16, x, out, ctx) if _r is _SLOW else _r
 
 
-def _gelu_path(_v, x, out, ctx):
-    """The Python path of gelu, gelu_bf16, gelu_f16: any kind of array, every check."""
-    _name, _c, _kind, _array, _dtype, _halfs = _v
-    if ctx is None:
-        _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed(_name)
-    if _halfs:
-        _h = _half(x)
-        if _h in _halfs:
-            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _kind, 'x', _name, -1)
-    _shape = _t_x.shape
-    n = _t_x.size
-    if out is None:
-        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
-    else:
-        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
-    _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
-    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
-    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _c(_ctxp, n, _p_x, _p_y)
-    if _st:
-        _check(_st, _name, _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
 _V_gelu = _Variant('gelu', _lib.kb_gelu, _K_F32, _FA, _F32, {'bf16': 'gelu_bf16', 'f16': 'gelu_f16'})
 _fast_gelu = _fast('kb_gelu/cntt', ('gelu', ((0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't')), 1, 0, (), 1, (), 0))
 
@@ -184,7 +152,7 @@ def gelu(x, out=None, *, ctx=None):
     C function: kb_gelu.
     """
     _r = _fast_gelu(ctx, x, out)
-    return _gelu_path(_V_gelu, x, out, ctx) if _r is _SLOW else _r
+    return _silu_path(_V_gelu, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_gelu_bf16 = _Variant('gelu_bf16', _lib.kb_gelu_bf16, _K_BF16, _HA, _U16, {})
@@ -200,7 +168,7 @@ def gelu_bf16(x, out=None, *, ctx=None):
     C function: kb_gelu_bf16.
     """
     _r = _fast_gelu_bf16(ctx, x, out)
-    return _gelu_path(_V_gelu_bf16, x, out, ctx) if _r is _SLOW else _r
+    return _silu_path(_V_gelu_bf16, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_gelu_f16 = _Variant('gelu_f16', _lib.kb_gelu_f16, _K_F16, _HA, _F16, {})
@@ -215,39 +183,7 @@ def gelu_f16(x, out=None, *, ctx=None):
     C function: kb_gelu_f16.
     """
     _r = _fast_gelu_f16(ctx, x, out)
-    return _gelu_path(_V_gelu_f16, x, out, ctx) if _r is _SLOW else _r
-
-
-def _gelu_tanh_path(_v, x, out, ctx):
-    """The Python path of gelu_tanh, gelu_tanh_bf16, gelu_tanh_f16: any kind of array, every check."""
-    _name, _c, _kind, _array, _dtype, _halfs = _v
-    if ctx is None:
-        _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed(_name)
-    if _halfs:
-        _h = _half(x)
-        if _h in _halfs:
-            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _kind, 'x', _name, -1)
-    _shape = _t_x.shape
-    n = _t_x.size
-    if out is None:
-        _t_y, _b_y = _new(ctx, _shape, _t_x.dtype, (_t_x,)), None
-    else:
-        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
-    _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
-    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
-    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _c(_ctxp, n, _p_x, _p_y)
-    if _st:
-        _check(_st, _name, _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
+    return _silu_path(_V_gelu_f16, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_gelu_tanh = _Variant('gelu_tanh', _lib.kb_gelu_tanh, _K_F32, _FA, _F32, {'bf16': 'gelu_tanh_bf16', 'f16': 'gelu_tanh_f16'})
@@ -270,7 +206,7 @@ def gelu_tanh(x, out=None, *, ctx=None):
     C function: kb_gelu_tanh.
     """
     _r = _fast_gelu_tanh(ctx, x, out)
-    return _gelu_tanh_path(_V_gelu_tanh, x, out, ctx) if _r is _SLOW else _r
+    return _silu_path(_V_gelu_tanh, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_gelu_tanh_bf16 = _Variant('gelu_tanh_bf16', _lib.kb_gelu_tanh_bf16, _K_BF16, _HA, _U16, {})
@@ -286,7 +222,7 @@ def gelu_tanh_bf16(x, out=None, *, ctx=None):
     C function: kb_gelu_tanh_bf16.
     """
     _r = _fast_gelu_tanh_bf16(ctx, x, out)
-    return _gelu_tanh_path(_V_gelu_tanh_bf16, x, out, ctx) if _r is _SLOW else _r
+    return _silu_path(_V_gelu_tanh_bf16, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_gelu_tanh_f16 = _Variant('gelu_tanh_f16', _lib.kb_gelu_tanh_f16, _K_F16, _HA, _F16, {})
@@ -301,11 +237,11 @@ def gelu_tanh_f16(x, out=None, *, ctx=None):
     C function: kb_gelu_tanh_f16.
     """
     _r = _fast_gelu_tanh_f16(ctx, x, out)
-    return _gelu_tanh_path(_V_gelu_tanh_f16, x, out, ctx) if _r is _SLOW else _r
+    return _silu_path(_V_gelu_tanh_f16, x, out, ctx) if _r is _SLOW else _r
 
 
 def _add_path(_v, a, b, out, ctx):
-    """The Python path of add, add_bf16, add_f16: any kind of array, every check."""
+    """The Python path of add and mul (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -394,42 +330,6 @@ def add_f16(a, b, out=None, *, ctx=None):
     return _add_path(_V_add_f16, a, b, out, ctx) if _r is _SLOW else _r
 
 
-def _mul_path(_v, a, b, out, ctx):
-    """The Python path of mul, mul_bf16, mul_f16: any kind of array, every check."""
-    _name, _c, _kind, _array, _dtype, _halfs = _v
-    if ctx is None:
-        _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed(_name)
-    if _halfs:
-        _h = _half(a)
-        if _h in _halfs:
-            return _PUBLIC[_halfs[_h]](a, b, out, ctx=ctx)
-    _t_a = _in(a, _kind, 'a', _name, -1)
-    _t_b = _in(b, _kind, 'b', _name, -1)
-    _shape = _t_a.shape
-    n = _t_a.size
-    if _t_b.shape != _shape:
-        _shape_error(_name, 'b', _t_b.shape, _shape)
-    if out is None:
-        _t_y, _b_y = _new(ctx, _shape, _t_a.dtype, (_t_a, _t_b)), None
-    else:
-        _t_y, _b_y = _out(out, _kind, 'out', _name, _shape)
-    _dev = -1 if ctx is None else ctx._device
-    _p_a = _ptr(_t_a, _array, False, 'a', _name, _dev)
-    _p_b = _ptr(_t_b, _array, False, 'b', _name, _dev)
-    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
-    _overlaps(_name, (('a', a, _t_a, False, ()), ('b', b, _t_b, False, ()), ('out', out, _t_y, True, ('a', 'b')),))
-    _st = _c(_ctxp, n, _p_a, _p_b, _p_y)
-    if _st:
-        _check(_st, _name, _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
 _V_mul = _Variant('mul', _lib.kb_mul, _K_F32, _FA, _F32, {'bf16': 'mul_bf16', 'f16': 'mul_f16'})
 _fast_mul = _fast('kb_mul/cnttt', ('mul', ((0, 0, 0, 1, (0,), -1), (0, 0, 0, 1, (0,), -1), (0, 1, 0, 1, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 1, 0, (), 2, (), 0))
 
@@ -450,7 +350,7 @@ def mul(a, b, out=None, *, ctx=None):
     C function: kb_mul.
     """
     _r = _fast_mul(ctx, a, b, out)
-    return _mul_path(_V_mul, a, b, out, ctx) if _r is _SLOW else _r
+    return _add_path(_V_mul, a, b, out, ctx) if _r is _SLOW else _r
 
 
 _V_mul_bf16 = _Variant('mul_bf16', _lib.kb_mul_bf16, _K_BF16, _HA, _U16, {})
@@ -466,7 +366,7 @@ def mul_bf16(a, b, out=None, *, ctx=None):
     C function: kb_mul_bf16.
     """
     _r = _fast_mul_bf16(ctx, a, b, out)
-    return _mul_path(_V_mul_bf16, a, b, out, ctx) if _r is _SLOW else _r
+    return _add_path(_V_mul_bf16, a, b, out, ctx) if _r is _SLOW else _r
 
 
 _V_mul_f16 = _Variant('mul_f16', _lib.kb_mul_f16, _K_F16, _HA, _F16, {})
@@ -481,11 +381,11 @@ def mul_f16(a, b, out=None, *, ctx=None):
     C function: kb_mul_f16.
     """
     _r = _fast_mul_f16(ctx, a, b, out)
-    return _mul_path(_V_mul_f16, a, b, out, ctx) if _r is _SLOW else _r
+    return _add_path(_V_mul_f16, a, b, out, ctx) if _r is _SLOW else _r
 
 
 def _scale_path(_v, x, out, alpha, ctx):
-    """The Python path of scale, scale_bf16, scale_f16: any kind of array, every check."""
+    """The Python path of scale (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -571,7 +471,7 @@ def scale_f16(x, out=None, *, alpha, ctx=None):
 
 
 def _add_bias_path(_v, x, bias, out, ctx):
-    """The Python path of add_bias, add_bias_bf16, add_bias_f16: any kind of array, every check."""
+    """The Python path of add_bias (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -663,7 +563,7 @@ def add_bias_f16(x, bias, out=None, *, ctx=None):
 
 
 def _softmax_path(_v, x, out, ctx):
-    """The Python path of softmax, softmax_bf16, softmax_f16: any kind of array, every check."""
+    """The Python path of softmax and log_softmax (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -751,40 +651,6 @@ def softmax_f16(x, out=None, *, ctx=None):
     return _softmax_path(_V_softmax_f16, x, out, ctx) if _r is _SLOW else _r
 
 
-def _log_softmax_path(_v, x, out, ctx):
-    """The Python path of log_softmax, log_softmax_bf16, log_softmax_f16: any kind of array, every check."""
-    _name, _c, _kind, _array, _dtype, _halfs = _v
-    if ctx is None:
-        _ctxp = _default_ptr()
-    else:
-        _ctxp = ctx._ptr
-        if _ctxp is None:
-            _closed(_name)
-    if _halfs:
-        _h = _half(x)
-        if _h in _halfs:
-            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
-    _t_x = _in(x, _kind, 'x', _name, (1,))
-    _lead = _t_x.shape[:len(_t_x.shape) - 1]
-    _rows = _prod(_lead)
-    rows = _rows
-    cols = _t_x.shape[-1]
-    if out is None:
-        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x,)), None
-    else:
-        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
-    _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
-    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
-    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ('x',)),))
-    _st = _c(_ctxp, rows, cols, _p_x, _p_y)
-    if _st:
-        _check(_st, _name, _ctxp)
-    if _b_y is not None:
-        _copyto(_b_y, _t_y)
-    return _t_y if out is None else out
-
-
 _V_log_softmax = _Variant('log_softmax', _lib.kb_log_softmax, _K_F32, _FA, _F32, {'bf16': 'log_softmax_bf16', 'f16': 'log_softmax_f16'})
 _fast_log_softmax = _fast('kb_log_softmax/cnntt', ('log_softmax', ((0, 0, 0, 2, (0, 1), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
@@ -805,7 +671,7 @@ def log_softmax(x, out=None, *, ctx=None):
     C function: kb_log_softmax.
     """
     _r = _fast_log_softmax(ctx, x, out)
-    return _log_softmax_path(_V_log_softmax, x, out, ctx) if _r is _SLOW else _r
+    return _softmax_path(_V_log_softmax, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_log_softmax_bf16 = _Variant('log_softmax_bf16', _lib.kb_log_softmax_bf16, _K_BF16, _HA, _U16, {})
@@ -821,7 +687,7 @@ def log_softmax_bf16(x, out=None, *, ctx=None):
     C function: kb_log_softmax_bf16.
     """
     _r = _fast_log_softmax_bf16(ctx, x, out)
-    return _log_softmax_path(_V_log_softmax_bf16, x, out, ctx) if _r is _SLOW else _r
+    return _softmax_path(_V_log_softmax_bf16, x, out, ctx) if _r is _SLOW else _r
 
 
 _V_log_softmax_f16 = _Variant('log_softmax_f16', _lib.kb_log_softmax_f16, _K_F16, _HA, _F16, {})
@@ -836,11 +702,11 @@ def log_softmax_f16(x, out=None, *, ctx=None):
     C function: kb_log_softmax_f16.
     """
     _r = _fast_log_softmax_f16(ctx, x, out)
-    return _log_softmax_path(_V_log_softmax_f16, x, out, ctx) if _r is _SLOW else _r
+    return _softmax_path(_V_log_softmax_f16, x, out, ctx) if _r is _SLOW else _r
 
 
 def _rmsnorm_path(_v, x, weight, out, eps, ctx):
-    """The Python path of rmsnorm, rmsnorm_bf16, rmsnorm_f16: any kind of array, every check."""
+    """The Python path of rmsnorm (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -934,7 +800,7 @@ def rmsnorm_f16(x, weight, out=None, *, eps, ctx=None):
 
 
 def _layernorm_path(_v, x, weight, bias, out, eps, ctx):
-    """The Python path of layernorm, layernorm_bf16, layernorm_f16: any kind of array, every check."""
+    """The Python path of layernorm (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1041,7 +907,7 @@ def layernorm_f16(x, weight=None, bias=None, out=None, *, eps=1e-05, ctx=None):
 
 
 def _gemm_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
-    """The Python path of gemm, gemm_bf16, gemm_f16: any kind of array, every check."""
+    """The Python path of gemm (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1272,7 +1138,7 @@ def rope(x, positions, out=None, *, theta=10000, ctx=None):
 
 
 def _attention_path(_v, q, k, v, out, causal, scale, ctx):
-    """The Python path of attention, attention_bf16, attention_f16: any kind of array, every check."""
+    """The Python path of attention (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1813,7 +1679,7 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
 
 
 def _linear_path(_v, x, weight, bias, out, act, ctx):
-    """The Python path of linear, linear_bf16, linear_f16: any kind of array, every check."""
+    """The Python path of linear (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1922,7 +1788,7 @@ def linear_f16(x, weight, bias=None, out=None, *, act=_model.Activation.NONE, ct
 
 
 def _attention_ex_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
-    """The Python path of attention_ex, attention_ex_bf16, attention_ex_f16: any kind of array, every check."""
+    """The Python path of attention_ex (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -2072,7 +1938,7 @@ def attention_ex_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major
 
 
 def _gemm_batched_path(_v, a, b, c, trans_a, trans_b, alpha, beta, ctx):
-    """The Python path of gemm_batched, gemm_batched_bf16, gemm_batched_f16: any kind of array, every check."""
+    """The Python path of gemm_batched (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()

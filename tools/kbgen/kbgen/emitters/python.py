@@ -825,7 +825,7 @@ def variant_record(k: _Kernel, half: Dict[str, str]) -> str:
     )
 
 
-def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
+def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
     """The Python path of kernel k and its variants: every kind of argument
     (numpy arrays of any layout, Buffers, foreign memory), every error.  The
     kernel-specific parts of a variant come from _v (a _Variant)."""
@@ -1009,7 +1009,7 @@ def path_code(k: _Kernel, path: str, varying: set, names: List[str]) -> str:
     else:
         add("return None")
     head = f"def {path}({', '.join(params)}):\n"
-    doc = f'    """The Python path of {", ".join(names)}: any kind of array, every check."""\n'
+    doc = f'    """The Python path of {what}: any kind of array, every check."""\n'
     return head + doc + "".join("    " + l + "\n" for l in w)
 
 
@@ -1152,16 +1152,31 @@ def kernels_module(api: Api) -> str:
     for root, vs in half.items():
         for dt in vs:
             variant_of[f"{root}_{dt}"] = root
+    # Families: a float32 kernel and its 16-bit variants, which share one
+    # Python path (one set of parameters, in one order).
+    families = []
     for fn in api.kernels:
         if fn.name in variant_of:
             continue
         k = _Kernel(fn, half.get(fn.name), api)
         members = [k] + [_Kernel(by_name[f"{fn.name}_{dt}"], api=api) for dt in sorted(k.half)]
         for m in members[1:]:
-            # One Python path serves the family: the same parameters in the same order.
             assert [(p.name, p.role) for p in m.fn.params] == [(p.name, p.role) for p in fn.params], m.name
-        path = f"_{k.name}_path"
-        parts.append("\n\n" + path_code(k, path, _varying(k, members[1:]), [m.name for m in members]))
+        families.append((k, members, _varying(k, members[1:])))
+    # Families whose paths read the same (silu and gelu, add and mul, ...: the
+    # kernel itself comes from _v) share one: the first one's, written once.
+    groups: Dict[str, List[_Kernel]] = {}  # path text without its name and doc -> the float32 kernels
+    for k, members, varying in families:
+        groups.setdefault(path_code(k, "_", varying, "").split("\n", 2)[2], []).append(k)
+    path_of = {k.name: f"_{g[0].name}_path" for g in groups.values() for k in g}
+    for k, members, varying in families:
+        path = path_of[k.name]
+        group = next((g for g in groups.values() if g[0] is k), None)
+        if group is not None:  # the first family of its group writes the path
+            what = ", ".join(g.name for g in group[:-1]) + (" and " if len(group) > 1 else "") + group[-1].name
+            if any(g.half for g in group):
+                what += " (and the 16-bit variants)"
+            parts.append("\n\n" + path_code(k, path, varying, what))
         for m in members:
             doc = None if m is k else variant_doc(m, k)
             parts.append("\n\n" + kernel_code(m, path, variant_record(m, k.half if m is k else {}), doc))
