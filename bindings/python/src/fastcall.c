@@ -96,20 +96,10 @@ static PyArray_Descr *accepted[MAX_KINDS][MAX_DTYPES];
 static int enabled = 1;
 static unsigned long long completed;          /* calls finished here (tests read it) */
 
-static int declined_at;                       /* source line of the last decline (tests) */
-
-static PyObject *decline_at(int line) {
-  declined_at = line;
+static PyObject *decline(void) {
   Py_INCREF(slow);
   return slow;
 }
-#define decline() decline_at(__LINE__)
-/* In kernel_call, after arrays were made: release them, then decline. */
-#define FAIL            \
-  do {                  \
-    fail_line = __LINE__; \
-    goto fail;          \
-  } while (0)
 
 /* The kb_context address of a Context (its _addr: 0 when closed or CUDA), or of
  * the calling thread's default context when ctx is None; NULL when there is none. */
@@ -256,8 +246,6 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
     }
   }
 
-  int fail_line = 0;
-
   /* Given tensors: type, dtype, layout, shape. */
   PyArrayObject *arrays[MAX_TENSORS];
   const npy_intp *lead = NULL, *shape = NULL;  /* leading axes (RULE_LEAD), common shape (RULE_ELEMENTWISE) */
@@ -327,13 +315,13 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
     npy_intp s[MAX_AXES + NPY_MAXDIMS];
     int nd = 0;
     if (ts->rule == RULE_ELEMENTWISE) {
-      if (nshape < 0) FAIL;
+      if (nshape < 0) goto fail;
       memcpy(s, shape, (size_t)nshape * sizeof(npy_intp));
       nd = nshape;
     } else {
       int first = 0;
       if (ts->rule == RULE_ROW) {
-        if (lead == NULL) FAIL;
+        if (lead == NULL) goto fail;
         memcpy(s, lead, (size_t)nlead * sizeof(npy_intp));
         nd = nlead;
         first = 1;
@@ -341,7 +329,7 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
       for (int i = first; i < ts->naxes; i++) {
         int64_t item = axis_item(ts, i, flags);
         int64_t v = item < 0 ? -1 - item : dims[item];
-        if (v < 0) FAIL;
+        if (v < 0) goto fail;
         s[nd++] = (npy_intp)v;
       }
     }
@@ -364,13 +352,13 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
       /* The arrays are C-contiguous: dense layouts (as _runtime.dense_layout). */
       PyArrayObject *a = arrays[ps->index];
       int nd = a == NULL ? 0 : PyArray_NDIM(a);
-      if (nd < 2 || (ps->kind == PARAM_STRIDE && nd != 3)) FAIL;
+      if (nd < 2 || (ps->kind == PARAM_STRIDE && nd != 3)) goto fail;
       const npy_intp *s = PyArray_DIMS(a);
       argv[j].i = ps->kind == PARAM_LD ? (s[nd - 1] ? s[nd - 1] : 1) : s[nd - 2] * s[nd - 1];
     } else if (ps->kind == PARAM_CONTEXT) {
       argv[j].p = ctx;
     } else if (ps->kind == PARAM_DIM) {
-      if (dims[ps->index] < 0) FAIL;
+      if (dims[ps->index] < 0) goto fail;
       argv[j].i = dims[ps->index];
     } else if (ps->kind == PARAM_TENSOR) {
       argv[j].p = arrays[ps->index] == NULL ? NULL : PyArray_DATA(arrays[ps->index]);
@@ -380,7 +368,7 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
   Py_BEGIN_ALLOW_THREADS
   status = self->shim(argv);
   Py_END_ALLOW_THREADS
-  if (status != 0) FAIL;
+  if (status != 0) goto fail;
   completed++;
 
   /* The result: the output or optional inout (given or new), else None. */
@@ -402,7 +390,7 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
 
 fail:
   for (int j = 0; j < ncreated; j++) Py_DECREF(created[j]);
-  return decline_at(fail_line);
+  return decline();
 fail_error:
   for (int j = 0; j < ncreated; j++) Py_DECREF(created[j]);
   return NULL;
@@ -615,14 +603,7 @@ static PyObject *calls(PyObject *module, PyObject *unused) {
   return PyLong_FromUnsignedLongLong(completed);
 }
 
-static PyObject *last_decline(PyObject *module, PyObject *unused) {
-  (void)module;
-  (void)unused;
-  return PyLong_FromLong(declined_at);
-}
-
 static PyMethodDef methods[] = {
-    {"last_decline", last_decline, METH_NOARGS, "last_decline() -> the line of fastcall.c that last declined a call."},
     {"setup", setup, METH_VARARGS, "setup(tls, dtypes): the thread-local default contexts and the accepted dtypes."},
     {"set_enabled", set_enabled, METH_O, "set_enabled(flag) -> previous: turn the fast path on or off (tests)."},
     {"calls", calls, METH_NOARGS, "calls() -> the number of kernel calls completed on the fast path."},
