@@ -13,6 +13,7 @@ from ._capi import (  # noqa: F401 (public)
     cpu_isa,
 )
 from ._runtime import (
+    BF16 as _BF16,
     F16 as _F16,
     F32 as _F32,
     I32 as _I32,
@@ -31,6 +32,7 @@ from ._runtime import (
     dense_layout as _dense_layout,
     enum_arg as _enum_arg,
     fast as _fast,
+    fast_dtypes as _fast_dtypes,
     SLOW as _SLOW,
     half_kind as _half,
     strided_in as _strided_in,
@@ -46,6 +48,8 @@ from ._runtime import (
     to_input as _in,
     Variant as _Variant,
 )
+
+_fast_dtypes(((_F32,), (_I32,), (_F16, _U16), (_U16, _BF16)))
 
 
 def _silu_path(_v, x, out, ctx):

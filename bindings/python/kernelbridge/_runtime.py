@@ -640,7 +640,6 @@ except ImportError:  # pragma: no cover (the wheel always has it)
 
 if _fastcall is not None:
     SLOW = _fastcall.SLOW
-    _fastcall.setup(tls, ((F32,), (I32,), (F16, U16), (U16, BF16) if BF16 is not None else (U16,)))
     # KB_PYTHON_FASTCALL=0: every call takes the Python path (for comparing the two).
     _fastcall.set_enabled(os.environ.get("KB_PYTHON_FASTCALL", "1") != "0")
 else:
@@ -649,6 +648,14 @@ else:
 
 def _always_slow(*args):
     return SLOW
+
+
+def fast_dtypes(rows):
+    """Tells the fast path the numpy dtypes of each dtype kind of its specs
+    (rows in the specs' kind order, generated in _kernels; the first of a row
+    is a new array's dtype).  BF16 is None without ml_dtypes."""
+    if _fastcall is not None:
+        _fastcall.setup(tls, tuple(tuple(d for d in row if d is not None) for row in rows))
 
 
 def fast(key, spec):

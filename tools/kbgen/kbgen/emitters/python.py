@@ -667,8 +667,6 @@ _FAST_DIRECTION = {"in": 0, "out": 1, "inout": 2}
 _FAST_SCALAR = {"float32": "f", "float64": "d", "int32": "i", "int64": "l", "uint64": "u", "bool": "b", "enum": "e"}
 # The kbpy_arg member a shim reads for each parameter type code.
 _SHIM_MEMBER = {"c": "p", "n": "i", "t": "p", "f": "f", "d": "d", "i": "i32", "l": "i", "u": "u", "b": "i32", "e": "i32"}
-# Dtype rows passed to fastcall.setup(), in _FAST_KIND order (first: a new output's dtype).
-FAST_DTYPE_ROWS = "((_F32,), (_I32,), (_F16, _U16), (_U16, _BF16))"
 
 
 @dataclass
@@ -1073,6 +1071,7 @@ def free_functions(api: Api) -> List[Function]:
 
 
 KERNEL_IMPORTS = [
+    "BF16 as _BF16",
     "F16 as _F16",
     "F32 as _F32",
     "I32 as _I32",
@@ -1091,6 +1090,7 @@ KERNEL_IMPORTS = [
     "dense_layout as _dense_layout",
     "enum_arg as _enum_arg",
     "fast as _fast",
+    "fast_dtypes as _fast_dtypes",
     "SLOW as _SLOW",
     "half_kind as _half",
     "strided_in as _strided_in",
@@ -1145,6 +1145,11 @@ def kernels_module(api: Api) -> str:
     parts += [f"    {f.short_name},\n" for f in free_functions(api)]
     parts.append(")\n")
     imports_at = len(parts)
+    # The numpy dtypes each kind of the fast-path specs accepts, in _FAST_KIND
+    # order (the first: a new array's), the same as the Python path's.
+    rows = ", ".join("(" + ", ".join(_FAST_DTYPES[d]) + ("," if len(_FAST_DTYPES[d]) == 1 else "") + ")"
+                     for d in sorted(_FAST_KIND, key=_FAST_KIND.get))
+    parts.append(f"\n_fast_dtypes(({rows}))\n")
     public = [f.short_name for f in free_functions(api)]
     half = _half_variants(api)
     by_name = {f.name: f for f in api.kernels}
