@@ -8,6 +8,8 @@ import "C"
 import (
 	"runtime"
 	"strconv"
+	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -28,15 +30,16 @@ import (
 // Buffer must be memory of the context's device.
 //
 // Upload, download, fill and copy run on the Buffer's Context (the one that
-// made it, or the one given to SetContext), so a Buffer follows its
-// Context's rule: one goroutine at a time.  Offsets of the typed methods
+// made it, or the one given to SetContext).  A Buffer is safe for concurrent
+// use by multiple goroutines (what they write to the same bytes at the same
+// time is unspecified, as for any memory).  Offsets of the typed methods
 // (UploadFloat32, ...) are in elements of that type; those of Upload,
 // Download, Fill and CopyFrom in bytes.  Ranges are checked before any C
 // call; an error leaves the buffer and the slice unchanged.
 //
-// Close frees the memory; it is idempotent, and every later use of the
-// Buffer (a transfer, or a view of it passed to a kernel) fails with Code
-// InvalidArgument.  A Buffer that becomes unreachable without Close is freed
+// Close frees the memory, after the calls using the Buffer (transfers, and
+// kernels given a view of it) have returned; it is idempotent, and every
+// later use of the Buffer fails with Code InvalidArgument.  A Buffer that becomes unreachable without Close is freed
 // by a finalizer, a safety net only: device memory is scarce, close Buffers
 // you make.  A Buffer may outlive its Context (the memory stays valid); a
 // host buffer then transfers on a pooled CPU context, a device buffer needs
@@ -49,17 +52,24 @@ type Buffer struct {
 	// memory, never dereferenced by Go; nil for an empty buffer.  As an
 	// unsafe.Pointer (memory the Go heap does not own, which the GC ignores)
 	// it goes to C as a typed pointer to numbers, which cgo need not check.
+	// ptr, h, data, size and device never change after NewBuffer.
 	data   unsafe.Pointer
 	size   int
 	device int
-	ctx    *Context
+	ctx    atomic.Pointer[Context]
+	// users counts the calls using the memory (acquire ... release); closed
+	// is set once.  A user adds itself, then checks closed; Close sets closed,
+	// then waits for users to drop to 0 before it frees the memory.  (Go's
+	// atomics are sequentially consistent: one of them sees the other.)
+	users  atomic.Int32
+	closed atomic.Bool
 }
 
 // NewBuffer allocates a Buffer of the given size in bytes (contents
 // undefined): device memory on a CUDA context's device, host memory on a CPU
 // context.  0 bytes is allowed.  Failing to allocate is Code OutOfMemory.
 func (c *Context) NewBuffer(bytes int) (*Buffer, error) {
-	if c == nil || c.h == 0 {
+	if !c.isOpen() {
 		return nil, closedError("NewBuffer")
 	}
 	if err := checkDim("NewBuffer", "bytes", bytes); err != nil {
@@ -75,9 +85,9 @@ func (c *Context) NewBuffer(bytes int) (*Buffer, error) {
 		data:   C.kb_buffer_data(p),
 		size:   int(C.kb_buffer_size(p)),
 		device: int(C.kb_buffer_device(p)),
-		ctx:    c,
 	}
-	runtime.SetFinalizer(b, (*Buffer).release)
+	b.ctx.Store(c)
+	runtime.SetFinalizer(b, (*Buffer).free)
 	return b, nil
 }
 
@@ -103,7 +113,7 @@ func NewBufferBytes(ctx *Context, src []byte) (*Buffer, error) {
 }
 
 func newBufferFrom(ctx *Context, fn string, src []byte) (*Buffer, error) {
-	if ctx == nil || ctx.h == 0 {
+	if !ctx.isOpen() {
 		return nil, closedError(fn)
 	}
 	b, err := ctx.NewBuffer(len(src))
@@ -117,29 +127,51 @@ func newBufferFrom(ctx *Context, fn string, src []byte) (*Buffer, error) {
 	return b, nil
 }
 
-// Close frees the buffer's memory.  It is idempotent and always returns nil.
-// No kernel may be using the buffer.
+// Close frees the buffer's memory once the calls using it (in other
+// goroutines) have returned.  It is idempotent, safe to call concurrently
+// with those calls and with itself, and always returns nil.
 func (b *Buffer) Close() error {
-	if b == nil || b.ptr == nil {
+	if b == nil || !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	runtime.SetFinalizer(b, nil)
-	b.release()
+	// Users that came before closed was set finish; later ones see it and
+	// back out.  Calls take microseconds: poll with a growing sleep.
+	for wait := time.Microsecond; b.users.Load() != 0; {
+		time.Sleep(wait)
+		if wait < time.Millisecond {
+			wait *= 2
+		}
+	}
+	b.free()
 	return nil
 }
 
-func (b *Buffer) release() {
+// free releases the C buffer (Close, or the finalizer of a Buffer nothing
+// references: no call can be using it then).
+func (b *Buffer) free() {
+	b.closed.Store(true)
 	C.kb_buffer_destroy(b.ptr)
-	b.ptr = nil
-	b.h = 0
-	b.data = nil
-	b.size = 0
-	b.ctx = nil
+	b.ctx.Store(nil)
+}
+
+// acquire begins a use of the buffer's memory: false (and nothing to
+// release) when b is nil or closed.
+func (b *Buffer) acquire() bool {
+	if b == nil {
+		return false
+	}
+	b.users.Add(1)
+	if b.closed.Load() {
+		b.users.Add(-1)
+		return false
+	}
+	return true
 }
 
 // Size is the size of the buffer in bytes; 0 once closed.
 func (b *Buffer) Size() int {
-	if b == nil {
+	if b == nil || b.closed.Load() {
 		return 0
 	}
 	return b.size
@@ -157,8 +189,8 @@ func (b *Buffer) Device() int {
 // ...) run on ctx from now on.  A device buffer needs a CUDA context on its
 // device; a host buffer works with any context.
 func (b *Buffer) SetContext(ctx *Context) {
-	if b != nil && b.ptr != nil {
-		b.ctx = ctx
+	if b != nil && !b.closed.Load() {
+		b.ctx.Store(ctx)
 	}
 }
 
@@ -216,6 +248,7 @@ func (b *Buffer) Fill(offset, n int, value byte) error {
 	if err := b.open(fn, "the Buffer"); err != nil {
 		return err
 	}
+	defer release(b)
 	if err := checkDim(fn, "n", n); err != nil {
 		return err
 	}
@@ -227,7 +260,6 @@ func (b *Buffer) Fill(offset, n int, value byte) error {
 		return err
 	}
 	err = ctx.cBufferFill(b.h, offset, n, int32(value))
-	runtime.KeepAlive(b)
 	if pooled {
 		releaseDefault(ctx)
 	}
@@ -243,9 +275,11 @@ func (b *Buffer) CopyFrom(dstOffset int, src *Buffer, srcOffset, n int) error {
 	if err := b.open(fn, "the Buffer"); err != nil {
 		return err
 	}
+	defer release(b)
 	if err := src.open(fn, "src"); err != nil {
 		return err
 	}
+	defer release(src)
 	if err := checkDim(fn, "n", n); err != nil {
 		return err
 	}
@@ -260,8 +294,6 @@ func (b *Buffer) CopyFrom(dstOffset int, src *Buffer, srcOffset, n int) error {
 		return err
 	}
 	err = ctx.cBufferCopy(b.h, dstOffset, src.h, srcOffset, n)
-	runtime.KeepAlive(b)
-	runtime.KeepAlive(src)
 	if pooled {
 		releaseDefault(ctx)
 	}
@@ -272,6 +304,7 @@ func (b *Buffer) upload(fn, offsetName string, offset int, src []byte, srcName s
 	if err := b.open(fn, "the Buffer"); err != nil {
 		return err
 	}
+	defer release(b)
 	if err := b.checkRange(fn, offsetName, offset, "len("+srcName+")", len(src)/esize, esize, unit); err != nil {
 		return err
 	}
@@ -280,7 +313,6 @@ func (b *Buffer) upload(fn, offsetName string, offset int, src []byte, srcName s
 		return err
 	}
 	err = ctx.cBufferUpload(b.h, offset*esize, src)
-	runtime.KeepAlive(b)
 	if pooled {
 		releaseDefault(ctx)
 	}
@@ -291,6 +323,7 @@ func (b *Buffer) download(fn string, offset int, dst []byte, esize int, unit str
 	if err := b.open(fn, "the Buffer"); err != nil {
 		return err
 	}
+	defer release(b)
 	if err := b.checkRange(fn, "offset", offset, "len(dst)", len(dst)/esize, esize, unit); err != nil {
 		return err
 	}
@@ -299,16 +332,16 @@ func (b *Buffer) download(fn string, offset int, dst []byte, esize int, unit str
 		return err
 	}
 	err = ctx.cBufferDownload(b.h, offset*esize, dst)
-	runtime.KeepAlive(b)
 	if pooled {
 		releaseDefault(ctx)
 	}
 	return err
 }
 
-// open fails unless b is an open Buffer; name is how messages call it.
+// open begins a use of b (acquire; the caller releases it) and fails
+// unless b is an open Buffer; name is how messages call it.
 func (b *Buffer) open(fn, name string) error {
-	if b == nil || b.ptr == nil {
+	if !b.acquire() {
 		return &Error{InvalidArgument, fn + ": " + name + " is nil or closed"}
 	}
 	return nil
@@ -339,7 +372,7 @@ func (b *Buffer) checkRangeOf(fn, bufName, offsetName string, offset int, nName 
 // context is the Context a transfer runs on: the buffer's own, else (host
 // buffers) a pooled CPU context, which the caller hands back when pooled.
 func (b *Buffer) context(fn string) (ctx *Context, pooled bool, err error) {
-	if c := b.ctx; c != nil && c.h != 0 {
+	if c := b.ctx.Load(); c.isOpen() {
 		return c, false, nil
 	}
 	if b.device < 0 {
@@ -424,7 +457,10 @@ func (v view) checkView(fn, name string, esize int, unit string) error {
 		}
 		return nil
 	}
-	if v.buf.ptr == nil {
+	// Held open until the kernel call's release (generated code): counted
+	// even when closed, so that release is unconditional.
+	v.buf.users.Add(1)
+	if v.buf.closed.Load() {
 		return &Error{InvalidArgument, fn + ": the Buffer of " + name + " is closed"}
 	}
 	elems := v.buf.size / esize

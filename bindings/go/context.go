@@ -3,6 +3,7 @@ package kernelbridge
 /*
 #include <stdlib.h>
 
+#include "kbgo_failure.h"
 #include "kernelbridge.h"
 */
 import "C"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -27,19 +29,24 @@ import (
 // checked before the call: a wrong length is an *Error with Code
 // ShapeMismatch, a negative size one with Code InvalidArgument.
 //
-// A Context must be used by one goroutine at a time (calls on different
-// contexts run in parallel).  Close releases it; a finalizer releases a
-// Context that becomes unreachable without Close, but closing explicitly
-// frees the C memory promptly.
+// A Context is safe for concurrent use by multiple goroutines.  Calls on a
+// CPU context run side by side: one at a time uses its worker threads, the
+// others run on their own goroutine's thread, with the same results; calls
+// on a CUDA context take turns on its stream.  Each failed call's error
+// carries its own message.  Close releases it; it waits for the calls in
+// progress to return, and calls made after it fail with Code
+// InvalidArgument.  A finalizer releases a Context that becomes unreachable
+// without Close, but closing explicitly frees it promptly.
 type Context struct {
 	ptr *C.kb_context
 	// h is ptr as an integer, the form the generated kernel calls pass it
 	// in: cgo would check a pointer to the opaque struct on every call.
+	// Neither changes after NewContext: a call racing with Close passes a
+	// handle the C library still recognises (it refuses calls on a destroyed
+	// context, and never frees a context's memory).
 	h C.uintptr_t
-	// msg receives the C message of a failed call inside that same cgo call
-	// (see kbgo_done in kernelbridge_gen.go): a goroutine may move to another
-	// OS thread between two cgo calls, and the Context may be reused.
-	msg *C.char
+	// closed is set once, by Close or the finalizer.
+	closed atomic.Bool
 }
 
 // NewContext creates a context running on backend with the given number of
@@ -80,20 +87,17 @@ func NewCUDAContext(device int) (*Context, error) {
 }
 
 func wrapContext(p *C.kb_context) (*Context, error) {
-	msg := (*C.char)(C.calloc(messageCapacity, 1))
-	if msg == nil {
-		C.kb_context_destroy(p)
-		return nil, &Error{OutOfMemory, "NewContext: out of memory"}
-	}
-	c := &Context{ptr: p, h: C.uintptr_t(uintptr(unsafe.Pointer(p))), msg: msg}
+	c := &Context{ptr: p, h: C.uintptr_t(uintptr(unsafe.Pointer(p)))}
 	runtime.SetFinalizer(c, (*Context).release)
 	return c, nil
 }
 
-// Close releases the context.  It is idempotent; calls on a closed Context
-// fail with Code InvalidArgument.  Close always returns nil.
+// Close releases the context, after the calls other goroutines are making on
+// it have returned.  It is idempotent and safe to call concurrently with
+// calls and with itself; calls on a closed Context fail with Code
+// InvalidArgument.  Close always returns nil.
 func (c *Context) Close() error {
-	if c == nil || c.ptr == nil {
+	if c == nil || c.closed.Load() {
 		return nil
 	}
 	runtime.SetFinalizer(c, nil)
@@ -102,16 +106,17 @@ func (c *Context) Close() error {
 }
 
 func (c *Context) release() {
-	C.kb_context_destroy(c.ptr)
-	C.free(unsafe.Pointer(c.msg))
-	c.ptr = nil
-	c.h = 0
-	c.msg = nil
+	if c.closed.CompareAndSwap(false, true) {
+		C.kb_context_destroy(c.ptr)
+	}
 }
+
+// isOpen is false for a nil or closed Context.
+func (c *Context) isOpen() bool { return c != nil && !c.closed.Load() }
 
 // Backend is the backend the context runs on (never BackendAuto).
 func (c *Context) Backend() Backend {
-	if c == nil || c.ptr == nil {
+	if !c.isOpen() {
 		return BackendCPU
 	}
 	b := Backend(C.kb_context_backend(c.ptr))
@@ -121,7 +126,7 @@ func (c *Context) Backend() Backend {
 
 // Threads is the number of CPU threads the context uses.
 func (c *Context) Threads() int {
-	if c == nil || c.ptr == nil {
+	if !c.isOpen() {
 		return 1
 	}
 	n := int(C.kb_context_num_threads(c.ptr))
@@ -132,7 +137,7 @@ func (c *Context) Threads() int {
 // Device is the CUDA device the context runs on; -1 for a CPU context (and
 // for a nil or closed one).
 func (c *Context) Device() int {
-	if c == nil || c.ptr == nil {
+	if !c.isOpen() {
 		return -1
 	}
 	d := int(C.kb_context_device(c.ptr))
@@ -145,25 +150,43 @@ func (c *Context) Device() int {
 // wait before returning; this is for work queued on the stream by other
 // code.  On a CPU context it does nothing.
 func (c *Context) Synchronize() error {
-	if c == nil || c.h == 0 {
+	if !c.isOpen() {
 		return closedError("Synchronize")
 	}
 	return c.cContextSynchronize()
 }
 
-// fail builds the error of a failed kernel call; the C message was copied
-// into c.msg by the call itself.  It is out of line so that done, which
-// calls it, inlines into every kernel call.
+// failure is the error of a failed call: its status and the copy of its C
+// message that the call's C helper made (kbgo_fail in kernelbridge_gen.go),
+// which it frees.  Out of line so that done, which calls it, inlines into
+// every kernel call.
 //
 //go:noinline
-func (c *Context) fail(st C.kb_status) error {
-	return &Error{Code: Status(st), Msg: C.GoString(c.msg)}
+func failure(f *C.kbgo_failure) error {
+	code, msg := Status(f.status), C.GoString(f.message)
+	if f.owned != 0 {
+		C.free(unsafe.Pointer(f))
+	} else {
+		msg = "(the message was lost: out of memory copying it)"
+	}
+	if msg == "" {
+		msg = "the call failed without a message"
+	}
+	return &Error{Code: code, Msg: msg}
+}
+
+// threadDone is the error of a call without a context: nil when f is nil.
+func threadDone(f *C.kbgo_failure) error {
+	if f != nil {
+		return failure(f)
+	}
+	return nil
 }
 
 // The package-level functions run on contexts from this pool (CPU backend,
-// one thread, like a NULL context in C): a Context is single-goroutine, the
-// pool hands each caller its own, and reusing them keeps calls free of
-// allocations.  Contexts the pool drops are released by their finalizer.
+// one thread, like a NULL context in C): one shared Context would be safe
+// too, but with its own context each caller keeps its own thread busy, and
+// reusing them keeps calls free of allocations.  Contexts the pool drops are released by their finalizer.
 var defaultPool sync.Pool
 
 func defaultContext() (*Context, error) {
@@ -206,30 +229,4 @@ func u8p(s []byte) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&s[0])
-}
-
-// threadMessage receives the message of a call without a context
-// (kb_last_error) inside that same cgo call (see kbgo_thread_done in
-// kernelbridge_gen.go).  Such calls are rare (contexts, device queries), so
-// it is Go memory, allocated per call.
-type threadMessage []byte
-
-func newThreadMessage() threadMessage { return make(threadMessage, threadMessageCapacity) }
-
-func (m threadMessage) ptr() *C.char { return (*C.char)(unsafe.Pointer(&m[0])) }
-
-func (m threadMessage) fail(st C.kb_status) error {
-	msg := C.GoString(m.ptr())
-	if msg == "" {
-		msg = "the call failed without a message"
-	}
-	return &Error{Code: Status(st), Msg: msg}
-}
-
-// done is the error of a call without a context that returned st.
-func (m threadMessage) done(st C.kb_status) error {
-	if st != 0 {
-		return m.fail(st)
-	}
-	return nil
 }

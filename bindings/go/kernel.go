@@ -7,7 +7,7 @@ package kernelbridge
 // A kernel call, e.g. ctx.Softmax(rows, cols, x, y), goes
 //
 //	softmaxShapes(ctx.checkSlices("Softmax"), rows, cols, len(x), len(y))  // checks, no C call
-//	ctx.done(C.kbgo_softmax(ctx.h, ctx.msg, ...))                          // the call, its error
+//	ctx.done(C.kbgo_softmax(ctx.h, ...))                                   // the call, its error
 //
 // and its Buf form checks its views first (ctx.checkViews).  The
 // <kernel>Shapes functions are generated once per shape contract and shared
@@ -16,6 +16,7 @@ package kernelbridge
 // whether tensors may be longer than their shapes.
 
 /*
+#include "kbgo_failure.h"
 #include "kernelbridge.h"
 */
 import "C"
@@ -57,7 +58,7 @@ func (ctx *Context) checkViews(fn string, views ...error) checker {
 }
 
 func (ctx *Context) checkOpen(fn string) error {
-	if ctx == nil || ctx.h == 0 {
+	if !ctx.isOpen() {
 		return closedError(fn)
 	}
 	return nil
@@ -136,21 +137,24 @@ func optLen[T any](s []T) int {
 	return len(s)
 }
 
-// done is the error of a kernel call that returned st; the C message was
-// copied into ctx.msg by the call itself.  It keeps ctx alive (its finalizer
-// would free the C context) until the call has returned.
-func (ctx *Context) done(st C.kb_status) error {
+// done is the error of a kernel call whose C helper returned f (nil: it
+// succeeded; else its status and message, see failure).  It keeps ctx alive
+// (its finalizer would free the C context) until the call has returned.
+func (ctx *Context) done(f *C.kbgo_failure) error {
 	runtime.KeepAlive(ctx)
-	if st != 0 {
-		return ctx.fail(st)
+	if f != nil {
+		return failure(f)
 	}
 	return nil
 }
 
-// keepAlive keeps the Buffers of a call's views (their finalizers would free
-// the memory) until the call has returned.
-func keepAlive(bufs ...*Buffer) {
+// release ends the use of the Buffers of a call's views, which their checks
+// began (see Buffer.acquire): Close waits for it, and the finalizer cannot
+// run before it.
+func release(bufs ...*Buffer) {
 	for _, b := range bufs {
-		runtime.KeepAlive(b)
+		if b != nil {
+			b.users.Add(-1)
+		}
 	}
 }

@@ -18,11 +18,19 @@
  *
  * Contexts and errors
  * A kb_context selects the backend and holds per-caller settings (CPU thread
- * count) and the message describing the last failure on that context.  A
- * context must be used by one thread at a time (like an sqlite3 connection in
- * multi-thread mode); kernels are reentrant, so calls on different contexts run
- * concurrently.  Because the message lives in the context, not in thread-local
- * storage, it survives a binding moving between OS threads (Go goroutines).
+ * count).  A context may be used by any number of threads at once (like an
+ * sqlite3 connection in serialized mode): calls on a CPU context run side by
+ * side, one of them at a time on the context's worker threads and the others
+ * on their calling thread alone, which gives the same bits; calls on a CUDA
+ * context take turns on its stream.  kb_context_destroy waits for the calls
+ * inside the context to return; a call that starts on it afterwards fails
+ * with KB_STATUS_INVALID_ARGUMENT saying the context was destroyed (the
+ * memory of a context is kept for reuse, so such a call never reads freed
+ * memory; once kb_context_create reuses it, the old handle names the new
+ * context).  The message describing a failed call on a context is kept per
+ * thread: kb_context_last_error(ctx) on the thread that made the call, right
+ * after it (a binding that moves between OS threads, such as a Go goroutine,
+ * reads it inside the same foreign call).
  * Every kernel also accepts a NULL context, meaning: CPU backend, one thread,
  * and no message is recorded (the status code is still returned).
  * Functions that take no context (kb_context_create, kb_cuda_*) record their
@@ -41,8 +49,9 @@
  * for it, so a kernel's outputs are ready when it returns.  Results agree
  * with the CPU kernels within the tolerances of docs/cuda.md (the sampling
  * kernels return the same token ids).
- * Apart from the once-per-process loading of the CUDA backend and the
- * per-thread message, the library keeps no global state.
+ * Apart from the once-per-process loading of the CUDA backend, the
+ * per-thread messages, the registry of threads inside calls and the free list
+ * of destroyed contexts, the library keeps no global state.
  */
 #ifndef KERNELBRIDGE_H
 #define KERNELBRIDGE_H
@@ -111,7 +120,8 @@ typedef enum kb_backend {
   KB_BACKEND_AUTO = 2
 } kb_backend;
 
-/** Opaque per-caller state: backend, thread count, last error message. */
+/** Opaque per-caller state: backend, thread count, worker threads; shared
+ * by threads freely (see "Contexts and errors"). */
 typedef struct kb_context kb_context;
 
 /**
@@ -168,9 +178,12 @@ KB_API const char *kb_status_string(kb_status status);
 KB_API kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context **out);
 
 /**
- * Destroys a context.  Accepts NULL.  The context must not be in use.
+ * Destroys a context.  Accepts NULL.  Waits for the calls other threads are
+ * making on it to return; calls that start on it later fail with
+ * KB_STATUS_INVALID_ARGUMENT.  A second destroy of the same handle does
+ * nothing (until kb_context_create reuses the context).
  * @arg ctx handle nullable
- * @threadsafe no
+ * @threadsafe yes
  * @blocking no
  */
 KB_API void kb_context_destroy(kb_context *ctx);
@@ -178,7 +191,7 @@ KB_API void kb_context_destroy(kb_context *ctx);
 /**
  * Backend the context runs on (never KB_BACKEND_AUTO); KB_BACKEND_CPU for NULL.
  * @arg ctx handle nullable
- * @threadsafe no
+ * @threadsafe yes
  * @blocking no
  */
 KB_API kb_backend kb_context_backend(const kb_context *ctx);
@@ -186,18 +199,21 @@ KB_API kb_backend kb_context_backend(const kb_context *ctx);
 /**
  * Number of CPU threads the context uses; 1 for NULL.
  * @arg ctx handle nullable
- * @threadsafe no
+ * @threadsafe yes
  * @blocking no
  */
 KB_API int64_t kb_context_num_threads(const kb_context *ctx);
 
 /**
- * Message describing the last failed call on this context, such as
- * "kb_softmax: cols must be >= 0, got -3"; "" when the last call succeeded or
- * for NULL.  Valid until the next call on the context.
+ * Message describing the calling thread's last failed call on this context,
+ * such as "kb_softmax: cols must be >= 0, got -3"; "" when its last call on
+ * the context succeeded, and for NULL.  Per thread, so threads sharing a
+ * context never see each other's messages; a thread keeps the messages of
+ * the 4 contexts it most recently failed on.  Valid until the thread's next
+ * call on the context.
  * @arg ctx handle nullable
  * @returns string borrowed
- * @threadsafe no
+ * @threadsafe yes
  * @blocking no
  */
 KB_API const char *kb_context_last_error(const kb_context *ctx);
@@ -298,7 +314,7 @@ KB_API kb_status kb_context_create_cuda(int64_t device, kb_context **out);
 /**
  * CUDA device of the context; -1 for a CPU context and for NULL.
  * @arg ctx handle nullable
- * @threadsafe no
+ * @threadsafe yes
  * @blocking no
  */
 KB_API int64_t kb_context_device(const kb_context *ctx);
@@ -308,7 +324,7 @@ KB_API int64_t kb_context_device(const kb_context *ctx);
  * error it raised.  Kernels already wait before returning; this is for work
  * queued on the stream by other code.  Does nothing on a CPU context.
  * @arg ctx context
- * @threadsafe no
+ * @threadsafe yes
  * @blocking yes
  */
 KB_API kb_status kb_context_synchronize(kb_context *ctx);
@@ -316,7 +332,9 @@ KB_API kb_status kb_context_synchronize(kb_context *ctx);
 /* ------------------------------------------------------------------------ */
 /* Buffers.  Offsets and sizes are in bytes; a range must lie inside the
  * buffer.  Operations on a device buffer need a CUDA context on the buffer's
- * device; a host buffer works with any context. */
+ * device; a host buffer works with any context.  Threads may use one buffer
+ * at once; as with memcpy, what they write to the same bytes at the same
+ * time is unspecified. */
 
 /**
  * Allocates a buffer of `bytes` bytes (contents undefined) for use with
@@ -332,7 +350,9 @@ KB_API kb_status kb_context_synchronize(kb_context *ctx);
 KB_API kb_status kb_buffer_create(kb_context *ctx, int64_t bytes, kb_buffer **out);
 
 /**
- * Frees a buffer.  Accepts NULL.  No kernel may be using it.
+ * Frees a buffer.  Accepts NULL.  No call may be using it (the library
+ * cannot know which calls read a buffer's memory: the caller, or its
+ * binding, makes sure).
  * @arg buf handle nullable
  * @threadsafe no
  * @blocking yes
@@ -373,7 +393,7 @@ KB_API void *kb_buffer_data(kb_buffer *buf);
  * @arg offset dim
  * @arg bytes dim
  * @arg src in u8[bytes]
- * @threadsafe no
+ * @threadsafe yes
  * @blocking yes
  */
 KB_API kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, const void *src);
@@ -385,7 +405,7 @@ KB_API kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offse
  * @arg offset dim
  * @arg bytes dim
  * @arg dst out u8[bytes]
- * @threadsafe no
+ * @threadsafe yes
  * @blocking yes
  */
 KB_API kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, void *dst);
@@ -398,7 +418,7 @@ KB_API kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64
  * @arg offset dim
  * @arg bytes dim
  * @arg value scalar
- * @threadsafe no
+ * @threadsafe yes
  * @blocking yes
  */
 KB_API kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value);
@@ -413,7 +433,7 @@ KB_API kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset,
  * @arg src handle
  * @arg src_offset dim
  * @arg bytes dim
- * @threadsafe no
+ * @threadsafe yes
  * @blocking yes
  */
 KB_API kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src,

@@ -4,249 +4,255 @@ package kernelbridge
 
 /*
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kbgo_failure.h"
 #include "kernelbridge.h"
 
-#define KBGO_MSG_CAP 256
-#define KBGO_THREAD_MSG_CAP 1024
+// The failure of a call that could not copy its message, per status.
+static kbgo_failure kbgo_no_memory[] = {{0, 0, ""}, {1, 0, ""}, {2, 0, ""}, {3, 0, ""}, {4, 0, ""}, {5, 0, ""}, {6, 0, ""}, {7, 0, ""}, {8, 0, ""}};
 
-// Copies m into msg (cap bytes, terminator included), truncating.
-static void kbgo_copy(char *msg, size_t cap, const char *m) {
+// A failure with a copy of message m (see kbgo_failure.h).
+static kbgo_failure *kbgo_fail(kb_status st, const char *m) {
 	size_t n = strlen(m);
-	if (n > cap - 1) n = cap - 1;
-	memcpy(msg, m, n);
-	msg[n] = 0;
+	kbgo_failure *f = (kbgo_failure *)malloc(sizeof *f + n + 1);
+	if (f == NULL) {
+		size_t i = (size_t)st < sizeof kbgo_no_memory / sizeof kbgo_no_memory[0] ? (size_t)st : 0;
+		return &kbgo_no_memory[i];
+	}
+	char *text = (char *)(f + 1);
+	memcpy(text, m, n + 1);
+	f->status = (int32_t)st;
+	f->owned = 1;
+	f->message = text;
+	return f;
 }
 
-// Copies the message of context ctx (a kb_context *, passed as an integer
-// so that cgo need not check it) into msg (KBGO_MSG_CAP bytes) when st is
-// a failure, so that the message is read in the cgo call that failed.
-static kb_status kbgo_done(uintptr_t ctx, char *msg, kb_status st) {
-	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error((kb_context *)ctx));
-	return st;
+// NULL when st is OK, else the failure with the calling thread's message
+// for context ctx (a kb_context *, passed as an integer so that cgo need
+// not check it).
+static kbgo_failure *kbgo_done(uintptr_t ctx, kb_status st) {
+	return st == KB_STATUS_OK ? NULL : kbgo_fail(st, kb_context_last_error((kb_context *)ctx));
 }
 
-// The same for calls without a context: their message is the calling
-// thread's (kb_last_error), and a goroutine may run on another OS thread
-// in its next cgo call.  msg has KBGO_THREAD_MSG_CAP bytes.
-static kb_status kbgo_thread_done(char *msg, kb_status st) {
-	if (st != KB_STATUS_OK && msg != NULL) kbgo_copy(msg, KBGO_THREAD_MSG_CAP, kb_last_error());
-	return st;
+// The same for calls without a context (their message is kb_last_error).
+static kbgo_failure *kbgo_thread_done(kb_status st) {
+	return st == KB_STATUS_OK ? NULL : kbgo_fail(st, kb_last_error());
 }
 
 // The other functions returning kb_status (see kbgo_done and kbgo_thread_done).
-static kb_status kbgo_context_create(char *kbgo_msg, kb_backend backend, int64_t num_threads, kb_context * *out) {
-	return kbgo_thread_done(kbgo_msg, kb_context_create(backend, num_threads, out));
+static kbgo_failure *kbgo_context_create(kb_backend backend, int64_t num_threads, kb_context * *out) {
+	return kbgo_thread_done(kb_context_create(backend, num_threads, out));
 }
-static kb_status kbgo_cuda_device_count(char *kbgo_msg, int64_t *count) {
-	return kbgo_thread_done(kbgo_msg, kb_cuda_device_count(count));
+static kbgo_failure *kbgo_cuda_device_count(int64_t *count) {
+	return kbgo_thread_done(kb_cuda_device_count(count));
 }
-static kb_status kbgo_cuda_device_name(char *kbgo_msg, int64_t device, char *name, int64_t name_capacity) {
-	return kbgo_thread_done(kbgo_msg, kb_cuda_device_name(device, name, name_capacity));
+static kbgo_failure *kbgo_cuda_device_name(int64_t device, char *name, int64_t name_capacity) {
+	return kbgo_thread_done(kb_cuda_device_name(device, name, name_capacity));
 }
-static kb_status kbgo_cuda_device_compute_capability(char *kbgo_msg, int64_t device, int64_t *capability) {
-	return kbgo_thread_done(kbgo_msg, kb_cuda_device_compute_capability(device, capability));
+static kbgo_failure *kbgo_cuda_device_compute_capability(int64_t device, int64_t *capability) {
+	return kbgo_thread_done(kb_cuda_device_compute_capability(device, capability));
 }
-static kb_status kbgo_cuda_device_total_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
-	return kbgo_thread_done(kbgo_msg, kb_cuda_device_total_memory(device, bytes));
+static kbgo_failure *kbgo_cuda_device_total_memory(int64_t device, int64_t *bytes) {
+	return kbgo_thread_done(kb_cuda_device_total_memory(device, bytes));
 }
-static kb_status kbgo_cuda_device_free_memory(char *kbgo_msg, int64_t device, int64_t *bytes) {
-	return kbgo_thread_done(kbgo_msg, kb_cuda_device_free_memory(device, bytes));
+static kbgo_failure *kbgo_cuda_device_free_memory(int64_t device, int64_t *bytes) {
+	return kbgo_thread_done(kb_cuda_device_free_memory(device, bytes));
 }
-static kb_status kbgo_context_create_cuda(char *kbgo_msg, int64_t device, kb_context * *out) {
-	return kbgo_thread_done(kbgo_msg, kb_context_create_cuda(device, out));
+static kbgo_failure *kbgo_context_create_cuda(int64_t device, kb_context * *out) {
+	return kbgo_thread_done(kb_context_create_cuda(device, out));
 }
-static kb_status kbgo_context_synchronize(uintptr_t kbgo_ctx, char *kbgo_msg) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_context_synchronize((kb_context *)kbgo_ctx));
+static kbgo_failure *kbgo_context_synchronize(uintptr_t kbgo_ctx) {
+	return kbgo_done(kbgo_ctx, kb_context_synchronize((kb_context *)kbgo_ctx));
 }
-static kb_status kbgo_buffer_create(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t bytes, kb_buffer * *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_create((kb_context *)kbgo_ctx, bytes, out));
+static kbgo_failure *kbgo_buffer_create(uintptr_t kbgo_ctx, int64_t bytes, kb_buffer * *out) {
+	return kbgo_done(kbgo_ctx, kb_buffer_create((kb_context *)kbgo_ctx, bytes, out));
 }
-static kb_status kbgo_buffer_upload(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, const void *src) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_upload((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, src));
+static kbgo_failure *kbgo_buffer_upload(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, const void *src) {
+	return kbgo_done(kbgo_ctx, kb_buffer_upload((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, src));
 }
-static kb_status kbgo_buffer_download(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, void *dst) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_download((kb_context *)kbgo_ctx, (const kb_buffer *)buf, offset, bytes, dst));
+static kbgo_failure *kbgo_buffer_download(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, void *dst) {
+	return kbgo_done(kbgo_ctx, kb_buffer_download((kb_context *)kbgo_ctx, (const kb_buffer *)buf, offset, bytes, dst));
 }
-static kb_status kbgo_buffer_fill(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t buf, int64_t offset, int64_t bytes, int32_t value) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_fill((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, value));
+static kbgo_failure *kbgo_buffer_fill(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, int32_t value) {
+	return kbgo_done(kbgo_ctx, kb_buffer_fill((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, value));
 }
-static kb_status kbgo_buffer_copy(uintptr_t kbgo_ctx, char *kbgo_msg, uintptr_t dst, int64_t dst_offset, uintptr_t src, int64_t src_offset, int64_t bytes) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_buffer_copy((kb_context *)kbgo_ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
+static kbgo_failure *kbgo_buffer_copy(uintptr_t kbgo_ctx, uintptr_t dst, int64_t dst_offset, uintptr_t src, int64_t src_offset, int64_t bytes) {
+	return kbgo_done(kbgo_ctx, kb_buffer_copy((kb_context *)kbgo_ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
 }
 
 // The kernels, run on a context passed as an integer (see kbgo_done).
-static kb_status kbgo_silu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_silu(uintptr_t kbgo_ctx, int64_t n, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_silu((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu(uintptr_t kbgo_ctx, int64_t n, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu_tanh(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu_tanh(uintptr_t kbgo_ctx, int64_t n, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu_tanh((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_add(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_add(uintptr_t kbgo_ctx, int64_t n, const float *a, const float *b, float *y) {
+	return kbgo_done(kbgo_ctx, kb_add((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_mul(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const float *a, const float *b, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_mul(uintptr_t kbgo_ctx, int64_t n, const float *a, const float *b, float *y) {
+	return kbgo_done(kbgo_ctx, kb_mul((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_scale(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale((kb_context *)kbgo_ctx, n, alpha, x, y));
+static kbgo_failure *kbgo_scale(uintptr_t kbgo_ctx, int64_t n, float alpha, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_scale((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-static kb_status kbgo_add_bias(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
+static kbgo_failure *kbgo_add_bias(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
+	return kbgo_done(kbgo_ctx, kb_add_bias((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-static kb_status kbgo_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_softmax(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_log_softmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_log_softmax(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, float *y) {
+	return kbgo_done(kbgo_ctx, kb_log_softmax((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_rmsnorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, float eps, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
+static kbgo_failure *kbgo_rmsnorm(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, const float *weight, float eps, float *y) {
+	return kbgo_done(kbgo_ctx, kb_rmsnorm((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-static kb_status kbgo_layernorm(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, const float *weight, const float *bias, float eps, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
+static kbgo_failure *kbgo_layernorm(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, const float *weight, const float *bias, float eps, float *y) {
+	return kbgo_done(kbgo_ctx, kb_layernorm((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-static kb_status kbgo_gemm(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+static kbgo_failure *kbgo_gemm(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+	return kbgo_done(kbgo_ctx, kb_gemm((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-static kb_status kbgo_embedding(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const float *table, float *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_embedding((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table, out));
+static kbgo_failure *kbgo_embedding(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const float *table, float *out) {
+	return kbgo_done(kbgo_ctx, kb_embedding((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table, out));
 }
-static kb_status kbgo_rope(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t seq, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions, float theta, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rope((kb_context *)kbgo_ctx, seq, heads, head_dim, x, positions, theta, y));
+static kbgo_failure *kbgo_rope(uintptr_t kbgo_ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions, float theta, float *y) {
+	return kbgo_done(kbgo_ctx, kb_rope((kb_context *)kbgo_ctx, seq, heads, head_dim, x, positions, theta, y));
 }
-static kb_status kbgo_attention(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale, float *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+static kbgo_failure *kbgo_attention(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale, float *out) {
+	return kbgo_done(kbgo_ctx, kb_attention((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-static kb_status kbgo_cross_entropy(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float *losses, float *mean_loss) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_cross_entropy((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, losses, mean_loss));
+static kbgo_failure *kbgo_cross_entropy(uintptr_t kbgo_ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float *losses, float *mean_loss) {
+	return kbgo_done(kbgo_ctx, kb_cross_entropy((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, losses, mean_loss));
 }
-static kb_status kbgo_cross_entropy_backward(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_cross_entropy_backward((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, dloss, dlogits));
+static kbgo_failure *kbgo_cross_entropy_backward(uintptr_t kbgo_ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
+	return kbgo_done(kbgo_ctx, kb_cross_entropy_backward((kb_context *)kbgo_ctx, rows, classes, logits, targets, ignore_index, dloss, dlogits));
 }
-static kb_status kbgo_adamw_step(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float *params, const float *grads, float *m, float *v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_adamw_step((kb_context *)kbgo_ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step));
+static kbgo_failure *kbgo_adamw_step(uintptr_t kbgo_ctx, int64_t n, float *params, const float *grads, float *m, float *v, float lr, float beta1, float beta2, float eps, float weight_decay, int64_t step) {
+	return kbgo_done(kbgo_ctx, kb_adamw_step((kb_context *)kbgo_ctx, n, params, grads, m, v, lr, beta1, beta2, eps, weight_decay, step));
 }
-static kb_status kbgo_argmax(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *x, int32_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_argmax((kb_context *)kbgo_ctx, rows, cols, x, out));
+static kbgo_failure *kbgo_argmax(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_argmax((kb_context *)kbgo_ctx, rows, cols, x, out));
 }
-static kb_status kbgo_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed, int32_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_sample((kb_context *)kbgo_ctx, rows, cols, logits, temperature, seed, out));
+static kbgo_failure *kbgo_sample(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_sample((kb_context *)kbgo_ctx, rows, cols, logits, temperature, seed, out));
 }
-static kb_status kbgo_topk_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_topk_sample((kb_context *)kbgo_ctx, rows, cols, logits, k, temperature, seed, out));
+static kbgo_failure *kbgo_topk_sample(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topk_sample((kb_context *)kbgo_ctx, rows, cols, logits, k, temperature, seed, out));
 }
-static kb_status kbgo_topp_sample(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const float *logits, float p, float temperature, uint64_t seed, int32_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_topp_sample((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
+static kbgo_failure *kbgo_topp_sample(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *logits, float p, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topp_sample((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
 }
-static kb_status kbgo_silu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu_bf16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_silu_bf16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_silu_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_silu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_silu_f16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_silu_f16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_silu_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_bf16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu_bf16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_f16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu_f16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu_tanh_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh_bf16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu_tanh_bf16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu_tanh_bf16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_gelu_tanh_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gelu_tanh_f16((kb_context *)kbgo_ctx, n, x, y));
+static kbgo_failure *kbgo_gelu_tanh_f16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_gelu_tanh_f16((kb_context *)kbgo_ctx, n, x, y));
 }
-static kb_status kbgo_add_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bf16((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_add_bf16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_bf16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_add_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_f16((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_add_f16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_f16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_mul_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul_bf16((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_mul_bf16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_mul_bf16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_mul_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_mul_f16((kb_context *)kbgo_ctx, n, a, b, y));
+static kbgo_failure *kbgo_mul_f16(uintptr_t kbgo_ctx, int64_t n, const uint16_t *a, const uint16_t *b, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_mul_f16((kb_context *)kbgo_ctx, n, a, b, y));
 }
-static kb_status kbgo_scale_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale_bf16((kb_context *)kbgo_ctx, n, alpha, x, y));
+static kbgo_failure *kbgo_scale_bf16(uintptr_t kbgo_ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_scale_bf16((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-static kb_status kbgo_scale_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_scale_f16((kb_context *)kbgo_ctx, n, alpha, x, y));
+static kbgo_failure *kbgo_scale_f16(uintptr_t kbgo_ctx, int64_t n, float alpha, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_scale_f16((kb_context *)kbgo_ctx, n, alpha, x, y));
 }
-static kb_status kbgo_add_bias_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias_bf16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
+static kbgo_failure *kbgo_add_bias_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_bias_bf16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-static kb_status kbgo_add_bias_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_add_bias_f16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
+static kbgo_failure *kbgo_add_bias_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *bias, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_bias_f16((kb_context *)kbgo_ctx, rows, cols, x, bias, y));
 }
-static kb_status kbgo_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_softmax_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_softmax_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_log_softmax_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_log_softmax_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_log_softmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_log_softmax_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_log_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
+static kbgo_failure *kbgo_log_softmax_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_log_softmax_f16((kb_context *)kbgo_ctx, rows, cols, x, y));
 }
-static kb_status kbgo_rmsnorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
+static kbgo_failure *kbgo_rmsnorm_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_rmsnorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-static kb_status kbgo_rmsnorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_rmsnorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
+static kbgo_failure *kbgo_rmsnorm_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_rmsnorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, eps, y));
 }
-static kb_status kbgo_layernorm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
+static kbgo_failure *kbgo_layernorm_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_layernorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-static kb_status kbgo_layernorm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_layernorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
+static kbgo_failure *kbgo_layernorm_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_layernorm_f16((kb_context *)kbgo_ctx, rows, cols, x, weight, bias, eps, y));
 }
-static kb_status kbgo_gemm_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+static kbgo_failure *kbgo_gemm_bf16(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
+	return kbgo_done(kbgo_ctx, kb_gemm_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-static kb_status kbgo_gemm_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_f16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+static kbgo_failure *kbgo_gemm_f16(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
+	return kbgo_done(kbgo_ctx, kb_gemm_f16((kb_context *)kbgo_ctx, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
 }
-static kb_status kbgo_attention_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+static kbgo_failure *kbgo_attention_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-static kb_status kbgo_attention_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
+static kbgo_failure *kbgo_attention_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q, const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, causal, scale, out));
 }
-static kb_status kbgo_linear(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const float *x, const float *weight, const float *bias, kb_activation act, float *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
+static kbgo_failure *kbgo_linear(uintptr_t kbgo_ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, const float *weight, const float *bias, kb_activation act, float *y) {
+	return kbgo_done(kbgo_ctx, kb_linear((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-static kb_status kbgo_linear_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear_bf16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
+static kbgo_failure *kbgo_linear_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_linear_bf16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-static kb_status kbgo_linear_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_linear_f16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
+static kbgo_failure *kbgo_linear_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x, const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_linear_f16((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight, bias, act, y));
 }
-static kb_status kbgo_attention_ex(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k, const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+static kbgo_failure *kbgo_attention_ex(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const float *k, const float *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_ex((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-static kb_status kbgo_attention_ex_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+static kbgo_failure *kbgo_attention_ex_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_ex_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-static kb_status kbgo_attention_ex_f16(uintptr_t kbgo_ctx, char *kbgo_msg, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_attention_ex_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+static kbgo_failure *kbgo_attention_ex_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const uint16_t *mask, bool causal, bool causal_bottom_right, float scale, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_ex_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
 }
-static kb_status kbgo_gemm_batched(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+static kbgo_failure *kbgo_gemm_batched(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c) {
+	return kbgo_done(kbgo_ctx, kb_gemm_batched((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
-static kb_status kbgo_gemm_batched_bf16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+static kbgo_failure *kbgo_gemm_batched_bf16(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
+	return kbgo_done(kbgo_ctx, kb_gemm_batched_bf16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
-static kb_status kbgo_gemm_batched_f16(uintptr_t kbgo_ctx, char *kbgo_msg, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
-	return kbgo_done(kbgo_ctx, kbgo_msg, kb_gemm_batched_f16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+static kbgo_failure *kbgo_gemm_batched_f16(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
+	return kbgo_done(kbgo_ctx, kb_gemm_batched_f16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
 }
 */
 import "C"
@@ -259,13 +265,6 @@ const (
 	// Version is VersionMajor.VersionMinor.VersionPatch.
 	Version = "0.2.0"
 )
-
-// messageCapacity is the size of a Context's message buffer.
-const messageCapacity = 256
-
-// threadMessageCapacity is the size of the buffer that receives the
-// message of a call without a context (kb_last_error).
-const threadMessageCapacity = 1024
 
 // stringCapacity is the size of the buffer passed for a string result.
 const stringCapacity = 256
@@ -472,58 +471,51 @@ func CPUIsa() string {
 
 // cContextCreate calls kb_context_create; its C message (kb_last_error) is copied in the same cgo call.
 func cContextCreate(backend Backend, numThreads int) (*C.kb_context, error) {
-	msg := newThreadMessage()
 	var out *C.kb_context
-	st := C.kbgo_context_create(msg.ptr(), C.kb_backend(backend), C.int64_t(numThreads), &out)
-	return out, msg.done(st)
+	fail := C.kbgo_context_create(C.kb_backend(backend), C.int64_t(numThreads), &out)
+	return out, threadDone(fail)
 }
 
 // cCUDADeviceCount calls kb_cuda_device_count; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceCount() (int64, error) {
-	msg := newThreadMessage()
 	var count C.int64_t
-	st := C.kbgo_cuda_device_count(msg.ptr(), &count)
-	return int64(count), msg.done(st)
+	fail := C.kbgo_cuda_device_count(&count)
+	return int64(count), threadDone(fail)
 }
 
 // cCUDADeviceName calls kb_cuda_device_name; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceName(device int64) (string, error) {
-	msg := newThreadMessage()
 	var name [stringCapacity]C.char
-	st := C.kbgo_cuda_device_name(msg.ptr(), C.int64_t(device), &name[0], C.int64_t(len(name)))
-	return C.GoString(&name[0]), msg.done(st)
+	fail := C.kbgo_cuda_device_name(C.int64_t(device), &name[0], C.int64_t(len(name)))
+	return C.GoString(&name[0]), threadDone(fail)
 }
 
 // cCUDADeviceComputeCapability calls kb_cuda_device_compute_capability; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceComputeCapability(device int64) (int64, error) {
-	msg := newThreadMessage()
 	var capability C.int64_t
-	st := C.kbgo_cuda_device_compute_capability(msg.ptr(), C.int64_t(device), &capability)
-	return int64(capability), msg.done(st)
+	fail := C.kbgo_cuda_device_compute_capability(C.int64_t(device), &capability)
+	return int64(capability), threadDone(fail)
 }
 
 // cCUDADeviceTotalMemory calls kb_cuda_device_total_memory; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceTotalMemory(device int64) (int64, error) {
-	msg := newThreadMessage()
 	var bytes C.int64_t
-	st := C.kbgo_cuda_device_total_memory(msg.ptr(), C.int64_t(device), &bytes)
-	return int64(bytes), msg.done(st)
+	fail := C.kbgo_cuda_device_total_memory(C.int64_t(device), &bytes)
+	return int64(bytes), threadDone(fail)
 }
 
 // cCUDADeviceFreeMemory calls kb_cuda_device_free_memory; its C message (kb_last_error) is copied in the same cgo call.
 func cCUDADeviceFreeMemory(device int64) (int64, error) {
-	msg := newThreadMessage()
 	var bytes C.int64_t
-	st := C.kbgo_cuda_device_free_memory(msg.ptr(), C.int64_t(device), &bytes)
-	return int64(bytes), msg.done(st)
+	fail := C.kbgo_cuda_device_free_memory(C.int64_t(device), &bytes)
+	return int64(bytes), threadDone(fail)
 }
 
 // cContextCreateCUDA calls kb_context_create_cuda; its C message (kb_last_error) is copied in the same cgo call.
 func cContextCreateCUDA(device int64) (*C.kb_context, error) {
-	msg := newThreadMessage()
 	var out *C.kb_context
-	st := C.kbgo_context_create_cuda(msg.ptr(), C.int64_t(device), &out)
-	return out, msg.done(st)
+	fail := C.kbgo_context_create_cuda(C.int64_t(device), &out)
+	return out, threadDone(fail)
 }
 
 // cContextSynchronize calls kb_context_synchronize on ctx; its C message is copied in the same cgo call.
@@ -531,7 +523,7 @@ func (ctx *Context) cContextSynchronize() error {
 	if err := ctx.checkOpen("kb_context_synchronize"); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_context_synchronize(ctx.h, ctx.msg))
+	return ctx.done(C.kbgo_context_synchronize(ctx.h))
 }
 
 // cBufferCreate calls kb_buffer_create on ctx; its C message is copied in the same cgo call.
@@ -540,8 +532,8 @@ func (ctx *Context) cBufferCreate(bytes int) (*C.kb_buffer, error) {
 		return nil, err
 	}
 	var out *C.kb_buffer
-	st := C.kbgo_buffer_create(ctx.h, ctx.msg, C.int64_t(bytes), &out)
-	return out, ctx.done(st)
+	fail := C.kbgo_buffer_create(ctx.h, C.int64_t(bytes), &out)
+	return out, ctx.done(fail)
 }
 
 // cBufferUpload calls kb_buffer_upload on ctx; its C message is copied in the same cgo call.
@@ -549,7 +541,7 @@ func (ctx *Context) cBufferUpload(buf C.uintptr_t, offset int, src []byte) error
 	if err := ctx.checkOpen("kb_buffer_upload"); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_buffer_upload(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(len(src)), u8p(src)))
+	return ctx.done(C.kbgo_buffer_upload(ctx.h, buf, C.int64_t(offset), C.int64_t(len(src)), u8p(src)))
 }
 
 // cBufferDownload calls kb_buffer_download on ctx; its C message is copied in the same cgo call.
@@ -557,7 +549,7 @@ func (ctx *Context) cBufferDownload(buf C.uintptr_t, offset int, dst []byte) err
 	if err := ctx.checkOpen("kb_buffer_download"); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_buffer_download(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(len(dst)), u8p(dst)))
+	return ctx.done(C.kbgo_buffer_download(ctx.h, buf, C.int64_t(offset), C.int64_t(len(dst)), u8p(dst)))
 }
 
 // cBufferFill calls kb_buffer_fill on ctx; its C message is copied in the same cgo call.
@@ -565,7 +557,7 @@ func (ctx *Context) cBufferFill(buf C.uintptr_t, offset int, bytes int, value in
 	if err := ctx.checkOpen("kb_buffer_fill"); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_buffer_fill(ctx.h, ctx.msg, buf, C.int64_t(offset), C.int64_t(bytes), C.int32_t(value)))
+	return ctx.done(C.kbgo_buffer_fill(ctx.h, buf, C.int64_t(offset), C.int64_t(bytes), C.int32_t(value)))
 }
 
 // cBufferCopy calls kb_buffer_copy on ctx; its C message is copied in the same cgo call.
@@ -573,7 +565,7 @@ func (ctx *Context) cBufferCopy(dst C.uintptr_t, dstOffset int, src C.uintptr_t,
 	if err := ctx.checkOpen("kb_buffer_copy"); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_buffer_copy(ctx.h, ctx.msg, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes)))
+	return ctx.done(C.kbgo_buffer_copy(ctx.h, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes)))
 }
 
 // siluShapes checks the sizes and tensor lengths of kb_silu, kb_gelu,
@@ -831,7 +823,7 @@ func (ctx *Context) Silu(x []float32, y []float32) error {
 	if err := siluShapes(ctx.checkSlices("Silu"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_silu(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_silu(ctx.h, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // SiluBuf runs kb_silu on ctx with its tensors in Buffers; see Silu.
@@ -843,11 +835,12 @@ func (ctx *Context) Silu(x []float32, y []float32) error {
 func (ctx *Context) SiluBuf(x Float32View, y Float32View) error {
 	chk := ctx.checkViews("SiluBuf", x.check("SiluBuf", "x"), y.check("SiluBuf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_silu(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_silu(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Gelu wraps kb_gelu.
@@ -872,7 +865,7 @@ func (ctx *Context) Gelu(x []float32, y []float32) error {
 	if err := siluShapes(ctx.checkSlices("Gelu"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_gelu(ctx.h, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // GeluBuf runs kb_gelu on ctx with its tensors in Buffers; see Gelu.
@@ -884,11 +877,12 @@ func (ctx *Context) Gelu(x []float32, y []float32) error {
 func (ctx *Context) GeluBuf(x Float32View, y Float32View) error {
 	chk := ctx.checkViews("GeluBuf", x.check("GeluBuf", "x"), y.check("GeluBuf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GeluTanh wraps kb_gelu_tanh.
@@ -914,7 +908,7 @@ func (ctx *Context) GeluTanh(x []float32, y []float32) error {
 	if err := siluShapes(ctx.checkSlices("GeluTanh"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu_tanh(ctx.h, ctx.msg, C.int64_t(len(x)), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_gelu_tanh(ctx.h, C.int64_t(len(x)), f32p(x), f32p(y)))
 }
 
 // GeluTanhBuf runs kb_gelu_tanh on ctx with its tensors in Buffers; see GeluTanh.
@@ -926,11 +920,12 @@ func (ctx *Context) GeluTanh(x []float32, y []float32) error {
 func (ctx *Context) GeluTanhBuf(x Float32View, y Float32View) error {
 	chk := ctx.checkViews("GeluTanhBuf", x.check("GeluTanhBuf", "x"), y.check("GeluTanhBuf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu_tanh(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu_tanh(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Add wraps kb_add.
@@ -956,7 +951,7 @@ func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
 	if err := addShapes(ctx.checkSlices("Add"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add(ctx.h, ctx.msg, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
+	return ctx.done(C.kbgo_add(ctx.h, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
 }
 
 // AddBuf runs kb_add on ctx with its tensors in Buffers; see Add.
@@ -969,11 +964,12 @@ func (ctx *Context) Add(a []float32, b []float32, y []float32) error {
 func (ctx *Context) AddBuf(a Float32View, b Float32View, y Float32View) error {
 	chk := ctx.checkViews("AddBuf", a.check("AddBuf", "a"), b.check("AddBuf", "b"), y.check("AddBuf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Mul wraps kb_mul.
@@ -999,7 +995,7 @@ func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
 	if err := addShapes(ctx.checkSlices("Mul"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_mul(ctx.h, ctx.msg, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
+	return ctx.done(C.kbgo_mul(ctx.h, C.int64_t(len(a)), f32p(a), f32p(b), f32p(y)))
 }
 
 // MulBuf runs kb_mul on ctx with its tensors in Buffers; see Mul.
@@ -1012,11 +1008,12 @@ func (ctx *Context) Mul(a []float32, b []float32, y []float32) error {
 func (ctx *Context) MulBuf(a Float32View, b Float32View, y Float32View) error {
 	chk := ctx.checkViews("MulBuf", a.check("MulBuf", "a"), b.check("MulBuf", "b"), y.check("MulBuf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_mul(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_mul(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Scale wraps kb_scale.
@@ -1041,7 +1038,7 @@ func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
 	if err := siluShapes(ctx.checkSlices("Scale"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_scale(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_scale(ctx.h, C.int64_t(len(x)), C.float(alpha), f32p(x), f32p(y)))
 }
 
 // ScaleBuf runs kb_scale on ctx with its tensors in Buffers; see Scale.
@@ -1053,11 +1050,12 @@ func (ctx *Context) Scale(alpha float32, x []float32, y []float32) error {
 func (ctx *Context) ScaleBuf(alpha float32, x Float32View, y Float32View) error {
 	chk := ctx.checkViews("ScaleBuf", x.check("ScaleBuf", "x"), y.check("ScaleBuf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_scale(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_scale(ctx.h, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AddBias wraps kb_add_bias.
@@ -1083,7 +1081,7 @@ func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) 
 	if err := addBiasShapes(ctx.checkSlices("AddBias"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add_bias(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), f32p(x), f32p(bias), f32p(y)))
+	return ctx.done(C.kbgo_add_bias(ctx.h, C.int64_t(rows), C.int64_t(len(bias)), f32p(x), f32p(bias), f32p(y)))
 }
 
 // AddBiasBuf runs kb_add_bias on ctx with its tensors in Buffers; see AddBias.
@@ -1096,11 +1094,12 @@ func (ctx *Context) AddBias(rows int, x []float32, bias []float32, y []float32) 
 func (ctx *Context) AddBiasBuf(rows int, x Float32View, bias Float32View, y Float32View) error {
 	chk := ctx.checkViews("AddBiasBuf", x.check("AddBiasBuf", "x"), bias.check("AddBiasBuf", "bias"), y.check("AddBiasBuf", "y"))
 	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
+		release(x.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add_bias(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
-	keepAlive(x.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add_bias(ctx.h, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	release(x.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Softmax wraps kb_softmax.
@@ -1126,7 +1125,7 @@ func (ctx *Context) Softmax(rows int, cols int, x []float32, y []float32) error 
 	if err := softmaxShapes(ctx.checkSlices("Softmax"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_softmax(ctx.h, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
 }
 
 // SoftmaxBuf runs kb_softmax on ctx with its tensors in Buffers; see Softmax.
@@ -1137,11 +1136,12 @@ func (ctx *Context) Softmax(rows int, cols int, x []float32, y []float32) error 
 func (ctx *Context) SoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
 	chk := ctx.checkViews("SoftmaxBuf", x.check("SoftmaxBuf", "x"), y.check("SoftmaxBuf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_softmax(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LogSoftmax wraps kb_log_softmax.
@@ -1166,7 +1166,7 @@ func (ctx *Context) LogSoftmax(rows int, cols int, x []float32, y []float32) err
 	if err := softmaxShapes(ctx.checkSlices("LogSoftmax"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_log_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
+	return ctx.done(C.kbgo_log_softmax(ctx.h, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(y)))
 }
 
 // LogSoftmaxBuf runs kb_log_softmax on ctx with its tensors in Buffers; see LogSoftmax.
@@ -1177,11 +1177,12 @@ func (ctx *Context) LogSoftmax(rows int, cols int, x []float32, y []float32) err
 func (ctx *Context) LogSoftmaxBuf(rows int, cols int, x Float32View, y Float32View) error {
 	chk := ctx.checkViews("LogSoftmaxBuf", x.check("LogSoftmaxBuf", "x"), y.check("LogSoftmaxBuf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_log_softmax(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_log_softmax(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Rmsnorm wraps kb_rmsnorm.
@@ -1208,7 +1209,7 @@ func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32
 	if err := rmsnormShapes(ctx.checkSlices("Rmsnorm"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_rmsnorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), f32p(x), f32p(weight), C.float(eps), f32p(y)))
+	return ctx.done(C.kbgo_rmsnorm(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), f32p(x), f32p(weight), C.float(eps), f32p(y)))
 }
 
 // RmsnormBuf runs kb_rmsnorm on ctx with its tensors in Buffers; see Rmsnorm.
@@ -1221,11 +1222,12 @@ func (ctx *Context) Rmsnorm(rows int, x []float32, weight []float32, eps float32
 func (ctx *Context) RmsnormBuf(rows int, x Float32View, weight Float32View, eps float32, y Float32View) error {
 	chk := ctx.checkViews("RmsnormBuf", x.check("RmsnormBuf", "x"), weight.check("RmsnormBuf", "weight"), y.check("RmsnormBuf", "y"))
 	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, weight.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_rmsnorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_rmsnorm(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Layernorm wraps kb_layernorm.
@@ -1254,7 +1256,7 @@ func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32,
 	if err := layernormShapes(ctx.checkSlices("Layernorm"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_layernorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(weight), f32p(bias), C.float(eps), f32p(y)))
+	return ctx.done(C.kbgo_layernorm(ctx.h, C.int64_t(rows), C.int64_t(cols), f32p(x), f32p(weight), f32p(bias), C.float(eps), f32p(y)))
 }
 
 // LayernormBuf runs kb_layernorm on ctx with its tensors in Buffers; see Layernorm.
@@ -1267,11 +1269,12 @@ func (ctx *Context) Layernorm(rows int, cols int, x []float32, weight []float32,
 func (ctx *Context) LayernormBuf(rows int, cols int, x Float32View, weight Float32View, bias Float32View, eps float32, y Float32View) error {
 	chk := ctx.checkViews("LayernormBuf", x.check("LayernormBuf", "x"), weight.check("LayernormBuf", "weight"), bias.check("LayernormBuf", "bias"), y.check("LayernormBuf", "y"))
 	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_layernorm(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_layernorm(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Gemm wraps kb_gemm.
@@ -1303,7 +1306,7 @@ func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha fl
 	if err := gemmShapes(ctx.checkSlices("Gemm"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), f32p(b), C.int64_t(ldb), C.float(beta), f32p(c), C.int64_t(ldc)))
+	return ctx.done(C.kbgo_gemm(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), f32p(b), C.int64_t(ldb), C.float(beta), f32p(c), C.int64_t(ldc)))
 }
 
 // GemmBuf runs kb_gemm on ctx with its tensors in Buffers; see Gemm.
@@ -1315,11 +1318,12 @@ func (ctx *Context) Gemm(transA bool, transB bool, m int, n int, k int, alpha fl
 func (ctx *Context) GemmBuf(transA bool, transB bool, m int, n int, k int, alpha float32, a Float32View, lda int, b Float32View, ldb int, beta float32, c Float32View, ldc int) error {
 	chk := ctx.checkViews("GemmBuf", a.check("GemmBuf", "a"), b.check("GemmBuf", "b"), c.check("GemmBuf", "c"))
 	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }
 
 // Embedding wraps kb_embedding.
@@ -1346,7 +1350,7 @@ func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, 
 	if err := embeddingShapes(ctx.checkSlices("Embedding"), vocab, dim, len(ids), len(table), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_embedding(ctx.h, ctx.msg, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), f32p(table), f32p(out)))
+	return ctx.done(C.kbgo_embedding(ctx.h, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), f32p(table), f32p(out)))
 }
 
 // EmbeddingBuf runs kb_embedding on ctx with its tensors in Buffers; see Embedding.
@@ -1359,11 +1363,12 @@ func (ctx *Context) Embedding(vocab int, dim int, ids []int32, table []float32, 
 func (ctx *Context) EmbeddingBuf(vocab int, dim int, ids Int32View, table Float32View, out Float32View) error {
 	chk := ctx.checkViews("EmbeddingBuf", ids.check("EmbeddingBuf", "ids"), table.check("EmbeddingBuf", "table"), out.check("EmbeddingBuf", "out"))
 	if err := embeddingShapes(chk, vocab, dim, ids.Len(), table.Len(), out.Len()); err != nil {
+		release(ids.buf, table.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_embedding(ctx.h, ctx.msg, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), table.ptr(), out.ptr())
-	keepAlive(ids.buf, table.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_embedding(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), table.ptr(), out.ptr())
+	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // Rope wraps kb_rope.
@@ -1395,7 +1400,7 @@ func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32,
 	if err := ropeShapes(ctx.checkSlices("Rope"), heads, headDim, len(x), len(positions), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_rope(ctx.h, ctx.msg, C.int64_t(len(positions)), C.int64_t(heads), C.int64_t(headDim), f32p(x), i32p(positions), C.float(theta), f32p(y)))
+	return ctx.done(C.kbgo_rope(ctx.h, C.int64_t(len(positions)), C.int64_t(heads), C.int64_t(headDim), f32p(x), i32p(positions), C.float(theta), f32p(y)))
 }
 
 // RopeBuf runs kb_rope on ctx with its tensors in Buffers; see Rope.
@@ -1408,11 +1413,12 @@ func (ctx *Context) Rope(heads int, headDim int, x []float32, positions []int32,
 func (ctx *Context) RopeBuf(heads int, headDim int, x Float32View, positions Int32View, theta float32, y Float32View) error {
 	chk := ctx.checkViews("RopeBuf", x.check("RopeBuf", "x"), positions.check("RopeBuf", "positions"), y.check("RopeBuf", "y"))
 	if err := ropeShapes(chk, heads, headDim, x.Len(), positions.Len(), y.Len()); err != nil {
+		release(x.buf, positions.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_rope(ctx.h, ctx.msg, C.int64_t(positions.Len()), C.int64_t(heads), C.int64_t(headDim), x.ptr(), positions.ptr(), C.float(theta), y.ptr())
-	keepAlive(x.buf, positions.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_rope(ctx.h, C.int64_t(positions.Len()), C.int64_t(heads), C.int64_t(headDim), x.ptr(), positions.ptr(), C.float(theta), y.ptr())
+	release(x.buf, positions.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // Attention wraps kb_attention.
@@ -1447,7 +1453,7 @@ func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV
 	if err := attentionShapes(ctx.checkSlices("Attention"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), f32p(q), f32p(k), f32p(v), C.bool(causal), C.float(scale), f32p(out)))
+	return ctx.done(C.kbgo_attention(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), f32p(q), f32p(k), f32p(v), C.bool(causal), C.float(scale), f32p(out)))
 }
 
 // AttentionBuf runs kb_attention on ctx with its tensors in Buffers; see Attention.
@@ -1460,11 +1466,12 @@ func (ctx *Context) Attention(batch int, heads int, kvHeads int, seqQ int, seqKV
 func (ctx *Context) AttentionBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q Float32View, k Float32View, v Float32View, causal bool, scale float32, out Float32View) error {
 	chk := ctx.checkViews("AttentionBuf", q.check("AttentionBuf", "q"), k.check("AttentionBuf", "k"), v.check("AttentionBuf", "v"), out.check("AttentionBuf", "out"))
 	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // CrossEntropy wraps kb_cross_entropy.
@@ -1495,7 +1502,7 @@ func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32,
 	if err := crossEntropyShapes(ctx.checkSlices("CrossEntropy"), classes, len(logits), len(targets), len(losses), len(meanLoss)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_cross_entropy(ctx.h, ctx.msg, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), f32p(losses), f32p(meanLoss)))
+	return ctx.done(C.kbgo_cross_entropy(ctx.h, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), f32p(losses), f32p(meanLoss)))
 }
 
 // CrossEntropyBuf runs kb_cross_entropy on ctx with its tensors in Buffers; see CrossEntropy.
@@ -1509,11 +1516,12 @@ func (ctx *Context) CrossEntropy(classes int, logits []float32, targets []int32,
 func (ctx *Context) CrossEntropyBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, losses Float32View, meanLoss Float32View) error {
 	chk := ctx.checkViews("CrossEntropyBuf", logits.check("CrossEntropyBuf", "logits"), targets.check("CrossEntropyBuf", "targets"), losses.check("CrossEntropyBuf", "losses"), meanLoss.check("CrossEntropyBuf", "meanLoss"))
 	if err := crossEntropyShapes(chk, classes, logits.Len(), targets.Len(), losses.Len(), meanLoss.Len()); err != nil {
+		release(logits.buf, targets.buf, losses.buf, meanLoss.buf)
 		return err
 	}
-	st := C.kbgo_cross_entropy(ctx.h, ctx.msg, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), losses.ptr(), meanLoss.ptr())
-	keepAlive(logits.buf, targets.buf, losses.buf, meanLoss.buf)
-	return ctx.done(st)
+	fail := C.kbgo_cross_entropy(ctx.h, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), losses.ptr(), meanLoss.ptr())
+	release(logits.buf, targets.buf, losses.buf, meanLoss.buf)
+	return ctx.done(fail)
 }
 
 // CrossEntropyBackward wraps kb_cross_entropy_backward.
@@ -1542,7 +1550,7 @@ func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets 
 	if err := crossEntropyBackwardShapes(ctx.checkSlices("CrossEntropyBackward"), classes, len(logits), len(targets), len(dlogits)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_cross_entropy_backward(ctx.h, ctx.msg, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), C.float(dloss), f32p(dlogits)))
+	return ctx.done(C.kbgo_cross_entropy_backward(ctx.h, C.int64_t(len(targets)), C.int64_t(classes), f32p(logits), i32p(targets), C.int32_t(ignoreIndex), C.float(dloss), f32p(dlogits)))
 }
 
 // CrossEntropyBackwardBuf runs kb_cross_entropy_backward on ctx with its tensors in Buffers; see CrossEntropyBackward.
@@ -1555,11 +1563,12 @@ func (ctx *Context) CrossEntropyBackward(classes int, logits []float32, targets 
 func (ctx *Context) CrossEntropyBackwardBuf(classes int, logits Float32View, targets Int32View, ignoreIndex int32, dloss float32, dlogits Float32View) error {
 	chk := ctx.checkViews("CrossEntropyBackwardBuf", logits.check("CrossEntropyBackwardBuf", "logits"), targets.check("CrossEntropyBackwardBuf", "targets"), dlogits.check("CrossEntropyBackwardBuf", "dlogits"))
 	if err := crossEntropyBackwardShapes(chk, classes, logits.Len(), targets.Len(), dlogits.Len()); err != nil {
+		release(logits.buf, targets.buf, dlogits.buf)
 		return err
 	}
-	st := C.kbgo_cross_entropy_backward(ctx.h, ctx.msg, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), C.float(dloss), dlogits.ptr())
-	keepAlive(logits.buf, targets.buf, dlogits.buf)
-	return ctx.done(st)
+	fail := C.kbgo_cross_entropy_backward(ctx.h, C.int64_t(targets.Len()), C.int64_t(classes), logits.ptr(), targets.ptr(), C.int32_t(ignoreIndex), C.float(dloss), dlogits.ptr())
+	release(logits.buf, targets.buf, dlogits.buf)
+	return ctx.done(fail)
 }
 
 // AdamwStep wraps kb_adamw_step.
@@ -1592,7 +1601,7 @@ func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v 
 	if err := adamwStepShapes(ctx.checkSlices("AdamwStep"), len(params), len(grads), len(m), len(v)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_adamw_step(ctx.h, ctx.msg, C.int64_t(len(grads)), f32p(params), f32p(grads), f32p(m), f32p(v), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step)))
+	return ctx.done(C.kbgo_adamw_step(ctx.h, C.int64_t(len(grads)), f32p(params), f32p(grads), f32p(m), f32p(v), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step)))
 }
 
 // AdamwStepBuf runs kb_adamw_step on ctx with its tensors in Buffers; see AdamwStep.
@@ -1606,11 +1615,12 @@ func (ctx *Context) AdamwStep(params []float32, grads []float32, m []float32, v 
 func (ctx *Context) AdamwStepBuf(params Float32View, grads Float32View, m Float32View, v Float32View, lr float32, beta1 float32, beta2 float32, eps float32, weightDecay float32, step int64) error {
 	chk := ctx.checkViews("AdamwStepBuf", params.check("AdamwStepBuf", "params"), grads.check("AdamwStepBuf", "grads"), m.check("AdamwStepBuf", "m"), v.check("AdamwStepBuf", "v"))
 	if err := adamwStepShapes(chk, params.Len(), grads.Len(), m.Len(), v.Len()); err != nil {
+		release(params.buf, grads.buf, m.buf, v.buf)
 		return err
 	}
-	st := C.kbgo_adamw_step(ctx.h, ctx.msg, C.int64_t(grads.Len()), params.ptr(), grads.ptr(), m.ptr(), v.ptr(), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
-	keepAlive(params.buf, grads.buf, m.buf, v.buf)
-	return ctx.done(st)
+	fail := C.kbgo_adamw_step(ctx.h, C.int64_t(grads.Len()), params.ptr(), grads.ptr(), m.ptr(), v.ptr(), C.float(lr), C.float(beta1), C.float(beta2), C.float(eps), C.float(weightDecay), C.int64_t(step))
+	release(params.buf, grads.buf, m.buf, v.buf)
+	return ctx.done(fail)
 }
 
 // Argmax wraps kb_argmax.
@@ -1637,7 +1647,7 @@ func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
 	if err := argmaxShapes(ctx.checkSlices("Argmax"), cols, len(x), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_argmax(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(x), i32p(out)))
+	return ctx.done(C.kbgo_argmax(ctx.h, C.int64_t(len(out)), C.int64_t(cols), f32p(x), i32p(out)))
 }
 
 // ArgmaxBuf runs kb_argmax on ctx with its tensors in Buffers; see Argmax.
@@ -1649,11 +1659,12 @@ func (ctx *Context) Argmax(cols int, x []float32, out []int32) error {
 func (ctx *Context) ArgmaxBuf(cols int, x Float32View, out Int32View) error {
 	chk := ctx.checkViews("ArgmaxBuf", x.check("ArgmaxBuf", "x"), out.check("ArgmaxBuf", "out"))
 	if err := argmaxShapes(chk, cols, x.Len(), out.Len()); err != nil {
+		release(x.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_argmax(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), x.ptr(), out.ptr())
-	keepAlive(x.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_argmax(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), x.ptr(), out.ptr())
+	release(x.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // Sample wraps kb_sample.
@@ -1680,7 +1691,7 @@ func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed
 	if err := sampleShapes(ctx.checkSlices("Sample"), cols, len(logits), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(temperature), C.uint64_t(seed), i32p(out)))
+	return ctx.done(C.kbgo_sample(ctx.h, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // SampleBuf runs kb_sample on ctx with its tensors in Buffers; see Sample.
@@ -1692,11 +1703,12 @@ func (ctx *Context) Sample(cols int, logits []float32, temperature float32, seed
 func (ctx *Context) SampleBuf(cols int, logits Float32View, temperature float32, seed uint64, out Int32View) error {
 	chk := ctx.checkViews("SampleBuf", logits.check("SampleBuf", "logits"), out.check("SampleBuf", "out"))
 	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(temperature), C.uint64_t(seed), out.ptr())
-	keepAlive(logits.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_sample(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // TopkSample wraps kb_topk_sample.
@@ -1724,7 +1736,7 @@ func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature fl
 	if err := topkSampleShapes(ctx.checkSlices("TopkSample"), cols, len(logits), k, len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_topk_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out)))
+	return ctx.done(C.kbgo_topk_sample(ctx.h, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // TopkSampleBuf runs kb_topk_sample on ctx with its tensors in Buffers; see TopkSample.
@@ -1736,11 +1748,12 @@ func (ctx *Context) TopkSample(cols int, logits []float32, k int, temperature fl
 func (ctx *Context) TopkSampleBuf(cols int, logits Float32View, k int, temperature float32, seed uint64, out Int32View) error {
 	chk := ctx.checkViews("TopkSampleBuf", logits.check("TopkSampleBuf", "logits"), out.check("TopkSampleBuf", "out"))
 	if err := topkSampleShapes(chk, cols, logits.Len(), k, out.Len()); err != nil {
+		release(logits.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_topk_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.ptr())
-	keepAlive(logits.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_topk_sample(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // ToppSample wraps kb_topp_sample.
@@ -1769,7 +1782,7 @@ func (ctx *Context) ToppSample(cols int, logits []float32, p float32, temperatur
 	if err := sampleShapes(ctx.checkSlices("ToppSample"), cols, len(logits), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out)))
+	return ctx.done(C.kbgo_topp_sample(ctx.h, C.int64_t(len(out)), C.int64_t(cols), f32p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out)))
 }
 
 // ToppSampleBuf runs kb_topp_sample on ctx with its tensors in Buffers; see ToppSample.
@@ -1781,11 +1794,12 @@ func (ctx *Context) ToppSample(cols int, logits []float32, p float32, temperatur
 func (ctx *Context) ToppSampleBuf(cols int, logits Float32View, p float32, temperature float32, seed uint64, out Int32View) error {
 	chk := ctx.checkViews("ToppSampleBuf", logits.check("ToppSampleBuf", "logits"), out.check("ToppSampleBuf", "out"))
 	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_topp_sample(ctx.h, ctx.msg, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
-	keepAlive(logits.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_topp_sample(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // SiluBF16 wraps kb_silu_bf16.
@@ -1810,7 +1824,7 @@ func (ctx *Context) SiluBF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("SiluBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_silu_bf16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // SiluBF16Buf runs kb_silu_bf16 on ctx with its tensors in Buffers; see SiluBF16.
@@ -1822,11 +1836,12 @@ func (ctx *Context) SiluBF16(x []uint16, y []uint16) error {
 func (ctx *Context) SiluBF16Buf(x BF16View, y BF16View) error {
 	chk := ctx.checkViews("SiluBF16Buf", x.check("SiluBF16Buf", "x"), y.check("SiluBF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_silu_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_silu_bf16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // SiluF16 wraps kb_silu_f16.
@@ -1851,7 +1866,7 @@ func (ctx *Context) SiluF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("SiluF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_silu_f16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // SiluF16Buf runs kb_silu_f16 on ctx with its tensors in Buffers; see SiluF16.
@@ -1863,11 +1878,12 @@ func (ctx *Context) SiluF16(x []uint16, y []uint16) error {
 func (ctx *Context) SiluF16Buf(x F16View, y F16View) error {
 	chk := ctx.checkViews("SiluF16Buf", x.check("SiluF16Buf", "x"), y.check("SiluF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_silu_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_silu_f16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GeluBF16 wraps kb_gelu_bf16.
@@ -1892,7 +1908,7 @@ func (ctx *Context) GeluBF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("GeluBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_gelu_bf16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluBF16Buf runs kb_gelu_bf16 on ctx with its tensors in Buffers; see GeluBF16.
@@ -1904,11 +1920,12 @@ func (ctx *Context) GeluBF16(x []uint16, y []uint16) error {
 func (ctx *Context) GeluBF16Buf(x BF16View, y BF16View) error {
 	chk := ctx.checkViews("GeluBF16Buf", x.check("GeluBF16Buf", "x"), y.check("GeluBF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu_bf16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GeluF16 wraps kb_gelu_f16.
@@ -1933,7 +1950,7 @@ func (ctx *Context) GeluF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("GeluF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_gelu_f16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluF16Buf runs kb_gelu_f16 on ctx with its tensors in Buffers; see GeluF16.
@@ -1945,11 +1962,12 @@ func (ctx *Context) GeluF16(x []uint16, y []uint16) error {
 func (ctx *Context) GeluF16Buf(x F16View, y F16View) error {
 	chk := ctx.checkViews("GeluF16Buf", x.check("GeluF16Buf", "x"), y.check("GeluF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu_f16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GeluTanhBF16 wraps kb_gelu_tanh_bf16.
@@ -1974,7 +1992,7 @@ func (ctx *Context) GeluTanhBF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("GeluTanhBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_gelu_tanh_bf16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluTanhBF16Buf runs kb_gelu_tanh_bf16 on ctx with its tensors in Buffers; see GeluTanhBF16.
@@ -1986,11 +2004,12 @@ func (ctx *Context) GeluTanhBF16(x []uint16, y []uint16) error {
 func (ctx *Context) GeluTanhBF16Buf(x BF16View, y BF16View) error {
 	chk := ctx.checkViews("GeluTanhBF16Buf", x.check("GeluTanhBF16Buf", "x"), y.check("GeluTanhBF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu_tanh_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu_tanh_bf16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GeluTanhF16 wraps kb_gelu_tanh_f16.
@@ -2015,7 +2034,7 @@ func (ctx *Context) GeluTanhF16(x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("GeluTanhF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(len(x)), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_gelu_tanh_f16(ctx.h, C.int64_t(len(x)), u16p(x), u16p(y)))
 }
 
 // GeluTanhF16Buf runs kb_gelu_tanh_f16 on ctx with its tensors in Buffers; see GeluTanhF16.
@@ -2027,11 +2046,12 @@ func (ctx *Context) GeluTanhF16(x []uint16, y []uint16) error {
 func (ctx *Context) GeluTanhF16Buf(x F16View, y F16View) error {
 	chk := ctx.checkViews("GeluTanhF16Buf", x.check("GeluTanhF16Buf", "x"), y.check("GeluTanhF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_gelu_tanh_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gelu_tanh_f16(ctx.h, C.int64_t(x.Len()), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AddBF16 wraps kb_add_bf16.
@@ -2057,7 +2077,7 @@ func (ctx *Context) AddBF16(a []uint16, b []uint16, y []uint16) error {
 	if err := addShapes(ctx.checkSlices("AddBF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
+	return ctx.done(C.kbgo_add_bf16(ctx.h, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // AddBF16Buf runs kb_add_bf16 on ctx with its tensors in Buffers; see AddBF16.
@@ -2070,11 +2090,12 @@ func (ctx *Context) AddBF16(a []uint16, b []uint16, y []uint16) error {
 func (ctx *Context) AddBF16Buf(a BF16View, b BF16View, y BF16View) error {
 	chk := ctx.checkViews("AddBF16Buf", a.check("AddBF16Buf", "a"), b.check("AddBF16Buf", "b"), y.check("AddBF16Buf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add_bf16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add_bf16(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AddF16 wraps kb_add_f16.
@@ -2100,7 +2121,7 @@ func (ctx *Context) AddF16(a []uint16, b []uint16, y []uint16) error {
 	if err := addShapes(ctx.checkSlices("AddF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
+	return ctx.done(C.kbgo_add_f16(ctx.h, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // AddF16Buf runs kb_add_f16 on ctx with its tensors in Buffers; see AddF16.
@@ -2113,11 +2134,12 @@ func (ctx *Context) AddF16(a []uint16, b []uint16, y []uint16) error {
 func (ctx *Context) AddF16Buf(a F16View, b F16View, y F16View) error {
 	chk := ctx.checkViews("AddF16Buf", a.check("AddF16Buf", "a"), b.check("AddF16Buf", "b"), y.check("AddF16Buf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add_f16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add_f16(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // MulBF16 wraps kb_mul_bf16.
@@ -2143,7 +2165,7 @@ func (ctx *Context) MulBF16(a []uint16, b []uint16, y []uint16) error {
 	if err := addShapes(ctx.checkSlices("MulBF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
+	return ctx.done(C.kbgo_mul_bf16(ctx.h, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // MulBF16Buf runs kb_mul_bf16 on ctx with its tensors in Buffers; see MulBF16.
@@ -2156,11 +2178,12 @@ func (ctx *Context) MulBF16(a []uint16, b []uint16, y []uint16) error {
 func (ctx *Context) MulBF16Buf(a BF16View, b BF16View, y BF16View) error {
 	chk := ctx.checkViews("MulBF16Buf", a.check("MulBF16Buf", "a"), b.check("MulBF16Buf", "b"), y.check("MulBF16Buf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_mul_bf16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_mul_bf16(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // MulF16 wraps kb_mul_f16.
@@ -2186,7 +2209,7 @@ func (ctx *Context) MulF16(a []uint16, b []uint16, y []uint16) error {
 	if err := addShapes(ctx.checkSlices("MulF16"), len(a), len(b), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
+	return ctx.done(C.kbgo_mul_f16(ctx.h, C.int64_t(len(a)), u16p(a), u16p(b), u16p(y)))
 }
 
 // MulF16Buf runs kb_mul_f16 on ctx with its tensors in Buffers; see MulF16.
@@ -2199,11 +2222,12 @@ func (ctx *Context) MulF16(a []uint16, b []uint16, y []uint16) error {
 func (ctx *Context) MulF16Buf(a F16View, b F16View, y F16View) error {
 	chk := ctx.checkViews("MulF16Buf", a.check("MulF16Buf", "a"), b.check("MulF16Buf", "b"), y.check("MulF16Buf", "y"))
 	if err := addShapes(chk, a.Len(), b.Len(), y.Len()); err != nil {
+		release(a.buf, b.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_mul_f16(ctx.h, ctx.msg, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
-	keepAlive(a.buf, b.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_mul_f16(ctx.h, C.int64_t(a.Len()), a.ptr(), b.ptr(), y.ptr())
+	release(a.buf, b.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // ScaleBF16 wraps kb_scale_bf16.
@@ -2228,7 +2252,7 @@ func (ctx *Context) ScaleBF16(alpha float32, x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("ScaleBF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_scale_bf16(ctx.h, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
 }
 
 // ScaleBF16Buf runs kb_scale_bf16 on ctx with its tensors in Buffers; see ScaleBF16.
@@ -2240,11 +2264,12 @@ func (ctx *Context) ScaleBF16(alpha float32, x []uint16, y []uint16) error {
 func (ctx *Context) ScaleBF16Buf(alpha float32, x BF16View, y BF16View) error {
 	chk := ctx.checkViews("ScaleBF16Buf", x.check("ScaleBF16Buf", "x"), y.check("ScaleBF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_scale_bf16(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_scale_bf16(ctx.h, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // ScaleF16 wraps kb_scale_f16.
@@ -2269,7 +2294,7 @@ func (ctx *Context) ScaleF16(alpha float32, x []uint16, y []uint16) error {
 	if err := siluShapes(ctx.checkSlices("ScaleF16"), len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_scale_f16(ctx.h, C.int64_t(len(x)), C.float(alpha), u16p(x), u16p(y)))
 }
 
 // ScaleF16Buf runs kb_scale_f16 on ctx with its tensors in Buffers; see ScaleF16.
@@ -2281,11 +2306,12 @@ func (ctx *Context) ScaleF16(alpha float32, x []uint16, y []uint16) error {
 func (ctx *Context) ScaleF16Buf(alpha float32, x F16View, y F16View) error {
 	chk := ctx.checkViews("ScaleF16Buf", x.check("ScaleF16Buf", "x"), y.check("ScaleF16Buf", "y"))
 	if err := siluShapes(chk, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_scale_f16(ctx.h, ctx.msg, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_scale_f16(ctx.h, C.int64_t(x.Len()), C.float(alpha), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AddBiasBF16 wraps kb_add_bias_bf16.
@@ -2311,7 +2337,7 @@ func (ctx *Context) AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16)
 	if err := addBiasShapes(ctx.checkSlices("AddBiasBF16"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
+	return ctx.done(C.kbgo_add_bias_bf16(ctx.h, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
 }
 
 // AddBiasBF16Buf runs kb_add_bias_bf16 on ctx with its tensors in Buffers; see AddBiasBF16.
@@ -2324,11 +2350,12 @@ func (ctx *Context) AddBiasBF16(rows int, x []uint16, bias []uint16, y []uint16)
 func (ctx *Context) AddBiasBF16Buf(rows int, x BF16View, bias BF16View, y BF16View) error {
 	chk := ctx.checkViews("AddBiasBF16Buf", x.check("AddBiasBF16Buf", "x"), bias.check("AddBiasBF16Buf", "bias"), y.check("AddBiasBF16Buf", "y"))
 	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
+		release(x.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add_bias_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
-	keepAlive(x.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add_bias_bf16(ctx.h, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	release(x.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AddBiasF16 wraps kb_add_bias_f16.
@@ -2354,7 +2381,7 @@ func (ctx *Context) AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) 
 	if err := addBiasShapes(ctx.checkSlices("AddBiasF16"), rows, len(x), len(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
+	return ctx.done(C.kbgo_add_bias_f16(ctx.h, C.int64_t(rows), C.int64_t(len(bias)), u16p(x), u16p(bias), u16p(y)))
 }
 
 // AddBiasF16Buf runs kb_add_bias_f16 on ctx with its tensors in Buffers; see AddBiasF16.
@@ -2367,11 +2394,12 @@ func (ctx *Context) AddBiasF16(rows int, x []uint16, bias []uint16, y []uint16) 
 func (ctx *Context) AddBiasF16Buf(rows int, x F16View, bias F16View, y F16View) error {
 	chk := ctx.checkViews("AddBiasF16Buf", x.check("AddBiasF16Buf", "x"), bias.check("AddBiasF16Buf", "bias"), y.check("AddBiasF16Buf", "y"))
 	if err := addBiasShapes(chk, rows, x.Len(), bias.Len(), y.Len()); err != nil {
+		release(x.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_add_bias_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
-	keepAlive(x.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_add_bias_f16(ctx.h, C.int64_t(rows), C.int64_t(bias.Len()), x.ptr(), bias.ptr(), y.ptr())
+	release(x.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // SoftmaxBF16 wraps kb_softmax_bf16.
@@ -2395,7 +2423,7 @@ func (ctx *Context) SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) erro
 	if err := softmaxShapes(ctx.checkSlices("SoftmaxBF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_softmax_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // SoftmaxBF16Buf runs kb_softmax_bf16 on ctx with its tensors in Buffers; see SoftmaxBF16.
@@ -2406,11 +2434,12 @@ func (ctx *Context) SoftmaxBF16(rows int, cols int, x []uint16, y []uint16) erro
 func (ctx *Context) SoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
 	chk := ctx.checkViews("SoftmaxBF16Buf", x.check("SoftmaxBF16Buf", "x"), y.check("SoftmaxBF16Buf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_softmax_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // SoftmaxF16 wraps kb_softmax_f16.
@@ -2434,7 +2463,7 @@ func (ctx *Context) SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error
 	if err := softmaxShapes(ctx.checkSlices("SoftmaxF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_softmax_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // SoftmaxF16Buf runs kb_softmax_f16 on ctx with its tensors in Buffers; see SoftmaxF16.
@@ -2445,11 +2474,12 @@ func (ctx *Context) SoftmaxF16(rows int, cols int, x []uint16, y []uint16) error
 func (ctx *Context) SoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
 	chk := ctx.checkViews("SoftmaxF16Buf", x.check("SoftmaxF16Buf", "x"), y.check("SoftmaxF16Buf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_softmax_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LogSoftmaxBF16 wraps kb_log_softmax_bf16.
@@ -2473,7 +2503,7 @@ func (ctx *Context) LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) e
 	if err := softmaxShapes(ctx.checkSlices("LogSoftmaxBF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_log_softmax_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // LogSoftmaxBF16Buf runs kb_log_softmax_bf16 on ctx with its tensors in Buffers; see LogSoftmaxBF16.
@@ -2484,11 +2514,12 @@ func (ctx *Context) LogSoftmaxBF16(rows int, cols int, x []uint16, y []uint16) e
 func (ctx *Context) LogSoftmaxBF16Buf(rows int, cols int, x BF16View, y BF16View) error {
 	chk := ctx.checkViews("LogSoftmaxBF16Buf", x.check("LogSoftmaxBF16Buf", "x"), y.check("LogSoftmaxBF16Buf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_log_softmax_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_log_softmax_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LogSoftmaxF16 wraps kb_log_softmax_f16.
@@ -2512,7 +2543,7 @@ func (ctx *Context) LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) er
 	if err := softmaxShapes(ctx.checkSlices("LogSoftmaxF16"), rows, cols, len(x), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
+	return ctx.done(C.kbgo_log_softmax_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(y)))
 }
 
 // LogSoftmaxF16Buf runs kb_log_softmax_f16 on ctx with its tensors in Buffers; see LogSoftmaxF16.
@@ -2523,11 +2554,12 @@ func (ctx *Context) LogSoftmaxF16(rows int, cols int, x []uint16, y []uint16) er
 func (ctx *Context) LogSoftmaxF16Buf(rows int, cols int, x F16View, y F16View) error {
 	chk := ctx.checkViews("LogSoftmaxF16Buf", x.check("LogSoftmaxF16Buf", "x"), y.check("LogSoftmaxF16Buf", "y"))
 	if err := softmaxShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_log_softmax_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
-	keepAlive(x.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_log_softmax_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // RmsnormBF16 wraps kb_rmsnorm_bf16.
@@ -2553,7 +2585,7 @@ func (ctx *Context) RmsnormBF16(rows int, x []uint16, weight []uint16, eps float
 	if err := rmsnormShapes(ctx.checkSlices("RmsnormBF16"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
+	return ctx.done(C.kbgo_rmsnorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
 }
 
 // RmsnormBF16Buf runs kb_rmsnorm_bf16 on ctx with its tensors in Buffers; see RmsnormBF16.
@@ -2566,11 +2598,12 @@ func (ctx *Context) RmsnormBF16(rows int, x []uint16, weight []uint16, eps float
 func (ctx *Context) RmsnormBF16Buf(rows int, x BF16View, weight BF16View, eps float32, y BF16View) error {
 	chk := ctx.checkViews("RmsnormBF16Buf", x.check("RmsnormBF16Buf", "x"), weight.check("RmsnormBF16Buf", "weight"), y.check("RmsnormBF16Buf", "y"))
 	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, weight.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_rmsnorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_rmsnorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // RmsnormF16 wraps kb_rmsnorm_f16.
@@ -2596,7 +2629,7 @@ func (ctx *Context) RmsnormF16(rows int, x []uint16, weight []uint16, eps float3
 	if err := rmsnormShapes(ctx.checkSlices("RmsnormF16"), rows, len(x), len(weight), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
+	return ctx.done(C.kbgo_rmsnorm_f16(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(weight), C.float(eps), u16p(y)))
 }
 
 // RmsnormF16Buf runs kb_rmsnorm_f16 on ctx with its tensors in Buffers; see RmsnormF16.
@@ -2609,11 +2642,12 @@ func (ctx *Context) RmsnormF16(rows int, x []uint16, weight []uint16, eps float3
 func (ctx *Context) RmsnormF16Buf(rows int, x F16View, weight F16View, eps float32, y F16View) error {
 	chk := ctx.checkViews("RmsnormF16Buf", x.check("RmsnormF16Buf", "x"), weight.check("RmsnormF16Buf", "weight"), y.check("RmsnormF16Buf", "y"))
 	if err := rmsnormShapes(chk, rows, x.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, weight.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_rmsnorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_rmsnorm_f16(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LayernormBF16 wraps kb_layernorm_bf16.
@@ -2639,7 +2673,7 @@ func (ctx *Context) LayernormBF16(rows int, cols int, x []uint16, weight []uint1
 	if err := layernormShapes(ctx.checkSlices("LayernormBF16"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
+	return ctx.done(C.kbgo_layernorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
 }
 
 // LayernormBF16Buf runs kb_layernorm_bf16 on ctx with its tensors in Buffers; see LayernormBF16.
@@ -2652,11 +2686,12 @@ func (ctx *Context) LayernormBF16(rows int, cols int, x []uint16, weight []uint1
 func (ctx *Context) LayernormBF16Buf(rows int, cols int, x BF16View, weight BF16View, bias BF16View, eps float32, y BF16View) error {
 	chk := ctx.checkViews("LayernormBF16Buf", x.check("LayernormBF16Buf", "x"), weight.check("LayernormBF16Buf", "weight"), bias.check("LayernormBF16Buf", "bias"), y.check("LayernormBF16Buf", "y"))
 	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_layernorm_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_layernorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LayernormF16 wraps kb_layernorm_f16.
@@ -2682,7 +2717,7 @@ func (ctx *Context) LayernormF16(rows int, cols int, x []uint16, weight []uint16
 	if err := layernormShapes(ctx.checkSlices("LayernormF16"), rows, cols, len(x), optLen(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
+	return ctx.done(C.kbgo_layernorm_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(x), u16p(weight), u16p(bias), C.float(eps), u16p(y)))
 }
 
 // LayernormF16Buf runs kb_layernorm_f16 on ctx with its tensors in Buffers; see LayernormF16.
@@ -2695,11 +2730,12 @@ func (ctx *Context) LayernormF16(rows int, cols int, x []uint16, weight []uint16
 func (ctx *Context) LayernormF16Buf(rows int, cols int, x F16View, weight F16View, bias F16View, eps float32, y F16View) error {
 	chk := ctx.checkViews("LayernormF16Buf", x.check("LayernormF16Buf", "x"), weight.check("LayernormF16Buf", "weight"), bias.check("LayernormF16Buf", "bias"), y.check("LayernormF16Buf", "y"))
 	if err := layernormShapes(chk, rows, cols, x.Len(), weight.optLen(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_layernorm_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_layernorm_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), x.ptr(), weight.ptr(), bias.ptr(), C.float(eps), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // GemmBF16 wraps kb_gemm_bf16.
@@ -2724,7 +2760,7 @@ func (ctx *Context) GemmBF16(transA bool, transB bool, m int, n int, k int, alph
 	if err := gemmShapes(ctx.checkSlices("GemmBF16"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
+	return ctx.done(C.kbgo_gemm_bf16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
 }
 
 // GemmBF16Buf runs kb_gemm_bf16 on ctx with its tensors in Buffers; see GemmBF16.
@@ -2736,11 +2772,12 @@ func (ctx *Context) GemmBF16(transA bool, transB bool, m int, n int, k int, alph
 func (ctx *Context) GemmBF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a BF16View, lda int, b BF16View, ldb int, beta float32, c BF16View, ldc int) error {
 	chk := ctx.checkViews("GemmBF16Buf", a.check("GemmBF16Buf", "a"), b.check("GemmBF16Buf", "b"), c.check("GemmBF16Buf", "c"))
 	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm_bf16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }
 
 // GemmF16 wraps kb_gemm_f16.
@@ -2765,7 +2802,7 @@ func (ctx *Context) GemmF16(transA bool, transB bool, m int, n int, k int, alpha
 	if err := gemmShapes(ctx.checkSlices("GemmF16"), transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
+	return ctx.done(C.kbgo_gemm_f16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), u16p(b), C.int64_t(ldb), C.float(beta), u16p(c), C.int64_t(ldc)))
 }
 
 // GemmF16Buf runs kb_gemm_f16 on ctx with its tensors in Buffers; see GemmF16.
@@ -2777,11 +2814,12 @@ func (ctx *Context) GemmF16(transA bool, transB bool, m int, n int, k int, alpha
 func (ctx *Context) GemmF16Buf(transA bool, transB bool, m int, n int, k int, alpha float32, a F16View, lda int, b F16View, ldb int, beta float32, c F16View, ldc int) error {
 	chk := ctx.checkViews("GemmF16Buf", a.check("GemmF16Buf", "a"), b.check("GemmF16Buf", "b"), c.check("GemmF16Buf", "c"))
 	if err := gemmShapes(chk, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm_f16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), b.ptr(), C.int64_t(ldb), C.float(beta), c.ptr(), C.int64_t(ldc))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }
 
 // AttentionBF16 wraps kb_attention_bf16.
@@ -2807,7 +2845,7 @@ func (ctx *Context) AttentionBF16(batch int, heads int, kvHeads int, seqQ int, s
 	if err := attentionShapes(ctx.checkSlices("AttentionBF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
+	return ctx.done(C.kbgo_attention_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
 }
 
 // AttentionBF16Buf runs kb_attention_bf16 on ctx with its tensors in Buffers; see AttentionBF16.
@@ -2820,11 +2858,12 @@ func (ctx *Context) AttentionBF16(batch int, heads int, kvHeads int, seqQ int, s
 func (ctx *Context) AttentionBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q BF16View, k BF16View, v BF16View, causal bool, scale float32, out BF16View) error {
 	chk := ctx.checkViews("AttentionBF16Buf", q.check("AttentionBF16Buf", "q"), k.check("AttentionBF16Buf", "k"), v.check("AttentionBF16Buf", "v"), out.check("AttentionBF16Buf", "out"))
 	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // AttentionF16 wraps kb_attention_f16.
@@ -2850,7 +2889,7 @@ func (ctx *Context) AttentionF16(batch int, heads int, kvHeads int, seqQ int, se
 	if err := attentionShapes(ctx.checkSlices("AttentionF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, len(q), len(k), len(v), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
+	return ctx.done(C.kbgo_attention_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), u16p(q), u16p(k), u16p(v), C.bool(causal), C.float(scale), u16p(out)))
 }
 
 // AttentionF16Buf runs kb_attention_f16 on ctx with its tensors in Buffers; see AttentionF16.
@@ -2863,11 +2902,12 @@ func (ctx *Context) AttentionF16(batch int, heads int, kvHeads int, seqQ int, se
 func (ctx *Context) AttentionF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, q F16View, k F16View, v F16View, causal bool, scale float32, out F16View) error {
 	chk := ctx.checkViews("AttentionF16Buf", q.check("AttentionF16Buf", "q"), k.check("AttentionF16Buf", "k"), v.check("AttentionF16Buf", "v"), out.check("AttentionF16Buf", "out"))
 	if err := attentionShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, q.Len(), k.Len(), v.Len(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), q.ptr(), k.ptr(), v.ptr(), C.bool(causal), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // Linear wraps kb_linear.
@@ -2898,7 +2938,7 @@ func (ctx *Context) Linear(rows int, inFeatures int, outFeatures int, x []float3
 	if err := linearShapes(ctx.checkSlices("Linear"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), f32p(weight), f32p(bias), C.kb_activation(act), f32p(y)))
+	return ctx.done(C.kbgo_linear(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), f32p(weight), f32p(bias), C.kb_activation(act), f32p(y)))
 }
 
 // LinearBuf runs kb_linear on ctx with its tensors in Buffers; see Linear.
@@ -2911,11 +2951,12 @@ func (ctx *Context) Linear(rows int, inFeatures int, outFeatures int, x []float3
 func (ctx *Context) LinearBuf(rows int, inFeatures int, outFeatures int, x Float32View, weight Float32View, bias Float32View, act Activation, y Float32View) error {
 	chk := ctx.checkViews("LinearBuf", x.check("LinearBuf", "x"), weight.check("LinearBuf", "weight"), bias.check("LinearBuf", "bias"), y.check("LinearBuf", "y"))
 	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_linear(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_linear(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LinearBF16 wraps kb_linear_bf16.
@@ -2941,7 +2982,7 @@ func (ctx *Context) LinearBF16(rows int, inFeatures int, outFeatures int, x []ui
 	if err := linearShapes(ctx.checkSlices("LinearBF16"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
+	return ctx.done(C.kbgo_linear_bf16(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
 }
 
 // LinearBF16Buf runs kb_linear_bf16 on ctx with its tensors in Buffers; see LinearBF16.
@@ -2954,11 +2995,12 @@ func (ctx *Context) LinearBF16(rows int, inFeatures int, outFeatures int, x []ui
 func (ctx *Context) LinearBF16Buf(rows int, inFeatures int, outFeatures int, x BF16View, weight BF16View, bias BF16View, act Activation, y BF16View) error {
 	chk := ctx.checkViews("LinearBF16Buf", x.check("LinearBF16Buf", "x"), weight.check("LinearBF16Buf", "weight"), bias.check("LinearBF16Buf", "bias"), y.check("LinearBF16Buf", "y"))
 	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_linear_bf16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_linear_bf16(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // LinearF16 wraps kb_linear_f16.
@@ -2984,7 +3026,7 @@ func (ctx *Context) LinearF16(rows int, inFeatures int, outFeatures int, x []uin
 	if err := linearShapes(ctx.checkSlices("LinearF16"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
+	return ctx.done(C.kbgo_linear_f16(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), u16p(x), u16p(weight), u16p(bias), C.kb_activation(act), u16p(y)))
 }
 
 // LinearF16Buf runs kb_linear_f16 on ctx with its tensors in Buffers; see LinearF16.
@@ -2997,11 +3039,12 @@ func (ctx *Context) LinearF16(rows int, inFeatures int, outFeatures int, x []uin
 func (ctx *Context) LinearF16Buf(rows int, inFeatures int, outFeatures int, x F16View, weight F16View, bias F16View, act Activation, y F16View) error {
 	chk := ctx.checkViews("LinearF16Buf", x.check("LinearF16Buf", "x"), weight.check("LinearF16Buf", "weight"), bias.check("LinearF16Buf", "bias"), y.check("LinearF16Buf", "y"))
 	if err := linearShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
 		return err
 	}
-	st := C.kbgo_linear_f16(ctx.h, ctx.msg, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
-	keepAlive(x.buf, weight.buf, bias.buf, y.buf)
-	return ctx.done(st)
+	fail := C.kbgo_linear_f16(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), weight.ptr(), bias.ptr(), C.kb_activation(act), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
 }
 
 // AttentionEx wraps kb_attention_ex.
@@ -3052,7 +3095,7 @@ func (ctx *Context) AttentionEx(batch int, heads int, kvHeads int, seqQ int, seq
 	if err := attentionExShapes(ctx.checkSlices("AttentionEx"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), f32p(k), f32p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out)))
+	return ctx.done(C.kbgo_attention_ex(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), f32p(k), f32p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out)))
 }
 
 // AttentionExBuf runs kb_attention_ex on ctx with its tensors in Buffers; see AttentionEx.
@@ -3067,11 +3110,12 @@ func (ctx *Context) AttentionEx(batch int, heads int, kvHeads int, seqQ int, seq
 func (ctx *Context) AttentionExBuf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q Float32View, k Float32View, v Float32View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask Float32View, causal bool, causalBottomRight bool, scale float32, out Float32View) error {
 	chk := ctx.checkViews("AttentionExBuf", q.check("AttentionExBuf", "q"), k.check("AttentionExBuf", "k"), v.check("AttentionExBuf", "v"), kvLengths.check("AttentionExBuf", "kvLengths"), mask.check("AttentionExBuf", "mask"), out.check("AttentionExBuf", "out"))
 	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention_ex(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention_ex(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // AttentionExBF16 wraps kb_attention_ex_bf16.
@@ -3099,7 +3143,7 @@ func (ctx *Context) AttentionExBF16(batch int, heads int, kvHeads int, seqQ int,
 	if err := attentionExShapes(ctx.checkSlices("AttentionExBF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
+	return ctx.done(C.kbgo_attention_ex_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
 }
 
 // AttentionExBF16Buf runs kb_attention_ex_bf16 on ctx with its tensors in Buffers; see AttentionExBF16.
@@ -3114,11 +3158,12 @@ func (ctx *Context) AttentionExBF16(batch int, heads int, kvHeads int, seqQ int,
 func (ctx *Context) AttentionExBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q BF16View, k BF16View, v BF16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask BF16View, causal bool, causalBottomRight bool, scale float32, out BF16View) error {
 	chk := ctx.checkViews("AttentionExBF16Buf", q.check("AttentionExBF16Buf", "q"), k.check("AttentionExBF16Buf", "k"), v.check("AttentionExBF16Buf", "v"), kvLengths.check("AttentionExBF16Buf", "kvLengths"), mask.check("AttentionExBF16Buf", "mask"), out.check("AttentionExBF16Buf", "out"))
 	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention_ex_bf16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention_ex_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // AttentionExF16 wraps kb_attention_ex_f16.
@@ -3146,7 +3191,7 @@ func (ctx *Context) AttentionExF16(batch int, heads int, kvHeads int, seqQ int, 
 	if err := attentionExShapes(ctx.checkSlices("AttentionExF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
+	return ctx.done(C.kbgo_attention_ex_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), u16p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), u16p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), u16p(out)))
 }
 
 // AttentionExF16Buf runs kb_attention_ex_f16 on ctx with its tensors in Buffers; see AttentionExF16.
@@ -3161,11 +3206,12 @@ func (ctx *Context) AttentionExF16(batch int, heads int, kvHeads int, seqQ int, 
 func (ctx *Context) AttentionExF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q F16View, k F16View, v F16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask F16View, causal bool, causalBottomRight bool, scale float32, out F16View) error {
 	chk := ctx.checkViews("AttentionExF16Buf", q.check("AttentionExF16Buf", "q"), k.check("AttentionExF16Buf", "k"), v.check("AttentionExF16Buf", "v"), kvLengths.check("AttentionExF16Buf", "kvLengths"), mask.check("AttentionExF16Buf", "mask"), out.check("AttentionExF16Buf", "out"))
 	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
 		return err
 	}
-	st := C.kbgo_attention_ex_f16(ctx.h, ctx.msg, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
-	keepAlive(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
-	return ctx.done(st)
+	fail := C.kbgo_attention_ex_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(fail)
 }
 
 // GemmBatched wraps kb_gemm_batched.
@@ -3202,7 +3248,7 @@ func (ctx *Context) GemmBatched(transA bool, transB bool, batch int, m int, n in
 	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatched"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), C.int64_t(strideA), f32p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), f32p(c), C.int64_t(ldc), C.int64_t(strideC)))
+	return ctx.done(C.kbgo_gemm_batched(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), f32p(a), C.int64_t(lda), C.int64_t(strideA), f32p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), f32p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedBuf runs kb_gemm_batched on ctx with its tensors in Buffers; see GemmBatched.
@@ -3214,11 +3260,12 @@ func (ctx *Context) GemmBatched(transA bool, transB bool, batch int, m int, n in
 func (ctx *Context) GemmBatchedBuf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a Float32View, lda int, strideA int, b Float32View, ldb int, strideB int, beta float32, c Float32View, ldc int, strideC int) error {
 	chk := ctx.checkViews("GemmBatchedBuf", a.check("GemmBatchedBuf", "a"), b.check("GemmBatchedBuf", "b"), c.check("GemmBatchedBuf", "c"))
 	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm_batched(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm_batched(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }
 
 // GemmBatchedBF16 wraps kb_gemm_batched_bf16.
@@ -3244,7 +3291,7 @@ func (ctx *Context) GemmBatchedBF16(transA bool, transB bool, batch int, m int, 
 	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatchedBF16"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
+	return ctx.done(C.kbgo_gemm_batched_bf16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedBF16Buf runs kb_gemm_batched_bf16 on ctx with its tensors in Buffers; see GemmBatchedBF16.
@@ -3256,11 +3303,12 @@ func (ctx *Context) GemmBatchedBF16(transA bool, transB bool, batch int, m int, 
 func (ctx *Context) GemmBatchedBF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a BF16View, lda int, strideA int, b BF16View, ldb int, strideB int, beta float32, c BF16View, ldc int, strideC int) error {
 	chk := ctx.checkViews("GemmBatchedBF16Buf", a.check("GemmBatchedBF16Buf", "a"), b.check("GemmBatchedBF16Buf", "b"), c.check("GemmBatchedBF16Buf", "c"))
 	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm_batched_bf16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm_batched_bf16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }
 
 // GemmBatchedF16 wraps kb_gemm_batched_f16.
@@ -3286,7 +3334,7 @@ func (ctx *Context) GemmBatchedF16(transA bool, transB bool, batch int, m int, n
 	if err := gemmBatchedShapes(ctx.checkSlices("GemmBatchedF16"), transA, transB, batch, m, n, k, len(a), lda, strideA, len(b), ldb, strideB, len(c), ldc, strideC); err != nil {
 		return err
 	}
-	return ctx.done(C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
+	return ctx.done(C.kbgo_gemm_batched_f16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), u16p(a), C.int64_t(lda), C.int64_t(strideA), u16p(b), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), u16p(c), C.int64_t(ldc), C.int64_t(strideC)))
 }
 
 // GemmBatchedF16Buf runs kb_gemm_batched_f16 on ctx with its tensors in Buffers; see GemmBatchedF16.
@@ -3298,9 +3346,10 @@ func (ctx *Context) GemmBatchedF16(transA bool, transB bool, batch int, m int, n
 func (ctx *Context) GemmBatchedF16Buf(transA bool, transB bool, batch int, m int, n int, k int, alpha float32, a F16View, lda int, strideA int, b F16View, ldb int, strideB int, beta float32, c F16View, ldc int, strideC int) error {
 	chk := ctx.checkViews("GemmBatchedF16Buf", a.check("GemmBatchedF16Buf", "a"), b.check("GemmBatchedF16Buf", "b"), c.check("GemmBatchedF16Buf", "c"))
 	if err := gemmBatchedShapes(chk, transA, transB, batch, m, n, k, a.Len(), lda, strideA, b.Len(), ldb, strideB, c.Len(), ldc, strideC); err != nil {
+		release(a.buf, b.buf, c.buf)
 		return err
 	}
-	st := C.kbgo_gemm_batched_f16(ctx.h, ctx.msg, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
-	keepAlive(a.buf, b.buf, c.buf)
-	return ctx.done(st)
+	fail := C.kbgo_gemm_batched_f16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
+	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
 }

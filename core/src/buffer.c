@@ -77,7 +77,7 @@ static kb_status check_host_ptr(kb_context *ctx, const char *fn, const char *nam
 
 kb_status kb_buffer_create(kb_context *ctx, int64_t bytes, kb_buffer **out) {
   static const char fn[] = "kb_buffer_create";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (out == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
   KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
   if ((uint64_t)bytes > (uint64_t)SIZE_MAX)
@@ -141,7 +141,7 @@ void *kb_buffer_data(kb_buffer *buf) { return buf == NULL ? NULL : buf->data; }
 
 kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, const void *src) {
   static const char fn[] = "kb_buffer_upload";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   KB_TRY(check_host_ptr(ctx, fn, "src", src, bytes, "kb_buffer_upload copies from host memory (kb_buffer_copy copies between buffers)"));
@@ -158,7 +158,7 @@ kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int6
 
 kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, void *dst) {
   static const char fn[] = "kb_buffer_download";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   KB_TRY(check_host_ptr(ctx, fn, "dst", dst, bytes, "kb_buffer_download copies into host memory (kb_buffer_copy copies between buffers)"));
@@ -175,7 +175,7 @@ kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offs
 
 kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value) {
   static const char fn[] = "kb_buffer_fill";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   if (value < 0 || value > 255)
@@ -194,7 +194,7 @@ kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_
 kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src,
                          int64_t src_offset, int64_t bytes) {
   static const char fn[] = "kb_buffer_copy";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (dst == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "dst must not be NULL");
   if (src == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "src must not be NULL");
   KB_TRY(check_range(ctx, fn, "dst", dst, "dst_offset", dst_offset, bytes));

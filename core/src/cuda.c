@@ -329,7 +329,7 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
   msg[0] = '\0';
   kbcuda_status s = t->ctx_create((int32_t)device, &cc, msg, sizeof msg);
   if (s != KBCUDA_STATUS_OK || cc == NULL) {
-    kb_context_destroy(ctx); /* still a CPU context: just freed */
+    kb__context_discard(ctx); /* never published: back to the free list */
     return fail_thread_table(quiet, fn, s != KBCUDA_STATUS_OK ? s : KBCUDA_STATUS_INTERNAL, msg);
   }
   ctx->backend = KB_BACKEND_CUDA;
@@ -337,6 +337,7 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
   ctx->cuda = t;
   ctx->cuda_ctx = cc;
   ctx->lost = false;
+  kb__context_publish(ctx);
   *out = ctx;
   return KB_STATUS_OK;
 }
@@ -350,7 +351,7 @@ kb_status kb_context_create_cuda(int64_t device, kb_context **out) {
 
 kb_status kb_context_synchronize(kb_context *ctx) {
   static const char fn[] = "kb_context_synchronize";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (!kb__on_cuda(ctx)) return KB_STATUS_OK; /* CPU kernels finish before returning */
   KB_TRY(kb__check_lost(ctx, fn));
   return kb__cuda_finish(ctx, fn, KBCUDA_STATUS_OK);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "kernelbridge.h"
@@ -18,19 +19,160 @@
 
 struct kb_pool;
 
+/* Lifecycle of a context's memory (kb_context.state).  The memory of a
+ * context is never returned to malloc: kb_context_destroy puts it on a free
+ * list that kb_context_create reuses, so a call that races with destroy
+ * (or comes after it) reads a context that exists, sees it is not live and
+ * fails with a clear message instead of reading freed memory (calls.c). */
+enum { KB_CTX_FREE = 0, KB_CTX_LIVE = 1, KB_CTX_DYING = 2 };
+
 struct kb_context {
+  /* Atomic: KB_CTX_*.  Set to LIVE (release) only after every other field is
+   * written, so a call that reads LIVE (acquire) sees a complete context. */
+  int state;
+  /* Atomic (relaxed): this incarnation's number, unique in the process; the
+   * per-thread messages name their context by it (calls.c). */
+  uint64_t id;
   kb_backend backend;
   int64_t num_threads;
   /* The worker threads (pool.c); NULL when num_threads == 1 or when the
-   * pool's bookkeeping could not be allocated (then every call runs inline). */
+   * pool's bookkeeping could not be allocated (then every call runs inline).
+   * One call at a time uses it; a concurrent call runs on its own thread. */
   struct kb_pool *pool;
   /* CUDA contexts only (all NULL / -1 / false on the CPU): */
   int64_t device;                   /* CUDA device ordinal, -1 on the CPU */
   const struct kbcuda_table *cuda;  /* the loaded backend's table */
   kbcuda_ctx *cuda_ctx;             /* device, stream, cuBLASLt state */
-  bool lost;                        /* KB_STATUS_DEVICE_LOST latched */
-  char message[KB_MESSAGE_CAPACITY];
+  bool lost;                        /* KB_STATUS_DEVICE_LOST latched (under cuda_lock) */
+  /* Serialises the calls on a CUDA context (its stream and cuBLASLt state
+   * belong to one call at a time).  Initialised once, when the memory is
+   * first allocated; unused on the CPU. */
+  pthread_mutex_t cuda_lock;
+  bool cuda_lock_ready;
+  struct kb_context *next_free; /* the free list (context.c) */
 };
+
+/* ---- Calls in progress on a context (calls.c) ---- */
+
+/* Contexts whose last message a thread keeps at once (the most recently
+ * failed ones): enough for a caller comparing a few contexts' messages. */
+#define KB_THREAD_MESSAGES 4
+
+/* What a thread keeps (calls.c): its hazard slot, its place in the registry
+ * of threads and the messages of its last failed calls on contexts. */
+struct kb_thread_state {
+  kb_context *inside; /* atomic: the context of the call this thread is in, or NULL */
+  struct kb_thread_state *next, *prev;
+  bool registered;
+  uint32_t next_message;                    /* the entry the next new context's message replaces */
+  uint64_t message_ctx[KB_THREAD_MESSAGES]; /* id of the context of each message; 0: none */
+  char message[KB_THREAD_MESSAGES][KB_MESSAGE_CAPACITY];
+};
+
+/* Clears t's message for the context numbered id, if it has one. */
+static inline void kb__clear_message(struct kb_thread_state *t, uint64_t id) {
+  for (int i = 0; i < KB_THREAD_MESSAGES; i++)
+    if (t->message_ctx[i] == id) t->message[i][0] = '\0';
+}
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define KB_THREAD_LOCAL _Thread_local
+#else
+#define KB_THREAD_LOCAL __thread
+#endif
+
+/* The calling thread's state (calls.c). */
+extern KB_THREAD_LOCAL struct kb_thread_state kb__self;
+
+/* Atomic: 1 when kb__enter must fence (no process-wide barrier available). */
+extern int kb__fence_on_enter;
+
+/*
+ * What kb__enter did for one call, undone by kb__leave.  Every public
+ * function that takes a context opens its body with KB_BEGIN(ctx, fn), which
+ * declares one of these with a cleanup handler, so every return path leaves.
+ */
+struct kb_call {
+  kb_context *ctx;             /* the context entered, NULL when nothing was done */
+  struct kb_thread_state *self; /* the calling thread's state, when ctx != NULL */
+  bool cuda_locked;            /* holds ctx->cuda_lock */
+};
+
+/* kb__enter's rare paths (calls.c): the thread's first call on a context
+ * (registration), a context that is not live, and a CUDA context's lock. */
+kb_status kb__enter_slow(kb_context *ctx, const char *fn, struct kb_call *call);
+void kb__leave_cuda(struct kb_call *call);
+
+/*
+ * Marks the calling thread as inside a call on ctx (a per-thread slot that
+ * kb_context_destroy scans before it tears the context down), clears the
+ * thread's message for ctx and, on a CUDA context, takes its lock.  Fails
+ * with INVALID_ARGUMENT ("fn: ctx ...") when the context is being destroyed
+ * or was destroyed.  NULL ctx: nothing to do.  A call made from inside
+ * another call of this thread (the library's own nested calls) is covered by
+ * the outer one.  Inline: this is every call's cost of sharing contexts
+ * (calls.c explains why a compiler barrier is enough).
+ */
+static inline kb_status kb__enter(kb_context *ctx, const char *fn, struct kb_call *call) {
+  call->ctx = NULL;
+  call->cuda_locked = false;
+  if (ctx == NULL) return KB_STATUS_OK;
+  struct kb_thread_state *t = &kb__self;
+  if (__atomic_load_n(&t->inside, __ATOMIC_RELAXED) != NULL) return KB_STATUS_OK; /* nested */
+  if (!t->registered || __atomic_load_n(&kb__fence_on_enter, __ATOMIC_RELAXED)) return kb__enter_slow(ctx, fn, call);
+  __atomic_store_n(&t->inside, ctx, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* destroy's membarrier is the other half */
+  if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != KB_CTX_LIVE || ctx->cuda_ctx != NULL) {
+    __atomic_store_n(&t->inside, NULL, __ATOMIC_RELAXED);
+    return kb__enter_slow(ctx, fn, call);
+  }
+  call->ctx = ctx;
+  call->self = t;
+  kb__clear_message(t, __atomic_load_n(&ctx->id, __ATOMIC_RELAXED));
+  return KB_STATUS_OK;
+}
+
+/* Ends what kb__enter began (cleanup handler of KB_BEGIN). */
+static inline void kb__leave(struct kb_call *call) {
+  if (call->ctx == NULL) return;
+  if (call->cuda_locked) kb__leave_cuda(call);
+  /* Release: everything this call did to ctx happens before a destroy that
+   * sees the slot empty. */
+  __atomic_store_n(&call->self->inside, NULL, __ATOMIC_RELEASE);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KB_CLEANUP(f) __attribute__((cleanup(f)))
+#else
+#error "kernelbridge needs the cleanup attribute of GCC or Clang"
+#endif
+
+/* Opens a public function's body: enters ctx (see kb__enter) for the rest of
+ * the enclosing block, or returns kb__enter's failure. */
+#define KB_BEGIN(ctx, fn)                                       \
+  struct kb_call kb_call_ KB_CLEANUP(kb__leave);                \
+  do {                                                          \
+    kb_status kb_enter_ = kb__enter((ctx), (fn), &kb_call_);    \
+    if (kb_enter_ != KB_STATUS_OK) return kb_enter_;            \
+  } while (0)
+
+/*
+ * Blocks until no thread is inside a call on ctx (whose state the caller has
+ * set to KB_CTX_DYING, so no new call starts).  kb_context_destroy.
+ */
+void kb__wait_for_calls(kb_context *ctx);
+
+/* Decides, once per process, how calls announce themselves (a process-wide
+ * memory barrier on destroy when the OS offers one, else a fence per call).
+ * kb__context_alloc calls it before the first context exists. */
+void kb__calls_init(void);
+
+/* Testing hook: calls fence on entry from now on, as where the OS has no
+ * process-wide barrier.  Call it while no other thread uses the library. */
+void kb__calls_use_fences_for_testing(void);
+
+/* The calling thread's message for ctx (kb_context_last_error). */
+const char *kb__context_message(const kb_context *ctx);
 
 /* True when kernels on ctx run on CUDA (NULL is a CPU context). */
 static inline bool kb__on_cuda(const kb_context *ctx) { return ctx != NULL && ctx->cuda_ctx != NULL; }
@@ -115,8 +257,12 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
 
 /* A new context with the CPU defaults (backend CPU, device -1, no CUDA
  * state) and num_threads resolved (0 = one per online CPU); NULL when out of
- * memory.  The one place contexts are allocated (context.c). */
+ * memory.  The one place contexts are allocated (context.c).  Not live until
+ * kb__context_publish (after the caller's last write to it); a context that
+ * is never published goes back with kb__context_discard. */
 kb_context *kb__context_alloc(int64_t num_threads);
+void kb__context_publish(kb_context *ctx);
+void kb__context_discard(kb_context *ctx);
 
 /*
  * Maps a failed table status to kb_status for a call on a CUDA ctx: copies
@@ -145,10 +291,8 @@ kb_status kb__check_lost(kb_context *ctx, const char *fn);
  */
 void kb__cuda_use_table_for_testing(const struct kbcuda_table *table);
 
-/* Clears the context's message at the start of a public call. NULL is fine. */
-void kb__begin(kb_context *ctx);
-
-/* Records "fn: <formatted message>" in ctx (when not NULL) and returns status. */
+/* Records "fn: <formatted message>" as the calling thread's message for ctx
+ * (when not NULL; kb_context_last_error) and returns status. */
 kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
@@ -218,8 +362,9 @@ void kb__pool_destroy(struct kb_pool *pool);
  * Runs body(arg, begin, end) for `chunks` balanced chunks of [0, n) (chunk 0
  * on the calling thread, chunk w on worker w) and waits for all of them.
  * Returns false without running anything when the pool cannot: pool NULL,
- * chunks < 2 or more than the threads, worker threads unavailable, or a call
- * from inside a running job; the caller then runs the range inline.
+ * chunks < 2 or more than the threads, worker threads unavailable, a call
+ * from inside a running job, or the pool held by another thread's job; the
+ * caller then runs the range inline.
  */
 bool kb__pool_run(struct kb_pool *pool, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
                   void *arg);

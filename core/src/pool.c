@@ -20,7 +20,13 @@
  * forgets its threads and starts new ones on its next job.
  *
  * A kb__parallel_for issued from inside a job (a kernel calling another on
- * the same context) runs inline: the workers are busy with the outer job. */
+ * the same context) runs inline: the workers are busy with the outer job.
+ *
+ * One job at a time: a context may be shared by threads (calls.c), and a
+ * caller that finds the pool held by another thread's job runs its whole
+ * range inline instead of waiting.  What an index computes never depends on
+ * the split, so its results are the same bits; two threads sharing a
+ * two-thread context each keep a core busy rather than queue. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -63,6 +69,7 @@ struct kb_pool {
   int64_t pending;     /* atomic: workers of the job not finished */
   int caller_sleeping; /* atomic */
   int stopping;        /* atomic */
+  int held;            /* atomic: 1 while a caller runs a job (or starts the workers) */
 };
 
 struct worker_arg {
@@ -262,14 +269,10 @@ static bool start_workers(struct kb_pool *p) {
   return true;
 }
 
-bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
-                  void *arg) {
-  if (p == NULL || in_job || chunks < 2 || chunks - 1 > p->workers) return false;
+/* kb__pool_run's job (p->body, arg, n, chunks), with the pool held. */
+static bool run_job(struct kb_pool *p) {
   if (!start_workers(p)) return false;
-  p->body = body;
-  p->arg = arg;
-  p->n = n;
-  p->chunks = chunks;
+  int64_t chunks = p->chunks;
   uint64_t job = ++p->job_gen;
   __atomic_store_n(&p->pending, chunks - 1, __ATOMIC_SEQ_CST);
   bool locked = false;
@@ -294,6 +297,22 @@ bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(voi
   __atomic_store_n(&p->caller_sleeping, 0, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&p->mu);
   return true;
+}
+
+bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
+                  void *arg) {
+  if (p == NULL || in_job || chunks < 2 || chunks - 1 > p->workers) return false;
+  /* Held by another thread's job (or, in a child of fork(), by a thread that
+   * was inside a job at the fork and does not exist here): run inline. */
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&p->held, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return false;
+  p->body = body;
+  p->arg = arg;
+  p->n = n;
+  p->chunks = chunks;
+  bool ran = run_job(p);
+  __atomic_store_n(&p->held, 0, __ATOMIC_RELEASE);
+  return ran;
 }
 
 int64_t kb__pool_threads_running(const struct kb_pool *p) {

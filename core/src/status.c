@@ -1,5 +1,6 @@
-/* status.c - status names, per-context and per-thread error messages and
- * argument checks. */
+/* status.c - status names, the per-thread message of calls without a
+ * context, and argument checks.  (The messages of calls on a context are
+ * per thread too: calls.c.) */
 #include <math.h>
 #include <stdio.h>
 
@@ -33,11 +34,6 @@ const char *kb_status_string(kb_status status) {
  * never see each other's text and no lock is needed.  __thread where the
  * compiler is C99-only (GCC and Clang accept it in -std=c99); C11's keyword
  * otherwise. */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define KB_THREAD_LOCAL _Thread_local
-#else
-#define KB_THREAD_LOCAL __thread
-#endif
 static KB_THREAD_LOCAL char kb_thread_message[KB_THREAD_MESSAGE_CAPACITY];
 
 const char *kb_last_error(void) { return kb_thread_message; }
@@ -51,22 +47,6 @@ kb_status kb__fail_thread(kb_status status, const char *fn, const char *fmt, ...
   va_start(ap, fmt);
   vsnprintf(kb_thread_message + used, sizeof kb_thread_message - (size_t)used, fmt, ap);
   va_end(ap);
-  return status;
-}
-
-void kb__begin(kb_context *ctx) {
-  if (ctx != NULL) ctx->message[0] = '\0';
-}
-
-kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char *fmt, ...) {
-  if (ctx != NULL) {
-    int used = snprintf(ctx->message, sizeof ctx->message, "%s: ", fn);
-    if (used < 0 || (size_t)used >= sizeof ctx->message) used = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->message + used, sizeof ctx->message - (size_t)used, fmt, ap);
-    va_end(ap);
-  }
   return status;
 }
 

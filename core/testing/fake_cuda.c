@@ -17,6 +17,7 @@ struct kbcuda_ctx {
   int32_t device;
   int32_t lost;
   int32_t gemm_impl, last_gemm_impl;
+  int inside; /* atomic: entries running on this ctx (see enter) */
   char message[KBCUDA_MESSAGE_CAPACITY];
 };
 
@@ -35,6 +36,7 @@ static char fail_message[KBCUDA_MESSAGE_CAPACITY];
 static char last_entry[32];
 static int calls;
 static int32_t last_dtype = -1, last_op = -1;
+static int overlaps; /* atomic: entries that found another call inside their ctx */
 
 static void msg_printf(char *msg, size_t cap, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -69,6 +71,13 @@ static bool is_device(const void *p, size_t bytes) {
 /* Starts an entry on ctx: clears its message, refuses a lost ctx (as the
  * real backend does). */
 static kbcuda_status enter(kbcuda_ctx *c, const char *fn) {
+  /* Two calls inside one ctx at once would share its stream and message:
+   * count it when it happens (the core serialises them).  The short wait
+   * gives an overlap time to show. */
+  if (__atomic_add_fetch(&c->inside, 1, __ATOMIC_SEQ_CST) > 1) __atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
+  for (volatile int i = 0; i < 2000; i++) {
+  }
+  __atomic_sub_fetch(&c->inside, 1, __ATOMIC_SEQ_CST);
   c->message[0] = '\0';
   if (c->lost) {
     msg_printf(c->message, sizeof c->message, "%s: device lost earlier on this context; destroy it", fn);
@@ -106,6 +115,8 @@ static kbcuda_status record(kbcuda_ctx *c, const char *entry, const char *fn, in
   if (s != KBCUDA_STATUS_OK) return s;
   return take_failure(c, fn != NULL ? fn : entry);
 }
+
+int kb_fake_cuda_overlaps(void) { return __atomic_load_n(&overlaps, __ATOMIC_SEQ_CST); }
 
 /* ---- devices ---- */
 

@@ -47,4 +47,9 @@ int32_t kb_fake_cuda_last_dtype(void);
 /* op argument of unary_dt/binary_dt, log flag of softmax_dt; -1 otherwise. */
 int32_t kb_fake_cuda_last_op(void);
 
+/* Entries (kernel, validate or synchronize) that started while another
+ * entry was inside the same ctx, since the process started: two threads
+ * using one ctx at once.  The core serialises calls per context, so 0. */
+int kb_fake_cuda_overlaps(void);
+
 #endif /* KB_FAKE_CUDA_H */

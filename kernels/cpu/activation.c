@@ -65,7 +65,7 @@ static kbcuda_status cuda_unary(kb_context *ctx, const char *fn, int op, int64_t
 }
 
 static kb_status unary(kb_context *ctx, const char *fn, int op, int64_t n, const float *x, float *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(unary_check(ctx, fn, (int64_t)sizeof(float), n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, cuda_unary(ctx, fn, op, n, x, y));
@@ -77,7 +77,7 @@ static kb_status unary(kb_context *ctx, const char *fn, int op, int64_t n, const
  * into y (which may be x: an element is read before it is written). */
 static kb_status unary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *x,
                           uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(unary_check(ctx, fn, KB_HALF_SIZE, n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->unary_dt(ctx->cuda_ctx, fn, op, dt, n, x, y));

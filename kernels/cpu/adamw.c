@@ -47,7 +47,7 @@ static kb_status check_beta(kb_context *ctx, const char *fn, const char *name, f
 kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *grads, float *m, float *v, float lr,
                         float beta1, float beta2, float eps, float weight_decay, int64_t step) {
   static const char fn[] = "kb_adamw_step";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n", n));
   int64_t count;
   KB_TRY(kb__count(ctx, fn, "params", (int64_t)sizeof(float), 1, &n, &count));

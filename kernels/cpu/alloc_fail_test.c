@@ -499,6 +499,12 @@ static void test_every_entry_point(void) {
  * handle is written on failure and nothing leaks; a context whose pool could
  * not be allocated still works (single-threaded). */
 static void test_context_create(void) {
+  /* A destroyed context's memory is kept for the next create (calls.c), so
+   * after this pair the creates below allocate only their pools: the
+   * injection covers the pool, and "nothing left after destroy" holds. */
+  kb_context *warm = NULL;
+  CHECK_OK(kb_context_create(KB_BACKEND_CPU, 1, &warm));
+  kb_context_destroy(warm);
   for (int64_t threads = 1; threads <= 4; threads += 3) {
     long n = 0;
     for (;; n++) {
@@ -528,7 +534,7 @@ static void test_context_create(void) {
       if (n > 16) break;
     }
     printf("kb_context_create (%lld thread(s))              %ld allocation(s)\n", (long long)threads, n);
-    CHECK(n >= (threads > 1 ? 2 : 1));
+    CHECK(n >= (threads > 1 ? 1 : 0));
   }
 }
 

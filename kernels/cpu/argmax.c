@@ -22,7 +22,7 @@ static void argmax_body(void *arg, int64_t begin, int64_t end) {
 
 kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
   static const char fn[] = "kb_argmax";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));

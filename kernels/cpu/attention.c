@@ -477,7 +477,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                        int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale,
                        float *out) {
   static const char fn[] = "kb_attention";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count;
   KB_TRY(check(ctx, fn, (int64_t)sizeof(float), batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out,
                &q_count, &kv_count));
@@ -496,7 +496,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
                               int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q,
                               const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count;
   KB_TRY(check(ctx, fn, KB_HALF_SIZE, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out, &q_count,
                &kv_count));
@@ -601,7 +601,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
                           int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale,
                           float *out) {
   static const char fn[] = "kb_attention_ex";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
                         mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
   int64_t q_count, kv_count, mask_count;
@@ -615,7 +615,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
 static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attn_call *call16,
                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
                                  uint16_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count, mask_count;
   KB_TRY(check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;

@@ -91,7 +91,7 @@ static void backward_body(void *arg, int64_t begin, int64_t end) {
 kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets,
                            int32_t ignore_index, float *losses, float *mean_loss) {
   static const char fn[] = "kb_cross_entropy";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t logit_count, count;
   KB_TRY(validate(ctx, fn, rows, classes, logits, targets, &logit_count));
   KB_TRY(kb__check_ptr(ctx, fn, "losses", losses, rows));
@@ -125,7 +125,7 @@ kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const
 kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t classes, const float *logits,
                                     const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
   static const char fn[] = "kb_cross_entropy_backward";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t logit_count, count;
   KB_TRY(validate(ctx, fn, rows, classes, logits, targets, &logit_count));
   KB_TRY(kb__check_ptr(ctx, fn, "dlogits", dlogits, logit_count));

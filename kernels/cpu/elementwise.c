@@ -53,7 +53,7 @@ static kb_status binary_check(kb_context *ctx, const char *fn, int64_t elem, int
 }
 
 static kb_status binary(kb_context *ctx, const char *fn, int op, int64_t n, const float *a, const float *b, float *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(binary_check(ctx, fn, (int64_t)sizeof(float), n, a, b, y, &count));
   if (kb__on_cuda(ctx)) {
@@ -69,7 +69,7 @@ static kb_status binary(kb_context *ctx, const char *fn, int op, int64_t n, cons
 /* y may be a and/or b: an element is read before it is written. */
 static kb_status binary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *a,
                            const uint16_t *b, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(binary_check(ctx, fn, KB_HALF_SIZE, n, a, b, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->binary_dt(ctx->cuda_ctx, fn, op, dt, n, a, b, y));
@@ -129,7 +129,7 @@ static kb_status scale_check(kb_context *ctx, const char *fn, int64_t elem, int6
 
 kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, float *y) {
   static const char fn[] = "kb_scale";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(scale_check(ctx, fn, (int64_t)sizeof(float), n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale(ctx->cuda_ctx, fn, n, alpha, x, y));
@@ -139,7 +139,7 @@ kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, floa
 
 static kb_status scale_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t n, float alpha, const uint16_t *x,
                           uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(scale_check(ctx, fn, KB_HALF_SIZE, n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale_dt(ctx->cuda_ctx, fn, dt, n, alpha, x, y));
@@ -190,7 +190,7 @@ static kb_status bias_check(kb_context *ctx, const char *fn, int64_t elem, int64
 
 kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
   static const char fn[] = "kb_add_bias";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, bias_count;
   KB_TRY(bias_check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias(ctx->cuda_ctx, fn, rows, cols, x, bias, y));
@@ -201,7 +201,7 @@ kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *
 
 static kb_status add_bias_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols,
                              const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, bias_count;
   KB_TRY(bias_check(ctx, fn, KB_HALF_SIZE, rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx))

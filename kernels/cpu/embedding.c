@@ -32,7 +32,7 @@ static kb_status bad_id(kb_context *ctx, const char *fn, int64_t i, int32_t id, 
 kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
                        const float *table, float *out) {
   static const char fn[] = "kb_embedding";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
   KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
   KB_TRY(kb__check_dim(ctx, fn, "dim", dim));

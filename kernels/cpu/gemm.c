@@ -54,7 +54,7 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, bool trans
 kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   static const char fn[] = "kb_gemm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t a_count, b_count, c_count;
   KB_TRY(check(ctx, fn, (int64_t)sizeof(float), trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count,
                &c_count));
@@ -73,7 +73,7 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
 static kb_status gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool trans_a, bool trans_b, int64_t m,
                          int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b,
                          int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t a_count, b_count, c_count;
   KB_TRY(check(ctx, fn, KB_HALF_SIZE, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count, &c_count));
   if (kb__on_cuda(ctx))
@@ -147,7 +147,7 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
                                  int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
                                  int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, float beta, void *c,
                                  int64_t ldc, int64_t stride_c) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t elem = dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
   KB_TRY(kb__check_dim(ctx, fn, "m", m));

@@ -9,7 +9,7 @@
 static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
                            void *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t elem = dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));

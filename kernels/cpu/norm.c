@@ -70,7 +70,7 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t ro
 kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight, float eps,
                      float *y) {
   static const char fn[] = "kb_rmsnorm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, NULL, false, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx))
@@ -83,7 +83,7 @@ kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x
 kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight,
                        const float *bias, float eps, float *y) {
   static const char fn[] = "kb_layernorm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, bias, true, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx))
@@ -97,7 +97,7 @@ kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float 
  * on the widened row, weight and bias, rounded once into y (which may be x). */
 static kb_status norm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool layer, int64_t rows, int64_t cols,
                          const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(check(ctx, fn, KB_HALF_SIZE, rows, cols, x, weight, bias, layer, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx)) {

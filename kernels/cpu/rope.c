@@ -39,7 +39,7 @@ static kb_status bad_position(kb_context *ctx, const char *fn, int64_t s, int32_
 kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x,
                   const int32_t *positions, float theta, float *y) {
   static const char fn[] = "kb_rope";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "seq", seq));
   KB_TRY(kb__check_dim(ctx, fn, "heads", heads));
   KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));

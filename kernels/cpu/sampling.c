@@ -225,7 +225,7 @@ static kbcuda_status cuda_sample(kb_context *ctx, const char *fn, enum mode mode
 
 static kb_status run(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols, const float *logits,
                      int64_t k, float p, float temperature, uint64_t seed, int32_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));

@@ -51,7 +51,7 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, int64_t ro
 
 static kb_status run(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *x, float *y,
                      bool want_log) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, y, &count));
   if (kb__on_cuda(ctx)) {
@@ -68,7 +68,7 @@ static kb_status run(kb_context *ctx, const char *fn, int64_t rows, int64_t cols
 /* bf16 / f16: the float32 kernel on the widened row, rounded once into y. */
 static kb_status run_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *x,
                         uint16_t *y, bool want_log) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(check(ctx, fn, KB_HALF_SIZE, rows, cols, x, y, &count));
   if (kb__on_cuda(ctx))

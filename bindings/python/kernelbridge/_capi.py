@@ -108,7 +108,10 @@ def context_create(backend, num_threads):
 
 
 def context_destroy(ctx):
-    """Destroys a context.  Accepts NULL.  The context must not be in use.
+    """Destroys a context.  Accepts NULL.  Waits for the calls other threads are
+    making on it to return; calls that start on it later fail with
+    KB_STATUS_INVALID_ARGUMENT.  A second destroy of the same handle does
+    nothing (until kb_context_create reuses the context).
 
     Arguments:
       ctx: kb_context * (cdata); None passes NULL
@@ -140,9 +143,12 @@ def context_num_threads(ctx):
 
 
 def context_last_error(ctx):
-    """Message describing the last failed call on this context, such as
-    "kb_softmax: cols must be >= 0, got -3"; "" when the last call succeeded or
-    for NULL.  Valid until the next call on the context.
+    """Message describing the calling thread's last failed call on this context,
+    such as "kb_softmax: cols must be >= 0, got -3"; "" when its last call on
+    the context succeeded, and for NULL.  Per thread, so threads sharing a
+    context never see each other's messages; a thread keeps the messages of
+    the 4 contexts it most recently failed on.  Valid until the thread's next
+    call on the context.
 
     Arguments:
       ctx: kb_context * (cdata); None passes NULL
@@ -328,7 +334,9 @@ def buffer_create(ctx, bytes):
 
 
 def buffer_destroy(buf):
-    """Frees a buffer.  Accepts NULL.  No kernel may be using it.
+    """Frees a buffer.  Accepts NULL.  No call may be using it (the library
+    cannot know which calls read a buffer's memory: the caller, or its
+    binding, makes sure).
 
     Arguments:
       buf: kb_buffer * (cdata); None passes NULL

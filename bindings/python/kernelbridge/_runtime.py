@@ -69,9 +69,7 @@ def _resolve(obj, name, fn):
     if isinstance(obj, nd):
         return obj
     if isinstance(obj, Buffer):
-        if obj._closed:
-            raise InvalidArgumentError(f"{fn}: {name} is a closed Buffer")
-        return obj
+        return obj._pin(fn, name)
     if obj is None:
         raise ArgumentTypeError(f"{fn}: {name} must be an array, got None")
     try:
@@ -508,10 +506,14 @@ class Context:
       threads  CPU threads a kernel may use (0: one per online CPU); results
                never depend on it.
     A CUDA context that cannot be made (no backend library, driver or device)
-    raises BackendUnavailableError saying what is missing.  A context must be
-    used by one thread at a time; kernels called without ctx= use the calling
-    thread's default (CPU) context.  Use it as a context manager or call
-    close(); the handle is also freed when the object is garbage-collected.
+    raises BackendUnavailableError saying what is missing.  A context may be
+    used by several threads at once: on the CPU, one call at a time uses its
+    worker threads and the others run on their own thread (same results);
+    on CUDA, calls take turns on its stream.  Kernels called without ctx= use
+    the calling thread's default (CPU) context.  Use it as a context manager
+    or call close(), which waits for calls in other threads to return (calls
+    made after it raise InvalidArgumentError); the handle is also freed when
+    the object is garbage-collected.
     """
 
     def __init__(self, backend="cpu", device=None, *, threads=0):
@@ -581,7 +583,8 @@ class Context:
 
     @property
     def last_error(self):
-        """Message of the last failed call on this context ("" after a success)."""
+        """Message of the calling thread's last failed call on this context ("" after
+        a success); threads sharing a context each see their own."""
         return ffi.string(lib.kb_context_last_error(self._handle())).decode("utf-8", "replace")
 
     def synchronize(self):
@@ -608,8 +611,9 @@ def closed(fn):
     raise InvalidArgumentError(f"{fn}: the context is closed")
 
 
-# Per-thread default contexts: a kb_context is a single-thread object, so each
-# thread that calls a kernel without ctx= gets its own, freed with the thread.
+# Per-thread default contexts: a Context may be shared by threads, but with
+# one of its own per thread (one worker thread each, as a NULL context in C)
+# each caller keeps its own core busy.  Freed with the thread.
 tls = threading.local()
 
 
@@ -916,6 +920,25 @@ class Buffer:
         if self._closed:
             raise InvalidArgumentError(f"Buffer.{what}: the Buffer is closed")
 
+    def _held(self, what):
+        """The memory, for one operation: the caller keeps it in a local, so
+        it outlives the C call even if another thread closes the Buffer
+        meanwhile (close() only drops the Buffer's own reference)."""
+        memory = self._memory  # one read: close() may run in another thread
+        if self._closed or memory is None:
+            raise InvalidArgumentError(f"Buffer.{what}: the Buffer is closed")
+        return memory
+
+    def _pin(self, fn, name):
+        """For one kernel call: a copy of this Buffer object holding its
+        memory (the call uses the copy's pointer), so that the memory outlives
+        the call even if another thread closes the Buffer meanwhile."""
+        pin = Buffer.__new__(Buffer)
+        pin.__dict__.update(self.__dict__)  # one step under the GIL: a consistent copy
+        if pin._closed or pin._memory is None:
+            raise InvalidArgumentError(f"{fn}: {name} is a closed Buffer")
+        return pin
+
     def _op_ctx(self, ctx, what):
         """The kb_context * for an operation on this buffer."""
         self._check_open(what)
@@ -970,8 +993,9 @@ class Buffer:
                 src = np.ascontiguousarray(src)
         offset, nbytes = self._range("upload", offset, nbytes)
         ctxp = self._op_ctx(ctx, "upload")
+        memory = self._held("upload")
         if nbytes:
-            _capi.buffer_upload(ctxp, self._memory.handle, offset, nbytes, src)
+            _capi.buffer_upload(ctxp, memory.handle, offset, nbytes, src)
 
     def download(self, out, *, offset=0, ctx=None):
         """Copies len(out) bytes of the Buffer, starting at byte offset, into
@@ -994,8 +1018,9 @@ class Buffer:
                 raise ArgumentTypeError(f"Buffer.download: out must be a numpy array or bytes-like, got {type(out).__name__}") from None
         offset, nbytes = self._range("download", offset, nbytes)
         ctxp = self._op_ctx(ctx, "download")
+        memory = self._held("download")
         if nbytes:
-            _capi.buffer_download(ctxp, self._memory.handle, offset, nbytes, out)
+            _capi.buffer_download(ctxp, memory.handle, offset, nbytes, out)
         return out
 
     def numpy(self, *, ctx=None):
@@ -1016,8 +1041,9 @@ class Buffer:
             nbytes = max(self.nbytes - offset, 0)
         offset, nbytes = self._range("fill", offset, nbytes)
         ctxp = self._op_ctx(ctx, "fill")
+        memory = self._held("fill")
         if nbytes:
-            _capi.buffer_fill(ctxp, self._memory.handle, offset, nbytes, int(value))
+            _capi.buffer_fill(ctxp, memory.handle, offset, nbytes, int(value))
 
     def copy_from(self, src, *, offset=0, src_offset=0, nbytes=None, ctx=None):
         """Copies nbytes bytes (default: the rest of src) of Buffer src, from
@@ -1042,8 +1068,9 @@ class Buffer:
         src_offset, nbytes = src._range("copy_from", src_offset, nbytes, "src_offset")
         offset, nbytes = self._range("copy_from", offset, nbytes)
         ctxp = self._op_ctx(ctx, "copy_from")
+        memory, src_memory = self._held("copy_from"), src._held("copy_from")
         if nbytes:
-            _capi.buffer_copy(ctxp, self._memory.handle, offset, src._memory.handle, src_offset, nbytes)
+            _capi.buffer_copy(ctxp, memory.handle, offset, src_memory.handle, src_offset, nbytes)
 
     def copy(self, *, ctx=None):
         """A new Buffer (same kind, context, shape and dtype) holding a copy."""

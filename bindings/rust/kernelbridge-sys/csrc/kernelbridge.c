@@ -305,6 +305,7 @@ typedef const struct kbcuda_table *(*kbcuda_get_table_fn)(uint32_t abi_version);
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "kernelbridge.h"
@@ -314,19 +315,160 @@ typedef const struct kbcuda_table *(*kbcuda_get_table_fn)(uint32_t abi_version);
 
 struct kb_pool;
 
+/* Lifecycle of a context's memory (kb_context.state).  The memory of a
+ * context is never returned to malloc: kb_context_destroy puts it on a free
+ * list that kb_context_create reuses, so a call that races with destroy
+ * (or comes after it) reads a context that exists, sees it is not live and
+ * fails with a clear message instead of reading freed memory (calls.c). */
+enum { KB_CTX_FREE = 0, KB_CTX_LIVE = 1, KB_CTX_DYING = 2 };
+
 struct kb_context {
+  /* Atomic: KB_CTX_*.  Set to LIVE (release) only after every other field is
+   * written, so a call that reads LIVE (acquire) sees a complete context. */
+  int state;
+  /* Atomic (relaxed): this incarnation's number, unique in the process; the
+   * per-thread messages name their context by it (calls.c). */
+  uint64_t id;
   kb_backend backend;
   int64_t num_threads;
   /* The worker threads (pool.c); NULL when num_threads == 1 or when the
-   * pool's bookkeeping could not be allocated (then every call runs inline). */
+   * pool's bookkeeping could not be allocated (then every call runs inline).
+   * One call at a time uses it; a concurrent call runs on its own thread. */
   struct kb_pool *pool;
   /* CUDA contexts only (all NULL / -1 / false on the CPU): */
   int64_t device;                   /* CUDA device ordinal, -1 on the CPU */
   const struct kbcuda_table *cuda;  /* the loaded backend's table */
   kbcuda_ctx *cuda_ctx;             /* device, stream, cuBLASLt state */
-  bool lost;                        /* KB_STATUS_DEVICE_LOST latched */
-  char message[KB_MESSAGE_CAPACITY];
+  bool lost;                        /* KB_STATUS_DEVICE_LOST latched (under cuda_lock) */
+  /* Serialises the calls on a CUDA context (its stream and cuBLASLt state
+   * belong to one call at a time).  Initialised once, when the memory is
+   * first allocated; unused on the CPU. */
+  pthread_mutex_t cuda_lock;
+  bool cuda_lock_ready;
+  struct kb_context *next_free; /* the free list (context.c) */
 };
+
+/* ---- Calls in progress on a context (calls.c) ---- */
+
+/* Contexts whose last message a thread keeps at once (the most recently
+ * failed ones): enough for a caller comparing a few contexts' messages. */
+#define KB_THREAD_MESSAGES 4
+
+/* What a thread keeps (calls.c): its hazard slot, its place in the registry
+ * of threads and the messages of its last failed calls on contexts. */
+struct kb_thread_state {
+  kb_context *inside; /* atomic: the context of the call this thread is in, or NULL */
+  struct kb_thread_state *next, *prev;
+  bool registered;
+  uint32_t next_message;                    /* the entry the next new context's message replaces */
+  uint64_t message_ctx[KB_THREAD_MESSAGES]; /* id of the context of each message; 0: none */
+  char message[KB_THREAD_MESSAGES][KB_MESSAGE_CAPACITY];
+};
+
+/* Clears t's message for the context numbered id, if it has one. */
+static inline void kb__clear_message(struct kb_thread_state *t, uint64_t id) {
+  for (int i = 0; i < KB_THREAD_MESSAGES; i++)
+    if (t->message_ctx[i] == id) t->message[i][0] = '\0';
+}
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define KB_THREAD_LOCAL _Thread_local
+#else
+#define KB_THREAD_LOCAL __thread
+#endif
+
+/* The calling thread's state (calls.c). */
+extern KB_THREAD_LOCAL struct kb_thread_state kb__self;
+
+/* Atomic: 1 when kb__enter must fence (no process-wide barrier available). */
+extern int kb__fence_on_enter;
+
+/*
+ * What kb__enter did for one call, undone by kb__leave.  Every public
+ * function that takes a context opens its body with KB_BEGIN(ctx, fn), which
+ * declares one of these with a cleanup handler, so every return path leaves.
+ */
+struct kb_call {
+  kb_context *ctx;             /* the context entered, NULL when nothing was done */
+  struct kb_thread_state *self; /* the calling thread's state, when ctx != NULL */
+  bool cuda_locked;            /* holds ctx->cuda_lock */
+};
+
+/* kb__enter's rare paths (calls.c): the thread's first call on a context
+ * (registration), a context that is not live, and a CUDA context's lock. */
+kb_status kb__enter_slow(kb_context *ctx, const char *fn, struct kb_call *call);
+void kb__leave_cuda(struct kb_call *call);
+
+/*
+ * Marks the calling thread as inside a call on ctx (a per-thread slot that
+ * kb_context_destroy scans before it tears the context down), clears the
+ * thread's message for ctx and, on a CUDA context, takes its lock.  Fails
+ * with INVALID_ARGUMENT ("fn: ctx ...") when the context is being destroyed
+ * or was destroyed.  NULL ctx: nothing to do.  A call made from inside
+ * another call of this thread (the library's own nested calls) is covered by
+ * the outer one.  Inline: this is every call's cost of sharing contexts
+ * (calls.c explains why a compiler barrier is enough).
+ */
+static inline kb_status kb__enter(kb_context *ctx, const char *fn, struct kb_call *call) {
+  call->ctx = NULL;
+  call->cuda_locked = false;
+  if (ctx == NULL) return KB_STATUS_OK;
+  struct kb_thread_state *t = &kb__self;
+  if (__atomic_load_n(&t->inside, __ATOMIC_RELAXED) != NULL) return KB_STATUS_OK; /* nested */
+  if (!t->registered || __atomic_load_n(&kb__fence_on_enter, __ATOMIC_RELAXED)) return kb__enter_slow(ctx, fn, call);
+  __atomic_store_n(&t->inside, ctx, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST); /* destroy's membarrier is the other half */
+  if (__atomic_load_n(&ctx->state, __ATOMIC_ACQUIRE) != KB_CTX_LIVE || ctx->cuda_ctx != NULL) {
+    __atomic_store_n(&t->inside, NULL, __ATOMIC_RELAXED);
+    return kb__enter_slow(ctx, fn, call);
+  }
+  call->ctx = ctx;
+  call->self = t;
+  kb__clear_message(t, __atomic_load_n(&ctx->id, __ATOMIC_RELAXED));
+  return KB_STATUS_OK;
+}
+
+/* Ends what kb__enter began (cleanup handler of KB_BEGIN). */
+static inline void kb__leave(struct kb_call *call) {
+  if (call->ctx == NULL) return;
+  if (call->cuda_locked) kb__leave_cuda(call);
+  /* Release: everything this call did to ctx happens before a destroy that
+   * sees the slot empty. */
+  __atomic_store_n(&call->self->inside, NULL, __ATOMIC_RELEASE);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KB_CLEANUP(f) __attribute__((cleanup(f)))
+#else
+#error "kernelbridge needs the cleanup attribute of GCC or Clang"
+#endif
+
+/* Opens a public function's body: enters ctx (see kb__enter) for the rest of
+ * the enclosing block, or returns kb__enter's failure. */
+#define KB_BEGIN(ctx, fn)                                       \
+  struct kb_call kb_call_ KB_CLEANUP(kb__leave);                \
+  do {                                                          \
+    kb_status kb_enter_ = kb__enter((ctx), (fn), &kb_call_);    \
+    if (kb_enter_ != KB_STATUS_OK) return kb_enter_;            \
+  } while (0)
+
+/*
+ * Blocks until no thread is inside a call on ctx (whose state the caller has
+ * set to KB_CTX_DYING, so no new call starts).  kb_context_destroy.
+ */
+void kb__wait_for_calls(kb_context *ctx);
+
+/* Decides, once per process, how calls announce themselves (a process-wide
+ * memory barrier on destroy when the OS offers one, else a fence per call).
+ * kb__context_alloc calls it before the first context exists. */
+void kb__calls_init(void);
+
+/* Testing hook: calls fence on entry from now on, as where the OS has no
+ * process-wide barrier.  Call it while no other thread uses the library. */
+void kb__calls_use_fences_for_testing(void);
+
+/* The calling thread's message for ctx (kb_context_last_error). */
+const char *kb__context_message(const kb_context *ctx);
 
 /* True when kernels on ctx run on CUDA (NULL is a CPU context). */
 static inline bool kb__on_cuda(const kb_context *ctx) { return ctx != NULL && ctx->cuda_ctx != NULL; }
@@ -411,8 +553,12 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
 
 /* A new context with the CPU defaults (backend CPU, device -1, no CUDA
  * state) and num_threads resolved (0 = one per online CPU); NULL when out of
- * memory.  The one place contexts are allocated (context.c). */
+ * memory.  The one place contexts are allocated (context.c).  Not live until
+ * kb__context_publish (after the caller's last write to it); a context that
+ * is never published goes back with kb__context_discard. */
 kb_context *kb__context_alloc(int64_t num_threads);
+void kb__context_publish(kb_context *ctx);
+void kb__context_discard(kb_context *ctx);
 
 /*
  * Maps a failed table status to kb_status for a call on a CUDA ctx: copies
@@ -441,10 +587,8 @@ kb_status kb__check_lost(kb_context *ctx, const char *fn);
  */
 void kb__cuda_use_table_for_testing(const struct kbcuda_table *table);
 
-/* Clears the context's message at the start of a public call. NULL is fine. */
-void kb__begin(kb_context *ctx);
-
-/* Records "fn: <formatted message>" in ctx (when not NULL) and returns status. */
+/* Records "fn: <formatted message>" as the calling thread's message for ctx
+ * (when not NULL; kb_context_last_error) and returns status. */
 kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
@@ -514,8 +658,9 @@ void kb__pool_destroy(struct kb_pool *pool);
  * Runs body(arg, begin, end) for `chunks` balanced chunks of [0, n) (chunk 0
  * on the calling thread, chunk w on worker w) and waits for all of them.
  * Returns false without running anything when the pool cannot: pool NULL,
- * chunks < 2 or more than the threads, worker threads unavailable, or a call
- * from inside a running job; the caller then runs the range inline.
+ * chunks < 2 or more than the threads, worker threads unavailable, a call
+ * from inside a running job, or the pool held by another thread's job; the
+ * caller then runs the range inline.
  */
 bool kb__pool_run(struct kb_pool *pool, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
                   void *arg);
@@ -1725,7 +1870,7 @@ static kb_status buffer__check_host_ptr(kb_context *ctx, const char *fn, const c
 
 kb_status kb_buffer_create(kb_context *ctx, int64_t bytes, kb_buffer **out) {
   static const char fn[] = "kb_buffer_create";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (out == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
   KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
   if ((uint64_t)bytes > (uint64_t)SIZE_MAX)
@@ -1789,7 +1934,7 @@ void *kb_buffer_data(kb_buffer *buf) { return buf == NULL ? NULL : buf->data; }
 
 kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, const void *src) {
   static const char fn[] = "kb_buffer_upload";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(buffer__check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   KB_TRY(buffer__check_host_ptr(ctx, fn, "src", src, bytes, "kb_buffer_upload copies from host memory (kb_buffer_copy copies between buffers)"));
@@ -1806,7 +1951,7 @@ kb_status kb_buffer_upload(kb_context *ctx, kb_buffer *buf, int64_t offset, int6
 
 kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offset, int64_t bytes, void *dst) {
   static const char fn[] = "kb_buffer_download";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(buffer__check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   KB_TRY(buffer__check_host_ptr(ctx, fn, "dst", dst, bytes, "kb_buffer_download copies into host memory (kb_buffer_copy copies between buffers)"));
@@ -1823,7 +1968,7 @@ kb_status kb_buffer_download(kb_context *ctx, const kb_buffer *buf, int64_t offs
 
 kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_t bytes, int32_t value) {
   static const char fn[] = "kb_buffer_fill";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (buf == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "buf must not be NULL");
   KB_TRY(buffer__check_range(ctx, fn, "buf", buf, "offset", offset, bytes));
   if (value < 0 || value > 255)
@@ -1842,7 +1987,7 @@ kb_status kb_buffer_fill(kb_context *ctx, kb_buffer *buf, int64_t offset, int64_
 kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, const kb_buffer *src,
                          int64_t src_offset, int64_t bytes) {
   static const char fn[] = "kb_buffer_copy";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (dst == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "dst must not be NULL");
   if (src == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "src must not be NULL");
   KB_TRY(buffer__check_range(ctx, fn, "dst", dst, "dst_offset", dst_offset, bytes));
@@ -1883,6 +2028,256 @@ kb_status kb_buffer_copy(kb_context *ctx, kb_buffer *dst, int64_t dst_offset, co
 #undef check_range
 #undef ctx_kind
 #undef kind_of
+
+/* ==== core/src/calls.c ==== */
+#define registry_lock calls__registry_lock
+#define registry calls__registry
+#define init_once calls__init_once
+#define exit_key calls__exit_key
+#define exit_key_ready calls__exit_key_ready
+#define barrier_register calls__barrier_register
+#define barrier_all_threads calls__barrier_all_threads
+#define unlink_locked calls__unlink_locked
+#define on_thread_exit calls__on_thread_exit
+#define before_fork calls__before_fork
+#define after_fork_in_parent calls__after_fork_in_parent
+#define after_fork_in_child calls__after_fork_in_child
+#define init calls__init
+#define register_self calls__register_self
+#define anyone_inside calls__anyone_inside
+/* ---- core/src/calls.c ---- */
+/* calls.c - calls in progress on a context, so that one context can be
+ * shared by threads and destroyed while another thread is inside a call;
+ * and the per-thread messages of calls on contexts.
+ *
+ * Sharing.  Nothing a CPU call changes lives in the context except its
+ * worker pool, which one call at a time holds (pool.c: a concurrent call
+ * runs on its own thread, with the same bits) and the message, which is
+ * kept per thread here.  Calls on a CUDA context take the context's lock
+ * (its stream and cuBLASLt state serve one call at a time).  So a context
+ * may be used by any number of threads at once, and the cost on the CPU is
+ * what a single-threaded caller pays anyway: no lock, no atomic
+ * read-modify-write per call.
+ *
+ * Destroying.  Each thread has a slot naming the context it is inside a call
+ * on (a hazard pointer).  kb__enter writes the slot, then reads the
+ * context's state; kb_context_destroy writes the state (DYING), then reads
+ * every thread's slot and waits until none names the context.  Either the
+ * caller sees DYING and fails cleanly, or destroy sees the caller and waits:
+ * the two sides each store then load, which needs a full barrier on both.
+ * The caller's side is the hot one, so where Linux offers it (membarrier
+ * PRIVATE_EXPEDITED) destroy issues a barrier on every thread of the
+ * process instead and the caller needs only a compiler barrier; elsewhere
+ * the caller makes its slot store and state load sequentially consistent.
+ *
+ * The memory of a destroyed context is never given back to malloc (the free
+ * list of context.c), so a call that reads a handle just as another thread
+ * destroys it finds a context whose state says so, never unmapped memory. */
+#ifndef _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+
+KB_THREAD_LOCAL struct kb_thread_state kb__self;
+
+/* Every thread that has made a call on a context and not exited. */
+static pthread_mutex_t calls__registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kb_thread_state *calls__registry;
+
+static pthread_once_t calls__init_once = PTHREAD_ONCE_INIT;
+static pthread_key_t calls__exit_key;
+static bool calls__exit_key_ready;
+int kb__fence_on_enter = 1;
+
+/* ---- the process-wide barrier ---- */
+
+#if defined(__linux__) && defined(SYS_membarrier)
+enum { MB_QUERY = 0, MB_PRIVATE_EXPEDITED = 1 << 3, MB_REGISTER_PRIVATE_EXPEDITED = 1 << 4 };
+
+static bool calls__barrier_register(void) {
+  long cmds = syscall(SYS_membarrier, MB_QUERY, 0);
+  if (cmds < 0 || !(cmds & MB_PRIVATE_EXPEDITED) || !(cmds & MB_REGISTER_PRIVATE_EXPEDITED)) return false;
+  return syscall(SYS_membarrier, MB_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+}
+
+/* A full barrier on every running thread of the process (false if the OS
+ * refused, which registration made sure it does not). */
+static bool calls__barrier_all_threads(void) { return syscall(SYS_membarrier, MB_PRIVATE_EXPEDITED, 0) == 0; }
+#else
+static bool calls__barrier_register(void) { return false; }
+static bool calls__barrier_all_threads(void) { return false; }
+#endif
+
+/* ---- the registry ---- */
+
+static void calls__unlink_locked(struct kb_thread_state *t) {
+  if (t->prev != NULL) t->prev->next = t->next;
+  else calls__registry = t->next;
+  if (t->next != NULL) t->next->prev = t->prev;
+  t->next = t->prev = NULL;
+  t->registered = false;
+}
+
+/* Thread exit: the slot's memory goes away with the thread. */
+static void calls__on_thread_exit(void *arg) {
+  struct kb_thread_state *t = (struct kb_thread_state *)arg;
+  pthread_mutex_lock(&calls__registry_lock);
+  if (t->registered) calls__unlink_locked(t);
+  pthread_mutex_unlock(&calls__registry_lock);
+}
+
+static void calls__before_fork(void) { pthread_mutex_lock(&calls__registry_lock); }
+static void calls__after_fork_in_parent(void) { pthread_mutex_unlock(&calls__registry_lock); }
+
+/* Only the forking thread exists in the child: forget the others' slots
+ * (their memory is the parent's threads', copied, never freed here). */
+static void calls__after_fork_in_child(void) {
+  pthread_mutex_init(&calls__registry_lock, NULL);
+  calls__registry = NULL;
+  if (kb__self.registered) {
+    kb__self.next = kb__self.prev = NULL;
+    calls__registry = &kb__self;
+  }
+}
+
+static void calls__init(void) {
+  calls__exit_key_ready = pthread_key_create(&calls__exit_key, calls__on_thread_exit) == 0;
+  pthread_atfork(calls__before_fork, calls__after_fork_in_parent, calls__after_fork_in_child);
+  __atomic_store_n(&kb__fence_on_enter, calls__barrier_register() ? 0 : 1, __ATOMIC_RELAXED);
+}
+
+void kb__calls_init(void) { pthread_once(&calls__init_once, calls__init); }
+
+void kb__calls_use_fences_for_testing(void) {
+  kb__calls_init();
+  __atomic_store_n(&kb__fence_on_enter, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Adds the calling thread to the registry (first call on a context).  False
+ * when its exit cannot be watched (no key), which would leave a dangling
+ * slot behind. */
+static bool calls__register_self(void) {
+  kb__calls_init();
+  if (!calls__exit_key_ready || pthread_setspecific(calls__exit_key, &kb__self) != 0) return false;
+  pthread_mutex_lock(&calls__registry_lock);
+  kb__self.prev = NULL;
+  kb__self.next = calls__registry;
+  if (calls__registry != NULL) calls__registry->prev = &kb__self;
+  calls__registry = &kb__self;
+  kb__self.registered = true;
+  pthread_mutex_unlock(&calls__registry_lock);
+  return true;
+}
+
+/* ---- calls ---- */
+
+kb_status kb__enter_slow(kb_context *ctx, const char *fn, struct kb_call *call) {
+  struct kb_thread_state *t = &kb__self;
+  if (!t->registered && !calls__register_self())
+    return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn, "cannot register the calling thread");
+  /* Sequentially consistent store and load: with destroy's sequentially
+   * consistent state change and slot loads, one side sees the other
+   * (needed where no process-wide barrier exists; harmless elsewhere, this
+   * is the rare path). */
+  __atomic_store_n(&t->inside, ctx, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&ctx->state, __ATOMIC_SEQ_CST) != KB_CTX_LIVE) {
+    __atomic_store_n(&t->inside, NULL, __ATOMIC_RELEASE);
+    /* The message goes where this thread will look for ctx's. */
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ctx is a destroyed context (or one being destroyed)");
+  }
+  call->ctx = ctx;
+  call->self = t;
+  kb__clear_message(t, __atomic_load_n(&ctx->id, __ATOMIC_RELAXED));
+  if (ctx->cuda_ctx != NULL) {
+    pthread_mutex_lock(&ctx->cuda_lock);
+    call->cuda_locked = true;
+  }
+  return KB_STATUS_OK;
+}
+
+void kb__leave_cuda(struct kb_call *call) { pthread_mutex_unlock(&call->ctx->cuda_lock); }
+
+static bool calls__anyone_inside(const kb_context *ctx) {
+  bool found = false;
+  pthread_mutex_lock(&calls__registry_lock);
+  for (struct kb_thread_state *t = calls__registry; t != NULL && !found; t = t->next)
+    found = __atomic_load_n(&t->inside, __ATOMIC_SEQ_CST) == ctx;
+  pthread_mutex_unlock(&calls__registry_lock);
+  return found;
+}
+
+void kb__wait_for_calls(kb_context *ctx) {
+  /* The state store (seq_cst, by the caller) is ordered before the slot
+   * loads below (seq_cst) against callers that fence (kb__enter_slow's
+   * seq_cst store and load); callers that use only a compiler barrier get
+   * a full barrier on every thread now. */
+  if (!__atomic_load_n(&kb__fence_on_enter, __ATOMIC_RELAXED) && !calls__barrier_all_threads())
+    __atomic_store_n(&kb__fence_on_enter, 1, __ATOMIC_RELAXED); /* cannot happen after registration; be safe */
+  /* Calls end within a kernel's time; poll with a growing sleep (1 us to
+   * 1 ms) rather than keep a wake-up per call on the hot path. */
+  long sleep_ns = 1000;
+  while (calls__anyone_inside(ctx)) {
+    struct timespec ts = {0, sleep_ns};
+    nanosleep(&ts, NULL);
+    if (sleep_ns < 1000000) sleep_ns *= 2;
+  }
+}
+
+/* ---- messages ---- */
+
+const char *kb__context_message(const kb_context *ctx) {
+  if (ctx == NULL) return "";
+  uint64_t id = __atomic_load_n(&ctx->id, __ATOMIC_RELAXED);
+  for (int i = 0; i < KB_THREAD_MESSAGES; i++)
+    if (kb__self.message_ctx[i] == id) return kb__self.message[i];
+  return "";
+}
+
+kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char *fmt, ...) {
+  if (ctx == NULL) return status;
+  struct kb_thread_state *t = &kb__self;
+  uint64_t id = __atomic_load_n(&ctx->id, __ATOMIC_RELAXED);
+  /* The context's own entry, else the oldest one. */
+  int slot = -1;
+  for (int i = 0; i < KB_THREAD_MESSAGES && slot < 0; i++)
+    if (t->message_ctx[i] == id) slot = i;
+  if (slot < 0) {
+    slot = (int)(t->next_message % KB_THREAD_MESSAGES);
+    t->next_message++;
+    t->message_ctx[slot] = id;
+  }
+  char *m = t->message[slot];
+  int used = snprintf(m, KB_MESSAGE_CAPACITY, "%s: ", fn);
+  if (used < 0 || used >= KB_MESSAGE_CAPACITY) used = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m + used, KB_MESSAGE_CAPACITY - (size_t)used, fmt, ap);
+  va_end(ap);
+  return status;
+}
+#undef after_fork_in_child
+#undef after_fork_in_parent
+#undef anyone_inside
+#undef barrier_all_threads
+#undef barrier_register
+#undef before_fork
+#undef exit_key
+#undef exit_key_ready
+#undef init
+#undef init_once
+#undef on_thread_exit
+#undef register_self
+#undef registry
+#undef registry_lock
+#undef unlink_locked
 
 /* ==== core/src/checks.c ==== */
 /* ---- core/src/checks.c ---- */
@@ -1931,9 +2326,14 @@ kb_status kb__check_overlap(kb_context *ctx, const char *fn, const char *out_nam
 
 /* ==== core/src/context.c ==== */
 #define online_cpus context__online_cpus
+#define free_lock context__free_lock
+#define free_list context__free_list
+#define last_id context__last_id
+#define release context__release
 /* ---- core/src/context.c ---- */
 /* context.c - creation and queries of kb_context (CPU part; CUDA contexts are
  * made in cuda.c). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -1946,20 +2346,60 @@ static int64_t context__online_cpus(void) {
   return n > 0 ? (int64_t)n : 1;
 }
 
+/* Destroyed contexts, kept for reuse: a context's memory is never freed,
+ * so a handle used after (or while) it is destroyed still points at a
+ * context, whose state says it is not live (calls.c).  The list is as long
+ * as the most contexts that were alive at once. */
+static pthread_mutex_t context__free_lock = PTHREAD_MUTEX_INITIALIZER;
+static kb_context *context__free_list;
+/* Atomic: the last context id handed out (ids start at 1; 0 means none). */
+static uint64_t context__last_id;
+
 /* Allocates a context with the CPU defaults (device -1, no CUDA state) and
- * the thread count resolved (0 = one per online CPU, capped).  NULL when out
- * of memory.  cuda.c fills in the CUDA fields. */
+ * the thread count resolved (0 = one per online CPU, capped), not yet live
+ * (kb__context_publish).  NULL when out of memory.  cuda.c fills in the CUDA
+ * fields. */
 kb_context *kb__context_alloc(int64_t num_threads) {
-  kb_context *ctx = (kb_context *)calloc(1, sizeof *ctx);
-  if (ctx == NULL) return NULL;
+  kb__calls_init();
+  pthread_mutex_lock(&context__free_lock);
+  kb_context *ctx = context__free_list;
+  if (ctx != NULL) context__free_list = ctx->next_free;
+  pthread_mutex_unlock(&context__free_lock);
+  if (ctx == NULL) {
+    ctx = (kb_context *)calloc(1, sizeof *ctx);
+    if (ctx == NULL) return NULL;
+    ctx->cuda_lock_ready = pthread_mutex_init(&ctx->cuda_lock, NULL) == 0;
+  }
+  /* A reused context is FREE: calls that still hold its old handle fail
+   * without reading the fields rewritten here. */
+  ctx->next_free = NULL;
+  __atomic_store_n(&ctx->id, __atomic_add_fetch(&context__last_id, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
   ctx->backend = KB_BACKEND_CPU;
   ctx->device = -1;
+  ctx->cuda = NULL;
+  ctx->cuda_ctx = NULL;
+  ctx->lost = false;
   ctx->num_threads = num_threads == 0 ? context__online_cpus() : num_threads;
   if (ctx->num_threads > KB_MAX_THREADS) ctx->num_threads = KB_MAX_THREADS;
   /* NULL when out of memory: the context still works, single-threaded. */
   ctx->pool = kb__pool_create(ctx->num_threads);
   return ctx;
 }
+
+void kb__context_publish(kb_context *ctx) { __atomic_store_n(&ctx->state, KB_CTX_LIVE, __ATOMIC_RELEASE); }
+
+/* Gives an allocated context's memory back to the free list. */
+static void context__release(kb_context *ctx) {
+  kb__pool_destroy(ctx->pool);
+  ctx->pool = NULL;
+  __atomic_store_n(&ctx->state, KB_CTX_FREE, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&context__free_lock);
+  ctx->next_free = context__free_list;
+  context__free_list = ctx;
+  pthread_mutex_unlock(&context__free_lock);
+}
+
+void kb__context_discard(kb_context *ctx) { context__release(ctx); }
 
 kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context **out) {
   static const char fn[] = "kb_context_create";
@@ -1990,17 +2430,24 @@ kb_status kb_context_create(kb_backend backend, int64_t num_threads, kb_context 
   }
   kb_context *ctx = kb__context_alloc(num_threads);
   if (ctx == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn, "out of memory allocating the context");
+  kb__context_publish(ctx);
   *out = ctx;
   return KB_STATUS_OK;
 }
 
 void kb_context_destroy(kb_context *ctx) {
   if (ctx == NULL) return;
+  /* One destroy wins; a second one (or a destroy of a context already
+   * destroyed) finds it not LIVE and does nothing. */
+  int live = KB_CTX_LIVE;
+  if (!__atomic_compare_exchange_n(&ctx->state, &live, KB_CTX_DYING, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return;
+  /* New calls now fail; wait for the ones inside to return. */
+  kb__wait_for_calls(ctx);
   /* Synchronises and frees the stream and cuBLASLt state; buffers made on
    * this context are independent of it and stay valid. */
   if (ctx->cuda_ctx != NULL) ctx->cuda->ctx_destroy(ctx->cuda_ctx);
-  kb__pool_destroy(ctx->pool);
-  free(ctx);
+  ctx->cuda_ctx = NULL;
+  context__release(ctx);
 }
 
 kb_backend kb_context_backend(const kb_context *ctx) { return ctx == NULL ? KB_BACKEND_CPU : ctx->backend; }
@@ -2009,11 +2456,15 @@ int64_t kb_context_num_threads(const kb_context *ctx) { return ctx == NULL ? 1 :
 
 int64_t kb_context_device(const kb_context *ctx) { return kb__on_cuda(ctx) ? ctx->device : -1; }
 
-const char *kb_context_last_error(const kb_context *ctx) { return ctx == NULL ? "" : ctx->message; }
+const char *kb_context_last_error(const kb_context *ctx) { return kb__context_message(ctx); }
 
 int64_t kb__threads(const kb_context *ctx) { return kb_context_num_threads(ctx); }
 #undef KB_MAX_THREADS
+#undef free_list
+#undef free_lock
+#undef last_id
 #undef online_cpus
+#undef release
 
 /* ==== core/src/cpu_isa.c ==== */
 #define isa_names cpu_isa__isa_names
@@ -2509,7 +2960,7 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
   msg[0] = '\0';
   kbcuda_status s = t->ctx_create((int32_t)device, &cc, msg, sizeof msg);
   if (s != KBCUDA_STATUS_OK || cc == NULL) {
-    kb_context_destroy(ctx); /* still a CPU context: just freed */
+    kb__context_discard(ctx); /* never published: back to the free list */
     return cuda__fail_thread_table(quiet, fn, s != KBCUDA_STATUS_OK ? s : KBCUDA_STATUS_INTERNAL, msg);
   }
   ctx->backend = KB_BACKEND_CUDA;
@@ -2517,6 +2968,7 @@ kb_status kb__context_create_cuda(const char *fn, bool quiet, int64_t device, in
   ctx->cuda = t;
   ctx->cuda_ctx = cc;
   ctx->lost = false;
+  kb__context_publish(ctx);
   *out = ctx;
   return KB_STATUS_OK;
 }
@@ -2530,7 +2982,7 @@ kb_status kb_context_create_cuda(int64_t device, kb_context **out) {
 
 kb_status kb_context_synchronize(kb_context *ctx) {
   static const char fn[] = "kb_context_synchronize";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   if (!kb__on_cuda(ctx)) return KB_STATUS_OK; /* CPU kernels finish before returning */
   KB_TRY(kb__check_lost(ctx, fn));
   return kb__cuda_finish(ctx, fn, KBCUDA_STATUS_OK);
@@ -2767,6 +3219,7 @@ void kb__task_range(int64_t n, int64_t tasks, int64_t t, int64_t *begin, int64_t
 #define online_cpus pool__online_cpus
 #define stop_workers pool__stop_workers
 #define start_workers pool__start_workers
+#define run_job pool__run_job
 /* ---- core/src/pool.c ---- */
 /* pool.c - the persistent worker threads of a CPU context.
  *
@@ -2790,7 +3243,13 @@ void kb__task_range(int64_t n, int64_t tasks, int64_t t, int64_t *begin, int64_t
  * forgets its threads and starts new ones on its next job.
  *
  * A kb__parallel_for issued from inside a job (a kernel calling another on
- * the same context) runs inline: the workers are busy with the outer job. */
+ * the same context) runs inline: the workers are busy with the outer job.
+ *
+ * One job at a time: a context may be shared by threads (calls.c), and a
+ * caller that finds the pool held by another thread's job runs its whole
+ * range inline instead of waiting.  What an index computes never depends on
+ * the split, so its results are the same bits; two threads sharing a
+ * two-thread context each keep a core busy rather than queue. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -2832,6 +3291,7 @@ struct kb_pool {
   int64_t pending;     /* atomic: workers of the job not finished */
   int caller_sleeping; /* atomic */
   int stopping;        /* atomic */
+  int held;            /* atomic: 1 while a caller runs a job (or starts the workers) */
 };
 
 struct pool__worker_arg {
@@ -3031,14 +3491,10 @@ static bool pool__start_workers(struct kb_pool *p) {
   return true;
 }
 
-bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
-                  void *arg) {
-  if (p == NULL || pool__in_job || chunks < 2 || chunks - 1 > p->workers) return false;
+/* kb__pool_run's job (p->body, arg, n, chunks), with the pool held. */
+static bool pool__run_job(struct kb_pool *p) {
   if (!pool__start_workers(p)) return false;
-  p->body = body;
-  p->arg = arg;
-  p->n = n;
-  p->chunks = chunks;
+  int64_t chunks = p->chunks;
   uint64_t job = ++p->job_gen;
   __atomic_store_n(&p->pending, chunks - 1, __ATOMIC_SEQ_CST);
   bool locked = false;
@@ -3065,6 +3521,22 @@ bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(voi
   return true;
 }
 
+bool kb__pool_run(struct kb_pool *p, int64_t chunks, int64_t n, void (*body)(void *arg, int64_t begin, int64_t end),
+                  void *arg) {
+  if (p == NULL || pool__in_job || chunks < 2 || chunks - 1 > p->workers) return false;
+  /* Held by another thread's job (or, in a child of fork(), by a thread that
+   * was inside a job at the fork and does not exist here): run inline. */
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&p->held, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return false;
+  p->body = body;
+  p->arg = arg;
+  p->n = n;
+  p->chunks = chunks;
+  bool ran = pool__run_job(p);
+  __atomic_store_n(&p->held, 0, __ATOMIC_RELEASE);
+  return ran;
+}
+
 int64_t kb__pool_threads_running(const struct kb_pool *p) {
   if (p == NULL) return 0;
   if (p->fork_gen != __atomic_load_n(&pool__fork_generation, __ATOMIC_SEQ_CST)) return 0;
@@ -3083,6 +3555,7 @@ int64_t kb__pool_threads_running(const struct kb_pool *p) {
 #undef online_cpus
 #undef register_fork_handler
 #undef run_chunk
+#undef run_job
 #undef start_workers
 #undef stop_workers
 #undef worker_arg
@@ -3091,8 +3564,9 @@ int64_t kb__pool_threads_running(const struct kb_pool *p) {
 /* ==== core/src/status.c ==== */
 #define kb_thread_message status__kb_thread_message
 /* ---- core/src/status.c ---- */
-/* status.c - status names, per-context and per-thread error messages and
- * argument checks. */
+/* status.c - status names, the per-thread message of calls without a
+ * context, and argument checks.  (The messages of calls on a context are
+ * per thread too: calls.c.) */
 #include <math.h>
 #include <stdio.h>
 
@@ -3125,11 +3599,6 @@ const char *kb_status_string(kb_status status) {
  * never see each other's text and no lock is needed.  __thread where the
  * compiler is C99-only (GCC and Clang accept it in -std=c99); C11's keyword
  * otherwise. */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define KB_THREAD_LOCAL _Thread_local
-#else
-#define KB_THREAD_LOCAL __thread
-#endif
 static KB_THREAD_LOCAL char status__kb_thread_message[KB_THREAD_MESSAGE_CAPACITY];
 
 const char *kb_last_error(void) { return status__kb_thread_message; }
@@ -3143,22 +3612,6 @@ kb_status kb__fail_thread(kb_status status, const char *fn, const char *fmt, ...
   va_start(ap, fmt);
   vsnprintf(status__kb_thread_message + used, sizeof status__kb_thread_message - (size_t)used, fmt, ap);
   va_end(ap);
-  return status;
-}
-
-void kb__begin(kb_context *ctx) {
-  if (ctx != NULL) ctx->message[0] = '\0';
-}
-
-kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char *fmt, ...) {
-  if (ctx != NULL) {
-    int used = snprintf(ctx->message, sizeof ctx->message, "%s: ", fn);
-    if (used < 0 || (size_t)used >= sizeof ctx->message) used = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->message + used, sizeof ctx->message - (size_t)used, fmt, ap);
-    va_end(ap);
-  }
   return status;
 }
 
@@ -3205,7 +3658,6 @@ kb_status kb__check_finite(kb_context *ctx, const char *fn, const char *name, do
   if (nonneg && x < 0) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be >= 0, got %g", name, x);
   return KB_STATUS_OK;
 }
-#undef KB_THREAD_LOCAL
 #undef kb_thread_message
 
 /* ==== core/src/version.c ==== */
@@ -3295,7 +3747,7 @@ static kbcuda_status activation__cuda_unary(kb_context *ctx, const char *fn, int
 }
 
 static kb_status activation__unary(kb_context *ctx, const char *fn, int op, int64_t n, const float *x, float *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(activation__unary_check(ctx, fn, (int64_t)sizeof(float), n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, activation__cuda_unary(ctx, fn, op, n, x, y));
@@ -3307,7 +3759,7 @@ static kb_status activation__unary(kb_context *ctx, const char *fn, int op, int6
  * into y (which may be x: an element is read before it is written). */
 static kb_status activation__unary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *x,
                           uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(activation__unary_check(ctx, fn, KB_HALF_SIZE, n, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->unary_dt(ctx->cuda_ctx, fn, op, dt, n, x, y));
@@ -3410,7 +3862,7 @@ static kb_status adamw__check_beta(kb_context *ctx, const char *fn, const char *
 kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *grads, float *m, float *v, float lr,
                         float beta1, float beta2, float eps, float weight_decay, int64_t step) {
   static const char fn[] = "kb_adamw_step";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n", n));
   int64_t count;
   KB_TRY(kb__count(ctx, fn, "params", (int64_t)sizeof(float), 1, &n, &count));
@@ -3489,7 +3941,7 @@ static void argmax__argmax_body(void *arg, int64_t begin, int64_t end) {
 
 kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
   static const char fn[] = "kb_argmax";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
@@ -4011,7 +4463,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                        int64_t head_dim, const float *q, const float *k, const float *v, bool causal, float scale,
                        float *out) {
   static const char fn[] = "kb_attention";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count;
   KB_TRY(attention__check(ctx, fn, (int64_t)sizeof(float), batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out,
                &q_count, &kv_count));
@@ -4030,7 +4482,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 static kb_status attention__attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
                               int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q,
                               const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count;
   KB_TRY(attention__check(ctx, fn, KB_HALF_SIZE, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q, k, v, scale, out, &q_count,
                &kv_count));
@@ -4135,7 +4587,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
                           int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale,
                           float *out) {
   static const char fn[] = "kb_attention_ex";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
                         mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
   int64_t q_count, kv_count, mask_count;
@@ -4149,7 +4601,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
 static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attention__attn_call *call16,
                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
                                  uint16_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count, mask_count;
   KB_TRY(attention__check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
@@ -4534,7 +4986,7 @@ static void cross_entropy__backward_body(void *arg, int64_t begin, int64_t end) 
 kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const float *logits, const int32_t *targets,
                            int32_t ignore_index, float *losses, float *mean_loss) {
   static const char fn[] = "kb_cross_entropy";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t logit_count, count;
   KB_TRY(cross_entropy__validate(ctx, fn, rows, classes, logits, targets, &logit_count));
   KB_TRY(kb__check_ptr(ctx, fn, "losses", losses, rows));
@@ -4568,7 +5020,7 @@ kb_status kb_cross_entropy(kb_context *ctx, int64_t rows, int64_t classes, const
 kb_status kb_cross_entropy_backward(kb_context *ctx, int64_t rows, int64_t classes, const float *logits,
                                     const int32_t *targets, int32_t ignore_index, float dloss, float *dlogits) {
   static const char fn[] = "kb_cross_entropy_backward";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t logit_count, count;
   KB_TRY(cross_entropy__validate(ctx, fn, rows, classes, logits, targets, &logit_count));
   KB_TRY(kb__check_ptr(ctx, fn, "dlogits", dlogits, logit_count));
@@ -4719,7 +5171,7 @@ static kb_status elementwise__binary_check(kb_context *ctx, const char *fn, int6
 }
 
 static kb_status elementwise__binary(kb_context *ctx, const char *fn, int op, int64_t n, const float *a, const float *b, float *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(elementwise__binary_check(ctx, fn, (int64_t)sizeof(float), n, a, b, y, &count));
   if (kb__on_cuda(ctx)) {
@@ -4735,7 +5187,7 @@ static kb_status elementwise__binary(kb_context *ctx, const char *fn, int op, in
 /* y may be a and/or b: an element is read before it is written. */
 static kb_status elementwise__binary_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int op, int64_t n, const uint16_t *a,
                            const uint16_t *b, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(elementwise__binary_check(ctx, fn, KB_HALF_SIZE, n, a, b, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->binary_dt(ctx->cuda_ctx, fn, op, dt, n, a, b, y));
@@ -4795,7 +5247,7 @@ static kb_status elementwise__scale_check(kb_context *ctx, const char *fn, int64
 
 kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, float *y) {
   static const char fn[] = "kb_scale";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(elementwise__scale_check(ctx, fn, (int64_t)sizeof(float), n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale(ctx->cuda_ctx, fn, n, alpha, x, y));
@@ -4805,7 +5257,7 @@ kb_status kb_scale(kb_context *ctx, int64_t n, float alpha, const float *x, floa
 
 static kb_status elementwise__scale_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t n, float alpha, const uint16_t *x,
                           uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(elementwise__scale_check(ctx, fn, KB_HALF_SIZE, n, alpha, x, y, &count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->scale_dt(ctx->cuda_ctx, fn, dt, n, alpha, x, y));
@@ -4856,7 +5308,7 @@ static kb_status elementwise__bias_check(kb_context *ctx, const char *fn, int64_
 
 kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *bias, float *y) {
   static const char fn[] = "kb_add_bias";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, bias_count;
   KB_TRY(elementwise__bias_check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->add_bias(ctx->cuda_ctx, fn, rows, cols, x, bias, y));
@@ -4867,7 +5319,7 @@ kb_status kb_add_bias(kb_context *ctx, int64_t rows, int64_t cols, const float *
 
 static kb_status elementwise__add_bias_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols,
                              const uint16_t *x, const uint16_t *bias, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, bias_count;
   KB_TRY(elementwise__bias_check(ctx, fn, KB_HALF_SIZE, rows, cols, x, bias, y, &count, &bias_count));
   if (kb__on_cuda(ctx))
@@ -4936,7 +5388,7 @@ static kb_status embedding__bad_id(kb_context *ctx, const char *fn, int64_t i, i
 kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
                        const float *table, float *out) {
   static const char fn[] = "kb_embedding";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
   KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
   KB_TRY(kb__check_dim(ctx, fn, "dim", dim));
@@ -5042,7 +5494,7 @@ static kb_status gemm__check(kb_context *ctx, const char *fn, int64_t elem, bool
 kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   static const char fn[] = "kb_gemm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t a_count, b_count, c_count;
   KB_TRY(gemm__check(ctx, fn, (int64_t)sizeof(float), trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count,
                &c_count));
@@ -5061,7 +5513,7 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
 static kb_status gemm__gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool trans_a, bool trans_b, int64_t m,
                          int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, const uint16_t *b,
                          int64_t ldb, float beta, uint16_t *c, int64_t ldc) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t a_count, b_count, c_count;
   KB_TRY(gemm__check(ctx, fn, KB_HALF_SIZE, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, &a_count, &b_count, &c_count));
   if (kb__on_cuda(ctx))
@@ -5135,7 +5587,7 @@ static kb_status gemm__gemm_batched_dt(kb_context *ctx, const char *fn, int dt, 
                                  int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
                                  int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, float beta, void *c,
                                  int64_t ldc, int64_t stride_c) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t elem = dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
   KB_TRY(kb__check_dim(ctx, fn, "m", m));
@@ -6610,7 +7062,7 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n) {
 static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
                            void *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t elem = dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
@@ -6735,7 +7187,7 @@ static kb_status norm__check(kb_context *ctx, const char *fn, int64_t elem, int6
 kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight, float eps,
                      float *y) {
   static const char fn[] = "kb_rmsnorm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(norm__check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, NULL, false, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx))
@@ -6748,7 +7200,7 @@ kb_status kb_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x
 kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, const float *weight,
                        const float *bias, float eps, float *y) {
   static const char fn[] = "kb_layernorm";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(norm__check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, weight, bias, true, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx))
@@ -6762,7 +7214,7 @@ kb_status kb_layernorm(kb_context *ctx, int64_t rows, int64_t cols, const float 
  * on the widened row, weight and bias, rounded once into y (which may be x). */
 static kb_status norm__norm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool layer, int64_t rows, int64_t cols,
                          const uint16_t *x, const uint16_t *weight, const uint16_t *bias, float eps, uint16_t *y) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count, wcount;
   KB_TRY(norm__check(ctx, fn, KB_HALF_SIZE, rows, cols, x, weight, bias, layer, eps, y, &count, &wcount));
   if (kb__on_cuda(ctx)) {
@@ -7003,7 +7455,7 @@ static kb_status rope__bad_position(kb_context *ctx, const char *fn, int64_t s, 
 kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim, const float *x,
                   const int32_t *positions, float theta, float *y) {
   static const char fn[] = "kb_rope";
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "seq", seq));
   KB_TRY(kb__check_dim(ctx, fn, "heads", heads));
   KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
@@ -7286,7 +7738,7 @@ static kbcuda_status sampling__cuda_sample(kb_context *ctx, const char *fn, enum
 
 static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols, const float *logits,
                      int64_t k, float p, float temperature, uint64_t seed, int32_t *out) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
@@ -7426,7 +7878,7 @@ static kb_status softmax__check(kb_context *ctx, const char *fn, int64_t elem, i
 
 static kb_status softmax__run(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *x, float *y,
                      bool want_log) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(softmax__check(ctx, fn, (int64_t)sizeof(float), rows, cols, x, y, &count));
   if (kb__on_cuda(ctx)) {
@@ -7443,7 +7895,7 @@ static kb_status softmax__run(kb_context *ctx, const char *fn, int64_t rows, int
 /* bf16 / f16: the float32 kernel on the widened row, rounded once into y. */
 static kb_status softmax__run_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *x,
                         uint16_t *y, bool want_log) {
-  kb__begin(ctx);
+  KB_BEGIN(ctx, fn);
   int64_t count;
   KB_TRY(softmax__check(ctx, fn, KB_HALF_SIZE, rows, cols, x, y, &count));
   if (kb__on_cuda(ctx))

@@ -26,11 +26,14 @@
 //! [`Status::ShapeMismatch`] naming the argument.  Outputs that the C API lets
 //! alias an input have `*_inplace` forms taking one `&mut` slice.
 //!
-//! A [`Context`] may move to another thread but never be shared by two:
+//! A [`Context`] is `Send` and `Sync`: threads may share one (`&Context`,
+//! `Arc<Context>`), with the same results as alone; on the CPU one call at a
+//! time uses its worker threads and the others run on their calling thread.
+//! A [`Buffer`] is `Send` but not `Sync` (its writes take `&mut self`):
 //!
 //! ```compile_fail
 //! fn shared<T: Sync>() {}
-//! shared::<kernelbridge::Context>();
+//! shared::<kernelbridge::Buffer>();
 //! ```
 //!
 //! # Buffers and CUDA
@@ -461,21 +464,27 @@ impl std::error::Error for Error {}
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Opaque per-caller state: backend, thread count, last error message.
+/// Opaque per-caller state: backend, thread count, worker threads; shared
+/// by threads freely (see "Contexts and errors").
 ///
-/// A context selects the backend and the CPU thread count, and keeps the
-/// message of its last failure, which [`Error`] copies.  It is `Send` but not
-/// `Sync`: one thread at a time, as the C library requires.  Results never
-/// depend on the thread count.  Dropping it destroys the C context.
+/// A context selects the backend and the CPU thread count; the message of a
+/// failed call, which [`Error`] copies, is kept per thread.  It is `Send` and
+/// `Sync`: threads may call kernels on one context at once (share it as
+/// `&Context` or `Arc<Context>`).  Results never depend on the thread count or
+/// on sharing.  Dropping it destroys the C context.
 pub struct Context {
     raw: NonNull<sys::kb_context>,
-    // Not Sync: the C object must be used by one thread at a time.
-    _not_sync: PhantomData<Cell<()>>,
+    // Sync: the C library lets threads share a context (see the impls below).
+    _marker: PhantomData<sys::kb_context>,
 }
 
 // Safety: the C object may move between threads (it holds no thread-local
-// state); it is only never used by two threads at once, which !Sync ensures.
+// state), and the C library makes every call on it safe from several
+// threads at once (kernelbridge.h, "Contexts and errors": the worker pool
+// serves one call at a time, messages are per thread, CUDA calls take
+// turns); Drop, which destroys it, needs ownership, so no call is in flight.
 unsafe impl Send for Context {}
+unsafe impl Sync for Context {}
 
 impl Drop for Context {
     fn drop(&mut self) {
@@ -516,7 +525,7 @@ impl Context {
         let raw_status = unsafe { sys::kb_context_create(backend.to_raw(), c_num_threads, &mut out_handle) };
         check_status(FUNC, raw_status, std::ptr::null())?;
         match NonNull::new(out_handle) {
-            Some(raw) => Ok(Context { raw, _not_sync: PhantomData }),
+            Some(raw) => Ok(Context { raw, _marker: PhantomData }),
             None => Err(Error::internal(FUNC, "returned success but no handle")),
         }
     }
@@ -538,7 +547,7 @@ impl Context {
         let raw_status = unsafe { sys::kb_context_create_cuda(device, &mut out_handle) };
         check_status(FUNC, raw_status, std::ptr::null())?;
         match NonNull::new(out_handle) {
-            Some(raw) => Ok(Context { raw, _not_sync: PhantomData }),
+            Some(raw) => Ok(Context { raw, _marker: PhantomData }),
             None => Err(Error::internal(FUNC, "returned success but no handle")),
         }
     }
@@ -574,9 +583,12 @@ impl Context {
         unsafe { sys::kb_context_num_threads(self.raw.as_ptr()) }
     }
 
-    /// Message describing the last failed call on this context, such as
-    /// "kb_softmax: cols must be \>= 0, got -3"; "" when the last call succeeded or
-    /// for NULL.  Valid until the next call on the context.
+    /// Message describing the calling thread's last failed call on this context,
+    /// such as "kb_softmax: cols must be \>= 0, got -3"; "" when its last call on
+    /// the context succeeded, and for NULL.  Per thread, so threads sharing a
+    /// context never see each other's messages; a thread keeps the messages of
+    /// the 4 contexts it most recently failed on.  Valid until the thread's next
+    /// call on the context.
     pub fn last_error(&self) -> String {
         // Safety:
         // - the pointer of `self` is owned by it and live; the type is not Sync, so no
@@ -606,8 +618,8 @@ impl Context {
     pub fn synchronize(&self) -> Result<()> {
         const FUNC: &str = "kb_context_synchronize";
         // Safety:
-        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
-        //   other thread uses it during the call
+        // - the pointer of `self` is owned by it and live (other threads may be calling on it too,
+        //   which the C library allows for a context)
         // - the C function keeps no pointer to the arguments after it returns
         let raw_status = unsafe { sys::kb_context_synchronize(self.raw.as_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
@@ -627,8 +639,8 @@ impl Context {
 /// memory.
 pub struct Buffer {
     raw: NonNull<sys::kb_buffer>,
-    // Not Sync: the C object must be used by one thread at a time.
-    _not_sync: PhantomData<Cell<()>>,
+    // Not Sync: mutation goes through &mut self; share it behind a Mutex.
+    _marker: PhantomData<Cell<()>>,
 }
 
 // Safety: the C object may move between threads (it holds no thread-local
@@ -662,14 +674,14 @@ impl Buffer {
         let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
         let mut out_handle: *mut sys::kb_buffer = std::ptr::null_mut();
         // Safety:
-        // - `ctx` is a live context borrowed for the call, used by this thread only
-        //   (not Sync)
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
         // - `out_handle` is a local that outlives the call; C writes the new handle there on success only
         // - the C function keeps no pointer to the arguments after it returns
         let raw_status = unsafe { sys::kb_buffer_create(ctx.raw.as_ptr(), c_bytes, &mut out_handle) };
         check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
         match NonNull::new(out_handle) {
-            Some(raw) => Ok(Buffer { raw, _not_sync: PhantomData }),
+            Some(raw) => Ok(Buffer { raw, _marker: PhantomData }),
             None => Err(Error::internal(FUNC, "returned success but no handle")),
         }
     }
@@ -729,8 +741,8 @@ impl Buffer {
         let bytes = std::mem::size_of_val::<[E]>(src);
         let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
-        // - `ctx` is a live context borrowed for the call, used by this thread only
-        //   (not Sync)
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
         // - the pointer of `self` is owned by it and live; the type is not Sync, so no
         //   other thread uses it during the call
         // - every slice length was checked above against the header's contract, so C reads
@@ -757,8 +769,8 @@ impl Buffer {
         let bytes = std::mem::size_of_val::<[E]>(dst);
         let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
-        // - `ctx` is a live context borrowed for the call, used by this thread only
-        //   (not Sync)
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
         // - the pointer of `self` is owned by it and live; the type is not Sync, so no
         //   other thread uses it during the call
         // - every slice length was checked above against the header's contract, so C reads
@@ -779,8 +791,8 @@ impl Buffer {
         const FUNC: &str = "kb_buffer_fill";
         let [c_offset, c_bytes] = c_dims(FUNC, [("offset", offset), ("bytes", bytes)])?;
         // Safety:
-        // - `ctx` is a live context borrowed for the call, used by this thread only
-        //   (not Sync)
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
         // - the pointer of `self` is owned by it and live; the type is not Sync, so no
         //   other thread uses it during the call
         // - the C function keeps no pointer to the arguments after it returns
@@ -799,8 +811,8 @@ impl Buffer {
         const FUNC: &str = "kb_buffer_copy";
         let [c_dst_offset, c_src_offset, c_bytes] = c_dims(FUNC, [("dst_offset", dst_offset), ("src_offset", src_offset), ("bytes", bytes)])?;
         // Safety:
-        // - `ctx` is a live context borrowed for the call, used by this thread only
-        //   (not Sync)
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
         // - the pointer of `self` is owned by it and live; the type is not Sync, so no
         //   other thread uses it during the call
         // - `src` is a live Buffer borrowed for the call

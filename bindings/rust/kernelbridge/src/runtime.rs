@@ -44,8 +44,8 @@ use crate::{sys, Backend, Context, Error, Result, Status};
 /// (that the lengths are checked above it, and an in-place alias); the
 /// rest holds for every kernel:
 ///
-/// - the context pointer is live (owned by `self`) and used by this thread
-///   only (`Context` is not `Sync`);
+/// - the context pointer is live (owned by `self`); other threads may be
+///   calling on it at the same time, which the C library allows;
 /// - a slice, or a view (which lies inside its buffer, checked when it was
 ///   made, and borrows it for the call), checked against the header's
 ///   contract is only read and written inside by C;

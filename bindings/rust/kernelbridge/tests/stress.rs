@@ -136,3 +136,32 @@ fn eight_threads_default_and_private_contexts_bit_identical() {
     back.rotate_left(1);
     round(&d, &want, back);
 }
+
+/// One `Context` shared by 8 threads (`&Context` in scoped threads): every
+/// result is the call made alone, and each thread's failing call carries its
+/// own message.
+#[test]
+fn eight_threads_share_one_context() {
+    let d = data();
+    let want = reference(&d);
+    let shared = Context::new(Backend::Cpu, 2).unwrap();
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            let (shared, d, want) = (&shared, &d, &want);
+            s.spawn(move || {
+                for j in 0..3000 {
+                    // Every 16th call the large gemm, which uses the pool.
+                    let kind = if j % 16 == 15 { KINDS - 1 } else { kind_of(t, j) };
+                    let got = call(Some(shared), kind, d).unwrap_or_else(|e| panic!("thread {t} call {j}: {e}"));
+                    assert_eq!(got, want[kind], "thread {t} call {j} (kind {kind}) differs from the call made alone");
+                    if j % 100 == 0 {
+                        let eps = -((t + 1) as f32);
+                        let err = shared.rmsnorm(2, &[0.0; 8], &[1.0; 4], eps, &mut [0.0; 8]).unwrap_err();
+                        assert_eq!(err.status(), kernelbridge::Status::InvalidArgument);
+                        assert!(err.message().contains(&format!("got {}", eps as i32)), "thread {t}: {err}");
+                    }
+                }
+            });
+        }
+    });
+}

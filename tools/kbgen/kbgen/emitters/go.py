@@ -33,11 +33,12 @@ A kernel wrapper holds only what is specific to its kernel: its signature,
 documentation, size checks and C call.  The steps they share are hand-written
 in bindings/go/kernel.go: the checker the checks record into (checkSlices,
 checkViews, dims, ld, size, length, minLength), done (the error of a call,
-keeping the Context alive), keepAlive (the views' Buffers) and optLen.  Other
-hand-written code supplies Context (fields h and msg, fail), the pool
-(defaultContext, releaseDefault), Error, the views (check, ptr, optLen, Len,
-buf), threadMessage and the helpers named in _GENERATED_NAMES (f32p, i32p,
-u16p, u8p, sizeOf, ...).
+keeping the Context alive), release (the views' Buffers, held open by their
+checks) and optLen.  Other
+hand-written code supplies Context (field h), the pool (defaultContext,
+releaseDefault), Error, failure and threadDone (the error of a failed call's
+kbgo_failure), the views (check, ptr, optLen, Len, buf) and the helpers named
+in _GENERATED_NAMES (f32p, i32p, u16p, u8p, sizeOf, ...).
 
 The output is gofmt-clean by construction (tabs, aligned const blocks are
 avoided, one declaration per line); bindings/go's sync test runs gofmt on it.
@@ -57,12 +58,6 @@ NAME = "go"
 OUT = "bindings/go/kernelbridge_gen.go"
 PACKAGE = "kernelbridge"
 
-# Longest message a context keeps, terminator included (KB_MESSAGE_CAPACITY,
-# core/src/internal.h).
-MESSAGE_CAPACITY = 256
-# Longest per-thread message (kb_last_error), terminator included
-# (KB_THREAD_MESSAGE_CAPACITY, core/src/internal.h).
-THREAD_MESSAGE_CAPACITY = 1024
 # Size of the buffer passed for an out-string (device names are < 256 bytes).
 STRING_CAPACITY = 256
 
@@ -108,7 +103,7 @@ _GENERATED_NAMES = {
     "ctx",
     "err",
     "st",
-    "msg",
+    "fail",
     "runtime",
     "unsafe",
     "f32p",
@@ -132,7 +127,7 @@ _GENERATED_NAMES = {
     "chk",
     "checker",
     "optLen",
-    "keepAlive",
+    "release",
 }
 
 _GO_SCALAR = {
@@ -458,13 +453,13 @@ class _Kernel(_Call):
         # call, although it is C memory.  Tensors are pointers to numbers,
         # which cgo does not check, whether Go slices or Buffer memory.
         return (
-            f"static kb_status kbgo_{fn.short_name}(uintptr_t kbgo_ctx, char *kbgo_msg, {params}) {{\n"
-            f"\treturn kbgo_done(kbgo_ctx, kbgo_msg, {fn.name}({args}));\n"
+            f"static kbgo_failure *kbgo_{fn.short_name}(uintptr_t kbgo_ctx, {params}) {{\n"
+            f"\treturn kbgo_done(kbgo_ctx, {fn.name}({args}));\n"
             "}\n"
         )
 
     def c_call(self, views: bool) -> str:
-        args = ["ctx.h", "ctx.msg"]
+        args = ["ctx.h"]
         for p in self.fn.params[1:]:
             n = self.names[p.name]
             if p.role == "tensor":
@@ -529,11 +524,14 @@ class _Kernel(_Call):
         lines += ["Views are checked before the call, as [Buffer] describes."]
         out = [_comment(lines), f"func (ctx *Context) {g}({self.signature(views=True)}) error {{\n"]
         views = "".join(f', {self.names[p.name]}.check("{g}", "{self.names[p.name]}")' for p in fn.tensors)
+        # check holds each view's Buffer open (Close waits) until release.
+        release = "\trelease(" + ", ".join(self.names[p.name] + ".buf" for p in fn.tensors) + ")\n"
         out.append(f'\tchk := ctx.checkViews("{g}"{views})\n')
-        out.append(f"\tif err := {self.shapes_name}(chk, {self.shapes_args(True)}); err != nil {{\n\t\treturn err\n\t}}\n")
-        out.append(f"\tst := {self.c_call(True)}\n")
-        out.append("\tkeepAlive(" + ", ".join(self.names[p.name] + ".buf" for p in fn.tensors) + ")\n")
-        out.append("\treturn ctx.done(st)\n}\n")
+        out.append(f"\tif err := {self.shapes_name}(chk, {self.shapes_args(True)}); err != nil {{\n")
+        out.append("\t" + release + "\t\treturn err\n\t}\n")
+        out.append(f"\tfail := {self.c_call(True)}\n")
+        out.append(release)
+        out.append("\treturn ctx.done(fail)\n}\n")
         return "".join(out)
 
     def function(self) -> str:
@@ -643,12 +641,12 @@ class _StatusCall(_Call):
                 args.append(p.name)
         call = f"{fn.name}({', '.join(args)})"
         if self.ctx is not None:
-            head = ["uintptr_t kbgo_ctx", "char *kbgo_msg"] + decls
-            body = f"\treturn kbgo_done(kbgo_ctx, kbgo_msg, {call});\n"
+            head = ["uintptr_t kbgo_ctx"] + decls
+            body = f"\treturn kbgo_done(kbgo_ctx, {call});\n"
         else:
-            head = ["char *kbgo_msg"] + decls
-            body = f"\treturn kbgo_thread_done(kbgo_msg, {call});\n"
-        return f"static kb_status kbgo_{fn.short_name}({', '.join(head)}) {{\n{body}}}\n"
+            head = decls or ["void"]
+            body = f"\treturn kbgo_thread_done({call});\n"
+        return f"static kbgo_failure *kbgo_{fn.short_name}({', '.join(head)}) {{\n{body}}}\n"
 
     def wrapper(self) -> str:
         fn = self.fn
@@ -677,10 +675,7 @@ class _StatusCall(_Call):
             out.append(f'\tchk := checker{{fn: "{fn.name}"}}\n')
             out += [f"\t{l}\n" for l in checks]
             out.append(f"\tif chk.err != nil {{\n\t\treturn {zeros}chk.err\n\t}}\n")
-        args = [] if self.ctx is None else ["ctx.h", "ctx.msg"]
-        if self.ctx is None:
-            out.append("\tmsg := newThreadMessage()\n")
-            args.append("msg.ptr()")
+        args = [] if self.ctx is None else ["ctx.h"]
         for p in results:
             n = self.names[p.name]
             if p.role == "out_scalar":
@@ -709,14 +704,14 @@ class _StatusCall(_Call):
             else:
                 args.append(self.scalar_arg(p))
         call = f"C.kbgo_{fn.short_name}({', '.join(args)})"
-        done = "ctx.done" if self.ctx is not None else "msg.done"
+        done = "ctx.done" if self.ctx is not None else "threadDone"
         if not results:
             out.append(f"\treturn {done}({call})\n}}\n")
             return "".join(out)
         # The results are read after the call (a separate statement: Go does
         # not order the call before them within one); nothing is written
         # when the call fails, so they are zero then.
-        out.append(f"\tst := {call}\n")
+        out.append(f"\tfail := {call}\n")
         vals = []
         for p in results:
             n = self.names[p.name]
@@ -726,7 +721,7 @@ class _StatusCall(_Call):
                 vals.append(f"C.GoString(&{n}[0])")
             else:
                 vals.append(n)
-        vals.append(f"{done}(st)")
+        vals.append(f"{done}(fail)")
         out.append("\treturn " + ", ".join(vals) + "\n}\n")
         return "".join(out)
 
@@ -818,35 +813,43 @@ def emit(api: Api) -> Dict[str, str]:
     # cgo preamble
     pre = [
         "#include <stdint.h>\n",
+        "#include <stdlib.h>\n",
         "#include <string.h>\n",
         "\n",
+        '#include "kbgo_failure.h"\n',
         '#include "kernelbridge.h"\n',
         "\n",
-        f"#define KBGO_MSG_CAP {MESSAGE_CAPACITY}\n",
-        f"#define KBGO_THREAD_MSG_CAP {THREAD_MESSAGE_CAPACITY}\n",
+        "// The failure of a call that could not copy its message, per status.\n",
+        "static kbgo_failure kbgo_no_memory[] = {"
+        + ", ".join(f'{{{v}, 0, ""}}' for v in range(max(v.value for v in api.status_enum.values) + 1))
+        + "};\n",
         "\n",
-        "// Copies m into msg (cap bytes, terminator included), truncating.\n",
-        "static void kbgo_copy(char *msg, size_t cap, const char *m) {\n",
+        "// A failure with a copy of message m (see kbgo_failure.h).\n",
+        "static kbgo_failure *kbgo_fail(kb_status st, const char *m) {\n",
         "\tsize_t n = strlen(m);\n",
-        "\tif (n > cap - 1) n = cap - 1;\n",
-        "\tmemcpy(msg, m, n);\n",
-        "\tmsg[n] = 0;\n",
+        "\tkbgo_failure *f = (kbgo_failure *)malloc(sizeof *f + n + 1);\n",
+        "\tif (f == NULL) {\n",
+        "\t\tsize_t i = (size_t)st < sizeof kbgo_no_memory / sizeof kbgo_no_memory[0] ? (size_t)st : 0;\n",
+        "\t\treturn &kbgo_no_memory[i];\n",
+        "\t}\n",
+        "\tchar *text = (char *)(f + 1);\n",
+        "\tmemcpy(text, m, n + 1);\n",
+        "\tf->status = (int32_t)st;\n",
+        "\tf->owned = 1;\n",
+        "\tf->message = text;\n",
+        "\treturn f;\n",
         "}\n",
         "\n",
-        "// Copies the message of context ctx (a kb_context *, passed as an integer\n",
-        "// so that cgo need not check it) into msg (KBGO_MSG_CAP bytes) when st is\n",
-        "// a failure, so that the message is read in the cgo call that failed.\n",
-        "static kb_status kbgo_done(uintptr_t ctx, char *msg, kb_status st) {\n",
-        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_MSG_CAP, kb_context_last_error((kb_context *)ctx));\n",
-        "\treturn st;\n",
+        "// NULL when st is OK, else the failure with the calling thread's message\n",
+        "// for context ctx (a kb_context *, passed as an integer so that cgo need\n",
+        "// not check it).\n",
+        "static kbgo_failure *kbgo_done(uintptr_t ctx, kb_status st) {\n",
+        f"\treturn st == {ok.name} ? NULL : kbgo_fail(st, kb_context_last_error((kb_context *)ctx));\n",
         "}\n",
         "\n",
-        "// The same for calls without a context: their message is the calling\n",
-        "// thread's (kb_last_error), and a goroutine may run on another OS thread\n",
-        "// in its next cgo call.  msg has KBGO_THREAD_MSG_CAP bytes.\n",
-        "static kb_status kbgo_thread_done(char *msg, kb_status st) {\n",
-        f"\tif (st != {ok.name} && msg != NULL) kbgo_copy(msg, KBGO_THREAD_MSG_CAP, kb_last_error());\n",
-        "\treturn st;\n",
+        "// The same for calls without a context (their message is kb_last_error).\n",
+        "static kbgo_failure *kbgo_thread_done(kb_status st) {\n",
+        f"\treturn st == {ok.name} ? NULL : kbgo_fail(st, kb_last_error());\n",
         "}\n",
     ]
     pre.append("\n// The other functions returning kb_status (see kbgo_done and kbgo_thread_done).\n")
@@ -867,11 +870,6 @@ def emit(api: Api) -> Dict[str, str]:
     out.append(f"\t// Version is VersionMajor.VersionMinor.VersionPatch.\n")
     out.append(f'\tVersion = "{api.version_string}"\n')
     out.append(")\n\n")
-    out.append("// messageCapacity is the size of a Context's message buffer.\n")
-    out.append(f"const messageCapacity = {MESSAGE_CAPACITY}\n\n")
-    out.append("// threadMessageCapacity is the size of the buffer that receives the\n")
-    out.append("// message of a call without a context (kb_last_error).\n")
-    out.append(f"const threadMessageCapacity = {THREAD_MESSAGE_CAPACITY}\n\n")
     out.append("// stringCapacity is the size of the buffer passed for a string result.\n")
     out.append(f"const stringCapacity = {STRING_CAPACITY}\n")
 

@@ -1149,17 +1149,25 @@ class _Kernel:
 
     def device_call(self) -> str:
         """DeviceBuffer overload: the address variant with the buffers'
-        addresses (no JNI function call, no copy); the buffers stay reachable
-        until the call has returned (a fence after the call suffices: a call
-        that throws has returned too, and nothing after it runs)."""
+        addresses (no JNI function call, no copy).  DeviceBuffer.acquire holds
+        each buffer's memory for the call (a close() in another thread waits
+        for the release in the finally block, which also runs when a later
+        acquire or the call throws; an address of 0 holds nothing), and keeps
+        the buffers reachable until the call has returned."""
         fn = self.fn
         F = f'"{fn.name}"'
-        def address(p: Param) -> str:
-            return f'DeviceBuffer.address({F}, "{p.name}", {jname(p.name)}, {_DTYPE[p.tensor.dtype].size})'
-
-        b = [f"    {MODULE}.{fn.name}{ADDR_SUFFIX}({self.raw_args(address)});\n"]
-        for n in [jname(p.name) for p in fn.tensors]:
-            b.append(f"    Reference.reachabilityFence({n});\n")
+        tensors = fn.tensors
+        local = {p.name: "p" + jname(p.name)[0].upper() + jname(p.name)[1:] for p in tensors}
+        b = ["    " + "long " + ", ".join(f"{local[p.name]} = 0" for p in tensors) + ";\n", "    try {\n"]
+        for p in tensors:
+            b.append(
+                f'      {local[p.name]} = DeviceBuffer.acquire({F}, "{p.name}", {jname(p.name)}, {_DTYPE[p.tensor.dtype].size});\n'
+            )
+        b.append(f"      {MODULE}.{fn.name}{ADDR_SUFFIX}({self.raw_args(lambda p: local[p.name])});\n")
+        b.append("    } finally {\n")
+        for p in tensors:
+            b.append(f"      DeviceBuffer.release({jname(p.name)}, {local[p.name]});\n")
+        b.append("    }\n")
         return "".join(b)
 
     def scratch_call(self) -> List[str]:
@@ -1345,7 +1353,7 @@ def emit_facade(api: Api) -> str:
                 k.base = base  # documented by reference to it
     halves = any(_DTYPE[p.tensor.dtype] is _I16 for fn in api.kernels for p in fn.tensors)
     out = [banner("//"), f"package {PACKAGE};\n\n"]
-    imports = ["java.lang.ref.Reference", "java.nio.FloatBuffer", "java.nio.IntBuffer", "java.util.Objects"]
+    imports = ["java.nio.FloatBuffer", "java.nio.IntBuffer", "java.util.Objects"]
     if halves:
         imports.append("java.nio.ShortBuffer")
     out.append("".join(f"import {i};\n" for i in sorted(imports)) + "\n")
@@ -1547,11 +1555,12 @@ def _handle_class(api: Api, h, create: Function, factories: List[Function], othe
             h.doc,
             "",
             None,
-            [f"<p>Wraps a C {{@code {h.name}}}, made by {made}.  Not thread-safe: use one object from one thread at a"
-            " time (the kernels themselves may run concurrently on different objects).  Close it (try-with-resources)"
-            " to free the native object at once; an object that becomes unreachable unclosed is freed by a"
-            " {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws"
-            " {@link IllegalStateException}."],
+            [f"<p>Wraps a C {{@code {h.name}}}, made by {made}.  Thread-safe: several threads may call kernels on"
+            " one object at once (on the CPU, one call at a time uses its worker threads and the others run on"
+            " their calling thread, with the same results; on CUDA, calls take turns on its stream).  Close it"
+            " (try-with-resources) to free the native object; close() waits for the calls other threads are"
+            " making on it, and an object that becomes unreachable unclosed is freed by a {@link Cleaner}."
+            "  {@link #close()} is idempotent; using a closed object throws {@link IllegalStateException}."],
         )
     )
     text.append(f"public final class {cls} implements AutoCloseable {{\n")
@@ -1611,8 +1620,10 @@ def _handle_class(api: Api, h, create: Function, factories: List[Function], othe
             "  /**\n"
             "   * Off-heap scratch for small calls: the facade copies arrays of calls with at most\n"
             "   * this many elements in total (twice as many 16-bit ones) here and passes addresses,\n"
-            "   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context, as\n"
-            "   * contexts are used by one thread at a time.\n"
+            "   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context,\n"
+            "   * used by one thread only: the first thread that stages a call on the context owns it for\n"
+            "   * good (a thread's default context: that thread); calls from other threads pass their arrays\n"
+            "   * through JNI instead (same results, no shared state).\n"
             "   */\n"
             f"  static final int SCRATCH_ELEMENTS = {SCRATCH_ELEMENTS};\n\n"
             "  /** The scratch's native address; 0 until {@link #scratchAddress()} allocates it. */\n"
@@ -1621,7 +1632,9 @@ def _handle_class(api: Api, h, create: Function, factories: List[Function], othe
             "  IntBuffer scratchInts;\n"
             "  ShortBuffer scratchShorts;\n"
             "  /** Elements of the scratch the call being staged has used (Scratch). */\n"
-            "  int scratchNext;\n\n"
+            "  int scratchNext;\n"
+            "  /** The thread that owns the scratch, null until one claims it (Scratch.fits). */\n"
+            "  volatile Thread scratchOwner;\n\n"
             "  /** The scratch's native address; allocates it on first use. */\n"
             "  long scratchAddress() {\n"
             "    if (scratchBase == 0) {\n"

@@ -456,11 +456,15 @@ class _Body:
         for p in fn.params:
             if p.name == self.receiver:
                 notes.append(
-                    "the pointer of `self` is owned by it and live; the type is not Sync, so no\n"
-                    "other thread uses it during the call"
+                    "the pointer of `self` is owned by it and live"
+                    + (
+                        " (other threads may be calling on it too,\nwhich the C library allows for a context)"
+                        if p.role == "context"
+                        else "; the type is not Sync, so no\nother thread uses it during the call"
+                    )
                 )
             elif p.role == "context":
-                notes.append(f"`{p.name}` is a live context borrowed for the call, used by this thread only\n(not Sync)")
+                notes.append(f"`{p.name}` is a live context borrowed for the call (a context may be used\nby several threads at once)")
             elif p.role == "handle":
                 notes.append(
                     f"`{p.name}` is a live {type_name(p.ctype.name)} borrowed for the call"
@@ -687,13 +691,26 @@ class Emitter:
         elif h.name == self.memory_handle:
             out.append(doc_lines([""] + _MEMORY_DOC.format(tn=tn, ctx=type_name(self.context_handle)).split("\n")))
         out.append(f"pub struct {tn} {{\n    raw: NonNull<sys::{h.name}>,\n")
-        out.append("    // Not Sync: the C object must be used by one thread at a time.\n")
-        out.append("    _not_sync: PhantomData<Cell<()>>,\n}\n\n")
-        out.append(
-            f"// Safety: the C object may move between threads (it holds no thread-local\n"
-            f"// state); it is only never used by two threads at once, which !Sync ensures.\n"
-            f"unsafe impl Send for {tn} {{}}\n\n"
-        )
+        if is_ctx:
+            out.append("    // Sync: the C library lets threads share a context (see the impls below).\n")
+            out.append("    _marker: PhantomData<sys::" + h.name + ">,\n}\n\n")
+            out.append(
+                f"// Safety: the C object may move between threads (it holds no thread-local\n"
+                f"// state), and the C library makes every call on it safe from several\n"
+                f"// threads at once (kernelbridge.h, \"Contexts and errors\": the worker pool\n"
+                f"// serves one call at a time, messages are per thread, CUDA calls take\n"
+                f"// turns); Drop, which destroys it, needs ownership, so no call is in flight.\n"
+                f"unsafe impl Send for {tn} {{}}\n"
+                f"unsafe impl Sync for {tn} {{}}\n\n"
+            )
+        else:
+            out.append("    // Not Sync: mutation goes through &mut self; share it behind a Mutex.\n")
+            out.append("    _marker: PhantomData<Cell<()>>,\n}\n\n")
+            out.append(
+                f"// Safety: the C object may move between threads (it holds no thread-local\n"
+                f"// state); it is only never used by two threads at once, which !Sync ensures.\n"
+                f"unsafe impl Send for {tn} {{}}\n\n"
+            )
         if h.destroy:
             out.append(
                 f"impl Drop for {tn} {{\n    fn drop(&mut self) {{\n"
@@ -739,7 +756,7 @@ class Emitter:
         out.append(f"        let raw_status = unsafe {{ {b.call()} }};\n")
         out.append(f"        check_status(FUNC, raw_status, {b.msg_ctx})?;\n")
         out.append("        match NonNull::new(out_handle) {\n")
-        out.append(f"            Some(raw) => Ok({tn} {{ raw, _not_sync: PhantomData }}),\n")
+        out.append(f"            Some(raw) => Ok({tn} {{ raw, _marker: PhantomData }}),\n")
         out.append("            None => Err(Error::internal(FUNC, \"returned success but no handle\")),\n        }\n    }\n\n")
         return "".join(out)
 
@@ -1046,11 +1063,14 @@ _CRATE_DOC = """//! Safe Rust API of kernelbridge {version}, a C library of neur
 //! [`Status::ShapeMismatch`] naming the argument.  Outputs that the C API lets
 //! alias an input have `*_inplace` forms taking one `&mut` slice.
 //!
-//! A [`{ctx}`] may move to another thread but never be shared by two:
+//! A [`{ctx}`] is `Send` and `Sync`: threads may share one (`&Context`,
+//! `Arc<Context>`), with the same results as alone; on the CPU one call at a
+//! time uses its worker threads and the others run on their calling thread.
+//! A [`Buffer`] is `Send` but not `Sync` (its writes take `&mut self`):
 //!
 //! ```compile_fail
 //! fn shared<T: Sync>() {{}}
-//! shared::<kernelbridge::{ctx}>();
+//! shared::<kernelbridge::Buffer>();
 //! ```
 //!
 //! # Buffers and CUDA
@@ -1162,10 +1182,11 @@ offsets of its methods are in bytes; [`{tn}::view`], [`{tn}::slice`] and their
 a CUDA context on the buffer's device for device memory, any context for host
 memory."""
 
-_CONTEXT_DOC = """A context selects the backend and the CPU thread count, and keeps the
-message of its last failure, which [`Error`] copies.  It is `Send` but not
-`Sync`: one thread at a time, as the C library requires.  Results never
-depend on the thread count.  Dropping it destroys the C context."""
+_CONTEXT_DOC = """A context selects the backend and the CPU thread count; the message of a
+failed call, which [`Error`] copies, is kept per thread.  It is `Send` and
+`Sync`: threads may call kernels on one context at once (share it as
+`&Context` or `Arc<Context>`).  Results never depend on the thread count or
+on sharing.  Dropping it destroys the C context."""
 
 _TEST_PRELUDE = """//! Every length check of the generated API: a slice, or a buffer view (the
 //! `_buf` forms), one element short fails with ShapeMismatch naming it,

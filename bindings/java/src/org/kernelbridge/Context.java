@@ -11,9 +11,10 @@ import java.nio.ShortBuffer;
 import java.util.Objects;
 
 /**
- * Opaque per-caller state: backend, thread count, last error message.
+ * Opaque per-caller state: backend, thread count, worker threads; shared
+ * by threads freely (see "Contexts and errors").
  *
- * <p>Wraps a C {@code kb_context}, made by the constructor or {@link #cuda}.  Not thread-safe: use one object from one thread at a time (the kernels themselves may run concurrently on different objects).  Close it (try-with-resources) to free the native object at once; an object that becomes unreachable unclosed is freed by a {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws {@link IllegalStateException}.
+ * <p>Wraps a C {@code kb_context}, made by the constructor or {@link #cuda}.  Thread-safe: several threads may call kernels on one object at once (on the CPU, one call at a time uses its worker threads and the others run on their calling thread, with the same results; on CUDA, calls take turns on its stream).  Close it (try-with-resources) to free the native object; close() waits for the calls other threads are making on it, and an object that becomes unreachable unclosed is freed by a {@link Cleaner}.  {@link #close()} is idempotent; using a closed object throws {@link IllegalStateException}.
  */
 public final class Context implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
@@ -106,8 +107,10 @@ public final class Context implements AutoCloseable {
   /**
    * Off-heap scratch for small calls: the facade copies arrays of calls with at most
    * this many elements in total (twice as many 16-bit ones) here and passes addresses,
-   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context, as
-   * contexts are used by one thread at a time.
+   * which avoids the JNI array functions (see Scratch and docs/java.md).  One per context,
+   * used by one thread only: the first thread that stages a call on the context owns it for
+   * good (a thread's default context: that thread); calls from other threads pass their arrays
+   * through JNI instead (same results, no shared state).
    */
   static final int SCRATCH_ELEMENTS = 1024;
 
@@ -118,6 +121,8 @@ public final class Context implements AutoCloseable {
   ShortBuffer scratchShorts;
   /** Elements of the scratch the call being staged has used (Scratch). */
   int scratchNext;
+  /** The thread that owns the scratch, null until one claims it (Scratch.fits). */
+  volatile Thread scratchOwner;
 
   /** The scratch's native address; allocates it on first use. */
   long scratchAddress() {
@@ -168,9 +173,12 @@ public final class Context implements AutoCloseable {
   }
 
   /**
-   * Message describing the last failed call on this context, such as
-   * "kb_softmax: cols must be &gt;= 0, got -3"; "" when the last call succeeded or
-   * for NULL.  Valid until the next call on the context.
+   * Message describing the calling thread's last failed call on this context,
+   * such as "kb_softmax: cols must be &gt;= 0, got -3"; "" when its last call on
+   * the context succeeded, and for NULL.  Per thread, so threads sharing a
+   * context never see each other's messages; a thread keeps the messages of
+   * the 4 contexts it most recently failed on.  Valid until the thread's next
+   * call on the context.
    */
   public String lastError() {
     final long a = address();

@@ -4,6 +4,8 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.Buffer;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A block of memory that kernels read and write in place: device memory on the
@@ -39,13 +41,13 @@ import java.util.Objects;
  * in one allocation).  A slice shares the memory: closing the buffer ends every
  * slice; closing a slice ends only that slice.
  *
- * <p><b>Lifetime and threads.</b> Like {@link Context}: use one buffer from one
- * thread at a time (the transfers without a context argument also use the
- * creating context, which has the same rule); {@link #close()} frees the memory
- * at once and is idempotent (try-with-resources); an unreachable buffer that was
- * not closed is freed by a {@link Cleaner}.  Using a closed buffer throws
- * {@link IllegalStateException}.  Do not close a buffer while another thread
- * uses it.
+ * <p><b>Lifetime and threads.</b> Like {@link Context}, a buffer is safe to use
+ * from several threads at once (what they write to the same bytes at the same
+ * time is unspecified, as for any memory).  {@link #close()} frees the memory
+ * once the calls other threads are making with it have returned, and is
+ * idempotent (try-with-resources); an unreachable buffer that was not closed
+ * is freed by a {@link Cleaner}.  Using a closed buffer throws
+ * {@link IllegalStateException}.
  */
 public final class DeviceBuffer implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
@@ -53,6 +55,10 @@ public final class DeviceBuffer implements AutoCloseable {
   /** Owns the native kb_buffer; runs at most once (close or Cleaner). */
   private static final class Owner implements Runnable {
     volatile long handle;
+    /** Calls using the memory now (acquire ... release), across the buffer and its slices. */
+    final AtomicInteger users = new AtomicInteger();
+    /** Set once, when the memory is to be freed: new uses fail, and run() waits for the current ones. */
+    volatile boolean closing;
 
     Owner(long handle) {
       this.handle = handle;
@@ -60,6 +66,13 @@ public final class DeviceBuffer implements AutoCloseable {
 
     @Override
     public void run() {
+      // A use adds itself, then checks closing; this sets closing, then waits
+      // for the uses to end (volatile and atomic accesses are sequentially
+      // consistent: one side sees the other).  Calls take microseconds.
+      closing = true;
+      for (long wait = 1_000; users.get() != 0; wait = Math.min(2 * wait, 1_000_000)) {
+        LockSupport.parkNanos(wait);
+      }
       long h = handle;
       handle = 0;
       if (h != 0) KernelBridgeNative.kb_buffer_destroy(h);
@@ -162,8 +175,26 @@ public final class DeviceBuffer implements AutoCloseable {
   /** The native kb_buffer; throws IllegalStateException once closed. */
   long handle() {
     final long h = owner.handle;
-    if (h == 0 || sliceClosed) throw new IllegalStateException("DeviceBuffer is closed");
+    if (h == 0 || sliceClosed || owner.closing) throw new IllegalStateException("DeviceBuffer is closed");
     return h;
+  }
+
+  /**
+   * Begins a use of the memory by a native call: close() (in any thread) waits
+   * for {@link #release()} before it frees the memory.  Throws
+   * IllegalStateException, with nothing to release, when the buffer is closed.
+   */
+  void acquire() {
+    owner.users.incrementAndGet();
+    if (owner.closing || owner.handle == 0 || sliceClosed) {
+      owner.users.decrementAndGet();
+      throw new IllegalStateException("DeviceBuffer is closed");
+    }
+  }
+
+  /** Ends a use begun by {@link #acquire()}. */
+  void release() {
+    owner.users.decrementAndGet();
   }
 
   /** The context the buffer was created with (the transfers without a context argument use it). */
@@ -232,8 +263,9 @@ public final class DeviceBuffer implements AutoCloseable {
   }
 
   /**
-   * Frees the memory at once (a slice: ends only the slice); idempotent.  No kernel
-   * may be using the buffer.
+   * Frees the memory (a slice: ends only the slice); idempotent.  Calls that other
+   * threads are making with the buffer (kernels, transfers) return first; later
+   * ones throw IllegalStateException.
    */
   @Override
   public void close() {
@@ -287,8 +319,13 @@ public final class DeviceBuffer implements AutoCloseable {
     }
   }
 
-  /** For kernels: the address of a tensor in buffer b (0 for null). */
-  static long address(String fn, String name, DeviceBuffer b, int elementSize) {
+  /**
+   * For kernels: the address of a tensor in buffer b (0 for null and for an
+   * empty buffer), and the beginning of the call's use of b's memory when the
+   * address is not 0: the generated code then calls {@link #release(DeviceBuffer,
+   * long)} with it once the native call has returned (or thrown).
+   */
+  static long acquire(String fn, String name, DeviceBuffer b, int elementSize) {
     if (b == null) return 0L;
     b.handle();
     if (b.offset % elementSize != 0) {
@@ -297,7 +334,14 @@ public final class DeviceBuffer implements AutoCloseable {
           fn + ": " + name + " starts at byte " + b.offset + " of its buffer, which is not a multiple of its"
               + " element size " + elementSize);
     }
-    return b.base == 0 ? 0L : b.base + b.offset;
+    if (b.base == 0) return 0L;
+    b.acquire();
+    return b.base + b.offset;
+  }
+
+  /** Ends the use that {@link #acquire(String, String, DeviceBuffer, int)} began (address != 0). */
+  static void release(DeviceBuffer b, long address) {
+    if (address != 0) b.release();
   }
 
   // --- upload -------------------------------------------------------------------
@@ -320,9 +364,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 4L * src.length;
     range("kb_buffer_upload", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_upload__f32(c, h, this.offset + offset, bytes, src);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -341,9 +387,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 4L * src.length;
     range("kb_buffer_upload", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_upload__i32(c, h, this.offset + offset, bytes, src);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -362,9 +410,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 2L * src.length;
     range("kb_buffer_upload", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_upload__i16(c, h, this.offset + offset, bytes, src);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -383,9 +433,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = src.length;
     range("kb_buffer_upload", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_upload__i8(c, h, this.offset + offset, bytes, src);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -412,9 +464,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final Buffer s = Checks.rawDirect("kb_buffer_upload", "src", src, false);
     range("kb_buffer_upload", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_upload__direct(c, h, this.offset + offset, bytes, s);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(s);
@@ -442,9 +496,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 4L * dst.length;
     range("kb_buffer_download", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_download__f32(c, h, this.offset + offset, bytes, dst);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -463,9 +519,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 4L * dst.length;
     range("kb_buffer_download", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_download__i32(c, h, this.offset + offset, bytes, dst);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -484,9 +542,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = 2L * dst.length;
     range("kb_buffer_download", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_download__i16(c, h, this.offset + offset, bytes, dst);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -505,9 +565,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = dst.length;
     range("kb_buffer_download", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_download__i8(c, h, this.offset + offset, bytes, dst);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -534,9 +596,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final Buffer d = Checks.rawDirect("kb_buffer_download", "dst", dst, true);
     range("kb_buffer_download", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_download__direct(c, h, this.offset + offset, bytes, d);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(d);
@@ -605,9 +669,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long h = handle();
     range("kb_buffer_fill", "buf", "offset", offset, bytes);
     final long c = ctx.address();
+    acquire();
     try {
       KernelBridgeNative.kb_buffer_fill(c, h, this.offset + offset, bytes, value);
     } finally {
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
     }
@@ -634,9 +700,18 @@ public final class DeviceBuffer implements AutoCloseable {
     range("kb_buffer_copy", "dst", "dst_offset", dstOffset, bytes);
     src.range("kb_buffer_copy", "src", "src_offset", srcOffset, bytes);
     final long c = ctx.address();
+    acquire();
+    try {
+      src.acquire();
+    } catch (RuntimeException e) {
+      release();
+      throw e;
+    }
     try {
       KernelBridgeNative.kb_buffer_copy(c, h, this.offset + dstOffset, s, src.offset + srcOffset, bytes);
     } finally {
+      src.release();
+      release();
       Reference.reachabilityFence(ctx);
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(src);

@@ -25,8 +25,9 @@ package org.kernelbridge;
  * array passed twice (in-place use the header allows) is staged once, so the
  * library sees identical pointers, as on the other paths.  One call stages
  * arrays of one element size only (the generator calls {@link #fits} only for
- * such kernels).  A context is used by one thread at a time, so its scratch and
- * the cursor {@link Context#scratchNext} need no locking.
+ * such kernels).  Only the thread that owns a context's scratch uses it (see
+ * {@link #fits}), so the scratch and the cursor {@link Context#scratchNext}
+ * need no locking, also when the context is shared by threads.
  *
  * <p>Everything here is static, small and monomorphic (one method per Java
  * array type), so the JIT inlines it into each wrapper and the path stays
@@ -55,9 +56,25 @@ final class Scratch {
    */
   static boolean fits(Context ctx, long total, int elementSize) {
     if (total > (4 / elementSize) * (long) Context.SCRATCH_ELEMENTS) return false;
+    final Thread me = Thread.currentThread();
+    if (ctx.scratchOwner != me && !claim(ctx, me)) return false;
     ctx.scratchAddress(); // allocates it on first use; Context.scratchBase from here on
     ctx.scratchNext = 0;
     return true;
+  }
+
+  /**
+   * Makes {@code me} the owner of ctx's scratch if it has none yet; whether
+   * {@code me} owns it.  A context may be shared by threads, its scratch is
+   * not: the first thread to stage a call owns it for good, the others take
+   * the JNI array path (same results).  Out of line: the owner's calls never
+   * come here.
+   */
+  private static boolean claim(Context ctx, Thread me) {
+    synchronized (ctx) {
+      if (ctx.scratchOwner == null) ctx.scratchOwner = me;
+      return ctx.scratchOwner == me;
+    }
   }
 
   /** Reserves room for {@code length} elements of {@code elementSize} bytes; their address. */
