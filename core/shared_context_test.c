@@ -17,6 +17,7 @@
  *   serialised (the fake counts overlapping entries), and destroy waits.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -170,6 +171,7 @@ struct destroy_job {
   kb_context *ctx;
   long id;
   int *go;          /* atomic: 0 until the threads may start */
+  int *started;     /* atomic: threads that have finished a call */
   long done, refused, bad;
 };
 
@@ -183,7 +185,7 @@ static void *destroy_worker(void *arg) {
     int kind = (int)((j->id + c) % KINDS);
     kb_status st = call(j->ctx, kind, got);
     if (st == KB_STATUS_OK) {
-      j->done++;
+      if (j->done++ == 0) __atomic_add_fetch(j->started, 1, __ATOMIC_RELEASE);
       if (memcmp(got, want[kind], sizeof got) != 0) j->bad++;
     } else if (st == KB_STATUS_INVALID_ARGUMENT && strstr(kb_context_last_error(j->ctx), "destroyed context") != NULL) {
       j->refused++;
@@ -191,6 +193,7 @@ static void *destroy_worker(void *arg) {
     } else {
       fprintf(stderr, "thread %ld: %s \"%s\"\n", j->id, kb_status_string(st), kb_context_last_error(j->ctx));
       j->bad++;
+      if (j->done == 0) __atomic_add_fetch(j->started, 1, __ATOMIC_RELEASE);
       break;
     }
   }
@@ -201,14 +204,18 @@ static void test_destroy_while_in_use(void) {
   for (int round = 0; round < 3; round++) {
     kb_context *ctx = NULL;
     CHECK_OK(kb_context_create(KB_BACKEND_CPU, 2, &ctx));
-    int go = 0;
+    int go = 0, started = 0;
     struct destroy_job jobs[THREADS];
     pthread_t t[THREADS];
     for (long i = 0; i < THREADS; i++) {
-      jobs[i] = (struct destroy_job){ctx, i, &go, 0, 0, 0};
+      jobs[i] = (struct destroy_job){ctx, i, &go, &started, 0, 0, 0};
       CHECK(pthread_create(&t[i], NULL, destroy_worker, &jobs[i]) == 0);
     }
     __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+    /* Destroy only once every thread has finished a call, so that the
+       destroy lands among calls however late the threads start (under TSan
+       on a loaded machine they can start after a fixed pause has ended). */
+    while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < THREADS) sched_yield();
     struct timespec pause = {0, 2000000 * (round + 1)};
     nanosleep(&pause, NULL);
     kb_context_destroy(ctx);

@@ -99,12 +99,26 @@ func TestCloseContextWhileInUse(t *testing.T) {
 		var mu sync.Mutex
 		done, refused := 0, 0
 		errs := make(chan error, stressGoroutines)
+		// Close only once every goroutine has finished a call, so that the
+		// close lands among calls however slowly the goroutines start
+		// (under -race on a loaded machine they can start late).
+		var started sync.WaitGroup
+		started.Add(stressGoroutines)
 		for g := 0; g < stressGoroutines; g++ {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
-				after := 0
+				after, first := 0, true
+				defer func() {
+					if first { // failed before any call finished
+						started.Done()
+					}
+				}()
 				for j := 0; after < 10 && j < 1000000; j++ {
+					if j > 0 && first {
+						first = false
+						started.Done()
+					}
 					kind := stressKind(g, j)
 					got, err := stressCall(ctx, kind, d)
 					if err != nil {
@@ -130,6 +144,7 @@ func TestCloseContextWhileInUse(t *testing.T) {
 				}
 			}(g)
 		}
+		started.Wait()
 		time.Sleep(time.Duration(round+1) * time.Millisecond)
 		must(t, ctx.Close())
 		wg.Wait()

@@ -100,6 +100,12 @@ def test_close_context_while_threads_use_it(fast):
 
             ts, failures = _run(THREADS, work)
             go.set()
+            # Close once the threads have finished calls (one each, on
+            # average), so that the close lands among calls however late the
+            # threads start on a loaded machine.
+            deadline = time.monotonic() + 60
+            while counts["done"] < THREADS and not failures and time.monotonic() < deadline:
+                time.sleep(0.001)
             time.sleep(0.005 * (round_ + 1))
             ctx.close()
             for th in ts:

@@ -121,6 +121,11 @@ public final class SharedTest {
         }
       }, () -> {
         try {
+          // Close once the threads have finished calls (one each, on
+          // average), so that the close lands among calls however late the
+          // threads start on a loaded machine.
+          long deadline = System.nanoTime() + 60_000_000_000L;
+          while (done.get() < THREADS && System.nanoTime() < deadline) Thread.sleep(1);
           Thread.sleep(5L * (r + 1));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
