@@ -209,6 +209,7 @@ kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char
     t->message_ctx[slot] = id;
   }
   char *m = t->message[slot];
+  t->unread |= 1u << slot;
   int used = snprintf(m, KB_MESSAGE_CAPACITY, "%s: ", fn);
   if (used < 0 || used >= KB_MESSAGE_CAPACITY) used = 0;
   va_list ap;

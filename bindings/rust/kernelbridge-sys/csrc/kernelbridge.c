@@ -361,14 +361,19 @@ struct kb_thread_state {
   struct kb_thread_state *next, *prev;
   bool registered;
   uint32_t next_message;                    /* the entry the next new context's message replaces */
+  uint32_t unread;                          /* bit i: message[i] is not empty (so most calls skip the scan) */
   uint64_t message_ctx[KB_THREAD_MESSAGES]; /* id of the context of each message; 0: none */
   char message[KB_THREAD_MESSAGES][KB_MESSAGE_CAPACITY];
 };
 
 /* Clears t's message for the context numbered id, if it has one. */
 static inline void kb__clear_message(struct kb_thread_state *t, uint64_t id) {
+  if (t->unread == 0) return; /* every call after a success: one test */
   for (int i = 0; i < KB_THREAD_MESSAGES; i++)
-    if (t->message_ctx[i] == id) t->message[i][0] = '\0';
+    if (t->message_ctx[i] == id) {
+      t->message[i][0] = '\0';
+      t->unread &= ~(1u << i);
+    }
 }
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
@@ -379,6 +384,7 @@ static inline void kb__clear_message(struct kb_thread_state *t, uint64_t id) {
 
 /* The calling thread's state (calls.c). */
 extern KB_THREAD_LOCAL struct kb_thread_state kb__self;
+
 
 /* Atomic: 1 when kb__enter must fence (no process-wide barrier available). */
 extern int kb__fence_on_enter;
@@ -2255,6 +2261,7 @@ kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char
     t->message_ctx[slot] = id;
   }
   char *m = t->message[slot];
+  t->unread |= 1u << slot;
   int used = snprintf(m, KB_MESSAGE_CAPACITY, "%s: ", fn);
   if (used < 0 || used >= KB_MESSAGE_CAPACITY) used = 0;
   va_list ap;
