@@ -7,7 +7,7 @@
 # size per target, and exits non-zero when any target crashed.
 #
 # Targets: elementwise rowwise gemm attention linear embedding_rope
-# cross_entropy adamw sampling half buffers (default: all of them).
+# cross_entropy adamw sampling half quant buffers (default: all of them).
 #
 # Environment:
 #   CC              clang to use (default: clang-14, else clang)
@@ -18,6 +18,8 @@
 #   KB_FUZZ_RUNS    stop each target after this many executions (libFuzzer
 #                   -runs); SECONDS still bounds each target's time
 #   KB_FUZZ_FLAGS   extra libFuzzer flags
+#   KB_CPU_ISA      passed on to the library: scalar, avx2 or avx512 fuzzes
+#                   that instruction-set level instead of the best one
 #   KB_FUZZ_MERGE   1: afterwards, merge each grown corpus back into
 #                   tests/fuzz/corpus/TARGET, keeping only inputs that add
 #                   edge coverage (libFuzzer -merge=1 -use_counters=0, which
@@ -33,7 +35,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half buffers)
+all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half quant buffers)
 
 usage() {
   echo "usage: tools/fuzz.sh SECONDS [TARGET...]" >&2
@@ -83,7 +85,7 @@ lib_flags=(-std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-stric
 
 start=$(date +%s)
 sources=()
-for f in core/src/*.c kernels/cpu/*.c tests/fuzz/fuzz.c tests/fuzz/specs.c; do
+for f in core/src/*.c kernels/cpu/*.c kernels/cpu/quant/*.c tests/fuzz/fuzz.c tests/fuzz/specs.c; do
   [[ $f == *_test.c ]] && continue
   sources+=("$f")
 done
@@ -95,7 +97,7 @@ printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c '
     "$cc" -c "$@" -fsanitize=fuzzer-no-link "{}" -o "$o"
   fi' "$0" "${lib_flags[@]}" "${sanitize[@]}"
 # Headers changed?  Rebuild everything when any header is newer than an object.
-newest_header=$(ls -t core/include/*.h core/src/*.h kernels/cpu/*.h tests/fuzz/*.h | head -1)
+newest_header=$(ls -t core/include/*.h core/src/*.h kernels/cpu/*.h kernels/cpu/quant/*.h tests/fuzz/*.h | head -1)
 objects=()
 for f in "${sources[@]}"; do
   o="$out/obj/$(echo "$f" | tr / _).o"

@@ -16,7 +16,8 @@ import (
 // Buffer is a block of memory for kernels (kb_buffer): device memory of the
 // CUDA device of the Context that made it, or 64-byte aligned host (C)
 // memory for a CPU Context.  Kernels take Buffers through typed views
-// (Float32View, Int32View, BF16View, F16View) in their <Kernel>Buf methods:
+// (Float32View, Int32View, BF16View, F16View, ByteView) in their
+// <Kernel>Buf methods:
 //
 //	x, _ := kernelbridge.NewBufferFloat32(ctx, xs) // allocate and upload
 //	y, _ := ctx.NewBuffer(4 * len(xs))
@@ -537,3 +538,17 @@ func (v F16View) Slice(i, j int) F16View { return F16View{v.slice(i, j)} }
 func (v F16View) check(fn, name string) error { return v.checkView(fn, name, 2, "float16") }
 
 func (v F16View) ptr() *C.uint16_t { return (*C.uint16_t)(v.address(2)) }
+
+// ByteView is a range of a Buffer as bytes (u8 tensors: a tensor in a
+// storage format such as a quantized weight, see Dtype and QTensor).
+type ByteView struct{ view }
+
+// ByteView is the whole buffer as Size() bytes.
+func (b *Buffer) ByteView() ByteView { return ByteView{whole(b, 1)} }
+
+// Slice is bytes [i, j) of v (see Float32View.Slice).
+func (v ByteView) Slice(i, j int) ByteView { return ByteView{v.slice(i, j)} }
+
+func (v ByteView) check(fn, name string) error { return v.checkView(fn, name, 1, "byte") }
+
+func (v ByteView) ptr() *C.uint8_t { return (*C.uint8_t)(v.address(1)) }

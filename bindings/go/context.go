@@ -223,10 +223,12 @@ func u16p(s []uint16) *C.uint16_t {
 	return (*C.uint16_t)(unsafe.Pointer(&s[0]))
 }
 
-// u8p is the pointer of a byte tensor (void * in C).
-func u8p(s []byte) unsafe.Pointer {
+// u8p is the pointer of a byte tensor (void * in C).  The generated C
+// helpers declare byte tensors uint8_t *: a pointer to numbers, which cgo
+// does not check (an unsafe.Pointer it would).
+func u8p(s []byte) *C.uint8_t {
 	if len(s) == 0 {
 		return nil
 	}
-	return unsafe.Pointer(&s[0])
+	return (*C.uint8_t)(unsafe.Pointer(&s[0]))
 }

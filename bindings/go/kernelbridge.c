@@ -645,6 +645,13 @@ const char *kb__isa_name(kb_isa isa);
  * vcvtneps2bf16 (same results).  Not a level of its own. */
 bool kb__cpu_has_avx512_bf16(void);
 
+/* Which 256-bit vpdpbusd (u8 x s8 dot products into int32) the CPU has,
+ * for the quantized products (their integer sums are exact, so every path
+ * gives the same bits), as a mask: 1 AVX-VNNI (VEX), 2 AVX512-VNNI with
+ * AVX512VL (usable at the avx512 level only); 0 for neither, or below the
+ * avx2 level (vpmaddubsw does the work then). */
+int kb__cpu_vnni(void);
+
 /* OK, or (recording "fn: ..." as the thread's message) INVALID_ARGUMENT when
  * KB_CPU_ISA names no level and UNSUPPORTED when it names a level this CPU
  * cannot run.  kb_context_create calls it; kernels with a NULL context then
@@ -835,6 +842,10 @@ extern const struct kb_attn_ops kb__attn_ops_avx512;
 #include <stddef.h>
 #include <stdint.h>
 
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
 /* Largest register tile of any level (for stack buffers of edge tiles). */
 #define KB_GEMM_MAX_MR 12
 #define KB_GEMM_MAX_NR 32
@@ -878,13 +889,61 @@ typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64
  */
 typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
 
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
   kb_gemm_pack_bt_fn pack_bt;
   kb_gemv_fn gemv_axpy;
   kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
 };
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
 
 /* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
  * simd.h says the compiler can build them. */
@@ -893,6 +952,171 @@ extern const struct kb_gemm_ops kb__gemm_ops_avx2;
 extern const struct kb_gemm_ops kb__gemm_ops_avx512;
 
 #endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/quant/quant.h ---- */
+/* quant.h - GGML's Q8_0 and Q4_0 block quantization formats, bit-identical
+ * to ggml's reference C code (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
+ * dequantize_row_q8_0, dequantize_row_q4_0 in ggml-quants.c), so that
+ * tensors read from or written to GGUF files mean the same numbers here as
+ * in llama.cpp.  Internal to kernels/cpu; README.md beside this file has the
+ * block layouts and where the test's golden data comes from.
+ *
+ * A row of n floats (n a multiple of KB_QK) is n / KB_QK blocks, each stored
+ * as a little-endian binary16 scale followed by the quantized values, with no
+ * padding: blocks are 34 or 18 bytes, so a block is generally not aligned;
+ * the code accesses them byte by byte (the scale assembled from its two
+ * bytes), never through a struct or a wider pointer, which also makes the
+ * layout independent of the host's byte order.
+ *
+ * The functions are pure: they read x, write y, allocate nothing and touch no
+ * global state.  x and y must not overlap.  A partial trailing block (n not a
+ * multiple of KB_QK) is neither read nor written; callers validate n.
+ *
+ * Quantizing a row that kb__quant_check_row rejects (NaN, infinity, a scale
+ * beyond binary16's range) has no undefined behaviour and is deterministic,
+ * but its bytes are not part of the contract: ggml's own output there
+ * depends on the platform (this code gives what ggml gives on x86-64).
+ *
+ * Bit-identity relies on the library's -ffp-contract=off: fusing Q4_0's
+ * x * id + 8.5f into one fma changes a code now and then (the goldens
+ * include such an element). */
+#ifndef KB_CPU_QUANT_H
+#define KB_CPU_QUANT_H
+
+#include <stdint.h>
+
+/* Elements per block, for both formats (ggml's QK8_0 and QK4_0). */
+#define KB_QK 32
+
+/* Bytes per Q8_0 block: f16 scale d, then int8 qs[32]; element j is d * qs[j]. */
+#define KB_Q8_0_BLOCK_BYTES 34
+
+/* Bytes per Q4_0 block: f16 scale d, then uint8 qs[16]; byte j holds element
+ * j in its low nibble and element j + 16 in its high nibble, each as an
+ * unsigned 4-bit q meaning d * (q - 8). */
+#define KB_Q4_0_BLOCK_BYTES 18
+
+/* ggml's type numbers (enum ggml_type), the `type` of kb__quant_check_row;
+ * the same numbers appear in GGUF files. */
+#define KB_QTYPE_Q4_0 2
+#define KB_QTYPE_Q8_0 8
+
+/* Quantizes n floats of x into n / KB_QK Q8_0 blocks at y.  Per block:
+ * d = max|x| / 127 in float, id = d != 0 ? 1 / d : 0, qs[j] = roundf(x[j] *
+ * id) (half away from zero), and the stored scale is d rounded to the
+ * nearest binary16 (ties to even).  The integers come from the float d, not
+ * from the rounded one, as in ggml. */
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n);
+
+/* Quantizes n floats of x into n / KB_QK Q4_0 blocks at y.  Per block: max
+ * is the first element of largest magnitude (+0.0 when every element is
+ * zero: ggml starts its search from +0.0 and only a strictly larger
+ * magnitude replaces it, so an all-zero block always stores d = -0.0);
+ * d = max / -8, id = d != 0 ? 1 / d : 0, q = min(15, trunc(x * id + 8.5f))
+ * (so the max element maps to 0, the one value of range [-8, 7] that has no
+ * positive partner), and the stored scale is d rounded to binary16. */
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n);
+
+/* Expands n / KB_QK Q8_0 blocks at x into n floats at y: y[j] = d * qs[j]
+ * with d the widened binary16 scale.  The product is exact (an 8-bit integer
+ * times an 11-bit significand), so the result does not depend on rounding. */
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n);
+
+/* Expands n / KB_QK Q4_0 blocks at x into n floats at y: y[j] = d * (q - 8)
+ * with q the low nibble of byte j for j < 16 and the high nibble of byte
+ * j - 16 otherwise; exact like Q8_0's. */
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n);
+
+/* Whether the n floats of x can be quantized to `type` (KB_QTYPE_Q4_0 or
+ * KB_QTYPE_Q8_0) with a meaningful result.  Returns -1 when they can; else
+ * the index of the element that prevents it, in the first block that has
+ * one: the block's first NaN or infinity when it has any, otherwise (its
+ * stored scale would be infinite: d rounds to binary16 infinity, i.e.
+ * |d| >= 65520) its first element of largest magnitude, the one the scale is
+ * derived from.  Blocks whose scale rounds to binary16 zero are accepted:
+ * they dequantize to zeros, as in ggml.  An unknown type returns 0, so it
+ * never reads as valid.  Callers check before quantizing and report the
+ * index. */
+int64_t kb__quant_check_row(int type, const float *x, int64_t n);
+
+#endif /* KB_CPU_QUANT_H */
+/* ---- kernels/cpu/quant/qdot.h ---- */
+/* qdot.h - the products of float32 activations with GGML block-quantized
+ * weights (Q8_0, Q4_0): the instruction-set-specific pieces (qdot_scalar.c,
+ * qdot_avx2.c) behind kb_linear_w's quantized path (qmatmul.c).  Internal
+ * to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level (so every level, thread
+ * count and language gives the same bits):
+ *
+ * 1. Each row of activations is quantized per block of 32 (kb_qact_fn): d =
+ *    max|x| / 127 (float division), q[e] = x[e] * (1 / d) rounded to the
+ *    nearest integer, ties to even (0 when d == 0); a block holding a NaN
+ *    or an infinity gets d = NaN and q = 0, so every output of its row is
+ *    NaN.  A tiny block, 0 < d < FLT_MIN (1 / d could overflow), is
+ *    quantized scaled by 2^64, exactly: ds = (max|x| * 2^64) / 127, q[e] =
+ *    rint((x[e] * 2^64) * (1 / ds)), d = ds * 2^-64 (rounded to a
+ *    subnormal).  Also kept per block: s[l] = q[4l] + .. + q[4l+3], l < 8.
+ *
+ * 2. Output (i, j) = activation row i . weight row j:
+ *      acc[l] = 0 for l < 8
+ *      for each block b, in order:
+ *        p[l]   = sum over e in 4l .. 4l+3 of w[e] * q[e]   (exact int32;
+ *                 w[e] the weight's integer: Q8_0 qs, Q4_0 nibble - 8)
+ *        t[l]   = (float)p[l] * dx(b)                        (rounded)
+ *        acc[l] = fma(dw(b), t[l], acc[l])                   (dw: the block's
+ *                 binary16 scale widened)
+ *      y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+ *    The 8 lanes are those of a 256-bit register (vpmaddubsw + vpmaddwd, or
+ *    vpdpbusd, sum 4 adjacent byte products into one int32 lane), and the
+ *    final sum is the usual horizontal sum of such a register, written
+ *    down once here so that scalar code reproduces it.
+ *
+ * The integer sums are exact on every path, so only the float steps above
+ * decide the bits; their order is fixed per output, never split across
+ * threads.  docs/kernels.md gives the error bound against the float64
+ * product of the dequantized weights and the float32 activations. */
+#ifndef KB_CPU_QDOT_H
+#define KB_CPU_QDOT_H
+
+#include <stdint.h>
+
+
+/* Quantized activations: row i, block b at index i * nb + b of each array. */
+struct kb_qact {
+  int64_t nb;        /* blocks per row */
+  int8_t *q;         /* [rows * nb][32], 32-byte aligned */
+  float *d;          /* [rows * nb] */
+  int32_t *s;        /* [rows * nb][8] */
+};
+
+/* Quantizes rows [i0, i1) of x ([*, k], row stride ldx; k = nb * 32) into
+ * act as step 1 of the contract says. */
+typedef void (*kb_qact_fn)(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act);
+
+/* y[i * ldy + j] = output (i, j) of step 2 for activation rows [0, m) and
+ * weight rows [0, n), the weight rows `row_bytes` apart starting at w, in
+ * format type (KB_QTYPE_Q8_0 or KB_QTYPE_Q4_0). */
+typedef void (*kb_qdot_fn)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                           int64_t row_bytes, float *y, int64_t ldy);
+
+struct kb_quant_ops {
+  kb_qact_fn quantize_act;
+  kb_qdot_fn dot;
+};
+
+/* The 65536 binary16 values widened to float32, indexed by their bits:
+ * the vector products widen each block's scale with two loads and no
+ * arithmetic.  Built on first use (256 KiB), then read-only. */
+const float *kb__f16_to_f32_table(void);
+
+/* The tables: the scalar reference; AVX2 (vpmaddubsw); AVX2 with AVX-VNNI;
+ * AVX2 with AVX512-VNNI on 256-bit registers (the avx512 level). */
+extern const struct kb_quant_ops kb__quant_ops_scalar;
+extern const struct kb_quant_ops kb__quant_ops_avx2;
+extern const struct kb_quant_ops kb__quant_ops_avx2_vnni;
+extern const struct kb_quant_ops kb__quant_ops_avx512_vnni;
+
+#endif /* KB_CPU_QDOT_H */
 /* ---- kernels/cpu/vec_kernels.h ---- */
 /* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
  * kernels (elementwise, row-wise, the optimizer step) and of the vector
@@ -1013,6 +1237,7 @@ struct kb_cpu_ops {
   struct kb_vec_ops vec;
   struct kb_gemm_ops gemm;
   struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
 };
 
 /* The table of the process's level (kb__isa()); never NULL.  One atomic
@@ -1145,14 +1370,16 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 #include <stdint.h>
 
 
-/* Storage type of A, B, C (and a kb_linear bias). */
-enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
-
 /* kb_linear's epilogue: y = act(y + bias[column]) on the finished sums. */
 struct kb_linear_epilogue {
   const void *bias; /* [n] in the storage type, or NULL */
   kb_activation act;
 };
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: kb_linear's epilogue on
+ * the float32 sums of output columns col0 .. col0+len of one row (the bias
+ * stored as dt), the activation being the public kernel itself. */
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0);
 
 /* Cache blocking of the packed path (from the L1 and L2 sizes). */
 struct kb_gemm_blocking {
@@ -1162,8 +1389,9 @@ struct kb_gemm_blocking {
 /* Everything decided before running; see gemm_engine.c. */
 struct kb_gemm_plan {
   const struct kb_gemm_ops *ops;
-  int kind; /* k == 0, matrix-vector, or blocked */
-  int dt;
+  int kind; /* k == 0, matrix-vector, small m, or blocked */
+  int dt;   /* storage type of A and C */
+  int dt_b; /* storage type of B (the weights of a mixed-precision product) */
   bool trans_a, trans_b;
   int64_t m, n, k;
   float alpha, beta;
@@ -1176,17 +1404,22 @@ struct kb_gemm_plan {
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
+  /* small-m path: A as float32 rows (a copy when A is transposed or 16-bit) */
+  bool small_copy_a;
+  int64_t small_units, small_unit, small_tasks;
   int64_t scratch_floats; /* what kb__gemm_exec needs, 64-byte aligned */
 };
 
 /*
  * Plans C = alpha op(A) op(B) + beta C (then the linear epilogue, if any)
- * for validated sizes with m * n > 0.  threads_ctx decides the thread
+ * for validated sizes with m * n > 0; A and C are stored as dt, B as dt_b
+ * (every operand is widened to float32 exactly, so the result is the
+ * float32 product of the widened values whatever the types).  threads_ctx decides the thread
  * split (NULL: one thread); ctx receives the message of a failure
  * (OUT_OF_MEMORY when the scratch size overflows).
  */
-kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, bool trans_a,
-                        bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
 
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
@@ -1198,10 +1431,11 @@ void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *pla
  * recorded in ctx.  Free with free(). */
 float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats);
 
-/* Plan, scratch, run: one validated multiply with m * n > 0. */
-kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
-                       void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
+/* Plan, scratch, run: one validated multiply with m * n > 0 (A and C of
+ * storage type dt, B of dt_b). */
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
 /* ---- kernels/cpu/half.h ---- */
@@ -1233,6 +1467,276 @@ void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
 void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 
 #endif /* KB_CPU_HALF_H */
+/* ---- kernels/cpu/quant/dtype.h ---- */
+/* dtype.h - the storage formats of kb_dtype (kernelbridge.h): names, byte
+ * sizes, validation and widening of rows.  Internal to kernels/cpu. */
+#ifndef KB_CPU_DTYPE_H
+#define KB_CPU_DTYPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+
+/* "F32", "F16", "BF16", "Q8_0", "Q4_0", or NULL for a value kb_dtype does
+ * not define. */
+const char *kb__dtype_name(int type);
+
+/* Whether type stores blocks of 32 elements (Q8_0, Q4_0). */
+bool kb__dtype_blocked(int type);
+
+/*
+ * Checks that type is a kb_dtype and that a [rows, cols] tensor of it is
+ * possible (cols a multiple of 32 for a block format), and gives its byte
+ * count and the bytes of one row.  Failures record "fn: ..." in ctx with
+ * INVALID_ARGUMENT (type_name for the type, cols_name for cols) or
+ * OUT_OF_MEMORY (the size of `what` overflows).  rows and cols are >= 0.
+ */
+kb_status kb__dtype_size(kb_context *ctx, const char *fn, const char *type_name, int type, const char *what,
+                         int64_t rows, int64_t cols, const char *cols_name, int64_t *bytes, int64_t *row_bytes);
+
+/* Fails with INVALID_ARGUMENT unless bytes_arg (named bytes_name) equals
+ * the expected byte count of `what`, a [rows, cols] tensor of type. */
+kb_status kb__dtype_check_bytes(kb_context *ctx, const char *fn, const char *bytes_name, int64_t bytes_arg,
+                                int64_t expected, const char *what, int type, int64_t rows, int64_t cols);
+
+/* Fails with INVALID_ARGUMENT unless p (the tensor `name` of type) is
+ * aligned as an array of its elements: 4 bytes for F32, 2 for F16 and
+ * BF16; block formats (34- and 18-byte blocks) may start anywhere.  NULL
+ * passes (kb__check_ptr decides about it). */
+kb_status kb__dtype_check_align(kb_context *ctx, const char *fn, const char *name, const void *p, int type, bool empty);
+
+/* dst[0 .. cols) = the row at src (cols elements of type) as float32,
+ * exactly. */
+void kb__dtype_widen_row(int type, const void *src, int64_t cols, float *dst);
+
+#endif /* KB_CPU_DTYPE_H */
+/* ---- kernels/cpu/gemm_kernels.h ---- */
+/* gemm_kernels.h - the instruction-set-specific pieces of the float32 matrix
+ * multiply (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c), driven by gemm.c.
+ * Internal to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level: every element of C is
+ *   acc = 0;  for p = 0 .. k-1:  acc = fma(op(A)[i,p], op(B)[p,j], acc)
+ * (one rounding per step, p strictly increasing), then the epilogue
+ *   C = alpha * acc                      (beta == 0: C is not read)
+ *   C = alpha * acc + beta * C_old       (two products and a sum, each rounded)
+ * Partial sums that cross a K block are stored in C (or a float32 buffer)
+ * and reloaded: exact, since acc is a float32.  So blocking, packing, the
+ * instruction set and the thread count never change a result bit. */
+#ifndef KB_CPU_GEMM_KERNELS_H
+#define KB_CPU_GEMM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
+/* Largest register tile of any level (for stack buffers of edge tiles). */
+#define KB_GEMM_MAX_MR 12
+#define KB_GEMM_MAX_NR 32
+
+/* What the last K block does with the sums (see above).  c0 is C_old with
+ * row stride ldc0; it is read only when beta != 0. */
+struct kb_gemm_epilogue {
+  float alpha, beta;
+  const float *c0;
+  int64_t ldc0;
+};
+
+/*
+ * The microkernel: one tile of rows x cols of C (at most mr x nr; row
+ * stride ldc).  For i < rows, j < cols:
+ *   acc(i, j) = first ? 0 : c[i * ldc + j]
+ *   for p < kc:  acc(i, j) = fma(a[i * a_rs + p * a_cs], b[p * b_rs + j], acc(i, j))
+ *   c[i * ldc + j] = last ? epilogue(acc(i, j)) : acc(i, j)
+ * Nothing outside the rows x cols tile of C (or of last->c0) is touched.
+ * a is a packed micro-panel (a_rs = 1, a_cs = mr) or A itself (its row and
+ * column strides); b has nr readable columns per row: a packed micro-panel
+ * (b_rs = nr, zero-padded past cols) or B itself when cols == nr.  kc >= 0.
+ */
+typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last);
+
+/*
+ * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
+ * transposed: the PyTorch weight layout) into micro-panels of nr columns:
+ * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
+ * zero for columns past nc.
+ */
+typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr);
+
+/*
+ * Matrix-vector products, the m == 1 / n == 1 cases.  x has k elements.
+ *   axpy: y[j] = chain over p of x[p] * mat[p * ldm + j]    (rows of mat along j)
+ *   dot:  y[j] = chain over p of x[p] * mat[j * ldm + p]    (rows of mat along p)
+ * for j < n, each y[j] the fma chain of the contract above (no epilogue).
+ */
+typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
+
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
+struct kb_gemm_ops {
+  int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
+  kb_gemm_kernel_fn kernel;
+  kb_gemm_pack_bt_fn pack_bt;
+  kb_gemv_fn gemv_axpy;
+  kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
+};
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+
+/* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_gemm_ops kb__gemm_ops_scalar;
+extern const struct kb_gemm_ops kb__gemm_ops_avx2;
+extern const struct kb_gemm_ops kb__gemm_ops_avx512;
+
+#endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/gemm_engine.h ---- */
+/* gemm_engine.h - the float32 matrix multiply engine behind kb_gemm,
+ * kb_gemm_batched and kb_linear (gemm_engine.c): planning (path, blocking,
+ * thread split, scratch size) separated from running, so that a caller can
+ * allocate every byte of scratch before it writes anything.  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_GEMM_ENGINE_H
+#define KB_CPU_GEMM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+
+/* kb_linear's epilogue: y = act(y + bias[column]) on the finished sums. */
+struct kb_linear_epilogue {
+  const void *bias; /* [n] in the storage type, or NULL */
+  kb_activation act;
+};
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: kb_linear's epilogue on
+ * the float32 sums of output columns col0 .. col0+len of one row (the bias
+ * stored as dt), the activation being the public kernel itself. */
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0);
+
+/* Cache blocking of the packed path (from the L1 and L2 sizes). */
+struct kb_gemm_blocking {
+  int64_t kc, mc, nc;
+};
+
+/* Everything decided before running; see gemm_engine.c. */
+struct kb_gemm_plan {
+  const struct kb_gemm_ops *ops;
+  int kind; /* k == 0, matrix-vector, small m, or blocked */
+  int dt;   /* storage type of A and C */
+  int dt_b; /* storage type of B (the weights of a mixed-precision product) */
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha, beta;
+  const struct kb_linear_epilogue *lin;
+  /* blocked path */
+  struct kb_gemm_blocking bl;
+  int64_t tm, tn, tasks;
+  int64_t a_pack, b_pack, c_buf, per_task;
+  bool direct_a, direct_b;
+  /* matrix-vector path */
+  int64_t gemv_len, gemv_tasks;
+  bool gemv_gather;
+  /* small-m path: A as float32 rows (a copy when A is transposed or 16-bit) */
+  bool small_copy_a;
+  int64_t small_units, small_unit, small_tasks;
+  int64_t scratch_floats; /* what kb__gemm_exec needs, 64-byte aligned */
+};
+
+/*
+ * Plans C = alpha op(A) op(B) + beta C (then the linear epilogue, if any)
+ * for validated sizes with m * n > 0; A and C are stored as dt, B as dt_b
+ * (every operand is widened to float32 exactly, so the result is the
+ * float32 product of the widened values whatever the types).  threads_ctx decides the thread
+ * split (NULL: one thread); ctx receives the message of a failure
+ * (OUT_OF_MEMORY when the scratch size overflows).
+ */
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+                        const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
+
+/* Runs a plan on threads_ctx's threads (the context it was planned for)
+ * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
+void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch);
+
+/* 64-byte aligned scratch of `floats` floats, or NULL with OUT_OF_MEMORY
+ * recorded in ctx.  Free with free(). */
+float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats);
+
+/* Plan, scratch, run: one validated multiply with m * n > 0 (A and C of
+ * storage type dt, B of dt_b). */
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
+
+#endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/quant/qmatmul.h ---- */
+/* qmatmul.h - the quantized path of kb_linear_w (qmatmul.c).  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_QMATMUL_H
+#define KB_CPU_QMATMUL_H
+
+
+/* y [rows, out] = act(x [rows, in] . W^T + bias) for W the [out, in] weight
+ * of block format type (KB_QTYPE_*), rows of row_bytes bytes, as qdot.h's
+ * contract and kb_linear's epilogue say.  Validated arguments, rows * out >
+ * 0; OUT_OF_MEMORY (recorded in ctx) when the quantized x cannot be
+ * allocated, before anything is written. */
+kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                          float *y);
+
+#endif /* KB_CPU_QMATMUL_H */
 /* ---- kernels/cpu/philox.h ---- */
 /* philox.h - the Philox4x32-10 counter-based generator (Salmon, Moraes, Dror
  * and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC'11), used by
@@ -1790,6 +2294,413 @@ static inline double kb_exp_f64_scalar(double x) {
 }
 
 #endif /* KB_CPU_VMATH_SCALAR_H */
+/* ---- kernels/cpu/half.h ---- */
+/* half.h - conversions between float32 and the 16-bit storage formats of the
+ * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
+ * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
+ * fraction bits).  Internal to kernels/cpu.
+ *
+ * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
+ * rounds to nearest, ties to even, including into the subnormal range;
+ * values beyond the largest finite value round to infinity as IEEE
+ * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
+ * the same sign and is made quiet in both directions, keeping the top payload
+ * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
+ * whose only payload bits are the ones cut off must not turn into infinity. */
+#ifndef KB_CPU_HALF_H
+#define KB_CPU_HALF_H
+
+#include <stdint.h>
+
+float kb_bf16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_f16(float f);
+
+/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
+void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
+void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
+
+#endif /* KB_CPU_HALF_H */
+/* ---- kernels/cpu/simd.h ---- */
+/* simd.h - what the instruction-set-specific kernel files (*_avx2.c,
+ * *_avx512.c) need: whether this compiler can build them, and the
+ * function-level target attributes that enable each level.
+ *
+ * No file of the library is compiled with -mavx2 or -mavx512f: the vector
+ * code lives in functions carrying these attributes, so every build of the
+ * same sources (Bazel, cgo, cargo's cc, setuptools) contains every level,
+ * and dispatch.c picks one at run time (kb__isa()).  A function with an
+ * attribute may only be called after the dispatch chose its level.
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_SIMD_H
+#define KB_CPU_SIMD_H
+
+/* x86 with a compiler that has target attributes and <immintrin.h>. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define KB_HAVE_X86_SIMD 1
+#else
+#define KB_HAVE_X86_SIMD 0
+#endif
+
+#if KB_HAVE_X86_SIMD
+#include <immintrin.h>
+/* The avx2 level: AVX2, FMA and F16C (every AVX2 CPU has the other two). */
+#define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+/* The avx512 level: AVX-512F on top of the avx2 level. */
+#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+/* The avx512 level's vector kernels on a CPU that also has AVX-512 BF16 (and
+ * the BW and DQ it implies here): the same code, with float -> bfloat16
+ * narrowing by vcvtneps2bf16 (vec_lanes_avx512.h, kv_to_bf16).  Compilers
+ * older than gcc 10 / clang 9 do not know the feature: no such variant. */
+#if defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10
+#define KB_HAVE_AVX512_BF16 1
+#define KB_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512bf16,avx2,fma,f16c")))
+#else
+#define KB_HAVE_AVX512_BF16 0
+#endif
+#endif
+
+#endif /* KB_CPU_SIMD_H */
+/* ---- kernels/cpu/attention_kernels.h ---- */
+/* attention_kernels.h - the instruction-set-specific pieces of attention
+ * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
+ * attention.c.  Internal to kernels/cpu.
+ *
+ * The matrix products of attention run on the gemm microkernels; what is
+ * left per instruction set is the online softmax of one row of a key block.
+ * Every level computes the same bits: the maximum is exact, the exponential
+ * is one fixed sequence of float32 operations (attn_exp in each file), and
+ * the row sum uses 16 partial sums (key j goes to partial j mod 16, keys in
+ * increasing order) reduced by the fixed tree
+ *   s8[l] = p[l] + p[l+8], s4[l] = s8[l] + s8[l+4], s2[l] = s4[l] + s4[l+2],
+ *   sum = s2[0] + s2[1]. */
+#ifndef KB_CPU_ATTENTION_KERNELS_H
+#define KB_CPU_ATTENTION_KERNELS_H
+
+#include <stdint.h>
+
+/*
+ * One row of a key block of `len` scores s (masked keys hold -inf):
+ *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
+ *   p[j] = exp(s[j] - m) for j < len
+ *   *sum = the 16-partial sum of p (see above), *m_new = m.
+ * len <= 128 (the block size of attention.c).
+ */
+typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
+
+struct kb_attn_ops {
+  kb_attn_softmax_block_fn softmax_block;
+};
+
+/* The exponential of the softmax weights for one value (attention_scalar.c):
+ * the same bits as each level's vector version.  Used on every level for
+ * the per-row rescale factors and the merge of decode chunks. */
+float kb__attn_exp(float x);
+
+extern const struct kb_attn_ops kb__attn_ops_scalar;
+extern const struct kb_attn_ops kb__attn_ops_avx2;
+extern const struct kb_attn_ops kb__attn_ops_avx512;
+
+#endif /* KB_CPU_ATTENTION_KERNELS_H */
+/* ---- kernels/cpu/quant/quant.h ---- */
+/* quant.h - GGML's Q8_0 and Q4_0 block quantization formats, bit-identical
+ * to ggml's reference C code (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
+ * dequantize_row_q8_0, dequantize_row_q4_0 in ggml-quants.c), so that
+ * tensors read from or written to GGUF files mean the same numbers here as
+ * in llama.cpp.  Internal to kernels/cpu; README.md beside this file has the
+ * block layouts and where the test's golden data comes from.
+ *
+ * A row of n floats (n a multiple of KB_QK) is n / KB_QK blocks, each stored
+ * as a little-endian binary16 scale followed by the quantized values, with no
+ * padding: blocks are 34 or 18 bytes, so a block is generally not aligned;
+ * the code accesses them byte by byte (the scale assembled from its two
+ * bytes), never through a struct or a wider pointer, which also makes the
+ * layout independent of the host's byte order.
+ *
+ * The functions are pure: they read x, write y, allocate nothing and touch no
+ * global state.  x and y must not overlap.  A partial trailing block (n not a
+ * multiple of KB_QK) is neither read nor written; callers validate n.
+ *
+ * Quantizing a row that kb__quant_check_row rejects (NaN, infinity, a scale
+ * beyond binary16's range) has no undefined behaviour and is deterministic,
+ * but its bytes are not part of the contract: ggml's own output there
+ * depends on the platform (this code gives what ggml gives on x86-64).
+ *
+ * Bit-identity relies on the library's -ffp-contract=off: fusing Q4_0's
+ * x * id + 8.5f into one fma changes a code now and then (the goldens
+ * include such an element). */
+#ifndef KB_CPU_QUANT_H
+#define KB_CPU_QUANT_H
+
+#include <stdint.h>
+
+/* Elements per block, for both formats (ggml's QK8_0 and QK4_0). */
+#define KB_QK 32
+
+/* Bytes per Q8_0 block: f16 scale d, then int8 qs[32]; element j is d * qs[j]. */
+#define KB_Q8_0_BLOCK_BYTES 34
+
+/* Bytes per Q4_0 block: f16 scale d, then uint8 qs[16]; byte j holds element
+ * j in its low nibble and element j + 16 in its high nibble, each as an
+ * unsigned 4-bit q meaning d * (q - 8). */
+#define KB_Q4_0_BLOCK_BYTES 18
+
+/* ggml's type numbers (enum ggml_type), the `type` of kb__quant_check_row;
+ * the same numbers appear in GGUF files. */
+#define KB_QTYPE_Q4_0 2
+#define KB_QTYPE_Q8_0 8
+
+/* Quantizes n floats of x into n / KB_QK Q8_0 blocks at y.  Per block:
+ * d = max|x| / 127 in float, id = d != 0 ? 1 / d : 0, qs[j] = roundf(x[j] *
+ * id) (half away from zero), and the stored scale is d rounded to the
+ * nearest binary16 (ties to even).  The integers come from the float d, not
+ * from the rounded one, as in ggml. */
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n);
+
+/* Quantizes n floats of x into n / KB_QK Q4_0 blocks at y.  Per block: max
+ * is the first element of largest magnitude (+0.0 when every element is
+ * zero: ggml starts its search from +0.0 and only a strictly larger
+ * magnitude replaces it, so an all-zero block always stores d = -0.0);
+ * d = max / -8, id = d != 0 ? 1 / d : 0, q = min(15, trunc(x * id + 8.5f))
+ * (so the max element maps to 0, the one value of range [-8, 7] that has no
+ * positive partner), and the stored scale is d rounded to binary16. */
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n);
+
+/* Expands n / KB_QK Q8_0 blocks at x into n floats at y: y[j] = d * qs[j]
+ * with d the widened binary16 scale.  The product is exact (an 8-bit integer
+ * times an 11-bit significand), so the result does not depend on rounding. */
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n);
+
+/* Expands n / KB_QK Q4_0 blocks at x into n floats at y: y[j] = d * (q - 8)
+ * with q the low nibble of byte j for j < 16 and the high nibble of byte
+ * j - 16 otherwise; exact like Q8_0's. */
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n);
+
+/* Whether the n floats of x can be quantized to `type` (KB_QTYPE_Q4_0 or
+ * KB_QTYPE_Q8_0) with a meaningful result.  Returns -1 when they can; else
+ * the index of the element that prevents it, in the first block that has
+ * one: the block's first NaN or infinity when it has any, otherwise (its
+ * stored scale would be infinite: d rounds to binary16 infinity, i.e.
+ * |d| >= 65520) its first element of largest magnitude, the one the scale is
+ * derived from.  Blocks whose scale rounds to binary16 zero are accepted:
+ * they dequantize to zeros, as in ggml.  An unknown type returns 0, so it
+ * never reads as valid.  Callers check before quantizing and report the
+ * index. */
+int64_t kb__quant_check_row(int type, const float *x, int64_t n);
+
+#endif /* KB_CPU_QUANT_H */
+/* ---- kernels/cpu/quant/qdot.h ---- */
+/* qdot.h - the products of float32 activations with GGML block-quantized
+ * weights (Q8_0, Q4_0): the instruction-set-specific pieces (qdot_scalar.c,
+ * qdot_avx2.c) behind kb_linear_w's quantized path (qmatmul.c).  Internal
+ * to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level (so every level, thread
+ * count and language gives the same bits):
+ *
+ * 1. Each row of activations is quantized per block of 32 (kb_qact_fn): d =
+ *    max|x| / 127 (float division), q[e] = x[e] * (1 / d) rounded to the
+ *    nearest integer, ties to even (0 when d == 0); a block holding a NaN
+ *    or an infinity gets d = NaN and q = 0, so every output of its row is
+ *    NaN.  A tiny block, 0 < d < FLT_MIN (1 / d could overflow), is
+ *    quantized scaled by 2^64, exactly: ds = (max|x| * 2^64) / 127, q[e] =
+ *    rint((x[e] * 2^64) * (1 / ds)), d = ds * 2^-64 (rounded to a
+ *    subnormal).  Also kept per block: s[l] = q[4l] + .. + q[4l+3], l < 8.
+ *
+ * 2. Output (i, j) = activation row i . weight row j:
+ *      acc[l] = 0 for l < 8
+ *      for each block b, in order:
+ *        p[l]   = sum over e in 4l .. 4l+3 of w[e] * q[e]   (exact int32;
+ *                 w[e] the weight's integer: Q8_0 qs, Q4_0 nibble - 8)
+ *        t[l]   = (float)p[l] * dx(b)                        (rounded)
+ *        acc[l] = fma(dw(b), t[l], acc[l])                   (dw: the block's
+ *                 binary16 scale widened)
+ *      y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+ *    The 8 lanes are those of a 256-bit register (vpmaddubsw + vpmaddwd, or
+ *    vpdpbusd, sum 4 adjacent byte products into one int32 lane), and the
+ *    final sum is the usual horizontal sum of such a register, written
+ *    down once here so that scalar code reproduces it.
+ *
+ * The integer sums are exact on every path, so only the float steps above
+ * decide the bits; their order is fixed per output, never split across
+ * threads.  docs/kernels.md gives the error bound against the float64
+ * product of the dequantized weights and the float32 activations. */
+#ifndef KB_CPU_QDOT_H
+#define KB_CPU_QDOT_H
+
+#include <stdint.h>
+
+
+/* Quantized activations: row i, block b at index i * nb + b of each array. */
+struct kb_qact {
+  int64_t nb;        /* blocks per row */
+  int8_t *q;         /* [rows * nb][32], 32-byte aligned */
+  float *d;          /* [rows * nb] */
+  int32_t *s;        /* [rows * nb][8] */
+};
+
+/* Quantizes rows [i0, i1) of x ([*, k], row stride ldx; k = nb * 32) into
+ * act as step 1 of the contract says. */
+typedef void (*kb_qact_fn)(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act);
+
+/* y[i * ldy + j] = output (i, j) of step 2 for activation rows [0, m) and
+ * weight rows [0, n), the weight rows `row_bytes` apart starting at w, in
+ * format type (KB_QTYPE_Q8_0 or KB_QTYPE_Q4_0). */
+typedef void (*kb_qdot_fn)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                           int64_t row_bytes, float *y, int64_t ldy);
+
+struct kb_quant_ops {
+  kb_qact_fn quantize_act;
+  kb_qdot_fn dot;
+};
+
+/* The 65536 binary16 values widened to float32, indexed by their bits:
+ * the vector products widen each block's scale with two loads and no
+ * arithmetic.  Built on first use (256 KiB), then read-only. */
+const float *kb__f16_to_f32_table(void);
+
+/* The tables: the scalar reference; AVX2 (vpmaddubsw); AVX2 with AVX-VNNI;
+ * AVX2 with AVX512-VNNI on 256-bit registers (the avx512 level). */
+extern const struct kb_quant_ops kb__quant_ops_scalar;
+extern const struct kb_quant_ops kb__quant_ops_avx2;
+extern const struct kb_quant_ops kb__quant_ops_avx2_vnni;
+extern const struct kb_quant_ops kb__quant_ops_avx512_vnni;
+
+#endif /* KB_CPU_QDOT_H */
+/* ---- kernels/cpu/vec_kernels.h ---- */
+/* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
+ * kernels (elementwise, row-wise, the optimizer step) and of the vector
+ * math layer, one table per level (vec_scalar.c, vec_avx2.c, vec_avx512.c),
+ * driven by the kernel files (activation.c, softmax.c, ...), which keep
+ * validation and threading.  Internal to kernels/cpu.
+ *
+ * Every entry is written once (vec_body.h) over a 16-lane vocabulary that
+ * each level implements with the same IEEE operations (vec_lanes_*.h), so
+ * every level computes the same bits; the scalar level is the reference.
+ * Reductions keep 16 partial sums (element c of a row goes to lane c mod 16,
+ * added in increasing c) and combine them in one fixed order, so a row's
+ * result never depends on the level or on how rows are split over threads.
+ * Elementwise entries compute each element from its own inputs only.
+ *
+ * Storage: `dt` is KB_VEC_F32 (float) or a 16-bit format (uint16_t bit
+ * patterns, half.h), widened exactly in registers and rounded once when
+ * stored; weights and biases have the dtype of x. */
+#ifndef KB_CPU_VEC_KERNELS_H
+#define KB_CPU_VEC_KERNELS_H
+
+#include <stdint.h>
+
+enum kb_vec_dt { KB_VEC_F32 = 0, KB_VEC_BF16 = 1, KB_VEC_F16 = 2 };
+
+/* Bytes per element of a dtype. */
+static inline int64_t kb_vec_size(int dt) { return dt == KB_VEC_F32 ? 4 : 2; }
+
+/* The functions of the math layer (vmath.h) and the activations, as array
+ * entries (tests and tools run them over all float inputs). */
+enum kb_vm_fn {
+  KB_VM_EXP = 0,
+  KB_VM_LOG,
+  KB_VM_TANH,
+  KB_VM_ERF,
+  KB_VM_SILU,
+  KB_VM_GELU,
+  KB_VM_GELU_TANH,
+  KB_VM_FN_COUNT
+};
+
+enum kb_vec_binop { KB_VEC_ADD = 0, KB_VEC_MUL = 1 };
+
+/* y[i] = f(x[i]) for i < n (any n >= 0; y may be x). */
+typedef void (*kb_vm_array_fn)(int64_t n, const float *x, float *y);
+
+/* AdamW's per-call coefficients (adamw.c). */
+struct kb_adamw_coef {
+  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
+  int small_w1;
+};
+
+struct kb_vec_ops {
+  kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
+
+  /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
+   * y may be x. */
+  void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
+  void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
+  /* y[i] = alpha * x[i]. */
+  void (*scale)(int dt, int64_t n, float alpha, const void *x, void *y);
+  /* y[r, c] = x[r, c] + bias[c] for rows rows of cols. */
+  void (*add_bias)(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y);
+  /* Widen (narrow = 0: 16-bit src, float dst) or narrow n elements. */
+  void (*convert)(int dt, int narrow, int64_t n, const void *src, void *dst);
+
+  /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
+  void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
+  void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* weight and bias may be NULL (1 and 0). */
+  void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
+                    void *y);
+  /* losses[r] for rows rows (targets checked by the caller). */
+  void (*ce_forward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                     float *losses);
+  /* dlogits = (softmax - onehot) * scale per row, ignored rows 0; dlogits may be logits. */
+  void (*ce_backward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                      double scale, float *dlogits);
+  void (*argmax)(int64_t rows, int64_t cols, const float *x, int32_t *out);
+  /* Rotary embedding of rows s in [s0, s1) of x [seq, heads, head_dim]
+   * (rope.c); positions already checked; y may be x. */
+  void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
+               double theta, float *y);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
+  /* One AdamW step over n elements (adamw.c's order of operations). */
+  void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
+};
+
+/* The tables of each level (vec_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_vec_ops kb__vec_ops_scalar;
+extern const struct kb_vec_ops kb__vec_ops_avx2;
+extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
+
+#endif /* KB_CPU_VEC_KERNELS_H */
+/* ---- kernels/cpu/dispatch.h ---- */
+/* dispatch.h - the one table of instruction-set-specific CPU kernels of the
+ * process.  Internal to kernels/cpu.
+ *
+ * Each op family that has vector code keeps its pieces in files named by
+ * level (<family>_scalar.c, <family>_avx2.c, <family>_avx512.c) behind a
+ * struct of its own; this table holds one of each, all of the level kb__isa()
+ * chose.  The scalar level is the reference: every vector level computes the
+ * same bits. */
+#ifndef KB_CPU_DISPATCH_H
+#define KB_CPU_DISPATCH_H
+
+
+struct kb_cpu_ops {
+  kb_isa isa;
+  struct kb_vec_ops vec;
+  struct kb_gemm_ops gemm;
+  struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
+};
+
+/* The table of the process's level (kb__isa()); never NULL.  One atomic
+ * load after the first call. */
+const struct kb_cpu_ops *kb__cpu_ops(void);
+
+/* The table of a given level, for tests comparing levels; NULL when this
+ * build or this CPU cannot run it. */
+const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
+
+#endif /* KB_CPU_DISPATCH_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -2544,9 +3455,26 @@ bool kb__cpu_has_avx512_bf16(void) {
   __cpuid_count(7, 1, a, b, c, d);
   return (a >> 5) & 1;
 }
+
+int kb__cpu_vnni(void) {
+  if (cpu_isa__detect() < KB_ISA_AVX2) return 0;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  unsigned max_sub = a;
+  int has = 0;
+  /* AVX512_VNNI (leaf 7 ECX bit 11) with AVX512VL (EBX bit 31) gives the
+   * 256-bit vpdpbusd; it needs the AVX-512 state the avx512 level checks. */
+  if (cpu_isa__detect() == KB_ISA_AVX512 && ((b >> 31) & 1) && ((c >> 11) & 1)) has |= 2;
+  if (max_sub >= 1) {
+    __cpuid_count(7, 1, a, b, c, d);
+    if ((a >> 4) & 1) has |= 1; /* AVX-VNNI: the VEX-encoded vpdpbusd */
+  }
+  return has;
+}
 #else
 static kb_isa cpu_isa__detect(void) { return KB_ISA_SCALAR; }
 bool kb__cpu_has_avx512_bf16(void) { return false; }
+int kb__cpu_vnni(void) { return 0; }
 #endif
 
 /* The process's choice: computed on first use, then read-only.  Racing first
@@ -5076,11 +6004,17 @@ static void dispatch__build(void) {
   t[KB_ISA_SCALAR].vec = kb__vec_ops_scalar;
   t[KB_ISA_SCALAR].gemm = kb__gemm_ops_scalar;
   t[KB_ISA_SCALAR].attn = kb__attn_ops_scalar;
+  t[KB_ISA_SCALAR].quant = kb__quant_ops_scalar;
 #if KB_HAVE_X86_SIMD
   t[KB_ISA_AVX2].isa = KB_ISA_AVX2;
   t[KB_ISA_AVX2].vec = kb__vec_ops_avx2;
   t[KB_ISA_AVX2].gemm = kb__gemm_ops_avx2;
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
+  /* Same bits with any integer dot product (qdot.h): the fastest the CPU
+   * has that the level allows (AVX512-VNNI only at the avx512 level). */
+  int vnni = kb__cpu_vnni();
+  t[KB_ISA_AVX2].quant = kb__quant_ops_avx2;
+  if ((vnni & 1) && kb__quant_ops_avx2_vnni.dot != NULL) t[KB_ISA_AVX2].quant = kb__quant_ops_avx2_vnni;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
   t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
 #if KB_HAVE_AVX512_BF16
@@ -5089,6 +6023,8 @@ static void dispatch__build(void) {
 #endif
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
+  t[KB_ISA_AVX512].quant = t[KB_ISA_AVX2].quant;
+  if ((vnni & 2) && kb__quant_ops_avx512_vnni.dot != NULL) t[KB_ISA_AVX512].quant = kb__quant_ops_avx512_vnni;
 #else
   t[KB_ISA_AVX2] = t[KB_ISA_SCALAR];
   t[KB_ISA_AVX512] = t[KB_ISA_SCALAR];
@@ -5510,7 +6446,8 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
                            ctx->cuda->gemm(ctx->cuda_ctx, fn, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha, a, lda,
                                            b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, KB_GEMM_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                      NULL);
 }
 
 /* bf16 / f16: panels are widened while they are packed and the sums kept
@@ -5528,7 +6465,8 @@ static kb_status gemm__gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt,
                            ctx->cuda->gemm_dt(ctx->cuda_ctx, fn, dt, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha,
                                               a, lda, b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
-  return kb__gemm_run(ctx, fn, dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16, trans_a, trans_b, m, n, k, alpha, a, lda,
+  int gdt = dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16;
+  return kb__gemm_run(ctx, fn, gdt, gdt, trans_a, trans_b, m, n, k, alpha, a, lda,
                       b, ldb, beta, c, ldc, NULL);
 }
 
@@ -5646,7 +6584,7 @@ static kb_status gemm__gemm_batched_dt(kb_context *ctx, const char *fn, int dt, 
   int64_t kk = k > 0 ? k : 1, per_item = m * n > INT64_MAX / kk ? INT64_MAX : m * n * kk;
   if (batch == 1 || per_item >= KB_GEMM_BATCH_SPLIT * kb__threads(ctx)) {
     /* Items big enough to share out: one after another, each on every thread. */
-    KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
+    KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
     float *scratch = NULL;
     if (plan.scratch_floats > 0 && (scratch = kb__gemm_scratch(ctx, fn, plan.scratch_floats)) == NULL)
       return KB_STATUS_OUT_OF_MEMORY;
@@ -5657,7 +6595,7 @@ static kb_status gemm__gemm_batched_dt(kb_context *ctx, const char *fn, int dt, 
     return KB_STATUS_OK;
   }
   /* Small items: one thread per item, the workers sharing the batch. */
-  KB_TRY(kb__gemm_plan(ctx, fn, NULL, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
+  KB_TRY(kb__gemm_plan(ctx, fn, NULL, dt, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
   int64_t workers = kb__task_count(ctx, batch, KB_GEMM_BATCH_SPLIT / per_item + 1);
   int64_t per_worker = (plan.scratch_floats + 15) / 16 * 16, dims[2] = {workers, per_worker}, total;
   KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &total));
@@ -5972,7 +6910,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
+                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -6275,7 +7214,8 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
+                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -6309,7 +7249,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #define blocking_for gemm_engine__blocking_for
 #define round_up gemm_engine__round_up
 #define load_elem gemm_engine__load_elem
-#define linear_row gemm_engine__linear_row
 #define gemm_job gemm_engine__gemm_job
 #define split_units gemm_engine__split_units
 #define pack_a gemm_engine__pack_a
@@ -6320,6 +7259,10 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #define gemv_job gemm_engine__gemv_job
 #define gemv_body gemm_engine__gemv_body
 #define gemv_exec gemm_engine__gemv_exec
+#define small_job gemm_engine__small_job
+#define small_range gemm_engine__small_range
+#define small_body gemm_engine__small_body
+#define small_exec gemm_engine__small_exec
 /* ---- kernels/cpu/gemm_engine.c ---- */
 /* gemm_engine.c - the engine of the float32 matrix multiply (gemm_engine.h):
  * blocking, packing, threading and the matrix-vector path around the
@@ -6354,6 +7297,13 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #define KB_GEMM_DIRECT_B ((int64_t)16384)
 /* Matrix elements per task of the matrix-vector path (memory bound). */
 #define KB_GEMV_MIN_WORK ((int64_t)1 << 16)
+/* Bytes of B per task of the small-m path: reading 64 KiB takes a few
+ * microseconds, about what handing a task to a worker costs, so a smaller
+ * share is not worth a thread. */
+#define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Outputs per kernel call of the small-m path: the m x S tile of sums waits
+ * on the stack (16 KiB at most) for its epilogue. */
+#define KB_SMALL_TILE 256
 
 
 /* ---- blocking ---- */
@@ -6421,7 +7371,7 @@ static inline float gemm_engine__load_elem(const void *base, int dt, int64_t idx
  * output columns col0 .. col0+len of one row.  The activation is the public
  * kernel itself (NULL context: inline, nothing recorded), so kb_linear
  * gives exactly kb_gemm, + bias, then kb_<activation>. */
-static void gemm_engine__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0) {
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0) {
   if (e->bias != NULL)
     for (int64_t j = 0; j < len; j++) y[j] = y[j] + gemm_engine__load_elem(e->bias, dt, col0 + j);
   switch (e->act) {
@@ -6445,12 +7395,12 @@ static void gemm_engine__linear_row(const struct kb_linear_epilogue *e, int dt, 
 
 /* ---- the job: a plan plus its operands ---- */
 
-enum { KIND_K0 = 0, KIND_GEMV = 1, KIND_BLOCKED = 2 };
+enum { KIND_K0 = 0, KIND_GEMV = 1, KIND_BLOCKED = 2, KIND_SMALL = 3 };
 
 struct gemm_engine__gemm_job {
   const struct kb_gemm_plan *p;
   const struct kb_gemm_ops *ops;
-  int dt;
+  int dt, dt_b;
   bool trans_a, trans_b;
   int64_t m, n, k;
   float alpha, beta;
@@ -6493,8 +7443,12 @@ static void gemm_engine__pack_a(const struct gemm_engine__gemm_job *g, int64_t i
 /* op(B)[p0 .. p0+kc) x [j0 .. j0+cols) into nr-column micro-panels. */
 static void gemm_engine__pack_b(const struct gemm_engine__gemm_job *g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float *dst) {
   int64_t nr = g->ops->nr;
-  if (g->trans_b && g->dt == KB_GEMM_F32) {
+  if (g->trans_b && g->dt_b == KB_GEMM_F32) {
     g->ops->pack_bt(kc, cols, (const float *)g->b + j0 * g->ldb + p0, g->ldb, dst, nr);
+    return;
+  }
+  if (g->trans_b) {
+    g->ops->pack_bt_half(g->dt_b, kc, cols, (const uint16_t *)g->b + j0 * g->ldb + p0, g->ldb, dst, nr);
     return;
   }
   for (int64_t q = 0; q * nr < cols; q++) {
@@ -6502,12 +7456,12 @@ static void gemm_engine__pack_b(const struct gemm_engine__gemm_job *g, int64_t p
     int64_t jb = j0 + q * nr, w = cols - q * nr < nr ? cols - q * nr : nr;
     for (int64_t p = 0; p < kc; p++) {
       float *out = panel + p * nr;
-      if (!g->trans_b && g->dt == KB_GEMM_F32) {
+      if (!g->trans_b && g->dt_b == KB_GEMM_F32) {
         memcpy(out, (const float *)g->b + (p0 + p) * g->ldb + jb, (size_t)w * sizeof(float));
       } else if (!g->trans_b) {
-        for (int64_t jj = 0; jj < w; jj++) out[jj] = gemm_engine__load_elem(g->b, g->dt, (p0 + p) * g->ldb + jb + jj);
+        for (int64_t jj = 0; jj < w; jj++) out[jj] = gemm_engine__load_elem(g->b, g->dt_b, (p0 + p) * g->ldb + jb + jj);
       } else {
-        for (int64_t jj = 0; jj < w; jj++) out[jj] = gemm_engine__load_elem(g->b, g->dt, (jb + jj) * g->ldb + p0 + p);
+        for (int64_t jj = 0; jj < w; jj++) out[jj] = gemm_engine__load_elem(g->b, g->dt_b, (jb + jj) * g->ldb + p0 + p);
       }
       for (int64_t jj = w; jj < nr; jj++) out[jj] = 0.0f;
     }
@@ -6582,7 +7536,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
            * block while they are in cache. */
           if (is_last && g->lin != NULL)
             for (int64_t i = 0; i < mrows; i++)
-              gemm_engine__linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
+              kb__linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
         }
       }
     }
@@ -6619,7 +7573,7 @@ static void gemm_engine__gemm_k0(struct gemm_engine__gemm_job *g) {
       int64_t idx = i * g->ldc + j;
       float v = g->alpha * 0.0f;
       if (g->beta != 0.0f) v = v + g->beta * gemm_engine__load_elem(g->c, g->dt, idx);
-      if (g->lin != NULL) gemm_engine__linear_row(g->lin, g->dt, &v, 1, j);
+      if (g->lin != NULL) kb__linear_row(g->lin, g->dt, &v, 1, j);
       if (g->dt == KB_GEMM_F32)
         ((float *)g->c)[idx] = v;
       else
@@ -6664,9 +7618,9 @@ static void gemm_engine__gemv_body(void *arg, int64_t begin, int64_t end) {
     }
     if (g->lin != NULL) {
       if (g->outputs_are_columns)
-        gemm_engine__linear_row(g->lin, KB_GEMM_F32, g->out + j0, j1 - j0, j0);
+        kb__linear_row(g->lin, KB_GEMM_F32, g->out + j0, j1 - j0, j0);
       else /* one output column: every row uses bias[0] */
-        for (int64_t j = j0; j < j1; j++) gemm_engine__linear_row(g->lin, KB_GEMM_F32, g->out + j * g->inc, 1, 0);
+        for (int64_t j = j0; j < j1; j++) kb__linear_row(g->lin, KB_GEMM_F32, g->out + j * g->inc, 1, 0);
     }
   }
 }
@@ -6717,14 +7671,79 @@ static void gemm_engine__gemv_exec(const kb_context *ctx, const struct gemm_engi
   kb__parallel_for(ctx, g.tasks, 1, gemm_engine__gemv_body, &g);
 }
 
+/* ---- small-m path (m <= KB_GEMM_SMALL_M: decode, small batches) ---- */
+
+struct gemm_engine__small_job {
+  const struct gemm_engine__gemm_job *g;
+  const float *a;   /* op(A) as float32 rows */
+  int64_t lda;
+};
+
+/* Outputs [j0, j0 + len) of every row: the kernel's chains into tile, then
+ * the epilogue (alpha, beta, the linear epilogue) and the store in C's type,
+ * as the blocked path does. */
+static void gemm_engine__small_range(const struct gemm_engine__small_job *s, int64_t j0, int64_t len, float *tile) {
+  const struct gemm_engine__gemm_job *g = s->g;
+  int64_t eb = g->dt_b == KB_GEMM_F32 ? 4 : 2;
+  const char *b = (const char *)g->b + (g->trans_b ? j0 * g->ldb * eb : j0 * eb);
+  kb_gemm_small_fn kernel = g->trans_b ? g->ops->small_dot : g->ops->small_axpy;
+  kernel(g->dt_b, g->m, len, g->k, s->a, s->lda, b, g->ldb, tile, len);
+  for (int64_t i = 0; i < g->m; i++) {
+    float *row = tile + i * len;
+    int64_t base = i * g->ldc + j0;
+    for (int64_t j = 0; j < len; j++) {
+      float v = g->alpha * row[j];
+      if (g->beta != 0.0f) v = v + g->beta * gemm_engine__load_elem(g->c, g->dt, base + j);
+      row[j] = v;
+    }
+    if (g->lin != NULL) kb__linear_row(g->lin, g->dt, row, len, j0);
+    if (g->dt == KB_GEMM_F32) {
+      memcpy((float *)g->c + base, row, (size_t)len * sizeof(float));
+    } else {
+      uint16_t *crow = (uint16_t *)g->c + base;
+      for (int64_t j = 0; j < len; j++) crow[j] = g->dt == KB_GEMM_F16 ? kb_f32_to_f16(row[j]) : kb_f32_to_bf16(row[j]);
+    }
+  }
+}
+
+static void gemm_engine__small_body(void *arg, int64_t begin, int64_t end) {
+  const struct gemm_engine__small_job *s = (const struct gemm_engine__small_job *)arg;
+  const struct kb_gemm_plan *p = s->g->p;
+  float tile[KB_GEMM_SMALL_M * KB_SMALL_TILE];
+  for (int64_t t = begin; t < end; t++) {
+    int64_t j0, j1;
+    gemm_engine__split_units(p->n, p->small_unit, p->small_tasks, t, &j0, &j1);
+    for (int64_t j = j0; j < j1; j += KB_SMALL_TILE) gemm_engine__small_range(s, j, j1 - j < KB_SMALL_TILE ? j1 - j : KB_SMALL_TILE, tile);
+  }
+}
+
+/* The small-m product of a job: op(A) made float32 rows first when it is
+ * transposed or 16-bit (m x k floats of scratch), then tasks over the
+ * outputs, each output computed by one task. */
+static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_engine__gemm_job *g, float *scratch) {
+  struct gemm_engine__small_job s = {g, (const float *)g->a, g->lda};
+  if (g->p->small_copy_a) {
+    /* Rows past m (when m > 8: the kernels' padding) are zeros. */
+    int64_t rows = g->m > 8 ? KB_GEMM_SMALL_M : g->m;
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t q = 0; q < g->k; q++)
+        scratch[i * g->k + q] =
+            i < g->m ? gemm_engine__load_elem(g->a, g->dt, g->trans_a ? q * g->lda + i : i * g->lda + q) : 0.0f;
+    s.a = scratch;
+    s.lda = g->k;
+  }
+  kb__parallel_for(ctx, g->p->small_tasks, 1, gemm_engine__small_body, &s);
+}
+
 /* ---- planning and running ---- */
 
-kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, bool trans_a,
-                        bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *p) {
   memset(p, 0, sizeof *p);
   p->ops = &kb__cpu_ops()->gemm;
   p->dt = dt;
+  p->dt_b = dt_b;
   p->trans_a = trans_a;
   p->trans_b = trans_b;
   p->m = m;
@@ -6737,7 +7756,28 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     p->kind = KIND_K0;
     return KB_STATUS_OK;
   }
-  if (dt == KB_GEMM_F32 && (m == 1 || n == 1)) {
+  /* float32 with one row of A stays on the matrix-vector kernels below:
+   * the same chain per output as the small-m kernels (so the same bits),
+   * but they read [k, n] rows whole and one 16-row block of [n, k] at a
+   * time, which measured faster for 1-64 MB matrices (docs/performance.md,
+   * "Decoding"). */
+  if (m <= KB_GEMM_SMALL_M && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
+    /* Few rows of A (decode): every element of B read once, in its own
+     * type, by tasks over the outputs whose number follows B's bytes. */
+    p->kind = KIND_SMALL;
+    /* A is copied when it is not float32 rows, and when m > 8 (the kernels
+     * then read 16 rows: gemm_kernels.h). */
+    p->small_copy_a = dt != KB_GEMM_F32 || trans_a || (m > 8 && m < KB_GEMM_SMALL_M);
+    p->small_unit = trans_b ? 32 : 64;
+    p->small_units = (n + p->small_unit - 1) / p->small_unit;
+    int64_t unit_bytes = p->small_unit * k * (dt_b == KB_GEMM_F32 ? 4 : 2);
+    p->small_tasks = kb__task_count(threads_ctx, p->small_units,
+                                    unit_bytes >= KB_SMALL_MIN_BYTES ? 1 : KB_SMALL_MIN_BYTES / unit_bytes + 1);
+    int64_t dims[2] = {m > 8 ? KB_GEMM_SMALL_M : m, k};
+    if (!p->small_copy_a) return KB_STATUS_OK;
+    return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &p->scratch_floats);
+  }
+  if (dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && (m == 1 || n == 1)) {
     p->kind = KIND_GEMV;
     p->gemv_len = m == 1 ? n : m;
     /* The vector operand is gathered when it is strided. */
@@ -6777,7 +7817,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   p->direct_a = dt == KB_GEMM_F32 && rect_cols <= p->bl.nc;
   /* B is read in place when it is float32 rows of op(B) and small enough
    * to stay in L2 between the micro-panels of A that reuse it. */
-  p->direct_b = dt == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
+  p->direct_b = dt_b == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
   p->a_pack = p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
   p->b_pack = gemm_engine__round_up(kc * gemm_engine__round_up(ncb, nr), 16);
@@ -6791,14 +7831,17 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
 
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
-  struct gemm_engine__gemm_job g = {p,     p->ops, p->dt, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
-                       a,     b,      lda,   ldb,        c,          ldc,  scratch, p->lin};
+  struct gemm_engine__gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
+                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
   switch (p->kind) {
     case KIND_K0:
       gemm_engine__gemm_k0(&g);
       break;
     case KIND_GEMV:
       gemm_engine__gemv_exec(threads_ctx, &g, scratch);
+      break;
+    case KIND_SMALL:
+      gemm_engine__small_exec(threads_ctx, &g, scratch);
       break;
     default:
       kb__parallel_for(threads_ctx, p->tasks, 1, gemm_engine__gemm_body, &g);
@@ -6816,11 +7859,11 @@ float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats) {
   return (float *)mem;
 }
 
-kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
-                       void *c, int64_t ldc, const struct kb_linear_epilogue *lin) {
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin) {
   struct kb_gemm_plan plan;
-  KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, trans_a, trans_b, m, n, k, alpha, beta, lin, &plan));
+  KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, dt_b, trans_a, trans_b, m, n, k, alpha, beta, lin, &plan));
   float *scratch = NULL;
   if (plan.scratch_floats > 0) {
     scratch = kb__gemm_scratch(ctx, fn, plan.scratch_floats);
@@ -6833,6 +7876,8 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bo
 #undef KB_GEMM_DIRECT_B
 #undef KB_GEMM_MIN_WORK
 #undef KB_GEMV_MIN_WORK
+#undef KB_SMALL_MIN_BYTES
+#undef KB_SMALL_TILE
 #undef blocking_for
 #undef cache_bytes
 #undef caches_once
@@ -6845,12 +7890,15 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bo
 #undef gemv_job
 #undef l1_bytes
 #undef l2_bytes
-#undef linear_row
 #undef load_elem
 #undef pack_a
 #undef pack_b
 #undef read_caches
 #undef round_up
+#undef small_body
+#undef small_exec
+#undef small_job
+#undef small_range
 #undef split_units
 
 /* ==== kernels/cpu/gemm_scalar.c ==== */
@@ -6929,13 +7977,717 @@ static void gemm_scalar__gemv_dot(int64_t k, int64_t n, const float *x, const fl
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
+                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar};
 #undef MR
 #undef NR
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
 #undef pack_bt
+
+/* ==== kernels/cpu/gemm_small_avx2.c ==== */
+#define first_lanes gemm_small_avx2__first_lanes
+#define load8 gemm_small_avx2__load8
+#define load_part gemm_small_avx2__load_part
+#define transpose8 gemm_small_avx2__transpose8
+#define tile gemm_small_avx2__tile
+#define dot_blocks gemm_small_avx2__dot_blocks
+#define dot_m gemm_small_avx2__dot_m
+#define axpy_chunk gemm_small_avx2__axpy_chunk
+#define axpy_m gemm_small_avx2__axpy_m
+/* ---- kernels/cpu/gemm_small_avx2.c ---- */
+/* gemm_small_avx2.c - the small-m products (gemm_kernels.h,
+ * kb_gemm_small_fn) at the avx2 level: the scheme of gemm_small_avx512.c
+ * with 8 lanes.  small_dot: blocks of 8 outputs, an 8 x 8 tile of B
+ * transposed so that lanes run along j, two blocks interleaved while A has
+ * at most 4 rows (16 registers: the tile and the accumulators must fit).
+ * small_axpy: chunks of 32, 16 or 8 outputs by the number of rows of A.
+ * Every output is the contract's chain, so the bits are the scalar level's. */
+#include <stdbool.h>
+
+
+#if KB_HAVE_X86_SIMD
+
+#define KB_SMALL_PREFETCH 256
+#define KB_SMALL_AXPY_AHEAD 8
+
+KB_TARGET_AVX2 static inline __m256i gemm_small_avx2__first_lanes(int64_t count) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  int32_t c = count > 8 ? 8 : count < 0 ? 0 : (int32_t)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), idx);
+}
+
+/* 8 elements of B from src (storage type BDT), widened to float32. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_small_avx2__load8(const int BDT, const void *src) {
+  if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
+  __m128i h = _mm_loadu_si128((const __m128i *)src);
+  if (BDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* The first w < 8 elements of B from src, the rest zero (no read past them). */
+KB_TARGET_AVX2 static __m256 gemm_small_avx2__load_part(const int BDT, const void *src, int64_t w) {
+  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, gemm_small_avx2__first_lanes(w));
+  uint16_t t[8] = {0};
+  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
+  return gemm_small_avx2__load8(BDT, t);
+}
+
+/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__transpose8(const __m256 r[8], __m256 out[8]) {
+  __m256 t[8], u[8];
+  _Pragma("GCC unroll 16")
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  _Pragma("GCC unroll 16")
+  for (int g = 0; g < 2; g++) {
+    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+  }
+  _Pragma("GCC unroll 16")
+  for (int s = 0; s < 4; s++) {
+    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
+    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
+  }
+}
+
+/* col[q] = B(j0 + l, p + q) in lane l for `rows` rows and w <= 8 steps. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__tile(const int BDT, const char *row0, int64_t ld_bytes,
+                                                                    int64_t rows, int64_t w, __m256 col[8]) {
+  __m256 r[8];
+  if (rows == 8 && w == 8) {
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = gemm_small_avx2__load8(BDT, row0 + l * ld_bytes);
+  } else {
+    for (int l = 0; l < 8; l++)
+      r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? gemm_small_avx2__load8(BDT, row0 + l * ld_bytes) : gemm_small_avx2__load_part(BDT, row0 + l * ld_bytes, w);
+  }
+  gemm_small_avx2__transpose8(r, col);
+}
+
+#define CHAIN(M_, acc, col, a, lda, p, w)                                                         \
+  do {                                                                                            \
+    if ((w) == 8) {                                                                               \
+      _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)                                         \
+          _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                 \
+              acc[i] = _mm256_fmadd_ps(_mm256_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]); \
+    } else {                                                                                      \
+      for (int64_t q = 0; q < (w); q++)                                                           \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                   \
+            acc[i] = _mm256_fmadd_ps(_mm256_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]);   \
+    }                                                                                             \
+  } while (0)
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__dot_blocks(const int BDT, const int M, int64_t k,
+                                                                          const float *a, int64_t lda, const void *b,
+                                                                          int64_t ldb, int64_t j0, int64_t rows,
+                                                                          int64_t rows2, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 8 * ld_bytes;
+  __m256 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
+  for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < k; p += 8) {
+    int64_t w = k - p < 8 ? k - p : 8;
+    if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
+      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+    }
+    __m256 col[8];
+    gemm_small_avx2__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
+    CHAIN(M, acc0, col, a, lda, p, w);
+    if (rows2 > 0) {
+      gemm_small_avx2__tile(BDT, b1 + p * esize, ld_bytes, rows2, w, col);
+      CHAIN(M, acc1, col, a, lda, p, w);
+    }
+  }
+  for (int i = 0; i < M; i++) {
+    _mm256_maskstore_ps(c + i * ldc + j0, gemm_small_avx2__first_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8, gemm_small_avx2__first_lanes(rows2), acc1[i]);
+  }
+}
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__dot_m(const int BDT, const int M, int64_t n, int64_t k,
+                                                                     const float *a, int64_t lda, const void *b,
+                                                                     int64_t ldb, float *c, int64_t ldc) {
+  const int64_t step = M <= 4 ? 16 : 8;
+  for (int64_t j0 = 0; j0 < n; j0 += step) {
+    int64_t rows = n - j0 < 8 ? n - j0 : 8;
+    int64_t rows2 = step == 16 && n - j0 > 8 ? (n - j0 - 8 < 8 ? n - j0 - 8 : 8) : 0;
+    gemm_small_avx2__dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+  }
+}
+
+#define DOT_CASES(BDT)                                                                      \
+  switch (m) {                                                                              \
+    case 1: gemm_small_avx2__dot_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 2: gemm_small_avx2__dot_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 3: gemm_small_avx2__dot_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 4: gemm_small_avx2__dot_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    default:                                                                                \
+      /* More rows: 4 at a time (the tile and the accumulators fill the registers). */      \
+      gemm_small_avx2__dot_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc);                                          \
+      kb__gemm_small_dot_avx2(bdt, m - 4, n, k, a + 4 * lda, lda, b, ldb, c + 4 * ldc, ldc); \
+      break;                                                                                \
+  }
+
+KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                            const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    DOT_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    DOT_CASES(KB_GEMM_F16)
+  } else {
+    DOT_CASES(KB_GEMM_F32)
+  }
+}
+
+/* ---- packing 16-bit B for the blocked path ---- */
+
+/* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
+ * rows): the rows widened while loaded, then transposed as pack_bt does. */
+KB_TARGET_AVX2 void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb,
+                                               float *dst, int64_t nr) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    float *panel = dst + (j0 / nr) * kc * nr;
+    for (int64_t h = 0; h < nr; h += 8) {
+      int64_t rows = nc - (j0 + h);
+      if (rows > 8) rows = 8;
+      for (int64_t p = 0; p < kc; p += 8) {
+        int64_t w = kc - p < 8 ? kc - p : 8;
+        __m256 col[8];
+        if (rows <= 0) {
+          for (int q = 0; q < 8; q++) col[q] = _mm256_setzero_ps();
+        } else if (bdt == KB_GEMM_F16) {
+          gemm_small_avx2__tile(KB_GEMM_F16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        } else {
+          gemm_small_avx2__tile(KB_GEMM_BF16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        }
+        for (int64_t q = 0; q < w; q++) _mm256_storeu_ps(panel + (p + q) * nr + h, col[q]);
+      }
+    }
+  }
+}
+
+/* ---- small_axpy ---- */
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__axpy_chunk(const int BDT, const int M, const int V,
+                                                                          int64_t k, const float *a, int64_t lda,
+                                                                          const void *b, int64_t ldb, int64_t j0,
+                                                                          int64_t width, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  const char *base = (const char *)b + j0 * esize;
+  __m256 acc[KB_GEMM_SMALL_M][4];
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) acc[i][v] = _mm256_setzero_ps();
+  bool full = width == 8 * V;
+  for (int64_t p = 0; p < k; p++) {
+    const char *row = base + p * ld_bytes;
+    if (p + KB_SMALL_AXPY_AHEAD < k)
+      for (int64_t off = 0; off < width * esize; off += 64)
+        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+    __m256 w[4];
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 8 * v;
+      w[v] = full || left >= 8 ? gemm_small_avx2__load8(BDT, row + v * 8 * esize) : gemm_small_avx2__load_part(BDT, row + v * 8 * esize, left);
+    }
+    _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
+      __m256 ai = _mm256_set1_ps(a[i * lda + p]);
+      for (int v = 0; v < V; v++) acc[i][v] = _mm256_fmadd_ps(ai, w[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 8 * v;
+      if (left > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8 * v, gemm_small_avx2__first_lanes(left), acc[i][v]);
+    }
+}
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__axpy_m(const int BDT, const int M, int64_t n, int64_t k,
+                                                                      const float *a, int64_t lda, const void *b,
+                                                                      int64_t ldb, float *c, int64_t ldc) {
+  const int V = M <= 2 ? 4 : M <= 4 ? 2 : 1;
+  for (int64_t j0 = 0; j0 < n; j0 += 8 * V) {
+    int64_t width = n - j0 < 8 * V ? n - j0 : 8 * V;
+    gemm_small_avx2__axpy_chunk(BDT, M, V, k, a, lda, b, ldb, j0, width, c, ldc);
+  }
+}
+
+#define AXPY_CASES(BDT)                                                                      \
+  switch (m) {                                                                               \
+    case 1: gemm_small_avx2__axpy_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 2: gemm_small_avx2__axpy_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 3: gemm_small_avx2__axpy_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 4: gemm_small_avx2__axpy_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 5: gemm_small_avx2__axpy_m(BDT, 5, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    case 6: gemm_small_avx2__axpy_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc); break;                             \
+    default:                                                                                 \
+      gemm_small_avx2__axpy_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc);                                          \
+      kb__gemm_small_axpy_avx2(bdt, m - 6, n, k, a + 6 * lda, lda, b, ldb, c + 6 * ldc, ldc); \
+      break;                                                                                 \
+  }
+
+KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                             const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    AXPY_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    AXPY_CASES(KB_GEMM_F16)
+  } else {
+    AXPY_CASES(KB_GEMM_F32)
+  }
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+#undef AXPY_CASES
+#undef CHAIN
+#undef DOT_CASES
+#undef KB_SMALL_AXPY_AHEAD
+#undef KB_SMALL_PREFETCH
+#undef axpy_chunk
+#undef axpy_m
+#undef dot_blocks
+#undef dot_m
+#undef first_lanes
+#undef load8
+#undef load_part
+#undef tile
+#undef transpose8
+
+/* ==== kernels/cpu/gemm_small_avx512.c ==== */
+#define first_lanes gemm_small_avx512__first_lanes
+#define load16 gemm_small_avx512__load16
+#define load_part gemm_small_avx512__load_part
+#define transpose16 gemm_small_avx512__transpose16
+#define tile gemm_small_avx512__tile
+#define tile_pairs gemm_small_avx512__tile_pairs
+#define dot_blocks gemm_small_avx512__dot_blocks
+#define dot_m gemm_small_avx512__dot_m
+#define axpy_chunk gemm_small_avx512__axpy_chunk
+#define axpy_m gemm_small_avx512__axpy_m
+/* ---- kernels/cpu/gemm_small_avx512.c ---- */
+/* gemm_small_avx512.c - the small-m products (gemm_kernels.h,
+ * kb_gemm_small_fn) at the avx512 level: the decode case, reading every
+ * weight once at memory speed.
+ *
+ * small_dot (B is [n, k], rows along p): blocks of 16 outputs.  A 16 x 16
+ * tile of B (16 rows j, 16 steps p) is loaded row by row (16-bit values
+ * widened in registers), transposed so that lanes run along j, and each row
+ * i of A adds its 16 products to its accumulator, p increasing: the
+ * contract's chain, one register per row of A holding 16 outputs.  With few
+ * rows of A a chain is 16 dependent multiply-adds per tile, so two blocks of
+ * outputs are interleaved (their chains overlap) and the 16 row streams are
+ * prefetched ahead.
+ *
+ * small_axpy (B is [k, n], rows along j): chunks of 64, 32 or 16 outputs
+ * (by the number of rows of A, to keep every accumulator in a register);
+ * row p of B updates every accumulator of the chunk, p increasing.  Rows of
+ * B are prefetched ahead (the stride between them is a whole row). */
+#include <stdbool.h>
+
+
+#if KB_HAVE_X86_SIMD
+
+/* Floats (of B's rows) ahead of the current step that small_dot prefetches. */
+#define KB_SMALL_PREFETCH 256
+/* Rows of B ahead of the current one that small_axpy prefetches. */
+#define KB_SMALL_AXPY_AHEAD 8
+
+KB_TARGET_AVX512 static inline __mmask16 gemm_small_avx512__first_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
+
+/* 16 elements of B from src (storage type BDT), widened to float32. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_small_avx512__load16(const int BDT, const void *src) {
+  if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
+  __m256i h = _mm256_loadu_si256((const __m256i *)src);
+  if (BDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The first w < 16 elements of B from src, the rest zero (no read past them). */
+KB_TARGET_AVX512 static __m512 gemm_small_avx512__load_part(const int BDT, const void *src, int64_t w) {
+  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(gemm_small_avx512__first_lanes(w), src);
+  uint16_t t[16] = {0};
+  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
+  return gemm_small_avx512__load16(BDT, t);
+}
+
+/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__transpose16(const __m512 r[16], __m512 out[16]) {
+  __m512 t[16], u[16];
+  _Pragma("GCC unroll 16")
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  _Pragma("GCC unroll 16")
+  for (int g = 0; g < 4; g++) {
+    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
+    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
+  }
+  _Pragma("GCC unroll 16")
+  for (int s = 0; s < 4; s++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);
+    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88);
+    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
+    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+  }
+}
+
+/* col[q] = B(j0 + l, p + q) in lane l, for the `rows` rows of the block
+ * (lanes past them zero) and w <= 16 steps (columns past them zero). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__tile(const int BDT, const char *row0, int64_t ld_bytes,
+                                                                      int64_t rows, int64_t w, __m512 col[16]) {
+  __m512 r[16];
+  if (rows == 16 && w == 16) {
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = gemm_small_avx512__load16(BDT, row0 + l * ld_bytes);
+  } else {
+    for (int l = 0; l < 16; l++)
+      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? gemm_small_avx512__load16(BDT, row0 + l * ld_bytes) : gemm_small_avx512__load_part(BDT, row0 + l * ld_bytes, w);
+  }
+  gemm_small_avx512__transpose16(r, col);
+}
+
+/* acc[i] (i < M) += the w steps of column block col, row i of A from ai. */
+#define CHAIN(M_, acc, col, a, lda, p, w)                                                         \
+  do {                                                                                            \
+    if ((w) == 16) {                                                                              \
+      _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)                                       \
+          _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                 \
+              acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]); \
+    } else {                                                                                      \
+      for (int64_t q = 0; q < (w); q++)                                                           \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                   \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]);   \
+    }                                                                                             \
+  } while (0)
+
+/* bfloat16 rows, 32 steps per tile: each row's 32 values are loaded as 16
+ * dwords (pairs of steps) and the 16 x 16 dwords transposed, so that lane l
+ * of pairs[q] holds B(j0 + l, p + 2q) in its low half and B(j0 + l, p + 2q
+ * + 1) in its high half; a shift and a mask make them float32.  Half the
+ * shuffles per weight of widening first and transposing floats. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__tile_pairs(const char *row0, int64_t ld_bytes,
+                                                                            int64_t rows, int64_t w, __m512 pairs[16]) {
+  __m512 r[16];
+  if (rows == 16 && w == 32) {
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(row0 + l * ld_bytes);
+  } else {
+    for (int l = 0; l < 16; l++) {
+      if (l >= rows) {
+        r[l] = _mm512_setzero_ps();
+      } else if (w == 32) {
+        r[l] = _mm512_loadu_ps(row0 + l * ld_bytes);
+      } else {
+        uint16_t t[32] = {0};
+        for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)(row0 + l * ld_bytes))[q];
+        r[l] = _mm512_loadu_ps(t);
+      }
+    }
+  }
+  gemm_small_avx512__transpose16(r, pairs);
+}
+
+/* The chains over the w <= 32 bfloat16 steps of a pair tile. */
+#define CHAIN_PAIRS(M_, acc, pairs, a, lda, p, w)                                                      \
+  do {                                                                                                 \
+    const __m512i hi_mask = _mm512_set1_epi32((int)0xffff0000u);                                      \
+    if ((w) == 32) {                                                                                   \
+      _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) {                                          \
+        __m512i v = _mm512_castps_si512(pairs[q]);                                                     \
+        __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));                                   \
+        __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(v, hi_mask));                                \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                        \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q]), even, acc[i]);      \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                        \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q + 1]), odd, acc[i]);   \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t q = 0; 2 * q < (w); q++) {                                                          \
+        __m512i v = _mm512_castps_si512(pairs[q]);                                                     \
+        __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));                                   \
+        __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(v, hi_mask));                                \
+        for (int i = 0; i < (M_); i++)                                                                 \
+          acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q]), even, acc[i]);        \
+        if (2 * q + 1 < (w))                                                                           \
+          for (int i = 0; i < (M_); i++)                                                               \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q + 1]), odd, acc[i]);   \
+      }                                                                                                \
+    }                                                                                                  \
+  } while (0)
+
+/* Outputs j0 .. j0+rows (rows <= 16) and, when rows2 > 0, j0+16 .. j0+16+rows2
+ * of M rows of A (M a constant). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__dot_blocks(const int BDT, const int M, int64_t k,
+                                                                            const float *a, int64_t lda, const void *b,
+                                                                            int64_t ldb, int64_t j0, int64_t rows,
+                                                                            int64_t rows2, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  /* Steps per tile: 16 floats, or 32 bfloat16 values (pairs). */
+  const int64_t step = BDT == KB_GEMM_BF16 ? 32 : 16;
+  const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 16 * ld_bytes;
+  __m512 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
+  for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < k; p += step) {
+    int64_t w = k - p < step ? k - p : step;
+    if (p + KB_SMALL_PREFETCH < k) {
+      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+    }
+    __m512 col[16];
+    if (BDT == KB_GEMM_BF16) {
+      gemm_small_avx512__tile_pairs(b0 + p * esize, ld_bytes, rows, w, col);
+      CHAIN_PAIRS(M, acc0, col, a, lda, p, w);
+      if (rows2 > 0) {
+        gemm_small_avx512__tile_pairs(b1 + p * esize, ld_bytes, rows2, w, col);
+        CHAIN_PAIRS(M, acc1, col, a, lda, p, w);
+      }
+    } else {
+      gemm_small_avx512__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
+      CHAIN(M, acc0, col, a, lda, p, w);
+      if (rows2 > 0) {
+        gemm_small_avx512__tile(BDT, b1 + p * esize, ld_bytes, rows2, w, col);
+        CHAIN(M, acc1, col, a, lda, p, w);
+      }
+    }
+  }
+  for (int i = 0; i < M; i++) {
+    _mm512_mask_storeu_ps(c + i * ldc + j0, gemm_small_avx512__first_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, gemm_small_avx512__first_lanes(rows2), acc1[i]);
+  }
+}
+
+/* small_dot for M rows (a constant): two blocks at a time while M <= 8
+ * (their chains overlap; more rows are enough independent chains). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__dot_m(const int BDT, const int M, int64_t n,
+                                                                       int64_t k, const float *a, int64_t lda,
+                                                                       const void *b, int64_t ldb, float *c,
+                                                                       int64_t ldc) {
+  const int64_t step = M <= 8 ? 32 : 16;
+  for (int64_t j0 = 0; j0 < n; j0 += step) {
+    int64_t rows = n - j0 < 16 ? n - j0 : 16;
+    int64_t rows2 = step == 32 && n - j0 > 16 ? (n - j0 - 16 < 16 ? n - j0 - 16 : 16) : 0;
+    gemm_small_avx512__dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+  }
+}
+
+#define DOT_CASES(BDT)                                       \
+  switch (m) {                                               \
+    case 1: gemm_small_avx512__dot_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 2: gemm_small_avx512__dot_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 3: gemm_small_avx512__dot_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 4: gemm_small_avx512__dot_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 5: gemm_small_avx512__dot_m(BDT, 5, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 6: gemm_small_avx512__dot_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 7: gemm_small_avx512__dot_m(BDT, 7, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 8: gemm_small_avx512__dot_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc); break; \
+    default:                                                 \
+      /* 9 .. 16 rows: one pass over B for all 16 (see below). */ \
+      gemm_small_avx512__dot_m(BDT, 16, n, k, a, lda, b, ldb, c, ldc);          \
+      break;                                                 \
+  }
+
+/* More than 8 rows of A are computed as 16 in one pass over B: the caller
+ * (gemm_engine.c) gives a with 16 readable rows and c with 16 writable rows
+ * in that case (rows past m are padding whose results it ignores), which
+ * keeps one instantiation for 9 .. 16 instead of reading B twice. */
+KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a,
+                                                int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    DOT_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    DOT_CASES(KB_GEMM_F16)
+  } else {
+    DOT_CASES(KB_GEMM_F32)
+  }
+}
+
+/* ---- packing 16-bit B for the blocked path ---- */
+
+/* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
+ * rows): the rows widened while loaded, then transposed as pack_bt does. */
+KB_TARGET_AVX512 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb,
+                                                   float *dst, int64_t nr) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    float *panel = dst + (j0 / nr) * kc * nr;
+    for (int64_t h = 0; h < nr; h += 16) {
+      int64_t rows = nc - (j0 + h);
+      if (rows > 16) rows = 16;
+      for (int64_t p = 0; p < kc; p += 16) {
+        int64_t w = kc - p < 16 ? kc - p : 16;
+        __m512 col[16];
+        if (rows <= 0) {
+          for (int q = 0; q < 16; q++) col[q] = _mm512_setzero_ps();
+        } else if (bdt == KB_GEMM_F16) {
+          gemm_small_avx512__tile(KB_GEMM_F16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        } else {
+          gemm_small_avx512__tile(KB_GEMM_BF16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        }
+        for (int64_t q = 0; q < w; q++) _mm512_storeu_ps(panel + (p + q) * nr + h, col[q]);
+      }
+    }
+  }
+}
+
+/* ---- small_axpy ---- */
+
+/* Outputs j0 .. j0 + 16*V (the last vector masked to `last` lanes) of M rows
+ * of A: every row p of B, p increasing, updates the M x V accumulators. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__axpy_chunk(const int BDT, const int M, const int V,
+                                                                            int64_t k, const float *a, int64_t lda,
+                                                                            const void *b, int64_t ldb, int64_t j0,
+                                                                            int64_t width, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  const char *base = (const char *)b + j0 * esize;
+  __m512 acc[KB_GEMM_SMALL_M][4];
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) acc[i][v] = _mm512_setzero_ps();
+  bool full = width == 16 * V;
+  for (int64_t p = 0; p < k; p++) {
+    const char *row = base + p * ld_bytes;
+    if (p + KB_SMALL_AXPY_AHEAD < k)
+      for (int64_t off = 0; off < width * esize; off += 64)
+        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+    __m512 w[4];
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 16 * v;
+      w[v] = full || left >= 16 ? gemm_small_avx512__load16(BDT, row + v * 16 * esize) : gemm_small_avx512__load_part(BDT, row + v * 16 * esize, left);
+    }
+    _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
+      __m512 ai = _mm512_set1_ps(a[i * lda + p]);
+      for (int v = 0; v < V; v++) acc[i][v] = _mm512_fmadd_ps(ai, w[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 16 * v;
+      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, gemm_small_avx512__first_lanes(left), acc[i][v]);
+    }
+}
+
+/* small_axpy for M rows: chunks of 64 outputs (M <= 4), 32 (M <= 8) or 16. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__axpy_m(const int BDT, const int M, int64_t n,
+                                                                        int64_t k, const float *a, int64_t lda,
+                                                                        const void *b, int64_t ldb, float *c,
+                                                                        int64_t ldc) {
+  const int V = M <= 4 ? 4 : M <= 8 ? 2 : 1;
+  for (int64_t j0 = 0; j0 < n; j0 += 16 * V) {
+    int64_t width = n - j0 < 16 * V ? n - j0 : 16 * V;
+    gemm_small_avx512__axpy_chunk(BDT, M, V, k, a, lda, b, ldb, j0, width, c, ldc);
+  }
+}
+
+#define AXPY_CASES(BDT)                                       \
+  switch (m) {                                                \
+    case 1: gemm_small_avx512__axpy_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 2: gemm_small_avx512__axpy_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 3: gemm_small_avx512__axpy_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 4: gemm_small_avx512__axpy_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 5: gemm_small_avx512__axpy_m(BDT, 5, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 6: gemm_small_avx512__axpy_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 7: gemm_small_avx512__axpy_m(BDT, 7, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 8: gemm_small_avx512__axpy_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc); break; \
+    default:                                                  \
+      gemm_small_avx512__axpy_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc);           \
+      kb__gemm_small_axpy_avx512(bdt, m - 8, n, k, a + 8 * lda, lda, b, ldb, c + 8 * ldc, ldc); \
+      break;                                                  \
+  }
+
+KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a,
+                                                 int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    AXPY_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    AXPY_CASES(KB_GEMM_F16)
+  } else {
+    AXPY_CASES(KB_GEMM_F32)
+  }
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+#undef AXPY_CASES
+#undef CHAIN
+#undef CHAIN_PAIRS
+#undef DOT_CASES
+#undef KB_SMALL_AXPY_AHEAD
+#undef KB_SMALL_PREFETCH
+#undef axpy_chunk
+#undef axpy_m
+#undef dot_blocks
+#undef dot_m
+#undef first_lanes
+#undef load16
+#undef load_part
+#undef tile
+#undef tile_pairs
+#undef transpose16
+
+/* ==== kernels/cpu/gemm_small_scalar.c ==== */
+#define widen gemm_small_scalar__widen
+/* ---- kernels/cpu/gemm_small_scalar.c ---- */
+/* gemm_small_scalar.c - the small-m products (gemm_kernels.h,
+ * kb_gemm_small_fn) in plain C with fmaf: the reference the vector levels
+ * (gemm_small_avx2.c, gemm_small_avx512.c) are tested against.  Every output
+ * is the contract's fma chain over p, so the vector levels give these bits. */
+#include <math.h>
+#include <stddef.h>
+
+
+/* Element idx of b, stored as bdt, widened to float32 (exact). */
+static float gemm_small_scalar__widen(int bdt, const void *b, int64_t idx) {
+  switch (bdt) {
+    case KB_GEMM_BF16:
+      return kb_bf16_to_f32(((const uint16_t *)b)[idx]);
+    case KB_GEMM_F16:
+      return kb_f16_to_f32(((const uint16_t *)b)[idx]);
+    default:
+      return ((const float *)b)[idx];
+  }
+}
+
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; p++) acc = fmaf(a[i * lda + p], gemm_small_scalar__widen(bdt, b, j * ldb + p), acc);
+      c[i * ldc + j] = acc;
+    }
+}
+
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < k; p++) acc = fmaf(a[i * lda + p], gemm_small_scalar__widen(bdt, b, p * ldb + j), acc);
+      c[i * ldc + j] = acc;
+    }
+}
+
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr) {
+  for (int64_t q = 0; q * nr < nc; q++) {
+    float *panel = dst + q * kc * nr;
+    for (int64_t jj = 0; jj < nr; jj++) {
+      int64_t j = q * nr + jj;
+      for (int64_t p = 0; p < kc; p++) panel[p * nr + jj] = j < nc ? gemm_small_scalar__widen(bdt, b, j * ldb + p) : 0.0f;
+    }
+  }
+}
+#undef widen
 
 /* ==== kernels/cpu/half.c ==== */
 #define f32_bits half__f32_bits
@@ -7098,7 +8850,7 @@ static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int6
   if (yn == 0) return KB_STATUS_OK;
   struct kb_linear_epilogue lin = {bias, act};
   /* x [rows, in] times weight^T: the trans_b gemm. */
-  return kb__gemm_run(ctx, fn, dt, false, true, rows, out_features, in_features, 1.0f, x,
+  return kb__gemm_run(ctx, fn, dt, dt, false, true, rows, out_features, in_features, 1.0f, x,
                       in_features > 0 ? in_features : 1, weight, in_features > 0 ? in_features : 1, 0.0f, y, out_features,
                       &lin);
 }
@@ -7116,6 +8868,54 @@ kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int
 kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
                         const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
   return linear__linear_dt(ctx, "kb_linear_f16", KB_GEMM_F16, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+/* kb_linear_w: float weights through the gemm engine (B widened in
+ * registers, A and C float32), block formats through qmatmul.c. */
+kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                      kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias,
+                      kb_activation act, float *y) {
+  static const char fn[] = "kb_linear_w";
+  KB_BEGIN(ctx, fn);
+  const int64_t f = (int64_t)sizeof(float);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
+  KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
+  KB_TRY(kb__check_dim(ctx, fn, "weight_bytes", weight_bytes));
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t wbytes, row_bytes;
+  KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "weight", out_features, in_features, "in_features",
+                        &wbytes, &row_bytes));
+  int64_t xd[2] = {rows, in_features}, yd[2] = {rows, out_features}, bd[1] = {bias != NULL ? out_features : 0};
+  int64_t xn, yn, bn;
+  KB_TRY(kb__count(ctx, fn, "x", f, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "bias", f, 1, bd, &bn));
+  KB_TRY(kb__count(ctx, fn, "y", f, 2, yd, &yn));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "weight_bytes", weight_bytes, wbytes, "weight", (int)weight_type, out_features,
+                               in_features));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wbytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "weight", weight, (int)weight_type, wbytes == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "x", x, xn * f, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "weight", weight, wbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "bias", bias, bn * f, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * f}, {"weight", weight, wbytes}, {"bias", bias, bn * f}, {"y", y, yn * f}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  struct kb_linear_epilogue lin = {bias, act};
+  if (kb__dtype_blocked((int)weight_type) && in_features > 0)
+    return kb__qlinear_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+  /* With no in_features no weight is read (a block format then holds no
+     bytes): y is the epilogue of zero sums, as for float weights. */
+  int dt_b = weight_type == KB_DTYPE_F16 ? KB_GEMM_F16 : weight_type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+  int64_t ld = in_features > 0 ? in_features : 1;
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
+                      0.0f, y, out_features, &lin);
 }
 #undef linear_dt
 
@@ -14920,3 +16720,1363 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef tanh_v
 #undef widen_row
 #undef with_sign_of
+
+/* ==== kernels/cpu/quant/dtype.c ==== */
+#define convert_job dtype__convert_job
+#define convert_body dtype__convert_body
+#define rows_per_task dtype__rows_per_task
+#define embed_job dtype__embed_job
+#define embed_body dtype__embed_body
+/* ---- kernels/cpu/quant/dtype.c ---- */
+/* dtype.c - the storage formats of kb_dtype (dtype.h), and the public entry
+ * points that only convert: kb_dtype_bytes, kb_quantize, kb_dequantize and
+ * kb_embedding_w. */
+
+#include <string.h>
+
+
+const char *kb__dtype_name(int type) {
+  switch (type) {
+    case KB_DTYPE_F32:
+      return "F32";
+    case KB_DTYPE_F16:
+      return "F16";
+    case KB_DTYPE_BF16:
+      return "BF16";
+    case KB_DTYPE_Q8_0:
+      return "Q8_0";
+    case KB_DTYPE_Q4_0:
+      return "Q4_0";
+    default:
+      return NULL;
+  }
+}
+
+bool kb__dtype_blocked(int type) { return type == KB_DTYPE_Q8_0 || type == KB_DTYPE_Q4_0; }
+
+kb_status kb__dtype_size(kb_context *ctx, const char *fn, const char *type_name, int type, const char *what,
+                         int64_t rows, int64_t cols, const char *cols_name, int64_t *bytes, int64_t *row_bytes) {
+  const char *name = kb__dtype_name(type);
+  if (name == NULL)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "%s must be a kb_dtype (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16), got %d", type_name, type);
+  int64_t unit, per;
+  if (kb__dtype_blocked(type)) {
+    if (cols % KB_QK != 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be a multiple of 32 for %s %s (blocks of 32), got %lld",
+                      cols_name, name, what, (long long)cols);
+    unit = type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+    per = cols / KB_QK;
+  } else {
+    unit = type == KB_DTYPE_F32 ? 4 : 2;
+    per = cols;
+  }
+  int64_t dims[2] = {rows, per};
+  KB_TRY(kb__count(ctx, fn, what, unit, 2, dims, bytes));
+  *bytes *= unit; /* kb__count checked the byte count too */
+  /* With rows > 0 kb__count's check of rows * per * unit covers per * unit;
+     with no rows it checked nothing, and a row is never read. */
+  *row_bytes = rows > 0 ? per * unit : 0;
+  return KB_STATUS_OK;
+}
+
+kb_status kb__dtype_check_bytes(kb_context *ctx, const char *fn, const char *bytes_name, int64_t bytes_arg,
+                                int64_t expected, const char *what, int type, int64_t rows, int64_t cols) {
+  if (bytes_arg != expected)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be %lld (%s [%lld, %lld] as %s), got %lld", bytes_name,
+                    (long long)expected, what, (long long)rows, (long long)cols, kb__dtype_name(type),
+                    (long long)bytes_arg);
+  return KB_STATUS_OK;
+}
+
+kb_status kb__dtype_check_align(kb_context *ctx, const char *fn, const char *name, const void *p, int type, bool empty) {
+  int64_t align = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_F16 || type == KB_DTYPE_BF16 ? 2 : 1;
+  /* An empty tensor is never read: any pointer (Rust's dangling 0x1) passes. */
+  if (p != NULL && (uintptr_t)p % (uintptr_t)align != 0 && !empty)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "%s must be aligned to %lld bytes for %s elements (as an array of them is), got address %p", name,
+                    (long long)align, kb__dtype_name(type), p);
+  return KB_STATUS_OK;
+}
+
+void kb__dtype_widen_row(int type, const void *src, int64_t cols, float *dst) {
+  switch (type) {
+    case KB_DTYPE_F32:
+      memcpy(dst, src, (size_t)cols * sizeof(float));
+      break;
+    case KB_DTYPE_F16:
+      for (int64_t e = 0; e < cols; e++) dst[e] = kb_f16_to_f32(((const uint16_t *)src)[e]);
+      break;
+    case KB_DTYPE_BF16:
+      for (int64_t e = 0; e < cols; e++) dst[e] = kb_bf16_to_f32(((const uint16_t *)src)[e]);
+      break;
+    case KB_DTYPE_Q8_0:
+      kb__dequantize_row_q8_0(src, dst, cols);
+      break;
+    default:
+      kb__dequantize_row_q4_0(src, dst, cols);
+      break;
+  }
+}
+
+/* ---- kb_dtype_bytes ---- */
+
+kb_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *bytes) {
+  static const char fn[] = "kb_dtype_bytes";
+  kb__begin_thread();
+  if (bytes == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "bytes must not be NULL");
+  if (rows < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "rows must be >= 0, got %lld", (long long)rows);
+  if (cols < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "cols must be >= 0, got %lld", (long long)cols);
+  /* The context-free form of kb__dtype_size: its message goes to the thread. */
+  const char *name = kb__dtype_name((int)type);
+  if (name == NULL)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn,
+                           "type must be a kb_dtype (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16), got %d", (int)type);
+  if (kb__dtype_blocked((int)type) && cols % KB_QK != 0)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "cols must be a multiple of 32 for %s (blocks of 32), got %lld",
+                           name, (long long)cols);
+  int64_t unit = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES
+                                         : type == KB_DTYPE_Q4_0 ? KB_Q4_0_BLOCK_BYTES : 2;
+  int64_t per = kb__dtype_blocked((int)type) ? cols / KB_QK : cols;
+  if (rows != 0 && per != 0 && (rows > INT64_MAX / per || rows * per > INT64_MAX / unit))
+    return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn,
+                           "rows * cols overflows: a [%lld, %lld] %s tensor takes more than INT64_MAX bytes",
+                           (long long)rows, (long long)cols, name);
+  *bytes = rows * per * unit;
+  return KB_STATUS_OK;
+}
+
+/* ---- kb_quantize / kb_dequantize ---- */
+
+struct dtype__convert_job {
+  int type;
+  int64_t cols, row_bytes;
+  const float *x; /* quantize: source rows */
+  const unsigned char *src; /* dequantize: source bytes */
+  unsigned char *y;
+  float *out;
+  bool to_type;
+};
+
+static void dtype__convert_body(void *arg, int64_t begin, int64_t end) {
+  const struct dtype__convert_job *j = (const struct dtype__convert_job *)arg;
+  for (int64_t r = begin; r < end; r++) {
+    if (!j->to_type) {
+      kb__dtype_widen_row(j->type, j->src + r * j->row_bytes, j->cols, j->out + r * j->cols);
+      continue;
+    }
+    const float *x = j->x + r * j->cols;
+    unsigned char *y = j->y + r * j->row_bytes;
+    switch (j->type) {
+      case KB_DTYPE_F32:
+        memcpy(y, x, (size_t)j->cols * sizeof(float));
+        break;
+      case KB_DTYPE_F16:
+        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_f16(x[e]);
+        break;
+      case KB_DTYPE_BF16:
+        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_bf16(x[e]);
+        break;
+      case KB_DTYPE_Q8_0:
+        kb__quantize_row_q8_0(x, y, j->cols);
+        break;
+      default:
+        kb__quantize_row_q4_0(x, y, j->cols);
+        break;
+    }
+  }
+}
+
+/* Rows per task: about 64 KiB of input each. */
+static int64_t dtype__rows_per_task(int64_t row_bytes) { return row_bytes >= 65536 ? 1 : 65536 / (row_bytes > 0 ? row_bytes : 1); }
+
+kb_status kb_quantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const float *x, void *y,
+                      int64_t y_bytes) {
+  static const char fn[] = "kb_quantize";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_dim(ctx, fn, "y_bytes", y_bytes));
+  int64_t bytes, row_bytes, xn, xd[2] = {rows, cols};
+  KB_TRY(kb__dtype_size(ctx, fn, "type", (int)type, "y", rows, cols, "cols", &bytes, &row_bytes));
+  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 2, xd, &xn));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "y_bytes", y_bytes, bytes, "y", (int)type, rows, cols));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, bytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "y", y, (int)type, bytes == 0));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, xn * (int64_t)sizeof(float), false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * (int64_t)sizeof(float)}, {"y", y, bytes}};
+  KB_TRY(kb__check_memory(ctx, fn, 2, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (kb__dtype_blocked((int)type) && cols > 0) {
+    /* Every row is checked before any byte of y is written (rows of no
+       element hold nothing to check). */
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t bad = kb__quant_check_row((int)type, x + r * cols, cols);
+      if (bad < 0) continue;
+      float v = x[r * cols + bad];
+      if (v != v || v - v != 0.0f)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "x[%lld, %lld] is %g: %s cannot hold it", (long long)r,
+                        (long long)bad, (double)v, kb__dtype_name((int)type));
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                      "x[%lld, %lld] = %g is too large for %s: its block's scale overflows binary16", (long long)r,
+                      (long long)bad, (double)v, kb__dtype_name((int)type));
+    }
+  }
+  if (bytes == 0) return KB_STATUS_OK;
+  struct dtype__convert_job j = {(int)type, cols, row_bytes, x, NULL, (unsigned char *)y, NULL, true};
+  kb__parallel_for(ctx, rows, dtype__rows_per_task(cols * 4), dtype__convert_body, &j);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_dequantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const void *x, int64_t x_bytes,
+                        float *y) {
+  static const char fn[] = "kb_dequantize";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_dim(ctx, fn, "x_bytes", x_bytes));
+  int64_t bytes, row_bytes, yn, yd[2] = {rows, cols};
+  KB_TRY(kb__dtype_size(ctx, fn, "type", (int)type, "x", rows, cols, "cols", &bytes, &row_bytes));
+  KB_TRY(kb__count(ctx, fn, "y", (int64_t)sizeof(float), 2, yd, &yn));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "x_bytes", x_bytes, bytes, "x", (int)type, rows, cols));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, bytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "x", x, (int)type, bytes == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * (int64_t)sizeof(float), "x", x, bytes, false));
+  const struct kb_mem_ref refs[] = {{"x", x, bytes}, {"y", y, yn * (int64_t)sizeof(float)}};
+  KB_TRY(kb__check_memory(ctx, fn, 2, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  struct dtype__convert_job j = {(int)type, cols, row_bytes, NULL, (const unsigned char *)x, NULL, y, false};
+  kb__parallel_for(ctx, rows, dtype__rows_per_task(row_bytes), dtype__convert_body, &j);
+  return KB_STATUS_OK;
+}
+
+/* ---- kb_embedding_w ---- */
+
+struct dtype__embed_job {
+  int type;
+  int64_t dim, row_bytes;
+  const int32_t *ids;
+  const unsigned char *table;
+  float *out;
+};
+
+static void dtype__embed_body(void *arg, int64_t begin, int64_t end) {
+  const struct dtype__embed_job *j = (const struct dtype__embed_job *)arg;
+  for (int64_t i = begin; i < end; i++)
+    kb__dtype_widen_row(j->type, j->table + (int64_t)j->ids[i] * j->row_bytes, j->dim, j->out + i * j->dim);
+}
+
+kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                         kb_dtype table_type, const void *table, int64_t table_bytes, float *out) {
+  static const char fn[] = "kb_embedding_w";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
+  KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
+  KB_TRY(kb__check_dim(ctx, fn, "dim", dim));
+  KB_TRY(kb__check_dim(ctx, fn, "table_bytes", table_bytes));
+  int64_t bytes, row_bytes, on, od[2] = {n_ids, dim}, idn, idd[1] = {n_ids};
+  KB_TRY(kb__dtype_size(ctx, fn, "table_type", (int)table_type, "table", vocab, dim, "dim", &bytes, &row_bytes));
+  KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 1, idd, &idn));
+  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(float), 2, od, &on));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "table_bytes", table_bytes, bytes, "table", (int)table_type, vocab, dim));
+  KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, idn));
+  KB_TRY(kb__check_ptr(ctx, fn, "table", table, bytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "table", table, (int)table_type, bytes == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "out", out, on));
+  int64_t ob = on * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, idn * (int64_t)sizeof(int32_t), false));
+  KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, bytes, false));
+  const struct kb_mem_ref refs[] = {{"ids", ids, idn * (int64_t)sizeof(int32_t)}, {"table", table, bytes}, {"out", out, ob}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  for (int64_t i = 0; i < n_ids; i++)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ids[%lld] = %d is out of range [0, %lld)", (long long)i,
+                      (int)ids[i], (long long)vocab);
+  if (on == 0) return KB_STATUS_OK;
+  struct dtype__embed_job j = {(int)table_type, dim, row_bytes, ids, (const unsigned char *)table, out};
+  kb__parallel_for(ctx, n_ids, dtype__rows_per_task(dim * 4), dtype__embed_body, &j);
+  return KB_STATUS_OK;
+}
+#undef convert_body
+#undef convert_job
+#undef embed_body
+#undef embed_job
+#undef rows_per_task
+
+/* ==== kernels/cpu/quant/f16_table.c ==== */
+#define table f16_table__table
+#define table_once f16_table__table_once
+#define build f16_table__build
+/* ---- kernels/cpu/quant/f16_table.c ---- */
+/* f16_table.c - the binary16 -> float32 table of the quantized products
+ * (qdot.h): built once per process, read-only afterwards. */
+#include <pthread.h>
+
+
+static float f16_table__table[65536];
+static pthread_once_t f16_table__table_once = PTHREAD_ONCE_INIT;
+
+static void f16_table__build(void) {
+  for (uint32_t h = 0; h < 65536; h++) f16_table__table[h] = kb_f16_to_f32((uint16_t)h);
+}
+
+const float *kb__f16_to_f32_table(void) {
+  pthread_once(&f16_table__table_once, f16_table__build);
+  return f16_table__table;
+}
+#undef build
+#undef table
+#undef table_once
+
+/* ==== kernels/cpu/quant/qdot_avx2.c ==== */
+#define quantize_act_kb__quant_ops_avx2 qdot_avx2__quantize_act_kb__quant_ops_avx2
+#define lanes_kb__quant_ops_avx2 qdot_avx2__lanes_kb__quant_ops_avx2
+#define wq_kb__quant_ops_avx2 qdot_avx2__wq_kb__quant_ops_avx2
+#define hsum_kb__quant_ops_avx2 qdot_avx2__hsum_kb__quant_ops_avx2
+#define tile_kb__quant_ops_avx2 qdot_avx2__tile_kb__quant_ops_avx2
+#define dot_type_kb__quant_ops_avx2 qdot_avx2__dot_type_kb__quant_ops_avx2
+#define dot_kb__quant_ops_avx2 qdot_avx2__dot_kb__quant_ops_avx2
+#define quantize_act_kb__quant_ops_avx2_vnni qdot_avx2__quantize_act_kb__quant_ops_avx2_vnni
+#define lanes_kb__quant_ops_avx2_vnni qdot_avx2__lanes_kb__quant_ops_avx2_vnni
+#define wq_kb__quant_ops_avx2_vnni qdot_avx2__wq_kb__quant_ops_avx2_vnni
+#define hsum_kb__quant_ops_avx2_vnni qdot_avx2__hsum_kb__quant_ops_avx2_vnni
+#define tile_kb__quant_ops_avx2_vnni qdot_avx2__tile_kb__quant_ops_avx2_vnni
+#define dot_type_kb__quant_ops_avx2_vnni qdot_avx2__dot_type_kb__quant_ops_avx2_vnni
+#define dot_kb__quant_ops_avx2_vnni qdot_avx2__dot_kb__quant_ops_avx2_vnni
+#define quantize_act_kb__quant_ops_avx512_vnni qdot_avx2__quantize_act_kb__quant_ops_avx512_vnni
+#define lanes_kb__quant_ops_avx512_vnni qdot_avx2__lanes_kb__quant_ops_avx512_vnni
+#define wq_kb__quant_ops_avx512_vnni qdot_avx2__wq_kb__quant_ops_avx512_vnni
+#define hsum_kb__quant_ops_avx512_vnni qdot_avx2__hsum_kb__quant_ops_avx512_vnni
+#define tile_kb__quant_ops_avx512_vnni qdot_avx2__tile_kb__quant_ops_avx512_vnni
+#define dot_type_kb__quant_ops_avx512_vnni qdot_avx2__dot_type_kb__quant_ops_avx512_vnni
+#define dot_kb__quant_ops_avx512_vnni qdot_avx2__dot_kb__quant_ops_avx512_vnni
+/* ---- kernels/cpu/quant/qdot_avx2.c ---- */
+/* qdot_avx2.c - the quantized products (qdot.h) on 256-bit registers:
+ * qdot_body.h expanded once per integer dot product the CPU may have
+ * (vpmaddubsw on AVX2; vpdpbusd from AVX-VNNI or from AVX512-VNNI).  The
+ * integer sums are exact on all of them, and the float steps are the
+ * contract's, so every variant gives the scalar level's bits. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+
+#if KB_HAVE_X86_SIMD
+
+#define QDOT_TARGET KB_TARGET_AVX2
+#define QDOT_VNNI 0
+#define QDOT_OPS kb__quant_ops_avx2
+/* ---- kernels/cpu/quant/qdot_body.h ---- */
+/* qdot_body.h - the vector quantized products (qdot.h), one template for
+ * every format and every variant of the 256-bit integer dot product.
+ * Included by qdot_avx2.c once per variant, with
+ *   QDOT_TARGET  the function attribute of the variant,
+ *   QDOT_VNNI    0 (vpmaddubsw + vpmaddwd), 1 (AVX-VNNI vpdpbusd), or 2
+ *                (AVX512-VNNI vpdpbusd on 256-bit registers),
+ *   QDOT_OPS     the name of the kb_quant_ops table to define.
+ * No include guard: it is meant to be expanded several times.  Every name
+ * it defines carries the variant's suffix (QDOT_NAME).
+ *
+ * A format enters only through wq(): its block's 32 weights as bytes for
+ * the dot product, and the offset those bytes carry.  Q4_0 gives its
+ * nibbles unsigned (0..15 = weight + 8), whose products with the signed
+ * activations are then corrected by 8 * s (the activation block's lane
+ * sums); Q8_0 gives signed bytes, multiplied by the sign trick (|w| times q
+ * with w's sign).  Both give the exact integers of the contract. */
+
+#define QDOT_CAT2(a, b) a##b
+#define QDOT_CAT(a, b) QDOT_CAT2(a, b)
+#define QDOT_NAME(x) QDOT_CAT(x, QDOT_OPS)
+
+/* Weight rows handled together (independent accumulator chains), and
+ * activation rows that share each unpacked weight block: 4 x 2 accumulators
+ * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
+#define QDOT_R 4
+#ifndef QDOT_MI
+#define QDOT_MI 2
+#endif
+
+QDOT_TARGET static void QDOT_NAME(quantize_act_)(int64_t i0, int64_t i1, const float *x, int64_t ldx,
+                                                const struct kb_qact *act) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 fmax = _mm256_set1_ps(FLT_MAX);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t i = i0; i < i1; i++) {
+    for (int64_t b = 0; b < act->nb; b++) {
+      const float *blk = x + i * ldx + b * KB_QK;
+      int64_t at = i * act->nb + b;
+      __m256 v[4], amax = _mm256_setzero_ps();
+      int finite = 1;
+      for (int r = 0; r < 4; r++) {
+        v[r] = _mm256_loadu_ps(blk + 8 * r);
+        __m256 a = _mm256_and_ps(v[r], abs_mask);
+        /* NaN compares false: a lane that is not <= FLT_MAX is NaN or inf. */
+        if (_mm256_movemask_ps(_mm256_cmp_ps(a, fmax, _CMP_LE_OQ)) != 0xff) finite = 0;
+        amax = _mm256_max_ps(amax, a);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+      float am = _mm_cvtss_f32(m4);
+      float d = finite ? am / 127.0f : NAN;
+      float id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+      if (finite && d != 0.0f && d < FLT_MIN) { /* 1 / d may overflow: the tiny block's rule (qdot.h) */
+        float ds = am * 0x1p64f / 127.0f;
+        id = 1.0f / ds;
+        d = ds * 0x1p-64f;
+        for (int r = 0; r < 4; r++) v[r] = _mm256_mul_ps(v[r], _mm256_set1_ps(0x1p64f));
+      }
+      __m256 idv = _mm256_set1_ps(id);
+      __m256i qi[4];
+      for (int r = 0; r < 4; r++)
+        qi[r] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[r], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      /* int32 -> int8 in element order: the packs interleave 128-bit lanes,
+       * the permute undoes it. */
+      __m256i q16a = _mm256_packs_epi32(qi[0], qi[1]), q16b = _mm256_packs_epi32(qi[2], qi[3]);
+      __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16a, q16b), order);
+      if (!finite) q8 = _mm256_setzero_si256(); /* x * 0 is NaN there: the contract says q = 0 */
+      _mm256_store_si256((__m256i *)(act->q + at * KB_QK), q8);
+      act->d[at] = d;
+      /* s[l] = q[4l] + .. + q[4l+3]: bytes to pairs (1 * q), pairs to quads. */
+      __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q8), ones16);
+      _mm256_storeu_si256((__m256i *)(act->s + at * 8), s);
+    }
+  }
+}
+
+/* The exact int32 lanes p[l] of one block: weight bytes wv (signed, or for
+ * Q4_0 unsigned nibbles = weight + 8), activation bytes q; init is where
+ * the sums start (Q4_0: -8 * s, the correction of the nibbles' offset). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(lanes_)(const int TYPE, __m256i wv,
+                                                                                 __m256i q, __m256i init) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+#if QDOT_VNNI == 1
+    return _mm256_dpbusd_avx_epi32(init, wv, q);
+#elif QDOT_VNNI == 2
+    return _mm256_dpbusd_epi32(init, wv, q);
+#else
+    /* nibble * q <= 15 * 127: the pair sums of vpmaddubsw never saturate. */
+    __m256i pairs = _mm256_maddubs_epi16(wv, q);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), init);
+#endif
+  }
+  /* Q8_0: |w| (unsigned) times q with w's sign; |w| * |q| <= 127 * 127. */
+  __m256i aw = _mm256_sign_epi8(wv, wv), sq = _mm256_sign_epi8(q, wv);
+  (void)init;
+#if QDOT_VNNI == 1
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sq);
+#elif QDOT_VNNI == 2
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sq);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sq), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Block b's weights as bytes for lanes_: Q4_0's 16 bytes become 32
+ * nibbles (elements 0..15 from the low halves, 16..31 from the high). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(wq_)(const int TYPE, const unsigned char *blk) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    v = _mm256_blend_epi32(v, _mm256_srli_epi16(v, 4), 0xf0);
+    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+  }
+  return _mm256_loadu_si256((const __m256i *)(blk + 2));
+}
+
+/* The contract's horizontal sum of the 8 lanes. */
+QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(__m256 acc) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* l + (l+4) */
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));                                              /* (0+2), (1+3) */
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+/* R weight rows from w0 times MI activation rows from i0 (both constants):
+ * per block, each weight block is unpacked once for the MI rows, each
+ * activation block loaded once for the R rows; y[i * ldy + r] gets output
+ * (i0 + i, r).  The binary16 scales are widened through the table (two
+ * loads, no arithmetic). */
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
+                                                                             const struct kb_qact *act, int64_t i0,
+                                                                             const unsigned char *w0,
+                                                                             int64_t row_bytes, const float *f16,
+                                                                             float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m256 acc[QDOT_MI][QDOT_R];
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m256i q[QDOT_MI], init[QDOT_MI];
+    __m256 dx[QDOT_MI];
+    for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      dx[i] = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      init[i] = TYPE == KB_QTYPE_Q4_0
+                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                    : _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+      const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
+      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      uint16_t h;
+      memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
+      __m256 dw = _mm256_broadcast_ss(f16 + h);
+      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
+        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      }
+    }
+  }
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
+                                                                                 const struct kb_qact *act,
+                                                                                 const void *w, int64_t row_bytes,
+                                                                                 float *y, int64_t ldy) {
+  const unsigned char *wb = (const unsigned char *)w;
+  const float *f16 = kb__f16_to_f32_table();
+  int64_t j = 0;
+  /* Strips of QDOT_R weight rows (read from L1 again for each group of
+   * activation rows), then the remaining rows one at a time. */
+  for (; j + QDOT_R <= n; j += QDOT_R) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+  for (; j < n; j++)
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+}
+
+QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                                       int64_t row_bytes, float *y, int64_t ldy) {
+  if (type == KB_QTYPE_Q4_0)
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q4_0, m, n, act, w, row_bytes, y, ldy);
+  else
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q8_0, m, n, act, w, row_bytes, y, ldy);
+}
+
+const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+
+#undef QDOT_R
+#undef QDOT_MI
+#undef QDOT_NAME
+#undef QDOT_CAT
+#undef QDOT_CAT2
+#undef QDOT_TARGET
+#undef QDOT_VNNI
+#undef QDOT_OPS
+
+/* vpdpbusd needs gcc 11 / clang 12 for AVX-VNNI, gcc 8 / clang 6 for
+ * AVX512-VNNI; older compilers get the tables of the AVX2 variant. */
+#if defined(__clang__) ? __clang_major__ >= 12 : __GNUC__ >= 11
+#define QDOT_TARGET __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define QDOT_VNNI 1
+#define QDOT_OPS kb__quant_ops_avx2_vnni
+/* ---- kernels/cpu/quant/qdot_body.h ---- */
+/* qdot_body.h - the vector quantized products (qdot.h), one template for
+ * every format and every variant of the 256-bit integer dot product.
+ * Included by qdot_avx2.c once per variant, with
+ *   QDOT_TARGET  the function attribute of the variant,
+ *   QDOT_VNNI    0 (vpmaddubsw + vpmaddwd), 1 (AVX-VNNI vpdpbusd), or 2
+ *                (AVX512-VNNI vpdpbusd on 256-bit registers),
+ *   QDOT_OPS     the name of the kb_quant_ops table to define.
+ * No include guard: it is meant to be expanded several times.  Every name
+ * it defines carries the variant's suffix (QDOT_NAME).
+ *
+ * A format enters only through wq(): its block's 32 weights as bytes for
+ * the dot product, and the offset those bytes carry.  Q4_0 gives its
+ * nibbles unsigned (0..15 = weight + 8), whose products with the signed
+ * activations are then corrected by 8 * s (the activation block's lane
+ * sums); Q8_0 gives signed bytes, multiplied by the sign trick (|w| times q
+ * with w's sign).  Both give the exact integers of the contract. */
+
+#define QDOT_CAT2(a, b) a##b
+#define QDOT_CAT(a, b) QDOT_CAT2(a, b)
+#define QDOT_NAME(x) QDOT_CAT(x, QDOT_OPS)
+
+/* Weight rows handled together (independent accumulator chains), and
+ * activation rows that share each unpacked weight block: 4 x 2 accumulators
+ * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
+#define QDOT_R 4
+#ifndef QDOT_MI
+#define QDOT_MI 2
+#endif
+
+QDOT_TARGET static void QDOT_NAME(quantize_act_)(int64_t i0, int64_t i1, const float *x, int64_t ldx,
+                                                const struct kb_qact *act) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 fmax = _mm256_set1_ps(FLT_MAX);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t i = i0; i < i1; i++) {
+    for (int64_t b = 0; b < act->nb; b++) {
+      const float *blk = x + i * ldx + b * KB_QK;
+      int64_t at = i * act->nb + b;
+      __m256 v[4], amax = _mm256_setzero_ps();
+      int finite = 1;
+      for (int r = 0; r < 4; r++) {
+        v[r] = _mm256_loadu_ps(blk + 8 * r);
+        __m256 a = _mm256_and_ps(v[r], abs_mask);
+        /* NaN compares false: a lane that is not <= FLT_MAX is NaN or inf. */
+        if (_mm256_movemask_ps(_mm256_cmp_ps(a, fmax, _CMP_LE_OQ)) != 0xff) finite = 0;
+        amax = _mm256_max_ps(amax, a);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+      float am = _mm_cvtss_f32(m4);
+      float d = finite ? am / 127.0f : NAN;
+      float id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+      if (finite && d != 0.0f && d < FLT_MIN) { /* 1 / d may overflow: the tiny block's rule (qdot.h) */
+        float ds = am * 0x1p64f / 127.0f;
+        id = 1.0f / ds;
+        d = ds * 0x1p-64f;
+        for (int r = 0; r < 4; r++) v[r] = _mm256_mul_ps(v[r], _mm256_set1_ps(0x1p64f));
+      }
+      __m256 idv = _mm256_set1_ps(id);
+      __m256i qi[4];
+      for (int r = 0; r < 4; r++)
+        qi[r] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[r], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      /* int32 -> int8 in element order: the packs interleave 128-bit lanes,
+       * the permute undoes it. */
+      __m256i q16a = _mm256_packs_epi32(qi[0], qi[1]), q16b = _mm256_packs_epi32(qi[2], qi[3]);
+      __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16a, q16b), order);
+      if (!finite) q8 = _mm256_setzero_si256(); /* x * 0 is NaN there: the contract says q = 0 */
+      _mm256_store_si256((__m256i *)(act->q + at * KB_QK), q8);
+      act->d[at] = d;
+      /* s[l] = q[4l] + .. + q[4l+3]: bytes to pairs (1 * q), pairs to quads. */
+      __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q8), ones16);
+      _mm256_storeu_si256((__m256i *)(act->s + at * 8), s);
+    }
+  }
+}
+
+/* The exact int32 lanes p[l] of one block: weight bytes wv (signed, or for
+ * Q4_0 unsigned nibbles = weight + 8), activation bytes q; init is where
+ * the sums start (Q4_0: -8 * s, the correction of the nibbles' offset). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(lanes_)(const int TYPE, __m256i wv,
+                                                                                 __m256i q, __m256i init) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+#if QDOT_VNNI == 1
+    return _mm256_dpbusd_avx_epi32(init, wv, q);
+#elif QDOT_VNNI == 2
+    return _mm256_dpbusd_epi32(init, wv, q);
+#else
+    /* nibble * q <= 15 * 127: the pair sums of vpmaddubsw never saturate. */
+    __m256i pairs = _mm256_maddubs_epi16(wv, q);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), init);
+#endif
+  }
+  /* Q8_0: |w| (unsigned) times q with w's sign; |w| * |q| <= 127 * 127. */
+  __m256i aw = _mm256_sign_epi8(wv, wv), sq = _mm256_sign_epi8(q, wv);
+  (void)init;
+#if QDOT_VNNI == 1
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sq);
+#elif QDOT_VNNI == 2
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sq);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sq), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Block b's weights as bytes for lanes_: Q4_0's 16 bytes become 32
+ * nibbles (elements 0..15 from the low halves, 16..31 from the high). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(wq_)(const int TYPE, const unsigned char *blk) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    v = _mm256_blend_epi32(v, _mm256_srli_epi16(v, 4), 0xf0);
+    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+  }
+  return _mm256_loadu_si256((const __m256i *)(blk + 2));
+}
+
+/* The contract's horizontal sum of the 8 lanes. */
+QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(__m256 acc) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* l + (l+4) */
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));                                              /* (0+2), (1+3) */
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+/* R weight rows from w0 times MI activation rows from i0 (both constants):
+ * per block, each weight block is unpacked once for the MI rows, each
+ * activation block loaded once for the R rows; y[i * ldy + r] gets output
+ * (i0 + i, r).  The binary16 scales are widened through the table (two
+ * loads, no arithmetic). */
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
+                                                                             const struct kb_qact *act, int64_t i0,
+                                                                             const unsigned char *w0,
+                                                                             int64_t row_bytes, const float *f16,
+                                                                             float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m256 acc[QDOT_MI][QDOT_R];
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m256i q[QDOT_MI], init[QDOT_MI];
+    __m256 dx[QDOT_MI];
+    for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      dx[i] = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      init[i] = TYPE == KB_QTYPE_Q4_0
+                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                    : _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+      const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
+      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      uint16_t h;
+      memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
+      __m256 dw = _mm256_broadcast_ss(f16 + h);
+      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
+        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      }
+    }
+  }
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
+                                                                                 const struct kb_qact *act,
+                                                                                 const void *w, int64_t row_bytes,
+                                                                                 float *y, int64_t ldy) {
+  const unsigned char *wb = (const unsigned char *)w;
+  const float *f16 = kb__f16_to_f32_table();
+  int64_t j = 0;
+  /* Strips of QDOT_R weight rows (read from L1 again for each group of
+   * activation rows), then the remaining rows one at a time. */
+  for (; j + QDOT_R <= n; j += QDOT_R) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+  for (; j < n; j++)
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+}
+
+QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                                       int64_t row_bytes, float *y, int64_t ldy) {
+  if (type == KB_QTYPE_Q4_0)
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q4_0, m, n, act, w, row_bytes, y, ldy);
+  else
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q8_0, m, n, act, w, row_bytes, y, ldy);
+}
+
+const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+
+#undef QDOT_R
+#undef QDOT_MI
+#undef QDOT_NAME
+#undef QDOT_CAT
+#undef QDOT_CAT2
+#undef QDOT_TARGET
+#undef QDOT_VNNI
+#undef QDOT_OPS
+
+#define QDOT_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni,avx2,fma,f16c")))
+#define QDOT_VNNI 2
+#define QDOT_MI 4 /* 32 vector registers */
+#define QDOT_OPS kb__quant_ops_avx512_vnni
+/* ---- kernels/cpu/quant/qdot_body.h ---- */
+/* qdot_body.h - the vector quantized products (qdot.h), one template for
+ * every format and every variant of the 256-bit integer dot product.
+ * Included by qdot_avx2.c once per variant, with
+ *   QDOT_TARGET  the function attribute of the variant,
+ *   QDOT_VNNI    0 (vpmaddubsw + vpmaddwd), 1 (AVX-VNNI vpdpbusd), or 2
+ *                (AVX512-VNNI vpdpbusd on 256-bit registers),
+ *   QDOT_OPS     the name of the kb_quant_ops table to define.
+ * No include guard: it is meant to be expanded several times.  Every name
+ * it defines carries the variant's suffix (QDOT_NAME).
+ *
+ * A format enters only through wq(): its block's 32 weights as bytes for
+ * the dot product, and the offset those bytes carry.  Q4_0 gives its
+ * nibbles unsigned (0..15 = weight + 8), whose products with the signed
+ * activations are then corrected by 8 * s (the activation block's lane
+ * sums); Q8_0 gives signed bytes, multiplied by the sign trick (|w| times q
+ * with w's sign).  Both give the exact integers of the contract. */
+
+#define QDOT_CAT2(a, b) a##b
+#define QDOT_CAT(a, b) QDOT_CAT2(a, b)
+#define QDOT_NAME(x) QDOT_CAT(x, QDOT_OPS)
+
+/* Weight rows handled together (independent accumulator chains), and
+ * activation rows that share each unpacked weight block: 4 x 2 accumulators
+ * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
+#define QDOT_R 4
+#ifndef QDOT_MI
+#define QDOT_MI 2
+#endif
+
+QDOT_TARGET static void QDOT_NAME(quantize_act_)(int64_t i0, int64_t i1, const float *x, int64_t ldx,
+                                                const struct kb_qact *act) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 fmax = _mm256_set1_ps(FLT_MAX);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t i = i0; i < i1; i++) {
+    for (int64_t b = 0; b < act->nb; b++) {
+      const float *blk = x + i * ldx + b * KB_QK;
+      int64_t at = i * act->nb + b;
+      __m256 v[4], amax = _mm256_setzero_ps();
+      int finite = 1;
+      for (int r = 0; r < 4; r++) {
+        v[r] = _mm256_loadu_ps(blk + 8 * r);
+        __m256 a = _mm256_and_ps(v[r], abs_mask);
+        /* NaN compares false: a lane that is not <= FLT_MAX is NaN or inf. */
+        if (_mm256_movemask_ps(_mm256_cmp_ps(a, fmax, _CMP_LE_OQ)) != 0xff) finite = 0;
+        amax = _mm256_max_ps(amax, a);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+      float am = _mm_cvtss_f32(m4);
+      float d = finite ? am / 127.0f : NAN;
+      float id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+      if (finite && d != 0.0f && d < FLT_MIN) { /* 1 / d may overflow: the tiny block's rule (qdot.h) */
+        float ds = am * 0x1p64f / 127.0f;
+        id = 1.0f / ds;
+        d = ds * 0x1p-64f;
+        for (int r = 0; r < 4; r++) v[r] = _mm256_mul_ps(v[r], _mm256_set1_ps(0x1p64f));
+      }
+      __m256 idv = _mm256_set1_ps(id);
+      __m256i qi[4];
+      for (int r = 0; r < 4; r++)
+        qi[r] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[r], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      /* int32 -> int8 in element order: the packs interleave 128-bit lanes,
+       * the permute undoes it. */
+      __m256i q16a = _mm256_packs_epi32(qi[0], qi[1]), q16b = _mm256_packs_epi32(qi[2], qi[3]);
+      __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16a, q16b), order);
+      if (!finite) q8 = _mm256_setzero_si256(); /* x * 0 is NaN there: the contract says q = 0 */
+      _mm256_store_si256((__m256i *)(act->q + at * KB_QK), q8);
+      act->d[at] = d;
+      /* s[l] = q[4l] + .. + q[4l+3]: bytes to pairs (1 * q), pairs to quads. */
+      __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q8), ones16);
+      _mm256_storeu_si256((__m256i *)(act->s + at * 8), s);
+    }
+  }
+}
+
+/* The exact int32 lanes p[l] of one block: weight bytes wv (signed, or for
+ * Q4_0 unsigned nibbles = weight + 8), activation bytes q; init is where
+ * the sums start (Q4_0: -8 * s, the correction of the nibbles' offset). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(lanes_)(const int TYPE, __m256i wv,
+                                                                                 __m256i q, __m256i init) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+#if QDOT_VNNI == 1
+    return _mm256_dpbusd_avx_epi32(init, wv, q);
+#elif QDOT_VNNI == 2
+    return _mm256_dpbusd_epi32(init, wv, q);
+#else
+    /* nibble * q <= 15 * 127: the pair sums of vpmaddubsw never saturate. */
+    __m256i pairs = _mm256_maddubs_epi16(wv, q);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), init);
+#endif
+  }
+  /* Q8_0: |w| (unsigned) times q with w's sign; |w| * |q| <= 127 * 127. */
+  __m256i aw = _mm256_sign_epi8(wv, wv), sq = _mm256_sign_epi8(q, wv);
+  (void)init;
+#if QDOT_VNNI == 1
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sq);
+#elif QDOT_VNNI == 2
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sq);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sq), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Block b's weights as bytes for lanes_: Q4_0's 16 bytes become 32
+ * nibbles (elements 0..15 from the low halves, 16..31 from the high). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(wq_)(const int TYPE, const unsigned char *blk) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    v = _mm256_blend_epi32(v, _mm256_srli_epi16(v, 4), 0xf0);
+    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+  }
+  return _mm256_loadu_si256((const __m256i *)(blk + 2));
+}
+
+/* The contract's horizontal sum of the 8 lanes. */
+QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(__m256 acc) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* l + (l+4) */
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));                                              /* (0+2), (1+3) */
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+/* R weight rows from w0 times MI activation rows from i0 (both constants):
+ * per block, each weight block is unpacked once for the MI rows, each
+ * activation block loaded once for the R rows; y[i * ldy + r] gets output
+ * (i0 + i, r).  The binary16 scales are widened through the table (two
+ * loads, no arithmetic). */
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
+                                                                             const struct kb_qact *act, int64_t i0,
+                                                                             const unsigned char *w0,
+                                                                             int64_t row_bytes, const float *f16,
+                                                                             float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m256 acc[QDOT_MI][QDOT_R];
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m256i q[QDOT_MI], init[QDOT_MI];
+    __m256 dx[QDOT_MI];
+    for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      dx[i] = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      init[i] = TYPE == KB_QTYPE_Q4_0
+                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                    : _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+      const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
+      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      uint16_t h;
+      memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
+      __m256 dw = _mm256_broadcast_ss(f16 + h);
+      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
+        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      }
+    }
+  }
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
+                                                                                 const struct kb_qact *act,
+                                                                                 const void *w, int64_t row_bytes,
+                                                                                 float *y, int64_t ldy) {
+  const unsigned char *wb = (const unsigned char *)w;
+  const float *f16 = kb__f16_to_f32_table();
+  int64_t j = 0;
+  /* Strips of QDOT_R weight rows (read from L1 again for each group of
+   * activation rows), then the remaining rows one at a time. */
+  for (; j + QDOT_R <= n; j += QDOT_R) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+  for (; j < n; j++)
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+}
+
+QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                                       int64_t row_bytes, float *y, int64_t ldy) {
+  if (type == KB_QTYPE_Q4_0)
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q4_0, m, n, act, w, row_bytes, y, ldy);
+  else
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q8_0, m, n, act, w, row_bytes, y, ldy);
+}
+
+const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+
+#undef QDOT_R
+#undef QDOT_MI
+#undef QDOT_NAME
+#undef QDOT_CAT
+#undef QDOT_CAT2
+#undef QDOT_TARGET
+#undef QDOT_VNNI
+#undef QDOT_OPS
+#else
+const struct kb_quant_ops kb__quant_ops_avx2_vnni = {NULL, NULL};
+const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
+#endif
+
+#endif /* KB_HAVE_X86_SIMD */
+#undef QDOT_CAT
+#undef QDOT_CAT2
+#undef QDOT_MI
+#undef QDOT_NAME
+#undef QDOT_OPS
+#undef QDOT_R
+#undef QDOT_TARGET
+#undef QDOT_VNNI
+#undef dot_kb__quant_ops_avx2
+#undef dot_kb__quant_ops_avx2_vnni
+#undef dot_kb__quant_ops_avx512_vnni
+#undef dot_type_kb__quant_ops_avx2
+#undef dot_type_kb__quant_ops_avx2_vnni
+#undef dot_type_kb__quant_ops_avx512_vnni
+#undef hsum_kb__quant_ops_avx2
+#undef hsum_kb__quant_ops_avx2_vnni
+#undef hsum_kb__quant_ops_avx512_vnni
+#undef lanes_kb__quant_ops_avx2
+#undef lanes_kb__quant_ops_avx2_vnni
+#undef lanes_kb__quant_ops_avx512_vnni
+#undef quantize_act_kb__quant_ops_avx2
+#undef quantize_act_kb__quant_ops_avx2_vnni
+#undef quantize_act_kb__quant_ops_avx512_vnni
+#undef tile_kb__quant_ops_avx2
+#undef tile_kb__quant_ops_avx2_vnni
+#undef tile_kb__quant_ops_avx512_vnni
+#undef wq_kb__quant_ops_avx2
+#undef wq_kb__quant_ops_avx2_vnni
+#undef wq_kb__quant_ops_avx512_vnni
+
+/* ==== kernels/cpu/quant/qdot_scalar.c ==== */
+#define quantize_act qdot_scalar__quantize_act
+#define weights qdot_scalar__weights
+#define dot qdot_scalar__dot
+/* ---- kernels/cpu/quant/qdot_scalar.c ---- */
+/* qdot_scalar.c - the quantized products in plain C (qdot.h): the reference
+ * the vector levels are tested against, written as the contract reads. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+
+static void qdot_scalar__quantize_act(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act) {
+  for (int64_t i = i0; i < i1; i++) {
+    for (int64_t b = 0; b < act->nb; b++) {
+      const float *blk = x + i * ldx + b * KB_QK;
+      int64_t at = i * act->nb + b;
+      int8_t *q = act->q + at * KB_QK;
+      float amax = 0.0f;
+      int finite = 1;
+      for (int e = 0; e < KB_QK; e++) {
+        float a = fabsf(blk[e]);
+        if (!(a <= FLT_MAX)) finite = 0;
+        amax = a > amax ? a : amax;
+      }
+      float d = finite ? amax / 127.0f : NAN;
+      float id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+      float scale = 1.0f;
+      if (finite && d != 0.0f && d < FLT_MIN) { /* 1 / d may overflow: the tiny block's rule */
+        scale = 0x1p64f;
+        float ds = amax * scale / 127.0f;
+        id = 1.0f / ds;
+        d = ds * 0x1p-64f;
+      }
+      for (int e = 0; e < KB_QK; e++) q[e] = (int8_t)(finite ? rintf(blk[e] * scale * id) : 0.0f);
+      act->d[at] = d;
+      for (int l = 0; l < 8; l++) act->s[at * 8 + l] = q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3];
+    }
+  }
+}
+
+/* The 32 integers of weight block `blk` (type's layout). */
+static void qdot_scalar__weights(int type, const unsigned char *blk, int w[KB_QK]) {
+  if (type == KB_QTYPE_Q8_0) {
+    for (int e = 0; e < KB_QK; e++) w[e] = blk[2 + e] < 128 ? blk[2 + e] : blk[2 + e] - 256;
+  } else {
+    for (int e = 0; e < KB_QK / 2; e++) {
+      w[e] = (blk[2 + e] & 15) - 8;
+      w[e + KB_QK / 2] = (blk[2 + e] >> 4) - 8;
+    }
+  }
+}
+
+static void qdot_scalar__dot(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w, int64_t row_bytes, float *y,
+                int64_t ldy) {
+  int64_t block_bytes = type == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      const unsigned char *row = (const unsigned char *)w + j * row_bytes;
+      float acc[8] = {0};
+      for (int64_t b = 0; b < act->nb; b++) {
+        const unsigned char *blk = row + b * block_bytes;
+        const int8_t *q = act->q + (i * act->nb + b) * KB_QK;
+        int wi[KB_QK];
+        qdot_scalar__weights(type, blk, wi);
+        float dw = kb_f16_to_f32((uint16_t)(blk[0] | blk[1] << 8));
+        float dx = act->d[i * act->nb + b];
+        for (int l = 0; l < 8; l++) {
+          int32_t p = 0;
+          for (int e = 4 * l; e < 4 * l + 4; e++) p += wi[e] * q[e];
+          float t = (float)p * dx;
+          acc[l] = fmaf(dw, t, acc[l]);
+        }
+      }
+      y[i * ldy + j] = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    }
+}
+
+const struct kb_quant_ops kb__quant_ops_scalar = {qdot_scalar__quantize_act, qdot_scalar__dot};
+#undef dot
+#undef quantize_act
+#undef weights
+
+/* ==== kernels/cpu/quant/qmatmul.c ==== */
+#define qlinear_job qmatmul__qlinear_job
+#define qlinear_body qmatmul__qlinear_body
+#define qact_job qmatmul__qact_job
+#define qact_body qmatmul__qact_body
+/* ---- kernels/cpu/quant/qmatmul.c ---- */
+/* qmatmul.c - the quantized path of kb_linear_w: x quantized per block to
+ * int8 once (qdot.h, step 1), then tasks over the weight rows, each output
+ * computed whole by one task (step 2) and finished by kb_linear's epilogue.
+ * What an output computes never depends on the split, so the bits are the
+ * same for every thread count. */
+
+#include <stdlib.h>
+
+
+/* Weight bytes per task: about what handing a task to a worker costs to
+ * read (see gemm_engine.c's KB_SMALL_MIN_BYTES). */
+#define KB_QLINEAR_MIN_BYTES ((int64_t)64 * 1024)
+/* Weight rows per unit of work (a multiple of the kernels' 4 rows). */
+#define KB_QLINEAR_UNIT 16
+
+struct qmatmul__qlinear_job {
+  const struct kb_quant_ops *ops;
+  int type;
+  int64_t rows, out;
+  const struct kb_qact *act;
+  const unsigned char *w;
+  int64_t row_bytes;
+  float *y;
+  const struct kb_linear_epilogue *lin;
+  int64_t tasks;
+};
+
+static void qmatmul__qlinear_body(void *arg, int64_t begin, int64_t end) {
+  const struct qmatmul__qlinear_job *g = (const struct qmatmul__qlinear_job *)arg;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t units = (g->out + KB_QLINEAR_UNIT - 1) / KB_QLINEAR_UNIT, u0, u1;
+    kb__task_range(units, g->tasks, t, &u0, &u1);
+    int64_t j0 = u0 * KB_QLINEAR_UNIT, j1 = u1 * KB_QLINEAR_UNIT < g->out ? u1 * KB_QLINEAR_UNIT : g->out;
+    if (j0 >= j1) continue;
+    g->ops->dot(g->type, g->rows, j1 - j0, g->act, g->w + j0 * g->row_bytes, g->row_bytes, g->y + j0, g->out);
+    if (g->lin->bias != NULL || g->lin->act != KB_ACTIVATION_NONE)
+      for (int64_t i = 0; i < g->rows; i++) kb__linear_row(g->lin, KB_GEMM_F32, g->y + i * g->out + j0, j1 - j0, j0);
+  }
+}
+
+struct qmatmul__qact_job {
+  const struct kb_quant_ops *ops;
+  const float *x;
+  int64_t ldx;
+  const struct kb_qact *act;
+};
+
+static void qmatmul__qact_body(void *arg, int64_t begin, int64_t end) {
+  const struct qmatmul__qact_job *j = (const struct qmatmul__qact_job *)arg;
+  j->ops->quantize_act(begin, end, j->x, j->ldx, j->act);
+}
+
+kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                          float *y) {
+  const struct kb_quant_ops *ops = &kb__cpu_ops()->quant;
+  int64_t nb = in / KB_QK;
+  /* One block for the quantized activations: q (32-byte aligned), s, d. */
+  int64_t blocks = rows * nb;
+  size_t q_bytes = (size_t)blocks * KB_QK, s_bytes = (size_t)blocks * 8 * sizeof(int32_t);
+  size_t d_bytes = (size_t)blocks * sizeof(float);
+  if (blocks > INT64_MAX / 128)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of the quantized x overflows");
+  void *mem = NULL;
+  if (posix_memalign(&mem, 64, q_bytes + s_bytes + d_bytes + 64) != 0 || mem == NULL)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch for the quantized x",
+                    (long long)(q_bytes + s_bytes + d_bytes));
+  struct kb_qact act = {nb, (int8_t *)mem, (float *)((char *)mem + q_bytes + s_bytes), (int32_t *)((char *)mem + q_bytes)};
+  struct qmatmul__qact_job aj = {ops, x, in, &act};
+  kb__parallel_for(ctx, rows, in >= 16384 ? 1 : 16384 / (in > 0 ? in : 1), qmatmul__qact_body, &aj);
+  int64_t units = (out + KB_QLINEAR_UNIT - 1) / KB_QLINEAR_UNIT;
+  int64_t unit_bytes = KB_QLINEAR_UNIT * row_bytes;
+  int64_t per_task = unit_bytes >= KB_QLINEAR_MIN_BYTES ? 1 : KB_QLINEAR_MIN_BYTES / (unit_bytes > 0 ? unit_bytes : 1) + 1;
+  int64_t tasks = kb__task_count(ctx, units, per_task);
+  struct qmatmul__qlinear_job g = {ops, type, rows, out, &act, (const unsigned char *)w, row_bytes, y, lin, tasks};
+  kb__parallel_for(ctx, tasks, 1, qmatmul__qlinear_body, &g);
+  free(mem);
+  return KB_STATUS_OK;
+}
+#undef KB_QLINEAR_MIN_BYTES
+#undef KB_QLINEAR_UNIT
+#undef qact_body
+#undef qact_job
+#undef qlinear_body
+#undef qlinear_job
+
+/* ==== kernels/cpu/quant/quant_ref.c ==== */
+#define quant_i8_byte quant_ref__quant_i8_byte
+#define quant_q4_code quant_ref__quant_q4_code
+#define quant_put_scale quant_ref__quant_put_scale
+#define quant_get_scale quant_ref__quant_get_scale
+/* ---- kernels/cpu/quant/quant_ref.c ---- */
+/* quant_ref.c - GGML's Q8_0 / Q4_0 block formats, scalar (see quant.h).
+ *
+ * Every float operation is the one ggml's reference performs, in the same
+ * order and precision (float, never double; no contraction into fma: the
+ * library is built with -ffp-contract=off), which is what makes the bytes
+ * identical: the scale, its reciprocal and each product round exactly as
+ * there.  The scale is stored little-endian byte by byte, so the layout does
+ * not depend on the host's byte order or on alignment. */
+
+#include <float.h>
+#include <math.h>
+
+
+/* ---- the reference's float -> int8_t casts ---- */
+
+/* The low byte of the reference's `(int8_t)v` as compiled for x86-64, where
+ * the conversion is a 32-bit cvttss2si: truncation toward zero, and
+ * INT32_MIN (low byte 0) for NaN and for values beyond int32.  In C such a
+ * cast is undefined outside [-128, 127]; for rows kb__quant_check_row
+ * accepts it never leaves that range except where 1 / d overflows to
+ * infinity (|d| < 2^-128: the products become +-inf, or NaN for zeros), and
+ * there the stored scale is zero anyway.  Emulating x86 (the platform
+ * ggml's and the gguf package's outputs come from) keeps those blocks
+ * deterministic and equal to them. */
+static uint8_t quant_ref__quant_i8_byte(float v) {
+  if (!(v > -2147483648.0f && v < 2147483648.0f)) return 0;
+  return (uint8_t)(uint32_t)(int32_t)v;
+}
+
+/* One Q4_0 code from t = x * id: ggml's `MIN(15, (int8_t)(t + 8.5f))` stored
+ * into a uint8_t.  The addition is rounded in float before the truncation,
+ * so a t just below k + 0.5 can round up (0.49999997f + 8.5f == 9.0f); the
+ * code reproduces that rather than rounding t itself.  For valid rows
+ * t + 8.5f lies in [0, 17) and this is min(15, floor(t + 8.5f)). */
+static unsigned quant_ref__quant_q4_code(float t) {
+  int c = quant_ref__quant_i8_byte(t + 8.5f);
+  if (c > 127) c -= 256; /* the byte as the reference's int8_t */
+  if (c > 15) c = 15;
+  return (unsigned)c & 0xffu; /* a negative c (rejected rows only) wraps as in the reference */
+}
+
+/* ---- scales ---- */
+
+static void quant_ref__quant_put_scale(unsigned char *p, float d) {
+  uint16_t h = kb_f32_to_f16(d); /* round to nearest even, like ggml's GGML_FP32_TO_FP16 */
+  p[0] = (unsigned char)(h & 0xffu);
+  p[1] = (unsigned char)(h >> 8);
+}
+
+static float quant_ref__quant_get_scale(const unsigned char *p) {
+  return kb_f16_to_f32((uint16_t)(p[0] | (p[1] << 8)));
+}
+
+/* ---- Q8_0 ---- */
+
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n) {
+  unsigned char *out = y;
+  for (int64_t b = 0; b < n / KB_QK; b++, x += KB_QK, out += KB_Q8_0_BLOCK_BYTES) {
+    float amax = 0.0f;
+    for (int j = 0; j < KB_QK; j++) {
+      float a = fabsf(x[j]);
+      /* ggml's MAX(amax, a): a NaN replaces amax and the next element
+       * replaces the NaN.  Same result as any max on valid rows. */
+      amax = amax > a ? amax : a;
+    }
+    float d = amax / 127.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f; /* 0 for an all-zero block: every q is 0 */
+    quant_ref__quant_put_scale(out, d);
+    /* roundf, not rintf: ggml rounds halves away from zero. */
+    for (int j = 0; j < KB_QK; j++) out[2 + j] = quant_ref__quant_i8_byte(roundf(x[j] * id));
+  }
+}
+
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n) {
+  const unsigned char *in = x;
+  for (int64_t b = 0; b < n / KB_QK; b++, in += KB_Q8_0_BLOCK_BYTES, y += KB_QK) {
+    float d = quant_ref__quant_get_scale(in);
+    for (int j = 0; j < KB_QK; j++) {
+      int q = in[2 + j] < 128 ? in[2 + j] : in[2 + j] - 256; /* the byte as int8_t */
+      y[j] = (float)q * d;
+    }
+  }
+}
+
+/* ---- Q4_0 ---- */
+
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n) {
+  unsigned char *out = y;
+  for (int64_t b = 0; b < n / KB_QK; b++, x += KB_QK, out += KB_Q4_0_BLOCK_BYTES) {
+    /* Signed value of the first element of largest magnitude.  The search
+     * starts from +0.0 and needs a strictly larger magnitude, exactly as
+     * ggml's: an all-zero block keeps max = +0.0 even when its elements are
+     * -0.0 (the gguf package's numpy code differs there, see README.md). */
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < KB_QK; j++) {
+      if (amax < fabsf(x[j])) {
+        amax = fabsf(x[j]);
+        max = x[j];
+      }
+    }
+    /* Negative d maps max to -8, the end of [-8, 7] that has no positive
+     * partner, so the largest element keeps full resolution. */
+    float d = max / -8.0f;
+    float id = d != 0.0f ? 1.0f / d : 0.0f;
+    quant_ref__quant_put_scale(out, d);
+    for (int j = 0; j < KB_QK / 2; j++) {
+      unsigned lo = quant_ref__quant_q4_code(x[j] * id), hi = quant_ref__quant_q4_code(x[j + KB_QK / 2] * id);
+      out[2 + j] = (unsigned char)((lo | hi << 4) & 0xffu);
+    }
+  }
+}
+
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n) {
+  const unsigned char *in = x;
+  for (int64_t b = 0; b < n / KB_QK; b++, in += KB_Q4_0_BLOCK_BYTES, y += KB_QK) {
+    float d = quant_ref__quant_get_scale(in);
+    for (int j = 0; j < KB_QK / 2; j++) {
+      y[j] = (float)((in[2 + j] & 0x0f) - 8) * d;
+      y[j + KB_QK / 2] = (float)((in[2 + j] >> 4) - 8) * d;
+    }
+  }
+}
+
+/* ---- validation ---- */
+
+int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
+  if (type != KB_QTYPE_Q4_0 && type != KB_QTYPE_Q8_0) return 0;
+  /* |d| is amax / 127 or amax / 8, computed as the quantizers compute it
+   * (dividing by -8 only flips the sign), so "rounds to infinity" is decided
+   * on the very value that would be stored. */
+  float div = type == KB_QTYPE_Q8_0 ? 127.0f : 8.0f;
+  for (int64_t b = 0; b < n / KB_QK; b++) {
+    const float *blk = x + b * KB_QK;
+    float amax = 0.0f;
+    int imax = 0;
+    for (int j = 0; j < KB_QK; j++) {
+      float a = fabsf(blk[j]);
+      if (!(a <= FLT_MAX)) return b * KB_QK + j; /* NaN or infinity */
+      if (a > amax) {
+        amax = a;
+        imax = j;
+      }
+    }
+    if ((kb_f32_to_f16(amax / div) & 0x7fffu) == 0x7c00u) return b * KB_QK + imax;
+  }
+  return -1;
+}
+#undef quant_get_scale
+#undef quant_i8_byte
+#undef quant_put_scale
+#undef quant_q4_code

@@ -69,10 +69,10 @@ static kbgo_failure *kbgo_context_synchronize(uintptr_t kbgo_ctx) {
 static kbgo_failure *kbgo_buffer_create(uintptr_t kbgo_ctx, int64_t bytes, kb_buffer * *out) {
 	return kbgo_done(kbgo_ctx, kb_buffer_create((kb_context *)kbgo_ctx, bytes, out));
 }
-static kbgo_failure *kbgo_buffer_upload(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, const void *src) {
+static kbgo_failure *kbgo_buffer_upload(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, const uint8_t *src) {
 	return kbgo_done(kbgo_ctx, kb_buffer_upload((kb_context *)kbgo_ctx, (kb_buffer *)buf, offset, bytes, src));
 }
-static kbgo_failure *kbgo_buffer_download(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, void *dst) {
+static kbgo_failure *kbgo_buffer_download(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, uint8_t *dst) {
 	return kbgo_done(kbgo_ctx, kb_buffer_download((kb_context *)kbgo_ctx, (const kb_buffer *)buf, offset, bytes, dst));
 }
 static kbgo_failure *kbgo_buffer_fill(uintptr_t kbgo_ctx, uintptr_t buf, int64_t offset, int64_t bytes, int32_t value) {
@@ -80,6 +80,9 @@ static kbgo_failure *kbgo_buffer_fill(uintptr_t kbgo_ctx, uintptr_t buf, int64_t
 }
 static kbgo_failure *kbgo_buffer_copy(uintptr_t kbgo_ctx, uintptr_t dst, int64_t dst_offset, uintptr_t src, int64_t src_offset, int64_t bytes) {
 	return kbgo_done(kbgo_ctx, kb_buffer_copy((kb_context *)kbgo_ctx, (kb_buffer *)dst, dst_offset, (const kb_buffer *)src, src_offset, bytes));
+}
+static kbgo_failure *kbgo_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *bytes) {
+	return kbgo_thread_done(kb_dtype_bytes(type, rows, cols, bytes));
 }
 
 // The kernels, run on a context passed as an integer (see kbgo_done).
@@ -253,6 +256,18 @@ static kbgo_failure *kbgo_gemm_batched_bf16(uintptr_t kbgo_ctx, bool trans_a, bo
 }
 static kbgo_failure *kbgo_gemm_batched_f16(uintptr_t kbgo_ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c) {
 	return kbgo_done(kbgo_ctx, kb_gemm_batched_f16((kb_context *)kbgo_ctx, trans_a, trans_b, batch, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c));
+}
+static kbgo_failure *kbgo_quantize(uintptr_t kbgo_ctx, kb_dtype type, int64_t rows, int64_t cols, const float *x, uint8_t *y, int64_t y_bytes) {
+	return kbgo_done(kbgo_ctx, kb_quantize((kb_context *)kbgo_ctx, type, rows, cols, x, y, y_bytes));
+}
+static kbgo_failure *kbgo_dequantize(uintptr_t kbgo_ctx, kb_dtype type, int64_t rows, int64_t cols, const uint8_t *x, int64_t x_bytes, float *y) {
+	return kbgo_done(kbgo_ctx, kb_dequantize((kb_context *)kbgo_ctx, type, rows, cols, x, x_bytes, y));
+}
+static kbgo_failure *kbgo_linear_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const uint8_t *weight, int64_t weight_bytes, const float *bias, kb_activation act, float *y) {
+	return kbgo_done(kbgo_ctx, kb_linear_w((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight_type, weight, weight_bytes, bias, act, y));
+}
+static kbgo_failure *kbgo_embedding_w(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const uint8_t *table, int64_t table_bytes, float *out) {
+	return kbgo_done(kbgo_ctx, kb_embedding_w((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table_type, table, table_bytes, out));
 }
 */
 import "C"
@@ -432,6 +447,56 @@ func (v Activation) String() string {
 	return "UNKNOWN"
 }
 
+// Dtype mirrors kb_dtype.
+//
+// Storage format of a tensor passed as bytes (kb_linear_w, kb_embedding_w,
+// kb_quantize, kb_dequantize).  The values are GGML's type numbers (enum
+// ggml_type, the type field of a GGUF tensor), so a tensor read from a GGUF
+// file passes its type as it is.  A [rows, cols] tensor is rows rows of cols
+// elements, each row stored alone; the block formats store a row as cols / 32
+// blocks (cols must be a multiple of 32) of 32 consecutive elements:
+// Q8_0 (34 bytes): a binary16 scale d, then 32 int8 q; element e = d * q[e].
+// Q4_0 (18 bytes): a binary16 scale d, then 16 bytes, byte e holding q of
+// element e in its low nibble and of element e + 16 in its high nibble;
+// element = d * (q - 8).  Scales are little-endian.  Values are fixed and
+// append-only.
+type Dtype int32
+
+const (
+	// DtypeF32: IEEE binary32, 4 bytes per element.
+	DtypeF32 Dtype = 0
+
+	// DtypeF16: IEEE binary16, 2 bytes per element.
+	DtypeF16 Dtype = 1
+
+	// DtypeQ4_0: GGML Q4_0: blocks of 32 elements in 18 bytes.
+	DtypeQ4_0 Dtype = 2
+
+	// DtypeQ8_0: GGML Q8_0: blocks of 32 elements in 34 bytes.
+	DtypeQ8_0 Dtype = 8
+
+	// DtypeBF16: bfloat16 (the upper half of a binary32), 2 bytes per element.
+	DtypeBF16 Dtype = 30
+)
+
+// String returns the C name without its prefix, e.g. "BF16",
+// or "UNKNOWN".
+func (v Dtype) String() string {
+	switch v {
+	case DtypeF32:
+		return "F32"
+	case DtypeF16:
+		return "F16"
+	case DtypeQ4_0:
+		return "Q4_0"
+	case DtypeQ8_0:
+		return "Q8_0"
+	case DtypeBF16:
+		return "BF16"
+	}
+	return "UNKNOWN"
+}
+
 // VersionNumber wraps kb_version_number.
 //
 // Version of the linked library as KB_VERSION_NUMBER; compare with the macro
@@ -566,6 +631,13 @@ func (ctx *Context) cBufferCopy(dst C.uintptr_t, dstOffset int, src C.uintptr_t,
 		return err
 	}
 	return ctx.done(C.kbgo_buffer_copy(ctx.h, dst, C.int64_t(dstOffset), src, C.int64_t(srcOffset), C.int64_t(bytes)))
+}
+
+// cDtypeBytes calls kb_dtype_bytes; its C message (kb_last_error) is copied in the same cgo call.
+func cDtypeBytes(typ Dtype, rows int, cols int) (int64, error) {
+	var bytes C.int64_t
+	fail := C.kbgo_dtype_bytes(C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), &bytes)
+	return int64(bytes), threadDone(fail)
 }
 
 // siluShapes checks the sizes and tensor lengths of kb_silu, kb_gelu,
@@ -798,6 +870,44 @@ func gemmBatchedShapes(chk checker, transA bool, transB bool, batch int, m int, 
 	chk.minLength("a", aLen, aSize, "[batch, transA ? k : m, transA ? m : k]")
 	chk.minLength("b", bLen, bSize, "[batch, transB ? n : k, transB ? k : n]")
 	chk.minLength("c", cLen, cSize, "[batch, m, n]")
+	return chk.err
+}
+
+// quantizeShapes checks the sizes and tensor lengths of kb_quantize.
+func quantizeShapes(chk checker, rows int, cols int, xLen int, yLen int) error {
+	chk.dims("rows cols", rows, cols)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	return chk.err
+}
+
+// dequantizeShapes checks the sizes and tensor lengths of kb_dequantize.
+func dequantizeShapes(chk checker, rows int, cols int, xLen int, yLen int) error {
+	chk.dims("rows cols", rows, cols)
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// linearWShapes checks the sizes and tensor lengths of kb_linear_w (-1: an
+// absent nullable tensor).
+func linearWShapes(chk checker, rows int, inFeatures int, outFeatures int, xLen int, weightLen int, biasLen int, yLen int) error {
+	chk.dims("rows inFeatures outFeatures", rows, inFeatures, outFeatures)
+	xSize := chk.size("x", sizeOf(rows, inFeatures))
+	biasSize := chk.size("bias", sizeOf(outFeatures))
+	ySize := chk.size("y", sizeOf(rows, outFeatures))
+	chk.length("x", xLen, xSize, "[rows, inFeatures]")
+	chk.length("bias", biasLen, biasSize, "[outFeatures]")
+	chk.length("y", yLen, ySize, "[rows, outFeatures]")
+	return chk.err
+}
+
+// embeddingWShapes checks the sizes and tensor lengths of kb_embedding_w.
+func embeddingWShapes(chk checker, vocab int, dim int, idsLen int, tableLen int, outLen int) error {
+	nIDs := idsLen
+	chk.dims("vocab dim", vocab, dim)
+	outSize := chk.size("out", sizeOf(nIDs, dim))
+	chk.length("out", outLen, outSize, "[nIDs, dim]")
 	return chk.err
 }
 
@@ -3351,5 +3461,211 @@ func (ctx *Context) GemmBatchedF16Buf(transA bool, transB bool, batch int, m int
 	}
 	fail := C.kbgo_gemm_batched_f16(ctx.h, C.bool(transA), C.bool(transB), C.int64_t(batch), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha), a.ptr(), C.int64_t(lda), C.int64_t(strideA), b.ptr(), C.int64_t(ldb), C.int64_t(strideB), C.float(beta), c.ptr(), C.int64_t(ldc), C.int64_t(strideC))
 	release(a.buf, b.buf, c.buf)
+	return ctx.done(fail)
+}
+
+// Quantize wraps kb_quantize.
+//
+// Converts float32 rows into storage type: y holds the [rows, cols] tensor
+// x in type's bytes (y_bytes = kb_dtype_bytes(type, rows, cols)).  Q8_0 and
+// Q4_0 are GGML's reference quantization, bit for bit (quantize_row_q8_0_ref
+// and quantize_row_q4_0_ref: per block d = max|x| / 127, q = x / d rounded
+// half away from zero; for Q4_0 d = -(the element of largest magnitude) / 8,
+// q = min(15, trunc(x / d + 8.5))); F16 and BF16 round to nearest even; F32
+// copies.  For a block format every element must be finite and every
+// block's scale must fit binary16 (KB_STATUS_INVALID_ARGUMENT naming the
+// element, x[row, col], otherwise).
+//
+// yBytes is len(y).
+// x (input) holds [rows, cols], row-major.
+// y (output) holds [yBytes] elements, raw bytes.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Quantize] and [Context.QuantizeBuf].
+func Quantize(typ Dtype, rows int, cols int, x []float32, y []byte) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.Quantize(typ, rows, cols, x, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// Quantize runs kb_quantize on ctx; see the package-level function Quantize.
+func (ctx *Context) Quantize(typ Dtype, rows int, cols int, x []float32, y []byte) error {
+	if err := quantizeShapes(ctx.checkSlices("Quantize"), rows, cols, len(x), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_quantize(ctx.h, C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), f32p(x), u8p(y), C.int64_t(len(y))))
+}
+
+// QuantizeBuf runs kb_quantize on ctx with its tensors in Buffers; see Quantize.
+//
+// yBytes is y.Len().
+// x (input) holds [rows, cols], row-major.
+// y (output) holds [yBytes] elements, raw bytes.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) QuantizeBuf(typ Dtype, rows int, cols int, x Float32View, y ByteView) error {
+	chk := ctx.checkViews("QuantizeBuf", x.check("QuantizeBuf", "x"), y.check("QuantizeBuf", "y"))
+	if err := quantizeShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_quantize(ctx.h, C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), x.ptr(), y.ptr(), C.int64_t(y.Len()))
+	release(x.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// Dequantize wraps kb_dequantize.
+//
+// Widens a [rows, cols] tensor stored as type (x_bytes =
+// kb_dtype_bytes(type, rows, cols)) to float32: exactly (every value of
+// every format is a float32); as GGML's dequantize_row_q8_0 / _q4_0 for the
+// block formats.
+//
+// xBytes is len(x).
+// x (input) holds [xBytes] elements, raw bytes.
+// y (output) holds [rows, cols], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Dequantize] and [Context.DequantizeBuf].
+func Dequantize(typ Dtype, rows int, cols int, x []byte, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.Dequantize(typ, rows, cols, x, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// Dequantize runs kb_dequantize on ctx; see the package-level function Dequantize.
+func (ctx *Context) Dequantize(typ Dtype, rows int, cols int, x []byte, y []float32) error {
+	if err := dequantizeShapes(ctx.checkSlices("Dequantize"), rows, cols, len(x), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_dequantize(ctx.h, C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), u8p(x), C.int64_t(len(x)), f32p(y)))
+}
+
+// DequantizeBuf runs kb_dequantize on ctx with its tensors in Buffers; see Dequantize.
+//
+// xBytes is x.Len().
+// x (input) holds [xBytes] elements, raw bytes.
+// y (output) holds [rows, cols], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) DequantizeBuf(typ Dtype, rows int, cols int, x ByteView, y Float32View) error {
+	chk := ctx.checkViews("DequantizeBuf", x.check("DequantizeBuf", "x"), y.check("DequantizeBuf", "y"))
+	if err := dequantizeShapes(chk, rows, cols, x.Len(), y.Len()); err != nil {
+		release(x.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_dequantize(ctx.h, C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), x.ptr(), C.int64_t(x.Len()), y.ptr())
+	release(x.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// LinearW wraps kb_linear_w.
+//
+// Fused linear layer with the weight in a storage format, float32
+// activations and output (the decode step of a model read from GGUF):
+// y[r, o] = act(sum_i x[r, i] * W[o, i] + bias[o])
+// where W is weight, the [out_features, in_features] tensor (PyTorch's and
+// GGUF's layout) stored as weight_type in weight_bytes =
+// kb_dtype_bytes(weight_type, out_features, in_features) bytes.
+// F32, F16, BF16: every sum is kb_linear's fma chain on the exactly widened
+// weights (for F32 it is kb_linear), 16-bit weights read as 16 bits.
+// Q8_0, Q4_0: each row of x is quantized per block of 32 to int8 (scale
+// max|x| / 127, round to nearest even), each block's products are summed in
+// exact integers and the blocks are combined in float32 in a fixed order
+// (docs/kernels.md gives the order and the error bound against the float64
+// product of the dequantized weights and x); a NaN or infinite element of a
+// row makes every output of the row NaN.  The bias is added (one rounding),
+// then the activation applied, as in kb_linear.  Results are identical for
+// every thread count and instruction set.
+//
+// weightBytes is len(weight).
+// x (input) holds [rows, inFeatures], row-major.
+// weight (input) holds [weightBytes] elements, raw bytes.
+// bias (input) holds [outFeatures] elements; nil means absent.
+// y (output) holds [rows, outFeatures], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LinearW] and [Context.LinearWBuf].
+func LinearW(rows int, inFeatures int, outFeatures int, x []float32, weightType Dtype, weight []byte, bias []float32, act Activation, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.LinearW(rows, inFeatures, outFeatures, x, weightType, weight, bias, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// LinearW runs kb_linear_w on ctx; see the package-level function LinearW.
+func (ctx *Context) LinearW(rows int, inFeatures int, outFeatures int, x []float32, weightType Dtype, weight []byte, bias []float32, act Activation, y []float32) error {
+	if err := linearWShapes(ctx.checkSlices("LinearW"), rows, inFeatures, outFeatures, len(x), len(weight), optLen(bias), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_linear_w(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), C.kb_dtype(weightType), u8p(weight), C.int64_t(len(weight)), f32p(bias), C.kb_activation(act), f32p(y)))
+}
+
+// LinearWBuf runs kb_linear_w on ctx with its tensors in Buffers; see LinearW.
+//
+// weightBytes is weight.Len().
+// x (input) holds [rows, inFeatures], row-major.
+// weight (input) holds [weightBytes] elements, raw bytes.
+// bias (input) holds [outFeatures] elements; a zero view means absent.
+// y (output) holds [rows, outFeatures], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) LinearWBuf(rows int, inFeatures int, outFeatures int, x Float32View, weightType Dtype, weight ByteView, bias Float32View, act Activation, y Float32View) error {
+	chk := ctx.checkViews("LinearWBuf", x.check("LinearWBuf", "x"), weight.check("LinearWBuf", "weight"), bias.check("LinearWBuf", "bias"), y.check("LinearWBuf", "y"))
+	if err := linearWShapes(chk, rows, inFeatures, outFeatures, x.Len(), weight.Len(), bias.optLen(), y.Len()); err != nil {
+		release(x.buf, weight.buf, bias.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_linear_w(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), C.kb_dtype(weightType), weight.ptr(), C.int64_t(weight.Len()), bias.ptr(), C.kb_activation(act), y.ptr())
+	release(x.buf, weight.buf, bias.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// EmbeddingW wraps kb_embedding_w.
+//
+// Embedding lookup from a table in a storage format: out[i, :] = row ids[i]
+// of the [vocab, dim] table stored as table_type in table_bytes =
+// kb_dtype_bytes(table_type, vocab, dim) bytes, widened to float32 exactly
+// (kb_dequantize of that row).  Every id must lie in [0, vocab); the ids are
+// all checked before anything is written.
+//
+// nIDs is len(ids).
+// tableBytes is len(table).
+// ids (input) holds [nIDs] elements.
+// table (input) holds [tableBytes] elements, raw bytes.
+// out (output) holds [nIDs, dim], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.EmbeddingW] and [Context.EmbeddingWBuf].
+func EmbeddingW(vocab int, dim int, ids []int32, tableType Dtype, table []byte, out []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.EmbeddingW(vocab, dim, ids, tableType, table, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// EmbeddingW runs kb_embedding_w on ctx; see the package-level function EmbeddingW.
+func (ctx *Context) EmbeddingW(vocab int, dim int, ids []int32, tableType Dtype, table []byte, out []float32) error {
+	if err := embeddingWShapes(ctx.checkSlices("EmbeddingW"), vocab, dim, len(ids), len(table), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_embedding_w(ctx.h, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), C.kb_dtype(tableType), u8p(table), C.int64_t(len(table)), f32p(out)))
+}
+
+// EmbeddingWBuf runs kb_embedding_w on ctx with its tensors in Buffers; see EmbeddingW.
+//
+// nIDs is ids.Len().
+// tableBytes is table.Len().
+// ids (input) holds [nIDs] elements.
+// table (input) holds [tableBytes] elements, raw bytes.
+// out (output) holds [nIDs, dim], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) EmbeddingWBuf(vocab int, dim int, ids Int32View, tableType Dtype, table ByteView, out Float32View) error {
+	chk := ctx.checkViews("EmbeddingWBuf", ids.check("EmbeddingWBuf", "ids"), table.check("EmbeddingWBuf", "table"), out.check("EmbeddingWBuf", "out"))
+	if err := embeddingWShapes(chk, vocab, dim, ids.Len(), table.Len(), out.Len()); err != nil {
+		release(ids.buf, table.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_embedding_w(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), C.kb_dtype(tableType), table.ptr(), C.int64_t(table.Len()), out.ptr())
+	release(ids.buf, table.buf, out.buf)
 	return ctx.done(fail)
 }

@@ -460,13 +460,25 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_gemm_batched_bf16__addr kb_gemm_batched_bf16
 #define kb_gemm_batched_f16__direct kb_gemm_batched_f16
 #define kb_gemm_batched_f16__addr kb_gemm_batched_f16
+#define kb_quantize__direct kb_quantize
+#define kb_quantize__addr kb_quantize
+#define kb_quantize__bytes_direct kb_quantize
+#define kb_dequantize__direct kb_dequantize
+#define kb_dequantize__addr kb_dequantize
+#define kb_dequantize__bytes_direct kb_dequantize
+#define kb_linear_w__direct kb_linear_w
+#define kb_linear_w__addr kb_linear_w
+#define kb_linear_w__bytes_direct kb_linear_w
+#define kb_embedding_w__direct kb_embedding_w
+#define kb_embedding_w__addr kb_embedding_w
+#define kb_embedding_w__bytes_direct kb_embedding_w
 %}
 
 /* ---- scalars ---- */
 %apply long long { int64_t, uint64_t };
 %apply int { int32_t };
 %apply unsigned int { uint32_t };
-%apply int { kb_status, kb_backend, kb_activation };
+%apply int { kb_status, kb_backend, kb_activation, kb_dtype };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
 %typemap(jni) kbj_status, kbj_status_ctx "void"
@@ -1380,5 +1392,39 @@ kbj_status_ctx kb_gemm_batched_f16(kbj_kernel_ctx *ctx, bool trans_a, bool trans
 kbj_status_ctx kb_gemm_batched_f16__direct(kbj_kernel_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_direct *a, int64_t lda, int64_t stride_a, kbj_f16_in_direct *b, int64_t ldb, int64_t stride_b, float beta, kbj_f16_inout_direct *c, int64_t ldc, int64_t stride_c);
 %unignore kb_gemm_batched_f16__addr;
 kbj_status_ctx kb_gemm_batched_f16__addr(kbj_kernel_ctx *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, kbj_f16_in_addr *a, int64_t lda, int64_t stride_a, kbj_f16_in_addr *b, int64_t ldb, int64_t stride_b, float beta, kbj_f16_inout_addr *c, int64_t ldc, int64_t stride_c);
+%unignore kb_dtype_bytes;
+kbj_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, kbj_out_i64 *bytes);
+%unignore kb_quantize;
+kbj_status_ctx kb_quantize(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_f32_in *x, kbj_u8_out_i8 *y, int64_t y_bytes);
+%unignore kb_quantize__direct;
+kbj_status_ctx kb_quantize__direct(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_f32_in_direct *x, kbj_u8_out_direct *y, int64_t y_bytes);
+%unignore kb_quantize__addr;
+kbj_status_ctx kb_quantize__addr(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_f32_in_addr *x, kbj_u8_out_addr *y, int64_t y_bytes);
+%unignore kb_quantize__bytes_direct;
+kbj_status_ctx kb_quantize__bytes_direct(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_f32_in *x, kbj_u8_out_direct *y, int64_t y_bytes);
+%unignore kb_dequantize;
+kbj_status_ctx kb_dequantize(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_u8_in_i8 *x, int64_t x_bytes, kbj_f32_out *y);
+%unignore kb_dequantize__direct;
+kbj_status_ctx kb_dequantize__direct(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_u8_in_direct *x, int64_t x_bytes, kbj_f32_out_direct *y);
+%unignore kb_dequantize__addr;
+kbj_status_ctx kb_dequantize__addr(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_u8_in_addr *x, int64_t x_bytes, kbj_f32_out_addr *y);
+%unignore kb_dequantize__bytes_direct;
+kbj_status_ctx kb_dequantize__bytes_direct(kbj_kernel_ctx *ctx, kb_dtype type, int64_t rows, int64_t cols, kbj_u8_in_direct *x, int64_t x_bytes, kbj_f32_out *y);
+%unignore kb_linear_w;
+kbj_status_ctx kb_linear_w(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in *x, kb_dtype weight_type, kbj_u8_in_i8 *weight, int64_t weight_bytes, kbj_f32_in *bias, kb_activation act, kbj_f32_out *y);
+%unignore kb_linear_w__direct;
+kbj_status_ctx kb_linear_w__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_direct *x, kb_dtype weight_type, kbj_u8_in_direct *weight, int64_t weight_bytes, kbj_f32_in_direct *bias, kb_activation act, kbj_f32_out_direct *y);
+%unignore kb_linear_w__addr;
+kbj_status_ctx kb_linear_w__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_addr *x, kb_dtype weight_type, kbj_u8_in_addr *weight, int64_t weight_bytes, kbj_f32_in_addr *bias, kb_activation act, kbj_f32_out_addr *y);
+%unignore kb_linear_w__bytes_direct;
+kbj_status_ctx kb_linear_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in *x, kb_dtype weight_type, kbj_u8_in_direct *weight, int64_t weight_bytes, kbj_f32_in *bias, kb_activation act, kbj_f32_out *y);
+%unignore kb_embedding_w;
+kbj_status_ctx kb_embedding_w(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_i8 *table, int64_t table_bytes, kbj_f32_out *out);
+%unignore kb_embedding_w__direct;
+kbj_status_ctx kb_embedding_w__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_direct *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out_direct *out);
+%unignore kb_embedding_w__addr;
+kbj_status_ctx kb_embedding_w__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kb_dtype table_type, kbj_u8_in_addr *table, int64_t table_bytes, kbj_f32_out_addr *out);
+%unignore kb_embedding_w__bytes_direct;
+kbj_status_ctx kb_embedding_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out *out);
 
 %unignoreall

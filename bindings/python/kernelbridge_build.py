@@ -43,6 +43,13 @@ typedef enum kb_activation {
   KB_ACTIVATION_GELU_TANH = 3,
   KB_ACTIVATION_SILU = 4
 } kb_activation;
+typedef enum kb_dtype {
+  KB_DTYPE_F32 = 0,
+  KB_DTYPE_F16 = 1,
+  KB_DTYPE_Q4_0 = 2,
+  KB_DTYPE_Q8_0 = 8,
+  KB_DTYPE_BF16 = 30
+} kb_dtype;
 typedef struct kb_context kb_context;
 typedef struct kb_buffer kb_buffer;
 uint32_t kb_version_number(void);
@@ -129,6 +136,11 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 kb_status kb_gemm_batched(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc, int64_t stride_c);
 kb_status kb_gemm_batched_bf16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
 kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b, int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
+kb_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *bytes);
+kb_status kb_quantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const float *x, void *y, int64_t y_bytes);
+kb_status kb_dequantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const void *x, int64_t x_bytes, float *y);
+kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias, kb_activation act, float *y);
+kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through
@@ -195,6 +207,10 @@ static int kbpy_fast_kb_attention_ex_f16(const kbpy_arg *a) { return (int)kb_att
 static int kbpy_fast_kb_gemm_batched(const kbpy_arg *a) { return (int)kb_gemm_batched(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
 static int kbpy_fast_kb_gemm_batched_bf16(const kbpy_arg *a) { return (int)kb_gemm_batched_bf16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
 static int kbpy_fast_kb_gemm_batched_f16(const kbpy_arg *a) { return (int)kb_gemm_batched_f16(a[0].p, a[1].i32, a[2].i32, a[3].i, a[4].i, a[5].i, a[6].i, a[7].f, a[8].p, a[9].i, a[10].i, a[11].p, a[12].i, a[13].i, a[14].f, a[15].p, a[16].i, a[17].i); }
+static int kbpy_fast_kb_quantize(const kbpy_arg *a) { return (int)kb_quantize(a[0].p, a[1].i32, a[2].i, a[3].i, a[4].p, a[5].p, a[6].i); }
+static int kbpy_fast_kb_dequantize(const kbpy_arg *a) { return (int)kb_dequantize(a[0].p, a[1].i32, a[2].i, a[3].i, a[4].p, a[5].i, a[6].p); }
+static int kbpy_fast_kb_linear_w(const kbpy_arg *a) { return (int)kb_linear_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p, a[9].i32, a[10].p); }
+static int kbpy_fast_kb_embedding_w(const kbpy_arg *a) { return (int)kb_embedding_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p); }
 static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_silu/cntt", kbpy_fast_kb_silu},
     {"kb_gelu/cntt", kbpy_fast_kb_gelu},
@@ -253,6 +269,10 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_gemm_batched/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched},
     {"kb_gemm_batched_bf16/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched_bf16},
     {"kb_gemm_batched_f16/cbbnnnnftnntnnftnn", kbpy_fast_kb_gemm_batched_f16},
+    {"kb_quantize/cennttn", kbpy_fast_kb_quantize},
+    {"kb_dequantize/cenntnt", kbpy_fast_kb_dequantize},
+    {"kb_linear_w/cnnntetntet", kbpy_fast_kb_linear_w},
+    {"kb_embedding_w/cnnntetnt", kbpy_fast_kb_embedding_w},
 };
 uintptr_t kbpy_fast_shim(const char *key) {
   for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)

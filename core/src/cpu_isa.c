@@ -61,9 +61,26 @@ bool kb__cpu_has_avx512_bf16(void) {
   __cpuid_count(7, 1, a, b, c, d);
   return (a >> 5) & 1;
 }
+
+int kb__cpu_vnni(void) {
+  if (detect() < KB_ISA_AVX2) return 0;
+  unsigned a, b, c, d;
+  __cpuid_count(7, 0, a, b, c, d);
+  unsigned max_sub = a;
+  int has = 0;
+  /* AVX512_VNNI (leaf 7 ECX bit 11) with AVX512VL (EBX bit 31) gives the
+   * 256-bit vpdpbusd; it needs the AVX-512 state the avx512 level checks. */
+  if (detect() == KB_ISA_AVX512 && ((b >> 31) & 1) && ((c >> 11) & 1)) has |= 2;
+  if (max_sub >= 1) {
+    __cpuid_count(7, 1, a, b, c, d);
+    if ((a >> 4) & 1) has |= 1; /* AVX-VNNI: the VEX-encoded vpdpbusd */
+  }
+  return has;
+}
 #else
 static kb_isa detect(void) { return KB_ISA_SCALAR; }
 bool kb__cpu_has_avx512_bf16(void) { return false; }
+int kb__cpu_vnni(void) { return 0; }
 #endif
 
 /* The process's choice: computed on first use, then read-only.  Racing first

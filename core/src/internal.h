@@ -349,6 +349,13 @@ const char *kb__isa_name(kb_isa isa);
  * vcvtneps2bf16 (same results).  Not a level of its own. */
 bool kb__cpu_has_avx512_bf16(void);
 
+/* Which 256-bit vpdpbusd (u8 x s8 dot products into int32) the CPU has,
+ * for the quantized products (their integer sums are exact, so every path
+ * gives the same bits), as a mask: 1 AVX-VNNI (VEX), 2 AVX512-VNNI with
+ * AVX512VL (usable at the avx512 level only); 0 for neither, or below the
+ * avx2 level (vpmaddubsw does the work then). */
+int kb__cpu_vnni(void);
+
 /* OK, or (recording "fn: ..." as the thread's message) INVALID_ARGUMENT when
  * KB_CPU_ISA names no level and UNSUPPORTED when it names a level this CPU
  * cannot run.  kb_context_create calls it; kernels with a NULL context then

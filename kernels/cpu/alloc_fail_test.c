@@ -208,11 +208,13 @@ static void fill_buffers(const struct icase *c, void **b) {
 #define AKEY 150
 #define AD 16
 #define DKEY 1100
-#define LR 5
+#define LR 20 /* more rows than the small-m path takes: the packed path */
+#define LF 5  /* few rows: the small-m path */
+#define QI 64
 #define LI 40
 #define LO 24
 #define BB 6
-#define BM 8
+#define BM 20
 #define BNN 9
 #define BK 10
 #define XB 3
@@ -248,6 +250,10 @@ static kb_status c_gemm_tt(kb_context *x, void **b) {
 }
 static kb_status c_gemv(kb_context *x, void **b) {
   return kb_gemm(x, false, true, 1, VN, VK, 1.0f, b[0], VK, b[1], VK, 0.0f, b[2], VN);
+}
+/* One row of A stored transposed: the small-m path copies it into scratch. */
+static kb_status c_gemv_ta(kb_context *x, void **b) {
+  return kb_gemm(x, true, true, 1, VN, VK, 1.0f, b[0], 1, b[1], VK, 0.0f, b[2], VN);
 }
 static kb_status c_gemm_bf16(kb_context *x, void **b) {
   return kb_gemm_bf16(x, false, false, GM, GN, GK, 1.0f, b[0], GK, b[1], GN, 0.5f, b[2], GN);
@@ -297,6 +303,13 @@ static kb_status c_attention_ex_bf16(kb_context *x, void **b) {
 }
 static kb_status c_linear(kb_context *x, void **b) {
   return kb_linear(x, LR, LI, LO, b[0], b[1], b[2], KB_ACTIVATION_GELU, b[3]);
+}
+static kb_status c_linear_few(kb_context *x, void **b) {
+  return kb_linear(x, LF, LI, LO, b[0], b[1], b[2], KB_ACTIVATION_GELU, b[3]);
+}
+/* Q8_0 weights [LO, QI]: the quantized activations are the allocation. */
+static kb_status c_linear_w_q8(kb_context *x, void **b) {
+  return kb_linear_w(x, LF, QI, LO, b[0], KB_DTYPE_Q8_0, b[1], LO * QI / 32 * 34, b[2], KB_ACTIVATION_SILU, b[3]);
 }
 static kb_status c_linear_bf16(kb_context *x, void **b) {
   return kb_linear_bf16(x, LR, LI, LO, b[0], b[1], b[2], KB_ACTIVATION_SILU, b[3]);
@@ -349,7 +362,8 @@ static const struct icase cases[] = {
     {"kb_gemm (packed)", 3, {GM * GK, GK * GN, GM * GN}, {F32, F32, F32}, {false, false, true}, {0}, c_gemm, 1},
     {"kb_gemm (packed, both transposed)", 3, {GK * GM, GN * GK, GM * GN}, {F32, F32, F32}, {false, false, true}, {0},
      c_gemm_tt, 1},
-    {"kb_gemm (matrix-vector)", 3, {VK, VN * VK, VN}, {F32, F32, F32}, {false, false, true}, {0}, c_gemv, 1},
+    {"kb_gemm (one row, no scratch)", 3, {VK, VN * VK, VN}, {F32, F32, F32}, {false, false, true}, {0}, c_gemv, 0},
+    {"kb_gemm (one row of A transposed)", 3, {VK, VN * VK, VN}, {F32, F32, F32}, {false, false, true}, {0}, c_gemv_ta, 1},
     {"kb_gemm_bf16", 3, {GM * GK, GK * GN, GM * GN}, {H16, H16, H16}, {false, false, true}, {0}, c_gemm_bf16, 1},
     {"kb_gemm_f16 (one row)", 3, {VK, VK * VN, VN}, {H16, H16, H16}, {false, false, true}, {0}, c_gemm_f16, 1},
     {"kb_gemm_batched (an item per thread)", 3, {BB * BM * BK, BK * BNN, BB * BM * BNN}, {F32, F32, F32},
@@ -377,6 +391,10 @@ static const struct icase cases[] = {
      {false, false, false, false, false, true}, {0}, c_attention_ex_bf16, 1},
     {"kb_linear", 4, {LR * LI, LO * LI, LO, LR * LO}, {F32, F32, F32, F32}, {false, false, false, true}, {0}, c_linear,
      1},
+    {"kb_linear (few rows, no scratch)", 4, {LF * LI, LO * LI, LO, LF * LO}, {F32, F32, F32, F32},
+     {false, false, false, true}, {0}, c_linear_few, 0},
+    {"kb_linear_w (Q8_0)", 4, {LF * QI, LO * QI / 32 * 17, LO, LF * LO}, {F32, H16, F32, F32},
+     {false, false, false, true}, {0}, c_linear_w_q8, 1},
     {"kb_linear_bf16", 4, {LR * LI, LO * LI, LO, LR * LO}, {H16, H16, H16, H16}, {false, false, false, true}, {0},
      c_linear_bf16, 1},
     {"kb_linear_f16 (one row, no bias)", 4, {LI, LO * LI, 1, LO}, {H16, H16, H16, H16}, {false, false, false, true},

@@ -15,11 +15,17 @@ static void build(void) {
   t[KB_ISA_SCALAR].vec = kb__vec_ops_scalar;
   t[KB_ISA_SCALAR].gemm = kb__gemm_ops_scalar;
   t[KB_ISA_SCALAR].attn = kb__attn_ops_scalar;
+  t[KB_ISA_SCALAR].quant = kb__quant_ops_scalar;
 #if KB_HAVE_X86_SIMD
   t[KB_ISA_AVX2].isa = KB_ISA_AVX2;
   t[KB_ISA_AVX2].vec = kb__vec_ops_avx2;
   t[KB_ISA_AVX2].gemm = kb__gemm_ops_avx2;
   t[KB_ISA_AVX2].attn = kb__attn_ops_avx2;
+  /* Same bits with any integer dot product (qdot.h): the fastest the CPU
+   * has that the level allows (AVX512-VNNI only at the avx512 level). */
+  int vnni = kb__cpu_vnni();
+  t[KB_ISA_AVX2].quant = kb__quant_ops_avx2;
+  if ((vnni & 1) && kb__quant_ops_avx2_vnni.dot != NULL) t[KB_ISA_AVX2].quant = kb__quant_ops_avx2_vnni;
   t[KB_ISA_AVX512].isa = KB_ISA_AVX512;
   t[KB_ISA_AVX512].vec = kb__vec_ops_avx512;
 #if KB_HAVE_AVX512_BF16
@@ -28,6 +34,8 @@ static void build(void) {
 #endif
   t[KB_ISA_AVX512].gemm = kb__gemm_ops_avx512;
   t[KB_ISA_AVX512].attn = kb__attn_ops_avx512;
+  t[KB_ISA_AVX512].quant = t[KB_ISA_AVX2].quant;
+  if ((vnni & 2) && kb__quant_ops_avx512_vnni.dot != NULL) t[KB_ISA_AVX512].quant = kb__quant_ops_avx512_vnni;
 #else
   t[KB_ISA_AVX2] = t[KB_ISA_SCALAR];
   t[KB_ISA_AVX512] = t[KB_ISA_SCALAR];

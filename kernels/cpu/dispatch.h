@@ -12,6 +12,7 @@
 #include "attention_kernels.h"
 #include "gemm_kernels.h"
 #include "internal.h"
+#include "quant/qdot.h"
 #include "vec_kernels.h"
 
 struct kb_cpu_ops {
@@ -19,6 +20,7 @@ struct kb_cpu_ops {
   struct kb_vec_ops vec;
   struct kb_gemm_ops gemm;
   struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
 };
 
 /* The table of the process's level (kb__isa()); never NULL.  One atomic

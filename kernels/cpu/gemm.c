@@ -63,7 +63,8 @@ kb_status kb_gemm(kb_context *ctx, bool trans_a, bool trans_b, int64_t m, int64_
                            ctx->cuda->gemm(ctx->cuda_ctx, fn, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha, a, lda,
                                            b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, KB_GEMM_F32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                      NULL);
 }
 
 /* bf16 / f16: panels are widened while they are packed and the sums kept
@@ -81,7 +82,8 @@ static kb_status gemm_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, bool 
                            ctx->cuda->gemm_dt(ctx->cuda_ctx, fn, dt, trans_a ? 1 : 0, trans_b ? 1 : 0, m, n, k, alpha,
                                               a, lda, b, ldb, beta, c, ldc));
   if (c_count == 0) return KB_STATUS_OK;
-  return kb__gemm_run(ctx, fn, dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16, trans_a, trans_b, m, n, k, alpha, a, lda,
+  int gdt = dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16;
+  return kb__gemm_run(ctx, fn, gdt, gdt, trans_a, trans_b, m, n, k, alpha, a, lda,
                       b, ldb, beta, c, ldc, NULL);
 }
 
@@ -199,7 +201,7 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
   int64_t kk = k > 0 ? k : 1, per_item = m * n > INT64_MAX / kk ? INT64_MAX : m * n * kk;
   if (batch == 1 || per_item >= KB_GEMM_BATCH_SPLIT * kb__threads(ctx)) {
     /* Items big enough to share out: one after another, each on every thread. */
-    KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
+    KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
     float *scratch = NULL;
     if (plan.scratch_floats > 0 && (scratch = kb__gemm_scratch(ctx, fn, plan.scratch_floats)) == NULL)
       return KB_STATUS_OUT_OF_MEMORY;
@@ -210,7 +212,7 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
     return KB_STATUS_OK;
   }
   /* Small items: one thread per item, the workers sharing the batch. */
-  KB_TRY(kb__gemm_plan(ctx, fn, NULL, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
+  KB_TRY(kb__gemm_plan(ctx, fn, NULL, dt, dt, trans_a, trans_b, m, n, k, alpha, beta, NULL, &plan));
   int64_t workers = kb__task_count(ctx, batch, KB_GEMM_BATCH_SPLIT / per_item + 1);
   int64_t per_worker = (plan.scratch_floats + 15) / 16 * 16, dims[2] = {workers, per_worker}, total;
   KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &total));

@@ -256,6 +256,7 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
+                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2};
 
 #endif /* KB_HAVE_X86_SIMD */

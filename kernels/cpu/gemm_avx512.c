@@ -266,6 +266,7 @@ KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, cons
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
+                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512};
 
 #endif /* KB_HAVE_X86_SIMD */

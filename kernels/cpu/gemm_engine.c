@@ -34,6 +34,13 @@
 #define KB_GEMM_DIRECT_B ((int64_t)16384)
 /* Matrix elements per task of the matrix-vector path (memory bound). */
 #define KB_GEMV_MIN_WORK ((int64_t)1 << 16)
+/* Bytes of B per task of the small-m path: reading 64 KiB takes a few
+ * microseconds, about what handing a task to a worker costs, so a smaller
+ * share is not worth a thread. */
+#define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Outputs per kernel call of the small-m path: the m x S tile of sums waits
+ * on the stack (16 KiB at most) for its epilogue. */
+#define KB_SMALL_TILE 256
 
 
 /* ---- blocking ---- */
@@ -101,7 +108,7 @@ static inline float load_elem(const void *base, int dt, int64_t idx) {
  * output columns col0 .. col0+len of one row.  The activation is the public
  * kernel itself (NULL context: inline, nothing recorded), so kb_linear
  * gives exactly kb_gemm, + bias, then kb_<activation>. */
-static void linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0) {
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0) {
   if (e->bias != NULL)
     for (int64_t j = 0; j < len; j++) y[j] = y[j] + load_elem(e->bias, dt, col0 + j);
   switch (e->act) {
@@ -125,12 +132,12 @@ static void linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int
 
 /* ---- the job: a plan plus its operands ---- */
 
-enum { KIND_K0 = 0, KIND_GEMV = 1, KIND_BLOCKED = 2 };
+enum { KIND_K0 = 0, KIND_GEMV = 1, KIND_BLOCKED = 2, KIND_SMALL = 3 };
 
 struct gemm_job {
   const struct kb_gemm_plan *p;
   const struct kb_gemm_ops *ops;
-  int dt;
+  int dt, dt_b;
   bool trans_a, trans_b;
   int64_t m, n, k;
   float alpha, beta;
@@ -173,8 +180,12 @@ static void pack_a(const struct gemm_job *g, int64_t i0, int64_t rows, int64_t p
 /* op(B)[p0 .. p0+kc) x [j0 .. j0+cols) into nr-column micro-panels. */
 static void pack_b(const struct gemm_job *g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float *dst) {
   int64_t nr = g->ops->nr;
-  if (g->trans_b && g->dt == KB_GEMM_F32) {
+  if (g->trans_b && g->dt_b == KB_GEMM_F32) {
     g->ops->pack_bt(kc, cols, (const float *)g->b + j0 * g->ldb + p0, g->ldb, dst, nr);
+    return;
+  }
+  if (g->trans_b) {
+    g->ops->pack_bt_half(g->dt_b, kc, cols, (const uint16_t *)g->b + j0 * g->ldb + p0, g->ldb, dst, nr);
     return;
   }
   for (int64_t q = 0; q * nr < cols; q++) {
@@ -182,12 +193,12 @@ static void pack_b(const struct gemm_job *g, int64_t p0, int64_t kc, int64_t j0,
     int64_t jb = j0 + q * nr, w = cols - q * nr < nr ? cols - q * nr : nr;
     for (int64_t p = 0; p < kc; p++) {
       float *out = panel + p * nr;
-      if (!g->trans_b && g->dt == KB_GEMM_F32) {
+      if (!g->trans_b && g->dt_b == KB_GEMM_F32) {
         memcpy(out, (const float *)g->b + (p0 + p) * g->ldb + jb, (size_t)w * sizeof(float));
       } else if (!g->trans_b) {
-        for (int64_t jj = 0; jj < w; jj++) out[jj] = load_elem(g->b, g->dt, (p0 + p) * g->ldb + jb + jj);
+        for (int64_t jj = 0; jj < w; jj++) out[jj] = load_elem(g->b, g->dt_b, (p0 + p) * g->ldb + jb + jj);
       } else {
-        for (int64_t jj = 0; jj < w; jj++) out[jj] = load_elem(g->b, g->dt, (jb + jj) * g->ldb + p0 + p);
+        for (int64_t jj = 0; jj < w; jj++) out[jj] = load_elem(g->b, g->dt_b, (jb + jj) * g->ldb + p0 + p);
       }
       for (int64_t jj = w; jj < nr; jj++) out[jj] = 0.0f;
     }
@@ -262,7 +273,7 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
            * block while they are in cache. */
           if (is_last && g->lin != NULL)
             for (int64_t i = 0; i < mrows; i++)
-              linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
+              kb__linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
         }
       }
     }
@@ -299,7 +310,7 @@ static void gemm_k0(struct gemm_job *g) {
       int64_t idx = i * g->ldc + j;
       float v = g->alpha * 0.0f;
       if (g->beta != 0.0f) v = v + g->beta * load_elem(g->c, g->dt, idx);
-      if (g->lin != NULL) linear_row(g->lin, g->dt, &v, 1, j);
+      if (g->lin != NULL) kb__linear_row(g->lin, g->dt, &v, 1, j);
       if (g->dt == KB_GEMM_F32)
         ((float *)g->c)[idx] = v;
       else
@@ -344,9 +355,9 @@ static void gemv_body(void *arg, int64_t begin, int64_t end) {
     }
     if (g->lin != NULL) {
       if (g->outputs_are_columns)
-        linear_row(g->lin, KB_GEMM_F32, g->out + j0, j1 - j0, j0);
+        kb__linear_row(g->lin, KB_GEMM_F32, g->out + j0, j1 - j0, j0);
       else /* one output column: every row uses bias[0] */
-        for (int64_t j = j0; j < j1; j++) linear_row(g->lin, KB_GEMM_F32, g->out + j * g->inc, 1, 0);
+        for (int64_t j = j0; j < j1; j++) kb__linear_row(g->lin, KB_GEMM_F32, g->out + j * g->inc, 1, 0);
     }
   }
 }
@@ -397,14 +408,79 @@ static void gemv_exec(const kb_context *ctx, const struct gemm_job *j, float *sc
   kb__parallel_for(ctx, g.tasks, 1, gemv_body, &g);
 }
 
+/* ---- small-m path (m <= KB_GEMM_SMALL_M: decode, small batches) ---- */
+
+struct small_job {
+  const struct gemm_job *g;
+  const float *a;   /* op(A) as float32 rows */
+  int64_t lda;
+};
+
+/* Outputs [j0, j0 + len) of every row: the kernel's chains into tile, then
+ * the epilogue (alpha, beta, the linear epilogue) and the store in C's type,
+ * as the blocked path does. */
+static void small_range(const struct small_job *s, int64_t j0, int64_t len, float *tile) {
+  const struct gemm_job *g = s->g;
+  int64_t eb = g->dt_b == KB_GEMM_F32 ? 4 : 2;
+  const char *b = (const char *)g->b + (g->trans_b ? j0 * g->ldb * eb : j0 * eb);
+  kb_gemm_small_fn kernel = g->trans_b ? g->ops->small_dot : g->ops->small_axpy;
+  kernel(g->dt_b, g->m, len, g->k, s->a, s->lda, b, g->ldb, tile, len);
+  for (int64_t i = 0; i < g->m; i++) {
+    float *row = tile + i * len;
+    int64_t base = i * g->ldc + j0;
+    for (int64_t j = 0; j < len; j++) {
+      float v = g->alpha * row[j];
+      if (g->beta != 0.0f) v = v + g->beta * load_elem(g->c, g->dt, base + j);
+      row[j] = v;
+    }
+    if (g->lin != NULL) kb__linear_row(g->lin, g->dt, row, len, j0);
+    if (g->dt == KB_GEMM_F32) {
+      memcpy((float *)g->c + base, row, (size_t)len * sizeof(float));
+    } else {
+      uint16_t *crow = (uint16_t *)g->c + base;
+      for (int64_t j = 0; j < len; j++) crow[j] = g->dt == KB_GEMM_F16 ? kb_f32_to_f16(row[j]) : kb_f32_to_bf16(row[j]);
+    }
+  }
+}
+
+static void small_body(void *arg, int64_t begin, int64_t end) {
+  const struct small_job *s = (const struct small_job *)arg;
+  const struct kb_gemm_plan *p = s->g->p;
+  float tile[KB_GEMM_SMALL_M * KB_SMALL_TILE];
+  for (int64_t t = begin; t < end; t++) {
+    int64_t j0, j1;
+    split_units(p->n, p->small_unit, p->small_tasks, t, &j0, &j1);
+    for (int64_t j = j0; j < j1; j += KB_SMALL_TILE) small_range(s, j, j1 - j < KB_SMALL_TILE ? j1 - j : KB_SMALL_TILE, tile);
+  }
+}
+
+/* The small-m product of a job: op(A) made float32 rows first when it is
+ * transposed or 16-bit (m x k floats of scratch), then tasks over the
+ * outputs, each output computed by one task. */
+static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *scratch) {
+  struct small_job s = {g, (const float *)g->a, g->lda};
+  if (g->p->small_copy_a) {
+    /* Rows past m (when m > 8: the kernels' padding) are zeros. */
+    int64_t rows = g->m > 8 ? KB_GEMM_SMALL_M : g->m;
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t q = 0; q < g->k; q++)
+        scratch[i * g->k + q] =
+            i < g->m ? load_elem(g->a, g->dt, g->trans_a ? q * g->lda + i : i * g->lda + q) : 0.0f;
+    s.a = scratch;
+    s.lda = g->k;
+  }
+  kb__parallel_for(ctx, g->p->small_tasks, 1, small_body, &s);
+}
+
 /* ---- planning and running ---- */
 
-kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, bool trans_a,
-                        bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *p) {
   memset(p, 0, sizeof *p);
   p->ops = &kb__cpu_ops()->gemm;
   p->dt = dt;
+  p->dt_b = dt_b;
   p->trans_a = trans_a;
   p->trans_b = trans_b;
   p->m = m;
@@ -417,7 +493,28 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     p->kind = KIND_K0;
     return KB_STATUS_OK;
   }
-  if (dt == KB_GEMM_F32 && (m == 1 || n == 1)) {
+  /* float32 with one row of A stays on the matrix-vector kernels below:
+   * the same chain per output as the small-m kernels (so the same bits),
+   * but they read [k, n] rows whole and one 16-row block of [n, k] at a
+   * time, which measured faster for 1-64 MB matrices (docs/performance.md,
+   * "Decoding"). */
+  if (m <= KB_GEMM_SMALL_M && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
+    /* Few rows of A (decode): every element of B read once, in its own
+     * type, by tasks over the outputs whose number follows B's bytes. */
+    p->kind = KIND_SMALL;
+    /* A is copied when it is not float32 rows, and when m > 8 (the kernels
+     * then read 16 rows: gemm_kernels.h). */
+    p->small_copy_a = dt != KB_GEMM_F32 || trans_a || (m > 8 && m < KB_GEMM_SMALL_M);
+    p->small_unit = trans_b ? 32 : 64;
+    p->small_units = (n + p->small_unit - 1) / p->small_unit;
+    int64_t unit_bytes = p->small_unit * k * (dt_b == KB_GEMM_F32 ? 4 : 2);
+    p->small_tasks = kb__task_count(threads_ctx, p->small_units,
+                                    unit_bytes >= KB_SMALL_MIN_BYTES ? 1 : KB_SMALL_MIN_BYTES / unit_bytes + 1);
+    int64_t dims[2] = {m > 8 ? KB_GEMM_SMALL_M : m, k};
+    if (!p->small_copy_a) return KB_STATUS_OK;
+    return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &p->scratch_floats);
+  }
+  if (dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && (m == 1 || n == 1)) {
     p->kind = KIND_GEMV;
     p->gemv_len = m == 1 ? n : m;
     /* The vector operand is gathered when it is strided. */
@@ -457,7 +554,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   p->direct_a = dt == KB_GEMM_F32 && rect_cols <= p->bl.nc;
   /* B is read in place when it is float32 rows of op(B) and small enough
    * to stay in L2 between the micro-panels of A that reuse it. */
-  p->direct_b = dt == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
+  p->direct_b = dt_b == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
   p->a_pack = p->direct_a ? 0 : round_up(mcb * kc, 16);
   p->b_pack = round_up(kc * round_up(ncb, nr), 16);
@@ -471,14 +568,17 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
 
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
-  struct gemm_job g = {p,     p->ops, p->dt, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
-                       a,     b,      lda,   ldb,        c,          ldc,  scratch, p->lin};
+  struct gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
+                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
   switch (p->kind) {
     case KIND_K0:
       gemm_k0(&g);
       break;
     case KIND_GEMV:
       gemv_exec(threads_ctx, &g, scratch);
+      break;
+    case KIND_SMALL:
+      small_exec(threads_ctx, &g, scratch);
       break;
     default:
       kb__parallel_for(threads_ctx, p->tasks, 1, gemm_body, &g);
@@ -496,11 +596,11 @@ float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats) {
   return (float *)mem;
 }
 
-kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
-                       void *c, int64_t ldc, const struct kb_linear_epilogue *lin) {
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin) {
   struct kb_gemm_plan plan;
-  KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, trans_a, trans_b, m, n, k, alpha, beta, lin, &plan));
+  KB_TRY(kb__gemm_plan(ctx, fn, ctx, dt, dt_b, trans_a, trans_b, m, n, k, alpha, beta, lin, &plan));
   float *scratch = NULL;
   if (plan.scratch_floats > 0) {
     scratch = kb__gemm_scratch(ctx, fn, plan.scratch_floats);

@@ -12,14 +12,16 @@
 #include "gemm_kernels.h"
 #include "internal.h"
 
-/* Storage type of A, B, C (and a kb_linear bias). */
-enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
-
 /* kb_linear's epilogue: y = act(y + bias[column]) on the finished sums. */
 struct kb_linear_epilogue {
   const void *bias; /* [n] in the storage type, or NULL */
   kb_activation act;
 };
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: kb_linear's epilogue on
+ * the float32 sums of output columns col0 .. col0+len of one row (the bias
+ * stored as dt), the activation being the public kernel itself. */
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0);
 
 /* Cache blocking of the packed path (from the L1 and L2 sizes). */
 struct kb_gemm_blocking {
@@ -29,8 +31,9 @@ struct kb_gemm_blocking {
 /* Everything decided before running; see gemm_engine.c. */
 struct kb_gemm_plan {
   const struct kb_gemm_ops *ops;
-  int kind; /* k == 0, matrix-vector, or blocked */
-  int dt;
+  int kind; /* k == 0, matrix-vector, small m, or blocked */
+  int dt;   /* storage type of A and C */
+  int dt_b; /* storage type of B (the weights of a mixed-precision product) */
   bool trans_a, trans_b;
   int64_t m, n, k;
   float alpha, beta;
@@ -43,17 +46,22 @@ struct kb_gemm_plan {
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
+  /* small-m path: A as float32 rows (a copy when A is transposed or 16-bit) */
+  bool small_copy_a;
+  int64_t small_units, small_unit, small_tasks;
   int64_t scratch_floats; /* what kb__gemm_exec needs, 64-byte aligned */
 };
 
 /*
  * Plans C = alpha op(A) op(B) + beta C (then the linear epilogue, if any)
- * for validated sizes with m * n > 0.  threads_ctx decides the thread
+ * for validated sizes with m * n > 0; A and C are stored as dt, B as dt_b
+ * (every operand is widened to float32 exactly, so the result is the
+ * float32 product of the widened values whatever the types).  threads_ctx decides the thread
  * split (NULL: one thread); ctx receives the message of a failure
  * (OUT_OF_MEMORY when the scratch size overflows).
  */
-kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, bool trans_a,
-                        bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
 
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
@@ -65,9 +73,10 @@ void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *pla
  * recorded in ctx.  Free with free(). */
 float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats);
 
-/* Plan, scratch, run: one validated multiply with m * n > 0. */
-kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                       int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
-                       void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
+/* Plan, scratch, run: one validated multiply with m * n > 0 (A and C of
+ * storage type dt, B of dt_b). */
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */

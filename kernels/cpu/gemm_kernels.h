@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
 /* Largest register tile of any level (for stack buffers of edge tiles). */
 #define KB_GEMM_MAX_MR 12
 #define KB_GEMM_MAX_NR 32
@@ -59,13 +63,61 @@ typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64
  */
 typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
 
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
   kb_gemm_pack_bt_fn pack_bt;
   kb_gemv_fn gemv_axpy;
   kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
 };
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
 
 /* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
  * simd.h says the compiler can build them. */

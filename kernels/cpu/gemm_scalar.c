@@ -69,4 +69,5 @@ static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int
   }
 }
 
-const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot};
+const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
+                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar};

@@ -4,6 +4,8 @@
  * cache). */
 #include "gemm_engine.h"
 #include "internal.h"
+#include "quant/dtype.h"
+#include "quant/qmatmul.h"
 #include "reduced.h"
 
 static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
@@ -38,7 +40,7 @@ static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows
   if (yn == 0) return KB_STATUS_OK;
   struct kb_linear_epilogue lin = {bias, act};
   /* x [rows, in] times weight^T: the trans_b gemm. */
-  return kb__gemm_run(ctx, fn, dt, false, true, rows, out_features, in_features, 1.0f, x,
+  return kb__gemm_run(ctx, fn, dt, dt, false, true, rows, out_features, in_features, 1.0f, x,
                       in_features > 0 ? in_features : 1, weight, in_features > 0 ? in_features : 1, 0.0f, y, out_features,
                       &lin);
 }
@@ -56,4 +58,52 @@ kb_status kb_linear_bf16(kb_context *ctx, int64_t rows, int64_t in_features, int
 kb_status kb_linear_f16(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const uint16_t *x,
                         const uint16_t *weight, const uint16_t *bias, kb_activation act, uint16_t *y) {
   return linear_dt(ctx, "kb_linear_f16", KB_GEMM_F16, rows, in_features, out_features, x, weight, bias, act, y);
+}
+
+/* kb_linear_w: float weights through the gemm engine (B widened in
+ * registers, A and C float32), block formats through qmatmul.c. */
+kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                      kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias,
+                      kb_activation act, float *y) {
+  static const char fn[] = "kb_linear_w";
+  KB_BEGIN(ctx, fn);
+  const int64_t f = (int64_t)sizeof(float);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
+  KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
+  KB_TRY(kb__check_dim(ctx, fn, "weight_bytes", weight_bytes));
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t wbytes, row_bytes;
+  KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "weight", out_features, in_features, "in_features",
+                        &wbytes, &row_bytes));
+  int64_t xd[2] = {rows, in_features}, yd[2] = {rows, out_features}, bd[1] = {bias != NULL ? out_features : 0};
+  int64_t xn, yn, bn;
+  KB_TRY(kb__count(ctx, fn, "x", f, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "bias", f, 1, bd, &bn));
+  KB_TRY(kb__count(ctx, fn, "y", f, 2, yd, &yn));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "weight_bytes", weight_bytes, wbytes, "weight", (int)weight_type, out_features,
+                               in_features));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wbytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "weight", weight, (int)weight_type, wbytes == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "x", x, xn * f, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "weight", weight, wbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "bias", bias, bn * f, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * f}, {"weight", weight, wbytes}, {"bias", bias, bn * f}, {"y", y, yn * f}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  struct kb_linear_epilogue lin = {bias, act};
+  if (kb__dtype_blocked((int)weight_type) && in_features > 0)
+    return kb__qlinear_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+  /* With no in_features no weight is read (a block format then holds no
+     bytes): y is the epilogue of zero sums, as for float weights. */
+  int dt_b = weight_type == KB_DTYPE_F16 ? KB_GEMM_F16 : weight_type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+  int64_t ld = in_features > 0 ? in_features : 1;
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
+                      0.0f, y, out_features, &lin);
 }

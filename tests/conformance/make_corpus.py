@@ -20,6 +20,7 @@ import shutil
 import sys
 import tempfile
 import zlib
+from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 
@@ -34,8 +35,11 @@ LIBRARY_VERSION = "0.1.0"
 # element passes when err <= ulp, with
 #   err = |got - want| / max(ulp32(want), abs / ulp)
 # (so it passes when within `ulp` float32 ulps of the float64 value OR within
-# `abs` absolutely).  ulp == 0 means bit-exact; integer outputs are exact.
-# Rationale for each bound: docs/conformance.md.
+# `abs` absolutely).  ulp == 0 means bit-exact; integer and byte outputs are
+# exact.  A case may carry its own {"ulp", "abs"} ("tolerance" in the
+# manifest) where the bound depends on its data: kb_linear_w with block-
+# quantized weights (linear_w_quant_tolerance).  Rationale for each bound:
+# docs/conformance.md.
 TOLERANCES = {
     "silu": {"ulp": 2, "abs": 0.0},
     "gelu": {"ulp": 2, "abs": 0.0},
@@ -62,12 +66,17 @@ TOLERANCES = {
     "linear": {"ulp": 18, "abs": 1e-5},
     "attention_ex": {"ulp": 8, "abs": 1e-6},
     "gemm_batched": {"ulp": 16, "abs": 1e-5},
+    "quantize": {"ulp": 0, "abs": 0.0},
+    "dequantize": {"ulp": 0, "abs": 0.0},
+    "linear_w": {"ulp": 18, "abs": 1e-5},
+    "embedding_w": {"ulp": 0, "abs": 0.0},
 }
 
 # Parameters of every kernel in C order (after ctx), mirroring
 # core/include/kernelbridge.h.  Roles: dim (int64), flag (bool), scalar with
-# its type (f32, i32, i64, u64), tensor "in"/"out"/"inout" with dtype and
-# shape (a list of dim names / integers; "a?b:c" is a conditional on a flag).
+# its type (f32, i32, i64, u64), tensor "in"/"out"/"inout" with dtype (f32,
+# i32, or u8: raw bytes) and shape (a list of dim names / integers; "a?b:c" is
+# a conditional on a flag).
 SIGNATURES = {
     "silu": [("n", "dim"), ("x", "in f32 n"), ("y", "out f32 n")],
     "gelu": [("n", "dim"), ("x", "in f32 n"), ("y", "out f32 n")],
@@ -130,6 +139,19 @@ SIGNATURES = {
                      ("stride_a", "dim"), ("b", "in f32 batch,trans_b?n:k,trans_b?k:n ld=ldb stride=stride_b"),
                      ("ldb", "dim"), ("stride_b", "dim"), ("beta", "scalar f32"),
                      ("c", "inout f32 batch,m,n ld=ldc stride=stride_c"), ("ldc", "dim"), ("stride_c", "dim")],
+    # Tensors in a storage format: u8 bytes, one dimension, the byte count
+    # (y_bytes, ...); type, weight_type and table_type are kb_dtype values
+    # (GGML's type numbers, an enum like act): i32 scalars.
+    "quantize": [("type", "scalar i32"), ("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"),
+                 ("y", "out u8 y_bytes"), ("y_bytes", "dim")],
+    "dequantize": [("type", "scalar i32"), ("rows", "dim"), ("cols", "dim"), ("x", "in u8 x_bytes"),
+                   ("x_bytes", "dim"), ("y", "out f32 rows,cols")],
+    "linear_w": [("rows", "dim"), ("in_features", "dim"), ("out_features", "dim"), ("x", "in f32 rows,in_features"),
+                 ("weight_type", "scalar i32"), ("weight", "in u8 weight_bytes"), ("weight_bytes", "dim"),
+                 ("bias", "in f32 out_features nullable"), ("act", "scalar i32"), ("y", "out f32 rows,out_features")],
+    "embedding_w": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
+                    ("table_type", "scalar i32"), ("table", "in u8 table_bytes"), ("table_bytes", "dim"),
+                    ("out", "out f32 n_ids,dim")],
 }
 
 KERNELS = list(SIGNATURES)
@@ -167,7 +189,8 @@ def signature_json(kernel):
 
 def npy_bytes(array):
     array = np.ascontiguousarray(array)
-    descr = {np.dtype(np.float32): "<f4", np.dtype(np.float64): "<f8", np.dtype(np.int32): "<i4"}[array.dtype]
+    descr = {np.dtype(np.float32): "<f4", np.dtype(np.float64): "<f8", np.dtype(np.int32): "<i4",
+             np.dtype(np.uint8): "|u1"}[array.dtype]
     if array.ndim == 1:
         shape = "(%d,)" % array.shape[0]
     else:
@@ -212,6 +235,12 @@ def i32(a):
     return np.asarray(a, dtype=np.int32)
 
 
+# numpy dtypes of a signature's tensor dtype: as given to the kernel, and as
+# stored for expected values (float32 outputs are compared with float64).
+INPUT_DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8}
+EXPECTED_DTYPES = {"f32": np.float64, "i32": np.int32, "u8": np.uint8}
+
+
 def rng_for(name):
     return np.random.Generator(np.random.PCG64(zlib.crc32(name.encode("ascii"))))
 
@@ -226,7 +255,7 @@ class Corpus:
         self.files = {}
 
     def add(self, name, kernel, dims=None, flags=None, scalars=None, inputs=None, expected=None, alias=None,
-            null=None, about=""):
+            null=None, about="", tolerance=None):
         assert name not in {c["name"] for c in self.cases}, name
         sig = dict(SIGNATURES[kernel])
         dims = dict(dims or {})
@@ -252,15 +281,15 @@ class Corpus:
             "alias": dict(alias or {}),
             "null": sorted(null or []),
         }
+        if tolerance is not None:
+            case["tolerance"] = {"ulp": tolerance["ulp"], "abs": float(tolerance["abs"])}
         for pname, arr in (inputs or {}).items():
-            spec = sig[pname].split()
-            dtype = np.float32 if spec[1] == "f32" else np.int32
+            dtype = INPUT_DTYPES[sig[pname].split()[1]]
             fname = "%s.%s.npy" % (name, pname)
             self.files[fname] = npy_bytes(np.asarray(arr, dtype=dtype))
             case["inputs"][pname] = fname
         for pname, arr in (expected or {}).items():
-            spec = sig[pname].split()
-            dtype = np.float64 if spec[1] == "f32" else np.int32
+            dtype = EXPECTED_DTYPES[sig[pname].split()[1]]
             fname = "%s.%s.expected.npy" % (name, pname)
             self.files[fname] = npy_bytes(np.asarray(arr, dtype=dtype))
             case["expected"][pname] = fname
@@ -687,6 +716,261 @@ def gen_model(cx):
                inputs={"a": a, "b": b, "c": c}, expected={"c": want}, about="; ".join(about))
 
 
+# ---------------------------------------------------------------------------
+# Weights in storage formats: kb_quantize, kb_dequantize, kb_linear_w,
+# kb_embedding_w.
+
+WEIGHT_TYPES = [("f32", ref.DTYPE_F32), ("f16", ref.DTYPE_F16), ("bf16", ref.DTYPE_BF16), ("q8_0", ref.DTYPE_Q8_0),
+                ("q4_0", ref.DTYPE_Q4_0)]
+
+# Largest |f'| of each activation (kb_activation value): how far an error in
+# the sum can move the output.  GELU's derivative peaks at 1.1289 (x = sqrt 2),
+# the tanh form's at 1.1290, SiLU's at 1.0998.
+ACT_LIPSCHITZ = {0: 1.0, 1: 1.0, 2: 1.13, 3: 1.13, 4: 1.1}
+
+
+def ceil_2_digits(v):
+    """v rounded up to two significant decimal digits (exactly, with decimal),
+    so that the manifest shows a readable bound that is never below v."""
+    d = Decimal(v)
+    if d == 0:
+        return 0.0
+    return float(d.quantize(Decimal(1).scaleb(d.adjusted() - 1), rounding=ROUND_CEILING))
+
+
+def linear_w_quant_tolerance(x, w, bias, act):
+    """The tolerance of a kb_linear_w case with Q8_0 / Q4_0 weights.
+
+    Such a product quantizes each row of x per block of 32 to int8 (scale
+    dx_b = max|x| / 127 over the block, kernels/cpu/quant/qdot.h), so it is
+    not within a few ulps of the float64 product of the dequantized weights w
+    and x: per output (i, j) the error of the sum is at most (the bound of
+    docs/kernels.md, which kernels/cpu/quant/qmatmul_test.c checks)
+      B = sum_b (dx_b / 2) (1 + 2^-20) sum_{e in b} |w[j,e]|
+          + (nb / 8 + 5) 2^-23 sum_e |w[j,e]| (|x[i,e]| + dx_b)
+    (half a step of every activation times its weight, plus the float32
+    roundings of the block sums).  Adding the bias rounds once more (2^-24 of
+    the sum) and the activation moves an error by at most its Lipschitz
+    constant L, then rounds within 2 ulps (2^-22 of the magnitude, which no
+    activation increases): with T = |sum + bias| + B,
+      A = L (B + 2^-24 T) + 2^-22 T.
+    The case's tolerance is {"ulp": linear_w's, "abs": max A} (rows holding
+    NaN or infinity are NaN, exactly), rounded up to two digits."""
+    x64, w64 = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    rows, k = x64.shape
+    nb = k // ref.QK
+    lip = ACT_LIPSCHITZ[int(act)]
+    worst = 0.0
+    for i in range(rows):
+        if not np.isfinite(x64[i]).all():
+            continue
+        xa = np.abs(x64[i]).reshape(nb, ref.QK)
+        dx = xa.max(axis=1, initial=0.0) / 127.0
+        for j in range(w64.shape[0]):
+            wa = np.abs(w64[j]).reshape(nb, ref.QK)
+            quant = math.fsum((dx[b] / 2) * (1 + 2.0**-20) * math.fsum(wa[b].tolist()) for b in range(nb))
+            mag = math.fsum((wa * (xa + dx[:, None])).reshape(-1).tolist())
+            err = quant + (nb / 8 + 5) * 2.0**-23 * mag
+            total = abs(math.fsum((x64[i] * w64[j]).tolist()) + (0.0 if bias is None else float(bias[j]))) + err
+            worst = max(worst, lip * (err + 2.0**-24 * total) + 2.0**-22 * total)
+    return {"ulp": TOLERANCES["linear_w"]["ulp"], "abs": ceil_2_digits(worst)}
+
+
+def half_bits(sign, exponent, fraction):
+    return (sign << 15) | (exponent << 10) | fraction
+
+
+def random_scales(g, n):
+    """n finite binary16 scales over every exponent (zero and subnormals
+    included), as bytes [n, 2]: arbitrary data, not what a quantizer writes."""
+    bits = (g.integers(0, 2, n) << 15) | (g.integers(0, 31, n) << 10) | g.integers(0, 1024, n)
+    return np.stack([bits & 0xFF, bits >> 8], axis=1).astype(np.uint8)
+
+
+def raw_blocks(g, dtype, rows, cols, scales=None):
+    """Arbitrary bytes of a [rows, cols] block-format tensor: random (or
+    given) scales, random quantized values (Q8_0's -128 included, which
+    quantizing never produces)."""
+    nblocks = rows * cols // ref.QK
+    body = 32 if dtype == ref.DTYPE_Q8_0 else 16
+    d = random_scales(g, nblocks) if scales is None else scales
+    qs = g.integers(0, 256, (nblocks, body)).astype(np.uint8)
+    return np.concatenate([d, qs], axis=1).reshape(-1)
+
+
+def raw_floats(g, dtype, rows, cols):
+    """Arbitrary bytes of a [rows, cols] F32 / F16 / BF16 tensor: random bit
+    patterns (infinities, NaN, subnormals and signed zeros among them).
+    F32 NaN patterns get the quiet bit: F32 bytes are copied as they are, and
+    a signalling NaN may be quieted by a binding's float handling, which is
+    not what this kernel tests; the 16-bit formats widen NaN to a quiet NaN
+    in C anyway."""
+    n = rows * cols
+    if dtype == ref.DTYPE_F32:
+        bits = g.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        nan = ((bits & 0x7F800000) == 0x7F800000) & ((bits & 0x007FFFFF) != 0)
+        bits[nan] |= np.uint32(0x00400000)
+        return bits.astype("<u4").view(np.uint8)
+    return g.integers(0, 1 << 16, n).astype("<u2").view(np.uint8)
+
+
+def gen_weights(cx):
+    """kb_quantize, kb_dequantize, kb_linear_w and kb_embedding_w."""
+    Q8, Q4, F16, BF16, F32 = ref.DTYPE_Q8_0, ref.DTYPE_Q4_0, ref.DTYPE_F16, ref.DTYPE_BF16, ref.DTYPE_F32
+
+    def quantize_case(name, dtype, x, about=""):
+        x = f32(x)
+        y = ref.quantize(x, dtype)
+        cx.add(name, "quantize", dims={"rows": x.shape[0], "cols": x.shape[1], "y_bytes": y.size},
+               scalars={"type": dtype}, inputs={"x": x}, expected={"y": y}, about=about)
+
+    for label, dtype in (("q8_0", Q8), ("q4_0", Q4)):
+        name = "quantize_%s_6x96" % label
+        g = rng_for(name)
+        x = g.standard_normal((6, 96)) * np.array([[1e-3], [1.0], [30.0], [1e4], [1.0], [0.2]])
+        x[4] += 5.0  # one sign dominates: the maxima are positive
+        x[5] = g.uniform(-1, 1, 96)
+        quantize_case(name, dtype, x, about="rows of different scales; 3 blocks per row")
+
+    # One block per row: GGML's rounding details (kernels/cpu/quant/README.md).
+    g = rng_for("quantize_q8_0_special")
+    q8 = {
+        "ties": [127.0] + [k + 0.5 for k in range(-15, 16)],       # d = 1: x * id is x, .5 away from zero
+        "zeros": [0.0] * 32,                                       # d = 0, id = 0
+        "signed zeros": [(-0.0 if k % 2 else 0.0) for k in range(32)],
+        "negative max": list(g.standard_normal(31)) + [-9.0],
+        "f16 tie to even 1.0": [127.0 * (1 + 2.0**-11)] + list(g.uniform(-100, 100, 31)),   # d = 1 + 2^-11
+        "f16 tie up": [-127.0 * (1 + 3 * 2.0**-11)] + list(g.uniform(-100, 100, 31)),       # d = 1 + 3 2^-11
+        "f16-subnormal scale": list(g.standard_normal(32) * 1e-5),
+        "scale rounds to f16 0": list(g.standard_normal(32) * 1e-7),
+        "1/d overflows": [1e-40, -3e-41] + [0.0] * 30,             # x * id non-finite: codes 0
+        "largest scale": [65519.0 * 127] + list(g.uniform(-8e6, 8e6, 31)),                # f16(d) = 65504
+    }
+    quantize_case("quantize_q8_0_special", Q8, [v for v in q8.values()],
+                  about="rows: " + "; ".join(q8))
+    g = rng_for("quantize_q4_0_special")
+    q4 = {
+        "zeros": [0.0] * 32,                                       # max = +0.0: d = -0.0, codes 8
+        "zeros, first -0.0": [-0.0] + [0.0] * 31,                  # still d = -0.0 (ggml's C, not numpy)
+        "max -8, halves": [k / 2 for k in range(-16, 16)],         # d = 1: x + 8.5 truncated
+        "max +8": [8.0] + [k / 2 for k in range(-15, 16)],         # d = -1
+        "repeated max, +3 first": [3.0, -3.0] + list(g.uniform(-2.9, 2.9, 30)),
+        "repeated max, -3 first": [-3.0, 3.0] + list(g.uniform(-2.9, 2.9, 30)),
+        "max in the high half": list(g.uniform(-1, 1, 20)) + [-4.0] + list(g.uniform(-1, 1, 11)),
+        "f16-subnormal scale": list(g.standard_normal(32) * 1e-5),
+        "1/d overflows": [3e-41, -1e-41] + [0.0] * 30,
+        "largest scale": [-65519.0 * 8] + list(g.uniform(-5e5, 5e5, 31)),                  # f16(d) = 65504
+    }
+    quantize_case("quantize_q4_0_special", Q4, [v for v in q4.values()],
+                  about="rows: " + "; ".join(q4))
+    quantize_case("quantize_q8_0_rows0", Q8, np.zeros((0, 64)), about="rows == 0: no bytes")
+    quantize_case("quantize_q4_0_cols0", Q4, np.zeros((3, 0)), about="cols == 0: no bytes")
+
+    special16 = {
+        F16: [65504.0, 65519.99, 65520.0, -7e4, 2.0**-24, 2.0**-25, 3 * 2.0**-25, 1.5 * 2.0**-24, 2.0**-14,
+              2.0**-14 - 2.0**-25, 1 + 2.0**-11, 1 + 3 * 2.0**-11, 1e-10, -1e-10, -0.0, 0.0, math.inf, -math.inf],
+        BF16: [3.4028235e38, 3.3895314e38, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 1e-40, 2.0**-133, 2.0**-134,
+               3 * 2.0**-134, 1e-45, -1e-45, 1.1754944e-38, 65504.0, -0.0, 0.0, math.inf, -math.inf, 1e30, -3.0],
+    }
+    for label, dtype in (("f16", F16), ("bf16", BF16), ("f32", F32)):
+        name = "quantize_%s_3x37" % label
+        g = rng_for(name)
+        x = f32(g.standard_normal((3, 37)) * np.array([[1.0], [1e3], [1e-3]]))
+        if dtype == F32:
+            x[2, :4] = [math.nan, -0.0, math.inf, 1e-45]  # copied bit for bit
+        else:
+            sp = special16[dtype]
+            x[2, :len(sp)] = sp
+        quantize_case(name, dtype, x, about="random rows; row 2 starts with %s" % (
+            "NaN, -0, inf, a subnormal" if dtype == F32 else
+            "ties, overflow to infinity, subnormals and signed zeros (round to nearest even)"))
+
+    def dequantize_case(name, dtype, rows, cols, data, about=""):
+        data = np.asarray(data, dtype=np.uint8)
+        cx.add(name, "dequantize", dims={"rows": rows, "cols": cols, "x_bytes": data.size}, scalars={"type": dtype},
+               inputs={"x": data}, expected={"y": ref.dequantize(data, dtype, rows, cols)}, about=about)
+
+    for label, dtype in (("q8_0", Q8), ("q4_0", Q4)):
+        name = "dequantize_%s_4x64" % label
+        dequantize_case(name, dtype, 4, 64, raw_blocks(rng_for(name), dtype, 4, 64),
+                        about="arbitrary bytes: finite scales of every binary16 exponent, random codes")
+        name = "dequantize_%s_special_scales" % label
+        g = rng_for(name)
+        special = [half_bits(0, 31, 0), half_bits(1, 31, 0), half_bits(0, 31, 0x200), half_bits(0, 31, 1),
+                   half_bits(0, 30, 0x3FF), half_bits(0, 0, 1), half_bits(1, 0, 0), half_bits(0, 0, 0)]
+        scales = np.array([[b & 0xFF, b >> 8] for b in special], dtype=np.uint8)
+        data = raw_blocks(g, dtype, len(special), 32, scales).reshape(len(special), -1)
+        data[:, 2:5] = [0x00, 0x80, 0x7F] if dtype == Q8 else [0x08, 0xF0, 0x7F]
+        dequantize_case(name, dtype, len(special), 32, data,
+                        about="scales +inf, -inf, NaN, signalling NaN, 65504, 2^-24, -0, +0 (element = d * q in "
+                              "IEEE float: inf * 0 is NaN); codes 0, -128 and 127 (Q4_0: -8 and 7) in each")
+    for label, dtype in (("f32", F32), ("f16", F16), ("bf16", BF16)):
+        name = "dequantize_%s_3x40" % label
+        dequantize_case(name, dtype, 3, 40, raw_floats(rng_for(name), dtype, 3, 40),
+                        about="random bit patterns: exact widening")
+    dequantize_case("dequantize_q4_0_rows0", Q4, 0, 32, np.zeros(0), about="rows == 0: no bytes")
+
+    for t, (label, dtype) in enumerate(WEIGHT_TYPES):
+        float_weights = dtype not in ref.BLOCK_FORMATS
+        cases = [  # name, rows, in, out, act, bias
+            ("linear_w_%s_rows1" % label, 1, 64, 48, 0, True),
+            ("linear_w_%s_rows7" % label, 7, 45 if float_weights else 96, 17, (2, 3)[t % 2], False),
+            ("linear_w_%s_rows64" % label, 64, 64, 40, (4, 1)[t % 2], True),
+        ]
+        if label == "q8_0":
+            cases.append(("linear_w_q8_0_nonfinite", 4, 64, 6, 0, True))
+        if not float_weights:
+            cases.append(("linear_w_%s_in0" % label, 3, 0, 5, 4, True))
+        if label == "f16":
+            cases.append(("linear_w_f16_in0", 3, 0, 5, 4, True))
+        if label == "bf16":
+            cases.append(("linear_w_bf16_rows0", 0, 32, 4, 2, True))
+        for name, rows, inf, outf, act, with_bias in cases:
+            g = rng_for(name)
+            x = f32(g.standard_normal((rows, inf)))
+            w = f32(g.standard_normal((outf, inf)) / math.sqrt(max(inf, 1)))
+            b = f32(g.standard_normal(outf) * 0.5) if with_bias else None
+            about = ["weight as %s" % label.upper(), "act %d" % act, "bias" if with_bias else "no bias"]
+            if name.endswith("nonfinite"):
+                x[1, 40], x[2, 3], x[3, 63] = math.nan, -math.inf, math.inf
+                about.append("rows 1-3 hold NaN, -inf, inf: those rows are NaN")
+            wbytes = ref.quantize(w, dtype)
+            want = ref.linear_w(x, dtype, wbytes, outf, b, act)
+            tol = None
+            if not float_weights:
+                tol = linear_w_quant_tolerance(x, ref.dequantize(wbytes, dtype, outf, inf), b, act)
+                about.append("tolerance from the documented bound")
+            cx.add(name, "linear_w", dims={"rows": rows, "in_features": inf, "out_features": outf,
+                                           "weight_bytes": wbytes.size},
+                   scalars={"weight_type": dtype, "act": act}, inputs={"x": x, "weight": wbytes, "bias": b}
+                   if with_bias else {"x": x, "weight": wbytes}, null=[] if with_bias else ["bias"],
+                   expected={"y": want}, tolerance=tol, about="; ".join(about))
+
+    for label, dtype in WEIGHT_TYPES:
+        name = "embedding_w_%s" % label
+        g = rng_for(name)
+        n_ids, vocab, dim = 7, 12, 33 if dtype in (F32, F16) else 64
+        ids = i32(g.integers(0, vocab, n_ids))
+        ids[0], ids[1], ids[2] = 0, vocab - 1, 0
+        table = ref.quantize(f32(g.standard_normal((vocab, dim))), dtype)
+        cx.add(name, "embedding_w", dims={"n_ids": n_ids, "vocab": vocab, "dim": dim, "table_bytes": table.size},
+               scalars={"table_type": dtype}, inputs={"ids": ids, "table": table},
+               expected={"out": ref.embedding_w(ids, dtype, table, vocab, dim)},
+               about="repeated ids and both ends of [0, vocab)")
+    name = "embedding_w_q8_0_raw"
+    g = rng_for(name)
+    ids = i32([3, 0, 3, 1])
+    table = raw_blocks(g, Q8, 4, 64)
+    cx.add(name, "embedding_w", dims={"n_ids": 4, "vocab": 4, "dim": 64, "table_bytes": table.size},
+           scalars={"table_type": Q8}, inputs={"ids": ids, "table": table},
+           expected={"out": ref.embedding_w(ids, Q8, table, 4, 64)}, about="arbitrary table bytes")
+    name = "embedding_w_f16_n0"
+    table = ref.quantize(f32(rng_for(name).standard_normal((3, 8))), F16)
+    cx.add(name, "embedding_w", dims={"n_ids": 0, "vocab": 3, "dim": 8, "table_bytes": table.size},
+           scalars={"table_type": F16}, inputs={"ids": i32([]), "table": table},
+           expected={"out": np.zeros((0, 8))}, about="no ids")
+
+
 def gen_training(cx):
     ce = [  # name, rows, classes, scale, ignore_index, n_ignored
         ("cross_entropy_4x10", 4, 10, 2.0, -100, 0),
@@ -890,6 +1174,13 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
                      {"seq_major": False, "causal": False, "causal_bottom_right": False}, {"scale": 0.0}),
     "gemm_batched": ({"batch": 2, "m": 2, "n": 3, "k": 4, "lda": 4, "stride_a": 8, "ldb": 3, "stride_b": 12, "ldc": 3,
                       "stride_c": 6}, {"trans_a": False, "trans_b": False}, {"alpha": 1.0, "beta": 0.0}),
+    # Byte counts for the type: [2, 64] as Q8_0 is 2 * 2 * 34 bytes, [3, 64]
+    # as Q4_0 3 * 2 * 18, [5, 32] as Q8_0 5 * 34.
+    "quantize": ({"rows": 2, "cols": 64, "y_bytes": 136}, {}, {"type": ref.DTYPE_Q8_0}),
+    "dequantize": ({"rows": 2, "cols": 64, "x_bytes": 72}, {}, {"type": ref.DTYPE_Q4_0}),
+    "linear_w": ({"rows": 2, "in_features": 64, "out_features": 3, "weight_bytes": 108}, {},
+                 {"weight_type": ref.DTYPE_Q4_0, "act": 0}),
+    "embedding_w": ({"n_ids": 3, "vocab": 5, "dim": 32, "table_bytes": 170}, {}, {"table_type": ref.DTYPE_Q8_0}),
 }
 
 # Index tensors need valid contents in the base call.
@@ -899,6 +1190,7 @@ BASE_VALUES = {
     ("cross_entropy", "targets"): [0, 2],
     ("cross_entropy_backward", "targets"): [0, 2],
     ("attention_ex", "kv_lengths"): [3, 1],
+    ("embedding_w", "ids"): [0, 4, 2],
 }
 
 
@@ -1100,6 +1392,7 @@ def gen_bad_inputs():
                  values={"targets": [0]}))
 
     gen_bad_model(add, IA, SM, OOM, OK)
+    gen_bad_weights(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
@@ -1176,6 +1469,96 @@ def gen_bad_model(add, IA, SM, OOM, OK):
     add(bad_case("gemm_batched_c_too_short", "gemm_batched", SM, shapes={"c": [2, 2, 2]}))
 
 
+def gen_bad_weights(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_quantize, kb_dequantize, kb_linear_w and kb_embedding_w.
+
+    A u8 tensor's length is its byte count (y_bytes, x_bytes, weight_bytes,
+    table_bytes): a binding derives the count from its array, so a wrong
+    count is an array of that many bytes (the tensor's shape), which C
+    rejects, while a pointer-based runner passes the count with a buffer of
+    at least the valid size (len)."""
+    Q8, Q4, F16 = ref.DTYPE_Q8_0, ref.DTYPE_Q4_0, ref.DTYPE_F16
+    add(bad_case("quantize_y_bytes_short", "quantize", SM, dims={"y_bytes": 135},
+                 about="y_bytes must be 136 (y [2, 64] as Q8_0)"))
+    add(bad_case("quantize_y_bytes_long", "quantize", SM, dims={"y_bytes": 137}))
+    add(bad_case("dequantize_x_bytes_short", "dequantize", SM, dims={"x_bytes": 71}))
+    add(bad_case("linear_w_weight_bytes_short", "linear_w", SM, dims={"weight_bytes": 107},
+                 about="weight_bytes must be 108 (weight [3, 64] as Q4_0)"))
+    add(bad_case("linear_w_weight_bytes_long", "linear_w", SM, dims={"weight_bytes": 109}))
+    add(bad_case("linear_w_bytes_of_another_type", "linear_w", SM, scalars={"weight_type": Q8},
+                 about="108 bytes hold [3, 64] as Q4_0; as Q8_0 it takes 204"))
+    add(bad_case("embedding_w_table_bytes_short", "embedding_w", SM, dims={"table_bytes": 169}))
+
+    # Block formats store whole blocks of 32 per row.
+    add(bad_case("quantize_cols_not_multiple_of_32", "quantize", IA, dims={"cols": 48},
+                 about="cols must be a multiple of 32 for Q8_0"))
+    add(bad_case("dequantize_cols_not_multiple_of_32", "dequantize", IA, dims={"cols": 16, "x_bytes": 36}))
+    add(bad_case("linear_w_in_features_not_multiple_of_32", "linear_w", IA, dims={"in_features": 40}))
+    add(bad_case("embedding_w_dim_not_multiple_of_32", "embedding_w", IA, dims={"dim": 40}))
+    add(bad_case("quantize_f16_cols48_ok", "quantize", OK, dims={"cols": 48, "y_bytes": 192}, scalars={"type": F16},
+                 about="the float formats take any number of columns"))
+    add(bad_case("dequantize_f32_ok", "dequantize", OK, dims={"x_bytes": 512}, scalars={"type": ref.DTYPE_F32}))
+
+    # kb_dtype values that are not in the enum.
+    for kern, pname in (("quantize", "type"), ("dequantize", "type"), ("linear_w", "weight_type"),
+                        ("embedding_w", "table_type")):
+        add(bad_case("%s_%s_unknown" % (kern, pname), kern, IA, scalars={pname: 7}, requires=["bad_enum"],
+                     about="7 is not a kb_dtype (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16)"))
+    add(bad_case("dequantize_type_q4_1", "dequantize", IA, scalars={"type": 3}, requires=["bad_enum"],
+                 about="GGML's Q4_1 (3) is not a kb_dtype"))
+    add(bad_case("linear_w_weight_type_negative", "linear_w", IA, scalars={"weight_type": -1}, requires=["bad_enum"]))
+
+    add(bad_case("embedding_w_id_eq_vocab", "embedding_w", IA, values={"ids": [0, 5, 1]},
+                 about="ids must lie in [0, vocab); checked before anything is written"))
+    add(bad_case("embedding_w_id_negative", "embedding_w", IA, values={"ids": [1, 0, -1]}))
+
+    # Rows a block format cannot hold: checked before any byte is written.
+    def x_with(index, value):
+        x = [1.0] * 128
+        x[index] = value
+        return x
+
+    add(bad_case("quantize_q8_0_x_nan", "quantize", IA, values={"x": x_with(70, math.nan)},
+                 about="x[1, 6] is NaN"))
+    add(bad_case("quantize_q4_0_x_inf", "quantize", IA, dims={"y_bytes": 72}, scalars={"type": Q4},
+                 values={"x": x_with(127, -math.inf)}))
+    add(bad_case("quantize_q8_0_scale_overflow", "quantize", IA, values={"x": x_with(33, 1e7)},
+                 about="max |x| = 1e7: the scale 1e7 / 127 overflows binary16"))
+    add(bad_case("quantize_q4_0_scale_overflow", "quantize", IA, dims={"y_bytes": 72}, scalars={"type": Q4},
+                 values={"x": x_with(0, -6e5)}, about="the scale 6e5 / 8 overflows binary16"))
+    add(bad_case("quantize_q8_0_largest_scale_ok", "quantize", OK, values={"x": x_with(33, 65519.0 * 127)},
+                 about="scale 65519 rounds to binary16 65504"))
+    add(bad_case("quantize_f16_x_nan_ok", "quantize", OK, dims={"y_bytes": 256}, scalars={"type": F16},
+                 values={"x": x_with(70, math.nan)}, about="the float formats convert NaN (it stays NaN)"))
+
+    add(bad_case("quantize_null_y", "quantize", IA, null=["y"]))
+    add(bad_case("dequantize_null_x", "dequantize", IA, null=["x"]))
+    add(bad_case("linear_w_null_weight", "linear_w", IA, null=["weight"]))
+    add(bad_case("linear_w_null_bias_ok", "linear_w", OK, null=["bias"], about="bias is nullable: no bias"))
+    add(bad_case("linear_w_in0_null_ok", "linear_w", OK, dims={"in_features": 0, "weight_bytes": 0},
+                 scalars={"weight_type": ref.DTYPE_F32}, null=["x", "weight"],
+                 about="in_features == 0: x and weight are empty and may be NULL"))
+    add(bad_case("linear_w_q4_0_in0_null_ok", "linear_w", OK, dims={"in_features": 0, "weight_bytes": 0},
+                 scalars={"weight_type": ref.DTYPE_Q4_0}, null=["x", "weight"],
+                 about="in_features == 0 with a block format: no block to read, y = act(bias)"))
+    add(bad_case("embedding_w_null_table", "embedding_w", IA, null=["table"]))
+    add(bad_case("quantize_negative_cols", "quantize", IA, dims={"cols": -32}))
+    add(bad_case("linear_w_negative_weight_bytes", "linear_w", IA, dims={"weight_bytes": -1}))
+    add(bad_case("linear_w_act_unknown", "linear_w", IA, scalars={"act": 5}, requires=["bad_enum"]))
+    add(bad_case("linear_w_overflow", "linear_w", OOM, dims={"rows": BIG, "in_features": BIG},
+                 requires=["huge_dim"], about="rows * in_features * 4 bytes overflows int64"))
+    add(bad_case("dequantize_overflow", "dequantize", OOM, dims={"rows": BIG, "cols": BIG}, requires=["huge_dim"]))
+
+    # Overlap offsets count elements of the "with" tensor (bytes for u8).
+    add(bad_case("quantize_y_overlaps_x", "quantize", IA, overlap={"y": {"with": "x", "offset": 0}}))
+    add(bad_case("embedding_w_out_overlaps_table", "embedding_w", IA,
+                 overlap={"out": {"with": "table", "offset": 0}}))
+    add(bad_case("linear_w_y_overlaps_x", "linear_w", IA, overlap={"y": {"with": "x", "offset": 1}}))
+
+    add(bad_case("linear_w_x_too_short", "linear_w", SM, shapes={"x": [2, 32]}))
+    add(bad_case("embedding_w_out_too_short", "embedding_w", SM, shapes={"out": [3, 16]}))
+
+
 # ---------------------------------------------------------------------------
 # Output.
 
@@ -1183,7 +1566,7 @@ def gen_bad_model(add, IA, SM, OOM, OK):
 def tsv_manifest(cases):
     lines = ["# kernelbridge conformance corpus, flat form of manifest.json (see docs/conformance.md)"]
     for c in cases:
-        tol = TOLERANCES[c["kernel"]]
+        tol = c.get("tolerance", TOLERANCES[c["kernel"]])
         lines.append("case\t%s\t%s\t%r\t%r" % (c["name"], c["kernel"], float(tol["ulp"]), float(tol["abs"])))
         for k, v in c["dims"].items():
             lines.append("dim\t%s\t%d" % (k, v))
@@ -1240,6 +1623,7 @@ def build():
     gen_training(cx)
     gen_decoding(cx)
     gen_model(cx)
+    gen_weights(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {

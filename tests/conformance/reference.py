@@ -13,6 +13,11 @@ depend on the CPU or the numpy build:
   * the math module (the platform libm) for exp, log, erf, erfc, tanh, sin,
     cos and pow, one element at a time.  numpy's own SIMD transcendental
     functions are avoided because they differ between CPUs.
+
+The storage formats of kb_dtype (GGML's Q8_0 / Q4_0 block quantization,
+binary16, bfloat16) are reproduced bit for bit: the quantizers run GGML's
+float32 steps as numpy float32 operations (each one IEEE, correctly
+rounded), and the 16-bit roundings are computed from values, not bits.
 """
 
 import math
@@ -544,3 +549,213 @@ def topp_sample(logits, p, temperature, seed, with_margin=False):
         margins.append(min(mg1 if float(p) < 1.0 else math.inf, mg2))
     out = np.array(out, dtype=np.int32)
     return (out, min(margins, default=math.inf)) if with_margin else out
+
+
+# ---------------------------------------------------------------------------
+# Storage formats (kb_dtype; the values are GGML's type numbers) and the
+# kernels that read or write them: kb_quantize, kb_dequantize, kb_linear_w,
+# kb_embedding_w.  Byte layouts: core/include/kernelbridge.h (kb_dtype) and
+# kernels/cpu/quant/README.md.
+
+DTYPE_F32 = 0
+DTYPE_F16 = 1
+DTYPE_Q4_0 = 2
+DTYPE_Q8_0 = 8
+DTYPE_BF16 = 30
+QK = 32  # elements per block of Q8_0 and Q4_0
+BLOCK_FORMATS = (DTYPE_Q8_0, DTYPE_Q4_0)
+_BLOCK_BYTES = {DTYPE_Q8_0: 34, DTYPE_Q4_0: 18}
+_ELEMENT_BYTES = {DTYPE_F32: 4, DTYPE_F16: 2, DTYPE_BF16: 2}
+
+
+def dtype_bytes(dtype, rows, cols):
+    """Bytes of a [rows, cols] tensor stored as dtype (kb_dtype_bytes)."""
+    if dtype in _BLOCK_BYTES:
+        if cols % QK:
+            raise ValueError("cols = %d is not a multiple of %d" % (cols, QK))
+        return rows * (cols // QK) * _BLOCK_BYTES[dtype]
+    return rows * cols * _ELEMENT_BYTES[dtype]
+
+
+# The 16-bit formats: (fraction bits, exponent of the smallest normal,
+# exponent of the largest finite value, exponent bias).
+_HALF = {DTYPE_F16: (10, -14, 15, 15), DTYPE_BF16: (7, -126, 127, 127)}
+
+
+def _round_half(v, dtype):
+    """Bits of the float v rounded to binary16 / bfloat16, to nearest with
+    ties to even, computed from the value: v is split into a multiple of the
+    format's quantum at v's binade (the subnormal quantum below the smallest
+    normal) plus a remainder, all exact in float64.  Values that round to
+    2^(emax + 1) or beyond overflow to infinity, as IEEE rounding does.  NaN
+    is refused: the header promises only that NaN stays NaN, not a payload."""
+    frac, emin, emax, bias = _HALF[dtype]
+    if math.isnan(v):
+        raise ValueError("NaN has no documented 16-bit payload")
+    sign = 0x8000 if math.copysign(1.0, v) < 0 else 0
+    inf = sign | (((1 << (15 - frac)) - 1) << frac)
+    a = abs(v)
+    if math.isinf(a):
+        return inf
+    if a == 0.0:
+        return sign
+    e = max(math.frexp(a)[1] - 1, emin)
+    quantum = math.ldexp(1.0, e - frac)
+    k = a / quantum
+    n = math.floor(k)
+    rest = k - n
+    if rest > 0.5 or (rest == 0.5 and n % 2 == 1):
+        n += 1
+    if n * quantum >= math.ldexp(1.0, emax + 1):
+        return inf
+    if n == 1 << (frac + 1):  # rounded up into the next binade
+        n >>= 1
+        e += 1
+    if n < 1 << frac:  # subnormal (e == emin)
+        return sign | n
+    return sign | ((e + bias) << frac) | (n - (1 << frac))
+
+
+def _widen_half(bits, dtype):
+    """The value of 16-bit pattern `bits` (exact in float64)."""
+    frac, emin, _, bias = _HALF[dtype]
+    top = (1 << (15 - frac)) - 1
+    sign = -1.0 if bits & 0x8000 else 1.0
+    e = (bits >> frac) & top
+    m = bits & ((1 << frac) - 1)
+    if e == top:
+        return math.nan if m else sign * math.inf
+    if e == 0:
+        return sign * math.ldexp(m, emin - frac)
+    return sign * math.ldexp(m + (1 << frac), e - bias - frac)
+
+
+def to_half_bits(x, dtype):
+    """float32 array -> uint16 bit patterns of DTYPE_F16 or DTYPE_BF16."""
+    x = np.asarray(x, dtype=np.float32)
+    return np.array([_round_half(float(v), dtype) for v in x.reshape(-1)], dtype=np.uint16).reshape(x.shape)
+
+
+def from_half_bits(bits, dtype):
+    """uint16 bit patterns -> their values (float64)."""
+    bits = np.asarray(bits, dtype=np.uint16)
+    return np.array([_widen_half(int(b), dtype) for b in bits.reshape(-1)], dtype=np.float64).reshape(bits.shape)
+
+
+def _roundf(t):
+    """C's roundf of a finite float: to nearest, halves away from zero (t - trunc(t) is exact)."""
+    n = math.trunc(t)
+    if abs(t - n) >= 0.5:
+        n += 1 if t > 0 else -1
+    return n
+
+
+def _scale_bytes(d):
+    """The block's float32 scale d as little-endian binary16 (ties to even)."""
+    bits = _round_half(float(d), DTYPE_F16)
+    if bits & 0x7C00 == 0x7C00:
+        raise ValueError("the block's scale %r overflows binary16" % float(d))
+    return bytes((bits & 0xFF, bits >> 8))
+
+
+def _check_finite(block):
+    if not np.isfinite(block).all():
+        raise ValueError("a block holds NaN or infinity (kb_quantize rejects it)")
+
+
+def _quantize_block_q8_0(b):
+    """ggml's quantize_row_q8_0_ref on one block, in float32 operations:
+    d = amax / 127, id = 1 / d (0 when d == 0), q = roundf(x * id).  When
+    1/d overflows, x * id is +-inf or NaN, whose conversion to an integer is
+    undefined in C; ggml on x86-64 stores 0 there, as kernelbridge does
+    everywhere (kernels/cpu/quant/README.md); the scale then rounds to
+    binary16 zero, so the block means zeros either way."""
+    _check_finite(b)
+    amax = np.max(np.abs(b))
+    d = amax / np.float32(127.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        inv = np.float32(1.0) / d if d != 0 else np.float32(0.0)
+        t = b * inv
+    qs = [(_roundf(float(v)) if math.isfinite(v) else 0) for v in t]
+    assert all(-127 <= q <= 127 for q in qs)
+    return _scale_bytes(d) + bytes(q & 0xFF for q in qs)
+
+
+def _quantize_block_q4_0(b):
+    """ggml's quantize_row_q4_0_ref on one block, in float32 operations: max
+    is the first element of largest magnitude, found from +0.0 with a strict
+    comparison (an all-zero block keeps +0.0, so d = -0.0); d = max / -8,
+    id = 1 / d (0 when d == 0), q = min(15, trunc(x * id + 8.5)) with the
+    product and the sum rounded separately (no fma); a non-finite x * id
+    stores 0, as for Q8_0."""
+    _check_finite(b)
+    amax, mx = 0.0, np.float32(0.0)
+    for v in b:
+        if amax < abs(float(v)):
+            amax, mx = abs(float(v)), v
+    d = mx / np.float32(-8.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        inv = np.float32(1.0) / d if d != 0 else np.float32(0.0)
+        u = b * inv + np.float32(8.5)
+    codes = [(min(15, math.trunc(float(v))) if math.isfinite(v) else 0) for v in u]
+    assert all(0 <= q <= 15 for q in codes)
+    half = QK // 2
+    return _scale_bytes(d) + bytes(codes[j] | (codes[j + half] << 4) for j in range(half))
+
+
+def quantize(x, dtype):
+    """kb_quantize: the [rows, cols] float32 tensor x in dtype's bytes (uint8, 1-D)."""
+    x = np.asarray(x, dtype=np.float32)
+    rows, cols = x.shape
+    if dtype == DTYPE_F32:
+        out = x.astype("<f4").tobytes()
+    elif dtype in _HALF:
+        out = to_half_bits(x, dtype).astype("<u2").tobytes()
+    else:
+        dtype_bytes(dtype, rows, cols)  # checks cols
+        one = _quantize_block_q8_0 if dtype == DTYPE_Q8_0 else _quantize_block_q4_0
+        out = b"".join(one(b) for b in x.reshape(-1, QK))
+    assert len(out) == dtype_bytes(dtype, rows, cols)
+    return np.frombuffer(out, dtype=np.uint8).copy()
+
+
+def dequantize(data, dtype, rows, cols):
+    """kb_dequantize: the values (float64, exact) of a [rows, cols] tensor
+    stored as dtype in the bytes `data`.  Block formats: element = d * q with
+    d the widened binary16 scale (IEEE: an infinite scale times 0 is NaN)."""
+    raw = np.asarray(data, dtype=np.uint8).tobytes()
+    if len(raw) != dtype_bytes(dtype, rows, cols):
+        raise ValueError("%d bytes for a [%d, %d] tensor of type %d" % (len(raw), rows, cols, dtype))
+    if dtype == DTYPE_F32:
+        return np.frombuffer(raw, dtype="<f4").astype(np.float64).reshape(rows, cols)
+    if dtype in _HALF:
+        return from_half_bits(np.frombuffer(raw, dtype="<u2"), dtype).reshape(rows, cols)
+    blocks = np.frombuffer(raw, dtype=np.uint8).reshape(-1, _BLOCK_BYTES[dtype])
+    d = from_half_bits(blocks[:, 0].astype(np.uint16) | (blocks[:, 1].astype(np.uint16) << 8), DTYPE_F16)
+    if dtype == DTYPE_Q8_0:
+        q = blocks[:, 2:].view(np.int8).astype(np.float64)
+    else:
+        qs = blocks[:, 2:]
+        q = np.concatenate([qs & 0x0F, qs >> 4], axis=1).astype(np.float64) - 8.0
+    with np.errstate(invalid="ignore"):
+        return (d[:, None] * q).reshape(rows, cols)
+
+
+def linear_w(x, weight_type, weight, out_features, bias, act):
+    """kb_linear_w: act(x W^T + b) with W the dequantized [out_features,
+    in_features] weight, exact dot products (as `linear`).  For the block
+    formats the header makes every output of a row NaN when the row of x
+    holds a NaN or an infinity (x is quantized per block to int8)."""
+    x = np.asarray(x, dtype=np.float32)
+    w = dequantize(weight, weight_type, out_features, x.shape[1])
+    if weight_type not in BLOCK_FORMATS:
+        return linear(x, w, bias, act)
+    bad = ~np.isfinite(x).all(axis=1)
+    y = linear(np.where(bad[:, None], np.float32(0.0), x), w, bias, act)
+    y[bad, :] = math.nan
+    return y
+
+
+def embedding_w(ids, table_type, table, vocab, dim):
+    """kb_embedding_w: rows ids of the dequantized [vocab, dim] table."""
+    return dequantize(table, table_type, vocab, dim)[np.asarray(ids, dtype=np.int64)]

@@ -305,12 +305,228 @@ def test_ulp32_and_metric():
 
 def test_npy_writer_matches_numpy_reader():
     import io
-    for arr in (np.float32([[1, 2, 3], [4, 5, 6]]), np.float64([]), np.int32([7]), np.zeros((0, 4), np.float32)):
+    for arr in (np.float32([[1, 2, 3], [4, 5, 6]]), np.float64([]), np.int32([7]), np.zeros((0, 4), np.float32),
+                np.uint8([0, 255, 128]), np.zeros(0, np.uint8)):
         data = make_corpus.npy_bytes(arr)
         assert len(data) % 64 == 0 or arr.size > 0
         back = np.load(io.BytesIO(data))
         assert back.dtype == arr.dtype and back.shape == arr.shape and (back == arr).all()
         assert (10 + int.from_bytes(data[8:10], "little")) % 64 == 0
+
+    assert b"'descr': '|u1'" in make_corpus.npy_bytes(np.uint8([1]))
+
+
+# --- storage formats (kb_dtype) ------------------------------------------------
+
+F16, BF16, Q8, Q4 = ref.DTYPE_F16, ref.DTYPE_BF16, ref.DTYPE_Q8_0, ref.DTYPE_Q4_0
+
+
+def test_dtype_bytes():
+    assert ref.dtype_bytes(Q4, 3, 64) == 108 and ref.dtype_bytes(Q8, 3, 64) == 204
+    assert ref.dtype_bytes(ref.DTYPE_F32, 2, 3) == 24 and ref.dtype_bytes(F16, 2, 5) == 20
+    assert ref.dtype_bytes(BF16, 0, 7) == 0 and ref.dtype_bytes(Q8, 5, 0) == 0
+    for t in (Q8, Q4):
+        try:
+            ref.dtype_bytes(t, 1, 48)
+        except ValueError:
+            continue
+        raise AssertionError("cols 48 accepted for a block format")
+
+
+def test_half_rounding_hand_values():
+    f16 = {65504.0: 0x7BFF, 65519.99: 0x7BFF, 65520.0: 0x7C00, 2.0**-24: 0x0001, 2.0**-25: 0x0000,
+           3 * 2.0**-25: 0x0002, 2.0**-14 - 2.0**-25: 0x0400, 1 + 2.0**-11: 0x3C00, 1 + 3 * 2.0**-11: 0x3C02,
+           -0.0: 0x8000, -math.inf: 0xFC00, -2.5: 0xC100, 1e-10: 0x0000, -1e-10: 0x8000}
+    bf16 = {1.0: 0x3F80, 1 + 2.0**-8: 0x3F80, 1 + 3 * 2.0**-8: 0x3F82, 3.4028235e38: 0x7F80, 3.3895314e38: 0x7F7F,
+            2.0**-133: 0x0001, 2.0**-134: 0x0000, 3 * 2.0**-134: 0x0002, -0.0: 0x8000, -3.0: 0xC040}
+    for dt, table in ((F16, f16), (BF16, bf16)):
+        got = ref.to_half_bits(np.float32(list(table)), dt)
+        assert [int(v) for v in got] == list(table.values()), (dt, [hex(v) for v in got])
+    close(ref.from_half_bits(np.uint16([0x3C00, 0x0001, 0x7BFF, 0xFC00, 0x8000]), F16),
+          [1, 2.0**-24, 65504, -math.inf, -0.0])
+    assert math.copysign(1, ref.from_half_bits(np.uint16([0x8000]), F16)[0]) == -1
+    assert np.isnan(ref.from_half_bits(np.uint16([0x7E00, 0x7C01, 0x7F81]), F16)[:2]).all()
+    close(ref.from_half_bits(np.uint16([0x3F80, 0x0001, 0xC040]), BF16), [1, 2.0**-133, -3])
+
+
+def nearest_by_search(x, dt):
+    """Round each float to the nearest finite value of the 16-bit format by
+    searching the sorted list of all of them (ties to the even pattern,
+    beyond the largest finite value by IEEE's overflow threshold): a
+    brute-force counterpart of reference._round_half."""
+    pats = np.arange(0x7C00 if dt == F16 else 0x7F80, dtype=np.uint16)  # +0 .. largest finite
+    vals = ref.from_half_bits(pats, dt)
+    limit = vals[-1] + (vals[-1] - vals[-2]) / 2  # halfway to 2^(emax + 1): a tie, to even (infinity)
+    out = []
+    for v in np.asarray(x, np.float64):
+        a, sign = abs(v), 0x8000 if math.copysign(1, v) < 0 else 0
+        if a >= limit:
+            out.append(sign | (0x7C00 if dt == F16 else 0x7F80))
+            continue
+        i = int(np.searchsorted(vals, a))
+        cands = [j for j in (i - 1, i) if 0 <= j < len(vals)]
+        best = min(cands, key=lambda j: (abs(vals[j] - a), int(pats[j]) & 1))
+        out.append(sign | int(pats[best]))
+    return out
+
+
+def test_half_rounding_against_search_and_numpy():
+    g = np.random.default_rng(11)
+    bits = g.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+    x = x[~np.isnan(x)]
+    # Values near the 16-bit formats' ranges, where rounding is interesting.
+    near = np.float32(g.standard_normal(3000) * np.exp2(g.integers(-30, 17, 3000)))
+    for dt in (F16, BF16):
+        for xs in (x, near):
+            assert [int(v) for v in ref.to_half_bits(xs, dt)] == nearest_by_search(xs, dt)
+    with np.errstate(over="ignore"):
+        want = near.astype(np.float16).view(np.uint16)
+    assert (ref.to_half_bits(near, F16) == want).all()
+
+
+def block_bytes(scale_bits, codes):
+    return np.uint8([scale_bits & 0xFF, scale_bits >> 8] + [c & 0xFF for c in codes])
+
+
+def test_q8_0_hand_blocks():
+    # d = 127 / 127 = 1: the codes are x rounded, halves away from zero.
+    x = [127.0, 0.5, -0.5, 1.5, -2.5, 126.5] + [0.0] * 26
+    got = ref.quantize(np.float32([x]), Q8)
+    assert (got == block_bytes(0x3C00, [127, 1, -1, 2, -3, 127] + [0] * 26)).all()
+    # Zeros: d = 0, id = 0; and a max whose 1/d overflows: codes 0, scale 0.
+    assert (ref.quantize(np.zeros((1, 32), np.float32), Q8) == 0).all()
+    assert (ref.quantize(np.float32([[1e-40] + [5e-41] * 31]), Q8) == 0).all()
+    # d = 1 + 2^-11 is an f16 tie: stored as 1.0 (even), the codes use the float d.
+    x = np.float32([[127 * (1 + 2.0**-11), 63.5] + [0.0] * 30])
+    got = ref.quantize(x, Q8)
+    assert list(got[:4]) == [0x00, 0x3C, 127, 63]  # 63.5 / (1 + 2^-11) = 63.47: 63
+    # The largest scale that fits: 65519 rounds to 65504; 65520 does not fit.
+    assert list(ref.quantize(np.float32([[65519.0 * 127] + [0.0] * 31]), Q8)[:3]) == [0xFF, 0x7B, 127]
+    for bad in ([65520.0 * 127] + [0.0] * 31, [1.0, math.nan] + [0.0] * 30):
+        try:
+            ref.quantize(np.float32([bad]), Q8)
+        except ValueError:
+            continue
+        raise AssertionError("accepted %r" % bad[:2])
+
+
+def test_q4_0_hand_blocks():
+    # max = -8: d = 1, code = min(15, trunc(x + 8.5)).
+    x = np.float32([[k / 2 for k in range(-16, 16)]])
+    low = [(j + 1) // 2 for j in range(16)]
+    high = [min(15, 8 + (j + 1) // 2) for j in range(16)]
+    want = block_bytes(0x3C00, [lo | (hi << 4) for lo, hi in zip(low, high)])
+    assert (ref.quantize(x, Q4) == want).all()
+    # All zeros, also with a leading -0.0: max stays +0.0, so d = -0.0 (ggml's C).
+    for first in (0.0, -0.0):
+        got = ref.quantize(np.float32([[first] + [0.0] * 31]), Q4)
+        assert (got == block_bytes(0x8000, [0x88] * 16)).all()
+    # Repeated maxima of opposite signs: the first one sets the sign of d.
+    # Codes: 3 -> 0, -3 -> 15 (16 clipped), the zeros (elements 16, 17, ...) 8.
+    got = ref.quantize(np.float32([[3.0, -3.0] + [0.0] * 30]), Q4)
+    assert (got == block_bytes(0xB600, [0x80, 0x8F] + [0x88] * 14)).all()  # d = -0.375
+    got = ref.quantize(np.float32([[-3.0, 3.0] + [0.0] * 30]), Q4)
+    assert (got == block_bytes(0x3600, [0x80, 0x8F] + [0x88] * 14)).all()  # d = +0.375
+
+
+def test_dequantize_hand_blocks():
+    data = np.concatenate([block_bytes(0x3C00, [1, -1, -128, 127] + [0] * 28),
+                           block_bytes(0x7C00, [0, 2, -2] + [0] * 29),
+                           block_bytes(0x8000, [5] + [0] * 31)])
+    y = ref.dequantize(data, Q8, 3, 32)
+    close(y[0, :5], [1, -1, -128, 127, 0])
+    assert np.isnan(y[1, 0]) and y[1, 1] == math.inf and y[1, 2] == -math.inf
+    assert y[2, 0] == 0 and math.copysign(1, y[2, 0]) == -1
+    y = ref.dequantize(block_bytes(0x4000, [0x1F] + [0x88] * 15), Q4, 1, 32)  # d = 2
+    assert y[0, 0] == 14 and y[0, 16] == -14 and (y[0, 1:16] == 0).all() and (y[0, 17:] == 0).all()
+    close(ref.dequantize(np.uint8([0, 0x3C, 0, 0xC0]), F16, 1, 2), [[1, -2]])
+    close(ref.dequantize(np.uint8([0x80, 0x3F, 0x40, 0xC0]), BF16, 2, 1), [[1], [-3]])
+    close(ref.dequantize(np.float32([1.5, -0.25]).view(np.uint8), ref.DTYPE_F32, 1, 2), [[1.5, -0.25]])
+
+
+def test_round_trips():
+    # Quantizing what a format holds gives the same bytes (block scales kept
+    # binary16 normals); the error of one round trip is within half a step
+    # (Q4_0: a whole step, where the code 16 is clipped to 15), plus the
+    # rounding of the scale for the block formats.
+    g = np.random.default_rng(12)
+    x = np.float32(g.standard_normal((8, 96)) * np.exp2(g.integers(-4, 10, (8, 1))))
+    amax = np.abs(x).reshape(-1, 32).max(axis=1).repeat(32).reshape(8, 96).astype(np.float64)
+    bounds = {Q8: amax / 127 / 2 + amax * 2.0**-10, Q4: amax / 8 + amax * 2.0**-10,
+              F16: np.maximum(np.abs(x) * 2.0**-11, 2.0**-25), BF16: np.abs(x) * 2.0**-8}
+    for dt, bound in bounds.items():
+        q = ref.quantize(x, dt)
+        back = np.float32(ref.dequantize(q, dt, 8, 96))
+        assert (ref.quantize(back, dt) == q).all(), dt
+        assert (np.abs(back.astype(np.float64) - x) <= bound).all(), dt
+
+
+def test_linear_w_and_embedding_w():
+    g = np.random.default_rng(13)
+    x, w = np.float32(g.standard_normal((3, 64))), np.float32(g.standard_normal((5, 64)))
+    b = np.float32([1, 2, 3, 4, 5])
+    for dt in (ref.DTYPE_F32, F16, BF16, Q8, Q4):
+        q = ref.quantize(w, dt)
+        close(ref.linear_w(x, dt, q, 5, b, 4), ref.linear(x, ref.dequantize(q, dt, 5, 64), b, 4))
+    assert (ref.dequantize(ref.quantize(w, ref.DTYPE_F32), ref.DTYPE_F32, 5, 64) == w).all()
+    # Block formats: a row of x holding NaN or infinity is NaN; the others are untouched.
+    x[1, 7] = math.inf
+    y = ref.linear_w(x, Q8, ref.quantize(w, Q8), 5, None, 1)
+    assert np.isnan(y[1]).all() and not np.isnan(y[[0, 2]]).any()
+    table = ref.quantize(w, Q4)
+    close(ref.embedding_w(np.int32([4, 0, 4]), Q4, table, 5, 64), ref.dequantize(table, Q4, 5, 64)[[4, 0, 4]])
+
+
+def test_linear_w_quant_tolerance():
+    # The bound's first term covers replacing x by its int8 quantization
+    # (scale max|x| / 127 per block, round to nearest): compare it with that
+    # error computed exactly, for random rows.
+    g = np.random.default_rng(14)
+    x = np.float32(g.standard_normal((6, 96)))
+    w = ref.dequantize(ref.quantize(np.float32(g.standard_normal((7, 96)) / 10), Q8), Q8, 7, 96)
+    blocks = x.astype(np.float64).reshape(6, 3, 32)
+    dx = np.abs(blocks).max(axis=2, keepdims=True) / 127
+    xq = (np.round(blocks / dx) * dx).reshape(6, 96)
+    quant_err = np.abs(xq @ w.T - x.astype(np.float64) @ w.T).max()
+    tol = make_corpus.linear_w_quant_tolerance(x, w, None, 0)
+    assert tol["ulp"] == make_corpus.TOLERANCES["linear_w"]["ulp"]
+    assert quant_err <= tol["abs"] <= 20 * quant_err, (quant_err, tol)
+    # Bias and activation widen it; rows with NaN do not count.
+    assert make_corpus.linear_w_quant_tolerance(x, w, np.float32(np.full(7, 100)), 2)["abs"] > tol["abs"]
+    x[0] = np.nan
+    assert make_corpus.linear_w_quant_tolerance(x, w, None, 0)["abs"] <= tol["abs"]
+    for v, want in ((0.0123, 0.013), (0.013, 0.013), (7.81e-9, 7.9e-9), (120.0, 120.0), (0.0, 0.0)):
+        assert make_corpus.ceil_2_digits(v) == want and make_corpus.ceil_2_digits(v) >= v
+
+
+def test_quantizers_match_gguf_when_installed():
+    """The gguf package's numpy port of ggml (what kernels/cpu/quant's goldens
+    come from) is an implementation independent of this reference; it is not
+    a dependency of the suite, so the comparison runs where it is installed."""
+    try:
+        from gguf import GGMLQuantizationType as T
+        from gguf import quants
+    except ImportError:
+        print("  (gguf not installed: comparison skipped)")
+        return
+    g = np.random.default_rng(15)
+    x = np.float32(g.standard_normal((40, 64)) * np.exp2(g.integers(-40, 12, (40, 1))))
+    x[0, :32] = 0.0
+    x[0, 0] = -0.0  # gguf's max is this -0.0, ggml's C keeps +0.0 (kernels/cpu/quant/README.md)
+    x[1, :32] = [k / 2 for k in range(-16, 16)]
+    x[2, :32] = [127.0] + [k + 0.5 for k in range(-15, 16)]
+    for dt, gt in ((Q8, T.Q8_0), (Q4, T.Q4_0)):
+        mine, theirs = ref.quantize(x, dt), quants.quantize(x, gt).reshape(-1)
+        if dt == Q4:  # so gguf stores d = +0.0 there, ggml's C (and this reference) -0.0
+            assert list(mine[:2]) == [0x00, 0x80] and list(theirs[:2]) == [0x00, 0x00]
+            theirs = theirs.copy()
+            theirs[1] = 0x80
+        assert (mine == theirs).all(), dt
+        raw = make_corpus.raw_blocks(g, dt, 4, 64)
+        want = quants.dequantize(raw.reshape(4, -1), gt).astype(np.float64)
+        got = ref.dequantize(raw, dt, 4, 64)
+        assert ((got == want) | (np.isnan(got) & np.isnan(want))).all(), dt
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-/* Fuzz target: contexts and buffers.  An input is a sequence of operations
- * (create and destroy contexts and buffers, upload, download, fill, copy,
- * status strings, the CUDA queries, a kernel on a buffer) with sizes and
- * offsets chosen by the input.  Every buffer has a shadow copy kept by this
+/* Fuzz target: contexts and buffers, and the other context-free functions.
+ * An input is a sequence of operations (create and destroy contexts and
+ * buffers, upload, download, fill, copy, status strings, the CUDA queries,
+ * a kernel on a buffer, kb_context_synchronize, kb_dtype_bytes) with sizes
+ * and offsets chosen by the input.  Every buffer has a shadow copy kept by this
  * program, so the result of every operation is predicted exactly: a call
  * whose arguments are valid must succeed and do what the header says, an
  * invalid one must fail with a message naming an argument and change
@@ -392,18 +393,81 @@ static void op_cuda(in_t *in) {
   }
 }
 
+/* kb_dtype_bytes, context-free like the CUDA queries, with any type, sizes
+ * and a NULL output, against the header's table: a valid call gives rows *
+ * cols * 4 (F32), * 2 (F16, BF16), rows * cols / 32 * 34 (Q8_0) or * 18
+ * (Q4_0); a count that overflows is OUT_OF_MEMORY, anything else invalid
+ * INVALID_ARGUMENT, and a failure names an argument in kb_last_error and
+ * leaves *bytes alone. */
+static void op_dtype_bytes(in_t *in) {
+  op_name = "kb_dtype_bytes";
+  static const int32_t types[8] = {0, 1, 2, 8, 30, 3, 7, -1}; /* the five kb_dtype values, then three others */
+  uint8_t tb = rd8(in);
+  int32_t type = tb < 0xF0 ? types[tb % 8] : rd_i32(in);
+  int64_t rows = rd_size(in), cols = rd_size(in);
+  /* Whole blocks of 32 most of the time, so that block formats succeed. */
+  if (rd8(in) % 4 != 0 && cols > -((int64_t)1 << 57) && cols < ((int64_t)1 << 57)) cols *= 32;
+  bool null_out = rd8(in) % 16 == 0;
+  int64_t unit = 0, per = 1;
+  switch (type) {
+    case 0:
+      unit = 4;
+      break;
+    case 1:
+    case 30:
+      unit = 2;
+      break;
+    case 8:
+      unit = 34, per = 32;
+      break;
+    case 2:
+      unit = 18, per = 32;
+      break;
+    default:
+      break;
+  }
+  bool valid = !null_out && rows >= 0 && cols >= 0 && unit != 0 && cols % per == 0, over = false;
+  int64_t want = 0;
+  if (valid && rows != 0 && cols / per != 0) {
+    over = rows > INT64_MAX / (cols / per) || rows * (cols / per) > INT64_MAX / unit;
+    if (!over) want = rows * (cols / per) * unit;
+  }
+  int64_t bytes = 12345;
+  kb_status st = kb_dtype_bytes((kb_dtype)type, rows, cols, null_out ? NULL : &bytes);
+  if (valid && !over) {
+    if (st != KB_STATUS_OK) fail("valid call (type %d, rows %lld, cols %lld) failed: %s: %s", (int)type,
+                                 (long long)rows, (long long)cols, kb_status_string(st), kb_last_error());
+    if (bytes != want) fail("type %d, rows %lld, cols %lld: %lld bytes, expected %lld", (int)type, (long long)rows,
+                            (long long)cols, (long long)bytes, (long long)want);
+    if (kb_last_error()[0] != '\0') fail("OK but kb_last_error() is \"%s\"", kb_last_error());
+    return;
+  }
+  kb_status expect = valid ? KB_STATUS_OUT_OF_MEMORY : KB_STATUS_INVALID_ARGUMENT;
+  if (st != expect)
+    fail("type %d, rows %lld, cols %lld%s: %s, expected %s", (int)type, (long long)rows, (long long)cols,
+         null_out ? ", bytes NULL" : "", kb_status_string(st), kb_status_string(expect));
+  if (bytes != 12345) fail("failed but wrote *bytes");
+  /* The overflow message names rows and cols too (D9, fixed). */
+  check_names("kb_dtype_bytes", kb_last_error(), "type rows cols bytes");
+}
+
 /* A kernel on a buffer's memory (the pool of a context with threads starts
- * and runs here); the model re-reads the buffer afterwards. */
+ * and runs here); the model re-reads the buffer afterwards.  Then
+ * kb_context_synchronize, which on a CPU context (or NULL) has nothing to
+ * wait for: OK, and no message. */
 static void op_kernel(in_t *in, state *s) {
   op_name = "kb_scale on a buffer";
   int b = rd8(in) % NBUF;
   kb_context *ctx = s->ctx[rd8(in) % NCTX];
-  if (s->buf[b] == NULL) return;
-  int64_t n = s->size[b] / (int64_t)sizeof(float);
-  float *data = (float *)kb_buffer_data(s->buf[b]);
-  kb_status st = kb_scale(ctx, n, 0.5f, data, data);
-  if (st != KB_STATUS_OK) fail("%s", kb_status_string(st));
-  resync(s, b);
+  if (s->buf[b] != NULL) {
+    int64_t n = s->size[b] / (int64_t)sizeof(float);
+    float *data = (float *)kb_buffer_data(s->buf[b]);
+    kb_status st = kb_scale(ctx, n, 0.5f, data, data);
+    if (st != KB_STATUS_OK) fail("%s", kb_status_string(st));
+    resync(s, b);
+  }
+  op_name = "kb_context_synchronize";
+  check_result(ctx, "kb_context_synchronize", kb_context_synchronize(ctx), true, "ctx");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -411,7 +475,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   state s;
   memset(&s, 0, sizeof s);
   for (int step = 0; step < 24 && in.pos < in.n; step++) {
-    switch (rd8(&in) % 11) {
+    switch (rd8(&in) % 12) {
       case 0:
         op_context_create(&in, &s);
         break;
@@ -445,8 +509,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 9:
         op_cuda(&in);
         break;
-      default:
+      case 10:
         op_kernel(&in, &s);
+        break;
+      default:
+        op_dtype_bytes(&in);
         break;
     }
   }

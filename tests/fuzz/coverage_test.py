@@ -6,7 +6,8 @@
   annotates `dim`, flags, scalars of the C type, tensors of the annotated
   element type and role, `nullable` and `alias(...)` as annotated.
 - The contexts-and-buffers target calls every context, buffer and CUDA
-  device function of the header.
+  device function of the header, and every other function that returns a
+  kb_status without being a kernel (the context-free ones: kb_dtype_bytes).
 - The committed seed inputs (with the reproducers of fixed defects) are what
   make_seeds.py writes.
 """
@@ -28,7 +29,10 @@ HEADER = os.path.join(ROOT, "core", "include", "kernelbridge.h")
 # that have specs too.
 NOT_IN_HEADER = {"kb_gemm_batched", "kb_gemm_batched_bf16", "kb_gemm_batched_f16"}
 
-C_SCALARS = {"float": "f32", "int32_t": "i32", "int64_t": "i64", "uint64_t": "u64", "kb_activation": "i32"}
+# kb_dtype is an int32 like kb_activation, decoded with a palette of its
+# (non-contiguous) values: the spec scalar type "dtype" (fuzz.h).
+C_SCALARS = {"float": "f32", "int32_t": "i32", "int64_t": "i64", "uint64_t": "u64", "kb_activation": "i32",
+             "kb_dtype": "dtype"}
 
 
 def header_functions():
@@ -93,8 +97,11 @@ class CoverageTest(unittest.TestCase):
 
     def test_buffers_target_calls_every_context_and_buffer_function(self):
         functions = header_functions()
-        wanted = sorted(n for n in functions if n.startswith(("kb_context_create", "kb_buffer_", "kb_cuda_device"))
-                        or n in ("kb_context_destroy", "kb_status_string", "kb_last_error"))
+        wanted = sorted(n for n, (ret, doc, params) in functions.items()
+                        if n.startswith(("kb_context_create", "kb_buffer_", "kb_cuda_device"))
+                        or n in ("kb_context_destroy", "kb_status_string", "kb_last_error")
+                        or (ret == "kb_status" and not is_kernel(n, ret, params)))
+        self.assertIn("kb_dtype_bytes", wanted)
         with open(os.path.join(HERE, "buffers_fuzz.c")) as f:
             source = f.read()
         missing = [n for n in wanted if not re.search(r"\b%s\(" % n, source)]

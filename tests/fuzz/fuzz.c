@@ -78,6 +78,14 @@ static int32_t ipal(unsigned i) {
   return v[i % 16];
 }
 
+/* kb_dtype values (each twice, so that most draws are valid) and values
+ * next to them that are not one: GGML's Q4_1 (3), 7, 29, 31, -1,
+ * INT32_MIN. */
+static int32_t dpal(unsigned i) {
+  static const int32_t v[16] = {0, 1, 2, 8, 30, 0, 1, 2, 8, 30, 3, 7, -1, 31, 29, INT32_MIN};
+  return v[i % 16];
+}
+
 static int64_t lpal(unsigned i) {
   static const int64_t v[16] = {1, 2, 3, 10, 1000, 0, -1, INT64_MAX, INT64_MIN, (int64_t)1 << 40,
                                 (int64_t)1 << 31, 100000, 7, -1000, INT64_MAX - 1, 4};
@@ -95,6 +103,8 @@ static int64_t rd_scalar_int(fz_in *in, int type) {
   switch (type) {
     case FZ_S_I32:
       return b < 0xE0 ? ipal(b) : (int32_t)(uint32_t)rd_raw(in, 4);
+    case FZ_S_DTYPE:
+      return b < 0xE0 ? dpal(b) : (int32_t)(uint32_t)rd_raw(in, 4);
     case FZ_S_I64:
       return b < 0xE0 ? lpal(b) : (int64_t)rd_raw(in, 8);
     default: /* FZ_S_U64 */
@@ -130,11 +140,11 @@ static uint16_t to_f16(float f) {
 /* ---- signatures ---- */
 
 static const char *type_name(int t) {
-  static const char *const names[] = {"f32", "bf16", "f16", "i32"};
+  static const char *const names[] = {"f32", "bf16", "f16", "i32", "u8"};
   return names[t];
 }
 
-static int elem_size(int t) { return t == FZ_BF16 || t == FZ_F16 ? 2 : 4; }
+static int elem_size(int t) { return t == FZ_U8 ? 1 : t == FZ_BF16 || t == FZ_F16 ? 2 : 4; }
 
 static void sig_error(const fz_spec *s, const char *what) {
   fprintf(stderr, "fuzz: bad signature of %s (%s): %s\n", s->fn, what, s->sig);
@@ -168,6 +178,7 @@ static int parse_sig(const fz_spec *s, fz_param *p) {
       else if (strcmp(fields[2], "i32") == 0) pp->type = FZ_S_I32;
       else if (strcmp(fields[2], "i64") == 0) pp->type = FZ_S_I64;
       else if (strcmp(fields[2], "u64") == 0) pp->type = FZ_S_U64;
+      else if (strcmp(fields[2], "dtype") == 0) pp->type = FZ_S_DTYPE;
       else sig_error(s, "scalar type");
     } else if (pp->kind == 't') {
       if (nf < 4) sig_error(s, "tensor");
@@ -176,6 +187,7 @@ static int parse_sig(const fz_spec *s, fz_param *p) {
       else if (strcmp(fields[2], "bf16") == 0) pp->type = FZ_BF16;
       else if (strcmp(fields[2], "f16") == 0) pp->type = FZ_F16;
       else if (strcmp(fields[2], "i32") == 0) pp->type = FZ_I32;
+      else if (strcmp(fields[2], "u8") == 0) pp->type = FZ_U8;
       else sig_error(s, "tensor type");
       if (strcmp(fields[3], "in") == 0) pp->role = FZ_IN;
       else if (strcmp(fields[3], "out") == 0) pp->role = FZ_OUT;
@@ -325,6 +337,7 @@ static void describe(const fz_call *c) {
             mode_name(t->mode));
     if (t->mode == FZ_MODE_PLACED)
       fprintf(stderr, " in %s's buffer at byte %lld", c->t[t->target].p->name, (long long)t->offset);
+    if (t->mode == FZ_MODE_OWN && t->misalign != 0) fprintf(stderr, " (%d bytes past alignment)", t->misalign);
     fprintf(stderr, ", %zu bytes at %p\n", t->bytes, t->ptr);
   }
   if (c->must_fail) fprintf(stderr, "  the call must fail: %s\n", c->why);
@@ -384,6 +397,36 @@ static int32_t gen_int(const fz_tensor *t, unsigned b) {
   }
 }
 
+/* Bytes with a story in the storage formats: zero, the high byte of a
+ * binary16 infinity or NaN (0x7c, 0xfc, 0x7e, 0xff), of a bfloat16 or
+ * float32 one (0x7f, 0x80), the Q8_0 code -128 (0x80), two Q4_0 codes 8
+ * (0x88). */
+static uint8_t special_byte(unsigned i) {
+  static const uint8_t v[8] = {0x00, 0x7c, 0xfc, 0x7e, 0xff, 0x7f, 0x80, 0x88};
+  return v[i % 8];
+}
+
+/* A byte tensor: the same modes, on bytes. */
+static void fill_bytes(fz_in *in, uint8_t mode, uint64_t seed, uint8_t constant, uint8_t *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    switch (mode) {
+      case 0: /* one input byte per element */
+      case 3:
+        p[i] = rd8(in);
+        break;
+      case 1: /* pseudo-random */
+        p[i] = (uint8_t)xs_next(&seed);
+        break;
+      case 2: /* one value everywhere */
+        p[i] = constant;
+        break;
+      default: /* pseudo-random with special bytes sprinkled in */
+        p[i] = (xs_next(&seed) & 15) == 0 ? special_byte((unsigned)xs_next(&seed)) : (uint8_t)xs_next(&seed);
+        break;
+    }
+  }
+}
+
 static void fill(fz_in *in, fz_tensor *t) {
   int64_t n = t->extent;
   if (t->mode == FZ_MODE_DUMMY) n = (int64_t)t->bytes / elem_size(t->p->type);
@@ -391,6 +434,10 @@ static void fill(fz_in *in, fz_tensor *t) {
   uint8_t mode = rd8(in) % 5;
   uint64_t seed = 0x9E3779B97F4A7C15ull ^ ((uint64_t)rd8(in) << 8) ^ (uint64_t)t->extent;
   uint8_t constant = rd8(in);
+  if (type == FZ_U8) {
+    fill_bytes(in, mode, seed, constant, (uint8_t *)t->ptr, n);
+    return;
+  }
   for (int64_t i = 0; i < n; i++) {
     unsigned b;
     switch (mode) {
@@ -513,6 +560,9 @@ static void run_call(const fz_spec *spec, const fz_param *params, int np, fz_in 
         uint8_t m = rd8(in);
         mode_byte[c.nt] = m;
         t->mode = m % 16 == 12 ? FZ_MODE_NULL : FZ_MODE_OWN;
+        /* Bytes may lie anywhere (kernelbridge.h): a byte tensor's own
+         * buffer starts up to 3 bytes past an aligned address. */
+        if (p->type == FZ_U8) t->misalign = (m >> 4) & 3;
         if (m % 16 == 13 || m % 16 == 14) {
           t->mode = FZ_MODE_PLACED;
           t->target = rd8(in);
@@ -558,13 +608,17 @@ static void run_call(const fz_spec *spec, const fz_param *params, int np, fz_in 
         o = &c.t[target];
         t->target = target;
       }
-      int e = elem_size(t->p->type), oe = o != NULL ? elem_size(o->p->type) : e, align = e > oe ? e : oe;
+      int e = elem_size(t->p->type), oe = o != NULL ? elem_size(o->p->type) : e;
+      /* A byte tensor may start at any byte; others at a multiple of their
+       * own and the target's element size from an aligned address. */
+      int align = t->p->type == FZ_U8 ? 1 : e > oe ? e : oe;
       /* Only into a tensor that has a buffer of its own (decided earlier:
        * targets before this one; later ones are still "own" if valid). */
       bool ok = o != NULL && o->mode == FZ_MODE_OWN && extent_bytes(o) >= 0 && extent_bytes(o) <= FZ_TENSOR_CAP &&
                 t->offset > -FZ_TENSOR_CAP / e && t->offset < FZ_TENSOR_CAP / e;
       if (ok) {
-        t->offset = t->offset * e / align * align;
+        int64_t k = o->misalign;
+        t->offset = (k + t->offset * e) / align * align - k;
       } else {
         t->mode = FZ_MODE_OWN;
       }
@@ -589,15 +643,17 @@ static void run_call(const fz_spec *spec, const fz_param *params, int np, fz_in 
   }
 
   /* Storages: one per own or dummy tensor; placed tensors join their
-   * target's.  Byte ranges relative to the owner's first byte. */
+   * target's.  Byte ranges relative to an aligned address; the owner starts
+   * `misalign` bytes after it. */
   for (int i = 0; i < c.nt; i++) {
     fz_tensor *t = &c.t[i];
+    if (t->mode != FZ_MODE_OWN) t->misalign = 0;
     if (t->mode != FZ_MODE_OWN && t->mode != FZ_MODE_DUMMY) continue;
     t->bytes = t->mode == FZ_MODE_DUMMY ? FZ_DUMMY : (size_t)extent_bytes(t);
     t->storage = c.ns;
     fz_storage *s = &c.s[c.ns++];
     s->lo = 0;
-    s->hi = (int64_t)t->bytes;
+    s->hi = t->misalign + (int64_t)t->bytes;
   }
   for (int i = 0; i < c.nt; i++) {
     fz_tensor *t = &c.t[i];
@@ -605,8 +661,9 @@ static void run_call(const fz_spec *spec, const fz_param *params, int np, fz_in 
     t->bytes = (size_t)extent_bytes(t);
     t->storage = c.t[t->target].storage;
     fz_storage *s = &c.s[t->storage];
-    if (t->offset < s->lo) s->lo = t->offset;
-    if (t->offset + (int64_t)t->bytes > s->hi) s->hi = t->offset + (int64_t)t->bytes;
+    int64_t pos = c.t[t->target].misalign + t->offset;
+    if (pos < s->lo) s->lo = pos;
+    if (pos + (int64_t)t->bytes > s->hi) s->hi = pos + (int64_t)t->bytes;
   }
   for (int k = 0; k < c.ns; k++) {
     fz_storage *s = &c.s[k];
@@ -615,13 +672,13 @@ static void run_call(const fz_spec *spec, const fz_param *params, int np, fz_in 
     s->mem = (unsigned char *)malloc(s->size > 0 ? s->size : 0);
     if (s->mem == NULL && s->size > 0) abort();
     if (s->mem == NULL) s->mem = (unsigned char *)malloc(1); /* malloc(0) may give NULL */
-    s->lo = shift; /* from now: the owner's offset inside mem */
+    s->lo = shift; /* from now: the aligned address's offset inside mem */
   }
   for (int i = 0; i < c.nt; i++) {
     fz_tensor *t = &c.t[i];
     if (t->storage < 0) continue;
     fz_storage *s = &c.s[t->storage];
-    t->at = (size_t)(s->lo + (t->mode == FZ_MODE_PLACED ? t->offset : 0));
+    t->at = (size_t)(s->lo + (t->mode == FZ_MODE_PLACED ? c.t[t->target].misalign + t->offset : t->misalign));
     t->ptr = s->mem + t->at;
     if (t->p->role != FZ_IN) s->has_output = true;
   }

@@ -5,7 +5,8 @@
  * the target's family, which context (NULL, one thread, three threads), and
  * then every parameter in the order of its C declaration (sizes, flags,
  * scalars, and for each tensor how it is passed: its own buffer, NULL, or
- * placed inside another tensor's buffer at some offset), followed by the
+ * placed inside another tensor's buffer at some offset; a byte tensor's own
+ * buffer may start 0 to 3 bytes past an aligned address), followed by the
  * contents of the tensors.  The encoding is described in docs/reliability.md
  * and implemented by fz_run (fuzz.c) and tests/fuzz/make_seeds.py.
  *
@@ -38,12 +39,15 @@
 /* libFuzzer's entry point; each target defines it (one line: fz_run). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Element types of tensors. */
-enum { FZ_F32 = 0, FZ_BF16 = 1, FZ_F16 = 2, FZ_I32 = 3 };
+/* Element types of tensors.  FZ_U8 is raw bytes (a weight in a storage
+ * format, `void *`): its extent counts bytes. */
+enum { FZ_F32 = 0, FZ_BF16 = 1, FZ_F16 = 2, FZ_I32 = 3, FZ_U8 = 4 };
 /* Tensor roles. */
 enum { FZ_IN = 0, FZ_OUT = 1, FZ_INOUT = 2 };
-/* Scalar types. */
-enum { FZ_S_F32 = 0, FZ_S_I32 = 1, FZ_S_I64 = 2, FZ_S_U64 = 3 };
+/* Scalar types.  FZ_S_DTYPE is an int32 holding a kb_dtype: decoded with
+ * a palette of its values (0, 1, 2, 8, 30) and of values next to them, so
+ * that the non-contiguous enum is hit without raw bytes. */
+enum { FZ_S_F32 = 0, FZ_S_I32 = 1, FZ_S_I64 = 2, FZ_S_U64 = 3, FZ_S_DTYPE = 4 };
 
 /* Extents that are not a number of elements. */
 #define FZ_NEG (-1)        /* a size involved is negative */
@@ -58,7 +62,7 @@ enum { FZ_S_F32 = 0, FZ_S_I32 = 1, FZ_S_I64 = 2, FZ_S_U64 = 3 };
 typedef struct fz_param {
   char kind; /* 'd' size (dim), 'f' flag, 's' scalar, 't' tensor */
   char name[FZ_NAME];
-  int type;  /* scalar: FZ_S_*; tensor: FZ_F32 ... FZ_I32 */
+  int type;  /* scalar: FZ_S_*; tensor: FZ_F32 ... FZ_U8 */
   int role;  /* tensor: FZ_IN, FZ_OUT, FZ_INOUT */
   bool nullable;
   int nalias;
@@ -72,10 +76,10 @@ struct fz_call;
  * by spaces:
  *   d:NAME                  a size (int64_t, the header's "dim")
  *   f:NAME                  a flag (bool)
- *   s:NAME:f32|i32|i64|u64  a scalar
+ *   s:NAME:f32|i32|i64|u64|dtype  a scalar (dtype: a kb_dtype, read as int32)
  *   t:NAME:TYPE:ROLE[:null][:alias=A[,B]]
- *                           a tensor; TYPE f32, bf16, f16 or i32, or $ for
- *                           the spec's float type; ROLE in, out or inout
+ *                           a tensor; TYPE f32, bf16, f16, i32 or u8, or $
+ *                           for the spec's float type; ROLE in, out or inout
  * shape() sets every tensor's extent (fz_extent) and may set index ranges
  * and the work estimate; call() makes the call; post() (optional) checks
  * postconditions after a successful call.
@@ -98,6 +102,7 @@ typedef struct fz_tensor {
   int mode;       /* FZ_MODE_* below */
   int target;     /* placed: index of the tensor whose buffer holds this one */
   int64_t offset; /* placed: byte offset from the target's first byte */
+  int misalign;   /* own u8 buffer: bytes past a 4-byte aligned address (0..3) */
   int storage;    /* index into the call's storages, -1 for NULL */
   size_t at;      /* byte offset inside the storage */
   size_t bytes;   /* bytes the buffer has (the declared size, or a dummy's) */

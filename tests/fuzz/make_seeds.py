@@ -6,8 +6,9 @@ encoded in the fuzz input format (docs/reliability.md, decoded by fuzz.c):
 every case of a float32 kernel becomes a seed of that kernel's target, and of
 its bfloat16 and float16 variants in the "half" target; a few hand-written
 cases add paths of kb_linear, kb_attention_ex and kb_gemm_batched (the
-decode split, many small batch items) and drive the contexts-and-buffers
-target.
+decode split, many small batch items), cover the weight formats of the
+"quant" target (every entry point with every kb_dtype, and the ways a
+call of it goes wrong) and drive the contexts-and-buffers target.
 
     python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file
     python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* instead
@@ -113,7 +114,7 @@ def to_f16(v):
 def enc_scalar(typ, v):
     if typ == "f32":
         return b"\xe0" + struct.pack("<I", f32_bits(v))
-    if typ == "i32":
+    if typ in ("i32", "dtype"):
         return b"\xe0" + struct.pack("<i", int(v))
     if typ == "i64":
         return b"\xe0" + struct.pack("<q", int(v))
@@ -125,6 +126,8 @@ def enc_values(typ, values):
         return b"".join(struct.pack("<I", f32_bits(v)) for v in values)
     if typ == "i32":
         return b"".join(struct.pack("<i", int(v)) for v in values)
+    if typ == "u8":
+        return bytes(int(v) & 0xFF for v in values)
     conv = to_bf16 if typ == "bf16" else to_f16
     return b"".join(struct.pack("<H", conv(v)) for v in values)
 
@@ -153,6 +156,8 @@ def encode(index, params, case):
                 out.append(12)
             elif name in case.get("dummy", []):
                 out.append(1)  # odd: a dummy buffer when the tensor is too large and nothing is written
+            elif name in case.get("misalign", {}):
+                out.append(case["misalign"][name] << 4)  # own buffer, 1 to 3 bytes past alignment (u8)
             elif name in case.get("overlap", {}):
                 ov = case["overlap"][name]
                 i, j = tnames.index(name), tnames.index(ov["with"])
@@ -239,6 +244,189 @@ def extra_cases():
     return cases
 
 
+# ---- weights in storage formats (the "quant" target) ----
+
+DTYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
+# Bytes per unit and elements per unit (kernelbridge.h, kb_dtype).
+LAYOUT = {0: (4, 1), 1: (2, 1), 30: (2, 1), 8: (34, 32), 2: (18, 32)}
+
+
+def dtype_bytes(dtype, rows, cols):
+    unit, per = LAYOUT[dtype]
+    return rows * (cols // per) * unit
+
+
+def sample_values(n, seed):
+    """n floats k / 8 with |k| <= 14: exact in every float format."""
+    return [((i * 37 + seed * 11) % 29 - 14) / 8 for i in range(n)]
+
+
+def stored(dtype, rows, cols, seed=0):
+    """The bytes of a [rows, cols] tensor of dtype: sample values for the
+    float formats; for the block formats blocks with scales 0.25, 0.5, 0.75
+    and codes running through the whole range (Q8_0's -128 included)."""
+    out = bytearray()
+    if dtype == 0:
+        for v in sample_values(rows * cols, seed):
+            out += struct.pack("<f", v)
+    elif dtype == 1:
+        for v in sample_values(rows * cols, seed):
+            out += struct.pack("<e", v)
+    elif dtype == 30:
+        for v in sample_values(rows * cols, seed):
+            out += struct.pack("<H", to_bf16(v))
+    else:
+        for b in range(rows * cols // 32):
+            out += struct.pack("<e", 0.25 * (1 + (b + seed) % 3))
+            if dtype == 8:
+                out += bytes(((i * 29 + b * 7 + seed) % 256) for i in range(32))
+            else:
+                out += bytes(((i * 5 + b + seed) % 16) | (((i * 11 + b) % 16) << 4) for i in range(16))
+    return list(out)
+
+
+def quant_cases():
+    cases = []
+
+    def case(kernel, name, dims, scalars, tensors=None, null=(), misalign=None, overlap=None):
+        cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": {}, "scalars": scalars,
+                      "tensors": {k: {"values": v} for k, v in (tensors or {}).items()}, "null": list(null),
+                      "misalign": misalign or {}, "overlap": overlap or {}})
+
+    def quantize(name, dtype, rows, cols, x, y_bytes=None, **kw):
+        y_bytes = dtype_bytes(dtype, rows, cols) if y_bytes is None else y_bytes
+        case("quantize", name, {"rows": rows, "cols": cols, "y_bytes": y_bytes}, {"type": dtype}, {"x": x}, **kw)
+
+    def dequantize(name, dtype, rows, cols, data, **kw):
+        case("dequantize", name, {"rows": rows, "cols": cols, "x_bytes": len(data)}, {"type": dtype}, {"x": data},
+             **kw)
+
+    def linear_w(name, dtype, rows, inf, outf, weight, act=0, **kw):
+        case("linear_w", name, {"rows": rows, "in_features": inf, "out_features": outf, "weight_bytes": len(weight)},
+             {"weight_type": dtype, "act": act},
+             {"x": sample_values(rows * inf, 3), "weight": weight, "bias": sample_values(outf, 4)}, **kw)
+
+    def embedding_w(name, dtype, ids, vocab, dim, table, **kw):
+        case("embedding_w", name, {"n_ids": len(ids), "vocab": vocab, "dim": dim, "table_bytes": len(table)},
+             {"table_type": dtype}, {"ids": ids, "table": table}, **kw)
+
+    # Every entry point with every type; the bytes of a weight also at an
+    # address that is not a multiple of 2 or 4, and y of kb_quantize too:
+    # valid for the block formats (any address), refused for F32, F16 and
+    # BF16 (aligned as their elements).
+    for label, t in sorted(DTYPES.items()):
+        cols = 64 if t in (2, 8) else 48
+        odd = {0: 2, 1: 1, 30: 3, 8: 1, 2: 3}[t]
+        mis = "misaligned_ok" if t in (2, 8) else "misaligned_refused"
+        quantize("quantize_%s_ok" % label, t, 2, cols, sample_values(2 * cols, 1))
+        quantize("quantize_%s_y_%s" % (label, mis), t, 2, cols, sample_values(2 * cols, 2), misalign={"y": odd})
+        dequantize("dequantize_%s_ok" % label, t, 2, cols, stored(t, 2, cols))
+        dequantize("dequantize_%s_%s" % (label, mis), t, 3, cols, stored(t, 3, cols, 1), misalign={"x": odd})
+        linear_w("linear_w_%s_ok" % label, t, 3, cols, 5, stored(t, 5, cols), act=4)
+        linear_w("linear_w_%s_gemv_ok" % label, t, 1, 2 * cols, 7, stored(t, 7, 2 * cols, 2))
+        linear_w("linear_w_%s_%s" % (label, mis), t, 2, cols, 4, stored(t, 4, cols, 1), act=1,
+                 misalign={"weight": odd})
+        embedding_w("embedding_w_%s_ok" % label, t, [0, 5, 2, 2], 6, cols, stored(t, 6, cols))
+        embedding_w("embedding_w_%s_%s" % (label, mis), t, [3, 1], 4, cols, stored(t, 4, cols, 2),
+                    misalign={"table": odd})
+
+    Q8, Q4, F16 = DTYPES["q8_0"], DTYPES["q4_0"], DTYPES["f16"]
+    x = sample_values(128, 5)
+    # Not a kb_dtype: 7, GGML's Q4_1 (3), -1.
+    quantize("quantize_type_unknown", 7, 2, 64, x, y_bytes=136)
+    quantize("quantize_type_q4_1", 3, 2, 64, x, y_bytes=80)
+    dequantize("dequantize_type_unknown", 7, 2, 64, stored(Q8, 2, 64))
+    linear_w("linear_w_weight_type_unknown", 7, 2, 64, 3, stored(Q4, 3, 64))
+    linear_w("linear_w_weight_type_negative", -1, 2, 64, 3, stored(Q4, 3, 64))
+    embedding_w("embedding_w_table_type_unknown", 7, [0, 1], 3, 64, stored(Q8, 3, 64))
+    # Byte counts that do not match the shape.
+    quantize("quantize_y_bytes_short", Q8, 2, 64, x, y_bytes=135)
+    quantize("quantize_y_bytes_long", Q8, 2, 64, x, y_bytes=137)
+    dequantize("dequantize_x_bytes_short", Q4, 2, 64, stored(Q4, 2, 64)[:-1])
+    linear_w("linear_w_weight_bytes_short", Q4, 2, 64, 3, stored(Q4, 3, 64)[:-1])
+    linear_w("linear_w_bytes_of_another_type", Q8, 2, 64, 3, stored(Q4, 3, 64))
+    embedding_w("embedding_w_table_bytes_long", F16, [0, 1], 3, 48, stored(F16, 3, 48) + [0])
+    # Block formats need whole blocks of 32.
+    quantize("quantize_cols_not_multiple_of_32", Q8, 2, 48, sample_values(96, 6), y_bytes=102)
+    dequantize("dequantize_cols_not_multiple_of_32", Q4, 2, 40, stored(Q4, 2, 64)[:45])
+    linear_w("linear_w_in_features_not_multiple_of_32", Q8, 2, 40, 3, stored(Q8, 3, 64)[:-9])
+    embedding_w("embedding_w_dim_not_multiple_of_32", Q4, [0], 2, 16, stored(Q4, 2, 32))
+    # ids outside [0, vocab), checked before anything is written.
+    embedding_w("embedding_w_id_eq_vocab", Q8, [0, 6, 1], 6, 32, stored(Q8, 6, 32))
+    embedding_w("embedding_w_id_negative", F16, [1, 0, -1], 6, 16, stored(F16, 6, 16))
+    # Rows a block format cannot hold; the tiny block (1 / d overflows) can.
+
+    def x_with(index, value):
+        v = [1.0] * 128
+        v[index] = value
+        return v
+
+    quantize("quantize_q8_0_x_nan", Q8, 2, 64, x_with(70, "nan"))
+    quantize("quantize_q4_0_x_inf", Q4, 2, 64, x_with(127, "-inf"))
+    quantize("quantize_q8_0_scale_overflow", Q8, 2, 64, x_with(33, 1e7))
+    quantize("quantize_q4_0_scale_overflow", Q4, 2, 64, x_with(0, -6e5))
+    quantize("quantize_q8_0_largest_scale_ok", Q8, 2, 64, x_with(33, 65519.0 * 127))
+    quantize("quantize_q8_0_tiny_block_ok", Q8, 1, 64, [1e-40] * 32 + [-3e-39] * 32)
+    quantize("quantize_f16_x_nan_ok", F16, 2, 64, x_with(70, "nan"))
+    # Other invalid calls: y overlapping x, a negative byte count, act.
+    quantize("quantize_y_overlaps_x", Q8, 2, 64, x, overlap={"y": {"with": "x", "offset": 4}})
+    linear_w("linear_w_act_unknown", Q8, 2, 64, 3, stored(Q8, 3, 64), act=5)
+    case("linear_w", "linear_w_negative_weight_bytes", {"rows": 2, "in_features": 64, "out_features": 3,
+                                                        "weight_bytes": -1},
+         {"weight_type": Q8, "act": 0})
+    return cases
+
+
+# Reproducers of open library defects the fuzzers found (docs/reliability.md,
+# "Known defects"; seed-open_*): specs.c's fz_known_defect() makes the replay
+# skip them until the fix, KB_FUZZ_KNOWN_DEFECTS=1 makes them run.  Once a
+# defect is fixed its seed moves to fixed_defect_cases().  None is open.
+def open_defect_cases():
+    return []
+
+
+# Reproducers of D7, D8, D10, D11 and D12 (the `quant` target's findings,
+# fixed), replayed as seed-fixed_* like those of fixed_defect_cases().  D8's
+# are now refused: F32, F16 and BF16 bytes must be aligned as their elements.
+def quant_fixed_defect_cases():
+    cases = []
+
+    def case(kernel, name, dims, scalars, tensors=None, null=(), misalign=None):
+        cases.append({"kernel": kernel, "name": name, "dims": dims, "flags": {}, "scalars": scalars,
+                      "tensors": {k: {"values": v} for k, v in (tensors or {}).items()}, "null": list(null),
+                      "misalign": misalign or {}, "overlap": {}})
+
+    Q8, BF16, F32 = DTYPES["q8_0"], DTYPES["bf16"], DTYPES["f32"]
+    # D7: a block-format weight with in_features == 0 (y = act(bias)): SIGFPE.
+    case("linear_w", "linear_w_q8_0_in_features_0", {"rows": 2, "in_features": 0, "out_features": 3,
+                                                     "weight_bytes": 0},
+         {"weight_type": Q8, "act": 0}, {"bias": [1.0, -2.0, 0.5]}, null=["x", "weight"])
+    # D11: a block of x below 127 * 2^-128 in magnitude (1 / its scale is
+    # infinite) against a Q8_0 weight of scale 1.
+    case("linear_w", "linear_w_q8_0_tiny_x_block", {"rows": 1, "in_features": 32, "out_features": 1,
+                                                    "weight_bytes": 34},
+         {"weight_type": Q8, "act": 0},
+         {"x": [(1e-39 if i % 2 else -2e-39) * (i % 5 + 1) for i in range(32)],
+          "weight": [0x00, 0x3C] + [(i * 7 - 100) & 0xFF for i in range(32)]}, null=["bias"])
+    # D12: rows of no element checked one by one, 2^62 of them.
+    case("quantize", "quantize_q8_0_cols0_many_rows", {"rows": 1 << 62, "cols": 0, "y_bytes": 0}, {"type": Q8})
+    case("quantize", "quantize_q4_0_cols0_null_x", {"rows": 4, "cols": 0, "y_bytes": 0}, {"type": DTYPES["q4_0"]},
+         null=["x"])
+    # D8: a float32 weight at an odd address, read as float by the
+    # matrix-vector path (one output, many rows: the weight is the vector).
+    case("linear_w", "linear_w_f32_weight_odd_address", {"rows": 60, "in_features": 2, "out_features": 1,
+                                                         "weight_bytes": 8},
+         {"weight_type": F32, "act": 0}, {"x": sample_values(120, 7), "weight": stored(F32, 1, 2), "bias": [0.5]},
+         misalign={"weight": 1})
+    # D8: bfloat16 bytes written at an odd address as uint16_t.
+    case("quantize", "quantize_bf16_y_odd_address", {"rows": 1, "cols": 5, "y_bytes": 10}, {"type": BF16},
+         {"x": [1.0, -2.5, 3.0, 0.125, 1e-3]}, misalign={"y": 1})
+    # D10: an empty tensor whose rows would hold 4 * 2^62 bytes (valid: OK).
+    case("quantize", "quantize_f32_rows0_row_bytes_overflow", {"rows": 0, "cols": 1 << 62, "y_bytes": 0},
+         {"type": F32}, null=["x", "y"])
+    return cases
+
+
 # Reproducers of library defects the fuzzers found and that are fixed
 # (docs/reliability.md, D3 and D4), kept as seeds (seed-fixed_*) so that the
 # replay in `bazel test //...` (and under --config=asan) guards the fix.
@@ -278,7 +466,15 @@ def buffers_seeds():
     # v: index into buffers_fuzz.c's value list (3 is 255, 4 is 256, 5 is -1).
     fill = lambda b, ctx, off, n, v: bytes([6, b, ctx]) + size(off) + size(n) + bytes([v])
     copy = lambda d, s, ctx, doff, soff, n: bytes([7, d, s, ctx]) + size(doff) + size(soff) + size(n)
+    # kb_dtype_bytes: type index (0 F32, 1 F16, 2 Q4_0, 3 Q8_0, 4 BF16, then
+    # 3, 7 and -1), rows, cols, cols in blocks of 32 or not, NULL bytes or not.
+    dtype_bytes = lambda ti, rows, cols, whole=False, null=False: bytes([11, ti]) + size(rows) + size(cols) + bytes(
+        [1 if whole else 0, 0 if null else 1])
     seeds = {
+        "seed-dtype_bytes": dtype_bytes(0, 3, 5) + dtype_bytes(1, 2, 2, True) + dtype_bytes(4, 7, 3)
+        + dtype_bytes(3, 3, 2, True) + dtype_bytes(2, 5, 1, True) + dtype_bytes(3, 2, 48) + dtype_bytes(5, 1, 32)
+        + dtype_bytes(6, 2, 2) + dtype_bytes(7, 1, 1) + dtype_bytes(0, -1, 4) + dtype_bytes(3, 1, 1, True, True)
+        + dtype_bytes(3, 1 << 62, 2, True) + dtype_bytes(0, (1 << 63) - 1, 0) + dtype_bytes(2, 0, 1 << 40),
         "seed-round_trip": ctx_create(1, 0, 3) + buf_create(0, 1, 64) + upload(0, 1, 8, 16) + download(0, 1, 0, 64)
         + fill(0, 1, 60, 4, 3) + copy(1, 0, 0, 0, 0, 0) + buf_create(1, 0, 32) + copy(1, 0, 1, 0, 8, 32)
         + bytes([10, 1, 1]) + download(1, 0, 0, 32),
@@ -302,7 +498,7 @@ def build(out_dir):
     with open(os.path.join(ROOT, "tests", "conformance", "corpus", "bad_input.json")) as f:
         bad = json.load(f)
     written = {}
-    cases = [("", c) for c in bad["cases"]] + [("extra_", c) for c in extra_cases()]
+    cases = [("", c) for c in bad["cases"]] + [("extra_", c) for c in extra_cases() + quant_cases()]
     for prefix, case in cases:
         for suffix in ("", "_bf16", "_f16"):
             fn = "kb_" + case["kernel"] + suffix
@@ -312,9 +508,11 @@ def build(out_dir):
             written[("corpus", fam, "seed-" + prefix + case["name"] + suffix)] = encode(i, params, case)
     for name, data in buffers_seeds().items():
         written[("corpus", "buffers", name)] = data
-    for case in fixed_defect_cases():
-        fam, i, params = index["kb_" + case["kernel"]]
-        written[("corpus", fam, "seed-fixed_" + case["name"])] = encode(i, params, case)
+    for prefix, defects in (("fixed_", fixed_defect_cases() + quant_fixed_defect_cases()),
+                            ("open_", open_defect_cases())):
+        for case in defects:
+            fam, i, params = index["kb_" + case["kernel"]]
+            written[("corpus", fam, "seed-" + prefix + case["name"])] = encode(i, params, case)
     for (top, fam, name), data in sorted(written.items()):
         d = os.path.join(out_dir, top, fam)
         os.makedirs(d, exist_ok=True)

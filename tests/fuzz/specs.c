@@ -3,7 +3,10 @@
  * and its postconditions.  Families group the entry points into fuzz
  * targets (one binary per family).  tests/fuzz/coverage_test.py checks that
  * every kernel of the header has a spec here. */
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
@@ -314,15 +317,439 @@ static kb_status call_topp(fz_call *c, kb_context *ctx) {
   return kb_topp_sample(ctx, D("rows"), D("cols"), P("logits"), F("p"), F("temperature"), U("seed"), P("out"));
 }
 
+/* ---- weights in storage formats ---- */
+
+/* The formats of kb_dtype as kernelbridge.h describes them, written here
+ * without the library: `unit` bytes per `per` elements of a row. */
+static bool dtype_layout(int64_t type, int64_t *unit, int64_t *per) {
+  switch (type) {
+    case KB_DTYPE_F32:
+      *unit = 4, *per = 1;
+      return true;
+    case KB_DTYPE_F16:
+    case KB_DTYPE_BF16:
+      *unit = 2, *per = 1;
+      return true;
+    case KB_DTYPE_Q8_0:
+      *unit = 34, *per = 32;
+      return true;
+    case KB_DTYPE_Q4_0:
+      *unit = 18, *per = 32;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool blocked(int64_t type) { return type == KB_DTYPE_Q8_0 || type == KB_DTYPE_Q4_0; }
+
+/* Bytes of one row of cols elements (a valid type and cols). */
+static int64_t row_bytes(int64_t type, int64_t cols) {
+  int64_t unit, per;
+  if (!dtype_layout(type, &unit, &per)) return 0;
+  return cols / per * unit;
+}
+
+/* The byte tensor `tensor` is `bytes` long, whatever the fuzzer chose, so
+ * that wrong counts are exercised.  The call must fail when no count can be
+ * right (the type is not a kb_dtype, cols not a multiple of a block
+ * format's 32, the count overflows) or this one is not kb_dtype_bytes(type,
+ * rows, cols).  Negative sizes are the engine's rule. */
+static void shape_bytes(fz_call *c, const char *type_name, const char *tensor, const char *bytes_name, int64_t rows,
+                        int64_t cols, const char *cols_name) {
+  int64_t type = I(type_name), bytes = D(bytes_name), unit, per;
+  fz_extent(c, tensor, bytes < 0 ? FZ_NEG : bytes);
+  if (c->must_fail || rows < 0 || cols < 0) return;
+  if (!dtype_layout(type, &unit, &per)) {
+    snprintf(c->why, sizeof c->why, "%s = %lld is not a kb_dtype", type_name, (long long)type);
+  } else if (cols % per != 0) {
+    snprintf(c->why, sizeof c->why, "%s = %lld is not a multiple of 32 (%s = %lld)", cols_name, (long long)cols,
+             type_name, (long long)type);
+  } else {
+    int64_t units = fz_prod2(rows, cols / per);
+    if (units == FZ_OVER || units > INT64_MAX / unit) {
+      snprintf(c->why, sizeof c->why, "the byte count of %s overflows", tensor);
+    } else if (units * unit != bytes) {
+      snprintf(c->why, sizeof c->why, "%s = %lld, but %s takes %lld bytes", bytes_name, (long long)bytes, tensor,
+               (long long)(units * unit));
+    } else {
+      return;
+    }
+  }
+  c->must_fail = true;
+}
+
+static unsigned le16(const unsigned char *p) { return (unsigned)p[0] | (unsigned)p[1] << 8; }
+
+static float bits_to_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint32_t f32_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* binary16 -> float32, from the format's definition. */
+static float ref_f16(unsigned h) {
+  unsigned e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0    ? ldexpf((float)m, -24)
+            : e == 31 ? (m != 0 ? NAN : INFINITY)
+                      : ldexpf((float)(m | 1024), (int)e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
+/* float32 -> binary16, round to nearest even; NaN -> a NaN. */
+static unsigned ref_to_f16(float f) {
+  uint32_t x = f32_to_bits(f), a = x & 0x7fffffff;
+  unsigned sign = (x >> 16) & 0x8000;
+  if (a > 0x7f800000) return sign | 0x7e00;
+  if (a >= 0x477ff000) return sign | 0x7c00; /* 65520 and beyond round to infinity */
+  if (a < 0x38800000) /* below 2^-14: a multiple of 2^-24, rint rounds half to even */
+    return sign | (unsigned)rint((double)bits_to_f32(a) * 16777216.0);
+  unsigned h = (((a >> 23) - 112) << 10) | ((a >> 13) & 1023), rest = a & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++; /* a carry into the exponent is right */
+  return sign | h;
+}
+
+/* float32 -> bfloat16, round to nearest even; NaN -> a NaN. */
+static unsigned ref_to_bf16(float f) {
+  uint32_t x = f32_to_bits(f);
+  if ((x & 0x7fffffff) > 0x7f800000) return (x >> 16) | 0x40;
+  return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+}
+
+static bool f16_is_nan(unsigned h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
+
+/* Element e of a row stored as type (scales and elements little-endian). */
+static float ref_elem(int64_t type, const unsigned char *row, int64_t e) {
+  switch (type) {
+    case KB_DTYPE_F32: {
+      const unsigned char *p = row + 4 * e;
+      return bits_to_f32((uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16);
+    }
+    case KB_DTYPE_F16:
+      return ref_f16(le16(row + 2 * e));
+    case KB_DTYPE_BF16:
+      return bits_to_f32((uint32_t)le16(row + 2 * e) << 16);
+    case KB_DTYPE_Q8_0: {
+      const unsigned char *b = row + e / 32 * 34;
+      int q = b[2 + e % 32];
+      return ref_f16(le16(b)) * (float)(q < 128 ? q : q - 256);
+    }
+    default: { /* Q4_0 */
+      const unsigned char *b = row + e / 32 * 18;
+      int j = (int)(e % 32), q = j < 16 ? b[2 + j] & 15 : b[2 + j - 16] >> 4;
+      return ref_f16(le16(b)) * (float)(q - 8);
+    }
+  }
+}
+
+static bool same_value(float a, float b) { return (isnan(a) && isnan(b)) || f32_to_bits(a) == f32_to_bits(b); }
+
+static void *fz_alloc(int64_t bytes) {
+  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (p == NULL) abort();
+  return p;
+}
+
+static void shape_quantize(fz_call *c) {
+  int64_t all = fz_prod2(D("rows"), D("cols"));
+  fz_extent(c, "x", all);
+  shape_bytes(c, "type", "y", "y_bytes", D("rows"), D("cols"), "cols");
+  c->work = work_of(all);
+}
+
+static kb_status call_quantize(fz_call *c, kb_context *ctx) {
+  return kb_quantize(ctx, (kb_dtype)I("type"), D("rows"), D("cols"), P("x"), P("y"), D("y_bytes"));
+}
+
+/* GGML's reference quantization of one block of 32 (kernelbridge.h,
+ * kb_quantize), checked against the stored block: the scale bit for bit,
+ * and the codes unless 1 / d overflows (|d| < 2^-128, where the scale is 0
+ * and the codes mean nothing).  Fails the call when the block could not be
+ * quantized (an element not finite, a scale beyond binary16). */
+static void check_block(fz_call *c, int64_t type, const float *x, const unsigned char *b, int64_t r, int64_t col) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < 32; j++) {
+    if (!isfinite(x[j])) fz_fail(c, "OK, but x[%lld, %lld] = %g", (long long)r, (long long)(col + j), (double)x[j]);
+    if (type == KB_DTYPE_Q8_0) {
+      amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+    } else if (amax < fabsf(x[j])) { /* Q4_0: the first element of largest magnitude */
+      amax = fabsf(x[j]);
+      max = x[j];
+    }
+  }
+  float d = type == KB_DTYPE_Q8_0 ? amax / 127.0f : max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+  unsigned scale = ref_to_f16(d);
+  if ((scale & 0x7fff) == 0x7c00)
+    fz_fail(c, "OK, but the scale of the block at x[%lld, %lld] (%g) overflows binary16", (long long)r, (long long)col,
+            (double)d);
+  if (le16(b) != scale)
+    fz_fail(c, "the block at y row %lld, column %lld has scale 0x%04x, not 0x%04x (d = %g)", (long long)r,
+            (long long)col, le16(b), scale, (double)d);
+  if (isinf(id)) return;
+  for (int j = 0; j < 32; j++) {
+    unsigned want, got;
+    if (type == KB_DTYPE_Q8_0) {
+      want = (unsigned)(int)roundf(x[j] * id) & 0xff;
+      got = b[2 + j];
+    } else {
+      float v = x[j] * id + 8.5f; /* in [0.5, 16.5]: trunc, then at most 15 */
+      want = v >= 15.0f ? 15 : (unsigned)(int)v;
+      got = j < 16 ? b[2 + j] & 15 : b[2 + j - 16] >> 4;
+    }
+    if (want != got)
+      fz_fail(c, "x[%lld, %lld] = %.9g is stored as code %u, GGML's reference gives %u", (long long)r,
+              (long long)(col + j), (double)x[j], got, want);
+  }
+}
+
+/* F32 copies, F16 and BF16 round to nearest even, Q8_0 and Q4_0 are GGML's
+ * reference; and kb_dequantize brings block formats back within half a
+ * step d (Q8_0; one step for Q4_0, whose largest code is 7 while the scale
+ * maps the block's extreme to -8) plus what rounding the scale to binary16
+ * moved, or as zeros where the scale rounds to binary16 zero. */
+static void post_quantize(fz_call *c) {
+  int64_t type = I("type"), rows = D("rows"), cols = D("cols"), rb = row_bytes(type, cols);
+  const float *x = (const float *)P("x");
+  const unsigned char *y = (const unsigned char *)P("y");
+  if (rows == 0 || cols == 0) return;
+  for (int64_t r = 0; r < rows; r++) {
+    const unsigned char *row = y + r * rb;
+    for (int64_t e = 0; e < cols; e++) {
+      float v = x[r * cols + e];
+      if (type == KB_DTYPE_F32 && f32_to_bits(ref_elem(type, row, e)) != f32_to_bits(v))
+        fz_fail(c, "y[%lld, %lld] is not x's bytes", (long long)r, (long long)e);
+      if (type == KB_DTYPE_F16 || type == KB_DTYPE_BF16) {
+        unsigned got = le16(row + 2 * e), want = type == KB_DTYPE_F16 ? ref_to_f16(v) : ref_to_bf16(v);
+        bool nan = type == KB_DTYPE_F16 ? f16_is_nan(got) : isnan(bits_to_f32((uint32_t)got << 16));
+        if (isnan(v) ? !nan : got != want)
+          fz_fail(c, "x[%lld, %lld] = %.9g is stored as 0x%04x, not 0x%04x", (long long)r, (long long)e, (double)v,
+                  got, want);
+      }
+    }
+    if (blocked(type))
+      for (int64_t b = 0; b < cols / 32; b++)
+        check_block(c, type, x + r * cols + b * 32, row + b * row_bytes(type, 32), r, b * 32);
+  }
+  if (!blocked(type)) return;
+  float *back = (float *)fz_alloc(rows * cols * (int64_t)sizeof(float));
+  kb_status st = kb_dequantize(NULL, (kb_dtype)type, rows, cols, y, D("y_bytes"), back);
+  if (st != KB_STATUS_OK) fz_fail(c, "kb_dequantize of the result: %s", kb_status_string(st));
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t b = 0; b < cols / 32; b++) {
+      const float *xb = x + r * cols + b * 32;
+      float amax = 0.0f, max = 0.0f;
+      for (int j = 0; j < 32; j++)
+        if (amax < fabsf(xb[j])) amax = fabsf(xb[j]), max = xb[j];
+      double d = type == KB_DTYPE_Q8_0 ? amax / 127.0f : max / -8.0f;
+      double d16 = ref_f16(le16(y + r * rb + b * row_bytes(type, 32)));
+      /* A scale that rounds to binary16 zero (the block is 0, or below
+       * 2^-25 * 127 in magnitude) makes the block come back as zeros. */
+      double bound = d16 == 0 ? 0.0
+                              : (type == KB_DTYPE_Q8_0 ? 0.5 : 1.0) * fabs(d) * (1 + ldexp(1, -14)) +
+                                    (type == KB_DTYPE_Q8_0 ? 127 : 8) * fabs(d - d16);
+      for (int j = 0; j < 32; j++) {
+        double err = d16 == 0 ? fabs((double)back[r * cols + b * 32 + j])
+                              : fabs((double)xb[j] - (double)back[r * cols + b * 32 + j]);
+        if (!(err <= bound))
+          fz_fail(c, "x[%lld, %lld] = %.9g comes back as %.9g, %g away (bound %g, scale %g)", (long long)r,
+                  (long long)(b * 32 + j), (double)xb[j], (double)back[r * cols + b * 32 + j], err, bound, d);
+      }
+    }
+  free(back);
+}
+
+static void shape_dequantize(fz_call *c) {
+  int64_t all = fz_prod2(D("rows"), D("cols"));
+  fz_extent(c, "y", all);
+  shape_bytes(c, "type", "x", "x_bytes", D("rows"), D("cols"), "cols");
+  c->work = work_of(all);
+}
+
+static kb_status call_dequantize(fz_call *c, kb_context *ctx) {
+  return kb_dequantize(ctx, (kb_dtype)I("type"), D("rows"), D("cols"), P("x"), D("x_bytes"), P("y"));
+}
+
+/* Every element is the format's value of the stored bytes, exactly (F32:
+ * the bytes themselves). */
+static void post_dequantize(fz_call *c) {
+  int64_t type = I("type"), rows = D("rows"), cols = D("cols"), rb = row_bytes(type, cols);
+  const unsigned char *x = (const unsigned char *)P("x");
+  const float *y = (const float *)P("y");
+  if (cols == 0) return; /* rows may be huge */
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t e = 0; e < cols; e++) {
+      float want = ref_elem(type, x + r * rb, e), got = y[r * cols + e];
+      if (!same_value(got, want) || (type == KB_DTYPE_F32 && f32_to_bits(got) != f32_to_bits(want)))
+        fz_fail(c, "y[%lld, %lld] = %.9g, the stored element is %.9g", (long long)r, (long long)e, (double)got,
+                (double)want);
+    }
+}
+
+static void shape_linear_w(fz_call *c) {
+  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features"), act = I("act");
+  fz_extent(c, "x", fz_prod2(rows, in));
+  fz_extent(c, "bias", out < 0 ? FZ_NEG : out);
+  fz_extent(c, "y", fz_prod2(rows, out));
+  shape_bytes(c, "weight_type", "weight", "weight_bytes", out, in, "in_features");
+  if (!c->must_fail && (act < KB_ACTIVATION_NONE || act > KB_ACTIVATION_SILU)) {
+    c->must_fail = true;
+    snprintf(c->why, sizeof c->why, "act = %lld is not a kb_activation", (long long)act);
+  }
+  c->work = sat_add(work_of(fz_prod(3, (int64_t[]){rows, in, out})), work_of(fz_prod2(rows, out)));
+}
+
+static kb_status call_linear_w(fz_call *c, kb_context *ctx) {
+  return kb_linear_w(ctx, D("rows"), D("in_features"), D("out_features"), P("x"), (kb_dtype)I("weight_type"),
+                     P("weight"), D("weight_bytes"), P("bias"), (kb_activation)I("act"), P("y"));
+}
+
+/* Block formats (kernelbridge.h, docs/kernels.md): a row of x with a NaN or
+ * infinity gives NaN everywhere; otherwise, without an activation or with
+ * relu (1-Lipschitz), every output lies within the documented bound of the
+ * float64 product of the stored weights and x (plus the bias's rounding,
+ * and 2^-149 per float operation, which the relative bound leaves out for
+ * results that underflow), unless something overflows. */
+static void post_linear_q(fz_call *c) {
+  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features"), act = I("act"), nb = in / 32;
+  int64_t type = I("weight_type"), rb = row_bytes(type, in);
+  const float *x = (const float *)P("x"), *bias = (const float *)P("bias"), *y = (const float *)P("y");
+  const unsigned char *w = (const unsigned char *)P("weight");
+  if (out == 0) return; /* rows may be huge */
+  float *dx = (float *)fz_alloc(nb * (int64_t)sizeof(float));
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * in;
+    bool finite = true;
+    double t_max = 0;
+    for (int64_t b = 0; b < nb; b++) {
+      float amax = 0.0f;
+      for (int j = 0; j < 32; j++) {
+        finite = finite && isfinite(xr[b * 32 + j]);
+        amax = fabsf(xr[b * 32 + j]) > amax ? fabsf(xr[b * 32 + j]) : amax;
+      }
+      dx[b] = amax / 127.0f;
+      if (dx[b] * 65024.0 > t_max) t_max = dx[b] * 65024.0; /* 4 * 128 * 127: the largest lane sum */
+    }
+    for (int64_t o = 0; o < out; o++) {
+      float got = y[r * out + o];
+      if (!finite) {
+        if (!isnan(got)) fz_fail(c, "row %lld of x is not finite, but y[%lld, %lld] = %g", (long long)r,
+                                 (long long)r, (long long)o, (double)got);
+        continue;
+      }
+      if (act != KB_ACTIVATION_NONE && act != KB_ACTIVATION_RELU) continue;
+      double z = 0, quant = 0, mag = 0, under = 0;
+      bool weights_finite = true;
+      for (int64_t b = 0; b < nb; b++) {
+        double wsum = 0;
+        const unsigned char *blk = w + o * rb + b * (type == KB_DTYPE_Q8_0 ? 34 : 18);
+        under += fabs((double)ref_f16(le16(blk))) + 1;
+        for (int j = 0; j < 32; j++) {
+          double wv = ref_elem(type, w + o * rb, b * 32 + j), xv = xr[b * 32 + j];
+          weights_finite = weights_finite && isfinite(wv);
+          z += wv * xv;
+          wsum += fabs(wv);
+          mag += fabs(wv) * (fabs(xv) + dx[b]);
+        }
+        quant += dx[b] / 2 * (1 + ldexp(1, -20)) * wsum;
+        under += 16 * wsum; /* 2^-143 sum |W| = 2^-147 * 16 sum |W| */
+      }
+      if (!weights_finite) continue;
+      double bv = bias != NULL ? bias[o] : 0.0, want = z + bv;
+      /* Gradual underflow (docs/kernels.md): 2^-143 sum |W| + 2^-147 sum_b (|dw_b| + 1). */
+      double tol = quant + ((double)nb / 8 + 5) * ldexp(1, -23) * mag + (16.0 * (double)nb + 8) * ldexp(1, -149) +
+                   ldexp(1, -147) * under;
+      if (bias != NULL) tol = tol * (1 + ldexp(1, -23)) + ldexp(1, -23) * fabs(want) + ldexp(1, -149);
+      if (act == KB_ACTIVATION_RELU) want = want > 0 ? want : 0;
+      /* An overflow leaves a non-finite sum, which relu may turn into 0. */
+      bool may_overflow = !(mag + fabs(bv) < FLT_MAX / 4 && t_max < FLT_MAX / 4);
+      if (!isfinite(got) && !may_overflow)
+        fz_fail(c, "y[%lld, %lld] = %g, but nothing can overflow (the product is %g)", (long long)r, (long long)o,
+                (double)got, z);
+      if (may_overflow && (!isfinite(got) || act == KB_ACTIVATION_RELU)) continue;
+      if (!(fabs(got - want) <= tol))
+        fz_fail(c, "y[%lld, %lld] = %.9g, the float64 product of the stored weights is %.9g: %g away, bound %g",
+                (long long)r, (long long)o, (double)got, want, fabs(got - want), tol);
+    }
+  }
+  free(dx);
+}
+
+/* F32, F16, BF16: kb_linear on the widened weights, bit for bit (NaN for
+ * NaN); block formats: post_linear_q. */
+static void post_linear_w(fz_call *c) {
+  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features"), type = I("weight_type");
+  if (blocked(type)) {
+    post_linear_q(c);
+    return;
+  }
+  if (rows == 0 || out == 0) return;
+  int64_t rb = row_bytes(type, in);
+  const unsigned char *w = (const unsigned char *)P("weight");
+  const float *y = (const float *)P("y");
+  float *wide = (float *)fz_alloc(out * in * (int64_t)sizeof(float));
+  float *ref = (float *)fz_alloc(rows * out * (int64_t)sizeof(float));
+  for (int64_t o = 0; o < out; o++)
+    for (int64_t i = 0; i < in; i++) wide[o * in + i] = ref_elem(type, w + o * rb, i);
+  kb_status st = kb_linear(NULL, rows, in, out, (const float *)P("x"), wide, (const float *)P("bias"),
+                           (kb_activation)I("act"), ref);
+  if (st != KB_STATUS_OK) fz_fail(c, "kb_linear on the widened weights: %s", kb_status_string(st));
+  for (int64_t k = 0; k < rows * out; k++)
+    if (!same_value(y[k], ref[k]))
+      fz_fail(c, "y[%lld, %lld] = %.9g, kb_linear on the widened weights gives %.9g", (long long)(k / out),
+              (long long)(k % out), (double)y[k], (double)ref[k]);
+  free(wide);
+  free(ref);
+}
+
+static void shape_embedding_w(fz_call *c) {
+  int64_t n_ids = D("n_ids"), vocab = D("vocab"), dim = D("dim");
+  fz_extent(c, "ids", n_ids < 0 ? FZ_NEG : n_ids);
+  fz_extent(c, "out", fz_prod2(n_ids, dim));
+  shape_bytes(c, "table_type", "table", "table_bytes", vocab, dim, "dim");
+  fz_range(c, "ids", 0, vocab > 0 && vocab < INT32_MAX ? (int32_t)vocab : 1, vocab < INT32_MAX ? (int32_t)vocab : -1);
+  c->work = sat_add(work_of(fz_prod2(n_ids, dim)), work_of(n_ids));
+}
+
+static kb_status call_embedding_w(fz_call *c, kb_context *ctx) {
+  return kb_embedding_w(ctx, D("n_ids"), D("vocab"), D("dim"), P("ids"), (kb_dtype)I("table_type"), P("table"),
+                        D("table_bytes"), P("out"));
+}
+
+/* Every id is in [0, vocab) and its output row is the stored table row,
+ * widened exactly (what post_dequantize checks of kb_dequantize). */
+static void post_embedding_w(fz_call *c) {
+  int64_t n_ids = D("n_ids"), vocab = D("vocab"), dim = D("dim"), type = I("table_type"), rb = row_bytes(type, dim);
+  const int32_t *ids = (const int32_t *)P("ids");
+  const unsigned char *table = (const unsigned char *)P("table");
+  const float *out = (const float *)P("out");
+  for (int64_t i = 0; i < n_ids; i++) {
+    if (ids[i] < 0 || ids[i] >= vocab)
+      fz_fail(c, "OK, but ids[%lld] = %d is outside [0, %lld)", (long long)i, ids[i], (long long)vocab);
+    for (int64_t e = 0; e < dim; e++) {
+      float want = ref_elem(type, table + ids[i] * rb, e), got = out[i * dim + e];
+      if (!same_value(got, want))
+        fz_fail(c, "out[%lld, %lld] = %.9g, element %lld of table row %d is %.9g", (long long)i, (long long)e,
+                (double)got, (long long)e, ids[i], (double)want);
+    }
+  }
+}
+
 /* ---- known defects ---- */
 
 /* Calls that hit a known, not yet fixed library defect (docs/reliability.md,
  * "Known defects"): the engine skips them so that fuzzing goes on finding
- * new ones, unless KB_FUZZ_KNOWN_DEFECTS=1.  None is open: the reproducers
- * of the fixed ones (D3, D4) are seeds of the gemm corpus. */
+ * new ones, unless KB_FUZZ_KNOWN_DEFECTS=1.  The reproducers of the fixed
+ * ones (D3, D4; D7, D8, D10 to D12) are the seed-fixed_* seeds of the gemm
+ * and quant corpora; of open ones, seeds named seed-open_*. */
 const char *fz_known_defect(fz_call *c) {
   (void)c;
-  return NULL;
+  return NULL; /* none is open: D7, D8, D10, D11 and D12 are fixed, their seeds are seed-fixed_* */
 }
 
 /* ---- the table ---- */
@@ -394,6 +821,17 @@ const fz_spec fz_specs[] = {
           "f:trans_a f:trans_b d:batch d:m d:n d:k s:alpha:f32 t:a:$:in d:lda d:stride_a t:b:$:in d:ldb d:stride_b "
           "s:beta:f32 t:c:$:inout d:ldc d:stride_c",
           shape_gemm_batched, call_gemm_batched, post_gemm_batched),
+    {"quant", "kb_quantize", "s:type:dtype d:rows d:cols t:x:f32:in t:y:u8:out d:y_bytes", FZ_F32, shape_quantize,
+     call_quantize, post_quantize},
+    {"quant", "kb_dequantize", "s:type:dtype d:rows d:cols t:x:u8:in d:x_bytes t:y:f32:out", FZ_F32, shape_dequantize,
+     call_dequantize, post_dequantize},
+    {"quant", "kb_linear_w",
+     "d:rows d:in_features d:out_features t:x:f32:in s:weight_type:dtype t:weight:u8:in d:weight_bytes "
+     "t:bias:f32:in:null s:act:i32 t:y:f32:out",
+     FZ_F32, shape_linear_w, call_linear_w, post_linear_w},
+    {"quant", "kb_embedding_w",
+     "d:n_ids d:vocab d:dim t:ids:i32:in s:table_type:dtype t:table:u8:in d:table_bytes t:out:f32:out", FZ_F32,
+     shape_embedding_w, call_embedding_w, post_embedding_w},
 };
 
 const int fz_nspecs = (int)(sizeof fz_specs / sizeof fz_specs[0]);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Drift check of the Java binding alone: the committed generated files
-# (kernelbridge.i, src/org/kernelbridge/{KernelBridge,Context,Status,Backend}.java)
+# (kernelbridge.i, src/org/kernelbridge/{KernelBridge,Context}.java and the enums)
 # equal what tools/kbgen produces from the header now.
 set -eu
 root="${TEST_SRCDIR:-}/kernelbridge"

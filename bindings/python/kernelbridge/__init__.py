@@ -19,6 +19,7 @@ from ._model import (
     Status,
     Backend,
     Activation,
+    Dtype,
     InvalidArgumentError,
     ShapeMismatchError,
     UnsupportedError,
@@ -42,6 +43,7 @@ if _lib.kb_version_number() != VERSION_NUMBER:
 from ._runtime import Buffer, Context, default_context  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import scaled_dot_product_attention  # noqa: E402
+from ._qtensor import QTensor, dequantize, dtype_bytes, embedding, linear, quantize  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -52,10 +54,12 @@ __all__ = [
     'Context',
     'DeviceError',
     'DeviceLostError',
+    'Dtype',
     'Error',
     'InternalError',
     'InvalidArgumentError',
     'OutOfMemoryError',
+    'QTensor',
     'ShapeMismatchError',
     'Status',
     'UnsupportedError',
@@ -81,7 +85,10 @@ __all__ = [
     'cross_entropy_backward',
     'cuda',
     'default_context',
+    'dequantize',
+    'dtype_bytes',
     'embedding',
+    'embedding_w',
     'gelu',
     'gelu_bf16',
     'gelu_f16',
@@ -101,12 +108,14 @@ __all__ = [
     'linear',
     'linear_bf16',
     'linear_f16',
+    'linear_w',
     'log_softmax',
     'log_softmax_bf16',
     'log_softmax_f16',
     'mul',
     'mul_bf16',
     'mul_f16',
+    'quantize',
     'rmsnorm',
     'rmsnorm_bf16',
     'rmsnorm_f16',

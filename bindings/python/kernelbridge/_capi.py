@@ -454,3 +454,25 @@ def buffer_copy(ctx, dst, dst_offset, src, src_offset, bytes):
     if _st:
         check(_st, 'kb_buffer_copy', ctx)
     return None
+
+
+def dtype_bytes(type, rows, cols):
+    """Bytes of a [rows, cols] tensor stored as type: rows * cols * 4 (F32),
+    * 2 (F16, BF16), rows * cols / 32 * 34 (Q8_0) or * 18 (Q4_0).  Fails with
+    KB_STATUS_INVALID_ARGUMENT for an unknown type, a negative size or, for a
+    block format, cols not a multiple of 32; KB_STATUS_OUT_OF_MEMORY when the
+    count overflows.  Its message is the calling thread's (kb_last_error).
+
+    Arguments:
+      type: int
+      rows: int
+      cols: int
+    Returns bytes (int).
+    A failed status raises its Error subclass with the calling thread's message (kb_last_error).
+    C function: kb_dtype_bytes.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_dtype_bytes(type, rows, cols, _r)
+    if _st:
+        check(_st, 'kb_dtype_bytes', THREAD)
+    return _r[0]

@@ -3,6 +3,9 @@
 
 from math import prod as _prod
 
+# The builtin: a kernel parameter may be named type (quantize's), hiding it.
+_type = type
+
 from . import _model
 from ._capi import check as _check
 from ._capi import (  # noqa: F401 (public)
@@ -18,14 +21,22 @@ from ._runtime import (
     F32 as _F32,
     I32 as _I32,
     U16 as _U16,
+    U8 as _U8,
     K_BF16 as _K_BF16,
     K_F16 as _K_F16,
     K_F32 as _K_F32,
     K_I32 as _K_I32,
+    K_U8 as _K_U8,
+    BA as _BA,
     FA as _FA,
     HA as _HA,
     IA as _IA,
     NULL as _NULL,
+    bytes_error as _bytes_error,
+    bytes_in as _bytes_in,
+    bytes_out as _bytes_out,
+    given_size as _given_size,
+    size_arg as _size_arg,
     closed as _closed,
     copyto as _copyto,
     default_ptr as _default_ptr,
@@ -49,7 +60,7 @@ from ._runtime import (
     Variant as _Variant,
 )
 
-_fast_dtypes(((_F32,), (_I32,), (_F16, _U16), (_U16, _BF16)))
+_fast_dtypes(((_F32,), (_I32,), (_F16, _U16), (_U16, _BF16), (_U8,)))
 
 
 def _silu_path(_v, x, out, ctx):
@@ -1271,7 +1282,7 @@ def _cross_entropy_path(_v, logits, targets, out, ignore_index, ctx):
         _shape_error(_name, 'targets', _t_targets.shape, _lead)
     if out is None:
         out = (None,) * 2
-    elif type(out) is not tuple or len(out) != 2:
+    elif _type(out) is not tuple or len(out) != 2:
         _out_tuple_error(_name, 2, out)
     if out[0] is None:
         _t_losses, _b_losses = _new(ctx, _lead, _F32, (_t_logits, _t_targets)), None
@@ -1691,7 +1702,7 @@ def _linear_path(_v, x, weight, bias, out, act, ctx):
         _ctxp = ctx._ptr
         if _ctxp is None:
             _closed(_name)
-    if type(act) is not int:
+    if _type(act) is not int or not 0 <= act <= 0x7FFFFFFF:
         act = _enum_arg(_model.Activation, act, 'act', _name)
     if _halfs:
         _h = _half(x)
@@ -2067,6 +2078,319 @@ def gemm_batched_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, bet
     return _gemm_batched_path(_V_gemm_batched_f16, a, b, c, trans_a, trans_b, alpha, beta, ctx) if _r is _SLOW else _r
 
 
+def _quantize_path(_v, x, out, type, y_bytes, ctx):
+    """The Python path of quantize: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(type) is not int or not 0 <= type <= 0x7FFFFFFF:
+        type = _enum_arg(_model.Dtype, type, 'type', _name)
+    _t_x = _in(x, _K_F32, 'x', _name, (1,))
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    cols = _t_x.shape[-1]
+    if out is None:
+        _t_y = _b_y = None
+    else:
+        _t_y, _b_y = _bytes_out(out, 'out', _name, None)
+    if y_bytes is None:
+        y_bytes = _given_size(_name, 'y_bytes', (('out', _t_y, 0, 1),))
+    else:
+        y_bytes = _size_arg(y_bytes, 'y_bytes', _name)
+    if _t_y is None:
+        _t_y = _new(ctx, (y_bytes,), _U8, (_t_x,))
+    elif _t_y.shape[0] != y_bytes:
+        _bytes_error(_name, 'out', _t_y.shape[0], y_bytes)
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _BA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, type, rows, cols, _p_x, _p_y, y_bytes)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_quantize = _Variant('quantize', _lib.kb_quantize, _K_F32, _FA, _F32, {})
+_fast_quantize = _fast('kb_quantize/cennttn', ('quantize', ((0, 0, 0, 2, (0, 1), -1), (4, 1, 0, 4, (2,), -1)), ((0, 0, 'c'), (3, 0, _model.Dtype), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (1, 2, 'n')), 3, 2, ((1, 2),), 1, (), 0))
+
+
+def quantize(x, out=None, *, type, y_bytes=None, ctx=None):
+    """Converts float32 rows into storage type: y holds the [rows, cols] tensor
+    x in type's bytes (y_bytes = kb_dtype_bytes(type, rows, cols)).  Q8_0 and
+    Q4_0 are GGML's reference quantization, bit for bit (quantize_row_q8_0_ref
+    and quantize_row_q4_0_ref: per block d = max|x| / 127, q = x / d rounded
+    half away from zero; for Q4_0 d = -(the element of largest magnitude) / 8,
+    q = min(15, trunc(x / d + 8.5))); F16 and BF16 round to nearest even; F32
+    copies.  For a block format every element must be finite and every
+    block's scale must fit binary16 (KB_STATUS_INVALID_ARGUMENT naming the
+    element, x[row, col], otherwise).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      x: in float32[..., cols] (leading axes: the rows)
+      out (y): out bytes (y_bytes: their count); new array when None
+      y_bytes: int (size), default None: taken from out (no other array determines it)
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_quantize.
+    """
+    _r = _fast_quantize(ctx, x, out, type, y_bytes)
+    return _quantize_path(_V_quantize, x, out, type, y_bytes, ctx) if _r is _SLOW else _r
+
+
+def _dequantize_path(_v, x, out, type, rows, cols, ctx):
+    """The Python path of dequantize: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(type) is not int or not 0 <= type <= 0x7FFFFFFF:
+        type = _enum_arg(_model.Dtype, type, 'type', _name)
+    _t_x = _bytes_in(x, 'x', _name)
+    x_bytes = _t_x.shape[0]
+    if out is None:
+        _t_y = _b_y = None
+    else:
+        _t_y, _b_y = _out(out, _K_F32, 'out', _name, None)
+    if rows is None:
+        rows = _given_size(_name, 'rows', (('out', _t_y, 0, 2),))
+    else:
+        rows = _size_arg(rows, 'rows', _name)
+    if cols is None:
+        cols = _given_size(_name, 'cols', (('out', _t_y, 1, 2),))
+    else:
+        cols = _size_arg(cols, 'cols', _name)
+    if _t_y is None:
+        _t_y = _new(ctx, (rows, cols), _F32, (_t_x,))
+    elif _t_y.shape != (rows, cols):
+        _shape_error(_name, 'out', _t_y.shape, (rows, cols))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _BA, False, 'x', _name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, type, rows, cols, _p_x, x_bytes, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_dequantize = _Variant('dequantize', _lib.kb_dequantize, _K_U8, _BA, _U8, {})
+_fast_dequantize = _fast('kb_dequantize/cenntnt', ('dequantize', ((4, 0, 0, 4, (2,), -1), (0, 1, 0, 0, (0, 1), -1)), ((0, 0, 'c'), (3, 0, _model.Dtype), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (2, 1, 't')), 3, 3, ((1, 0), (2, 1)), 1, (), 0))
+
+
+def dequantize(x, out=None, *, type, rows=None, cols=None, ctx=None):
+    """Widens a [rows, cols] tensor stored as type (x_bytes =
+    kb_dtype_bytes(type, rows, cols)) to float32: exactly (every value of
+    every format is a float32); as GGML's dequantize_row_q8_0 / _q4_0 for the
+    block formats.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      rows: int (size), default None: taken from out (no other array determines it)
+      cols: int (size), default None: taken from out (no other array determines it)
+      x: in bytes (x_bytes: their count)
+      out (y): out float32[rows, cols]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_dequantize.
+    """
+    _r = _fast_dequantize(ctx, x, out, type, rows, cols)
+    return _dequantize_path(_V_dequantize, x, out, type, rows, cols, ctx) if _r is _SLOW else _r
+
+
+def _linear_w_path(_v, x, weight, bias, out, out_features, weight_type, act, ctx):
+    """The Python path of linear_w: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(weight_type) is not int or not 0 <= weight_type <= 0x7FFFFFFF:
+        weight_type = _enum_arg(_model.Dtype, weight_type, 'weight_type', _name)
+    if _type(act) is not int or not 0 <= act <= 0x7FFFFFFF:
+        act = _enum_arg(_model.Activation, act, 'act', _name)
+    _t_x = _in(x, _K_F32, 'x', _name, (1,))
+    _t_weight = _bytes_in(weight, 'weight', _name)
+    if bias is None:
+        _t_bias = None
+    else:
+        _t_bias = _in(bias, _K_F32, 'bias', _name, 1)
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    in_features = _t_x.shape[-1]
+    weight_bytes = _t_weight.shape[0]
+    if out is None:
+        _t_y = _b_y = None
+    else:
+        _t_y, _b_y = _out(out, _K_F32, 'out', _name, None)
+    if out_features is None:
+        out_features = _given_size(_name, 'out_features', (('bias', _t_bias, 0, 1), ('out', _t_y, -1, (1,)),))
+    else:
+        out_features = _size_arg(out_features, 'out_features', _name)
+    if _t_bias is not None and _t_bias.shape != (out_features,):
+        _shape_error(_name, 'bias', _t_bias.shape, (out_features,))
+    if _t_y is None:
+        _t_y = _new(ctx, _lead + (out_features,), _F32, (_t_x, _t_weight, _t_bias))
+    elif _t_y.shape != _lead + (out_features,):
+        _shape_error(_name, 'out', _t_y.shape, _lead + (out_features,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_weight = _ptr(_t_weight, _BA, False, 'weight', _name, _dev)
+    _p_bias = _NULL if _t_bias is None else _ptr(_t_bias, _FA, False, 'bias', _name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('weight', weight, _t_weight, False, ()), ('bias', bias, _t_bias, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, rows, in_features, out_features, _p_x, weight_type, _p_weight, weight_bytes, _p_bias, act, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_linear_w = _Variant('linear_w', _lib.kb_linear_w, _K_F32, _FA, _F32, {})
+_fast_linear_w = _fast('kb_linear_w/cnnntetntet', ('linear_w', ((0, 0, 0, 2, (0, 1), -1), (4, 0, 0, 4, (3,), -1), (0, 0, 1, 0, (2,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (3, 1, _model.Dtype), (2, 1, 't'), (1, 3, 'n'), (2, 2, 't'), (3, 2, _model.Activation), (2, 3, 't')), 4, 3, ((0, 2),), 3, (), 0))
+
+
+def linear_w(x, weight, bias=None, out=None, *, out_features=None, weight_type, act=_model.Activation.NONE, ctx=None):
+    """Fused linear layer with the weight in a storage format, float32
+    activations and output (the decode step of a model read from GGUF):
+    y[r, o] = act(sum_i x[r, i] * W[o, i] + bias[o])
+    where W is weight, the [out_features, in_features] tensor (PyTorch's and
+    GGUF's layout) stored as weight_type in weight_bytes =
+    kb_dtype_bytes(weight_type, out_features, in_features) bytes.
+    F32, F16, BF16: every sum is kb_linear's fma chain on the exactly widened
+    weights (for F32 it is kb_linear), 16-bit weights read as 16 bits.
+    Q8_0, Q4_0: each row of x is quantized per block of 32 to int8 (scale
+    max|x| / 127, round to nearest even), each block's products are summed in
+    exact integers and the blocks are combined in float32 in a fixed order
+    (docs/kernels.md gives the order and the error bound against the float64
+    product of the dequantized weights and x); a NaN or infinite element of a
+    row makes every output of the row NaN.  The bias is added (one rounding),
+    then the activation applied, as in kb_linear.  Results are identical for
+    every thread count and instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      out_features: int (size), default None: taken from bias or out (no other array determines it)
+      x: in float32[..., in_features] (leading axes: the rows)
+      weight_type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      weight: in bytes (weight_bytes: their count)
+      bias: in float32[out_features]; may be None
+      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.NONE
+      out (y): out float32[..., out_features] (leading axes: the rows); new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_linear_w.
+    """
+    _r = _fast_linear_w(ctx, x, weight, bias, out, out_features, weight_type, act)
+    return _linear_w_path(_V_linear_w, x, weight, bias, out, out_features, weight_type, act, ctx) if _r is _SLOW else _r
+
+
+def _embedding_w_path(_v, ids, table, out, vocab, dim, table_type, ctx):
+    """The Python path of embedding_w: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(table_type) is not int or not 0 <= table_type <= 0x7FFFFFFF:
+        table_type = _enum_arg(_model.Dtype, table_type, 'table_type', _name)
+    _t_ids = _in(ids, _K_I32, 'ids', _name, 1)
+    _t_table = _bytes_in(table, 'table', _name)
+    n_ids = _t_ids.shape[0]
+    table_bytes = _t_table.shape[0]
+    if out is None:
+        _t_out = _b_out = None
+    else:
+        _t_out, _b_out = _out(out, _K_F32, 'out', _name, None)
+    if dim is None:
+        dim = _given_size(_name, 'dim', (('out', _t_out, 1, 2),))
+    else:
+        dim = _size_arg(dim, 'dim', _name)
+    if _t_out is None:
+        _t_out = _new(ctx, (n_ids, dim), _F32, (_t_ids, _t_table))
+    elif _t_out.shape != (n_ids, dim):
+        _shape_error(_name, 'out', _t_out.shape, (n_ids, dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_ids = _ptr(_t_ids, _IA, False, 'ids', _name, _dev)
+    _p_table = _ptr(_t_table, _BA, False, 'table', _name, _dev)
+    _p_out = _ptr(_t_out, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, n_ids, vocab, dim, _p_ids, table_type, _p_table, table_bytes, _p_out)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+_V_embedding_w = _Variant('embedding_w', _lib.kb_embedding_w, _K_U8, _BA, _U8, {})
+_fast_embedding_w = _fast('kb_embedding_w/cnnntetnt', ('embedding_w', ((1, 0, 0, 0, (0,), -1), (4, 0, 0, 4, (3,), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (3, 2, _model.Dtype), (2, 1, 't'), (1, 3, 'n'), (2, 2, 't')), 4, 3, ((0, 1), (1, 2)), 2, (), 0))
+
+
+def embedding_w(ids, table, out=None, *, vocab, dim=None, table_type, ctx=None):
+    """Embedding lookup from a table in a storage format: out[i, :] = row ids[i]
+    of the [vocab, dim] table stored as table_type in table_bytes =
+    kb_dtype_bytes(table_type, vocab, dim) bytes, widened to float32 exactly
+    (kb_dequantize of that row).  Every id must lie in [0, vocab); the ids are
+    all checked before anything is written.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      vocab: int (size; no array determines it)
+      dim: int (size), default None: taken from out (no other array determines it)
+      ids: in int32[n_ids]
+      table_type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      table: in bytes (table_bytes: their count)
+      out: out float32[n_ids, dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_embedding_w.
+    """
+    _r = _fast_embedding_w(ctx, ids, table, out, vocab, dim, table_type)
+    return _embedding_w_path(_V_embedding_w, ids, table, out, vocab, dim, table_type, ctx) if _r is _SLOW else _r
+
+
 # The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).
 _PUBLIC = {
     'silu': silu,
@@ -2126,6 +2450,10 @@ _PUBLIC = {
     'gemm_batched': gemm_batched,
     'gemm_batched_bf16': gemm_batched_bf16,
     'gemm_batched_f16': gemm_batched_f16,
+    'quantize': quantize,
+    'dequantize': dequantize,
+    'linear_w': linear_w,
+    'embedding_w': embedding_w,
 }
 
 __all__ = [
@@ -2191,4 +2519,8 @@ __all__ = [
     'gemm_batched',
     'gemm_batched_bf16',
     'gemm_batched_f16',
+    'quantize',
+    'dequantize',
+    'linear_w',
+    'embedding_w',
 ]

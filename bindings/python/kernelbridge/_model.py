@@ -97,6 +97,41 @@ class Activation(enum.IntEnum):
     """
 
 
+class Dtype(enum.IntEnum):
+    """Storage format of a tensor passed as bytes (kb_linear_w, kb_embedding_w,
+    kb_quantize, kb_dequantize).  The values are GGML's type numbers (enum
+    ggml_type, the type field of a GGUF tensor), so a tensor read from a GGUF
+    file passes its type as it is.  A [rows, cols] tensor is rows rows of cols
+    elements, each row stored alone; the block formats store a row as cols / 32
+    blocks (cols must be a multiple of 32) of 32 consecutive elements:
+    Q8_0 (34 bytes): a binary16 scale d, then 32 int8 q; element e = d * q[e].
+    Q4_0 (18 bytes): a binary16 scale d, then 16 bytes, byte e holding q of
+    element e in its low nibble and of element e + 16 in its high nibble;
+    element = d * (q - 8).  Scales are little-endian.  Values are fixed and
+    append-only.
+    """
+
+    F32 = 0
+    """IEEE binary32, 4 bytes per element.
+    """
+
+    F16 = 1
+    """IEEE binary16, 2 bytes per element.
+    """
+
+    Q4_0 = 2
+    """GGML Q4_0: blocks of 32 elements in 18 bytes.
+    """
+
+    Q8_0 = 8
+    """GGML Q8_0: blocks of 32 elements in 34 bytes.
+    """
+
+    BF16 = 30
+    """bfloat16 (the upper half of a binary32), 2 bytes per element.
+    """
+
+
 class Error(Exception):
     """A kernelbridge call failed.
 
@@ -195,6 +230,7 @@ __all__ = [
     'Status',
     'Backend',
     'Activation',
+    'Dtype',
     'InvalidArgumentError',
     'ShapeMismatchError',
     'UnsupportedError',

@@ -38,6 +38,7 @@ U8 = np.dtype(np.uint8)
 FA = ffi.typeof("float[]")
 IA = ffi.typeof("int32_t[]")
 HA = ffi.typeof("uint16_t[]")
+BA = ffi.typeof("uint8_t[]")
 NULL = ffi.NULL
 from_buffer = ffi.from_buffer
 copyto = np.copyto
@@ -59,6 +60,8 @@ K_F32 = Kind((F32,), "float32")
 K_I32 = Kind((I32,), "int32")
 K_F16 = Kind((F16, U16), "float16 (or uint16 holding float16 bits)")
 K_BF16 = Kind((U16, BF16), "uint16 holding bfloat16 bits" + (" or bfloat16" if BF16 is not None else ""))
+# Raw bytes (u8 tensors): numpy arrays must say so; other dtypes' bytes are a view away.
+K_U8 = Kind((U8,), "uint8 (raw bytes; array.view(numpy.uint8) gives another dtype's bytes)")
 
 
 # --- arguments ------------------------------------------------------------------------
@@ -137,6 +140,104 @@ def to_input(obj, kind, name, fn, ndim):
     return arr
 
 
+# --- byte tensors (u8) -------------------------------------------------------------------
+
+
+def _resolve_bytes(obj, name, fn):
+    """obj as memory for a u8 tensor: like _resolve, except that a plain
+    buffer object (bytes, bytearray, memoryview, mmap, array.array, ...) is
+    its bytes whatever its format, used in place (numpy would give bytes a
+    string dtype and a memoryview its own format)."""
+    if isinstance(obj, (nd, Buffer)) or obj is None:
+        return _resolve(obj, name, fn)
+    for attr in ("__cuda_array_interface__", "__dlpack__", "__array_interface__", "__array__"):
+        if hasattr(obj, attr):
+            return _resolve(obj, name, fn)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        return _resolve(obj, name, fn)  # raises: not an array
+    with view:
+        if not view.c_contiguous:
+            raise InvalidArgumentError(f"{fn}: {name} is a non-contiguous buffer; pass its bytes (bytes({name}))")
+    return np.frombuffer(obj, U8)
+
+
+def _flat(m):
+    """A Buffer or Foreign of uint8 as one axis of bytes (same memory)."""
+    if len(m.shape) == 1:
+        return m
+    if isinstance(m, Buffer):
+        return m._view((m.size,), m.dtype)
+    return _interop.Foreign((m.size,), m.dtype, m.address, m.dev, m.readonly, m.owner, m.what)
+
+
+def bytes_in(obj, name, fn):
+    """A u8 input: a uint8 array (numpy, Buffer, foreign memory) of any shape
+    or a buffer object, as one axis of its bytes (a copy only for a
+    non-contiguous numpy array)."""
+    if type(obj) is nd and obj.dtype is U8 and obj.ndim == 1 and obj.flags.c_contiguous:
+        return obj  # the common case first
+    m = _resolve_bytes(obj, name, fn)
+    if not isinstance(m, nd):
+        _check_memory(m, K_U8, name, fn, -1, False)
+        return _flat(m)
+    _check_dtype(m.dtype, K_U8, name, fn)
+    return np.ascontiguousarray(m.reshape(-1))  # a 1-D strided view stays strided under reshape
+
+
+def bytes_out(obj, name, fn, nbytes):
+    """A u8 output: (one axis of its bytes, None); it is written in place, so
+    it must be writable and C-contiguous, and hold nbytes bytes (None:
+    any count, the caller checks it later)."""
+    m = _resolve_bytes(obj, name, fn)
+    if not isinstance(m, nd):
+        _check_memory(m, K_U8, name, fn, -1, True)
+        m = _flat(m)
+    else:
+        _check_dtype(m.dtype, K_U8, name, fn)
+        if not m.flags.writeable:
+            raise InvalidArgumentError(f"{fn}: {name} is read-only; out arrays must be writable")
+        if not m.flags.c_contiguous:
+            raise InvalidArgumentError(
+                f"{fn}: {name} must be C-contiguous (out arrays are written in place); "
+                "pass numpy.ascontiguousarray(...) and use the result"
+            )
+        m = m.reshape(-1)
+    if nbytes is not None and m.shape[0] != nbytes:
+        bytes_error(fn, name, m.shape[0], nbytes)
+    return m, None
+
+
+def bytes_error(fn, name, got, want):
+    raise ShapeMismatchError(f"{fn}: {name} has {got} bytes, expected {want}")
+
+
+# --- sizes given as arguments ------------------------------------------------------------
+
+
+def size_arg(value, name, fn):
+    """A size passed as a keyword (one no array determines): an int >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"{fn}: {name} must be an int (a size), got {type(value).__name__}")
+    if value < 0:
+        raise InvalidArgumentError(f"{fn}: {name} must be >= 0, got {value}")
+    return int(value)
+
+
+def given_size(fn, name, sources):
+    """A size left out (None) that only optional tensors give: axis `axis`
+    of the first of sources ((label, tensor or None, axis, ndim), ...) the
+    caller passed; an error naming the size when none was."""
+    for label, t, axis, ndim in sources:
+        if t is not None:
+            _check_ndim(t.shape, ndim, label, fn)
+            return t.shape[axis]
+    labels = [label for label, _, _, _ in sources]
+    given = " and ".join(labels) + (" is" if len(labels) == 1 else " are")
+    raise ArgumentTypeError(f"{fn}: {name} must be given: no other argument determines it when {given} None")
+
+
 def _writable(obj, kind, name, fn, what, ndim):
     arr = _resolve(obj, name, fn)
     if not isinstance(arr, nd):
@@ -165,13 +266,14 @@ def inout(obj, kind, name, fn, ndim):
 
 
 def out(obj, kind, name, fn, shape):
-    """An out= argument of the given shape: (memory for C, copy-back target or None)."""
+    """An out= argument of the given shape (None: any; the caller checks it
+    once the sizes are known): (memory for C, copy-back target or None)."""
     arr = _writable(obj, kind, name, fn, "out", -1)
-    if tuple(arr.shape) != shape:
+    if shape is not None and tuple(arr.shape) != shape:
         shape_error(fn, name, arr.shape, shape)
     if not isinstance(arr, nd) or arr.flags.aligned:
         return arr, None
-    return np.empty(shape, arr.dtype), arr
+    return np.empty(arr.shape, arr.dtype), arr
 
 
 # --- enums, 16-bit dispatch ------------------------------------------------------------
@@ -179,8 +281,16 @@ def out(obj, kind, name, fn, shape):
 
 def enum_arg(cls, value, name, fn):
     """An enum argument as its int: a member, an int (the C library checks
-    its range), or a member's name in any case ("gelu")."""
+    its range; one no C enum holds is refused here), or a member's name in
+    any case ("gelu")."""
     if isinstance(value, int) and not isinstance(value, bool):
+        # The int32 range, or its non-negative half for an enum without
+        # negative values (cffi makes it unsigned: it would raise OverflowError).
+        lo = 0 if min(m.value for m in cls) >= 0 else -(1 << 31)
+        if not lo <= value <= 0x7FFFFFFF:
+            members = ", ".join(f"{m.value} {m.name.lower()}" for m in cls)
+            article = "an" if cls.__name__[0] in "AEIOU" else "a"
+            raise InvalidArgumentError(f"{fn}: {name} must be {article} {cls.__name__} ({members}), got {value}")
         return int(value)
     if isinstance(value, str):
         try:
@@ -650,7 +760,8 @@ else:
     SLOW = object()
 
 
-def _always_slow(*args):
+def always_slow(*args):
+    """The fast path of a kernel without one: every call takes the Python path."""
     return SLOW
 
 
@@ -668,10 +779,10 @@ def fast(key, spec):
     its contract in fastcall.c's terms.  A function returning SLOW when
     there is no extension or no shim."""
     if _fastcall is None:
-        return _always_slow
+        return always_slow
     shim = lib.kbpy_fast_shim(key.encode())
     if not shim:
-        return _always_slow
+        return always_slow
     return _fastcall.Kernel(shim, spec)
 
 

@@ -31,7 +31,8 @@
  *   rule:      0 exact rank len(axes); 1 elementwise (any shape, all the
  *              same, axes[0] = the element count); 2 lead (any number of
  *              leading axes whose product is axes[0]); 3 row (the lead
- *              tensor's leading axes, then axes[1:])
+ *              tensor's leading axes, then axes[1:]); 4 bytes (a u8 tensor:
+ *              any shape, axes[0] = the element count; a new one is 1-D)
  *   axes:      per annotated axis, a dim index (>= 0), -1 - constant, or
  *              (flag, then, else): `then` when scalar `flag` is true
  *   dtype_source: for a new array, the tensor whose dtype it takes (-1: the
@@ -41,7 +42,9 @@
  *   l (int64), u (uint64), b (bool), or the Python class of an enum, 4 / 5 the
  *   row stride (ld) / item stride of tensor index in elements (dense arrays:
  *   the last axis, or 1 when it is 0 / the last two axes' product)
- * argdims: (scalar index, dim index) of sizes passed as keywords.
+ * argdims: (scalar index, dim index) of sizes passed as keywords; None
+ *   leaves the size to the given tensors (an optional input or an output),
+ *   and a call where none gives it declines (the Python path says so).
  * result: the tensor returned (-1: None).
  * absent_zero: dims that only an omitted tensor gives: 0.
  * packed_outs: 0, or the number of outputs (the last tensors) the wrapper
@@ -58,9 +61,9 @@
 
 #include "fastcall.h"
 
-enum { MAX_TENSORS = 16, MAX_AXES = 8, MAX_DIMS = 16, MAX_PARAMS = 32, MAX_KINDS = 4, MAX_DTYPES = 4 };
+enum { MAX_TENSORS = 16, MAX_AXES = 8, MAX_DIMS = 16, MAX_PARAMS = 32, MAX_KINDS = 5, MAX_DTYPES = 4 };
 enum { DIR_IN = 0, DIR_OUT = 1, DIR_INOUT = 2 };
-enum { RULE_EXACT = 0, RULE_ELEMENTWISE = 1, RULE_LEAD = 2, RULE_ROW = 3 };
+enum { RULE_EXACT = 0, RULE_ELEMENTWISE = 1, RULE_LEAD = 2, RULE_ROW = 3, RULE_BYTES = 4 };
 enum { PARAM_CONTEXT = 0, PARAM_DIM = 1, PARAM_TENSOR = 2, PARAM_SCALAR = 3, PARAM_LD = 4, PARAM_STRIDE = 5 };
 enum { REQUIRED = 0, NULLABLE = 1, OPTIONAL_ZEROS = 2 };
 
@@ -183,6 +186,7 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
   PyObject *const *scalars = &PyTuple_GET_ITEM(args, 1 + given);
   for (int j = 0; j < self->nargdims; j++) {
     PyObject *v = scalars[self->argdims[j][0]];
+    if (v == Py_None) continue; /* an optional size: from the tensors, or decline */
     if (!PyLong_CheckExact(v)) return decline();
     long long n = PyLong_AsLongLong(v);
     if (n < 0) {
@@ -292,6 +296,9 @@ static PyObject *kernel_call(PyObject *self_obj, PyObject *args, PyObject *kwarg
           if (!unify(dims, ts->axes[i], s[nlead + i - 1])) return decline();
         break;
       }
+      case RULE_BYTES:
+        if (!unify(dims, ts->axes[0], PyArray_SIZE(a))) return decline();
+        break;
       case RULE_ROW:
         /* The lead tensor comes first among the given tensors (the generator checks). */
         if (lead == NULL || nd != nlead + ts->naxes - 1 || memcmp(s, lead, (size_t)nlead * sizeof(npy_intp)) != 0)
@@ -415,7 +422,7 @@ static int parse_tensor(PyObject *t, tensor_spec *ts, int ndims, int nscalars) {
   if (!PyTuple_Check(t) || PyTuple_Size(t) != 6) return spec_error("a tensor is not a 6-tuple");
   for (int i = 0; i < 6; i++)
     if (i != 4 && long_item(t, i, &v[i]) < 0) return -1;
-  if (v[0] < 0 || v[0] >= MAX_KINDS || v[1] < 0 || v[1] > 2 || v[2] < 0 || v[2] > 2 || v[3] < 0 || v[3] > 3)
+  if (v[0] < 0 || v[0] >= MAX_KINDS || v[1] < 0 || v[1] > 2 || v[2] < 0 || v[2] > 2 || v[3] < 0 || v[3] > 4)
     return spec_error("a tensor field");
   ts->dtype = (int)v[0];
   ts->direction = (int)v[1];
@@ -426,6 +433,7 @@ static int parse_tensor(PyObject *t, tensor_spec *ts, int ndims, int nscalars) {
   if (axes == NULL || !PyTuple_Check(axes) || PyTuple_Size(axes) < 1 || PyTuple_Size(axes) > MAX_AXES)
     return spec_error("a tensor's axes");
   ts->naxes = (int)PyTuple_Size(axes);
+  if (ts->rule == RULE_BYTES && (ts->naxes != 1 || ts->direction == DIR_INOUT)) return spec_error("a byte tensor");
   for (int i = 0; i < ts->naxes; i++) {
     PyObject *item = PyTuple_GET_ITEM(axes, i);
     long a, f = -1, b;

@@ -46,6 +46,8 @@ def same(a, b):
 
 x24, w4 = f32(2, 3, 4), f32(4)
 ids = np.array([2, 0, 1, 2], np.int32)
+# Weights in storage formats (u8 tensors): [3, 64] as Q8_0 (204 bytes) and Q4_0 (108).
+Q8, Q4 = kb.quantize(f32(3, 64), kb.Dtype.Q8_0), kb.quantize(f32(3, 64), kb.Dtype.Q4_0)
 CASES = {
     "silu": lambda: kb.silu(x24),
     "gelu": lambda: kb.gelu(x24),
@@ -85,6 +87,19 @@ CASES = {
     "silu f16": lambda: kb.silu(x24.astype(np.float16)),
     "softmax bf16 bits": lambda: kb.softmax_bf16(np.full((2, 4), 0x3F80, np.uint16)),
     "add f16 as uint16": lambda: kb.add_f16(np.ones(5, np.uint16), np.ones(5, np.uint16)),
+    "quantize": lambda: _kernels.quantize(f32(3, 64), type=kb.Dtype.Q8_0, y_bytes=204),
+    "quantize into 2-D out": lambda: _kernels.quantize(f32(3, 64), np.empty((3, 36), np.uint8), type=2),
+    "quantize rows": lambda: _kernels.quantize(f32(2, 3, 32), type=1, y_bytes=384),
+    "quantize QTensor": lambda: kb.quantize(f32(3, 64), kb.Dtype.Q4_0).data,
+    "dequantize": lambda: _kernels.dequantize(Q8.data, type=8, rows=3, cols=64),
+    "dequantize into out": lambda: _kernels.dequantize(Q8.data, np.empty((3, 64), np.float32), type=kb.Dtype.Q8_0),
+    "dequantize QTensor": lambda: Q4.dequantize(),
+    "linear_w": lambda: kb.linear_w(f32(2, 64), Q8.data, weight_type=kb.Dtype.Q8_0, out_features=3),
+    "linear_w out_features from bias": lambda: kb.linear_w(f32(5, 64), Q4.data, f32(3), weight_type=2, act=4),
+    "linear_w 2-D bytes": lambda: kb.linear_w(f32(1, 64), Q8.data.reshape(3, -1), weight_type=8, out_features=3),
+    "linear QTensor": lambda: kb.linear(f32(2, 3, 64), Q4, f32(3), act=kb.Activation.RELU),
+    "embedding_w": lambda: kb.embedding_w(ids, Q4.data, vocab=3, dim=64, table_type=kb.Dtype.Q4_0),
+    "embedding QTensor": lambda: kb.embedding(ids, Q8),
 }
 
 
@@ -139,6 +154,11 @@ DECLINED = {
     "act as string": lambda: kb.linear(f32(2, 4), f32(3, 4), act="gelu"),
     "read-only out": lambda: kb.silu(f32(3), out=_readonly(np.empty(3, np.float32))),
     "subclass": lambda: kb.silu(np.ones(3, np.float32).view(np.matrix)),
+    "bytes object": lambda: kb.linear_w(f32(2, 64), bytes(Q8.data), weight_type=8, out_features=3),
+    "bytearray out": lambda: _kernels.quantize(f32(3, 64), bytearray(204), type=8),
+    "dtype as name": lambda: kb.linear_w(f32(2, 64), Q8.data, weight_type="q8_0", out_features=3),
+    "no size given": lambda: kb.linear_w(f32(2, 64), Q8.data, weight_type=8),
+    "int8 bytes": lambda: kb.linear_w(f32(2, 64), Q8.data.view(np.int8), weight_type=8, out_features=3),
 }
 
 
@@ -224,6 +244,8 @@ def test_bad_specs_are_rejected():
           ((0, 0, "c"), (1, 0, "n"), (2, 0, "t"), (2, 1, "t")), 1, 0, (), 1, (), 0)
     bad = [
         ok[:1] + (((0, 0, 0, 9, (0,), -1), ok[1][1]),) + ok[2:],  # no rule 9
+        ok[:1] + (((5, 0, 0, 0, (0,), -1), ok[1][1]),) + ok[2:],  # no dtype kind 5
+        ok[:1] + (((4, 0, 0, 4, (0, 0), -1), ok[1][1]),) + ok[2:],  # a byte tensor has one axis, its size
         ok[:1] + (((0, 0, 0, 1, (3,), -1), ok[1][1]),) + ok[2:],  # axis names dim 3 of 1
         ok[:1] + (((0, 0, 0, 0, ((5, 0, 0),), -1), ok[1][1]),) + ok[2:],  # flag 5 of 0 scalars
         ok[:2] + (ok[2] + ((2, 5, "t"),),) + ok[3:],  # tensor 5 of 2
@@ -331,6 +353,23 @@ def test_random_arguments_behave_the_same_on_both_paths():
     def dim(n):
         return n if rng.random() < 0.85 else n + 1  # sometimes a mismatch
 
+    def pick(common, rare):
+        """Mostly one of common, sometimes (15%) one of rare."""
+        choices = rare if rare and rng.random() < 0.15 else common
+        return choices[rng.integers(0, len(choices))]
+
+    def nbytes(dt, rows, cols):
+        try:
+            return kb.dtype_bytes(dt, rows, cols)
+        except kb.Error:
+            return rows * cols
+
+    def raw(dt, rows, cols):
+        """Random bytes of a [rows, cols] tensor stored as dt (sometimes a
+        byte more), as one of the forms a u8 tensor takes."""
+        b = rng.integers(0, 256, size=dim(nbytes(dt, rows, cols)), dtype=np.uint8)
+        return pick([b, b.reshape(1, -1)], [bytes(b), b.view(np.int8), np.repeat(b, 2)[::2], b.astype(np.float32)])
+
     def scalar(v):
         return [v, float(v), np.float32(v), int(v) if float(v).is_integer() else v, "x"][rng.integers(0, 5)] \
             if rng.random() < 0.2 else v
@@ -340,7 +379,7 @@ def test_random_arguments_behave_the_same_on_both_paths():
         k = kinds[rng.integers(0, len(kinds))]
         r, c = int(rng.integers(1, 5)), int(rng.integers(1, 20))
         ctx = [None, None, live, closed][rng.integers(0, 4)]
-        which = rng.integers(0, 10)
+        which = rng.integers(0, 13)
         x = arr((r, c), k)
         out = [None, None, np.empty((r, dim(c)), np.float32), arr((r, c), "f32")][rng.integers(0, 4)]
         if which == 0:
@@ -373,6 +412,36 @@ def test_random_arguments_behave_the_same_on_both_paths():
             calls = lambda: kb.embedding(ids, table, ctx=ctx)
         elif which == 8:
             calls = lambda: kb.argmax(x, ctx=ctx)
+        elif which in (10, 11, 12):
+            # The storage-format kernels: u8 tensors of every form and byte
+            # count, formats known or not, sizes given, derived or missing.
+            cols = pick([32, 64], [33])
+            dt = pick([kb.Dtype.Q8_0, kb.Dtype.Q4_0, 2, 8, 0, 1, 30], [3, "q4_0"])
+            o = int(rng.integers(1, 4))
+            xin = arr((r, cols), k)
+            if which == 10:
+                w = raw(dt, o, cols)
+                bias = pick([None, arr((dim(o),), k)], [])
+                outw = pick([None, None, np.empty((r, dim(o)), np.float32)], [])
+                of = pick([o, dim(o)], [None])
+                calls = lambda: kb.linear_w(xin, w, bias, outw, out_features=of, weight_type=dt, ctx=ctx)
+            elif which == 11 and rng.random() < 0.5:
+                n = nbytes(dt, r, cols)
+                outq = pick([None, np.empty(dim(n), np.uint8)], [bytearray(n)])
+                yb = pick([n], [None, n + 1])
+                calls = lambda: _kernels.quantize(xin, outq, type=dt, y_bytes=yb, ctx=ctx)
+            elif which == 11:
+                xb = raw(dt, r, cols)
+                outd = pick([None, np.empty((r, dim(cols)), np.float32)], [])
+                rr, cc = pick([r], [None]), pick([cols], [None, cols + 1])
+                calls = lambda: _kernels.dequantize(xb, outd, type=dt, rows=rr, cols=cc, ctx=ctx)
+            else:
+                ids = np.asarray(pick([rng.integers(0, 3, size=r)], [rng.integers(-1, 4, size=r)]),
+                                 dtype=pick([np.int32], [np.int64]))
+                tb = raw(dt, 3, cols)
+                vocab, dm = pick([3], [4]), pick([cols], [None])
+                oute = pick([None, np.empty((r, dim(cols)), np.float32)], [])
+                calls = lambda: kb.embedding_w(ids, tb, oute, vocab=vocab, dim=dm, table_type=dt, ctx=ctx)
         else:
             tg = np.asarray(rng.integers(-1, c + 1, size=dim(r)), dtype=np.int32)
             outs = [None, (None, None), (np.empty(r, np.float32), None), (None, np.empty(1, np.float32)),

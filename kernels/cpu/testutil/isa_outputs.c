@@ -128,6 +128,34 @@ static void attention_case(kb_context *c1, kb_context *c3, const char *name, int
   free(y);
 }
 
+/* kb_linear_w with weights of `type` (quantized from random floats): the
+ * small-m float path, the 16-bit pair tiles and every integer dot product
+ * variant of the quantized path. */
+static void linear_w_case(kb_context *c1, kb_context *c3, const char *name, kb_dtype type, int64_t m, int64_t k,
+                          int64_t n) {
+  float *x = random_floats(m * k, 31 + (uint64_t)m), *w = random_floats(n * k, 37 + (uint64_t)k);
+  float *bias = random_floats(n, 41), *y1 = (float *)malloc((size_t)(m * n) * sizeof(float));
+  float *y3 = (float *)malloc((size_t)(m * n) * sizeof(float));
+  int64_t bytes = 0;
+  check(kb_dtype_bytes(type, n, k, &bytes), NULL, name);
+  void *wq = malloc((size_t)(bytes > 0 ? bytes : 1));
+  if (y1 == NULL || y3 == NULL || wq == NULL) exit(1);
+  check(kb_quantize(c1, type, n, k, w, wq, bytes), c1, name);
+  check(kb_linear_w(c1, m, k, n, x, type, wq, bytes, bias, KB_ACTIVATION_SILU, y1), c1, name);
+  check(kb_linear_w(c3, m, k, n, x, type, wq, bytes, bias, KB_ACTIVATION_SILU, y3), c3, name);
+  if (memcmp(y1, y3, (size_t)(m * n) * sizeof(float)) != 0) {
+    fprintf(stderr, "%s: 1 and 3 threads differ\n", name);
+    failures++;
+  }
+  printf("%s %016llx\n", name, (unsigned long long)fnv1a(y1, (size_t)(m * n) * sizeof(float)));
+  free(x);
+  free(w);
+  free(bias);
+  free(y1);
+  free(y3);
+  free(wq);
+}
+
 int main(void) {
   kb_context *c1 = NULL, *c3 = NULL;
   kb_status s = kb_context_create(KB_BACKEND_CPU, 1, &c1);
@@ -161,6 +189,17 @@ int main(void) {
   attention_case(c1, c3, "attention_causal_2x6x2x77x77x32", 2, 6, 2, 77, 77, 32, true);
   attention_case(c1, c3, "attention_decode_1x4x1x1x3000x64", 1, 4, 1, 1, 3000, 64, false);
   attention_case(c1, c3, "attention_causal_kv_2x2x2x5x300x16", 2, 2, 2, 5, 300, 16, true);
+  static const struct {
+    const char *name;
+    kb_dtype type;
+  } types[] = {{"f32", KB_DTYPE_F32}, {"f16", KB_DTYPE_F16}, {"bf16", KB_DTYPE_BF16}, {"q8_0", KB_DTYPE_Q8_0},
+               {"q4_0", KB_DTYPE_Q4_0}};
+  static const int64_t rows[] = {1, 5, 16, 40};
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+      snprintf(name, sizeof name, "linear_w_%s_%lldx416x300", types[t].name, (long long)rows[r]);
+      linear_w_case(c1, c3, name, types[t].type, rows[r], 416, 300);
+    }
   kb_context_destroy(c1);
   kb_context_destroy(c3);
   return failures == 0 ? 0 : 1;

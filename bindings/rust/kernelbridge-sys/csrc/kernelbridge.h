@@ -1508,6 +1508,150 @@ KB_API kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b
                                      int64_t k, float alpha, const uint16_t *a, int64_t lda, int64_t stride_a, const uint16_t *b,
                                      int64_t ldb, int64_t stride_b, float beta, uint16_t *c, int64_t ldc, int64_t stride_c);
 
+/* ------------------------------------------------------------------------ */
+/* Weights in storage formats: float32, float16, bfloat16, and GGML's block
+ * quantizations, as GGUF files hold them.  A weight tensor is passed as its
+ * bytes with its kb_dtype; the byte count is checked against the shape
+ * (kb_dtype_bytes) before anything is read. */
+
+/**
+ * Storage format of a tensor passed as bytes (kb_linear_w, kb_embedding_w,
+ * kb_quantize, kb_dequantize).  The values are GGML's type numbers (enum
+ * ggml_type, the type field of a GGUF tensor), so a tensor read from a GGUF
+ * file passes its type as it is.  A [rows, cols] tensor is rows rows of cols
+ * elements, each row stored alone; the block formats store a row as cols / 32
+ * blocks (cols must be a multiple of 32) of 32 consecutive elements:
+ * Q8_0 (34 bytes): a binary16 scale d, then 32 int8 q; element e = d * q[e].
+ * Q4_0 (18 bytes): a binary16 scale d, then 16 bytes, byte e holding q of
+ * element e in its low nibble and of element e + 16 in its high nibble;
+ * element = d * (q - 8).  Scales are little-endian.  Values are fixed and
+ * append-only.
+ */
+typedef enum kb_dtype {
+  /** IEEE binary32, 4 bytes per element. */
+  KB_DTYPE_F32 = 0,
+  /** IEEE binary16, 2 bytes per element. */
+  KB_DTYPE_F16 = 1,
+  /** GGML Q4_0: blocks of 32 elements in 18 bytes. */
+  KB_DTYPE_Q4_0 = 2,
+  /** GGML Q8_0: blocks of 32 elements in 34 bytes. */
+  KB_DTYPE_Q8_0 = 8,
+  /** bfloat16 (the upper half of a binary32), 2 bytes per element. */
+  KB_DTYPE_BF16 = 30
+} kb_dtype;
+
+/**
+ * Bytes of a [rows, cols] tensor stored as type: rows * cols * 4 (F32),
+ * * 2 (F16, BF16), rows * cols / 32 * 34 (Q8_0) or * 18 (Q4_0).  Fails with
+ * KB_STATUS_INVALID_ARGUMENT for an unknown type, a negative size or, for a
+ * block format, cols not a multiple of 32; KB_STATUS_OUT_OF_MEMORY when the
+ * count overflows.  Its message is the calling thread's (kb_last_error).
+ * @arg type scalar
+ * @arg rows dim
+ * @arg cols dim
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *bytes);
+
+/**
+ * Converts float32 rows into storage type: y holds the [rows, cols] tensor
+ * x in type's bytes (y_bytes = kb_dtype_bytes(type, rows, cols)).  Q8_0 and
+ * Q4_0 are GGML's reference quantization, bit for bit (quantize_row_q8_0_ref
+ * and quantize_row_q4_0_ref: per block d = max|x| / 127, q = x / d rounded
+ * half away from zero; for Q4_0 d = -(the element of largest magnitude) / 8,
+ * q = min(15, trunc(x / d + 8.5))); F16 and BF16 round to nearest even; F32
+ * copies.  For a block format every element must be finite and every
+ * block's scale must fit binary16 (KB_STATUS_INVALID_ARGUMENT naming the
+ * element, x[row, col], otherwise).
+ * @arg ctx context
+ * @arg type scalar
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg y out u8[y_bytes]
+ * @arg y_bytes dim
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_quantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const float *x, void *y,
+                             int64_t y_bytes);
+
+/**
+ * Widens a [rows, cols] tensor stored as type (x_bytes =
+ * kb_dtype_bytes(type, rows, cols)) to float32: exactly (every value of
+ * every format is a float32); as GGML's dequantize_row_q8_0 / _q4_0 for the
+ * block formats.
+ * @arg ctx context
+ * @arg type scalar
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in u8[x_bytes]
+ * @arg x_bytes dim
+ * @arg y out f32[rows, cols]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_dequantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const void *x,
+                               int64_t x_bytes, float *y);
+
+/**
+ * Fused linear layer with the weight in a storage format, float32
+ * activations and output (the decode step of a model read from GGUF):
+ *   y[r, o] = act(sum_i x[r, i] * W[o, i] + bias[o])
+ * where W is weight, the [out_features, in_features] tensor (PyTorch's and
+ * GGUF's layout) stored as weight_type in weight_bytes =
+ * kb_dtype_bytes(weight_type, out_features, in_features) bytes.
+ * F32, F16, BF16: every sum is kb_linear's fma chain on the exactly widened
+ * weights (for F32 it is kb_linear), 16-bit weights read as 16 bits.
+ * Q8_0, Q4_0: each row of x is quantized per block of 32 to int8 (scale
+ * max|x| / 127, round to nearest even), each block's products are summed in
+ * exact integers and the blocks are combined in float32 in a fixed order
+ * (docs/kernels.md gives the order and the error bound against the float64
+ * product of the dequantized weights and x); a NaN or infinite element of a
+ * row makes every output of the row NaN.  The bias is added (one rounding),
+ * then the activation applied, as in kb_linear.  Results are identical for
+ * every thread count and instruction set.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg in_features dim
+ * @arg out_features dim
+ * @arg x in f32[rows, in_features]
+ * @arg weight_type scalar
+ * @arg weight in u8[weight_bytes]
+ * @arg weight_bytes dim
+ * @arg bias in f32[out_features] nullable
+ * @arg act scalar default(KB_ACTIVATION_NONE)
+ * @arg y out f32[rows, out_features]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                             kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias,
+                             kb_activation act, float *y);
+
+/**
+ * Embedding lookup from a table in a storage format: out[i, :] = row ids[i]
+ * of the [vocab, dim] table stored as table_type in table_bytes =
+ * kb_dtype_bytes(table_type, vocab, dim) bytes, widened to float32 exactly
+ * (kb_dequantize of that row).  Every id must lie in [0, vocab); the ids are
+ * all checked before anything is written.
+ * @arg ctx context
+ * @arg n_ids dim
+ * @arg vocab dim
+ * @arg dim dim
+ * @arg ids in i32[n_ids]
+ * @arg table_type scalar
+ * @arg table in u8[table_bytes]
+ * @arg table_bytes dim
+ * @arg out out f32[n_ids, dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                                kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

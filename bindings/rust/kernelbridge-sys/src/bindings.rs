@@ -804,3 +804,62 @@ extern "C" {
         stride_c: i64,
     ) -> kb_status;
 }
+pub const kb_dtype_KB_DTYPE_F32: kb_dtype = 0;
+pub const kb_dtype_KB_DTYPE_F16: kb_dtype = 1;
+pub const kb_dtype_KB_DTYPE_Q4_0: kb_dtype = 2;
+pub const kb_dtype_KB_DTYPE_Q8_0: kb_dtype = 8;
+pub const kb_dtype_KB_DTYPE_BF16: kb_dtype = 30;
+pub type kb_dtype = core::ffi::c_uint;
+extern "C" {
+    pub fn kb_dtype_bytes(type_: kb_dtype, rows: i64, cols: i64, bytes: *mut i64) -> kb_status;
+}
+extern "C" {
+    pub fn kb_quantize(
+        ctx: *mut kb_context,
+        type_: kb_dtype,
+        rows: i64,
+        cols: i64,
+        x: *const f32,
+        y: *mut core::ffi::c_void,
+        y_bytes: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_dequantize(
+        ctx: *mut kb_context,
+        type_: kb_dtype,
+        rows: i64,
+        cols: i64,
+        x: *const core::ffi::c_void,
+        x_bytes: i64,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_linear_w(
+        ctx: *mut kb_context,
+        rows: i64,
+        in_features: i64,
+        out_features: i64,
+        x: *const f32,
+        weight_type: kb_dtype,
+        weight: *const core::ffi::c_void,
+        weight_bytes: i64,
+        bias: *const f32,
+        act: kb_activation,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_embedding_w(
+        ctx: *mut kb_context,
+        n_ids: i64,
+        vocab: i64,
+        dim: i64,
+        ids: *const i32,
+        table_type: kb_dtype,
+        table: *const core::ffi::c_void,
+        table_bytes: i64,
+        out: *mut f32,
+    ) -> kb_status;
+}

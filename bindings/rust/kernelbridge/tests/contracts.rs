@@ -1759,6 +1759,67 @@ fn gemm_batched_f16_rejects_short_c() {
 }
 
 #[test]
+fn quantize_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let mut y = vec![0u8; 2];
+    let err = ctx.quantize(Dtype::ALL[0], 2, 2, &x, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_quantize", "x");
+}
+
+#[test]
+fn dequantize_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u8; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.dequantize(Dtype::ALL[0], 2, 2, &x, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_dequantize", "y");
+}
+
+#[test]
+fn linear_w_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let weight = vec![0u8; 2];
+    let bias = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear_w(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "x");
+}
+
+#[test]
+fn linear_w_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let weight = vec![0u8; 2];
+    let bias = vec![0.0f32; 1];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear_w(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "bias");
+}
+
+#[test]
+fn linear_w_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let weight = vec![0u8; 2];
+    let bias = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.linear_w(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "y");
+}
+
+#[test]
+fn embedding_w_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids = vec![0i32; 2];
+    let table = vec![0u8; 2];
+    let mut out = vec![0.0f32; 3];
+    let err = ctx.embedding_w(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_w", "out");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -4051,4 +4112,84 @@ fn gemm_batched_f16_buf_rejects_short_c() {
     let mut c = c_mem.view_mut::<u16>().unwrap();
     let err = ctx.gemm_batched_f16_buf(false, false, 2, 2, 2, 2, 0.0, &a, 2, 2, &b, 2, 2, 0.0, &mut c, 2, 2).unwrap_err();
     expect_mismatch(&err, "kb_gemm_batched_f16", "c");
+}
+
+#[test]
+fn quantize_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 2).unwrap();
+    let mut y = y_mem.view_mut::<u8>().unwrap();
+    let err = ctx.quantize_buf(Dtype::ALL[0], 2, 2, &x, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_quantize", "x");
+}
+
+#[test]
+fn dequantize_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 2).unwrap();
+    let x = x_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.dequantize_buf(Dtype::ALL[0], 2, 2, &x, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_dequantize", "y");
+}
+
+#[test]
+fn linear_w_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let weight = weight_mem.view::<u8>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 8).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_w_buf(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "x");
+}
+
+#[test]
+fn linear_w_buf_rejects_short_bias() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let weight = weight_mem.view::<u8>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 4).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_w_buf(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "bias");
+}
+
+#[test]
+fn linear_w_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let weight = weight_mem.view::<u8>().unwrap();
+    let bias_mem = Buffer::new(&ctx, 8).unwrap();
+    let bias = bias_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_w_buf(2, 2, 2, &x, Dtype::ALL[0], &weight, Some(&bias), Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_w", "y");
+}
+
+#[test]
+fn embedding_w_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids_mem = Buffer::new(&ctx, 8).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let table_mem = Buffer::new(&ctx, 2).unwrap();
+    let table = table_mem.view::<u8>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.embedding_w_buf(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_w", "out");
 }

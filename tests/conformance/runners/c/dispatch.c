@@ -1,6 +1,7 @@
 /*
  * dispatch.c - turns a corpus call (runner.h) into a call of the public C
- * API: the float32 kernels and their bfloat16 / float16 variants.
+ * API: the float32 kernels, the kernels on weights in storage formats (u8
+ * bytes with a kb_dtype), and the bfloat16 / float16 variants.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,9 @@ static void *T(struct call *c, const char *name) {
 #define TF(c, name) ((float *)T(c, name))
 #define TI(c, name) ((int32_t *)T(c, name))
 #define TH(c, name) ((uint16_t *)T(c, name))
+#define TU(c, name) T(c, name)
+/* kb_dtype scalars are plain integers in the corpus, as kb_activation. */
+#define DT(c, name) ((kb_dtype)SI(c, name))
 
 int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   const char *k = c->kernel;
@@ -121,6 +125,16 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
     *st = kb_gemm_batched(ctx, F(c, "trans_a"), F(c, "trans_b"), D(c, "batch"), D(c, "m"), D(c, "n"), D(c, "k"),
                           SF(c, "alpha"), TF(c, "a"), D(c, "lda"), D(c, "stride_a"), TF(c, "b"), D(c, "ldb"),
                           D(c, "stride_b"), SF(c, "beta"), TF(c, "c"), D(c, "ldc"), D(c, "stride_c"));
+  } else if (strcmp(k, "quantize") == 0) {
+    *st = kb_quantize(ctx, DT(c, "type"), D(c, "rows"), D(c, "cols"), TF(c, "x"), TU(c, "y"), D(c, "y_bytes"));
+  } else if (strcmp(k, "dequantize") == 0) {
+    *st = kb_dequantize(ctx, DT(c, "type"), D(c, "rows"), D(c, "cols"), TU(c, "x"), D(c, "x_bytes"), TF(c, "y"));
+  } else if (strcmp(k, "linear_w") == 0) {
+    *st = kb_linear_w(ctx, D(c, "rows"), D(c, "in_features"), D(c, "out_features"), TF(c, "x"), DT(c, "weight_type"),
+                      TU(c, "weight"), D(c, "weight_bytes"), TF(c, "bias"), (kb_activation)SI(c, "act"), TF(c, "y"));
+  } else if (strcmp(k, "embedding_w") == 0) {
+    *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
+                         TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));
   } else {
     return -1;
   }

@@ -84,6 +84,9 @@ int npy_read(const char *path, struct npy_array *out, char *err, int err_len) {
     } else if (strncmp(code, "i4'", 3) == 0) {
       out->dtype = NPY_I32;
       size = 4;
+    } else if (strncmp(code, "u1'", 3) == 0) {
+      out->dtype = NPY_U8;
+      size = 1;
     } else {
       ok = 0;
     }
@@ -116,10 +119,11 @@ int npy_read(const char *path, struct npy_array *out, char *err, int err_len) {
   free(header);
   if (!ok) {
     fclose(f);
-    return fail(err, err_len, path, "unsupported header (need <f4, <f8 or <i4, C order)");
+    return fail(err, err_len, path, "unsupported header (need <f4, <f8, <i4 or |u1, C order)");
   }
   size_t bytes = (size_t)out->count * (size_t)size;
-  out->data = malloc(bytes > 0 ? bytes : (size_t)size);
+  size_t room = bytes > 0 ? (bytes + 3) / 4 * 4 : 8;
+  out->data = calloc(room, 1);
   if (out->data == NULL || fread(out->data, 1, bytes, f) != bytes) {
     fclose(f);
     npy_free(out);

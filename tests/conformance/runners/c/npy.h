@@ -1,20 +1,22 @@
 /*
  * npy.h - minimal reader for the .npy v1.0/v2.0 files of the conformance
- * corpus (little-endian '<f4', '<f8' and '<i4', C order).
+ * corpus (little-endian '<f4', '<f8' and '<i4', and bytes '|u1'; C order).
  */
 #ifndef KB_CONFORMANCE_NPY_H
 #define KB_CONFORMANCE_NPY_H
 
 #include <stdint.h>
 
-enum npy_dtype { NPY_F32 = 0, NPY_F64 = 1, NPY_I32 = 2 };
+enum npy_dtype { NPY_F32 = 0, NPY_F64 = 1, NPY_I32 = 2, NPY_U8 = 3 };
 
 struct npy_array {
   enum npy_dtype dtype;
   int ndim;
   int64_t shape[8];
   int64_t count; /* product of shape (1 for ndim == 0) */
-  void *data;    /* count elements, malloc'ed (at least 1 element) */
+  void *data;    /* count elements, malloc'ed: at least 1 element, and whole 4-byte
+                    units (the tail zeroed), so that the runner's storages,
+                    counted in 4-byte units, can hold u8 data too */
 };
 
 /* Reads path; returns 0 on success, otherwise -1 with a message in err. */

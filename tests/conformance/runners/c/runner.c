@@ -52,6 +52,15 @@ static double element_error(double got, double want, double floor_) {
   return fabs(got - want) / denom;
 }
 
+int64_t dtype_size(enum dtype dt) { return dt == DT_U8 ? 1 : 4; }
+
+/* 4-byte units of storage for count elements of dt (at least one, so that
+ * no storage address is NULL). */
+static int64_t units_for(enum dtype dt, int64_t count) {
+  int64_t bytes = count * dtype_size(dt);
+  return bytes > 0 ? (bytes + 3) / 4 : 1;
+}
+
 static uint64_t fnv1a64(const void *data, size_t len) {
   const unsigned char *p = (const unsigned char *)data;
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -208,14 +217,14 @@ static int load_input(struct tensor *t, const char *dir, const char *file, char 
   if (npy_read(path, &a, err, err_len) != 0) return -1;
   if (a.dtype == NPY_F64) {
     npy_free(&a);
-    snprintf(err, (size_t)err_len, "%s: inputs must be <f4 or <i4", file);
+    snprintf(err, (size_t)err_len, "%s: inputs must be <f4, <i4 or |u1", file);
     return -1;
   }
-  t->dtype = a.dtype == NPY_F32 ? DT_F32 : DT_I32;
+  t->dtype = a.dtype == NPY_F32 ? DT_F32 : a.dtype == NPY_I32 ? DT_I32 : DT_U8;
   t->owned = a.data;
   t->ptr = a.data;
   t->count = a.count;
-  t->alloc = a.count > 0 ? a.count : 1; /* npy_read allocates at least one element */
+  t->alloc = units_for(t->dtype, a.count); /* npy_read allocates whole 4-byte units, at least one */
   return 0;
 }
 
@@ -229,7 +238,12 @@ double golden_max_error(struct call *c, const struct npy_array *want) {
     const struct npy_array *w = &want[w_index++];
     for (int64_t j = 0; j < t->count; j++) {
       double e;
-      if (t->dtype == DT_I32) {
+      if (t->dtype == DT_U8) {
+        /* Bytes of a storage format: exact, like integers. */
+        double g = (double)((uint8_t *)t->ptr)[j];
+        double x = w->dtype == NPY_U8 ? (double)((uint8_t *)w->data)[j] : INFINITY;
+        e = fabs(g - x);
+      } else if (t->dtype == DT_I32) {
         double g = (double)((int32_t *)t->ptr)[j];
         double x = w->dtype == NPY_I32 ? (double)((int32_t *)w->data)[j] : ((double *)w->data)[j];
         e = fabs(g - x);
@@ -286,7 +300,8 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
   int staged = r->mode != MODE_CPU;
 
   /* Outputs that are not inputs (nor aliases of inputs) get fresh buffers
-   * prefilled with quiet NaN (f32) or -1 (i32), sized from the expected file. */
+   * prefilled with quiet NaN (f32), -1 (i32) or 0x80 (u8: -128, a code the
+   * Q8_0 quantizer never writes), sized from the expected file. */
   for (int i = 0; ok && i < c->ntensors; i++) {
     struct tensor *t = &c->tensors[i];
     if (t->expected[0] == '\0') continue;
@@ -297,9 +312,9 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
     }
     struct npy_array *w = &want[nwant++];
     if (t->ptr == NULL && t->owned == NULL) {
-      t->dtype = w->dtype == NPY_I32 ? DT_I32 : DT_F32;
+      t->dtype = w->dtype == NPY_I32 ? DT_I32 : w->dtype == NPY_U8 ? DT_U8 : DT_F32;
       t->count = w->count;
-      t->alloc = w->count > 0 ? w->count : 1;
+      t->alloc = units_for(t->dtype, w->count);
       t->owned = malloc((size_t)t->alloc * 4);
       if (t->owned == NULL) {
         snprintf(err, sizeof err, "out of memory");
@@ -311,8 +326,10 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
         if (t->dtype == DT_F32) {
           uint32_t qnan = 0x7fc00000u;
           memcpy((float *)t->ptr + j, &qnan, 4);
-        } else {
+        } else if (t->dtype == DT_I32) {
           ((int32_t *)t->ptr)[j] = -1;
+        } else {
+          ((uint8_t *)t->ptr)[j] = 0x80;
         }
       }
     }
@@ -363,7 +380,7 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
     if (t->expected[0] == '\0') continue;
     fprintf(out, "%s", nh++ ? ", " : "");
     json_string(out, t->name);
-    fprintf(out, ": \"%016llx\"", (unsigned long long)fnv1a64(t->ptr, (size_t)t->count * 4));
+    fprintf(out, ": \"%016llx\"", (unsigned long long)fnv1a64(t->ptr, (size_t)(t->count * dtype_size(t->dtype))));
   }
   /* cpu and cpu-buffers: within the manifest tolerance of the golden values
    * (cpu-buffers also bit-identical to the CPU run).  cuda: docs/cuda.md
@@ -499,34 +516,33 @@ static const char *c_cannot(const char *requires) {
 static int setup_bad(struct call *c, char *err, size_t err_len, char (*fills)[LINE_LEN / 4], int nfill,
                      char (*fill_names)[NAME_LEN], char (*ov_names)[NAME_LEN], char (*ov_with)[NAME_LEN],
                      int64_t *ov_offset, int nov) {
-  /* Plain tensors: len elements (at least one allocated so the pointer is
-   * not NULL), filled with 1.0 / 0 unless values are given. */
+  /* Plain tensors: len elements (at least one 4-byte unit allocated so the
+   * pointer is not NULL), filled with 1.0 (f32) / 0 (i32, u8) unless values
+   * are given. */
   for (int i = 0; i < c->ntensors; i++) {
     struct tensor *t = &c->tensors[i];
     int is_overlapped = 0;
     for (int j = 0; j < nov; j++)
       if (strcmp(ov_names[j], t->name) == 0) is_overlapped = 1;
     if (is_overlapped) continue;
-    /* An overlap target gets room for the tensors placed inside it. */
-    int64_t room = t->count;
+    /* An overlap target gets room for the tensors placed inside it (the
+     * offset counts the target's elements; the tensors may differ in dtype). */
+    int64_t size = dtype_size(t->dtype), room = t->count * size;
     for (int j = 0; j < nov; j++) {
       if (strcmp(ov_with[j], t->name) != 0) continue;
       struct tensor *o = find_tensor(c, ov_names[j]);
-      if (o != NULL && ov_offset[j] + o->count > room) room = ov_offset[j] + o->count;
+      if (o != NULL && ov_offset[j] * size + o->count * dtype_size(o->dtype) > room)
+        room = ov_offset[j] * size + o->count * dtype_size(o->dtype);
     }
-    t->alloc = room > 0 ? room : 1;
+    t->alloc = room > 0 ? (room + 3) / 4 : 1;
     t->owned = calloc((size_t)t->alloc, 4);
     if (t->owned == NULL) {
       snprintf(err, err_len, "out of memory");
       return -1;
     }
     t->ptr = t->owned;
-    for (int64_t j = 0; j < room; j++) {
-      if (t->dtype == DT_F32)
-        ((float *)t->ptr)[j] = 1.0f;
-      else
-        ((int32_t *)t->ptr)[j] = 0;
-    }
+    if (t->dtype == DT_F32)
+      for (int64_t j = 0; j < room / size; j++) ((float *)t->ptr)[j] = 1.0f;
     for (int j = 0; j < nfill; j++) {
       if (strcmp(fill_names[j], t->name) != 0) continue;
       char *p = fills[j];
@@ -534,8 +550,10 @@ static int setup_bad(struct call *c, char *err, size_t err_len, char (*fills)[LI
         char *end;
         if (t->dtype == DT_F32)
           ((float *)t->ptr)[e] = (float)strtod(p, &end);
-        else
+        else if (t->dtype == DT_I32)
           ((int32_t *)t->ptr)[e] = (int32_t)strtol(p, &end, 10);
+        else
+          ((uint8_t *)t->ptr)[e] = (uint8_t)strtol(p, &end, 10);
         p = *end == ',' ? end + 1 : end;
       }
     }
@@ -547,7 +565,7 @@ static int setup_bad(struct call *c, char *err, size_t err_len, char (*fills)[LI
       snprintf(err, err_len, "bad overlap %.60s/%.60s", ov_names[j], ov_with[j]);
       return -1;
     }
-    o->ptr = (char *)w->ptr + ov_offset[j] * 4;
+    o->ptr = (char *)w->ptr + ov_offset[j] * dtype_size(w->dtype);
   }
   return 0;
 }
@@ -558,9 +576,13 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
                                               {"cross_entropy", "targets"}, {"cross_entropy_backward", "targets"},
                                               {"argmax", "out"},          {"sample", "out"},
                                               {"topk_sample", "out"},     {"topp_sample", "out"},
-                                              {"attention_ex", "kv_lengths"}};
+                                              {"attention_ex", "kv_lengths"}, {"embedding_w", "ids"}};
+  static const char *const u8_params[][2] = {
+      {"quantize", "y"}, {"dequantize", "x"}, {"linear_w", "weight"}, {"embedding_w", "table"}};
   for (size_t i = 0; i < sizeof i32_params / sizeof i32_params[0]; i++)
     if (strcmp(i32_params[i][0], kernel) == 0 && strcmp(i32_params[i][1], name) == 0) return DT_I32;
+  for (size_t i = 0; i < sizeof u8_params / sizeof u8_params[0]; i++)
+    if (strcmp(u8_params[i][0], kernel) == 0 && strcmp(u8_params[i][1], name) == 0) return DT_U8;
   return DT_F32;
 }
 
@@ -584,8 +606,9 @@ static void run_bad_case(struct run *r, struct call *c, char (*fills)[LINE_LEN /
       for (int i = 0; i < c->ntensors; i++) {
         struct tensor *t = &c->tensors[i];
         if (t->ptr == NULL) continue;
-        t->before = malloc((size_t)(t->count > 0 ? t->count : 1) * 4);
-        if (t->before != NULL) memcpy(t->before, t->ptr, (size_t)t->count * 4);
+        size_t bytes = (size_t)(t->count * dtype_size(t->dtype));
+        t->before = malloc(bytes > 0 ? bytes : 1);
+        if (t->before != NULL) memcpy(t->before, t->ptr, bytes);
       }
       kb_status st;
       if (r->mode != MODE_CPU) {
@@ -603,7 +626,8 @@ static void run_bad_case(struct run *r, struct call *c, char (*fills)[LINE_LEN /
         if (st != KB_STATUS_OK) {
           for (int i = 0; i < c->ntensors; i++) {
             struct tensor *t = &c->tensors[i];
-            if (t->ptr != NULL && t->before != NULL && memcmp(t->before, t->ptr, (size_t)t->count * 4) != 0)
+            if (t->ptr != NULL && t->before != NULL &&
+                memcmp(t->before, t->ptr, (size_t)(t->count * dtype_size(t->dtype))) != 0)
               untouched = 0;
           }
         }

@@ -14,18 +14,25 @@
 #define MAX_ITEMS 24
 #define NAME_LEN 64
 
-enum dtype { DT_F32 = 0, DT_I32 = 1 };
+/* u8: raw bytes of a tensor in a storage format (kb_dtype). */
+enum dtype { DT_F32 = 0, DT_I32 = 1, DT_U8 = 2 };
 
-/* A tensor either owns host storage (owned != NULL, alloc elements of 4
- * bytes) or is a view: an alias or overlap pointing into another tensor's
- * storage (owned == NULL, ptr != NULL), or absent (ptr == NULL). */
+/* Bytes per element of a dtype. */
+int64_t dtype_size(enum dtype dt);
+
+/* A tensor either owns host storage (owned != NULL, alloc units of 4 bytes:
+ * elements for f32 / i32, a u8 tensor's bytes rounded up) or is a view: an
+ * alias or overlap pointing into another tensor's storage (owned == NULL,
+ * ptr != NULL, at a multiple of 4 bytes from its start), or absent (ptr ==
+ * NULL).  Counting storage in 4-byte units lets the buffer backends and the
+ * bf16 / f16 staging treat every storage alike. */
 struct tensor {
   char name[NAME_LEN];
   enum dtype dtype;
   void *ptr;          /* what the kernel gets (NULL for a null tensor) */
   void *owned;        /* storage to free */
-  int64_t alloc;      /* elements allocated in owned */
-  int64_t count;      /* elements visible through ptr */
+  int64_t alloc;      /* 4-byte units allocated in owned */
+  int64_t count;      /* elements of dtype visible through ptr */
   void *before;       /* copy of the contents before the call (bad inputs) */
   char expected[512]; /* golden: expected file, "" when the tensor is not an output */
 };

@@ -20,7 +20,8 @@ int layout_of(const struct call *c, struct layout *l) {
     for (int j = 0; j < c->ntensors; j++) {
       const struct tensor *o = &c->tensors[j];
       const char *base = (const char *)o->owned;
-      if (base != NULL && p >= base && p < base + o->alloc * 4) {
+      /* Views start at whole 4-byte units (runner.h): the offset is one. */
+      if (base != NULL && p >= base && p < base + o->alloc * 4 && (p - base) % 4 == 0) {
         l->owner[i] = j;
         l->off[i] = (int64_t)(p - base) / 4;
         break;

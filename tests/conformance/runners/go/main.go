@@ -59,6 +59,9 @@ type goldenCase struct {
 	Expected map[string]string          `json:"expected"`
 	Alias    map[string]string          `json:"alias"`
 	Null     []string                   `json:"null"`
+	// Tolerance, where present, replaces the kernel's (a bound that
+	// depends on the case's data: linear_w with block-quantized weights).
+	Tolerance *tolerance `json:"tolerance"`
 }
 
 type manifest struct {
@@ -137,6 +140,9 @@ func goName(kernel string) string {
 	return b.String()
 }
 
+// npyDescr is the .npy descr of the inputs of each signature dtype.
+var npyDescr = map[string]string{"f32": "<f4", "i32": "<i4", "u8": "|u1"}
+
 func isTensor(p param) bool { return p.Role == "in" || p.Role == "out" || p.Role == "inout" }
 
 // derived maps each size that the Go binding reads from a slice length to
@@ -197,26 +203,112 @@ func scalarValue(raw json.RawMessage, typ string) (reflect.Value, error) {
 	return reflect.Value{}, fmt.Errorf("unsupported scalar type %q", typ)
 }
 
-// buffer is one tensor argument: a []float32 or []int32 (nil for NULL).
+// buffer is one tensor argument: a []float32, []int32 or []byte after the
+// signature's dtype (f32, i32, or u8: the bytes of a tensor in a storage
+// format); nil for NULL.
 type buffer struct {
+	dtype string
 	f32   []float32
 	i32   []int32
-	isI32 bool
+	u8    []byte
 	null  bool
 }
 
+// newBuffer is a buffer of n elements of dtype, each f (a float32 for f32,
+// else an integer).
+func newBuffer(dtype string, n int, f float64) buffer {
+	b := buffer{dtype: dtype}
+	switch dtype {
+	case "i32":
+		b.i32 = make([]int32, n)
+		for i := range b.i32 {
+			b.i32[i] = int32(f)
+		}
+	case "u8":
+		b.u8 = make([]byte, n)
+		for i := range b.u8 {
+			b.u8[i] = byte(f)
+		}
+	default:
+		b.f32 = make([]float32, n)
+		for i := range b.f32 {
+			b.f32[i] = float32(f)
+		}
+	}
+	return b
+}
+
+// set stores element i from a manifest value (scalarValue's encoding).
+func (b buffer) set(i int, raw json.RawMessage) error {
+	typ := map[string]string{"i32": "i32", "u8": "i32"}[b.dtype]
+	if typ == "" {
+		typ = "f32"
+	}
+	v, err := scalarValue(raw, typ)
+	if err != nil {
+		return err
+	}
+	switch b.dtype {
+	case "i32":
+		b.i32[i] = v.Interface().(int32)
+	case "u8":
+		n := v.Interface().(int32)
+		if n < 0 || n > 255 {
+			return fmt.Errorf("byte value %d", n)
+		}
+		b.u8[i] = byte(n)
+	default:
+		b.f32[i] = v.Interface().(float32)
+	}
+	return nil
+}
+
+// slice is elements [i, j) of b, which may lie past its length (within its
+// capacity: an overlap target's room); with no room after them when view.
+func (b buffer) slice(i, j int, view bool) buffer {
+	return buffer{dtype: b.dtype, f32: sub(b.f32, i, j, view), i32: sub(b.i32, i, j, view),
+		u8: sub(b.u8, i, j, view)}
+}
+
+func sub[T any](s []T, i, j int, view bool) []T {
+	switch {
+	case s == nil:
+		return nil
+	case view:
+		return s[i:j:j]
+	}
+	return s[i:j]
+}
+
 func (b buffer) value() reflect.Value {
-	if b.isI32 {
+	switch b.dtype {
+	case "i32":
 		return reflect.ValueOf(b.i32)
+	case "u8":
+		return reflect.ValueOf(b.u8)
 	}
 	return reflect.ValueOf(b.f32)
 }
 
+// goType is the Go slice type of a signature dtype, for messages.
+func goType(dtype string) string {
+	switch dtype {
+	case "i32":
+		return "[]int32"
+	case "u8":
+		return "[]byte"
+	}
+	return "[]float32"
+}
+
 func (b buffer) bytes() []byte {
 	var out bytes.Buffer
-	if b.isI32 {
+	switch b.dtype {
+	case "i32":
 		_ = binary.Write(&out, binary.LittleEndian, b.i32)
-	} else {
+	case "u8":
+		out.Write(b.u8)
+	default:
 		_ = binary.Write(&out, binary.LittleEndian, b.f32)
 	}
 	return out.Bytes()
@@ -243,16 +335,22 @@ type stage struct {
 
 func (s *stage) view(b buffer) (reflect.Value, error) {
 	if b.null {
-		if b.isI32 {
+		switch b.dtype {
+		case "i32":
 			return reflect.ValueOf(kernelbridge.Int32View{}), nil
+		case "u8":
+			return reflect.ValueOf(kernelbridge.ByteView{}), nil
 		}
 		return reflect.ValueOf(kernelbridge.Float32View{}), nil
 	}
 	key := ""
 	if b.len() > 0 {
-		if b.isI32 {
+		switch b.dtype {
+		case "i32":
 			key = fmt.Sprintf("i%p/%d", &b.i32[0], len(b.i32))
-		} else {
+		case "u8":
+			key = fmt.Sprintf("u%p/%d", &b.u8[0], len(b.u8))
+		default:
 			key = fmt.Sprintf("f%p/%d", &b.f32[0], len(b.f32))
 		}
 		if v, ok := s.views[key]; ok {
@@ -262,13 +360,20 @@ func (s *stage) view(b buffer) (reflect.Value, error) {
 	var buf *kernelbridge.Buffer
 	var v reflect.Value
 	var err error
-	if b.isI32 {
+	switch b.dtype {
+	case "i32":
 		buf, err = kernelbridge.NewBufferInt32(s.ctx, b.i32)
 		if err == nil {
 			v = reflect.ValueOf(buf.Int32View())
 			s.back = append(s.back, func() error { return buf.DownloadInt32(0, b.i32) })
 		}
-	} else {
+	case "u8":
+		buf, err = kernelbridge.NewBufferBytes(s.ctx, b.u8)
+		if err == nil {
+			v = reflect.ValueOf(buf.ByteView())
+			s.back = append(s.back, func() error { return buf.Download(0, b.u8) })
+		}
+	default:
 		buf, err = kernelbridge.NewBufferFloat32(s.ctx, b.f32)
 		if err == nil {
 			v = reflect.ValueOf(buf.Float32View())
@@ -395,7 +500,17 @@ func ulp32(w float64) float64 {
 // (docs/conformance.md, "Error metric").
 func metric(b buffer, want *array, tol tolerance) float64 {
 	worst := 0.0
-	if b.isI32 {
+	if b.dtype == "u8" {
+		// Bytes of a storage format: exact, as integers.
+		for i, g := range b.u8 {
+			if want.u8 == nil {
+				return math.Inf(1)
+			}
+			worst = math.Max(worst, math.Abs(float64(g)-float64(want.u8[i])))
+		}
+		return worst
+	}
+	if b.dtype == "i32" {
 		for i, g := range b.i32 {
 			var w float64
 			if want.i32 != nil {
@@ -462,36 +577,36 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 		if !isTensor(p) {
 			continue
 		}
-		isI32 := p.Dtype == "i32"
 		switch {
 		case null[p.Name]:
-			tensors[p.Name] = buffer{isI32: isI32, null: true}
+			tensors[p.Name] = buffer{dtype: p.Dtype, null: true}
 		case c.Alias[p.Name] != "":
 			continue // after the inputs
 		case c.Inputs[p.Name] != "":
 			a, err := readNpy(filepath.Join(dir, c.Inputs[p.Name]))
+			if err == nil && a.descr != npyDescr[p.Dtype] {
+				err = fmt.Errorf("%s: %s holds %s, want %s for %s", c.Inputs[p.Name], p.Name, a.descr,
+					npyDescr[p.Dtype], p.Dtype)
+			}
 			if err != nil {
 				r.Error = err.Error()
 				return r
 			}
-			tensors[p.Name] = buffer{f32: a.f32, i32: a.i32, isI32: isI32}
+			tensors[p.Name] = buffer{dtype: p.Dtype, f32: a.f32, i32: a.i32, u8: a.u8}
 		default:
 			want, ok := expected[p.Name]
 			if !ok {
 				r.Error = "no input or expected file for " + p.Name
 				return r
 			}
-			b := buffer{isI32: isI32}
-			if isI32 {
-				b.i32 = make([]int32, want.len())
-				for i := range b.i32 {
-					b.i32[i] = -1
-				}
-			} else {
-				b.f32 = make([]float32, want.len())
-				for i := range b.f32 {
-					b.f32[i] = math.Float32frombits(0x7FC00000)
-				}
+			// Prefilled so that an element left unwritten fails: quiet NaN,
+			// -1, or 0x80 (-128, a code the Q8_0 quantizer never writes).
+			b := newBuffer(p.Dtype, want.len(), -1)
+			if p.Dtype == "u8" {
+				b = newBuffer(p.Dtype, want.len(), 0x80)
+			}
+			for i := range b.f32 {
+				b.f32[i] = math.Float32frombits(0x7FC00000)
 			}
 			tensors[p.Name] = b
 		}
@@ -506,6 +621,9 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 		return r
 	}
 	tol := m.Tolerances[c.Kernel]
+	if c.Tolerance != nil {
+		tol = *c.Tolerance
+	}
 	worst := 0.0
 	names := make([]string, 0, len(expected))
 	for n := range expected {
@@ -533,7 +651,7 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 	return r
 }
 
-func (b buffer) len() int { return len(b.f32) + len(b.i32) }
+func (b buffer) len() int { return len(b.f32) + len(b.i32) + len(b.u8) }
 
 func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 	r = badResult{Name: c.Name, Kernel: c.Kernel, Expected: c.Expected, Got: "n/a"}
@@ -586,8 +704,8 @@ func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 			}
 		}
 		if a != b {
-			r.Reason = fmt.Sprintf("%s and %s have different element types: a Go []int32 cannot view a []float32 "+
-				"buffer without package unsafe", name, ov.With)
+			r.Reason = fmt.Sprintf("%s and %s have different element types: a Go %s cannot view a %s "+
+				"buffer without package unsafe", name, ov.With, goType(a), goType(b))
 			return r
 		}
 	}
@@ -601,9 +719,8 @@ func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 		if !isTensor(p) || c.Overlap[p.Name].With != "" {
 			continue
 		}
-		isI32 := p.Dtype == "i32"
 		if null[p.Name] {
-			tensors[p.Name] = buffer{isI32: isI32, null: true}
+			tensors[p.Name] = buffer{dtype: p.Dtype, null: true}
 			continue
 		}
 		t := c.Tensors[p.Name]
@@ -612,47 +729,23 @@ func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 		if s, ok := sizes[p.Name+"\x00base"]; ok {
 			base = s
 		}
-		b := buffer{isI32: isI32}
-		if isI32 {
-			b.i32 = make([]int32, base)
-		} else {
-			b.f32 = make([]float32, base)
-			for i := range b.f32 {
-				b.f32[i] = 1
-			}
+		// 1.0 (f32) or 0 (i32, u8: zero bytes are zeros in every storage
+		// format) unless values are given.
+		b := newBuffer(p.Dtype, base, 0)
+		for i := range b.f32 {
+			b.f32[i] = 1
 		}
 		for i, raw := range t.Values {
-			typ := "f32"
-			if isI32 {
-				typ = "i32"
-			}
-			v, err := scalarValue(raw, typ)
-			if err != nil {
+			if err := b.set(i, raw); err != nil {
 				r.Got = "RUNNER_ERROR"
-				r.Error = err.Error()
+				r.Error = fmt.Sprintf("%s[%d]: %v", p.Name, i, err)
 				return r
 			}
-			if isI32 {
-				b.i32[i] = v.Interface().(int32)
-			} else {
-				b.f32[i] = v.Interface().(float32)
-			}
 		}
-		if isI32 {
-			b.i32 = b.i32[:n]
-		} else {
-			b.f32 = b.f32[:n]
-		}
-		tensors[p.Name] = b
+		tensors[p.Name] = b.slice(0, n, false) // room for overlaps after n
 	}
 	for name, ov := range c.Overlap {
-		with := tensors[ov.With]
-		n := sizes[name]
-		if with.isI32 {
-			tensors[name] = buffer{isI32: true, i32: with.i32[ov.Offset : ov.Offset+n : ov.Offset+n]}
-		} else {
-			tensors[name] = buffer{f32: with.f32[ov.Offset : ov.Offset+n : ov.Offset+n]}
-		}
+		tensors[name] = tensors[ov.With].slice(ov.Offset, ov.Offset+sizes[name], true)
 	}
 	// A derived size is the length of its slice: a case needing another
 	// value cannot be expressed.

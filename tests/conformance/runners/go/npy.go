@@ -10,13 +10,15 @@ import (
 	"strings"
 )
 
-// array is a loaded .npy file: float32, int32 or float64 data.
+// array is a loaded .npy file: float32, int32, float64 or byte data (the
+// bytes of a tensor in a storage format).
 type array struct {
 	descr string
 	shape []int
 	f32   []float32
 	i32   []int32
 	f64   []float64
+	u8    []byte
 }
 
 var (
@@ -25,7 +27,8 @@ var (
 	orderRe = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
 )
 
-// readNpy reads NumPy format 1.0/2.0 files of little-endian <f4, <i4 or <f8.
+// readNpy reads NumPy format 1.0/2.0 files of little-endian <f4, <i4 or <f8,
+// or of bytes, |u1 (byte order does not apply).
 func readNpy(path string) (*array, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -77,7 +80,7 @@ func readNpy(path string) (*array, error) {
 		a.shape = append(a.shape, d)
 		count *= d
 	}
-	size := map[string]int{"<f4": 4, "<i4": 4, "<f8": 8}[a.descr]
+	size := map[string]int{"<f4": 4, "<i4": 4, "<f8": 8, "|u1": 1}[a.descr]
 	if size == 0 {
 		return nil, fmt.Errorf("%s: unsupported dtype %s", path, a.descr)
 	}
@@ -100,10 +103,12 @@ func readNpy(path string) (*array, error) {
 		for i := range a.f64 {
 			a.f64[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
 		}
+	case "|u1":
+		a.u8 = append([]byte{}, data...)
 	}
 	return a, nil
 }
 
 func (a *array) len() int {
-	return len(a.f32) + len(a.i32) + len(a.f64)
+	return len(a.f32) + len(a.i32) + len(a.f64) + len(a.u8)
 }

@@ -9,15 +9,16 @@ import java.nio.file.Path;
 
 /**
  * A reader of the corpus's .npy files (NumPy format 1.0, also 2.0/3.0):
- * little-endian float32 ({@code <f4}), int32 ({@code <i4}) or float64
- * ({@code <f8}), C order.  The header is parsed generally (the keys are
+ * little-endian float32 ({@code <f4}), int32 ({@code <i4}), float64
+ * ({@code <f8}) or bytes ({@code |u1}: tensors in a storage format), C order.  The header is parsed generally (the keys are
  * found, the shape tuple is read), as docs/conformance.md asks.
  */
 final class Npy {
   enum Dtype {
     F32,
     I32,
-    F64
+    F64,
+    U8
   }
 
   final Dtype dtype;
@@ -27,14 +28,16 @@ final class Npy {
   final float[] f32;
   final int[] i32;
   final double[] f64;
+  final byte[] u8;
 
-  private Npy(Dtype dtype, long[] shape, int count, float[] f32, int[] i32, double[] f64) {
+  private Npy(Dtype dtype, long[] shape, int count, float[] f32, int[] i32, double[] f64, byte[] u8) {
     this.dtype = dtype;
     this.shape = shape;
     this.count = count;
     this.f32 = f32;
     this.i32 = i32;
     this.f64 = f64;
+    this.u8 = u8;
   }
 
   static Npy read(Path path) throws IOException {
@@ -84,6 +87,10 @@ final class Npy {
         dtype = Dtype.F64;
         size = 8;
         break;
+      case "|u1":
+        dtype = Dtype.U8;
+        size = 1;
+        break;
       default:
         throw new IOException(name + ": unsupported dtype " + descr);
     }
@@ -98,17 +105,22 @@ final class Npy {
       case F32: {
         float[] a = new float[n];
         data.asFloatBuffer().get(a);
-        return new Npy(dtype, shape, n, a, null, null);
+        return new Npy(dtype, shape, n, a, null, null, null);
       }
       case I32: {
         int[] a = new int[n];
         data.asIntBuffer().get(a);
-        return new Npy(dtype, shape, n, null, a, null);
+        return new Npy(dtype, shape, n, null, a, null, null);
+      }
+      case U8: {
+        byte[] a = new byte[n];
+        data.get(a);
+        return new Npy(dtype, shape, n, null, null, null, a);
       }
       default: {
         double[] a = new double[n];
         data.asDoubleBuffer().get(a);
-        return new Npy(dtype, shape, n, null, null, a);
+        return new Npy(dtype, shape, n, null, null, a, null);
       }
     }
   }

@@ -15,6 +15,7 @@ import org.kernelbridge.Activation;
 import org.kernelbridge.AttentionOptions;
 import org.kernelbridge.Backend;
 import org.kernelbridge.Context;
+import org.kernelbridge.Dtype;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
 
@@ -27,7 +28,8 @@ import org.kernelbridge.KernelBridgeException;
  *
  * Reads DIR/manifest.json and DIR/bad_input.json, calls every kernel through
  * the public Java facade ({@link KernelBridge} with {@code float[]}/{@code int[]}
- * arrays on a {@link Context}), and writes the same result JSON as the C
+ * arrays, and {@code byte[]} for the bytes of tensors in a storage format, on
+ * a {@link Context}), and writes the same result JSON as the C
  * runner (tests/conformance/runners/c/runner.c): the same case names, the
  * {@code max_ulp} metric computed the same way, FNV-1a 64 hashes of the output
  * bytes (little-endian), the bad-input statuses.  Bad-input cases the facade
@@ -46,7 +48,7 @@ public final class Runner {
   static final class Param {
     final String name;
     final String role; // dim, flag, scalar, in, out, inout
-    final String dtype; // tensors: f32, i32
+    final String dtype; // tensors: f32, i32, u8 (bytes)
     final List<String> shape; // tensors
     final String ld; // tensors with a row stride
     final boolean nullable;
@@ -108,7 +110,7 @@ public final class Runner {
     final Map<String, Object> dims;
     final Map<String, Object> flags;
     final Map<String, Object> scalars;
-    /** float[] or int[]; a tensor absent from the map is passed as null. */
+    /** float[], int[] or byte[]; a tensor absent from the map is passed as null. */
     final Map<String, Object> tensors = new LinkedHashMap<>();
     String missing;
 
@@ -173,6 +175,24 @@ public final class Runner {
 
     int[] TI(String key) {
       return (int[]) tensors.get(key);
+    }
+
+    byte[] TB(String key) {
+      return (byte[]) tensors.get(key);
+    }
+
+    /** An i32 scalar holding a kb_activation value. */
+    Activation act(String key) {
+      Activation a = Activation.fromCode(SI(key));
+      if (a == null) throw new IllegalStateException(key + " = " + SI(key) + " is no Activation");
+      return a;
+    }
+
+    /** An i32 scalar holding a kb_dtype value (GGML's type number). */
+    Dtype dtype(String key) {
+      Dtype d = Dtype.fromCode(SI(key));
+      if (d == null) throw new IllegalStateException(key + " = " + SI(key) + " is no Dtype");
+      return d;
     }
   }
 
@@ -276,13 +296,10 @@ public final class Runner {
         KernelBridge.toppSample(ctx, c.D("cols"), c.TF("logits"), c.SF("p"), c.SF("temperature"), c.SU("seed"),
             c.TI("out"));
         break;
-      case "linear": {
-        Activation act = Activation.fromCode(c.SI("act"));
-        if (act == null) throw new IllegalStateException("act = " + c.SI("act") + " is no Activation");
+      case "linear":
         KernelBridge.linear(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"), c.TF("weight"),
-            c.TF("bias"), act, c.TF("y"));
+            c.TF("bias"), c.act("act"), c.TF("y"));
         break;
-      }
       case "attention_ex": {
         // Through the options builder (the idiomatic entry point), which
         // calls the facade's attentionEx with every argument.
@@ -302,6 +319,21 @@ public final class Runner {
             c.SF("alpha"), c.TF("a"), c.D("lda"), c.D("stride_a"), c.TF("b"), c.D("ldb"), c.D("stride_b"),
             c.SF("beta"), c.TF("c"), c.D("ldc"), c.D("stride_c"));
         break;
+      // Tensors in a storage format: their bytes in byte[]s, the byte counts derived.
+      case "quantize":
+        KernelBridge.quantize(ctx, c.dtype("type"), c.D("rows"), c.D("cols"), c.TF("x"), c.TB("y"));
+        break;
+      case "dequantize":
+        KernelBridge.dequantize(ctx, c.dtype("type"), c.D("rows"), c.D("cols"), c.TB("x"), c.TF("y"));
+        break;
+      case "linear_w":
+        KernelBridge.linearW(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"),
+            c.dtype("weight_type"), c.TB("weight"), c.TF("bias"), c.act("act"), c.TF("y"));
+        break;
+      case "embedding_w":
+        KernelBridge.embeddingW(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.dtype("table_type"), c.TB("table"),
+            c.TF("out"));
+        break;
       default:
         return false;
     }
@@ -318,6 +350,7 @@ public final class Runner {
   }
 
   static int length(Object a) {
+    if (a instanceof byte[]) return ((byte[]) a).length;
     return a instanceof float[] ? ((float[]) a).length : ((int[]) a).length;
   }
 
@@ -342,6 +375,13 @@ public final class Runner {
   /** FNV-1a 64 over the array's bytes in little-endian order (raw bits: NaN payloads count). */
   static long fnv1a64(Object a) {
     long h = 0xcbf29ce484222325L;
+    if (a instanceof byte[]) {
+      for (byte b : (byte[]) a) {
+        h ^= b & 0xff;
+        h *= 0x100000001b3L;
+      }
+      return h;
+    }
     int n = length(a);
     boolean f = a instanceof float[];
     for (int i = 0; i < n; i++) {
@@ -369,11 +409,18 @@ public final class Runner {
       }
       return true;
     }
+    if (a instanceof byte[]) return java.util.Arrays.equals((byte[]) a, (byte[]) b);
     return java.util.Arrays.equals((int[]) a, (int[]) b);
   }
 
   static Object copyOf(Object a) {
+    if (a instanceof byte[]) return ((byte[]) a).clone();
     return a instanceof float[] ? ((float[]) a).clone() : ((int[]) a).clone();
+  }
+
+  /** The Java array a tensor of this dtype is passed as (for messages). */
+  static String javaArray(String dtype) {
+    return dtype.equals("f32") ? "float[]" : dtype.equals("u8") ? "byte[]" : "int[]";
   }
 
   // --- golden cases -----------------------------------------------------------
@@ -389,7 +436,8 @@ public final class Runner {
   static void runGolden(Context ctx, Path dir, Map<String, Object> json, Map<String, List<Param>> sigs,
       Map<String, Object> tolerances, StringBuilder out, boolean first, Tally tl) {
     Call c = new Call(json);
-    Map<String, Object> tol = asMap(tolerances.get(c.kernel));
+    // A case may carry its own bound (kb_linear_w with block-quantized weights).
+    Map<String, Object> tol = asMap(json.containsKey("tolerance") ? json.get("tolerance") : tolerances.get(c.kernel));
     double tolUlp = tol == null ? 0 : scalarDouble(tol.get("ulp"));
     double tolAbs = tol == null ? 0 : scalarDouble(tol.get("abs"));
     List<Param> sig = sigs.get(c.kernel);
@@ -407,8 +455,8 @@ public final class Runner {
       for (Param p : sig) {
         if (!p.isTensor() || !inputs.containsKey(p.name)) continue;
         Npy a = Npy.read(dir.resolve((String) inputs.get(p.name)));
-        if (a.dtype == Npy.Dtype.F64) throw new IOException(inputs.get(p.name) + ": inputs must be <f4 or <i4");
-        c.tensors.put(p.name, a.dtype == Npy.Dtype.F32 ? a.f32 : a.i32);
+        if (a.dtype == Npy.Dtype.F64) throw new IOException(inputs.get(p.name) + ": inputs must be <f4, <i4 or |u1");
+        c.tensors.put(p.name, a.dtype == Npy.Dtype.F32 ? a.f32 : a.dtype == Npy.Dtype.I32 ? a.i32 : a.u8);
         if (expected.containsKey(p.name)) order.add(p.name);
       }
       for (Param p : sig) {
@@ -422,7 +470,8 @@ public final class Runner {
         if (p.isTensor() && expected.containsKey(p.name) && !order.contains(p.name)) order.add(p.name);
       }
       for (String k : expected.keySet()) if (!order.contains(k)) order.add(k);
-      // Outputs that are not inputs get fresh arrays pre-filled with quiet NaN (f32) or -1 (i32).
+      // Outputs that are not inputs get fresh arrays pre-filled with quiet NaN (f32), -1 (i32) or
+      // 0x80 (u8: -128, a code the Q8_0 quantizer never writes), as the C runner's.
       for (String name : order) {
         Npy w = Npy.read(dir.resolve((String) expected.get(name)));
         want.put(name, w);
@@ -431,6 +480,10 @@ public final class Runner {
           if (w.dtype == Npy.Dtype.I32) {
             int[] a = new int[w.count];
             java.util.Arrays.fill(a, -1);
+            t = a;
+          } else if (w.dtype == Npy.Dtype.U8) {
+            byte[] a = new byte[w.count];
+            java.util.Arrays.fill(a, (byte) 0x80);
             t = a;
           } else {
             float[] a = new float[w.count];
@@ -479,7 +532,11 @@ public final class Runner {
       Npy w = want.get(name);
       for (int j = 0; j < w.count; j++) {
         double e;
-        if (t instanceof int[]) {
+        if (t instanceof byte[]) {
+          // Bytes of a storage format: exact, like integers.
+          double g = ((byte[]) t)[j] & 0xff;
+          e = w.dtype == Npy.Dtype.U8 ? Math.abs(g - (w.u8[j] & 0xff)) : Double.POSITIVE_INFINITY;
+        } else if (t instanceof int[]) {
           double g = ((int[]) t)[j];
           double x = w.dtype == Npy.Dtype.I32 ? (double) w.i32[j] : w.f64[j];
           e = Math.abs(g - x);
@@ -557,8 +614,7 @@ public final class Runner {
       if (a == null || b == null) return null; // a corpus error: reported when the call is set up
       if (!a.dtype.equals(b.dtype)) {
         return "overlap: " + e.getKey() + " (" + a.dtype + ") would view the memory of " + with + " (" + b.dtype
-            + "); a Java " + (a.dtype.equals("f32") ? "float[]" : "int[]") + " cannot view a "
-            + (b.dtype.equals("f32") ? "float[]" : "int[]");
+            + "); a Java " + javaArray(a.dtype) + " cannot view a " + javaArray(b.dtype);
       }
       if (offset != 0 || arrayLength(asMap(tensors.get(e.getKey())), a, c) != arrayLength(asMap(tensors.get(with)), b, c)) {
         return "overlap: " + e.getKey() + " would start " + offset + " elements into " + with
@@ -567,8 +623,8 @@ public final class Runner {
       }
     }
     if (requires.contains("bad_enum")) {
-      return "bad_enum: C enums are Java enums in the facade (Activation): a value outside the enum cannot be"
-          + " passed";
+      return "bad_enum: C enums are Java enums in the facade (Activation, Dtype): a value outside the enum cannot"
+          + " be passed";
     }
     for (Object r : requires) {
       String s = (String) r;
@@ -629,6 +685,12 @@ public final class Runner {
             java.util.Arrays.fill(f, 1.0f);
             for (int i = 0; values != null && i < values.size() && i < f.length; i++) {
               f[i] = (float) scalarDouble(values.get(i));
+            }
+            a = f;
+          } else if (p.dtype.equals("u8")) {
+            byte[] f = new byte[(int) n]; // 0 unless values are given, as the C runner's
+            for (int i = 0; values != null && i < values.size() && i < f.length; i++) {
+              f[i] = (byte) ((Json.Num) values.get(i)).asLong();
             }
             a = f;
           } else {

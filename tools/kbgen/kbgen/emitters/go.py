@@ -10,8 +10,10 @@ The generated file holds everything that follows from the header:
     in the same cgo call (tensors are typed pointers, from Go slices or from
     Buffer memory alike), a method on *Context taking slices, a method
     <Kernel>Buf on *Context taking typed views of Buffers (Float32View,
-    Int32View, BF16View, F16View), and a package-level function that runs the
-    method on a pooled default context;
+    Int32View, BF16View, F16View, ByteView), and a package-level function
+    that runs the method on a pooled default context.  u8 tensors (void * in
+    C: a tensor in a storage format) are []byte slices, declared uint8_t *
+    in the C helpers; their byte counts are derived like any 1-D length;
   * one <kernel>Shapes function per shape contract, shared by the kernels
     that have it (the dtype variants, kb_add and kb_mul, ...) and by both
     methods: the size checks made before the call, with the tensors' lengths
@@ -152,12 +154,18 @@ _C_SCALAR = {
 # patterns, as in C).
 _SLICE = {"f32": "[]float32", "i32": "[]int32", "bf16": "[]uint16", "f16": "[]uint16", "u8": "[]byte"}
 _PTR = {"f32": "f32p", "i32": "i32p", "bf16": "u16p", "f16": "u16p", "u8": "u8p"}
+# C pointee of each dtype in the C helpers: u8 tensors (void * in the header)
+# are declared uint8_t there, so that Go passes a pointer to numbers, which
+# cgo does not check, rather than an unsafe.Pointer, which it would.
+_C_POINTEE = {"u8": "uint8_t"}
 # View type of each dtype a kernel tensor can have (bindings/go/buffer.go).
-_VIEW = {"f32": "Float32View", "i32": "Int32View", "bf16": "BF16View", "f16": "F16View"}
-# What the elements of a 16-bit tensor are, for doc comments.
+_VIEW = {"f32": "Float32View", "i32": "Int32View", "bf16": "BF16View", "f16": "F16View", "u8": "ByteView"}
+# What the elements of a tensor are, for doc comments, where a slice type
+# does not say it.
 _BITS_DOC = {
     "bf16": "bfloat16 bit patterns (see Float32ToBF16)",
     "f16": "IEEE binary16 bit patterns (see Float32ToF16)",
+    "u8": "raw bytes",
 }
 
 
@@ -172,16 +180,34 @@ def _cap(word: str) -> str:
     return _INITIALISMS.get(word, word[:1].upper() + word[1:])
 
 
+def _join(words: List[str], out: str = "") -> str:
+    """out followed by the words capitalised; a word starting with a digit
+    after one ending with a digit keeps its underscore (Q4_0 -> Q4_0, not
+    Q40, which would read as forty)."""
+    for w in words:
+        if out and out[-1].isdigit() and w[:1].isdigit():
+            out += "_"
+        out += _cap(w)
+    return out
+
+
 def exported(name: str) -> str:
-    """kb_gelu_tanh -> GeluTanh; KB_BACKEND_CPU with prefix removed -> CPU."""
+    """kb_gelu_tanh -> GeluTanh; KB_BACKEND_CPU with prefix removed -> CPU;
+    KB_DTYPE_Q4_0 with prefix removed -> Q4_0."""
     name = name[3:] if name.lower().startswith("kb_") else name
-    return "".join(_cap(w) for w in _words(name))
+    return _join(_words(name))
+
+
+# Go's customary spellings of parameters named like a keyword.
+_KEYWORD_PARAMS = {"type": "typ"}
 
 
 def local(name: str) -> str:
-    """trans_a -> transA, n_ids -> nIDs; keywords and clashing names get 'Arg'."""
+    """trans_a -> transA, n_ids -> nIDs, type -> typ; other keywords and
+    clashing names get 'Arg'."""
     words = _words(name)
-    out = words[0] + "".join(_cap(w) for w in words[1:])
+    out = _join(words[1:], words[0])
+    out = _KEYWORD_PARAMS.get(out, out)
     if out in _GO_KEYWORDS or out in _GO_PREDECLARED or out in _GENERATED_NAMES:
         out += "Arg"
     return out
@@ -218,6 +244,15 @@ def _comment(lines: List[str], indent: str = "") -> str:
 
 def _c_decl(spelling: str, name: str) -> str:
     return f"{spelling}{name}" if spelling.endswith("*") else f"{spelling} {name}"
+
+
+def _c_param(p: Param) -> str:
+    """The declaration of p in a C helper: its header spelling, except for
+    tensors whose pointee the helper declares differently (_C_POINTEE)."""
+    if p.role == "tensor" and p.tensor.dtype in _C_POINTEE:
+        const = "const " if p.tensor.direction == "in" else ""
+        return f"{const}{_C_POINTEE[p.tensor.dtype]} *{p.name}"
+    return _c_decl(p.ctype.spelling, p.name)
 
 
 def _go_error_return(results: List[str]) -> str:
@@ -446,7 +481,7 @@ class _Kernel(_Call):
 
     def c_helper(self) -> str:
         fn = self.fn
-        params = ", ".join(_c_decl(p.ctype.spelling, p.name) for p in fn.params[1:])
+        params = ", ".join(_c_param(p) for p in fn.params[1:])
         args = ", ".join([f"({fn.params[0].ctype.spelling})kbgo_ctx"] + [p.name for p in fn.params[1:]])
         # The context arrives as an integer: a pointer to the incomplete
         # struct would make cgo check it at run time (and allocate) on every
@@ -637,7 +672,7 @@ class _StatusCall(_Call):
                 decls.append(f"uintptr_t {p.name}")
                 args.append(f"({p.ctype.spelling}){p.name}")
             else:
-                decls.append(_c_decl(p.ctype.spelling, p.name))
+                decls.append(_c_param(p))
                 args.append(p.name)
         call = f"{fn.name}({', '.join(args)})"
         if self.ctx is not None:

@@ -10,16 +10,19 @@ Outputs (paths relative to the repository root):
     KernelBridge.java                    the public facade: lowerCamelCase static
                                          methods, derived dimensions, length checks;
                                          kernels on arrays, direct NIO buffers and
-                                         DeviceBuffers; the context-free functions.
+                                         DeviceBuffers (kernels with raw-byte tensors
+                                         also on arrays with the bytes in direct
+                                         buffers); the context-free functions.
     Context.java                         the class of the context handle (kb_context):
                                          constructor, factories (Context.cuda),
                                          queries and methods.
-    Status.java, Backend.java            one Java enum per C enum.
+    Status.java, Backend.java, ...       one Java enum per C enum (Activation, Dtype).
 
 Hand-written next to them (bindings/java/src/org/kernelbridge/): DeviceBuffer
 (kb_buffer: its functions are listed in HANDWRITTEN and checked here),
-KernelBridgeException / DeviceLostException, Cuda, Bf16, F16, Checks, Scratch
-and NativeLoader.
+KernelBridgeException / DeviceLostException, Cuda, Bf16, F16, QTensor (weights
+in storage formats, over the generated quantize / linearW / embeddingW),
+Checks, Scratch and NativeLoader.
 
 A generated kernel wrapper holds only what is specific to the kernel: its
 javadoc, the derived dims, one line per check naming its dims and tensors
@@ -101,10 +104,37 @@ _I8 = _Elem("byte[]", "ByteBuffer", "jbyteArray", "uint8_t", "KBJ_I8", 1, "")
 # short (see Bf16, F16); Java has no 16-bit float type.
 _DTYPE = {"f32": _F32, "i32": _I32, "bf16": _I16, "f16": _I16}
 
-# A u8 (raw bytes) tensor accepts any of these arrays: one raw variant each,
-# named by the key (kb_buffer_upload__f32, ...); its size in bytes is the
-# array's length times the element size.
+# A u8 (raw bytes) tensor of a function that is not a kernel (the buffer
+# transfers) accepts any of these arrays: one raw variant each, named by the key
+# (kb_buffer_upload__f32, ...); its size in bytes is the array's length times the
+# element size.
 _RAW_ARRAYS = {"i8": _I8, "i16": _I16, "i32": _I32, "f32": _F32}
+
+# A u8 tensor of a kernel (weights in a storage format: kb_linear_w, ...) is a
+# byte[] (the raw i8 variant's typemap), any direct Buffer (its bytes) or a
+# DeviceBuffer of bytes; its byte count is its length.
+_RAW_KERNEL_ARRAY = "i8"
+
+# The raw variant (and facade overload) of a kernel mixing u8 and other tensors
+# that takes Java arrays for the typed tensors and direct buffers for the bytes:
+# weights memory-mapped from a GGUF file used with float[] activations, with no
+# copy of either.
+BYTES_DIRECT = "bytes_direct"
+
+
+def _mixes_bytes(fn: Function) -> bool:
+    """A kernel with u8 tensors and tensors of other dtypes."""
+    dtypes = {p.tensor.dtype for p in fn.tensors}
+    return "u8" in dtypes and len(dtypes) > 1
+
+
+def _elem(dtype: str) -> _Elem:
+    """How a kernel's tensor of this dtype reaches Java (u8: byte[])."""
+    if dtype == "u8":
+        return _I8
+    if dtype not in _DTYPE:
+        raise JavaEmitError(f"dtype {dtype} has no Java form")
+    return _DTYPE[dtype]
 
 _DIRS = {"in": "KBJ_IN", "out": "KBJ_OUT", "inout": "KBJ_INOUT"}
 
@@ -236,20 +266,25 @@ def javadoc(text: str, indent: str, tags: Optional[List[str]] = None, paras: Opt
 
 
 def _variants(fn: Function) -> List[str]:
-    """Raw variants of a function: "" (arrays), "direct", "addr" for tensors
-    of kernel dtypes; one per accepted array type plus "direct" and "addr" for
-    u8 tensors; just "" without tensors."""
+    """Raw variants of a function: "" (arrays), "direct", "addr" for kernels
+    (a u8 tensor of a kernel is a byte[] in the array variant), plus
+    BYTES_DIRECT for a kernel mixing u8 and other tensors; one per accepted
+    array type plus "direct" and "addr" for the u8 tensors of other functions
+    (the buffer transfers); just "" without tensors."""
     if not fn.tensors:
         return [""]
     dtypes = {p.tensor.dtype for p in fn.tensors}
-    if "u8" in dtypes:
+    if "u8" in dtypes and not fn.is_kernel:
         if len(dtypes) != 1:
-            raise JavaEmitError(f"{fn.name}: u8 tensors mixed with other dtypes have no Java form")
+            raise JavaEmitError(f"{fn.name}: u8 tensors mixed with other dtypes have no Java form outside kernels")
         return list(_RAW_ARRAYS) + ["direct", "addr"]
     for d in dtypes:
-        if d not in _DTYPE:
+        if d != "u8" and d not in _DTYPE:
             raise JavaEmitError(f"{fn.name}: dtype {d} has no Java form")
-    return ["", "direct", "addr"]
+    for p in fn.tensors:
+        if p.tensor.dtype == "u8" and (p.tensor.ld is not None or p.tensor.stride is not None):
+            raise JavaEmitError(f"{fn.name}: u8 tensor {p.name} with a row or item stride has no Java form")
+    return ["", "direct", "addr"] + ([BYTES_DIRECT] if _mixes_bytes(fn) else [])
 
 
 def _variant_name(fn: Function, variant: str) -> str:
@@ -258,8 +293,11 @@ def _variant_name(fn: Function, variant: str) -> str:
 
 def _tensor_typedef(p: Param, variant: str) -> str:
     t = p.tensor
+    if variant == BYTES_DIRECT:
+        # Arrays, except the bytes: direct buffers.
+        variant = "direct" if t.dtype == "u8" else ""
     if t.dtype == "u8":
-        return f"kbj_u8_{t.direction}_{variant}"
+        return f"kbj_u8_{t.direction}_{variant or _RAW_KERNEL_ARRAY}"
     return f"kbj_{t.dtype}_{t.direction}{'_' + variant if variant else ''}"
 
 
@@ -900,7 +938,9 @@ def derived_dim_sources(fn: Function) -> Dict[str, List[str]]:
     return contracts.length_dims(fn)
 
 
-# The kinds of kernel overloads: Java arrays, direct NIO buffers, DeviceBuffers.
+# The kinds of kernel overloads: Java arrays, direct NIO buffers, DeviceBuffers;
+# kernels mixing u8 and other tensors also BYTES_DIRECT (arrays, with the u8
+# tensors in direct buffers).
 _MODES = ("array", "direct", "device")
 
 _HALF_NOTE = {
@@ -922,6 +962,17 @@ class _Kernel:
         self.derived_sources = derived_dim_sources(fn)
         self.lds = contracts.ld_params(fn)
         self.base: Optional["_Kernel"] = None  # the float32 kernel of a 16-bit variant (set by emit_facade)
+        self.modes = _MODES + ((BYTES_DIRECT,) if _mixes_bytes(fn) else ())
+
+    @staticmethod
+    def raw_buffer(p: Param, mode: str) -> bool:
+        """A u8 tensor passed as any direct Buffer (its bytes)."""
+        return p.tensor.dtype == "u8" and mode in ("direct", BYTES_DIRECT)
+
+    @staticmethod
+    def nio(p: Param, mode: str) -> bool:
+        """A tensor passed as a direct NIO buffer (not an array, not a DeviceBuffer)."""
+        return mode == "direct" or (mode == BYTES_DIRECT and p.tensor.dtype == "u8")
 
     def visible(self) -> List[Param]:
         return [p for p in self.fn.params if p.role != "context" and not (p.role == "dim" and p.name in self.derived)]
@@ -930,8 +981,10 @@ class _Kernel:
         if p.role == "tensor":
             if mode == "device":
                 return "DeviceBuffer"
-            e = _DTYPE[p.tensor.dtype]
-            return e.buffer if mode == "direct" else e.array
+            if self.raw_buffer(p, mode):
+                return "Buffer"  # raw bytes: any direct buffer, as the buffer transfers take
+            e = _elem(p.tensor.dtype)
+            return e.buffer if self.nio(p, mode) else e.array
         if p.role == "dim":
             return "long" if mode == "device" else "int"
         if p.role == "flag":
@@ -961,20 +1014,40 @@ class _Kernel:
             tags.append(f"@param {jname(p.name)} {self.param_doc(p, mode)}")
         derived = []
         for d, (t, _) in self.derived.items():
+            tp = fn.param(t)
             if mode == "device":
-                size = _DTYPE[fn.param(t).tensor.dtype].size
-                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.size() / {size}}}")
+                size = _elem(tp.tensor.dtype).size
+                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.size(){'' if size == 1 else f' / {size}'}}}")
+            elif self.raw_buffer(tp, mode):
+                derived.append(f"{{@code {d}}} = the bytes of {{@code {jname(t)}}} from its position to its limit")
             else:
-                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if mode == 'direct' else 'length'}}}")
+                derived.append(f"{{@code {d}}} = {{@code {jname(t)}.{'remaining()' if self.nio(tp, mode) else 'length'}}}")
         if derived:
             paras.append("Derived: " + ", ".join(derived) + " (from the first of its tensors that is not null; 0"
                          " when all are null: a non-nullable tensor may be null only where it is empty).")
         if not with_ctx:
             paras.append("Runs on the calling thread's default context ({@link Context#forCurrentThread()}).")
+        raws = [p for p in fn.tensors if p.tensor.dtype == "u8"]
         if mode == "direct":
             paras.append(
                 "Buffers must be direct and in native byte order; elements run from each buffer's"
                 " position to its limit; positions are not changed."
+            )
+            if raws:
+                paras.append(
+                    "The raw bytes of " + ", ".join(f"{{@code {jname(p.name)}}}" for p in raws) + " may be in any"
+                    " direct buffer (a {@code ByteBuffer} in either byte order, others in native order)."
+                )
+        if raws and mode == "array":
+            paras.append(
+                "The raw bytes of " + ", ".join(f"{{@code {jname(p.name)}}}" for p in raws) + " are a {@code byte[]}."
+            )
+        if mode == BYTES_DIRECT:
+            paras.append(
+                "Arrays, except for the raw bytes of " + ", ".join(f"{{@code {jname(p.name)}}}" for p in raws)
+                + ": any direct buffer (a {@code ByteBuffer} in either byte order, others in native order), used in"
+                " place (a weight memory-mapped from a file), from its position to its limit; positions are not"
+                " changed."
             )
         if mode == "device":
             paras.append(
@@ -987,7 +1060,7 @@ class _Kernel:
         halves = sorted({p.tensor.dtype for p in fn.tensors if p.tensor.dtype in _HALF_NOTE})
         for h in halves:
             paras.append(_HALF_NOTE[h][:1].upper() + _HALF_NOTE[h][1:] + ".")
-        what = {"array": "array", "direct": "buffer", "device": "buffer"}[mode]
+        what = {"array": "array", "direct": "buffer", "device": "buffer", BYTES_DIRECT: "array or buffer"}[mode]
         tags.append("@throws KernelBridgeException on failure: SHAPE_MISMATCH for a "
                     + ("buffer smaller than its tensor" if mode == "device" else "length that does not match the shape")
                     + ", INVALID_ARGUMENT for a negative dimension or a null " + what
@@ -1002,11 +1075,13 @@ class _Kernel:
             t = p.tensor
             words = {"in": "input", "out": "output", "inout": "input and output"}[t.direction]
             s = f"{words}, {t.dtype}{_html(t.shape_str())}"
+            if t.dtype == "u8":
+                s += " (raw bytes)"
             if t.stride:
                 s += f" with item stride {{@code {jname(t.stride)}}} (0: one item for all)"
             if t.ld:
                 s += f" with row stride {{@code {jname(t.ld)}}}"
-            what = "array" if mode == "array" else "buffer"
+            what = "buffer" if mode == "device" or self.nio(p, mode) else "array"
             if t.aliases:
                 s += f"; may be the same {what} as " + ", ".join(f"{{@code {jname(a)}}}" for a in t.aliases)
             if t.nullable:
@@ -1064,14 +1139,19 @@ class _Kernel:
         out = []
         for d, names in self.derived_sources.items():
             expr = "0"
+            # The bytes of a direct buffer can exceed an int (a FloatBuffer's remaining() * 4).
+            wide = mode == "device" or any(self.raw_buffer(self.fn.param(t), mode) for t in names)
             for t in reversed(names):
+                tp = self.fn.param(t)
                 if mode == "device":
-                    size = _DTYPE[self.fn.param(t).tensor.dtype].size
+                    size = _elem(tp.tensor.dtype).size
                     value = f'{jname(t)}.elements({F}, "{t}", {size})'
+                elif self.raw_buffer(tp, mode):
+                    value = f"Checks.bytes({jname(t)})"
                 else:
-                    value = f"{jname(t)}.{'remaining()' if mode == 'direct' else 'length'}"
+                    value = f"{jname(t)}.{'remaining()' if self.nio(tp, mode) else 'length'}"
                 expr = f"{jname(t)} != null ? {value} : {expr}"
-            out.append(f"    final {'long' if mode == 'device' else 'int'} {jname(d)} = {expr};\n")
+            out.append(f"    final {'long' if wide else 'int'} {jname(d)} = {expr};\n")
         return out
 
     def tensor_checks(self, mode: str) -> List[str]:
@@ -1086,7 +1166,9 @@ class _Kernel:
             args = f'{F}, "{p.name}", {n}, {self.required(p)}'
             shape = _java_string(t.shape_str())
             if mode == "device":
-                check = f"Checks.holds({args}, {_DTYPE[t.dtype].size}, {shape})"
+                check = f"Checks.holds({args}, {_elem(t.dtype).size}, {shape})"
+            elif t.dtype == "u8":
+                check = f"Checks.exactBytes({args}, {shape})"  # a byte[], or a Buffer's bytes
             elif t.ld is not None or t.stride is not None:
                 check = f"Checks.atLeast({args}, {shape})"
             else:
@@ -1114,35 +1196,44 @@ class _Kernel:
         fn = self.fn
         F = f'"{fn.name}"'
         b: List[str] = ['    Objects.requireNonNull(ctx, "ctx");\n']
+        # An enum scalar is passed as its code: null has none.
+        for p in self.visible():
+            if p.role == "scalar" and p.ctype.kind == "enum":
+                b.append(f'    Objects.requireNonNull({jname(p.name)}, "{jname(p.name)}");\n')
         b.extend(self.derived_lines(mode))
         self.dim_checks(b)
         b.extend(self.tensor_checks(mode))
         if mode == "device":
             return "".join(b) + self.device_call()
-        if mode == "array":
+        if mode in ("array", BYTES_DIRECT):
             # The same array as an output and as another tensor is only
             # allowed where the header says alias(...): the C library checks
             # overlap on pointers, which an array copy would hide.
-            tensors = fn.tensors
+            tensors = [p for p in fn.tensors if not self.nio(p, mode)]
             for i, o in enumerate(tensors):
                 if o.tensor.direction == "in":
                     continue
                 for j, other in enumerate(tensors):
-                    if other is o or _DTYPE[other.tensor.dtype].array != _DTYPE[o.tensor.dtype].array:
+                    if other is o or _elem(other.tensor.dtype).array != _elem(o.tensor.dtype).array:
                         continue
                     if other.name in o.tensor.aliases:
                         continue
                     if other.tensor.direction != "in" and j < i:
                         continue  # pair already checked from the other side
                     b.append(f'    Checks.notSame({F}, "{o.name}", {jname(o.name)}, "{other.name}", {jname(other.name)});\n')
-        if mode == "direct":
+        if mode in ("direct", BYTES_DIRECT):
             # Each buffer is checked to be direct (writable for outputs) as it
             # is passed, after all the size checks, in parameter order.
             def direct(p: Param) -> str:
+                if not self.nio(p, mode):
+                    return jname(p.name)
                 check = "Checks.direct" if p.tensor.direction == "in" else "Checks.writableDirect"
+                if p.tensor.dtype == "u8":
+                    check += "Bytes"
                 return f'{check}({F}, "{p.name}", {jname(p.name)})'
 
-            b.append(f"    {MODULE}.{fn.name}{DIRECT_SUFFIX}({self.raw_args(direct)});\n")
+            suffix = DIRECT_SUFFIX if mode == "direct" else "__" + BYTES_DIRECT
+            b.append(f"    {MODULE}.{fn.name}{suffix}({self.raw_args(direct)});\n")
         else:
             b.extend(self.scratch_call())
         return "".join(b)
@@ -1161,7 +1252,7 @@ class _Kernel:
         b = ["    " + "long " + ", ".join(f"{local[p.name]} = 0" for p in tensors) + ";\n", "    try {\n"]
         for p in tensors:
             b.append(
-                f'      {local[p.name]} = DeviceBuffer.acquire({F}, "{p.name}", {jname(p.name)}, {_DTYPE[p.tensor.dtype].size});\n'
+                f'      {local[p.name]} = DeviceBuffer.acquire({F}, "{p.name}", {jname(p.name)}, {_elem(p.tensor.dtype).size});\n'
             )
         b.append(f"      {MODULE}.{fn.name}{ADDR_SUFFIX}({self.raw_args(lambda p: local[p.name])});\n")
         b.append("    } finally {\n")
@@ -1174,12 +1265,13 @@ class _Kernel:
         """Small calls: the arrays are staged in the context's off-heap scratch
         (Scratch) and the address variant gets their addresses (no JNI function
         calls); others pass the arrays.  Only for kernels whose tensors all
-        have one element size."""
+        have one element size of 4 or 2 bytes (Scratch stages one size per
+        call): kernels with raw bytes (u8) or mixed sizes always pass arrays."""
         fn = self.fn
         tensors = fn.tensors
         arrays = self.raw_args(lambda p: jname(p.name))
-        sizes = {_DTYPE[p.tensor.dtype].size for p in tensors}
-        if len(sizes) != 1:
+        sizes = {_elem(p.tensor.dtype).size for p in tensors}
+        if len(sizes) != 1 or any(p.tensor.dtype == "u8" for p in tensors):
             return [f"    {MODULE}.{fn.name}({arrays});\n"]
         esize = sizes.pop()
         total = " + ".join(f"Scratch.len({jname(p.name)})" for p in tensors)
@@ -1241,7 +1333,7 @@ class _Kernel:
 
     def methods(self) -> str:
         out = []
-        for mode in _MODES:
+        for mode in self.modes:
             if mode != "device":
                 out.append(self.short_doc(mode, False))
                 out.append(f"  public static void {self.method}({self.signature(mode, False)}) {{\n")
@@ -1288,6 +1380,8 @@ def _plain_function(api: Api, fn: Function) -> str:
     for p in visible:
         if p.role == "dim":
             pre.append(f'    if ({jname(p.name)} < 0) throw Checks.negative("{fn.name}", "{p.name}", {jname(p.name)});\n')
+        elif p.role == "scalar" and p.ctype.kind == "enum":
+            pre.append(f'    Objects.requireNonNull({jname(p.name)}, "{jname(p.name)}");\n')
     if fn.out_scalar is not None:
         jtype = "long"
         body = f"    final long[] out = new long[1];\n    {call};\n    return out[0];\n"
@@ -1351,11 +1445,14 @@ def emit_facade(api: Api) -> str:
             base = by_name.get(k.fn.name[: -len(suffix)]) if k.fn.name.endswith(suffix) else None
             if base is not None and [(p.name, p.role) for p in base.visible()] == [(p.name, p.role) for p in k.visible()]:
                 k.base = base  # documented by reference to it
-    halves = any(_DTYPE[p.tensor.dtype] is _I16 for fn in api.kernels for p in fn.tensors)
+    halves = any(_elem(p.tensor.dtype) is _I16 for fn in api.kernels for p in fn.tensors)
+    raws = any(p.tensor.dtype == "u8" for fn in api.kernels for p in fn.tensors)
     out = [banner("//"), f"package {PACKAGE};\n\n"]
     imports = ["java.nio.FloatBuffer", "java.nio.IntBuffer", "java.util.Objects"]
     if halves:
         imports.append("java.nio.ShortBuffer")
+    if raws:
+        imports.append("java.nio.Buffer")
     out.append("".join(f"import {i};\n" for i in sorted(imports)) + "\n")
     out.append(
         javadoc(
@@ -1367,7 +1464,11 @@ def emit_facade(api: Api) -> str:
             " context or on an explicit {@link Context}, and {@link DeviceBuffer}s on an explicit context.  Sizes"
             " that equal the length of a 1-D tensor are read from it; the others are passed explicitly.  Lengths are"
             " checked before the native call; every failure is a {@link KernelBridgeException} carrying a"
-            " {@link Status}.  See docs/java.md."],
+            " {@link Status}.  See docs/java.md."]
+            + (["<p>Raw-byte (u8) tensors, tensors in a storage format ({@link Dtype}), are {@code byte[]}s, any"
+                " direct {@link Buffer} or {@link DeviceBuffer}s, their byte counts derived from them; their kernels"
+                " have two more overloads, arrays with the bytes in direct buffers (a weight mapped from a file),"
+                " and {@link QTensor} wraps them."] if raws else []),
         )
     )
     out.append("public final class KernelBridge {\n")

@@ -18,14 +18,21 @@ Files (all under bindings/python, see docs/python.md):
 Hand-written support code: src/fastcall.c (the fast path, the extension
 kernelbridge._fastcall), kernelbridge/_runtime.py (argument coercion,
 Context, Buffer), kernelbridge/_interop.py (__cuda_array_interface__ and
-DLPack), kernelbridge/cuda.py (device queries).
+DLPack), kernelbridge/cuda.py (device queries), kernelbridge/_qtensor.py
+(QTensor, the weights in storage formats; its quantize, dequantize, linear
+and embedding replace the generated ones in the package, QTENSOR_NAMES).
 The rules that turn a C kernel into a Python function are generic; they use
 only the model and contracts.py:
   * in / inout tensors are positional, in C order; the single `out` tensor is
     the `out=` argument (several: `out=` takes a tuple);
   * size parameters come from the arrays' shapes (contracts.dim_sources), ld
     parameters from the row length of the contiguous array; a size no tensor
-    determines is a required keyword argument;
+    determines is a required keyword argument; a size only an output or an
+    optional input gives (linear_w's out_features, quantize's y_bytes) is a
+    keyword argument that may be omitted when one of them is passed;
+  * a u8 tensor (raw bytes) is a uint8 array of any shape or any buffer
+    object (bytes, bytearray, memoryview, mmap); its size is the byte count
+    its one annotated axis names;
   * flags and scalars are keyword arguments; their default is the header's
     default(...) annotation (a flag without one defaults to False, a scalar
     without one is required);
@@ -39,7 +46,9 @@ only the model and contracts.py:
   * ld and stride parameters come from the numpy array's strides (views
     are passed as they are when the C API can describe them);
   * a dim only an optional tensor determines is its size, or 0 without it;
-  * enum scalars take a member, an int or a member's name;
+  * enum scalars take a member, an int or a member's name (a parameter may
+    be named like a builtin, `type`: the generated code calls the builtin
+    as _type);
   * a float32 kernel with _f16 / _bf16 variants of the same Python
     signature runs them for float16 / bfloat16 first tensors;
   * a tensor is a numpy array, a kernelbridge.Buffer or foreign memory
@@ -106,20 +115,29 @@ _FAST_DTYPES = {
     "i32": ("_I32",),
     "f16": ("_F16", "_U16"),
     "bf16": ("_U16", "_BF16"),
+    "u8": ("_U8",),
 }
-_KIND = {"f32": "_K_F32", "i32": "_K_I32", "f16": "_K_F16", "bf16": "_K_BF16"}
-_DEFAULT_DTYPE = {"f32": "_F32", "i32": "_I32", "f16": "_F16", "bf16": "_U16"}
-_NP_NAME = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
-_CFFI_ARRAY = {"f32": "_FA", "i32": "_IA", "f16": "_HA", "bf16": "_HA"}
+_KIND = {"f32": "_K_F32", "i32": "_K_I32", "f16": "_K_F16", "bf16": "_K_BF16", "u8": "_K_U8"}
+_DEFAULT_DTYPE = {"f32": "_F32", "i32": "_I32", "f16": "_F16", "bf16": "_U16", "u8": "_U8"}
+_CFFI_ARRAY = {"f32": "_FA", "i32": "_IA", "f16": "_HA", "bf16": "_HA", "u8": "_BA"}
 # Element types in docstrings, and the note a kernel with such tensors gets.
-_DOC_DTYPE = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16"}
+_DOC_DTYPE = {"f32": "float32", "i32": "int32", "f16": "float16", "bf16": "bfloat16", "u8": "uint8"}
 _DOC_NOTE = {
     "f16": "float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.",
     "bf16": "bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),\n"
     "or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.",
+    "u8": "Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object\n"
+    "exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;\n"
+    "their size is the byte count.",
 }
 # Numpy scalar types of the stubs.
-_STUB_DTYPE = {"f32": "np.float32", "i32": "np.int32", "f16": "Union[np.float16, np.uint16]", "bf16": "np.uint16"}
+_STUB_DTYPE = {
+    "f32": "np.float32",
+    "i32": "np.int32",
+    "f16": "Union[np.float16, np.uint16]",
+    "bf16": "np.uint16",
+    "u8": "np.uint8",
+}
 
 # Size of the buffer a binding passes for an `out string` parameter.
 STRING_CAPACITY = 256
@@ -376,11 +394,19 @@ class _Kernel:
         self.strided = {p.name for p in self.tensors if p.tensor.ld is not None or p.tensor.stride is not None}
         # dtype -> Python name of the 16-bit variant this kernel dispatches to.
         self.half = dict(half or {})
+        # u8 tensors (raw bytes): any shape or buffer object, its size the one
+        # annotated axis (a byte count).
+        self.bytes = {p.name for p in self.tensors if p.tensor.dtype == "u8"}
+        for p in self.tensors:
+            t = p.tensor
+            if p.name in self.bytes and (len(t.shape) != 1 or t.direction == "inout" or t.ld or t.stride):
+                raise SystemExit(f"kbgen python: {fn.name}: u8 tensor {p.name} must be a 1-D in or out tensor")
         shapes = {p.tensor.shape for p in self.tensors}
         self.elementwise = (
             len(shapes) == 1
             and all(len(p.tensor.shape) == 1 and isinstance(p.tensor.shape[0], Dim) for p in self.tensors)
             and not self.lds
+            and not self.bytes
         )
         # Row-wise kernels: tensors whose first axis is the dim ROWS_DIM take
         # any number of leading axes (docs/annotations.md, "rows").
@@ -400,7 +426,13 @@ class _Kernel:
             self.out_names = {p.name: p.name for p in self.outs}
         self.dim_expr: Dict[str, Optional[str]] = {}
         self.trivial: set = set()  # (tensor, axis) used as an unconditional source
+        # Sizes only an output or an optional input gives (linear_w's
+        # out_features, quantize's y_bytes): keyword arguments that may be
+        # omitted when one of those is given.  dim -> its sources.
+        self.optional_dims: Dict[str, List[contracts.Source]] = {}
         self._resolve_dims()
+        # Every dim in some tensor's shape (a size keyword used in one is checked).
+        self.shape_dims = {d for p in self.tensors for d in _expr_dims(p.tensor.shape)}
 
     def _find_rows(self):
         fn = self.fn
@@ -467,15 +499,21 @@ class _Kernel:
                     if len(b) == 2:
                         expr = f"({b[True]} if {py_name(s.when)} else {b[False]})"
                         break
-                if expr is None:
+                uncond = [s for s in sources.get(d, []) if s.when is None]
+                optional_in = [s for s in uncond if self.fn.param(s.tensor).tensor.nullable
+                               and self.fn.param(s.tensor).tensor.direction != "out"]
+                outs = [s for s in uncond if self.fn.param(s.tensor).tensor.direction == "out"]
+                uncond = optional_in + outs
+                if expr is None and optional_in and not outs:
                     # Only optional inputs have it (attention_ex's mask
                     # dims): their shape when given, else 0 (C ignores the
                     # sizes of an absent tensor).
-                    for s in sources.get(d, []):
-                        t = self.fn.param(s.tensor).tensor
-                        if s.when is None and t.nullable and t.direction != "out":
-                            expr = f"({self._axis_ref(s.tensor, s.axis)} if _t_{s.tensor} is not None else 0)"
-                            break
+                    s = optional_in[0]
+                    expr = f"({self._axis_ref(s.tensor, s.axis)} if _t_{s.tensor} is not None else 0)"
+                elif expr is None and uncond:
+                    # An output has it too: the size is real even when the
+                    # optional inputs are absent (linear_w's out_features).
+                    self.optional_dims[d] = uncond
             self.dim_expr[d] = expr
 
     @property
@@ -509,6 +547,8 @@ class _Kernel:
         checked by its shape), or (k,) for at least k (the lead tensor)."""
         if self.elementwise:
             return -1
+        if p.name in self.bytes:
+            return 1  # the runtime makes byte tensors one axis of bytes
         if p.name == self.lead:
             return (len(p.tensor.shape) - 1,)
         if p.name in self.row_tensors:
@@ -543,9 +583,32 @@ class _Kernel:
             elif p.role == "scalar":
                 res.append((p, None if p.default is None else _py_literal(p.default)))
             elif p.role == "dim" and p.name in self.arg_dims:
-                res.append((p, None))
+                res.append((p, "None" if p.name in self.optional_dims else None))
         # Required keywords first is not needed for keyword-only arguments.
         return res
+
+    def optional_sources(self, d: str) -> List[Tuple[str, str, int, object]]:
+        """(label in messages, tensor, axis, ndim_code) of the tensors an
+        omitted size d is read from, optional inputs first.  Row tensors
+        count their axes from the end (their leading axes vary)."""
+        res = []
+        for s in self.optional_dims[d]:
+            p = self.fn.param(s.tensor)
+            label = py_name(p.name)
+            if p.tensor.direction == "out":
+                label = self.out_names[p.name] if len(self.outs) == 1 else f"out[{self.outs.index(p)}]"
+            n = self.row_tensors.get(p.name)
+            if n is not None:
+                res.append((label, p.name, s.axis - n, (n - 1,)))
+            else:
+                res.append((label, p.name, s.axis, self.ndim_code(p)))
+        return res
+
+    @property
+    def early_outs(self) -> bool:
+        """True when an omitted size is read from a given output: outputs
+        are then resolved before the sizes and checked after them."""
+        return any(self.fn.param(s.tensor).tensor.direction == "out" for v in self.optional_dims.values() for s in v)
 
 
 # The dim of row-wise kernels: a tensor whose first axis is `rows` (and that
@@ -580,6 +643,8 @@ def _expr_code(e: Expr) -> str:
 
 def _shape_doc(p: Param, elementwise: bool, rows: bool = False) -> str:
     t = p.tensor
+    if t.dtype == "u8":
+        return f"bytes ({t.shape[0]}: their count)"
     if elementwise:
         return f"{_DOC_DTYPE[t.dtype]} array of any shape"
     if rows:
@@ -627,6 +692,9 @@ def kernel_doc(k: _Kernel) -> str:
         elif p.role == "scalar":
             default = "" if p.default is None else f", default {_py_literal(p.default)}"
             lines.append(f"  {name}: {_scalar_type(p)}{default}")
+        elif p.role == "dim" and p.name in k.optional_dims:
+            given = " or ".join(label for label, _, _, _ in k.optional_sources(p.name))
+            lines.append(f"  {name}: int (size), default None: taken from {given} (no other array determines it)")
         elif p.role == "dim" and p.name in k.arg_dims:
             lines.append(f"  {name}: int (size; no array determines it)")
     lines.append("  ctx: Context, default: the calling thread's default (CPU) context")
@@ -662,7 +730,7 @@ def _scalar_type(p: Param) -> str:
 # --- the fast path (bindings/python/src/fastcall.c) ------------------------------
 
 # Codes of the spec fastcall.c reads (its header comment has the format).
-_FAST_KIND = {"f32": 0, "i32": 1, "f16": 2, "bf16": 3}
+_FAST_KIND = {"f32": 0, "i32": 1, "f16": 2, "bf16": 3, "u8": 4}
 _FAST_DIRECTION = {"in": 0, "out": 1, "inout": 2}
 _FAST_SCALAR = {"float32": "f", "float64": "d", "int32": "i", "int64": "l", "uint64": "u", "bool": "b", "enum": "e"}
 # The kbpy_arg member a shim reads for each parameter type code.
@@ -716,6 +784,8 @@ def fast_path(k: "_Kernel") -> Optional[FastPath]:
         axes = tuple(item(e) for e in t.shape)
         if k.elementwise:
             rule = 1
+        elif p.name in k.bytes:
+            rule = 4  # any shape, axes[0] its size
         elif p.name == k.lead:
             rule = 2
         elif p.name in k.row_tensors:
@@ -854,7 +924,10 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
             # An enum member, its value, or its name as a string ("gelu").
             n = py_name(p.name)
             cls = enum_class_name(k.api.enum(p.ctype.name))
-            add(f"if type({n}) is not int:")
+            # Ints the C enum cannot hold (cffi would raise OverflowError) too:
+            # an enum without negative values is unsigned in cffi.
+            lo = "0" if min(v.value for v in k.api.enum(p.ctype.name).values) >= 0 else "-0x80000000"
+            add(f"if _type({n}) is not int or not {lo} <= {n} <= 0x7FFFFFFF:")
             add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, _name)")
     forward = k.forward_args()
     given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
@@ -883,6 +956,8 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
                 add(f"{ind}_t_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_in({name}, {kind(p)}, {_q(name)}, _name, {ndim})")
             else:
                 add(f"{ind}_t_{p.name}, _b_{p.name}, _ld_{p.name}, _st_{p.name}, _ = _strided_inout({name}, {kind(p)}, {_q(name)}, _name, {ndim})")
+        elif p.name in k.bytes:
+            add(f"{ind}_t_{p.name} = _bytes_in({name}, {_q(name)}, _name)")
         elif t.direction == "in":
             add(f"{ind}_t_{p.name} = _in({name}, {kind(p)}, {_q(name)}, _name, {ndim!r})")
         else:
@@ -914,6 +989,39 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
         if d in k.lds or k.dim_expr[d] is None:
             continue
         add(f"{d} = {k.dim_expr[d]}")
+    multi = len(k.outs) > 1
+    labels: Dict[str, str] = {}  # tensor -> its name in messages
+    for i, p in enumerate(k.outs):
+        labels[p.name] = f"out[{i}]" if multi else "out"
+
+    def out_tuple():
+        add("if out is None:")
+        add(f"    out = (None,) * {len(k.outs)}")
+        add(f"elif _type(out) is not tuple or len(out) != {len(k.outs)}:")
+        add(f"    _out_tuple_error(_name, {len(k.outs)}, out)")
+
+    if k.early_outs:
+        # Given outputs first: an omitted size is read from them.
+        if multi:
+            out_tuple()
+        for p in k.outs:
+            src = labels[p.name]
+            add(f"if {src} is None:")
+            add(f"    _t_{p.name} = _b_{p.name} = None")
+            add("else:")
+            if p.name in k.bytes:
+                add(f"    _t_{p.name}, _b_{p.name} = _bytes_out({src}, {_q(src)}, _name, None)")
+            else:
+                add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _name, None)")
+    for d in k.arg_dims:
+        if d in k.optional_dims:
+            srcs = "".join(f"({_q(l)}, _t_{t}, {a}, {n!r}), " for l, t, a, n in k.optional_sources(d))
+            add(f"if {d} is None:")
+            add(f"    {d} = _given_size(_name, {_q(d)}, ({srcs.rstrip()}))")
+            add("else:")
+            add(f"    {d} = _size_arg({d}, {_q(d)}, _name)")
+        elif d in k.shape_dims:
+            add(f"{d} = _size_arg({d}, {_q(d)}, _name)")
     # Shape checks of the given tensors.
     for p in k.tensors:
         t = p.tensor
@@ -938,22 +1046,31 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
         if p.name in k.strided:
             add(f"    _ld_{p.name}, _st_{p.name} = _dense_layout(_t_{p.name}.shape)")
     # Outputs.
-    multi = len(k.outs) > 1
-    labels: Dict[str, str] = {}  # tensor -> its name in messages
-    if k.outs:
+    if k.early_outs:
+        for p in k.outs:
+            src, shape = labels[p.name], k.shape_code(p)
+            add(f"if _t_{p.name} is None:")
+            add(f"    _t_{p.name} = _new(ctx, {shape}, {new_dtype(p)}, {given_tuple})")
+            if p.name in k.bytes:
+                count = _expr_code(p.tensor.shape[0])
+                add(f"elif _t_{p.name}.shape[0] != {count}:")
+                add(f"    _bytes_error(_name, {_q(src)}, _t_{p.name}.shape[0], {count})")
+            else:
+                add(f"elif _t_{p.name}.shape != {shape}:")
+                add(f"    _shape_error(_name, {_q(src)}, _t_{p.name}.shape, {shape})")
+    elif k.outs:
         if multi:
-            add("if out is None:")
-            add(f"    out = (None,) * {len(k.outs)}")
-            add(f"elif type(out) is not tuple or len(out) != {len(k.outs)}:")
-            add(f"    _out_tuple_error(_name, {len(k.outs)}, out)")
-        for i, p in enumerate(k.outs):
-            src = f"out[{i}]" if multi else "out"
-            labels[p.name] = src
-            shape = k.shape_code(p)
+            out_tuple()
+        for p in k.outs:
+            src, shape = labels[p.name], k.shape_code(p)
             add(f"if {src} is None:")
             add(f"    _t_{p.name}, _b_{p.name} = _new(ctx, {shape}, {new_dtype(p)}, {given_tuple}), None")
             add("else:")
-            add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _name, {shape})")
+            if p.name in k.bytes:
+                count = _expr_code(p.tensor.shape[0])
+                add(f"    _t_{p.name}, _b_{p.name} = _bytes_out({src}, {_q(src)}, _name, {count})")
+            else:
+                add(f"    _t_{p.name}, _b_{p.name} = _out({src}, {kind(p)}, {_q(src)}, _name, {shape})")
     # ld and stride parameters: the layouts the arrays have.
     for p in k.tensors:
         if p.name not in k.strided:
@@ -1076,14 +1193,22 @@ KERNEL_IMPORTS = [
     "F32 as _F32",
     "I32 as _I32",
     "U16 as _U16",
+    "U8 as _U8",
     "K_BF16 as _K_BF16",
     "K_F16 as _K_F16",
     "K_F32 as _K_F32",
     "K_I32 as _K_I32",
+    "K_U8 as _K_U8",
+    "BA as _BA",
     "FA as _FA",
     "HA as _HA",
     "IA as _IA",
     "NULL as _NULL",
+    "bytes_error as _bytes_error",
+    "bytes_in as _bytes_in",
+    "bytes_out as _bytes_out",
+    "given_size as _given_size",
+    "size_arg as _size_arg",
     "closed as _closed",
     "copyto as _copyto",
     "default_ptr as _default_ptr",
@@ -1138,6 +1263,8 @@ def kernels_module(api: Api) -> str:
         banner("#"),
         '"""The kernels of kernelbridge, one function per C kernel (see docs/python.md)."""\n\n',
         "from math import prod as _prod\n\n",
+        "# The builtin: a kernel parameter may be named type (quantize's), hiding it.\n",
+        "_type = type\n\n",
         "from . import _model\n",
         "from ._capi import check as _check\n",
         "from ._capi import (  # noqa: F401 (public)\n",
@@ -1378,6 +1505,11 @@ def capi_module(api: Api) -> str:
 RUNTIME_NAMES = ["Buffer", "Context", "default_context"]
 # kernelbridge/_nn.py: PyTorch-style entry points over the generated kernels.
 NN_NAMES = ["scaled_dot_product_attention"]
+# kernelbridge/_qtensor.py: tensors in storage formats (kb_dtype).  Its
+# quantize, dequantize, linear and embedding replace the generated functions
+# of those names in the package (they take QTensor weights and dispatch to
+# the _w kernels); the generated ones stay in kernelbridge._kernels.
+QTENSOR_NAMES = ["QTensor", "dequantize", "dtype_bytes", "embedding", "linear", "quantize"]
 
 INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
@@ -1407,6 +1539,7 @@ if _lib.kb_version_number() != VERSION_NUMBER:
 from ._runtime import @RUNTIME@  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import @NN@  # noqa: E402
+from ._qtensor import @QTENSOR@  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -1419,12 +1552,15 @@ def init_module(api: Api) -> str:
     enums = [enum_class_name(e) for e in api.enums]
     model_names = ["VERSION", "VERSION_NUMBER", "Error"] + enums + errors
     public = sorted(
-        ["__version__", "cuda"]
-        + RUNTIME_NAMES
-        + NN_NAMES
-        + model_names
-        + [f.short_name for f in free_functions(api)]
-        + [f.short_name for f in api.kernels]
+        set(
+            ["__version__", "cuda"]
+            + RUNTIME_NAMES
+            + NN_NAMES
+            + QTENSOR_NAMES
+            + model_names
+            + [f.short_name for f in free_functions(api)]
+            + [f.short_name for f in api.kernels]
+        )
     )
     imports = "".join(f"    {n},\n" for n in ["__version__"] + model_names)
     text = (
@@ -1433,6 +1569,7 @@ def init_module(api: Api) -> str:
         .replace("@IMPORTS@", imports)
         .replace("@RUNTIME@", ", ".join(RUNTIME_NAMES))
         .replace("@NN@", ", ".join(NN_NAMES))
+        .replace("@QTENSOR@", ", ".join(QTENSOR_NAMES))
         .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
     )
     return banner("#") + text
@@ -1521,6 +1658,26 @@ class Buffer:
 ArrayIn = Union[ArrayLike, Buffer, Any]
 
 def scaled_dot_product_attention(query: ArrayIn, key: ArrayIn, value: ArrayIn, attn_mask: Optional[ArrayIn] = ..., dropout_p: float = ..., is_causal: bool = ..., scale: Optional[float] = ..., enable_gqa: bool = ..., *, kv_lengths: Optional[ArrayIn] = ..., bottom_right: bool = ..., seq_major: bool = ..., out: Optional[Union[NDArray[Any], Buffer]] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
+
+DtypeArg = Union[Dtype, int, str]
+
+class QTensor:
+    def __init__(self, dtype: DtypeArg, shape: Sequence[int], data: Any) -> None: ...
+    @property
+    def dtype(self) -> Dtype: ...
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+    @property
+    def data(self) -> NDArray[np.uint8]: ...
+    @property
+    def nbytes(self) -> int: ...
+    def dequantize(self, *, out: Optional[NDArray[np.float32]] = ..., ctx: Optional[Context] = ...) -> NDArray[np.float32]: ...
+
+def dtype_bytes(dtype: DtypeArg, rows: int, cols: int) -> int: ...
+def quantize(x: ArrayIn, dtype: DtypeArg, *, out: Optional[Any] = ..., ctx: Optional[Context] = ...) -> QTensor: ...
+def dequantize(x: Union[QTensor, ArrayIn], out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, type: Optional[DtypeArg] = ..., rows: Optional[int] = ..., cols: Optional[int] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
+def linear(x: ArrayIn, weight: Union[QTensor, ArrayIn], bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[Any], Buffer]] = ..., *, act: Union[Activation, int, str] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
+def embedding(ids: ArrayIn, table: Union[QTensor, ArrayIn], out: Optional[Union[NDArray[Any], Buffer]] = ..., *, ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
 '''
 
 
@@ -1559,6 +1716,8 @@ def stubs(api: Api) -> str:
             ret = enum_class_name(api.enum(f.returns.name)) if f.returns.kind == "enum" else _PY_SCALAR[f.returns.kind]
         lines.append(f"\ndef {f.short_name}({params}) -> {ret}: ...\n")
     for fn in api.kernels:
+        if fn.short_name in QTENSOR_NAMES:
+            continue  # hand-written in _qtensor (STUB_CLASSES)
         k = _Kernel(fn, api=api)
         sig = []
         for name, default in k.positional():
@@ -1576,6 +1735,8 @@ def stubs(api: Api) -> str:
         sig.append("*")
         for p, default in k.keywords():
             typ = "bool" if p.role == "flag" else ("int" if p.role == "dim" else _scalar_type(p))
+            if p.name in k.optional_dims:
+                typ = "Optional[int]"
             if p.role == "scalar" and p.ctype.kind == "enum":
                 typ = f"Union[{enum_class_name(api.enum(p.ctype.name))}, int, str]"
             sig.append(f"{py_name(p.name)}: {typ}" + (" = ..." if default is not None else ""))

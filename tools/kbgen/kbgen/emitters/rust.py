@@ -11,8 +11,10 @@ Rules, all derived from the model (no per-kernel knowledge here):
 
 - A tensor becomes `&[f32]` / `&[i32]` / `&[u16]` (in; bf16 and f16 are their
   bit patterns in u16), `&mut [..]` (out, inout); a nullable one is wrapped in
-  `Option`.  A `u8` tensor (raw bytes, `void *`) is a slice of any
-  `Element` type, its length counted in bytes.
+  `Option`.  A `u8` tensor (raw bytes, `void *`) is `&[u8]` / `&mut [u8]`
+  in a kernel (`DeviceSlice<u8>` in its `_buf` form: both forms share one
+  body), and a slice of any `Element` type, its length counted in bytes,
+  elsewhere (the host side of Buffer::upload/download).
 - A dim parameter is derived from a slice length when some non-nullable
   tensor is 1-D with exactly that dim (contracts.length_dims); every other
   dim is an explicit `usize` argument.
@@ -52,7 +54,8 @@ Rules, all derived from the model (no per-kernel knowledge here):
   (runtime.rs) whose size is passed as the (hidden) capacity dim.
 - The hand-written modules of SUPPORT_MODULES (bindings/rust/kernelbridge/src)
   build idiomatic layers on the generated API (buffer views, CUDA device
-  queries, bf16/f16 conversions); lib.rs declares them.
+  queries, bf16/f16 conversions, model layers, tensors in storage formats);
+  lib.rs declares them.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ SUPPORT_MODULES = [
     ("cuda", True, []),
     ("half", True, []),
     ("model", False, ["AttentionOptions", "Bf16", "F16", "Float", "Linear"]),
+    ("qtensor", False, ["QTensor", "quantize_q", "linear_q", "embedding_q"]),
 ]
 
 _SCALAR_TYPES = {
@@ -122,7 +126,15 @@ def _strip_prefix(name: str) -> str:
 
 
 def camel(name: str) -> str:
-    return "".join(w[:1].upper() + w[1:].lower() for w in name.split("_") if w)
+    """GELU_TANH -> GeluTanh.  An underscore between two digits stays
+    (Q4_0 -> Q4_0, not Q40, which would read as another number); rustc's
+    camel-case lint accepts it, since neither neighbour has a case."""
+    out = ""
+    for w in (w for w in name.split("_") if w):
+        if out[-1:].isdigit() and w[0].isdigit():
+            out += "_"
+        out += w[:1].upper() + w[1:].lower()
+    return out
 
 
 def type_name(c_name: str) -> str:
@@ -255,10 +267,16 @@ class _Body:
         self.out: Optional[Param] = None  # out_scalar / out_string parameter
         self._build()
 
+    def generic_bytes(self, p: Param) -> bool:
+        """A u8 tensor taking a slice of any Element (Buffer::upload's host
+        side): only outside kernels, whose slice and view forms share one
+        body (kernels! has no generics); a kernel's u8 tensor is `[u8]`."""
+        return p.tensor.dtype == "u8" and not self.views and not self.fn.is_kernel
+
     # Rust expression of the length of tensor slice/view `sname` (elements,
     # bytes for u8).
     def len_expr(self, p: Param, sname: str) -> str:
-        if p.tensor.dtype == "u8" and not self.views:
+        if self.generic_bytes(p):
             return f"std::mem::size_of_val::<[{self.elem[p.name]}]>({sname})"
         return f"{sname}.len()"
 
@@ -292,7 +310,7 @@ class _Body:
                 self.params.append(f"{name}: {self.scalar_type(p)}")
             elif p.role == "tensor":
                 t = p.tensor
-                if t.dtype == "u8" and not self.views:
+                if self.generic_bytes(p):
                     g = "E" if not self.generics else f"E{len(self.generics) + 1}"
                     self.generics.append(f"{g}: Element")
                     self.elem[p.name] = g
@@ -331,7 +349,7 @@ class _Body:
         # Derived dims first, so that every size is known before the checks.
         for dim, src in derived.items():
             self.pre.append(f"let {ident(dim)} = {self.len_expr(fn.param(src), ident(slice_of[src]))};")
-            unit = " in bytes" if fn.param(src).tensor.dtype == "u8" and not self.views else ""
+            unit = " in bytes" if self.generic_bytes(fn.param(src)) else ""
             self.docs.append(f"`{dim}` is the length of `{slice_of[src]}`{unit}.")
 
         # Length checks.
@@ -410,16 +428,18 @@ class _Body:
                 extra += ", optional (`None` is NULL in C)"
             if t.dtype in ("bf16", "f16"):
                 extra += f", {t.dtype} bits in `u16` (see [`half`])"
-            if t.dtype == "u8" and not self.views:
+            if self.generic_bytes(p):
                 extra += ", any [`Element`] type, its length counted in bytes"
+            elif t.dtype == "u8":
+                extra += ", raw bytes"
             shape = ", ".join(str(e) for e in t.shape)
             self.tensor_lines.append(f"- `{slice_of[p.name]}`: {role}, `{t.dtype}[{shape}]`{extra}")
 
     def tensor_arg(self, p: Param, sname: str) -> str:
         v = self.v
         mutable = p.tensor.direction != "in"
-        generic = p.tensor.dtype == "u8" and not self.views
-        cast = ".cast()" if generic else ""
+        # u8 is `void *` in C: the pointer of a u8 (or generic Element) slice or view is cast.
+        cast = ".cast()" if p.tensor.dtype == "u8" else ""
         if v.is_inplace() and p.name in (v.merged_in, v.merged_out):
             # One pointer for both: the C function gets exactly the same address.
             if not any(s.startswith(f"let {v.merged_in}_ptr ") for s in self.pre):
@@ -1103,6 +1123,13 @@ _CRATE_DOC = """//! Safe Rust API of kernelbridge {version}, a C library of neur
 //! those formats as `u16` (bfloat16: the upper half of an `f32`; float16: IEEE
 //! binary16); [`half`] converts.  Their result is the `f32` kernel on the
 //! widened inputs, rounded once to nearest even.
+//!
+//! # Storage formats
+//!
+//! Weights as GGUF files store them ([`Dtype`]: float16, bfloat16, GGML's
+//! Q8_0 and Q4_0 blocks) are [`QTensor`]s, whose bytes are borrowed where
+//! they lie (a memory-mapped file) or owned; [`{ctx}::linear_q`] and
+//! [`{ctx}::embedding_q`] compute on them, [`{ctx}::quantize_q`] makes them.
 //!
 //! This crate is generated by tools/kbgen from core/include/kernelbridge.h;
 //! the raw declarations are in [`sys`] (the `kernelbridge-sys` crate, which

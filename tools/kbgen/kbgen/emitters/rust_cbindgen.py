@@ -15,6 +15,7 @@ from typing import Dict
 
 from ..model import Api, CType
 from .rust import _SCALAR_TYPES as _SCALARS
+from .rust import ident
 
 
 def rust_type(t: CType) -> str:
@@ -65,7 +66,9 @@ def mirror_crate(api: Api) -> Dict[str, str]:
         lines.append("}")
         lines.append("")
     for f in api.functions:
-        params = ", ".join(f"{p.name}: {rust_type(p.ctype)}" for p in f.params)
+        # A C name that is a Rust keyword (kb_dtype_bytes' `type`) is a raw
+        # identifier, which cbindgen writes without its r#.
+        params = ", ".join(f"{ident(p.name)}: {rust_type(p.ctype)}" for p in f.params)
         ret = "" if f.returns.kind == "void" else f" -> {rust_type(f.returns)}"
         lines.append("#[no_mangle]")
         lines.append(f"pub unsafe extern \"C\" fn {f.name}({params}){ret} {{")

@@ -83,6 +83,26 @@ final class Checks {
   }
 
   /**
+   * A u8 tensor (raw bytes: a weight in a storage format): exactly {@code required}
+   * bytes, a byte[]'s length or a direct buffer's bytes from position to limit
+   * ({@link #bytes}); null only where the tensor is empty.
+   */
+  static void exactBytes(String fn, String name, byte[] a, long required, String shape) {
+    if (a == null) emptyIfNull(fn, name, required, shape);
+    else if (a.length != required) throw bytesMismatch(fn, name, a.length, required, shape);
+  }
+
+  static void exactBytes(String fn, String name, Buffer b, long required, String shape) {
+    if (b == null) emptyIfNull(fn, name, required, shape);
+    else if (bytes(b) != required) throw bytesMismatch(fn, name, bytes(b), required, shape);
+  }
+
+  /** Bytes of a NIO buffer from its position to its limit (a long: a FloatBuffer's can exceed an int). */
+  static long bytes(Buffer b) {
+    return (long) b.remaining() * elementSize(b);
+  }
+
+  /**
    * A tensor with a row or item stride: at least {@code required} elements (the
    * span of its rows or items); null only where the tensor is empty.
    */
@@ -132,10 +152,20 @@ final class Checks {
     if (o == a && o != null && o.length > 0) throw sameArray(fn, out, other);
   }
 
+  static void notSame(String fn, String out, byte[] o, String other, byte[] a) {
+    if (o == a && o != null && o.length > 0) throw sameArray(fn, out, other);
+  }
+
   static KernelBridgeException mismatch(String fn, String name, long length, long required, String shape) {
     return new KernelBridgeException(
         Status.SHAPE_MISMATCH,
         fn + ": " + name + " has " + length + " elements, but its shape " + shape + " needs " + required);
+  }
+
+  static KernelBridgeException bytesMismatch(String fn, String name, long length, long required, String shape) {
+    return new KernelBridgeException(
+        Status.SHAPE_MISMATCH,
+        fn + ": " + name + " has " + length + " bytes, but its shape " + shape + " needs " + required);
   }
 
   static KernelBridgeException tooShort(String fn, String name, long length, long required, String shape) {
@@ -276,6 +306,19 @@ final class Checks {
     }
     checkDirect(fn, name, b, order(b));
     return b.position() == 0 ? b : b.slice();
+  }
+
+  /**
+   * A direct input buffer holding a kernel's u8 tensor (raw bytes, any element
+   * type; see {@link #rawDirect}); null stays null (C's NULL, for an empty tensor).
+   */
+  static Buffer directBytes(String fn, String name, Buffer b) {
+    return b == null ? null : rawDirect(fn, name, b, false);
+  }
+
+  /** A direct output buffer holding a kernel's u8 tensor: also must not be read-only. */
+  static Buffer writableDirectBytes(String fn, String name, Buffer b) {
+    return b == null ? null : rawDirect(fn, name, b, true);
   }
 
   /** The bytes up to the first NUL, as UTF-8 (a C string the native wrapper copied). */

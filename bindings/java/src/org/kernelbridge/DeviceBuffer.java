@@ -312,10 +312,11 @@ public final class DeviceBuffer implements AutoCloseable {
     final long bytes = Checks.mul(fn, name, elements, elementSize);
     final long s = size();
     if (s < bytes) {
+      // A u8 tensor's elements are its bytes.
       throw new KernelBridgeException(
           Status.SHAPE_MISMATCH,
-          fn + ": " + name + " has " + s + " bytes, but its shape " + shape + " needs " + bytes + " (" + elements
-              + " elements of " + elementSize + " bytes)");
+          fn + ": " + name + " has " + s + " bytes, but its shape " + shape + " needs " + bytes
+              + (elementSize == 1 ? "" : " (" + elements + " elements of " + elementSize + " bytes)"));
     }
   }
 

@@ -25,7 +25,8 @@ package org.kernelbridge;
  * array passed twice (in-place use the header allows) is staged once, so the
  * library sees identical pointers, as on the other paths.  One call stages
  * arrays of one element size only (the generator calls {@link #fits} only for
- * such kernels).  Only the thread that owns a context's scratch uses it (see
+ * such kernels; kernels with raw-byte tensors, whose weights are large anyway,
+ * never use the scratch).  Only the thread that owns a context's scratch uses it (see
  * {@link #fits}), so the scratch and the cursor {@link Context#scratchNext}
  * need no locking, also when the context is shared by threads.
  *

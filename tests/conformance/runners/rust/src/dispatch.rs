@@ -7,7 +7,7 @@
 //! already checked that the slices it built agree with the case's sizes
 //! (golden cases) or decided that a case cannot be expressed (bad inputs).
 
-use kernelbridge::{Activation, AttentionOptions, Context};
+use kernelbridge::{Activation, AttentionOptions, Context, Dtype};
 
 use crate::json::Json;
 
@@ -16,6 +16,8 @@ use crate::json::Json;
 pub enum Buf {
     F32(Vec<f32>),
     I32(Vec<i32>),
+    /// Raw bytes: a tensor in a storage format (kb_dtype).
+    U8(Vec<u8>),
 }
 
 impl Buf {
@@ -23,6 +25,7 @@ impl Buf {
         match self {
             Buf::F32(v) => v.len(),
             Buf::I32(v) => v.len(),
+            Buf::U8(v) => v.len(),
         }
     }
 
@@ -31,6 +34,7 @@ impl Buf {
         match self {
             Buf::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buf::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buf::U8(v) => v.clone(),
         }
     }
 }
@@ -71,7 +75,7 @@ impl Args {
     fn f(&mut self, name: &str) -> Result<Vec<f32>, String> {
         match self.take(name) {
             Some(Buf::F32(v)) => Ok(v),
-            Some(Buf::I32(_)) => Err(format!("tensor {name} should be f32")),
+            Some(_) => Err(format!("tensor {name} should be f32")),
             None => Err(format!("case lacks tensor {name}")),
         }
     }
@@ -79,7 +83,15 @@ impl Args {
     fn i(&mut self, name: &str) -> Result<Vec<i32>, String> {
         match self.take(name) {
             Some(Buf::I32(v)) => Ok(v),
-            Some(Buf::F32(_)) => Err(format!("tensor {name} should be i32")),
+            Some(_) => Err(format!("tensor {name} should be i32")),
+            None => Err(format!("case lacks tensor {name}")),
+        }
+    }
+
+    fn u(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        match self.take(name) {
+            Some(Buf::U8(v)) => Ok(v),
+            Some(_) => Err(format!("tensor {name} should be u8")),
             None => Err(format!("case lacks tensor {name}")),
         }
     }
@@ -88,7 +100,7 @@ impl Args {
     fn of(&mut self, name: &str) -> Result<Option<Vec<f32>>, String> {
         match self.take(name) {
             Some(Buf::F32(v)) => Ok(Some(v)),
-            Some(Buf::I32(_)) => Err(format!("tensor {name} should be f32")),
+            Some(_) => Err(format!("tensor {name} should be f32")),
             None => Ok(None),
         }
     }
@@ -103,6 +115,10 @@ impl Args {
 
     fn pi(&mut self, name: &str, v: Vec<i32>) {
         self.put(name, Buf::I32(v));
+    }
+
+    fn pu(&mut self, name: &str, v: Vec<u8>) {
+        self.put(name, Buf::U8(v));
     }
 
     fn d(&self, name: &str) -> Result<usize, String> {
@@ -153,6 +169,17 @@ impl Args {
             _ => None,
         }
         .ok_or_else(|| format!("scalar {name} is not a u64: {v:?}"))
+    }
+
+    /// An enum scalar (an integer in the corpus, like C).
+    fn act(&self, name: &str) -> Result<Activation, String> {
+        let code = self.si32(name)?;
+        Activation::from_code(code).ok_or_else(|| format!("{name} = {code} is no Activation"))
+    }
+
+    fn dtype(&self, name: &str) -> Result<Dtype, String> {
+        let code = self.si32(name)?;
+        Dtype::from_code(code).ok_or_else(|| format!("{name} = {code} is no Dtype"))
     }
 
     fn alias_is(&self, out: &str, input: &str) -> bool {
@@ -449,8 +476,7 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
         }
         "linear" => {
             let (rows, inf, outf) = (a.d("rows")?, a.d("in_features")?, a.d("out_features")?);
-            let code = a.si32("act")?;
-            let act = Activation::from_code(code).ok_or_else(|| format!("act = {code} is no Activation"))?;
+            let act = a.act("act")?;
             let x = a.f("x")?;
             let w = a.f("weight")?;
             let bias = a.of("bias")?;
@@ -476,7 +502,7 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             let v = a.f("v")?;
             let lengths = match a.take("kv_lengths") {
                 Some(Buf::I32(l)) => Some(l),
-                Some(Buf::F32(_)) => return Err("tensor kv_lengths should be i32".to_string()),
+                Some(_) => return Err("tensor kv_lengths should be i32".to_string()),
                 None => None,
             };
             let mask = a.of("mask")?;
@@ -520,6 +546,55 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("a", x);
             a.pf("b", b);
             a.pf("c", c);
+            r
+        }
+        // Tensors in storage formats, through the generated one-to-one forms
+        // (the byte counts are the lengths of the u8 slices): the corpus
+        // passes sizes and byte counts that QTensor would reject before C
+        // (tests/qtensor.rs checks QTensor against these forms bit for bit).
+        "quantize" => {
+            let (dtype, rows, cols) = (a.dtype("type")?, a.d("rows")?, a.d("cols")?);
+            let x = a.f("x")?;
+            let mut y = a.u("y")?;
+            let r = ctx.quantize(dtype, rows, cols, &x, &mut y);
+            a.pf("x", x);
+            a.pu("y", y);
+            r
+        }
+        "dequantize" => {
+            let (dtype, rows, cols) = (a.dtype("type")?, a.d("rows")?, a.d("cols")?);
+            let x = a.u("x")?;
+            let mut y = a.f("y")?;
+            let r = ctx.dequantize(dtype, rows, cols, &x, &mut y);
+            a.pu("x", x);
+            a.pf("y", y);
+            r
+        }
+        "linear_w" => {
+            let (rows, inf, outf) = (a.d("rows")?, a.d("in_features")?, a.d("out_features")?);
+            let (dtype, act) = (a.dtype("weight_type")?, a.act("act")?);
+            let x = a.f("x")?;
+            let w = a.u("weight")?;
+            let bias = a.of("bias")?;
+            let mut y = a.f("y")?;
+            let r = ctx.linear_w(rows, inf, outf, &x, dtype, &w, bias.as_deref(), act, &mut y);
+            a.pf("x", x);
+            a.pu("weight", w);
+            if let Some(b) = bias {
+                a.pf("bias", b);
+            }
+            a.pf("y", y);
+            r
+        }
+        "embedding_w" => {
+            let (vocab, dim, dtype) = (a.d("vocab")?, a.d("dim")?, a.dtype("table_type")?);
+            let ids = a.i("ids")?;
+            let table = a.u("table")?;
+            let mut out = a.f("out")?;
+            let r = ctx.embedding_w(vocab, dim, &ids, dtype, &table, &mut out);
+            a.pi("ids", ids);
+            a.pu("table", table);
+            a.pf("out", out);
             r
         }
         _ => return Err(format!("unknown kernel {kernel}")),

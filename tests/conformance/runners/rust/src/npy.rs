@@ -1,5 +1,5 @@
 //! Reader of the corpus' .npy files (NumPy format 1.0/2.0, little-endian
-//! `<f4`, `<i4` or `<f8`, C order).  The header is parsed generally: the
+//! `<f4`, `<i4` or `<f8`, or bytes `|u1`, C order).  The header is parsed generally: the
 //! keys are found by name and the shape tuple is read.
 
 use std::fs;
@@ -10,6 +10,7 @@ pub enum Data {
     F32(Vec<f32>),
     I32(Vec<i32>),
     F64(Vec<f64>),
+    U8(Vec<u8>),
 }
 
 impl Data {
@@ -18,6 +19,7 @@ impl Data {
             Data::F32(v) => v.len(),
             Data::I32(v) => v.len(),
             Data::F64(v) => v.len(),
+            Data::U8(v) => v.len(),
         }
     }
 }
@@ -77,6 +79,7 @@ pub fn read(path: &Path) -> Result<Data, String> {
     let width = match descr {
         "<f4" | "<i4" => 4,
         "<f8" => 8,
+        "|u1" => 1,
         _ => return Err(format!("{name}: unsupported dtype {descr}")),
     };
     if data.len() != count * width {
@@ -85,11 +88,12 @@ pub fn read(path: &Path) -> Result<Data, String> {
     Ok(match descr {
         "<f4" => Data::F32(data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
         "<i4" => Data::I32(data.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-        _ => Data::F64(
+        "<f8" => Data::F64(
             data.chunks_exact(8)
                 .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
                 .collect(),
         ),
+        _ => Data::U8(data.to_vec()),
     })
 }
 
@@ -108,5 +112,7 @@ mod tests {
         let h = "{'shape': (), 'descr': '<f8', 'fortran_order': False}";
         assert_eq!(header_value(h, "shape"), Some("()"));
         assert_eq!(header_value(h, "fortran_order"), Some("False"));
+        let h = "{'descr': '|u1', 'fortran_order': False, 'shape': (34,), }";
+        assert_eq!(header_value(h, "descr"), Some("'|u1'"));
     }
 }

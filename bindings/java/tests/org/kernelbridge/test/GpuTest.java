@@ -5,11 +5,13 @@ import static org.kernelbridge.test.Harness.equal;
 import static org.kernelbridge.test.Harness.expect;
 
 import java.util.Arrays;
+import org.kernelbridge.Activation;
 import org.kernelbridge.Backend;
 import org.kernelbridge.Bf16;
 import org.kernelbridge.Context;
 import org.kernelbridge.Cuda;
 import org.kernelbridge.DeviceBuffer;
+import org.kernelbridge.Dtype;
 import org.kernelbridge.F16;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
@@ -191,6 +193,32 @@ public final class GpuTest {
         float[] ga = Bf16.toFloats(out.toShortArray()), wa = Bf16.toFloats(wantAdd);
         for (int i = 0; i < n; i++) check(Math.abs(ga[i] - wa[i]) <= 1.6e-2 * Math.abs(wa[i]), "add_bf16 " + i);
       }
+    }
+  }
+
+  /**
+   * The kernels of weights in storage formats run on the CPU only so far: on a CUDA context they
+   * throw UNSUPPORTED (after the argument checks) and write nothing.
+   */
+  public static void testStorageFormatKernelsUnsupported() {
+    try (Context ctx = Context.cuda(0);
+        DeviceBuffer x = DeviceBuffer.of(ctx, new float[2 * 64]);
+        DeviceBuffer w = DeviceBuffer.of(ctx, new byte[3 * 2 * 34]);
+        DeviceBuffer ids = DeviceBuffer.of(ctx, new int[] {0, 2});
+        DeviceBuffer y = DeviceBuffer.of(ctx, new float[3 * 64])) {
+      y.fill(0, y.size(), 0x7f);
+      byte[] before = y.toByteArray();
+      KernelBridgeException e = expect(KernelBridgeException.class,
+          () -> KernelBridge.linearW(ctx, 2, 64, 3, x, Dtype.Q8_0, w, null, Activation.NONE, y.slice(0, 4 * 2 * 3)));
+      equal(Status.UNSUPPORTED, e.status(), "linearW: " + e.getMessage());
+      e = expect(KernelBridgeException.class, () -> KernelBridge.embeddingW(ctx, 3, 64, ids, Dtype.Q8_0, w, y.slice(0, 4 * 2 * 64)));
+      equal(Status.UNSUPPORTED, e.status(), "embeddingW: " + e.getMessage());
+      e = expect(KernelBridgeException.class, () -> KernelBridge.dequantize(ctx, Dtype.Q8_0, 3, 64, w, y));
+      equal(Status.UNSUPPORTED, e.status(), "dequantize: " + e.getMessage());
+      e = expect(KernelBridgeException.class, () -> KernelBridge.quantize(ctx, Dtype.Q8_0, 3, 64, y, w));
+      equal(Status.UNSUPPORTED, e.status(), "quantize: " + e.getMessage());
+      check(Arrays.equals(before, y.toByteArray()), "nothing written");
+      check(Arrays.equals(new byte[3 * 2 * 34], w.toByteArray()), "quantize wrote nothing");
     }
   }
 

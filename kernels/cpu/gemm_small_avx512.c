@@ -1,0 +1,350 @@
+/* gemm_small_avx512.c - the small-m products (gemm_kernels.h,
+ * kb_gemm_small_fn) at the avx512 level: the decode case, reading every
+ * weight once at memory speed.
+ *
+ * small_dot (B is [n, k], rows along p): blocks of 16 outputs.  A 16 x 16
+ * tile of B (16 rows j, 16 steps p) is loaded row by row (16-bit values
+ * widened in registers), transposed so that lanes run along j, and each row
+ * i of A adds its 16 products to its accumulator, p increasing: the
+ * contract's chain, one register per row of A holding 16 outputs.  With few
+ * rows of A a chain is 16 dependent multiply-adds per tile, so two blocks of
+ * outputs are interleaved (their chains overlap) and the 16 row streams are
+ * prefetched ahead.
+ *
+ * small_axpy (B is [k, n], rows along j): chunks of 64, 32 or 16 outputs
+ * (by the number of rows of A, to keep every accumulator in a register);
+ * row p of B updates every accumulator of the chunk, p increasing.  Rows of
+ * B are prefetched ahead (the stride between them is a whole row). */
+#include <stdbool.h>
+
+#include "gemm_kernels.h"
+#include "simd.h"
+
+#if KB_HAVE_X86_SIMD
+
+/* Floats (of B's rows) ahead of the current step that small_dot prefetches. */
+#define KB_SMALL_PREFETCH 256
+/* Rows of B ahead of the current one that small_axpy prefetches. */
+#define KB_SMALL_AXPY_AHEAD 8
+
+KB_TARGET_AVX512 static inline __mmask16 first_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
+
+/* 16 elements of B from src (storage type BDT), widened to float32. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load16(const int BDT, const void *src) {
+  if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
+  __m256i h = _mm256_loadu_si256((const __m256i *)src);
+  if (BDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The first w < 16 elements of B from src, the rest zero (no read past them). */
+KB_TARGET_AVX512 static __m512 load_part(const int BDT, const void *src, int64_t w) {
+  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(first_lanes(w), src);
+  uint16_t t[16] = {0};
+  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
+  return load16(BDT, t);
+}
+
+/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(const __m512 r[16], __m512 out[16]) {
+  __m512 t[16], u[16];
+  _Pragma("GCC unroll 16")
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  _Pragma("GCC unroll 16")
+  for (int g = 0; g < 4; g++) {
+    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
+    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
+  }
+  _Pragma("GCC unroll 16")
+  for (int s = 0; s < 4; s++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);
+    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88);
+    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
+    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+  }
+}
+
+/* col[q] = B(j0 + l, p + q) in lane l, for the `rows` rows of the block
+ * (lanes past them zero) and w <= 16 steps (columns past them zero). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile(const int BDT, const char *row0, int64_t ld_bytes,
+                                                                      int64_t rows, int64_t w, __m512 col[16]) {
+  __m512 r[16];
+  if (rows == 16 && w == 16) {
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = load16(BDT, row0 + l * ld_bytes);
+  } else {
+    for (int l = 0; l < 16; l++)
+      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? load16(BDT, row0 + l * ld_bytes) : load_part(BDT, row0 + l * ld_bytes, w);
+  }
+  transpose16(r, col);
+}
+
+/* acc[i] (i < M) += the w steps of column block col, row i of A from ai. */
+#define CHAIN(M_, acc, col, a, lda, p, w)                                                         \
+  do {                                                                                            \
+    if ((w) == 16) {                                                                              \
+      _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)                                       \
+          _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                 \
+              acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]); \
+    } else {                                                                                      \
+      for (int64_t q = 0; q < (w); q++)                                                           \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                   \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + q]), col[q], acc[i]);   \
+    }                                                                                             \
+  } while (0)
+
+/* bfloat16 rows, 32 steps per tile: each row's 32 values are loaded as 16
+ * dwords (pairs of steps) and the 16 x 16 dwords transposed, so that lane l
+ * of pairs[q] holds B(j0 + l, p + 2q) in its low half and B(j0 + l, p + 2q
+ * + 1) in its high half; a shift and a mask make them float32.  Half the
+ * shuffles per weight of widening first and transposing floats. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_pairs(const char *row0, int64_t ld_bytes,
+                                                                            int64_t rows, int64_t w, __m512 pairs[16]) {
+  __m512 r[16];
+  if (rows == 16 && w == 32) {
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(row0 + l * ld_bytes);
+  } else {
+    for (int l = 0; l < 16; l++) {
+      if (l >= rows) {
+        r[l] = _mm512_setzero_ps();
+      } else if (w == 32) {
+        r[l] = _mm512_loadu_ps(row0 + l * ld_bytes);
+      } else {
+        uint16_t t[32] = {0};
+        for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)(row0 + l * ld_bytes))[q];
+        r[l] = _mm512_loadu_ps(t);
+      }
+    }
+  }
+  transpose16(r, pairs);
+}
+
+/* The chains over the w <= 32 bfloat16 steps of a pair tile. */
+#define CHAIN_PAIRS(M_, acc, pairs, a, lda, p, w)                                                      \
+  do {                                                                                                 \
+    const __m512i hi_mask = _mm512_set1_epi32((int)0xffff0000u);                                      \
+    if ((w) == 32) {                                                                                   \
+      _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) {                                          \
+        __m512i v = _mm512_castps_si512(pairs[q]);                                                     \
+        __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));                                   \
+        __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(v, hi_mask));                                \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                        \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q]), even, acc[i]);      \
+        _Pragma("GCC unroll 16") for (int i = 0; i < (M_); i++)                                        \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q + 1]), odd, acc[i]);   \
+      }                                                                                                \
+    } else {                                                                                           \
+      for (int64_t q = 0; 2 * q < (w); q++) {                                                          \
+        __m512i v = _mm512_castps_si512(pairs[q]);                                                     \
+        __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));                                   \
+        __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(v, hi_mask));                                \
+        for (int i = 0; i < (M_); i++)                                                                 \
+          acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q]), even, acc[i]);        \
+        if (2 * q + 1 < (w))                                                                           \
+          for (int i = 0; i < (M_); i++)                                                               \
+            acc[i] = _mm512_fmadd_ps(_mm512_set1_ps((a)[i * (lda) + (p) + 2 * q + 1]), odd, acc[i]);   \
+      }                                                                                                \
+    }                                                                                                  \
+  } while (0)
+
+/* Outputs j0 .. j0+rows (rows <= 16) and, when rows2 > 0, j0+16 .. j0+16+rows2
+ * of M rows of A (M a constant). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(const int BDT, const int M, int64_t k,
+                                                                            const float *a, int64_t lda, const void *b,
+                                                                            int64_t ldb, int64_t j0, int64_t rows,
+                                                                            int64_t rows2, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  /* Steps per tile: 16 floats, or 32 bfloat16 values (pairs). */
+  const int64_t step = BDT == KB_GEMM_BF16 ? 32 : 16;
+  const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 16 * ld_bytes;
+  __m512 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
+  for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < k; p += step) {
+    int64_t w = k - p < step ? k - p : step;
+    if (p + KB_SMALL_PREFETCH < k) {
+      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+    }
+    __m512 col[16];
+    if (BDT == KB_GEMM_BF16) {
+      tile_pairs(b0 + p * esize, ld_bytes, rows, w, col);
+      CHAIN_PAIRS(M, acc0, col, a, lda, p, w);
+      if (rows2 > 0) {
+        tile_pairs(b1 + p * esize, ld_bytes, rows2, w, col);
+        CHAIN_PAIRS(M, acc1, col, a, lda, p, w);
+      }
+    } else {
+      tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
+      CHAIN(M, acc0, col, a, lda, p, w);
+      if (rows2 > 0) {
+        tile(BDT, b1 + p * esize, ld_bytes, rows2, w, col);
+        CHAIN(M, acc1, col, a, lda, p, w);
+      }
+    }
+  }
+  for (int i = 0; i < M; i++) {
+    _mm512_mask_storeu_ps(c + i * ldc + j0, first_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, first_lanes(rows2), acc1[i]);
+  }
+}
+
+/* small_dot for M rows (a constant): two blocks at a time while M <= 8
+ * (their chains overlap; more rows are enough independent chains). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_m(const int BDT, const int M, int64_t n,
+                                                                       int64_t k, const float *a, int64_t lda,
+                                                                       const void *b, int64_t ldb, float *c,
+                                                                       int64_t ldc) {
+  const int64_t step = M <= 8 ? 32 : 16;
+  for (int64_t j0 = 0; j0 < n; j0 += step) {
+    int64_t rows = n - j0 < 16 ? n - j0 : 16;
+    int64_t rows2 = step == 32 && n - j0 > 16 ? (n - j0 - 16 < 16 ? n - j0 - 16 : 16) : 0;
+    dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+  }
+}
+
+#define DOT_CASES(BDT)                                       \
+  switch (m) {                                               \
+    case 1: dot_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 2: dot_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 3: dot_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 4: dot_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 5: dot_m(BDT, 5, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 6: dot_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 7: dot_m(BDT, 7, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 8: dot_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc); break; \
+    default:                                                 \
+      /* 9 .. 16 rows: one pass over B for all 16 (see below). */ \
+      dot_m(BDT, 16, n, k, a, lda, b, ldb, c, ldc);          \
+      break;                                                 \
+  }
+
+/* More than 8 rows of A are computed as 16 in one pass over B: the caller
+ * (gemm_engine.c) gives a with 16 readable rows and c with 16 writable rows
+ * in that case (rows past m are padding whose results it ignores), which
+ * keeps one instantiation for 9 .. 16 instead of reading B twice. */
+KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a,
+                                                int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    DOT_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    DOT_CASES(KB_GEMM_F16)
+  } else {
+    DOT_CASES(KB_GEMM_F32)
+  }
+}
+
+/* ---- packing 16-bit B for the blocked path ---- */
+
+/* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
+ * rows): the rows widened while loaded, then transposed as pack_bt does. */
+KB_TARGET_AVX512 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb,
+                                                   float *dst, int64_t nr) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr) {
+    float *panel = dst + (j0 / nr) * kc * nr;
+    for (int64_t h = 0; h < nr; h += 16) {
+      int64_t rows = nc - (j0 + h);
+      if (rows > 16) rows = 16;
+      for (int64_t p = 0; p < kc; p += 16) {
+        int64_t w = kc - p < 16 ? kc - p : 16;
+        __m512 col[16];
+        if (rows <= 0) {
+          for (int q = 0; q < 16; q++) col[q] = _mm512_setzero_ps();
+        } else if (bdt == KB_GEMM_F16) {
+          tile(KB_GEMM_F16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        } else {
+          tile(KB_GEMM_BF16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+        }
+        for (int64_t q = 0; q < w; q++) _mm512_storeu_ps(panel + (p + q) * nr + h, col[q]);
+      }
+    }
+  }
+}
+
+/* ---- small_axpy ---- */
+
+/* Outputs j0 .. j0 + 16*V (the last vector masked to `last` lanes) of M rows
+ * of A: every row p of B, p increasing, updates the M x V accumulators. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void axpy_chunk(const int BDT, const int M, const int V,
+                                                                            int64_t k, const float *a, int64_t lda,
+                                                                            const void *b, int64_t ldb, int64_t j0,
+                                                                            int64_t width, float *c, int64_t ldc) {
+  const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
+  const char *base = (const char *)b + j0 * esize;
+  __m512 acc[KB_GEMM_SMALL_M][4];
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) acc[i][v] = _mm512_setzero_ps();
+  bool full = width == 16 * V;
+  for (int64_t p = 0; p < k; p++) {
+    const char *row = base + p * ld_bytes;
+    if (p + KB_SMALL_AXPY_AHEAD < k)
+      for (int64_t off = 0; off < width * esize; off += 64)
+        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+    __m512 w[4];
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 16 * v;
+      w[v] = full || left >= 16 ? load16(BDT, row + v * 16 * esize) : load_part(BDT, row + v * 16 * esize, left);
+    }
+    _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
+      __m512 ai = _mm512_set1_ps(a[i * lda + p]);
+      for (int v = 0; v < V; v++) acc[i][v] = _mm512_fmadd_ps(ai, w[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < M; i++)
+    for (int v = 0; v < V; v++) {
+      int64_t left = width - 16 * v;
+      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, first_lanes(left), acc[i][v]);
+    }
+}
+
+/* small_axpy for M rows: chunks of 64 outputs (M <= 4), 32 (M <= 8) or 16. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void axpy_m(const int BDT, const int M, int64_t n,
+                                                                        int64_t k, const float *a, int64_t lda,
+                                                                        const void *b, int64_t ldb, float *c,
+                                                                        int64_t ldc) {
+  const int V = M <= 4 ? 4 : M <= 8 ? 2 : 1;
+  for (int64_t j0 = 0; j0 < n; j0 += 16 * V) {
+    int64_t width = n - j0 < 16 * V ? n - j0 : 16 * V;
+    axpy_chunk(BDT, M, V, k, a, lda, b, ldb, j0, width, c, ldc);
+  }
+}
+
+#define AXPY_CASES(BDT)                                       \
+  switch (m) {                                                \
+    case 1: axpy_m(BDT, 1, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 2: axpy_m(BDT, 2, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 3: axpy_m(BDT, 3, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 4: axpy_m(BDT, 4, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 5: axpy_m(BDT, 5, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 6: axpy_m(BDT, 6, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 7: axpy_m(BDT, 7, n, k, a, lda, b, ldb, c, ldc); break; \
+    case 8: axpy_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc); break; \
+    default:                                                  \
+      axpy_m(BDT, 8, n, k, a, lda, b, ldb, c, ldc);           \
+      kb__gemm_small_axpy_avx512(bdt, m - 8, n, k, a + 8 * lda, lda, b, ldb, c + 8 * ldc, ldc); \
+      break;                                                  \
+  }
+
+KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a,
+                                                 int64_t lda, const void *b, int64_t ldb, float *c, int64_t ldc) {
+  if (bdt == KB_GEMM_BF16) {
+    AXPY_CASES(KB_GEMM_BF16)
+  } else if (bdt == KB_GEMM_F16) {
+    AXPY_CASES(KB_GEMM_F16)
+  } else {
+    AXPY_CASES(KB_GEMM_F32)
+  }
+}
+
+#endif /* KB_HAVE_X86_SIMD */

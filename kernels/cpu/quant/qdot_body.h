@@ -1,0 +1,205 @@
+/* qdot_body.h - the vector quantized products (qdot.h), one template for
+ * every format and every variant of the 256-bit integer dot product.
+ * Included by qdot_avx2.c once per variant, with
+ *   QDOT_TARGET  the function attribute of the variant,
+ *   QDOT_VNNI    0 (vpmaddubsw + vpmaddwd), 1 (AVX-VNNI vpdpbusd), or 2
+ *                (AVX512-VNNI vpdpbusd on 256-bit registers),
+ *   QDOT_OPS     the name of the kb_quant_ops table to define.
+ * No include guard: it is meant to be expanded several times.  Every name
+ * it defines carries the variant's suffix (QDOT_NAME).
+ *
+ * A format enters only through wq(): its block's 32 weights as bytes for
+ * the dot product, and the offset those bytes carry.  Q4_0 gives its
+ * nibbles unsigned (0..15 = weight + 8), whose products with the signed
+ * activations are then corrected by 8 * s (the activation block's lane
+ * sums); Q8_0 gives signed bytes, multiplied by the sign trick (|w| times q
+ * with w's sign).  Both give the exact integers of the contract. */
+
+#define QDOT_CAT2(a, b) a##b
+#define QDOT_CAT(a, b) QDOT_CAT2(a, b)
+#define QDOT_NAME(x) QDOT_CAT(x, QDOT_OPS)
+
+/* Weight rows handled together (independent accumulator chains), and
+ * activation rows that share each unpacked weight block: 4 x 2 accumulators
+ * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
+#define QDOT_R 4
+#ifndef QDOT_MI
+#define QDOT_MI 2
+#endif
+
+QDOT_TARGET static void QDOT_NAME(quantize_act_)(int64_t i0, int64_t i1, const float *x, int64_t ldx,
+                                                const struct kb_qact *act) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 fmax = _mm256_set1_ps(FLT_MAX);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int64_t i = i0; i < i1; i++) {
+    for (int64_t b = 0; b < act->nb; b++) {
+      const float *blk = x + i * ldx + b * KB_QK;
+      int64_t at = i * act->nb + b;
+      __m256 v[4], amax = _mm256_setzero_ps();
+      int finite = 1;
+      for (int r = 0; r < 4; r++) {
+        v[r] = _mm256_loadu_ps(blk + 8 * r);
+        __m256 a = _mm256_and_ps(v[r], abs_mask);
+        /* NaN compares false: a lane that is not <= FLT_MAX is NaN or inf. */
+        if (_mm256_movemask_ps(_mm256_cmp_ps(a, fmax, _CMP_LE_OQ)) != 0xff) finite = 0;
+        amax = _mm256_max_ps(amax, a);
+      }
+      __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+      m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+      m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+      float am = _mm_cvtss_f32(m4);
+      float d = finite ? am / 127.0f : NAN;
+      float id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+      if (finite && d != 0.0f && d < FLT_MIN) { /* 1 / d may overflow: the tiny block's rule (qdot.h) */
+        float ds = am * 0x1p64f / 127.0f;
+        id = 1.0f / ds;
+        d = ds * 0x1p-64f;
+        for (int r = 0; r < 4; r++) v[r] = _mm256_mul_ps(v[r], _mm256_set1_ps(0x1p64f));
+      }
+      __m256 idv = _mm256_set1_ps(id);
+      __m256i qi[4];
+      for (int r = 0; r < 4; r++)
+        qi[r] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[r], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      /* int32 -> int8 in element order: the packs interleave 128-bit lanes,
+       * the permute undoes it. */
+      __m256i q16a = _mm256_packs_epi32(qi[0], qi[1]), q16b = _mm256_packs_epi32(qi[2], qi[3]);
+      __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16a, q16b), order);
+      if (!finite) q8 = _mm256_setzero_si256(); /* x * 0 is NaN there: the contract says q = 0 */
+      _mm256_store_si256((__m256i *)(act->q + at * KB_QK), q8);
+      act->d[at] = d;
+      /* s[l] = q[4l] + .. + q[4l+3]: bytes to pairs (1 * q), pairs to quads. */
+      __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q8), ones16);
+      _mm256_storeu_si256((__m256i *)(act->s + at * 8), s);
+    }
+  }
+}
+
+/* The exact int32 lanes p[l] of one block: weight bytes wv (signed, or for
+ * Q4_0 unsigned nibbles = weight + 8), activation bytes q; init is where
+ * the sums start (Q4_0: -8 * s, the correction of the nibbles' offset). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(lanes_)(const int TYPE, __m256i wv,
+                                                                                 __m256i q, __m256i init) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+#if QDOT_VNNI == 1
+    return _mm256_dpbusd_avx_epi32(init, wv, q);
+#elif QDOT_VNNI == 2
+    return _mm256_dpbusd_epi32(init, wv, q);
+#else
+    /* nibble * q <= 15 * 127: the pair sums of vpmaddubsw never saturate. */
+    __m256i pairs = _mm256_maddubs_epi16(wv, q);
+    return _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), init);
+#endif
+  }
+  /* Q8_0: |w| (unsigned) times q with w's sign; |w| * |q| <= 127 * 127. */
+  __m256i aw = _mm256_sign_epi8(wv, wv), sq = _mm256_sign_epi8(q, wv);
+  (void)init;
+#if QDOT_VNNI == 1
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw, sq);
+#elif QDOT_VNNI == 2
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sq);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sq), _mm256_set1_epi16(1));
+#endif
+}
+
+/* Block b's weights as bytes for lanes_: Q4_0's 16 bytes become 32
+ * nibbles (elements 0..15 from the low halves, 16..31 from the high). */
+QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(wq_)(const int TYPE, const unsigned char *blk) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk + 2)));
+    v = _mm256_blend_epi32(v, _mm256_srli_epi16(v, 4), 0xf0);
+    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+  }
+  return _mm256_loadu_si256((const __m256i *)(blk + 2));
+}
+
+/* The contract's horizontal sum of the 8 lanes. */
+QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(__m256 acc) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)); /* l + (l+4) */
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));                                              /* (0+2), (1+3) */
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+/* R weight rows from w0 times MI activation rows from i0 (both constants):
+ * per block, each weight block is unpacked once for the MI rows, each
+ * activation block loaded once for the R rows; y[i * ldy + r] gets output
+ * (i0 + i, r).  The binary16 scales are widened through the table (two
+ * loads, no arithmetic). */
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
+                                                                             const struct kb_qact *act, int64_t i0,
+                                                                             const unsigned char *w0,
+                                                                             int64_t row_bytes, const float *f16,
+                                                                             float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m256 acc[QDOT_MI][QDOT_R];
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m256i q[QDOT_MI], init[QDOT_MI];
+    __m256 dx[QDOT_MI];
+    for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      dx[i] = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      init[i] = TYPE == KB_QTYPE_Q4_0
+                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                    : _mm256_setzero_si256();
+    }
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+      const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
+      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      uint16_t h;
+      memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
+      __m256 dw = _mm256_broadcast_ss(f16 + h);
+      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
+        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      }
+    }
+  }
+  for (int i = 0; i < MI; i++)
+    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
+                                                                                 const struct kb_qact *act,
+                                                                                 const void *w, int64_t row_bytes,
+                                                                                 float *y, int64_t ldy) {
+  const unsigned char *wb = (const unsigned char *)w;
+  const float *f16 = kb__f16_to_f32_table();
+  int64_t j = 0;
+  /* Strips of QDOT_R weight rows (read from L1 again for each group of
+   * activation rows), then the remaining rows one at a time. */
+  for (; j + QDOT_R <= n; j += QDOT_R) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+  for (; j < n; j++)
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+}
+
+QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                                       int64_t row_bytes, float *y, int64_t ldy) {
+  if (type == KB_QTYPE_Q4_0)
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q4_0, m, n, act, w, row_bytes, y, ldy);
+  else
+    QDOT_NAME(dot_type_)(KB_QTYPE_Q8_0, m, n, act, w, row_bytes, y, ldy);
+}
+
+const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+
+#undef QDOT_R
+#undef QDOT_MI
+#undef QDOT_NAME
+#undef QDOT_CAT
+#undef QDOT_CAT2
