@@ -343,11 +343,15 @@ static bool dtype_layout(int64_t type, int64_t *unit, int64_t *per) {
 
 static bool blocked(int64_t type) { return type == KB_DTYPE_Q8_0 || type == KB_DTYPE_Q4_0; }
 
-/* Bytes of one row of cols elements (a valid type and cols). */
+/* Bytes of one row of cols elements (a valid type and cols).  Computed
+ * before the checks see whether any row is read, so a count that cannot
+ * exist (huge cols with no rows: a call that succeeds) saturates instead
+ * of overflowing; it is only used when rows are read, where the library
+ * has checked the size. */
 static int64_t row_bytes(int64_t type, int64_t cols) {
   int64_t unit, per;
   if (!dtype_layout(type, &unit, &per)) return 0;
-  return cols / per * unit;
+  return cols / per > INT64_MAX / unit ? INT64_MAX : cols / per * unit;
 }
 
 /* The byte tensor `tensor` is `bytes` long, whatever the fuzzer chose, so
