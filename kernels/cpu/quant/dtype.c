@@ -27,23 +27,31 @@ const char *kb__dtype_name(int type) {
 
 bool kb__dtype_blocked(int type) { return type == KB_DTYPE_Q8_0 || type == KB_DTYPE_Q4_0; }
 
+/* Bytes of one stored unit of a kb_dtype: an element, or for a block
+ * format a block of KB_QK elements. */
+static int64_t unit_bytes(int type) {
+  switch (type) {
+    case KB_DTYPE_F32:
+      return 4;
+    case KB_DTYPE_Q8_0:
+      return KB_Q8_0_BLOCK_BYTES;
+    case KB_DTYPE_Q4_0:
+      return KB_Q4_0_BLOCK_BYTES;
+    default:
+      return 2; /* F16, BF16 */
+  }
+}
+
 kb_status kb__dtype_size(kb_context *ctx, const char *fn, const char *type_name, int type, const char *what,
                          int64_t rows, int64_t cols, const char *cols_name, int64_t *bytes, int64_t *row_bytes) {
   const char *name = kb__dtype_name(type);
   if (name == NULL)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
                     "%s must be a kb_dtype (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16), got %d", type_name, type);
-  int64_t unit, per;
-  if (kb__dtype_blocked(type)) {
-    if (cols % KB_QK != 0)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be a multiple of 32 for %s %s (blocks of 32), got %lld",
-                      cols_name, name, what, (long long)cols);
-    unit = type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
-    per = cols / KB_QK;
-  } else {
-    unit = type == KB_DTYPE_F32 ? 4 : 2;
-    per = cols;
-  }
+  if (kb__dtype_blocked(type) && cols % KB_QK != 0)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be a multiple of 32 for %s %s (blocks of 32), got %lld",
+                    cols_name, name, what, (long long)cols);
+  int64_t unit = unit_bytes(type), per = kb__dtype_blocked(type) ? cols / KB_QK : cols;
   int64_t dims[2] = {rows, per};
   KB_TRY(kb__count(ctx, fn, what, unit, 2, dims, bytes));
   *bytes *= unit; /* kb__count checked the byte count too */
@@ -63,7 +71,8 @@ kb_status kb__dtype_check_bytes(kb_context *ctx, const char *fn, const char *byt
 }
 
 kb_status kb__dtype_check_align(kb_context *ctx, const char *fn, const char *name, const void *p, int type, bool empty) {
-  int64_t align = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_F16 || type == KB_DTYPE_BF16 ? 2 : 1;
+  /* A float format is an array of its elements; a block may start at any byte. */
+  int64_t align = kb__dtype_blocked(type) ? 1 : unit_bytes(type);
   /* An empty tensor is never read: any pointer (Rust's dangling 0x1) passes. */
   if (p != NULL && (uintptr_t)p % (uintptr_t)align != 0 && !empty)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
@@ -78,10 +87,8 @@ void kb__dtype_widen_row(int type, const void *src, int64_t cols, float *dst) {
       memcpy(dst, src, (size_t)cols * sizeof(float));
       break;
     case KB_DTYPE_F16:
-      for (int64_t e = 0; e < cols; e++) dst[e] = kb_f16_to_f32(((const uint16_t *)src)[e]);
-      break;
     case KB_DTYPE_BF16:
-      for (int64_t e = 0; e < cols; e++) dst[e] = kb_bf16_to_f32(((const uint16_t *)src)[e]);
+      kb_half_widen(type == KB_DTYPE_F16, (const uint16_t *)src, dst, cols);
       break;
     case KB_DTYPE_Q8_0:
       kb__dequantize_row_q8_0(src, dst, cols);
@@ -108,8 +115,7 @@ kb_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *byt
   if (kb__dtype_blocked((int)type) && cols % KB_QK != 0)
     return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "cols must be a multiple of 32 for %s (blocks of 32), got %lld",
                            name, (long long)cols);
-  int64_t unit = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES
-                                         : type == KB_DTYPE_Q4_0 ? KB_Q4_0_BLOCK_BYTES : 2;
+  int64_t unit = unit_bytes((int)type);
   int64_t per = kb__dtype_blocked((int)type) ? cols / KB_QK : cols;
   if (rows != 0 && per != 0 && (rows > INT64_MAX / per || rows * per > INT64_MAX / unit))
     return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn,
@@ -145,10 +151,8 @@ static void convert_body(void *arg, int64_t begin, int64_t end) {
         memcpy(y, x, (size_t)j->cols * sizeof(float));
         break;
       case KB_DTYPE_F16:
-        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_f16(x[e]);
-        break;
       case KB_DTYPE_BF16:
-        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_bf16(x[e]);
+        kb_half_narrow(j->type == KB_DTYPE_F16, x, (uint16_t *)y, j->cols);
         break;
       case KB_DTYPE_Q8_0:
         kb__quantize_row_q8_0(x, y, j->cols);

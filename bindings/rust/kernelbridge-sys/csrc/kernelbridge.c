@@ -8811,12 +8811,21 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n) {
 #undef f32_bits
 
 /* ==== kernels/cpu/linear.c ==== */
+#define check_act linear__check_act
 #define linear_dt linear__linear_dt
 /* ---- kernels/cpu/linear.c ---- */
 /* linear.c - kb_linear, kb_linear_bf16, kb_linear_f16: y = act(x W^T + b),
  * the trans_b gemm with kb_linear's epilogue (bias, then the activation,
  * applied by the engine to each finished block of rows while it is in
  * cache). */
+
+/* The activation of kb_linear* and kb_linear_w, one of kb_activation's values. */
+static kb_status linear__check_act(kb_context *ctx, const char *fn, kb_activation act) {
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  return KB_STATUS_OK;
+}
 
 static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
@@ -8826,9 +8835,7 @@ static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int6
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  KB_TRY(linear__check_act(ctx, fn, act));
   int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
   int64_t bd[1] = {bias != NULL ? out_features : 0}; /* a NULL bias has no elements */
   int64_t xn, wn, yn, bn;
@@ -8882,9 +8889,7 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
   KB_TRY(kb__check_dim(ctx, fn, "weight_bytes", weight_bytes));
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  KB_TRY(linear__check_act(ctx, fn, act));
   int64_t wbytes, row_bytes;
   KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "weight", out_features, in_features, "in_features",
                         &wbytes, &row_bytes));
@@ -8917,6 +8922,7 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
                       0.0f, y, out_features, &lin);
 }
+#undef check_act
 #undef linear_dt
 
 /* ==== kernels/cpu/norm.c ==== */
@@ -16722,6 +16728,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef with_sign_of
 
 /* ==== kernels/cpu/quant/dtype.c ==== */
+#define unit_bytes dtype__unit_bytes
 #define convert_job dtype__convert_job
 #define convert_body dtype__convert_body
 #define rows_per_task dtype__rows_per_task
@@ -16754,23 +16761,31 @@ const char *kb__dtype_name(int type) {
 
 bool kb__dtype_blocked(int type) { return type == KB_DTYPE_Q8_0 || type == KB_DTYPE_Q4_0; }
 
+/* Bytes of one stored unit of a kb_dtype: an element, or for a block
+ * format a block of KB_QK elements. */
+static int64_t dtype__unit_bytes(int type) {
+  switch (type) {
+    case KB_DTYPE_F32:
+      return 4;
+    case KB_DTYPE_Q8_0:
+      return KB_Q8_0_BLOCK_BYTES;
+    case KB_DTYPE_Q4_0:
+      return KB_Q4_0_BLOCK_BYTES;
+    default:
+      return 2; /* F16, BF16 */
+  }
+}
+
 kb_status kb__dtype_size(kb_context *ctx, const char *fn, const char *type_name, int type, const char *what,
                          int64_t rows, int64_t cols, const char *cols_name, int64_t *bytes, int64_t *row_bytes) {
   const char *name = kb__dtype_name(type);
   if (name == NULL)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
                     "%s must be a kb_dtype (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16), got %d", type_name, type);
-  int64_t unit, per;
-  if (kb__dtype_blocked(type)) {
-    if (cols % KB_QK != 0)
-      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be a multiple of 32 for %s %s (blocks of 32), got %lld",
-                      cols_name, name, what, (long long)cols);
-    unit = type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
-    per = cols / KB_QK;
-  } else {
-    unit = type == KB_DTYPE_F32 ? 4 : 2;
-    per = cols;
-  }
+  if (kb__dtype_blocked(type) && cols % KB_QK != 0)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be a multiple of 32 for %s %s (blocks of 32), got %lld",
+                    cols_name, name, what, (long long)cols);
+  int64_t unit = dtype__unit_bytes(type), per = kb__dtype_blocked(type) ? cols / KB_QK : cols;
   int64_t dims[2] = {rows, per};
   KB_TRY(kb__count(ctx, fn, what, unit, 2, dims, bytes));
   *bytes *= unit; /* kb__count checked the byte count too */
@@ -16790,7 +16805,8 @@ kb_status kb__dtype_check_bytes(kb_context *ctx, const char *fn, const char *byt
 }
 
 kb_status kb__dtype_check_align(kb_context *ctx, const char *fn, const char *name, const void *p, int type, bool empty) {
-  int64_t align = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_F16 || type == KB_DTYPE_BF16 ? 2 : 1;
+  /* A float format is an array of its elements; a block may start at any byte. */
+  int64_t align = kb__dtype_blocked(type) ? 1 : dtype__unit_bytes(type);
   /* An empty tensor is never read: any pointer (Rust's dangling 0x1) passes. */
   if (p != NULL && (uintptr_t)p % (uintptr_t)align != 0 && !empty)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
@@ -16805,10 +16821,8 @@ void kb__dtype_widen_row(int type, const void *src, int64_t cols, float *dst) {
       memcpy(dst, src, (size_t)cols * sizeof(float));
       break;
     case KB_DTYPE_F16:
-      for (int64_t e = 0; e < cols; e++) dst[e] = kb_f16_to_f32(((const uint16_t *)src)[e]);
-      break;
     case KB_DTYPE_BF16:
-      for (int64_t e = 0; e < cols; e++) dst[e] = kb_bf16_to_f32(((const uint16_t *)src)[e]);
+      kb_half_widen(type == KB_DTYPE_F16, (const uint16_t *)src, dst, cols);
       break;
     case KB_DTYPE_Q8_0:
       kb__dequantize_row_q8_0(src, dst, cols);
@@ -16835,8 +16849,7 @@ kb_status kb_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *byt
   if (kb__dtype_blocked((int)type) && cols % KB_QK != 0)
     return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, fn, "cols must be a multiple of 32 for %s (blocks of 32), got %lld",
                            name, (long long)cols);
-  int64_t unit = type == KB_DTYPE_F32 ? 4 : type == KB_DTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES
-                                         : type == KB_DTYPE_Q4_0 ? KB_Q4_0_BLOCK_BYTES : 2;
+  int64_t unit = dtype__unit_bytes((int)type);
   int64_t per = kb__dtype_blocked((int)type) ? cols / KB_QK : cols;
   if (rows != 0 && per != 0 && (rows > INT64_MAX / per || rows * per > INT64_MAX / unit))
     return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, fn,
@@ -16872,10 +16885,8 @@ static void dtype__convert_body(void *arg, int64_t begin, int64_t end) {
         memcpy(y, x, (size_t)j->cols * sizeof(float));
         break;
       case KB_DTYPE_F16:
-        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_f16(x[e]);
-        break;
       case KB_DTYPE_BF16:
-        for (int64_t e = 0; e < j->cols; e++) ((uint16_t *)y)[e] = kb_f32_to_bf16(x[e]);
+        kb_half_narrow(j->type == KB_DTYPE_F16, x, (uint16_t *)y, j->cols);
         break;
       case KB_DTYPE_Q8_0:
         kb__quantize_row_q8_0(x, y, j->cols);
@@ -17009,6 +17020,7 @@ kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t 
 #undef embed_body
 #undef embed_job
 #undef rows_per_task
+#undef unit_bytes
 
 /* ==== kernels/cpu/quant/f16_table.c ==== */
 #define table f16_table__table
