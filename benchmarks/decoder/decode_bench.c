@@ -20,13 +20,12 @@
  * head_dim] layout, queries bottom-right causal), output projection and
  * residual; RMSNorm, SwiGLU FFN (gate, up, silu, mul, down) and residual;
  * final RMSNorm, the output head and argmax. */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_copy.h"
 #include "gguf.h"
 #include "kernelbridge.h"
 
@@ -50,12 +49,6 @@ struct model {
   void **owned; /* synthesized weights */
   int n_owned;
 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void ok(kb_status s, kb_context *ctx, const char *what) {
   if (s != KB_STATUS_OK) {
@@ -294,42 +287,13 @@ static int64_t weight_bytes(const struct model *m) {
   return b;
 }
 
-struct copy_slice {
-  char *dst;
-  const char *src;
-  size_t bytes;
-};
-
-static void *copy_body(void *arg) {
-  struct copy_slice *c = (struct copy_slice *)arg;
-  memcpy(c->dst, c->src, c->bytes);
-  return NULL;
-}
-
 /* Best time of copying `bytes` bytes with `threads` threads (one slice
  * each, as the decode step's threads read the weights). */
 static double copy_seconds(int64_t bytes, int64_t threads, int reps) {
   char *a = (char *)xmalloc((size_t)bytes), *b = (char *)xmalloc((size_t)bytes);
   memset(a, 1, (size_t)bytes);
   memset(b, 2, (size_t)bytes);
-  if (threads < 1) threads = 1;
-  if (threads > 64) threads = 64;
-  struct copy_slice slices[64];
-  pthread_t tid[64];
-  double best = 1e30;
-  for (int r = 0; r < reps; r++) {
-    double t = now();
-    for (int64_t i = 0; i < threads; i++) {
-      size_t lo = (size_t)(bytes * i / threads), hi = (size_t)(bytes * (i + 1) / threads);
-      slices[i] = (struct copy_slice){b + lo, a + lo, hi - lo};
-      if (i > 0 && pthread_create(&tid[i], NULL, copy_body, &slices[i]) != 0) copy_body(&slices[i]), tid[i] = 0;
-    }
-    copy_body(&slices[0]);
-    for (int64_t i = 1; i < threads; i++)
-      if (tid[i] != 0) pthread_join(tid[i], NULL);
-    t = now() - t;
-    if (t < best) best = t;
-  }
+  double best = copy_best_seconds(b, a, (size_t)bytes, threads, reps);
   free(a);
   free(b);
   return best;

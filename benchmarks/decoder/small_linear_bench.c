@@ -12,57 +12,18 @@
  * much faster the 16-bit formats are than float32.  Not a test: timings
  * depend on the machine (docs/performance.md records them). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_copy.h"
 #include "kernelbridge.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void ok(kb_status s, const char *what) {
   if (s != KB_STATUS_OK) {
     fprintf(stderr, "%s: %s (%s)\n", what, kb_status_string(s), kb_last_error());
     exit(1);
   }
-}
-
-struct copy_job {
-  char *dst;
-  const char *src;
-  size_t bytes;
-};
-
-static void *copy_part(void *arg) {
-  struct copy_job *j = (struct copy_job *)arg;
-  memcpy(j->dst, j->src, j->bytes);
-  return NULL;
-}
-
-/* Best-of-reps seconds of `threads` threads each copying its share. */
-static double copy_time(char *dst, const char *src, size_t bytes, int threads, int reps) {
-  double best = 1e30;
-  for (int r = 0; r < reps; r++) {
-    pthread_t t[64];
-    struct copy_job j[64];
-    size_t part = bytes / (size_t)threads;
-    double t0 = now();
-    for (int i = 0; i < threads; i++) {
-      j[i] = (struct copy_job){dst + i * part, src + i * part, i == threads - 1 ? bytes - i * part : part};
-      if (i > 0) pthread_create(&t[i], NULL, copy_part, &j[i]);
-    }
-    copy_part(&j[0]);
-    for (int i = 1; i < threads; i++) pthread_join(t[i], NULL);
-    double dt = now() - t0;
-    if (dt < best) best = dt;
-  }
-  return best;
 }
 
 int main(int argc, char **argv) {
@@ -126,7 +87,7 @@ int main(int argc, char **argv) {
         double dt = now() - t0;
         if (rep >= 2 && dt < best) best = dt;
       }
-      double copy = copy_time((char *)copy_dst, (const char *)w, (size_t)bytes, threads, reps);
+      double copy = copy_best_seconds((char *)copy_dst, (const char *)w, (size_t)bytes, threads, reps);
       double gbs = (double)bytes / best * 1e-9, cgbs = (double)bytes / copy * 1e-9;
       us_of[s][f] = best * 1e6;
       printf("%-5s %8.2f %5lldx%-6lld %10.1f %9.1f %9.1f %7.2f\n", formats[f].name, (double)bytes / 1048576.0,
