@@ -72,6 +72,20 @@ static int kb_test_failed_tests;
     }                                                  \
   } while (0)
 
+/* A float's bit pattern, and the float of a bit pattern (bit-exact checks
+ * and golden tables stored as bits). */
+static inline uint32_t kb_test_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float kb_test_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 static inline int kb_test_summary(void) {
   printf("%d passed, %d failed\n", kb_test_passed_tests, kb_test_failed_tests);
   return kb_test_failed_tests == 0 ? 0 : 1;

@@ -83,18 +83,6 @@ static uint16_t ref_round(int f16, float x) {
 static uint16_t lib_narrow(int f16, float x) { return f16 ? kb_f32_to_f16(x) : kb_f32_to_bf16(x); }
 static float lib_widen(int f16, uint16_t h) { return f16 ? kb_f16_to_f32(h) : kb_bf16_to_f32(h); }
 
-static float f_of_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static uint32_t bits_of_f(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 /* ---- conversions ---- */
 
 /* Every one of the 65536 patterns of each format: widening gives the value of
@@ -109,7 +97,7 @@ static void test_exhaustive_round_trip(void) {
       uint16_t back = lib_narrow(f16, w);
       bool ok;
       if (ref_is_nan(f16, h)) {
-        ok = isnan(w) && (bits_of_f(w) & 0x00400000u) != 0 && (signbit(w) != 0) == ((h & 0x8000) != 0) &&
+        ok = isnan(w) && (kb_test_bits(w) & 0x00400000u) != 0 && (signbit(w) != 0) == ((h & 0x8000) != 0) &&
              ref_is_quiet_nan(f16, back) && (back & 0x8000) == (h & 0x8000);
       } else {
         double want = ref_value(f16, h);
@@ -117,7 +105,7 @@ static void test_exhaustive_round_trip(void) {
       }
       if (!ok && bad++ < 5)
         fprintf(stderr, "%s 0x%04x: widened %.9g (0x%08x), back 0x%04x\n", kFmtName[f16], (unsigned)h, (double)w,
-                (unsigned)bits_of_f(w), (unsigned)back);
+                (unsigned)kb_test_bits(w), (unsigned)back);
     }
     CHECK(bad == 0);
   }
@@ -136,7 +124,7 @@ static void test_narrow_random(void) {
         uint32_t e = 97u + (uint32_t)(test_next(&s) % 51);
         u = (u & 0x807fffffu) | (e << 23);
       }
-      float x = f_of_bits(u);
+      float x = kb_test_float(u);
       uint16_t got = lib_narrow(f16, x);
       bool ok = isnan(x) ? ref_is_quiet_nan(f16, got) && (got & 0x8000) == ((u >> 16) & 0x8000)
                          : got == ref_round(f16, x);
@@ -229,7 +217,7 @@ static void test_narrow_hand_values(void) {
       {0x00800000u, 0x0080, 0x0000},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    float x = f_of_bits(cases[i].in);
+    float x = kb_test_float(cases[i].in);
     uint16_t b = kb_f32_to_bf16(x), h = kb_f32_to_f16(x);
     if (b != cases[i].bf16 || h != cases[i].f16) {
       fprintf(stderr, "0x%08x: bf16 0x%04x (want 0x%04x), f16 0x%04x (want 0x%04x)\n", (unsigned)cases[i].in,
@@ -242,21 +230,21 @@ static void test_narrow_hand_values(void) {
 /* NaN stays NaN of the same sign, quiet, in both directions; a NaN whose
  * payload lies only in the bits cut off must not become infinity. */
 static void test_nan(void) {
-  CHECK(kb_f32_to_bf16(f_of_bits(0x7fc00000u)) == 0x7fc0);
-  CHECK(kb_f32_to_bf16(f_of_bits(0xffc00000u)) == 0xffc0);
-  CHECK(kb_f32_to_bf16(f_of_bits(0x7f800001u)) == 0x7fc0); /* signalling, low payload */
-  CHECK(kb_f32_to_bf16(f_of_bits(0x7fa00000u)) == 0x7fe0); /* signalling, payload kept */
-  CHECK(kb_f32_to_f16(f_of_bits(0x7fc00000u)) == 0x7e00);
-  CHECK(kb_f32_to_f16(f_of_bits(0xffc00000u)) == 0xfe00);
-  CHECK(kb_f32_to_f16(f_of_bits(0x7f800001u)) == 0x7e00);
-  CHECK(kb_f32_to_f16(f_of_bits(0x7f802000u)) == 0x7e01); /* signalling, payload kept */
-  CHECK(bits_of_f(kb_bf16_to_f32(0x7f81)) == 0x7fc10000u);
-  CHECK(bits_of_f(kb_bf16_to_f32(0xffc0)) == 0xffc00000u);
-  CHECK(bits_of_f(kb_f16_to_f32(0x7c01)) == 0x7fc02000u);
-  CHECK(bits_of_f(kb_f16_to_f32(0xfe00)) == 0xffc00000u);
-  CHECK(bits_of_f(kb_f16_to_f32(0x7c00)) == 0x7f800000u);
-  CHECK(bits_of_f(kb_f16_to_f32(0x0001)) == 0x33800000u);
-  CHECK(bits_of_f(kb_f16_to_f32(0x8000)) == 0x80000000u);
+  CHECK(kb_f32_to_bf16(kb_test_float(0x7fc00000u)) == 0x7fc0);
+  CHECK(kb_f32_to_bf16(kb_test_float(0xffc00000u)) == 0xffc0);
+  CHECK(kb_f32_to_bf16(kb_test_float(0x7f800001u)) == 0x7fc0); /* signalling, low payload */
+  CHECK(kb_f32_to_bf16(kb_test_float(0x7fa00000u)) == 0x7fe0); /* signalling, payload kept */
+  CHECK(kb_f32_to_f16(kb_test_float(0x7fc00000u)) == 0x7e00);
+  CHECK(kb_f32_to_f16(kb_test_float(0xffc00000u)) == 0xfe00);
+  CHECK(kb_f32_to_f16(kb_test_float(0x7f800001u)) == 0x7e00);
+  CHECK(kb_f32_to_f16(kb_test_float(0x7f802000u)) == 0x7e01); /* signalling, payload kept */
+  CHECK(kb_test_bits(kb_bf16_to_f32(0x7f81)) == 0x7fc10000u);
+  CHECK(kb_test_bits(kb_bf16_to_f32(0xffc0)) == 0xffc00000u);
+  CHECK(kb_test_bits(kb_f16_to_f32(0x7c01)) == 0x7fc02000u);
+  CHECK(kb_test_bits(kb_f16_to_f32(0xfe00)) == 0xffc00000u);
+  CHECK(kb_test_bits(kb_f16_to_f32(0x7c00)) == 0x7f800000u);
+  CHECK(kb_test_bits(kb_f16_to_f32(0x0001)) == 0x33800000u);
+  CHECK(kb_test_bits(kb_f16_to_f32(0x8000)) == 0x80000000u);
 }
 
 /* ---- kernels ---- */

@@ -27,20 +27,8 @@
 
 #define QG_N (KB_QG_NBLOCKS * KB_QK)
 
-static float bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 static void golden_block(int b, float *x) {
-  for (int j = 0; j < KB_QK; j++) x[j] = bits_f32(kb_qg_input[b * KB_QK + j]);
+  for (int j = 0; j < KB_QK; j++) x[j] = kb_test_float(kb_qg_input[b * KB_QK + j]);
 }
 
 /* Index of the first differing byte, or -1. */
@@ -53,7 +41,7 @@ static int first_diff(const uint8_t *a, const uint8_t *b, int n) {
 /* Index of the first float whose bit pattern differs from want[], or -1. */
 static int first_diff_bits(const float *got, const uint32_t *want, int n) {
   for (int i = 0; i < n; i++)
-    if (f32_bits(got[i]) != want[i]) return i;
+    if (kb_test_bits(got[i]) != want[i]) return i;
   return -1;
 }
 
@@ -134,7 +122,7 @@ static void test_whole_rows_unaligned(void) {
   for (int b = 0, k = 0; b < KB_QG_NBLOCKS; b++) {
     if (!(kb_qg_types[b] & 1)) continue;
     int at = first_diff_bits(y + k * KB_QK, kb_qg_q8_dequant + b * KB_QK, KB_QK);
-    if (at >= 0) report("q8_0 row dequantize", b, at, f32_bits(y[k * KB_QK + at]), kb_qg_q8_dequant[b * KB_QK + at]);
+    if (at >= 0) report("q8_0 row dequantize", b, at, kb_test_bits(y[k * KB_QK + at]), kb_qg_q8_dequant[b * KB_QK + at]);
     k++;
   }
 
@@ -170,29 +158,29 @@ static void test_dequantize_goldens(void) {
     if (kb_qg_types[b] & 1) {
       kb__dequantize_row_q8_0(kb_qg_q8_bytes + b * KB_Q8_0_BLOCK_BYTES, y, KB_QK);
       int at = first_diff_bits(y, kb_qg_q8_dequant + b * KB_QK, KB_QK);
-      if (at >= 0) report("q8_0 dequantize", b, at, f32_bits(y[at]), kb_qg_q8_dequant[b * KB_QK + at]);
+      if (at >= 0) report("q8_0 dequantize", b, at, kb_test_bits(y[at]), kb_qg_q8_dequant[b * KB_QK + at]);
     }
     if (kb_qg_types[b] & 2) {
       /* numpy's bytes, divergence included: dequantization agrees on them. */
       kb__dequantize_row_q4_0(kb_qg_q4_bytes + b * KB_Q4_0_BLOCK_BYTES, y, KB_QK);
       int at = first_diff_bits(y, kb_qg_q4_dequant + b * KB_QK, KB_QK);
-      if (at >= 0) report("q4_0 dequantize", b, at, f32_bits(y[at]), kb_qg_q4_dequant[b * KB_QK + at]);
+      if (at >= 0) report("q4_0 dequantize", b, at, kb_test_bits(y[at]), kb_qg_q4_dequant[b * KB_QK + at]);
       if (kb_qg_q4_numpy_zero_sign[b]) {
         /* ggml's bytes (d = -0.0) give -0.0 everywhere: -0.0 * (8 - 8). */
         uint8_t want[KB_Q4_0_BLOCK_BYTES];
         q4_expected(b, want);
         kb__dequantize_row_q4_0(want, y, KB_QK);
-        for (int j = 0; j < KB_QK; j++) CHECK(f32_bits(y[j]) == 0x80000000u);
+        for (int j = 0; j < KB_QK; j++) CHECK(kb_test_bits(y[j]) == 0x80000000u);
       }
     }
   }
   for (int r = 0; r < KB_QG_NRAW; r++) {
     kb__dequantize_row_q8_0(kb_qg_q8_raw + r * KB_Q8_0_BLOCK_BYTES, y, KB_QK);
     int at = first_diff_bits(y, kb_qg_q8_raw_dequant + r * KB_QK, KB_QK);
-    if (at >= 0) report("q8_0 raw dequantize", KB_QG_NBLOCKS + r, at, f32_bits(y[at]), kb_qg_q8_raw_dequant[r * KB_QK + at]);
+    if (at >= 0) report("q8_0 raw dequantize", KB_QG_NBLOCKS + r, at, kb_test_bits(y[at]), kb_qg_q8_raw_dequant[r * KB_QK + at]);
     kb__dequantize_row_q4_0(kb_qg_q4_raw + r * KB_Q4_0_BLOCK_BYTES, y, KB_QK);
     at = first_diff_bits(y, kb_qg_q4_raw_dequant + r * KB_QK, KB_QK);
-    if (at >= 0) report("q4_0 raw dequantize", KB_QG_NBLOCKS + r, at, f32_bits(y[at]), kb_qg_q4_raw_dequant[r * KB_QK + at]);
+    if (at >= 0) report("q4_0 raw dequantize", KB_QG_NBLOCKS + r, at, kb_test_bits(y[at]), kb_qg_q4_raw_dequant[r * KB_QK + at]);
   }
   /* Scales the goldens avoid (the NaN's sign is the platform's): still NaN / inf. */
   uint8_t blk[KB_Q8_0_BLOCK_BYTES] = {0x00, 0x7c, 0x00, 0x01, 0xff};
