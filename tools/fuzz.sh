@@ -7,7 +7,7 @@
 # size per target, and exits non-zero when any target crashed.
 #
 # Targets: elementwise rowwise gemm attention linear embedding_rope
-# cross_entropy adamw sampling half quant buffers (default: all of them).
+# cross_entropy adamw sampling half quant decoder buffers (default: all of them).
 #
 # Environment:
 #   CC              clang to use (default: clang-14, else clang)
@@ -35,7 +35,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half quant buffers)
+all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half quant decoder buffers)
 
 usage() {
   echo "usage: tools/fuzz.sh SECONDS [TARGET...]" >&2
@@ -85,7 +85,7 @@ lib_flags=(-std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-stric
 
 start=$(date +%s)
 sources=()
-for f in core/src/*.c kernels/cpu/*.c kernels/cpu/quant/*.c tests/fuzz/fuzz.c tests/fuzz/specs.c; do
+for f in core/src/*.c kernels/cpu/*.c kernels/cpu/quant/*.c kernels/cpu/decoder/*.c tests/fuzz/fuzz.c tests/fuzz/specs.c; do
   [[ $f == *_test.c ]] && continue
   sources+=("$f")
 done
@@ -97,7 +97,7 @@ printf '%s\n' "${sources[@]}" | xargs -P "$jobs" -I{} sh -c '
     "$cc" -c "$@" -fsanitize=fuzzer-no-link "{}" -o "$o"
   fi' "$0" "${lib_flags[@]}" "${sanitize[@]}"
 # Headers changed?  Rebuild everything when any header is newer than an object.
-newest_header=$(ls -t core/include/*.h core/src/*.h kernels/cpu/*.h kernels/cpu/quant/*.h tests/fuzz/*.h | head -1)
+newest_header=$(ls -t core/include/*.h core/src/*.h kernels/cpu/*.h kernels/cpu/quant/*.h kernels/cpu/decoder/*.h tests/fuzz/*.h | head -1)
 objects=()
 for f in "${sources[@]}"; do
   o="$out/obj/$(echo "$f" | tr / _).o"

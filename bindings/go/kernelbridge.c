@@ -18092,3 +18092,135 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
 #undef quant_i8_byte
 #undef quant_put_scale
 #undef quant_q4_code
+
+/* ==== kernels/cpu/decoder/kv_cache.c ==== */
+#define kv_job kv_cache__kv_job
+#define kv_body kv_cache__kv_body
+#define kv_append kv_cache__kv_append
+/* ---- kernels/cpu/decoder/kv_cache.c ---- */
+/* kv_cache.c - kb_kv_cache_append (+ _bf16, _f16): new keys and values into
+ * a preallocated cache at each sequence's position.
+ *
+ * A copy, so every variant is exact and the same code serves the three
+ * element types (only the element size differs).  Every position is checked
+ * before the first row is written: a bad position anywhere leaves both caches
+ * untouched. */
+#include <string.h>
+
+
+/* Rows (of kv_heads * head_dim elements) per thread below which a thread is
+ * not worth starting: a decode step appends one row per sequence. */
+#define KB_KV_MIN_BYTES 262144
+
+struct kv_cache__kv_job {
+  int64_t kv_heads, seq_new, capacity, head_dim, elem;
+  bool seq_major;
+  const char *k_new, *v_new;
+  const int32_t *positions;
+  char *k_cache, *v_cache;
+};
+
+/* Copies new tokens [begin, end) of the flattened (batch, seq_new) axis. */
+static void kv_cache__kv_body(void *arg, int64_t begin, int64_t end) {
+  const struct kv_cache__kv_job *g = (const struct kv_cache__kv_job *)arg;
+  int64_t row = g->head_dim * g->elem; /* bytes of one head's vector */
+  for (int64_t i = begin; i < end; i++) {
+    int64_t b = i / g->seq_new, t = i % g->seq_new;
+    int64_t p = (int64_t)g->positions[b] + t;
+    const char *ks = g->k_new + i * g->kv_heads * row, *vs = g->v_new + i * g->kv_heads * row;
+    if (g->seq_major) {
+      /* [batch, capacity, kv_heads, head_dim]: the token's heads are contiguous
+       * on both sides, one copy. */
+      int64_t dst = (b * g->capacity + p) * g->kv_heads * row;
+      memcpy(g->k_cache + dst, ks, (size_t)(g->kv_heads * row));
+      memcpy(g->v_cache + dst, vs, (size_t)(g->kv_heads * row));
+    } else {
+      /* [batch, kv_heads, capacity, head_dim]: one copy per head. */
+      for (int64_t h = 0; h < g->kv_heads; h++) {
+        int64_t dst = ((b * g->kv_heads + h) * g->capacity + p) * row;
+        memcpy(g->k_cache + dst, ks + h * row, (size_t)row);
+        memcpy(g->v_cache + dst, vs + h * row, (size_t)row);
+      }
+    }
+  }
+}
+
+static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t elem, int64_t batch, int64_t kv_heads,
+                           int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const void *k_new,
+                           const void *v_new, const int32_t *positions, void *k_cache, void *v_cache) {
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
+  KB_TRY(kb__check_dim(ctx, fn, "kv_heads", kv_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "seq_new", seq_new));
+  KB_TRY(kb__check_dim(ctx, fn, "capacity", capacity));
+  KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
+  int64_t nd[4] = {batch, seq_new, kv_heads, head_dim}, cd[4] = {batch, kv_heads, capacity, head_dim};
+  int64_t new_count, cache_count, pos_count;
+  KB_TRY(kb__count(ctx, fn, "k_new", elem, 4, nd, &new_count));
+  KB_TRY(kb__count(ctx, fn, "v_new", elem, 4, nd, &new_count));
+  KB_TRY(kb__count(ctx, fn, "positions", (int64_t)sizeof(int32_t), 1, &batch, &pos_count));
+  KB_TRY(kb__count(ctx, fn, "k_cache", elem, 4, cd, &cache_count));
+  KB_TRY(kb__count(ctx, fn, "v_cache", elem, 4, cd, &cache_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "k_new", k_new, new_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "v_new", v_new, new_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "positions", positions, pos_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "k_cache", k_cache, cache_count));
+  KB_TRY(kb__check_ptr(ctx, fn, "v_cache", v_cache, cache_count));
+  int64_t nb = new_count * elem, cb = cache_count * elem, pb = pos_count * (int64_t)sizeof(int32_t);
+  /* The caches are written: neither may overlap any input or each other. */
+  KB_TRY(kb__check_overlap(ctx, fn, "k_cache", k_cache, cb, "k_new", k_new, nb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "k_cache", k_cache, cb, "v_new", v_new, nb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "k_cache", k_cache, cb, "positions", positions, pb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "v_cache", v_cache, cb, "k_new", k_new, nb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "v_cache", v_cache, cb, "v_new", v_new, nb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "v_cache", v_cache, cb, "positions", positions, pb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "v_cache", v_cache, cb, "k_cache", k_cache, cb, false));
+  const struct kb_mem_ref refs[] = {{"k_new", k_new, nb},
+                                    {"v_new", v_new, nb},
+                                    {"positions", positions, pb},
+                                    {"k_cache", k_cache, cb},
+                                    {"v_cache", v_cache, cb}};
+  KB_TRY(kb__check_memory(ctx, fn, 5, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  /* Positions are checked even when nothing is copied (seq_new or the row
+   * width 0): a position outside the cache is a caller bug either way. */
+  for (int64_t b = 0; b < batch; b++) {
+    if (positions[b] < 0 || (int64_t)positions[b] + seq_new > capacity)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                      "positions[%lld] = %ld: %lld new tokens from there do not fit in capacity %lld", (long long)b,
+                      (long)positions[b], (long long)seq_new, (long long)capacity);
+  }
+  if (new_count == 0) return KB_STATUS_OK;
+  struct kv_cache__kv_job job = {kv_heads, seq_new, capacity, head_dim, elem, seq_major, (const char *)k_new,
+                       (const char *)v_new, positions, (char *)k_cache, (char *)v_cache};
+  int64_t token_bytes = 2 * kv_heads * head_dim * elem;
+  kb__parallel_for(ctx, batch * seq_new, KB_KV_MIN_BYTES / token_bytes + 1, kv_cache__kv_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_kv_cache_append(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity,
+                             int64_t head_dim, bool seq_major, const float *k_new, const float *v_new,
+                             const int32_t *positions, float *k_cache, float *v_cache) {
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append", (int64_t)sizeof(float), batch, kv_heads, seq_new, capacity, head_dim,
+                   seq_major, k_new, v_new, positions, k_cache, v_cache);
+}
+
+kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                  int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new,
+                                  const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache,
+                                  uint16_t *v_cache) {
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_bf16", 2, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new,
+                   v_new, positions, k_cache, v_cache);
+}
+
+kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity,
+                                 int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new,
+                                 const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_f16", 2, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new,
+                   v_new, positions, k_cache, v_cache);
+}
+#undef KB_KV_MIN_BYTES
+#undef kv_append
+#undef kv_body
+#undef kv_job

@@ -269,6 +269,15 @@ static kbgo_failure *kbgo_linear_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_
 static kbgo_failure *kbgo_embedding_w(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const uint8_t *table, int64_t table_bytes, float *out) {
 	return kbgo_done(kbgo_ctx, kb_embedding_w((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table_type, table, table_bytes, out));
 }
+static kbgo_failure *kbgo_kv_cache_append(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, float *k_cache, float *v_cache) {
+	return kbgo_done(kbgo_ctx, kb_kv_cache_append((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
+}
+static kbgo_failure *kbgo_kv_cache_append_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
+	return kbgo_done(kbgo_ctx, kb_kv_cache_append_bf16((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
+}
+static kbgo_failure *kbgo_kv_cache_append_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
+	return kbgo_done(kbgo_ctx, kb_kv_cache_append_f16((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
+}
 */
 import "C"
 
@@ -908,6 +917,22 @@ func embeddingWShapes(chk checker, vocab int, dim int, idsLen int, tableLen int,
 	chk.dims("vocab dim", vocab, dim)
 	outSize := chk.size("out", sizeOf(nIDs, dim))
 	chk.length("out", outLen, outSize, "[nIDs, dim]")
+	return chk.err
+}
+
+// kvCacheAppendShapes checks the sizes and tensor lengths of
+// kb_kv_cache_append, kb_kv_cache_append_bf16, kb_kv_cache_append_f16.
+func kvCacheAppendShapes(chk checker, kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNewLen int, vNewLen int, positionsLen int, kCacheLen int, vCacheLen int) error {
+	batch := positionsLen
+	chk.dims("kvHeads seqNew capacity headDim", kvHeads, seqNew, capacity, headDim)
+	kNewSize := chk.size("kNew", sizeOf(batch, seqNew, kvHeads, headDim))
+	vNewSize := chk.size("vNew", sizeOf(batch, seqNew, kvHeads, headDim))
+	kCacheSize := chk.size("kCache", sizeOf(batch, pick(seqMajor, capacity, kvHeads), pick(seqMajor, kvHeads, capacity), headDim))
+	vCacheSize := chk.size("vCache", sizeOf(batch, pick(seqMajor, capacity, kvHeads), pick(seqMajor, kvHeads, capacity), headDim))
+	chk.length("kNew", kNewLen, kNewSize, "[batch, seqNew, kvHeads, headDim]")
+	chk.length("vNew", vNewLen, vNewSize, "[batch, seqNew, kvHeads, headDim]")
+	chk.length("kCache", kCacheLen, kCacheSize, "[batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim]")
+	chk.length("vCache", vCacheLen, vCacheSize, "[batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim]")
 	return chk.err
 }
 
@@ -3667,5 +3692,161 @@ func (ctx *Context) EmbeddingWBuf(vocab int, dim int, ids Int32View, tableType D
 	}
 	fail := C.kbgo_embedding_w(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), C.kb_dtype(tableType), table.ptr(), C.int64_t(table.Len()), out.ptr())
 	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// KVCacheAppend wraps kb_kv_cache_append.
+//
+// Appends the keys and values of seq_new new tokens to a preallocated cache of
+// capacity positions per sequence: for batch row b, new token t and key/value
+// head h, with p = positions[b] + t,
+// k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+// k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+// and likewise v_cache from v_new.  k_new and v_new have the layout of a
+// linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+// the caches have kb_attention_ex's k/v layout for the same seq_major, so
+// attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+// positions[b] + seq_new.  Positions past those lengths are never read and
+// need no initialisation.  The copy is exact.  Every positions[b] must be
+// >= 0 with positions[b] + seq_new <= capacity; all are checked before
+// anything is written.  The caches must not overlap the inputs or each other.
+//
+// batch is len(positions).
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major.
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.KVCacheAppend] and [Context.KVCacheAppendBuf].
+func KVCacheAppend(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []float32, vCache []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.KVCacheAppend(kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// KVCacheAppend runs kb_kv_cache_append on ctx; see the package-level function KVCacheAppend.
+func (ctx *Context) KVCacheAppend(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []float32, vCache []float32) error {
+	if err := kvCacheAppendShapes(ctx.checkSlices("KVCacheAppend"), kvHeads, seqNew, capacity, headDim, seqMajor, len(kNew), len(vNew), len(positions), len(kCache), len(vCache)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_kv_cache_append(ctx.h, C.int64_t(len(positions)), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), f32p(kNew), f32p(vNew), i32p(positions), f32p(kCache), f32p(vCache)))
+}
+
+// KVCacheAppendBuf runs kb_kv_cache_append on ctx with its tensors in Buffers; see KVCacheAppend.
+//
+// batch is positions.Len().
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major.
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) KVCacheAppendBuf(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew Float32View, vNew Float32View, positions Int32View, kCache Float32View, vCache Float32View) error {
+	chk := ctx.checkViews("KVCacheAppendBuf", kNew.check("KVCacheAppendBuf", "kNew"), vNew.check("KVCacheAppendBuf", "vNew"), positions.check("KVCacheAppendBuf", "positions"), kCache.check("KVCacheAppendBuf", "kCache"), vCache.check("KVCacheAppendBuf", "vCache"))
+	if err := kvCacheAppendShapes(chk, kvHeads, seqNew, capacity, headDim, seqMajor, kNew.Len(), vNew.Len(), positions.Len(), kCache.Len(), vCache.Len()); err != nil {
+		release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+		return err
+	}
+	fail := C.kbgo_kv_cache_append(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
+	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+	return ctx.done(fail)
+}
+
+// KVCacheAppendBF16 wraps kb_kv_cache_append_bf16.
+//
+// Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+//
+// batch is len(positions).
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.KVCacheAppendBF16] and [Context.KVCacheAppendBF16Buf].
+func KVCacheAppendBF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []uint16, vNew []uint16, positions []int32, kCache []uint16, vCache []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.KVCacheAppendBF16(kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// KVCacheAppendBF16 runs kb_kv_cache_append_bf16 on ctx; see the package-level function KVCacheAppendBF16.
+func (ctx *Context) KVCacheAppendBF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []uint16, vNew []uint16, positions []int32, kCache []uint16, vCache []uint16) error {
+	if err := kvCacheAppendShapes(ctx.checkSlices("KVCacheAppendBF16"), kvHeads, seqNew, capacity, headDim, seqMajor, len(kNew), len(vNew), len(positions), len(kCache), len(vCache)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_kv_cache_append_bf16(ctx.h, C.int64_t(len(positions)), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), u16p(kNew), u16p(vNew), i32p(positions), u16p(kCache), u16p(vCache)))
+}
+
+// KVCacheAppendBF16Buf runs kb_kv_cache_append_bf16 on ctx with its tensors in Buffers; see KVCacheAppendBF16.
+//
+// batch is positions.Len().
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) KVCacheAppendBF16Buf(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew BF16View, vNew BF16View, positions Int32View, kCache BF16View, vCache BF16View) error {
+	chk := ctx.checkViews("KVCacheAppendBF16Buf", kNew.check("KVCacheAppendBF16Buf", "kNew"), vNew.check("KVCacheAppendBF16Buf", "vNew"), positions.check("KVCacheAppendBF16Buf", "positions"), kCache.check("KVCacheAppendBF16Buf", "kCache"), vCache.check("KVCacheAppendBF16Buf", "vCache"))
+	if err := kvCacheAppendShapes(chk, kvHeads, seqNew, capacity, headDim, seqMajor, kNew.Len(), vNew.Len(), positions.Len(), kCache.Len(), vCache.Len()); err != nil {
+		release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+		return err
+	}
+	fail := C.kbgo_kv_cache_append_bf16(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
+	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+	return ctx.done(fail)
+}
+
+// KVCacheAppendF16 wraps kb_kv_cache_append_f16.
+//
+// Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+//
+// batch is len(positions).
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.KVCacheAppendF16] and [Context.KVCacheAppendF16Buf].
+func KVCacheAppendF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []uint16, vNew []uint16, positions []int32, kCache []uint16, vCache []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.KVCacheAppendF16(kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// KVCacheAppendF16 runs kb_kv_cache_append_f16 on ctx; see the package-level function KVCacheAppendF16.
+func (ctx *Context) KVCacheAppendF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []uint16, vNew []uint16, positions []int32, kCache []uint16, vCache []uint16) error {
+	if err := kvCacheAppendShapes(ctx.checkSlices("KVCacheAppendF16"), kvHeads, seqNew, capacity, headDim, seqMajor, len(kNew), len(vNew), len(positions), len(kCache), len(vCache)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_kv_cache_append_f16(ctx.h, C.int64_t(len(positions)), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), u16p(kNew), u16p(vNew), i32p(positions), u16p(kCache), u16p(vCache)))
+}
+
+// KVCacheAppendF16Buf runs kb_kv_cache_append_f16 on ctx with its tensors in Buffers; see KVCacheAppendF16.
+//
+// batch is positions.Len().
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) KVCacheAppendF16Buf(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew F16View, vNew F16View, positions Int32View, kCache F16View, vCache F16View) error {
+	chk := ctx.checkViews("KVCacheAppendF16Buf", kNew.check("KVCacheAppendF16Buf", "kNew"), vNew.check("KVCacheAppendF16Buf", "vNew"), positions.check("KVCacheAppendF16Buf", "positions"), kCache.check("KVCacheAppendF16Buf", "kCache"), vCache.check("KVCacheAppendF16Buf", "vCache"))
+	if err := kvCacheAppendShapes(chk, kvHeads, seqNew, capacity, headDim, seqMajor, kNew.Len(), vNew.Len(), positions.Len(), kCache.Len(), vCache.Len()); err != nil {
+		release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+		return err
+	}
+	fail := C.kbgo_kv_cache_append_f16(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
+	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
 	return ctx.done(fail)
 }

@@ -472,6 +472,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_embedding_w__direct kb_embedding_w
 #define kb_embedding_w__addr kb_embedding_w
 #define kb_embedding_w__bytes_direct kb_embedding_w
+#define kb_kv_cache_append__direct kb_kv_cache_append
+#define kb_kv_cache_append__addr kb_kv_cache_append
+#define kb_kv_cache_append_bf16__direct kb_kv_cache_append_bf16
+#define kb_kv_cache_append_bf16__addr kb_kv_cache_append_bf16
+#define kb_kv_cache_append_f16__direct kb_kv_cache_append_f16
+#define kb_kv_cache_append_f16__addr kb_kv_cache_append_f16
 %}
 
 /* ---- scalars ---- */
@@ -1426,5 +1432,23 @@ kbj_status_ctx kb_embedding_w__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_
 kbj_status_ctx kb_embedding_w__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kb_dtype table_type, kbj_u8_in_addr *table, int64_t table_bytes, kbj_f32_out_addr *out);
 %unignore kb_embedding_w__bytes_direct;
 kbj_status_ctx kb_embedding_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out *out);
+%unignore kb_kv_cache_append;
+kbj_status_ctx kb_kv_cache_append(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in *k_new, kbj_f32_in *v_new, kbj_i32_in *positions, kbj_f32_inout *k_cache, kbj_f32_inout *v_cache);
+%unignore kb_kv_cache_append__direct;
+kbj_status_ctx kb_kv_cache_append__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_direct *k_new, kbj_f32_in_direct *v_new, kbj_i32_in_direct *positions, kbj_f32_inout_direct *k_cache, kbj_f32_inout_direct *v_cache);
+%unignore kb_kv_cache_append__addr;
+kbj_status_ctx kb_kv_cache_append__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_addr *k_new, kbj_f32_in_addr *v_new, kbj_i32_in_addr *positions, kbj_f32_inout_addr *k_cache, kbj_f32_inout_addr *v_cache);
+%unignore kb_kv_cache_append_bf16;
+kbj_status_ctx kb_kv_cache_append_bf16(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_bf16_in *k_new, kbj_bf16_in *v_new, kbj_i32_in *positions, kbj_bf16_inout *k_cache, kbj_bf16_inout *v_cache);
+%unignore kb_kv_cache_append_bf16__direct;
+kbj_status_ctx kb_kv_cache_append_bf16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_bf16_in_direct *k_new, kbj_bf16_in_direct *v_new, kbj_i32_in_direct *positions, kbj_bf16_inout_direct *k_cache, kbj_bf16_inout_direct *v_cache);
+%unignore kb_kv_cache_append_bf16__addr;
+kbj_status_ctx kb_kv_cache_append_bf16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_bf16_in_addr *k_new, kbj_bf16_in_addr *v_new, kbj_i32_in_addr *positions, kbj_bf16_inout_addr *k_cache, kbj_bf16_inout_addr *v_cache);
+%unignore kb_kv_cache_append_f16;
+kbj_status_ctx kb_kv_cache_append_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in *k_new, kbj_f16_in *v_new, kbj_i32_in *positions, kbj_f16_inout *k_cache, kbj_f16_inout *v_cache);
+%unignore kb_kv_cache_append_f16__direct;
+kbj_status_ctx kb_kv_cache_append_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_direct *k_new, kbj_f16_in_direct *v_new, kbj_i32_in_direct *positions, kbj_f16_inout_direct *k_cache, kbj_f16_inout_direct *v_cache);
+%unignore kb_kv_cache_append_f16__addr;
+kbj_status_ctx kb_kv_cache_append_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_addr *k_new, kbj_f16_in_addr *v_new, kbj_i32_in_addr *positions, kbj_f16_inout_addr *k_cache, kbj_f16_inout_addr *v_cache);
 
 %unignoreall

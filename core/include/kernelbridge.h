@@ -1651,6 +1651,86 @@ KB_API kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features,
 KB_API kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
                                 kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
 
+/* ------------------------------------------------------------------------ */
+/* KV cache. */
+
+/**
+ * Appends the keys and values of seq_new new tokens to a preallocated cache of
+ * capacity positions per sequence: for batch row b, new token t and key/value
+ * head h, with p = positions[b] + t,
+ *   k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+ *   k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+ * and likewise v_cache from v_new.  k_new and v_new have the layout of a
+ * linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+ * the caches have kb_attention_ex's k/v layout for the same seq_major, so
+ * attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+ * positions[b] + seq_new.  Positions past those lengths are never read and
+ * need no initialisation.  The copy is exact.  Every positions[b] must be
+ * >= 0 with positions[b] + seq_new <= capacity; all are checked before
+ * anything is written.  The caches must not overlap the inputs or each other.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg kv_heads dim
+ * @arg seq_new dim
+ * @arg capacity dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg k_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg v_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg positions in i32[batch]
+ * @arg k_cache inout f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @arg v_cache inout f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_kv_cache_append(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                    int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new,
+                                    const float *v_new, const int32_t *positions, float *k_cache, float *v_cache);
+
+/**
+ * Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg kv_heads dim
+ * @arg seq_new dim
+ * @arg capacity dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg k_new in bf16[batch, seq_new, kv_heads, head_dim]
+ * @arg v_new in bf16[batch, seq_new, kv_heads, head_dim]
+ * @arg positions in i32[batch]
+ * @arg k_cache inout bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @arg v_cache inout bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                         int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new,
+                                         const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache,
+                                         uint16_t *v_cache);
+
+/**
+ * Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg kv_heads dim
+ * @arg seq_new dim
+ * @arg capacity dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg k_new in f16[batch, seq_new, kv_heads, head_dim]
+ * @arg v_new in f16[batch, seq_new, kv_heads, head_dim]
+ * @arg positions in i32[batch]
+ * @arg k_cache inout f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @arg v_cache inout f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                        int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new,
+                                        const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache,
+                                        uint16_t *v_cache);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

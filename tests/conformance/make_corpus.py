@@ -70,6 +70,7 @@ TOLERANCES = {
     "dequantize": {"ulp": 0, "abs": 0.0},
     "linear_w": {"ulp": 18, "abs": 1e-5},
     "embedding_w": {"ulp": 0, "abs": 0.0},
+    "kv_cache_append": {"ulp": 0, "abs": 0.0},
 }
 
 # Parameters of every kernel in C order (after ctx), mirroring
@@ -152,6 +153,11 @@ SIGNATURES = {
     "embedding_w": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
                     ("table_type", "scalar i32"), ("table", "in u8 table_bytes"), ("table_bytes", "dim"),
                     ("out", "out f32 n_ids,dim")],
+    "kv_cache_append": [("batch", "dim"), ("kv_heads", "dim"), ("seq_new", "dim"), ("capacity", "dim"),
+                        ("head_dim", "dim"), ("seq_major", "flag"), ("k_new", "in f32 batch,seq_new,kv_heads,head_dim"),
+                        ("v_new", "in f32 batch,seq_new,kv_heads,head_dim"), ("positions", "in i32 batch"),
+                        ("k_cache", "inout f32 batch,seq_major?capacity:kv_heads,seq_major?kv_heads:capacity,head_dim"),
+                        ("v_cache", "inout f32 batch,seq_major?capacity:kv_heads,seq_major?kv_heads:capacity,head_dim")],
 }
 
 KERNELS = list(SIGNATURES)
@@ -1121,6 +1127,60 @@ I64_MAX = 2**63 - 1
 BIG = 2**40  # rows = cols = 2^40: 2^80 elements, the product overflows int64
 
 
+# ---------------------------------------------------------------------------
+# The decoder family: kb_kv_cache_append.
+
+
+def gen_decoder(cx):
+    # (batch, kv_heads, seq_new, capacity, head_dim, seq_major, positions)
+    for name, b, kvh, t, cap, d, sm, pos in (
+            ("kv_cache_append_prefill", 2, 2, 5, 8, 4, False, [0, 3]),
+            ("kv_cache_append_decode", 3, 4, 1, 6, 8, False, [0, 5, 2]),
+            ("kv_cache_append_seq_major", 2, 3, 2, 5, 6, True, [3, 1]),
+            ("kv_cache_append_seq0", 2, 2, 0, 4, 4, False, [4, 0]),
+            ("kv_cache_append_batch0", 0, 2, 1, 4, 4, True, [])):
+        g = rng_for(name)
+        k_new = f32(g.standard_normal((b, t, kvh, d)))
+        v_new = f32(g.standard_normal((b, t, kvh, d)))
+        shape = (b, cap, kvh, d) if sm else (b, kvh, cap, d)
+        # What the cache held before: kept wherever nothing new lands.
+        k_cache = f32(g.standard_normal(shape))
+        v_cache = f32(g.standard_normal(shape))
+        positions = i32(np.array(pos, dtype=np.int64))
+        k2, v2 = ref.kv_cache_append(k_new, v_new, positions, k_cache, v_cache, sm)
+        cx.add(name, "kv_cache_append",
+               dims={"batch": b, "kv_heads": kvh, "seq_new": t, "capacity": cap, "head_dim": d},
+               flags={"seq_major": sm},
+               inputs={"k_new": k_new, "v_new": v_new, "positions": positions, "k_cache": k_cache,
+                       "v_cache": v_cache},
+               expected={"k_cache": k2, "v_cache": v2},
+               about="sequences at different positions; the last slot filled" if b > 1 and t > 0 else "")
+
+
+def gen_bad_decoder(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_kv_cache_append."""
+    kv = "kv_cache_append"
+    add(bad_case("kv_cache_append_position_past_capacity", kv, IA, values={"positions": [0, 3]},
+                 about="3 + 1 new token > capacity 3"))
+    add(bad_case("kv_cache_append_position_negative", kv, IA, values={"positions": [-1, 0]}))
+    add(bad_case("kv_cache_append_last_slot_ok", kv, OK, values={"positions": [2, 2]},
+                 about="2 + 1 == capacity: the last slot"))
+    add(bad_case("kv_cache_append_seq0_position_checked", kv, IA, dims={"seq_new": 0},
+                 values={"positions": [0, 4]}, about="positions are checked even when nothing is copied"))
+    add(bad_case("kv_cache_append_null_k_new", kv, IA, null=["k_new"]))
+    add(bad_case("kv_cache_append_null_positions", kv, IA, null=["positions"]))
+    add(bad_case("kv_cache_append_null_v_cache", kv, IA, null=["v_cache"]))
+    add(bad_case("kv_cache_append_batch0_null_ok", kv, OK, dims={"batch": 0},
+                 null=["k_new", "v_new", "positions", "k_cache", "v_cache"], about="empty tensors may be NULL"))
+    add(bad_case("kv_cache_append_negative_capacity", kv, IA, dims={"capacity": -1}))
+    add(bad_case("kv_cache_append_overflow", kv, OOM, dims={"kv_heads": BIG, "head_dim": BIG}, requires=["huge_dim"]))
+    add(bad_case("kv_cache_append_k_cache_overlaps_v_cache", kv, IA,
+                 overlap={"v_cache": {"with": "k_cache", "offset": 4}}))
+    add(bad_case("kv_cache_append_k_cache_is_k_new", kv, IA, dims={"capacity": 1},
+                 overlap={"k_cache": {"with": "k_new", "offset": 0}}, about="the cache must not alias the new keys"))
+    add(bad_case("kv_cache_append_v_cache_too_short", kv, SM, shapes={"v_cache": [2, 2, 2, 4]}))
+
+
 def tensor_shape(kernel, pname, dims, flags):
     """Logical shape of a tensor for the given dims, or None when a dim is
     negative or the element count is absurd (overflow cases)."""
@@ -1181,6 +1241,8 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "linear_w": ({"rows": 2, "in_features": 64, "out_features": 3, "weight_bytes": 108}, {},
                  {"weight_type": ref.DTYPE_Q4_0, "act": 0}),
     "embedding_w": ({"n_ids": 3, "vocab": 5, "dim": 32, "table_bytes": 170}, {}, {"table_type": ref.DTYPE_Q8_0}),
+    "kv_cache_append": ({"batch": 2, "kv_heads": 2, "seq_new": 1, "capacity": 3, "head_dim": 4}, {"seq_major": False},
+                        {}),
 }
 
 # Index tensors need valid contents in the base call.
@@ -1191,6 +1253,7 @@ BASE_VALUES = {
     ("cross_entropy_backward", "targets"): [0, 2],
     ("attention_ex", "kv_lengths"): [3, 1],
     ("embedding_w", "ids"): [0, 4, 2],
+    ("kv_cache_append", "positions"): [0, 2],
 }
 
 
@@ -1393,6 +1456,7 @@ def gen_bad_inputs():
 
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
+    gen_bad_decoder(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
@@ -1624,6 +1688,7 @@ def build():
     gen_decoding(cx)
     gen_model(cx)
     gen_weights(cx)
+    gen_decoder(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {

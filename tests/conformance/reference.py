@@ -759,3 +759,22 @@ def linear_w(x, weight_type, weight, out_features, bias, act):
 def embedding_w(ids, table_type, table, vocab, dim):
     """kb_embedding_w: rows ids of the dequantized [vocab, dim] table."""
     return dequantize(table, table_type, vocab, dim)[np.asarray(ids, dtype=np.int64)]
+
+
+# ---------------------------------------------------------------------------
+# The decoder family.
+
+
+def kv_cache_append(k_new, v_new, positions, k_cache, v_cache, seq_major):
+    """kb_kv_cache_append: copies of the caches with token t of sequence b
+    stored at position positions[b] + t ([b, h, p] or, seq_major, [b, p, h])."""
+    k, v = _f64(k_cache).copy(), _f64(v_cache).copy()
+    batch, seq_new, kv_heads, _ = np.shape(k_new)
+    for b in range(batch):
+        for t in range(seq_new):
+            p = int(positions[b]) + t
+            for h in range(kv_heads):
+                at = (b, p, h) if seq_major else (b, h, p)
+                k[at] = k_new[b, t, h]
+                v[at] = v_new[b, t, h]
+    return k, v

@@ -760,6 +760,50 @@ const char *fz_known_defect(fz_call *c) {
 
 /* One entry point in float32 (in `fam`) and its bfloat16 and float16
  * variants (in the "half" family). */
+/* ---- decoder: KV cache ---- */
+
+static void shape_kv_cache(fz_call *c) {
+  int64_t batch = D("batch"), t = D("seq_new"), cap = D("capacity");
+  int64_t rows_new = fz_prod4(batch, t, D("kv_heads"), D("head_dim"));
+  int64_t rows_cache = fz_prod4(batch, cap, D("kv_heads"), D("head_dim"));
+  fz_extent(c, "k_new", rows_new);
+  fz_extent(c, "v_new", rows_new);
+  fz_extent(c, "positions", batch < 0 ? FZ_NEG : batch);
+  fz_extent(c, "k_cache", rows_cache);
+  fz_extent(c, "v_cache", rows_cache);
+  /* Mostly positions that fit ([0, capacity - seq_new]), sometimes -1. */
+  int64_t room = cap >= 0 && t >= 0 && cap - t >= 0 && cap - t < INT32_MAX ? cap - t + 1 : 1;
+  fz_range(c, "positions", 0, (int32_t)room, -1);
+  c->work = sat_add(work_of(rows_new), work_of(batch));
+}
+
+static kb_status call_kv_cache(fz_call *c, kb_context *ctx) {
+  return DT3(kb_kv_cache_append, ctx, D("batch"), D("kv_heads"), D("seq_new"), D("capacity"), D("head_dim"),
+             FL("seq_major"), P("k_new"), P("v_new"), P("positions"), P("k_cache"), P("v_cache"));
+}
+
+/* Every new token's row is in the cache at its position (k and v), bytes
+ * for bytes. */
+static void post_kv_cache(fz_call *c) {
+  int64_t batch = D("batch"), t = D("seq_new"), cap = D("capacity"), kvh = D("kv_heads"), d = D("head_dim");
+  int64_t es = c->spec->dtype == FZ_F32 ? 4 : 2, row = d * es;
+  const int32_t *pos = (const int32_t *)P("positions");
+  const char *names[2][2] = {{"k_new", "k_cache"}, {"v_new", "v_cache"}};
+  for (int kv = 0; kv < 2; kv++) {
+    const char *src = (const char *)P(names[kv][0]), *dst = (const char *)P(names[kv][1]);
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t i = 0; i < t; i++)
+        for (int64_t h = 0; h < kvh; h++) {
+          int64_t p = (int64_t)pos[b] + i;
+          if (pos[b] < 0 || p >= cap) fz_fail(c, "OK, but positions[%lld] = %d does not fit", (long long)b, pos[b]);
+          int64_t at = FL("seq_major") ? ((b * cap + p) * kvh + h) * row : ((b * kvh + h) * cap + p) * row;
+          if (row > 0 && memcmp(dst + at, src + ((b * t + i) * kvh + h) * row, (size_t)row) != 0)
+            fz_fail(c, "%s row (%lld, %lld, %lld) is not the new one", names[kv][1], (long long)b, (long long)p,
+                    (long long)h);
+        }
+  }
+}
+
 #define SPEC3(fam, name, sig, shape, call, post)                     \
   {fam, name, sig, FZ_F32, shape, call, post},                       \
       {"half", name "_bf16", sig, FZ_BF16, shape, call, post},       \
@@ -836,6 +880,10 @@ const fz_spec fz_specs[] = {
     {"quant", "kb_embedding_w",
      "d:n_ids d:vocab d:dim t:ids:i32:in s:table_type:dtype t:table:u8:in d:table_bytes t:out:f32:out", FZ_F32,
      shape_embedding_w, call_embedding_w, post_embedding_w},
+    SPEC3("decoder", "kb_kv_cache_append",
+          "d:batch d:kv_heads d:seq_new d:capacity d:head_dim f:seq_major t:k_new:$:in t:v_new:$:in "
+          "t:positions:i32:in t:k_cache:$:inout t:v_cache:$:inout",
+          shape_kv_cache, call_kv_cache, post_kv_cache),
 };
 
 const int fz_nspecs = (int)(sizeof fz_specs / sizeof fz_specs[0]);

@@ -2391,6 +2391,123 @@ def embedding_w(ids, table, out=None, *, vocab, dim=None, table_type, ctx=None):
     return _embedding_w_path(_V_embedding_w, ids, table, out, vocab, dim, table_type, ctx) if _r is _SLOW else _r
 
 
+def _kv_cache_append_path(_v, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx):
+    """The Python path of kv_cache_append (and the 16-bit variants): any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    seq_major = bool(seq_major)
+    if _halfs:
+        _h = _half(k_new)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](k_new, v_new, positions, k_cache, v_cache, seq_major=seq_major, ctx=ctx)
+    _t_k_new = _in(k_new, _kind, 'k_new', _name, 4)
+    _t_v_new = _in(v_new, _kind, 'v_new', _name, 4)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 1)
+    _t_k_cache, _b_k_cache = _inout(k_cache, _kind, 'k_cache', _name, 4)
+    _t_v_cache, _b_v_cache = _inout(v_cache, _kind, 'v_cache', _name, 4)
+    batch = _t_k_new.shape[0]
+    kv_heads = _t_k_new.shape[2]
+    seq_new = _t_k_new.shape[1]
+    capacity = (_t_k_cache.shape[1] if seq_major else _t_k_cache.shape[2])
+    head_dim = _t_k_new.shape[3]
+    if _t_v_new.shape != (batch, seq_new, kv_heads, head_dim):
+        _shape_error(_name, 'v_new', _t_v_new.shape, (batch, seq_new, kv_heads, head_dim))
+    if _t_positions.shape != (batch,):
+        _shape_error(_name, 'positions', _t_positions.shape, (batch,))
+    if _t_k_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'k_cache', _t_k_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    if _t_v_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'v_cache', _t_v_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_k_new = _ptr(_t_k_new, _array, False, 'k_new', _name, _dev)
+    _p_v_new = _ptr(_t_v_new, _array, False, 'v_new', _name, _dev)
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _name, _dev)
+    _p_k_cache = _ptr(_t_k_cache, _array, True, 'k_cache', _name, _dev)
+    _p_v_cache = _ptr(_t_v_cache, _array, True, 'v_cache', _name, _dev)
+    _overlaps(_name, (('k_new', k_new, _t_k_new, False, ()), ('v_new', v_new, _t_v_new, False, ()), ('positions', positions, _t_positions, False, ()), ('k_cache', k_cache, _t_k_cache, True, ()), ('v_cache', v_cache, _t_v_cache, True, ()),))
+    _st = _c(_ctxp, batch, kv_heads, seq_new, capacity, head_dim, seq_major, _p_k_new, _p_v_new, _p_positions, _p_k_cache, _p_v_cache)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_k_cache is not None:
+        _copyto(_b_k_cache, _t_k_cache)
+    if _b_v_cache is not None:
+        _copyto(_b_v_cache, _t_v_cache)
+    return None
+
+
+_V_kv_cache_append = _Variant('kv_cache_append', _lib.kb_kv_cache_append, _K_F32, _FA, _F32, {'bf16': 'kv_cache_append_bf16', 'f16': 'kv_cache_append_f16'})
+_fast_kv_cache_append = _fast('kb_kv_cache_append/cnnnnnbttttt', ('kv_cache_append', ((0, 0, 0, 0, (0, 2, 1, 4), -1), (0, 0, 0, 0, (0, 2, 1, 4), -1), (1, 0, 0, 0, (0,), -1), (0, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1), (0, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (2, 4, 't')), 5, 1, (), -1, (), 0))
+
+
+def kv_cache_append(k_new, v_new, positions, k_cache, v_cache, *, seq_major=False, ctx=None):
+    """Appends the keys and values of seq_new new tokens to a preallocated cache of
+    capacity positions per sequence: for batch row b, new token t and key/value
+    head h, with p = positions[b] + t,
+    k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+    k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+    and likewise v_cache from v_new.  k_new and v_new have the layout of a
+    linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+    the caches have kb_attention_ex's k/v layout for the same seq_major, so
+    attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+    positions[b] + seq_new.  Positions past those lengths are never read and
+    need no initialisation.  The copy is exact.  Every positions[b] must be
+    >= 0 with positions[b] + seq_new <= capacity; all are checked before
+    anything is written.  The caches must not overlap the inputs or each other.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      k_new: in float32[batch, seq_new, kv_heads, head_dim]
+      v_new: in float32[batch, seq_new, kv_heads, head_dim]
+      positions: in int32[batch]
+      k_cache: inout float32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      v_cache: inout float32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run kv_cache_append_bf16 and float16 arrays run kv_cache_append_f16 (the result has their dtype).
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns None; the inout arrays hold the results.
+    C function: kb_kv_cache_append.
+    """
+    _r = _fast_kv_cache_append(ctx, k_new, v_new, positions, k_cache, v_cache, seq_major)
+    return _kv_cache_append_path(_V_kv_cache_append, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
+
+
+_V_kv_cache_append_bf16 = _Variant('kv_cache_append_bf16', _lib.kb_kv_cache_append_bf16, _K_BF16, _HA, _U16, {})
+_fast_kv_cache_append_bf16 = _fast('kb_kv_cache_append_bf16/cnnnnnbttttt', ('kv_cache_append_bf16', ((3, 0, 0, 0, (0, 2, 1, 4), -1), (3, 0, 0, 0, (0, 2, 1, 4), -1), (1, 0, 0, 0, (0,), -1), (3, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1), (3, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (2, 4, 't')), 5, 1, (), -1, (), 0))
+
+
+def kv_cache_append_bf16(k_new, v_new, positions, k_cache, v_cache, *, seq_major=False, ctx=None):
+    """Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+
+    The arguments, shapes and result of kv_cache_append (see its help), with bfloat16 arrays
+    where kv_cache_append takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_kv_cache_append_bf16.
+    """
+    _r = _fast_kv_cache_append_bf16(ctx, k_new, v_new, positions, k_cache, v_cache, seq_major)
+    return _kv_cache_append_path(_V_kv_cache_append_bf16, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
+
+
+_V_kv_cache_append_f16 = _Variant('kv_cache_append_f16', _lib.kb_kv_cache_append_f16, _K_F16, _HA, _F16, {})
+_fast_kv_cache_append_f16 = _fast('kb_kv_cache_append_f16/cnnnnnbttttt', ('kv_cache_append_f16', ((2, 0, 0, 0, (0, 2, 1, 4), -1), (2, 0, 0, 0, (0, 2, 1, 4), -1), (1, 0, 0, 0, (0,), -1), (2, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1), (2, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (2, 4, 't')), 5, 1, (), -1, (), 0))
+
+
+def kv_cache_append_f16(k_new, v_new, positions, k_cache, v_cache, *, seq_major=False, ctx=None):
+    """Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+
+    The arguments, shapes and result of kv_cache_append (see its help), with float16 arrays
+    where kv_cache_append takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_kv_cache_append_f16.
+    """
+    _r = _fast_kv_cache_append_f16(ctx, k_new, v_new, positions, k_cache, v_cache, seq_major)
+    return _kv_cache_append_path(_V_kv_cache_append_f16, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
+
+
 # The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).
 _PUBLIC = {
     'silu': silu,
@@ -2454,6 +2571,9 @@ _PUBLIC = {
     'dequantize': dequantize,
     'linear_w': linear_w,
     'embedding_w': embedding_w,
+    'kv_cache_append': kv_cache_append,
+    'kv_cache_append_bf16': kv_cache_append_bf16,
+    'kv_cache_append_f16': kv_cache_append_f16,
 }
 
 __all__ = [
@@ -2523,4 +2643,7 @@ __all__ = [
     'dequantize',
     'linear_w',
     'embedding_w',
+    'kv_cache_append',
+    'kv_cache_append_bf16',
+    'kv_cache_append_f16',
 ]

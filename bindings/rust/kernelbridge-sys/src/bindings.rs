@@ -863,3 +863,51 @@ extern "C" {
         out: *mut f32,
     ) -> kb_status;
 }
+extern "C" {
+    pub fn kb_kv_cache_append(
+        ctx: *mut kb_context,
+        batch: i64,
+        kv_heads: i64,
+        seq_new: i64,
+        capacity: i64,
+        head_dim: i64,
+        seq_major: bool,
+        k_new: *const f32,
+        v_new: *const f32,
+        positions: *const i32,
+        k_cache: *mut f32,
+        v_cache: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_kv_cache_append_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        kv_heads: i64,
+        seq_new: i64,
+        capacity: i64,
+        head_dim: i64,
+        seq_major: bool,
+        k_new: *const u16,
+        v_new: *const u16,
+        positions: *const i32,
+        k_cache: *mut u16,
+        v_cache: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_kv_cache_append_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        kv_heads: i64,
+        seq_new: i64,
+        capacity: i64,
+        head_dim: i64,
+        seq_major: bool,
+        k_new: *const u16,
+        v_new: *const u16,
+        positions: *const i32,
+        k_cache: *mut u16,
+        v_cache: *mut u16,
+    ) -> kb_status;
+}

@@ -3415,4 +3415,91 @@ kernels! {
         let raw_status = unsafe { sys::kb_embedding_w(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table_type.to_raw(), table.as_ptr().cast(), c_table_bytes, out.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
+
+    /// Appends the keys and values of seq_new new tokens to a preallocated cache of
+    /// capacity positions per sequence: for batch row b, new token t and key/value
+    /// head h, with p = positions\[b\] + t,
+    /// k_cache\[b, h, p, :\] = k_new\[b, t, h, :\]   (seq_major false)
+    /// k_cache\[b, p, h, :\] = k_new\[b, t, h, :\]   (seq_major true)
+    /// and likewise v_cache from v_new.  k_new and v_new have the layout of a
+    /// linear layer's output (\[batch, seq_new, kv_heads \* head_dim\], after rope);
+    /// the caches have kb_attention_ex's k/v layout for the same seq_major, so
+    /// attention reads them in place with seq_kv = capacity and kv_lengths\[b\] =
+    /// positions\[b\] + seq_new.  Positions past those lengths are never read and
+    /// need no initialisation.  The copy is exact.  Every positions\[b\] must be
+    /// \>= 0 with positions\[b\] + seq_new \<= capacity; all are checked before
+    /// anything is written.  The caches must not overlap the inputs or each other.
+    ///
+    /// # Arguments
+    ///
+    /// - `k_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `v_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `positions`: input, `i32[batch]`
+    /// - `k_cache`: input and output, `f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`
+    /// - `v_cache`: input and output, `f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`
+    ///
+    /// `batch` is the length of `positions`.
+    pub fn kv_cache_append(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &[f32], v_new: &[f32], positions: &[i32], k_cache: &mut [f32], v_cache: &mut [f32]) -> Result<()>;
+    pub fn kv_cache_append_buf(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &DeviceSlice<'_, f32>, v_new: &DeviceSlice<'_, f32>, positions: &DeviceSlice<'_, i32>, k_cache: &mut DeviceSliceMut<'_, f32>, v_cache: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_kv_cache_append";
+        let batch = positions.len();
+        check_dense(FUNC, "k_new", k_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "v_new", v_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "k_cache", k_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        check_dense(FUNC, "v_cache", v_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        let [c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim] = c_dims(FUNC, [("batch", batch), ("kv_heads", kv_heads), ("seq_new", seq_new), ("capacity", capacity), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_kv_cache_append(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+    ///
+    /// # Arguments
+    ///
+    /// - `k_new`: input, `bf16[batch, seq_new, kv_heads, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v_new`: input, `bf16[batch, seq_new, kv_heads, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `positions`: input, `i32[batch]`
+    /// - `k_cache`: input and output, `bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v_cache`: input and output, `bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `batch` is the length of `positions`.
+    pub fn kv_cache_append_bf16(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &[u16], v_new: &[u16], positions: &[i32], k_cache: &mut [u16], v_cache: &mut [u16]) -> Result<()>;
+    pub fn kv_cache_append_bf16_buf(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &DeviceSlice<'_, u16>, v_new: &DeviceSlice<'_, u16>, positions: &DeviceSlice<'_, i32>, k_cache: &mut DeviceSliceMut<'_, u16>, v_cache: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_kv_cache_append_bf16";
+        let batch = positions.len();
+        check_dense(FUNC, "k_new", k_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "v_new", v_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "k_cache", k_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        check_dense(FUNC, "v_cache", v_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        let [c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim] = c_dims(FUNC, [("batch", batch), ("kv_heads", kv_heads), ("seq_new", seq_new), ("capacity", capacity), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_kv_cache_append_bf16(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+    ///
+    /// # Arguments
+    ///
+    /// - `k_new`: input, `f16[batch, seq_new, kv_heads, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v_new`: input, `f16[batch, seq_new, kv_heads, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `positions`: input, `i32[batch]`
+    /// - `k_cache`: input and output, `f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v_cache`: input and output, `f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `batch` is the length of `positions`.
+    pub fn kv_cache_append_f16(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &[u16], v_new: &[u16], positions: &[i32], k_cache: &mut [u16], v_cache: &mut [u16]) -> Result<()>;
+    pub fn kv_cache_append_f16_buf(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &DeviceSlice<'_, u16>, v_new: &DeviceSlice<'_, u16>, positions: &DeviceSlice<'_, i32>, k_cache: &mut DeviceSliceMut<'_, u16>, v_cache: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_kv_cache_append_f16";
+        let batch = positions.len();
+        check_dense(FUNC, "k_new", k_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "v_new", v_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "k_cache", k_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        check_dense(FUNC, "v_cache", v_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        let [c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim] = c_dims(FUNC, [("batch", batch), ("kv_heads", kv_heads), ("seq_new", seq_new), ("capacity", capacity), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_kv_cache_append_f16(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
 }

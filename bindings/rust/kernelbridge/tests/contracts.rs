@@ -1820,6 +1820,150 @@ fn embedding_w_rejects_short_out() {
 }
 
 #[test]
+fn kv_cache_append_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 15];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0.0f32; 16];
+    let mut v_cache = vec![0.0f32; 16];
+    let err = ctx.kv_cache_append(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "k_new");
+}
+
+#[test]
+fn kv_cache_append_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 15];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0.0f32; 16];
+    let mut v_cache = vec![0.0f32; 16];
+    let err = ctx.kv_cache_append(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "v_new");
+}
+
+#[test]
+fn kv_cache_append_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0.0f32; 15];
+    let mut v_cache = vec![0.0f32; 16];
+    let err = ctx.kv_cache_append(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0.0f32; 16];
+    let mut v_cache = vec![0.0f32; 15];
+    let err = ctx.kv_cache_append(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_bf16_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 15];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_bf16_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 15];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_bf16_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 15];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_bf16_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 15];
+    let err = ctx.kv_cache_append_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_f16_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 15];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_f16_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 15];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_f16_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 15];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_f16_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0u16; 16];
+    let v_new = vec![0u16; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 15];
+    let err = ctx.kv_cache_append_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "v_cache");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -4192,4 +4336,208 @@ fn embedding_w_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<f32>().unwrap();
     let err = ctx.embedding_w_buf(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_embedding_w", "out");
+}
+
+#[test]
+fn kv_cache_append_buf_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<f32>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<f32>().unwrap();
+    let err = ctx.kv_cache_append_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "k_new");
+}
+
+#[test]
+fn kv_cache_append_buf_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<f32>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<f32>().unwrap();
+    let err = ctx.kv_cache_append_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "v_new");
+}
+
+#[test]
+fn kv_cache_append_buf_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<f32>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<f32>().unwrap();
+    let err = ctx.kv_cache_append_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_buf_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<f32>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<f32>().unwrap();
+    let err = ctx.kv_cache_append_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_bf16_buf_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 30).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_bf16_buf_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 30).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_bf16_buf_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_bf16_buf_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_bf16", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_f16_buf_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 30).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_f16_buf_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 30).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_f16_buf_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_f16_buf_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let k_new = k_new_mem.view::<u16>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 32).unwrap();
+    let v_new = v_new_mem.view::<u16>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_f16", "v_cache");
 }

@@ -135,6 +135,10 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "embedding_w") == 0) {
     *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
                          TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));
+  } else if (strcmp(k, "kv_cache_append") == 0) {
+    *st = kb_kv_cache_append(ctx, D(c, "batch"), D(c, "kv_heads"), D(c, "seq_new"), D(c, "capacity"), D(c, "head_dim"),
+                             F(c, "seq_major"), TF(c, "k_new"), TF(c, "v_new"), TI(c, "positions"), TF(c, "k_cache"),
+                             TF(c, "v_cache"));
   } else {
     return -1;
   }

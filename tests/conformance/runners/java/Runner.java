@@ -334,6 +334,10 @@ public final class Runner {
         KernelBridge.embeddingW(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.dtype("table_type"), c.TB("table"),
             c.TF("out"));
         break;
+      case "kv_cache_append":
+        KernelBridge.kvCacheAppend(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
+            c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TF("k_cache"), c.TF("v_cache"));
+        break;
       default:
         return false;
     }

@@ -6123,4 +6123,341 @@ public final class KernelBridge {
     Checks.exact("kb_embedding_w", "out", out, Checks.size("kb_embedding_w", "out", nIds, dim), "[n_ids, dim]");
     KernelBridgeNative.kb_embedding_w__bytes_direct(ctx, nIds, vocab, dim, ids, tableType.code(), Checks.directBytes("kb_embedding_w", "table", table), tableBytes, out);
   }
+
+  /**
+   * {@link #kvCacheAppend(Context, int, int, int, int, boolean, float[], float[], int[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppend(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, float[] kCache, float[] vCache) {
+    kvCacheAppend(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Appends the keys and values of seq_new new tokens to a preallocated cache of
+   * capacity positions per sequence: for batch row b, new token t and key/value
+   * head h, with p = positions[b] + t,
+   * k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+   * k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+   * and likewise v_cache from v_new.  k_new and v_new have the layout of a
+   * linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+   * the caches have kb_attention_ex's k/v layout for the same seq_major, so
+   * attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+   * positions[b] + seq_new.  Positions past those lengths are never read and
+   * need no initialisation.  The copy is exact.  Every positions[b] must be
+   * &gt;= 0 with positions[b] + seq_new &lt;= capacity; all are checked before
+   * anything is written.  The caches must not overlap the inputs or each other.
+   *
+   * <p>Derived: {@code batch} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppend(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, float[] kCache, float[] vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.length : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append", "k_new", kNew, Checks.size("kb_kv_cache_append", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append", "v_new", vNew, Checks.size("kb_kv_cache_append", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append", "k_cache", kCache, Checks.size("kb_kv_cache_append", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append", "v_cache", vCache, Checks.size("kb_kv_cache_append", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.notSame("kb_kv_cache_append", "k_cache", kCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append", "k_cache", kCache, "v_new", vNew);
+    Checks.notSame("kb_kv_cache_append", "k_cache", kCache, "v_cache", vCache);
+    Checks.notSame("kb_kv_cache_append", "v_cache", vCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append", "v_cache", vCache, "v_new", vNew);
+    if (Scratch.fits(ctx, Scratch.len(kNew) + Scratch.len(vNew) + Scratch.len(positions) + Scratch.len(kCache) + Scratch.len(vCache), 4)) {
+      final long pKNew = Scratch.in(ctx, kNew), pVNew = Scratch.in(ctx, vNew), pPositions = Scratch.in(ctx, positions), pKCache = Scratch.in(ctx, kCache), pVCache = Scratch.in(ctx, vCache);
+      KernelBridgeNative.kb_kv_cache_append__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+      Scratch.back(ctx, kCache, pKCache);
+      Scratch.back(ctx, vCache, pVCache);
+    } else {
+      KernelBridgeNative.kb_kv_cache_append(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+    }
+  }
+
+  /**
+   * {@link #kvCacheAppend(Context, int, int, int, int, boolean, FloatBuffer, FloatBuffer, IntBuffer, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppend(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, FloatBuffer kCache, FloatBuffer vCache) {
+    kvCacheAppend(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Appends the keys and values of seq_new new tokens to a preallocated cache of
+   * capacity positions per sequence: for batch row b, new token t and key/value
+   * head h, with p = positions[b] + t,
+   * k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+   * k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+   * and likewise v_cache from v_new.  k_new and v_new have the layout of a
+   * linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+   * the caches have kb_attention_ex's k/v layout for the same seq_major, so
+   * attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+   * positions[b] + seq_new.  Positions past those lengths are never read and
+   * need no initialisation.  The copy is exact.  Every positions[b] must be
+   * &gt;= 0 with positions[b] + seq_new &lt;= capacity; all are checked before
+   * anything is written.  The caches must not overlap the inputs or each other.
+   *
+   * <p>Derived: {@code batch} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppend(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, FloatBuffer kCache, FloatBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.remaining() : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append", "k_new", kNew, Checks.size("kb_kv_cache_append", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append", "v_new", vNew, Checks.size("kb_kv_cache_append", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append", "k_cache", kCache, Checks.size("kb_kv_cache_append", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append", "v_cache", vCache, Checks.size("kb_kv_cache_append", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    KernelBridgeNative.kb_kv_cache_append__direct(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, Checks.direct("kb_kv_cache_append", "k_new", kNew), Checks.direct("kb_kv_cache_append", "v_new", vNew), Checks.direct("kb_kv_cache_append", "positions", positions), Checks.writableDirect("kb_kv_cache_append", "k_cache", kCache), Checks.writableDirect("kb_kv_cache_append", "v_cache", vCache));
+  }
+
+  /**
+   * Appends the keys and values of seq_new new tokens to a preallocated cache of
+   * capacity positions per sequence: for batch row b, new token t and key/value
+   * head h, with p = positions[b] + t,
+   * k_cache[b, h, p, :] = k_new[b, t, h, :]   (seq_major false)
+   * k_cache[b, p, h, :] = k_new[b, t, h, :]   (seq_major true)
+   * and likewise v_cache from v_new.  k_new and v_new have the layout of a
+   * linear layer's output ([batch, seq_new, kv_heads * head_dim], after rope);
+   * the caches have kb_attention_ex's k/v layout for the same seq_major, so
+   * attention reads them in place with seq_kv = capacity and kv_lengths[b] =
+   * positions[b] + seq_new.  Positions past those lengths are never read and
+   * need no initialisation.  The copy is exact.  Every positions[b] must be
+   * &gt;= 0 with positions[b] + seq_new &lt;= capacity; all are checked before
+   * anything is written.  The caches must not overlap the inputs or each other.
+   *
+   * <p>Derived: {@code batch} = {@code positions.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f32[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void kvCacheAppend(Context ctx, long kvHeads, long seqNew, long capacity, long headDim, boolean seqMajor, DeviceBuffer kNew, DeviceBuffer vNew, DeviceBuffer positions, DeviceBuffer kCache, DeviceBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long batch = positions != null ? positions.elements("kb_kv_cache_append", "positions", 4) : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.holds("kb_kv_cache_append", "k_new", kNew, Checks.size("kb_kv_cache_append", "k_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append", "v_new", vNew, Checks.size("kb_kv_cache_append", "v_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append", "positions", positions, batch, 4, "[batch]");
+    Checks.holds("kb_kv_cache_append", "k_cache", kCache, Checks.size("kb_kv_cache_append", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 4, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.holds("kb_kv_cache_append", "v_cache", vCache, Checks.size("kb_kv_cache_append", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 4, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    long pKNew = 0, pVNew = 0, pPositions = 0, pKCache = 0, pVCache = 0;
+    try {
+      pKNew = DeviceBuffer.acquire("kb_kv_cache_append", "k_new", kNew, 4);
+      pVNew = DeviceBuffer.acquire("kb_kv_cache_append", "v_new", vNew, 4);
+      pPositions = DeviceBuffer.acquire("kb_kv_cache_append", "positions", positions, 4);
+      pKCache = DeviceBuffer.acquire("kb_kv_cache_append", "k_cache", kCache, 4);
+      pVCache = DeviceBuffer.acquire("kb_kv_cache_append", "v_cache", vCache, 4);
+      KernelBridgeNative.kb_kv_cache_append__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+    } finally {
+      DeviceBuffer.release(kNew, pKNew);
+      DeviceBuffer.release(vNew, pVNew);
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(kCache, pKCache);
+      DeviceBuffer.release(vCache, pVCache);
+    }
+  }
+
+  /**
+   * {@link #kvCacheAppendBf16(Context, int, int, int, int, boolean, short[], short[], int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendBf16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, short[] kNew, short[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    kvCacheAppendBf16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, int, int, int, int, boolean, float[], float[], int[], float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void kvCacheAppendBf16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, short[] kNew, short[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.length : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_bf16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_bf16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.notSame("kb_kv_cache_append_bf16", "k_cache", kCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append_bf16", "k_cache", kCache, "v_new", vNew);
+    Checks.notSame("kb_kv_cache_append_bf16", "k_cache", kCache, "v_cache", vCache);
+    Checks.notSame("kb_kv_cache_append_bf16", "v_cache", vCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append_bf16", "v_cache", vCache, "v_new", vNew);
+    KernelBridgeNative.kb_kv_cache_append_bf16(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * {@link #kvCacheAppendBf16(Context, int, int, int, int, boolean, ShortBuffer, ShortBuffer, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendBf16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, ShortBuffer kNew, ShortBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    kvCacheAppendBf16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, int, int, int, int, boolean, FloatBuffer, FloatBuffer, IntBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void kvCacheAppendBf16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, ShortBuffer kNew, ShortBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.remaining() : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_bf16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_bf16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    KernelBridgeNative.kb_kv_cache_append_bf16__direct(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, Checks.direct("kb_kv_cache_append_bf16", "k_new", kNew), Checks.direct("kb_kv_cache_append_bf16", "v_new", vNew), Checks.direct("kb_kv_cache_append_bf16", "positions", positions), Checks.writableDirect("kb_kv_cache_append_bf16", "k_cache", kCache), Checks.writableDirect("kb_kv_cache_append_bf16", "v_cache", vCache));
+  }
+
+  /**
+   * Bfloat16 variant of kb_kv_cache_append (a bfloat16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, long, long, long, long, boolean, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void kvCacheAppendBf16(Context ctx, long kvHeads, long seqNew, long capacity, long headDim, boolean seqMajor, DeviceBuffer kNew, DeviceBuffer vNew, DeviceBuffer positions, DeviceBuffer kCache, DeviceBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long batch = positions != null ? positions.elements("kb_kv_cache_append_bf16", "positions", 4) : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.holds("kb_kv_cache_append_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_bf16", "k_new", batch, seqNew, kvHeads, headDim), 2, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_bf16", "v_new", batch, seqNew, kvHeads, headDim), 2, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_bf16", "positions", positions, batch, 4, "[batch]");
+    Checks.holds("kb_kv_cache_append_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.holds("kb_kv_cache_append_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    long pKNew = 0, pVNew = 0, pPositions = 0, pKCache = 0, pVCache = 0;
+    try {
+      pKNew = DeviceBuffer.acquire("kb_kv_cache_append_bf16", "k_new", kNew, 2);
+      pVNew = DeviceBuffer.acquire("kb_kv_cache_append_bf16", "v_new", vNew, 2);
+      pPositions = DeviceBuffer.acquire("kb_kv_cache_append_bf16", "positions", positions, 4);
+      pKCache = DeviceBuffer.acquire("kb_kv_cache_append_bf16", "k_cache", kCache, 2);
+      pVCache = DeviceBuffer.acquire("kb_kv_cache_append_bf16", "v_cache", vCache, 2);
+      KernelBridgeNative.kb_kv_cache_append_bf16__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+    } finally {
+      DeviceBuffer.release(kNew, pKNew);
+      DeviceBuffer.release(vNew, pVNew);
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(kCache, pKCache);
+      DeviceBuffer.release(vCache, pVCache);
+    }
+  }
+
+  /**
+   * {@link #kvCacheAppendF16(Context, int, int, int, int, boolean, short[], short[], int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendF16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, short[] kNew, short[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    kvCacheAppendF16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, int, int, int, int, boolean, float[], float[], int[], float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void kvCacheAppendF16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, short[] kNew, short[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.length : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_f16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_f16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.notSame("kb_kv_cache_append_f16", "k_cache", kCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append_f16", "k_cache", kCache, "v_new", vNew);
+    Checks.notSame("kb_kv_cache_append_f16", "k_cache", kCache, "v_cache", vCache);
+    Checks.notSame("kb_kv_cache_append_f16", "v_cache", vCache, "k_new", kNew);
+    Checks.notSame("kb_kv_cache_append_f16", "v_cache", vCache, "v_new", vNew);
+    KernelBridgeNative.kb_kv_cache_append_f16(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * {@link #kvCacheAppendF16(Context, int, int, int, int, boolean, ShortBuffer, ShortBuffer, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendF16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, ShortBuffer kNew, ShortBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    kvCacheAppendF16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, int, int, int, int, boolean, FloatBuffer, FloatBuffer, IntBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void kvCacheAppendF16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, ShortBuffer kNew, ShortBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.remaining() : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_f16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_f16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    KernelBridgeNative.kb_kv_cache_append_f16__direct(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, Checks.direct("kb_kv_cache_append_f16", "k_new", kNew), Checks.direct("kb_kv_cache_append_f16", "v_new", vNew), Checks.direct("kb_kv_cache_append_f16", "positions", positions), Checks.writableDirect("kb_kv_cache_append_f16", "k_cache", kCache), Checks.writableDirect("kb_kv_cache_append_f16", "v_cache", vCache));
+  }
+
+  /**
+   * Float16 variant of kb_kv_cache_append (a float16 cache; the copy is exact).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #kvCacheAppend(Context, long, long, long, long, boolean, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void kvCacheAppendF16(Context ctx, long kvHeads, long seqNew, long capacity, long headDim, boolean seqMajor, DeviceBuffer kNew, DeviceBuffer vNew, DeviceBuffer positions, DeviceBuffer kCache, DeviceBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long batch = positions != null ? positions.elements("kb_kv_cache_append_f16", "positions", 4) : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.holds("kb_kv_cache_append_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_f16", "k_new", batch, seqNew, kvHeads, headDim), 2, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_f16", "v_new", batch, seqNew, kvHeads, headDim), 2, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_f16", "positions", positions, batch, 4, "[batch]");
+    Checks.holds("kb_kv_cache_append_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.holds("kb_kv_cache_append_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    long pKNew = 0, pVNew = 0, pPositions = 0, pKCache = 0, pVCache = 0;
+    try {
+      pKNew = DeviceBuffer.acquire("kb_kv_cache_append_f16", "k_new", kNew, 2);
+      pVNew = DeviceBuffer.acquire("kb_kv_cache_append_f16", "v_new", vNew, 2);
+      pPositions = DeviceBuffer.acquire("kb_kv_cache_append_f16", "positions", positions, 4);
+      pKCache = DeviceBuffer.acquire("kb_kv_cache_append_f16", "k_cache", kCache, 2);
+      pVCache = DeviceBuffer.acquire("kb_kv_cache_append_f16", "v_cache", vCache, 2);
+      KernelBridgeNative.kb_kv_cache_append_f16__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+    } finally {
+      DeviceBuffer.release(kNew, pKNew);
+      DeviceBuffer.release(vNew, pVNew);
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(kCache, pKCache);
+      DeviceBuffer.release(vCache, pVCache);
+    }
+  }
 }

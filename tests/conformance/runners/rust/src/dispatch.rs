@@ -597,6 +597,23 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("out", out);
             r
         }
+        "kv_cache_append" => {
+            let (kv_heads, seq_new, capacity) = (a.d("kv_heads")?, a.d("seq_new")?, a.d("capacity")?);
+            let (head_dim, seq_major) = (a.d("head_dim")?, a.fl("seq_major")?);
+            let k_new = a.f("k_new")?;
+            let v_new = a.f("v_new")?;
+            let positions = a.i("positions")?;
+            let mut k_cache = a.f("k_cache")?;
+            let mut v_cache = a.f("v_cache")?;
+            let r = ctx.kv_cache_append(kv_heads, seq_new, capacity, head_dim, seq_major, &k_new, &v_new, &positions,
+                                        &mut k_cache, &mut v_cache);
+            a.pf("k_new", k_new);
+            a.pf("v_new", v_new);
+            a.pi("positions", positions);
+            a.pf("k_cache", k_cache);
+            a.pf("v_cache", v_cache);
+            r
+        }
         _ => return Err(format!("unknown kernel {kernel}")),
     };
     Ok(r)
