@@ -1128,10 +1128,10 @@ BIG = 2**40  # rows = cols = 2^40: 2^80 elements, the product overflows int64
 
 
 # ---------------------------------------------------------------------------
-# The decoder family: kb_kv_cache_append.
+# The decoder family: kb_kv_cache_append (the KV cache).
 
 
-def gen_decoder(cx):
+def gen_kv_cache(cx):
     # (batch, kv_heads, seq_new, capacity, head_dim, seq_major, positions)
     for name, b, kvh, t, cap, d, sm, pos in (
             ("kv_cache_append_prefill", 2, 2, 5, 8, 4, False, [0, 3]),
@@ -1157,7 +1157,7 @@ def gen_decoder(cx):
                about="sequences at different positions; the last slot filled" if b > 1 and t > 0 else "")
 
 
-def gen_bad_decoder(add, IA, SM, OOM, OK):
+def gen_bad_kv_cache(add, IA, SM, OOM, OK):
     """Bad inputs of kb_kv_cache_append."""
     kv = "kv_cache_append"
     add(bad_case("kv_cache_append_position_past_capacity", kv, IA, values={"positions": [0, 3]},
@@ -1456,7 +1456,7 @@ def gen_bad_inputs():
 
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
-    gen_bad_decoder(add, IA, SM, OOM, OK)
+    gen_bad_kv_cache(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
@@ -1688,7 +1688,7 @@ def build():
     gen_decoding(cx)
     gen_model(cx)
     gen_weights(cx)
-    gen_decoder(cx)
+    gen_kv_cache(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {
