@@ -135,6 +135,12 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "embedding_w") == 0) {
     *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
                          TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));
+  } else if (strcmp(k, "glu") == 0) {
+    *st = kb_glu(ctx, D(c, "rows"), D(c, "cols"), TF(c, "gate"), D(c, "ld_gate"), TF(c, "up"), D(c, "ld_up"),
+                 (kb_activation)SI(c, "act"), TF(c, "y"));
+  } else if (strcmp(k, "add_rmsnorm") == 0) {
+    *st = kb_add_rmsnorm(ctx, D(c, "rows"), D(c, "cols"), TF(c, "x"), TF(c, "residual"), TF(c, "weight"),
+                         SF(c, "eps"), TF(c, "y"));
   } else {
     return -1;
   }
@@ -144,7 +150,7 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
 static const char *const lowp_kernels[] = {"silu",    "gelu",        "gelu_tanh", "add",       "mul",
                                            "scale",   "add_bias",    "softmax",   "log_softmax", "rmsnorm",
                                            "layernorm", "gemm",      "attention", "linear",    "attention_ex",
-                                           "gemm_batched"};
+                                           "gemm_batched", "glu",      "add_rmsnorm"};
 
 bool has_lowp_variant(const char *kernel) {
   for (size_t i = 0; i < sizeof lowp_kernels / sizeof lowp_kernels[0]; i++)
@@ -203,6 +209,12 @@ int dispatch_lowp(kb_context *ctx, struct call *c, enum lowp dt, kb_status *st) 
     *st = PICK(gemm_batched)(ctx, F(c, "trans_a"), F(c, "trans_b"), D(c, "batch"), D(c, "m"), D(c, "n"), D(c, "k"),
                              SF(c, "alpha"), TH(c, "a"), D(c, "lda"), D(c, "stride_a"), TH(c, "b"), D(c, "ldb"),
                              D(c, "stride_b"), SF(c, "beta"), TH(c, "c"), D(c, "ldc"), D(c, "stride_c"));
+  } else if (strcmp(k, "glu") == 0) {
+    *st = PICK(glu)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "gate"), D(c, "ld_gate"), TH(c, "up"), D(c, "ld_up"),
+                    (kb_activation)SI(c, "act"), TH(c, "y"));
+  } else if (strcmp(k, "add_rmsnorm") == 0) {
+    *st = PICK(add_rmsnorm)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "x"), TH(c, "residual"), TH(c, "weight"),
+                            SF(c, "eps"), TH(c, "y"));
   } else {
     return -1;
   }
