@@ -11,7 +11,8 @@
 
 #include "bench.h"
 
-enum kind { K_UNARY, K_BINARY, K_SCALE, K_BIAS, K_ROW, K_RMSNORM, K_LAYERNORM, K_CE, K_CE_BWD, K_ARGMAX, K_ADAMW, K_ROPE, K_EMBED };
+enum kind { K_UNARY, K_BINARY, K_SCALE, K_BIAS, K_ROW, K_RMSNORM, K_LAYERNORM, K_CE, K_CE_BWD, K_ARGMAX, K_ADAMW, K_ROPE, K_EMBED,
+           K_GLU, K_ADDNORM };
 enum dtype { F32, BF16, F16 };
 
 typedef void (*any_fn)(void);
@@ -29,6 +30,13 @@ typedef kb_status (*row32)(kb_context *, int64_t, int64_t, const float *, float 
 typedef kb_status (*row16)(kb_context *, int64_t, int64_t, const uint16_t *, uint16_t *);
 typedef kb_status (*rms32)(kb_context *, int64_t, int64_t, const float *, const float *, float, float *);
 typedef kb_status (*rms16)(kb_context *, int64_t, int64_t, const uint16_t *, const uint16_t *, float, uint16_t *);
+typedef kb_status (*glu32)(kb_context *, int64_t, int64_t, const float *, int64_t, const float *, int64_t, kb_activation,
+                           float *);
+typedef kb_status (*glu16)(kb_context *, int64_t, int64_t, const uint16_t *, int64_t, const uint16_t *, int64_t,
+                           kb_activation, uint16_t *);
+typedef kb_status (*addnorm32)(kb_context *, int64_t, int64_t, const float *, float *, const float *, float, float *);
+typedef kb_status (*addnorm16)(kb_context *, int64_t, int64_t, const uint16_t *, uint16_t *, const uint16_t *, float,
+                               uint16_t *);
 typedef kb_status (*ln32)(kb_context *, int64_t, int64_t, const float *, const float *, const float *, float, float *);
 typedef kb_status (*ln16)(kb_context *, int64_t, int64_t, const uint16_t *, const uint16_t *, const uint16_t *, float,
                           uint16_t *);
@@ -63,6 +71,10 @@ static const struct memop ops[] = {
     OP32("adamw_step", K_ADAMW, kb_adamw_step),
     OP32("rope", K_ROPE, kb_rope),
     OP32("embedding", K_EMBED, kb_embedding),
+    /* SwiGLU on the [rows, 2 * ffn] output of a fused gate_up layer (gate
+       and up strided inside it), and the fused residual add + RMSNorm. */
+    OP("glu", K_GLU, kb_glu),
+    OP("add_rmsnorm", K_ADDNORM, kb_add_rmsnorm),
 };
 
 static const char *const dtype_names[3] = {"f32", "bf16", "f16"};
@@ -87,6 +99,7 @@ static struct shape shape_of(enum kind k, enum size_class sz) {
         [K_LAYERNORM] = {{32, 1024, 0}}, [K_CE] = {{2, 32000, 0}}, [K_CE_BWD] = {{2, 32000, 0}},
         [K_ARGMAX] = {{2, 32000, 0}}, [K_ADAMW] = {{16384, 0, 0}},  [K_ROPE] = {{32, 16, 64}},
         [K_EMBED] = {{32, 32000, 1024}},
+        [K_GLU] = {{8, 1024, 0}},     [K_ADDNORM] = {{16, 1024, 0}},
     };
     return cached[k];
   }
@@ -120,6 +133,14 @@ static struct shape shape_of(enum kind k, enum size_class sz) {
       s.d[0] = sz == SMALL ? 4 : smoke ? 5 : quick ? 256 : 4096;
       s.d[1] = sz == SMALL ? 64 : smoke ? 50 : quick ? 8000 : 32000;
       s.d[2] = sz == SMALL ? 64 : smoke ? 12 : 1024;
+      break;
+    case K_GLU: /* rows x ffn (Llama-7B's 11008) */
+      s.d[0] = sz == SMALL ? 4 : smoke ? 3 : quick ? 32 : 256;
+      s.d[1] = sz == SMALL ? 64 : smoke ? 37 : 11008;
+      break;
+    case K_ADDNORM: /* rows x hidden (4096) */
+      s.d[0] = sz == SMALL ? 4 : smoke ? 3 : quick ? 64 : 1024;
+      s.d[1] = sz == SMALL ? 64 : smoke ? 37 : 4096;
       break;
   }
   return s;
@@ -157,6 +178,10 @@ static double traffic(enum kind k, enum dtype dt, struct shape s) {
       return 2 * n * e + (double)s.d[1] * e;
     case K_LAYERNORM:
       return 2 * n * e + 2 * (double)s.d[1] * e;
+    case K_GLU: /* gate and up read, y written */
+      return 3 * n * e;
+    case K_ADDNORM: /* x read, residual read and written, y written, weight */
+      return 4 * n * e + (double)s.d[1] * e;
     case K_CE: /* logits, targets, losses, the mean */
       return 4 * n + 8 * (double)s.d[0] + 4;
     case K_CE_BWD: /* logits, targets, dlogits */
@@ -247,6 +272,15 @@ static int run_op(void *p) {
     case K_EMBED:
       st = kb_embedding(ctx, d[0], d[1], d[2], buf.ids, buf.table, buf.f[2]);
       break;
+    case K_GLU: /* h = buffer 0 as [rows, 2 * ffn]: gate = h, up = h + ffn */
+      st = f32 ? ((glu32)op->fn)(ctx, d[0], d[1], buf.f[0], 2 * d[1], buf.f[0] + d[1], 2 * d[1], KB_ACTIVATION_SILU,
+                                 buf.f[2])
+               : ((glu16)op->fn)(ctx, d[0], d[1], h[0], 2 * d[1], h[0] + d[1], 2 * d[1], KB_ACTIVATION_SILU, h[2]);
+      break;
+    case K_ADDNORM: /* the residual (buffer 1) grows by x each call: harmless */
+      st = f32 ? ((addnorm32)op->fn)(ctx, d[0], d[1], buf.f[0], buf.f[1], buf.w[0], 1e-5f, buf.f[2])
+               : ((addnorm16)op->fn)(ctx, d[0], d[1], h[0], h[1], w16[0], 1e-5f, h[2]);
+      break;
   }
   if (st != KB_STATUS_OK) {
     char name[64];
@@ -270,8 +304,9 @@ static int run_copy(void *p) {
 
 static void allocate(void) {
   size_t nmax = 0;
-  for (int k = K_UNARY; k <= K_EMBED; k++) {
+  for (int k = K_UNARY; k <= K_ADDNORM; k++) {
     double n = elements((enum kind)k, shape_of((enum kind)k, LARGE));
+    if (k == K_GLU) n *= 2; /* h holds gate and up */
     if ((size_t)n > nmax) nmax = (size_t)n;
   }
   if (nmax < 4096) nmax = 4096; /* the small shapes */

@@ -2701,6 +2701,541 @@ const struct kb_cpu_ops *kb__cpu_ops(void);
 const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 
 #endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/attention_kernels.h ---- */
+/* attention_kernels.h - the instruction-set-specific pieces of attention
+ * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
+ * attention.c.  Internal to kernels/cpu.
+ *
+ * The matrix products of attention run on the gemm microkernels; what is
+ * left per instruction set is the online softmax of one row of a key block.
+ * Every level computes the same bits: the maximum is exact, the exponential
+ * is one fixed sequence of float32 operations (attn_exp in each file), and
+ * the row sum uses 16 partial sums (key j goes to partial j mod 16, keys in
+ * increasing order) reduced by the fixed tree
+ *   s8[l] = p[l] + p[l+8], s4[l] = s8[l] + s8[l+4], s2[l] = s4[l] + s4[l+2],
+ *   sum = s2[0] + s2[1]. */
+#ifndef KB_CPU_ATTENTION_KERNELS_H
+#define KB_CPU_ATTENTION_KERNELS_H
+
+#include <stdint.h>
+
+/*
+ * One row of a key block of `len` scores s (masked keys hold -inf):
+ *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
+ *   p[j] = exp(s[j] - m) for j < len
+ *   *sum = the 16-partial sum of p (see above), *m_new = m.
+ * len <= 128 (the block size of attention.c).
+ */
+typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
+
+struct kb_attn_ops {
+  kb_attn_softmax_block_fn softmax_block;
+};
+
+/* The exponential of the softmax weights for one value (attention_scalar.c):
+ * the same bits as each level's vector version.  Used on every level for
+ * the per-row rescale factors and the merge of decode chunks. */
+float kb__attn_exp(float x);
+
+extern const struct kb_attn_ops kb__attn_ops_scalar;
+extern const struct kb_attn_ops kb__attn_ops_avx2;
+extern const struct kb_attn_ops kb__attn_ops_avx512;
+
+#endif /* KB_CPU_ATTENTION_KERNELS_H */
+/* ---- kernels/cpu/gemm_kernels.h ---- */
+/* gemm_kernels.h - the instruction-set-specific pieces of the float32 matrix
+ * multiply (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c), driven by gemm.c.
+ * Internal to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level: every element of C is
+ *   acc = 0;  for p = 0 .. k-1:  acc = fma(op(A)[i,p], op(B)[p,j], acc)
+ * (one rounding per step, p strictly increasing), then the epilogue
+ *   C = alpha * acc                      (beta == 0: C is not read)
+ *   C = alpha * acc + beta * C_old       (two products and a sum, each rounded)
+ * Partial sums that cross a K block are stored in C (or a float32 buffer)
+ * and reloaded: exact, since acc is a float32.  So blocking, packing, the
+ * instruction set and the thread count never change a result bit. */
+#ifndef KB_CPU_GEMM_KERNELS_H
+#define KB_CPU_GEMM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
+/* Largest register tile of any level (for stack buffers of edge tiles). */
+#define KB_GEMM_MAX_MR 12
+#define KB_GEMM_MAX_NR 32
+
+/* What the last K block does with the sums (see above).  c0 is C_old with
+ * row stride ldc0; it is read only when beta != 0. */
+struct kb_gemm_epilogue {
+  float alpha, beta;
+  const float *c0;
+  int64_t ldc0;
+};
+
+/*
+ * The microkernel: one tile of rows x cols of C (at most mr x nr; row
+ * stride ldc).  For i < rows, j < cols:
+ *   acc(i, j) = first ? 0 : c[i * ldc + j]
+ *   for p < kc:  acc(i, j) = fma(a[i * a_rs + p * a_cs], b[p * b_rs + j], acc(i, j))
+ *   c[i * ldc + j] = last ? epilogue(acc(i, j)) : acc(i, j)
+ * Nothing outside the rows x cols tile of C (or of last->c0) is touched.
+ * a is a packed micro-panel (a_rs = 1, a_cs = mr) or A itself (its row and
+ * column strides); b has nr readable columns per row: a packed micro-panel
+ * (b_rs = nr, zero-padded past cols) or B itself when cols == nr.  kc >= 0.
+ */
+typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last);
+
+/*
+ * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
+ * transposed: the PyTorch weight layout) into micro-panels of nr columns:
+ * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
+ * zero for columns past nc.
+ */
+typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr);
+
+/*
+ * Matrix-vector products, the m == 1 / n == 1 cases.  x has k elements.
+ *   axpy: y[j] = chain over p of x[p] * mat[p * ldm + j]    (rows of mat along j)
+ *   dot:  y[j] = chain over p of x[p] * mat[j * ldm + p]    (rows of mat along p)
+ * for j < n, each y[j] the fma chain of the contract above (no epilogue).
+ */
+typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
+
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
+struct kb_gemm_ops {
+  int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
+  kb_gemm_kernel_fn kernel;
+  kb_gemm_pack_bt_fn pack_bt;
+  kb_gemv_fn gemv_axpy;
+  kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
+};
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+
+/* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_gemm_ops kb__gemm_ops_scalar;
+extern const struct kb_gemm_ops kb__gemm_ops_avx2;
+extern const struct kb_gemm_ops kb__gemm_ops_avx512;
+
+#endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/quant/quant.h ---- */
+/* quant.h - GGML's Q8_0 and Q4_0 block quantization formats, bit-identical
+ * to ggml's reference C code (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
+ * dequantize_row_q8_0, dequantize_row_q4_0 in ggml-quants.c), so that
+ * tensors read from or written to GGUF files mean the same numbers here as
+ * in llama.cpp.  Internal to kernels/cpu; README.md beside this file has the
+ * block layouts and where the test's golden data comes from.
+ *
+ * A row of n floats (n a multiple of KB_QK) is n / KB_QK blocks, each stored
+ * as a little-endian binary16 scale followed by the quantized values, with no
+ * padding: blocks are 34 or 18 bytes, so a block is generally not aligned;
+ * the code accesses them byte by byte (the scale assembled from its two
+ * bytes), never through a struct or a wider pointer, which also makes the
+ * layout independent of the host's byte order.
+ *
+ * The functions are pure: they read x, write y, allocate nothing and touch no
+ * global state.  x and y must not overlap.  A partial trailing block (n not a
+ * multiple of KB_QK) is neither read nor written; callers validate n.
+ *
+ * Quantizing a row that kb__quant_check_row rejects (NaN, infinity, a scale
+ * beyond binary16's range) has no undefined behaviour and is deterministic,
+ * but its bytes are not part of the contract: ggml's own output there
+ * depends on the platform (this code gives what ggml gives on x86-64).
+ *
+ * Bit-identity relies on the library's -ffp-contract=off: fusing Q4_0's
+ * x * id + 8.5f into one fma changes a code now and then (the goldens
+ * include such an element). */
+#ifndef KB_CPU_QUANT_H
+#define KB_CPU_QUANT_H
+
+#include <stdint.h>
+
+/* Elements per block, for both formats (ggml's QK8_0 and QK4_0). */
+#define KB_QK 32
+
+/* Bytes per Q8_0 block: f16 scale d, then int8 qs[32]; element j is d * qs[j]. */
+#define KB_Q8_0_BLOCK_BYTES 34
+
+/* Bytes per Q4_0 block: f16 scale d, then uint8 qs[16]; byte j holds element
+ * j in its low nibble and element j + 16 in its high nibble, each as an
+ * unsigned 4-bit q meaning d * (q - 8). */
+#define KB_Q4_0_BLOCK_BYTES 18
+
+/* ggml's type numbers (enum ggml_type), the `type` of kb__quant_check_row;
+ * the same numbers appear in GGUF files. */
+#define KB_QTYPE_Q4_0 2
+#define KB_QTYPE_Q8_0 8
+
+/* Quantizes n floats of x into n / KB_QK Q8_0 blocks at y.  Per block:
+ * d = max|x| / 127 in float, id = d != 0 ? 1 / d : 0, qs[j] = roundf(x[j] *
+ * id) (half away from zero), and the stored scale is d rounded to the
+ * nearest binary16 (ties to even).  The integers come from the float d, not
+ * from the rounded one, as in ggml. */
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n);
+
+/* Quantizes n floats of x into n / KB_QK Q4_0 blocks at y.  Per block: max
+ * is the first element of largest magnitude (+0.0 when every element is
+ * zero: ggml starts its search from +0.0 and only a strictly larger
+ * magnitude replaces it, so an all-zero block always stores d = -0.0);
+ * d = max / -8, id = d != 0 ? 1 / d : 0, q = min(15, trunc(x * id + 8.5f))
+ * (so the max element maps to 0, the one value of range [-8, 7] that has no
+ * positive partner), and the stored scale is d rounded to binary16. */
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n);
+
+/* Expands n / KB_QK Q8_0 blocks at x into n floats at y: y[j] = d * qs[j]
+ * with d the widened binary16 scale.  The product is exact (an 8-bit integer
+ * times an 11-bit significand), so the result does not depend on rounding. */
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n);
+
+/* Expands n / KB_QK Q4_0 blocks at x into n floats at y: y[j] = d * (q - 8)
+ * with q the low nibble of byte j for j < 16 and the high nibble of byte
+ * j - 16 otherwise; exact like Q8_0's. */
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n);
+
+/* Whether the n floats of x can be quantized to `type` (KB_QTYPE_Q4_0 or
+ * KB_QTYPE_Q8_0) with a meaningful result.  Returns -1 when they can; else
+ * the index of the element that prevents it, in the first block that has
+ * one: the block's first NaN or infinity when it has any, otherwise (its
+ * stored scale would be infinite: d rounds to binary16 infinity, i.e.
+ * |d| >= 65520) its first element of largest magnitude, the one the scale is
+ * derived from.  Blocks whose scale rounds to binary16 zero are accepted:
+ * they dequantize to zeros, as in ggml.  An unknown type returns 0, so it
+ * never reads as valid.  Callers check before quantizing and report the
+ * index. */
+int64_t kb__quant_check_row(int type, const float *x, int64_t n);
+
+#endif /* KB_CPU_QUANT_H */
+/* ---- kernels/cpu/quant/qdot.h ---- */
+/* qdot.h - the products of float32 activations with GGML block-quantized
+ * weights (Q8_0, Q4_0): the instruction-set-specific pieces (qdot_scalar.c,
+ * qdot_avx2.c) behind kb_linear_w's quantized path (qmatmul.c).  Internal
+ * to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level (so every level, thread
+ * count and language gives the same bits):
+ *
+ * 1. Each row of activations is quantized per block of 32 (kb_qact_fn): d =
+ *    max|x| / 127 (float division), q[e] = x[e] * (1 / d) rounded to the
+ *    nearest integer, ties to even (0 when d == 0); a block holding a NaN
+ *    or an infinity gets d = NaN and q = 0, so every output of its row is
+ *    NaN.  A tiny block, 0 < d < FLT_MIN (1 / d could overflow), is
+ *    quantized scaled by 2^64, exactly: ds = (max|x| * 2^64) / 127, q[e] =
+ *    rint((x[e] * 2^64) * (1 / ds)), d = ds * 2^-64 (rounded to a
+ *    subnormal).  Also kept per block: s[l] = q[4l] + .. + q[4l+3], l < 8.
+ *
+ * 2. Output (i, j) = activation row i . weight row j:
+ *      acc[l] = 0 for l < 8
+ *      for each block b, in order:
+ *        p[l]   = sum over e in 4l .. 4l+3 of w[e] * q[e]   (exact int32;
+ *                 w[e] the weight's integer: Q8_0 qs, Q4_0 nibble - 8)
+ *        t[l]   = (float)p[l] * dx(b)                        (rounded)
+ *        acc[l] = fma(dw(b), t[l], acc[l])                   (dw: the block's
+ *                 binary16 scale widened)
+ *      y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+ *    The 8 lanes are those of a 256-bit register (vpmaddubsw + vpmaddwd, or
+ *    vpdpbusd, sum 4 adjacent byte products into one int32 lane), and the
+ *    final sum is the usual horizontal sum of such a register, written
+ *    down once here so that scalar code reproduces it.
+ *
+ * The integer sums are exact on every path, so only the float steps above
+ * decide the bits; their order is fixed per output, never split across
+ * threads.  docs/kernels.md gives the error bound against the float64
+ * product of the dequantized weights and the float32 activations. */
+#ifndef KB_CPU_QDOT_H
+#define KB_CPU_QDOT_H
+
+#include <stdint.h>
+
+
+/* Quantized activations: row i, block b at index i * nb + b of each array. */
+struct kb_qact {
+  int64_t nb;        /* blocks per row */
+  int8_t *q;         /* [rows * nb][32], 32-byte aligned */
+  float *d;          /* [rows * nb] */
+  int32_t *s;        /* [rows * nb][8] */
+};
+
+/* Quantizes rows [i0, i1) of x ([*, k], row stride ldx; k = nb * 32) into
+ * act as step 1 of the contract says. */
+typedef void (*kb_qact_fn)(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act);
+
+/* y[i * ldy + j] = output (i, j) of step 2 for activation rows [0, m) and
+ * weight rows [0, n), the weight rows `row_bytes` apart starting at w, in
+ * format type (KB_QTYPE_Q8_0 or KB_QTYPE_Q4_0). */
+typedef void (*kb_qdot_fn)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                           int64_t row_bytes, float *y, int64_t ldy);
+
+struct kb_quant_ops {
+  kb_qact_fn quantize_act;
+  kb_qdot_fn dot;
+};
+
+/* The 65536 binary16 values widened to float32, indexed by their bits:
+ * the vector products widen each block's scale with two loads and no
+ * arithmetic.  Built on first use (256 KiB), then read-only. */
+const float *kb__f16_to_f32_table(void);
+
+/* The tables: the scalar reference; AVX2 (vpmaddubsw); AVX2 with AVX-VNNI;
+ * AVX2 with AVX512-VNNI on 256-bit registers (the avx512 level). */
+extern const struct kb_quant_ops kb__quant_ops_scalar;
+extern const struct kb_quant_ops kb__quant_ops_avx2;
+extern const struct kb_quant_ops kb__quant_ops_avx2_vnni;
+extern const struct kb_quant_ops kb__quant_ops_avx512_vnni;
+
+#endif /* KB_CPU_QDOT_H */
+/* ---- kernels/cpu/vec_kernels.h ---- */
+/* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
+ * kernels (elementwise, row-wise, the optimizer step) and of the vector
+ * math layer, one table per level (vec_scalar.c, vec_avx2.c, vec_avx512.c),
+ * driven by the kernel files (activation.c, softmax.c, ...), which keep
+ * validation and threading.  Internal to kernels/cpu.
+ *
+ * Every entry is written once (vec_body.h) over a 16-lane vocabulary that
+ * each level implements with the same IEEE operations (vec_lanes_*.h), so
+ * every level computes the same bits; the scalar level is the reference.
+ * Reductions keep 16 partial sums (element c of a row goes to lane c mod 16,
+ * added in increasing c) and combine them in one fixed order, so a row's
+ * result never depends on the level or on how rows are split over threads.
+ * Elementwise entries compute each element from its own inputs only.
+ *
+ * Storage: `dt` is KB_VEC_F32 (float) or a 16-bit format (uint16_t bit
+ * patterns, half.h), widened exactly in registers and rounded once when
+ * stored; weights and biases have the dtype of x. */
+#ifndef KB_CPU_VEC_KERNELS_H
+#define KB_CPU_VEC_KERNELS_H
+
+#include <stdint.h>
+
+enum kb_vec_dt { KB_VEC_F32 = 0, KB_VEC_BF16 = 1, KB_VEC_F16 = 2 };
+
+/* Bytes per element of a dtype. */
+static inline int64_t kb_vec_size(int dt) { return dt == KB_VEC_F32 ? 4 : 2; }
+
+/* The functions of the math layer (vmath.h) and the activations, as array
+ * entries (tests and tools run them over all float inputs). */
+enum kb_vm_fn {
+  KB_VM_EXP = 0,
+  KB_VM_LOG,
+  KB_VM_TANH,
+  KB_VM_ERF,
+  KB_VM_SILU,
+  KB_VM_GELU,
+  KB_VM_GELU_TANH,
+  KB_VM_FN_COUNT
+};
+
+enum kb_vec_binop { KB_VEC_ADD = 0, KB_VEC_MUL = 1 };
+
+/* y[i] = f(x[i]) for i < n (any n >= 0; y may be x). */
+typedef void (*kb_vm_array_fn)(int64_t n, const float *x, float *y);
+
+/* AdamW's per-call coefficients (adamw.c). */
+struct kb_adamw_coef {
+  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
+  int small_w1;
+};
+
+struct kb_vec_ops {
+  kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
+
+  /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
+   * y may be x. */
+  void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
+  void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
+  /* y[i] = alpha * x[i]. */
+  void (*scale)(int dt, int64_t n, float alpha, const void *x, void *y);
+  /* y[r, c] = x[r, c] + bias[c] for rows rows of cols. */
+  void (*add_bias)(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y);
+  /* Widen (narrow = 0: 16-bit src, float dst) or narrow n elements. */
+  void (*convert)(int dt, int narrow, int64_t n, const void *src, void *dst);
+
+  /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
+  void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
+  void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* weight and bias may be NULL (1 and 0). */
+  void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
+                    void *y);
+  /* losses[r] for rows rows (targets checked by the caller). */
+  void (*ce_forward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                     float *losses);
+  /* dlogits = (softmax - onehot) * scale per row, ignored rows 0; dlogits may be logits. */
+  void (*ce_backward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                      double scale, float *dlogits);
+  void (*argmax)(int64_t rows, int64_t cols, const float *x, int32_t *out);
+  /* Rotary embedding of rows s in [s0, s1) of x [seq, heads, head_dim]
+   * (rope.c); positions already checked; y may be x. */
+  void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
+               double theta, float *y);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
+  /* One AdamW step over n elements (adamw.c's order of operations). */
+  void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
+};
+
+/* The tables of each level (vec_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_vec_ops kb__vec_ops_scalar;
+extern const struct kb_vec_ops kb__vec_ops_avx2;
+extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
+
+#endif /* KB_CPU_VEC_KERNELS_H */
+/* ---- kernels/cpu/dispatch.h ---- */
+/* dispatch.h - the one table of instruction-set-specific CPU kernels of the
+ * process.  Internal to kernels/cpu.
+ *
+ * Each op family that has vector code keeps its pieces in files named by
+ * level (<family>_scalar.c, <family>_avx2.c, <family>_avx512.c) behind a
+ * struct of its own; this table holds one of each, all of the level kb__isa()
+ * chose.  The scalar level is the reference: every vector level computes the
+ * same bits. */
+#ifndef KB_CPU_DISPATCH_H
+#define KB_CPU_DISPATCH_H
+
+
+struct kb_cpu_ops {
+  kb_isa isa;
+  struct kb_vec_ops vec;
+  struct kb_gemm_ops gemm;
+  struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
+};
+
+/* The table of the process's level (kb__isa()); never NULL.  One atomic
+ * load after the first call. */
+const struct kb_cpu_ops *kb__cpu_ops(void);
+
+/* The table of a given level, for tests comparing levels; NULL when this
+ * build or this CPU cannot run it. */
+const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
+
+#endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/reduced.h ---- */
+/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points.
+ * Internal to kernels/cpu.
+ *
+ * The elementwise and row kernels widen and narrow in registers (the vector
+ * layer's 16-bit storage, vec_kernels.h) and need nothing from here but
+ * KB_HALF_SIZE and kb_vec_dt_of.  gemm and attention instead widen whole
+ * tensors: such a call validates like kb_<op> (2-byte elements), allocates
+ * all its scratch, widens the inputs, runs the float32 computation on the
+ * scratch and narrows the result into the caller's output last, so an
+ * allocation failure leaves every output untouched. */
+#ifndef KB_CPU_REDUCED_H
+#define KB_CPU_REDUCED_H
+
+#include <stdint.h>
+
+
+/* The vector kernels' storage code of a 16-bit dtype. */
+static inline int kb_vec_dt_of(kbcuda_dtype dt) { return dt == KBCUDA_F16 ? KB_VEC_F16 : KB_VEC_BF16; }
+
+/* Element size of the bf16 / f16 tensors, for the shared validation code. */
+#define KB_HALF_SIZE ((int64_t)sizeof(uint16_t))
+
+/* Most tensors one call widens (attention: q, k, v, out). */
+#define KB_DT_MAX_TENSORS 4
+
+/* One allocation holding the float32 copies of a call's tensors. */
+struct kb_dt_scratch {
+  float *t[KB_DT_MAX_TENSORS]; /* t[i] has counts[i] floats (NULL when 0) */
+  void *block;
+};
+
+/*
+ * Allocates counts[i] floats for each of the n tensors (n <= KB_DT_MAX_TENSORS)
+ * in one block.  OUT_OF_MEMORY ("size of scratch overflows" or "cannot
+ * allocate N bytes of scratch") when it cannot; then nothing is allocated.
+ */
+kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s);
+void kb_dt_free(struct kb_dt_scratch *s);
+
+/* dst[i] = src[i] widened / narrowed for i < count, split over ctx's threads. */
+void kb_dt_widen(const kb_context *ctx, kbcuda_dtype dt, const uint16_t *src, float *dst, int64_t count);
+void kb_dt_narrow(const kb_context *ctx, kbcuda_dtype dt, const float *src, uint16_t *dst, int64_t count);
+
+/* The same for a [rows, cols] matrix with row strides (in elements)
+ * src_ld and dst_ld: only the cols elements of each row are touched, never
+ * the padding between rows (which may be other data of the caller). */
+void kb_dt_widen_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *src,
+                      int64_t src_ld, float *dst, int64_t dst_ld);
+void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const float *src,
+                       int64_t src_ld, uint16_t *dst, int64_t dst_ld);
+
+#endif /* KB_CPU_REDUCED_H */
+/* ---- kernels/cpu/rowwise.h ---- */
+/* rowwise.h - helpers shared by the row-wise CPU kernels (softmax, norms,
+ * cross-entropy).  Internal to kernels/cpu. */
+#ifndef KB_CPU_ROWWISE_H
+#define KB_CPU_ROWWISE_H
+
+#include <stdint.h>
+
+/* Smallest number of elements a thread should get in a row-wise kernel. */
+#define KB_ROW_MIN_ELEMS 16384
+
+/* Rows per thread so that each thread gets at least KB_ROW_MIN_ELEMS elements. */
+static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
+
+#endif /* KB_CPU_ROWWISE_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -18092,6 +18627,288 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
 #undef quant_i8_byte
 #undef quant_put_scale
 #undef quant_q4_code
+
+/* ==== kernels/cpu/decoder/add_rmsnorm.c ==== */
+#define add_norm_job add_rmsnorm__add_norm_job
+#define add_norm_body add_rmsnorm__add_norm_body
+#define add_rmsnorm add_rmsnorm__add_rmsnorm
+/* ---- kernels/cpu/decoder/add_rmsnorm.c ---- */
+/* add_rmsnorm.c - the fused residual add + RMSNorm of a pre-norm decoder:
+ * kb_add_rmsnorm, kb_add_rmsnorm_bf16, kb_add_rmsnorm_f16.
+ *
+ *   residual[r, :] += x[r, :]      (written back)
+ *   y[r, :] = rmsnorm(residual[r, :]) * weight
+ *
+ * Row by row, the vector layer's `binary` add (kb_add's entry: float32 sum,
+ * rounded to the storage type) writes the row of residual, then its
+ * `rmsnorm` entry (kb_rmsnorm's) reads that row back - from cache, since it
+ * was just written - and writes y.  So every bit is the two-call sequence
+ * kb_add + kb_rmsnorm (for 16-bit storage the rounded sum is what the norm
+ * reads, as the two calls would), while memory sees x and residual read
+ * once and residual and y written once whenever a row fits in cache (a
+ * 4096-wide float32 row is 16 KiB).  Rows are independent, so splitting
+ * them over threads cannot change any bit; y may be x because a row of x is
+ * consumed before the same row of y is written. */
+
+struct add_rmsnorm__add_norm_job {
+  const struct kb_vec_ops *ops;
+  int dt;
+  int64_t cols;
+  const char *x, *weight;
+  char *residual, *y;
+  float eps;
+};
+
+static void add_rmsnorm__add_norm_body(void *arg, int64_t begin, int64_t end) {
+  const struct add_rmsnorm__add_norm_job *j = (const struct add_rmsnorm__add_norm_job *)arg;
+  int64_t row = j->cols * kb_vec_size(j->dt);
+  for (int64_t r = begin; r < end; r++) {
+    char *res = j->residual + r * row;
+    j->ops->binary(KB_VEC_ADD, j->dt, j->cols, res, j->x + r * row, res);
+    j->ops->rmsnorm(j->dt, 1, j->cols, res, j->weight, j->eps, j->y + r * row);
+  }
+}
+
+static kb_status add_rmsnorm__add_rmsnorm(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *x,
+                             void *residual, const void *weight, float eps, void *y) {
+  KB_BEGIN(ctx, fn);
+  int64_t elem = kb_vec_size(dt);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_inner(ctx, fn, "cols", cols, "rows", rows));
+  int64_t dims[2] = {rows, cols}, count, wcount;
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "weight", elem, 1, &cols, &wcount));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "residual", residual, count));
+  KB_TRY(kb__check_ptr(ctx, fn, "weight", weight, wcount));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, count));
+  KB_TRY(kb__check_finite(ctx, fn, "eps", (double)eps, true));
+  int64_t bytes = count * elem, wbytes = wcount * elem;
+  /* residual is written too: it may overlap nothing; y may be x exactly. */
+  KB_TRY(kb__check_overlap(ctx, fn, "residual", residual, bytes, "x", x, bytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "residual", residual, bytes, "weight", weight, wbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "x", x, bytes, true));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "residual", residual, bytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, bytes, "weight", weight, wbytes, false));
+  const struct kb_mem_ref refs[] = {
+      {"x", x, bytes}, {"residual", residual, bytes}, {"weight", weight, wbytes}, {"y", y, bytes}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (count == 0) return KB_STATUS_OK;
+  struct add_rmsnorm__add_norm_job job = {&kb__cpu_ops()->vec, dt, cols, (const char *)x, (const char *)weight,
+                             (char *)residual, (char *)y, eps};
+  kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), add_rmsnorm__add_norm_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_add_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *residual,
+                         const float *weight, float eps, float *y) {
+  return add_rmsnorm__add_rmsnorm(ctx, "kb_add_rmsnorm", KB_VEC_F32, rows, cols, x, residual, weight, eps, y);
+}
+
+kb_status kb_add_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual,
+                              const uint16_t *weight, float eps, uint16_t *y) {
+  return add_rmsnorm__add_rmsnorm(ctx, "kb_add_rmsnorm_bf16", KB_VEC_BF16, rows, cols, x, residual, weight, eps, y);
+}
+
+kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual,
+                             const uint16_t *weight, float eps, uint16_t *y) {
+  return add_rmsnorm__add_rmsnorm(ctx, "kb_add_rmsnorm_f16", KB_VEC_F16, rows, cols, x, residual, weight, eps, y);
+}
+#undef add_norm_body
+#undef add_norm_job
+#undef add_rmsnorm
+
+/* ==== kernels/cpu/decoder/glu.c ==== */
+#define glu_job glu__glu_job
+#define relu_tile glu__relu_tile
+#define act_tile glu__act_tile
+#define act_copy glu__act_copy
+#define glu_body glu__glu_body
+#define check_ld glu__check_ld
+#define glu glu__glu
+/* ---- kernels/cpu/decoder/glu.c ---- */
+/* glu.c - gated linear units: kb_glu, kb_glu_bf16, kb_glu_f16,
+ * y[r, c] = act(gate[r, c]) * up[r, c] (SwiGLU, GeGLU, ReGLU, bilinear).
+ *
+ * The activation is the vector layer's own (the `unary` entry behind
+ * kb_silu / kb_gelu / kb_gelu_tanh), applied to a tile of one row, then
+ * the layer's float32 multiply (the `binary` entry behind kb_mul) on the
+ * same tile: every element is exactly kb_<act> followed by kb_mul, on every
+ * instruction-set level.  A tile (KB_GLU_TILE elements) stays in L1 between
+ * the two steps, so gate and up are read once from memory and y written
+ * once.  For float32 the activation is written straight into y's tile and
+ * multiplied there (y never overlaps gate or up, so no scratch at all); for
+ * 16-bit storage both inputs are widened into two float tiles on the stack,
+ * and the product is narrowed once into y.
+ *
+ * Work is split over (row, tile) pairs; each element depends only on its
+ * own two inputs, so the split cannot change any bit. */
+
+/* Elements per tile: 4 KiB of float32, two of them fit L1 next to the
+ * inputs' lines.  A multiple of 16 so that only a row's last tile has a
+ * partial vector. */
+#define KB_GLU_TILE 1024
+/* Elements per thread below which starting a thread costs more than it saves
+ * (the elementwise kernels' threshold). */
+#define KB_GLU_MIN_CHUNK 16384
+
+struct glu__glu_job {
+  const struct kb_vec_ops *ops;
+  int dt;   /* KB_VEC_F32, KB_VEC_BF16 or KB_VEC_F16 */
+  int act;  /* kb_activation */
+  int64_t cols, tiles_per_row, ld_gate, ld_up;
+  const char *gate, *up;
+  char *y;
+};
+
+/* t[i] = relu(t[i]) as kb_linear's epilogue: NaN stays NaN, -0.0 and
+ * negatives become +0. */
+static void glu__relu_tile(float *t, int64_t n) {
+  for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
+}
+
+/* The activation in place on a float32 tile. */
+static void glu__act_tile(const struct kb_vec_ops *ops, int act, float *t, int64_t n) {
+  switch (act) {
+    case KB_ACTIVATION_RELU:
+      glu__relu_tile(t, n);
+      break;
+    case KB_ACTIVATION_GELU:
+      ops->unary(KB_VM_GELU, KB_VEC_F32, n, t, t);
+      break;
+    case KB_ACTIVATION_GELU_TANH:
+      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, t, t);
+      break;
+    case KB_ACTIVATION_SILU:
+      ops->unary(KB_VM_SILU, KB_VEC_F32, n, t, t);
+      break;
+    default: /* KB_ACTIVATION_NONE: the identity */
+      break;
+  }
+}
+
+/* The activation from src (float32) into dst: the vector entries read
+ * before they write, so dst may differ from src with the same bits. */
+static void glu__act_copy(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
+  switch (act) {
+    case KB_ACTIVATION_GELU:
+      ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
+      return;
+    case KB_ACTIVATION_GELU_TANH:
+      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, src, dst);
+      return;
+    case KB_ACTIVATION_SILU:
+      ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
+      return;
+    default:
+      for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+      if (act == KB_ACTIVATION_RELU) glu__relu_tile(dst, n);
+      return;
+  }
+}
+
+static void glu__glu_body(void *arg, int64_t begin, int64_t end) {
+  const struct glu__glu_job *j = (const struct glu__glu_job *)arg;
+  const struct kb_vec_ops *ops = j->ops;
+  int64_t es = kb_vec_size(j->dt);
+  float wg[KB_GLU_TILE], wu[KB_GLU_TILE];
+  for (int64_t t = begin; t < end; t++) {
+    int64_t r = t / j->tiles_per_row, c0 = (t % j->tiles_per_row) * KB_GLU_TILE;
+    int64_t n = j->cols - c0 < KB_GLU_TILE ? j->cols - c0 : KB_GLU_TILE;
+    const char *g = j->gate + (r * j->ld_gate + c0) * es;
+    const char *u = j->up + (r * j->ld_up + c0) * es;
+    char *y = j->y + (r * j->cols + c0) * es;
+    if (j->dt == KB_VEC_F32) {
+      if (j->act == KB_ACTIVATION_NONE) {
+        ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
+      } else {
+        glu__act_copy(ops, j->act, (const float *)g, (float *)y, n);
+        ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
+      }
+    } else {
+      /* Widening is exact, so wg / wu hold the values kb_glu would see. */
+      ops->convert(j->dt, 0, n, g, wg);
+      ops->convert(j->dt, 0, n, u, wu);
+      glu__act_tile(ops, j->act, wg, n);
+      ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
+      ops->convert(j->dt, 1, n, wg, y);
+    }
+  }
+}
+
+/* SHAPE_MISMATCH unless ld >= max(1, cols) (kb_gemm's rule and message). */
+static kb_status glu__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t cols) {
+  int64_t need = cols > 1 ? cols : 1;
+  if (ld < need)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
+                    name, (long long)need, (long long)ld);
+  return KB_STATUS_OK;
+}
+
+static kb_status glu__glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *gate,
+                     int64_t ld_gate, const void *up, int64_t ld_up, kb_activation act, void *y) {
+  KB_BEGIN(ctx, fn);
+  int64_t elem = kb_vec_size(dt);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_dim(ctx, fn, "ld_gate", ld_gate));
+  KB_TRY(kb__check_dim(ctx, fn, "ld_up", ld_up));
+  KB_TRY(glu__check_ld(ctx, fn, "ld_gate", ld_gate, cols));
+  KB_TRY(glu__check_ld(ctx, fn, "ld_up", ld_up, cols));
+  /* Counts are the strided extents ((rows - 1) * ld + cols elements). */
+  int64_t gn, un, yn, yd[2] = {rows, cols};
+  KB_TRY(kb__count_strided(ctx, fn, "gate", elem, rows, cols, ld_gate, &gn));
+  KB_TRY(kb__count_strided(ctx, fn, "up", elem, rows, cols, ld_up, &un));
+  KB_TRY(kb__count(ctx, fn, "y", elem, 2, yd, &yn));
+  KB_TRY(kb__check_ptr(ctx, fn, "gate", gate, gn));
+  KB_TRY(kb__check_ptr(ctx, fn, "up", up, un));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  /* The activation is a scalar: checked after the pointers (rule 5). */
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t gb = gn * elem, ub = un * elem, yb = yn * elem;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "gate", gate, gb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "up", up, ub, false));
+  const struct kb_mem_ref refs[] = {{"gate", gate, gb}, {"up", up, ub}, {"y", y, yb}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  int64_t tiles_per_row = (cols + KB_GLU_TILE - 1) / KB_GLU_TILE;
+  struct glu__glu_job job = {&kb__cpu_ops()->vec, dt, (int)act, cols, tiles_per_row, ld_gate, ld_up,
+                        (const char *)gate, (const char *)up, (char *)y};
+  /* rows * tiles_per_row <= rows * cols, which fits (y's count did). */
+  kb__parallel_for(ctx, rows * tiles_per_row, KB_GLU_MIN_CHUNK / KB_GLU_TILE, glu__glu_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_glu(kb_context *ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up,
+                 int64_t ld_up, kb_activation act, float *y) {
+  return glu__glu(ctx, "kb_glu", KB_VEC_F32, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}
+
+kb_status kb_glu_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                      const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+  return glu__glu(ctx, "kb_glu_bf16", KB_VEC_BF16, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}
+
+kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                     const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+  return glu__glu(ctx, "kb_glu_f16", KB_VEC_F16, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}
+#undef KB_GLU_MIN_CHUNK
+#undef KB_GLU_TILE
+#undef act_copy
+#undef act_tile
+#undef check_ld
+#undef glu
+#undef glu_body
+#undef glu_job
+#undef relu_tile
 
 /* ==== kernels/cpu/decoder/kv_cache.c ==== */
 #define kv_job kv_cache__kv_job

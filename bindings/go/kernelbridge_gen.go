@@ -269,6 +269,24 @@ static kbgo_failure *kbgo_linear_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_
 static kbgo_failure *kbgo_embedding_w(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const uint8_t *table, int64_t table_bytes, float *out) {
 	return kbgo_done(kbgo_ctx, kb_embedding_w((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table_type, table, table_bytes, out));
 }
+static kbgo_failure *kbgo_glu(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up, int64_t ld_up, kb_activation act, float *y) {
+	return kbgo_done(kbgo_ctx, kb_glu((kb_context *)kbgo_ctx, rows, cols, gate, ld_gate, up, ld_up, act, y));
+}
+static kbgo_failure *kbgo_glu_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate, const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_glu_bf16((kb_context *)kbgo_ctx, rows, cols, gate, ld_gate, up, ld_up, act, y));
+}
+static kbgo_failure *kbgo_glu_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate, const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_glu_f16((kb_context *)kbgo_ctx, rows, cols, gate, ld_gate, up, ld_up, act, y));
+}
+static kbgo_failure *kbgo_add_rmsnorm(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *x, float *residual, const float *weight, float eps, float *y) {
+	return kbgo_done(kbgo_ctx, kb_add_rmsnorm((kb_context *)kbgo_ctx, rows, cols, x, residual, weight, eps, y));
+}
+static kbgo_failure *kbgo_add_rmsnorm_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_rmsnorm_bf16((kb_context *)kbgo_ctx, rows, cols, x, residual, weight, eps, y));
+}
+static kbgo_failure *kbgo_add_rmsnorm_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y) {
+	return kbgo_done(kbgo_ctx, kb_add_rmsnorm_f16((kb_context *)kbgo_ctx, rows, cols, x, residual, weight, eps, y));
+}
 static kbgo_failure *kbgo_kv_cache_append(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, float *k_cache, float *v_cache) {
 	return kbgo_done(kbgo_ctx, kb_kv_cache_append((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
 }
@@ -917,6 +935,35 @@ func embeddingWShapes(chk checker, vocab int, dim int, idsLen int, tableLen int,
 	chk.dims("vocab dim", vocab, dim)
 	outSize := chk.size("out", sizeOf(nIDs, dim))
 	chk.length("out", outLen, outSize, "[nIDs, dim]")
+	return chk.err
+}
+
+// gluShapes checks the sizes and tensor lengths of kb_glu, kb_glu_bf16,
+// kb_glu_f16.
+func gluShapes(chk checker, rows int, cols int, gateLen int, ldGate int, upLen int, ldUp int, yLen int) error {
+	chk.dims("rows cols ldGate ldUp", rows, cols, ldGate, ldUp)
+	chk.ld("ldGate", ldGate, "gate", cols)
+	chk.ld("ldUp", ldUp, "up", cols)
+	gateSize := chk.size("gate", stridedSize(rows, cols, ldGate))
+	upSize := chk.size("up", stridedSize(rows, cols, ldUp))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.minLength("gate", gateLen, gateSize, "[rows, cols]")
+	chk.minLength("up", upLen, upSize, "[rows, cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
+	return chk.err
+}
+
+// addRmsnormShapes checks the sizes and tensor lengths of kb_add_rmsnorm,
+// kb_add_rmsnorm_bf16, kb_add_rmsnorm_f16.
+func addRmsnormShapes(chk checker, rows int, xLen int, residualLen int, weightLen int, yLen int) error {
+	cols := weightLen
+	chk.dims("rows", rows)
+	xSize := chk.size("x", sizeOf(rows, cols))
+	residualSize := chk.size("residual", sizeOf(rows, cols))
+	ySize := chk.size("y", sizeOf(rows, cols))
+	chk.length("x", xLen, xSize, "[rows, cols]")
+	chk.length("residual", residualLen, residualSize, "[rows, cols]")
+	chk.length("y", yLen, ySize, "[rows, cols]")
 	return chk.err
 }
 
@@ -3692,6 +3739,294 @@ func (ctx *Context) EmbeddingWBuf(vocab int, dim int, ids Int32View, tableType D
 	}
 	fail := C.kbgo_embedding_w(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), C.kb_dtype(tableType), table.ptr(), C.int64_t(table.Len()), out.ptr())
 	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// Glu wraps kb_glu.
+//
+// Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+// SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+// KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+// bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+// exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+// followed by one float32 multiply, so y is bit-identical to the activation
+// kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+// gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+// (>= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+// linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+// ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+// gate or up.  act must be one of kb_activation's values.  Results are
+// identical for every thread count and instruction set.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements.
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements.
+// y (output) holds [rows, cols], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.Glu] and [Context.GluBuf].
+func Glu(rows int, cols int, gate []float32, ldGate int, up []float32, ldUp int, act Activation, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.Glu(rows, cols, gate, ldGate, up, ldUp, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// Glu runs kb_glu on ctx; see the package-level function Glu.
+func (ctx *Context) Glu(rows int, cols int, gate []float32, ldGate int, up []float32, ldUp int, act Activation, y []float32) error {
+	if err := gluShapes(ctx.checkSlices("Glu"), rows, cols, len(gate), ldGate, len(up), ldUp, len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_glu(ctx.h, C.int64_t(rows), C.int64_t(cols), f32p(gate), C.int64_t(ldGate), f32p(up), C.int64_t(ldUp), C.kb_activation(act), f32p(y)))
+}
+
+// GluBuf runs kb_glu on ctx with its tensors in Buffers; see Glu.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements.
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements.
+// y (output) holds [rows, cols], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) GluBuf(rows int, cols int, gate Float32View, ldGate int, up Float32View, ldUp int, act Activation, y Float32View) error {
+	chk := ctx.checkViews("GluBuf", gate.check("GluBuf", "gate"), up.check("GluBuf", "up"), y.check("GluBuf", "y"))
+	if err := gluShapes(chk, rows, cols, gate.Len(), ldGate, up.Len(), ldUp, y.Len()); err != nil {
+		release(gate.buf, up.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_glu(ctx.h, C.int64_t(rows), C.int64_t(cols), gate.ptr(), C.int64_t(ldGate), up.ptr(), C.int64_t(ldUp), C.kb_activation(act), y.ptr())
+	release(gate.buf, up.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// GluBF16 wraps kb_glu_bf16.
+//
+// bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+// activation and product, rounded once to bfloat16.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.GluBF16] and [Context.GluBF16Buf].
+func GluBF16(rows int, cols int, gate []uint16, ldGate int, up []uint16, ldUp int, act Activation, y []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.GluBF16(rows, cols, gate, ldGate, up, ldUp, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// GluBF16 runs kb_glu_bf16 on ctx; see the package-level function GluBF16.
+func (ctx *Context) GluBF16(rows int, cols int, gate []uint16, ldGate int, up []uint16, ldUp int, act Activation, y []uint16) error {
+	if err := gluShapes(ctx.checkSlices("GluBF16"), rows, cols, len(gate), ldGate, len(up), ldUp, len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_glu_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(gate), C.int64_t(ldGate), u16p(up), C.int64_t(ldUp), C.kb_activation(act), u16p(y)))
+}
+
+// GluBF16Buf runs kb_glu_bf16 on ctx with its tensors in Buffers; see GluBF16.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) GluBF16Buf(rows int, cols int, gate BF16View, ldGate int, up BF16View, ldUp int, act Activation, y BF16View) error {
+	chk := ctx.checkViews("GluBF16Buf", gate.check("GluBF16Buf", "gate"), up.check("GluBF16Buf", "up"), y.check("GluBF16Buf", "y"))
+	if err := gluShapes(chk, rows, cols, gate.Len(), ldGate, up.Len(), ldUp, y.Len()); err != nil {
+		release(gate.buf, up.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_glu_bf16(ctx.h, C.int64_t(rows), C.int64_t(cols), gate.ptr(), C.int64_t(ldGate), up.ptr(), C.int64_t(ldUp), C.kb_activation(act), y.ptr())
+	release(gate.buf, up.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// GluF16 wraps kb_glu_f16.
+//
+// float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+// float32 activation and product, rounded once to float16.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.GluF16] and [Context.GluF16Buf].
+func GluF16(rows int, cols int, gate []uint16, ldGate int, up []uint16, ldUp int, act Activation, y []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.GluF16(rows, cols, gate, ldGate, up, ldUp, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// GluF16 runs kb_glu_f16 on ctx; see the package-level function GluF16.
+func (ctx *Context) GluF16(rows int, cols int, gate []uint16, ldGate int, up []uint16, ldUp int, act Activation, y []uint16) error {
+	if err := gluShapes(ctx.checkSlices("GluF16"), rows, cols, len(gate), ldGate, len(up), ldUp, len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_glu_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), u16p(gate), C.int64_t(ldGate), u16p(up), C.int64_t(ldUp), C.kb_activation(act), u16p(y)))
+}
+
+// GluF16Buf runs kb_glu_f16 on ctx with its tensors in Buffers; see GluF16.
+//
+// gate (input) holds [rows, cols] with row stride ldGate: at least (rows-1)*ldGate+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// up (input) holds [rows, cols] with row stride ldUp: at least (rows-1)*ldUp+cols elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) GluF16Buf(rows int, cols int, gate F16View, ldGate int, up F16View, ldUp int, act Activation, y F16View) error {
+	chk := ctx.checkViews("GluF16Buf", gate.check("GluF16Buf", "gate"), up.check("GluF16Buf", "up"), y.check("GluF16Buf", "y"))
+	if err := gluShapes(chk, rows, cols, gate.Len(), ldGate, up.Len(), ldUp, y.Len()); err != nil {
+		release(gate.buf, up.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_glu_f16(ctx.h, C.int64_t(rows), C.int64_t(cols), gate.ptr(), C.int64_t(ldGate), up.ptr(), C.int64_t(ldUp), C.kb_activation(act), y.ptr())
+	release(gate.buf, up.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// AddRmsnorm wraps kb_add_rmsnorm.
+//
+// Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+// x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+// then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+// Bit-identical to kb_add(residual, x -> residual) followed by
+// kb_rmsnorm(residual -> y), but each row is read from memory once while it
+// is in cache.  eps must be finite and >= 0; cols must be > 0 when rows > 0.
+// y may be x (in place); residual must not overlap x, weight or y.
+// Results are identical for every thread count and instruction set.
+//
+// cols is len(weight).
+// x (input) holds [rows, cols], row-major.
+// residual (input and output) holds [rows, cols], row-major.
+// weight (input) holds [cols] elements.
+// y (output) holds [rows, cols], row-major; it may be the same slice as x.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddRmsnorm] and [Context.AddRmsnormBuf].
+func AddRmsnorm(rows int, x []float32, residual []float32, weight []float32, eps float32, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.AddRmsnorm(rows, x, residual, weight, eps, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// AddRmsnorm runs kb_add_rmsnorm on ctx; see the package-level function AddRmsnorm.
+func (ctx *Context) AddRmsnorm(rows int, x []float32, residual []float32, weight []float32, eps float32, y []float32) error {
+	if err := addRmsnormShapes(ctx.checkSlices("AddRmsnorm"), rows, len(x), len(residual), len(weight), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_add_rmsnorm(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), f32p(x), f32p(residual), f32p(weight), C.float(eps), f32p(y)))
+}
+
+// AddRmsnormBuf runs kb_add_rmsnorm on ctx with its tensors in Buffers; see AddRmsnorm.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major.
+// residual (input and output) holds [rows, cols], row-major.
+// weight (input) holds [cols] elements.
+// y (output) holds [rows, cols], row-major; it may be the same view as x.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) AddRmsnormBuf(rows int, x Float32View, residual Float32View, weight Float32View, eps float32, y Float32View) error {
+	chk := ctx.checkViews("AddRmsnormBuf", x.check("AddRmsnormBuf", "x"), residual.check("AddRmsnormBuf", "residual"), weight.check("AddRmsnormBuf", "weight"), y.check("AddRmsnormBuf", "y"))
+	if err := addRmsnormShapes(chk, rows, x.Len(), residual.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, residual.buf, weight.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_add_rmsnorm(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), residual.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, residual.buf, weight.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// AddRmsnormBF16 wraps kb_add_rmsnorm_bf16.
+//
+// bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+// rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+//
+// cols is len(weight).
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// residual (input and output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same slice as x.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddRmsnormBF16] and [Context.AddRmsnormBF16Buf].
+func AddRmsnormBF16(rows int, x []uint16, residual []uint16, weight []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.AddRmsnormBF16(rows, x, residual, weight, eps, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// AddRmsnormBF16 runs kb_add_rmsnorm_bf16 on ctx; see the package-level function AddRmsnormBF16.
+func (ctx *Context) AddRmsnormBF16(rows int, x []uint16, residual []uint16, weight []uint16, eps float32, y []uint16) error {
+	if err := addRmsnormShapes(ctx.checkSlices("AddRmsnormBF16"), rows, len(x), len(residual), len(weight), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_add_rmsnorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(residual), u16p(weight), C.float(eps), u16p(y)))
+}
+
+// AddRmsnormBF16Buf runs kb_add_rmsnorm_bf16 on ctx with its tensors in Buffers; see AddRmsnormBF16.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// residual (input and output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// weight (input) holds [cols] elements, bfloat16 bit patterns (see Float32ToBF16).
+// y (output) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16); it may be the same view as x.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) AddRmsnormBF16Buf(rows int, x BF16View, residual BF16View, weight BF16View, eps float32, y BF16View) error {
+	chk := ctx.checkViews("AddRmsnormBF16Buf", x.check("AddRmsnormBF16Buf", "x"), residual.check("AddRmsnormBF16Buf", "residual"), weight.check("AddRmsnormBF16Buf", "weight"), y.check("AddRmsnormBF16Buf", "y"))
+	if err := addRmsnormShapes(chk, rows, x.Len(), residual.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, residual.buf, weight.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_add_rmsnorm_bf16(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), residual.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, residual.buf, weight.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// AddRmsnormF16 wraps kb_add_rmsnorm_f16.
+//
+// float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+// kb_add_f16 (the sum rounded to float16 into residual) followed by
+// kb_rmsnorm_f16 on it.
+//
+// cols is len(weight).
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// residual (input and output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same slice as x.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AddRmsnormF16] and [Context.AddRmsnormF16Buf].
+func AddRmsnormF16(rows int, x []uint16, residual []uint16, weight []uint16, eps float32, y []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.AddRmsnormF16(rows, x, residual, weight, eps, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// AddRmsnormF16 runs kb_add_rmsnorm_f16 on ctx; see the package-level function AddRmsnormF16.
+func (ctx *Context) AddRmsnormF16(rows int, x []uint16, residual []uint16, weight []uint16, eps float32, y []uint16) error {
+	if err := addRmsnormShapes(ctx.checkSlices("AddRmsnormF16"), rows, len(x), len(residual), len(weight), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_add_rmsnorm_f16(ctx.h, C.int64_t(rows), C.int64_t(len(weight)), u16p(x), u16p(residual), u16p(weight), C.float(eps), u16p(y)))
+}
+
+// AddRmsnormF16Buf runs kb_add_rmsnorm_f16 on ctx with its tensors in Buffers; see AddRmsnormF16.
+//
+// cols is weight.Len().
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// residual (input and output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// weight (input) holds [cols] elements, IEEE binary16 bit patterns (see Float32ToF16).
+// y (output) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16); it may be the same view as x.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) AddRmsnormF16Buf(rows int, x F16View, residual F16View, weight F16View, eps float32, y F16View) error {
+	chk := ctx.checkViews("AddRmsnormF16Buf", x.check("AddRmsnormF16Buf", "x"), residual.check("AddRmsnormF16Buf", "residual"), weight.check("AddRmsnormF16Buf", "weight"), y.check("AddRmsnormF16Buf", "y"))
+	if err := addRmsnormShapes(chk, rows, x.Len(), residual.Len(), weight.Len(), y.Len()); err != nil {
+		release(x.buf, residual.buf, weight.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_add_rmsnorm_f16(ctx.h, C.int64_t(rows), C.int64_t(weight.Len()), x.ptr(), residual.ptr(), weight.ptr(), C.float(eps), y.ptr())
+	release(x.buf, residual.buf, weight.buf, y.buf)
 	return ctx.done(fail)
 }
 

@@ -472,6 +472,18 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_embedding_w__direct kb_embedding_w
 #define kb_embedding_w__addr kb_embedding_w
 #define kb_embedding_w__bytes_direct kb_embedding_w
+#define kb_glu__direct kb_glu
+#define kb_glu__addr kb_glu
+#define kb_glu_bf16__direct kb_glu_bf16
+#define kb_glu_bf16__addr kb_glu_bf16
+#define kb_glu_f16__direct kb_glu_f16
+#define kb_glu_f16__addr kb_glu_f16
+#define kb_add_rmsnorm__direct kb_add_rmsnorm
+#define kb_add_rmsnorm__addr kb_add_rmsnorm
+#define kb_add_rmsnorm_bf16__direct kb_add_rmsnorm_bf16
+#define kb_add_rmsnorm_bf16__addr kb_add_rmsnorm_bf16
+#define kb_add_rmsnorm_f16__direct kb_add_rmsnorm_f16
+#define kb_add_rmsnorm_f16__addr kb_add_rmsnorm_f16
 #define kb_kv_cache_append__direct kb_kv_cache_append
 #define kb_kv_cache_append__addr kb_kv_cache_append
 #define kb_kv_cache_append_bf16__direct kb_kv_cache_append_bf16
@@ -1432,6 +1444,42 @@ kbj_status_ctx kb_embedding_w__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_
 kbj_status_ctx kb_embedding_w__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kb_dtype table_type, kbj_u8_in_addr *table, int64_t table_bytes, kbj_f32_out_addr *out);
 %unignore kb_embedding_w__bytes_direct;
 kbj_status_ctx kb_embedding_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out *out);
+%unignore kb_glu;
+kbj_status_ctx kb_glu(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in *gate, int64_t ld_gate, kbj_f32_in *up, int64_t ld_up, kb_activation act, kbj_f32_out *y);
+%unignore kb_glu__direct;
+kbj_status_ctx kb_glu__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_direct *gate, int64_t ld_gate, kbj_f32_in_direct *up, int64_t ld_up, kb_activation act, kbj_f32_out_direct *y);
+%unignore kb_glu__addr;
+kbj_status_ctx kb_glu__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_addr *gate, int64_t ld_gate, kbj_f32_in_addr *up, int64_t ld_up, kb_activation act, kbj_f32_out_addr *y);
+%unignore kb_glu_bf16;
+kbj_status_ctx kb_glu_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *gate, int64_t ld_gate, kbj_bf16_in *up, int64_t ld_up, kb_activation act, kbj_bf16_out *y);
+%unignore kb_glu_bf16__direct;
+kbj_status_ctx kb_glu_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *gate, int64_t ld_gate, kbj_bf16_in_direct *up, int64_t ld_up, kb_activation act, kbj_bf16_out_direct *y);
+%unignore kb_glu_bf16__addr;
+kbj_status_ctx kb_glu_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *gate, int64_t ld_gate, kbj_bf16_in_addr *up, int64_t ld_up, kb_activation act, kbj_bf16_out_addr *y);
+%unignore kb_glu_f16;
+kbj_status_ctx kb_glu_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *gate, int64_t ld_gate, kbj_f16_in *up, int64_t ld_up, kb_activation act, kbj_f16_out *y);
+%unignore kb_glu_f16__direct;
+kbj_status_ctx kb_glu_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *gate, int64_t ld_gate, kbj_f16_in_direct *up, int64_t ld_up, kb_activation act, kbj_f16_out_direct *y);
+%unignore kb_glu_f16__addr;
+kbj_status_ctx kb_glu_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *gate, int64_t ld_gate, kbj_f16_in_addr *up, int64_t ld_up, kb_activation act, kbj_f16_out_addr *y);
+%unignore kb_add_rmsnorm;
+kbj_status_ctx kb_add_rmsnorm(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in *x, kbj_f32_inout *residual, kbj_f32_in *weight, float eps, kbj_f32_out *y);
+%unignore kb_add_rmsnorm__direct;
+kbj_status_ctx kb_add_rmsnorm__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_direct *x, kbj_f32_inout_direct *residual, kbj_f32_in_direct *weight, float eps, kbj_f32_out_direct *y);
+%unignore kb_add_rmsnorm__addr;
+kbj_status_ctx kb_add_rmsnorm__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in_addr *x, kbj_f32_inout_addr *residual, kbj_f32_in_addr *weight, float eps, kbj_f32_out_addr *y);
+%unignore kb_add_rmsnorm_bf16;
+kbj_status_ctx kb_add_rmsnorm_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_bf16_inout *residual, kbj_bf16_in *weight, float eps, kbj_bf16_out *y);
+%unignore kb_add_rmsnorm_bf16__direct;
+kbj_status_ctx kb_add_rmsnorm_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_bf16_inout_direct *residual, kbj_bf16_in_direct *weight, float eps, kbj_bf16_out_direct *y);
+%unignore kb_add_rmsnorm_bf16__addr;
+kbj_status_ctx kb_add_rmsnorm_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_bf16_inout_addr *residual, kbj_bf16_in_addr *weight, float eps, kbj_bf16_out_addr *y);
+%unignore kb_add_rmsnorm_f16;
+kbj_status_ctx kb_add_rmsnorm_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_f16_inout *residual, kbj_f16_in *weight, float eps, kbj_f16_out *y);
+%unignore kb_add_rmsnorm_f16__direct;
+kbj_status_ctx kb_add_rmsnorm_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_f16_inout_direct *residual, kbj_f16_in_direct *weight, float eps, kbj_f16_out_direct *y);
+%unignore kb_add_rmsnorm_f16__addr;
+kbj_status_ctx kb_add_rmsnorm_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_f16_inout_addr *residual, kbj_f16_in_addr *weight, float eps, kbj_f16_out_addr *y);
 %unignore kb_kv_cache_append;
 kbj_status_ctx kb_kv_cache_append(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in *k_new, kbj_f32_in *v_new, kbj_i32_in *positions, kbj_f32_inout *k_cache, kbj_f32_inout *v_cache);
 %unignore kb_kv_cache_append__direct;

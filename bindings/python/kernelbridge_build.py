@@ -141,6 +141,12 @@ kb_status kb_quantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols
 kb_status kb_dequantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const void *x, int64_t x_bytes, float *y);
 kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias, kb_activation act, float *y);
 kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
+kb_status kb_glu(kb_context *ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up, int64_t ld_up, kb_activation act, float *y);
+kb_status kb_glu_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate, const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y);
+kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate, const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y);
+kb_status kb_add_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *residual, const float *weight, float eps, float *y);
+kb_status kb_add_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y);
+kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y);
 kb_status kb_kv_cache_append(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, float *k_cache, float *v_cache);
 kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
 kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
@@ -214,6 +220,12 @@ static int kbpy_fast_kb_quantize(const kbpy_arg *a) { return (int)kb_quantize(a[
 static int kbpy_fast_kb_dequantize(const kbpy_arg *a) { return (int)kb_dequantize(a[0].p, a[1].i32, a[2].i, a[3].i, a[4].p, a[5].i, a[6].p); }
 static int kbpy_fast_kb_linear_w(const kbpy_arg *a) { return (int)kb_linear_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p, a[9].i32, a[10].p); }
 static int kbpy_fast_kb_embedding_w(const kbpy_arg *a) { return (int)kb_embedding_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p); }
+static int kbpy_fast_kb_glu(const kbpy_arg *a) { return (int)kb_glu(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_glu_bf16(const kbpy_arg *a) { return (int)kb_glu_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_glu_f16(const kbpy_arg *a) { return (int)kb_glu_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].p, a[6].i, a[7].i32, a[8].p); }
+static int kbpy_fast_kb_add_rmsnorm(const kbpy_arg *a) { return (int)kb_add_rmsnorm(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_add_rmsnorm_bf16(const kbpy_arg *a) { return (int)kb_add_rmsnorm_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
+static int kbpy_fast_kb_add_rmsnorm_f16(const kbpy_arg *a) { return (int)kb_add_rmsnorm_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p, a[5].p, a[6].f, a[7].p); }
 static int kbpy_fast_kb_kv_cache_append(const kbpy_arg *a) { return (int)kb_kv_cache_append(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
 static int kbpy_fast_kb_kv_cache_append_bf16(const kbpy_arg *a) { return (int)kb_kv_cache_append_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
 static int kbpy_fast_kb_kv_cache_append_f16(const kbpy_arg *a) { return (int)kb_kv_cache_append_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
@@ -279,6 +291,12 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_dequantize/cenntnt", kbpy_fast_kb_dequantize},
     {"kb_linear_w/cnnntetntet", kbpy_fast_kb_linear_w},
     {"kb_embedding_w/cnnntetnt", kbpy_fast_kb_embedding_w},
+    {"kb_glu/cnntntnet", kbpy_fast_kb_glu},
+    {"kb_glu_bf16/cnntntnet", kbpy_fast_kb_glu_bf16},
+    {"kb_glu_f16/cnntntnet", kbpy_fast_kb_glu_f16},
+    {"kb_add_rmsnorm/cnntttft", kbpy_fast_kb_add_rmsnorm},
+    {"kb_add_rmsnorm_bf16/cnntttft", kbpy_fast_kb_add_rmsnorm_bf16},
+    {"kb_add_rmsnorm_f16/cnntttft", kbpy_fast_kb_add_rmsnorm_f16},
     {"kb_kv_cache_append/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append},
     {"kb_kv_cache_append_bf16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_bf16},
     {"kb_kv_cache_append_f16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_f16},

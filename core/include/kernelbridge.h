@@ -1652,6 +1652,134 @@ KB_API kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, i
                                 kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
 
 /* ------------------------------------------------------------------------ */
+/* Decoder kernels: gated activations and the fused residual add + RMSNorm
+ * (kernels/cpu/decoder/; docs/kernels.md, "Gated activations" and
+ * "kb_add_rmsnorm").  CPU only: a CUDA context gets KB_STATUS_UNSUPPORTED. */
+
+/**
+ * Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+ * SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+ * KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+ * bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+ * exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+ * followed by one float32 multiply, so y is bit-identical to the activation
+ * kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+ * gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+ * (>= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+ * linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+ * ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+ * gate or up.  act must be one of kb_activation's values.  Results are
+ * identical for every thread count and instruction set.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg gate in f32[rows, cols] ld(ld_gate)
+ * @arg ld_gate dim
+ * @arg up in f32[rows, cols] ld(ld_up)
+ * @arg ld_up dim
+ * @arg act scalar default(KB_ACTIVATION_SILU)
+ * @arg y out f32[rows, cols]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_glu(kb_context *ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up,
+                        int64_t ld_up, kb_activation act, float *y);
+
+/**
+ * bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+ * activation and product, rounded once to bfloat16.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg gate in bf16[rows, cols] ld(ld_gate)
+ * @arg ld_gate dim
+ * @arg up in bf16[rows, cols] ld(ld_up)
+ * @arg ld_up dim
+ * @arg act scalar default(KB_ACTIVATION_SILU)
+ * @arg y out bf16[rows, cols]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_glu_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                             const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+ * float32 activation and product, rounded once to float16.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg gate in f16[rows, cols] ld(ld_gate)
+ * @arg ld_gate dim
+ * @arg up in f16[rows, cols] ld(ld_up)
+ * @arg ld_up dim
+ * @arg act scalar default(KB_ACTIVATION_SILU)
+ * @arg y out f16[rows, cols]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                            const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y);
+
+/**
+ * Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+ * x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+ * then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+ * Bit-identical to kb_add(residual, x -> residual) followed by
+ * kb_rmsnorm(residual -> y), but each row is read from memory once while it
+ * is in cache.  eps must be finite and >= 0; cols must be > 0 when rows > 0.
+ * y may be x (in place); residual must not overlap x, weight or y.
+ * Results are identical for every thread count and instruction set.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f32[rows, cols]
+ * @arg residual inout f32[rows, cols]
+ * @arg weight in f32[cols]
+ * @arg eps scalar
+ * @arg y out f32[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_rmsnorm(kb_context *ctx, int64_t rows, int64_t cols, const float *x, float *residual,
+                                const float *weight, float eps, float *y);
+
+/**
+ * bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+ * rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg residual inout bf16[rows, cols]
+ * @arg weight in bf16[cols]
+ * @arg eps scalar
+ * @arg y out bf16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_rmsnorm_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x,
+                                     uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y);
+
+/**
+ * float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+ * kb_add_f16 (the sum rounded to float16 into residual) followed by
+ * kb_rmsnorm_f16 on it.
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg residual inout f16[rows, cols]
+ * @arg weight in f16[cols]
+ * @arg eps scalar
+ * @arg y out f16[rows, cols] alias(x)
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x,
+                                    uint16_t *residual, const uint16_t *weight, float eps, uint16_t *y);
+
+/* ------------------------------------------------------------------------ */
 /* KV cache. */
 
 /**

@@ -398,6 +398,33 @@ static void test_empty_calls(void) {
   check_names(g_cuda, "kb_cross_entropy", "mean_loss");
 }
 
+/* The decoder kernels (kernels/cpu/decoder/) have no CUDA implementation:
+ * after full validation (the memory-kind check included, so host memory is
+ * still named) a CUDA context gets UNSUPPORTED, and no table entry runs. */
+static void test_cpu_only_decoder_kernels(void) {
+  kb_fake_cuda_reset();
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+               kb_glu(g_cuda, 2, 4, g_dev[0], 4, g_dev[1], 4, KB_ACTIVATION_SILU, g_dev[2]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_glu: not implemented by the CUDA backend");
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+               kb_glu_bf16(g_cuda, 2, 4, g_dev[0], 4, g_dev[1], 4, KB_ACTIVATION_GELU, g_dev[2]));
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED, kb_add_rmsnorm(g_cuda, 2, 4, g_dev[0], g_dev[1], g_dev[2], 1e-5f, g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_add_rmsnorm: not implemented by the CUDA backend");
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+               kb_add_rmsnorm_f16(g_cuda, 2, 4, g_dev[0], g_dev[1], g_dev[2], 1e-5f, g_dev[3]));
+  CHECK(kb_fake_cuda_calls() == 0);
+  /* Validation first: host memory is named, a bad act is refused. */
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT,
+               kb_glu(g_cuda, 2, 4, g_dev[0], 4, g_host[1], 4, KB_ACTIVATION_SILU, g_dev[2]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "up");
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_glu(g_cuda, 2, 4, g_dev[0], 4, g_dev[1], 4, (kb_activation)6, g_dev[2]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "act");
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT,
+               kb_add_rmsnorm(g_cuda, 2, 4, g_dev[0], g_host[1], g_dev[2], 1e-5f, g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "residual");
+  CHECK(kb_fake_cuda_calls() == 0);
+}
+
 int main(void) {
   setup();
   KB_RUN(test_dispatches_to_entry);
@@ -408,6 +435,7 @@ int main(void) {
   KB_RUN(test_device_index_checks);
   KB_RUN(test_device_logits_checks);
   KB_RUN(test_empty_calls);
+  KB_RUN(test_cpu_only_decoder_kernels);
   KB_RUN(test_device_lost_latches);
   teardown();
   return kb_test_summary();

@@ -70,6 +70,8 @@ TOLERANCES = {
     "dequantize": {"ulp": 0, "abs": 0.0},
     "linear_w": {"ulp": 18, "abs": 1e-5},
     "embedding_w": {"ulp": 0, "abs": 0.0},
+    "glu": {"ulp": 3, "abs": 0.0},
+    "add_rmsnorm": {"ulp": 4, "abs": 0.0},
     "kv_cache_append": {"ulp": 0, "abs": 0.0},
 }
 
@@ -153,6 +155,11 @@ SIGNATURES = {
     "embedding_w": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
                     ("table_type", "scalar i32"), ("table", "in u8 table_bytes"), ("table_bytes", "dim"),
                     ("out", "out f32 n_ids,dim")],
+    # Decoder kernels.  glu's act is a kb_activation, as linear's.
+    "glu": [("rows", "dim"), ("cols", "dim"), ("gate", "in f32 rows,cols ld=ld_gate"), ("ld_gate", "dim"),
+            ("up", "in f32 rows,cols ld=ld_up"), ("ld_up", "dim"), ("act", "scalar i32"), ("y", "out f32 rows,cols")],
+    "add_rmsnorm": [("rows", "dim"), ("cols", "dim"), ("x", "in f32 rows,cols"), ("residual", "inout f32 rows,cols"),
+                    ("weight", "in f32 cols"), ("eps", "scalar f32"), ("y", "out f32 rows,cols")],
     "kv_cache_append": [("batch", "dim"), ("kv_heads", "dim"), ("seq_new", "dim"), ("capacity", "dim"),
                         ("head_dim", "dim"), ("seq_major", "flag"), ("k_new", "in f32 batch,seq_new,kv_heads,head_dim"),
                         ("v_new", "in f32 batch,seq_new,kv_heads,head_dim"), ("positions", "in i32 batch"),
@@ -723,6 +730,71 @@ def gen_model(cx):
 
 
 # ---------------------------------------------------------------------------
+# Decoder kernels: kb_glu, kb_add_rmsnorm.
+
+
+def glu_case(cx, name, rows, cols, act, ld_pad=0, gate=None, up=None, about=""):
+    """gate and up as [rows, ld] buffers with NaN padding (never read); the
+    default ld is 2 * cols: the stride of a fused gate_up output."""
+    g = rng_for(name)
+    ld = max(1, cols) + ld_pad
+    if gate is None:
+        gate = g.standard_normal((rows, cols)) * 3
+    if up is None:
+        up = g.standard_normal((rows, cols))
+    gbuf = f32(np.full((rows, ld), np.nan))
+    gbuf[:, :cols] = f32(gate)
+    ubuf = f32(np.full((rows, ld), np.nan))
+    ubuf[:, :cols] = f32(up)
+    want = ref.glu(gbuf[:, :cols], ubuf[:, :cols], act)
+    cx.add(name, "glu", dims={"rows": rows, "cols": cols, "ld_gate": ld, "ld_up": ld}, scalars={"act": act},
+           inputs={"gate": gbuf, "up": ubuf}, expected={"y": want}, about=about)
+
+
+def add_rmsnorm_case(cx, name, rows, cols, eps, inplace=False, specials=False, about=""):
+    g = rng_for(name)
+    x = f32(g.standard_normal((rows, cols)))
+    res = f32(g.standard_normal((rows, cols)) * 4)
+    w = f32(g.uniform(0.5, 1.5, cols))
+    if specials and rows >= 3 and cols >= 3:
+        x[1, 2] = np.nan
+        res[2, 0] = np.inf
+    new_res, y = ref.add_rmsnorm(x, res, w, np.float32(eps))
+    cx.add(name, "add_rmsnorm", dims={"rows": rows, "cols": cols}, scalars={"eps": eps},
+           inputs={"x": x, "residual": res, "weight": w}, expected={"residual": new_res, "y": y},
+           alias={"y": "x"} if inplace else None, about=about)
+
+
+def gen_decoder(cx):
+    for act, label in enumerate(("none", "relu", "gelu", "gelu_tanh", "silu")):
+        glu_case(cx, "glu_%s_fused_3x37" % label, 3, 37, act, ld_pad=37,
+                 about="gate and up with the row stride of a fused [rows, 2 * cols] gate_up output")
+    glu_case(cx, "glu_silu_dense_2x17", 2, 17, 4, about="ld == cols")
+    glu_case(cx, "glu_silu_long_row", 1, 4100, 4, ld_pad=3,
+             about="one row of several 1024-element tiles, the last partial")
+    extremes = [-80, 80, -20, 20, -10, 10, -5.5, 5.5, -3, 3, -1, 1, -1e-3, 1e-3, 1e-30, -1e-30, 0.0, -0.0,
+                -40, 40, 1e10, -1e10, 0.5, -0.5]
+    for act, label in ((2, "gelu"), (3, "gelu_tanh"), (4, "silu")):
+        name = "glu_%s_extremes" % label
+        up = rng_for(name).uniform(0.5, 2.0, (1, len(extremes)))
+        glu_case(cx, name, 1, len(extremes), act, ld_pad=2, gate=np.array([extremes]), up=up,
+                 about="the activation's tails and signed zeros, times up")
+    glu_case(cx, "glu_silu_nan_inf", 2, 3, 4, gate=np.array([[1.0, math.nan, -2.0], [math.inf, -math.inf, 0.5]]),
+             up=np.array([[math.nan, 2.0, 0.0], [1.0, 2.0, math.inf]]),
+             about="NaN stays in its element; silu(+inf) = inf, silu(-inf) = NaN; 0 * inf = NaN")
+    glu_case(cx, "glu_rows0", 0, 5, 4)
+    glu_case(cx, "glu_cols0", 3, 0, 2)
+
+    add_rmsnorm_case(cx, "add_rmsnorm_4x33", 4, 33, 1e-5)
+    add_rmsnorm_case(cx, "add_rmsnorm_1x1", 1, 1, 1e-6)
+    add_rmsnorm_case(cx, "add_rmsnorm_3x1100", 3, 1100, 1e-6, about="rows longer than a 16-lane block and 1024")
+    add_rmsnorm_case(cx, "add_rmsnorm_inplace", 2, 17, 1e-5, inplace=True, about="y is the same buffer as x")
+    add_rmsnorm_case(cx, "add_rmsnorm_nan_inf", 4, 5, 1e-5, specials=True,
+                     about="NaN in x and +inf in residual make their rows NaN")
+    add_rmsnorm_case(cx, "add_rmsnorm_rows0", 0, 3, 1e-5)
+
+
+# ---------------------------------------------------------------------------
 # Weights in storage formats: kb_quantize, kb_dequantize, kb_linear_w,
 # kb_embedding_w.
 
@@ -1241,6 +1313,8 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "linear_w": ({"rows": 2, "in_features": 64, "out_features": 3, "weight_bytes": 108}, {},
                  {"weight_type": ref.DTYPE_Q4_0, "act": 0}),
     "embedding_w": ({"n_ids": 3, "vocab": 5, "dim": 32, "table_bytes": 170}, {}, {"table_type": ref.DTYPE_Q8_0}),
+    "glu": ({"rows": 2, "cols": 3, "ld_gate": 3, "ld_up": 3}, {}, {"act": 4}),
+    "add_rmsnorm": ({"rows": 2, "cols": 3}, {}, {"eps": 1e-5}),
     "kv_cache_append": ({"batch": 2, "kv_heads": 2, "seq_new": 1, "capacity": 3, "head_dim": 4}, {"seq_major": False},
                         {}),
 }
@@ -1456,6 +1530,7 @@ def gen_bad_inputs():
 
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
+    gen_bad_decoder(add, IA, SM, OOM, OK)
     gen_bad_kv_cache(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
@@ -1531,6 +1606,47 @@ def gen_bad_model(add, IA, SM, OOM, OK):
                  requires=["huge_dim", "explicit_ld"], about="(batch - 1) * stride_a overflows"))
     add(bad_case("gemm_batched_c_overlaps_a", "gemm_batched", IA, overlap={"c": {"with": "a", "offset": 3}}))
     add(bad_case("gemm_batched_c_too_short", "gemm_batched", SM, shapes={"c": [2, 2, 2]}))
+
+
+def gen_bad_decoder(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_glu and kb_add_rmsnorm."""
+    add(bad_case("glu_null_gate", "glu", IA, null=["gate"]))
+    add(bad_case("glu_null_y", "glu", IA, null=["y"]))
+    add(bad_case("glu_rows0_null_ok", "glu", OK, dims={"rows": 0}, null=["gate", "up", "y"],
+                 about="no rows: every tensor is empty and may be NULL"))
+    add(bad_case("glu_negative_rows", "glu", IA, dims={"rows": -1}))
+    add(bad_case("glu_negative_ld_up", "glu", IA, dims={"ld_up": -3}, requires=["explicit_ld"]))
+    add(bad_case("glu_ld_gate_too_small", "glu", SM, dims={"ld_gate": 2}, requires=["explicit_ld"],
+                 about="ld_gate must be >= max(1, cols)"))
+    add(bad_case("glu_ld_up_zero", "glu", SM, dims={"rows": 0, "cols": 0, "ld_gate": 1, "ld_up": 0},
+                 requires=["explicit_ld"], about="an ld is at least 1, even for empty tensors"))
+    add(bad_case("glu_act_unknown", "glu", IA, scalars={"act": 5}, requires=["bad_enum"],
+                 about="act must be a kb_activation (0..4)"))
+    add(bad_case("glu_act_negative", "glu", IA, scalars={"act": -1}, requires=["bad_enum"]))
+    add(bad_case("glu_overflow", "glu", OOM, dims={"rows": BIG, "cols": BIG, "ld_gate": BIG, "ld_up": BIG},
+                 requires=["huge_dim"], about="rows * cols * 4 bytes overflows int64"))
+    add(bad_case("glu_y_overlaps_gate", "glu", IA, overlap={"y": {"with": "gate", "offset": 0}},
+                 about="y has no in-place form"))
+    add(bad_case("glu_y_overlaps_up", "glu", IA, overlap={"y": {"with": "up", "offset": 1}}))
+    add(bad_case("glu_up_too_short", "glu", SM, shapes={"up": [1, 3]}))
+
+    add(bad_case("add_rmsnorm_null_residual", "add_rmsnorm", IA, null=["residual"]))
+    add(bad_case("add_rmsnorm_null_weight", "add_rmsnorm", IA, null=["weight"]))
+    add(bad_case("add_rmsnorm_cols0", "add_rmsnorm", IA, dims={"cols": 0}))
+    add(bad_case("add_rmsnorm_negative_rows", "add_rmsnorm", IA, dims={"rows": -2}))
+    add(bad_case("add_rmsnorm_rows0_null_ok", "add_rmsnorm", OK, dims={"rows": 0}, null=["x", "residual", "y"],
+                 about="no rows: x, residual and y are empty and may be NULL (weight is not)"))
+    for v, tag in ((-1e-5, "negative"), (math.nan, "nan"), (math.inf, "inf")):
+        add(bad_case("add_rmsnorm_eps_" + tag, "add_rmsnorm", IA, scalars={"eps": v}))
+    add(bad_case("add_rmsnorm_eps0_ok", "add_rmsnorm", OK, scalars={"eps": 0.0}))
+    add(bad_case("add_rmsnorm_overflow", "add_rmsnorm", OOM, dims={"rows": BIG, "cols": BIG}, requires=["huge_dim"]))
+    add(bad_case("add_rmsnorm_y_overlaps_x", "add_rmsnorm", IA, overlap={"y": {"with": "x", "offset": 1}},
+                 about="y may be x exactly, not partially"))
+    add(bad_case("add_rmsnorm_y_overlaps_residual", "add_rmsnorm", IA,
+                 overlap={"y": {"with": "residual", "offset": 0}}))
+    add(bad_case("add_rmsnorm_y_overlaps_weight", "add_rmsnorm", IA, overlap={"y": {"with": "weight", "offset": 0}}))
+    add(bad_case("add_rmsnorm_weight_too_short", "add_rmsnorm", SM, shapes={"weight": [2]}))
+    add(bad_case("add_rmsnorm_residual_too_short", "add_rmsnorm", SM, shapes={"residual": [2, 2]}))
 
 
 def gen_bad_weights(add, IA, SM, OOM, OK):
@@ -1688,6 +1804,7 @@ def build():
     gen_decoding(cx)
     gen_model(cx)
     gen_weights(cx)
+    gen_decoder(cx)
     gen_kv_cache(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered

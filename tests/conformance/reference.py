@@ -301,6 +301,24 @@ def linear(x, weight, bias, act):
 
 
 # ---------------------------------------------------------------------------
+# Decoder kernels.
+
+
+def glu(gate, up, act):
+    """kb_glu: act(gate) * up elementwise (gate and up [rows, cols], already
+    cut out of their strided buffers), act a kb_activation value."""
+    return ACTIVATIONS[int(act)](gate) * _f64(up)
+
+
+def add_rmsnorm(x, residual, weight, eps):
+    """kb_add_rmsnorm: (new residual, y).  The residual update is one IEEE
+    float32 addition (correctly rounded, so numpy float32 is exact here);
+    y is rmsnorm of that float32 row in float64."""
+    new_res = (np.asarray(residual, dtype=np.float32) + np.asarray(x, dtype=np.float32)).astype(np.float32)
+    return _f64(new_res), rmsnorm(new_res, weight, eps)
+
+
+# ---------------------------------------------------------------------------
 # Transformer building blocks.
 
 

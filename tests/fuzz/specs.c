@@ -197,6 +197,25 @@ static kb_status call_linear(fz_call *c, kb_context *ctx) {
              (kb_activation)I("act"), P("y"));
 }
 
+/* ---- decoder kernels: glu, add_rmsnorm ---- */
+
+static void shape_glu(fz_call *c) {
+  int64_t rows = D("rows"), cols = D("cols");
+  fz_extent(c, "gate", fz_strided(rows, cols, D("ld_gate")));
+  fz_extent(c, "up", fz_strided(rows, cols, D("ld_up")));
+  fz_extent(c, "y", fz_prod2(rows, cols));
+  c->work = work_of(fz_prod2(rows, cols));
+}
+
+static kb_status call_glu(fz_call *c, kb_context *ctx) {
+  return DT3(kb_glu, ctx, D("rows"), D("cols"), P("gate"), D("ld_gate"), P("up"), D("ld_up"),
+             (kb_activation)I("act"), P("y"));
+}
+
+static kb_status call_add_rmsnorm(fz_call *c, kb_context *ctx) {
+  return DT3(kb_add_rmsnorm, ctx, D("rows"), D("cols"), P("x"), P("residual"), P("weight"), F("eps"), P("y"));
+}
+
 /* ---- embedding, rope ---- */
 
 static void shape_embedding(fz_call *c) {
@@ -869,6 +888,11 @@ const fz_spec fz_specs[] = {
           "f:trans_a f:trans_b d:batch d:m d:n d:k s:alpha:f32 t:a:$:in d:lda d:stride_a t:b:$:in d:ldb d:stride_b "
           "s:beta:f32 t:c:$:inout d:ldc d:stride_c",
           shape_gemm_batched, call_gemm_batched, post_gemm_batched),
+    SPEC3("elementwise", "kb_glu",
+          "d:rows d:cols t:gate:$:in d:ld_gate t:up:$:in d:ld_up s:act:i32 t:y:$:out", shape_glu, call_glu, NULL),
+    SPEC3("rowwise", "kb_add_rmsnorm",
+          "d:rows d:cols t:x:$:in t:residual:$:inout t:weight:$:in s:eps:f32 t:y:$:out:alias=x", shape_rows,
+          call_add_rmsnorm, NULL),
     {"quant", "kb_quantize", "s:type:dtype d:rows d:cols t:x:f32:in t:y:u8:out d:y_bytes", FZ_F32, shape_quantize,
      call_quantize, post_quantize},
     {"quant", "kb_dequantize", "s:type:dtype d:rows d:cols t:x:u8:in d:x_bytes t:y:f32:out", FZ_F32, shape_dequantize,

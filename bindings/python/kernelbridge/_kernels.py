@@ -2391,6 +2391,225 @@ def embedding_w(ids, table, out=None, *, vocab, dim=None, table_type, ctx=None):
     return _embedding_w_path(_V_embedding_w, ids, table, out, vocab, dim, table_type, ctx) if _r is _SLOW else _r
 
 
+def _glu_path(_v, gate, up, out, act, ctx):
+    """The Python path of glu (and the 16-bit variants): any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(act) is not int or not 0 <= act <= 0x7FFFFFFF:
+        act = _enum_arg(_model.Activation, act, 'act', _name)
+    if _halfs:
+        _h = _half(gate)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](gate, up, out, act=act, ctx=ctx)
+    _t_gate, _ld_gate, _st_gate, _ = _strided_in(gate, _kind, 'gate', _name, 2)
+    _t_up, _ld_up, _st_up, _ = _strided_in(up, _kind, 'up', _name, 2)
+    rows = _t_gate.shape[0]
+    cols = _t_gate.shape[1]
+    if _t_up.shape != (rows, cols):
+        _shape_error(_name, 'up', _t_up.shape, (rows, cols))
+    if out is None:
+        _t_y, _b_y = _new(ctx, (rows, cols), _t_gate.dtype, (_t_gate, _t_up)), None
+    else:
+        _t_y, _b_y = _out(out, _kind, 'out', _name, (rows, cols))
+    ld_gate = _ld_gate
+    ld_up = _ld_up
+    _dev = -1 if ctx is None else ctx._device
+    _p_gate = _ptr(_t_gate, _array, False, 'gate', _name, _dev)
+    _p_up = _ptr(_t_up, _array, False, 'up', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('gate', gate, _t_gate, False, ()), ('up', up, _t_up, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, rows, cols, _p_gate, ld_gate, _p_up, ld_up, act, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_glu = _Variant('glu', _lib.kb_glu, _K_F32, _FA, _F32, {'bf16': 'glu_bf16', 'f16': 'glu_f16'})
+_fast_glu = _fast('kb_glu/cnntntnet', ('glu', ((0, 0, 0, 0, (0, 1), -1), (0, 0, 0, 0, (0, 1), -1), (0, 1, 0, 0, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 0, _model.Activation), (2, 2, 't')), 4, 1, (), 2, (), 0))
+
+
+def glu(gate, up, out=None, *, act=_model.Activation.SILU, ctx=None):
+    """Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+    SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+    KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+    bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+    exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+    followed by one float32 multiply, so y is bit-identical to the activation
+    kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+    gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+    (>= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+    linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+    ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+    gate or up.  act must be one of kb_activation's values.  Results are
+    identical for every thread count and instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      gate: in float32[rows, cols] (any layout with unit stride along the last axis)
+      up: in float32[rows, cols] (any layout with unit stride along the last axis)
+      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.SILU
+      out (y): out float32[rows, cols]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run glu_bf16 and float16 arrays run glu_f16 (the result has their dtype).
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_glu.
+    """
+    _r = _fast_glu(ctx, gate, up, out, act)
+    return _glu_path(_V_glu, gate, up, out, act, ctx) if _r is _SLOW else _r
+
+
+_V_glu_bf16 = _Variant('glu_bf16', _lib.kb_glu_bf16, _K_BF16, _HA, _U16, {})
+_fast_glu_bf16 = _fast('kb_glu_bf16/cnntntnet', ('glu_bf16', ((3, 0, 0, 0, (0, 1), -1), (3, 0, 0, 0, (0, 1), -1), (3, 1, 0, 0, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 0, _model.Activation), (2, 2, 't')), 4, 1, (), 2, (), 0))
+
+
+def glu_bf16(gate, up, out=None, *, act=_model.Activation.SILU, ctx=None):
+    """bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+    activation and product, rounded once to bfloat16.
+
+    The arguments, shapes and result of glu (see its help), with bfloat16 arrays
+    where glu takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_glu_bf16.
+    """
+    _r = _fast_glu_bf16(ctx, gate, up, out, act)
+    return _glu_path(_V_glu_bf16, gate, up, out, act, ctx) if _r is _SLOW else _r
+
+
+_V_glu_f16 = _Variant('glu_f16', _lib.kb_glu_f16, _K_F16, _HA, _F16, {})
+_fast_glu_f16 = _fast('kb_glu_f16/cnntntnet', ('glu_f16', ((2, 0, 0, 0, (0, 1), -1), (2, 0, 0, 0, (0, 1), -1), (2, 1, 0, 0, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (4, 0, 'n'), (2, 1, 't'), (4, 1, 'n'), (3, 0, _model.Activation), (2, 2, 't')), 4, 1, (), 2, (), 0))
+
+
+def glu_f16(gate, up, out=None, *, act=_model.Activation.SILU, ctx=None):
+    """float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+    float32 activation and product, rounded once to float16.
+
+    The arguments, shapes and result of glu (see its help), with float16 arrays
+    where glu takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_glu_f16.
+    """
+    _r = _fast_glu_f16(ctx, gate, up, out, act)
+    return _glu_path(_V_glu_f16, gate, up, out, act, ctx) if _r is _SLOW else _r
+
+
+def _add_rmsnorm_path(_v, x, residual, weight, out, eps, ctx):
+    """The Python path of add_rmsnorm (and the 16-bit variants): any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _halfs:
+        _h = _half(x)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, residual, weight, out, eps=eps, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
+    _t_residual, _b_residual = _inout(residual, _kind, 'residual', _name, -1)
+    _t_weight = _in(weight, _kind, 'weight', _name, 1)
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    cols = _t_x.shape[-1]
+    if _t_residual.shape != _lead + (cols,):
+        _shape_error(_name, 'residual', _t_residual.shape, _lead + (cols,))
+    if _t_weight.shape != (cols,):
+        _shape_error(_name, 'weight', _t_weight.shape, (cols,))
+    if out is None:
+        _t_y, _b_y = _new(ctx, _lead + (cols,), _t_x.dtype, (_t_x, _t_residual, _t_weight)), None
+    else:
+        _t_y, _b_y = _out(out, _kind, 'out', _name, _lead + (cols,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
+    _p_residual = _ptr(_t_residual, _array, True, 'residual', _name, _dev)
+    _p_weight = _ptr(_t_weight, _array, False, 'weight', _name, _dev)
+    _p_y = _ptr(_t_y, _array, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('residual', residual, _t_residual, True, ()), ('weight', weight, _t_weight, False, ()), ('out', out, _t_y, True, ('x',)),))
+    _st = _c(_ctxp, rows, cols, _p_x, _p_residual, _p_weight, eps, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_residual is not None:
+        _copyto(_b_residual, _t_residual)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_add_rmsnorm = _Variant('add_rmsnorm', _lib.kb_add_rmsnorm, _K_F32, _FA, _F32, {'bf16': 'add_rmsnorm_bf16', 'f16': 'add_rmsnorm_f16'})
+_fast_add_rmsnorm = _fast('kb_add_rmsnorm/cnntttft', ('add_rmsnorm', ((0, 0, 0, 2, (0, 1), -1), (0, 2, 0, 3, (0, 1), -1), (0, 0, 0, 0, (1,), -1), (0, 1, 0, 3, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
+
+
+def add_rmsnorm(x, residual, weight, out=None, *, eps, ctx=None):
+    """Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+    x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+    then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+    Bit-identical to kb_add(residual, x -> residual) followed by
+    kb_rmsnorm(residual -> y), but each row is read from memory once while it
+    is in cache.  eps must be finite and >= 0; cols must be > 0 when rows > 0.
+    y may be x (in place); residual must not overlap x, weight or y.
+    Results are identical for every thread count and instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      x: in float32[..., cols] (leading axes: the rows)
+      residual: inout float32[..., cols] (leading axes: the rows); read and updated in place
+      weight: in float32[cols]
+      eps: float
+      out (y): out float32[..., cols] (leading axes: the rows); new array when None; may be the same array as x
+      ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run add_rmsnorm_bf16 and float16 arrays run add_rmsnorm_f16 (the result has their dtype).
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_add_rmsnorm.
+    """
+    _r = _fast_add_rmsnorm(ctx, x, residual, weight, out, eps)
+    return _add_rmsnorm_path(_V_add_rmsnorm, x, residual, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_add_rmsnorm_bf16 = _Variant('add_rmsnorm_bf16', _lib.kb_add_rmsnorm_bf16, _K_BF16, _HA, _U16, {})
+_fast_add_rmsnorm_bf16 = _fast('kb_add_rmsnorm_bf16/cnntttft', ('add_rmsnorm_bf16', ((3, 0, 0, 2, (0, 1), -1), (3, 2, 0, 3, (0, 1), -1), (3, 0, 0, 0, (1,), -1), (3, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
+
+
+def add_rmsnorm_bf16(x, residual, weight, out=None, *, eps, ctx=None):
+    """bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+    rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+
+    The arguments, shapes and result of add_rmsnorm (see its help), with bfloat16 arrays
+    where add_rmsnorm takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_add_rmsnorm_bf16.
+    """
+    _r = _fast_add_rmsnorm_bf16(ctx, x, residual, weight, out, eps)
+    return _add_rmsnorm_path(_V_add_rmsnorm_bf16, x, residual, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
+_V_add_rmsnorm_f16 = _Variant('add_rmsnorm_f16', _lib.kb_add_rmsnorm_f16, _K_F16, _HA, _F16, {})
+_fast_add_rmsnorm_f16 = _fast('kb_add_rmsnorm_f16/cnntttft', ('add_rmsnorm_f16', ((2, 0, 0, 2, (0, 1), -1), (2, 2, 0, 3, (0, 1), -1), (2, 0, 0, 0, (1,), -1), (2, 1, 0, 3, (0, 1), 0)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 0, 'f'), (2, 3, 't')), 2, 1, (), 3, (), 0))
+
+
+def add_rmsnorm_f16(x, residual, weight, out=None, *, eps, ctx=None):
+    """float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+    kb_add_f16 (the sum rounded to float16 into residual) followed by
+    kb_rmsnorm_f16 on it.
+
+    The arguments, shapes and result of add_rmsnorm (see its help), with float16 arrays
+    where add_rmsnorm takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_add_rmsnorm_f16.
+    """
+    _r = _fast_add_rmsnorm_f16(ctx, x, residual, weight, out, eps)
+    return _add_rmsnorm_path(_V_add_rmsnorm_f16, x, residual, weight, out, eps, ctx) if _r is _SLOW else _r
+
+
 def _kv_cache_append_path(_v, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx):
     """The Python path of kv_cache_append (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
@@ -2571,6 +2790,12 @@ _PUBLIC = {
     'dequantize': dequantize,
     'linear_w': linear_w,
     'embedding_w': embedding_w,
+    'glu': glu,
+    'glu_bf16': glu_bf16,
+    'glu_f16': glu_f16,
+    'add_rmsnorm': add_rmsnorm,
+    'add_rmsnorm_bf16': add_rmsnorm_bf16,
+    'add_rmsnorm_f16': add_rmsnorm_f16,
     'kv_cache_append': kv_cache_append,
     'kv_cache_append_bf16': kv_cache_append_bf16,
     'kv_cache_append_f16': kv_cache_append_f16,
@@ -2643,6 +2868,12 @@ __all__ = [
     'dequantize',
     'linear_w',
     'embedding_w',
+    'glu',
+    'glu_bf16',
+    'glu_f16',
+    'add_rmsnorm',
+    'add_rmsnorm_bf16',
+    'add_rmsnorm_f16',
     'kv_cache_append',
     'kv_cache_append_bf16',
     'kv_cache_append_f16',

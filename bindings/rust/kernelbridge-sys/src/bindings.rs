@@ -864,6 +864,81 @@ extern "C" {
     ) -> kb_status;
 }
 extern "C" {
+    pub fn kb_glu(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        gate: *const f32,
+        ld_gate: i64,
+        up: *const f32,
+        ld_up: i64,
+        act: kb_activation,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_glu_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        gate: *const u16,
+        ld_gate: i64,
+        up: *const u16,
+        ld_up: i64,
+        act: kb_activation,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_glu_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        gate: *const u16,
+        ld_gate: i64,
+        up: *const u16,
+        ld_up: i64,
+        act: kb_activation,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_rmsnorm(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const f32,
+        residual: *mut f32,
+        weight: *const f32,
+        eps: f32,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_rmsnorm_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        residual: *mut u16,
+        weight: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_add_rmsnorm_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        residual: *mut u16,
+        weight: *const u16,
+        eps: f32,
+        y: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
     pub fn kb_kv_cache_append(
         ctx: *mut kb_context,
         batch: i64,

@@ -3416,6 +3416,241 @@ kernels! {
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 
+    /// Gated linear unit: y\[r, c\] = act(gate\[r, c\]) \* up\[r, c\], as used by
+    /// SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+    /// KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+    /// bilinear GLU gate \* up and KB_ACTIVATION_RELU ReGLU.  The activation is
+    /// exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+    /// followed by one float32 multiply, so y is bit-identical to the activation
+    /// kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+    /// gate and up are \[rows, cols\] matrices with row strides ld_gate and ld_up
+    /// (\>= cols, at least 1), so the \[rows, 2 \* ffn\] output h of one fused gate_up
+    /// linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+    /// ld_gate = ld_up = 2 \* ffn.  y is dense \[rows, cols\] and must not overlap
+    /// gate or up.  act must be one of kb_activation's values.  Results are
+    /// identical for every thread count and instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `gate`: input, `f32[rows, cols]`, row stride `ld_gate`
+    /// - `up`: input, `f32[rows, cols]`, row stride `ld_up`
+    /// - `y`: output, `f32[rows, cols]`
+    pub fn glu(&self, rows: usize, cols: usize, gate: &[f32], ld_gate: usize, up: &[f32], ld_up: usize, act: Activation, y: &mut [f32]) -> Result<()>;
+    pub fn glu_buf(&self, rows: usize, cols: usize, gate: &DeviceSlice<'_, f32>, ld_gate: usize, up: &DeviceSlice<'_, f32>, ld_up: usize, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_glu";
+        check_strided(FUNC, "gate", gate.len(), "[rows, cols] with row stride ld_gate", &[rows, cols], ld_gate)?;
+        check_strided(FUNC, "up", up.len(), "[rows, cols] with row stride ld_up", &[rows, cols], ld_up)?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_ld_gate, c_ld_up] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("ld_gate", ld_gate), ("ld_up", ld_up)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_glu(self.raw.as_ptr(), c_rows, c_cols, gate.as_ptr(), c_ld_gate, up.as_ptr(), c_ld_up, act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+    /// activation and product, rounded once to bfloat16.
+    ///
+    /// # Arguments
+    ///
+    /// - `gate`: input, `bf16[rows, cols]`, row stride `ld_gate`, bf16 bits in `u16` (see [`half`])
+    /// - `up`: input, `bf16[rows, cols]`, row stride `ld_up`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    pub fn glu_bf16(&self, rows: usize, cols: usize, gate: &[u16], ld_gate: usize, up: &[u16], ld_up: usize, act: Activation, y: &mut [u16]) -> Result<()>;
+    pub fn glu_bf16_buf(&self, rows: usize, cols: usize, gate: &DeviceSlice<'_, u16>, ld_gate: usize, up: &DeviceSlice<'_, u16>, ld_up: usize, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_glu_bf16";
+        check_strided(FUNC, "gate", gate.len(), "[rows, cols] with row stride ld_gate", &[rows, cols], ld_gate)?;
+        check_strided(FUNC, "up", up.len(), "[rows, cols] with row stride ld_up", &[rows, cols], ld_up)?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_ld_gate, c_ld_up] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("ld_gate", ld_gate), ("ld_up", ld_up)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_glu_bf16(self.raw.as_ptr(), c_rows, c_cols, gate.as_ptr(), c_ld_gate, up.as_ptr(), c_ld_up, act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+    /// float32 activation and product, rounded once to float16.
+    ///
+    /// # Arguments
+    ///
+    /// - `gate`: input, `f16[rows, cols]`, row stride `ld_gate`, f16 bits in `u16` (see [`half`])
+    /// - `up`: input, `f16[rows, cols]`, row stride `ld_up`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    pub fn glu_f16(&self, rows: usize, cols: usize, gate: &[u16], ld_gate: usize, up: &[u16], ld_up: usize, act: Activation, y: &mut [u16]) -> Result<()>;
+    pub fn glu_f16_buf(&self, rows: usize, cols: usize, gate: &DeviceSlice<'_, u16>, ld_gate: usize, up: &DeviceSlice<'_, u16>, ld_up: usize, act: Activation, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_glu_f16";
+        check_strided(FUNC, "gate", gate.len(), "[rows, cols] with row stride ld_gate", &[rows, cols], ld_gate)?;
+        check_strided(FUNC, "up", up.len(), "[rows, cols] with row stride ld_up", &[rows, cols], ld_up)?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_ld_gate, c_ld_up] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("ld_gate", ld_gate), ("ld_up", ld_up)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_glu_f16(self.raw.as_ptr(), c_rows, c_cols, gate.as_ptr(), c_ld_gate, up.as_ptr(), c_ld_up, act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+    /// x = norm(h)"): for each row, residual\[r, :\] += x\[r, :\] (written back),
+    /// then y\[r, :\] = kb_rmsnorm of the updated residual row with weight and eps.
+    /// Bit-identical to kb_add(residual, x -\> residual) followed by
+    /// kb_rmsnorm(residual -\> y), but each row is read from memory once while it
+    /// is in cache.  eps must be finite and \>= 0; cols must be \> 0 when rows \> 0.
+    /// y may be x (in place); residual must not overlap x, weight or y.
+    /// Results are identical for every thread count and instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, cols]`
+    /// - `residual`: input and output, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`
+    /// - `y`: output, `f32[rows, cols]`
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm(&self, rows: usize, x: &[f32], residual: &mut [f32], weight: &[f32], eps: f32, y: &mut [f32]) -> Result<()>;
+    pub fn add_rmsnorm_buf(&self, rows: usize, x: &DeviceSlice<'_, f32>, residual: &mut DeviceSliceMut<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), residual.as_mut_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+    /// x = norm(h)"): for each row, residual\[r, :\] += x\[r, :\] (written back),
+    /// then y\[r, :\] = kb_rmsnorm of the updated residual row with weight and eps.
+    /// Bit-identical to kb_add(residual, x -\> residual) followed by
+    /// kb_rmsnorm(residual -\> y), but each row is read from memory once while it
+    /// is in cache.  eps must be finite and \>= 0; cols must be \> 0 when rows \> 0.
+    /// y may be x (in place); residual must not overlap x, weight or y.
+    /// Results are identical for every thread count and instruction set.
+    ///
+    /// In-place form of [`Context::add_rmsnorm`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f32[rows, cols]`
+    /// - `residual`: input and output, `f32[rows, cols]`
+    /// - `weight`: input, `f32[cols]`
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm_inplace(&self, rows: usize, x: &mut [f32], residual: &mut [f32], weight: &[f32], eps: f32) -> Result<()>;
+    pub fn add_rmsnorm_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, f32>, residual: &mut DeviceSliceMut<'_, f32>, weight: &DeviceSlice<'_, f32>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), residual.as_mut_ptr(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+    /// rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `residual`: input and output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `y`: output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm_bf16(&self, rows: usize, x: &[u16], residual: &mut [u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn add_rmsnorm_bf16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, residual: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm_bf16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), residual.as_mut_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+    /// rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+    ///
+    /// In-place form of [`Context::add_rmsnorm_bf16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `residual`: input and output, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `bf16[cols]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm_bf16_inplace(&self, rows: usize, x: &mut [u16], residual: &mut [u16], weight: &[u16], eps: f32) -> Result<()>;
+    pub fn add_rmsnorm_bf16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, residual: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm_bf16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm_bf16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), residual.as_mut_ptr(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+    /// kb_add_f16 (the sum rounded to float16 into residual) followed by
+    /// kb_rmsnorm_f16 on it.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `residual`: input and output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    /// - `y`: output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm_f16(&self, rows: usize, x: &[u16], residual: &mut [u16], weight: &[u16], eps: f32, y: &mut [u16]) -> Result<()>;
+    pub fn add_rmsnorm_f16_buf(&self, rows: usize, x: &DeviceSlice<'_, u16>, residual: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32, y: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm_f16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "y", y.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), residual.as_mut_ptr(), weight.as_ptr(), eps, y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+    /// kb_add_f16 (the sum rounded to float16 into residual) followed by
+    /// kb_rmsnorm_f16 on it.
+    ///
+    /// In-place form of [`Context::add_rmsnorm_f16`]: `y` is written over `x`.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, overwritten with the output `y`, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `residual`: input and output, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `weight`: input, `f16[cols]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `cols` is the length of `weight`.
+    pub fn add_rmsnorm_f16_inplace(&self, rows: usize, x: &mut [u16], residual: &mut [u16], weight: &[u16], eps: f32) -> Result<()>;
+    pub fn add_rmsnorm_f16_inplace_buf(&self, rows: usize, x: &mut DeviceSliceMut<'_, u16>, residual: &mut DeviceSliceMut<'_, u16>, weight: &DeviceSlice<'_, u16>, eps: f32) -> Result<()> {
+        const FUNC: &str = "kb_add_rmsnorm_f16";
+        let cols = weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        check_dense(FUNC, "residual", residual.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        let x_ptr = x.as_mut_ptr();
+        // Safety: lengths checked above; `y` is exactly `x`, which the header
+        // allows (alias(x)); the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_add_rmsnorm_f16(self.raw.as_ptr(), c_rows, c_cols, x_ptr.cast_const(), residual.as_mut_ptr(), weight.as_ptr(), eps, x_ptr) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
     /// Appends the keys and values of seq_new new tokens to a preallocated cache of
     /// capacity positions per sequence: for batch row b, new token t and key/value
     /// head h, with p = positions\[b\] + t,

@@ -1820,6 +1820,255 @@ fn embedding_w_rejects_short_out() {
 }
 
 #[test]
+fn glu_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0.0f32; 3];
+    let up = vec![0.0f32; 4];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.glu(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "gate");
+}
+
+#[test]
+fn glu_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0.0f32; 4];
+    let up = vec![0.0f32; 3];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.glu(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "up");
+}
+
+#[test]
+fn glu_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0.0f32; 4];
+    let up = vec![0.0f32; 4];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.glu(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "y");
+}
+
+#[test]
+fn glu_bf16_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 3];
+    let up = vec![0u16; 4];
+    let mut y = vec![0u16; 4];
+    let err = ctx.glu_bf16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "gate");
+}
+
+#[test]
+fn glu_bf16_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 4];
+    let up = vec![0u16; 3];
+    let mut y = vec![0u16; 4];
+    let err = ctx.glu_bf16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "up");
+}
+
+#[test]
+fn glu_bf16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 4];
+    let up = vec![0u16; 4];
+    let mut y = vec![0u16; 3];
+    let err = ctx.glu_bf16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "y");
+}
+
+#[test]
+fn glu_f16_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 3];
+    let up = vec![0u16; 4];
+    let mut y = vec![0u16; 4];
+    let err = ctx.glu_f16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "gate");
+}
+
+#[test]
+fn glu_f16_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 4];
+    let up = vec![0u16; 3];
+    let mut y = vec![0u16; 4];
+    let err = ctx.glu_f16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "up");
+}
+
+#[test]
+fn glu_f16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate = vec![0u16; 4];
+    let up = vec![0u16; 4];
+    let mut y = vec![0u16; 3];
+    let err = ctx.glu_f16(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "y");
+}
+
+#[test]
+fn add_rmsnorm_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let mut residual = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.add_rmsnorm(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "x");
+}
+
+#[test]
+fn add_rmsnorm_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let mut residual = vec![0.0f32; 3];
+    let weight = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.add_rmsnorm(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "residual");
+}
+
+#[test]
+fn add_rmsnorm_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let mut residual = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.add_rmsnorm(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "y");
+}
+
+#[test]
+fn add_rmsnorm_inplace_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0.0f32; 3];
+    let mut residual = vec![0.0f32; 4];
+    let weight = vec![0.0f32; 2];
+    let err = ctx.add_rmsnorm_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "x");
+}
+
+#[test]
+fn add_rmsnorm_inplace_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0.0f32; 4];
+    let mut residual = vec![0.0f32; 3];
+    let weight = vec![0.0f32; 2];
+    let err = ctx.add_rmsnorm_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "residual");
+}
+
+#[test]
+fn add_rmsnorm_bf16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.add_rmsnorm_bf16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "x");
+}
+
+#[test]
+fn add_rmsnorm_bf16_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let mut residual = vec![0u16; 3];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.add_rmsnorm_bf16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_bf16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 3];
+    let err = ctx.add_rmsnorm_bf16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "y");
+}
+
+#[test]
+fn add_rmsnorm_bf16_inplace_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0u16; 3];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let err = ctx.add_rmsnorm_bf16_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "x");
+}
+
+#[test]
+fn add_rmsnorm_bf16_inplace_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0u16; 4];
+    let mut residual = vec![0u16; 3];
+    let weight = vec![0u16; 2];
+    let err = ctx.add_rmsnorm_bf16_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_f16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.add_rmsnorm_f16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "x");
+}
+
+#[test]
+fn add_rmsnorm_f16_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let mut residual = vec![0u16; 3];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 4];
+    let err = ctx.add_rmsnorm_f16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_f16_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 4];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let mut y = vec![0u16; 3];
+    let err = ctx.add_rmsnorm_f16(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "y");
+}
+
+#[test]
+fn add_rmsnorm_f16_inplace_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0u16; 3];
+    let mut residual = vec![0u16; 4];
+    let weight = vec![0u16; 2];
+    let err = ctx.add_rmsnorm_f16_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "x");
+}
+
+#[test]
+fn add_rmsnorm_f16_inplace_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x = vec![0u16; 4];
+    let mut residual = vec![0u16; 3];
+    let weight = vec![0u16; 2];
+    let err = ctx.add_rmsnorm_f16_inplace(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "residual");
+}
+
+#[test]
 fn kv_cache_append_rejects_short_k_new() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let k_new = vec![0.0f32; 15];
@@ -4336,6 +4585,336 @@ fn embedding_w_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<f32>().unwrap();
     let err = ctx.embedding_w_buf(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_embedding_w", "out");
+}
+
+#[test]
+fn glu_buf_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 12).unwrap();
+    let gate = gate_mem.view::<f32>().unwrap();
+    let up_mem = Buffer::new(&ctx, 16).unwrap();
+    let up = up_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.glu_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "gate");
+}
+
+#[test]
+fn glu_buf_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 16).unwrap();
+    let gate = gate_mem.view::<f32>().unwrap();
+    let up_mem = Buffer::new(&ctx, 12).unwrap();
+    let up = up_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.glu_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "up");
+}
+
+#[test]
+fn glu_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 16).unwrap();
+    let gate = gate_mem.view::<f32>().unwrap();
+    let up_mem = Buffer::new(&ctx, 16).unwrap();
+    let up = up_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.glu_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu", "y");
+}
+
+#[test]
+fn glu_bf16_buf_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 6).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 8).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_bf16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "gate");
+}
+
+#[test]
+fn glu_bf16_buf_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 8).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 6).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_bf16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "up");
+}
+
+#[test]
+fn glu_bf16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 8).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 8).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_bf16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_bf16", "y");
+}
+
+#[test]
+fn glu_f16_buf_rejects_short_gate() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 6).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 8).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_f16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "gate");
+}
+
+#[test]
+fn glu_f16_buf_rejects_short_up() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 8).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 6).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_f16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "up");
+}
+
+#[test]
+fn glu_f16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let gate_mem = Buffer::new(&ctx, 8).unwrap();
+    let gate = gate_mem.view::<u16>().unwrap();
+    let up_mem = Buffer::new(&ctx, 8).unwrap();
+    let up = up_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.glu_f16_buf(2, 2, &gate, 2, &up, 2, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_glu_f16", "y");
+}
+
+#[test]
+fn add_rmsnorm_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut residual = residual_mem.view_mut::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.add_rmsnorm_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "x");
+}
+
+#[test]
+fn add_rmsnorm_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut residual = residual_mem.view_mut::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.add_rmsnorm_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "residual");
+}
+
+#[test]
+fn add_rmsnorm_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut residual = residual_mem.view_mut::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.add_rmsnorm_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "y");
+}
+
+#[test]
+fn add_rmsnorm_inplace_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut x = x_mem.view_mut::<f32>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut residual = residual_mem.view_mut::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let err = ctx.add_rmsnorm_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "x");
+}
+
+#[test]
+fn add_rmsnorm_inplace_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut x = x_mem.view_mut::<f32>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut residual = residual_mem.view_mut::<f32>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 8).unwrap();
+    let weight = weight_mem.view::<f32>().unwrap();
+    let err = ctx.add_rmsnorm_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm", "residual");
+}
+
+#[test]
+fn add_rmsnorm_bf16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_bf16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "x");
+}
+
+#[test]
+fn add_rmsnorm_bf16_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_bf16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_bf16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_bf16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "y");
+}
+
+#[test]
+fn add_rmsnorm_bf16_inplace_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut x = x_mem.view_mut::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_bf16_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "x");
+}
+
+#[test]
+fn add_rmsnorm_bf16_inplace_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut x = x_mem.view_mut::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_bf16_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_bf16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_f16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_f16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "x");
+}
+
+#[test]
+fn add_rmsnorm_f16_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_f16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "residual");
+}
+
+#[test]
+fn add_rmsnorm_f16_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 8).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut y = y_mem.view_mut::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_f16_buf(2, &x, &mut residual, &weight, 0.0, &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "y");
+}
+
+#[test]
+fn add_rmsnorm_f16_inplace_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut x = x_mem.view_mut::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_f16_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "x");
+}
+
+#[test]
+fn add_rmsnorm_f16_inplace_buf_rejects_short_residual() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let mut x_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut x = x_mem.view_mut::<u16>().unwrap();
+    let mut residual_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut residual = residual_mem.view_mut::<u16>().unwrap();
+    let weight_mem = Buffer::new(&ctx, 4).unwrap();
+    let weight = weight_mem.view::<u16>().unwrap();
+    let err = ctx.add_rmsnorm_f16_inplace_buf(2, &mut x, &mut residual, &weight, 0.0).unwrap_err();
+    expect_mismatch(&err, "kb_add_rmsnorm_f16", "residual");
 }
 
 #[test]

@@ -330,6 +330,14 @@ public final class Runner {
         KernelBridge.linearW(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"),
             c.dtype("weight_type"), c.TB("weight"), c.TF("bias"), c.act("act"), c.TF("y"));
         break;
+      case "glu":
+        KernelBridge.glu(ctx, c.D("rows"), c.D("cols"), c.TF("gate"), c.D("ld_gate"), c.TF("up"), c.D("ld_up"),
+            c.act("act"), c.TF("y"));
+        break;
+      case "add_rmsnorm":
+        KernelBridge.addRmsnorm(ctx, c.D("rows"), c.TF("x"), c.TF("residual"), c.TF("weight"), c.SF("eps"),
+            c.TF("y"));
+        break;
       case "embedding_w":
         KernelBridge.embeddingW(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.dtype("table_type"), c.TB("table"),
             c.TF("out"));

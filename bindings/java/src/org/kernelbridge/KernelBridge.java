@@ -6125,6 +6125,644 @@ public final class KernelBridge {
   }
 
   /**
+   * {@link #glu(Context, int, int, float[], int, float[], int, Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void glu(int rows, int cols, float[] gate, int ldGate, float[] up, int ldUp, Activation act, float[] y) {
+    glu(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+   * SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+   * KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+   * bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+   * exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+   * followed by one float32 multiply, so y is bit-identical to the activation
+   * kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+   * gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+   * (&gt;= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+   * linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+   * ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+   * gate or up.  act must be one of kb_activation's values.  Results are
+   * identical for every thread count and instruction set.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param gate input, f32[rows, cols] with row stride {@code ldGate}; null only where empty
+   * @param ldGate row stride of {@code gate} in elements, at least max(1, its row length)
+   * @param up input, f32[rows, cols] with row stride {@code ldUp}; null only where empty
+   * @param ldUp row stride of {@code up} in elements, at least max(1, its row length)
+   * @param act scalar
+   * @param y output, f32[rows, cols]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void glu(Context ctx, int rows, int cols, float[] gate, int ldGate, float[] up, int ldUp, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu", "gate", gate, Checks.strided("kb_glu", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu", "up", up, Checks.strided("kb_glu", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu", "y", y, Checks.size("kb_glu", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_glu", "y", y, "gate", gate);
+    Checks.notSame("kb_glu", "y", y, "up", up);
+    if (Scratch.fits(ctx, Scratch.len(gate) + Scratch.len(up) + Scratch.len(y), 4)) {
+      final long pGate = Scratch.in(ctx, gate), pUp = Scratch.in(ctx, up), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_glu__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_glu(ctx, rows, cols, gate, ldGate, up, ldUp, act.code(), y);
+    }
+  }
+
+  /**
+   * {@link #glu(Context, int, int, FloatBuffer, int, FloatBuffer, int, Activation, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void glu(int rows, int cols, FloatBuffer gate, int ldGate, FloatBuffer up, int ldUp, Activation act, FloatBuffer y) {
+    glu(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+   * SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+   * KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+   * bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+   * exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+   * followed by one float32 multiply, so y is bit-identical to the activation
+   * kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+   * gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+   * (&gt;= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+   * linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+   * ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+   * gate or up.  act must be one of kb_activation's values.  Results are
+   * identical for every thread count and instruction set.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param gate input, f32[rows, cols] with row stride {@code ldGate}; null only where empty
+   * @param ldGate row stride of {@code gate} in elements, at least max(1, its row length)
+   * @param up input, f32[rows, cols] with row stride {@code ldUp}; null only where empty
+   * @param ldUp row stride of {@code up} in elements, at least max(1, its row length)
+   * @param act scalar
+   * @param y output, f32[rows, cols]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void glu(Context ctx, int rows, int cols, FloatBuffer gate, int ldGate, FloatBuffer up, int ldUp, Activation act, FloatBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu", "gate", gate, Checks.strided("kb_glu", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu", "up", up, Checks.strided("kb_glu", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu", "y", y, Checks.size("kb_glu", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_glu__direct(ctx, rows, cols, Checks.direct("kb_glu", "gate", gate), ldGate, Checks.direct("kb_glu", "up", up), ldUp, act.code(), Checks.writableDirect("kb_glu", "y", y));
+  }
+
+  /**
+   * Gated linear unit: y[r, c] = act(gate[r, c]) * up[r, c], as used by
+   * SwiGLU (act = KB_ACTIVATION_SILU) and GeGLU (KB_ACTIVATION_GELU or
+   * KB_ACTIVATION_GELU_TANH) feed-forward layers; KB_ACTIVATION_NONE gives the
+   * bilinear GLU gate * up and KB_ACTIVATION_RELU ReGLU.  The activation is
+   * exactly kb_silu / kb_gelu / kb_gelu_tanh (same bits; ReLU as kb_linear's),
+   * followed by one float32 multiply, so y is bit-identical to the activation
+   * kernel followed by kb_mul, and its error is the activation's plus 1/2 ulp.
+   * gate and up are [rows, cols] matrices with row strides ld_gate and ld_up
+   * (&gt;= cols, at least 1), so the [rows, 2 * ffn] output h of one fused gate_up
+   * linear layer is used without a copy: gate = h, up = h + ffn, cols = ffn,
+   * ld_gate = ld_up = 2 * ffn.  y is dense [rows, cols] and must not overlap
+   * gate or up.  act must be one of kb_activation's values.  Results are
+   * identical for every thread count and instruction set.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param cols dimension, at least 0
+   * @param gate input, f32[rows, cols] with row stride {@code ldGate}; null only where empty
+   * @param ldGate row stride of {@code gate} in elements, at least max(1, its row length)
+   * @param up input, f32[rows, cols] with row stride {@code ldUp}; null only where empty
+   * @param ldUp row stride of {@code up} in elements, at least max(1, its row length)
+   * @param act scalar
+   * @param y output, f32[rows, cols]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void glu(Context ctx, long rows, long cols, DeviceBuffer gate, long ldGate, DeviceBuffer up, long ldUp, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu", "ld_up", ldUp, cols);
+    Checks.holds("kb_glu", "gate", gate, Checks.strided("kb_glu", "gate", rows, cols, ldGate), 4, "[rows, cols]");
+    Checks.holds("kb_glu", "up", up, Checks.strided("kb_glu", "up", rows, cols, ldUp), 4, "[rows, cols]");
+    Checks.holds("kb_glu", "y", y, Checks.size("kb_glu", "y", rows, cols), 4, "[rows, cols]");
+    long pGate = 0, pUp = 0, pY = 0;
+    try {
+      pGate = DeviceBuffer.acquire("kb_glu", "gate", gate, 4);
+      pUp = DeviceBuffer.acquire("kb_glu", "up", up, 4);
+      pY = DeviceBuffer.acquire("kb_glu", "y", y, 4);
+      KernelBridgeNative.kb_glu__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+    } finally {
+      DeviceBuffer.release(gate, pGate);
+      DeviceBuffer.release(up, pUp);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #gluBf16(Context, int, int, short[], int, short[], int, Activation, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void gluBf16(int rows, int cols, short[] gate, int ldGate, short[] up, int ldUp, Activation act, short[] y) {
+    gluBf16(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+   * activation and product, rounded once to bfloat16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, int, int, float[], int, float[], int, Activation, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void gluBf16(Context ctx, int rows, int cols, short[] gate, int ldGate, short[] up, int ldUp, Activation act, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_bf16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu_bf16", "gate", gate, Checks.strided("kb_glu_bf16", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu_bf16", "up", up, Checks.strided("kb_glu_bf16", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu_bf16", "y", y, Checks.size("kb_glu_bf16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_glu_bf16", "y", y, "gate", gate);
+    Checks.notSame("kb_glu_bf16", "y", y, "up", up);
+    if (Scratch.fits(ctx, Scratch.len(gate) + Scratch.len(up) + Scratch.len(y), 2)) {
+      final long pGate = Scratch.in(ctx, gate), pUp = Scratch.in(ctx, up), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_glu_bf16__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_glu_bf16(ctx, rows, cols, gate, ldGate, up, ldUp, act.code(), y);
+    }
+  }
+
+  /**
+   * {@link #gluBf16(Context, int, int, ShortBuffer, int, ShortBuffer, int, Activation, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void gluBf16(int rows, int cols, ShortBuffer gate, int ldGate, ShortBuffer up, int ldUp, Activation act, ShortBuffer y) {
+    gluBf16(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+   * activation and product, rounded once to bfloat16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, int, int, FloatBuffer, int, FloatBuffer, int, Activation, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void gluBf16(Context ctx, int rows, int cols, ShortBuffer gate, int ldGate, ShortBuffer up, int ldUp, Activation act, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_bf16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu_bf16", "gate", gate, Checks.strided("kb_glu_bf16", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu_bf16", "up", up, Checks.strided("kb_glu_bf16", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu_bf16", "y", y, Checks.size("kb_glu_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_glu_bf16__direct(ctx, rows, cols, Checks.direct("kb_glu_bf16", "gate", gate), ldGate, Checks.direct("kb_glu_bf16", "up", up), ldUp, act.code(), Checks.writableDirect("kb_glu_bf16", "y", y));
+  }
+
+  /**
+   * bfloat16 variant of kb_glu: each element widened, kb_glu's float32
+   * activation and product, rounded once to bfloat16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, long, long, DeviceBuffer, long, DeviceBuffer, long, Activation, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void gluBf16(Context ctx, long rows, long cols, DeviceBuffer gate, long ldGate, DeviceBuffer up, long ldUp, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_bf16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_bf16", "ld_up", ldUp, cols);
+    Checks.holds("kb_glu_bf16", "gate", gate, Checks.strided("kb_glu_bf16", "gate", rows, cols, ldGate), 2, "[rows, cols]");
+    Checks.holds("kb_glu_bf16", "up", up, Checks.strided("kb_glu_bf16", "up", rows, cols, ldUp), 2, "[rows, cols]");
+    Checks.holds("kb_glu_bf16", "y", y, Checks.size("kb_glu_bf16", "y", rows, cols), 2, "[rows, cols]");
+    long pGate = 0, pUp = 0, pY = 0;
+    try {
+      pGate = DeviceBuffer.acquire("kb_glu_bf16", "gate", gate, 2);
+      pUp = DeviceBuffer.acquire("kb_glu_bf16", "up", up, 2);
+      pY = DeviceBuffer.acquire("kb_glu_bf16", "y", y, 2);
+      KernelBridgeNative.kb_glu_bf16__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+    } finally {
+      DeviceBuffer.release(gate, pGate);
+      DeviceBuffer.release(up, pUp);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #gluF16(Context, int, int, short[], int, short[], int, Activation, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void gluF16(int rows, int cols, short[] gate, int ldGate, short[] up, int ldUp, Activation act, short[] y) {
+    gluF16(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+   * float32 activation and product, rounded once to float16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, int, int, float[], int, float[], int, Activation, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void gluF16(Context ctx, int rows, int cols, short[] gate, int ldGate, short[] up, int ldUp, Activation act, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_f16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu_f16", "gate", gate, Checks.strided("kb_glu_f16", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu_f16", "up", up, Checks.strided("kb_glu_f16", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu_f16", "y", y, Checks.size("kb_glu_f16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_glu_f16", "y", y, "gate", gate);
+    Checks.notSame("kb_glu_f16", "y", y, "up", up);
+    if (Scratch.fits(ctx, Scratch.len(gate) + Scratch.len(up) + Scratch.len(y), 2)) {
+      final long pGate = Scratch.in(ctx, gate), pUp = Scratch.in(ctx, up), pY = Scratch.out(ctx, y);
+      KernelBridgeNative.kb_glu_f16__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_glu_f16(ctx, rows, cols, gate, ldGate, up, ldUp, act.code(), y);
+    }
+  }
+
+  /**
+   * {@link #gluF16(Context, int, int, ShortBuffer, int, ShortBuffer, int, Activation, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void gluF16(int rows, int cols, ShortBuffer gate, int ldGate, ShortBuffer up, int ldUp, Activation act, ShortBuffer y) {
+    gluF16(Context.forCurrentThread(), rows, cols, gate, ldGate, up, ldUp, act, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+   * float32 activation and product, rounded once to float16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, int, int, FloatBuffer, int, FloatBuffer, int, Activation, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void gluF16(Context ctx, int rows, int cols, ShortBuffer gate, int ldGate, ShortBuffer up, int ldUp, Activation act, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_f16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_up", ldUp, cols);
+    Checks.atLeast("kb_glu_f16", "gate", gate, Checks.strided("kb_glu_f16", "gate", rows, cols, ldGate), "[rows, cols]");
+    Checks.atLeast("kb_glu_f16", "up", up, Checks.strided("kb_glu_f16", "up", rows, cols, ldUp), "[rows, cols]");
+    Checks.exact("kb_glu_f16", "y", y, Checks.size("kb_glu_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_glu_f16__direct(ctx, rows, cols, Checks.direct("kb_glu_f16", "gate", gate), ldGate, Checks.direct("kb_glu_f16", "up", up), ldUp, act.code(), Checks.writableDirect("kb_glu_f16", "y", y));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_glu: each element widened, kb_glu's
+   * float32 activation and product, rounded once to float16.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #glu(Context, long, long, DeviceBuffer, long, DeviceBuffer, long, Activation, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void gluF16(Context ctx, long rows, long cols, DeviceBuffer gate, long ldGate, DeviceBuffer up, long ldUp, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(act, "act");
+    if ((rows | cols | ldGate | ldUp) < 0) throw Checks.negative("kb_glu_f16", "rows, cols, ld_gate, ld_up", rows, cols, ldGate, ldUp);
+    if (ldGate < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_gate", ldGate, cols);
+    if (ldUp < Math.max(1, cols)) throw Checks.badStride("kb_glu_f16", "ld_up", ldUp, cols);
+    Checks.holds("kb_glu_f16", "gate", gate, Checks.strided("kb_glu_f16", "gate", rows, cols, ldGate), 2, "[rows, cols]");
+    Checks.holds("kb_glu_f16", "up", up, Checks.strided("kb_glu_f16", "up", rows, cols, ldUp), 2, "[rows, cols]");
+    Checks.holds("kb_glu_f16", "y", y, Checks.size("kb_glu_f16", "y", rows, cols), 2, "[rows, cols]");
+    long pGate = 0, pUp = 0, pY = 0;
+    try {
+      pGate = DeviceBuffer.acquire("kb_glu_f16", "gate", gate, 2);
+      pUp = DeviceBuffer.acquire("kb_glu_f16", "up", up, 2);
+      pY = DeviceBuffer.acquire("kb_glu_f16", "y", y, 2);
+      KernelBridgeNative.kb_glu_f16__addr(ctx, rows, cols, pGate, ldGate, pUp, ldUp, act.code(), pY);
+    } finally {
+      DeviceBuffer.release(gate, pGate);
+      DeviceBuffer.release(up, pUp);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #addRmsnorm(Context, int, float[], float[], float[], float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnorm(int rows, float[] x, float[] residual, float[] weight, float eps, float[] y) {
+    addRmsnorm(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+   * x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+   * then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+   * Bit-identical to kb_add(residual, x -&gt; residual) followed by
+   * kb_rmsnorm(residual -&gt; y), but each row is read from memory once while it
+   * is in cache.  eps must be finite and &gt;= 0; cols must be &gt; 0 when rows &gt; 0.
+   * y may be x (in place); residual must not overlap x, weight or y.
+   * Results are identical for every thread count and instruction set.
+   *
+   * <p>Derived: {@code cols} = {@code weight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param residual input and output, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f32[rows, cols]; may be the same array as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addRmsnorm(Context ctx, int rows, float[] x, float[] residual, float[] weight, float eps, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.length : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm", "rows", rows);
+    Checks.exact("kb_add_rmsnorm", "x", x, Checks.size("kb_add_rmsnorm", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm", "residual", residual, Checks.size("kb_add_rmsnorm", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm", "y", y, Checks.size("kb_add_rmsnorm", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_rmsnorm", "residual", residual, "x", x);
+    Checks.notSame("kb_add_rmsnorm", "residual", residual, "weight", weight);
+    Checks.notSame("kb_add_rmsnorm", "residual", residual, "y", y);
+    Checks.notSame("kb_add_rmsnorm", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(residual) + Scratch.len(weight) + Scratch.len(y), 4)) {
+      final long pX = Scratch.in(ctx, x), pResidual = Scratch.in(ctx, residual), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_rmsnorm__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+      Scratch.back(ctx, residual, pResidual);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_rmsnorm(ctx, rows, cols, x, residual, weight, eps, y);
+    }
+  }
+
+  /**
+   * {@link #addRmsnorm(Context, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnorm(int rows, FloatBuffer x, FloatBuffer residual, FloatBuffer weight, float eps, FloatBuffer y) {
+    addRmsnorm(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+   * x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+   * then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+   * Bit-identical to kb_add(residual, x -&gt; residual) followed by
+   * kb_rmsnorm(residual -&gt; y), but each row is read from memory once while it
+   * is in cache.  eps must be finite and &gt;= 0; cols must be &gt; 0 when rows &gt; 0.
+   * y may be x (in place); residual must not overlap x, weight or y.
+   * Results are identical for every thread count and instruction set.
+   *
+   * <p>Derived: {@code cols} = {@code weight.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param residual input and output, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void addRmsnorm(Context ctx, int rows, FloatBuffer x, FloatBuffer residual, FloatBuffer weight, float eps, FloatBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm", "rows", rows);
+    Checks.exact("kb_add_rmsnorm", "x", x, Checks.size("kb_add_rmsnorm", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm", "residual", residual, Checks.size("kb_add_rmsnorm", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm", "y", y, Checks.size("kb_add_rmsnorm", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_rmsnorm__direct(ctx, rows, cols, Checks.direct("kb_add_rmsnorm", "x", x), Checks.writableDirect("kb_add_rmsnorm", "residual", residual), Checks.direct("kb_add_rmsnorm", "weight", weight), eps, Checks.writableDirect("kb_add_rmsnorm", "y", y));
+  }
+
+  /**
+   * Fused residual add and RMSNorm (a pre-norm decoder's "h = h + sublayer;
+   * x = norm(h)"): for each row, residual[r, :] += x[r, :] (written back),
+   * then y[r, :] = kb_rmsnorm of the updated residual row with weight and eps.
+   * Bit-identical to kb_add(residual, x -&gt; residual) followed by
+   * kb_rmsnorm(residual -&gt; y), but each row is read from memory once while it
+   * is in cache.  eps must be finite and &gt;= 0; cols must be &gt; 0 when rows &gt; 0.
+   * y may be x (in place); residual must not overlap x, weight or y.
+   * Results are identical for every thread count and instruction set.
+   *
+   * <p>Derived: {@code cols} = {@code weight.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param x input, f32[rows, cols]; null only where empty
+   * @param residual input and output, f32[rows, cols]; null only where empty
+   * @param weight input, f32[cols]; null only where empty
+   * @param eps scalar
+   * @param y output, f32[rows, cols]; may be the same buffer as {@code x}; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void addRmsnorm(Context ctx, long rows, DeviceBuffer x, DeviceBuffer residual, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_add_rmsnorm", "weight", 4) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm", "rows", rows);
+    Checks.holds("kb_add_rmsnorm", "x", x, Checks.size("kb_add_rmsnorm", "x", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm", "residual", residual, Checks.size("kb_add_rmsnorm", "residual", rows, cols), 4, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm", "weight", weight, cols, 4, "[cols]");
+    Checks.holds("kb_add_rmsnorm", "y", y, Checks.size("kb_add_rmsnorm", "y", rows, cols), 4, "[rows, cols]");
+    long pX = 0, pResidual = 0, pWeight = 0, pY = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_add_rmsnorm", "x", x, 4);
+      pResidual = DeviceBuffer.acquire("kb_add_rmsnorm", "residual", residual, 4);
+      pWeight = DeviceBuffer.acquire("kb_add_rmsnorm", "weight", weight, 4);
+      pY = DeviceBuffer.acquire("kb_add_rmsnorm", "y", y, 4);
+      KernelBridgeNative.kb_add_rmsnorm__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(residual, pResidual);
+      DeviceBuffer.release(weight, pWeight);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #addRmsnormBf16(Context, int, short[], short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnormBf16(int rows, short[] x, short[] residual, short[] weight, float eps, short[] y) {
+    addRmsnormBf16(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+   * rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, int, float[], float[], float[], float, float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void addRmsnormBf16(Context ctx, int rows, short[] x, short[] residual, short[] weight, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.length : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_bf16", "rows", rows);
+    Checks.exact("kb_add_rmsnorm_bf16", "x", x, Checks.size("kb_add_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "residual", residual, Checks.size("kb_add_rmsnorm_bf16", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "y", y, Checks.size("kb_add_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_rmsnorm_bf16", "residual", residual, "x", x);
+    Checks.notSame("kb_add_rmsnorm_bf16", "residual", residual, "weight", weight);
+    Checks.notSame("kb_add_rmsnorm_bf16", "residual", residual, "y", y);
+    Checks.notSame("kb_add_rmsnorm_bf16", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(residual) + Scratch.len(weight) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pResidual = Scratch.in(ctx, residual), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_rmsnorm_bf16__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+      Scratch.back(ctx, residual, pResidual);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_rmsnorm_bf16(ctx, rows, cols, x, residual, weight, eps, y);
+    }
+  }
+
+  /**
+   * {@link #addRmsnormBf16(Context, int, ShortBuffer, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnormBf16(int rows, ShortBuffer x, ShortBuffer residual, ShortBuffer weight, float eps, ShortBuffer y) {
+    addRmsnormBf16(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+   * rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void addRmsnormBf16(Context ctx, int rows, ShortBuffer x, ShortBuffer residual, ShortBuffer weight, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_bf16", "rows", rows);
+    Checks.exact("kb_add_rmsnorm_bf16", "x", x, Checks.size("kb_add_rmsnorm_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "residual", residual, Checks.size("kb_add_rmsnorm_bf16", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm_bf16", "y", y, Checks.size("kb_add_rmsnorm_bf16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_rmsnorm_bf16__direct(ctx, rows, cols, Checks.direct("kb_add_rmsnorm_bf16", "x", x), Checks.writableDirect("kb_add_rmsnorm_bf16", "residual", residual), Checks.direct("kb_add_rmsnorm_bf16", "weight", weight), eps, Checks.writableDirect("kb_add_rmsnorm_bf16", "y", y));
+  }
+
+  /**
+   * bfloat16 variant of kb_add_rmsnorm: identical to kb_add_bf16 (the sum
+   * rounded to bfloat16 into residual) followed by kb_rmsnorm_bf16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void addRmsnormBf16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer residual, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_add_rmsnorm_bf16", "weight", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_bf16", "rows", rows);
+    Checks.holds("kb_add_rmsnorm_bf16", "x", x, Checks.size("kb_add_rmsnorm_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm_bf16", "residual", residual, Checks.size("kb_add_rmsnorm_bf16", "residual", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm_bf16", "weight", weight, cols, 2, "[cols]");
+    Checks.holds("kb_add_rmsnorm_bf16", "y", y, Checks.size("kb_add_rmsnorm_bf16", "y", rows, cols), 2, "[rows, cols]");
+    long pX = 0, pResidual = 0, pWeight = 0, pY = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_add_rmsnorm_bf16", "x", x, 2);
+      pResidual = DeviceBuffer.acquire("kb_add_rmsnorm_bf16", "residual", residual, 2);
+      pWeight = DeviceBuffer.acquire("kb_add_rmsnorm_bf16", "weight", weight, 2);
+      pY = DeviceBuffer.acquire("kb_add_rmsnorm_bf16", "y", y, 2);
+      KernelBridgeNative.kb_add_rmsnorm_bf16__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(residual, pResidual);
+      DeviceBuffer.release(weight, pWeight);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #addRmsnormF16(Context, int, short[], short[], short[], float, short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnormF16(int rows, short[] x, short[] residual, short[] weight, float eps, short[] y) {
+    addRmsnormF16(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+   * kb_add_f16 (the sum rounded to float16 into residual) followed by
+   * kb_rmsnorm_f16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, int, float[], float[], float[], float, float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void addRmsnormF16(Context ctx, int rows, short[] x, short[] residual, short[] weight, float eps, short[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.length : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_f16", "rows", rows);
+    Checks.exact("kb_add_rmsnorm_f16", "x", x, Checks.size("kb_add_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "residual", residual, Checks.size("kb_add_rmsnorm_f16", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "y", y, Checks.size("kb_add_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    Checks.notSame("kb_add_rmsnorm_f16", "residual", residual, "x", x);
+    Checks.notSame("kb_add_rmsnorm_f16", "residual", residual, "weight", weight);
+    Checks.notSame("kb_add_rmsnorm_f16", "residual", residual, "y", y);
+    Checks.notSame("kb_add_rmsnorm_f16", "y", y, "weight", weight);
+    if (Scratch.fits(ctx, Scratch.len(x) + Scratch.len(residual) + Scratch.len(weight) + Scratch.len(y), 2)) {
+      final long pX = Scratch.in(ctx, x), pResidual = Scratch.in(ctx, residual), pWeight = Scratch.in(ctx, weight), pY = y == x ? pX : Scratch.out(ctx, y);
+      KernelBridgeNative.kb_add_rmsnorm_f16__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+      Scratch.back(ctx, residual, pResidual);
+      Scratch.back(ctx, y, pY);
+    } else {
+      KernelBridgeNative.kb_add_rmsnorm_f16(ctx, rows, cols, x, residual, weight, eps, y);
+    }
+  }
+
+  /**
+   * {@link #addRmsnormF16(Context, int, ShortBuffer, ShortBuffer, ShortBuffer, float, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void addRmsnormF16(int rows, ShortBuffer x, ShortBuffer residual, ShortBuffer weight, float eps, ShortBuffer y) {
+    addRmsnormF16(Context.forCurrentThread(), rows, x, residual, weight, eps, y);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+   * kb_add_f16 (the sum rounded to float16 into residual) followed by
+   * kb_rmsnorm_f16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, int, FloatBuffer, FloatBuffer, FloatBuffer, float, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void addRmsnormF16(Context ctx, int rows, ShortBuffer x, ShortBuffer residual, ShortBuffer weight, float eps, ShortBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int cols = weight != null ? weight.remaining() : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_f16", "rows", rows);
+    Checks.exact("kb_add_rmsnorm_f16", "x", x, Checks.size("kb_add_rmsnorm_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "residual", residual, Checks.size("kb_add_rmsnorm_f16", "residual", rows, cols), "[rows, cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "weight", weight, cols, "[cols]");
+    Checks.exact("kb_add_rmsnorm_f16", "y", y, Checks.size("kb_add_rmsnorm_f16", "y", rows, cols), "[rows, cols]");
+    KernelBridgeNative.kb_add_rmsnorm_f16__direct(ctx, rows, cols, Checks.direct("kb_add_rmsnorm_f16", "x", x), Checks.writableDirect("kb_add_rmsnorm_f16", "residual", residual), Checks.direct("kb_add_rmsnorm_f16", "weight", weight), eps, Checks.writableDirect("kb_add_rmsnorm_f16", "y", y));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_add_rmsnorm: identical to
+   * kb_add_f16 (the sum rounded to float16 into residual) followed by
+   * kb_rmsnorm_f16 on it.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #addRmsnorm(Context, long, DeviceBuffer, DeviceBuffer, DeviceBuffer, float, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void addRmsnormF16(Context ctx, long rows, DeviceBuffer x, DeviceBuffer residual, DeviceBuffer weight, float eps, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long cols = weight != null ? weight.elements("kb_add_rmsnorm_f16", "weight", 2) : 0;
+    if (rows < 0) throw Checks.negative("kb_add_rmsnorm_f16", "rows", rows);
+    Checks.holds("kb_add_rmsnorm_f16", "x", x, Checks.size("kb_add_rmsnorm_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm_f16", "residual", residual, Checks.size("kb_add_rmsnorm_f16", "residual", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_add_rmsnorm_f16", "weight", weight, cols, 2, "[cols]");
+    Checks.holds("kb_add_rmsnorm_f16", "y", y, Checks.size("kb_add_rmsnorm_f16", "y", rows, cols), 2, "[rows, cols]");
+    long pX = 0, pResidual = 0, pWeight = 0, pY = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_add_rmsnorm_f16", "x", x, 2);
+      pResidual = DeviceBuffer.acquire("kb_add_rmsnorm_f16", "residual", residual, 2);
+      pWeight = DeviceBuffer.acquire("kb_add_rmsnorm_f16", "weight", weight, 2);
+      pY = DeviceBuffer.acquire("kb_add_rmsnorm_f16", "y", y, 2);
+      KernelBridgeNative.kb_add_rmsnorm_f16__addr(ctx, rows, cols, pX, pResidual, pWeight, eps, pY);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(residual, pResidual);
+      DeviceBuffer.release(weight, pWeight);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
    * {@link #kvCacheAppend(Context, int, int, int, int, boolean, float[], float[], int[], float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void kvCacheAppend(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, float[] kCache, float[] vCache) {

@@ -221,6 +221,7 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             ("layernorm", "y", "x"),
             ("rope", "y", "x"),
             ("cross_entropy_backward", "dlogits", "logits"),
+            ("add_rmsnorm", "y", "x"),
         ];
         if !known.iter().any(|&(k, ko, ki)| k == a.kernel && ko == o && ki == i) {
             return Err(format!("the safe API has no in-place form of {} with {o} = {i}", a.kernel));
@@ -472,6 +473,38 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             };
             a.pf(if kernel == "argmax" { "x" } else { "logits" }, x);
             a.pi("out", out);
+            r
+        }
+        "glu" => {
+            let (rows, cols) = (a.d("rows")?, a.d("cols")?);
+            let (ld_gate, ld_up) = (a.d("ld_gate")?, a.d("ld_up")?);
+            let act = a.act("act")?;
+            let gate = a.f("gate")?;
+            let up = a.f("up")?;
+            let mut y = a.f("y")?;
+            let r = ctx.glu(rows, cols, &gate, ld_gate, &up, ld_up, act, &mut y);
+            a.pf("gate", gate);
+            a.pf("up", up);
+            a.pf("y", y);
+            r
+        }
+        "add_rmsnorm" => {
+            let rows = a.d("rows")?;
+            let eps = a.sf("eps")?;
+            let mut x = a.f("x")?;
+            let mut residual = a.f("residual")?;
+            let weight = a.f("weight")?;
+            let r = if a.alias_is("y", "x") {
+                ctx.add_rmsnorm_inplace(rows, &mut x, &mut residual, &weight, eps)
+            } else {
+                let mut y = a.f("y")?;
+                let r = ctx.add_rmsnorm(rows, &x, &mut residual, &weight, eps, &mut y);
+                a.pf("y", y);
+                r
+            };
+            a.pf("x", x);
+            a.pf("residual", residual);
+            a.pf("weight", weight);
             r
         }
         "linear" => {

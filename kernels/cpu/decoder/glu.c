@@ -1,0 +1,173 @@
+/* glu.c - gated linear units: kb_glu, kb_glu_bf16, kb_glu_f16,
+ * y[r, c] = act(gate[r, c]) * up[r, c] (SwiGLU, GeGLU, ReGLU, bilinear).
+ *
+ * The activation is the vector layer's own (the `unary` entry behind
+ * kb_silu / kb_gelu / kb_gelu_tanh), applied to a tile of one row, then
+ * the layer's float32 multiply (the `binary` entry behind kb_mul) on the
+ * same tile: every element is exactly kb_<act> followed by kb_mul, on every
+ * instruction-set level.  A tile (KB_GLU_TILE elements) stays in L1 between
+ * the two steps, so gate and up are read once from memory and y written
+ * once.  For float32 the activation is written straight into y's tile and
+ * multiplied there (y never overlaps gate or up, so no scratch at all); for
+ * 16-bit storage both inputs are widened into two float tiles on the stack,
+ * and the product is narrowed once into y.
+ *
+ * Work is split over (row, tile) pairs; each element depends only on its
+ * own two inputs, so the split cannot change any bit. */
+#include "../dispatch.h"
+#include "../reduced.h"
+#include "internal.h"
+
+/* Elements per tile: 4 KiB of float32, two of them fit L1 next to the
+ * inputs' lines.  A multiple of 16 so that only a row's last tile has a
+ * partial vector. */
+#define KB_GLU_TILE 1024
+/* Elements per thread below which starting a thread costs more than it saves
+ * (the elementwise kernels' threshold). */
+#define KB_GLU_MIN_CHUNK 16384
+
+struct glu_job {
+  const struct kb_vec_ops *ops;
+  int dt;   /* KB_VEC_F32, KB_VEC_BF16 or KB_VEC_F16 */
+  int act;  /* kb_activation */
+  int64_t cols, tiles_per_row, ld_gate, ld_up;
+  const char *gate, *up;
+  char *y;
+};
+
+/* t[i] = relu(t[i]) as kb_linear's epilogue: NaN stays NaN, -0.0 and
+ * negatives become +0. */
+static void relu_tile(float *t, int64_t n) {
+  for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
+}
+
+/* The activation in place on a float32 tile. */
+static void act_tile(const struct kb_vec_ops *ops, int act, float *t, int64_t n) {
+  switch (act) {
+    case KB_ACTIVATION_RELU:
+      relu_tile(t, n);
+      break;
+    case KB_ACTIVATION_GELU:
+      ops->unary(KB_VM_GELU, KB_VEC_F32, n, t, t);
+      break;
+    case KB_ACTIVATION_GELU_TANH:
+      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, t, t);
+      break;
+    case KB_ACTIVATION_SILU:
+      ops->unary(KB_VM_SILU, KB_VEC_F32, n, t, t);
+      break;
+    default: /* KB_ACTIVATION_NONE: the identity */
+      break;
+  }
+}
+
+/* The activation from src (float32) into dst: the vector entries read
+ * before they write, so dst may differ from src with the same bits. */
+static void act_copy(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
+  switch (act) {
+    case KB_ACTIVATION_GELU:
+      ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
+      return;
+    case KB_ACTIVATION_GELU_TANH:
+      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, src, dst);
+      return;
+    case KB_ACTIVATION_SILU:
+      ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
+      return;
+    default:
+      for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+      if (act == KB_ACTIVATION_RELU) relu_tile(dst, n);
+      return;
+  }
+}
+
+static void glu_body(void *arg, int64_t begin, int64_t end) {
+  const struct glu_job *j = (const struct glu_job *)arg;
+  const struct kb_vec_ops *ops = j->ops;
+  int64_t es = kb_vec_size(j->dt);
+  float wg[KB_GLU_TILE], wu[KB_GLU_TILE];
+  for (int64_t t = begin; t < end; t++) {
+    int64_t r = t / j->tiles_per_row, c0 = (t % j->tiles_per_row) * KB_GLU_TILE;
+    int64_t n = j->cols - c0 < KB_GLU_TILE ? j->cols - c0 : KB_GLU_TILE;
+    const char *g = j->gate + (r * j->ld_gate + c0) * es;
+    const char *u = j->up + (r * j->ld_up + c0) * es;
+    char *y = j->y + (r * j->cols + c0) * es;
+    if (j->dt == KB_VEC_F32) {
+      if (j->act == KB_ACTIVATION_NONE) {
+        ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
+      } else {
+        act_copy(ops, j->act, (const float *)g, (float *)y, n);
+        ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
+      }
+    } else {
+      /* Widening is exact, so wg / wu hold the values kb_glu would see. */
+      ops->convert(j->dt, 0, n, g, wg);
+      ops->convert(j->dt, 0, n, u, wu);
+      act_tile(ops, j->act, wg, n);
+      ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
+      ops->convert(j->dt, 1, n, wg, y);
+    }
+  }
+}
+
+/* SHAPE_MISMATCH unless ld >= max(1, cols) (kb_gemm's rule and message). */
+static kb_status check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t cols) {
+  int64_t need = cols > 1 ? cols : 1;
+  if (ld < need)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
+                    name, (long long)need, (long long)ld);
+  return KB_STATUS_OK;
+}
+
+static kb_status glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *gate,
+                     int64_t ld_gate, const void *up, int64_t ld_up, kb_activation act, void *y) {
+  KB_BEGIN(ctx, fn);
+  int64_t elem = kb_vec_size(dt);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
+  KB_TRY(kb__check_dim(ctx, fn, "ld_gate", ld_gate));
+  KB_TRY(kb__check_dim(ctx, fn, "ld_up", ld_up));
+  KB_TRY(check_ld(ctx, fn, "ld_gate", ld_gate, cols));
+  KB_TRY(check_ld(ctx, fn, "ld_up", ld_up, cols));
+  /* Counts are the strided extents ((rows - 1) * ld + cols elements). */
+  int64_t gn, un, yn, yd[2] = {rows, cols};
+  KB_TRY(kb__count_strided(ctx, fn, "gate", elem, rows, cols, ld_gate, &gn));
+  KB_TRY(kb__count_strided(ctx, fn, "up", elem, rows, cols, ld_up, &un));
+  KB_TRY(kb__count(ctx, fn, "y", elem, 2, yd, &yn));
+  KB_TRY(kb__check_ptr(ctx, fn, "gate", gate, gn));
+  KB_TRY(kb__check_ptr(ctx, fn, "up", up, un));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  /* The activation is a scalar: checked after the pointers (rule 5). */
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  int64_t gb = gn * elem, ub = un * elem, yb = yn * elem;
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "gate", gate, gb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "up", up, ub, false));
+  const struct kb_mem_ref refs[] = {{"gate", gate, gb}, {"up", up, ub}, {"y", y, yb}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  int64_t tiles_per_row = (cols + KB_GLU_TILE - 1) / KB_GLU_TILE;
+  struct glu_job job = {&kb__cpu_ops()->vec, dt, (int)act, cols, tiles_per_row, ld_gate, ld_up,
+                        (const char *)gate, (const char *)up, (char *)y};
+  /* rows * tiles_per_row <= rows * cols, which fits (y's count did). */
+  kb__parallel_for(ctx, rows * tiles_per_row, KB_GLU_MIN_CHUNK / KB_GLU_TILE, glu_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_glu(kb_context *ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up,
+                 int64_t ld_up, kb_activation act, float *y) {
+  return glu(ctx, "kb_glu", KB_VEC_F32, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}
+
+kb_status kb_glu_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                      const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+  return glu(ctx, "kb_glu_bf16", KB_VEC_BF16, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}
+
+kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *gate, int64_t ld_gate,
+                     const uint16_t *up, int64_t ld_up, kb_activation act, uint16_t *y) {
+  return glu(ctx, "kb_glu_f16", KB_VEC_F16, rows, cols, gate, ld_gate, up, ld_up, act, y);
+}

@@ -1,0 +1,162 @@
+/*
+ * decoder_isa_outputs - the outputs of the decoder kernels built on the
+ * vector layer (kb_glu, kb_add_rmsnorm and their bf16 / f16 variants)
+ * through the public API, as one FNV-1a hash per kernel, for
+ * vec_isa_test.sh to compare across KB_CPU_ISA levels.  Each kernel runs with
+ * 1 and 3 threads on sizes that split (rows longer than glu's tile, NaN,
+ * infinities, signed zeros and subnormals among the inputs); the two must
+ * agree bit for bit (else exit 1).
+ *
+ * Prints "isa LEVEL" first.  Exit status: 0 ok, 1 a failure, 2 the level
+ * KB_CPU_ISA names is not supported here.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernelbridge.h"
+
+#define ROWS 24
+#define FFN 2100 /* glu: two full tiles of 1024 and a partial one per row */
+#define COLS 3000
+
+static float h[ROWS * 2 * FFN], xa[ROWS * COLS], res[ROWS * COLS], w[COLS];
+static uint16_t hh[ROWS * 2 * FFN], hx[ROWS * COLS], hres[ROWS * COLS], hw[COLS];
+
+static uint64_t fnv(uint64_t hash, const void *p, size_t n) {
+  const unsigned char *c = (const unsigned char *)p;
+  for (size_t i = 0; i < n; i++) hash = (hash ^ c[i]) * 0x100000001b3ull;
+  return hash;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next32(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 16);
+}
+
+static void fill(float *x, int64_t n, float scale, int specials) {
+  static const uint32_t kSpecial[] = {0x7fc00000u, 0xff800001u, 0x7f800000u, 0xff800000u,
+                                      0x80000000u, 0x00000003u, 0x7f7fffffu};
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t r = next32();
+    if (specials && i < n / 8 && r % 5 == 0)
+      memcpy(&x[i], &kSpecial[r % 7], 4);
+    else
+      x[i] = ((float)(r % 200001) / 100000.0f - 1.0f) * scale;
+  }
+}
+
+static void top_halves(const float *x, uint16_t *hx_, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[i], 4);
+    hx_[i] = (uint16_t)(u >> 16);
+  }
+}
+
+static int failures;
+
+static void report(const char *name, kb_status s1, kb_status s3, const void *o1, const void *o3, size_t bytes,
+                   const void *r1, const void *r3, size_t rbytes) {
+  if (s1 != KB_STATUS_OK || s3 != KB_STATUS_OK) {
+    fprintf(stderr, "%s: status %s / %s\n", name, kb_status_string(s1), kb_status_string(s3));
+    failures++;
+  } else if (memcmp(o1, o3, bytes) != 0 || (rbytes > 0 && memcmp(r1, r3, rbytes) != 0)) {
+    fprintf(stderr, "%s: 1 and 3 threads differ\n", name);
+    failures++;
+  }
+  uint64_t hash = fnv(0xcbf29ce484222325ull, o1, bytes);
+  if (rbytes > 0) hash = fnv(hash, r1, rbytes);
+  printf("%-22s %016llx\n", name, (unsigned long long)hash);
+}
+
+static void run_glu(kb_context *c1, kb_context *c3, int dt, kb_activation act, const char *name) {
+  size_t es = dt == 0 ? 4 : 2, bytes = es * ROWS * FFN;
+  void *o1 = calloc(1, bytes), *o3 = calloc(1, bytes);
+  if (o1 == NULL || o3 == NULL) exit(1);
+  kb_status s1, s3;
+  if (dt == 0) {
+    s1 = kb_glu(c1, ROWS, FFN, h, 2 * FFN, h + FFN, 2 * FFN, act, o1);
+    s3 = kb_glu(c3, ROWS, FFN, h, 2 * FFN, h + FFN, 2 * FFN, act, o3);
+  } else if (dt == 1) {
+    s1 = kb_glu_bf16(c1, ROWS, FFN, hh, 2 * FFN, hh + FFN, 2 * FFN, act, o1);
+    s3 = kb_glu_bf16(c3, ROWS, FFN, hh, 2 * FFN, hh + FFN, 2 * FFN, act, o3);
+  } else {
+    s1 = kb_glu_f16(c1, ROWS, FFN, hh, 2 * FFN, hh + FFN, 2 * FFN, act, o1);
+    s3 = kb_glu_f16(c3, ROWS, FFN, hh, 2 * FFN, hh + FFN, 2 * FFN, act, o3);
+  }
+  report(name, s1, s3, o1, o3, bytes, NULL, NULL, 0);
+  free(o1);
+  free(o3);
+}
+
+static void run_add_rmsnorm(kb_context *c1, kb_context *c3, int dt, const char *name) {
+  size_t es = dt == 0 ? 4 : 2, bytes = es * ROWS * COLS;
+  void *o1 = calloc(1, bytes), *o3 = calloc(1, bytes), *r1 = malloc(bytes), *r3 = malloc(bytes);
+  if (o1 == NULL || o3 == NULL || r1 == NULL || r3 == NULL) exit(1);
+  memcpy(r1, dt == 0 ? (void *)res : (void *)hres, bytes);
+  memcpy(r3, r1, bytes);
+  kb_status s1, s3;
+  if (dt == 0) {
+    s1 = kb_add_rmsnorm(c1, ROWS, COLS, xa, r1, w, 1e-5f, o1);
+    s3 = kb_add_rmsnorm(c3, ROWS, COLS, xa, r3, w, 1e-5f, o3);
+  } else if (dt == 1) {
+    s1 = kb_add_rmsnorm_bf16(c1, ROWS, COLS, hx, r1, hw, 1e-5f, o1);
+    s3 = kb_add_rmsnorm_bf16(c3, ROWS, COLS, hx, r3, hw, 1e-5f, o3);
+  } else {
+    s1 = kb_add_rmsnorm_f16(c1, ROWS, COLS, hx, r1, hw, 1e-5f, o1);
+    s3 = kb_add_rmsnorm_f16(c3, ROWS, COLS, hx, r3, hw, 1e-5f, o3);
+  }
+  report(name, s1, s3, o1, o3, bytes, r1, r3, bytes);
+  free(o1);
+  free(o3);
+  free(r1);
+  free(r3);
+}
+
+int main(void) {
+  kb_context *c1 = NULL, *c3 = NULL;
+  kb_status st = kb_context_create(KB_BACKEND_CPU, 1, &c1);
+  if (st == KB_STATUS_UNSUPPORTED) {
+    printf("%s\n", kb_last_error());
+    return 2;
+  }
+  if (st != KB_STATUS_OK || kb_context_create(KB_BACKEND_CPU, 3, &c3) != KB_STATUS_OK) {
+    fprintf(stderr, "%s: %s\n", kb_status_string(st), kb_last_error());
+    return 1;
+  }
+  printf("isa %s\n", kb_cpu_isa());
+  fill(h, ROWS * 2 * FFN, 10.0f, 1);
+  fill(xa, ROWS * COLS, 3.0f, 1);
+  fill(res, ROWS * COLS, 20.0f, 0);
+  fill(w, COLS, 2.0f, 0);
+  top_halves(h, hh, ROWS * 2 * FFN);
+  top_halves(xa, hx, ROWS * COLS);
+  top_halves(res, hres, ROWS * COLS);
+  top_halves(w, hw, COLS);
+  static const char *const kDt[] = {"", "_bf16", "_f16"};
+  static const struct {
+    kb_activation act;
+    const char *name;
+  } kActs[] = {{KB_ACTIVATION_NONE, "none"},
+               {KB_ACTIVATION_RELU, "relu"},
+               {KB_ACTIVATION_GELU, "gelu"},
+               {KB_ACTIVATION_GELU_TANH, "gelu_tanh"},
+               {KB_ACTIVATION_SILU, "silu"}};
+  char name[64];
+  for (int dt = 0; dt < 3; dt++) {
+    for (int a = 0; a < 5; a++) {
+      snprintf(name, sizeof name, "glu%s_%s", kDt[dt], kActs[a].name);
+      run_glu(c1, c3, dt, kActs[a].act, name);
+    }
+    snprintf(name, sizeof name, "add_rmsnorm%s", kDt[dt]);
+    run_add_rmsnorm(c1, c3, dt, name);
+  }
+  kb_context_destroy(c1);
+  kb_context_destroy(c3);
+  return failures == 0 ? 0 : 1;
+}
