@@ -1203,6 +1203,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
@@ -2655,6 +2658,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
@@ -2701,6 +2707,579 @@ const struct kb_cpu_ops *kb__cpu_ops(void);
 const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 
 #endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/decoder/rope_ex.h ---- */
+/* rope_ex.h - kb_rope_ex's inverse frequencies (rope_ex.c), internal to
+ * kernels/cpu; declared here so that rope_ex_test.c can check them against
+ * hand-derived values. */
+#ifndef KB_CPU_DECODER_ROPE_EX_H
+#define KB_CPU_DECODER_ROPE_EX_H
+
+#include <stdint.h>
+
+/* The frequency parameters of one kb_rope_ex call, widened to double. */
+struct kb_rope_freq {
+  int64_t rotary_dim;  /* even, > 0 */
+  int scaling;         /* a kb_rope_scaling */
+  double theta, factor, low_freq_factor, high_freq_factor, original_max_position;
+};
+
+/* inv_freq[i] for i < rotary_dim / 2, in double, as docs/kernels.md
+ * ("rope_ex") writes it. */
+double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i);
+
+#endif /* KB_CPU_DECODER_ROPE_EX_H */
+/* ---- kernels/cpu/attention_kernels.h ---- */
+/* attention_kernels.h - the instruction-set-specific pieces of attention
+ * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
+ * attention.c.  Internal to kernels/cpu.
+ *
+ * The matrix products of attention run on the gemm microkernels; what is
+ * left per instruction set is the online softmax of one row of a key block.
+ * Every level computes the same bits: the maximum is exact, the exponential
+ * is one fixed sequence of float32 operations (attn_exp in each file), and
+ * the row sum uses 16 partial sums (key j goes to partial j mod 16, keys in
+ * increasing order) reduced by the fixed tree
+ *   s8[l] = p[l] + p[l+8], s4[l] = s8[l] + s8[l+4], s2[l] = s4[l] + s4[l+2],
+ *   sum = s2[0] + s2[1]. */
+#ifndef KB_CPU_ATTENTION_KERNELS_H
+#define KB_CPU_ATTENTION_KERNELS_H
+
+#include <stdint.h>
+
+/*
+ * One row of a key block of `len` scores s (masked keys hold -inf):
+ *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
+ *   p[j] = exp(s[j] - m) for j < len
+ *   *sum = the 16-partial sum of p (see above), *m_new = m.
+ * len <= 128 (the block size of attention.c).
+ */
+typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
+
+struct kb_attn_ops {
+  kb_attn_softmax_block_fn softmax_block;
+};
+
+/* The exponential of the softmax weights for one value (attention_scalar.c):
+ * the same bits as each level's vector version.  Used on every level for
+ * the per-row rescale factors and the merge of decode chunks. */
+float kb__attn_exp(float x);
+
+extern const struct kb_attn_ops kb__attn_ops_scalar;
+extern const struct kb_attn_ops kb__attn_ops_avx2;
+extern const struct kb_attn_ops kb__attn_ops_avx512;
+
+#endif /* KB_CPU_ATTENTION_KERNELS_H */
+/* ---- kernels/cpu/gemm_kernels.h ---- */
+/* gemm_kernels.h - the instruction-set-specific pieces of the float32 matrix
+ * multiply (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c), driven by gemm.c.
+ * Internal to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level: every element of C is
+ *   acc = 0;  for p = 0 .. k-1:  acc = fma(op(A)[i,p], op(B)[p,j], acc)
+ * (one rounding per step, p strictly increasing), then the epilogue
+ *   C = alpha * acc                      (beta == 0: C is not read)
+ *   C = alpha * acc + beta * C_old       (two products and a sum, each rounded)
+ * Partial sums that cross a K block are stored in C (or a float32 buffer)
+ * and reloaded: exact, since acc is a float32.  So blocking, packing, the
+ * instruction set and the thread count never change a result bit. */
+#ifndef KB_CPU_GEMM_KERNELS_H
+#define KB_CPU_GEMM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
+/* Largest register tile of any level (for stack buffers of edge tiles). */
+#define KB_GEMM_MAX_MR 12
+#define KB_GEMM_MAX_NR 32
+
+/* What the last K block does with the sums (see above).  c0 is C_old with
+ * row stride ldc0; it is read only when beta != 0. */
+struct kb_gemm_epilogue {
+  float alpha, beta;
+  const float *c0;
+  int64_t ldc0;
+};
+
+/*
+ * The microkernel: one tile of rows x cols of C (at most mr x nr; row
+ * stride ldc).  For i < rows, j < cols:
+ *   acc(i, j) = first ? 0 : c[i * ldc + j]
+ *   for p < kc:  acc(i, j) = fma(a[i * a_rs + p * a_cs], b[p * b_rs + j], acc(i, j))
+ *   c[i * ldc + j] = last ? epilogue(acc(i, j)) : acc(i, j)
+ * Nothing outside the rows x cols tile of C (or of last->c0) is touched.
+ * a is a packed micro-panel (a_rs = 1, a_cs = mr) or A itself (its row and
+ * column strides); b has nr readable columns per row: a packed micro-panel
+ * (b_rs = nr, zero-padded past cols) or B itself when cols == nr.  kc >= 0.
+ */
+typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last);
+
+/*
+ * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
+ * transposed: the PyTorch weight layout) into micro-panels of nr columns:
+ * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
+ * zero for columns past nc.
+ */
+typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr);
+
+/*
+ * Matrix-vector products, the m == 1 / n == 1 cases.  x has k elements.
+ *   axpy: y[j] = chain over p of x[p] * mat[p * ldm + j]    (rows of mat along j)
+ *   dot:  y[j] = chain over p of x[p] * mat[j * ldm + p]    (rows of mat along p)
+ * for j < n, each y[j] the fma chain of the contract above (no epilogue).
+ */
+typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
+
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
+struct kb_gemm_ops {
+  int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
+  kb_gemm_kernel_fn kernel;
+  kb_gemm_pack_bt_fn pack_bt;
+  kb_gemv_fn gemv_axpy;
+  kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
+};
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+
+/* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_gemm_ops kb__gemm_ops_scalar;
+extern const struct kb_gemm_ops kb__gemm_ops_avx2;
+extern const struct kb_gemm_ops kb__gemm_ops_avx512;
+
+#endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/quant/quant.h ---- */
+/* quant.h - GGML's Q8_0 and Q4_0 block quantization formats, bit-identical
+ * to ggml's reference C code (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
+ * dequantize_row_q8_0, dequantize_row_q4_0 in ggml-quants.c), so that
+ * tensors read from or written to GGUF files mean the same numbers here as
+ * in llama.cpp.  Internal to kernels/cpu; README.md beside this file has the
+ * block layouts and where the test's golden data comes from.
+ *
+ * A row of n floats (n a multiple of KB_QK) is n / KB_QK blocks, each stored
+ * as a little-endian binary16 scale followed by the quantized values, with no
+ * padding: blocks are 34 or 18 bytes, so a block is generally not aligned;
+ * the code accesses them byte by byte (the scale assembled from its two
+ * bytes), never through a struct or a wider pointer, which also makes the
+ * layout independent of the host's byte order.
+ *
+ * The functions are pure: they read x, write y, allocate nothing and touch no
+ * global state.  x and y must not overlap.  A partial trailing block (n not a
+ * multiple of KB_QK) is neither read nor written; callers validate n.
+ *
+ * Quantizing a row that kb__quant_check_row rejects (NaN, infinity, a scale
+ * beyond binary16's range) has no undefined behaviour and is deterministic,
+ * but its bytes are not part of the contract: ggml's own output there
+ * depends on the platform (this code gives what ggml gives on x86-64).
+ *
+ * Bit-identity relies on the library's -ffp-contract=off: fusing Q4_0's
+ * x * id + 8.5f into one fma changes a code now and then (the goldens
+ * include such an element). */
+#ifndef KB_CPU_QUANT_H
+#define KB_CPU_QUANT_H
+
+#include <stdint.h>
+
+/* Elements per block, for both formats (ggml's QK8_0 and QK4_0). */
+#define KB_QK 32
+
+/* Bytes per Q8_0 block: f16 scale d, then int8 qs[32]; element j is d * qs[j]. */
+#define KB_Q8_0_BLOCK_BYTES 34
+
+/* Bytes per Q4_0 block: f16 scale d, then uint8 qs[16]; byte j holds element
+ * j in its low nibble and element j + 16 in its high nibble, each as an
+ * unsigned 4-bit q meaning d * (q - 8). */
+#define KB_Q4_0_BLOCK_BYTES 18
+
+/* ggml's type numbers (enum ggml_type), the `type` of kb__quant_check_row;
+ * the same numbers appear in GGUF files. */
+#define KB_QTYPE_Q4_0 2
+#define KB_QTYPE_Q8_0 8
+
+/* Quantizes n floats of x into n / KB_QK Q8_0 blocks at y.  Per block:
+ * d = max|x| / 127 in float, id = d != 0 ? 1 / d : 0, qs[j] = roundf(x[j] *
+ * id) (half away from zero), and the stored scale is d rounded to the
+ * nearest binary16 (ties to even).  The integers come from the float d, not
+ * from the rounded one, as in ggml. */
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n);
+
+/* Quantizes n floats of x into n / KB_QK Q4_0 blocks at y.  Per block: max
+ * is the first element of largest magnitude (+0.0 when every element is
+ * zero: ggml starts its search from +0.0 and only a strictly larger
+ * magnitude replaces it, so an all-zero block always stores d = -0.0);
+ * d = max / -8, id = d != 0 ? 1 / d : 0, q = min(15, trunc(x * id + 8.5f))
+ * (so the max element maps to 0, the one value of range [-8, 7] that has no
+ * positive partner), and the stored scale is d rounded to binary16. */
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n);
+
+/* Expands n / KB_QK Q8_0 blocks at x into n floats at y: y[j] = d * qs[j]
+ * with d the widened binary16 scale.  The product is exact (an 8-bit integer
+ * times an 11-bit significand), so the result does not depend on rounding. */
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n);
+
+/* Expands n / KB_QK Q4_0 blocks at x into n floats at y: y[j] = d * (q - 8)
+ * with q the low nibble of byte j for j < 16 and the high nibble of byte
+ * j - 16 otherwise; exact like Q8_0's. */
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n);
+
+/* Whether the n floats of x can be quantized to `type` (KB_QTYPE_Q4_0 or
+ * KB_QTYPE_Q8_0) with a meaningful result.  Returns -1 when they can; else
+ * the index of the element that prevents it, in the first block that has
+ * one: the block's first NaN or infinity when it has any, otherwise (its
+ * stored scale would be infinite: d rounds to binary16 infinity, i.e.
+ * |d| >= 65520) its first element of largest magnitude, the one the scale is
+ * derived from.  Blocks whose scale rounds to binary16 zero are accepted:
+ * they dequantize to zeros, as in ggml.  An unknown type returns 0, so it
+ * never reads as valid.  Callers check before quantizing and report the
+ * index. */
+int64_t kb__quant_check_row(int type, const float *x, int64_t n);
+
+#endif /* KB_CPU_QUANT_H */
+/* ---- kernels/cpu/quant/qdot.h ---- */
+/* qdot.h - the products of float32 activations with GGML block-quantized
+ * weights (Q8_0, Q4_0): the instruction-set-specific pieces (qdot_scalar.c,
+ * qdot_avx2.c) behind kb_linear_w's quantized path (qmatmul.c).  Internal
+ * to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level (so every level, thread
+ * count and language gives the same bits):
+ *
+ * 1. Each row of activations is quantized per block of 32 (kb_qact_fn): d =
+ *    max|x| / 127 (float division), q[e] = x[e] * (1 / d) rounded to the
+ *    nearest integer, ties to even (0 when d == 0); a block holding a NaN
+ *    or an infinity gets d = NaN and q = 0, so every output of its row is
+ *    NaN.  A tiny block, 0 < d < FLT_MIN (1 / d could overflow), is
+ *    quantized scaled by 2^64, exactly: ds = (max|x| * 2^64) / 127, q[e] =
+ *    rint((x[e] * 2^64) * (1 / ds)), d = ds * 2^-64 (rounded to a
+ *    subnormal).  Also kept per block: s[l] = q[4l] + .. + q[4l+3], l < 8.
+ *
+ * 2. Output (i, j) = activation row i . weight row j:
+ *      acc[l] = 0 for l < 8
+ *      for each block b, in order:
+ *        p[l]   = sum over e in 4l .. 4l+3 of w[e] * q[e]   (exact int32;
+ *                 w[e] the weight's integer: Q8_0 qs, Q4_0 nibble - 8)
+ *        t[l]   = (float)p[l] * dx(b)                        (rounded)
+ *        acc[l] = fma(dw(b), t[l], acc[l])                   (dw: the block's
+ *                 binary16 scale widened)
+ *      y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+ *    The 8 lanes are those of a 256-bit register (vpmaddubsw + vpmaddwd, or
+ *    vpdpbusd, sum 4 adjacent byte products into one int32 lane), and the
+ *    final sum is the usual horizontal sum of such a register, written
+ *    down once here so that scalar code reproduces it.
+ *
+ * The integer sums are exact on every path, so only the float steps above
+ * decide the bits; their order is fixed per output, never split across
+ * threads.  docs/kernels.md gives the error bound against the float64
+ * product of the dequantized weights and the float32 activations. */
+#ifndef KB_CPU_QDOT_H
+#define KB_CPU_QDOT_H
+
+#include <stdint.h>
+
+
+/* Quantized activations: row i, block b at index i * nb + b of each array. */
+struct kb_qact {
+  int64_t nb;        /* blocks per row */
+  int8_t *q;         /* [rows * nb][32], 32-byte aligned */
+  float *d;          /* [rows * nb] */
+  int32_t *s;        /* [rows * nb][8] */
+};
+
+/* Quantizes rows [i0, i1) of x ([*, k], row stride ldx; k = nb * 32) into
+ * act as step 1 of the contract says. */
+typedef void (*kb_qact_fn)(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act);
+
+/* y[i * ldy + j] = output (i, j) of step 2 for activation rows [0, m) and
+ * weight rows [0, n), the weight rows `row_bytes` apart starting at w, in
+ * format type (KB_QTYPE_Q8_0 or KB_QTYPE_Q4_0). */
+typedef void (*kb_qdot_fn)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                           int64_t row_bytes, float *y, int64_t ldy);
+
+struct kb_quant_ops {
+  kb_qact_fn quantize_act;
+  kb_qdot_fn dot;
+};
+
+/* The 65536 binary16 values widened to float32, indexed by their bits:
+ * the vector products widen each block's scale with two loads and no
+ * arithmetic.  Built on first use (256 KiB), then read-only. */
+const float *kb__f16_to_f32_table(void);
+
+/* The tables: the scalar reference; AVX2 (vpmaddubsw); AVX2 with AVX-VNNI;
+ * AVX2 with AVX512-VNNI on 256-bit registers (the avx512 level). */
+extern const struct kb_quant_ops kb__quant_ops_scalar;
+extern const struct kb_quant_ops kb__quant_ops_avx2;
+extern const struct kb_quant_ops kb__quant_ops_avx2_vnni;
+extern const struct kb_quant_ops kb__quant_ops_avx512_vnni;
+
+#endif /* KB_CPU_QDOT_H */
+/* ---- kernels/cpu/vec_kernels.h ---- */
+/* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
+ * kernels (elementwise, row-wise, the optimizer step) and of the vector
+ * math layer, one table per level (vec_scalar.c, vec_avx2.c, vec_avx512.c),
+ * driven by the kernel files (activation.c, softmax.c, ...), which keep
+ * validation and threading.  Internal to kernels/cpu.
+ *
+ * Every entry is written once (vec_body.h) over a 16-lane vocabulary that
+ * each level implements with the same IEEE operations (vec_lanes_*.h), so
+ * every level computes the same bits; the scalar level is the reference.
+ * Reductions keep 16 partial sums (element c of a row goes to lane c mod 16,
+ * added in increasing c) and combine them in one fixed order, so a row's
+ * result never depends on the level or on how rows are split over threads.
+ * Elementwise entries compute each element from its own inputs only.
+ *
+ * Storage: `dt` is KB_VEC_F32 (float) or a 16-bit format (uint16_t bit
+ * patterns, half.h), widened exactly in registers and rounded once when
+ * stored; weights and biases have the dtype of x. */
+#ifndef KB_CPU_VEC_KERNELS_H
+#define KB_CPU_VEC_KERNELS_H
+
+#include <stdint.h>
+
+enum kb_vec_dt { KB_VEC_F32 = 0, KB_VEC_BF16 = 1, KB_VEC_F16 = 2 };
+
+/* Bytes per element of a dtype. */
+static inline int64_t kb_vec_size(int dt) { return dt == KB_VEC_F32 ? 4 : 2; }
+
+/* The functions of the math layer (vmath.h) and the activations, as array
+ * entries (tests and tools run them over all float inputs). */
+enum kb_vm_fn {
+  KB_VM_EXP = 0,
+  KB_VM_LOG,
+  KB_VM_TANH,
+  KB_VM_ERF,
+  KB_VM_SILU,
+  KB_VM_GELU,
+  KB_VM_GELU_TANH,
+  KB_VM_FN_COUNT
+};
+
+enum kb_vec_binop { KB_VEC_ADD = 0, KB_VEC_MUL = 1 };
+
+/* y[i] = f(x[i]) for i < n (any n >= 0; y may be x). */
+typedef void (*kb_vm_array_fn)(int64_t n, const float *x, float *y);
+
+/* AdamW's per-call coefficients (adamw.c). */
+struct kb_adamw_coef {
+  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
+  int small_w1;
+};
+
+struct kb_vec_ops {
+  kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
+
+  /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
+   * y may be x. */
+  void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
+  void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
+  /* y[i] = alpha * x[i]. */
+  void (*scale)(int dt, int64_t n, float alpha, const void *x, void *y);
+  /* y[r, c] = x[r, c] + bias[c] for rows rows of cols. */
+  void (*add_bias)(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y);
+  /* Widen (narrow = 0: 16-bit src, float dst) or narrow n elements. */
+  void (*convert)(int dt, int narrow, int64_t n, const void *src, void *dst);
+
+  /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
+  void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
+  void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* weight and bias may be NULL (1 and 0). */
+  void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
+                    void *y);
+  /* losses[r] for rows rows (targets checked by the caller). */
+  void (*ce_forward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                     float *losses);
+  /* dlogits = (softmax - onehot) * scale per row, ignored rows 0; dlogits may be logits. */
+  void (*ce_backward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                      double scale, float *dlogits);
+  void (*argmax)(int64_t rows, int64_t cols, const float *x, int32_t *out);
+  /* Rotary embedding of rows s in [s0, s1) of x [seq, heads, head_dim]
+   * (rope.c); positions already checked; y may be x. */
+  void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
+               double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
+  /* One AdamW step over n elements (adamw.c's order of operations). */
+  void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
+};
+
+/* The tables of each level (vec_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_vec_ops kb__vec_ops_scalar;
+extern const struct kb_vec_ops kb__vec_ops_avx2;
+extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
+
+#endif /* KB_CPU_VEC_KERNELS_H */
+/* ---- kernels/cpu/dispatch.h ---- */
+/* dispatch.h - the one table of instruction-set-specific CPU kernels of the
+ * process.  Internal to kernels/cpu.
+ *
+ * Each op family that has vector code keeps its pieces in files named by
+ * level (<family>_scalar.c, <family>_avx2.c, <family>_avx512.c) behind a
+ * struct of its own; this table holds one of each, all of the level kb__isa()
+ * chose.  The scalar level is the reference: every vector level computes the
+ * same bits. */
+#ifndef KB_CPU_DISPATCH_H
+#define KB_CPU_DISPATCH_H
+
+
+struct kb_cpu_ops {
+  kb_isa isa;
+  struct kb_vec_ops vec;
+  struct kb_gemm_ops gemm;
+  struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
+};
+
+/* The table of the process's level (kb__isa()); never NULL.  One atomic
+ * load after the first call. */
+const struct kb_cpu_ops *kb__cpu_ops(void);
+
+/* The table of a given level, for tests comparing levels; NULL when this
+ * build or this CPU cannot run it. */
+const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
+
+#endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/half.h ---- */
+/* half.h - conversions between float32 and the 16-bit storage formats of the
+ * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
+ * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
+ * fraction bits).  Internal to kernels/cpu.
+ *
+ * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
+ * rounds to nearest, ties to even, including into the subnormal range;
+ * values beyond the largest finite value round to infinity as IEEE
+ * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
+ * the same sign and is made quiet in both directions, keeping the top payload
+ * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
+ * whose only payload bits are the ones cut off must not turn into infinity. */
+#ifndef KB_CPU_HALF_H
+#define KB_CPU_HALF_H
+
+#include <stdint.h>
+
+float kb_bf16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_f16(float f);
+
+/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
+void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
+void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
+
+#endif /* KB_CPU_HALF_H */
+/* ---- kernels/cpu/reduced.h ---- */
+/* reduced.h - CPU support of the reduced-precision (bf16 / f16) entry points.
+ * Internal to kernels/cpu.
+ *
+ * The elementwise and row kernels widen and narrow in registers (the vector
+ * layer's 16-bit storage, vec_kernels.h) and need nothing from here but
+ * KB_HALF_SIZE and kb_vec_dt_of.  gemm and attention instead widen whole
+ * tensors: such a call validates like kb_<op> (2-byte elements), allocates
+ * all its scratch, widens the inputs, runs the float32 computation on the
+ * scratch and narrows the result into the caller's output last, so an
+ * allocation failure leaves every output untouched. */
+#ifndef KB_CPU_REDUCED_H
+#define KB_CPU_REDUCED_H
+
+#include <stdint.h>
+
+
+/* The vector kernels' storage code of a 16-bit dtype. */
+static inline int kb_vec_dt_of(kbcuda_dtype dt) { return dt == KBCUDA_F16 ? KB_VEC_F16 : KB_VEC_BF16; }
+
+/* Element size of the bf16 / f16 tensors, for the shared validation code. */
+#define KB_HALF_SIZE ((int64_t)sizeof(uint16_t))
+
+/* Most tensors one call widens (attention: q, k, v, out). */
+#define KB_DT_MAX_TENSORS 4
+
+/* One allocation holding the float32 copies of a call's tensors. */
+struct kb_dt_scratch {
+  float *t[KB_DT_MAX_TENSORS]; /* t[i] has counts[i] floats (NULL when 0) */
+  void *block;
+};
+
+/*
+ * Allocates counts[i] floats for each of the n tensors (n <= KB_DT_MAX_TENSORS)
+ * in one block.  OUT_OF_MEMORY ("size of scratch overflows" or "cannot
+ * allocate N bytes of scratch") when it cannot; then nothing is allocated.
+ */
+kb_status kb_dt_alloc(kb_context *ctx, const char *fn, int n, const int64_t *counts, struct kb_dt_scratch *s);
+void kb_dt_free(struct kb_dt_scratch *s);
+
+/* dst[i] = src[i] widened / narrowed for i < count, split over ctx's threads. */
+void kb_dt_widen(const kb_context *ctx, kbcuda_dtype dt, const uint16_t *src, float *dst, int64_t count);
+void kb_dt_narrow(const kb_context *ctx, kbcuda_dtype dt, const float *src, uint16_t *dst, int64_t count);
+
+/* The same for a [rows, cols] matrix with row strides (in elements)
+ * src_ld and dst_ld: only the cols elements of each row are touched, never
+ * the padding between rows (which may be other data of the caller). */
+void kb_dt_widen_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const uint16_t *src,
+                      int64_t src_ld, float *dst, int64_t dst_ld);
+void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int64_t cols, const float *src,
+                       int64_t src_ld, uint16_t *dst, int64_t dst_ld);
+
+#endif /* KB_CPU_REDUCED_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -11358,6 +11937,24 @@ KV_ATTR static void vec_avx2__rope(int64_t s0, int64_t s1, int64_t heads, int64_
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx2__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx2__kvd av, sv, cv;
+    vec_avx2__kvd_load16(l, &av);
+    vec_avx2__sincos_d(av, &sv, &cv);
+    vec_avx2__kvd_lanes(ls, sv);
+    vec_avx2__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx2__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -11415,7 +12012,7 @@ KV_ATTR static void vec_avx2__adamw(int64_t n, float *p, const float *g, float *
     .exp_f64 = vec_avx2__math_exp_f64,                                                                                    \
     .unary = vec_avx2__unary, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
     .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
-    .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
+    .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .sincos_f64 = vec_avx2__sincos_f64, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
@@ -13041,6 +13638,24 @@ KV_ATTR static void vec_avx512__rope(int64_t s0, int64_t s1, int64_t heads, int6
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx512__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx512__kvd av, sv, cv;
+    vec_avx512__kvd_load16(l, &av);
+    vec_avx512__sincos_d(av, &sv, &cv);
+    vec_avx512__kvd_lanes(ls, sv);
+    vec_avx512__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx512__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -13098,7 +13713,7 @@ KV_ATTR static void vec_avx512__adamw(int64_t n, float *p, const float *g, float
     .exp_f64 = vec_avx512__math_exp_f64,                                                                                    \
     .unary = vec_avx512__unary, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
     .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
-    .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
+    .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .sincos_f64 = vec_avx512__sincos_f64, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
@@ -14719,6 +15334,24 @@ KV_ATTR static void vec_avx512_bf16__rope(int64_t s0, int64_t s1, int64_t heads,
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx512_bf16__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx512_bf16__kvd av, sv, cv;
+    vec_avx512_bf16__kvd_load16(l, &av);
+    vec_avx512_bf16__sincos_d(av, &sv, &cv);
+    vec_avx512_bf16__kvd_lanes(ls, sv);
+    vec_avx512_bf16__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx512_bf16__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -14776,7 +15409,7 @@ KV_ATTR static void vec_avx512_bf16__adamw(int64_t n, float *p, const float *g, 
     .exp_f64 = vec_avx512_bf16__math_exp_f64,                                                                                    \
     .unary = vec_avx512_bf16__unary, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
     .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
-    .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
+    .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .sincos_f64 = vec_avx512_bf16__sincos_f64, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
@@ -16496,6 +17129,24 @@ KV_ATTR static void vec_scalar__rope(int64_t s0, int64_t s1, int64_t heads, int6
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_scalar__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_scalar__kvd av, sv, cv;
+    vec_scalar__kvd_load16(l, &av);
+    vec_scalar__sincos_d(av, &sv, &cv);
+    vec_scalar__kvd_lanes(ls, sv);
+    vec_scalar__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_scalar__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -16553,7 +17204,7 @@ KV_ATTR static void vec_scalar__adamw(int64_t n, float *p, const float *g, float
     .exp_f64 = vec_scalar__math_exp_f64,                                                                                    \
     .unary = vec_scalar__unary, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
     .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
-    .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
+    .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .sincos_f64 = vec_scalar__sincos_f64, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
@@ -18092,3 +18743,279 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
 #undef quant_i8_byte
 #undef quant_put_scale
 #undef quant_q4_code
+
+/* ==== kernels/cpu/decoder/rope_ex.c ==== */
+#define canon_nan rope_ex__canon_nan
+#define rotate_pairs rope_ex__rotate_pairs
+#define rope_ex_job rope_ex__rope_ex_job
+#define rotate_head rope_ex__rotate_head
+#define rope_ex_body rope_ex__rope_ex_body
+#define check_positive_f rope_ex__check_positive_f
+#define rope_ex_dt rope_ex__rope_ex_dt
+/* ---- kernels/cpu/decoder/rope_ex.c ---- */
+/* rope_ex.c - kb_rope_ex, kb_rope_ex_bf16, kb_rope_ex_f16: rotary position
+ * embedding of q and k in place, positions per (batch, token), partial
+ * rotary, half or adjacent pairs, frequency scaling (none, linear, Llama 3).
+ *
+ * Arithmetic (docs/kernels.md "rope_ex"): inv_freq in double
+ * (kb__rope_inv_freq), angle = (double)position * inv_freq, cos and sin from
+ * the vector layer's double sincos (kb_rope's own, so that kb_rope's case
+ * gives kb_rope's bits), then per pair (u, v):
+ *   u' = (float)(u * cos - v * sin),  v' = (float)(v * cos + u * sin)
+ * with each product and sum rounded in double (-ffp-contract=off: never
+ * fused), one rounding to float, NaN made the canonical quiet NaN.  That is
+ * kb_rope's rope_pairs (vec_body.h) written in plain C: the rotation is the
+ * same C on every instruction-set level, and the sincos entry gives the same
+ * bits on every level, so results do not depend on the level.  Threads split
+ * tokens; what a token computes never depends on the split.
+ *
+ * 16-bit variants widen each chunk of a head's rotated features exactly into
+ * float32 on the stack, rotate them as above and narrow each result once
+ * (half.c), which is round(kb_rope_ex(widen(q), widen(k))).  Features past
+ * rotary_dim are never read or written, in every dtype. */
+
+#include <math.h>
+#include <string.h>
+
+
+/* Rotated elements per thread below which a thread is not worth starting
+ * (kb_rope's). */
+#define ROPE_EX_MIN_ELEMS 16384
+/* Pairs per block: one block's inverse frequencies, angles, cos and sin sit
+ * on the stack (4 x 2 KiB). */
+#define ROPE_EX_CHUNK 256
+
+/* 2 pi rounded to double: Python's 2 * math.pi (math.pi doubled exactly). */
+#define ROPE_EX_2PI 0x1.921fb54442d18p+2
+
+enum { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
+
+double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i) {
+  /* kb_rope's expression: the exponent rounded once, then the C library's
+   * pow. */
+  double inv = pow(f->theta, -(double)(2 * i) / (double)f->rotary_dim);
+  switch (f->scaling) {
+    case KB_ROPE_SCALING_LINEAR:
+      return inv / f->factor;
+    case KB_ROPE_SCALING_LLAMA3: {
+      /* transformers' _compute_llama3_parameters, in double: wavelengths
+       * shorter than original / high_freq_factor keep their frequency,
+       * longer than original / low_freq_factor are divided by factor, and
+       * the band between interpolates smoothly in original / wavelength. */
+      double low_wavelen = f->original_max_position / f->low_freq_factor;
+      double high_wavelen = f->original_max_position / f->high_freq_factor;
+      double wavelen = ROPE_EX_2PI / inv;
+      if (wavelen < high_wavelen) return inv;
+      if (wavelen > low_wavelen) return inv / f->factor;
+      double smooth = (f->original_max_position / wavelen - f->low_freq_factor) /
+                      (f->high_freq_factor - f->low_freq_factor);
+      return (1.0 - smooth) * inv / f->factor + smooth * inv;
+    }
+    default:
+      return inv;
+  }
+}
+
+/* The canonical quiet NaN for a NaN result (kb_rope's canon). */
+static inline float rope_ex__canon_nan(float y) {
+  if (y != y) {
+    uint32_t bits = 0x7fc00000u;
+    memcpy(&y, &bits, sizeof y);
+  }
+  return y;
+}
+
+/* n pairs (u[j * st], v[j * st]) rotated in place by (cs[j], sn[j]). */
+static void rope_ex__rotate_pairs(int64_t n, float *u, float *v, int64_t st, const double *cs, const double *sn) {
+  for (int64_t j = 0; j < n; j++) {
+    double a = u[j * st], b = v[j * st];
+    float ya = (float)(a * cs[j] - b * sn[j]);
+    float yb = (float)(b * cs[j] + a * sn[j]);
+    u[j * st] = rope_ex__canon_nan(ya);
+    v[j * st] = rope_ex__canon_nan(yb);
+  }
+}
+
+struct rope_ex__rope_ex_job {
+  const struct kb_vec_ops *ops;
+  struct kb_rope_freq freq;
+  int dt, adjacent;
+  int64_t q_heads, kv_heads, head_dim;
+  const int32_t *positions;
+  void *q, *k;
+};
+
+/* Pairs [i0, i0 + n) of one head row (head_dim elements of the job's dtype
+ * at `row`), rotated by the block's cos / sin. */
+static void rope_ex__rotate_head(const struct rope_ex__rope_ex_job *j, void *row, int64_t i0, int64_t n, const double *cs,
+                        const double *sn) {
+  int64_t h = j->freq.rotary_dim / 2;
+  if (j->dt == DT_F32) {
+    float *x = (float *)row;
+    if (j->adjacent)
+      rope_ex__rotate_pairs(n, x + 2 * i0, x + 2 * i0 + 1, 2, cs, sn);
+    else
+      rope_ex__rotate_pairs(n, x + i0, x + h + i0, 1, cs, sn);
+    return;
+  }
+  int f16 = j->dt == DT_F16;
+  uint16_t *x = (uint16_t *)row;
+  float w[2 * ROPE_EX_CHUNK];
+  if (j->adjacent) {
+    kb_half_widen(f16, x + 2 * i0, w, 2 * n);
+    rope_ex__rotate_pairs(n, w, w + 1, 2, cs, sn);
+    kb_half_narrow(f16, w, x + 2 * i0, 2 * n);
+  } else {
+    kb_half_widen(f16, x + i0, w, n);
+    kb_half_widen(f16, x + h + i0, w + n, n);
+    rope_ex__rotate_pairs(n, w, w + n, 1, cs, sn);
+    kb_half_narrow(f16, w, x + i0, n);
+    kb_half_narrow(f16, w + n, x + h + i0, n);
+  }
+}
+
+static void rope_ex__rope_ex_body(void *arg, int64_t t0, int64_t t1) {
+  const struct rope_ex__rope_ex_job *j = (const struct rope_ex__rope_ex_job *)arg;
+  int64_t h = j->freq.rotary_dim / 2, esize = j->dt == DT_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  int64_t qrow = j->q_heads * j->head_dim * esize, krow = j->kv_heads * j->head_dim * esize;
+  double inv[ROPE_EX_CHUNK], ang[ROPE_EX_CHUNK], cs[ROPE_EX_CHUNK], sn[ROPE_EX_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += ROPE_EX_CHUNK) {
+    int64_t n = h - i0 < ROPE_EX_CHUNK ? h - i0 : ROPE_EX_CHUNK;
+    for (int64_t i = 0; i < n; i++) inv[i] = kb__rope_inv_freq(&j->freq, i0 + i);
+    for (int64_t t = t0; t < t1; t++) {
+      double p = (double)j->positions[t];
+      for (int64_t i = 0; i < n; i++) ang[i] = p * inv[i];
+      j->ops->sincos_f64(n, ang, sn, cs);
+      for (int64_t hh = 0; hh < j->q_heads; hh++)
+        rope_ex__rotate_head(j, (char *)j->q + t * qrow + hh * j->head_dim * esize, i0, n, cs, sn);
+      if (j->k != NULL)
+        for (int64_t hh = 0; hh < j->kv_heads; hh++)
+          rope_ex__rotate_head(j, (char *)j->k + t * krow + hh * j->head_dim * esize, i0, n, cs, sn);
+    }
+  }
+}
+
+/* "<name> must be finite and > 0, got <v>" unless it is. */
+static kb_status rope_ex__check_positive_f(kb_context *ctx, const char *fn, const char *name, float v) {
+  if (!isfinite(v) || v <= 0.0f)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be finite and > 0, got %g", name, (double)v);
+  return KB_STATUS_OK;
+}
+
+static kb_status rope_ex__rope_ex_dt(kb_context *ctx, const char *fn, int dt, int64_t batch, int64_t seq, int64_t q_heads,
+                            int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style,
+                            const int32_t *positions, float theta, kb_rope_scaling scaling, float factor,
+                            float low_freq_factor, float high_freq_factor, int64_t original_max_position, void *q,
+                            void *k) {
+  KB_BEGIN(ctx, fn);
+  int64_t esize = dt == DT_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  /* 1. dimensions, in parameter order. */
+  KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
+  KB_TRY(kb__check_dim(ctx, fn, "seq", seq));
+  KB_TRY(kb__check_dim(ctx, fn, "q_heads", q_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "kv_heads", kv_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
+  KB_TRY(kb__check_dim(ctx, fn, "rotary_dim", rotary_dim));
+  /* 2. their constraints: a head of features has something to rotate. */
+  KB_TRY(kb__check_inner(ctx, fn, "rotary_dim", rotary_dim, "head_dim", head_dim));
+  if (rotary_dim % 2 != 0)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "rotary_dim must be even, got %lld", (long long)rotary_dim);
+  if (rotary_dim > head_dim)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "rotary_dim (%lld) must be <= head_dim (%lld)",
+                    (long long)rotary_dim, (long long)head_dim);
+  if ((int)style != (int)KB_ROPE_STYLE_HALF && (int)style != (int)KB_ROPE_STYLE_ADJACENT)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "style must be a kb_rope_style (0 half, 1 adjacent), got %d",
+                    (int)style);
+  if ((int)scaling < (int)KB_ROPE_SCALING_NONE || (int)scaling > (int)KB_ROPE_SCALING_LLAMA3)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "scaling must be a kb_rope_scaling (0 none, 1 linear, 2 llama3), got %d", (int)scaling);
+  /* 3. sizes (a NULL k has no elements). */
+  int64_t pd[2] = {batch, seq}, qd[4] = {batch, seq, q_heads, head_dim}, kd[4] = {batch, seq, k ? kv_heads : 0, head_dim};
+  int64_t pn, qn, kn;
+  KB_TRY(kb__count(ctx, fn, "positions", (int64_t)sizeof(int32_t), 2, pd, &pn));
+  KB_TRY(kb__count(ctx, fn, "q", esize, 4, qd, &qn));
+  KB_TRY(kb__count(ctx, fn, "k", esize, 4, kd, &kn));
+  /* 4. pointers. */
+  KB_TRY(kb__check_ptr(ctx, fn, "positions", positions, pn));
+  KB_TRY(kb__check_ptr(ctx, fn, "q", q, qn));
+  /* 5. scalars; the ones the scaling does not use are not read. */
+  KB_TRY(rope_ex__check_positive_f(ctx, fn, "theta", theta));
+  if (scaling != KB_ROPE_SCALING_NONE) KB_TRY(rope_ex__check_positive_f(ctx, fn, "factor", factor));
+  if (scaling == KB_ROPE_SCALING_LLAMA3) {
+    KB_TRY(rope_ex__check_positive_f(ctx, fn, "low_freq_factor", low_freq_factor));
+    KB_TRY(rope_ex__check_positive_f(ctx, fn, "high_freq_factor", high_freq_factor));
+    if (!(low_freq_factor < high_freq_factor))
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "low_freq_factor (%g) must be < high_freq_factor (%g)",
+                      (double)low_freq_factor, (double)high_freq_factor);
+    if (original_max_position <= 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "original_max_position must be > 0, got %lld",
+                      (long long)original_max_position);
+  }
+  /* 6. overlap: q and k are both written, so neither may touch the other
+   * or positions. */
+  int64_t pb = pn * (int64_t)sizeof(int32_t), qb = qn * esize, kbytes = kn * esize;
+  KB_TRY(kb__check_overlap(ctx, fn, "q", q, qb, "k", k, kbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "q", q, qb, "positions", positions, pb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "k", k, kbytes, "positions", positions, pb, false));
+  /* 7. memory kinds. */
+  const struct kb_mem_ref refs[] = {{"positions", positions, pb}, {"q", q, qb}, {"k", k, kbytes}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  /* 8. contents: every position, before anything is written. */
+  for (int64_t t = 0; t < pn; t++)
+    if (positions[t] < 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "positions[%lld] must be >= 0, got %ld", (long long)t,
+                      (long)positions[t]);
+  if (pn == 0 || rotary_dim == 0 || (qn == 0 && kn == 0)) return KB_STATUS_OK;
+  struct rope_ex__rope_ex_job job = {&kb__cpu_ops()->vec,
+                            {rotary_dim, (int)scaling, (double)theta, (double)factor, (double)low_freq_factor,
+                             (double)high_freq_factor, (double)original_max_position},
+                            dt,
+                            style == KB_ROPE_STYLE_ADJACENT,
+                            q_heads,
+                            kn > 0 ? kv_heads : 0,
+                            head_dim,
+                            positions,
+                            q,
+                            kn > 0 ? k : NULL};
+  /* Rotated elements per token: both counts fit in int64 (their tensors'
+   * sizes do), and so does their sum. */
+  int64_t per_token = (q_heads + job.kv_heads) * rotary_dim;
+  kb__parallel_for(ctx, pn, ROPE_EX_MIN_ELEMS / (per_token > 0 ? per_token : 1) + 1, rope_ex__rope_ex_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_rope_ex(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                     int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta,
+                     kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor,
+                     int64_t original_max_position, float *q, float *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex", DT_F32, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions,
+                    theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+
+kb_status kb_rope_ex_bf16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                          int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                          float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                          float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex_bf16", DT_BF16, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style,
+                    positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+
+kb_status kb_rope_ex_f16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                         int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                         float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                         float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex_f16", DT_F16, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style,
+                    positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+#undef ROPE_EX_2PI
+#undef ROPE_EX_CHUNK
+#undef ROPE_EX_MIN_ELEMS
+#undef canon_nan
+#undef check_positive_f
+#undef rope_ex_body
+#undef rope_ex_dt
+#undef rope_ex_job
+#undef rotate_head
+#undef rotate_pairs
