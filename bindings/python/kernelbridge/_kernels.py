@@ -2404,14 +2404,15 @@ def _rope_ex_path(_v, positions, q, k, rotary_dim, style, theta, scaling, factor
         style = _enum_arg(_model.RopeStyle, style, 'style', _name)
     if _type(scaling) is not int or not 0 <= scaling <= 0x7FFFFFFF:
         scaling = _enum_arg(_model.RopeScaling, scaling, 'scaling', _name)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 2)
     if _halfs:
-        _h = _half(positions)
+        _h = _half(q)
         if _h in _halfs:
             return _PUBLIC[_halfs[_h]](positions, q, k, rotary_dim=rotary_dim, style=style, theta=theta, scaling=scaling, factor=factor, low_freq_factor=low_freq_factor, high_freq_factor=high_freq_factor, original_max_position=original_max_position, ctx=ctx)
-    _t_positions = _in(positions, _K_I32, 'positions', _name, 2)
     _t_q, _b_q = _inout(q, _kind, 'q', _name, 4)
     if k is None:
         _t_k = None
+        _b_k = None
     else:
         _t_k, _b_k = _inout(k, _kind, 'k', _name, 4)
     batch = _t_positions.shape[0]
