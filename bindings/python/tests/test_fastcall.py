@@ -94,8 +94,10 @@ CASES = {
         f32(2, 3, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4), np.array([5, 2], np.int32), f32(1, 1, 3, 5), seq_major=True
     ),
     "rope_ex": lambda: rope_ex(),
-    "rope_ex k None, adjacent, llama3": lambda: rope_ex(False, style="adjacent", scaling=kb.RopeScaling.LLAMA3,
-                                                        theta=500000.0, factor=8.0, original_max_position=64),
+    "rope_ex k None, adjacent, llama3": lambda: rope_ex(
+        False, style=kb.RopeStyle.ADJACENT, scaling=kb.RopeScaling.LLAMA3, theta=500000.0, factor=8.0,
+        original_max_position=64,
+    ),
     "rope_ex f16": lambda: rope_ex(dtype=np.float16, scaling="linear", factor=2.0),
     "silu f16": lambda: kb.silu(x24.astype(np.float16)),
     "softmax bf16 bits": lambda: kb.softmax_bf16(np.full((2, 4), 0x3F80, np.uint16)),
