@@ -269,6 +269,15 @@ static kbgo_failure *kbgo_linear_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_
 static kbgo_failure *kbgo_embedding_w(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const uint8_t *table, int64_t table_bytes, float *out) {
 	return kbgo_done(kbgo_ctx, kb_embedding_w((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table_type, table, table_bytes, out));
 }
+static kbgo_failure *kbgo_rope_ex(uintptr_t kbgo_ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, float *q, float *k) {
+	return kbgo_done(kbgo_ctx, kb_rope_ex((kb_context *)kbgo_ctx, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k));
+}
+static kbgo_failure *kbgo_rope_ex_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+	return kbgo_done(kbgo_ctx, kb_rope_ex_bf16((kb_context *)kbgo_ctx, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k));
+}
+static kbgo_failure *kbgo_rope_ex_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+	return kbgo_done(kbgo_ctx, kb_rope_ex_f16((kb_context *)kbgo_ctx, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k));
+}
 static kbgo_failure *kbgo_glu(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const float *gate, int64_t ld_gate, const float *up, int64_t ld_up, kb_activation act, float *y) {
 	return kbgo_done(kbgo_ctx, kb_glu((kb_context *)kbgo_ctx, rows, cols, gate, ld_gate, up, ld_up, act, y));
 }
@@ -520,6 +529,67 @@ func (v Dtype) String() string {
 		return "Q8_0"
 	case DtypeBF16:
 		return "BF16"
+	}
+	return "UNKNOWN"
+}
+
+// RopeStyle mirrors kb_rope_style.
+//
+// Which features kb_rope_ex rotates together.  Values are fixed and
+// append-only.
+type RopeStyle int32
+
+const (
+	// RopeStyleHalf: Pairs (i, i + rotary_dim / 2): Llama in Hugging Face transformers,
+	// GPT-NeoX, kb_rope.
+	RopeStyleHalf RopeStyle = 0
+
+	// RopeStyleAdjacent: Pairs (2i, 2i + 1): GPT-J, and the permuted q/k weights of GGUF's
+	// llama tensors.
+	RopeStyleAdjacent RopeStyle = 1
+)
+
+// String returns the C name without its prefix, e.g. "ADJACENT",
+// or "UNKNOWN".
+func (v RopeStyle) String() string {
+	switch v {
+	case RopeStyleHalf:
+		return "HALF"
+	case RopeStyleAdjacent:
+		return "ADJACENT"
+	}
+	return "UNKNOWN"
+}
+
+// RopeScaling mirrors kb_rope_scaling.
+//
+// Frequency scaling of kb_rope_ex (transformers' rope_scaling "rope_type").
+// Values are fixed and append-only.
+type RopeScaling int32
+
+const (
+	// RopeScalingNone: inv_freq[i] = theta^(-2i / rotary_dim).
+	RopeScalingNone RopeScaling = 0
+
+	// RopeScalingLinear: "linear": inv_freq[i] / factor (positions divided by factor).
+	RopeScalingLinear RopeScaling = 1
+
+	// RopeScalingLlama3: "llama3" (Llama 3.1 and later): factor, low_freq_factor,
+	// high_freq_factor, original_max_position; docs/kernels.md states the
+	// formula.
+	RopeScalingLlama3 RopeScaling = 2
+)
+
+// String returns the C name without its prefix, e.g. "LLAMA3",
+// or "UNKNOWN".
+func (v RopeScaling) String() string {
+	switch v {
+	case RopeScalingNone:
+		return "NONE"
+	case RopeScalingLinear:
+		return "LINEAR"
+	case RopeScalingLlama3:
+		return "LLAMA3"
 	}
 	return "UNKNOWN"
 }
@@ -935,6 +1005,19 @@ func embeddingWShapes(chk checker, vocab int, dim int, idsLen int, tableLen int,
 	chk.dims("vocab dim", vocab, dim)
 	outSize := chk.size("out", sizeOf(nIDs, dim))
 	chk.length("out", outLen, outSize, "[nIDs, dim]")
+	return chk.err
+}
+
+// ropeExShapes checks the sizes and tensor lengths of kb_rope_ex,
+// kb_rope_ex_bf16, kb_rope_ex_f16 (-1: an absent nullable tensor).
+func ropeExShapes(chk checker, batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, positionsLen int, qLen int, kLen int) error {
+	chk.dims("batch seq qHeads kvHeads headDim rotaryDim", batch, seq, qHeads, kvHeads, headDim, rotaryDim)
+	positionsSize := chk.size("positions", sizeOf(batch, seq))
+	qSize := chk.size("q", sizeOf(batch, seq, qHeads, headDim))
+	kSize := chk.size("k", sizeOf(batch, seq, kvHeads, headDim))
+	chk.length("positions", positionsLen, positionsSize, "[batch, seq]")
+	chk.length("q", qLen, qSize, "[batch, seq, qHeads, headDim]")
+	chk.length("k", kLen, kSize, "[batch, seq, kvHeads, headDim]")
 	return chk.err
 }
 
@@ -3739,6 +3822,154 @@ func (ctx *Context) EmbeddingWBuf(vocab int, dim int, ids Int32View, tableType D
 	}
 	fail := C.kbgo_embedding_w(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), C.kb_dtype(tableType), table.ptr(), C.int64_t(table.Len()), out.ptr())
 	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// RopeEx wraps kb_rope_ex.
+//
+// Rotary position embedding of q and k in place, in one call, for a batch of
+// sequences whose tokens each have their own position (decode of sequences
+// at different positions, prefill, or both).  q is [batch, seq, q_heads,
+// head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+// layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+// of q and k is rotated by the angles of positions[b, s] (>= 0):
+// angle_i = positions[b, s] * inv_freq[i] for i < rotary_dim / 2, with
+// inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+// by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+// original_max_position by LLAMA3 only; unused ones are not read).  Only
+// the first rotary_dim features (even, 0 < rotary_dim <= head_dim) rotate,
+// the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+// (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+// (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+// inv_freq, the angles, cos, sin and the rotation are computed in double
+// and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+// head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+// and > 0; factor, low_freq_factor, high_freq_factor finite and > 0 where
+// used, low_freq_factor < high_freq_factor and original_max_position > 0 for
+// LLAMA3.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major.
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major; nil means absent.
+// It runs on a pooled default context, as [Context] explains; see also [Context.RopeEx] and [Context.RopeExBuf].
+func RopeEx(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []float32, k []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.RopeEx(batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// RopeEx runs kb_rope_ex on ctx; see the package-level function RopeEx.
+func (ctx *Context) RopeEx(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []float32, k []float32) error {
+	if err := ropeExShapes(ctx.checkSlices("RopeEx"), batch, seq, qHeads, kvHeads, headDim, rotaryDim, len(positions), len(q), optLen(k)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_rope_ex(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), i32p(positions), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), f32p(q), f32p(k)))
+}
+
+// RopeExBuf runs kb_rope_ex on ctx with its tensors in Buffers; see RopeEx.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major.
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major; a zero view means absent.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) RopeExBuf(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions Int32View, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q Float32View, k Float32View) error {
+	chk := ctx.checkViews("RopeExBuf", positions.check("RopeExBuf", "positions"), q.check("RopeExBuf", "q"), k.check("RopeExBuf", "k"))
+	if err := ropeExShapes(chk, batch, seq, qHeads, kvHeads, headDim, rotaryDim, positions.Len(), q.Len(), k.optLen()); err != nil {
+		release(positions.buf, q.buf, k.buf)
+		return err
+	}
+	fail := C.kbgo_rope_ex(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), positions.ptr(), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), q.ptr(), k.ptr())
+	release(positions.buf, q.buf, k.buf)
+	return ctx.done(fail)
+}
+
+// RopeExBF16 wraps kb_rope_ex_bf16.
+//
+// bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+// as kb_rope_ex does and its float32 result rounded once to the format.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16); nil means absent.
+// It runs on a pooled default context, as [Context] explains; see also [Context.RopeExBF16] and [Context.RopeExBF16Buf].
+func RopeExBF16(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []uint16, k []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.RopeExBF16(batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// RopeExBF16 runs kb_rope_ex_bf16 on ctx; see the package-level function RopeExBF16.
+func (ctx *Context) RopeExBF16(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []uint16, k []uint16) error {
+	if err := ropeExShapes(ctx.checkSlices("RopeExBF16"), batch, seq, qHeads, kvHeads, headDim, rotaryDim, len(positions), len(q), optLen(k)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_rope_ex_bf16(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), i32p(positions), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), u16p(q), u16p(k)))
+}
+
+// RopeExBF16Buf runs kb_rope_ex_bf16 on ctx with its tensors in Buffers; see RopeExBF16.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16); a zero view means absent.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) RopeExBF16Buf(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions Int32View, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q BF16View, k BF16View) error {
+	chk := ctx.checkViews("RopeExBF16Buf", positions.check("RopeExBF16Buf", "positions"), q.check("RopeExBF16Buf", "q"), k.check("RopeExBF16Buf", "k"))
+	if err := ropeExShapes(chk, batch, seq, qHeads, kvHeads, headDim, rotaryDim, positions.Len(), q.Len(), k.optLen()); err != nil {
+		release(positions.buf, q.buf, k.buf)
+		return err
+	}
+	fail := C.kbgo_rope_ex_bf16(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), positions.ptr(), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), q.ptr(), k.ptr())
+	release(positions.buf, q.buf, k.buf)
+	return ctx.done(fail)
+}
+
+// RopeExF16 wraps kb_rope_ex_f16.
+//
+// float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+// widened exactly, rotated as kb_rope_ex does and its float32 result
+// rounded once to the format.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16); nil means absent.
+// It runs on a pooled default context, as [Context] explains; see also [Context.RopeExF16] and [Context.RopeExF16Buf].
+func RopeExF16(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []uint16, k []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.RopeExF16(batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// RopeExF16 runs kb_rope_ex_f16 on ctx; see the package-level function RopeExF16.
+func (ctx *Context) RopeExF16(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions []int32, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q []uint16, k []uint16) error {
+	if err := ropeExShapes(ctx.checkSlices("RopeExF16"), batch, seq, qHeads, kvHeads, headDim, rotaryDim, len(positions), len(q), optLen(k)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_rope_ex_f16(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), i32p(positions), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), u16p(q), u16p(k)))
+}
+
+// RopeExF16Buf runs kb_rope_ex_f16 on ctx with its tensors in Buffers; see RopeExF16.
+//
+// positions (input) holds [batch, seq], row-major.
+// q (input and output) holds [batch, seq, qHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// k (input and output) holds [batch, seq, kvHeads, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16); a zero view means absent.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) RopeExF16Buf(batch int, seq int, qHeads int, kvHeads int, headDim int, rotaryDim int, style RopeStyle, positions Int32View, theta float32, scaling RopeScaling, factor float32, lowFreqFactor float32, highFreqFactor float32, originalMaxPosition int64, q F16View, k F16View) error {
+	chk := ctx.checkViews("RopeExF16Buf", positions.check("RopeExF16Buf", "positions"), q.check("RopeExF16Buf", "q"), k.check("RopeExF16Buf", "k"))
+	if err := ropeExShapes(chk, batch, seq, qHeads, kvHeads, headDim, rotaryDim, positions.Len(), q.Len(), k.optLen()); err != nil {
+		release(positions.buf, q.buf, k.buf)
+		return err
+	}
+	fail := C.kbgo_rope_ex_f16(ctx.h, C.int64_t(batch), C.int64_t(seq), C.int64_t(qHeads), C.int64_t(kvHeads), C.int64_t(headDim), C.int64_t(rotaryDim), C.kb_rope_style(style), positions.ptr(), C.float(theta), C.kb_rope_scaling(scaling), C.float(factor), C.float(lowFreqFactor), C.float(highFreqFactor), C.int64_t(originalMaxPosition), q.ptr(), k.ptr())
+	release(positions.buf, q.buf, k.buf)
 	return ctx.done(fail)
 }
 

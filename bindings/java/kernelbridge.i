@@ -472,6 +472,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_embedding_w__direct kb_embedding_w
 #define kb_embedding_w__addr kb_embedding_w
 #define kb_embedding_w__bytes_direct kb_embedding_w
+#define kb_rope_ex__direct kb_rope_ex
+#define kb_rope_ex__addr kb_rope_ex
+#define kb_rope_ex_bf16__direct kb_rope_ex_bf16
+#define kb_rope_ex_bf16__addr kb_rope_ex_bf16
+#define kb_rope_ex_f16__direct kb_rope_ex_f16
+#define kb_rope_ex_f16__addr kb_rope_ex_f16
 #define kb_glu__direct kb_glu
 #define kb_glu__addr kb_glu
 #define kb_glu_bf16__direct kb_glu_bf16
@@ -496,7 +502,7 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %apply long long { int64_t, uint64_t };
 %apply int { int32_t };
 %apply unsigned int { uint32_t };
-%apply int { kb_status, kb_backend, kb_activation, kb_dtype };
+%apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_rope_style, kb_rope_scaling };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
 %typemap(jni) kbj_status, kbj_status_ctx "void"
@@ -1444,6 +1450,24 @@ kbj_status_ctx kb_embedding_w__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_
 kbj_status_ctx kb_embedding_w__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kb_dtype table_type, kbj_u8_in_addr *table, int64_t table_bytes, kbj_f32_out_addr *out);
 %unignore kb_embedding_w__bytes_direct;
 kbj_status_ctx kb_embedding_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out *out);
+%unignore kb_rope_ex;
+kbj_status_ctx kb_rope_ex(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f32_inout *q, kbj_f32_inout *k);
+%unignore kb_rope_ex__direct;
+kbj_status_ctx kb_rope_ex__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_direct *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f32_inout_direct *q, kbj_f32_inout_direct *k);
+%unignore kb_rope_ex__addr;
+kbj_status_ctx kb_rope_ex__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_addr *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f32_inout_addr *q, kbj_f32_inout_addr *k);
+%unignore kb_rope_ex_bf16;
+kbj_status_ctx kb_rope_ex_bf16(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_bf16_inout *q, kbj_bf16_inout *k);
+%unignore kb_rope_ex_bf16__direct;
+kbj_status_ctx kb_rope_ex_bf16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_direct *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_bf16_inout_direct *q, kbj_bf16_inout_direct *k);
+%unignore kb_rope_ex_bf16__addr;
+kbj_status_ctx kb_rope_ex_bf16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_addr *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_bf16_inout_addr *q, kbj_bf16_inout_addr *k);
+%unignore kb_rope_ex_f16;
+kbj_status_ctx kb_rope_ex_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f16_inout *q, kbj_f16_inout *k);
+%unignore kb_rope_ex_f16__direct;
+kbj_status_ctx kb_rope_ex_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_direct *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f16_inout_direct *q, kbj_f16_inout_direct *k);
+%unignore kb_rope_ex_f16__addr;
+kbj_status_ctx kb_rope_ex_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in_addr *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f16_inout_addr *q, kbj_f16_inout_addr *k);
 %unignore kb_glu;
 kbj_status_ctx kb_glu(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f32_in *gate, int64_t ld_gate, kbj_f32_in *up, int64_t ld_up, kb_activation act, kbj_f32_out *y);
 %unignore kb_glu__direct;

@@ -398,6 +398,39 @@ static void test_empty_calls(void) {
   check_names(g_cuda, "kb_cross_entropy", "mean_loss");
 }
 
+/* kb_rope_ex (variant v: 0 f32, 1 bf16, 2 f16) with batch b, seq 2,
+ * q_heads 2, kv_heads 1, head_dim 2: positions, q, k in p[0..2]. */
+static kb_status rope_ex_call(int v, kb_context *c, void *const *p, int64_t b) {
+  const int32_t *pos = (const int32_t *)p[0];
+  if (v == 0)
+    return kb_rope_ex(c, b, 2, 2, 1, 2, 2, KB_ROPE_STYLE_HALF, pos, 1e4f, KB_ROPE_SCALING_NONE, 1, 1, 4, 8192,
+                      (float *)p[1], (float *)p[2]);
+  if (v == 1)
+    return kb_rope_ex_bf16(c, b, 2, 2, 1, 2, 2, KB_ROPE_STYLE_HALF, pos, 1e4f, KB_ROPE_SCALING_NONE, 1, 1, 4, 8192,
+                           (uint16_t *)p[1], (uint16_t *)p[2]);
+  return kb_rope_ex_f16(c, b, 2, 2, 1, 2, 2, KB_ROPE_STYLE_HALF, pos, 1e4f, KB_ROPE_SCALING_NONE, 1, 1, 4, 8192,
+                        (uint16_t *)p[1], (uint16_t *)p[2]);
+}
+
+/* kb_rope_ex has no CUDA kernel: on a CUDA context it validates as on the
+ * CPU (dimensions, memory kinds) and then fails with UNSUPPORTED, never
+ * calling the table.  Not in kCases, which lists the table's entries. */
+static void test_rope_ex_unsupported(void) {
+  static const char *const names[3] = {"kb_rope_ex:", "kb_rope_ex_bf16:", "kb_rope_ex_f16:"};
+  for (int v = 0; v < 3; v++) {
+    void *host_q[MAX_ARGS] = {g_dev[0], g_host[1], g_dev[2], g_dev[3]};
+    kb_fake_cuda_reset();
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED, rope_ex_call(v, g_cuda, g_dev, 1));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), names[v]);
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "not implemented by the CUDA backend");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, rope_ex_call(v, g_cuda, g_dev, -1));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "batch must be >= 0");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, rope_ex_call(v, g_cuda, host_q, 1));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), ": q ");
+    CHECK(kb_fake_cuda_calls() == 0);
+  }
+}
+
 /* The decoder kernels (kernels/cpu/decoder/) have no CUDA implementation:
  * after full validation (the memory-kind check included, so host memory is
  * still named) a CUDA context gets UNSUPPORTED, and no table entry runs. */
@@ -437,6 +470,7 @@ int main(void) {
   KB_RUN(test_empty_calls);
   KB_RUN(test_cpu_only_decoder_kernels);
   KB_RUN(test_device_lost_latches);
+  KB_RUN(test_rope_ex_unsupported);
   teardown();
   return kb_test_summary();
 }

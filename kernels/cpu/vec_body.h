@@ -1057,6 +1057,24 @@ KV_ATTR static void rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    kvd av, sv, cv;
+    kvd_load16(l, &av);
+    sincos_d(av, &sv, &cv);
+    kvd_lanes(ls, sv);
+    kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -1114,5 +1132,5 @@ KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *
     .exp_f64 = math_exp_f64,                                                                                    \
     .unary = unary, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
     .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
-    .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .exp_weights = exp_weights, .adamw = adamw,                                              \
+    .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .sincos_f64 = sincos_f64, .exp_weights = exp_weights, .adamw = adamw,                                              \
   }

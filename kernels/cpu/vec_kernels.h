@@ -83,6 +83,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);

@@ -185,6 +185,20 @@ static void test_rope_adamw(void) {
       compare("rope", hd, want, got, (size_t)n * 4, l);
     }
   }
+  /* kb_rope_ex's sin and cos: angles over [0, 2^31), odd lengths. */
+  for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++) {
+    int64_t n = kLens[li] < 2000 ? kLens[li] : 2000;
+    double *a = (double *)(void *)in1, *sw = (double *)(void *)want, *cw = sw + n, *sg = (double *)(void *)got,
+           *cg = sg + n;
+    for (int64_t i = 0; i < n; i++)
+      a[i] = i % 3 == 0 ? (double)i * 0.37 : ldexp((double)(i * 2654435761u % 1000003), (int)(i % 11));
+    for (int l = 1; l < KB_ISA_COUNT; l++) {
+      if (levels[l] == NULL) continue;
+      scalar->sincos_f64(n, a, sw, cw);
+      levels[l]->vec.sincos_f64(n, a, sg, cg);
+      compare("sincos_f64", n, want, got, (size_t)n * 16, l);
+    }
+  }
   for (size_t li = 0; li < sizeof kLens / sizeof kLens[0]; li++) {
     int64_t n = kLens[li];
     struct kb_adamw_coef k = {0.999f, 0.1f, 0.9f, 0.999f, 0.001f, -0.01f, 0.03f, 1e-8f, 1};

@@ -70,6 +70,7 @@ TOLERANCES = {
     "dequantize": {"ulp": 0, "abs": 0.0},
     "linear_w": {"ulp": 18, "abs": 1e-5},
     "embedding_w": {"ulp": 0, "abs": 0.0},
+    "rope_ex": {"ulp": 2, "abs": 1e-6},
     "glu": {"ulp": 3, "abs": 0.0},
     "add_rmsnorm": {"ulp": 4, "abs": 0.0},
     "kv_cache_append": {"ulp": 0, "abs": 0.0},
@@ -155,6 +156,14 @@ SIGNATURES = {
     "embedding_w": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
                     ("table_type", "scalar i32"), ("table", "in u8 table_bytes"), ("table_bytes", "dim"),
                     ("out", "out f32 n_ids,dim")],
+    # style (kb_rope_style) and scaling (kb_rope_scaling) are enums: i32
+    # scalars, as act.  q and k are rotated in place; k may be NULL.
+    "rope_ex": [("batch", "dim"), ("seq", "dim"), ("q_heads", "dim"), ("kv_heads", "dim"), ("head_dim", "dim"),
+                ("rotary_dim", "dim"), ("style", "scalar i32"), ("positions", "in i32 batch,seq"),
+                ("theta", "scalar f32"), ("scaling", "scalar i32"), ("factor", "scalar f32"),
+                ("low_freq_factor", "scalar f32"), ("high_freq_factor", "scalar f32"),
+                ("original_max_position", "scalar i64"), ("q", "inout f32 batch,seq,q_heads,head_dim"),
+                ("k", "inout f32 batch,seq,kv_heads,head_dim nullable")],
     # Decoder kernels.  glu's act is a kb_activation, as linear's.
     "glu": [("rows", "dim"), ("cols", "dim"), ("gate", "in f32 rows,cols ld=ld_gate"), ("ld_gate", "dim"),
             ("up", "in f32 rows,cols ld=ld_up"), ("ld_up", "dim"), ("act", "scalar i32"), ("y", "out f32 rows,cols")],
@@ -1049,6 +1058,51 @@ def gen_weights(cx):
            expected={"out": np.zeros((0, 8))}, about="no ids")
 
 
+def gen_rope_ex(cx):
+    NONE, LINEAR, LLAMA3 = ref.ROPE_SCALING_NONE, ref.ROPE_SCALING_LINEAR, ref.ROPE_SCALING_LLAMA3
+    rope = [  # name, batch, seq, q_heads, kv_heads (None: k NULL), head_dim, rotary_dim, adjacent, theta,
+              # scaling, factor, low, high, original, max position, about
+        ("rope_ex_half", 1, 4, 2, 1, 16, 16, False, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 4096,
+         "half pairs, whole head, no scaling (kb_rope's formula)"),
+        ("rope_ex_adjacent", 1, 4, 2, 1, 16, 16, True, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 4096,
+         "adjacent pairs (2i, 2i+1): GPT-J, GGUF's permuted q/k"),
+        ("rope_ex_partial_half", 2, 3, 3, 1, 20, 8, False, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 2048,
+         "rotary_dim 8 of head_dim 20 (GPT-NeoX, Phi-2): the rest passes through"),
+        ("rope_ex_partial_adjacent", 2, 3, 2, 2, 24, 10, True, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 2048,
+         "rotary_dim 10 of 24 with adjacent pairs (GPT-J)"),
+        ("rope_ex_linear", 1, 5, 2, 1, 32, 32, False, 10000.0, LINEAR, 4.0, 1.0, 4.0, 8192, 16384,
+         "linear scaling, factor 4"),
+        ("rope_ex_llama3", 2, 4, 4, 2, 64, 64, False, 500000.0, LLAMA3, 8.0, 1.0, 4.0, 8192, 131072,
+         "Llama 3.1 scaling (factor 8, low 1, high 4, original 8192): every band present at head_dim 64"),
+        ("rope_ex_llama3_short", 1, 3, 2, 1, 32, 24, True, 10000.0, LLAMA3, 2.5, 2.0, 16.0, 256, 100000,
+         "llama3 with a short original context and partial adjacent rotary"),
+        ("rope_ex_k_null", 3, 2, 2, None, 16, 12, False, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 1000,
+         "k NULL: only q rotates"),
+        ("rope_ex_batch_positions", 4, 1, 4, 2, 32, 32, False, 1e6, NONE, 1.0, 1.0, 4.0, 8192, 65536,
+         "decode: four sequences at different positions in one call"),
+        ("rope_ex_empty", 0, 3, 2, 1, 8, 8, False, 10000.0, NONE, 1.0, 1.0, 4.0, 8192, 1, "batch 0"),
+    ]
+    for (name, batch, seq, qh, kh, hd, rd, adjacent, theta, scaling, factor, lo, hi, orig, maxpos,
+         about) in rope:
+        g = rng_for(name)
+        q = f32(g.standard_normal((batch, seq, qh, hd)))
+        k = None if kh is None else f32(g.standard_normal((batch, seq, kh, hd)))
+        pos = i32(g.integers(0, maxpos, (batch, seq)))
+        if pos.size:
+            pos.flat[0] = 0
+            pos.flat[-1] = maxpos - 1
+        q2, k2 = ref.rope_ex(q, k, pos, rd, adjacent, np.float32(theta), scaling, np.float32(factor),
+                             np.float32(lo), np.float32(hi), orig)
+        inputs, expected = {"positions": pos, "q": q}, {"q": q2}
+        if k is not None:
+            inputs["k"], expected["k"] = k, k2
+        cx.add(name, "rope_ex", dims={"batch": batch, "seq": seq, "q_heads": qh, "kv_heads": kh or 0, "head_dim": hd,
+                                      "rotary_dim": rd},
+               scalars={"style": int(adjacent), "theta": theta, "scaling": scaling, "factor": factor,
+                        "low_freq_factor": lo, "high_freq_factor": hi, "original_max_position": orig},
+               inputs=inputs, expected=expected, null=["k"] if k is None else [], about=about)
+
+
 def gen_training(cx):
     ce = [  # name, rows, classes, scale, ignore_index, n_ignored
         ("cross_entropy_4x10", 4, 10, 2.0, -100, 0),
@@ -1313,6 +1367,9 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "linear_w": ({"rows": 2, "in_features": 64, "out_features": 3, "weight_bytes": 108}, {},
                  {"weight_type": ref.DTYPE_Q4_0, "act": 0}),
     "embedding_w": ({"n_ids": 3, "vocab": 5, "dim": 32, "table_bytes": 170}, {}, {"table_type": ref.DTYPE_Q8_0}),
+    "rope_ex": ({"batch": 1, "seq": 2, "q_heads": 2, "kv_heads": 1, "head_dim": 4, "rotary_dim": 4}, {},
+                {"style": 0, "theta": 10000.0, "scaling": 0, "factor": 1.0, "low_freq_factor": 1.0,
+                 "high_freq_factor": 4.0, "original_max_position": 8192}),
     "glu": ({"rows": 2, "cols": 3, "ld_gate": 3, "ld_up": 3}, {}, {"act": 4}),
     "add_rmsnorm": ({"rows": 2, "cols": 3}, {}, {"eps": 1e-5}),
     "kv_cache_append": ({"batch": 2, "kv_heads": 2, "seq_new": 1, "capacity": 3, "head_dim": 4}, {"seq_major": False},
@@ -1327,6 +1384,7 @@ BASE_VALUES = {
     ("cross_entropy_backward", "targets"): [0, 2],
     ("attention_ex", "kv_lengths"): [3, 1],
     ("embedding_w", "ids"): [0, 4, 2],
+    ("rope_ex", "positions"): [0, 1],
     ("kv_cache_append", "positions"): [0, 2],
 }
 
@@ -1531,6 +1589,7 @@ def gen_bad_inputs():
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
     gen_bad_decoder(add, IA, SM, OOM, OK)
+    gen_bad_rope_ex(add, IA, SM, OOM, OK)
     gen_bad_kv_cache(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
@@ -1606,6 +1665,58 @@ def gen_bad_model(add, IA, SM, OOM, OK):
                  requires=["huge_dim", "explicit_ld"], about="(batch - 1) * stride_a overflows"))
     add(bad_case("gemm_batched_c_overlaps_a", "gemm_batched", IA, overlap={"c": {"with": "a", "offset": 3}}))
     add(bad_case("gemm_batched_c_too_short", "gemm_batched", SM, shapes={"c": [2, 2, 2]}))
+
+
+def gen_bad_rope_ex(add, IA, SM, OOM, OK):
+    # rope_ex: base call batch 1, seq 2, q_heads 2, kv_heads 1, head_dim 4, rotary_dim 4.
+    add(bad_case("rope_ex_negative_kv_heads", "rope_ex", IA, dims={"kv_heads": -1}))
+    add(bad_case("rope_ex_negative_rotary_dim", "rope_ex", IA, dims={"rotary_dim": -2}))
+    add(bad_case("rope_ex_rotary_dim0", "rope_ex", IA, dims={"rotary_dim": 0},
+                 about="rotary_dim must be > 0 when head_dim > 0"))
+    add(bad_case("rope_ex_rotary_dim_odd", "rope_ex", SM, dims={"rotary_dim": 3}))
+    add(bad_case("rope_ex_rotary_dim_above_head_dim", "rope_ex", SM, dims={"rotary_dim": 6}))
+    add(bad_case("rope_ex_partial_ok", "rope_ex", OK, dims={"rotary_dim": 2}))
+    add(bad_case("rope_ex_head_dim0_ok", "rope_ex", OK, dims={"head_dim": 0, "rotary_dim": 0},
+                 about="empty heads: nothing to rotate"))
+    add(bad_case("rope_ex_style_unknown", "rope_ex", IA, scalars={"style": 2}, requires=["bad_enum"]))
+    add(bad_case("rope_ex_scaling_unknown", "rope_ex", IA, scalars={"scaling": 3}, requires=["bad_enum"]))
+    add(bad_case("rope_ex_scaling_negative", "rope_ex", IA, scalars={"scaling": -1}, requires=["bad_enum"]))
+    add(bad_case("rope_ex_overflow", "rope_ex", OOM, dims={"q_heads": BIG, "head_dim": BIG}, requires=["huge_dim"],
+                 about="batch * seq * q_heads * head_dim * 4 bytes overflows int64"))
+    add(bad_case("rope_ex_k_overflow", "rope_ex", OOM, dims={"kv_heads": BIG, "head_dim": BIG},
+                 requires=["huge_dim"]))
+    add(bad_case("rope_ex_null_q", "rope_ex", IA, null=["q"]))
+    add(bad_case("rope_ex_null_positions", "rope_ex", IA, null=["positions"]))
+    add(bad_case("rope_ex_null_k_ok", "rope_ex", OK, null=["k"], about="k NULL: only q is rotated"))
+    for v, tag in ((0.0, "zero"), (-2.0, "negative"), (math.inf, "inf"), (math.nan, "nan")):
+        add(bad_case("rope_ex_theta_" + tag, "rope_ex", IA, scalars={"theta": v}))
+        add(bad_case("rope_ex_linear_factor_" + tag, "rope_ex", IA, scalars={"scaling": 1, "factor": v}))
+        add(bad_case("rope_ex_llama3_factor_" + tag, "rope_ex", IA, scalars={"scaling": 2, "factor": v}))
+        add(bad_case("rope_ex_llama3_low_freq_factor_" + tag, "rope_ex", IA,
+                     scalars={"scaling": 2, "low_freq_factor": v}))
+        add(bad_case("rope_ex_llama3_high_freq_factor_" + tag, "rope_ex", IA,
+                     scalars={"scaling": 2, "high_freq_factor": v}))
+    add(bad_case("rope_ex_llama3_low_eq_high", "rope_ex", IA,
+                 scalars={"scaling": 2, "low_freq_factor": 4.0, "high_freq_factor": 4.0}))
+    add(bad_case("rope_ex_llama3_low_above_high", "rope_ex", IA,
+                 scalars={"scaling": 2, "low_freq_factor": 5.0, "high_freq_factor": 4.0}))
+    add(bad_case("rope_ex_llama3_original_zero", "rope_ex", IA, scalars={"scaling": 2, "original_max_position": 0}))
+    add(bad_case("rope_ex_llama3_original_negative", "rope_ex", IA,
+                 scalars={"scaling": 2, "original_max_position": -8192}))
+    add(bad_case("rope_ex_llama3_ok", "rope_ex", OK, scalars={"scaling": 2, "factor": 8.0}))
+    add(bad_case("rope_ex_unused_parameters_ok", "rope_ex", OK,
+                 scalars={"scaling": 0, "factor": math.nan, "low_freq_factor": -1.0, "high_freq_factor": 0.0,
+                          "original_max_position": -1},
+                 about="parameters the scaling does not use are not read"))
+    add(bad_case("rope_ex_linear_ignores_llama3_parameters_ok", "rope_ex", OK,
+                 scalars={"scaling": 1, "factor": 2.0, "low_freq_factor": 4.0, "high_freq_factor": 4.0,
+                          "original_max_position": 0}))
+    add(bad_case("rope_ex_negative_position", "rope_ex", IA, values={"positions": [0, -1]}))
+    add(bad_case("rope_ex_q_overlaps_k", "rope_ex", IA, overlap={"k": {"with": "q", "offset": 2}},
+                 about="q and k are both written: they must not overlap"))
+    add(bad_case("rope_ex_k_is_q", "rope_ex", IA, overlap={"k": {"with": "q", "offset": 0}},
+                 about="not even as the same buffer (no alias)"))
+    add(bad_case("rope_ex_q_overlaps_positions", "rope_ex", IA, overlap={"q": {"with": "positions", "offset": 0}}))
 
 
 def gen_bad_decoder(add, IA, SM, OOM, OK):
@@ -1805,6 +1916,7 @@ def build():
     gen_model(cx)
     gen_weights(cx)
     gen_decoder(cx)
+    gen_rope_ex(cx)
     gen_kv_cache(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered

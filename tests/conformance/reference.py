@@ -343,6 +343,60 @@ def rope(x, positions, theta):
     return out
 
 
+# kb_rope_scaling values.
+ROPE_SCALING_NONE, ROPE_SCALING_LINEAR, ROPE_SCALING_LLAMA3 = 0, 1, 2
+
+
+def rope_inv_freq(rotary_dim, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position):
+    """inv_freq[i], i < rotary_dim / 2, in float64 (docs/kernels.md "rope_ex";
+    for llama3 transformers' _compute_llama3_parameters, band by band)."""
+    theta, factor = float(theta), float(factor)
+    out = []
+    for i in range(rotary_dim // 2):
+        inv = 1.0 / theta ** (2.0 * i / rotary_dim)
+        if scaling == ROPE_SCALING_LINEAR:
+            inv = inv / factor
+        elif scaling == ROPE_SCALING_LLAMA3:
+            lo, hi, old = float(low_freq_factor), float(high_freq_factor), float(original_max_position)
+            wavelen = 2.0 * math.pi / inv
+            if wavelen > old / lo:          # low frequencies: interpolated by factor
+                inv = inv / factor
+            elif wavelen >= old / hi:       # the band between: smooth mix
+                smooth = (old / wavelen - lo) / (hi - lo)
+                inv = (1.0 - smooth) * inv / factor + smooth * inv
+        out.append(inv)
+    return out
+
+
+def rope_ex(q, k, positions, rotary_dim, adjacent, theta, scaling, factor=1.0, low_freq_factor=1.0,
+            high_freq_factor=4.0, original_max_position=8192):
+    """q [batch, seq, q_heads, head_dim] and k (or None) rotated: token (b, s)
+    by positions[b, s]; pairs (i, i + rotary_dim/2) or, adjacent, (2i, 2i+1);
+    features past rotary_dim unchanged."""
+    inv = rope_inv_freq(rotary_dim, theta, scaling, factor, low_freq_factor, high_freq_factor,
+                        original_max_position)
+    half = rotary_dim // 2
+    iu = [2 * i if adjacent else i for i in range(half)]
+    iv = [2 * i + 1 if adjacent else i + half for i in range(half)]
+
+    def one(x):
+        x = _f64(x)
+        out = x.copy()
+        batch, seq = x.shape[0], x.shape[1]
+        for b in range(batch):
+            for s in range(seq):
+                pos = float(positions[b, s])
+                for i in range(half):
+                    angle = pos * inv[i]
+                    cs, sn = math.cos(angle), math.sin(angle)
+                    u, v = x[b, s, :, iu[i]], x[b, s, :, iv[i]]
+                    out[b, s, :, iu[i]] = u * cs - v * sn
+                    out[b, s, :, iv[i]] = v * cs + u * sn
+        return out
+
+    return one(q), (None if k is None else one(k))
+
+
 def attention(q, k, v, causal, scale_):
     q, k, v = _f64(q), _f64(k), _f64(v)
     batch, heads, seq_q, head_dim = q.shape

@@ -255,6 +255,25 @@ static kb_status call_rope(fz_call *c, kb_context *ctx) {
   return kb_rope(ctx, D("seq"), D("heads"), D("head_dim"), P("x"), P("positions"), F("theta"), P("y"));
 }
 
+/* kb_rope_ex: q and k rotated in place, positions per (batch, token). */
+static void shape_rope_ex(fz_call *c) {
+  int64_t batch = D("batch"), seq = D("seq"), head_dim = D("head_dim");
+  int64_t tokens = fz_prod2(batch, seq);
+  int64_t qn = fz_prod(4, (int64_t[]){batch, seq, D("q_heads"), head_dim});
+  int64_t kn = fz_prod(4, (int64_t[]){batch, seq, D("kv_heads"), head_dim});
+  fz_extent(c, "positions", tokens);
+  fz_extent(c, "q", qn);
+  fz_extent(c, "k", kn);
+  fz_range(c, "positions", 0, 4096, INT32_MAX);
+  c->work = sat_add(sat_add(work_of(qn), work_of(kn)), work_of(tokens));
+}
+
+static kb_status call_rope_ex(fz_call *c, kb_context *ctx) {
+  return DT3(kb_rope_ex, ctx, D("batch"), D("seq"), D("q_heads"), D("kv_heads"), D("head_dim"), D("rotary_dim"),
+             (kb_rope_style)I("style"), P("positions"), F("theta"), (kb_rope_scaling)I("scaling"), F("factor"),
+             F("low_freq_factor"), F("high_freq_factor"), I("original_max_position"), P("q"), P("k"));
+}
+
 /* ---- cross-entropy ---- */
 
 static void shape_cross_entropy(fz_call *c) {
@@ -904,6 +923,13 @@ const fz_spec fz_specs[] = {
     {"quant", "kb_embedding_w",
      "d:n_ids d:vocab d:dim t:ids:i32:in s:table_type:dtype t:table:u8:in d:table_bytes t:out:f32:out", FZ_F32,
      shape_embedding_w, call_embedding_w, post_embedding_w},
+    /* Appended last: a spec's index in its family is part of the seeds'
+     * encoding, so new entry points go at the end. */
+    SPEC3("embedding_rope", "kb_rope_ex",
+          "d:batch d:seq d:q_heads d:kv_heads d:head_dim d:rotary_dim s:style:i32 t:positions:i32:in s:theta:f32 "
+          "s:scaling:i32 s:factor:f32 s:low_freq_factor:f32 s:high_freq_factor:f32 s:original_max_position:i64 "
+          "t:q:$:inout t:k:$:inout:null",
+          shape_rope_ex, call_rope_ex, NULL),
     SPEC3("decoder", "kb_kv_cache_append",
           "d:batch d:kv_heads d:seq_new d:capacity d:head_dim f:seq_major t:k_new:$:in t:v_new:$:in "
           "t:positions:i32:in t:k_cache:$:inout t:v_cache:$:inout",

@@ -41,6 +41,15 @@ class Dtype(enum.IntEnum):
     Q8_0 = 8
     BF16 = 30
 
+class RopeStyle(enum.IntEnum):
+    HALF = 0
+    ADJACENT = 1
+
+class RopeScaling(enum.IntEnum):
+    NONE = 0
+    LINEAR = 1
+    LLAMA3 = 2
+
 class Error(Exception):
     status: Optional[Status]
     message: str
@@ -277,6 +286,12 @@ def gemm_batched_f16(a: ArrayIn, b: ArrayIn, c: Optional[Union[NDArray[Union[np.
 def linear_w(x: ArrayIn, weight: ArrayIn, bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, out_features: Optional[int] = ..., weight_type: Union[Dtype, int, str], act: Union[Activation, int, str] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
 
 def embedding_w(ids: ArrayIn, table: ArrayIn, out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, vocab: int, dim: Optional[int] = ..., table_type: Union[Dtype, int, str], ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
+
+def rope_ex(positions: ArrayIn, q: Union[NDArray[np.float32], Buffer], k: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, rotary_dim: int, style: Union[RopeStyle, int, str] = ..., theta: float = ..., scaling: Union[RopeScaling, int, str] = ..., factor: float = ..., low_freq_factor: float = ..., high_freq_factor: float = ..., original_max_position: int = ..., ctx: Optional[Context] = ...) -> None: ...
+
+def rope_ex_bf16(positions: ArrayIn, q: Union[NDArray[np.uint16], Buffer], k: Optional[Union[NDArray[np.uint16], Buffer]] = ..., *, rotary_dim: int, style: Union[RopeStyle, int, str] = ..., theta: float = ..., scaling: Union[RopeScaling, int, str] = ..., factor: float = ..., low_freq_factor: float = ..., high_freq_factor: float = ..., original_max_position: int = ..., ctx: Optional[Context] = ...) -> None: ...
+
+def rope_ex_f16(positions: ArrayIn, q: Union[NDArray[Union[np.float16, np.uint16]], Buffer], k: Optional[Union[NDArray[Union[np.float16, np.uint16]], Buffer]] = ..., *, rotary_dim: int, style: Union[RopeStyle, int, str] = ..., theta: float = ..., scaling: Union[RopeScaling, int, str] = ..., factor: float = ..., low_freq_factor: float = ..., high_freq_factor: float = ..., original_max_position: int = ..., ctx: Optional[Context] = ...) -> None: ...
 
 def glu(gate: ArrayIn, up: ArrayIn, out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, act: Union[Activation, int, str] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
 

@@ -2391,6 +2391,137 @@ def embedding_w(ids, table, out=None, *, vocab, dim=None, table_type, ctx=None):
     return _embedding_w_path(_V_embedding_w, ids, table, out, vocab, dim, table_type, ctx) if _r is _SLOW else _r
 
 
+def _rope_ex_path(_v, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, ctx):
+    """The Python path of rope_ex (and the 16-bit variants): any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(style) is not int or not 0 <= style <= 0x7FFFFFFF:
+        style = _enum_arg(_model.RopeStyle, style, 'style', _name)
+    if _type(scaling) is not int or not 0 <= scaling <= 0x7FFFFFFF:
+        scaling = _enum_arg(_model.RopeScaling, scaling, 'scaling', _name)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 2)
+    if _halfs:
+        _h = _half(q)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](positions, q, k, rotary_dim=rotary_dim, style=style, theta=theta, scaling=scaling, factor=factor, low_freq_factor=low_freq_factor, high_freq_factor=high_freq_factor, original_max_position=original_max_position, ctx=ctx)
+    _t_q, _b_q = _inout(q, _kind, 'q', _name, 4)
+    if k is None:
+        _t_k = None
+        _b_k = None
+    else:
+        _t_k, _b_k = _inout(k, _kind, 'k', _name, 4)
+    batch = _t_positions.shape[0]
+    seq = _t_positions.shape[1]
+    q_heads = _t_q.shape[2]
+    kv_heads = (_t_k.shape[2] if _t_k is not None else 0)
+    head_dim = _t_q.shape[3]
+    if _t_q.shape != (batch, seq, q_heads, head_dim):
+        _shape_error(_name, 'q', _t_q.shape, (batch, seq, q_heads, head_dim))
+    if _t_k is not None and _t_k.shape != (batch, seq, kv_heads, head_dim):
+        _shape_error(_name, 'k', _t_k.shape, (batch, seq, kv_heads, head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _name, _dev)
+    _p_q = _ptr(_t_q, _array, True, 'q', _name, _dev)
+    _p_k = _NULL if _t_k is None else _ptr(_t_k, _array, True, 'k', _name, _dev)
+    _overlaps(_name, (('positions', positions, _t_positions, False, ()), ('q', q, _t_q, True, ()), ('k', k, _t_k, True, ()),))
+    _st = _c(_ctxp, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, _p_positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, _p_q, _p_k)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_q is not None:
+        _copyto(_b_q, _t_q)
+    if _b_k is not None:
+        _copyto(_b_k, _t_k)
+    return None
+
+
+_V_rope_ex = _Variant('rope_ex', _lib.kb_rope_ex, _K_F32, _FA, _F32, {'bf16': 'rope_ex_bf16', 'f16': 'rope_ex_f16'})
+_fast_rope_ex = _fast('kb_rope_ex/cnnnnnnetfefffltt', ('rope_ex', ((1, 0, 0, 0, (0, 1), -1), (0, 2, 0, 0, (0, 1, 2, 4), -1), (0, 2, 1, 0, (0, 1, 3, 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 1, _model.RopeStyle), (2, 0, 't'), (3, 2, 'f'), (3, 3, _model.RopeScaling), (3, 4, 'f'), (3, 5, 'f'), (3, 6, 'f'), (3, 7, 'l'), (2, 1, 't'), (2, 2, 't')), 6, 8, ((0, 5),), -1, (3,), 0))
+
+
+def rope_ex(positions, q, k=None, *, rotary_dim, style=_model.RopeStyle.HALF, theta=10000, scaling=_model.RopeScaling.NONE, factor=1, low_freq_factor=1, high_freq_factor=4, original_max_position=8192, ctx=None):
+    """Rotary position embedding of q and k in place, in one call, for a batch of
+    sequences whose tokens each have their own position (decode of sequences
+    at different positions, prefill, or both).  q is [batch, seq, q_heads,
+    head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+    layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+    of q and k is rotated by the angles of positions[b, s] (>= 0):
+    angle_i = positions[b, s] * inv_freq[i] for i < rotary_dim / 2, with
+    inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+    by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+    original_max_position by LLAMA3 only; unused ones are not read).  Only
+    the first rotary_dim features (even, 0 < rotary_dim <= head_dim) rotate,
+    the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+    (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+    (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+    inv_freq, the angles, cos, sin and the rotation are computed in double
+    and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+    head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+    and > 0; factor, low_freq_factor, high_freq_factor finite and > 0 where
+    used, low_freq_factor < high_freq_factor and original_max_position > 0 for
+    LLAMA3.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      rotary_dim: int (size; no array determines it)
+      style: RopeStyle, its value, or its name ('half', 'adjacent'), default RopeStyle.HALF
+      positions: in int32[batch, seq]
+      theta: float, default 10000
+      scaling: RopeScaling, its value, or its name ('none', 'linear', 'llama3'), default RopeScaling.NONE
+      factor: float, default 1
+      low_freq_factor: float, default 1
+      high_freq_factor: float, default 4
+      original_max_position: int, default 8192
+      q: inout float32[batch, seq, q_heads, head_dim]; read and updated in place
+      k: inout float32[batch, seq, kv_heads, head_dim]; read and updated in place; may be None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run rope_ex_bf16 and float16 arrays run rope_ex_f16 (the result has their dtype).
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns None; the inout arrays hold the results.
+    C function: kb_rope_ex.
+    """
+    _r = _fast_rope_ex(ctx, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position)
+    return _rope_ex_path(_V_rope_ex, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, ctx) if _r is _SLOW else _r
+
+
+_V_rope_ex_bf16 = _Variant('rope_ex_bf16', _lib.kb_rope_ex_bf16, _K_BF16, _HA, _U16, {})
+_fast_rope_ex_bf16 = _fast('kb_rope_ex_bf16/cnnnnnnetfefffltt', ('rope_ex_bf16', ((1, 0, 0, 0, (0, 1), -1), (3, 2, 0, 0, (0, 1, 2, 4), -1), (3, 2, 1, 0, (0, 1, 3, 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 1, _model.RopeStyle), (2, 0, 't'), (3, 2, 'f'), (3, 3, _model.RopeScaling), (3, 4, 'f'), (3, 5, 'f'), (3, 6, 'f'), (3, 7, 'l'), (2, 1, 't'), (2, 2, 't')), 6, 8, ((0, 5),), -1, (3,), 0))
+
+
+def rope_ex_bf16(positions, q, k=None, *, rotary_dim, style=_model.RopeStyle.HALF, theta=10000, scaling=_model.RopeScaling.NONE, factor=1, low_freq_factor=1, high_freq_factor=4, original_max_position=8192, ctx=None):
+    """bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+    as kb_rope_ex does and its float32 result rounded once to the format.
+
+    The arguments, shapes and result of rope_ex (see its help), with bfloat16 arrays
+    where rope_ex takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_rope_ex_bf16.
+    """
+    _r = _fast_rope_ex_bf16(ctx, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position)
+    return _rope_ex_path(_V_rope_ex_bf16, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, ctx) if _r is _SLOW else _r
+
+
+_V_rope_ex_f16 = _Variant('rope_ex_f16', _lib.kb_rope_ex_f16, _K_F16, _HA, _F16, {})
+_fast_rope_ex_f16 = _fast('kb_rope_ex_f16/cnnnnnnetfefffltt', ('rope_ex_f16', ((1, 0, 0, 0, (0, 1), -1), (2, 2, 0, 0, (0, 1, 2, 4), -1), (2, 2, 1, 0, (0, 1, 3, 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 1, _model.RopeStyle), (2, 0, 't'), (3, 2, 'f'), (3, 3, _model.RopeScaling), (3, 4, 'f'), (3, 5, 'f'), (3, 6, 'f'), (3, 7, 'l'), (2, 1, 't'), (2, 2, 't')), 6, 8, ((0, 5),), -1, (3,), 0))
+
+
+def rope_ex_f16(positions, q, k=None, *, rotary_dim, style=_model.RopeStyle.HALF, theta=10000, scaling=_model.RopeScaling.NONE, factor=1, low_freq_factor=1, high_freq_factor=4, original_max_position=8192, ctx=None):
+    """float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+    widened exactly, rotated as kb_rope_ex does and its float32 result
+    rounded once to the format.
+
+    The arguments, shapes and result of rope_ex (see its help), with float16 arrays
+    where rope_ex takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_rope_ex_f16.
+    """
+    _r = _fast_rope_ex_f16(ctx, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position)
+    return _rope_ex_path(_V_rope_ex_f16, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, ctx) if _r is _SLOW else _r
+
+
 def _glu_path(_v, gate, up, out, act, ctx):
     """The Python path of glu (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
@@ -2790,6 +2921,9 @@ _PUBLIC = {
     'dequantize': dequantize,
     'linear_w': linear_w,
     'embedding_w': embedding_w,
+    'rope_ex': rope_ex,
+    'rope_ex_bf16': rope_ex_bf16,
+    'rope_ex_f16': rope_ex_f16,
     'glu': glu,
     'glu_bf16': glu_bf16,
     'glu_f16': glu_f16,
@@ -2868,6 +3002,9 @@ __all__ = [
     'dequantize',
     'linear_w',
     'embedding_w',
+    'rope_ex',
+    'rope_ex_bf16',
+    'rope_ex_f16',
     'glu',
     'glu_bf16',
     'glu_f16',

@@ -132,6 +132,42 @@ class Dtype(enum.IntEnum):
     """
 
 
+class RopeStyle(enum.IntEnum):
+    """Which features kb_rope_ex rotates together.  Values are fixed and
+    append-only.
+    """
+
+    HALF = 0
+    """Pairs (i, i + rotary_dim / 2): Llama in Hugging Face transformers,
+    GPT-NeoX, kb_rope.
+    """
+
+    ADJACENT = 1
+    """Pairs (2i, 2i + 1): GPT-J, and the permuted q/k weights of GGUF's
+    llama tensors.
+    """
+
+
+class RopeScaling(enum.IntEnum):
+    """Frequency scaling of kb_rope_ex (transformers' rope_scaling "rope_type").
+    Values are fixed and append-only.
+    """
+
+    NONE = 0
+    """inv_freq[i] = theta^(-2i / rotary_dim).
+    """
+
+    LINEAR = 1
+    """"linear": inv_freq[i] / factor (positions divided by factor).
+    """
+
+    LLAMA3 = 2
+    """"llama3" (Llama 3.1 and later): factor, low_freq_factor,
+    high_freq_factor, original_max_position; docs/kernels.md states the
+    formula.
+    """
+
+
 class Error(Exception):
     """A kernelbridge call failed.
 
@@ -231,6 +267,8 @@ __all__ = [
     'Backend',
     'Activation',
     'Dtype',
+    'RopeStyle',
+    'RopeScaling',
     'InvalidArgumentError',
     'ShapeMismatchError',
     'UnsupportedError',

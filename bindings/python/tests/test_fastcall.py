@@ -44,6 +44,15 @@ def same(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
+def rope_ex(with_k=True, dtype=np.float32, **kw):
+    """kb.rope_ex on fresh q [2, 3, 4, 8] (and k [2, 3, 2, 8]) rotated in
+    place: the rotated arrays, so that both paths' results are compared."""
+    q = f32(2, 3, 4, 8).astype(dtype)
+    k = f32(2, 3, 2, 8, seed=1).astype(dtype) if with_k else None
+    assert kb.rope_ex(np.array([[0, 1, 2], [7, 4000, 9]], np.int32), q, k, rotary_dim=6, **kw) is None
+    return (q, k) if with_k else q
+
+
 x24, w4 = f32(2, 3, 4), f32(4)
 ids = np.array([2, 0, 1, 2], np.int32)
 # Weights in storage formats (u8 tensors): [3, 64] as Q8_0 (204 bytes) and Q4_0 (108).
@@ -84,6 +93,12 @@ CASES = {
     "attention_ex seq-major, mask, lengths": lambda: kb.attention_ex(
         f32(2, 3, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4), np.array([5, 2], np.int32), f32(1, 1, 3, 5), seq_major=True
     ),
+    "rope_ex": lambda: rope_ex(),
+    "rope_ex k None, adjacent, llama3": lambda: rope_ex(
+        False, style=kb.RopeStyle.ADJACENT, scaling=kb.RopeScaling.LLAMA3, theta=500000.0, factor=8.0,
+        original_max_position=64,
+    ),
+    "rope_ex f16": lambda: rope_ex(dtype=np.float16, scaling="linear", factor=2.0),
     "silu f16": lambda: kb.silu(x24.astype(np.float16)),
     "softmax bf16 bits": lambda: kb.softmax_bf16(np.full((2, 4), 0x3F80, np.uint16)),
     "add f16 as uint16": lambda: kb.add_f16(np.ones(5, np.uint16), np.ones(5, np.uint16)),

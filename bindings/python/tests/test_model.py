@@ -115,6 +115,61 @@ def test_linear_defaults_and_bad_act():
     assert (y == 5.0).all()
 
 
+# --- rope_ex -------------------------------------------------------------------------------
+
+
+def test_rope_ex_is_rope_in_ropes_case_and_rotates_k_too():
+    q, k = f32(2, 3, 4, 16), f32(2, 3, 2, 16)
+    pos = np.array([[0, 1, 2], [50, 51, 4096]], np.int32)
+    want_q = kb.rope(q.reshape(6, 4, 16), pos.reshape(6), theta=500000.0).reshape(q.shape)
+    want_k = kb.rope(k.reshape(6, 2, 16), pos.reshape(6), theta=500000.0).reshape(k.shape)
+    q2, k2 = q.copy(), k.copy()
+    assert kb.rope_ex(pos, q2, k2, rotary_dim=16, theta=500000.0) is None
+    same_bits(q2, want_q)
+    same_bits(k2, want_k)
+    q3 = q.copy()
+    kb.rope_ex(pos, q3, rotary_dim=16, theta=500000.0)  # k None: only q
+    same_bits(q3, want_q)
+
+
+def test_rope_ex_partial_adjacent_llama3_against_numpy():
+    q, pos = f32(1, 2, 3, 10), np.array([[3, 9000]], np.int32)
+    y = q.copy()
+    kb.rope_ex(pos, y, rotary_dim=6, style="adjacent", scaling="llama3", theta=10000.0, factor=8.0,
+               low_freq_factor=1.0, high_freq_factor=4.0, original_max_position=512)
+    # The header's formula, written out in float64: wavelengths 2 pi, 135
+    # and 2922 fall in each band (below 512 / 4, between, above 512 / 1).
+    inv = 1.0 / 10000.0 ** (np.arange(3) * 2 / 6)
+    wl = 2 * math.pi / inv
+    smooth = (512 / wl - 1.0) / 3.0
+    inv = np.where(wl > 512, inv / 8, np.where(wl < 128, inv, (1 - smooth) * inv / 8 + smooth * inv))
+    assert wl[0] < 128 < wl[1] < 512 < wl[2]
+    want = q.astype(np.float64)
+    ang = pos[0, :, None] * inv[None, :]
+    u, v = want[0, :, :, 0:6:2], want[0, :, :, 1:6:2]
+    c, s = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    want[0, :, :, 0:6:2], want[0, :, :, 1:6:2] = u * c - v * s, v * c + u * s
+    np.testing.assert_allclose(y, want, rtol=2e-7, atol=1e-7)
+    same_bits(y[..., 6:], q[..., 6:])  # past rotary_dim: untouched
+
+
+def test_rope_ex_16_bit_is_the_float32_result_rounded_and_errors_name_the_argument():
+    pos = np.array([[0, 7]], np.int32)
+    q = f32(1, 2, 2, 8).astype(BF16)
+    want = q.astype(np.float32)
+    kb.rope_ex(pos, want, rotary_dim=8, scaling="linear", factor=2.0)
+    y = q.copy()
+    kb.rope_ex(pos, y, rotary_dim=8, scaling="linear", factor=2.0)
+    same_bits(y, want.astype(BF16))
+    with pytest.raises(kb.ShapeMismatchError, match=r"kb_rope_ex_bf16: rotary_dim must be even, got 3"):
+        kb.rope_ex(pos, y, rotary_dim=3)
+    with pytest.raises(kb.InvalidArgumentError, match=r"kb_rope_ex: low_freq_factor \(4\) must be < high_freq_factor"):
+        kb.rope_ex(pos, y.astype(np.float32), rotary_dim=8, scaling="llama3", low_freq_factor=4.0)
+    with pytest.raises(kb.InvalidArgumentError, match=r"kb_rope_ex_bf16: positions\[1\] must be >= 0, got -1"):
+        kb.rope_ex(np.array([[0, -1]], np.int32), q, rotary_dim=8)
+    same_bits(y, want.astype(BF16))
+
+
 # --- gemm_batched on strided views -------------------------------------------------------
 
 

@@ -94,6 +94,21 @@ static int r_ce_backward(kb_context *c, void *out) {
 }
 static int r_argmax(kb_context *c, void *out) { return kb_argmax(c, ROWS, COLS, xa, (int32_t *)out); }
 static int r_rope(kb_context *c, void *out) { return kb_rope(c, ROWS, 5, 124, xb, pos, 10000.0f, F32); }
+/* kb_rope_ex in place: q [2, 32, 4, 120] then k [2, 32, 1, 120] in out,
+ * 96 features rotated as adjacent pairs with Llama 3 scaling; the float16
+ * variant on the same shapes. */
+#define ROPE_Q (ROWS * 4 * 120)
+#define ROPE_K (ROWS * 120)
+static int r_rope_ex(kb_context *c, void *out) {
+  memcpy(F32, xb, sizeof(float) * (ROPE_Q + ROPE_K));
+  return kb_rope_ex(c, 2, ROWS / 2, 4, 1, 120, 96, KB_ROPE_STYLE_ADJACENT, pos, 500000.0f, KB_ROPE_SCALING_LLAMA3, 8.0f,
+                    1.0f, 4.0f, 64, F32, F32 + ROPE_Q);
+}
+static int r_rope_ex_f16(kb_context *c, void *out) {
+  memcpy(H16, hb, sizeof(uint16_t) * (ROPE_Q + ROPE_K));
+  return kb_rope_ex_f16(c, 2, ROWS / 2, 4, 1, 120, 96, KB_ROPE_STYLE_HALF, pos, 10000.0f, KB_ROPE_SCALING_LINEAR,
+                        4.0f, 0.0f, 0.0f, 0, H16, H16 + ROPE_Q);
+}
 static int r_adamw(kb_context *c, void *out) {
   float *p = F32, *m = F32 + N, *v = F32 + 2 * N;
   memcpy(p, xb, sizeof xb);
@@ -177,6 +192,8 @@ int main(void) {
   run("cross_entropy_backward", c1, c3, sizeof(float) * ROWS * COLS, r_ce_backward);
   run("argmax", c1, c3, sizeof(int32_t) * ROWS, r_argmax);
   run("rope", c1, c3, sizeof(float) * ROWS * 5 * 124, r_rope);
+  run("rope_ex", c1, c3, sizeof(float) * (ROPE_Q + ROPE_K), r_rope_ex);
+  run("rope_ex_f16", c1, c3, sizeof(uint16_t) * (ROPE_Q + ROPE_K), r_rope_ex_f16);
   run("adamw_step", c1, c3, sizeof(float) * 3 * N, r_adamw);
   run("embedding", c1, c3, sizeof(float) * N / ROWS * ROWS, r_embedding);
   run("sample", c1, c3, sizeof(int32_t) * ROWS, r_sample);

@@ -1203,6 +1203,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
@@ -2655,6 +2658,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
@@ -3122,6 +3128,9 @@ struct kb_vec_ops {
    * (rope.c); positions already checked; y may be x. */
   void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
                double theta, float *y);
+  /* sn[i], cs[i] = sin, cos of a[i] in double (rope's, within a few double
+   * ulps for 0 <= a[i] < 2^31), i < n: kb_rope_ex's angles. */
+  void (*sincos_f64)(int64_t n, const double *a, double *sn, double *cs);
   /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
    * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
   void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
@@ -3236,6 +3245,56 @@ void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int
 static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
 
 #endif /* KB_CPU_ROWWISE_H */
+/* ---- kernels/cpu/decoder/rope_ex.h ---- */
+/* rope_ex.h - kb_rope_ex's inverse frequencies (rope_ex.c), internal to
+ * kernels/cpu; declared here so that rope_ex_test.c can check them against
+ * hand-derived values. */
+#ifndef KB_CPU_DECODER_ROPE_EX_H
+#define KB_CPU_DECODER_ROPE_EX_H
+
+#include <stdint.h>
+
+/* The frequency parameters of one kb_rope_ex call, widened to double. */
+struct kb_rope_freq {
+  int64_t rotary_dim;  /* even, > 0 */
+  int scaling;         /* a kb_rope_scaling */
+  double theta, factor, low_freq_factor, high_freq_factor, original_max_position;
+};
+
+/* inv_freq[i] for i < rotary_dim / 2, in double, as docs/kernels.md
+ * ("rope_ex") writes it. */
+double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i);
+
+#endif /* KB_CPU_DECODER_ROPE_EX_H */
+/* ---- kernels/cpu/half.h ---- */
+/* half.h - conversions between float32 and the 16-bit storage formats of the
+ * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
+ * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
+ * fraction bits).  Internal to kernels/cpu.
+ *
+ * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
+ * rounds to nearest, ties to even, including into the subnormal range;
+ * values beyond the largest finite value round to infinity as IEEE
+ * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
+ * the same sign and is made quiet in both directions, keeping the top payload
+ * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
+ * whose only payload bits are the ones cut off must not turn into infinity. */
+#ifndef KB_CPU_HALF_H
+#define KB_CPU_HALF_H
+
+#include <stdint.h>
+
+float kb_bf16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_f16(float f);
+
+/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
+void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
+void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
+
+#endif /* KB_CPU_HALF_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -11893,6 +11952,24 @@ KV_ATTR static void vec_avx2__rope(int64_t s0, int64_t s1, int64_t heads, int64_
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx2__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx2__kvd av, sv, cv;
+    vec_avx2__kvd_load16(l, &av);
+    vec_avx2__sincos_d(av, &sv, &cv);
+    vec_avx2__kvd_lanes(ls, sv);
+    vec_avx2__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx2__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -11950,7 +12027,7 @@ KV_ATTR static void vec_avx2__adamw(int64_t n, float *p, const float *g, float *
     .exp_f64 = vec_avx2__math_exp_f64,                                                                                    \
     .unary = vec_avx2__unary, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
     .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
-    .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
+    .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .sincos_f64 = vec_avx2__sincos_f64, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
@@ -13576,6 +13653,24 @@ KV_ATTR static void vec_avx512__rope(int64_t s0, int64_t s1, int64_t heads, int6
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx512__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx512__kvd av, sv, cv;
+    vec_avx512__kvd_load16(l, &av);
+    vec_avx512__sincos_d(av, &sv, &cv);
+    vec_avx512__kvd_lanes(ls, sv);
+    vec_avx512__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx512__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -13633,7 +13728,7 @@ KV_ATTR static void vec_avx512__adamw(int64_t n, float *p, const float *g, float
     .exp_f64 = vec_avx512__math_exp_f64,                                                                                    \
     .unary = vec_avx512__unary, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
     .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
-    .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
+    .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .sincos_f64 = vec_avx512__sincos_f64, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
@@ -15254,6 +15349,24 @@ KV_ATTR static void vec_avx512_bf16__rope(int64_t s0, int64_t s1, int64_t heads,
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_avx512_bf16__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_avx512_bf16__kvd av, sv, cv;
+    vec_avx512_bf16__kvd_load16(l, &av);
+    vec_avx512_bf16__sincos_d(av, &sv, &cv);
+    vec_avx512_bf16__kvd_lanes(ls, sv);
+    vec_avx512_bf16__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_avx512_bf16__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -15311,7 +15424,7 @@ KV_ATTR static void vec_avx512_bf16__adamw(int64_t n, float *p, const float *g, 
     .exp_f64 = vec_avx512_bf16__math_exp_f64,                                                                                    \
     .unary = vec_avx512_bf16__unary, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
     .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
-    .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
+    .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .sincos_f64 = vec_avx512_bf16__sincos_f64, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
@@ -17031,6 +17144,24 @@ KV_ATTR static void vec_scalar__rope(int64_t s0, int64_t s1, int64_t heads, int6
   }
 }
 
+/* sn[i] = sin a[i], cs[i] = cos a[i] in double, i < n, 0 <= a[i] < 2^31:
+ * rope's sincos_d, for kb_rope_ex (kernels/cpu/decoder/rope_ex.c), which
+ * forms its angles itself and must get kb_rope's bits for kb_rope's angles. */
+KV_ATTR static void vec_scalar__sincos_f64(int64_t n, const double *a, double *sn, double *cs) {
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t len = n - i < 16 ? n - i : 16;
+    double l[16], ls[16], lc[16];
+    for (int k = 0; k < 16; k++) l[k] = k < len ? a[i + k] : 0.0;
+    vec_scalar__kvd av, sv, cv;
+    vec_scalar__kvd_load16(l, &av);
+    vec_scalar__sincos_d(av, &sv, &cv);
+    vec_scalar__kvd_lanes(ls, sv);
+    vec_scalar__kvd_lanes(lc, cv);
+    memcpy(sn + i, ls, (size_t)len * sizeof(double));
+    memcpy(cs + i, lc, (size_t)len * sizeof(double));
+  }
+}
+
 /* ---- sampling weights ---- */
 
 KV_ATTR static void vec_scalar__exp_weights(int64_t n, const float *x, double m, double temperature, double *w) {
@@ -17088,7 +17219,7 @@ KV_ATTR static void vec_scalar__adamw(int64_t n, float *p, const float *g, float
     .exp_f64 = vec_scalar__math_exp_f64,                                                                                    \
     .unary = vec_scalar__unary, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
     .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
-    .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
+    .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .sincos_f64 = vec_scalar__sincos_f64, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
   }
 
 const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
@@ -19041,3 +19172,279 @@ kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_head
 #undef kv_append
 #undef kv_body
 #undef kv_job
+
+/* ==== kernels/cpu/decoder/rope_ex.c ==== */
+#define canon_nan rope_ex__canon_nan
+#define rotate_pairs rope_ex__rotate_pairs
+#define rope_ex_job rope_ex__rope_ex_job
+#define rotate_head rope_ex__rotate_head
+#define rope_ex_body rope_ex__rope_ex_body
+#define check_positive_f rope_ex__check_positive_f
+#define rope_ex_dt rope_ex__rope_ex_dt
+/* ---- kernels/cpu/decoder/rope_ex.c ---- */
+/* rope_ex.c - kb_rope_ex, kb_rope_ex_bf16, kb_rope_ex_f16: rotary position
+ * embedding of q and k in place, positions per (batch, token), partial
+ * rotary, half or adjacent pairs, frequency scaling (none, linear, Llama 3).
+ *
+ * Arithmetic (docs/kernels.md "rope_ex"): inv_freq in double
+ * (kb__rope_inv_freq), angle = (double)position * inv_freq, cos and sin from
+ * the vector layer's double sincos (kb_rope's own, so that kb_rope's case
+ * gives kb_rope's bits), then per pair (u, v):
+ *   u' = (float)(u * cos - v * sin),  v' = (float)(v * cos + u * sin)
+ * with each product and sum rounded in double (-ffp-contract=off: never
+ * fused), one rounding to float, NaN made the canonical quiet NaN.  That is
+ * kb_rope's rope_pairs (vec_body.h) written in plain C: the rotation is the
+ * same C on every instruction-set level, and the sincos entry gives the same
+ * bits on every level, so results do not depend on the level.  Threads split
+ * tokens; what a token computes never depends on the split.
+ *
+ * 16-bit variants widen each chunk of a head's rotated features exactly into
+ * float32 on the stack, rotate them as above and narrow each result once
+ * (half.c), which is round(kb_rope_ex(widen(q), widen(k))).  Features past
+ * rotary_dim are never read or written, in every dtype. */
+
+#include <math.h>
+#include <string.h>
+
+
+/* Rotated elements per thread below which a thread is not worth starting
+ * (kb_rope's). */
+#define ROPE_EX_MIN_ELEMS 16384
+/* Pairs per block: one block's inverse frequencies, angles, cos and sin sit
+ * on the stack (4 x 2 KiB). */
+#define ROPE_EX_CHUNK 256
+
+/* 2 pi rounded to double: Python's 2 * math.pi (math.pi doubled exactly). */
+#define ROPE_EX_2PI 0x1.921fb54442d18p+2
+
+enum { DT_F32 = 0, DT_BF16 = 1, DT_F16 = 2 };
+
+double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i) {
+  /* kb_rope's expression: the exponent rounded once, then the C library's
+   * pow. */
+  double inv = pow(f->theta, -(double)(2 * i) / (double)f->rotary_dim);
+  switch (f->scaling) {
+    case KB_ROPE_SCALING_LINEAR:
+      return inv / f->factor;
+    case KB_ROPE_SCALING_LLAMA3: {
+      /* transformers' _compute_llama3_parameters, in double: wavelengths
+       * shorter than original / high_freq_factor keep their frequency,
+       * longer than original / low_freq_factor are divided by factor, and
+       * the band between interpolates smoothly in original / wavelength. */
+      double low_wavelen = f->original_max_position / f->low_freq_factor;
+      double high_wavelen = f->original_max_position / f->high_freq_factor;
+      double wavelen = ROPE_EX_2PI / inv;
+      if (wavelen < high_wavelen) return inv;
+      if (wavelen > low_wavelen) return inv / f->factor;
+      double smooth = (f->original_max_position / wavelen - f->low_freq_factor) /
+                      (f->high_freq_factor - f->low_freq_factor);
+      return (1.0 - smooth) * inv / f->factor + smooth * inv;
+    }
+    default:
+      return inv;
+  }
+}
+
+/* The canonical quiet NaN for a NaN result (kb_rope's canon). */
+static inline float rope_ex__canon_nan(float y) {
+  if (y != y) {
+    uint32_t bits = 0x7fc00000u;
+    memcpy(&y, &bits, sizeof y);
+  }
+  return y;
+}
+
+/* n pairs (u[j * st], v[j * st]) rotated in place by (cs[j], sn[j]). */
+static void rope_ex__rotate_pairs(int64_t n, float *u, float *v, int64_t st, const double *cs, const double *sn) {
+  for (int64_t j = 0; j < n; j++) {
+    double a = u[j * st], b = v[j * st];
+    float ya = (float)(a * cs[j] - b * sn[j]);
+    float yb = (float)(b * cs[j] + a * sn[j]);
+    u[j * st] = rope_ex__canon_nan(ya);
+    v[j * st] = rope_ex__canon_nan(yb);
+  }
+}
+
+struct rope_ex__rope_ex_job {
+  const struct kb_vec_ops *ops;
+  struct kb_rope_freq freq;
+  int dt, adjacent;
+  int64_t q_heads, kv_heads, head_dim;
+  const int32_t *positions;
+  void *q, *k;
+};
+
+/* Pairs [i0, i0 + n) of one head row (head_dim elements of the job's dtype
+ * at `row`), rotated by the block's cos / sin. */
+static void rope_ex__rotate_head(const struct rope_ex__rope_ex_job *j, void *row, int64_t i0, int64_t n, const double *cs,
+                        const double *sn) {
+  int64_t h = j->freq.rotary_dim / 2;
+  if (j->dt == DT_F32) {
+    float *x = (float *)row;
+    if (j->adjacent)
+      rope_ex__rotate_pairs(n, x + 2 * i0, x + 2 * i0 + 1, 2, cs, sn);
+    else
+      rope_ex__rotate_pairs(n, x + i0, x + h + i0, 1, cs, sn);
+    return;
+  }
+  int f16 = j->dt == DT_F16;
+  uint16_t *x = (uint16_t *)row;
+  float w[2 * ROPE_EX_CHUNK];
+  if (j->adjacent) {
+    kb_half_widen(f16, x + 2 * i0, w, 2 * n);
+    rope_ex__rotate_pairs(n, w, w + 1, 2, cs, sn);
+    kb_half_narrow(f16, w, x + 2 * i0, 2 * n);
+  } else {
+    kb_half_widen(f16, x + i0, w, n);
+    kb_half_widen(f16, x + h + i0, w + n, n);
+    rope_ex__rotate_pairs(n, w, w + n, 1, cs, sn);
+    kb_half_narrow(f16, w, x + i0, n);
+    kb_half_narrow(f16, w + n, x + h + i0, n);
+  }
+}
+
+static void rope_ex__rope_ex_body(void *arg, int64_t t0, int64_t t1) {
+  const struct rope_ex__rope_ex_job *j = (const struct rope_ex__rope_ex_job *)arg;
+  int64_t h = j->freq.rotary_dim / 2, esize = j->dt == DT_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  int64_t qrow = j->q_heads * j->head_dim * esize, krow = j->kv_heads * j->head_dim * esize;
+  double inv[ROPE_EX_CHUNK], ang[ROPE_EX_CHUNK], cs[ROPE_EX_CHUNK], sn[ROPE_EX_CHUNK];
+  for (int64_t i0 = 0; i0 < h; i0 += ROPE_EX_CHUNK) {
+    int64_t n = h - i0 < ROPE_EX_CHUNK ? h - i0 : ROPE_EX_CHUNK;
+    for (int64_t i = 0; i < n; i++) inv[i] = kb__rope_inv_freq(&j->freq, i0 + i);
+    for (int64_t t = t0; t < t1; t++) {
+      double p = (double)j->positions[t];
+      for (int64_t i = 0; i < n; i++) ang[i] = p * inv[i];
+      j->ops->sincos_f64(n, ang, sn, cs);
+      for (int64_t hh = 0; hh < j->q_heads; hh++)
+        rope_ex__rotate_head(j, (char *)j->q + t * qrow + hh * j->head_dim * esize, i0, n, cs, sn);
+      if (j->k != NULL)
+        for (int64_t hh = 0; hh < j->kv_heads; hh++)
+          rope_ex__rotate_head(j, (char *)j->k + t * krow + hh * j->head_dim * esize, i0, n, cs, sn);
+    }
+  }
+}
+
+/* "<name> must be finite and > 0, got <v>" unless it is. */
+static kb_status rope_ex__check_positive_f(kb_context *ctx, const char *fn, const char *name, float v) {
+  if (!isfinite(v) || v <= 0.0f)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be finite and > 0, got %g", name, (double)v);
+  return KB_STATUS_OK;
+}
+
+static kb_status rope_ex__rope_ex_dt(kb_context *ctx, const char *fn, int dt, int64_t batch, int64_t seq, int64_t q_heads,
+                            int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style,
+                            const int32_t *positions, float theta, kb_rope_scaling scaling, float factor,
+                            float low_freq_factor, float high_freq_factor, int64_t original_max_position, void *q,
+                            void *k) {
+  KB_BEGIN(ctx, fn);
+  int64_t esize = dt == DT_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
+  /* 1. dimensions, in parameter order. */
+  KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
+  KB_TRY(kb__check_dim(ctx, fn, "seq", seq));
+  KB_TRY(kb__check_dim(ctx, fn, "q_heads", q_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "kv_heads", kv_heads));
+  KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
+  KB_TRY(kb__check_dim(ctx, fn, "rotary_dim", rotary_dim));
+  /* 2. their constraints: a head of features has something to rotate. */
+  KB_TRY(kb__check_inner(ctx, fn, "rotary_dim", rotary_dim, "head_dim", head_dim));
+  if (rotary_dim % 2 != 0)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "rotary_dim must be even, got %lld", (long long)rotary_dim);
+  if (rotary_dim > head_dim)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "rotary_dim (%lld) must be <= head_dim (%lld)",
+                    (long long)rotary_dim, (long long)head_dim);
+  if ((int)style != (int)KB_ROPE_STYLE_HALF && (int)style != (int)KB_ROPE_STYLE_ADJACENT)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "style must be a kb_rope_style (0 half, 1 adjacent), got %d",
+                    (int)style);
+  if ((int)scaling < (int)KB_ROPE_SCALING_NONE || (int)scaling > (int)KB_ROPE_SCALING_LLAMA3)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "scaling must be a kb_rope_scaling (0 none, 1 linear, 2 llama3), got %d", (int)scaling);
+  /* 3. sizes (a NULL k has no elements). */
+  int64_t pd[2] = {batch, seq}, qd[4] = {batch, seq, q_heads, head_dim}, kd[4] = {batch, seq, k ? kv_heads : 0, head_dim};
+  int64_t pn, qn, kn;
+  KB_TRY(kb__count(ctx, fn, "positions", (int64_t)sizeof(int32_t), 2, pd, &pn));
+  KB_TRY(kb__count(ctx, fn, "q", esize, 4, qd, &qn));
+  KB_TRY(kb__count(ctx, fn, "k", esize, 4, kd, &kn));
+  /* 4. pointers. */
+  KB_TRY(kb__check_ptr(ctx, fn, "positions", positions, pn));
+  KB_TRY(kb__check_ptr(ctx, fn, "q", q, qn));
+  /* 5. scalars; the ones the scaling does not use are not read. */
+  KB_TRY(rope_ex__check_positive_f(ctx, fn, "theta", theta));
+  if (scaling != KB_ROPE_SCALING_NONE) KB_TRY(rope_ex__check_positive_f(ctx, fn, "factor", factor));
+  if (scaling == KB_ROPE_SCALING_LLAMA3) {
+    KB_TRY(rope_ex__check_positive_f(ctx, fn, "low_freq_factor", low_freq_factor));
+    KB_TRY(rope_ex__check_positive_f(ctx, fn, "high_freq_factor", high_freq_factor));
+    if (!(low_freq_factor < high_freq_factor))
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "low_freq_factor (%g) must be < high_freq_factor (%g)",
+                      (double)low_freq_factor, (double)high_freq_factor);
+    if (original_max_position <= 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "original_max_position must be > 0, got %lld",
+                      (long long)original_max_position);
+  }
+  /* 6. overlap: q and k are both written, so neither may touch the other
+   * or positions. */
+  int64_t pb = pn * (int64_t)sizeof(int32_t), qb = qn * esize, kbytes = kn * esize;
+  KB_TRY(kb__check_overlap(ctx, fn, "q", q, qb, "k", k, kbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "q", q, qb, "positions", positions, pb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "k", k, kbytes, "positions", positions, pb, false));
+  /* 7. memory kinds. */
+  const struct kb_mem_ref refs[] = {{"positions", positions, pb}, {"q", q, qb}, {"k", k, kbytes}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  /* 8. contents: every position, before anything is written. */
+  for (int64_t t = 0; t < pn; t++)
+    if (positions[t] < 0)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "positions[%lld] must be >= 0, got %ld", (long long)t,
+                      (long)positions[t]);
+  if (pn == 0 || rotary_dim == 0 || (qn == 0 && kn == 0)) return KB_STATUS_OK;
+  struct rope_ex__rope_ex_job job = {&kb__cpu_ops()->vec,
+                            {rotary_dim, (int)scaling, (double)theta, (double)factor, (double)low_freq_factor,
+                             (double)high_freq_factor, (double)original_max_position},
+                            dt,
+                            style == KB_ROPE_STYLE_ADJACENT,
+                            q_heads,
+                            kn > 0 ? kv_heads : 0,
+                            head_dim,
+                            positions,
+                            q,
+                            kn > 0 ? k : NULL};
+  /* Rotated elements per token: both counts fit in int64 (their tensors'
+   * sizes do), and so does their sum. */
+  int64_t per_token = (q_heads + job.kv_heads) * rotary_dim;
+  kb__parallel_for(ctx, pn, ROPE_EX_MIN_ELEMS / (per_token > 0 ? per_token : 1) + 1, rope_ex__rope_ex_body, &job);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_rope_ex(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                     int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta,
+                     kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor,
+                     int64_t original_max_position, float *q, float *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex", DT_F32, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions,
+                    theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+
+kb_status kb_rope_ex_bf16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                          int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                          float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                          float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex_bf16", DT_BF16, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style,
+                    positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+
+kb_status kb_rope_ex_f16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                         int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                         float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                         float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k) {
+  return rope_ex__rope_ex_dt(ctx, "kb_rope_ex_f16", DT_F16, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style,
+                    positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k);
+}
+#undef ROPE_EX_2PI
+#undef ROPE_EX_CHUNK
+#undef ROPE_EX_MIN_ELEMS
+#undef canon_nan
+#undef check_positive_f
+#undef rope_ex_body
+#undef rope_ex_dt
+#undef rope_ex_job
+#undef rotate_head
+#undef rotate_pairs

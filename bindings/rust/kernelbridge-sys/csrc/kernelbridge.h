@@ -1653,6 +1653,142 @@ KB_API kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, i
                                 kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
 
 /* ------------------------------------------------------------------------ */
+/* Decoder kernels: rotary embedding of q and k with positions per token,
+ * partial rotary, both pair conventions and frequency scaling.  On a CUDA
+ * context they fail with KB_STATUS_UNSUPPORTED (CPU only). */
+
+/**
+ * Which features kb_rope_ex rotates together.  Values are fixed and
+ * append-only.
+ */
+typedef enum kb_rope_style {
+  /** Pairs (i, i + rotary_dim / 2): Llama in Hugging Face transformers,
+   * GPT-NeoX, kb_rope. */
+  KB_ROPE_STYLE_HALF = 0,
+  /** Pairs (2i, 2i + 1): GPT-J, and the permuted q/k weights of GGUF's
+   * llama tensors. */
+  KB_ROPE_STYLE_ADJACENT = 1
+} kb_rope_style;
+
+/**
+ * Frequency scaling of kb_rope_ex (transformers' rope_scaling "rope_type").
+ * Values are fixed and append-only.
+ */
+typedef enum kb_rope_scaling {
+  /** inv_freq[i] = theta^(-2i / rotary_dim). */
+  KB_ROPE_SCALING_NONE = 0,
+  /** "linear": inv_freq[i] / factor (positions divided by factor). */
+  KB_ROPE_SCALING_LINEAR = 1,
+  /** "llama3" (Llama 3.1 and later): factor, low_freq_factor,
+   * high_freq_factor, original_max_position; docs/kernels.md states the
+   * formula. */
+  KB_ROPE_SCALING_LLAMA3 = 2
+} kb_rope_scaling;
+
+/**
+ * Rotary position embedding of q and k in place, in one call, for a batch of
+ * sequences whose tokens each have their own position (decode of sequences
+ * at different positions, prefill, or both).  q is [batch, seq, q_heads,
+ * head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+ * layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+ * of q and k is rotated by the angles of positions[b, s] (>= 0):
+ * angle_i = positions[b, s] * inv_freq[i] for i < rotary_dim / 2, with
+ * inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+ * by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+ * original_max_position by LLAMA3 only; unused ones are not read).  Only
+ * the first rotary_dim features (even, 0 < rotary_dim <= head_dim) rotate,
+ * the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+ * (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+ *   (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+ * inv_freq, the angles, cos, sin and the rotation are computed in double
+ * and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+ * head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+ * and > 0; factor, low_freq_factor, high_freq_factor finite and > 0 where
+ * used, low_freq_factor < high_freq_factor and original_max_position > 0 for
+ * LLAMA3.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg seq dim
+ * @arg q_heads dim
+ * @arg kv_heads dim
+ * @arg head_dim dim
+ * @arg rotary_dim dim
+ * @arg style scalar default(KB_ROPE_STYLE_HALF)
+ * @arg positions in i32[batch, seq]
+ * @arg theta scalar default(10000)
+ * @arg scaling scalar default(KB_ROPE_SCALING_NONE)
+ * @arg factor scalar default(1)
+ * @arg low_freq_factor scalar default(1)
+ * @arg high_freq_factor scalar default(4)
+ * @arg original_max_position scalar default(8192)
+ * @arg q inout f32[batch, seq, q_heads, head_dim]
+ * @arg k inout f32[batch, seq, kv_heads, head_dim] nullable
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rope_ex(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                            int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                            float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                            float high_freq_factor, int64_t original_max_position, float *q, float *k);
+
+/**
+ * bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+ * as kb_rope_ex does and its float32 result rounded once to the format.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg seq dim
+ * @arg q_heads dim
+ * @arg kv_heads dim
+ * @arg head_dim dim
+ * @arg rotary_dim dim
+ * @arg style scalar default(KB_ROPE_STYLE_HALF)
+ * @arg positions in i32[batch, seq]
+ * @arg theta scalar default(10000)
+ * @arg scaling scalar default(KB_ROPE_SCALING_NONE)
+ * @arg factor scalar default(1)
+ * @arg low_freq_factor scalar default(1)
+ * @arg high_freq_factor scalar default(4)
+ * @arg original_max_position scalar default(8192)
+ * @arg q inout bf16[batch, seq, q_heads, head_dim]
+ * @arg k inout bf16[batch, seq, kv_heads, head_dim] nullable
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rope_ex_bf16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                                 int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                               float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                               float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k);
+
+/**
+ * float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+ * widened exactly, rotated as kb_rope_ex does and its float32 result
+ * rounded once to the format.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg seq dim
+ * @arg q_heads dim
+ * @arg kv_heads dim
+ * @arg head_dim dim
+ * @arg rotary_dim dim
+ * @arg style scalar default(KB_ROPE_STYLE_HALF)
+ * @arg positions in i32[batch, seq]
+ * @arg theta scalar default(10000)
+ * @arg scaling scalar default(KB_ROPE_SCALING_NONE)
+ * @arg factor scalar default(1)
+ * @arg low_freq_factor scalar default(1)
+ * @arg high_freq_factor scalar default(4)
+ * @arg original_max_position scalar default(8192)
+ * @arg q inout f16[batch, seq, q_heads, head_dim]
+ * @arg k inout f16[batch, seq, kv_heads, head_dim] nullable
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_rope_ex_f16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads,
+                               int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions,
+                               float theta, kb_rope_scaling scaling, float factor, float low_freq_factor,
+                               float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k);
+
+/* ------------------------------------------------------------------------ */
 /* Decoder kernels: gated activations and the fused residual add + RMSNorm
  * (kernels/cpu/decoder/; docs/kernels.md, "Gated activations" and
  * "kb_add_rmsnorm").  CPU only: a CUDA context gets KB_STATUS_UNSUPPORTED. */

@@ -863,6 +863,76 @@ extern "C" {
         out: *mut f32,
     ) -> kb_status;
 }
+pub const kb_rope_style_KB_ROPE_STYLE_HALF: kb_rope_style = 0;
+pub const kb_rope_style_KB_ROPE_STYLE_ADJACENT: kb_rope_style = 1;
+pub type kb_rope_style = core::ffi::c_uint;
+pub const kb_rope_scaling_KB_ROPE_SCALING_NONE: kb_rope_scaling = 0;
+pub const kb_rope_scaling_KB_ROPE_SCALING_LINEAR: kb_rope_scaling = 1;
+pub const kb_rope_scaling_KB_ROPE_SCALING_LLAMA3: kb_rope_scaling = 2;
+pub type kb_rope_scaling = core::ffi::c_uint;
+extern "C" {
+    pub fn kb_rope_ex(
+        ctx: *mut kb_context,
+        batch: i64,
+        seq: i64,
+        q_heads: i64,
+        kv_heads: i64,
+        head_dim: i64,
+        rotary_dim: i64,
+        style: kb_rope_style,
+        positions: *const i32,
+        theta: f32,
+        scaling: kb_rope_scaling,
+        factor: f32,
+        low_freq_factor: f32,
+        high_freq_factor: f32,
+        original_max_position: i64,
+        q: *mut f32,
+        k: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_rope_ex_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        seq: i64,
+        q_heads: i64,
+        kv_heads: i64,
+        head_dim: i64,
+        rotary_dim: i64,
+        style: kb_rope_style,
+        positions: *const i32,
+        theta: f32,
+        scaling: kb_rope_scaling,
+        factor: f32,
+        low_freq_factor: f32,
+        high_freq_factor: f32,
+        original_max_position: i64,
+        q: *mut u16,
+        k: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_rope_ex_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        seq: i64,
+        q_heads: i64,
+        kv_heads: i64,
+        head_dim: i64,
+        rotary_dim: i64,
+        style: kb_rope_style,
+        positions: *const i32,
+        theta: f32,
+        scaling: kb_rope_scaling,
+        factor: f32,
+        low_freq_factor: f32,
+        high_freq_factor: f32,
+        original_max_position: i64,
+        q: *mut u16,
+        k: *mut u16,
+    ) -> kb_status;
+}
 extern "C" {
     pub fn kb_glu(
         ctx: *mut kb_context,

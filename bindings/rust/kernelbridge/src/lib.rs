@@ -528,6 +528,160 @@ impl fmt::Display for Dtype {
     }
 }
 
+/// Which features kb_rope_ex rotates together.  Values are fixed and
+/// append-only.
+///
+/// Generated from the C enum `kb_rope_style`; new values may be added, so matches need a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RopeStyle {
+    /// Pairs (i, i + rotary_dim / 2): Llama in Hugging Face transformers,
+    /// GPT-NeoX, kb_rope.
+    Half,
+    /// Pairs (2i, 2i + 1): GPT-J, and the permuted q/k weights of GGUF's
+    /// llama tensors.
+    Adjacent,
+}
+
+impl RopeStyle {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [RopeStyle] = &[
+        RopeStyle::Half,
+        RopeStyle::Adjacent,
+    ];
+
+    /// The numeric value of the C enumerator.
+    pub const fn code(self) -> i32 {
+        match self {
+            RopeStyle::Half => 0,
+            RopeStyle::Adjacent => 1,
+        }
+    }
+
+    /// The value with this numeric code, if this version knows it.
+    pub const fn from_code(code: i32) -> Option<RopeStyle> {
+        match code {
+            0 => Some(RopeStyle::Half),
+            1 => Some(RopeStyle::Adjacent),
+            _ => None,
+        }
+    }
+
+    /// The C enumerator's name without its prefix, e.g. `HALF`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RopeStyle::Half => "HALF",
+            RopeStyle::Adjacent => "ADJACENT",
+        }
+    }
+
+    /// The raw value passed to C.
+    #[inline]
+    pub const fn to_raw(self) -> sys::kb_rope_style {
+        match self {
+            RopeStyle::Half => sys::kb_rope_style_KB_ROPE_STYLE_HALF,
+            RopeStyle::Adjacent => sys::kb_rope_style_KB_ROPE_STYLE_ADJACENT,
+        }
+    }
+
+    /// The value for a raw C value, if this version knows it.
+    #[inline]
+    pub const fn from_raw(raw: sys::kb_rope_style) -> Option<RopeStyle> {
+        match raw {
+            sys::kb_rope_style_KB_ROPE_STYLE_HALF => Some(RopeStyle::Half),
+            sys::kb_rope_style_KB_ROPE_STYLE_ADJACENT => Some(RopeStyle::Adjacent),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RopeStyle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Frequency scaling of kb_rope_ex (transformers' rope_scaling "rope_type").
+/// Values are fixed and append-only.
+///
+/// Generated from the C enum `kb_rope_scaling`; new values may be added, so matches need a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RopeScaling {
+    /// inv_freq\[i\] = theta^(-2i / rotary_dim).
+    None,
+    /// "linear": inv_freq\[i\] / factor (positions divided by factor).
+    Linear,
+    /// "llama3" (Llama 3.1 and later): factor, low_freq_factor,
+    /// high_freq_factor, original_max_position; docs/kernels.md states the
+    /// formula.
+    Llama3,
+}
+
+impl RopeScaling {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [RopeScaling] = &[
+        RopeScaling::None,
+        RopeScaling::Linear,
+        RopeScaling::Llama3,
+    ];
+
+    /// The numeric value of the C enumerator.
+    pub const fn code(self) -> i32 {
+        match self {
+            RopeScaling::None => 0,
+            RopeScaling::Linear => 1,
+            RopeScaling::Llama3 => 2,
+        }
+    }
+
+    /// The value with this numeric code, if this version knows it.
+    pub const fn from_code(code: i32) -> Option<RopeScaling> {
+        match code {
+            0 => Some(RopeScaling::None),
+            1 => Some(RopeScaling::Linear),
+            2 => Some(RopeScaling::Llama3),
+            _ => None,
+        }
+    }
+
+    /// The C enumerator's name without its prefix, e.g. `NONE`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RopeScaling::None => "NONE",
+            RopeScaling::Linear => "LINEAR",
+            RopeScaling::Llama3 => "LLAMA3",
+        }
+    }
+
+    /// The raw value passed to C.
+    #[inline]
+    pub const fn to_raw(self) -> sys::kb_rope_scaling {
+        match self {
+            RopeScaling::None => sys::kb_rope_scaling_KB_ROPE_SCALING_NONE,
+            RopeScaling::Linear => sys::kb_rope_scaling_KB_ROPE_SCALING_LINEAR,
+            RopeScaling::Llama3 => sys::kb_rope_scaling_KB_ROPE_SCALING_LLAMA3,
+        }
+    }
+
+    /// The value for a raw C value, if this version knows it.
+    #[inline]
+    pub const fn from_raw(raw: sys::kb_rope_scaling) -> Option<RopeScaling> {
+        match raw {
+            sys::kb_rope_scaling_KB_ROPE_SCALING_NONE => Some(RopeScaling::None),
+            sys::kb_rope_scaling_KB_ROPE_SCALING_LINEAR => Some(RopeScaling::Linear),
+            sys::kb_rope_scaling_KB_ROPE_SCALING_LLAMA3 => Some(RopeScaling::Llama3),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RopeScaling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failed call: the status code and the message describing it.
 ///
 /// The message is copied from the context in the same call (C keeps only
@@ -3413,6 +3567,91 @@ kernels! {
         let [c_n_ids, c_vocab, c_dim, c_table_bytes] = c_dims(FUNC, [("n_ids", n_ids), ("vocab", vocab), ("dim", dim), ("table_bytes", table_bytes)])?;
         // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
         let raw_status = unsafe { sys::kb_embedding_w(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table_type.to_raw(), table.as_ptr().cast(), c_table_bytes, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Rotary position embedding of q and k in place, in one call, for a batch of
+    /// sequences whose tokens each have their own position (decode of sequences
+    /// at different positions, prefill, or both).  q is \[batch, seq, q_heads,
+    /// head_dim\] and k \[batch, seq, kv_heads, head_dim\] (a linear layer's output
+    /// layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+    /// of q and k is rotated by the angles of positions\[b, s\] (\>= 0):
+    /// angle_i = positions\[b, s\] \* inv_freq\[i\] for i \< rotary_dim / 2, with
+    /// inv_freq\[i\] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+    /// by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+    /// original_max_position by LLAMA3 only; unused ones are not read).  Only
+    /// the first rotary_dim features (even, 0 \< rotary_dim \<= head_dim) rotate,
+    /// the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+    /// (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+    /// (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+    /// inv_freq, the angles, cos, sin and the rotation are computed in double
+    /// and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+    /// head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+    /// and \> 0; factor, low_freq_factor, high_freq_factor finite and \> 0 where
+    /// used, low_freq_factor \< high_freq_factor and original_max_position \> 0 for
+    /// LLAMA3.
+    ///
+    /// # Arguments
+    ///
+    /// - `positions`: input, `i32[batch, seq]`
+    /// - `q`: input and output, `f32[batch, seq, q_heads, head_dim]`
+    /// - `k`: input and output, `f32[batch, seq, kv_heads, head_dim]`, optional (`None` is NULL in C)
+    pub fn rope_ex(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &[i32], theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut [f32], k: Option<&mut [f32]>) -> Result<()>;
+    pub fn rope_ex_buf(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &DeviceSlice<'_, i32>, theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut DeviceSliceMut<'_, f32>, k: Option<&mut DeviceSliceMut<'_, f32>>) -> Result<()> {
+        const FUNC: &str = "kb_rope_ex";
+        check_dense(FUNC, "positions", positions.len(), "[batch, seq]", &[batch, seq])?;
+        check_dense(FUNC, "q", q.len(), "[batch, seq, q_heads, head_dim]", &[batch, seq, q_heads, head_dim])?;
+        if let Some(k) = &k {
+            check_dense(FUNC, "k", k.len(), "[batch, seq, kv_heads, head_dim]", &[batch, seq, kv_heads, head_dim])?;
+        }
+        let [c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim] = c_dims(FUNC, [("batch", batch), ("seq", seq), ("q_heads", q_heads), ("kv_heads", kv_heads), ("head_dim", head_dim), ("rotary_dim", rotary_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rope_ex(self.raw.as_ptr(), c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim, style.to_raw(), positions.as_ptr(), theta, scaling.to_raw(), factor, low_freq_factor, high_freq_factor, original_max_position, q.as_mut_ptr(), k.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr())) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+    /// as kb_rope_ex does and its float32 result rounded once to the format.
+    ///
+    /// # Arguments
+    ///
+    /// - `positions`: input, `i32[batch, seq]`
+    /// - `q`: input and output, `bf16[batch, seq, q_heads, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `k`: input and output, `bf16[batch, seq, kv_heads, head_dim]`, optional (`None` is NULL in C), bf16 bits in `u16` (see [`half`])
+    pub fn rope_ex_bf16(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &[i32], theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut [u16], k: Option<&mut [u16]>) -> Result<()>;
+    pub fn rope_ex_bf16_buf(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &DeviceSlice<'_, i32>, theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut DeviceSliceMut<'_, u16>, k: Option<&mut DeviceSliceMut<'_, u16>>) -> Result<()> {
+        const FUNC: &str = "kb_rope_ex_bf16";
+        check_dense(FUNC, "positions", positions.len(), "[batch, seq]", &[batch, seq])?;
+        check_dense(FUNC, "q", q.len(), "[batch, seq, q_heads, head_dim]", &[batch, seq, q_heads, head_dim])?;
+        if let Some(k) = &k {
+            check_dense(FUNC, "k", k.len(), "[batch, seq, kv_heads, head_dim]", &[batch, seq, kv_heads, head_dim])?;
+        }
+        let [c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim] = c_dims(FUNC, [("batch", batch), ("seq", seq), ("q_heads", q_heads), ("kv_heads", kv_heads), ("head_dim", head_dim), ("rotary_dim", rotary_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rope_ex_bf16(self.raw.as_ptr(), c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim, style.to_raw(), positions.as_ptr(), theta, scaling.to_raw(), factor, low_freq_factor, high_freq_factor, original_max_position, q.as_mut_ptr(), k.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr())) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+    /// widened exactly, rotated as kb_rope_ex does and its float32 result
+    /// rounded once to the format.
+    ///
+    /// # Arguments
+    ///
+    /// - `positions`: input, `i32[batch, seq]`
+    /// - `q`: input and output, `f16[batch, seq, q_heads, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `k`: input and output, `f16[batch, seq, kv_heads, head_dim]`, optional (`None` is NULL in C), f16 bits in `u16` (see [`half`])
+    pub fn rope_ex_f16(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &[i32], theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut [u16], k: Option<&mut [u16]>) -> Result<()>;
+    pub fn rope_ex_f16_buf(&self, batch: usize, seq: usize, q_heads: usize, kv_heads: usize, head_dim: usize, rotary_dim: usize, style: RopeStyle, positions: &DeviceSlice<'_, i32>, theta: f32, scaling: RopeScaling, factor: f32, low_freq_factor: f32, high_freq_factor: f32, original_max_position: i64, q: &mut DeviceSliceMut<'_, u16>, k: Option<&mut DeviceSliceMut<'_, u16>>) -> Result<()> {
+        const FUNC: &str = "kb_rope_ex_f16";
+        check_dense(FUNC, "positions", positions.len(), "[batch, seq]", &[batch, seq])?;
+        check_dense(FUNC, "q", q.len(), "[batch, seq, q_heads, head_dim]", &[batch, seq, q_heads, head_dim])?;
+        if let Some(k) = &k {
+            check_dense(FUNC, "k", k.len(), "[batch, seq, kv_heads, head_dim]", &[batch, seq, kv_heads, head_dim])?;
+        }
+        let [c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim] = c_dims(FUNC, [("batch", batch), ("seq", seq), ("q_heads", q_heads), ("kv_heads", kv_heads), ("head_dim", head_dim), ("rotary_dim", rotary_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_rope_ex_f16(self.raw.as_ptr(), c_batch, c_seq, c_q_heads, c_kv_heads, c_head_dim, c_rotary_dim, style.to_raw(), positions.as_ptr(), theta, scaling.to_raw(), factor, low_freq_factor, high_freq_factor, original_max_position, q.as_mut_ptr(), k.map_or(std::ptr::null_mut(), |s| s.as_mut_ptr())) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 

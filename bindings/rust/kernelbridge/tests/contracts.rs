@@ -1820,6 +1820,96 @@ fn embedding_w_rejects_short_out() {
 }
 
 #[test]
+fn rope_ex_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 3];
+    let mut q = vec![0.0f32; 16];
+    let mut k = vec![0.0f32; 16];
+    let err = ctx.rope_ex(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "positions");
+}
+
+#[test]
+fn rope_ex_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0.0f32; 15];
+    let mut k = vec![0.0f32; 16];
+    let err = ctx.rope_ex(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "q");
+}
+
+#[test]
+fn rope_ex_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0.0f32; 16];
+    let mut k = vec![0.0f32; 15];
+    let err = ctx.rope_ex(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "k");
+}
+
+#[test]
+fn rope_ex_bf16_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 3];
+    let mut q = vec![0u16; 16];
+    let mut k = vec![0u16; 16];
+    let err = ctx.rope_ex_bf16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "positions");
+}
+
+#[test]
+fn rope_ex_bf16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0u16; 15];
+    let mut k = vec![0u16; 16];
+    let err = ctx.rope_ex_bf16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "q");
+}
+
+#[test]
+fn rope_ex_bf16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0u16; 16];
+    let mut k = vec![0u16; 15];
+    let err = ctx.rope_ex_bf16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "k");
+}
+
+#[test]
+fn rope_ex_f16_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 3];
+    let mut q = vec![0u16; 16];
+    let mut k = vec![0u16; 16];
+    let err = ctx.rope_ex_f16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "positions");
+}
+
+#[test]
+fn rope_ex_f16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0u16; 15];
+    let mut k = vec![0u16; 16];
+    let err = ctx.rope_ex_f16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "q");
+}
+
+#[test]
+fn rope_ex_f16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions = vec![0i32; 4];
+    let mut q = vec![0u16; 16];
+    let mut k = vec![0u16; 15];
+    let err = ctx.rope_ex_f16(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "k");
+}
+
+#[test]
 fn glu_rejects_short_gate() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let gate = vec![0.0f32; 3];
@@ -4585,6 +4675,123 @@ fn embedding_w_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<f32>().unwrap();
     let err = ctx.embedding_w_buf(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_embedding_w", "out");
+}
+
+#[test]
+fn rope_ex_buf_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 12).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut q = q_mem.view_mut::<f32>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut k = k_mem.view_mut::<f32>().unwrap();
+    let err = ctx.rope_ex_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "positions");
+}
+
+#[test]
+fn rope_ex_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut q = q_mem.view_mut::<f32>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut k = k_mem.view_mut::<f32>().unwrap();
+    let err = ctx.rope_ex_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "q");
+}
+
+#[test]
+fn rope_ex_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut q = q_mem.view_mut::<f32>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut k = k_mem.view_mut::<f32>().unwrap();
+    let err = ctx.rope_ex_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex", "k");
+}
+
+#[test]
+fn rope_ex_bf16_buf_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 12).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_bf16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "positions");
+}
+
+#[test]
+fn rope_ex_bf16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_bf16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "q");
+}
+
+#[test]
+fn rope_ex_bf16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_bf16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_bf16", "k");
+}
+
+#[test]
+fn rope_ex_f16_buf_rejects_short_positions() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 12).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_f16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "positions");
+}
+
+#[test]
+fn rope_ex_f16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_f16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "q");
+}
+
+#[test]
+fn rope_ex_f16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let positions_mem = Buffer::new(&ctx, 16).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut q_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut q = q_mem.view_mut::<u16>().unwrap();
+    let mut k_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k = k_mem.view_mut::<u16>().unwrap();
+    let err = ctx.rope_ex_f16_buf(2, 2, 2, 2, 2, 2, RopeStyle::ALL[0], &positions, 0.0, RopeScaling::ALL[0], 0.0, 0.0, 0.0, 0, &mut q, Some(&mut k)).unwrap_err();
+    expect_mismatch(&err, "kb_rope_ex_f16", "k");
 }
 
 #[test]

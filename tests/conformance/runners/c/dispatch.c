@@ -135,6 +135,11 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "embedding_w") == 0) {
     *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
                          TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));
+  } else if (strcmp(k, "rope_ex") == 0) {
+    *st = kb_rope_ex(ctx, D(c, "batch"), D(c, "seq"), D(c, "q_heads"), D(c, "kv_heads"), D(c, "head_dim"),
+                     D(c, "rotary_dim"), (kb_rope_style)SI(c, "style"), TI(c, "positions"), SF(c, "theta"),
+                     (kb_rope_scaling)SI(c, "scaling"), SF(c, "factor"), SF(c, "low_freq_factor"),
+                     SF(c, "high_freq_factor"), SI(c, "original_max_position"), TF(c, "q"), TF(c, "k"));
   } else if (strcmp(k, "glu") == 0) {
     *st = kb_glu(ctx, D(c, "rows"), D(c, "cols"), TF(c, "gate"), D(c, "ld_gate"), TF(c, "up"), D(c, "ld_up"),
                  (kb_activation)SI(c, "act"), TF(c, "y"));

@@ -577,7 +577,7 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
                                               {"argmax", "out"},          {"sample", "out"},
                                               {"topk_sample", "out"},     {"topp_sample", "out"},
                                               {"attention_ex", "kv_lengths"}, {"embedding_w", "ids"},
-                                              {"kv_cache_append", "positions"}};
+                                              {"rope_ex", "positions"},       {"kv_cache_append", "positions"}};
   static const char *const u8_params[][2] = {
       {"quantize", "y"}, {"dequantize", "x"}, {"linear_w", "weight"}, {"embedding_w", "table"}};
   for (size_t i = 0; i < sizeof i32_params / sizeof i32_params[0]; i++)

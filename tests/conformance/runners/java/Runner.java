@@ -18,6 +18,8 @@ import org.kernelbridge.Context;
 import org.kernelbridge.Dtype;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
+import org.kernelbridge.RopeScaling;
+import org.kernelbridge.RopeStyle;
 
 /**
  * The Java conformance runner (docs/conformance.md).
@@ -188,6 +190,20 @@ public final class Runner {
       return a;
     }
 
+    /** An i32 scalar holding a kb_rope_style value. */
+    RopeStyle ropeStyle(String key) {
+      RopeStyle r = RopeStyle.fromCode(SI(key));
+      if (r == null) throw new IllegalStateException(key + " = " + SI(key) + " is no RopeStyle");
+      return r;
+    }
+
+    /** An i32 scalar holding a kb_rope_scaling value. */
+    RopeScaling ropeScaling(String key) {
+      RopeScaling r = RopeScaling.fromCode(SI(key));
+      if (r == null) throw new IllegalStateException(key + " = " + SI(key) + " is no RopeScaling");
+      return r;
+    }
+
     /** An i32 scalar holding a kb_dtype value (GGML's type number). */
     Dtype dtype(String key) {
       Dtype d = Dtype.fromCode(SI(key));
@@ -295,6 +311,12 @@ public final class Runner {
       case "topp_sample":
         KernelBridge.toppSample(ctx, c.D("cols"), c.TF("logits"), c.SF("p"), c.SF("temperature"), c.SU("seed"),
             c.TI("out"));
+        break;
+      case "rope_ex":
+        KernelBridge.ropeEx(ctx, c.D("batch"), c.D("seq"), c.D("q_heads"), c.D("kv_heads"), c.D("head_dim"),
+            c.D("rotary_dim"), c.ropeStyle("style"), c.TI("positions"), c.SF("theta"), c.ropeScaling("scaling"),
+            c.SF("factor"), c.SF("low_freq_factor"), c.SF("high_freq_factor"), c.SL("original_max_position"),
+            c.TF("q"), c.TF("k"));
         break;
       case "linear":
         KernelBridge.linear(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"), c.TF("weight"),
@@ -635,7 +657,7 @@ public final class Runner {
       }
     }
     if (requires.contains("bad_enum")) {
-      return "bad_enum: C enums are Java enums in the facade (Activation, Dtype): a value outside the enum cannot"
+      return "bad_enum: C enums are Java enums in the facade (Activation, Dtype, RopeStyle, RopeScaling): a value outside the enum cannot"
           + " be passed";
     }
     for (Object r : requires) {

@@ -931,7 +931,10 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
             add(f"    {n} = _enum_arg(_model.{cls}, {n}, {_q(n)}, _name)")
     forward = k.forward_args()
     given = []  # _t_ names of the tensors the caller passes (they decide a new output's kind)
-    first_input = next((p.name for p in k.tensors if p.tensor.direction != "out"), None)
+    # The array whose dtype picks the 16-bit variant: the first input whose
+    # dtype varies (rope_ex's int32 positions come before q).
+    first_input = next((p.name for p in k.tensors if p.tensor.direction != "out" and p.name in varying),
+                       next((p.name for p in k.tensors if p.tensor.direction != "out"), None))
     for p in k.tensors:
         t = p.tensor
         if t.direction == "out":
@@ -942,6 +945,8 @@ def path_code(k: _Kernel, path: str, varying: set, what: str) -> str:
         if t.nullable or p.name == k.optional_inout:
             add(f"if {name} is None:")
             add(f"    _t_{p.name} = None")
+            if t.nullable and t.direction == "inout" and p.name != k.optional_inout and p.name not in k.strided:
+                add(f"    _b_{p.name} = None")  # nothing to copy back (a nullable inout: rope_ex's k)
             add("else:")
             ind = "    "
         if p.name == first_input and varying:

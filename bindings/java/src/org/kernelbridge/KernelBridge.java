@@ -6125,6 +6125,354 @@ public final class KernelBridge {
   }
 
   /**
+   * {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeEx(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, float[] q, float[] k) {
+    ropeEx(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * Rotary position embedding of q and k in place, in one call, for a batch of
+   * sequences whose tokens each have their own position (decode of sequences
+   * at different positions, prefill, or both).  q is [batch, seq, q_heads,
+   * head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+   * layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+   * of q and k is rotated by the angles of positions[b, s] (&gt;= 0):
+   * angle_i = positions[b, s] * inv_freq[i] for i &lt; rotary_dim / 2, with
+   * inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+   * by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+   * original_max_position by LLAMA3 only; unused ones are not read).  Only
+   * the first rotary_dim features (even, 0 &lt; rotary_dim &lt;= head_dim) rotate,
+   * the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+   * (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+   * (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+   * inv_freq, the angles, cos, sin and the rotation are computed in double
+   * and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+   * head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+   * and &gt; 0; factor, low_freq_factor, high_freq_factor finite and &gt; 0 where
+   * used, low_freq_factor &lt; high_freq_factor and original_max_position &gt; 0 for
+   * LLAMA3.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param seq dimension, at least 0
+   * @param qHeads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param rotaryDim dimension, at least 0
+   * @param style scalar
+   * @param positions input, i32[batch, seq]; null only where empty
+   * @param theta scalar
+   * @param scaling scalar
+   * @param factor scalar
+   * @param lowFreqFactor scalar
+   * @param highFreqFactor scalar
+   * @param originalMaxPosition scalar
+   * @param q input and output, f32[batch, seq, q_heads, head_dim]; null only where empty
+   * @param k input and output, f32[batch, seq, kv_heads, head_dim]; may be null
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void ropeEx(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, float[] q, float[] k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex", "positions", positions, Checks.size("kb_rope_ex", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex", "q", q, Checks.size("kb_rope_ex", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex", "k", k, Checks.size("kb_rope_ex", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    Checks.notSame("kb_rope_ex", "q", q, "k", k);
+    if (Scratch.fits(ctx, Scratch.len(positions) + Scratch.len(q) + Scratch.len(k), 4)) {
+      final long pPositions = Scratch.in(ctx, positions), pQ = Scratch.in(ctx, q), pK = Scratch.in(ctx, k);
+      KernelBridgeNative.kb_rope_ex__addr(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), pPositions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, pQ, pK);
+      Scratch.back(ctx, q, pQ);
+      Scratch.back(ctx, k, pK);
+    } else {
+      KernelBridgeNative.kb_rope_ex(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), positions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+    }
+  }
+
+  /**
+   * {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, IntBuffer, float, RopeScaling, float, float, float, long, FloatBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeEx(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, FloatBuffer q, FloatBuffer k) {
+    ropeEx(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * Rotary position embedding of q and k in place, in one call, for a batch of
+   * sequences whose tokens each have their own position (decode of sequences
+   * at different positions, prefill, or both).  q is [batch, seq, q_heads,
+   * head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+   * layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+   * of q and k is rotated by the angles of positions[b, s] (&gt;= 0):
+   * angle_i = positions[b, s] * inv_freq[i] for i &lt; rotary_dim / 2, with
+   * inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+   * by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+   * original_max_position by LLAMA3 only; unused ones are not read).  Only
+   * the first rotary_dim features (even, 0 &lt; rotary_dim &lt;= head_dim) rotate,
+   * the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+   * (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+   * (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+   * inv_freq, the angles, cos, sin and the rotation are computed in double
+   * and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+   * head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+   * and &gt; 0; factor, low_freq_factor, high_freq_factor finite and &gt; 0 where
+   * used, low_freq_factor &lt; high_freq_factor and original_max_position &gt; 0 for
+   * LLAMA3.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param seq dimension, at least 0
+   * @param qHeads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param rotaryDim dimension, at least 0
+   * @param style scalar
+   * @param positions input, i32[batch, seq]; null only where empty
+   * @param theta scalar
+   * @param scaling scalar
+   * @param factor scalar
+   * @param lowFreqFactor scalar
+   * @param highFreqFactor scalar
+   * @param originalMaxPosition scalar
+   * @param q input and output, f32[batch, seq, q_heads, head_dim]; null only where empty
+   * @param k input and output, f32[batch, seq, kv_heads, head_dim]; may be null
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void ropeEx(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, FloatBuffer q, FloatBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex", "positions", positions, Checks.size("kb_rope_ex", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex", "q", q, Checks.size("kb_rope_ex", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex", "k", k, Checks.size("kb_rope_ex", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    KernelBridgeNative.kb_rope_ex__direct(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), Checks.direct("kb_rope_ex", "positions", positions), theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, Checks.writableDirect("kb_rope_ex", "q", q), Checks.writableDirect("kb_rope_ex", "k", k));
+  }
+
+  /**
+   * Rotary position embedding of q and k in place, in one call, for a batch of
+   * sequences whose tokens each have their own position (decode of sequences
+   * at different positions, prefill, or both).  q is [batch, seq, q_heads,
+   * head_dim] and k [batch, seq, kv_heads, head_dim] (a linear layer's output
+   * layout); k may be NULL (only q is rotated).  Token (b, s) of every head
+   * of q and k is rotated by the angles of positions[b, s] (&gt;= 0):
+   * angle_i = positions[b, s] * inv_freq[i] for i &lt; rotary_dim / 2, with
+   * inv_freq[i] = theta^(-2i / rotary_dim) changed by scaling (factor is used
+   * by LINEAR and LLAMA3, low_freq_factor, high_freq_factor and
+   * original_max_position by LLAMA3 only; unused ones are not read).  Only
+   * the first rotary_dim features (even, 0 &lt; rotary_dim &lt;= head_dim) rotate,
+   * the rest are left untouched.  style pairs features (i, i + rotary_dim / 2)
+   * (HALF) or (2i, 2i + 1) (ADJACENT); each pair (u, v) becomes
+   * (u cos(angle_i) - v sin(angle_i), v cos(angle_i) + u sin(angle_i)).
+   * inv_freq, the angles, cos, sin and the rotation are computed in double
+   * and each result rounded once, as kb_rope: with HALF, rotary_dim ==
+   * head_dim, NONE and k NULL, q gets exactly kb_rope's bits.  theta finite
+   * and &gt; 0; factor, low_freq_factor, high_freq_factor finite and &gt; 0 where
+   * used, low_freq_factor &lt; high_freq_factor and original_max_position &gt; 0 for
+   * LLAMA3.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param seq dimension, at least 0
+   * @param qHeads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param rotaryDim dimension, at least 0
+   * @param style scalar
+   * @param positions input, i32[batch, seq]; null only where empty
+   * @param theta scalar
+   * @param scaling scalar
+   * @param factor scalar
+   * @param lowFreqFactor scalar
+   * @param highFreqFactor scalar
+   * @param originalMaxPosition scalar
+   * @param q input and output, f32[batch, seq, q_heads, head_dim]; null only where empty
+   * @param k input and output, f32[batch, seq, kv_heads, head_dim]; may be null
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void ropeEx(Context ctx, long batch, long seq, long qHeads, long kvHeads, long headDim, long rotaryDim, RopeStyle style, DeviceBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, DeviceBuffer q, DeviceBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.holds("kb_rope_ex", "positions", positions, Checks.size("kb_rope_ex", "positions", batch, seq), 4, "[batch, seq]");
+    Checks.holds("kb_rope_ex", "q", q, Checks.size("kb_rope_ex", "q", batch, seq, qHeads, headDim), 4, "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.holds("kb_rope_ex", "k", k, Checks.size("kb_rope_ex", "k", batch, seq, kvHeads, headDim), 4, "[batch, seq, kv_heads, head_dim]");
+    long pPositions = 0, pQ = 0, pK = 0;
+    try {
+      pPositions = DeviceBuffer.acquire("kb_rope_ex", "positions", positions, 4);
+      pQ = DeviceBuffer.acquire("kb_rope_ex", "q", q, 4);
+      pK = DeviceBuffer.acquire("kb_rope_ex", "k", k, 4);
+      KernelBridgeNative.kb_rope_ex__addr(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), pPositions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, pQ, pK);
+    } finally {
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(q, pQ);
+      DeviceBuffer.release(k, pK);
+    }
+  }
+
+  /**
+   * {@link #ropeExBf16(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeExBf16(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, short[] q, short[] k) {
+    ropeExBf16(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+   * as kb_rope_ex does and its float32 result rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void ropeExBf16(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, short[] q, short[] k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_bf16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex_bf16", "positions", positions, Checks.size("kb_rope_ex_bf16", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex_bf16", "q", q, Checks.size("kb_rope_ex_bf16", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex_bf16", "k", k, Checks.size("kb_rope_ex_bf16", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    Checks.notSame("kb_rope_ex_bf16", "q", q, "k", k);
+    KernelBridgeNative.kb_rope_ex_bf16(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), positions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * {@link #ropeExBf16(Context, int, int, int, int, int, int, RopeStyle, IntBuffer, float, RopeScaling, float, float, float, long, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeExBf16(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, ShortBuffer q, ShortBuffer k) {
+    ropeExBf16(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+   * as kb_rope_ex does and its float32 result rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, IntBuffer, float, RopeScaling, float, float, float, long, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void ropeExBf16(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, ShortBuffer q, ShortBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_bf16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex_bf16", "positions", positions, Checks.size("kb_rope_ex_bf16", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex_bf16", "q", q, Checks.size("kb_rope_ex_bf16", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex_bf16", "k", k, Checks.size("kb_rope_ex_bf16", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    KernelBridgeNative.kb_rope_ex_bf16__direct(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), Checks.direct("kb_rope_ex_bf16", "positions", positions), theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, Checks.writableDirect("kb_rope_ex_bf16", "q", q), Checks.writableDirect("kb_rope_ex_bf16", "k", k));
+  }
+
+  /**
+   * bfloat16 variant of kb_rope_ex: each rotated pair is widened exactly, rotated
+   * as kb_rope_ex does and its float32 result rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, long, long, long, long, long, long, RopeStyle, DeviceBuffer, float, RopeScaling, float, float, float, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void ropeExBf16(Context ctx, long batch, long seq, long qHeads, long kvHeads, long headDim, long rotaryDim, RopeStyle style, DeviceBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, DeviceBuffer q, DeviceBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_bf16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.holds("kb_rope_ex_bf16", "positions", positions, Checks.size("kb_rope_ex_bf16", "positions", batch, seq), 4, "[batch, seq]");
+    Checks.holds("kb_rope_ex_bf16", "q", q, Checks.size("kb_rope_ex_bf16", "q", batch, seq, qHeads, headDim), 2, "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.holds("kb_rope_ex_bf16", "k", k, Checks.size("kb_rope_ex_bf16", "k", batch, seq, kvHeads, headDim), 2, "[batch, seq, kv_heads, head_dim]");
+    long pPositions = 0, pQ = 0, pK = 0;
+    try {
+      pPositions = DeviceBuffer.acquire("kb_rope_ex_bf16", "positions", positions, 4);
+      pQ = DeviceBuffer.acquire("kb_rope_ex_bf16", "q", q, 2);
+      pK = DeviceBuffer.acquire("kb_rope_ex_bf16", "k", k, 2);
+      KernelBridgeNative.kb_rope_ex_bf16__addr(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), pPositions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, pQ, pK);
+    } finally {
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(q, pQ);
+      DeviceBuffer.release(k, pK);
+    }
+  }
+
+  /**
+   * {@link #ropeExF16(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeExF16(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, short[] q, short[] k) {
+    ropeExF16(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+   * widened exactly, rotated as kb_rope_ex does and its float32 result
+   * rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void ropeExF16(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, short[] q, short[] k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_f16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex_f16", "positions", positions, Checks.size("kb_rope_ex_f16", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex_f16", "q", q, Checks.size("kb_rope_ex_f16", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex_f16", "k", k, Checks.size("kb_rope_ex_f16", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    Checks.notSame("kb_rope_ex_f16", "q", q, "k", k);
+    KernelBridgeNative.kb_rope_ex_f16(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), positions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * {@link #ropeExF16(Context, int, int, int, int, int, int, RopeStyle, IntBuffer, float, RopeScaling, float, float, float, long, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void ropeExF16(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, ShortBuffer q, ShortBuffer k) {
+    ropeExF16(Context.forCurrentThread(), batch, seq, qHeads, kvHeads, headDim, rotaryDim, style, positions, theta, scaling, factor, lowFreqFactor, highFreqFactor, originalMaxPosition, q, k);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+   * widened exactly, rotated as kb_rope_ex does and its float32 result
+   * rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, IntBuffer, float, RopeScaling, float, float, float, long, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void ropeExF16(Context ctx, int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, IntBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, ShortBuffer q, ShortBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_f16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.exact("kb_rope_ex_f16", "positions", positions, Checks.size("kb_rope_ex_f16", "positions", batch, seq), "[batch, seq]");
+    Checks.exact("kb_rope_ex_f16", "q", q, Checks.size("kb_rope_ex_f16", "q", batch, seq, qHeads, headDim), "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.exact("kb_rope_ex_f16", "k", k, Checks.size("kb_rope_ex_f16", "k", batch, seq, kvHeads, headDim), "[batch, seq, kv_heads, head_dim]");
+    KernelBridgeNative.kb_rope_ex_f16__direct(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), Checks.direct("kb_rope_ex_f16", "positions", positions), theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, Checks.writableDirect("kb_rope_ex_f16", "q", q), Checks.writableDirect("kb_rope_ex_f16", "k", k));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_rope_ex: each rotated pair is
+   * widened exactly, rotated as kb_rope_ex does and its float32 result
+   * rounded once to the format.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #ropeEx(Context, long, long, long, long, long, long, RopeStyle, DeviceBuffer, float, RopeScaling, float, float, float, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void ropeExF16(Context ctx, long batch, long seq, long qHeads, long kvHeads, long headDim, long rotaryDim, RopeStyle style, DeviceBuffer positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, DeviceBuffer q, DeviceBuffer k) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(style, "style");
+    Objects.requireNonNull(scaling, "scaling");
+    if ((batch | seq | qHeads | kvHeads | headDim | rotaryDim) < 0) throw Checks.negative("kb_rope_ex_f16", "batch, seq, q_heads, kv_heads, head_dim, rotary_dim", batch, seq, qHeads, kvHeads, headDim, rotaryDim);
+    Checks.holds("kb_rope_ex_f16", "positions", positions, Checks.size("kb_rope_ex_f16", "positions", batch, seq), 4, "[batch, seq]");
+    Checks.holds("kb_rope_ex_f16", "q", q, Checks.size("kb_rope_ex_f16", "q", batch, seq, qHeads, headDim), 2, "[batch, seq, q_heads, head_dim]");
+    if (k != null) Checks.holds("kb_rope_ex_f16", "k", k, Checks.size("kb_rope_ex_f16", "k", batch, seq, kvHeads, headDim), 2, "[batch, seq, kv_heads, head_dim]");
+    long pPositions = 0, pQ = 0, pK = 0;
+    try {
+      pPositions = DeviceBuffer.acquire("kb_rope_ex_f16", "positions", positions, 4);
+      pQ = DeviceBuffer.acquire("kb_rope_ex_f16", "q", q, 2);
+      pK = DeviceBuffer.acquire("kb_rope_ex_f16", "k", k, 2);
+      KernelBridgeNative.kb_rope_ex_f16__addr(ctx, batch, seq, qHeads, kvHeads, headDim, rotaryDim, style.code(), pPositions, theta, scaling.code(), factor, lowFreqFactor, highFreqFactor, originalMaxPosition, pQ, pK);
+    } finally {
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(q, pQ);
+      DeviceBuffer.release(k, pK);
+    }
+  }
+
+  /**
    * {@link #glu(Context, int, int, float[], int, float[], int, Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void glu(int rows, int cols, float[] gate, int ldGate, float[] up, int ldUp, Activation act, float[] y) {

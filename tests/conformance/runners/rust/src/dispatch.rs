@@ -7,7 +7,7 @@
 //! already checked that the slices it built agree with the case's sizes
 //! (golden cases) or decided that a case cannot be expressed (bad inputs).
 
-use kernelbridge::{Activation, AttentionOptions, Context, Dtype};
+use kernelbridge::{Activation, AttentionOptions, Context, Dtype, RopeScaling, RopeStyle};
 
 use crate::json::Json;
 
@@ -175,6 +175,16 @@ impl Args {
     fn act(&self, name: &str) -> Result<Activation, String> {
         let code = self.si32(name)?;
         Activation::from_code(code).ok_or_else(|| format!("{name} = {code} is no Activation"))
+    }
+
+    fn rope_style(&self, name: &str) -> Result<RopeStyle, String> {
+        let code = self.si32(name)?;
+        RopeStyle::from_code(code).ok_or_else(|| format!("{name} = {code} is no RopeStyle"))
+    }
+
+    fn rope_scaling(&self, name: &str) -> Result<RopeScaling, String> {
+        let code = self.si32(name)?;
+        RopeScaling::from_code(code).ok_or_else(|| format!("{name} = {code} is no RopeScaling"))
     }
 
     fn dtype(&self, name: &str) -> Result<Dtype, String> {
@@ -475,6 +485,23 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pi("out", out);
             r
         }
+        "rope_ex" => {
+            let (batch, seq, q_heads, kv_heads) = (a.d("batch")?, a.d("seq")?, a.d("q_heads")?, a.d("kv_heads")?);
+            let (head_dim, rotary_dim) = (a.d("head_dim")?, a.d("rotary_dim")?);
+            let (style, scaling) = (a.rope_style("style")?, a.rope_scaling("scaling")?);
+            let (theta, factor) = (a.sf("theta")?, a.sf("factor")?);
+            let (low, high) = (a.sf("low_freq_factor")?, a.sf("high_freq_factor")?);
+            let original = a.si("original_max_position")?;
+            let positions = a.i("positions")?;
+            let mut q = a.f("q")?;
+            let mut k = a.of("k")?;
+            let r = ctx.rope_ex(batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, &positions, theta, scaling,
+                                factor, low, high, original, &mut q, k.as_deref_mut());
+            a.pi("positions", positions);
+            a.pf("q", q);
+            if let Some(k) = k {
+                a.pf("k", k);
+            }
         "glu" => {
             let (rows, cols) = (a.d("rows")?, a.d("cols")?);
             let (ld_gate, ld_up) = (a.d("ld_gate")?, a.d("ld_up")?);

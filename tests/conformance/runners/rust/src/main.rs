@@ -378,8 +378,8 @@ fn cannot_express(case: &Json, params: &[Param], a: &Args) -> Result<Option<Stri
             "explicit_ld" | "length_mismatch" => {} // ld is an explicit argument; slices carry lengths
             "bad_enum" => {
                 return Ok(Some(
-                    "C enums are Rust enums in the safe API (Activation, Dtype): a value outside the enum cannot \
-                     be constructed"
+                    "C enums are Rust enums in the safe API (Activation, Dtype, RopeStyle, RopeScaling): a value \
+                     outside the enum cannot be constructed"
                         .to_string(),
                 ))
             }
