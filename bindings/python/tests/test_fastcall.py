@@ -115,8 +115,9 @@ CASES = {
     "linear QTensor": lambda: kb.linear(f32(2, 3, 64), Q4, f32(3), act=kb.Activation.RELU),
     "embedding_w": lambda: kb.embedding_w(ids, Q4.data, vocab=3, dim=64, table_type=kb.Dtype.Q4_0),
     "embedding QTensor": lambda: kb.embedding(ids, Q8),
-    "glu": lambda: kb.glu(x24, x24),
-    "glu gelu": lambda: kb.glu(x24, x24, act=kb.Activation.GELU),
+    # gate and up carry a row stride (ld): exactly 2-D, no leading axes.
+    "glu": lambda: kb.glu(x24[0], x24[1]),
+    "glu gelu": lambda: kb.glu(x24[0], x24[1], act=kb.Activation.GELU),
     "add_rmsnorm": lambda: kb.add_rmsnorm(x24, x24 * 2, w4, eps=1e-5),
 }
 
