@@ -2701,6 +2701,502 @@ const struct kb_cpu_ops *kb__cpu_ops(void);
 const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 
 #endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/attention_kernels.h ---- */
+/* attention_kernels.h - the instruction-set-specific pieces of attention
+ * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
+ * attention.c.  Internal to kernels/cpu.
+ *
+ * The matrix products of attention run on the gemm microkernels; what is
+ * left per instruction set is the online softmax of one row of a key block.
+ * Every level computes the same bits: the maximum is exact, the exponential
+ * is one fixed sequence of float32 operations (attn_exp in each file), and
+ * the row sum uses 16 partial sums (key j goes to partial j mod 16, keys in
+ * increasing order) reduced by the fixed tree
+ *   s8[l] = p[l] + p[l+8], s4[l] = s8[l] + s8[l+4], s2[l] = s4[l] + s4[l+2],
+ *   sum = s2[0] + s2[1]. */
+#ifndef KB_CPU_ATTENTION_KERNELS_H
+#define KB_CPU_ATTENTION_KERNELS_H
+
+#include <stdint.h>
+
+/*
+ * One row of a key block of `len` scores s (masked keys hold -inf):
+ *   m = max(m_old, max_j s[j])   (NaN scores do not take part; they make p NaN)
+ *   p[j] = exp(s[j] - m) for j < len
+ *   *sum = the 16-partial sum of p (see above), *m_new = m.
+ * len <= 128 (the block size of attention.c).
+ */
+typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
+
+struct kb_attn_ops {
+  kb_attn_softmax_block_fn softmax_block;
+};
+
+/* The exponential of the softmax weights for one value (attention_scalar.c):
+ * the same bits as each level's vector version.  Used on every level for
+ * the per-row rescale factors and the merge of decode chunks. */
+float kb__attn_exp(float x);
+
+extern const struct kb_attn_ops kb__attn_ops_scalar;
+extern const struct kb_attn_ops kb__attn_ops_avx2;
+extern const struct kb_attn_ops kb__attn_ops_avx512;
+
+#endif /* KB_CPU_ATTENTION_KERNELS_H */
+/* ---- kernels/cpu/gemm_kernels.h ---- */
+/* gemm_kernels.h - the instruction-set-specific pieces of the float32 matrix
+ * multiply (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c), driven by gemm.c.
+ * Internal to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level: every element of C is
+ *   acc = 0;  for p = 0 .. k-1:  acc = fma(op(A)[i,p], op(B)[p,j], acc)
+ * (one rounding per step, p strictly increasing), then the epilogue
+ *   C = alpha * acc                      (beta == 0: C is not read)
+ *   C = alpha * acc + beta * C_old       (two products and a sum, each rounded)
+ * Partial sums that cross a K block are stored in C (or a float32 buffer)
+ * and reloaded: exact, since acc is a float32.  So blocking, packing, the
+ * instruction set and the thread count never change a result bit. */
+#ifndef KB_CPU_GEMM_KERNELS_H
+#define KB_CPU_GEMM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
+/* Largest register tile of any level (for stack buffers of edge tiles). */
+#define KB_GEMM_MAX_MR 12
+#define KB_GEMM_MAX_NR 32
+
+/* What the last K block does with the sums (see above).  c0 is C_old with
+ * row stride ldc0; it is read only when beta != 0. */
+struct kb_gemm_epilogue {
+  float alpha, beta;
+  const float *c0;
+  int64_t ldc0;
+};
+
+/*
+ * The microkernel: one tile of rows x cols of C (at most mr x nr; row
+ * stride ldc).  For i < rows, j < cols:
+ *   acc(i, j) = first ? 0 : c[i * ldc + j]
+ *   for p < kc:  acc(i, j) = fma(a[i * a_rs + p * a_cs], b[p * b_rs + j], acc(i, j))
+ *   c[i * ldc + j] = last ? epilogue(acc(i, j)) : acc(i, j)
+ * Nothing outside the rows x cols tile of C (or of last->c0) is touched.
+ * a is a packed micro-panel (a_rs = 1, a_cs = mr) or A itself (its row and
+ * column strides); b has nr readable columns per row: a packed micro-panel
+ * (b_rs = nr, zero-padded past cols) or B itself when cols == nr.  kc >= 0.
+ */
+typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last);
+
+/*
+ * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
+ * transposed: the PyTorch weight layout) into micro-panels of nr columns:
+ * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
+ * zero for columns past nc.
+ */
+typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr);
+
+/*
+ * Matrix-vector products, the m == 1 / n == 1 cases.  x has k elements.
+ *   axpy: y[j] = chain over p of x[p] * mat[p * ldm + j]    (rows of mat along j)
+ *   dot:  y[j] = chain over p of x[p] * mat[j * ldm + p]    (rows of mat along p)
+ * for j < n, each y[j] the fma chain of the contract above (no epilogue).
+ */
+typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
+
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
+struct kb_gemm_ops {
+  int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
+  kb_gemm_kernel_fn kernel;
+  kb_gemm_pack_bt_fn pack_bt;
+  kb_gemv_fn gemv_axpy;
+  kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
+};
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+
+/* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_gemm_ops kb__gemm_ops_scalar;
+extern const struct kb_gemm_ops kb__gemm_ops_avx2;
+extern const struct kb_gemm_ops kb__gemm_ops_avx512;
+
+#endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/quant/quant.h ---- */
+/* quant.h - GGML's Q8_0 and Q4_0 block quantization formats, bit-identical
+ * to ggml's reference C code (quantize_row_q8_0_ref, quantize_row_q4_0_ref,
+ * dequantize_row_q8_0, dequantize_row_q4_0 in ggml-quants.c), so that
+ * tensors read from or written to GGUF files mean the same numbers here as
+ * in llama.cpp.  Internal to kernels/cpu; README.md beside this file has the
+ * block layouts and where the test's golden data comes from.
+ *
+ * A row of n floats (n a multiple of KB_QK) is n / KB_QK blocks, each stored
+ * as a little-endian binary16 scale followed by the quantized values, with no
+ * padding: blocks are 34 or 18 bytes, so a block is generally not aligned;
+ * the code accesses them byte by byte (the scale assembled from its two
+ * bytes), never through a struct or a wider pointer, which also makes the
+ * layout independent of the host's byte order.
+ *
+ * The functions are pure: they read x, write y, allocate nothing and touch no
+ * global state.  x and y must not overlap.  A partial trailing block (n not a
+ * multiple of KB_QK) is neither read nor written; callers validate n.
+ *
+ * Quantizing a row that kb__quant_check_row rejects (NaN, infinity, a scale
+ * beyond binary16's range) has no undefined behaviour and is deterministic,
+ * but its bytes are not part of the contract: ggml's own output there
+ * depends on the platform (this code gives what ggml gives on x86-64).
+ *
+ * Bit-identity relies on the library's -ffp-contract=off: fusing Q4_0's
+ * x * id + 8.5f into one fma changes a code now and then (the goldens
+ * include such an element). */
+#ifndef KB_CPU_QUANT_H
+#define KB_CPU_QUANT_H
+
+#include <stdint.h>
+
+/* Elements per block, for both formats (ggml's QK8_0 and QK4_0). */
+#define KB_QK 32
+
+/* Bytes per Q8_0 block: f16 scale d, then int8 qs[32]; element j is d * qs[j]. */
+#define KB_Q8_0_BLOCK_BYTES 34
+
+/* Bytes per Q4_0 block: f16 scale d, then uint8 qs[16]; byte j holds element
+ * j in its low nibble and element j + 16 in its high nibble, each as an
+ * unsigned 4-bit q meaning d * (q - 8). */
+#define KB_Q4_0_BLOCK_BYTES 18
+
+/* ggml's type numbers (enum ggml_type), the `type` of kb__quant_check_row;
+ * the same numbers appear in GGUF files. */
+#define KB_QTYPE_Q4_0 2
+#define KB_QTYPE_Q8_0 8
+
+/* Quantizes n floats of x into n / KB_QK Q8_0 blocks at y.  Per block:
+ * d = max|x| / 127 in float, id = d != 0 ? 1 / d : 0, qs[j] = roundf(x[j] *
+ * id) (half away from zero), and the stored scale is d rounded to the
+ * nearest binary16 (ties to even).  The integers come from the float d, not
+ * from the rounded one, as in ggml. */
+void kb__quantize_row_q8_0(const float *x, void *y, int64_t n);
+
+/* Quantizes n floats of x into n / KB_QK Q4_0 blocks at y.  Per block: max
+ * is the first element of largest magnitude (+0.0 when every element is
+ * zero: ggml starts its search from +0.0 and only a strictly larger
+ * magnitude replaces it, so an all-zero block always stores d = -0.0);
+ * d = max / -8, id = d != 0 ? 1 / d : 0, q = min(15, trunc(x * id + 8.5f))
+ * (so the max element maps to 0, the one value of range [-8, 7] that has no
+ * positive partner), and the stored scale is d rounded to binary16. */
+void kb__quantize_row_q4_0(const float *x, void *y, int64_t n);
+
+/* Expands n / KB_QK Q8_0 blocks at x into n floats at y: y[j] = d * qs[j]
+ * with d the widened binary16 scale.  The product is exact (an 8-bit integer
+ * times an 11-bit significand), so the result does not depend on rounding. */
+void kb__dequantize_row_q8_0(const void *x, float *y, int64_t n);
+
+/* Expands n / KB_QK Q4_0 blocks at x into n floats at y: y[j] = d * (q - 8)
+ * with q the low nibble of byte j for j < 16 and the high nibble of byte
+ * j - 16 otherwise; exact like Q8_0's. */
+void kb__dequantize_row_q4_0(const void *x, float *y, int64_t n);
+
+/* Whether the n floats of x can be quantized to `type` (KB_QTYPE_Q4_0 or
+ * KB_QTYPE_Q8_0) with a meaningful result.  Returns -1 when they can; else
+ * the index of the element that prevents it, in the first block that has
+ * one: the block's first NaN or infinity when it has any, otherwise (its
+ * stored scale would be infinite: d rounds to binary16 infinity, i.e.
+ * |d| >= 65520) its first element of largest magnitude, the one the scale is
+ * derived from.  Blocks whose scale rounds to binary16 zero are accepted:
+ * they dequantize to zeros, as in ggml.  An unknown type returns 0, so it
+ * never reads as valid.  Callers check before quantizing and report the
+ * index. */
+int64_t kb__quant_check_row(int type, const float *x, int64_t n);
+
+#endif /* KB_CPU_QUANT_H */
+/* ---- kernels/cpu/quant/qdot.h ---- */
+/* qdot.h - the products of float32 activations with GGML block-quantized
+ * weights (Q8_0, Q4_0): the instruction-set-specific pieces (qdot_scalar.c,
+ * qdot_avx2.c) behind kb_linear_w's quantized path (qmatmul.c).  Internal
+ * to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level (so every level, thread
+ * count and language gives the same bits):
+ *
+ * 1. Each row of activations is quantized per block of 32 (kb_qact_fn): d =
+ *    max|x| / 127 (float division), q[e] = x[e] * (1 / d) rounded to the
+ *    nearest integer, ties to even (0 when d == 0); a block holding a NaN
+ *    or an infinity gets d = NaN and q = 0, so every output of its row is
+ *    NaN.  A tiny block, 0 < d < FLT_MIN (1 / d could overflow), is
+ *    quantized scaled by 2^64, exactly: ds = (max|x| * 2^64) / 127, q[e] =
+ *    rint((x[e] * 2^64) * (1 / ds)), d = ds * 2^-64 (rounded to a
+ *    subnormal).  Also kept per block: s[l] = q[4l] + .. + q[4l+3], l < 8.
+ *
+ * 2. Output (i, j) = activation row i . weight row j:
+ *      acc[l] = 0 for l < 8
+ *      for each block b, in order:
+ *        p[l]   = sum over e in 4l .. 4l+3 of w[e] * q[e]   (exact int32;
+ *                 w[e] the weight's integer: Q8_0 qs, Q4_0 nibble - 8)
+ *        t[l]   = (float)p[l] * dx(b)                        (rounded)
+ *        acc[l] = fma(dw(b), t[l], acc[l])                   (dw: the block's
+ *                 binary16 scale widened)
+ *      y = ((acc0 + acc4) + (acc2 + acc6)) + ((acc1 + acc5) + (acc3 + acc7))
+ *    The 8 lanes are those of a 256-bit register (vpmaddubsw + vpmaddwd, or
+ *    vpdpbusd, sum 4 adjacent byte products into one int32 lane), and the
+ *    final sum is the usual horizontal sum of such a register, written
+ *    down once here so that scalar code reproduces it.
+ *
+ * The integer sums are exact on every path, so only the float steps above
+ * decide the bits; their order is fixed per output, never split across
+ * threads.  docs/kernels.md gives the error bound against the float64
+ * product of the dequantized weights and the float32 activations. */
+#ifndef KB_CPU_QDOT_H
+#define KB_CPU_QDOT_H
+
+#include <stdint.h>
+
+
+/* Quantized activations: row i, block b at index i * nb + b of each array. */
+struct kb_qact {
+  int64_t nb;        /* blocks per row */
+  int8_t *q;         /* [rows * nb][32], 32-byte aligned */
+  float *d;          /* [rows * nb] */
+  int32_t *s;        /* [rows * nb][8] */
+};
+
+/* Quantizes rows [i0, i1) of x ([*, k], row stride ldx; k = nb * 32) into
+ * act as step 1 of the contract says. */
+typedef void (*kb_qact_fn)(int64_t i0, int64_t i1, const float *x, int64_t ldx, const struct kb_qact *act);
+
+/* y[i * ldy + j] = output (i, j) of step 2 for activation rows [0, m) and
+ * weight rows [0, n), the weight rows `row_bytes` apart starting at w, in
+ * format type (KB_QTYPE_Q8_0 or KB_QTYPE_Q4_0). */
+typedef void (*kb_qdot_fn)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
+                           int64_t row_bytes, float *y, int64_t ldy);
+
+struct kb_quant_ops {
+  kb_qact_fn quantize_act;
+  kb_qdot_fn dot;
+};
+
+/* The 65536 binary16 values widened to float32, indexed by their bits:
+ * the vector products widen each block's scale with two loads and no
+ * arithmetic.  Built on first use (256 KiB), then read-only. */
+const float *kb__f16_to_f32_table(void);
+
+/* The tables: the scalar reference; AVX2 (vpmaddubsw); AVX2 with AVX-VNNI;
+ * AVX2 with AVX512-VNNI on 256-bit registers (the avx512 level). */
+extern const struct kb_quant_ops kb__quant_ops_scalar;
+extern const struct kb_quant_ops kb__quant_ops_avx2;
+extern const struct kb_quant_ops kb__quant_ops_avx2_vnni;
+extern const struct kb_quant_ops kb__quant_ops_avx512_vnni;
+
+#endif /* KB_CPU_QDOT_H */
+/* ---- kernels/cpu/vec_kernels.h ---- */
+/* vec_kernels.h - the instruction-set-specific pieces of the memory-bound
+ * kernels (elementwise, row-wise, the optimizer step) and of the vector
+ * math layer, one table per level (vec_scalar.c, vec_avx2.c, vec_avx512.c),
+ * driven by the kernel files (activation.c, softmax.c, ...), which keep
+ * validation and threading.  Internal to kernels/cpu.
+ *
+ * Every entry is written once (vec_body.h) over a 16-lane vocabulary that
+ * each level implements with the same IEEE operations (vec_lanes_*.h), so
+ * every level computes the same bits; the scalar level is the reference.
+ * Reductions keep 16 partial sums (element c of a row goes to lane c mod 16,
+ * added in increasing c) and combine them in one fixed order, so a row's
+ * result never depends on the level or on how rows are split over threads.
+ * Elementwise entries compute each element from its own inputs only.
+ *
+ * Storage: `dt` is KB_VEC_F32 (float) or a 16-bit format (uint16_t bit
+ * patterns, half.h), widened exactly in registers and rounded once when
+ * stored; weights and biases have the dtype of x. */
+#ifndef KB_CPU_VEC_KERNELS_H
+#define KB_CPU_VEC_KERNELS_H
+
+#include <stdint.h>
+
+enum kb_vec_dt { KB_VEC_F32 = 0, KB_VEC_BF16 = 1, KB_VEC_F16 = 2 };
+
+/* Bytes per element of a dtype. */
+static inline int64_t kb_vec_size(int dt) { return dt == KB_VEC_F32 ? 4 : 2; }
+
+/* The functions of the math layer (vmath.h) and the activations, as array
+ * entries (tests and tools run them over all float inputs). */
+enum kb_vm_fn {
+  KB_VM_EXP = 0,
+  KB_VM_LOG,
+  KB_VM_TANH,
+  KB_VM_ERF,
+  KB_VM_SILU,
+  KB_VM_GELU,
+  KB_VM_GELU_TANH,
+  KB_VM_FN_COUNT
+};
+
+enum kb_vec_binop { KB_VEC_ADD = 0, KB_VEC_MUL = 1 };
+
+/* y[i] = f(x[i]) for i < n (any n >= 0; y may be x). */
+typedef void (*kb_vm_array_fn)(int64_t n, const float *x, float *y);
+
+/* AdamW's per-call coefficients (adamw.c). */
+struct kb_adamw_coef {
+  float decay, w1, one_minus_w1, beta2, w2, step_size, bc2_sqrt, eps;
+  int small_w1;
+};
+
+struct kb_vec_ops {
+  kb_vm_array_fn math[KB_VM_FN_COUNT];
+  /* y[i] = e^x[i] in double (kb_exp_f64_<level>), i < n: for tests. */
+  void (*exp_f64)(int64_t n, const double *x, double *y);
+
+  /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
+   * y may be x. */
+  void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
+  void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
+  /* y[i] = alpha * x[i]. */
+  void (*scale)(int dt, int64_t n, float alpha, const void *x, void *y);
+  /* y[r, c] = x[r, c] + bias[c] for rows rows of cols. */
+  void (*add_bias)(int dt, int64_t rows, int64_t cols, const void *x, const void *bias, void *y);
+  /* Widen (narrow = 0: 16-bit src, float dst) or narrow n elements. */
+  void (*convert)(int dt, int narrow, int64_t n, const void *src, void *dst);
+
+  /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
+  void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
+  void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* weight and bias may be NULL (1 and 0). */
+  void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
+                    void *y);
+  /* losses[r] for rows rows (targets checked by the caller). */
+  void (*ce_forward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                     float *losses);
+  /* dlogits = (softmax - onehot) * scale per row, ignored rows 0; dlogits may be logits. */
+  void (*ce_backward)(int64_t rows, int64_t cols, const float *logits, const int32_t *targets, int32_t ignore_index,
+                      double scale, float *dlogits);
+  void (*argmax)(int64_t rows, int64_t cols, const float *x, int32_t *out);
+  /* Rotary embedding of rows s in [s0, s1) of x [seq, heads, head_dim]
+   * (rope.c); positions already checked; y may be x. */
+  void (*rope)(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x, const int32_t *positions,
+               double theta, float *y);
+  /* w[i] = e^((x[i] - m) / temperature) in double (the math layer's exp,
+   * within 2 double ulps; -inf gives 0), i < n: the sampling weights. */
+  void (*exp_weights)(int64_t n, const float *x, double m, double temperature, double *w);
+  /* One AdamW step over n elements (adamw.c's order of operations). */
+  void (*adamw)(int64_t n, float *params, const float *grads, float *m, float *v, const struct kb_adamw_coef *c);
+};
+
+/* The tables of each level (vec_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_vec_ops kb__vec_ops_scalar;
+extern const struct kb_vec_ops kb__vec_ops_avx2;
+extern const struct kb_vec_ops kb__vec_ops_avx512;
+/* The avx512 table for CPUs with AVX-512 BF16 (where simd.h says KB_HAVE_AVX512_BF16). */
+extern const struct kb_vec_ops kb__vec_ops_avx512_bf16;
+
+#endif /* KB_CPU_VEC_KERNELS_H */
+/* ---- kernels/cpu/dispatch.h ---- */
+/* dispatch.h - the one table of instruction-set-specific CPU kernels of the
+ * process.  Internal to kernels/cpu.
+ *
+ * Each op family that has vector code keeps its pieces in files named by
+ * level (<family>_scalar.c, <family>_avx2.c, <family>_avx512.c) behind a
+ * struct of its own; this table holds one of each, all of the level kb__isa()
+ * chose.  The scalar level is the reference: every vector level computes the
+ * same bits. */
+#ifndef KB_CPU_DISPATCH_H
+#define KB_CPU_DISPATCH_H
+
+
+struct kb_cpu_ops {
+  kb_isa isa;
+  struct kb_vec_ops vec;
+  struct kb_gemm_ops gemm;
+  struct kb_attn_ops attn;
+  struct kb_quant_ops quant;
+};
+
+/* The table of the process's level (kb__isa()); never NULL.  One atomic
+ * load after the first call. */
+const struct kb_cpu_ops *kb__cpu_ops(void);
+
+/* The table of a given level, for tests comparing levels; NULL when this
+ * build or this CPU cannot run it. */
+const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
+
+#endif /* KB_CPU_DISPATCH_H */
+/* ---- kernels/cpu/half.h ---- */
+/* half.h - conversions between float32 and the 16-bit storage formats of the
+ * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
+ * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
+ * fraction bits).  Internal to kernels/cpu.
+ *
+ * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
+ * rounds to nearest, ties to even, including into the subnormal range;
+ * values beyond the largest finite value round to infinity as IEEE
+ * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
+ * the same sign and is made quiet in both directions, keeping the top payload
+ * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
+ * whose only payload bits are the ones cut off must not turn into infinity. */
+#ifndef KB_CPU_HALF_H
+#define KB_CPU_HALF_H
+
+#include <stdint.h>
+
+float kb_bf16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_f16(float f);
+
+/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
+void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
+void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
+
+#endif /* KB_CPU_HALF_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -18092,3 +18588,265 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
 #undef quant_i8_byte
 #undef quant_put_scale
 #undef quant_q4_code
+
+/* ==== kernels/cpu/decoder/moe_route.c ==== */
+#define cand moe_route__cand
+#define ranks_before moe_route__ranks_before
+#define cand_cmp moe_route__cand_cmp
+#define select_topk moe_route__select_topk
+#define route_job moe_route__route_job
+#define route_row moe_route__route_row
+#define route_body moe_route__route_body
+#define logit_class moe_route__logit_class
+#define check_logits moe_route__check_logits
+#define route moe_route__route
+/* ---- kernels/cpu/decoder/moe_route.c ---- */
+/* moe_route.c - kb_moe_route, kb_moe_route_bf16, kb_moe_route_f16: the
+ * mixture-of-experts router (top_k experts per token and their weights).
+ *
+ * Per token row: the experts are ranked by decreasing logit, equal logits by
+ * lower index (a total order, since NaN is refused), the best top_k kept in a
+ * binary heap (O(experts log top_k)) and sorted.  The weights come from the
+ * vector layer's softmax (the same function kb_softmax runs, so the same
+ * bits): over the whole row for the SOFTMAX_TOPK routings, over the k
+ * selected logits in rank order for TOPK_SOFTMAX.  16-bit logits are widened
+ * exactly to float32 first, so the three variants route alike.  Rows are
+ * independent and every row computes the same thing whichever task runs it,
+ * so the results do not depend on the thread count; the softmax is
+ * bit-identical on every instruction-set level (docs/kernels.md). */
+#include <math.h>
+#include <stdlib.h>
+
+
+/* Logit storage of the three entry points. */
+enum logit_type { LOGITS_F32, LOGITS_BF16, LOGITS_F16 };
+
+struct moe_route__cand {
+  float v;
+  int32_t i;
+};
+
+/* True when a ranks before b: larger logit first, then lower index. */
+static bool moe_route__ranks_before(struct moe_route__cand a, struct moe_route__cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
+
+static int moe_route__cand_cmp(const void *pa, const void *pb) {
+  struct moe_route__cand a = *(const struct moe_route__cand *)pa, b = *(const struct moe_route__cand *)pb;
+  return moe_route__ranks_before(a, b) ? -1 : moe_route__ranks_before(b, a) ? 1 : 0;
+}
+
+/* The k best of x[0..n) in rank order into out[0..k).  A heap whose root is
+ * the worst kept candidate: a column that does not beat it costs one
+ * comparison, which is the common case once the heap is full. */
+static void moe_route__select_topk(const float *x, int64_t n, int64_t k, struct moe_route__cand *out) {
+  int64_t size = 0;
+  for (int64_t c = 0; c < n; c++) {
+    struct moe_route__cand e = {x[c], (int32_t)c};
+    int64_t pos;
+    if (size < k) {
+      pos = size++;
+      while (pos > 0) {
+        int64_t parent = (pos - 1) / 2;
+        if (!moe_route__ranks_before(out[parent], e)) break;
+        out[pos] = out[parent];
+        pos = parent;
+      }
+      out[pos] = e;
+      continue;
+    }
+    if (!moe_route__ranks_before(e, out[0])) continue;
+    pos = 0;
+    for (;;) {
+      int64_t child = 2 * pos + 1;
+      if (child >= size) break;
+      if (child + 1 < size && moe_route__ranks_before(out[child], out[child + 1])) child++;
+      if (!moe_route__ranks_before(e, out[child])) break;
+      out[pos] = out[child];
+      pos = child;
+    }
+    out[pos] = e;
+  }
+  /* The order is total (indices are unique), so any sort gives the same
+     permutation. */
+  qsort(out, (size_t)k, sizeof *out, moe_route__cand_cmp);
+}
+
+struct moe_route__route_job {
+  const struct kb_vec_ops *ops;
+  enum logit_type lt;
+  kb_moe_routing routing;
+  int64_t tokens, experts, k, tasks;
+  const void *logits;
+  int32_t *ids;
+  float *weights;
+  /* Per task: `experts` floats (widened row), `experts` floats (softmax),
+     k floats (selected logits) and k candidates. */
+  float *fscratch;
+  struct moe_route__cand *cands;
+};
+
+static void moe_route__route_row(const struct moe_route__route_job *j, int64_t t, float *wide, float *p, float *sel, struct moe_route__cand *cands) {
+  const int64_t n = j->experts, k = j->k;
+  const float *x;
+  if (j->lt == LOGITS_F32) {
+    x = (const float *)j->logits + t * n;
+  } else {
+    kb_half_widen(j->lt == LOGITS_F16, (const uint16_t *)j->logits + t * n, wide, n);
+    x = wide;
+  }
+  moe_route__select_topk(x, n, k, cands);
+  int32_t *ids = j->ids + t * k;
+  float *w = j->weights + t * k;
+  for (int64_t r = 0; r < k; r++) ids[r] = cands[r].i;
+  if (j->routing == KB_MOE_ROUTING_TOPK_SOFTMAX) {
+    /* kb_softmax of the selected logits in rank order, written into w. */
+    for (int64_t r = 0; r < k; r++) sel[r] = cands[r].v;
+    j->ops->softmax(KB_VEC_F32, 0, 1, k, sel, w);
+    return;
+  }
+  j->ops->softmax(KB_VEC_F32, 0, 1, n, x, p);
+  if (j->routing == KB_MOE_ROUTING_SOFTMAX_TOPK) {
+    for (int64_t r = 0; r < k; r++) w[r] = p[cands[r].i];
+    return;
+  }
+  /* SOFTMAX_TOPK_NORM: the sum in double in rank order (exact enough that
+     only the p's own roundings and the quotient's count), then one rounding
+     per weight.  S >= p[top] = 1/s > 0, so the quotient is defined. */
+  double s = 0.0;
+  for (int64_t r = 0; r < k; r++) s += (double)p[cands[r].i];
+  for (int64_t r = 0; r < k; r++) w[r] = (float)((double)p[cands[r].i] / s);
+}
+
+static void moe_route__route_body(void *arg, int64_t tbegin, int64_t tend) {
+  const struct moe_route__route_job *j = (const struct moe_route__route_job *)arg;
+  const int64_t n = j->experts, k = j->k;
+  for (int64_t task = tbegin; task < tend; task++) {
+    int64_t begin, end;
+    kb__task_range(j->tokens, j->tasks, task, &begin, &end);
+    float *f = j->fscratch + task * (2 * n + k);
+    struct moe_route__cand *c = j->cands + task * k;
+    for (int64_t t = begin; t < end; t++) moe_route__route_row(j, t, f, f + n, f + 2 * n, c);
+  }
+}
+
+/* Logit x[r, c] classified from its bits: 0 finite, 1 NaN, 2 +inf, 3 -inf.
+ * Widening is exact and keeps these classes, so the 16-bit variants refuse
+ * exactly the rows the float32 kernel refuses on the widened logits. */
+static int moe_route__logit_class(enum logit_type lt, const void *x, int64_t i) {
+  if (lt == LOGITS_F32) {
+    float v = ((const float *)x)[i];
+    if (v != v) return 1;
+    if (v == INFINITY) return 2;
+    if (v == -INFINITY) return 3;
+    return 0;
+  }
+  uint16_t h = ((const uint16_t *)x)[i], mag = (uint16_t)(h & 0x7fffu);
+  uint16_t inf = lt == LOGITS_F16 ? 0x7c00u : 0x7f80u;
+  if (mag > inf) return 1;
+  if (mag == inf) return (h & 0x8000u) ? 3 : 2;
+  return 0;
+}
+
+/* Every row is scanned before anything is written: NaN and +inf are refused
+ * naming the first such element, a row without a finite logit naming the
+ * row (its softmax would be NaN: -inf - -inf). */
+static kb_status moe_route__check_logits(kb_context *ctx, const char *fn, enum logit_type lt, int64_t tokens, int64_t experts,
+                              const void *logits) {
+  for (int64_t r = 0; r < tokens; r++) {
+    bool finite_seen = false;
+    for (int64_t c = 0; c < experts; c++) {
+      int cls = moe_route__logit_class(lt, logits, r * experts + c);
+      if (cls == 1)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits[%lld, %lld] is NaN", (long long)r,
+                        (long long)c);
+      if (cls == 2)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits[%lld, %lld] is +inf", (long long)r,
+                        (long long)c);
+      if (cls == 0) finite_seen = true;
+    }
+    if (!finite_seen)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld is all -inf", (long long)r);
+  }
+  return KB_STATUS_OK;
+}
+
+static kb_status moe_route__route(kb_context *ctx, const char *fn, enum logit_type lt, int64_t tokens, int64_t experts,
+                       int64_t top_k, kb_moe_routing routing, const void *logits, int32_t *ids, float *weights) {
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "tokens", tokens));
+  KB_TRY(kb__check_dim(ctx, fn, "experts", experts));
+  KB_TRY(kb__check_dim(ctx, fn, "top_k", top_k));
+  KB_TRY(kb__check_inner(ctx, fn, "experts", experts, "tokens", tokens));
+  if (experts > INT32_MAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "experts must be <= %ld (ids are int32), got %lld",
+                    (long)INT32_MAX, (long long)experts);
+  if (top_k < 1) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "top_k must be >= 1, got %lld", (long long)top_k);
+  if (tokens > 0 && top_k > experts)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "top_k must be <= experts (%lld), got %lld",
+                    (long long)experts, (long long)top_k);
+  const int64_t elem = lt == LOGITS_F32 ? (int64_t)sizeof(float) : (int64_t)sizeof(uint16_t);
+  int64_t xd[2] = {tokens, experts}, od[2] = {tokens, top_k}, xn, idn, wn;
+  KB_TRY(kb__count(ctx, fn, "logits", elem, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 2, od, &idn));
+  KB_TRY(kb__count(ctx, fn, "weights", (int64_t)sizeof(float), 2, od, &wn));
+  KB_TRY(kb__check_ptr(ctx, fn, "logits", logits, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, idn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weights", weights, wn));
+  if ((int)routing < (int)KB_MOE_ROUTING_SOFTMAX_TOPK || (int)routing > (int)KB_MOE_ROUTING_TOPK_SOFTMAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "routing must be a kb_moe_routing (0 softmax_topk, 1 softmax_topk_norm, 2 topk_softmax), got %d",
+                    (int)routing);
+  const int64_t xb = xn * elem, ib = idn * (int64_t)sizeof(int32_t), wb = wn * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "ids", ids, ib, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "weights", weights, wb, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "weights", weights, wb, "ids", ids, ib, false));
+  const struct kb_mem_ref refs[] = {{"logits", logits, xb}, {"ids", ids, ib}, {"weights", weights, wb}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  KB_TRY(moe_route__check_logits(ctx, fn, lt, tokens, experts, logits));
+  if (tokens == 0) return KB_STATUS_OK;
+
+  struct moe_route__route_job j = {&kb__cpu_ops()->vec, lt, routing, tokens, experts, top_k, 0, logits, ids, weights, NULL, NULL};
+  /* Work per row is about `experts` exponentials and comparisons. */
+  j.tasks = kb__task_count(ctx, tokens, 16384 / experts + 1);
+  int64_t fd[2] = {j.tasks, 2 * experts + top_k}, cd[2] = {j.tasks, top_k}, fcount, ccount;
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, fd, &fcount));
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(struct moe_route__cand), 2, cd, &ccount));
+  j.fscratch = (float *)malloc((size_t)fcount * sizeof(float));
+  j.cands = (struct moe_route__cand *)malloc((size_t)ccount * sizeof(struct moe_route__cand));
+  if (j.fscratch == NULL || j.cands == NULL) {
+    free(j.fscratch);
+    free(j.cands);
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate scratch for %lld experts",
+                    (long long)experts);
+  }
+  kb__parallel_for(ctx, j.tasks, 1, moe_route__route_body, &j);
+  free(j.fscratch);
+  free(j.cands);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_moe_route(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                       const float *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route", LOGITS_F32, tokens, experts, top_k, routing, logits, ids, weights);
+}
+
+kb_status kb_moe_route_bf16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                            const uint16_t *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route_bf16", LOGITS_BF16, tokens, experts, top_k, routing, logits, ids, weights);
+}
+
+kb_status kb_moe_route_f16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                           const uint16_t *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route_f16", LOGITS_F16, tokens, experts, top_k, routing, logits, ids, weights);
+}
+#undef cand
+#undef cand_cmp
+#undef check_logits
+#undef logit_class
+#undef ranks_before
+#undef route
+#undef route_body
+#undef route_job
+#undef route_row
+#undef select_topk
