@@ -1676,9 +1676,9 @@ typedef enum kb_moe_routing {
  * Mixture-of-experts router: for each token row of logits, the top_k experts
  * and their routing weights.  The experts are ranked by decreasing logit,
  * equal logits by lower expert index (torch.topk's order on distinct
- * values); ids[t, j] is the expert of rank j and weights[t, j] its weight,
- * which never increases with j.  Per routing (docs/kernels.md gives the exact
- * evaluation and the error bound):
+ * values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+ * (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+ * exact evaluation and the error bound):
  *   SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
  *                      weights[t, j] = p[ids[t, j]]
  *   SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the

@@ -16,6 +16,7 @@ import org.kernelbridge.AttentionOptions;
 import org.kernelbridge.Backend;
 import org.kernelbridge.Context;
 import org.kernelbridge.Dtype;
+import org.kernelbridge.MoeRouting;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
 
@@ -194,6 +195,13 @@ public final class Runner {
       if (d == null) throw new IllegalStateException(key + " = " + SI(key) + " is no Dtype");
       return d;
     }
+
+    /** An i32 scalar holding a kb_moe_routing value. */
+    MoeRouting routing(String key) {
+      MoeRouting m = MoeRouting.fromCode(SI(key));
+      if (m == null) throw new IllegalStateException(key + " = " + SI(key) + " is no MoeRouting");
+      return m;
+    }
   }
 
   static double scalarDouble(Object v) {
@@ -333,6 +341,10 @@ public final class Runner {
       case "embedding_w":
         KernelBridge.embeddingW(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.dtype("table_type"), c.TB("table"),
             c.TF("out"));
+        break;
+      case "moe_route":
+        KernelBridge.moeRoute(ctx, c.D("tokens"), c.D("experts"), c.D("top_k"), c.routing("routing"), c.TF("logits"),
+            c.TI("ids"), c.TF("weights"));
         break;
       default:
         return false;
@@ -535,11 +547,13 @@ public final class Runner {
         if (t instanceof byte[]) {
           // Bytes of a storage format: exact, like integers.
           double g = ((byte[]) t)[j] & 0xff;
-          e = w.dtype == Npy.Dtype.U8 ? Math.abs(g - (w.u8[j] & 0xff)) : Double.POSITIVE_INFINITY;
+          e = w.dtype == Npy.Dtype.U8 && g == (w.u8[j] & 0xff) ? 0.0 : Double.POSITIVE_INFINITY;
         } else if (t instanceof int[]) {
           double g = ((int[]) t)[j];
           double x = w.dtype == Npy.Dtype.I32 ? (double) w.i32[j] : w.f64[j];
-          e = Math.abs(g - x);
+          // Integers are exact whatever the tolerance (kb_moe_route's ids
+          // sit beside float weights with a tolerance of ulps).
+          e = g == x ? 0.0 : Double.POSITIVE_INFINITY;
         } else {
           double x = w.dtype == Npy.Dtype.F64 ? w.f64[j] : (double) w.f32[j];
           e = elementError((double) ((float[]) t)[j], x, floor);
