@@ -100,6 +100,8 @@ CASES = {
     "linear QTensor": lambda: kb.linear(f32(2, 3, 64), Q4, f32(3), act=kb.Activation.RELU),
     "embedding_w": lambda: kb.embedding_w(ids, Q4.data, vocab=3, dim=64, table_type=kb.Dtype.Q4_0),
     "embedding QTensor": lambda: kb.embedding(ids, Q8),
+    "moe_route": lambda: kb.moe_route(f32(3, 8), top_k=2, routing=kb.MoeRouting.TOPK_SOFTMAX),
+    "moe_route f16": lambda: kb.moe_route(f32(3, 8).astype(np.float16), top_k=2, routing=0),
 }
 
 
