@@ -269,6 +269,15 @@ static kbgo_failure *kbgo_linear_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_
 static kbgo_failure *kbgo_embedding_w(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const uint8_t *table, int64_t table_bytes, float *out) {
 	return kbgo_done(kbgo_ctx, kb_embedding_w((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table_type, table, table_bytes, out));
 }
+static kbgo_failure *kbgo_moe_route(uintptr_t kbgo_ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const float *logits, int32_t *ids, float *weights) {
+	return kbgo_done(kbgo_ctx, kb_moe_route((kb_context *)kbgo_ctx, tokens, experts, top_k, routing, logits, ids, weights));
+}
+static kbgo_failure *kbgo_moe_route_bf16(uintptr_t kbgo_ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights) {
+	return kbgo_done(kbgo_ctx, kb_moe_route_bf16((kb_context *)kbgo_ctx, tokens, experts, top_k, routing, logits, ids, weights));
+}
+static kbgo_failure *kbgo_moe_route_f16(uintptr_t kbgo_ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights) {
+	return kbgo_done(kbgo_ctx, kb_moe_route_f16((kb_context *)kbgo_ctx, tokens, experts, top_k, routing, logits, ids, weights));
+}
 static kbgo_failure *kbgo_rope_ex(uintptr_t kbgo_ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, float *q, float *k) {
 	return kbgo_done(kbgo_ctx, kb_rope_ex((kb_context *)kbgo_ctx, batch, seq, q_heads, kv_heads, head_dim, rotary_dim, style, positions, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, q, k));
 }
@@ -529,6 +538,40 @@ func (v Dtype) String() string {
 		return "Q8_0"
 	case DtypeBF16:
 		return "BF16"
+	}
+	return "UNKNOWN"
+}
+
+// MoeRouting mirrors kb_moe_routing.
+//
+// How kb_moe_route turns a token's router logits into its top_k experts and
+// their weights.  Values are fixed and append-only.
+type MoeRouting int32
+
+const (
+	// MoeRoutingSoftmaxTopk: softmax over all experts, then the top_k probabilities as they are
+	// (Qwen-MoE, DeepSeek-MoE with norm_topk_prob false).
+	MoeRoutingSoftmaxTopk MoeRouting = 0
+
+	// MoeRoutingSoftmaxTopkNorm: softmax over all experts, top_k, the k probabilities divided by their
+	// sum (Qwen norm_topk_prob true, OLMoE, Mixtral's reference code).
+	MoeRoutingSoftmaxTopkNorm MoeRouting = 1
+
+	// MoeRoutingTopkSoftmax: top_k on the logits, then softmax over those k (Mixtral's effective
+	// behaviour: mathematically the same weights as SOFTMAX_TOPK_NORM).
+	MoeRoutingTopkSoftmax MoeRouting = 2
+)
+
+// String returns the C name without its prefix, e.g. "TOPK_SOFTMAX",
+// or "UNKNOWN".
+func (v MoeRouting) String() string {
+	switch v {
+	case MoeRoutingSoftmaxTopk:
+		return "SOFTMAX_TOPK"
+	case MoeRoutingSoftmaxTopkNorm:
+		return "SOFTMAX_TOPK_NORM"
+	case MoeRoutingTopkSoftmax:
+		return "TOPK_SOFTMAX"
 	}
 	return "UNKNOWN"
 }
@@ -1005,6 +1048,19 @@ func embeddingWShapes(chk checker, vocab int, dim int, idsLen int, tableLen int,
 	chk.dims("vocab dim", vocab, dim)
 	outSize := chk.size("out", sizeOf(nIDs, dim))
 	chk.length("out", outLen, outSize, "[nIDs, dim]")
+	return chk.err
+}
+
+// moeRouteShapes checks the sizes and tensor lengths of kb_moe_route,
+// kb_moe_route_bf16, kb_moe_route_f16.
+func moeRouteShapes(chk checker, tokens int, experts int, topK int, logitsLen int, idsLen int, weightsLen int) error {
+	chk.dims("tokens experts topK", tokens, experts, topK)
+	logitsSize := chk.size("logits", sizeOf(tokens, experts))
+	idsSize := chk.size("ids", sizeOf(tokens, topK))
+	weightsSize := chk.size("weights", sizeOf(tokens, topK))
+	chk.length("logits", logitsLen, logitsSize, "[tokens, experts]")
+	chk.length("ids", idsLen, idsSize, "[tokens, topK]")
+	chk.length("weights", weightsLen, weightsSize, "[tokens, topK]")
 	return chk.err
 }
 
@@ -3822,6 +3878,154 @@ func (ctx *Context) EmbeddingWBuf(vocab int, dim int, ids Int32View, tableType D
 	}
 	fail := C.kbgo_embedding_w(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), C.kb_dtype(tableType), table.ptr(), C.int64_t(table.Len()), out.ptr())
 	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// MoeRoute wraps kb_moe_route.
+//
+// Mixture-of-experts router: for each token row of logits, the top_k experts
+// and their routing weights.  The experts are ranked by decreasing logit,
+// equal logits by lower expert index (torch.topk's order on distinct
+// values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+// (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+// exact evaluation and the error bound):
+// SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+// weights[t, j] = p[ids[t, j]]
+// SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+// double sum of the k selected p in rank order, one
+// rounding
+// TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+// rank order (its bits).
+// experts must be > 0 when tokens > 0 and fit in int32; top_k must be in
+// [1, experts] (only top_k >= 1 when tokens == 0).  logits must not hold NaN
+// or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+// offending element or row, before anything is written); a -inf logit is an
+// expert that is never routed to while a finite one remains (weight 0).
+// Results are identical for every thread count and instruction set.
+//
+// logits (input) holds [tokens, experts], row-major.
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MoeRoute] and [Context.MoeRouteBuf].
+func MoeRoute(tokens int, experts int, topK int, routing MoeRouting, logits []float32, ids []int32, weights []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.MoeRoute(tokens, experts, topK, routing, logits, ids, weights)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// MoeRoute runs kb_moe_route on ctx; see the package-level function MoeRoute.
+func (ctx *Context) MoeRoute(tokens int, experts int, topK int, routing MoeRouting, logits []float32, ids []int32, weights []float32) error {
+	if err := moeRouteShapes(ctx.checkSlices("MoeRoute"), tokens, experts, topK, len(logits), len(ids), len(weights)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_moe_route(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), f32p(logits), i32p(ids), f32p(weights)))
+}
+
+// MoeRouteBuf runs kb_moe_route on ctx with its tensors in Buffers; see MoeRoute.
+//
+// logits (input) holds [tokens, experts], row-major.
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) MoeRouteBuf(tokens int, experts int, topK int, routing MoeRouting, logits Float32View, ids Int32View, weights Float32View) error {
+	chk := ctx.checkViews("MoeRouteBuf", logits.check("MoeRouteBuf", "logits"), ids.check("MoeRouteBuf", "ids"), weights.check("MoeRouteBuf", "weights"))
+	if err := moeRouteShapes(chk, tokens, experts, topK, logits.Len(), ids.Len(), weights.Len()); err != nil {
+		release(logits.buf, ids.buf, weights.buf)
+		return err
+	}
+	fail := C.kbgo_moe_route(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), logits.ptr(), ids.ptr(), weights.ptr())
+	release(logits.buf, ids.buf, weights.buf)
+	return ctx.done(fail)
+}
+
+// MoeRouteBF16 wraps kb_moe_route_bf16.
+//
+// bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+// (exactly) and routed as kb_moe_route does; ids and weights as there
+// (weights in float32).
+//
+// logits (input) holds [tokens, experts], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MoeRouteBF16] and [Context.MoeRouteBF16Buf].
+func MoeRouteBF16(tokens int, experts int, topK int, routing MoeRouting, logits []uint16, ids []int32, weights []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.MoeRouteBF16(tokens, experts, topK, routing, logits, ids, weights)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// MoeRouteBF16 runs kb_moe_route_bf16 on ctx; see the package-level function MoeRouteBF16.
+func (ctx *Context) MoeRouteBF16(tokens int, experts int, topK int, routing MoeRouting, logits []uint16, ids []int32, weights []float32) error {
+	if err := moeRouteShapes(ctx.checkSlices("MoeRouteBF16"), tokens, experts, topK, len(logits), len(ids), len(weights)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_moe_route_bf16(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), u16p(logits), i32p(ids), f32p(weights)))
+}
+
+// MoeRouteBF16Buf runs kb_moe_route_bf16 on ctx with its tensors in Buffers; see MoeRouteBF16.
+//
+// logits (input) holds [tokens, experts], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) MoeRouteBF16Buf(tokens int, experts int, topK int, routing MoeRouting, logits BF16View, ids Int32View, weights Float32View) error {
+	chk := ctx.checkViews("MoeRouteBF16Buf", logits.check("MoeRouteBF16Buf", "logits"), ids.check("MoeRouteBF16Buf", "ids"), weights.check("MoeRouteBF16Buf", "weights"))
+	if err := moeRouteShapes(chk, tokens, experts, topK, logits.Len(), ids.Len(), weights.Len()); err != nil {
+		release(logits.buf, ids.buf, weights.buf)
+		return err
+	}
+	fail := C.kbgo_moe_route_bf16(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), logits.ptr(), ids.ptr(), weights.ptr())
+	release(logits.buf, ids.buf, weights.buf)
+	return ctx.done(fail)
+}
+
+// MoeRouteF16 wraps kb_moe_route_f16.
+//
+// float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+// widened to float32 (exactly) and routed as kb_moe_route does; ids and
+// weights as there (weights in float32).
+//
+// logits (input) holds [tokens, experts], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MoeRouteF16] and [Context.MoeRouteF16Buf].
+func MoeRouteF16(tokens int, experts int, topK int, routing MoeRouting, logits []uint16, ids []int32, weights []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.MoeRouteF16(tokens, experts, topK, routing, logits, ids, weights)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// MoeRouteF16 runs kb_moe_route_f16 on ctx; see the package-level function MoeRouteF16.
+func (ctx *Context) MoeRouteF16(tokens int, experts int, topK int, routing MoeRouting, logits []uint16, ids []int32, weights []float32) error {
+	if err := moeRouteShapes(ctx.checkSlices("MoeRouteF16"), tokens, experts, topK, len(logits), len(ids), len(weights)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_moe_route_f16(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), u16p(logits), i32p(ids), f32p(weights)))
+}
+
+// MoeRouteF16Buf runs kb_moe_route_f16 on ctx with its tensors in Buffers; see MoeRouteF16.
+//
+// logits (input) holds [tokens, experts], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// ids (output) holds [tokens, topK], row-major.
+// weights (output) holds [tokens, topK], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) MoeRouteF16Buf(tokens int, experts int, topK int, routing MoeRouting, logits F16View, ids Int32View, weights Float32View) error {
+	chk := ctx.checkViews("MoeRouteF16Buf", logits.check("MoeRouteF16Buf", "logits"), ids.check("MoeRouteF16Buf", "ids"), weights.check("MoeRouteF16Buf", "weights"))
+	if err := moeRouteShapes(chk, tokens, experts, topK, logits.Len(), ids.Len(), weights.Len()); err != nil {
+		release(logits.buf, ids.buf, weights.buf)
+		return err
+	}
+	fail := C.kbgo_moe_route_f16(ctx.h, C.int64_t(tokens), C.int64_t(experts), C.int64_t(topK), C.kb_moe_routing(routing), logits.ptr(), ids.ptr(), weights.ptr())
+	release(logits.buf, ids.buf, weights.buf)
 	return ctx.done(fail)
 }
 

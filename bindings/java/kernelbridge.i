@@ -472,6 +472,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_embedding_w__direct kb_embedding_w
 #define kb_embedding_w__addr kb_embedding_w
 #define kb_embedding_w__bytes_direct kb_embedding_w
+#define kb_moe_route__direct kb_moe_route
+#define kb_moe_route__addr kb_moe_route
+#define kb_moe_route_bf16__direct kb_moe_route_bf16
+#define kb_moe_route_bf16__addr kb_moe_route_bf16
+#define kb_moe_route_f16__direct kb_moe_route_f16
+#define kb_moe_route_f16__addr kb_moe_route_f16
 #define kb_rope_ex__direct kb_rope_ex
 #define kb_rope_ex__addr kb_rope_ex
 #define kb_rope_ex_bf16__direct kb_rope_ex_bf16
@@ -502,7 +508,7 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %apply long long { int64_t, uint64_t };
 %apply int { int32_t };
 %apply unsigned int { uint32_t };
-%apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_rope_style, kb_rope_scaling };
+%apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_moe_routing, kb_rope_style, kb_rope_scaling };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
 %typemap(jni) kbj_status, kbj_status_ctx "void"
@@ -1450,6 +1456,24 @@ kbj_status_ctx kb_embedding_w__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_
 kbj_status_ctx kb_embedding_w__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kb_dtype table_type, kbj_u8_in_addr *table, int64_t table_bytes, kbj_f32_out_addr *out);
 %unignore kb_embedding_w__bytes_direct;
 kbj_status_ctx kb_embedding_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kb_dtype table_type, kbj_u8_in_direct *table, int64_t table_bytes, kbj_f32_out *out);
+%unignore kb_moe_route;
+kbj_status_ctx kb_moe_route(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f32_in *logits, kbj_i32_out *ids, kbj_f32_out *weights);
+%unignore kb_moe_route__direct;
+kbj_status_ctx kb_moe_route__direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f32_in_direct *logits, kbj_i32_out_direct *ids, kbj_f32_out_direct *weights);
+%unignore kb_moe_route__addr;
+kbj_status_ctx kb_moe_route__addr(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f32_in_addr *logits, kbj_i32_out_addr *ids, kbj_f32_out_addr *weights);
+%unignore kb_moe_route_bf16;
+kbj_status_ctx kb_moe_route_bf16(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_bf16_in *logits, kbj_i32_out *ids, kbj_f32_out *weights);
+%unignore kb_moe_route_bf16__direct;
+kbj_status_ctx kb_moe_route_bf16__direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_bf16_in_direct *logits, kbj_i32_out_direct *ids, kbj_f32_out_direct *weights);
+%unignore kb_moe_route_bf16__addr;
+kbj_status_ctx kb_moe_route_bf16__addr(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_bf16_in_addr *logits, kbj_i32_out_addr *ids, kbj_f32_out_addr *weights);
+%unignore kb_moe_route_f16;
+kbj_status_ctx kb_moe_route_f16(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f16_in *logits, kbj_i32_out *ids, kbj_f32_out *weights);
+%unignore kb_moe_route_f16__direct;
+kbj_status_ctx kb_moe_route_f16__direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f16_in_direct *logits, kbj_i32_out_direct *ids, kbj_f32_out_direct *weights);
+%unignore kb_moe_route_f16__addr;
+kbj_status_ctx kb_moe_route_f16__addr(kbj_kernel_ctx *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, kbj_f16_in_addr *logits, kbj_i32_out_addr *ids, kbj_f32_out_addr *weights);
 %unignore kb_rope_ex;
 kbj_status_ctx kb_rope_ex(kbj_kernel_ctx *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, kbj_i32_in *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, kbj_f32_inout *q, kbj_f32_inout *k);
 %unignore kb_rope_ex__direct;

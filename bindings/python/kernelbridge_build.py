@@ -50,6 +50,11 @@ typedef enum kb_dtype {
   KB_DTYPE_Q8_0 = 8,
   KB_DTYPE_BF16 = 30
 } kb_dtype;
+typedef enum kb_moe_routing {
+  KB_MOE_ROUTING_SOFTMAX_TOPK = 0,
+  KB_MOE_ROUTING_SOFTMAX_TOPK_NORM = 1,
+  KB_MOE_ROUTING_TOPK_SOFTMAX = 2
+} kb_moe_routing;
 typedef enum kb_rope_style {
   KB_ROPE_STYLE_HALF = 0,
   KB_ROPE_STYLE_ADJACENT = 1
@@ -150,6 +155,9 @@ kb_status kb_quantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols
 kb_status kb_dequantize(kb_context *ctx, kb_dtype type, int64_t rows, int64_t cols, const void *x, int64_t x_bytes, float *y);
 kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const void *weight, int64_t weight_bytes, const float *bias, kb_activation act, float *y);
 kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
+kb_status kb_moe_route(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const float *logits, int32_t *ids, float *weights);
+kb_status kb_moe_route_bf16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights);
+kb_status kb_moe_route_f16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights);
 kb_status kb_rope_ex(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, float *q, float *k);
 kb_status kb_rope_ex_bf16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k);
 kb_status kb_rope_ex_f16(kb_context *ctx, int64_t batch, int64_t seq, int64_t q_heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, kb_rope_style style, const int32_t *positions, float theta, kb_rope_scaling scaling, float factor, float low_freq_factor, float high_freq_factor, int64_t original_max_position, uint16_t *q, uint16_t *k);
@@ -232,6 +240,9 @@ static int kbpy_fast_kb_quantize(const kbpy_arg *a) { return (int)kb_quantize(a[
 static int kbpy_fast_kb_dequantize(const kbpy_arg *a) { return (int)kb_dequantize(a[0].p, a[1].i32, a[2].i, a[3].i, a[4].p, a[5].i, a[6].p); }
 static int kbpy_fast_kb_linear_w(const kbpy_arg *a) { return (int)kb_linear_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p, a[9].i32, a[10].p); }
 static int kbpy_fast_kb_embedding_w(const kbpy_arg *a) { return (int)kb_embedding_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p); }
+static int kbpy_fast_kb_moe_route(const kbpy_arg *a) { return (int)kb_moe_route(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i32, a[5].p, a[6].p, a[7].p); }
+static int kbpy_fast_kb_moe_route_bf16(const kbpy_arg *a) { return (int)kb_moe_route_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i32, a[5].p, a[6].p, a[7].p); }
+static int kbpy_fast_kb_moe_route_f16(const kbpy_arg *a) { return (int)kb_moe_route_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i32, a[5].p, a[6].p, a[7].p); }
 static int kbpy_fast_kb_rope_ex(const kbpy_arg *a) { return (int)kb_rope_ex(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].f, a[10].i32, a[11].f, a[12].f, a[13].f, a[14].i, a[15].p, a[16].p); }
 static int kbpy_fast_kb_rope_ex_bf16(const kbpy_arg *a) { return (int)kb_rope_ex_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].f, a[10].i32, a[11].f, a[12].f, a[13].f, a[14].i, a[15].p, a[16].p); }
 static int kbpy_fast_kb_rope_ex_f16(const kbpy_arg *a) { return (int)kb_rope_ex_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].f, a[10].i32, a[11].f, a[12].f, a[13].f, a[14].i, a[15].p, a[16].p); }
@@ -306,6 +317,9 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_dequantize/cenntnt", kbpy_fast_kb_dequantize},
     {"kb_linear_w/cnnntetntet", kbpy_fast_kb_linear_w},
     {"kb_embedding_w/cnnntetnt", kbpy_fast_kb_embedding_w},
+    {"kb_moe_route/cnnnettt", kbpy_fast_kb_moe_route},
+    {"kb_moe_route_bf16/cnnnettt", kbpy_fast_kb_moe_route_bf16},
+    {"kb_moe_route_f16/cnnnettt", kbpy_fast_kb_moe_route_f16},
     {"kb_rope_ex/cnnnnnnetfefffltt", kbpy_fast_kb_rope_ex},
     {"kb_rope_ex_bf16/cnnnnnnetfefffltt", kbpy_fast_kb_rope_ex_bf16},
     {"kb_rope_ex_f16/cnnnnnnetfefffltt", kbpy_fast_kb_rope_ex_f16},

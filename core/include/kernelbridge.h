@@ -1652,6 +1652,96 @@ KB_API kb_status kb_embedding_w(kb_context *ctx, int64_t n_ids, int64_t vocab, i
                                 kb_dtype table_type, const void *table, int64_t table_bytes, float *out);
 
 /* ------------------------------------------------------------------------ */
+/* Mixture-of-experts routing (kernels/cpu/decoder/moe_route.c).  CPU only:
+ * on a CUDA context these fail with KB_STATUS_UNSUPPORTED. */
+
+/**
+ * How kb_moe_route turns a token's router logits into its top_k experts and
+ * their weights.  Values are fixed and append-only.
+ */
+typedef enum kb_moe_routing {
+  /** softmax over all experts, then the top_k probabilities as they are
+   * (Qwen-MoE, DeepSeek-MoE with norm_topk_prob false). */
+  KB_MOE_ROUTING_SOFTMAX_TOPK = 0,
+  /** softmax over all experts, top_k, the k probabilities divided by their
+   * sum (Qwen norm_topk_prob true, OLMoE, Mixtral's reference code). */
+  KB_MOE_ROUTING_SOFTMAX_TOPK_NORM = 1,
+  /** top_k on the logits, then softmax over those k (Mixtral's effective
+   * behaviour: mathematically the same weights as SOFTMAX_TOPK_NORM). */
+  KB_MOE_ROUTING_TOPK_SOFTMAX = 2
+} kb_moe_routing;
+
+/**
+ * Mixture-of-experts router: for each token row of logits, the top_k experts
+ * and their routing weights.  The experts are ranked by decreasing logit,
+ * equal logits by lower expert index (torch.topk's order on distinct
+ * values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+ * (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+ * exact evaluation and the error bound):
+ *   SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+ *                      weights[t, j] = p[ids[t, j]]
+ *   SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+ *                      double sum of the k selected p in rank order, one
+ *                      rounding
+ *   TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+ *                      rank order (its bits).
+ * experts must be > 0 when tokens > 0 and fit in int32; top_k must be in
+ * [1, experts] (only top_k >= 1 when tokens == 0).  logits must not hold NaN
+ * or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+ * offending element or row, before anything is written); a -inf logit is an
+ * expert that is never routed to while a finite one remains (weight 0).
+ * Results are identical for every thread count and instruction set.
+ * @arg ctx context
+ * @arg tokens dim
+ * @arg experts dim
+ * @arg top_k dim
+ * @arg routing scalar
+ * @arg logits in f32[tokens, experts]
+ * @arg ids out i32[tokens, top_k]
+ * @arg weights out f32[tokens, top_k]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_moe_route(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                              const float *logits, int32_t *ids, float *weights);
+
+/**
+ * bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+ * (exactly) and routed as kb_moe_route does; ids and weights as there
+ * (weights in float32).
+ * @arg ctx context
+ * @arg tokens dim
+ * @arg experts dim
+ * @arg top_k dim
+ * @arg routing scalar
+ * @arg logits in bf16[tokens, experts]
+ * @arg ids out i32[tokens, top_k]
+ * @arg weights out f32[tokens, top_k]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_moe_route_bf16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k,
+                                   kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights);
+
+/**
+ * float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+ * widened to float32 (exactly) and routed as kb_moe_route does; ids and
+ * weights as there (weights in float32).
+ * @arg ctx context
+ * @arg tokens dim
+ * @arg experts dim
+ * @arg top_k dim
+ * @arg routing scalar
+ * @arg logits in f16[tokens, experts]
+ * @arg ids out i32[tokens, top_k]
+ * @arg weights out f32[tokens, top_k]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_moe_route_f16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k,
+                                  kb_moe_routing routing, const uint16_t *logits, int32_t *ids, float *weights);
+
+/* ------------------------------------------------------------------------ */
 /* Decoder kernels: rotary embedding of q and k with positions per token,
  * partial rotary, both pair conventions and frequency scaling.  On a CUDA
  * context they fail with KB_STATUS_UNSUPPORTED (CPU only). */

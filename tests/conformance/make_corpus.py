@@ -70,11 +70,18 @@ TOLERANCES = {
     "dequantize": {"ulp": 0, "abs": 0.0},
     "linear_w": {"ulp": 18, "abs": 1e-5},
     "embedding_w": {"ulp": 0, "abs": 0.0},
+    # ids exact (integers); weights: kb_softmax's bound.  SOFTMAX_TOPK_NORM
+    # cases carry their own bound (MOE_NORM_TOLERANCE).
+    "moe_route": {"ulp": 2, "abs": 0.0},
     "rope_ex": {"ulp": 2, "abs": 1e-6},
     "glu": {"ulp": 3, "abs": 0.0},
     "add_rmsnorm": {"ulp": 4, "abs": 0.0},
     "kv_cache_append": {"ulp": 0, "abs": 0.0},
 }
+
+# kb_moe_route with SOFTMAX_TOPK_NORM: two softmax probabilities (1.57 ulp
+# each) in a quotient, rounded once more: <= 6.8 ulp (docs/kernels.md).
+MOE_NORM_TOLERANCE = {"ulp": 7, "abs": 0.0}
 
 # Parameters of every kernel in C order (after ctx), mirroring
 # core/include/kernelbridge.h.  Roles: dim (int64), flag (bool), scalar with
@@ -156,6 +163,10 @@ SIGNATURES = {
     "embedding_w": [("n_ids", "dim"), ("vocab", "dim"), ("dim", "dim"), ("ids", "in i32 n_ids"),
                     ("table_type", "scalar i32"), ("table", "in u8 table_bytes"), ("table_bytes", "dim"),
                     ("out", "out f32 n_ids,dim")],
+    # routing is a kb_moe_routing (an enum): its value as an i32 scalar.
+    "moe_route": [("tokens", "dim"), ("experts", "dim"), ("top_k", "dim"), ("routing", "scalar i32"),
+                  ("logits", "in f32 tokens,experts"), ("ids", "out i32 tokens,top_k"),
+                  ("weights", "out f32 tokens,top_k")],
     # style (kb_rope_style) and scaling (kb_rope_scaling) are enums: i32
     # scalars, as act.  q and k are rotated in place; k may be NULL.
     "rope_ex": [("batch", "dim"), ("seq", "dim"), ("q_heads", "dim"), ("kv_heads", "dim"), ("head_dim", "dim"),
@@ -1367,6 +1378,7 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "linear_w": ({"rows": 2, "in_features": 64, "out_features": 3, "weight_bytes": 108}, {},
                  {"weight_type": ref.DTYPE_Q4_0, "act": 0}),
     "embedding_w": ({"n_ids": 3, "vocab": 5, "dim": 32, "table_bytes": 170}, {}, {"table_type": ref.DTYPE_Q8_0}),
+    "moe_route": ({"tokens": 2, "experts": 4, "top_k": 2}, {}, {"routing": ref.MOE_SOFTMAX_TOPK_NORM}),
     "rope_ex": ({"batch": 1, "seq": 2, "q_heads": 2, "kv_heads": 1, "head_dim": 4, "rotary_dim": 4}, {},
                 {"style": 0, "theta": 10000.0, "scaling": 0, "factor": 1.0, "low_freq_factor": 1.0,
                  "high_freq_factor": 4.0, "original_max_position": 8192}),
@@ -1588,6 +1600,7 @@ def gen_bad_inputs():
 
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
+    gen_bad_moe(add, IA, SM, OOM, OK)
     gen_bad_decoder(add, IA, SM, OOM, OK)
     gen_bad_rope_ex(add, IA, SM, OOM, OK)
     gen_bad_kv_cache(add, IA, SM, OOM, OK)
@@ -1900,6 +1913,86 @@ def tsv_bad(cases):
     return "\n".join(lines) + "\n"
 
 
+MOE_ROUTINGS = (("softmax_topk", ref.MOE_SOFTMAX_TOPK), ("norm", ref.MOE_SOFTMAX_TOPK_NORM),
+                ("topk_softmax", ref.MOE_TOPK_SOFTMAX))
+
+
+def gen_moe(cx):
+    """kb_moe_route: the shapes of Mixtral (8 experts, k 2), Qwen / OLMoE (60
+    and 64 experts, k 4 and 8), DeepSeek-V3 (256, k 8), k == experts, a row
+    longer than one softmax block (1500 experts), exact ties, -inf logits,
+    and wide logits, for every routing."""
+    def case(name, routing, x, k, about=""):
+        ids, w = ref.moe_route(x, k, routing)
+        cx.add(name, "moe_route", dims={"tokens": x.shape[0], "experts": x.shape[1], "top_k": k},
+               scalars={"routing": routing}, inputs={"logits": x}, expected={"ids": ids, "weights": w},
+               tolerance=MOE_NORM_TOLERANCE if routing == ref.MOE_SOFTMAX_TOPK_NORM else None, about=about)
+
+    for label, routing in MOE_ROUTINGS:
+        for tokens, experts, k in ((5, 8, 2), (4, 64, 8), (3, 60, 4), (2, 256, 8), (3, 6, 6), (0, 8, 2)):
+            name = "moe_route_%s_%dx%d_k%d" % (label, tokens, experts, k)
+            case(name, routing, f32(rng_for(name).standard_normal((tokens, experts)) * 2.0), k)
+        name = "moe_route_%s_ties" % label
+        x = f32(np.round(rng_for(name).standard_normal((6, 16)) * 2.0) / 2.0)
+        x[0, :] = 1.0
+        case(name, routing, x, 5, about="logits on a grid of 0.5: exact ties, ranked by lower index")
+        name = "moe_route_%s_neg_inf" % label
+        x = f32(rng_for(name).standard_normal((4, 8)))
+        x[0, [1, 5]] = -math.inf
+        x[1, :] = -math.inf
+        x[1, 6] = 0.25
+        x[2, ::2] = -math.inf
+        x[3, 3] = -0.0
+        x[3, 4] = 0.0
+        case(name, routing, x, 3, about="-inf logits: weight 0 when reached; one finite logit; -0 == +0")
+    for label, routing in (("softmax_topk", ref.MOE_SOFTMAX_TOPK), ("topk_softmax", ref.MOE_TOPK_SOFTMAX)):
+        name = "moe_route_%s_wide" % label
+        case(name, routing, f32(rng_for(name).standard_normal((3, 32)) * 30.0), 4,
+             about="logits of magnitude up to ~100: tiny and underflowing weights")
+    name = "moe_route_norm_long_row"
+    case(name, ref.MOE_SOFTMAX_TOPK_NORM, f32(rng_for(name).standard_normal((2, 1500))), 6,
+         about="1500 experts: the softmax runs over two blocks")
+
+
+def gen_bad_moe(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_moe_route (base call: 2 tokens, 4 experts, top_k 2)."""
+    add(bad_case("moe_route_null_logits", "moe_route", IA, null=["logits"]))
+    add(bad_case("moe_route_null_ids", "moe_route", IA, null=["ids"]))
+    add(bad_case("moe_route_null_weights", "moe_route", IA, null=["weights"]))
+    add(bad_case("moe_route_tokens0_null_ok", "moe_route", OK, dims={"tokens": 0}, null=["logits", "ids", "weights"],
+                 about="no tokens: every tensor is empty and may be NULL"))
+    add(bad_case("moe_route_negative_tokens", "moe_route", IA, dims={"tokens": -1}))
+    add(bad_case("moe_route_negative_top_k", "moe_route", IA, dims={"top_k": -2}))
+    add(bad_case("moe_route_experts0", "moe_route", IA, dims={"experts": 0}, about="experts must be > 0 when tokens > 0"))
+    add(bad_case("moe_route_top_k0", "moe_route", IA, dims={"top_k": 0}))
+    add(bad_case("moe_route_top_k_gt_experts", "moe_route", IA, dims={"top_k": 5}))
+    add(bad_case("moe_route_top_k_eq_experts_ok", "moe_route", OK, dims={"top_k": 4}))
+    add(bad_case("moe_route_tokens0_top_k_gt_experts_ok", "moe_route", OK, dims={"tokens": 0, "top_k": 7},
+                 about="with tokens == 0 only top_k >= 1 is required"))
+    add(bad_case("moe_route_overflow", "moe_route", OOM, dims={"tokens": 2**62}, requires=["huge_dim"],
+                 about="tokens * experts * 4 bytes overflows int64 (experts itself must fit int32)"))
+    add(bad_case("moe_route_routing_unknown", "moe_route", IA, scalars={"routing": 3}, requires=["bad_enum"],
+                 about="routing must be a kb_moe_routing (0..2)"))
+    add(bad_case("moe_route_routing_negative", "moe_route", IA, scalars={"routing": -1}, requires=["bad_enum"]))
+    for label, routing in MOE_ROUTINGS:
+        add(bad_case("moe_route_%s_ok" % label, "moe_route", OK, scalars={"routing": routing}))
+    add(bad_case("moe_route_logits_nan", "moe_route", IA, values={"logits": [0.0, 1.0, 2.0, 0.5, 1.0, math.nan, 1.0, 0.0]},
+                 about="NaN logits are refused before anything is written"))
+    add(bad_case("moe_route_logits_pos_inf", "moe_route", IA,
+                 values={"logits": [0.0, math.inf, 2.0, 0.5, 1.0, 1.0, 1.0, 0.0]}))
+    add(bad_case("moe_route_row_all_neg_inf", "moe_route", IA,
+                 values={"logits": [0.0, 1.0, 2.0, 3.0] + [-math.inf] * 4}))
+    add(bad_case("moe_route_some_neg_inf_ok", "moe_route", OK,
+                 values={"logits": [-math.inf, -math.inf, -math.inf, 1.0, 0.0, -math.inf, 2.0, -math.inf]},
+                 about="-inf beside a finite logit: weight 0 when reached (top_k 2 reaches one in row 0)"))
+    add(bad_case("moe_route_ids_overlap_logits", "moe_route", IA, overlap={"ids": {"with": "logits", "offset": 0}}))
+    add(bad_case("moe_route_weights_overlap_logits", "moe_route", IA,
+                 overlap={"weights": {"with": "logits", "offset": 2}}))
+    add(bad_case("moe_route_weights_overlap_ids", "moe_route", IA, overlap={"weights": {"with": "ids", "offset": 1}}))
+    add(bad_case("moe_route_weights_too_short", "moe_route", SM, shapes={"weights": [2, 1]}))
+    add(bad_case("moe_route_ids_too_long", "moe_route", SM, shapes={"ids": [3, 2]}))
+
+
 def dump_json(obj):
     return (json.dumps(obj, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=True) + "\n").encode("ascii")
 
@@ -1915,6 +2008,7 @@ def build():
     gen_decoding(cx)
     gen_model(cx)
     gen_weights(cx)
+    gen_moe(cx)
     gen_decoder(cx)
     gen_rope_ex(cx)
     gen_kv_cache(cx)

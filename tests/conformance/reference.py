@@ -834,6 +834,38 @@ def embedding_w(ids, table_type, table, vocab, dim):
 
 
 # ---------------------------------------------------------------------------
+# Mixture-of-experts routing (kb_moe_routing values).
+
+MOE_SOFTMAX_TOPK = 0
+MOE_SOFTMAX_TOPK_NORM = 1
+MOE_TOPK_SOFTMAX = 2
+
+
+def moe_route(logits, top_k, routing):
+    """kb_moe_route: per row the top_k experts by decreasing logit (ties by
+    lower index) and their weights: the softmax probability over all experts
+    (SOFTMAX_TOPK), or exp(x - max) normalised over the k selected experts
+    (SOFTMAX_TOPK_NORM and TOPK_SOFTMAX, the same real number: the full sum
+    cancels).  Rows holding NaN or +inf, or all -inf, are refused by the
+    kernel and have no reference."""
+    x = np.asarray(logits, dtype=np.float32)
+    tokens = x.shape[0]
+    ids = np.zeros((tokens, top_k), dtype=np.int32)
+    weights = np.zeros((tokens, top_k), dtype=np.float64)
+    for t in range(tokens):
+        row = [float(v) for v in x[t]]
+        assert not any(math.isnan(v) or v == math.inf for v in row) and max(row) > -math.inf
+        order = _order_desc(row)[:top_k]
+        m = row[order[0]]
+        terms = [_exp(v - m) for v in row]
+        denom = math.fsum(terms) if routing == MOE_SOFTMAX_TOPK else math.fsum(terms[i] for i in order)
+        for j, i in enumerate(order):
+            ids[t, j] = i
+            weights[t, j] = terms[i] / denom
+    return ids, weights
+
+
+# ---------------------------------------------------------------------------
 # The decoder family.
 
 

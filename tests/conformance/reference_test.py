@@ -540,3 +540,23 @@ if __name__ == "__main__":
                 failed += 1
                 print("FAIL", name, repr(e))
     sys.exit(1 if failed else 0)
+
+
+def test_moe_route_hand_values():
+    # Ties by lower index, -inf never outranks a finite logit, -0 == +0.
+    x = np.array([[1, 2, 0, 2, 2], [-math.inf, 0, -math.inf, 0.5, -math.inf], [-0.0, -math.inf, 0.0, 3, 3]],
+                 dtype=np.float32)
+    ids, w = ref.moe_route(x, 3, ref.MOE_SOFTMAX_TOPK)
+    assert ids.tolist() == [[1, 3, 4], [3, 1, 0], [3, 4, 0]]
+    s = math.exp(-1) + 3 + math.exp(-2)
+    assert np.allclose(w[0], [1 / s] * 3, rtol=1e-15, atol=0)
+    assert w[1, 2] == 0.0
+    for routing in (ref.MOE_SOFTMAX_TOPK_NORM, ref.MOE_TOPK_SOFTMAX):
+        ids2, w2 = ref.moe_route(x, 3, routing)
+        assert (ids2 == ids).all()
+        assert np.allclose(w2[0], [1 / 3] * 3, rtol=1e-15, atol=0)
+        assert abs(w2[1, 0] - 1 / (1 + math.exp(-0.5))) < 1e-15 and w2[1, 2] == 0.0
+        assert abs(w2[2].sum() - 1.0) < 1e-15
+    # k = 1 with renormalisation: weight 1.
+    _, w1 = ref.moe_route(x, 1, ref.MOE_TOPK_SOFTMAX)
+    assert (w1 == 1.0).all()

@@ -32,7 +32,7 @@ NOT_IN_HEADER = {"kb_gemm_batched", "kb_gemm_batched_bf16", "kb_gemm_batched_f16
 # kb_dtype is an int32 like kb_activation, decoded with a palette of its
 # (non-contiguous) values: the spec scalar type "dtype" (fuzz.h).
 C_SCALARS = {"float": "f32", "int32_t": "i32", "int64_t": "i64", "uint64_t": "u64", "kb_activation": "i32",
-             "kb_dtype": "dtype", "kb_rope_style": "i32", "kb_rope_scaling": "i32"}
+             "kb_dtype": "dtype", "kb_rope_style": "i32", "kb_rope_scaling": "i32", "kb_moe_routing": "i32"}
 
 
 def header_functions():

@@ -355,6 +355,59 @@ static kb_status call_topp(fz_call *c, kb_context *ctx) {
   return kb_topp_sample(ctx, D("rows"), D("cols"), P("logits"), F("p"), F("temperature"), U("seed"), P("out"));
 }
 
+/* ---- mixture-of-experts routing ---- */
+
+static void shape_moe_route(fz_call *c) {
+  int64_t tokens = D("tokens"), experts = D("experts"), k = D("top_k"), routing = I("routing");
+  fz_extent(c, "logits", fz_prod2(tokens, experts));
+  fz_extent(c, "ids", fz_prod2(tokens, k));
+  fz_extent(c, "weights", fz_prod2(tokens, k));
+  if (!c->must_fail && (routing < KB_MOE_ROUTING_SOFTMAX_TOPK || routing > KB_MOE_ROUTING_TOPK_SOFTMAX)) {
+    c->must_fail = true;
+    snprintf(c->why, sizeof c->why, "routing = %lld is not a kb_moe_routing", (long long)routing);
+  }
+  int64_t lg = 1;
+  while (lg < 62 && ((int64_t)1 << lg) < k) lg++;
+  int64_t all = work_of(fz_prod2(tokens, experts));
+  c->work = all > INT64_MAX / lg ? INT64_MAX : all * lg;
+}
+
+static kb_status call_moe_route(fz_call *c, kb_context *ctx) {
+  return DT3(kb_moe_route, ctx, D("tokens"), D("experts"), D("top_k"), (kb_moe_routing)I("routing"), P("logits"),
+             P("ids"), P("weights"));
+}
+
+/* Per token: top_k distinct experts in [0, experts), weights in [0, 1]
+ * (float32 logits: ranked by decreasing logit, equal ones by index), and
+ * for the renormalising routings weights summing to 1 within rounding. */
+static void post_moe_route(fz_call *c) {
+  int64_t tokens = D("tokens"), experts = D("experts"), k = D("top_k"), routing = I("routing");
+  const int32_t *ids = (const int32_t *)P("ids");
+  const float *w = (const float *)P("weights");
+  const float *x = c->spec->dtype == FZ_F32 ? (const float *)P("logits") : NULL;
+  for (int64_t t = 0; t < tokens; t++) {
+    double sum = 0.0;
+    for (int64_t j = 0; j < k; j++) {
+      int32_t id = ids[t * k + j];
+      float wj = w[t * k + j];
+      if (id < 0 || id >= experts) fz_fail(c, "ids[%lld, %lld] = %d is not an expert", (long long)t, (long long)j, id);
+      for (int64_t i = 0; i < j; i++)
+        if (ids[t * k + i] == id) fz_fail(c, "expert %d appears twice in token %lld", id, (long long)t);
+      if (!(wj >= 0.0f && wj <= 1.0f))
+        fz_fail(c, "weights[%lld, %lld] = %g is not in [0, 1]", (long long)t, (long long)j, (double)wj);
+      sum += wj;
+      if (x != NULL && j > 0) {
+        float a = x[t * experts + ids[t * k + j - 1]], b = x[t * experts + id];
+        if (a < b || (a == b && ids[t * k + j - 1] > id))
+          fz_fail(c, "token %lld: rank %lld (expert %d) after expert %d", (long long)t, (long long)j, id,
+                  ids[t * k + j - 1]);
+      }
+    }
+    if (routing != KB_MOE_ROUTING_SOFTMAX_TOPK && fabs(sum - 1.0) > 1e-5 * (double)k)
+      fz_fail(c, "token %lld: the weights sum to %.9g", (long long)t, sum);
+  }
+}
+
 /* ---- weights in storage formats ---- */
 
 /* The formats of kb_dtype as kernelbridge.h describes them, written here
@@ -920,6 +973,9 @@ const fz_spec fz_specs[] = {
      "d:rows d:in_features d:out_features t:x:f32:in s:weight_type:dtype t:weight:u8:in d:weight_bytes "
      "t:bias:f32:in:null s:act:i32 t:y:f32:out",
      FZ_F32, shape_linear_w, call_linear_w, post_linear_w},
+    SPEC3("sampling", "kb_moe_route",
+          "d:tokens d:experts d:top_k s:routing:i32 t:logits:$:in t:ids:i32:out t:weights:f32:out", shape_moe_route,
+          call_moe_route, post_moe_route),
     {"quant", "kb_embedding_w",
      "d:n_ids d:vocab d:dim t:ids:i32:in s:table_type:dtype t:table:u8:in d:table_bytes t:out:f32:out", FZ_F32,
      shape_embedding_w, call_embedding_w, post_embedding_w},

@@ -41,6 +41,11 @@ class Dtype(enum.IntEnum):
     Q8_0 = 8
     BF16 = 30
 
+class MoeRouting(enum.IntEnum):
+    SOFTMAX_TOPK = 0
+    SOFTMAX_TOPK_NORM = 1
+    TOPK_SOFTMAX = 2
+
 class RopeStyle(enum.IntEnum):
     HALF = 0
     ADJACENT = 1
@@ -286,6 +291,12 @@ def gemm_batched_f16(a: ArrayIn, b: ArrayIn, c: Optional[Union[NDArray[Union[np.
 def linear_w(x: ArrayIn, weight: ArrayIn, bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, out_features: Optional[int] = ..., weight_type: Union[Dtype, int, str], act: Union[Activation, int, str] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
 
 def embedding_w(ids: ArrayIn, table: ArrayIn, out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, vocab: int, dim: Optional[int] = ..., table_type: Union[Dtype, int, str], ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
+
+def moe_route(logits: ArrayIn, out: Optional[Tuple[Optional[Union[NDArray[np.int32], Buffer]], Optional[Union[NDArray[np.float32], Buffer]]]] = ..., *, top_k: Optional[int] = ..., routing: Union[MoeRouting, int, str], ctx: Optional[Context] = ...) -> Tuple[Union[NDArray[np.int32], Buffer], Union[NDArray[np.float32], Buffer]]: ...
+
+def moe_route_bf16(logits: ArrayIn, out: Optional[Tuple[Optional[Union[NDArray[np.int32], Buffer]], Optional[Union[NDArray[np.float32], Buffer]]]] = ..., *, top_k: Optional[int] = ..., routing: Union[MoeRouting, int, str], ctx: Optional[Context] = ...) -> Tuple[Union[NDArray[np.int32], Buffer], Union[NDArray[np.float32], Buffer]]: ...
+
+def moe_route_f16(logits: ArrayIn, out: Optional[Tuple[Optional[Union[NDArray[np.int32], Buffer]], Optional[Union[NDArray[np.float32], Buffer]]]] = ..., *, top_k: Optional[int] = ..., routing: Union[MoeRouting, int, str], ctx: Optional[Context] = ...) -> Tuple[Union[NDArray[np.int32], Buffer], Union[NDArray[np.float32], Buffer]]: ...
 
 def rope_ex(positions: ArrayIn, q: Union[NDArray[np.float32], Buffer], k: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, rotary_dim: int, style: Union[RopeStyle, int, str] = ..., theta: float = ..., scaling: Union[RopeScaling, int, str] = ..., factor: float = ..., low_freq_factor: float = ..., high_freq_factor: float = ..., original_max_position: int = ..., ctx: Optional[Context] = ...) -> None: ...
 

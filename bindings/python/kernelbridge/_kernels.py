@@ -2391,6 +2391,141 @@ def embedding_w(ids, table, out=None, *, vocab, dim=None, table_type, ctx=None):
     return _embedding_w_path(_V_embedding_w, ids, table, out, vocab, dim, table_type, ctx) if _r is _SLOW else _r
 
 
+def _moe_route_path(_v, logits, out, top_k, routing, ctx):
+    """The Python path of moe_route (and the 16-bit variants): any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(routing) is not int or not 0 <= routing <= 0x7FFFFFFF:
+        routing = _enum_arg(_model.MoeRouting, routing, 'routing', _name)
+    if _halfs:
+        _h = _half(logits)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](logits, out, top_k=top_k, routing=routing, ctx=ctx)
+    _t_logits = _in(logits, _kind, 'logits', _name, 2)
+    tokens = _t_logits.shape[0]
+    experts = _t_logits.shape[1]
+    if out is None:
+        out = (None,) * 2
+    elif _type(out) is not tuple or len(out) != 2:
+        _out_tuple_error(_name, 2, out)
+    if out[0] is None:
+        _t_ids = _b_ids = None
+    else:
+        _t_ids, _b_ids = _out(out[0], _K_I32, 'out[0]', _name, None)
+    if out[1] is None:
+        _t_weights = _b_weights = None
+    else:
+        _t_weights, _b_weights = _out(out[1], _K_F32, 'out[1]', _name, None)
+    if top_k is None:
+        top_k = _given_size(_name, 'top_k', (('out[0]', _t_ids, 1, 2), ('out[1]', _t_weights, 1, 2),))
+    else:
+        top_k = _size_arg(top_k, 'top_k', _name)
+    if _t_ids is None:
+        _t_ids = _new(ctx, (tokens, top_k), _I32, (_t_logits,))
+    elif _t_ids.shape != (tokens, top_k):
+        _shape_error(_name, 'out[0]', _t_ids.shape, (tokens, top_k))
+    if _t_weights is None:
+        _t_weights = _new(ctx, (tokens, top_k), _F32, (_t_logits,))
+    elif _t_weights.shape != (tokens, top_k):
+        _shape_error(_name, 'out[1]', _t_weights.shape, (tokens, top_k))
+    _dev = -1 if ctx is None else ctx._device
+    _p_logits = _ptr(_t_logits, _array, False, 'logits', _name, _dev)
+    _p_ids = _ptr(_t_ids, _IA, True, 'out[0]', _name, _dev)
+    _p_weights = _ptr(_t_weights, _FA, True, 'out[1]', _name, _dev)
+    _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out[0]', out[0], _t_ids, True, ()), ('out[1]', out[1], _t_weights, True, ()),))
+    _st = _c(_ctxp, tokens, experts, top_k, routing, _p_logits, _p_ids, _p_weights)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_ids is not None:
+        _copyto(_b_ids, _t_ids)
+    if _b_weights is not None:
+        _copyto(_b_weights, _t_weights)
+    return ((_t_ids if out[0] is None else out[0]), (_t_weights if out[1] is None else out[1]))
+
+
+_V_moe_route = _Variant('moe_route', _lib.kb_moe_route, _K_F32, _FA, _F32, {'bf16': 'moe_route_bf16', 'f16': 'moe_route_f16'})
+_fast_moe_route = _fast('kb_moe_route/cnnnettt', ('moe_route', ((0, 0, 0, 0, (0, 1), -1), (1, 1, 0, 0, (0, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 1, _model.MoeRouting), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 2, ((0, 2),), -1, (), 2))
+
+
+def moe_route(logits, out=None, *, top_k=None, routing, ctx=None):
+    """Mixture-of-experts router: for each token row of logits, the top_k experts
+    and their routing weights.  The experts are ranked by decreasing logit,
+    equal logits by lower expert index (torch.topk's order on distinct
+    values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+    (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+    exact evaluation and the error bound):
+    SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+    weights[t, j] = p[ids[t, j]]
+    SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+    double sum of the k selected p in rank order, one
+    rounding
+    TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+    rank order (its bits).
+    experts must be > 0 when tokens > 0 and fit in int32; top_k must be in
+    [1, experts] (only top_k >= 1 when tokens == 0).  logits must not hold NaN
+    or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+    offending element or row, before anything is written); a -inf logit is an
+    expert that is never routed to while a finite one remains (weight 0).
+    Results are identical for every thread count and instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      top_k: int (size), default None: taken from out[0] or out[1] (no other array determines it)
+      routing: MoeRouting, its value, or its name ('softmax_topk', 'softmax_topk_norm', 'topk_softmax')
+      logits: in float32[tokens, experts]
+      out[0] (ids): out int32[tokens, top_k]; new array when None
+      out[1] (weights): out float32[tokens, top_k]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run moe_route_bf16 and float16 arrays run moe_route_f16 (the result has their dtype).
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns the tuple ids and weights: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_moe_route.
+    """
+    _r = _fast_moe_route(ctx, logits, out, top_k, routing)
+    return _moe_route_path(_V_moe_route, logits, out, top_k, routing, ctx) if _r is _SLOW else _r
+
+
+_V_moe_route_bf16 = _Variant('moe_route_bf16', _lib.kb_moe_route_bf16, _K_BF16, _HA, _U16, {})
+_fast_moe_route_bf16 = _fast('kb_moe_route_bf16/cnnnettt', ('moe_route_bf16', ((3, 0, 0, 0, (0, 1), -1), (1, 1, 0, 0, (0, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 1, _model.MoeRouting), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 2, ((0, 2),), -1, (), 2))
+
+
+def moe_route_bf16(logits, out=None, *, top_k=None, routing, ctx=None):
+    """bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+    (exactly) and routed as kb_moe_route does; ids and weights as there
+    (weights in float32).
+
+    The arguments, shapes and result of moe_route (see its help), with bfloat16 arrays
+    where moe_route takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_moe_route_bf16.
+    """
+    _r = _fast_moe_route_bf16(ctx, logits, out, top_k, routing)
+    return _moe_route_path(_V_moe_route_bf16, logits, out, top_k, routing, ctx) if _r is _SLOW else _r
+
+
+_V_moe_route_f16 = _Variant('moe_route_f16', _lib.kb_moe_route_f16, _K_F16, _HA, _F16, {})
+_fast_moe_route_f16 = _fast('kb_moe_route_f16/cnnnettt', ('moe_route_f16', ((2, 0, 0, 0, (0, 1), -1), (1, 1, 0, 0, (0, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (3, 1, _model.MoeRouting), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 2, ((0, 2),), -1, (), 2))
+
+
+def moe_route_f16(logits, out=None, *, top_k=None, routing, ctx=None):
+    """float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+    widened to float32 (exactly) and routed as kb_moe_route does; ids and
+    weights as there (weights in float32).
+
+    The arguments, shapes and result of moe_route (see its help), with float16 arrays
+    where moe_route takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_moe_route_f16.
+    """
+    _r = _fast_moe_route_f16(ctx, logits, out, top_k, routing)
+    return _moe_route_path(_V_moe_route_f16, logits, out, top_k, routing, ctx) if _r is _SLOW else _r
+
+
 def _rope_ex_path(_v, positions, q, k, rotary_dim, style, theta, scaling, factor, low_freq_factor, high_freq_factor, original_max_position, ctx):
     """The Python path of rope_ex (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
@@ -2921,6 +3056,9 @@ _PUBLIC = {
     'dequantize': dequantize,
     'linear_w': linear_w,
     'embedding_w': embedding_w,
+    'moe_route': moe_route,
+    'moe_route_bf16': moe_route_bf16,
+    'moe_route_f16': moe_route_f16,
     'rope_ex': rope_ex,
     'rope_ex_bf16': rope_ex_bf16,
     'rope_ex_f16': rope_ex_f16,
@@ -3002,6 +3140,9 @@ __all__ = [
     'dequantize',
     'linear_w',
     'embedding_w',
+    'moe_route',
+    'moe_route_bf16',
+    'moe_route_f16',
     'rope_ex',
     'rope_ex_bf16',
     'rope_ex_f16',

@@ -132,6 +132,27 @@ class Dtype(enum.IntEnum):
     """
 
 
+class MoeRouting(enum.IntEnum):
+    """How kb_moe_route turns a token's router logits into its top_k experts and
+    their weights.  Values are fixed and append-only.
+    """
+
+    SOFTMAX_TOPK = 0
+    """softmax over all experts, then the top_k probabilities as they are
+    (Qwen-MoE, DeepSeek-MoE with norm_topk_prob false).
+    """
+
+    SOFTMAX_TOPK_NORM = 1
+    """softmax over all experts, top_k, the k probabilities divided by their
+    sum (Qwen norm_topk_prob true, OLMoE, Mixtral's reference code).
+    """
+
+    TOPK_SOFTMAX = 2
+    """top_k on the logits, then softmax over those k (Mixtral's effective
+    behaviour: mathematically the same weights as SOFTMAX_TOPK_NORM).
+    """
+
+
 class RopeStyle(enum.IntEnum):
     """Which features kb_rope_ex rotates together.  Values are fixed and
     append-only.
@@ -267,6 +288,7 @@ __all__ = [
     'Backend',
     'Activation',
     'Dtype',
+    'MoeRouting',
     'RopeStyle',
     'RopeScaling',
     'InvalidArgumentError',

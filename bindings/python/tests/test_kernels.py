@@ -251,6 +251,33 @@ def test_argmax():
     assert np.array_equal(got, np.argmax(x, axis=1))
 
 
+def test_moe_route():
+    x = f32(6, 16)
+    x[1, :] = 0.5  # ties: lowest index first
+    x[2, ::2] = -np.inf
+    order = np.array([sorted(range(16), key=lambda i: (-float(r[i]), i))[:4] for r in x])
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    for routing in kb.MoeRouting:
+        ids, w = kb.moe_route(x, top_k=4, routing=routing)
+        assert ids.dtype == np.int32 and w.dtype == np.float32 and ids.shape == w.shape == (6, 4)
+        assert np.array_equal(ids, order)
+        sel = np.take_along_axis(e, order, axis=1)
+        den = e.sum(axis=1, keepdims=True) if routing == kb.MoeRouting.SOFTMAX_TOPK else sel.sum(axis=1, keepdims=True)
+        assert np.allclose(w, sel / den, rtol=1e-6, atol=0)
+        # float16 logits: the float32 call on the widened logits, same bytes.
+        h = x.astype(np.float16)
+        hi, hw = kb.moe_route(h, top_k=4, routing=routing)
+        fi, fw = kb.moe_route(h.astype(np.float32), top_k=4, routing=routing)
+        assert hw.dtype == np.float32 and np.array_equal(hi, fi) and hw.tobytes() == fw.tobytes()
+    # routing by name, top_k from out.
+    ids, w = np.empty((6, 3), np.int32), np.empty((6, 3), np.float32)
+    assert kb.moe_route(x, (ids, w), routing="softmax_topk_norm")[0] is ids
+    assert np.array_equal(ids, order[:, :3])
+    x[3, 5] = np.nan
+    with pytest.raises(kb.InvalidArgumentError, match=r"logits\[3, 5\] is NaN"):
+        kb.moe_route(x, top_k=2, routing="topk_softmax")
+
+
 def test_sampling():
     x = f32(64, 12, scale=2.0)
     seed = 0x123456789ABCDEF

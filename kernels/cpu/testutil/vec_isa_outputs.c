@@ -122,6 +122,20 @@ static int r_embedding(kb_context *c, void *out) { return kb_embedding(c, ROWS, 
 static int r_sample(kb_context *c, void *out) { return kb_sample(c, ROWS, COLS, xb, 0.8f, 99, (int32_t *)out); }
 static int r_topk(kb_context *c, void *out) { return kb_topk_sample(c, ROWS, COLS, xb, 40, 0.8f, 99, (int32_t *)out); }
 static int r_topp(kb_context *c, void *out) { return kb_topp_sample(c, ROWS, COLS, xb, 0.9f, 0.8f, 99, (int32_t *)out); }
+/* The router: ids then weights in one buffer (ROWS x MOE_K each); its 16-bit
+ * logits are the finite halves of xb (hr: f16 with the exponent's top bit
+ * cleared, so no NaN or inf, which the router refuses). */
+#define MOE_K 8
+static uint16_t hr[N];
+#define MOE_RUNNER(name, fn, k, routing, x)                                                      \
+  static int name(kb_context *c, void *out) {                                                   \
+    return fn(c, ROWS, COLS, k, routing, x, (int32_t *)out, (float *)out + ROWS * (k));        \
+  }
+MOE_RUNNER(r_moe_softmax_topk, kb_moe_route, MOE_K, KB_MOE_ROUTING_SOFTMAX_TOPK, xb)
+MOE_RUNNER(r_moe_softmax_topk_norm, kb_moe_route, MOE_K, KB_MOE_ROUTING_SOFTMAX_TOPK_NORM, xb)
+MOE_RUNNER(r_moe_topk_softmax, kb_moe_route, 5 * MOE_K, KB_MOE_ROUTING_TOPK_SOFTMAX, xb)
+MOE_RUNNER(r_moe_norm_bf16, kb_moe_route_bf16, MOE_K, KB_MOE_ROUTING_SOFTMAX_TOPK_NORM, hb)
+MOE_RUNNER(r_moe_norm_f16, kb_moe_route_f16, MOE_K, KB_MOE_ROUTING_SOFTMAX_TOPK_NORM, hr)
 
 #define HALF_RUNNERS(dt)                                                                                              \
   static int r_silu_##dt(kb_context *c, void *out) { return kb_silu_##dt(c, N, ha, H16); }                          \
@@ -199,6 +213,12 @@ int main(void) {
   run("sample", c1, c3, sizeof(int32_t) * ROWS, r_sample);
   run("topk_sample", c1, c3, sizeof(int32_t) * ROWS, r_topk);
   run("topp_sample", c1, c3, sizeof(int32_t) * ROWS, r_topp);
+  for (int i = 0; i < N; i++) hr[i] = (uint16_t)(hb[i] & 0xbfffu);
+  run("moe_route_softmax_topk", c1, c3, 8 * ROWS * MOE_K, r_moe_softmax_topk);
+  run("moe_route_softmax_topk_norm", c1, c3, 8 * ROWS * MOE_K, r_moe_softmax_topk_norm);
+  run("moe_route_topk_softmax", c1, c3, 8 * ROWS * 5 * MOE_K, r_moe_topk_softmax);
+  run("moe_route_bf16", c1, c3, 8 * ROWS * MOE_K, r_moe_norm_bf16);
+  run("moe_route_f16", c1, c3, 8 * ROWS * MOE_K, r_moe_norm_f16);
 #define HALF_RUNS(dt)                                                                                   \
   run("silu_" #dt, c1, c3, 2 * N, r_silu_##dt);                                                         \
   run("gelu_" #dt, c1, c3, 2 * N, r_gelu_##dt);                                                         \

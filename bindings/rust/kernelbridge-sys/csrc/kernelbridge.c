@@ -3245,27 +3245,6 @@ void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int
 static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
 
 #endif /* KB_CPU_ROWWISE_H */
-/* ---- kernels/cpu/decoder/rope_ex.h ---- */
-/* rope_ex.h - kb_rope_ex's inverse frequencies (rope_ex.c), internal to
- * kernels/cpu; declared here so that rope_ex_test.c can check them against
- * hand-derived values. */
-#ifndef KB_CPU_DECODER_ROPE_EX_H
-#define KB_CPU_DECODER_ROPE_EX_H
-
-#include <stdint.h>
-
-/* The frequency parameters of one kb_rope_ex call, widened to double. */
-struct kb_rope_freq {
-  int64_t rotary_dim;  /* even, > 0 */
-  int scaling;         /* a kb_rope_scaling */
-  double theta, factor, low_freq_factor, high_freq_factor, original_max_position;
-};
-
-/* inv_freq[i] for i < rotary_dim / 2, in double, as docs/kernels.md
- * ("rope_ex") writes it. */
-double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i);
-
-#endif /* KB_CPU_DECODER_ROPE_EX_H */
 /* ---- kernels/cpu/half.h ---- */
 /* half.h - conversions between float32 and the 16-bit storage formats of the
  * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
@@ -3295,6 +3274,27 @@ void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
 void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 
 #endif /* KB_CPU_HALF_H */
+/* ---- kernels/cpu/decoder/rope_ex.h ---- */
+/* rope_ex.h - kb_rope_ex's inverse frequencies (rope_ex.c), internal to
+ * kernels/cpu; declared here so that rope_ex_test.c can check them against
+ * hand-derived values. */
+#ifndef KB_CPU_DECODER_ROPE_EX_H
+#define KB_CPU_DECODER_ROPE_EX_H
+
+#include <stdint.h>
+
+/* The frequency parameters of one kb_rope_ex call, widened to double. */
+struct kb_rope_freq {
+  int64_t rotary_dim;  /* even, > 0 */
+  int scaling;         /* a kb_rope_scaling */
+  double theta, factor, low_freq_factor, high_freq_factor, original_max_position;
+};
+
+/* inv_freq[i] for i < rotary_dim / 2, in double, as docs/kernels.md
+ * ("rope_ex") writes it. */
+double kb__rope_inv_freq(const struct kb_rope_freq *f, int64_t i);
+
+#endif /* KB_CPU_DECODER_ROPE_EX_H */
 
 /* ==== core/src/buffer.c ==== */
 #define kind_of buffer__kind_of
@@ -19172,6 +19172,268 @@ kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_head
 #undef kv_append
 #undef kv_body
 #undef kv_job
+
+/* ==== kernels/cpu/decoder/moe_route.c ==== */
+#define cand moe_route__cand
+#define ranks_before moe_route__ranks_before
+#define cand_cmp moe_route__cand_cmp
+#define select_topk moe_route__select_topk
+#define route_job moe_route__route_job
+#define route_row moe_route__route_row
+#define route_body moe_route__route_body
+#define logit_class moe_route__logit_class
+#define check_logits moe_route__check_logits
+#define route moe_route__route
+/* ---- kernels/cpu/decoder/moe_route.c ---- */
+/* moe_route.c - kb_moe_route, kb_moe_route_bf16, kb_moe_route_f16: the
+ * mixture-of-experts router (top_k experts per token and their weights).
+ *
+ * Per token row: the experts are ranked by decreasing logit, equal logits by
+ * lower index (a total order, since NaN is refused), the best top_k kept in a
+ * binary heap (O(experts log top_k)) and sorted.  The weights come from the
+ * vector layer's softmax (the same function kb_softmax runs, so the same
+ * bits): over the whole row for the SOFTMAX_TOPK routings, over the k
+ * selected logits in rank order for TOPK_SOFTMAX.  16-bit logits are widened
+ * exactly to float32 first, so the three variants route alike.  Rows are
+ * independent and every row computes the same thing whichever task runs it,
+ * so the results do not depend on the thread count; the softmax is
+ * bit-identical on every instruction-set level (docs/kernels.md). */
+#include <math.h>
+#include <stdlib.h>
+
+
+/* Logit storage of the three entry points. */
+enum logit_type { LOGITS_F32, LOGITS_BF16, LOGITS_F16 };
+
+struct moe_route__cand {
+  float v;
+  int32_t i;
+};
+
+/* True when a ranks before b: larger logit first, then lower index. */
+static bool moe_route__ranks_before(struct moe_route__cand a, struct moe_route__cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
+
+static int moe_route__cand_cmp(const void *pa, const void *pb) {
+  struct moe_route__cand a = *(const struct moe_route__cand *)pa, b = *(const struct moe_route__cand *)pb;
+  return moe_route__ranks_before(a, b) ? -1 : moe_route__ranks_before(b, a) ? 1 : 0;
+}
+
+/* The k best of x[0..n) in rank order into out[0..k).  A heap whose root is
+ * the worst kept candidate: a column that does not beat it costs one
+ * comparison, which is the common case once the heap is full. */
+static void moe_route__select_topk(const float *x, int64_t n, int64_t k, struct moe_route__cand *out) {
+  int64_t size = 0;
+  for (int64_t c = 0; c < n; c++) {
+    struct moe_route__cand e = {x[c], (int32_t)c};
+    int64_t pos;
+    if (size < k) {
+      pos = size++;
+      while (pos > 0) {
+        int64_t parent = (pos - 1) / 2;
+        if (!moe_route__ranks_before(out[parent], e)) break;
+        out[pos] = out[parent];
+        pos = parent;
+      }
+      out[pos] = e;
+      continue;
+    }
+    if (!moe_route__ranks_before(e, out[0])) continue;
+    pos = 0;
+    for (;;) {
+      int64_t child = 2 * pos + 1;
+      if (child >= size) break;
+      if (child + 1 < size && moe_route__ranks_before(out[child], out[child + 1])) child++;
+      if (!moe_route__ranks_before(e, out[child])) break;
+      out[pos] = out[child];
+      pos = child;
+    }
+    out[pos] = e;
+  }
+  /* The order is total (indices are unique), so any sort gives the same
+     permutation. */
+  qsort(out, (size_t)k, sizeof *out, moe_route__cand_cmp);
+}
+
+struct moe_route__route_job {
+  const struct kb_vec_ops *ops;
+  enum logit_type lt;
+  kb_moe_routing routing;
+  int64_t tokens, experts, k, tasks;
+  const void *logits;
+  int32_t *ids;
+  float *weights;
+  /* Per task: `experts` floats (widened row), `experts` floats (softmax),
+     k floats (selected logits) and k candidates. */
+  float *fscratch;
+  struct moe_route__cand *cands;
+};
+
+static void moe_route__route_row(const struct moe_route__route_job *j, int64_t t, float *wide, float *p, float *sel, struct moe_route__cand *cands) {
+  const int64_t n = j->experts, k = j->k;
+  const float *x;
+  if (j->lt == LOGITS_F32) {
+    x = (const float *)j->logits + t * n;
+  } else {
+    kb_half_widen(j->lt == LOGITS_F16, (const uint16_t *)j->logits + t * n, wide, n);
+    x = wide;
+  }
+  moe_route__select_topk(x, n, k, cands);
+  int32_t *ids = j->ids + t * k;
+  float *w = j->weights + t * k;
+  for (int64_t r = 0; r < k; r++) ids[r] = cands[r].i;
+  if (j->routing == KB_MOE_ROUTING_TOPK_SOFTMAX) {
+    /* kb_softmax of the selected logits in rank order, written into w. */
+    for (int64_t r = 0; r < k; r++) sel[r] = cands[r].v;
+    j->ops->softmax(KB_VEC_F32, 0, 1, k, sel, w);
+    return;
+  }
+  j->ops->softmax(KB_VEC_F32, 0, 1, n, x, p);
+  if (j->routing == KB_MOE_ROUTING_SOFTMAX_TOPK) {
+    for (int64_t r = 0; r < k; r++) w[r] = p[cands[r].i];
+    return;
+  }
+  /* SOFTMAX_TOPK_NORM: the sum in double in rank order (exact enough that
+     only the p's own roundings and the quotient's count), then one rounding
+     per weight.  S >= p[top] = 1/s > 0, so the quotient is defined. */
+  double s = 0.0;
+  for (int64_t r = 0; r < k; r++) s += (double)p[cands[r].i];
+  for (int64_t r = 0; r < k; r++) w[r] = (float)((double)p[cands[r].i] / s);
+}
+
+static void moe_route__route_body(void *arg, int64_t tbegin, int64_t tend) {
+  const struct moe_route__route_job *j = (const struct moe_route__route_job *)arg;
+  const int64_t n = j->experts, k = j->k;
+  for (int64_t task = tbegin; task < tend; task++) {
+    int64_t begin, end;
+    kb__task_range(j->tokens, j->tasks, task, &begin, &end);
+    float *f = j->fscratch + task * (2 * n + k);
+    struct moe_route__cand *c = j->cands + task * k;
+    for (int64_t t = begin; t < end; t++) moe_route__route_row(j, t, f, f + n, f + 2 * n, c);
+  }
+}
+
+/* Logit x[r, c] classified from its bits: 0 finite, 1 NaN, 2 +inf, 3 -inf.
+ * Widening is exact and keeps these classes, so the 16-bit variants refuse
+ * exactly the rows the float32 kernel refuses on the widened logits. */
+static int moe_route__logit_class(enum logit_type lt, const void *x, int64_t i) {
+  if (lt == LOGITS_F32) {
+    float v = ((const float *)x)[i];
+    if (v != v) return 1;
+    if (v == INFINITY) return 2;
+    if (v == -INFINITY) return 3;
+    return 0;
+  }
+  uint16_t h = ((const uint16_t *)x)[i], mag = (uint16_t)(h & 0x7fffu);
+  uint16_t inf = lt == LOGITS_F16 ? 0x7c00u : 0x7f80u;
+  if (mag > inf) return 1;
+  if (mag == inf) return (h & 0x8000u) ? 3 : 2;
+  return 0;
+}
+
+/* Every row is scanned before anything is written: NaN and +inf are refused
+ * naming the first such element, a row without a finite logit naming the
+ * row (its softmax would be NaN: -inf - -inf). */
+static kb_status moe_route__check_logits(kb_context *ctx, const char *fn, enum logit_type lt, int64_t tokens, int64_t experts,
+                              const void *logits) {
+  for (int64_t r = 0; r < tokens; r++) {
+    bool finite_seen = false;
+    for (int64_t c = 0; c < experts; c++) {
+      int cls = moe_route__logit_class(lt, logits, r * experts + c);
+      if (cls == 1)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits[%lld, %lld] is NaN", (long long)r,
+                        (long long)c);
+      if (cls == 2)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits[%lld, %lld] is +inf", (long long)r,
+                        (long long)c);
+      if (cls == 0) finite_seen = true;
+    }
+    if (!finite_seen)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "logits row %lld is all -inf", (long long)r);
+  }
+  return KB_STATUS_OK;
+}
+
+static kb_status moe_route__route(kb_context *ctx, const char *fn, enum logit_type lt, int64_t tokens, int64_t experts,
+                       int64_t top_k, kb_moe_routing routing, const void *logits, int32_t *ids, float *weights) {
+  KB_BEGIN(ctx, fn);
+  KB_TRY(kb__check_dim(ctx, fn, "tokens", tokens));
+  KB_TRY(kb__check_dim(ctx, fn, "experts", experts));
+  KB_TRY(kb__check_dim(ctx, fn, "top_k", top_k));
+  KB_TRY(kb__check_inner(ctx, fn, "experts", experts, "tokens", tokens));
+  if (experts > INT32_MAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "experts must be <= %ld (ids are int32), got %lld",
+                    (long)INT32_MAX, (long long)experts);
+  if (top_k < 1) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "top_k must be >= 1, got %lld", (long long)top_k);
+  if (tokens > 0 && top_k > experts)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "top_k must be <= experts (%lld), got %lld",
+                    (long long)experts, (long long)top_k);
+  const int64_t elem = lt == LOGITS_F32 ? (int64_t)sizeof(float) : (int64_t)sizeof(uint16_t);
+  int64_t xd[2] = {tokens, experts}, od[2] = {tokens, top_k}, xn, idn, wn;
+  KB_TRY(kb__count(ctx, fn, "logits", elem, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 2, od, &idn));
+  KB_TRY(kb__count(ctx, fn, "weights", (int64_t)sizeof(float), 2, od, &wn));
+  KB_TRY(kb__check_ptr(ctx, fn, "logits", logits, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, idn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weights", weights, wn));
+  if ((int)routing < (int)KB_MOE_ROUTING_SOFTMAX_TOPK || (int)routing > (int)KB_MOE_ROUTING_TOPK_SOFTMAX)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "routing must be a kb_moe_routing (0 softmax_topk, 1 softmax_topk_norm, 2 topk_softmax), got %d",
+                    (int)routing);
+  const int64_t xb = xn * elem, ib = idn * (int64_t)sizeof(int32_t), wb = wn * (int64_t)sizeof(float);
+  KB_TRY(kb__check_overlap(ctx, fn, "ids", ids, ib, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "weights", weights, wb, "logits", logits, xb, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "weights", weights, wb, "ids", ids, ib, false));
+  const struct kb_mem_ref refs[] = {{"logits", logits, xb}, {"ids", ids, ib}, {"weights", weights, wb}};
+  KB_TRY(kb__check_memory(ctx, fn, 3, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  KB_TRY(moe_route__check_logits(ctx, fn, lt, tokens, experts, logits));
+  if (tokens == 0) return KB_STATUS_OK;
+
+  struct moe_route__route_job j = {&kb__cpu_ops()->vec, lt, routing, tokens, experts, top_k, 0, logits, ids, weights, NULL, NULL};
+  /* Work per row is about `experts` exponentials and comparisons. */
+  j.tasks = kb__task_count(ctx, tokens, 16384 / experts + 1);
+  int64_t fd[2] = {j.tasks, 2 * experts + top_k}, cd[2] = {j.tasks, top_k}, fcount, ccount;
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, fd, &fcount));
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(struct moe_route__cand), 2, cd, &ccount));
+  j.fscratch = (float *)malloc((size_t)fcount * sizeof(float));
+  j.cands = (struct moe_route__cand *)malloc((size_t)ccount * sizeof(struct moe_route__cand));
+  if (j.fscratch == NULL || j.cands == NULL) {
+    free(j.fscratch);
+    free(j.cands);
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate scratch for %lld experts",
+                    (long long)experts);
+  }
+  kb__parallel_for(ctx, j.tasks, 1, moe_route__route_body, &j);
+  free(j.fscratch);
+  free(j.cands);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_moe_route(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                       const float *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route", LOGITS_F32, tokens, experts, top_k, routing, logits, ids, weights);
+}
+
+kb_status kb_moe_route_bf16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                            const uint16_t *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route_bf16", LOGITS_BF16, tokens, experts, top_k, routing, logits, ids, weights);
+}
+
+kb_status kb_moe_route_f16(kb_context *ctx, int64_t tokens, int64_t experts, int64_t top_k, kb_moe_routing routing,
+                           const uint16_t *logits, int32_t *ids, float *weights) {
+  return moe_route__route(ctx, "kb_moe_route_f16", LOGITS_F16, tokens, experts, top_k, routing, logits, ids, weights);
+}
+#undef cand
+#undef cand_cmp
+#undef check_logits
+#undef logit_class
+#undef ranks_before
+#undef route
+#undef route_body
+#undef route_job
+#undef route_row
+#undef select_topk
 
 /* ==== kernels/cpu/decoder/rope_ex.c ==== */
 #define canon_nan rope_ex__canon_nan

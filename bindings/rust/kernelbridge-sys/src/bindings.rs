@@ -863,6 +863,46 @@ extern "C" {
         out: *mut f32,
     ) -> kb_status;
 }
+pub const kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK: kb_moe_routing = 0;
+pub const kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK_NORM: kb_moe_routing = 1;
+pub const kb_moe_routing_KB_MOE_ROUTING_TOPK_SOFTMAX: kb_moe_routing = 2;
+pub type kb_moe_routing = core::ffi::c_uint;
+extern "C" {
+    pub fn kb_moe_route(
+        ctx: *mut kb_context,
+        tokens: i64,
+        experts: i64,
+        top_k: i64,
+        routing: kb_moe_routing,
+        logits: *const f32,
+        ids: *mut i32,
+        weights: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_moe_route_bf16(
+        ctx: *mut kb_context,
+        tokens: i64,
+        experts: i64,
+        top_k: i64,
+        routing: kb_moe_routing,
+        logits: *const u16,
+        ids: *mut i32,
+        weights: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_moe_route_f16(
+        ctx: *mut kb_context,
+        tokens: i64,
+        experts: i64,
+        top_k: i64,
+        routing: kb_moe_routing,
+        logits: *const u16,
+        ids: *mut i32,
+        weights: *mut f32,
+    ) -> kb_status;
+}
 pub const kb_rope_style_KB_ROPE_STYLE_HALF: kb_rope_style = 0;
 pub const kb_rope_style_KB_ROPE_STYLE_ADJACENT: kb_rope_style = 1;
 pub type kb_rope_style = core::ffi::c_uint;

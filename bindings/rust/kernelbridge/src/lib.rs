@@ -528,6 +528,88 @@ impl fmt::Display for Dtype {
     }
 }
 
+/// How kb_moe_route turns a token's router logits into its top_k experts and
+/// their weights.  Values are fixed and append-only.
+///
+/// Generated from the C enum `kb_moe_routing`; new values may be added, so matches need a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MoeRouting {
+    /// softmax over all experts, then the top_k probabilities as they are
+    /// (Qwen-MoE, DeepSeek-MoE with norm_topk_prob false).
+    SoftmaxTopk,
+    /// softmax over all experts, top_k, the k probabilities divided by their
+    /// sum (Qwen norm_topk_prob true, OLMoE, Mixtral's reference code).
+    SoftmaxTopkNorm,
+    /// top_k on the logits, then softmax over those k (Mixtral's effective
+    /// behaviour: mathematically the same weights as SOFTMAX_TOPK_NORM).
+    TopkSoftmax,
+}
+
+impl MoeRouting {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [MoeRouting] = &[
+        MoeRouting::SoftmaxTopk,
+        MoeRouting::SoftmaxTopkNorm,
+        MoeRouting::TopkSoftmax,
+    ];
+
+    /// The numeric value of the C enumerator.
+    pub const fn code(self) -> i32 {
+        match self {
+            MoeRouting::SoftmaxTopk => 0,
+            MoeRouting::SoftmaxTopkNorm => 1,
+            MoeRouting::TopkSoftmax => 2,
+        }
+    }
+
+    /// The value with this numeric code, if this version knows it.
+    pub const fn from_code(code: i32) -> Option<MoeRouting> {
+        match code {
+            0 => Some(MoeRouting::SoftmaxTopk),
+            1 => Some(MoeRouting::SoftmaxTopkNorm),
+            2 => Some(MoeRouting::TopkSoftmax),
+            _ => None,
+        }
+    }
+
+    /// The C enumerator's name without its prefix, e.g. `SOFTMAX_TOPK`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MoeRouting::SoftmaxTopk => "SOFTMAX_TOPK",
+            MoeRouting::SoftmaxTopkNorm => "SOFTMAX_TOPK_NORM",
+            MoeRouting::TopkSoftmax => "TOPK_SOFTMAX",
+        }
+    }
+
+    /// The raw value passed to C.
+    #[inline]
+    pub const fn to_raw(self) -> sys::kb_moe_routing {
+        match self {
+            MoeRouting::SoftmaxTopk => sys::kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK,
+            MoeRouting::SoftmaxTopkNorm => sys::kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK_NORM,
+            MoeRouting::TopkSoftmax => sys::kb_moe_routing_KB_MOE_ROUTING_TOPK_SOFTMAX,
+        }
+    }
+
+    /// The value for a raw C value, if this version knows it.
+    #[inline]
+    pub const fn from_raw(raw: sys::kb_moe_routing) -> Option<MoeRouting> {
+        match raw {
+            sys::kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK => Some(MoeRouting::SoftmaxTopk),
+            sys::kb_moe_routing_KB_MOE_ROUTING_SOFTMAX_TOPK_NORM => Some(MoeRouting::SoftmaxTopkNorm),
+            sys::kb_moe_routing_KB_MOE_ROUTING_TOPK_SOFTMAX => Some(MoeRouting::TopkSoftmax),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for MoeRouting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Which features kb_rope_ex rotates together.  Values are fixed and
 /// append-only.
 ///
@@ -3567,6 +3649,85 @@ kernels! {
         let [c_n_ids, c_vocab, c_dim, c_table_bytes] = c_dims(FUNC, [("n_ids", n_ids), ("vocab", vocab), ("dim", dim), ("table_bytes", table_bytes)])?;
         // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
         let raw_status = unsafe { sys::kb_embedding_w(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table_type.to_raw(), table.as_ptr().cast(), c_table_bytes, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// Mixture-of-experts router: for each token row of logits, the top_k experts
+    /// and their routing weights.  The experts are ranked by decreasing logit,
+    /// equal logits by lower expert index (torch.topk's order on distinct
+    /// values); ids\[t, j\] is the expert of rank j and weights\[t, j\] its weight
+    /// (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+    /// exact evaluation and the error bound):
+    /// SOFTMAX_TOPK:      p = softmax(logits\[t\]) with kb_softmax's bits;
+    /// weights\[t, j\] = p\[ids\[t, j\]\]
+    /// SOFTMAX_TOPK_NORM: the same p; weights\[t, j\] = p\[ids\[t, j\]\] / S, S the
+    /// double sum of the k selected p in rank order, one
+    /// rounding
+    /// TOPK_SOFTMAX:      weights\[t\] = kb_softmax of the k selected logits in
+    /// rank order (its bits).
+    /// experts must be \> 0 when tokens \> 0 and fit in int32; top_k must be in
+    /// \[1, experts\] (only top_k \>= 1 when tokens == 0).  logits must not hold NaN
+    /// or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+    /// offending element or row, before anything is written); a -inf logit is an
+    /// expert that is never routed to while a finite one remains (weight 0).
+    /// Results are identical for every thread count and instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f32[tokens, experts]`
+    /// - `ids`: output, `i32[tokens, top_k]`
+    /// - `weights`: output, `f32[tokens, top_k]`
+    pub fn moe_route(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &[f32], ids: &mut [i32], weights: &mut [f32]) -> Result<()>;
+    pub fn moe_route_buf(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &DeviceSlice<'_, f32>, ids: &mut DeviceSliceMut<'_, i32>, weights: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_moe_route";
+        check_dense(FUNC, "logits", logits.len(), "[tokens, experts]", &[tokens, experts])?;
+        check_dense(FUNC, "ids", ids.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        check_dense(FUNC, "weights", weights.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        let [c_tokens, c_experts, c_top_k] = c_dims(FUNC, [("tokens", tokens), ("experts", experts), ("top_k", top_k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_moe_route(self.raw.as_ptr(), c_tokens, c_experts, c_top_k, routing.to_raw(), logits.as_ptr(), ids.as_mut_ptr(), weights.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+    /// (exactly) and routed as kb_moe_route does; ids and weights as there
+    /// (weights in float32).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `bf16[tokens, experts]`, bf16 bits in `u16` (see [`half`])
+    /// - `ids`: output, `i32[tokens, top_k]`
+    /// - `weights`: output, `f32[tokens, top_k]`
+    pub fn moe_route_bf16(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &[u16], ids: &mut [i32], weights: &mut [f32]) -> Result<()>;
+    pub fn moe_route_bf16_buf(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &DeviceSlice<'_, u16>, ids: &mut DeviceSliceMut<'_, i32>, weights: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_moe_route_bf16";
+        check_dense(FUNC, "logits", logits.len(), "[tokens, experts]", &[tokens, experts])?;
+        check_dense(FUNC, "ids", ids.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        check_dense(FUNC, "weights", weights.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        let [c_tokens, c_experts, c_top_k] = c_dims(FUNC, [("tokens", tokens), ("experts", experts), ("top_k", top_k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_moe_route_bf16(self.raw.as_ptr(), c_tokens, c_experts, c_top_k, routing.to_raw(), logits.as_ptr(), ids.as_mut_ptr(), weights.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+    /// widened to float32 (exactly) and routed as kb_moe_route does; ids and
+    /// weights as there (weights in float32).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f16[tokens, experts]`, f16 bits in `u16` (see [`half`])
+    /// - `ids`: output, `i32[tokens, top_k]`
+    /// - `weights`: output, `f32[tokens, top_k]`
+    pub fn moe_route_f16(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &[u16], ids: &mut [i32], weights: &mut [f32]) -> Result<()>;
+    pub fn moe_route_f16_buf(&self, tokens: usize, experts: usize, top_k: usize, routing: MoeRouting, logits: &DeviceSlice<'_, u16>, ids: &mut DeviceSliceMut<'_, i32>, weights: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_moe_route_f16";
+        check_dense(FUNC, "logits", logits.len(), "[tokens, experts]", &[tokens, experts])?;
+        check_dense(FUNC, "ids", ids.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        check_dense(FUNC, "weights", weights.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        let [c_tokens, c_experts, c_top_k] = c_dims(FUNC, [("tokens", tokens), ("experts", experts), ("top_k", top_k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_moe_route_f16(self.raw.as_ptr(), c_tokens, c_experts, c_top_k, routing.to_raw(), logits.as_ptr(), ids.as_mut_ptr(), weights.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
 

@@ -1820,6 +1820,96 @@ fn embedding_w_rejects_short_out() {
 }
 
 #[test]
+fn moe_route_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0.0f32; 3];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "logits");
+}
+
+#[test]
+fn moe_route_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0.0f32; 4];
+    let mut ids = vec![0i32; 3];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "ids");
+}
+
+#[test]
+fn moe_route_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0.0f32; 4];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 3];
+    let err = ctx.moe_route(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "weights");
+}
+
+#[test]
+fn moe_route_bf16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route_bf16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "logits");
+}
+
+#[test]
+fn moe_route_bf16_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 4];
+    let mut ids = vec![0i32; 3];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route_bf16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "ids");
+}
+
+#[test]
+fn moe_route_bf16_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 4];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 3];
+    let err = ctx.moe_route_bf16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "weights");
+}
+
+#[test]
+fn moe_route_f16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route_f16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "logits");
+}
+
+#[test]
+fn moe_route_f16_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 4];
+    let mut ids = vec![0i32; 3];
+    let mut weights = vec![0.0f32; 4];
+    let err = ctx.moe_route_f16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "ids");
+}
+
+#[test]
+fn moe_route_f16_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 4];
+    let mut ids = vec![0i32; 4];
+    let mut weights = vec![0.0f32; 3];
+    let err = ctx.moe_route_f16(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "weights");
+}
+
+#[test]
 fn rope_ex_rejects_short_positions() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let positions = vec![0i32; 3];
@@ -4675,6 +4765,123 @@ fn embedding_w_buf_rejects_short_out() {
     let mut out = out_mem.view_mut::<f32>().unwrap();
     let err = ctx.embedding_w_buf(2, 2, &ids, Dtype::ALL[0], &table, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_embedding_w", "out");
+}
+
+#[test]
+fn moe_route_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 12).unwrap();
+    let logits = logits_mem.view::<f32>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "logits");
+}
+
+#[test]
+fn moe_route_buf_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 16).unwrap();
+    let logits = logits_mem.view::<f32>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "ids");
+}
+
+#[test]
+fn moe_route_buf_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 16).unwrap();
+    let logits = logits_mem.view::<f32>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route", "weights");
+}
+
+#[test]
+fn moe_route_bf16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_bf16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "logits");
+}
+
+#[test]
+fn moe_route_bf16_buf_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 8).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_bf16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "ids");
+}
+
+#[test]
+fn moe_route_bf16_buf_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 8).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_bf16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_bf16", "weights");
+}
+
+#[test]
+fn moe_route_f16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_f16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "logits");
+}
+
+#[test]
+fn moe_route_f16_buf_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 8).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_f16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "ids");
+}
+
+#[test]
+fn moe_route_f16_buf_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 8).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut ids = ids_mem.view_mut::<i32>().unwrap();
+    let mut weights_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut weights = weights_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_route_f16_buf(2, 2, 2, MoeRouting::ALL[0], &logits, &mut ids, &mut weights).unwrap_err();
+    expect_mismatch(&err, "kb_moe_route_f16", "weights");
 }
 
 #[test]

@@ -135,6 +135,9 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "embedding_w") == 0) {
     *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
                          TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));
+  } else if (strcmp(k, "moe_route") == 0) {
+    *st = kb_moe_route(ctx, D(c, "tokens"), D(c, "experts"), D(c, "top_k"), (kb_moe_routing)SI(c, "routing"),
+                       TF(c, "logits"), TI(c, "ids"), TF(c, "weights"));
   } else if (strcmp(k, "rope_ex") == 0) {
     *st = kb_rope_ex(ctx, D(c, "batch"), D(c, "seq"), D(c, "q_heads"), D(c, "kv_heads"), D(c, "head_dim"),
                      D(c, "rotary_dim"), (kb_rope_style)SI(c, "style"), TI(c, "positions"), SF(c, "theta"),

@@ -16,6 +16,7 @@ import org.kernelbridge.AttentionOptions;
 import org.kernelbridge.Backend;
 import org.kernelbridge.Context;
 import org.kernelbridge.Dtype;
+import org.kernelbridge.MoeRouting;
 import org.kernelbridge.KernelBridge;
 import org.kernelbridge.KernelBridgeException;
 import org.kernelbridge.RopeScaling;
@@ -210,6 +211,13 @@ public final class Runner {
       if (d == null) throw new IllegalStateException(key + " = " + SI(key) + " is no Dtype");
       return d;
     }
+
+    /** An i32 scalar holding a kb_moe_routing value. */
+    MoeRouting routing(String key) {
+      MoeRouting m = MoeRouting.fromCode(SI(key));
+      if (m == null) throw new IllegalStateException(key + " = " + SI(key) + " is no MoeRouting");
+      return m;
+    }
   }
 
   static double scalarDouble(Object v) {
@@ -364,6 +372,9 @@ public final class Runner {
         KernelBridge.embeddingW(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.dtype("table_type"), c.TB("table"),
             c.TF("out"));
         break;
+      case "moe_route":
+        KernelBridge.moeRoute(ctx, c.D("tokens"), c.D("experts"), c.D("top_k"), c.routing("routing"), c.TF("logits"),
+            c.TI("ids"), c.TF("weights"));
       case "kv_cache_append":
         KernelBridge.kvCacheAppend(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
             c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TF("k_cache"), c.TF("v_cache"));
@@ -569,11 +580,13 @@ public final class Runner {
         if (t instanceof byte[]) {
           // Bytes of a storage format: exact, like integers.
           double g = ((byte[]) t)[j] & 0xff;
-          e = w.dtype == Npy.Dtype.U8 ? Math.abs(g - (w.u8[j] & 0xff)) : Double.POSITIVE_INFINITY;
+          e = w.dtype == Npy.Dtype.U8 && g == (w.u8[j] & 0xff) ? 0.0 : Double.POSITIVE_INFINITY;
         } else if (t instanceof int[]) {
           double g = ((int[]) t)[j];
           double x = w.dtype == Npy.Dtype.I32 ? (double) w.i32[j] : w.f64[j];
-          e = Math.abs(g - x);
+          // Integers are exact whatever the tolerance (kb_moe_route's ids
+          // sit beside float weights with a tolerance of ulps).
+          e = g == x ? 0.0 : Double.POSITIVE_INFINITY;
         } else {
           double x = w.dtype == Npy.Dtype.F64 ? w.f64[j] : (double) w.f32[j];
           e = elementError((double) ((float[]) t)[j], x, floor);

@@ -6125,6 +6125,316 @@ public final class KernelBridge {
   }
 
   /**
+   * {@link #moeRoute(Context, int, int, int, MoeRouting, float[], int[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRoute(int tokens, int experts, int topK, MoeRouting routing, float[] logits, int[] ids, float[] weights) {
+    moeRoute(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * Mixture-of-experts router: for each token row of logits, the top_k experts
+   * and their routing weights.  The experts are ranked by decreasing logit,
+   * equal logits by lower expert index (torch.topk's order on distinct
+   * values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+   * (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+   * exact evaluation and the error bound):
+   * SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+   * weights[t, j] = p[ids[t, j]]
+   * SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+   * double sum of the k selected p in rank order, one
+   * rounding
+   * TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+   * rank order (its bits).
+   * experts must be &gt; 0 when tokens &gt; 0 and fit in int32; top_k must be in
+   * [1, experts] (only top_k &gt;= 1 when tokens == 0).  logits must not hold NaN
+   * or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+   * offending element or row, before anything is written); a -inf logit is an
+   * expert that is never routed to while a finite one remains (weight 0).
+   * Results are identical for every thread count and instruction set.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param routing scalar
+   * @param logits input, f32[tokens, experts]; null only where empty
+   * @param ids output, i32[tokens, top_k]; null only where empty
+   * @param weights output, f32[tokens, top_k]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void moeRoute(Context ctx, int tokens, int experts, int topK, MoeRouting routing, float[] logits, int[] ids, float[] weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route", "logits", logits, Checks.size("kb_moe_route", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route", "ids", ids, Checks.size("kb_moe_route", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route", "weights", weights, Checks.size("kb_moe_route", "weights", tokens, topK), "[tokens, top_k]");
+    Checks.notSame("kb_moe_route", "weights", weights, "logits", logits);
+    if (Scratch.fits(ctx, Scratch.len(logits) + Scratch.len(ids) + Scratch.len(weights), 4)) {
+      final long pLogits = Scratch.in(ctx, logits), pIds = Scratch.out(ctx, ids), pWeights = Scratch.out(ctx, weights);
+      KernelBridgeNative.kb_moe_route__addr(ctx, tokens, experts, topK, routing.code(), pLogits, pIds, pWeights);
+      Scratch.back(ctx, ids, pIds);
+      Scratch.back(ctx, weights, pWeights);
+    } else {
+      KernelBridgeNative.kb_moe_route(ctx, tokens, experts, topK, routing.code(), logits, ids, weights);
+    }
+  }
+
+  /**
+   * {@link #moeRoute(Context, int, int, int, MoeRouting, FloatBuffer, IntBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRoute(int tokens, int experts, int topK, MoeRouting routing, FloatBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    moeRoute(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * Mixture-of-experts router: for each token row of logits, the top_k experts
+   * and their routing weights.  The experts are ranked by decreasing logit,
+   * equal logits by lower expert index (torch.topk's order on distinct
+   * values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+   * (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+   * exact evaluation and the error bound):
+   * SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+   * weights[t, j] = p[ids[t, j]]
+   * SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+   * double sum of the k selected p in rank order, one
+   * rounding
+   * TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+   * rank order (its bits).
+   * experts must be &gt; 0 when tokens &gt; 0 and fit in int32; top_k must be in
+   * [1, experts] (only top_k &gt;= 1 when tokens == 0).  logits must not hold NaN
+   * or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+   * offending element or row, before anything is written); a -inf logit is an
+   * expert that is never routed to while a finite one remains (weight 0).
+   * Results are identical for every thread count and instruction set.
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param routing scalar
+   * @param logits input, f32[tokens, experts]; null only where empty
+   * @param ids output, i32[tokens, top_k]; null only where empty
+   * @param weights output, f32[tokens, top_k]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void moeRoute(Context ctx, int tokens, int experts, int topK, MoeRouting routing, FloatBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route", "logits", logits, Checks.size("kb_moe_route", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route", "ids", ids, Checks.size("kb_moe_route", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route", "weights", weights, Checks.size("kb_moe_route", "weights", tokens, topK), "[tokens, top_k]");
+    KernelBridgeNative.kb_moe_route__direct(ctx, tokens, experts, topK, routing.code(), Checks.direct("kb_moe_route", "logits", logits), Checks.writableDirect("kb_moe_route", "ids", ids), Checks.writableDirect("kb_moe_route", "weights", weights));
+  }
+
+  /**
+   * Mixture-of-experts router: for each token row of logits, the top_k experts
+   * and their routing weights.  The experts are ranked by decreasing logit,
+   * equal logits by lower expert index (torch.topk's order on distinct
+   * values); ids[t, j] is the expert of rank j and weights[t, j] its weight
+   * (equal logits get equal weights).  Per routing (docs/kernels.md gives the
+   * exact evaluation and the error bound):
+   * SOFTMAX_TOPK:      p = softmax(logits[t]) with kb_softmax's bits;
+   * weights[t, j] = p[ids[t, j]]
+   * SOFTMAX_TOPK_NORM: the same p; weights[t, j] = p[ids[t, j]] / S, S the
+   * double sum of the k selected p in rank order, one
+   * rounding
+   * TOPK_SOFTMAX:      weights[t] = kb_softmax of the k selected logits in
+   * rank order (its bits).
+   * experts must be &gt; 0 when tokens &gt; 0 and fit in int32; top_k must be in
+   * [1, experts] (only top_k &gt;= 1 when tokens == 0).  logits must not hold NaN
+   * or +inf, and no row may be all -inf (INVALID_ARGUMENT naming the first
+   * offending element or row, before anything is written); a -inf logit is an
+   * expert that is never routed to while a finite one remains (weight 0).
+   * Results are identical for every thread count and instruction set.
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param routing scalar
+   * @param logits input, f32[tokens, experts]; null only where empty
+   * @param ids output, i32[tokens, top_k]; null only where empty
+   * @param weights output, f32[tokens, top_k]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void moeRoute(Context ctx, long tokens, long experts, long topK, MoeRouting routing, DeviceBuffer logits, DeviceBuffer ids, DeviceBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.holds("kb_moe_route", "logits", logits, Checks.size("kb_moe_route", "logits", tokens, experts), 4, "[tokens, experts]");
+    Checks.holds("kb_moe_route", "ids", ids, Checks.size("kb_moe_route", "ids", tokens, topK), 4, "[tokens, top_k]");
+    Checks.holds("kb_moe_route", "weights", weights, Checks.size("kb_moe_route", "weights", tokens, topK), 4, "[tokens, top_k]");
+    long pLogits = 0, pIds = 0, pWeights = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_moe_route", "logits", logits, 4);
+      pIds = DeviceBuffer.acquire("kb_moe_route", "ids", ids, 4);
+      pWeights = DeviceBuffer.acquire("kb_moe_route", "weights", weights, 4);
+      KernelBridgeNative.kb_moe_route__addr(ctx, tokens, experts, topK, routing.code(), pLogits, pIds, pWeights);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(weights, pWeights);
+    }
+  }
+
+  /**
+   * {@link #moeRouteBf16(Context, int, int, int, MoeRouting, short[], int[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRouteBf16(int tokens, int experts, int topK, MoeRouting routing, short[] logits, int[] ids, float[] weights) {
+    moeRouteBf16(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+   * (exactly) and routed as kb_moe_route does; ids and weights as there
+   * (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, int, int, int, MoeRouting, float[], int[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void moeRouteBf16(Context ctx, int tokens, int experts, int topK, MoeRouting routing, short[] logits, int[] ids, float[] weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_bf16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route_bf16", "logits", logits, Checks.size("kb_moe_route_bf16", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route_bf16", "ids", ids, Checks.size("kb_moe_route_bf16", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route_bf16", "weights", weights, Checks.size("kb_moe_route_bf16", "weights", tokens, topK), "[tokens, top_k]");
+    KernelBridgeNative.kb_moe_route_bf16(ctx, tokens, experts, topK, routing.code(), logits, ids, weights);
+  }
+
+  /**
+   * {@link #moeRouteBf16(Context, int, int, int, MoeRouting, ShortBuffer, IntBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRouteBf16(int tokens, int experts, int topK, MoeRouting routing, ShortBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    moeRouteBf16(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+   * (exactly) and routed as kb_moe_route does; ids and weights as there
+   * (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, int, int, int, MoeRouting, FloatBuffer, IntBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void moeRouteBf16(Context ctx, int tokens, int experts, int topK, MoeRouting routing, ShortBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_bf16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route_bf16", "logits", logits, Checks.size("kb_moe_route_bf16", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route_bf16", "ids", ids, Checks.size("kb_moe_route_bf16", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route_bf16", "weights", weights, Checks.size("kb_moe_route_bf16", "weights", tokens, topK), "[tokens, top_k]");
+    KernelBridgeNative.kb_moe_route_bf16__direct(ctx, tokens, experts, topK, routing.code(), Checks.direct("kb_moe_route_bf16", "logits", logits), Checks.writableDirect("kb_moe_route_bf16", "ids", ids), Checks.writableDirect("kb_moe_route_bf16", "weights", weights));
+  }
+
+  /**
+   * bfloat16 logits variant of kb_moe_route: the logits are widened to float32
+   * (exactly) and routed as kb_moe_route does; ids and weights as there
+   * (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, long, long, long, MoeRouting, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void moeRouteBf16(Context ctx, long tokens, long experts, long topK, MoeRouting routing, DeviceBuffer logits, DeviceBuffer ids, DeviceBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_bf16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.holds("kb_moe_route_bf16", "logits", logits, Checks.size("kb_moe_route_bf16", "logits", tokens, experts), 2, "[tokens, experts]");
+    Checks.holds("kb_moe_route_bf16", "ids", ids, Checks.size("kb_moe_route_bf16", "ids", tokens, topK), 4, "[tokens, top_k]");
+    Checks.holds("kb_moe_route_bf16", "weights", weights, Checks.size("kb_moe_route_bf16", "weights", tokens, topK), 4, "[tokens, top_k]");
+    long pLogits = 0, pIds = 0, pWeights = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_moe_route_bf16", "logits", logits, 2);
+      pIds = DeviceBuffer.acquire("kb_moe_route_bf16", "ids", ids, 4);
+      pWeights = DeviceBuffer.acquire("kb_moe_route_bf16", "weights", weights, 4);
+      KernelBridgeNative.kb_moe_route_bf16__addr(ctx, tokens, experts, topK, routing.code(), pLogits, pIds, pWeights);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(weights, pWeights);
+    }
+  }
+
+  /**
+   * {@link #moeRouteF16(Context, int, int, int, MoeRouting, short[], int[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRouteF16(int tokens, int experts, int topK, MoeRouting routing, short[] logits, int[] ids, float[] weights) {
+    moeRouteF16(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+   * widened to float32 (exactly) and routed as kb_moe_route does; ids and
+   * weights as there (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, int, int, int, MoeRouting, float[], int[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void moeRouteF16(Context ctx, int tokens, int experts, int topK, MoeRouting routing, short[] logits, int[] ids, float[] weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_f16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route_f16", "logits", logits, Checks.size("kb_moe_route_f16", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route_f16", "ids", ids, Checks.size("kb_moe_route_f16", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route_f16", "weights", weights, Checks.size("kb_moe_route_f16", "weights", tokens, topK), "[tokens, top_k]");
+    KernelBridgeNative.kb_moe_route_f16(ctx, tokens, experts, topK, routing.code(), logits, ids, weights);
+  }
+
+  /**
+   * {@link #moeRouteF16(Context, int, int, int, MoeRouting, ShortBuffer, IntBuffer, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeRouteF16(int tokens, int experts, int topK, MoeRouting routing, ShortBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    moeRouteF16(Context.forCurrentThread(), tokens, experts, topK, routing, logits, ids, weights);
+  }
+
+  /**
+   * float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+   * widened to float32 (exactly) and routed as kb_moe_route does; ids and
+   * weights as there (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, int, int, int, MoeRouting, FloatBuffer, IntBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void moeRouteF16(Context ctx, int tokens, int experts, int topK, MoeRouting routing, ShortBuffer logits, IntBuffer ids, FloatBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_f16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.exact("kb_moe_route_f16", "logits", logits, Checks.size("kb_moe_route_f16", "logits", tokens, experts), "[tokens, experts]");
+    Checks.exact("kb_moe_route_f16", "ids", ids, Checks.size("kb_moe_route_f16", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_route_f16", "weights", weights, Checks.size("kb_moe_route_f16", "weights", tokens, topK), "[tokens, top_k]");
+    KernelBridgeNative.kb_moe_route_f16__direct(ctx, tokens, experts, topK, routing.code(), Checks.direct("kb_moe_route_f16", "logits", logits), Checks.writableDirect("kb_moe_route_f16", "ids", ids), Checks.writableDirect("kb_moe_route_f16", "weights", weights));
+  }
+
+  /**
+   * float16 (IEEE binary16) logits variant of kb_moe_route: the logits are
+   * widened to float32 (exactly) and routed as kb_moe_route does; ids and
+   * weights as there (weights in float32).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #moeRoute(Context, long, long, long, MoeRouting, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void moeRouteF16(Context ctx, long tokens, long experts, long topK, MoeRouting routing, DeviceBuffer logits, DeviceBuffer ids, DeviceBuffer weights) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(routing, "routing");
+    if ((tokens | experts | topK) < 0) throw Checks.negative("kb_moe_route_f16", "tokens, experts, top_k", tokens, experts, topK);
+    Checks.holds("kb_moe_route_f16", "logits", logits, Checks.size("kb_moe_route_f16", "logits", tokens, experts), 2, "[tokens, experts]");
+    Checks.holds("kb_moe_route_f16", "ids", ids, Checks.size("kb_moe_route_f16", "ids", tokens, topK), 4, "[tokens, top_k]");
+    Checks.holds("kb_moe_route_f16", "weights", weights, Checks.size("kb_moe_route_f16", "weights", tokens, topK), 4, "[tokens, top_k]");
+    long pLogits = 0, pIds = 0, pWeights = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_moe_route_f16", "logits", logits, 2);
+      pIds = DeviceBuffer.acquire("kb_moe_route_f16", "ids", ids, 4);
+      pWeights = DeviceBuffer.acquire("kb_moe_route_f16", "weights", weights, 4);
+      KernelBridgeNative.kb_moe_route_f16__addr(ctx, tokens, experts, topK, routing.code(), pLogits, pIds, pWeights);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(weights, pWeights);
+    }
+  }
+
+  /**
    * {@link #ropeEx(Context, int, int, int, int, int, int, RopeStyle, int[], float, RopeScaling, float, float, float, long, float[], float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
    */
   public static void ropeEx(int batch, int seq, int qHeads, int kvHeads, int headDim, int rotaryDim, RopeStyle style, int[] positions, float theta, RopeScaling scaling, float factor, float lowFreqFactor, float highFreqFactor, long originalMaxPosition, float[] q, float[] k) {

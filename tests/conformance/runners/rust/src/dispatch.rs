@@ -7,7 +7,7 @@
 //! already checked that the slices it built agree with the case's sizes
 //! (golden cases) or decided that a case cannot be expressed (bad inputs).
 
-use kernelbridge::{Activation, AttentionOptions, Context, Dtype, RopeScaling, RopeStyle};
+use kernelbridge::{Activation, AttentionOptions, Context, Dtype, MoeRouting, RopeScaling, RopeStyle};
 
 use crate::json::Json;
 
@@ -190,6 +190,11 @@ impl Args {
     fn dtype(&self, name: &str) -> Result<Dtype, String> {
         let code = self.si32(name)?;
         Dtype::from_code(code).ok_or_else(|| format!("{name} = {code} is no Dtype"))
+    }
+
+    fn routing(&self, name: &str) -> Result<MoeRouting, String> {
+        let code = self.si32(name)?;
+        MoeRouting::from_code(code).ok_or_else(|| format!("{name} = {code} is no MoeRouting"))
     }
 
     fn alias_is(&self, out: &str, input: &str) -> bool {
@@ -657,6 +662,16 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("out", out);
             r
         }
+        "moe_route" => {
+            let (tokens, experts, top_k) = (a.d("tokens")?, a.d("experts")?, a.d("top_k")?);
+            let routing = a.routing("routing")?;
+            let logits = a.f("logits")?;
+            let mut ids = a.i("ids")?;
+            let mut weights = a.f("weights")?;
+            let r = ctx.moe_route(tokens, experts, top_k, routing, &logits, &mut ids, &mut weights);
+            a.pf("logits", logits);
+            a.pi("ids", ids);
+            a.pf("weights", weights);
         "kv_cache_append" => {
             let (kv_heads, seq_new, capacity) = (a.d("kv_heads")?, a.d("seq_new")?, a.d("capacity")?);
             let (head_dim, seq_major) = (a.d("head_dim")?, a.fl("seq_major")?);
