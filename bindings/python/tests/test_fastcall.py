@@ -119,6 +119,8 @@ CASES = {
     "glu": lambda: kb.glu(x24[0], x24[1]),
     "glu gelu": lambda: kb.glu(x24[0], x24[1], act=kb.Activation.GELU),
     "add_rmsnorm": lambda: kb.add_rmsnorm(x24, x24 * 2, w4, eps=1e-5),
+    "moe_route": lambda: kb.moe_route(f32(3, 8), top_k=2, routing=kb.MoeRouting.TOPK_SOFTMAX),
+    "moe_route f16": lambda: kb.moe_route(f32(3, 8).astype(np.float16), top_k=2, routing=0),
 }
 
 
