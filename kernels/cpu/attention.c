@@ -26,7 +26,7 @@
  * are merged in order, so one query's keys are spread over the threads.
  * A block of one or two query rows (decode without grouped heads, or with
  * two) takes its scores from the small-m product, which reads K in place:
- * the same fma chain per score as the microkernel on packed K. */
+ * the same fma chain per score as the microkernel on packed K.
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
