@@ -5542,6 +5542,9 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
+ * A block of one or two query rows (decode without grouped heads, or with
+ * two) takes its scores from the small-m product, which reads K in place:
+ * the same fma chain per score as the microkernel on packed K.
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
@@ -5581,8 +5584,9 @@ struct attention__attn_job {
   /* Scratch: per worker, per task result (chunked only). */
   float *work;
   int64_t work_floats;
-  float *partial; /* chunked: per task, [BQ] max, [BQ] sum, [BQ * d] O */
+  float *partial; /* chunked: per task, [prows] max, [prows] sum, [prows * d] O */
   int64_t partial_floats;
+  int64_t prows; /* rows of a full row block: min(rows, KB_ATTN_BQ) */
   /* K packed once for all row blocks (when a head has several), key block
    * kb of key/value head bk at kpack + (bk * kblocks + kb) * kblock_floats. */
   float *kpack;
@@ -5704,13 +5708,23 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    const float *kp = w->kp;
-    if (g->kpack != NULL) {
-      kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
+    if (g->kpack == NULL && nrows <= 2) {
+      /* Few query rows (decode): the small-m product reads the K rows in
+       * place, each score the same fma chain over the head dimension as the
+       * microkernel's (so the same bits), without transposing the block
+       * into a packed panel first, which cost more than the product. */
+      gm->small_dot(KB_GEMM_F32, nrows, len, d, w->qbuf, d, kh + j0 * ks, ks, w->s, KB_ATTN_BK);
+      for (int64_t r = 0; r < nrows; r++)
+        for (int64_t j = 0; j < len; j++) w->s[r * KB_ATTN_BK + j] = g->scale * w->s[r * KB_ATTN_BK + j];
     } else {
-      gm->pack_bt(d, len, kh + j0 * ks, ks, w->kp, nr);
+      const float *kp = w->kp;
+      if (g->kpack != NULL) {
+        kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
+      } else {
+        gm->pack_bt(d, len, kh + j0 * ks, ks, w->kp, nr);
+      }
+      attention__small_gemm(gm, nrows, len, d, w->qbuf, d, kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
     }
-    attention__small_gemm(gm, nrows, len, d, w->qbuf, d, kp, nr, d * nr, w->s, KB_ATTN_BK, 1, &scale);
     for (int64_t r = 0; r < nrows; r++) {
       float *srow = w->s + r * KB_ATTN_BK;
       int64_t lim = attention__row_limit(g, b, r0 + r), valid = lim - j0 < 0 ? 0 : lim - j0 < len ? lim - j0 : len;
@@ -5768,8 +5782,8 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
     float *part = g->partial + t * g->partial_floats;
     for (int64_t r = 0; r < nrows; r++) {
       part[r] = w->m[r];
-      part[KB_ATTN_BQ + r] = started ? w->l[r] : 0.0f;
-      float *po = part + 2 * KB_ATTN_BQ + r * d;
+      part[g->prows + r] = started ? w->l[r] : 0.0f;
+      float *po = part + 2 * g->prows + r * d;
       if (started)
         memcpy(po, w->o + r * d, (size_t)d * sizeof(float));
       else
@@ -5802,8 +5816,8 @@ static void attention__merge_chunks(struct attention__attn_job *g, int64_t bq, s
     for (int64_t c = 0; c < used; c++) {
       const float *part = first + c * g->partial_floats;
       float f = kb__attn_exp(part[r] - mx);
-      sum = sum + part[KB_ATTN_BQ + r] * f;
-      const float *po = part + 2 * KB_ATTN_BQ + r * d;
+      sum = sum + part[g->prows + r] * f;
+      const float *po = part + 2 * g->prows + r * d;
       for (int64_t x = 0; x < d; x++) acc[x] = acc[x] + po[x] * f;
     }
     float *dst = g->out + attention__row_offset(g, b, kvh, r0 + r);
@@ -5953,7 +5967,11 @@ static kb_status attention__compute(kb_context *ctx, const char *fn, const struc
   if (per_task < 1) per_task = 1; /* no keys: every row is zeros */
   int64_t workers = kb__task_count(ctx, g.tasks, per_task >= (1 << 16) ? 1 : (1 << 16) / per_task + 1);
   g.work_floats = attention__work_layout(head_dim, g.ops->gemm.nr, NULL, NULL);
-  g.partial_floats = g.chunks > 1 ? attention__round_up(2 * KB_ATTN_BQ + KB_ATTN_BQ * head_dim, 16) : 0;
+  /* Chunked results are sized by the rows a block really has (decode: a
+   * few), not by KB_ATTN_BQ: a call with many chunks would otherwise
+   * allocate, and fault in, megabytes it never uses. */
+  g.prows = g.rows < KB_ATTN_BQ ? g.rows : KB_ATTN_BQ;
+  g.partial_floats = g.chunks > 1 ? attention__round_up(2 * g.prows + g.prows * head_dim, 16) : 0;
   /* Several row blocks read each key block: transpose K once, up front. */
   bool prepack = g.q_blocks > 1;
   g.kblocks = (seq_kv + KB_ATTN_BK - 1) / KB_ATTN_BK;
