@@ -53,7 +53,7 @@ count() { grep -cE "$1" "$out" || true; }
   fail "expected 2 complete masked attention rows"
 for dt in f32 bf16 f16; do
   n=$(count "^\| [a-z_]+ \| $dt \| ")
-  want=$([[ $dt == f32 ]] && echo 34 || echo 22)
+  want=$([[ $dt == f32 ]] && echo 38 || echo 26)
   ((n == want)) || fail "expected $want memory-bound $dt rows (large and small), got $n"
 done
 

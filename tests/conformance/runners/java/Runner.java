@@ -375,6 +375,7 @@ public final class Runner {
       case "moe_route":
         KernelBridge.moeRoute(ctx, c.D("tokens"), c.D("experts"), c.D("top_k"), c.routing("routing"), c.TF("logits"),
             c.TI("ids"), c.TF("weights"));
+        break;
       case "kv_cache_append":
         KernelBridge.kvCacheAppend(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
             c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TF("k_cache"), c.TF("v_cache"));

@@ -672,6 +672,8 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("logits", logits);
             a.pi("ids", ids);
             a.pf("weights", weights);
+            r
+        }
         "kv_cache_append" => {
             let (kv_heads, seq_new, capacity) = (a.d("kv_heads")?, a.d("seq_new")?, a.d("capacity")?);
             let (head_dim, seq_major) = (a.d("head_dim")?, a.fl("seq_major")?);
