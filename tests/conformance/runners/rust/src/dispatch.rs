@@ -507,6 +507,8 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             if let Some(k) = k {
                 a.pf("k", k);
             }
+            r
+        }
         "glu" => {
             let (rows, cols) = (a.d("rows")?, a.d("cols")?);
             let (ld_gate, ld_up) = (a.d("ld_gate")?, a.d("ld_up")?);
