@@ -711,6 +711,18 @@ kb_status kb__check_inner(kb_context *ctx, const char *fn, const char *name, int
                           int64_t outer);
 
 /*
+ * Fails with SHAPE_MISMATCH unless a row stride ld >= max(1, row_len).
+ * Message: "<name> must be >= N (the stored row length, at least 1), got L".
+ */
+kb_status kb__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len);
+
+/*
+ * Fails with INVALID_ARGUMENT unless act is one of kb_activation's values
+ * (the `act` of kb_linear*, kb_linear_w and kb_glu*).
+ */
+kb_status kb__check_activation(kb_context *ctx, const char *fn, kb_activation act);
+
+/*
  * Number of elements spanned by a [rows, cols] matrix with row stride ld
  * ((rows - 1) * ld + cols, or 0 when rows * cols == 0); OUT_OF_MEMORY naming
  * `what` when the byte size overflows.  ld >= cols is checked by the caller.
@@ -3793,8 +3805,8 @@ kb_status kb__fail(kb_context *ctx, kb_status status, const char *fn, const char
 
 /* ==== core/src/checks.c ==== */
 /* ---- core/src/checks.c ---- */
-/* checks.c - argument checks shared by the kernels: inner sizes, strided
- * extents and overlap between tensors. */
+/* checks.c - argument checks shared by the kernels: inner sizes, row
+ * strides, activations, strided extents and overlap between tensors. */
 #include <stdint.h>
 
 
@@ -3803,6 +3815,21 @@ kb_status kb__check_inner(kb_context *ctx, const char *fn, const char *name, int
   if (outer > 0 && inner <= 0)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be > 0 when %s > 0, got %lld", name, outer_name,
                     (long long)inner);
+  return KB_STATUS_OK;
+}
+
+kb_status kb__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len) {
+  int64_t need = row_len > 1 ? row_len : 1;
+  if (ld < need)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
+                    name, (long long)need, (long long)ld);
+  return KB_STATUS_OK;
+}
+
+kb_status kb__check_activation(kb_context *ctx, const char *fn, kb_activation act) {
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
   return KB_STATUS_OK;
 }
 
@@ -6988,7 +7015,6 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
 #undef emb_job
 
 /* ==== kernels/cpu/gemm.c ==== */
-#define check_ld gemm__check_ld
 #define check gemm__check
 #define batch_extent gemm__batch_extent
 #define batch_job gemm__batch_job
@@ -7006,15 +7032,6 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
  * another on all threads, rather than one item per thread. */
 #define KB_GEMM_BATCH_SPLIT ((int64_t)1 << 20)
 
-/* Fails with SHAPE_MISMATCH unless ld >= max(1, row_len). */
-static kb_status gemm__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len) {
-  int64_t need = row_len > 1 ? row_len : 1;
-  if (ld < need)
-    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
-                    name, (long long)need, (long long)ld);
-  return KB_STATUS_OK;
-}
-
 /* Validation of every entry point (elem: element size in bytes), ending with
  * the memory-kind check.  The counts are the strided extents in elements. */
 static kb_status gemm__check(kb_context *ctx, const char *fn, int64_t elem, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -7029,9 +7046,9 @@ static kb_status gemm__check(kb_context *ctx, const char *fn, int64_t elem, bool
   /* Stored shapes: A is [m, k] or, transposed, [k, m]; likewise B. */
   int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
   int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-  KB_TRY(gemm__check_ld(ctx, fn, "lda", lda, a_cols));
-  KB_TRY(gemm__check_ld(ctx, fn, "ldb", ldb, b_cols));
-  KB_TRY(gemm__check_ld(ctx, fn, "ldc", ldc, n));
+  KB_TRY(kb__check_ld(ctx, fn, "lda", lda, a_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldb", ldb, b_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldc", ldc, n));
   KB_TRY(kb__count_strided(ctx, fn, "a", elem, a_rows, a_cols, lda, a_count));
   KB_TRY(kb__count_strided(ctx, fn, "b", elem, b_rows, b_cols, ldb, b_count));
   KB_TRY(kb__count_strided(ctx, fn, "c", elem, m, n, ldc, c_count));
@@ -7158,9 +7175,9 @@ static kb_status gemm__gemm_batched_dt(kb_context *ctx, const char *fn, int dt, 
   KB_TRY(kb__check_dim(ctx, fn, "stride_c", stride_c));
   int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
   int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-  KB_TRY(gemm__check_ld(ctx, fn, "lda", lda, a_cols));
-  KB_TRY(gemm__check_ld(ctx, fn, "ldb", ldb, b_cols));
-  KB_TRY(gemm__check_ld(ctx, fn, "ldc", ldc, n));
+  KB_TRY(kb__check_ld(ctx, fn, "lda", lda, a_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldb", ldb, b_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldc", ldc, n));
   int64_t a_one, b_one, c_one, a_all, b_all, c_all;
   KB_TRY(kb__count_strided(ctx, fn, "a", elem, a_rows, a_cols, lda, &a_one));
   KB_TRY(kb__count_strided(ctx, fn, "b", elem, b_rows, b_cols, ldb, &b_one));
@@ -7249,7 +7266,6 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #undef batch_extent
 #undef batch_job
 #undef check
-#undef check_ld
 #undef gemm_batched_dt
 #undef item
 
@@ -9423,21 +9439,12 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n) {
 #undef f32_bits
 
 /* ==== kernels/cpu/linear.c ==== */
-#define check_act linear__check_act
 #define linear_dt linear__linear_dt
 /* ---- kernels/cpu/linear.c ---- */
 /* linear.c - kb_linear, kb_linear_bf16, kb_linear_f16: y = act(x W^T + b),
  * the trans_b gemm with kb_linear's epilogue (bias, then the activation,
  * applied by the engine to each finished block of rows while it is in
  * cache). */
-
-/* The activation of kb_linear* and kb_linear_w, one of kb_activation's values. */
-static kb_status linear__check_act(kb_context *ctx, const char *fn, kb_activation act) {
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
-  return KB_STATUS_OK;
-}
 
 static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
@@ -9447,7 +9454,7 @@ static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int6
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
-  KB_TRY(linear__check_act(ctx, fn, act));
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
   int64_t bd[1] = {bias != NULL ? out_features : 0}; /* a NULL bias has no elements */
   int64_t xn, wn, yn, bn;
@@ -9501,7 +9508,7 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
   KB_TRY(kb__check_dim(ctx, fn, "weight_bytes", weight_bytes));
-  KB_TRY(linear__check_act(ctx, fn, act));
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t wbytes, row_bytes;
   KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "weight", out_features, in_features, "in_features",
                         &wbytes, &row_bytes));
@@ -9534,7 +9541,6 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
                       0.0f, y, out_features, &lin);
 }
-#undef check_act
 #undef linear_dt
 
 /* ==== kernels/cpu/norm.c ==== */
@@ -18873,10 +18879,8 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 /* ==== kernels/cpu/decoder/glu.c ==== */
 #define glu_job glu__glu_job
 #define relu_tile glu__relu_tile
-#define act_tile glu__act_tile
-#define act_copy glu__act_copy
+#define apply_act glu__apply_act
 #define glu_body glu__glu_body
-#define check_ld glu__check_ld
 #define glu glu__glu
 /* ---- kernels/cpu/decoder/glu.c ---- */
 /* glu.c - gated linear units: kb_glu, kb_glu_bf16, kb_glu_f16,
@@ -18919,29 +18923,9 @@ static void glu__relu_tile(float *t, int64_t n) {
   for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
 }
 
-/* The activation in place on a float32 tile. */
-static void glu__act_tile(const struct kb_vec_ops *ops, int act, float *t, int64_t n) {
-  switch (act) {
-    case KB_ACTIVATION_RELU:
-      glu__relu_tile(t, n);
-      break;
-    case KB_ACTIVATION_GELU:
-      ops->unary(KB_VM_GELU, KB_VEC_F32, n, t, t);
-      break;
-    case KB_ACTIVATION_GELU_TANH:
-      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, t, t);
-      break;
-    case KB_ACTIVATION_SILU:
-      ops->unary(KB_VM_SILU, KB_VEC_F32, n, t, t);
-      break;
-    default: /* KB_ACTIVATION_NONE: the identity */
-      break;
-  }
-}
-
-/* The activation from src (float32) into dst: the vector entries read
- * before they write, so dst may differ from src with the same bits. */
-static void glu__act_copy(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
+/* The activation from src (float32) into dst, which may be src itself: the
+ * vector entries read before they write, so either way gives the same bits. */
+static void glu__apply_act(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
   switch (act) {
     case KB_ACTIVATION_GELU:
       ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
@@ -18953,7 +18937,8 @@ static void glu__act_copy(const struct kb_vec_ops *ops, int act, const float *sr
       ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
       return;
     default:
-      for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+      if (dst != src)
+        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
       if (act == KB_ACTIVATION_RELU) glu__relu_tile(dst, n);
       return;
   }
@@ -18974,27 +18959,18 @@ static void glu__glu_body(void *arg, int64_t begin, int64_t end) {
       if (j->act == KB_ACTIVATION_NONE) {
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
       } else {
-        glu__act_copy(ops, j->act, (const float *)g, (float *)y, n);
+        glu__apply_act(ops, j->act, (const float *)g, (float *)y, n);
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
       }
     } else {
       /* Widening is exact, so wg / wu hold the values kb_glu would see. */
       ops->convert(j->dt, 0, n, g, wg);
       ops->convert(j->dt, 0, n, u, wu);
-      glu__act_tile(ops, j->act, wg, n);
+      glu__apply_act(ops, j->act, wg, wg, n);
       ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
       ops->convert(j->dt, 1, n, wg, y);
     }
   }
-}
-
-/* SHAPE_MISMATCH unless ld >= max(1, cols) (kb_gemm's rule and message). */
-static kb_status glu__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t cols) {
-  int64_t need = cols > 1 ? cols : 1;
-  if (ld < need)
-    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
-                    name, (long long)need, (long long)ld);
-  return KB_STATUS_OK;
 }
 
 static kb_status glu__glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *gate,
@@ -19005,8 +18981,8 @@ static kb_status glu__glu(kb_context *ctx, const char *fn, int dt, int64_t rows,
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_dim(ctx, fn, "ld_gate", ld_gate));
   KB_TRY(kb__check_dim(ctx, fn, "ld_up", ld_up));
-  KB_TRY(glu__check_ld(ctx, fn, "ld_gate", ld_gate, cols));
-  KB_TRY(glu__check_ld(ctx, fn, "ld_up", ld_up, cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ld_gate", ld_gate, cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ld_up", ld_up, cols));
   /* Counts are the strided extents ((rows - 1) * ld + cols elements). */
   int64_t gn, un, yn, yd[2] = {rows, cols};
   KB_TRY(kb__count_strided(ctx, fn, "gate", elem, rows, cols, ld_gate, &gn));
@@ -19016,9 +18992,7 @@ static kb_status glu__glu(kb_context *ctx, const char *fn, int dt, int64_t rows,
   KB_TRY(kb__check_ptr(ctx, fn, "up", up, un));
   KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
   /* The activation is a scalar: checked after the pointers (rule 5). */
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t gb = gn * elem, ub = un * elem, yb = yn * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "gate", gate, gb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "up", up, ub, false));
@@ -19051,9 +19025,7 @@ kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t
 }
 #undef KB_GLU_MIN_CHUNK
 #undef KB_GLU_TILE
-#undef act_copy
-#undef act_tile
-#undef check_ld
+#undef apply_act
 #undef glu
 #undef glu_body
 #undef glu_job

@@ -1,5 +1,5 @@
-/* checks.c - argument checks shared by the kernels: inner sizes, strided
- * extents and overlap between tensors. */
+/* checks.c - argument checks shared by the kernels: inner sizes, row
+ * strides, activations, strided extents and overlap between tensors. */
 #include <stdint.h>
 
 #include "internal.h"
@@ -9,6 +9,21 @@ kb_status kb__check_inner(kb_context *ctx, const char *fn, const char *name, int
   if (outer > 0 && inner <= 0)
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must be > 0 when %s > 0, got %lld", name, outer_name,
                     (long long)inner);
+  return KB_STATUS_OK;
+}
+
+kb_status kb__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len) {
+  int64_t need = row_len > 1 ? row_len : 1;
+  if (ld < need)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
+                    name, (long long)need, (long long)ld);
+  return KB_STATUS_OK;
+}
+
+kb_status kb__check_activation(kb_context *ctx, const char *fn, kb_activation act) {
+  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
+                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
   return KB_STATUS_OK;
 }
 

@@ -415,6 +415,18 @@ kb_status kb__check_inner(kb_context *ctx, const char *fn, const char *name, int
                           int64_t outer);
 
 /*
+ * Fails with SHAPE_MISMATCH unless a row stride ld >= max(1, row_len).
+ * Message: "<name> must be >= N (the stored row length, at least 1), got L".
+ */
+kb_status kb__check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len);
+
+/*
+ * Fails with INVALID_ARGUMENT unless act is one of kb_activation's values
+ * (the `act` of kb_linear*, kb_linear_w and kb_glu*).
+ */
+kb_status kb__check_activation(kb_context *ctx, const char *fn, kb_activation act);
+
+/*
  * Number of elements spanned by a [rows, cols] matrix with row stride ld
  * ((rows - 1) * ld + cols, or 0 when rows * cols == 0); OUT_OF_MEMORY naming
  * `what` when the byte size overflows.  ld >= cols is checked by the caller.

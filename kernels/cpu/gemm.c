@@ -11,15 +11,6 @@
  * another on all threads, rather than one item per thread. */
 #define KB_GEMM_BATCH_SPLIT ((int64_t)1 << 20)
 
-/* Fails with SHAPE_MISMATCH unless ld >= max(1, row_len). */
-static kb_status check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t row_len) {
-  int64_t need = row_len > 1 ? row_len : 1;
-  if (ld < need)
-    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
-                    name, (long long)need, (long long)ld);
-  return KB_STATUS_OK;
-}
-
 /* Validation of every entry point (elem: element size in bytes), ending with
  * the memory-kind check.  The counts are the strided extents in elements. */
 static kb_status check(kb_context *ctx, const char *fn, int64_t elem, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -34,9 +25,9 @@ static kb_status check(kb_context *ctx, const char *fn, int64_t elem, bool trans
   /* Stored shapes: A is [m, k] or, transposed, [k, m]; likewise B. */
   int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
   int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-  KB_TRY(check_ld(ctx, fn, "lda", lda, a_cols));
-  KB_TRY(check_ld(ctx, fn, "ldb", ldb, b_cols));
-  KB_TRY(check_ld(ctx, fn, "ldc", ldc, n));
+  KB_TRY(kb__check_ld(ctx, fn, "lda", lda, a_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldb", ldb, b_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldc", ldc, n));
   KB_TRY(kb__count_strided(ctx, fn, "a", elem, a_rows, a_cols, lda, a_count));
   KB_TRY(kb__count_strided(ctx, fn, "b", elem, b_rows, b_cols, ldb, b_count));
   KB_TRY(kb__count_strided(ctx, fn, "c", elem, m, n, ldc, c_count));
@@ -163,9 +154,9 @@ static kb_status gemm_batched_dt(kb_context *ctx, const char *fn, int dt, bool t
   KB_TRY(kb__check_dim(ctx, fn, "stride_c", stride_c));
   int64_t a_rows = trans_a ? k : m, a_cols = trans_a ? m : k;
   int64_t b_rows = trans_b ? n : k, b_cols = trans_b ? k : n;
-  KB_TRY(check_ld(ctx, fn, "lda", lda, a_cols));
-  KB_TRY(check_ld(ctx, fn, "ldb", ldb, b_cols));
-  KB_TRY(check_ld(ctx, fn, "ldc", ldc, n));
+  KB_TRY(kb__check_ld(ctx, fn, "lda", lda, a_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldb", ldb, b_cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ldc", ldc, n));
   int64_t a_one, b_one, c_one, a_all, b_all, c_all;
   KB_TRY(kb__count_strided(ctx, fn, "a", elem, a_rows, a_cols, lda, &a_one));
   KB_TRY(kb__count_strided(ctx, fn, "b", elem, b_rows, b_cols, ldb, &b_one));

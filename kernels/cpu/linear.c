@@ -8,14 +8,6 @@
 #include "quant/qmatmul.h"
 #include "reduced.h"
 
-/* The activation of kb_linear* and kb_linear_w, one of kb_activation's values. */
-static kb_status check_act(kb_context *ctx, const char *fn, kb_activation act) {
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
-  return KB_STATUS_OK;
-}
-
 static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
                            void *y) {
@@ -24,7 +16,7 @@ static kb_status linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
-  KB_TRY(check_act(ctx, fn, act));
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t xd[2] = {rows, in_features}, wd[2] = {out_features, in_features}, yd[2] = {rows, out_features};
   int64_t bd[1] = {bias != NULL ? out_features : 0}; /* a NULL bias has no elements */
   int64_t xn, wn, yn, bn;
@@ -78,7 +70,7 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
   KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
   KB_TRY(kb__check_dim(ctx, fn, "weight_bytes", weight_bytes));
-  KB_TRY(check_act(ctx, fn, act));
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t wbytes, row_bytes;
   KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "weight", out_features, in_features, "in_features",
                         &wbytes, &row_bytes));

@@ -41,29 +41,9 @@ static void relu_tile(float *t, int64_t n) {
   for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
 }
 
-/* The activation in place on a float32 tile. */
-static void act_tile(const struct kb_vec_ops *ops, int act, float *t, int64_t n) {
-  switch (act) {
-    case KB_ACTIVATION_RELU:
-      relu_tile(t, n);
-      break;
-    case KB_ACTIVATION_GELU:
-      ops->unary(KB_VM_GELU, KB_VEC_F32, n, t, t);
-      break;
-    case KB_ACTIVATION_GELU_TANH:
-      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, t, t);
-      break;
-    case KB_ACTIVATION_SILU:
-      ops->unary(KB_VM_SILU, KB_VEC_F32, n, t, t);
-      break;
-    default: /* KB_ACTIVATION_NONE: the identity */
-      break;
-  }
-}
-
-/* The activation from src (float32) into dst: the vector entries read
- * before they write, so dst may differ from src with the same bits. */
-static void act_copy(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
+/* The activation from src (float32) into dst, which may be src itself: the
+ * vector entries read before they write, so either way gives the same bits. */
+static void apply_act(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
   switch (act) {
     case KB_ACTIVATION_GELU:
       ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
@@ -75,7 +55,8 @@ static void act_copy(const struct kb_vec_ops *ops, int act, const float *src, fl
       ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
       return;
     default:
-      for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+      if (dst != src)
+        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
       if (act == KB_ACTIVATION_RELU) relu_tile(dst, n);
       return;
   }
@@ -96,27 +77,18 @@ static void glu_body(void *arg, int64_t begin, int64_t end) {
       if (j->act == KB_ACTIVATION_NONE) {
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
       } else {
-        act_copy(ops, j->act, (const float *)g, (float *)y, n);
+        apply_act(ops, j->act, (const float *)g, (float *)y, n);
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
       }
     } else {
       /* Widening is exact, so wg / wu hold the values kb_glu would see. */
       ops->convert(j->dt, 0, n, g, wg);
       ops->convert(j->dt, 0, n, u, wu);
-      act_tile(ops, j->act, wg, n);
+      apply_act(ops, j->act, wg, wg, n);
       ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
       ops->convert(j->dt, 1, n, wg, y);
     }
   }
-}
-
-/* SHAPE_MISMATCH unless ld >= max(1, cols) (kb_gemm's rule and message). */
-static kb_status check_ld(kb_context *ctx, const char *fn, const char *name, int64_t ld, int64_t cols) {
-  int64_t need = cols > 1 ? cols : 1;
-  if (ld < need)
-    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be >= %lld (the stored row length, at least 1), got %lld",
-                    name, (long long)need, (long long)ld);
-  return KB_STATUS_OK;
 }
 
 static kb_status glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *gate,
@@ -127,8 +99,8 @@ static kb_status glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int6
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
   KB_TRY(kb__check_dim(ctx, fn, "ld_gate", ld_gate));
   KB_TRY(kb__check_dim(ctx, fn, "ld_up", ld_up));
-  KB_TRY(check_ld(ctx, fn, "ld_gate", ld_gate, cols));
-  KB_TRY(check_ld(ctx, fn, "ld_up", ld_up, cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ld_gate", ld_gate, cols));
+  KB_TRY(kb__check_ld(ctx, fn, "ld_up", ld_up, cols));
   /* Counts are the strided extents ((rows - 1) * ld + cols elements). */
   int64_t gn, un, yn, yd[2] = {rows, cols};
   KB_TRY(kb__count_strided(ctx, fn, "gate", elem, rows, cols, ld_gate, &gn));
@@ -138,9 +110,7 @@ static kb_status glu(kb_context *ctx, const char *fn, int dt, int64_t rows, int6
   KB_TRY(kb__check_ptr(ctx, fn, "up", up, un));
   KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
   /* The activation is a scalar: checked after the pointers (rule 5). */
-  if ((int)act < (int)KB_ACTIVATION_NONE || (int)act > (int)KB_ACTIVATION_SILU)
-    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn,
-                    "act must be a kb_activation (0 none, 1 relu, 2 gelu, 3 gelu_tanh, 4 silu), got %d", (int)act);
+  KB_TRY(kb__check_activation(ctx, fn, act));
   int64_t gb = gn * elem, ub = un * elem, yb = yn * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "gate", gate, gb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "y", y, yb, "up", up, ub, false));
