@@ -21,11 +21,6 @@
 #include "benchmarks/decoder/bench_copy.h"
 #include "kernelbridge.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static const char *kDefaultShapes = "32/32/1024/128,32/8/4096/128,8/1/8192/128,1/1/1024/128,1/1/8192/128,8/8/8192/128";
 
 int main(int argc, char **argv) {

@@ -1,5 +1,6 @@
 /* bench_copy.h - what the decoder benchmarks (decode_bench.c,
- * small_linear_bench.c) share: a monotonic clock, and the time the machine
+ * small_linear_bench.c, attention_decode_bench.c) share: a monotonic clock,
+ * a comparator to sort times, and the time the machine
  * takes to copy a number of bytes on T threads, the bandwidth they compare
  * their weight reads with. */
 #ifndef KB_BENCH_COPY_H
@@ -14,6 +15,12 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* qsort's comparator for times in seconds, ascending. */
+static inline int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 struct copy_slice {
