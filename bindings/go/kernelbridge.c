@@ -1482,6 +1482,24 @@ void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
 void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 
 #endif /* KB_CPU_HALF_H */
+/* ---- kernels/cpu/linear.h ---- */
+/* linear.h - kb_linear_w's product for arguments already validated
+ * (linear.c), shared with the decoder kernels that run linear layers on
+ * storage-format weights (decoder/linear_glu.c, decoder/moe_experts.c).
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_LINEAR_H
+#define KB_CPU_LINEAR_H
+
+
+/* y [rows, out] = lin(x [rows, in] . W^T) for W the [out, in] weight of
+ * kb_dtype type, rows row_bytes apart: exactly what kb_linear_w computes.
+ * rows * out > 0.  Fails only with OUT_OF_MEMORY (recorded in ctx under fn)
+ * when scratch cannot be allocated, before y is written. */
+kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                           float *y);
+
+#endif /* KB_CPU_LINEAR_H */
 /* ---- kernels/cpu/quant/dtype.h ---- */
 /* dtype.h - the storage formats of kb_dtype (kernelbridge.h): names, byte
  * sizes, validation and widening of rows.  Internal to kernels/cpu. */
@@ -1750,6 +1768,27 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
                           float *y);
+
+/* x [rows, in] (row stride ldx, in a multiple of 32) quantized per block
+ * as qdot.h's step 1 says, once, for any number of products with it. */
+struct kb_qlinear_x {
+  struct kb_qact act;
+  void *mem; /* the one allocation behind act */
+};
+
+/* Allocates and fills qx (rows quantized on ctx's threads).  Fails only
+ * with OUT_OF_MEMORY, recorded in ctx under fn; release with
+ * kb__qlinear_release after a success. */
+kb_status kb__qlinear_prepare(kb_context *ctx, const char *fn, int64_t rows, int64_t in, const float *x, int64_t ldx,
+                              struct kb_qlinear_x *qx);
+
+/* y[i * ldy + j] = the sum (qdot.h's step 2, no epilogue) of quantized row
+ * i with weight row j, for i < rows, j < n, the weight rows of format type
+ * row_bytes apart from w.  On the calling thread. */
+void kb__qlinear_columns(int type, int64_t rows, const struct kb_qlinear_x *qx, const void *w, int64_t row_bytes,
+                         int64_t n, float *y, int64_t ldy);
+
+void kb__qlinear_release(struct kb_qlinear_x *qx);
 
 #endif /* KB_CPU_QMATMUL_H */
 /* ---- kernels/cpu/philox.h ---- */
@@ -3257,6 +3296,431 @@ void kb_dt_narrow_rows(const kb_context *ctx, kbcuda_dtype dt, int64_t rows, int
 static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_MIN_ELEMS / cols + 1 : 1; }
 
 #endif /* KB_CPU_ROWWISE_H */
+/* ---- kernels/cpu/decoder/glu.h ---- */
+/* glu.h - kb_glu's float32 arithmetic on one tile (glu.c), shared with the
+ * kernels that produce the gate and up values themselves
+ * (linear_glu.c, moe_experts.c) so that they give kb_glu's bits.
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_DECODER_GLU_H
+#define KB_CPU_DECODER_GLU_H
+
+#include <stdint.h>
+
+
+/* y[i] = act(gate[i]) * up[i] for i < n, exactly as kb_glu: gate is
+ * overwritten by act(gate) (scratch of the caller); y may be up. */
+void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n);
+
+#endif /* KB_CPU_DECODER_GLU_H */
+/* ---- kernels/cpu/decoder/linear_glu.h ---- */
+/* linear_glu.h - kb_linear_glu_w's fused product for arguments already
+ * validated (linear_glu.c), shared with kb_moe_experts.  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_DECODER_LINEAR_GLU_H
+#define KB_CPU_DECODER_LINEAR_GLU_H
+
+#include <stdint.h>
+
+
+/* y [rows, out] (row stride ldy) = act(x . Wg^T) * (x . Wu^T), x [rows, in]
+ * float32, Wg and Wu [out, in] of kb_dtype type with rows row_bytes apart:
+ * what kb_linear_glu_w computes.  rows * out > 0.  Fails only with
+ * OUT_OF_MEMORY (recorded in ctx under fn), before y is written. */
+kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                             const float *x, const void *gate_w, const void *up_w, int64_t row_bytes, int act, float *y,
+                             int64_t ldy);
+
+#endif /* KB_CPU_DECODER_LINEAR_GLU_H */
+/* ---- kernels/cpu/gemm_engine.h ---- */
+/* gemm_engine.h - the float32 matrix multiply engine behind kb_gemm,
+ * kb_gemm_batched and kb_linear (gemm_engine.c): planning (path, blocking,
+ * thread split, scratch size) separated from running, so that a caller can
+ * allocate every byte of scratch before it writes anything.  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_GEMM_ENGINE_H
+#define KB_CPU_GEMM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+
+/* kb_linear's epilogue: y = act(y + bias[column]) on the finished sums. */
+struct kb_linear_epilogue {
+  const void *bias; /* [n] in the storage type, or NULL */
+  kb_activation act;
+};
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: kb_linear's epilogue on
+ * the float32 sums of output columns col0 .. col0+len of one row (the bias
+ * stored as dt), the activation being the public kernel itself. */
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0);
+
+/* Cache blocking of the packed path (from the L1 and L2 sizes). */
+struct kb_gemm_blocking {
+  int64_t kc, mc, nc;
+};
+
+/* Everything decided before running; see gemm_engine.c. */
+struct kb_gemm_plan {
+  const struct kb_gemm_ops *ops;
+  int kind; /* k == 0, matrix-vector, small m, or blocked */
+  int dt;   /* storage type of A and C */
+  int dt_b; /* storage type of B (the weights of a mixed-precision product) */
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha, beta;
+  const struct kb_linear_epilogue *lin;
+  /* blocked path */
+  struct kb_gemm_blocking bl;
+  int64_t tm, tn, tasks;
+  int64_t a_pack, b_pack, c_buf, per_task;
+  bool direct_a, direct_b;
+  /* matrix-vector path */
+  int64_t gemv_len, gemv_tasks;
+  bool gemv_gather;
+  /* small-m path: A as float32 rows (a copy when A is transposed or 16-bit) */
+  bool small_copy_a;
+  int64_t small_units, small_unit, small_tasks;
+  int64_t scratch_floats; /* what kb__gemm_exec needs, 64-byte aligned */
+};
+
+/*
+ * Plans C = alpha op(A) op(B) + beta C (then the linear epilogue, if any)
+ * for validated sizes with m * n > 0; A and C are stored as dt, B as dt_b
+ * (every operand is widened to float32 exactly, so the result is the
+ * float32 product of the widened values whatever the types).  threads_ctx decides the thread
+ * split (NULL: one thread); ctx receives the message of a failure
+ * (OUT_OF_MEMORY when the scratch size overflows).
+ */
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+                        const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
+
+/* Runs a plan on threads_ctx's threads (the context it was planned for)
+ * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
+void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch);
+
+/* 64-byte aligned scratch of `floats` floats, or NULL with OUT_OF_MEMORY
+ * recorded in ctx.  Free with free(). */
+float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats);
+
+/* Plan, scratch, run: one validated multiply with m * n > 0 (A and C of
+ * storage type dt, B of dt_b). */
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
+
+#endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/quant/dtype.h ---- */
+/* dtype.h - the storage formats of kb_dtype (kernelbridge.h): names, byte
+ * sizes, validation and widening of rows.  Internal to kernels/cpu. */
+#ifndef KB_CPU_DTYPE_H
+#define KB_CPU_DTYPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+
+/* "F32", "F16", "BF16", "Q8_0", "Q4_0", or NULL for a value kb_dtype does
+ * not define. */
+const char *kb__dtype_name(int type);
+
+/* Whether type stores blocks of 32 elements (Q8_0, Q4_0). */
+bool kb__dtype_blocked(int type);
+
+/*
+ * Checks that type is a kb_dtype and that a [rows, cols] tensor of it is
+ * possible (cols a multiple of 32 for a block format), and gives its byte
+ * count and the bytes of one row.  Failures record "fn: ..." in ctx with
+ * INVALID_ARGUMENT (type_name for the type, cols_name for cols) or
+ * OUT_OF_MEMORY (the size of `what` overflows).  rows and cols are >= 0.
+ */
+kb_status kb__dtype_size(kb_context *ctx, const char *fn, const char *type_name, int type, const char *what,
+                         int64_t rows, int64_t cols, const char *cols_name, int64_t *bytes, int64_t *row_bytes);
+
+/* Fails with INVALID_ARGUMENT unless bytes_arg (named bytes_name) equals
+ * the expected byte count of `what`, a [rows, cols] tensor of type. */
+kb_status kb__dtype_check_bytes(kb_context *ctx, const char *fn, const char *bytes_name, int64_t bytes_arg,
+                                int64_t expected, const char *what, int type, int64_t rows, int64_t cols);
+
+/* Fails with INVALID_ARGUMENT unless p (the tensor `name` of type) is
+ * aligned as an array of its elements: 4 bytes for F32, 2 for F16 and
+ * BF16; block formats (34- and 18-byte blocks) may start anywhere.  NULL
+ * passes (kb__check_ptr decides about it). */
+kb_status kb__dtype_check_align(kb_context *ctx, const char *fn, const char *name, const void *p, int type, bool empty);
+
+/* dst[0 .. cols) = the row at src (cols elements of type) as float32,
+ * exactly. */
+void kb__dtype_widen_row(int type, const void *src, int64_t cols, float *dst);
+
+#endif /* KB_CPU_DTYPE_H */
+/* ---- kernels/cpu/gemm_kernels.h ---- */
+/* gemm_kernels.h - the instruction-set-specific pieces of the float32 matrix
+ * multiply (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c), driven by gemm.c.
+ * Internal to kernels/cpu.
+ *
+ * The arithmetic contract, identical on every level: every element of C is
+ *   acc = 0;  for p = 0 .. k-1:  acc = fma(op(A)[i,p], op(B)[p,j], acc)
+ * (one rounding per step, p strictly increasing), then the epilogue
+ *   C = alpha * acc                      (beta == 0: C is not read)
+ *   C = alpha * acc + beta * C_old       (two products and a sum, each rounded)
+ * Partial sums that cross a K block are stored in C (or a float32 buffer)
+ * and reloaded: exact, since acc is a float32.  So blocking, packing, the
+ * instruction set and the thread count never change a result bit. */
+#ifndef KB_CPU_GEMM_KERNELS_H
+#define KB_CPU_GEMM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Storage type of an operand (A, B, C; a kb_linear bias): float32, or
+ * 16-bit values widened exactly to float32 when read. */
+enum { KB_GEMM_F32 = 0, KB_GEMM_BF16 = 1, KB_GEMM_F16 = 2 };
+
+/* Largest register tile of any level (for stack buffers of edge tiles). */
+#define KB_GEMM_MAX_MR 12
+#define KB_GEMM_MAX_NR 32
+
+/* What the last K block does with the sums (see above).  c0 is C_old with
+ * row stride ldc0; it is read only when beta != 0. */
+struct kb_gemm_epilogue {
+  float alpha, beta;
+  const float *c0;
+  int64_t ldc0;
+};
+
+/*
+ * The microkernel: one tile of rows x cols of C (at most mr x nr; row
+ * stride ldc).  For i < rows, j < cols:
+ *   acc(i, j) = first ? 0 : c[i * ldc + j]
+ *   for p < kc:  acc(i, j) = fma(a[i * a_rs + p * a_cs], b[p * b_rs + j], acc(i, j))
+ *   c[i * ldc + j] = last ? epilogue(acc(i, j)) : acc(i, j)
+ * Nothing outside the rows x cols tile of C (or of last->c0) is touched.
+ * a is a packed micro-panel (a_rs = 1, a_cs = mr) or A itself (its row and
+ * column strides); b has nr readable columns per row: a packed micro-panel
+ * (b_rs = nr, zero-padded past cols) or B itself when cols == nr.  kc >= 0.
+ */
+typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                  int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                  const struct kb_gemm_epilogue *last);
+
+/*
+ * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
+ * transposed: the PyTorch weight layout) into micro-panels of nr columns:
+ * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
+ * zero for columns past nc.
+ */
+typedef void (*kb_gemm_pack_bt_fn)(int64_t kc, int64_t nc, const float *b, int64_t ldb, float *dst, int64_t nr);
+
+/*
+ * Matrix-vector products, the m == 1 / n == 1 cases.  x has k elements.
+ *   axpy: y[j] = chain over p of x[p] * mat[p * ldm + j]    (rows of mat along j)
+ *   dot:  y[j] = chain over p of x[p] * mat[j * ldm + p]    (rows of mat along p)
+ * for j < n, each y[j] the fma chain of the contract above (no epilogue).
+ */
+typedef void (*kb_gemv_fn)(int64_t k, int64_t n, const float *x, const float *mat, int64_t ldm, float *y);
+
+/* Most rows of A the small-m kernels take (decode, small batches). */
+#define KB_GEMM_SMALL_M 16
+
+/*
+ * Small-m products, the decode case: for i < m <= KB_GEMM_SMALL_M, j < n,
+ *   c[i * ldc + j] = chain over p < k of a[i * lda + p] * B(j, p)
+ * each the fma chain of the contract above (no epilogue), where B holds
+ * values of storage type bdt (KB_GEMM_*) widened exactly to float32:
+ *   small_dot:  B(j, p) = b[j * ldb + p]  (rows along p: [n, k], the
+ *               PyTorch / GGUF weight layout)
+ *   small_axpy: B(j, p) = b[p * ldb + j]  ([k, n])
+ * Each element of b is read once per call, as 16-bit values where bdt
+ * says so: the weights of a decode step are read once, at memory speed.
+ * k >= 1, n >= 1.  When m > 8, a has KB_GEMM_SMALL_M readable rows and c
+ * KB_GEMM_SMALL_M writable rows (a level may compute all 16 in one pass;
+ * the rows past m are padding the caller ignores).
+ */
+typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                                 const void *b, int64_t ldb, float *c, int64_t ldc);
+
+/* pack_bt for B stored as 16-bit values of storage type bdt (KB_GEMM_BF16
+ * or KB_GEMM_F16), widened to float32 exactly while packed. */
+typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                        int64_t nr);
+
+struct kb_gemm_ops {
+  int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
+  kb_gemm_kernel_fn kernel;
+  kb_gemm_pack_bt_fn pack_bt;
+  kb_gemv_fn gemv_axpy;
+  kb_gemv_fn gemv_dot;
+  kb_gemm_small_fn small_dot;
+  kb_gemm_small_fn small_axpy;
+  kb_gemm_pack_bt_half_fn pack_bt_half;
+};
+
+/* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
+void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                int64_t nr);
+void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
+                                  int64_t nr);
+void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                             int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                              int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                               int64_t ldb, float *c, int64_t ldc);
+void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
+                                int64_t ldb, float *c, int64_t ldc);
+
+/* The tables of each level (gemm_<isa>.c).  The vector ones exist only where
+ * simd.h says the compiler can build them. */
+extern const struct kb_gemm_ops kb__gemm_ops_scalar;
+extern const struct kb_gemm_ops kb__gemm_ops_avx2;
+extern const struct kb_gemm_ops kb__gemm_ops_avx512;
+
+#endif /* KB_CPU_GEMM_KERNELS_H */
+/* ---- kernels/cpu/gemm_engine.h ---- */
+/* gemm_engine.h - the float32 matrix multiply engine behind kb_gemm,
+ * kb_gemm_batched and kb_linear (gemm_engine.c): planning (path, blocking,
+ * thread split, scratch size) separated from running, so that a caller can
+ * allocate every byte of scratch before it writes anything.  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_GEMM_ENGINE_H
+#define KB_CPU_GEMM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+
+/* kb_linear's epilogue: y = act(y + bias[column]) on the finished sums. */
+struct kb_linear_epilogue {
+  const void *bias; /* [n] in the storage type, or NULL */
+  kb_activation act;
+};
+
+/* y[j] = act(y[j] + bias[col0 + j]) for j < len: kb_linear's epilogue on
+ * the float32 sums of output columns col0 .. col0+len of one row (the bias
+ * stored as dt), the activation being the public kernel itself. */
+void kb__linear_row(const struct kb_linear_epilogue *e, int dt, float *y, int64_t len, int64_t col0);
+
+/* Cache blocking of the packed path (from the L1 and L2 sizes). */
+struct kb_gemm_blocking {
+  int64_t kc, mc, nc;
+};
+
+/* Everything decided before running; see gemm_engine.c. */
+struct kb_gemm_plan {
+  const struct kb_gemm_ops *ops;
+  int kind; /* k == 0, matrix-vector, small m, or blocked */
+  int dt;   /* storage type of A and C */
+  int dt_b; /* storage type of B (the weights of a mixed-precision product) */
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha, beta;
+  const struct kb_linear_epilogue *lin;
+  /* blocked path */
+  struct kb_gemm_blocking bl;
+  int64_t tm, tn, tasks;
+  int64_t a_pack, b_pack, c_buf, per_task;
+  bool direct_a, direct_b;
+  /* matrix-vector path */
+  int64_t gemv_len, gemv_tasks;
+  bool gemv_gather;
+  /* small-m path: A as float32 rows (a copy when A is transposed or 16-bit) */
+  bool small_copy_a;
+  int64_t small_units, small_unit, small_tasks;
+  int64_t scratch_floats; /* what kb__gemm_exec needs, 64-byte aligned */
+};
+
+/*
+ * Plans C = alpha op(A) op(B) + beta C (then the linear epilogue, if any)
+ * for validated sizes with m * n > 0; A and C are stored as dt, B as dt_b
+ * (every operand is widened to float32 exactly, so the result is the
+ * float32 product of the widened values whatever the types).  threads_ctx decides the thread
+ * split (NULL: one thread); ctx receives the message of a failure
+ * (OUT_OF_MEMORY when the scratch size overflows).
+ */
+kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
+                        bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+                        const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
+
+/* Runs a plan on threads_ctx's threads (the context it was planned for)
+ * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
+void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch);
+
+/* 64-byte aligned scratch of `floats` floats, or NULL with OUT_OF_MEMORY
+ * recorded in ctx.  Free with free(). */
+float *kb__gemm_scratch(kb_context *ctx, const char *fn, int64_t floats);
+
+/* Plan, scratch, run: one validated multiply with m * n > 0 (A and C of
+ * storage type dt, B of dt_b). */
+kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                       float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
+
+#endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/quant/qmatmul.h ---- */
+/* qmatmul.h - the quantized path of kb_linear_w (qmatmul.c).  Internal to
+ * kernels/cpu. */
+#ifndef KB_CPU_QMATMUL_H
+#define KB_CPU_QMATMUL_H
+
+
+/* y [rows, out] = act(x [rows, in] . W^T + bias) for W the [out, in] weight
+ * of block format type (KB_QTYPE_*), rows of row_bytes bytes, as qdot.h's
+ * contract and kb_linear's epilogue say.  Validated arguments, rows * out >
+ * 0; OUT_OF_MEMORY (recorded in ctx) when the quantized x cannot be
+ * allocated, before anything is written. */
+kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                          float *y);
+
+/* x [rows, in] (row stride ldx, in a multiple of 32) quantized per block
+ * as qdot.h's step 1 says, once, for any number of products with it. */
+struct kb_qlinear_x {
+  struct kb_qact act;
+  void *mem; /* the one allocation behind act */
+};
+
+/* Allocates and fills qx (rows quantized on ctx's threads).  Fails only
+ * with OUT_OF_MEMORY, recorded in ctx under fn; release with
+ * kb__qlinear_release after a success. */
+kb_status kb__qlinear_prepare(kb_context *ctx, const char *fn, int64_t rows, int64_t in, const float *x, int64_t ldx,
+                              struct kb_qlinear_x *qx);
+
+/* y[i * ldy + j] = the sum (qdot.h's step 2, no epilogue) of quantized row
+ * i with weight row j, for i < rows, j < n, the weight rows of format type
+ * row_bytes apart from w.  On the calling thread. */
+void kb__qlinear_columns(int type, int64_t rows, const struct kb_qlinear_x *qx, const void *w, int64_t row_bytes,
+                         int64_t n, float *y, int64_t ldy);
+
+void kb__qlinear_release(struct kb_qlinear_x *qx);
+
+#endif /* KB_CPU_QMATMUL_H */
+/* ---- kernels/cpu/linear.h ---- */
+/* linear.h - kb_linear_w's product for arguments already validated
+ * (linear.c), shared with the decoder kernels that run linear layers on
+ * storage-format weights (decoder/linear_glu.c, decoder/moe_experts.c).
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_LINEAR_H
+#define KB_CPU_LINEAR_H
+
+
+/* y [rows, out] = lin(x [rows, in] . W^T) for W the [out, in] weight of
+ * kb_dtype type, rows row_bytes apart: exactly what kb_linear_w computes.
+ * rows * out > 0.  Fails only with OUT_OF_MEMORY (recorded in ctx under fn)
+ * when scratch cannot be allocated, before y is written. */
+kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                           float *y);
+
+#endif /* KB_CPU_LINEAR_H */
 /* ---- kernels/cpu/half.h ---- */
 /* half.h - conversions between float32 and the 16-bit storage formats of the
  * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
@@ -9446,6 +9910,7 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n) {
  * applied by the engine to each finished block of rows while it is in
  * cache). */
 
+
 static kb_status linear__linear_dt(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t in_features,
                            int64_t out_features, const void *x, const void *weight, const void *bias, kb_activation act,
                            void *y) {
@@ -9532,14 +9997,19 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
     return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
   if (yn == 0) return KB_STATUS_OK;
   struct kb_linear_epilogue lin = {bias, act};
-  if (kb__dtype_blocked((int)weight_type) && in_features > 0)
-    return kb__qlinear_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+  return kb__linear_w_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+}
+
+kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                           float *y) {
+  if (kb__dtype_blocked(type) && in > 0) return kb__qlinear_run(ctx, fn, type, rows, in, out, x, w, row_bytes, lin, y);
   /* With no in_features no weight is read (a block format then holds no
      bytes): y is the epilogue of zero sums, as for float weights. */
-  int dt_b = weight_type == KB_DTYPE_F16 ? KB_GEMM_F16 : weight_type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
-  int64_t ld = in_features > 0 ? in_features : 1;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
-                      0.0f, y, out_features, &lin);
+  int64_t ld = in > 0 ? in : 1;
+  int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out, in, 1.0f, x, ld, w, ld,
+                      0.0f, y, out, lin);
 }
 #undef linear_dt
 
@@ -18591,31 +19061,53 @@ static void qmatmul__qact_body(void *arg, int64_t begin, int64_t end) {
   j->ops->quantize_act(begin, end, j->x, j->ldx, j->act);
 }
 
-kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
-                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
-                          float *y) {
+kb_status kb__qlinear_prepare(kb_context *ctx, const char *fn, int64_t rows, int64_t in, const float *x, int64_t ldx,
+                              struct kb_qlinear_x *qx) {
   const struct kb_quant_ops *ops = &kb__cpu_ops()->quant;
   int64_t nb = in / KB_QK;
   /* One block for the quantized activations: q (32-byte aligned), s, d. */
   int64_t blocks = rows * nb;
-  size_t q_bytes = (size_t)blocks * KB_QK, s_bytes = (size_t)blocks * 8 * sizeof(int32_t);
-  size_t d_bytes = (size_t)blocks * sizeof(float);
   if (blocks > INT64_MAX / 128)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of the quantized x overflows");
+  size_t q_bytes = (size_t)blocks * KB_QK, s_bytes = (size_t)blocks * 8 * sizeof(int32_t);
+  size_t d_bytes = (size_t)blocks * sizeof(float);
   void *mem = NULL;
   if (posix_memalign(&mem, 64, q_bytes + s_bytes + d_bytes + 64) != 0 || mem == NULL)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch for the quantized x",
                     (long long)(q_bytes + s_bytes + d_bytes));
-  struct kb_qact act = {nb, (int8_t *)mem, (float *)((char *)mem + q_bytes + s_bytes), (int32_t *)((char *)mem + q_bytes)};
-  struct qmatmul__qact_job aj = {ops, x, in, &act};
+  qx->mem = mem;
+  qx->act.nb = nb;
+  qx->act.q = (int8_t *)mem;
+  qx->act.s = (int32_t *)((char *)mem + q_bytes);
+  qx->act.d = (float *)((char *)mem + q_bytes + s_bytes);
+  struct qmatmul__qact_job aj = {ops, x, ldx, &qx->act};
   kb__parallel_for(ctx, rows, in >= 16384 ? 1 : 16384 / (in > 0 ? in : 1), qmatmul__qact_body, &aj);
+  return KB_STATUS_OK;
+}
+
+void kb__qlinear_columns(int type, int64_t rows, const struct kb_qlinear_x *qx, const void *w, int64_t row_bytes,
+                         int64_t n, float *y, int64_t ldy) {
+  kb__cpu_ops()->quant.dot(type, rows, n, &qx->act, w, row_bytes, y, ldy);
+}
+
+void kb__qlinear_release(struct kb_qlinear_x *qx) {
+  free(qx->mem);
+  qx->mem = NULL;
+}
+
+kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                          float *y) {
+  struct kb_qlinear_x qx;
+  KB_TRY(kb__qlinear_prepare(ctx, fn, rows, in, x, in, &qx));
   int64_t units = (out + KB_QLINEAR_UNIT - 1) / KB_QLINEAR_UNIT;
   int64_t unit_bytes = KB_QLINEAR_UNIT * row_bytes;
   int64_t per_task = unit_bytes >= KB_QLINEAR_MIN_BYTES ? 1 : KB_QLINEAR_MIN_BYTES / (unit_bytes > 0 ? unit_bytes : 1) + 1;
   int64_t tasks = kb__task_count(ctx, units, per_task);
-  struct qmatmul__qlinear_job g = {ops, type, rows, out, &act, (const unsigned char *)w, row_bytes, y, lin, tasks};
+  struct qmatmul__qlinear_job g = {&kb__cpu_ops()->quant, type, rows, out, &qx.act, (const unsigned char *)w, row_bytes, y, lin,
+                          tasks};
   kb__parallel_for(ctx, tasks, 1, qmatmul__qlinear_body, &g);
-  free(mem);
+  kb__qlinear_release(&qx);
   return KB_STATUS_OK;
 }
 #undef KB_QLINEAR_MIN_BYTES
@@ -18900,6 +19392,7 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
  * Work is split over (row, tile) pairs; each element depends only on its
  * own two inputs, so the split cannot change any bit. */
 
+
 /* Elements per tile: 4 KiB of float32, two of them fit L1 next to the
  * inputs' lines.  A multiple of 16 so that only a row's last tile has a
  * partial vector. */
@@ -18942,6 +19435,13 @@ static void glu__apply_act(const struct kb_vec_ops *ops, int act, const float *s
       if (act == KB_ACTIVATION_RELU) glu__relu_tile(dst, n);
       return;
   }
+}
+
+void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
+  /* The order of glu_body's float32 path: the activation's values first,
+   * then the product with them as the first operand. */
+  if (act != KB_ACTIVATION_NONE) glu__apply_act(ops, act, gate, gate, n);
+  ops->binary(KB_VEC_MUL, KB_VEC_F32, n, gate, up, y);
 }
 
 static void glu__glu_body(void *arg, int64_t begin, int64_t end) {
@@ -19162,6 +19662,415 @@ kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_head
 #undef kv_append
 #undef kv_body
 #undef kv_job
+
+/* ==== kernels/cpu/decoder/linear_glu.c ==== */
+#define lglu_job linear_glu__lglu_job
+#define lglu_sums linear_glu__lglu_sums
+#define lglu_body linear_glu__lglu_body
+#define lglu_round16 linear_glu__lglu_round16
+/* ---- kernels/cpu/decoder/linear_glu.c ---- */
+/* linear_glu.c - kb_linear_glu_w: the gate and up linear layers of a
+ * gated feed-forward block and their gated product in one call,
+ *   y = act(x . Wg^T) * (x . Wu^T),
+ * weights in any kb_dtype.
+ *
+ * The output columns are cut into chunks; a task computes, for each of its
+ * chunks, the gate sums into a [rows, chunk] tile of its own scratch, the up
+ * sums straight into y, and then kb_glu's arithmetic on the two (glu.h),
+ * while both are still in cache.  Neither [rows, out] product exists whole,
+ * and y is written once.
+ *
+ * The sums are kb_linear_w's: float weights through the gemm engine (each
+ * chunk planned for one thread, since the tasks are the parallelism; every
+ * output is the engine's fixed fma chain whatever the plan), block formats
+ * through qmatmul.c with x quantized once for both products.  So y has the
+ * bits of kb_linear_w(gate), kb_linear_w(up), kb_glu, for every chunking,
+ * thread count and instruction set. */
+
+#include <stdlib.h>
+
+
+/* Output columns per chunk: with few rows (decode) a chunk is a slice of
+ * the weights read once at memory speed; with many rows (prefill) wider
+ * chunks let the gemm engine reuse each block of x longer. */
+#define KB_LGLU_CHUNK_FEW 64
+#define KB_LGLU_CHUNK_MANY 256
+/* Weight bytes per task below which another thread is not worth waking
+ * (gemm_engine.c's small-m threshold). */
+#define KB_LGLU_MIN_BYTES ((int64_t)64 * 1024)
+
+struct linear_glu__lglu_job {
+  const struct kb_vec_ops *vec;
+  int type, act;
+  bool blocked;
+  int64_t rows, in, out, row_bytes, chunk, chunks, tasks;
+  const float *x;
+  const struct kb_qlinear_x *qx;                      /* block formats */
+  const struct kb_gemm_plan *plan_full, *plan_tail;  /* float formats */
+  const unsigned char *wg, *wu;
+  float *scratch;
+  int64_t per_task, tile_floats;
+  float *y;
+  int64_t ldy;
+};
+
+/* The cw sums of columns j0 .. j0+cw of x . W^T into dst (row stride ld). */
+static void linear_glu__lglu_sums(const struct linear_glu__lglu_job *j, const unsigned char *w, int64_t j0, int64_t cw, float *dst, int64_t ld,
+                      float *plan_scratch) {
+  const unsigned char *wj = w + j0 * j->row_bytes;
+  if (j->blocked) {
+    kb__qlinear_columns(j->type, j->rows, j->qx, wj, j->row_bytes, cw, dst, ld);
+  } else {
+    int64_t ldx = j->in > 0 ? j->in : 1;
+    kb__gemm_exec(NULL, cw == j->chunk ? j->plan_full : j->plan_tail, j->x, ldx, wj, ldx, dst, ld, plan_scratch);
+  }
+}
+
+static void linear_glu__lglu_body(void *arg, int64_t begin, int64_t end) {
+  const struct linear_glu__lglu_job *j = (const struct linear_glu__lglu_job *)arg;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t c0, c1;
+    kb__task_range(j->chunks, j->tasks, t, &c0, &c1);
+    float *gate = j->scratch + t * j->per_task, *plan_scratch = gate + j->tile_floats;
+    for (int64_t c = c0; c < c1; c++) {
+      int64_t j0 = c * j->chunk, cw = j->out - j0 < j->chunk ? j->out - j0 : j->chunk;
+      linear_glu__lglu_sums(j, j->wg, j0, cw, gate, cw, plan_scratch);
+      linear_glu__lglu_sums(j, j->wu, j0, cw, j->y + j0, j->ldy, plan_scratch);
+      for (int64_t r = 0; r < j->rows; r++) {
+        float *yr = j->y + r * j->ldy + j0;
+        kb__glu_tile(j->vec, j->act, gate + r * cw, yr, yr, cw);
+      }
+    }
+  }
+}
+
+static int64_t linear_glu__lglu_round16(int64_t v) { return (v + 15) / 16 * 16; }
+
+kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                             const float *x, const void *gate_w, const void *up_w, int64_t row_bytes, int act, float *y,
+                             int64_t ldy) {
+  struct linear_glu__lglu_job job;
+  job.vec = &kb__cpu_ops()->vec;
+  job.type = type;
+  job.act = act;
+  /* With no in_features no weight is read: zero sums, as kb_linear_w. */
+  job.blocked = kb__dtype_blocked(type) && in > 0;
+  job.rows = rows;
+  job.in = in;
+  job.out = out;
+  job.row_bytes = row_bytes;
+  job.chunk = rows <= KB_GEMM_SMALL_M ? KB_LGLU_CHUNK_FEW : KB_LGLU_CHUNK_MANY;
+  if (job.chunk > out) job.chunk = out;
+  job.chunks = (out + job.chunk - 1) / job.chunk;
+  job.x = x;
+  job.wg = (const unsigned char *)gate_w;
+  job.wu = (const unsigned char *)up_w;
+  job.y = y;
+  job.ldy = ldy;
+  int64_t chunk_bytes = 2 * job.chunk * (row_bytes > 0 ? row_bytes : 1);
+  job.tasks = kb__task_count(ctx, job.chunks, chunk_bytes >= KB_LGLU_MIN_BYTES ? 1 : KB_LGLU_MIN_BYTES / chunk_bytes + 1);
+  /* Everything is planned and allocated before y is written. */
+  struct kb_gemm_plan plan_full, plan_tail;
+  int64_t plan_floats = 0;
+  if (!job.blocked) {
+    int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+    int64_t tail = out - (job.chunks - 1) * job.chunk;
+    KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, job.chunk, in, 1.0f, 0.0f, NULL,
+                         &plan_full));
+    KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, tail, in, 1.0f, 0.0f, NULL, &plan_tail));
+    plan_floats = plan_full.scratch_floats > plan_tail.scratch_floats ? plan_full.scratch_floats
+                                                                        : plan_tail.scratch_floats;
+  }
+  job.plan_full = &plan_full;
+  job.plan_tail = &plan_tail;
+  /* rows * chunk <= rows * out, which y's count showed to fit. */
+  job.tile_floats = linear_glu__lglu_round16(rows * job.chunk);
+  int64_t per[2] = {job.tasks, 0};
+  if (plan_floats > INT64_MAX / 4 - job.tile_floats - 16)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of the scratch overflows");
+  job.per_task = job.tile_floats + linear_glu__lglu_round16(plan_floats);
+  per[1] = job.per_task;
+  int64_t scratch_floats;
+  KB_TRY(kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, per, &scratch_floats));
+  job.scratch = kb__gemm_scratch(ctx, fn, scratch_floats);
+  if (job.scratch == NULL) return KB_STATUS_OUT_OF_MEMORY;
+  struct kb_qlinear_x qx = {0};
+  if (job.blocked) {
+    kb_status st = kb__qlinear_prepare(ctx, fn, rows, in, x, in, &qx);
+    if (st != KB_STATUS_OK) {
+      free(job.scratch);
+      return st;
+    }
+  }
+  job.qx = &qx;
+  kb__parallel_for(ctx, job.tasks, 1, linear_glu__lglu_body, &job);
+  if (job.blocked) kb__qlinear_release(&qx);
+  free(job.scratch);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_linear_glu_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x,
+                          kb_dtype weight_type, const void *gate_weight, int64_t gate_bytes, const void *up_weight,
+                          int64_t up_bytes, kb_activation act, float *y) {
+  static const char fn[] = "kb_linear_glu_w";
+  KB_BEGIN(ctx, fn);
+  const int64_t f = (int64_t)sizeof(float);
+  KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
+  KB_TRY(kb__check_dim(ctx, fn, "in_features", in_features));
+  KB_TRY(kb__check_dim(ctx, fn, "out_features", out_features));
+  KB_TRY(kb__check_dim(ctx, fn, "gate_bytes", gate_bytes));
+  KB_TRY(kb__check_dim(ctx, fn, "up_bytes", up_bytes));
+  KB_TRY(kb__check_activation(ctx, fn, act));
+  int64_t wbytes, row_bytes;
+  KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "gate_weight", out_features, in_features,
+                        "in_features", &wbytes, &row_bytes));
+  int64_t xd[2] = {rows, in_features}, yd[2] = {rows, out_features};
+  int64_t xn, yn;
+  KB_TRY(kb__count(ctx, fn, "x", f, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "y", f, 2, yd, &yn));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "gate_bytes", gate_bytes, wbytes, "gate_weight", (int)weight_type,
+                               out_features, in_features));
+  KB_TRY(kb__dtype_check_bytes(ctx, fn, "up_bytes", up_bytes, wbytes, "up_weight", (int)weight_type, out_features,
+                               in_features));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "gate_weight", gate_weight, wbytes));
+  KB_TRY(kb__check_ptr(ctx, fn, "up_weight", up_weight, wbytes));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "gate_weight", gate_weight, (int)weight_type, wbytes == 0));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "up_weight", up_weight, (int)weight_type, wbytes == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "x", x, xn * f, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "gate_weight", gate_weight, wbytes, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "up_weight", up_weight, wbytes, false));
+  const struct kb_mem_ref refs[] = {
+      {"x", x, xn * f}, {"gate_weight", gate_weight, wbytes}, {"up_weight", up_weight, wbytes}, {"y", y, yn * f}};
+  KB_TRY(kb__check_memory(ctx, fn, 4, refs));
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  if (yn == 0) return KB_STATUS_OK;
+  return kb__linear_glu_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, gate_weight, up_weight,
+                            row_bytes, (int)act, y, out_features);
+}
+#undef KB_LGLU_CHUNK_FEW
+#undef KB_LGLU_CHUNK_MANY
+#undef KB_LGLU_MIN_BYTES
+#undef lglu_body
+#undef lglu_job
+#undef lglu_round16
+#undef lglu_sums
+
+/* ==== kernels/cpu/decoder/moe_experts.c ==== */
+#define moe_sum_job moe_experts__moe_sum_job
+#define moe_sum_body moe_experts__moe_sum_body
+#define moe_check_bytes moe_experts__moe_check_bytes
+#define moe_run moe_experts__moe_run
+/* ---- kernels/cpu/decoder/moe_experts.c ---- */
+/* moe_experts.c - kb_moe_experts: the expert step of a mixture-of-experts
+ * feed-forward block, given the routing (kb_moe_route's ids and weights):
+ *   y[t] = sum over j < top_k of weights[t, j] * E_e(x[t]), e = ids[t, j],
+ *   E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v)).
+ *
+ * The (token, slot) pairs are grouped by expert (a counting sort, pairs of
+ * one expert in token order), and each expert with work runs its three
+ * linear layers once on the rows of just its tokens, gathered into one
+ * matrix: grouped products on the gemm / quantized engines with as many
+ * rows as the expert has tokens, not a product per token.  The expert
+ * outputs wait in scratch, one row per pair; y is written last, each
+ * element as a float32 fma chain over the slots in order, so y has the
+ * same bits whatever the grouping, the thread count or the instruction set
+ * (a row of a product never depends on the other rows). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Elements of y per task of the final weighted sum. */
+#define KB_MOE_MIN_CHUNK 16384
+
+struct moe_experts__moe_sum_job {
+  int64_t top_k, hidden;
+  const float *weights;
+  const int64_t *slot_row; /* [tokens * top_k]: the pair's row of out */
+  const float *out;        /* [tokens * top_k, hidden] expert outputs */
+  float *y;
+};
+
+static void moe_experts__moe_sum_body(void *arg, int64_t begin, int64_t end) {
+  const struct moe_experts__moe_sum_job *j = (const struct moe_experts__moe_sum_job *)arg;
+  for (int64_t t = begin; t < end; t++) {
+    float *yt = j->y + t * j->hidden;
+    for (int64_t c = 0; c < j->hidden; c++) yt[c] = 0.0f;
+    for (int64_t s = 0; s < j->top_k; s++) {
+      float w = j->weights[t * j->top_k + s];
+      const float *o = j->out + j->slot_row[t * j->top_k + s] * j->hidden;
+      for (int64_t c = 0; c < j->hidden; c++) yt[c] = fmaf(w, o[c], yt[c]);
+    }
+  }
+}
+
+/* Fails with SHAPE_MISMATCH unless bytes_arg is `expected`, the bytes of
+ * `what`, experts stacked [rows, cols] tensors of type. */
+static kb_status moe_experts__moe_check_bytes(kb_context *ctx, const char *fn, const char *bytes_name, int64_t bytes_arg,
+                                 int64_t expected, const char *what, int64_t experts, int64_t rows, int64_t cols,
+                                 int type) {
+  if (bytes_arg != expected)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "%s must be %lld (%s [%lld, %lld, %lld] as %s), got %lld",
+                    bytes_name, (long long)expected, what, (long long)experts, (long long)rows, (long long)cols,
+                    kb__dtype_name(type), (long long)bytes_arg);
+  return KB_STATUS_OK;
+}
+
+/* Runs the experts and the weighted sum; validated arguments, tokens *
+ * hidden > 0.  Everything the call allocates is allocated here, and y is
+ * written only once every expert has run. */
+static kb_status moe_experts__moe_run(kb_context *ctx, const char *fn, int type, int64_t tokens, int64_t hidden, int64_t ffn,
+                         int64_t experts, int64_t top_k, const float *x, const int32_t *ids, const float *weights,
+                         const unsigned char *gate, const unsigned char *up, const unsigned char *down,
+                         int64_t expert_up_bytes, int64_t up_row_bytes, int64_t expert_down_bytes,
+                         int64_t down_row_bytes, int act, float *y) {
+  int64_t pairs = tokens * top_k; /* ids' count: fits */
+  int64_t *count = calloc((size_t)experts + 1, sizeof *count);
+  int64_t *order = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *order);
+  int64_t *slot_row = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *slot_row);
+  kb_status st = KB_STATUS_OK;
+  float *out = NULL, *xg = NULL, *h = NULL;
+  if (count == NULL || order == NULL || slot_row == NULL) {
+    st = kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate the routing tables of %lld pairs",
+                  (long long)pairs);
+    goto done;
+  }
+  /* Counting sort of the pairs by expert; pairs of an expert stay in
+   * (token, slot) order. */
+  for (int64_t p = 0; p < pairs; p++) count[ids[p] + 1]++;
+  int64_t most = 0;
+  for (int64_t e = 0; e < experts; e++) {
+    if (count[e + 1] > most) most = count[e + 1];
+    count[e + 1] += count[e];
+  }
+  for (int64_t p = 0; p < pairs; p++) {
+    int64_t r = count[ids[p]]++;
+    order[r] = p;
+    slot_row[p] = r;
+  }
+  /* count[e] is now the end of expert e's rows, count[e - 1] its start. */
+  int64_t od[2] = {pairs, hidden}, xd[2] = {most, hidden}, hd[2] = {most, ffn}, on, xn, hn;
+  if ((st = kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, od, &on)) != KB_STATUS_OK ||
+      (st = kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, xd, &xn)) != KB_STATUS_OK ||
+      (st = kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, hd, &hn)) != KB_STATUS_OK)
+    goto done;
+  out = malloc((size_t)(on > 0 ? on : 1) * sizeof(float));
+  xg = malloc((size_t)(xn > 0 ? xn : 1) * sizeof(float));
+  h = malloc((size_t)(hn > 0 ? hn : 1) * sizeof(float));
+  if (out == NULL || xg == NULL || h == NULL) {
+    st = kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch for the expert rows",
+                  (long long)((on + xn + hn) * (int64_t)sizeof(float)));
+    goto done;
+  }
+  struct kb_linear_epilogue none = {NULL, KB_ACTIVATION_NONE};
+  for (int64_t e = 0; e < experts; e++) {
+    int64_t r0 = e > 0 ? count[e - 1] : 0, n = count[e] - r0;
+    if (n == 0) continue;
+    for (int64_t i = 0; i < n; i++)
+      memcpy(xg + i * hidden, x + (order[r0 + i] / top_k) * hidden, (size_t)hidden * sizeof(float));
+    if (ffn > 0) {
+      st = kb__linear_glu_run(ctx, fn, type, n, hidden, ffn, xg, gate + e * expert_up_bytes,
+                              up + e * expert_up_bytes, up_row_bytes, act, h, ffn);
+      if (st != KB_STATUS_OK) goto done;
+    }
+    st = kb__linear_w_run(ctx, fn, type, n, ffn, hidden, h, down + e * expert_down_bytes, down_row_bytes, &none,
+                          out + r0 * hidden);
+    if (st != KB_STATUS_OK) goto done;
+  }
+  struct moe_experts__moe_sum_job sj = {top_k, hidden, weights, slot_row, out, y};
+  int64_t per = KB_MOE_MIN_CHUNK / (hidden * (top_k > 0 ? top_k : 1)) + 1;
+  kb__parallel_for(ctx, tokens, per, moe_experts__moe_sum_body, &sj);
+done:
+  free(count);
+  free(order);
+  free(slot_row);
+  free(out);
+  free(xg);
+  free(h);
+  return st;
+}
+
+kb_status kb_moe_experts(kb_context *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k,
+                         const float *x, const int32_t *ids, const float *weights, kb_dtype weight_type,
+                         const void *gate_weight, int64_t gate_bytes, const void *up_weight, int64_t up_bytes,
+                         const void *down_weight, int64_t down_bytes, kb_activation act, float *y) {
+  static const char fn[] = "kb_moe_experts";
+  KB_BEGIN(ctx, fn);
+  const int64_t f = (int64_t)sizeof(float);
+  KB_TRY(kb__check_dim(ctx, fn, "tokens", tokens));
+  KB_TRY(kb__check_dim(ctx, fn, "hidden", hidden));
+  KB_TRY(kb__check_dim(ctx, fn, "ffn", ffn));
+  KB_TRY(kb__check_dim(ctx, fn, "experts", experts));
+  KB_TRY(kb__check_dim(ctx, fn, "top_k", top_k));
+  KB_TRY(kb__check_dim(ctx, fn, "gate_bytes", gate_bytes));
+  KB_TRY(kb__check_dim(ctx, fn, "up_bytes", up_bytes));
+  KB_TRY(kb__check_dim(ctx, fn, "down_bytes", down_bytes));
+  KB_TRY(kb__check_activation(ctx, fn, act));
+  /* One expert's tensors, then all of them stacked: [experts, ffn, hidden]
+   * for gate and up, [experts, hidden, ffn] for down. */
+  int64_t up1, up_row, down1, down_row, upn, downn;
+  KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "gate_weight", ffn, hidden, "hidden", &up1, &up_row));
+  KB_TRY(kb__dtype_size(ctx, fn, "weight_type", (int)weight_type, "down_weight", hidden, ffn, "ffn", &down1,
+                        &down_row));
+  int64_t ud[2] = {experts, up1}, dd[2] = {experts, down1};
+  KB_TRY(kb__count(ctx, fn, "gate_weight", 1, 2, ud, &upn));
+  KB_TRY(kb__count(ctx, fn, "down_weight", 1, 2, dd, &downn));
+  int64_t xd[2] = {tokens, hidden}, rd[2] = {tokens, top_k}, xn, rn, yn;
+  KB_TRY(kb__count(ctx, fn, "x", f, 2, xd, &xn));
+  KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 2, rd, &rn));
+  KB_TRY(kb__count(ctx, fn, "weights", f, 2, rd, &rn));
+  KB_TRY(kb__count(ctx, fn, "y", f, 2, xd, &yn));
+  KB_TRY(moe_experts__moe_check_bytes(ctx, fn, "gate_bytes", gate_bytes, upn, "gate_weight", experts, ffn, hidden,
+                             (int)weight_type));
+  KB_TRY(moe_experts__moe_check_bytes(ctx, fn, "up_bytes", up_bytes, upn, "up_weight", experts, ffn, hidden, (int)weight_type));
+  KB_TRY(moe_experts__moe_check_bytes(ctx, fn, "down_bytes", down_bytes, downn, "down_weight", experts, hidden, ffn,
+                             (int)weight_type));
+  KB_TRY(kb__check_ptr(ctx, fn, "x", x, xn));
+  KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, rn));
+  KB_TRY(kb__check_ptr(ctx, fn, "weights", weights, rn));
+  KB_TRY(kb__check_ptr(ctx, fn, "gate_weight", gate_weight, upn));
+  KB_TRY(kb__check_ptr(ctx, fn, "up_weight", up_weight, upn));
+  KB_TRY(kb__check_ptr(ctx, fn, "down_weight", down_weight, downn));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "gate_weight", gate_weight, (int)weight_type, upn == 0));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "up_weight", up_weight, (int)weight_type, upn == 0));
+  KB_TRY(kb__dtype_check_align(ctx, fn, "down_weight", down_weight, (int)weight_type, downn == 0));
+  KB_TRY(kb__check_ptr(ctx, fn, "y", y, yn));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "x", x, xn * f, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "ids", ids, rn * (int64_t)sizeof(int32_t), false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "weights", weights, rn * f, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "gate_weight", gate_weight, upn, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "up_weight", up_weight, upn, false));
+  KB_TRY(kb__check_overlap(ctx, fn, "y", y, yn * f, "down_weight", down_weight, downn, false));
+  const struct kb_mem_ref refs[] = {{"x", x, xn * f},
+                                    {"ids", ids, rn * (int64_t)sizeof(int32_t)},
+                                    {"weights", weights, rn * f},
+                                    {"gate_weight", gate_weight, upn},
+                                    {"up_weight", up_weight, upn},
+                                    {"down_weight", down_weight, downn},
+                                    {"y", y, yn * f}};
+  KB_TRY(kb__check_memory(ctx, fn, 7, refs));
+  /* Before ids is read: on a CUDA context it is device memory. */
+  if (kb__on_cuda(ctx))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  /* Every id before anything is written (a router's output, but the caller
+   * may build its own). */
+  for (int64_t p = 0; p < rn; p++)
+    if (ids[p] < 0 || ids[p] >= experts)
+      return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "ids[%lld, %lld] must be in [0, experts) = [0, %lld), got %d",
+                      (long long)(p / top_k), (long long)(p % top_k), (long long)experts, (int)ids[p]);
+  if (yn == 0) return KB_STATUS_OK;
+  return moe_experts__moe_run(ctx, fn, (int)weight_type, tokens, hidden, ffn, experts, top_k, x, ids, weights,
+                 (const unsigned char *)gate_weight, (const unsigned char *)up_weight,
+                 (const unsigned char *)down_weight, up1, up_row, down1, down_row, (int)act, y);
+}
+#undef KB_MOE_MIN_CHUNK
+#undef moe_check_bytes
+#undef moe_run
+#undef moe_sum_body
+#undef moe_sum_job
 
 /* ==== kernels/cpu/decoder/moe_route.c ==== */
 #define cand moe_route__cand

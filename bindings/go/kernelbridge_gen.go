@@ -314,6 +314,12 @@ static kbgo_failure *kbgo_kv_cache_append_bf16(uintptr_t kbgo_ctx, int64_t batch
 static kbgo_failure *kbgo_kv_cache_append_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
 	return kbgo_done(kbgo_ctx, kb_kv_cache_append_f16((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
 }
+static kbgo_failure *kbgo_linear_glu_w(uintptr_t kbgo_ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const uint8_t *gate_weight, int64_t gate_bytes, const uint8_t *up_weight, int64_t up_bytes, kb_activation act, float *y) {
+	return kbgo_done(kbgo_ctx, kb_linear_glu_w((kb_context *)kbgo_ctx, rows, in_features, out_features, x, weight_type, gate_weight, gate_bytes, up_weight, up_bytes, act, y));
+}
+static kbgo_failure *kbgo_moe_experts(uintptr_t kbgo_ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, const float *x, const int32_t *ids, const float *weights, kb_dtype weight_type, const uint8_t *gate_weight, int64_t gate_bytes, const uint8_t *up_weight, int64_t up_bytes, const uint8_t *down_weight, int64_t down_bytes, kb_activation act, float *y) {
+	return kbgo_done(kbgo_ctx, kb_moe_experts((kb_context *)kbgo_ctx, tokens, hidden, ffn, experts, top_k, x, ids, weights, weight_type, gate_weight, gate_bytes, up_weight, up_bytes, down_weight, down_bytes, act, y));
+}
 */
 import "C"
 
@@ -1119,6 +1125,30 @@ func kvCacheAppendShapes(chk checker, kvHeads int, seqNew int, capacity int, hea
 	chk.length("vNew", vNewLen, vNewSize, "[batch, seqNew, kvHeads, headDim]")
 	chk.length("kCache", kCacheLen, kCacheSize, "[batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim]")
 	chk.length("vCache", vCacheLen, vCacheSize, "[batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim]")
+	return chk.err
+}
+
+// linearGluWShapes checks the sizes and tensor lengths of kb_linear_glu_w.
+func linearGluWShapes(chk checker, rows int, inFeatures int, outFeatures int, xLen int, gateWeightLen int, upWeightLen int, yLen int) error {
+	chk.dims("rows inFeatures outFeatures", rows, inFeatures, outFeatures)
+	xSize := chk.size("x", sizeOf(rows, inFeatures))
+	ySize := chk.size("y", sizeOf(rows, outFeatures))
+	chk.length("x", xLen, xSize, "[rows, inFeatures]")
+	chk.length("y", yLen, ySize, "[rows, outFeatures]")
+	return chk.err
+}
+
+// moeExpertsShapes checks the sizes and tensor lengths of kb_moe_experts.
+func moeExpertsShapes(chk checker, tokens int, hidden int, ffn int, experts int, topK int, xLen int, idsLen int, weightsLen int, gateWeightLen int, upWeightLen int, downWeightLen int, yLen int) error {
+	chk.dims("tokens hidden ffn experts topK", tokens, hidden, ffn, experts, topK)
+	xSize := chk.size("x", sizeOf(tokens, hidden))
+	idsSize := chk.size("ids", sizeOf(tokens, topK))
+	weightsSize := chk.size("weights", sizeOf(tokens, topK))
+	ySize := chk.size("y", sizeOf(tokens, hidden))
+	chk.length("x", xLen, xSize, "[tokens, hidden]")
+	chk.length("ids", idsLen, idsSize, "[tokens, topK]")
+	chk.length("weights", weightsLen, weightsSize, "[tokens, topK]")
+	chk.length("y", yLen, ySize, "[tokens, hidden]")
 	return chk.err
 }
 
@@ -4618,5 +4648,137 @@ func (ctx *Context) KVCacheAppendF16Buf(kvHeads int, seqNew int, capacity int, h
 	}
 	fail := C.kbgo_kv_cache_append_f16(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
 	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+	return ctx.done(fail)
+}
+
+// LinearGluW wraps kb_linear_glu_w.
+//
+// The gate and up linear layers of a gated feed-forward block and their
+// gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+// KB_ACTIVATION_GELU):
+// y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+// where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+// tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+// kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+// is kb_linear_w's (for a block format x is quantized once for both) and
+// the gated product is kb_glu's: y has the bits of kb_linear_w on each
+// weight followed by kb_glu, for every thread count and instruction set,
+// without the two [rows, out_features] products ever existing whole (they
+// are made a few columns at a time and only y is written).
+//
+// gateBytes is len(gateWeight).
+// upBytes is len(upWeight).
+// x (input) holds [rows, inFeatures], row-major.
+// gateWeight (input) holds [gateBytes] elements, raw bytes.
+// upWeight (input) holds [upBytes] elements, raw bytes.
+// y (output) holds [rows, outFeatures], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.LinearGluW] and [Context.LinearGluWBuf].
+func LinearGluW(rows int, inFeatures int, outFeatures int, x []float32, weightType Dtype, gateWeight []byte, upWeight []byte, act Activation, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.LinearGluW(rows, inFeatures, outFeatures, x, weightType, gateWeight, upWeight, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// LinearGluW runs kb_linear_glu_w on ctx; see the package-level function LinearGluW.
+func (ctx *Context) LinearGluW(rows int, inFeatures int, outFeatures int, x []float32, weightType Dtype, gateWeight []byte, upWeight []byte, act Activation, y []float32) error {
+	if err := linearGluWShapes(ctx.checkSlices("LinearGluW"), rows, inFeatures, outFeatures, len(x), len(gateWeight), len(upWeight), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_linear_glu_w(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), f32p(x), C.kb_dtype(weightType), u8p(gateWeight), C.int64_t(len(gateWeight)), u8p(upWeight), C.int64_t(len(upWeight)), C.kb_activation(act), f32p(y)))
+}
+
+// LinearGluWBuf runs kb_linear_glu_w on ctx with its tensors in Buffers; see LinearGluW.
+//
+// gateBytes is gateWeight.Len().
+// upBytes is upWeight.Len().
+// x (input) holds [rows, inFeatures], row-major.
+// gateWeight (input) holds [gateBytes] elements, raw bytes.
+// upWeight (input) holds [upBytes] elements, raw bytes.
+// y (output) holds [rows, outFeatures], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) LinearGluWBuf(rows int, inFeatures int, outFeatures int, x Float32View, weightType Dtype, gateWeight ByteView, upWeight ByteView, act Activation, y Float32View) error {
+	chk := ctx.checkViews("LinearGluWBuf", x.check("LinearGluWBuf", "x"), gateWeight.check("LinearGluWBuf", "gateWeight"), upWeight.check("LinearGluWBuf", "upWeight"), y.check("LinearGluWBuf", "y"))
+	if err := linearGluWShapes(chk, rows, inFeatures, outFeatures, x.Len(), gateWeight.Len(), upWeight.Len(), y.Len()); err != nil {
+		release(x.buf, gateWeight.buf, upWeight.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_linear_glu_w(ctx.h, C.int64_t(rows), C.int64_t(inFeatures), C.int64_t(outFeatures), x.ptr(), C.kb_dtype(weightType), gateWeight.ptr(), C.int64_t(gateWeight.Len()), upWeight.ptr(), C.int64_t(upWeight.Len()), C.kb_activation(act), y.ptr())
+	release(x.buf, gateWeight.buf, upWeight.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// MoeExperts wraps kb_moe_experts.
+//
+// The expert step of a mixture-of-experts block, given each token's routing
+// (kb_moe_route's ids and weights):
+// y[t, :] = sum over j < top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+// E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+// Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+// a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+// and down_weight hold the experts' tensors one after the other
+// ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+// layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+// ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+// hidden, ffn).  Each expert runs once, on the rows of just the tokens
+// routed to it (grouped products); E_e(x[t]) has the bits of
+// kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+// the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+// order from acc = +0.  Every id must lie in [0, experts) (checked before
+// anything is written; a token may name an expert twice); weights are used
+// as given (top_k = 0 gives zeros).  Results are identical for every thread
+// count and instruction set.
+//
+// gateBytes is len(gateWeight).
+// upBytes is len(upWeight).
+// downBytes is len(downWeight).
+// x (input) holds [tokens, hidden], row-major.
+// ids (input) holds [tokens, topK], row-major.
+// weights (input) holds [tokens, topK], row-major.
+// gateWeight (input) holds [gateBytes] elements, raw bytes.
+// upWeight (input) holds [upBytes] elements, raw bytes.
+// downWeight (input) holds [downBytes] elements, raw bytes.
+// y (output) holds [tokens, hidden], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.MoeExperts] and [Context.MoeExpertsBuf].
+func MoeExperts(tokens int, hidden int, ffn int, experts int, topK int, x []float32, ids []int32, weights []float32, weightType Dtype, gateWeight []byte, upWeight []byte, downWeight []byte, act Activation, y []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.MoeExperts(tokens, hidden, ffn, experts, topK, x, ids, weights, weightType, gateWeight, upWeight, downWeight, act, y)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// MoeExperts runs kb_moe_experts on ctx; see the package-level function MoeExperts.
+func (ctx *Context) MoeExperts(tokens int, hidden int, ffn int, experts int, topK int, x []float32, ids []int32, weights []float32, weightType Dtype, gateWeight []byte, upWeight []byte, downWeight []byte, act Activation, y []float32) error {
+	if err := moeExpertsShapes(ctx.checkSlices("MoeExperts"), tokens, hidden, ffn, experts, topK, len(x), len(ids), len(weights), len(gateWeight), len(upWeight), len(downWeight), len(y)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_moe_experts(ctx.h, C.int64_t(tokens), C.int64_t(hidden), C.int64_t(ffn), C.int64_t(experts), C.int64_t(topK), f32p(x), i32p(ids), f32p(weights), C.kb_dtype(weightType), u8p(gateWeight), C.int64_t(len(gateWeight)), u8p(upWeight), C.int64_t(len(upWeight)), u8p(downWeight), C.int64_t(len(downWeight)), C.kb_activation(act), f32p(y)))
+}
+
+// MoeExpertsBuf runs kb_moe_experts on ctx with its tensors in Buffers; see MoeExperts.
+//
+// gateBytes is gateWeight.Len().
+// upBytes is upWeight.Len().
+// downBytes is downWeight.Len().
+// x (input) holds [tokens, hidden], row-major.
+// ids (input) holds [tokens, topK], row-major.
+// weights (input) holds [tokens, topK], row-major.
+// gateWeight (input) holds [gateBytes] elements, raw bytes.
+// upWeight (input) holds [upBytes] elements, raw bytes.
+// downWeight (input) holds [downBytes] elements, raw bytes.
+// y (output) holds [tokens, hidden], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) MoeExpertsBuf(tokens int, hidden int, ffn int, experts int, topK int, x Float32View, ids Int32View, weights Float32View, weightType Dtype, gateWeight ByteView, upWeight ByteView, downWeight ByteView, act Activation, y Float32View) error {
+	chk := ctx.checkViews("MoeExpertsBuf", x.check("MoeExpertsBuf", "x"), ids.check("MoeExpertsBuf", "ids"), weights.check("MoeExpertsBuf", "weights"), gateWeight.check("MoeExpertsBuf", "gateWeight"), upWeight.check("MoeExpertsBuf", "upWeight"), downWeight.check("MoeExpertsBuf", "downWeight"), y.check("MoeExpertsBuf", "y"))
+	if err := moeExpertsShapes(chk, tokens, hidden, ffn, experts, topK, x.Len(), ids.Len(), weights.Len(), gateWeight.Len(), upWeight.Len(), downWeight.Len(), y.Len()); err != nil {
+		release(x.buf, ids.buf, weights.buf, gateWeight.buf, upWeight.buf, downWeight.buf, y.buf)
+		return err
+	}
+	fail := C.kbgo_moe_experts(ctx.h, C.int64_t(tokens), C.int64_t(hidden), C.int64_t(ffn), C.int64_t(experts), C.int64_t(topK), x.ptr(), ids.ptr(), weights.ptr(), C.kb_dtype(weightType), gateWeight.ptr(), C.int64_t(gateWeight.Len()), upWeight.ptr(), C.int64_t(upWeight.Len()), downWeight.ptr(), C.int64_t(downWeight.Len()), C.kb_activation(act), y.ptr())
+	release(x.buf, ids.buf, weights.buf, gateWeight.buf, upWeight.buf, downWeight.buf, y.buf)
 	return ctx.done(fail)
 }

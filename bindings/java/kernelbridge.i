@@ -45,7 +45,7 @@
  * long kernel (which would stall the garbage collector). */
 #define KBJ_CRITICAL_MAX_ELEMENTS 4096
 
-#define KBJ_MAX_ARRAYS 6
+#define KBJ_MAX_ARRAYS 7
 
 /* The buffer an `out string` parameter gets (its capacity is not exposed). */
 #define KBJ_STRING_CAPACITY 256
@@ -502,6 +502,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_kv_cache_append_bf16__addr kb_kv_cache_append_bf16
 #define kb_kv_cache_append_f16__direct kb_kv_cache_append_f16
 #define kb_kv_cache_append_f16__addr kb_kv_cache_append_f16
+#define kb_linear_glu_w__direct kb_linear_glu_w
+#define kb_linear_glu_w__addr kb_linear_glu_w
+#define kb_linear_glu_w__bytes_direct kb_linear_glu_w
+#define kb_moe_experts__direct kb_moe_experts
+#define kb_moe_experts__addr kb_moe_experts
+#define kb_moe_experts__bytes_direct kb_moe_experts
 %}
 
 /* ---- scalars ---- */
@@ -1546,5 +1552,21 @@ kbj_status_ctx kb_kv_cache_append_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_
 kbj_status_ctx kb_kv_cache_append_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_direct *k_new, kbj_f16_in_direct *v_new, kbj_i32_in_direct *positions, kbj_f16_inout_direct *k_cache, kbj_f16_inout_direct *v_cache);
 %unignore kb_kv_cache_append_f16__addr;
 kbj_status_ctx kb_kv_cache_append_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_addr *k_new, kbj_f16_in_addr *v_new, kbj_i32_in_addr *positions, kbj_f16_inout_addr *k_cache, kbj_f16_inout_addr *v_cache);
+%unignore kb_linear_glu_w;
+kbj_status_ctx kb_linear_glu_w(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in *x, kb_dtype weight_type, kbj_u8_in_i8 *gate_weight, int64_t gate_bytes, kbj_u8_in_i8 *up_weight, int64_t up_bytes, kb_activation act, kbj_f32_out *y);
+%unignore kb_linear_glu_w__direct;
+kbj_status_ctx kb_linear_glu_w__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_direct *x, kb_dtype weight_type, kbj_u8_in_direct *gate_weight, int64_t gate_bytes, kbj_u8_in_direct *up_weight, int64_t up_bytes, kb_activation act, kbj_f32_out_direct *y);
+%unignore kb_linear_glu_w__addr;
+kbj_status_ctx kb_linear_glu_w__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in_addr *x, kb_dtype weight_type, kbj_u8_in_addr *gate_weight, int64_t gate_bytes, kbj_u8_in_addr *up_weight, int64_t up_bytes, kb_activation act, kbj_f32_out_addr *y);
+%unignore kb_linear_glu_w__bytes_direct;
+kbj_status_ctx kb_linear_glu_w__bytes_direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t in_features, int64_t out_features, kbj_f32_in *x, kb_dtype weight_type, kbj_u8_in_direct *gate_weight, int64_t gate_bytes, kbj_u8_in_direct *up_weight, int64_t up_bytes, kb_activation act, kbj_f32_out *y);
+%unignore kb_moe_experts;
+kbj_status_ctx kb_moe_experts(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in *x, kbj_i32_in *ids, kbj_f32_in *weights, kb_dtype weight_type, kbj_u8_in_i8 *gate_weight, int64_t gate_bytes, kbj_u8_in_i8 *up_weight, int64_t up_bytes, kbj_u8_in_i8 *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out *y);
+%unignore kb_moe_experts__direct;
+kbj_status_ctx kb_moe_experts__direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in_direct *x, kbj_i32_in_direct *ids, kbj_f32_in_direct *weights, kb_dtype weight_type, kbj_u8_in_direct *gate_weight, int64_t gate_bytes, kbj_u8_in_direct *up_weight, int64_t up_bytes, kbj_u8_in_direct *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out_direct *y);
+%unignore kb_moe_experts__addr;
+kbj_status_ctx kb_moe_experts__addr(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in_addr *x, kbj_i32_in_addr *ids, kbj_f32_in_addr *weights, kb_dtype weight_type, kbj_u8_in_addr *gate_weight, int64_t gate_bytes, kbj_u8_in_addr *up_weight, int64_t up_bytes, kbj_u8_in_addr *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out_addr *y);
+%unignore kb_moe_experts__bytes_direct;
+kbj_status_ctx kb_moe_experts__bytes_direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in *x, kbj_i32_in *ids, kbj_f32_in *weights, kb_dtype weight_type, kbj_u8_in_direct *gate_weight, int64_t gate_bytes, kbj_u8_in_direct *up_weight, int64_t up_bytes, kbj_u8_in_direct *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out *y);
 
 %unignoreall

@@ -456,6 +456,20 @@ static void test_cpu_only_decoder_kernels(void) {
                kb_add_rmsnorm(g_cuda, 2, 4, g_dev[0], g_host[1], g_dev[2], 1e-5f, g_dev[3]));
   CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "residual");
   CHECK(kb_fake_cuda_calls() == 0);
+  /* The gated feed-forward blocks: F32 weights of [2, 4] (32 bytes), two
+   * experts of them for kb_moe_experts (inputs may share a slot; the ids,
+   * device memory, are not read on a CUDA context). */
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED, kb_linear_glu_w(g_cuda, 2, 4, 2, g_dev[0], KB_DTYPE_F32, g_dev[1], 32, g_dev[2],
+                                                      32, KB_ACTIVATION_SILU, g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_linear_glu_w: not implemented by the CUDA backend");
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_linear_glu_w(g_cuda, 2, 4, 2, g_dev[0], KB_DTYPE_F32, g_host[1], 32,
+                                                           g_dev[2], 32, KB_ACTIVATION_SILU, g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "gate_weight");
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+               kb_moe_experts(g_cuda, 1, 4, 2, 2, 1, g_dev[0], g_dev[1], g_dev[2], KB_DTYPE_F32, g_dev[1], 64,
+                              g_dev[2], 64, g_dev[0], 64, KB_ACTIVATION_SILU, g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_moe_experts");
+  CHECK(kb_fake_cuda_calls() == 0);
 }
 
 int main(void) {

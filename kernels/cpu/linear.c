@@ -2,6 +2,8 @@
  * the trans_b gemm with kb_linear's epilogue (bias, then the activation,
  * applied by the engine to each finished block of rows while it is in
  * cache). */
+#include "linear.h"
+
 #include "gemm_engine.h"
 #include "internal.h"
 #include "quant/dtype.h"
@@ -94,12 +96,17 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
     return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
   if (yn == 0) return KB_STATUS_OK;
   struct kb_linear_epilogue lin = {bias, act};
-  if (kb__dtype_blocked((int)weight_type) && in_features > 0)
-    return kb__qlinear_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+  return kb__linear_w_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
+}
+
+kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                           float *y) {
+  if (kb__dtype_blocked(type) && in > 0) return kb__qlinear_run(ctx, fn, type, rows, in, out, x, w, row_bytes, lin, y);
   /* With no in_features no weight is read (a block format then holds no
      bytes): y is the epilogue of zero sums, as for float weights. */
-  int dt_b = weight_type == KB_DTYPE_F16 ? KB_GEMM_F16 : weight_type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
-  int64_t ld = in_features > 0 ? in_features : 1;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out_features, in_features, 1.0f, x, ld, weight, ld,
-                      0.0f, y, out_features, &lin);
+  int64_t ld = in > 0 ? in : 1;
+  int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out, in, 1.0f, x, ld, w, ld,
+                      0.0f, y, out, lin);
 }

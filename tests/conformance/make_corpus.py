@@ -77,6 +77,12 @@ TOLERANCES = {
     "glu": {"ulp": 3, "abs": 0.0},
     "add_rmsnorm": {"ulp": 4, "abs": 0.0},
     "kv_cache_append": {"ulp": 0, "abs": 0.0},
+    # Every case carries its own absolute bound, carried through the sums,
+    # the activation, the product (and for moe_experts the down product and
+    # the weighted sum) from the data (ffn_tolerance); these are the ulps
+    # allowed besides it.
+    "linear_glu_w": {"ulp": 8, "abs": 0.0},
+    "moe_experts": {"ulp": 8, "abs": 0.0},
 }
 
 # kb_moe_route with SOFTMAX_TOPK_NORM: two softmax probabilities (1.57 ulp
@@ -185,6 +191,17 @@ SIGNATURES = {
                         ("v_new", "in f32 batch,seq_new,kv_heads,head_dim"), ("positions", "in i32 batch"),
                         ("k_cache", "inout f32 batch,seq_major?capacity:kv_heads,seq_major?kv_heads:capacity,head_dim"),
                         ("v_cache", "inout f32 batch,seq_major?capacity:kv_heads,seq_major?kv_heads:capacity,head_dim")],
+    # Gated feed-forward blocks on storage-format weights (u8 byte tensors, as
+    # linear_w; weight_type and act are enums: i32 scalars).
+    "linear_glu_w": [("rows", "dim"), ("in_features", "dim"), ("out_features", "dim"),
+                     ("x", "in f32 rows,in_features"), ("weight_type", "scalar i32"),
+                     ("gate_weight", "in u8 gate_bytes"), ("gate_bytes", "dim"), ("up_weight", "in u8 up_bytes"),
+                     ("up_bytes", "dim"), ("act", "scalar i32"), ("y", "out f32 rows,out_features")],
+    "moe_experts": [("tokens", "dim"), ("hidden", "dim"), ("ffn", "dim"), ("experts", "dim"), ("top_k", "dim"),
+                    ("x", "in f32 tokens,hidden"), ("ids", "in i32 tokens,top_k"), ("weights", "in f32 tokens,top_k"),
+                    ("weight_type", "scalar i32"), ("gate_weight", "in u8 gate_bytes"), ("gate_bytes", "dim"),
+                    ("up_weight", "in u8 up_bytes"), ("up_bytes", "dim"), ("down_weight", "in u8 down_bytes"),
+                    ("down_bytes", "dim"), ("act", "scalar i32"), ("y", "out f32 tokens,hidden")],
 }
 
 KERNELS = list(SIGNATURES)
@@ -1386,6 +1403,12 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "add_rmsnorm": ({"rows": 2, "cols": 3}, {}, {"eps": 1e-5}),
     "kv_cache_append": ({"batch": 2, "kv_heads": 2, "seq_new": 1, "capacity": 3, "head_dim": 4}, {"seq_major": False},
                         {}),
+    # [3, 64] as Q4_0: 3 * 2 * 18 = 108 bytes per weight.
+    "linear_glu_w": ({"rows": 2, "in_features": 64, "out_features": 3, "gate_bytes": 108, "up_bytes": 108}, {},
+                     {"weight_type": ref.DTYPE_Q4_0, "act": 4}),
+    # 2 experts of [32, 32] as Q8_0: 2 * 32 * 34 = 2176 bytes per tensor.
+    "moe_experts": ({"tokens": 2, "hidden": 32, "ffn": 32, "experts": 2, "top_k": 2, "gate_bytes": 2176,
+                     "up_bytes": 2176, "down_bytes": 2176}, {}, {"weight_type": ref.DTYPE_Q8_0, "act": 4}),
 }
 
 # Index tensors need valid contents in the base call.
@@ -1398,6 +1421,7 @@ BASE_VALUES = {
     ("embedding_w", "ids"): [0, 4, 2],
     ("rope_ex", "positions"): [0, 1],
     ("kv_cache_append", "positions"): [0, 2],
+    ("moe_experts", "ids"): [0, 1, 1, 1],
 }
 
 
@@ -1601,6 +1625,7 @@ def gen_bad_inputs():
     gen_bad_model(add, IA, SM, OOM, OK)
     gen_bad_weights(add, IA, SM, OOM, OK)
     gen_bad_moe(add, IA, SM, OOM, OK)
+    gen_bad_ffn(add, IA, SM, OOM, OK)
     gen_bad_decoder(add, IA, SM, OOM, OK)
     gen_bad_rope_ex(add, IA, SM, OOM, OK)
     gen_bad_kv_cache(add, IA, SM, OOM, OK)
@@ -1993,6 +2018,162 @@ def gen_bad_moe(add, IA, SM, OOM, OK):
     add(bad_case("moe_route_ids_too_long", "moe_route", SM, shapes={"ids": [3, 2]}))
 
 
+# ---------------------------------------------------------------------------
+# Gated feed-forward blocks on storage-format weights: kb_linear_glu_w and
+# kb_moe_experts.
+
+def sum_bounds(x, w, dtype):
+    """Per output j of the product of one float32 row x with the weights w
+    ([out, in], dequantized values): (the exact sum, a bound on the error of
+    kernelbridge's float32 sum).  Float formats: an fma chain of len(x)
+    steps, each rounding once: n 2^-24 / (1 - n 2^-24) sum |x w|.  Block
+    formats: the bound of docs/kernels.md (linear_w_quant_tolerance's B), x
+    being quantized per block of 32."""
+    x64, w64 = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    n = x64.size
+    exact = np.array([math.fsum((x64 * wj).tolist()) for wj in w64])
+    mag = np.abs(w64) @ np.abs(x64)
+    if dtype not in ref.BLOCK_FORMATS:
+        u = n * 2.0**-24
+        return exact, mag * u / (1 - u)
+    nb = n // ref.QK
+    xa = np.abs(x64).reshape(nb, ref.QK)
+    dx = xa.max(axis=1, initial=0.0) / 127.0
+    wa = np.abs(w64).reshape(w64.shape[0], nb, ref.QK)
+    quant = ((dx / 2) * (1 + 2.0**-20) * wa.sum(axis=2)).sum(axis=1)
+    mag = (wa * (xa + dx[:, None])[None]).reshape(w64.shape[0], -1).sum(axis=1)
+    return exact, quant + (nb / 8 + 5) * 2.0**-23 * mag
+
+
+def glu_bounds(x, wg, wu, dtype, act):
+    """(h, bound) per output of act(x . wg^T) * (x . wu^T) for one row: the
+    sums' bounds moved by the activation (Lipschitz constant L, then its 2
+    ulp rounding, 2^-22 of its magnitude) and the product (their cross
+    terms, then one rounding)."""
+    g, eg = sum_bounds(x, wg, dtype)
+    u, eu = sum_bounds(x, wu, dtype)
+    a = ref.ACTIVATIONS[int(act)](g)
+    lip = ACT_LIPSCHITZ[int(act)]
+    ea = lip * eg + 2.0**-22 * (np.abs(a) + lip * eg)
+    h = a * u
+    eh = ea * (np.abs(u) + eu) + np.abs(a) * eu
+    return h, eh + 2.0**-24 * (np.abs(h) + eh)
+
+
+def moe_token_bounds(x, ids, weights, dtype, wg, wu, wd, act):
+    """(y, bound) of one token of kb_moe_experts: each slot's expert output
+    (its hidden row's bounds carried through the down product: the weights'
+    magnitudes times them, plus the down sum's own bound on the float32
+    hidden row, whose block scales are at most those of |h| + bound), then
+    the fma chain over the slots (one rounding each)."""
+    hidden = wd.shape[1]
+    y = np.zeros(hidden)
+    ey = np.zeros(hidden)
+    for e, w in zip(ids, weights):
+        h, eh = glu_bounds(x, wg[e], wu[e], dtype, act)
+        o, eo = sum_bounds(np.abs(h) + eh, np.abs(wd[e]), dtype)
+        o = wd[e] @ h
+        eo = eo + np.abs(wd[e]) @ eh
+        y += float(w) * o
+        ey += abs(float(w)) * eo
+    return y, ey + len(ids) * 2.0**-24 * (np.abs(y) + ey)
+
+
+def ffn_tolerance(kernel, bounds):
+    return {"ulp": TOLERANCES[kernel]["ulp"], "abs": ceil_2_digits(max(float(np.max(bounds, initial=0.0)), 1e-30))}
+
+
+def gen_ffn(cx):
+    """kb_linear_glu_w and kb_moe_experts on every storage format."""
+    for label, dtype in WEIGHT_TYPES:
+        for rows, inf, outf, act in ((1, 64, 24, 4), (5, 64, 16, (2, 3)[len(label) % 2])):
+            name = "linear_glu_w_%s_rows%d" % (label, rows)
+            g = rng_for(name)
+            x = f32(g.standard_normal((rows, inf)))
+            wg = ref.quantize(f32(g.standard_normal((outf, inf)) / math.sqrt(inf)), dtype)
+            wu = ref.quantize(f32(g.standard_normal((outf, inf)) / math.sqrt(inf)), dtype)
+            dg, du = ref.dequantize(wg, dtype, outf, inf), ref.dequantize(wu, dtype, outf, inf)
+            want = np.zeros((rows, outf))
+            bound = np.zeros((rows, outf))
+            for r in range(rows):
+                want[r], bound[r] = glu_bounds(x[r], dg, du, dtype, act)
+            assert np.array_equal(want, ref.linear_glu_w(x, dtype, wg, wu, outf, act))
+            cx.add(name, "linear_glu_w", dims={"rows": rows, "in_features": inf, "out_features": outf,
+                                               "gate_bytes": wg.size, "up_bytes": wu.size},
+                   scalars={"weight_type": dtype, "act": act}, inputs={"x": x, "gate_weight": wg, "up_weight": wu},
+                   expected={"y": want}, tolerance=ffn_tolerance("linear_glu_w", bound),
+                   about="weights as %s, act %d; tolerance from the documented bounds" % (label.upper(), act))
+    moe_cases = [  # name suffix, tokens, hidden, ffn, experts, top_k, act, ids (None: random)
+        ("decode", 1, 32, 32, 3, 2, 4, None),
+        ("prefill", 6, 32, 32, 3, 2, 2, None),
+        ("repeat", 3, 32, 32, 3, 3, 3, [[2, 2, 0], [1, 1, 1], [0, 2, 0]]),
+    ]
+    for label, dtype in WEIGHT_TYPES:
+        for suffix, tokens, hidden, ffn, experts, top_k, act, fixed in moe_cases:
+            # Every format decodes; the corpus budget keeps the others to
+            # float32 and Q4_0.
+            if suffix != "decode" and label not in ("f32", "q4_0"):
+                continue
+            name = "moe_experts_%s_%s" % (label, suffix)
+            g = rng_for(name)
+            x = f32(g.standard_normal((tokens, hidden)))
+            ids = i32(fixed if fixed is not None else [g.permutation(experts)[:top_k] for _ in range(tokens)])
+            weights = f32(g.uniform(0.05, 1.0, (tokens, top_k)))
+            wg = ref.quantize(f32(g.standard_normal((experts * ffn, hidden)) / math.sqrt(hidden)), dtype)
+            wu = ref.quantize(f32(g.standard_normal((experts * ffn, hidden)) / math.sqrt(hidden)), dtype)
+            wd = ref.quantize(f32(g.standard_normal((experts * hidden, ffn)) / math.sqrt(ffn)), dtype)
+            dg = ref.dequantize(wg, dtype, experts * ffn, hidden).reshape(experts, ffn, hidden)
+            du = ref.dequantize(wu, dtype, experts * ffn, hidden).reshape(experts, ffn, hidden)
+            dd = ref.dequantize(wd, dtype, experts * hidden, ffn).reshape(experts, hidden, ffn)
+            want = np.zeros((tokens, hidden))
+            bound = np.zeros((tokens, hidden))
+            for t in range(tokens):
+                want[t], bound[t] = moe_token_bounds(x[t], ids[t], weights[t], dtype, dg, du, dd, act)
+            ref_y = ref.moe_experts(x, ids, weights, dtype, wg, wu, wd, hidden, ffn, experts, act)
+            assert np.allclose(want, ref_y, rtol=1e-12, atol=1e-12)
+            cx.add(name, "moe_experts", dims={"tokens": tokens, "hidden": hidden, "ffn": ffn, "experts": experts,
+                                              "top_k": top_k, "gate_bytes": wg.size, "up_bytes": wu.size,
+                                              "down_bytes": wd.size},
+                   scalars={"weight_type": dtype, "act": act},
+                   inputs={"x": x, "ids": ids, "weights": weights, "gate_weight": wg, "up_weight": wu,
+                           "down_weight": wd},
+                   expected={"y": ref_y}, tolerance=ffn_tolerance("moe_experts", bound),
+                   about="weights as %s, act %d%s; tolerance from the documented bounds" % (
+                       label.upper(), act, "; experts named twice in a token" if fixed is not None else ""))
+
+
+def gen_bad_ffn(add, IA, SM, OOM, OK):
+    """Bad inputs of kb_linear_glu_w (base: 2 rows, [3, 64] Q4_0 weights) and
+    kb_moe_experts (base: 2 tokens, 2 experts of [32, 32] Q8_0, top_k 2)."""
+    add(bad_case("linear_glu_w_gate_bytes_short", "linear_glu_w", SM, dims={"gate_bytes": 107},
+                 about="gate_bytes must be 108 (gate_weight [3, 64] as Q4_0)"))
+    add(bad_case("linear_glu_w_up_bytes_long", "linear_glu_w", SM, dims={"up_bytes": 109}))
+    add(bad_case("linear_glu_w_in_features_not_multiple_of_32", "linear_glu_w", IA, dims={"in_features": 40}))
+    add(bad_case("linear_glu_w_weight_type_unknown", "linear_glu_w", IA, scalars={"weight_type": 7},
+                 requires=["bad_enum"]))
+    add(bad_case("linear_glu_w_act_unknown", "linear_glu_w", IA, scalars={"act": 5}, requires=["bad_enum"]))
+    add(bad_case("linear_glu_w_null_up", "linear_glu_w", IA, null=["up_weight"]))
+    add(bad_case("linear_glu_w_negative_rows", "linear_glu_w", IA, dims={"rows": -1}))
+    add(bad_case("linear_glu_w_rows0_null_ok", "linear_glu_w", OK, dims={"rows": 0}, null=["x", "y"],
+                 about="no rows: x and y are empty and may be NULL"))
+    add(bad_case("moe_experts_id_eq_experts", "moe_experts", IA, values={"ids": [0, 1, 2, 1]},
+                 about="ids must lie in [0, experts); checked before anything is written"))
+    add(bad_case("moe_experts_id_negative", "moe_experts", IA, values={"ids": [0, -1, 1, 1]}))
+    add(bad_case("moe_experts_down_bytes_short", "moe_experts", SM, dims={"down_bytes": 2175},
+                 about="down_bytes must be 2176 (down_weight [2, 32, 32] as Q8_0)"))
+    add(bad_case("moe_experts_gate_bytes_long", "moe_experts", SM, dims={"gate_bytes": 2177}))
+    add(bad_case("moe_experts_ffn_not_multiple_of_32", "moe_experts", IA, dims={"ffn": 48},
+                 about="ffn must be a multiple of 32 for Q8_0 down_weight"))
+    add(bad_case("moe_experts_null_weights", "moe_experts", IA, null=["weights"]))
+    add(bad_case("moe_experts_null_down", "moe_experts", IA, null=["down_weight"]))
+    add(bad_case("moe_experts_act_negative", "moe_experts", IA, scalars={"act": -1}, requires=["bad_enum"]))
+    add(bad_case("moe_experts_negative_top_k", "moe_experts", IA, dims={"top_k": -1}))
+    add(bad_case("moe_experts_y_overlaps_x", "moe_experts", IA, overlap={"y": {"with": "x", "offset": 0}}))
+    add(bad_case("moe_experts_weights_too_short", "moe_experts", SM, shapes={"weights": [2, 1]}))
+    add(bad_case("moe_experts_overflow", "moe_experts", OOM, dims={"experts": 2**62}, requires=["huge_dim"],
+                 about="experts * 1088 bytes overflows int64"))
+
+
 def dump_json(obj):
     return (json.dumps(obj, sort_keys=True, indent=1, allow_nan=False, ensure_ascii=True) + "\n").encode("ascii")
 
@@ -2012,6 +2193,7 @@ def build():
     gen_decoder(cx)
     gen_rope_ex(cx)
     gen_kv_cache(cx)
+    gen_ffn(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {

@@ -841,6 +841,32 @@ MOE_SOFTMAX_TOPK_NORM = 1
 MOE_TOPK_SOFTMAX = 2
 
 
+def linear_glu_w(x, weight_type, gate, up, out_features, act):
+    """kb_linear_glu_w: act(x Wg^T) * (x Wu^T) with Wg, Wu the dequantized
+    [out_features, in_features] weights, exact dot products."""
+    x = np.asarray(x, dtype=np.float32)
+    wg = dequantize(gate, weight_type, out_features, x.shape[1])
+    wu = dequantize(up, weight_type, out_features, x.shape[1])
+    return glu(linear(x, wg, None, 0), linear(x, wu, None, 0), act)
+
+
+def moe_experts(x, ids, weights, weight_type, gate, up, down, hidden, ffn, experts, act):
+    """kb_moe_experts: y[t] = sum_j weights[t, j] * Wd_e (act(Wg_e x[t]) *
+    (Wu_e x[t])), e = ids[t, j], the experts' dequantized weights stacked
+    [experts, ffn, hidden] (gate, up) and [experts, hidden, ffn] (down); the
+    whole evaluation in float64 with exact dot products."""
+    x = np.asarray(x, dtype=np.float32)
+    wg = dequantize(gate, weight_type, experts * ffn, hidden).reshape(experts, ffn, hidden)
+    wu = dequantize(up, weight_type, experts * ffn, hidden).reshape(experts, ffn, hidden)
+    wd = dequantize(down, weight_type, experts * hidden, ffn).reshape(experts, hidden, ffn)
+    y = np.zeros((x.shape[0], hidden))
+    for t in range(x.shape[0]):
+        for e, w in zip(np.asarray(ids)[t], np.asarray(weights, dtype=np.float64)[t]):
+            h = glu(linear(x[t:t + 1], wg[e], None, 0), linear(x[t:t + 1], wu[e], None, 0), act)[0]
+            y[t] += w * np.array([math.fsum((h * wd[e][c]).tolist()) for c in range(hidden)])
+    return y
+
+
 def moe_route(logits, top_k, routing):
     """kb_moe_route: per row the top_k experts by decreasing logit (ties by
     lower index) and their weights: the softmax probability over all experts

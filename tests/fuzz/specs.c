@@ -895,6 +895,65 @@ static void post_kv_cache(fz_call *c) {
   }
 }
 
+/* ---- decoder: gated feed-forward blocks on storage-format weights ---- */
+
+static void check_act(fz_call *c) {
+  int64_t act = I("act");
+  if (!c->must_fail && (act < KB_ACTIVATION_NONE || act > KB_ACTIVATION_SILU)) {
+    c->must_fail = true;
+    snprintf(c->why, sizeof c->why, "act = %lld is not a kb_activation", (long long)act);
+  }
+}
+
+static void shape_linear_glu_w(fz_call *c) {
+  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features");
+  fz_extent(c, "x", fz_prod2(rows, in));
+  fz_extent(c, "y", fz_prod2(rows, out));
+  shape_bytes(c, "weight_type", "gate_weight", "gate_bytes", out, in, "in_features");
+  shape_bytes(c, "weight_type", "up_weight", "up_bytes", out, in, "in_features");
+  check_act(c);
+  c->work = sat_add(work_of(fz_prod(3, (int64_t[]){rows, in, out})), work_of(fz_prod(3, (int64_t[]){rows, in, out})));
+}
+
+static kb_status call_linear_glu_w(fz_call *c, kb_context *ctx) {
+  return kb_linear_glu_w(ctx, D("rows"), D("in_features"), D("out_features"), P("x"), (kb_dtype)I("weight_type"),
+                         P("gate_weight"), D("gate_bytes"), P("up_weight"), D("up_bytes"), (kb_activation)I("act"),
+                         P("y"));
+}
+
+static void shape_moe_experts(fz_call *c) {
+  int64_t tokens = D("tokens"), hidden = D("hidden"), ffn = D("ffn"), experts = D("experts"), k = D("top_k");
+  fz_extent(c, "x", fz_prod2(tokens, hidden));
+  fz_extent(c, "ids", fz_prod2(tokens, k));
+  fz_extent(c, "weights", fz_prod2(tokens, k));
+  fz_extent(c, "y", fz_prod2(tokens, hidden));
+  /* The experts' tensors stacked: [experts * ffn, hidden] and [experts *
+   * hidden, ffn] take the bytes of experts [ffn, hidden] / [hidden, ffn]. */
+  shape_bytes(c, "weight_type", "gate_weight", "gate_bytes", fz_prod2(experts, ffn), hidden, "hidden");
+  shape_bytes(c, "weight_type", "up_weight", "up_bytes", fz_prod2(experts, ffn), hidden, "hidden");
+  shape_bytes(c, "weight_type", "down_weight", "down_bytes", fz_prod2(experts, hidden), ffn, "ffn");
+  check_act(c);
+  /* Mostly ids in [0, experts), sometimes -1. */
+  fz_range(c, "ids", 0, experts > 0 && experts < INT32_MAX ? (int32_t)experts : 1, -1);
+  int64_t rows = fz_prod2(tokens, k);
+  c->work = sat_add(work_of(fz_prod(4, (int64_t[]){rows, hidden, ffn, 3})), work_of(fz_prod2(tokens, hidden)));
+}
+
+static kb_status call_moe_experts(fz_call *c, kb_context *ctx) {
+  return kb_moe_experts(ctx, D("tokens"), D("hidden"), D("ffn"), D("experts"), D("top_k"), P("x"), P("ids"),
+                        P("weights"), (kb_dtype)I("weight_type"), P("gate_weight"), D("gate_bytes"), P("up_weight"),
+                        D("up_bytes"), P("down_weight"), D("down_bytes"), (kb_activation)I("act"), P("y"));
+}
+
+/* Every id of a successful call lies in [0, experts). */
+static void post_moe_experts(fz_call *c) {
+  int64_t n = fz_prod2(D("tokens"), D("top_k")), experts = D("experts");
+  const int32_t *ids = (const int32_t *)P("ids");
+  for (int64_t p = 0; p < n; p++)
+    if (ids[p] < 0 || ids[p] >= experts)
+      fz_fail(c, "OK, but ids[%lld] = %d is not in [0, %lld)", (long long)p, ids[p], (long long)experts);
+}
+
 #define SPEC3(fam, name, sig, shape, call, post)                     \
   {fam, name, sig, FZ_F32, shape, call, post},                       \
       {"half", name "_bf16", sig, FZ_BF16, shape, call, post},       \
@@ -990,6 +1049,15 @@ const fz_spec fz_specs[] = {
           "d:batch d:kv_heads d:seq_new d:capacity d:head_dim f:seq_major t:k_new:$:in t:v_new:$:in "
           "t:positions:i32:in t:k_cache:$:inout t:v_cache:$:inout",
           shape_kv_cache, call_kv_cache, post_kv_cache),
+    {"decoder", "kb_linear_glu_w",
+     "d:rows d:in_features d:out_features t:x:f32:in s:weight_type:dtype t:gate_weight:u8:in d:gate_bytes "
+     "t:up_weight:u8:in d:up_bytes s:act:i32 t:y:f32:out",
+     FZ_F32, shape_linear_glu_w, call_linear_glu_w, NULL},
+    {"decoder", "kb_moe_experts",
+     "d:tokens d:hidden d:ffn d:experts d:top_k t:x:f32:in t:ids:i32:in t:weights:f32:in s:weight_type:dtype "
+     "t:gate_weight:u8:in d:gate_bytes t:up_weight:u8:in d:up_bytes t:down_weight:u8:in d:down_bytes s:act:i32 "
+     "t:y:f32:out",
+     FZ_F32, shape_moe_experts, call_moe_experts, post_moe_experts},
 };
 
 const int fz_nspecs = (int)(sizeof fz_specs / sizeof fz_specs[0]);

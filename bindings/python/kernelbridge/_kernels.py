@@ -2993,6 +2993,194 @@ def kv_cache_append_f16(k_new, v_new, positions, k_cache, v_cache, *, seq_major=
     return _kv_cache_append_path(_V_kv_cache_append_f16, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
 
 
+def _linear_glu_w_path(_v, x, gate_weight, up_weight, out, out_features, weight_type, act, ctx):
+    """The Python path of linear_glu_w: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(weight_type) is not int or not 0 <= weight_type <= 0x7FFFFFFF:
+        weight_type = _enum_arg(_model.Dtype, weight_type, 'weight_type', _name)
+    if _type(act) is not int or not 0 <= act <= 0x7FFFFFFF:
+        act = _enum_arg(_model.Activation, act, 'act', _name)
+    _t_x = _in(x, _K_F32, 'x', _name, (1,))
+    _t_gate_weight = _bytes_in(gate_weight, 'gate_weight', _name)
+    _t_up_weight = _bytes_in(up_weight, 'up_weight', _name)
+    _lead = _t_x.shape[:len(_t_x.shape) - 1]
+    _rows = _prod(_lead)
+    rows = _rows
+    in_features = _t_x.shape[-1]
+    gate_bytes = _t_gate_weight.shape[0]
+    up_bytes = _t_up_weight.shape[0]
+    if out is None:
+        _t_y = _b_y = None
+    else:
+        _t_y, _b_y = _out(out, _K_F32, 'out', _name, None)
+    if out_features is None:
+        out_features = _given_size(_name, 'out_features', (('out', _t_y, -1, (1,)),))
+    else:
+        out_features = _size_arg(out_features, 'out_features', _name)
+    if _t_y is None:
+        _t_y = _new(ctx, _lead + (out_features,), _F32, (_t_x, _t_gate_weight, _t_up_weight))
+    elif _t_y.shape != _lead + (out_features,):
+        _shape_error(_name, 'out', _t_y.shape, _lead + (out_features,))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_gate_weight = _ptr(_t_gate_weight, _BA, False, 'gate_weight', _name, _dev)
+    _p_up_weight = _ptr(_t_up_weight, _BA, False, 'up_weight', _name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('gate_weight', gate_weight, _t_gate_weight, False, ()), ('up_weight', up_weight, _t_up_weight, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, rows, in_features, out_features, _p_x, weight_type, _p_gate_weight, gate_bytes, _p_up_weight, up_bytes, act, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_linear_glu_w = _Variant('linear_glu_w', _lib.kb_linear_glu_w, _K_F32, _FA, _F32, {})
+_fast_linear_glu_w = _fast('kb_linear_glu_w/cnnntetntnet', ('linear_glu_w', ((0, 0, 0, 2, (0, 1), -1), (4, 0, 0, 4, (3,), -1), (4, 0, 0, 4, (4,), -1), (0, 1, 0, 3, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (3, 1, _model.Dtype), (2, 1, 't'), (1, 3, 'n'), (2, 2, 't'), (1, 4, 'n'), (3, 2, _model.Activation), (2, 3, 't')), 5, 3, ((0, 2),), 3, (), 0))
+
+
+def linear_glu_w(x, gate_weight, up_weight, out=None, *, out_features=None, weight_type, act=_model.Activation.SILU, ctx=None):
+    """The gate and up linear layers of a gated feed-forward block and their
+    gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+    KB_ACTIVATION_GELU):
+    y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+    where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+    tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+    kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+    is kb_linear_w's (for a block format x is quantized once for both) and
+    the gated product is kb_glu's: y has the bits of kb_linear_w on each
+    weight followed by kb_glu, for every thread count and instruction set,
+    without the two [rows, out_features] products ever existing whole (they
+    are made a few columns at a time and only y is written).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      out_features: int (size), default None: taken from out (no other array determines it)
+      x: in float32[..., in_features] (leading axes: the rows)
+      weight_type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      gate_weight: in bytes (gate_bytes: their count)
+      up_weight: in bytes (up_bytes: their count)
+      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.SILU
+      out (y): out float32[..., out_features] (leading axes: the rows); new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_linear_glu_w.
+    """
+    _r = _fast_linear_glu_w(ctx, x, gate_weight, up_weight, out, out_features, weight_type, act)
+    return _linear_glu_w_path(_V_linear_glu_w, x, gate_weight, up_weight, out, out_features, weight_type, act, ctx) if _r is _SLOW else _r
+
+
+def _moe_experts_path(_v, x, ids, weights, gate_weight, up_weight, down_weight, out, ffn, experts, weight_type, act, ctx):
+    """The Python path of moe_experts: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    if _type(weight_type) is not int or not 0 <= weight_type <= 0x7FFFFFFF:
+        weight_type = _enum_arg(_model.Dtype, weight_type, 'weight_type', _name)
+    if _type(act) is not int or not 0 <= act <= 0x7FFFFFFF:
+        act = _enum_arg(_model.Activation, act, 'act', _name)
+    _t_x = _in(x, _K_F32, 'x', _name, 2)
+    _t_ids = _in(ids, _K_I32, 'ids', _name, 2)
+    _t_weights = _in(weights, _K_F32, 'weights', _name, 2)
+    _t_gate_weight = _bytes_in(gate_weight, 'gate_weight', _name)
+    _t_up_weight = _bytes_in(up_weight, 'up_weight', _name)
+    _t_down_weight = _bytes_in(down_weight, 'down_weight', _name)
+    tokens = _t_x.shape[0]
+    hidden = _t_x.shape[1]
+    top_k = _t_ids.shape[1]
+    gate_bytes = _t_gate_weight.shape[0]
+    up_bytes = _t_up_weight.shape[0]
+    down_bytes = _t_down_weight.shape[0]
+    if _t_ids.shape != (tokens, top_k):
+        _shape_error(_name, 'ids', _t_ids.shape, (tokens, top_k))
+    if _t_weights.shape != (tokens, top_k):
+        _shape_error(_name, 'weights', _t_weights.shape, (tokens, top_k))
+    if out is None:
+        _t_y, _b_y = _new(ctx, (tokens, hidden), _F32, (_t_x, _t_ids, _t_weights, _t_gate_weight, _t_up_weight, _t_down_weight)), None
+    else:
+        _t_y, _b_y = _out(out, _K_F32, 'out', _name, (tokens, hidden))
+    _dev = -1 if ctx is None else ctx._device
+    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_ids = _ptr(_t_ids, _IA, False, 'ids', _name, _dev)
+    _p_weights = _ptr(_t_weights, _FA, False, 'weights', _name, _dev)
+    _p_gate_weight = _ptr(_t_gate_weight, _BA, False, 'gate_weight', _name, _dev)
+    _p_up_weight = _ptr(_t_up_weight, _BA, False, 'up_weight', _name, _dev)
+    _p_down_weight = _ptr(_t_down_weight, _BA, False, 'down_weight', _name, _dev)
+    _p_y = _ptr(_t_y, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('x', x, _t_x, False, ()), ('ids', ids, _t_ids, False, ()), ('weights', weights, _t_weights, False, ()), ('gate_weight', gate_weight, _t_gate_weight, False, ()), ('up_weight', up_weight, _t_up_weight, False, ()), ('down_weight', down_weight, _t_down_weight, False, ()), ('out', out, _t_y, True, ()),))
+    _st = _c(_ctxp, tokens, hidden, ffn, experts, top_k, _p_x, _p_ids, _p_weights, weight_type, _p_gate_weight, gate_bytes, _p_up_weight, up_bytes, _p_down_weight, down_bytes, act, _p_y)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_y is not None:
+        _copyto(_b_y, _t_y)
+    return _t_y if out is None else out
+
+
+_V_moe_experts = _Variant('moe_experts', _lib.kb_moe_experts, _K_F32, _FA, _F32, {})
+_fast_moe_experts = _fast('kb_moe_experts/cnnnnntttetntntnet', ('moe_experts', ((0, 0, 0, 0, (0, 1), -1), (1, 0, 0, 0, (0, 4), -1), (0, 0, 0, 0, (0, 4), -1), (4, 0, 0, 4, (5,), -1), (4, 0, 0, 4, (6,), -1), (4, 0, 0, 4, (7,), -1), (0, 1, 0, 0, (0, 1), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (3, 2, _model.Dtype), (2, 3, 't'), (1, 5, 'n'), (2, 4, 't'), (1, 6, 'n'), (2, 5, 't'), (1, 7, 'n'), (3, 3, _model.Activation), (2, 6, 't')), 8, 4, ((0, 2), (1, 3)), 6, (), 0))
+
+
+def moe_experts(x, ids, weights, gate_weight, up_weight, down_weight, out=None, *, ffn, experts, weight_type, act=_model.Activation.SILU, ctx=None):
+    """The expert step of a mixture-of-experts block, given each token's routing
+    (kb_moe_route's ids and weights):
+    y[t, :] = sum over j < top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+    E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+    Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+    a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+    and down_weight hold the experts' tensors one after the other
+    ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+    layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+    ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+    hidden, ffn).  Each expert runs once, on the rows of just the tokens
+    routed to it (grouped products); E_e(x[t]) has the bits of
+    kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+    the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+    order from acc = +0.  Every id must lie in [0, experts) (checked before
+    anything is written; a token may name an expert twice); weights are used
+    as given (top_k = 0 gives zeros).  Results are identical for every thread
+    count and instruction set.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      ffn: int (size; no array determines it)
+      experts: int (size; no array determines it)
+      x: in float32[tokens, hidden]
+      ids: in int32[tokens, top_k]
+      weights: in float32[tokens, top_k]
+      weight_type: Dtype, its value, or its name ('f32', 'f16', 'q4_0', 'q8_0', 'bf16')
+      gate_weight: in bytes (gate_bytes: their count)
+      up_weight: in bytes (up_bytes: their count)
+      down_weight: in bytes (down_bytes: their count)
+      act: Activation, its value, or its name ('none', 'relu', 'gelu', 'gelu_tanh', 'silu'), default Activation.SILU
+      out (y): out float32[tokens, hidden]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    Byte tensors: uint8 arrays of any shape (C-contiguous to be written), or any object
+    exposing the buffer protocol (bytes, bytearray, memoryview, mmap), used in place;
+    their size is the byte count.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_moe_experts.
+    """
+    _r = _fast_moe_experts(ctx, x, ids, weights, gate_weight, up_weight, down_weight, out, ffn, experts, weight_type, act)
+    return _moe_experts_path(_V_moe_experts, x, ids, weights, gate_weight, up_weight, down_weight, out, ffn, experts, weight_type, act, ctx) if _r is _SLOW else _r
+
+
 # The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).
 _PUBLIC = {
     'silu': silu,
@@ -3071,6 +3259,8 @@ _PUBLIC = {
     'kv_cache_append': kv_cache_append,
     'kv_cache_append_bf16': kv_cache_append_bf16,
     'kv_cache_append_f16': kv_cache_append_f16,
+    'linear_glu_w': linear_glu_w,
+    'moe_experts': moe_experts,
 }
 
 __all__ = [
@@ -3155,4 +3345,6 @@ __all__ = [
     'kv_cache_append',
     'kv_cache_append_bf16',
     'kv_cache_append_f16',
+    'linear_glu_w',
+    'moe_experts',
 ]

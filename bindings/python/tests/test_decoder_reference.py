@@ -6,9 +6,9 @@ is not needed here).
 Each model prefills the first PREFILL tokens in one step, then decodes the
 rest one token at a time through a KV cache, so every kernel of a decode
 step takes part: embedding, rmsnorm / add_rmsnorm, linear, rope_ex (Llama 3
-frequency scaling), kv_cache_append, attention_ex over the cache, glu, and
-for Mixtral moe_route plus each expert's linear layers on the tokens routed
-to it.  The bound is 1e-4 of the largest logit (issue 26's target); float32
+frequency scaling), kv_cache_append, attention_ex over the cache, the fused
+gate / up pair linear_glu_w, and for Mixtral moe_route plus the expert step
+moe_experts (each expert's layers on just the tokens routed to it).  The bound is 1e-4 of the largest logit (issue 26's target); float32
 arithmetic puts the error near 1e-6."""
 
 import json
@@ -21,6 +21,11 @@ import kernelbridge as kb
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 PREFILL = 16
+
+
+def as_bytes(a):
+    """The bytes of a float32 array, in place (a storage-format tensor)."""
+    return np.ascontiguousarray(a, dtype=np.float32).reshape(-1).view(np.uint8)
 
 
 class Model:
@@ -50,25 +55,23 @@ class Model:
     def mlp(self, p, h):
         w = self.w
         if p + "mlp.gate_proj.weight" in w:
-            gate = kb.linear(h, w[p + "mlp.gate_proj.weight"])
-            up = kb.linear(h, w[p + "mlp.up_proj.weight"])
-            return kb.linear(kb.glu(gate, up, act=kb.Activation.SILU), w[p + "mlp.down_proj.weight"])
-        # Mixtral: route, then each expert's layers on the tokens routed to it;
-        # the weighted results are summed per token in routing order.
+            # The gate / up pair in one call (kb_linear_glu_w), then down.
+            gate, up = w[p + "mlp.gate_proj.weight"], w[p + "mlp.up_proj.weight"]
+            act = kb.linear_glu_w(h, as_bytes(gate), as_bytes(up), out_features=gate.shape[0], weight_type="f32")
+            return kb.linear(act, w[p + "mlp.down_proj.weight"])
+        # Mixtral: route, then the expert step (each expert's layers on the
+        # tokens routed to it, the weighted results summed per token in
+        # routing order).  transformers stores each expert's gate and up as
+        # one [2 * ffn, hidden] tensor; kb_moe_experts takes them stacked
+        # apart (GGUF's ffn_gate_exps / ffn_up_exps), split once here.
         ffn, top_k = self.cfg["intermediate_size"], self.cfg["num_experts_per_tok"]
         ids, weights = kb.moe_route(kb.linear(h, w[p + "mlp.gate.weight"]), top_k=top_k,
                                     routing=kb.MoeRouting.TOPK_SOFTMAX)
-        parts = np.zeros((h.shape[0], top_k, self.hidden), np.float32)
-        for e in np.unique(ids):
-            tok, slot = np.nonzero(ids == e)
-            gu = kb.linear(h[tok], w[p + "mlp.experts.gate_up_proj"][e])
-            # gate and up are the two halves of one product: passed as views.
-            act = kb.glu(gu[:, :ffn], gu[:, ffn:], act=kb.Activation.SILU)
-            parts[tok, slot] = kb.linear(act, w[p + "mlp.experts.down_proj"][e])
-        out = parts[:, 0] * weights[:, :1]
-        for s in range(1, top_k):
-            out = out + parts[:, s] * weights[:, s:s + 1]
-        return out.astype(np.float32)
+        gate_up = w[p + "mlp.experts.gate_up_proj"]
+        experts = gate_up.shape[0]
+        gate, up = np.ascontiguousarray(gate_up[:, :ffn]), np.ascontiguousarray(gate_up[:, ffn:])
+        return kb.moe_experts(h, ids, weights, as_bytes(gate), as_bytes(up), as_bytes(w[p + "mlp.experts.down_proj"]),
+                              ffn=ffn, experts=experts, weight_type="f32")
 
     def step(self, start, ids):
         """Logits of tokens ids at positions start, start + 1, ..."""

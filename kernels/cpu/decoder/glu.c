@@ -14,6 +14,8 @@
  *
  * Work is split over (row, tile) pairs; each element depends only on its
  * own two inputs, so the split cannot change any bit. */
+#include "glu.h"
+
 #include "../dispatch.h"
 #include "../reduced.h"
 #include "internal.h"
@@ -60,6 +62,13 @@ static void apply_act(const struct kb_vec_ops *ops, int act, const float *src, f
       if (act == KB_ACTIVATION_RELU) relu_tile(dst, n);
       return;
   }
+}
+
+void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
+  /* The order of glu_body's float32 path: the activation's values first,
+   * then the product with them as the first operand. */
+  if (act != KB_ACTIVATION_NONE) apply_act(ops, act, gate, gate, n);
+  ops->binary(KB_VEC_MUL, KB_VEC_F32, n, gate, up, y);
 }
 
 static void glu_body(void *arg, int64_t begin, int64_t end) {

@@ -53,30 +53,52 @@ static void qact_body(void *arg, int64_t begin, int64_t end) {
   j->ops->quantize_act(begin, end, j->x, j->ldx, j->act);
 }
 
-kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
-                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
-                          float *y) {
+kb_status kb__qlinear_prepare(kb_context *ctx, const char *fn, int64_t rows, int64_t in, const float *x, int64_t ldx,
+                              struct kb_qlinear_x *qx) {
   const struct kb_quant_ops *ops = &kb__cpu_ops()->quant;
   int64_t nb = in / KB_QK;
   /* One block for the quantized activations: q (32-byte aligned), s, d. */
   int64_t blocks = rows * nb;
-  size_t q_bytes = (size_t)blocks * KB_QK, s_bytes = (size_t)blocks * 8 * sizeof(int32_t);
-  size_t d_bytes = (size_t)blocks * sizeof(float);
   if (blocks > INT64_MAX / 128)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "size of the quantized x overflows");
+  size_t q_bytes = (size_t)blocks * KB_QK, s_bytes = (size_t)blocks * 8 * sizeof(int32_t);
+  size_t d_bytes = (size_t)blocks * sizeof(float);
   void *mem = NULL;
   if (posix_memalign(&mem, 64, q_bytes + s_bytes + d_bytes + 64) != 0 || mem == NULL)
     return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot allocate %lld bytes of scratch for the quantized x",
                     (long long)(q_bytes + s_bytes + d_bytes));
-  struct kb_qact act = {nb, (int8_t *)mem, (float *)((char *)mem + q_bytes + s_bytes), (int32_t *)((char *)mem + q_bytes)};
-  struct qact_job aj = {ops, x, in, &act};
+  qx->mem = mem;
+  qx->act.nb = nb;
+  qx->act.q = (int8_t *)mem;
+  qx->act.s = (int32_t *)((char *)mem + q_bytes);
+  qx->act.d = (float *)((char *)mem + q_bytes + s_bytes);
+  struct qact_job aj = {ops, x, ldx, &qx->act};
   kb__parallel_for(ctx, rows, in >= 16384 ? 1 : 16384 / (in > 0 ? in : 1), qact_body, &aj);
+  return KB_STATUS_OK;
+}
+
+void kb__qlinear_columns(int type, int64_t rows, const struct kb_qlinear_x *qx, const void *w, int64_t row_bytes,
+                         int64_t n, float *y, int64_t ldy) {
+  kb__cpu_ops()->quant.dot(type, rows, n, &qx->act, w, row_bytes, y, ldy);
+}
+
+void kb__qlinear_release(struct kb_qlinear_x *qx) {
+  free(qx->mem);
+  qx->mem = NULL;
+}
+
+kb_status kb__qlinear_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                          const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                          float *y) {
+  struct kb_qlinear_x qx;
+  KB_TRY(kb__qlinear_prepare(ctx, fn, rows, in, x, in, &qx));
   int64_t units = (out + KB_QLINEAR_UNIT - 1) / KB_QLINEAR_UNIT;
   int64_t unit_bytes = KB_QLINEAR_UNIT * row_bytes;
   int64_t per_task = unit_bytes >= KB_QLINEAR_MIN_BYTES ? 1 : KB_QLINEAR_MIN_BYTES / (unit_bytes > 0 ? unit_bytes : 1) + 1;
   int64_t tasks = kb__task_count(ctx, units, per_task);
-  struct qlinear_job g = {ops, type, rows, out, &act, (const unsigned char *)w, row_bytes, y, lin, tasks};
+  struct qlinear_job g = {&kb__cpu_ops()->quant, type, rows, out, &qx.act, (const unsigned char *)w, row_bytes, y, lin,
+                          tasks};
   kb__parallel_for(ctx, tasks, 1, qlinear_body, &g);
-  free(mem);
+  kb__qlinear_release(&qx);
   return KB_STATUS_OK;
 }

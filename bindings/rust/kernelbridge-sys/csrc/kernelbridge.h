@@ -2086,6 +2086,90 @@ KB_API kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t 
                                         const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache,
                                         uint16_t *v_cache);
 
+/* ------------------------------------------------------------------------ */
+/* Gated feed-forward blocks on storage-format weights: the fused gate / up
+ * pair (kernels/cpu/decoder/linear_glu.c) and the mixture-of-experts expert
+ * step (kernels/cpu/decoder/moe_experts.c).  CPU only: on a CUDA context
+ * these fail with KB_STATUS_UNSUPPORTED. */
+
+/**
+ * The gate and up linear layers of a gated feed-forward block and their
+ * gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+ * KB_ACTIVATION_GELU):
+ *   y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+ * where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+ * tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+ * kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+ * is kb_linear_w's (for a block format x is quantized once for both) and
+ * the gated product is kb_glu's: y has the bits of kb_linear_w on each
+ * weight followed by kb_glu, for every thread count and instruction set,
+ * without the two [rows, out_features] products ever existing whole (they
+ * are made a few columns at a time and only y is written).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg in_features dim
+ * @arg out_features dim
+ * @arg x in f32[rows, in_features]
+ * @arg weight_type scalar
+ * @arg gate_weight in u8[gate_bytes]
+ * @arg gate_bytes dim
+ * @arg up_weight in u8[up_bytes]
+ * @arg up_bytes dim
+ * @arg act scalar default(KB_ACTIVATION_SILU)
+ * @arg y out f32[rows, out_features]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_linear_glu_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features,
+                                 const float *x, kb_dtype weight_type, const void *gate_weight, int64_t gate_bytes,
+                                 const void *up_weight, int64_t up_bytes, kb_activation act, float *y);
+
+/**
+ * The expert step of a mixture-of-experts block, given each token's routing
+ * (kb_moe_route's ids and weights):
+ *   y[t, :] = sum over j < top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+ *   E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+ * Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+ * a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+ * and down_weight hold the experts' tensors one after the other
+ * ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+ * layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+ * ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+ * hidden, ffn).  Each expert runs once, on the rows of just the tokens
+ * routed to it (grouped products); E_e(x[t]) has the bits of
+ * kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+ * the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+ * order from acc = +0.  Every id must lie in [0, experts) (checked before
+ * anything is written; a token may name an expert twice); weights are used
+ * as given (top_k = 0 gives zeros).  Results are identical for every thread
+ * count and instruction set.
+ * @arg ctx context
+ * @arg tokens dim
+ * @arg hidden dim
+ * @arg ffn dim
+ * @arg experts dim
+ * @arg top_k dim
+ * @arg x in f32[tokens, hidden]
+ * @arg ids in i32[tokens, top_k]
+ * @arg weights in f32[tokens, top_k]
+ * @arg weight_type scalar
+ * @arg gate_weight in u8[gate_bytes]
+ * @arg gate_bytes dim
+ * @arg up_weight in u8[up_bytes]
+ * @arg up_bytes dim
+ * @arg down_weight in u8[down_bytes]
+ * @arg down_bytes dim
+ * @arg act scalar default(KB_ACTIVATION_SILU)
+ * @arg y out f32[tokens, hidden]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_moe_experts(kb_context *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts,
+                                int64_t top_k, const float *x, const int32_t *ids, const float *weights,
+                                kb_dtype weight_type, const void *gate_weight, int64_t gate_bytes,
+                                const void *up_weight, int64_t up_bytes, const void *down_weight, int64_t down_bytes,
+                                kb_activation act, float *y);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

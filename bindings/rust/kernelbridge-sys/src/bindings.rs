@@ -1096,3 +1096,41 @@ extern "C" {
         v_cache: *mut u16,
     ) -> kb_status;
 }
+extern "C" {
+    pub fn kb_linear_glu_w(
+        ctx: *mut kb_context,
+        rows: i64,
+        in_features: i64,
+        out_features: i64,
+        x: *const f32,
+        weight_type: kb_dtype,
+        gate_weight: *const core::ffi::c_void,
+        gate_bytes: i64,
+        up_weight: *const core::ffi::c_void,
+        up_bytes: i64,
+        act: kb_activation,
+        y: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_moe_experts(
+        ctx: *mut kb_context,
+        tokens: i64,
+        hidden: i64,
+        ffn: i64,
+        experts: i64,
+        top_k: i64,
+        x: *const f32,
+        ids: *const i32,
+        weights: *const f32,
+        weight_type: kb_dtype,
+        gate_weight: *const core::ffi::c_void,
+        gate_bytes: i64,
+        up_weight: *const core::ffi::c_void,
+        up_bytes: i64,
+        down_weight: *const core::ffi::c_void,
+        down_bytes: i64,
+        act: kb_activation,
+        y: *mut f32,
+    ) -> kb_status;
+}

@@ -4137,4 +4137,87 @@ kernels! {
         let raw_status = unsafe { sys::kb_kv_cache_append_f16(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
+
+    /// The gate and up linear layers of a gated feed-forward block and their
+    /// gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+    /// KB_ACTIVATION_GELU):
+    /// y\[r, o\] = act(sum_i x\[r, i\] \* Wg\[o, i\]) \* (sum_i x\[r, i\] \* Wu\[o, i\])
+    /// where Wg (gate_weight) and Wu (up_weight) are \[out_features, in_features\]
+    /// tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+    /// kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+    /// is kb_linear_w's (for a block format x is quantized once for both) and
+    /// the gated product is kb_glu's: y has the bits of kb_linear_w on each
+    /// weight followed by kb_glu, for every thread count and instruction set,
+    /// without the two \[rows, out_features\] products ever existing whole (they
+    /// are made a few columns at a time and only y is written).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[rows, in_features]`
+    /// - `gate_weight`: input, `u8[gate_bytes]`, raw bytes
+    /// - `up_weight`: input, `u8[up_bytes]`, raw bytes
+    /// - `y`: output, `f32[rows, out_features]`
+    ///
+    /// `gate_bytes` is the length of `gate_weight`.
+    /// `up_bytes` is the length of `up_weight`.
+    pub fn linear_glu_w(&self, rows: usize, in_features: usize, out_features: usize, x: &[f32], weight_type: Dtype, gate_weight: &[u8], up_weight: &[u8], act: Activation, y: &mut [f32]) -> Result<()>;
+    pub fn linear_glu_w_buf(&self, rows: usize, in_features: usize, out_features: usize, x: &DeviceSlice<'_, f32>, weight_type: Dtype, gate_weight: &DeviceSlice<'_, u8>, up_weight: &DeviceSlice<'_, u8>, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_linear_glu_w";
+        let gate_bytes = gate_weight.len();
+        let up_bytes = up_weight.len();
+        check_dense(FUNC, "x", x.len(), "[rows, in_features]", &[rows, in_features])?;
+        check_dense(FUNC, "y", y.len(), "[rows, out_features]", &[rows, out_features])?;
+        let [c_rows, c_in_features, c_out_features, c_gate_bytes, c_up_bytes] = c_dims(FUNC, [("rows", rows), ("in_features", in_features), ("out_features", out_features), ("gate_bytes", gate_bytes), ("up_bytes", up_bytes)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_linear_glu_w(self.raw.as_ptr(), c_rows, c_in_features, c_out_features, x.as_ptr(), weight_type.to_raw(), gate_weight.as_ptr().cast(), c_gate_bytes, up_weight.as_ptr().cast(), c_up_bytes, act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// The expert step of a mixture-of-experts block, given each token's routing
+    /// (kb_moe_route's ids and weights):
+    /// y\[t, :\] = sum over j \< top_k of weights\[t, j\] \* E_e(x\[t, :\]),  e = ids\[t, j\]
+    /// E_e(v) = Wd_e . (act(Wg_e . v) \* (Wu_e . v))
+    /// Expert e's gate and up weights are \[ffn, hidden\] tensors, its down weight
+    /// a \[hidden, ffn\] tensor, all stored as weight_type; gate_weight, up_weight
+    /// and down_weight hold the experts' tensors one after the other
+    /// (\[experts, ffn, hidden\] and \[experts, hidden, ffn\], GGUF's ffn\_\*\_exps
+    /// layout), so gate_bytes = up_bytes = experts \* kb_dtype_bytes(weight_type,
+    /// ffn, hidden) and down_bytes = experts \* kb_dtype_bytes(weight_type,
+    /// hidden, ffn).  Each expert runs once, on the rows of just the tokens
+    /// routed to it (grouped products); E_e(x\[t\]) has the bits of
+    /// kb_linear_glu_w then kb_linear_w on that token's row alone, and y\[t, c\] is
+    /// the float32 fma chain acc = fma(weights\[t, j\], E(x\[t\])\[c\], acc) over j in
+    /// order from acc = +0.  Every id must lie in \[0, experts) (checked before
+    /// anything is written; a token may name an expert twice); weights are used
+    /// as given (top_k = 0 gives zeros).  Results are identical for every thread
+    /// count and instruction set.
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f32[tokens, hidden]`
+    /// - `ids`: input, `i32[tokens, top_k]`
+    /// - `weights`: input, `f32[tokens, top_k]`
+    /// - `gate_weight`: input, `u8[gate_bytes]`, raw bytes
+    /// - `up_weight`: input, `u8[up_bytes]`, raw bytes
+    /// - `down_weight`: input, `u8[down_bytes]`, raw bytes
+    /// - `y`: output, `f32[tokens, hidden]`
+    ///
+    /// `gate_bytes` is the length of `gate_weight`.
+    /// `up_bytes` is the length of `up_weight`.
+    /// `down_bytes` is the length of `down_weight`.
+    pub fn moe_experts(&self, tokens: usize, hidden: usize, ffn: usize, experts: usize, top_k: usize, x: &[f32], ids: &[i32], weights: &[f32], weight_type: Dtype, gate_weight: &[u8], up_weight: &[u8], down_weight: &[u8], act: Activation, y: &mut [f32]) -> Result<()>;
+    pub fn moe_experts_buf(&self, tokens: usize, hidden: usize, ffn: usize, experts: usize, top_k: usize, x: &DeviceSlice<'_, f32>, ids: &DeviceSlice<'_, i32>, weights: &DeviceSlice<'_, f32>, weight_type: Dtype, gate_weight: &DeviceSlice<'_, u8>, up_weight: &DeviceSlice<'_, u8>, down_weight: &DeviceSlice<'_, u8>, act: Activation, y: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_moe_experts";
+        let gate_bytes = gate_weight.len();
+        let up_bytes = up_weight.len();
+        let down_bytes = down_weight.len();
+        check_dense(FUNC, "x", x.len(), "[tokens, hidden]", &[tokens, hidden])?;
+        check_dense(FUNC, "ids", ids.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        check_dense(FUNC, "weights", weights.len(), "[tokens, top_k]", &[tokens, top_k])?;
+        check_dense(FUNC, "y", y.len(), "[tokens, hidden]", &[tokens, hidden])?;
+        let [c_tokens, c_hidden, c_ffn, c_experts, c_top_k, c_gate_bytes, c_up_bytes, c_down_bytes] = c_dims(FUNC, [("tokens", tokens), ("hidden", hidden), ("ffn", ffn), ("experts", experts), ("top_k", top_k), ("gate_bytes", gate_bytes), ("up_bytes", up_bytes), ("down_bytes", down_bytes)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_moe_experts(self.raw.as_ptr(), c_tokens, c_hidden, c_ffn, c_experts, c_top_k, x.as_ptr(), ids.as_ptr(), weights.as_ptr(), weight_type.to_raw(), gate_weight.as_ptr().cast(), c_gate_bytes, up_weight.as_ptr().cast(), c_up_bytes, down_weight.as_ptr().cast(), c_down_bytes, act.to_raw(), y.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
 }

@@ -2393,6 +2393,84 @@ fn kv_cache_append_f16_rejects_short_v_cache() {
 }
 
 #[test]
+fn linear_glu_w_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.linear_glu_w(2, 2, 2, &x, Dtype::ALL[0], &gate_weight, &up_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_glu_w", "x");
+}
+
+#[test]
+fn linear_glu_w_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.linear_glu_w(2, 2, 2, &x, Dtype::ALL[0], &gate_weight, &up_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_glu_w", "y");
+}
+
+#[test]
+fn moe_experts_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 3];
+    let ids = vec![0i32; 4];
+    let weights = vec![0.0f32; 4];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let down_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.moe_experts(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "x");
+}
+
+#[test]
+fn moe_experts_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let ids = vec![0i32; 3];
+    let weights = vec![0.0f32; 4];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let down_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.moe_experts(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "ids");
+}
+
+#[test]
+fn moe_experts_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let ids = vec![0i32; 4];
+    let weights = vec![0.0f32; 3];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let down_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 4];
+    let err = ctx.moe_experts(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "weights");
+}
+
+#[test]
+fn moe_experts_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0.0f32; 4];
+    let ids = vec![0i32; 4];
+    let weights = vec![0.0f32; 4];
+    let gate_weight = vec![0u8; 2];
+    let up_weight = vec![0u8; 2];
+    let down_weight = vec![0u8; 2];
+    let mut y = vec![0.0f32; 3];
+    let err = ctx.moe_experts(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "y");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -5533,4 +5611,118 @@ fn kv_cache_append_f16_buf_rejects_short_v_cache() {
     let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
     let err = ctx.kv_cache_append_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
     expect_mismatch(&err, "kb_kv_cache_append_f16", "v_cache");
+}
+
+#[test]
+fn linear_glu_w_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_glu_w_buf(2, 2, 2, &x, Dtype::ALL[0], &gate_weight, &up_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_glu_w", "x");
+}
+
+#[test]
+fn linear_glu_w_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.linear_glu_w_buf(2, 2, 2, &x, Dtype::ALL[0], &gate_weight, &up_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_linear_glu_w", "y");
+}
+
+#[test]
+fn moe_experts_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 12).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let weights = weights_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let down_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let down_weight = down_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_experts_buf(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "x");
+}
+
+#[test]
+fn moe_experts_buf_rejects_short_ids() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let ids_mem = Buffer::new(&ctx, 12).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let weights = weights_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let down_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let down_weight = down_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_experts_buf(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "ids");
+}
+
+#[test]
+fn moe_experts_buf_rejects_short_weights() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let weights_mem = Buffer::new(&ctx, 12).unwrap();
+    let weights = weights_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let down_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let down_weight = down_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 16).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_experts_buf(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "weights");
+}
+
+#[test]
+fn moe_experts_buf_rejects_short_y() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 16).unwrap();
+    let x = x_mem.view::<f32>().unwrap();
+    let ids_mem = Buffer::new(&ctx, 16).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let weights_mem = Buffer::new(&ctx, 16).unwrap();
+    let weights = weights_mem.view::<f32>().unwrap();
+    let gate_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let gate_weight = gate_weight_mem.view::<u8>().unwrap();
+    let up_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let up_weight = up_weight_mem.view::<u8>().unwrap();
+    let down_weight_mem = Buffer::new(&ctx, 2).unwrap();
+    let down_weight = down_weight_mem.view::<u8>().unwrap();
+    let mut y_mem = Buffer::new(&ctx, 12).unwrap();
+    let mut y = y_mem.view_mut::<f32>().unwrap();
+    let err = ctx.moe_experts_buf(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
+    expect_mismatch(&err, "kb_moe_experts", "y");
 }

@@ -132,6 +132,15 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
   } else if (strcmp(k, "linear_w") == 0) {
     *st = kb_linear_w(ctx, D(c, "rows"), D(c, "in_features"), D(c, "out_features"), TF(c, "x"), DT(c, "weight_type"),
                       TU(c, "weight"), D(c, "weight_bytes"), TF(c, "bias"), (kb_activation)SI(c, "act"), TF(c, "y"));
+  } else if (strcmp(k, "linear_glu_w") == 0) {
+    *st = kb_linear_glu_w(ctx, D(c, "rows"), D(c, "in_features"), D(c, "out_features"), TF(c, "x"),
+                          DT(c, "weight_type"), TU(c, "gate_weight"), D(c, "gate_bytes"), TU(c, "up_weight"),
+                          D(c, "up_bytes"), (kb_activation)SI(c, "act"), TF(c, "y"));
+  } else if (strcmp(k, "moe_experts") == 0) {
+    *st = kb_moe_experts(ctx, D(c, "tokens"), D(c, "hidden"), D(c, "ffn"), D(c, "experts"), D(c, "top_k"),
+                         TF(c, "x"), TI(c, "ids"), TF(c, "weights"), DT(c, "weight_type"), TU(c, "gate_weight"),
+                         D(c, "gate_bytes"), TU(c, "up_weight"), D(c, "up_bytes"), TU(c, "down_weight"),
+                         D(c, "down_bytes"), (kb_activation)SI(c, "act"), TF(c, "y"));
   } else if (strcmp(k, "embedding_w") == 0) {
     *st = kb_embedding_w(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"), TI(c, "ids"), DT(c, "table_type"),
                          TU(c, "table"), D(c, "table_bytes"), TF(c, "out"));

@@ -580,9 +580,11 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
                                               {"topk_sample", "out"},     {"topp_sample", "out"},
                                               {"attention_ex", "kv_lengths"}, {"embedding_w", "ids"},
                                               {"rope_ex", "positions"},       {"kv_cache_append", "positions"},
-                                              {"moe_route", "ids"}};
+                                              {"moe_route", "ids"},           {"moe_experts", "ids"}};
   static const char *const u8_params[][2] = {
-      {"quantize", "y"}, {"dequantize", "x"}, {"linear_w", "weight"}, {"embedding_w", "table"}};
+      {"quantize", "y"},           {"dequantize", "x"},         {"linear_w", "weight"},
+      {"embedding_w", "table"},    {"linear_glu_w", "gate_weight"}, {"linear_glu_w", "up_weight"},
+      {"moe_experts", "gate_weight"}, {"moe_experts", "up_weight"}, {"moe_experts", "down_weight"}};
   for (size_t i = 0; i < sizeof i32_params / sizeof i32_params[0]; i++)
     if (strcmp(i32_params[i][0], kernel) == 0 && strcmp(i32_params[i][1], name) == 0) return DT_I32;
   for (size_t i = 0; i < sizeof u8_params / sizeof u8_params[0]; i++)

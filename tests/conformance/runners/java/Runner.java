@@ -360,6 +360,15 @@ public final class Runner {
         KernelBridge.linearW(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"),
             c.dtype("weight_type"), c.TB("weight"), c.TF("bias"), c.act("act"), c.TF("y"));
         break;
+      case "linear_glu_w":
+        KernelBridge.linearGluW(ctx, c.D("rows"), c.D("in_features"), c.D("out_features"), c.TF("x"),
+            c.dtype("weight_type"), c.TB("gate_weight"), c.TB("up_weight"), c.act("act"), c.TF("y"));
+        break;
+      case "moe_experts":
+        KernelBridge.moeExperts(ctx, c.D("tokens"), c.D("hidden"), c.D("ffn"), c.D("experts"), c.D("top_k"),
+            c.TF("x"), c.TI("ids"), c.TF("weights"), c.dtype("weight_type"), c.TB("gate_weight"),
+            c.TB("up_weight"), c.TB("down_weight"), c.act("act"), c.TF("y"));
+        break;
       case "glu":
         KernelBridge.glu(ctx, c.D("rows"), c.D("cols"), c.TF("gate"), c.D("ld_gate"), c.TF("up"), c.D("ld_up"),
             c.act("act"), c.TF("y"));

@@ -7756,4 +7756,490 @@ public final class KernelBridge {
       DeviceBuffer.release(vCache, pVCache);
     }
   }
+
+  /**
+   * {@link #linearGluW(Context, int, int, int, float[], Dtype, byte[], byte[], Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void linearGluW(int rows, int inFeatures, int outFeatures, float[] x, Dtype weightType, byte[] gateWeight, byte[] upWeight, Activation act, float[] y) {
+    linearGluW(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weightType, gateWeight, upWeight, act, y);
+  }
+
+  /**
+   * The gate and up linear layers of a gated feed-forward block and their
+   * gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+   * KB_ACTIVATION_GELU):
+   * y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+   * where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+   * tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+   * kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+   * is kb_linear_w's (for a block format x is quantized once for both) and
+   * the gated product is kb_glu's: y has the bits of kb_linear_w on each
+   * weight followed by kb_glu, for every thread count and instruction set,
+   * without the two [rows, out_features] products ever existing whole (they
+   * are made a few columns at a time and only y is written).
+   *
+   * <p>Derived: {@code gate_bytes} = {@code gateWeight.length}, {@code up_bytes} = {@code upWeight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * The raw bytes of {@code gateWeight}, {@code upWeight} are a {@code byte[]}.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearGluW(Context ctx, int rows, int inFeatures, int outFeatures, float[] x, Dtype weightType, byte[] gateWeight, byte[] upWeight, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final int gateBytes = gateWeight != null ? gateWeight.length : 0;
+    final int upBytes = upWeight != null ? upWeight.length : 0;
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_glu_w", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_glu_w", "x", x, Checks.size("kb_linear_glu_w", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exactBytes("kb_linear_glu_w", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_linear_glu_w", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exact("kb_linear_glu_w", "y", y, Checks.size("kb_linear_glu_w", "y", rows, outFeatures), "[rows, out_features]");
+    Checks.notSame("kb_linear_glu_w", "y", y, "x", x);
+    KernelBridgeNative.kb_linear_glu_w(ctx, rows, inFeatures, outFeatures, x, weightType.code(), gateWeight, gateBytes, upWeight, upBytes, act.code(), y);
+  }
+
+  /**
+   * {@link #linearGluW(Context, int, int, int, FloatBuffer, Dtype, Buffer, Buffer, Activation, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void linearGluW(int rows, int inFeatures, int outFeatures, FloatBuffer x, Dtype weightType, Buffer gateWeight, Buffer upWeight, Activation act, FloatBuffer y) {
+    linearGluW(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weightType, gateWeight, upWeight, act, y);
+  }
+
+  /**
+   * The gate and up linear layers of a gated feed-forward block and their
+   * gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+   * KB_ACTIVATION_GELU):
+   * y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+   * where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+   * tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+   * kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+   * is kb_linear_w's (for a block format x is quantized once for both) and
+   * the gated product is kb_glu's: y has the bits of kb_linear_w on each
+   * weight followed by kb_glu, for every thread count and instruction set,
+   * without the two [rows, out_features] products ever existing whole (they
+   * are made a few columns at a time and only y is written).
+   *
+   * <p>Derived: {@code gate_bytes} = the bytes of {@code gateWeight} from its position to its limit, {@code up_bytes} = the bytes of {@code upWeight} from its position to its limit (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * The raw bytes of {@code gateWeight}, {@code upWeight} may be in any direct buffer (a {@code ByteBuffer} in either byte order, others in native order).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearGluW(Context ctx, int rows, int inFeatures, int outFeatures, FloatBuffer x, Dtype weightType, Buffer gateWeight, Buffer upWeight, Activation act, FloatBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? Checks.bytes(gateWeight) : 0;
+    final long upBytes = upWeight != null ? Checks.bytes(upWeight) : 0;
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_glu_w", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_glu_w", "x", x, Checks.size("kb_linear_glu_w", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exactBytes("kb_linear_glu_w", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_linear_glu_w", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exact("kb_linear_glu_w", "y", y, Checks.size("kb_linear_glu_w", "y", rows, outFeatures), "[rows, out_features]");
+    KernelBridgeNative.kb_linear_glu_w__direct(ctx, rows, inFeatures, outFeatures, Checks.direct("kb_linear_glu_w", "x", x), weightType.code(), Checks.directBytes("kb_linear_glu_w", "gate_weight", gateWeight), gateBytes, Checks.directBytes("kb_linear_glu_w", "up_weight", upWeight), upBytes, act.code(), Checks.writableDirect("kb_linear_glu_w", "y", y));
+  }
+
+  /**
+   * The gate and up linear layers of a gated feed-forward block and their
+   * gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+   * KB_ACTIVATION_GELU):
+   * y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+   * where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+   * tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+   * kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+   * is kb_linear_w's (for a block format x is quantized once for both) and
+   * the gated product is kb_glu's: y has the bits of kb_linear_w on each
+   * weight followed by kb_glu, for every thread count and instruction set,
+   * without the two [rows, out_features] products ever existing whole (they
+   * are made a few columns at a time and only y is written).
+   *
+   * <p>Derived: {@code gate_bytes} = {@code gateWeight.size()}, {@code up_bytes} = {@code upWeight.size()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void linearGluW(Context ctx, long rows, long inFeatures, long outFeatures, DeviceBuffer x, Dtype weightType, DeviceBuffer gateWeight, DeviceBuffer upWeight, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? gateWeight.elements("kb_linear_glu_w", "gate_weight", 1) : 0;
+    final long upBytes = upWeight != null ? upWeight.elements("kb_linear_glu_w", "up_weight", 1) : 0;
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_glu_w", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.holds("kb_linear_glu_w", "x", x, Checks.size("kb_linear_glu_w", "x", rows, inFeatures), 4, "[rows, in_features]");
+    Checks.holds("kb_linear_glu_w", "gate_weight", gateWeight, gateBytes, 1, "[gate_bytes]");
+    Checks.holds("kb_linear_glu_w", "up_weight", upWeight, upBytes, 1, "[up_bytes]");
+    Checks.holds("kb_linear_glu_w", "y", y, Checks.size("kb_linear_glu_w", "y", rows, outFeatures), 4, "[rows, out_features]");
+    long pX = 0, pGateWeight = 0, pUpWeight = 0, pY = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_linear_glu_w", "x", x, 4);
+      pGateWeight = DeviceBuffer.acquire("kb_linear_glu_w", "gate_weight", gateWeight, 1);
+      pUpWeight = DeviceBuffer.acquire("kb_linear_glu_w", "up_weight", upWeight, 1);
+      pY = DeviceBuffer.acquire("kb_linear_glu_w", "y", y, 4);
+      KernelBridgeNative.kb_linear_glu_w__addr(ctx, rows, inFeatures, outFeatures, pX, weightType.code(), pGateWeight, gateBytes, pUpWeight, upBytes, act.code(), pY);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(gateWeight, pGateWeight);
+      DeviceBuffer.release(upWeight, pUpWeight);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #linearGluW(Context, int, int, int, float[], Dtype, Buffer, Buffer, Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void linearGluW(int rows, int inFeatures, int outFeatures, float[] x, Dtype weightType, Buffer gateWeight, Buffer upWeight, Activation act, float[] y) {
+    linearGluW(Context.forCurrentThread(), rows, inFeatures, outFeatures, x, weightType, gateWeight, upWeight, act, y);
+  }
+
+  /**
+   * The gate and up linear layers of a gated feed-forward block and their
+   * gated product in one call (SwiGLU with KB_ACTIVATION_SILU, GeGLU with
+   * KB_ACTIVATION_GELU):
+   * y[r, o] = act(sum_i x[r, i] * Wg[o, i]) * (sum_i x[r, i] * Wu[o, i])
+   * where Wg (gate_weight) and Wu (up_weight) are [out_features, in_features]
+   * tensors (PyTorch's and GGUF's layout) stored as weight_type, each
+   * kb_dtype_bytes(weight_type, out_features, in_features) bytes.  Each sum
+   * is kb_linear_w's (for a block format x is quantized once for both) and
+   * the gated product is kb_glu's: y has the bits of kb_linear_w on each
+   * weight followed by kb_glu, for every thread count and instruction set,
+   * without the two [rows, out_features] products ever existing whole (they
+   * are made a few columns at a time and only y is written).
+   *
+   * <p>Derived: {@code gate_bytes} = the bytes of {@code gateWeight} from its position to its limit, {@code up_bytes} = the bytes of {@code upWeight} from its position to its limit (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Arrays, except for the raw bytes of {@code gateWeight}, {@code upWeight}: any direct buffer (a {@code ByteBuffer} in either byte order, others in native order), used in place (a weight memory-mapped from a file), from its position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param rows dimension, at least 0
+   * @param inFeatures dimension, at least 0
+   * @param outFeatures dimension, at least 0
+   * @param x input, f32[rows, in_features]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[rows, out_features]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array or buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void linearGluW(Context ctx, int rows, int inFeatures, int outFeatures, float[] x, Dtype weightType, Buffer gateWeight, Buffer upWeight, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? Checks.bytes(gateWeight) : 0;
+    final long upBytes = upWeight != null ? Checks.bytes(upWeight) : 0;
+    if ((rows | inFeatures | outFeatures) < 0) throw Checks.negative("kb_linear_glu_w", "rows, in_features, out_features", rows, inFeatures, outFeatures);
+    Checks.exact("kb_linear_glu_w", "x", x, Checks.size("kb_linear_glu_w", "x", rows, inFeatures), "[rows, in_features]");
+    Checks.exactBytes("kb_linear_glu_w", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_linear_glu_w", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exact("kb_linear_glu_w", "y", y, Checks.size("kb_linear_glu_w", "y", rows, outFeatures), "[rows, out_features]");
+    Checks.notSame("kb_linear_glu_w", "y", y, "x", x);
+    KernelBridgeNative.kb_linear_glu_w__bytes_direct(ctx, rows, inFeatures, outFeatures, x, weightType.code(), Checks.directBytes("kb_linear_glu_w", "gate_weight", gateWeight), gateBytes, Checks.directBytes("kb_linear_glu_w", "up_weight", upWeight), upBytes, act.code(), y);
+  }
+
+  /**
+   * {@link #moeExperts(Context, int, int, int, int, int, float[], int[], float[], Dtype, byte[], byte[], byte[], Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeExperts(int tokens, int hidden, int ffn, int experts, int topK, float[] x, int[] ids, float[] weights, Dtype weightType, byte[] gateWeight, byte[] upWeight, byte[] downWeight, Activation act, float[] y) {
+    moeExperts(Context.forCurrentThread(), tokens, hidden, ffn, experts, topK, x, ids, weights, weightType, gateWeight, upWeight, downWeight, act, y);
+  }
+
+  /**
+   * The expert step of a mixture-of-experts block, given each token's routing
+   * (kb_moe_route's ids and weights):
+   * y[t, :] = sum over j &lt; top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+   * E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+   * Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+   * a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+   * and down_weight hold the experts' tensors one after the other
+   * ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+   * layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+   * ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+   * hidden, ffn).  Each expert runs once, on the rows of just the tokens
+   * routed to it (grouped products); E_e(x[t]) has the bits of
+   * kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+   * the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+   * order from acc = +0.  Every id must lie in [0, experts) (checked before
+   * anything is written; a token may name an expert twice); weights are used
+   * as given (top_k = 0 gives zeros).  Results are identical for every thread
+   * count and instruction set.
+   *
+   * <p>Derived: {@code gate_bytes} = {@code gateWeight.length}, {@code up_bytes} = {@code upWeight.length}, {@code down_bytes} = {@code downWeight.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * The raw bytes of {@code gateWeight}, {@code upWeight}, {@code downWeight} are a {@code byte[]}.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param hidden dimension, at least 0
+   * @param ffn dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param x input, f32[tokens, hidden]; null only where empty
+   * @param ids input, i32[tokens, top_k]; null only where empty
+   * @param weights input, f32[tokens, top_k]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param downWeight input, u8[down_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[tokens, hidden]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void moeExperts(Context ctx, int tokens, int hidden, int ffn, int experts, int topK, float[] x, int[] ids, float[] weights, Dtype weightType, byte[] gateWeight, byte[] upWeight, byte[] downWeight, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final int gateBytes = gateWeight != null ? gateWeight.length : 0;
+    final int upBytes = upWeight != null ? upWeight.length : 0;
+    final int downBytes = downWeight != null ? downWeight.length : 0;
+    if ((tokens | hidden | ffn | experts | topK) < 0) throw Checks.negative("kb_moe_experts", "tokens, hidden, ffn, experts, top_k", tokens, hidden, ffn, experts, topK);
+    Checks.exact("kb_moe_experts", "x", x, Checks.size("kb_moe_experts", "x", tokens, hidden), "[tokens, hidden]");
+    Checks.exact("kb_moe_experts", "ids", ids, Checks.size("kb_moe_experts", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_experts", "weights", weights, Checks.size("kb_moe_experts", "weights", tokens, topK), "[tokens, top_k]");
+    Checks.exactBytes("kb_moe_experts", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_moe_experts", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exactBytes("kb_moe_experts", "down_weight", downWeight, downBytes, "[down_bytes]");
+    Checks.exact("kb_moe_experts", "y", y, Checks.size("kb_moe_experts", "y", tokens, hidden), "[tokens, hidden]");
+    Checks.notSame("kb_moe_experts", "y", y, "x", x);
+    Checks.notSame("kb_moe_experts", "y", y, "weights", weights);
+    KernelBridgeNative.kb_moe_experts(ctx, tokens, hidden, ffn, experts, topK, x, ids, weights, weightType.code(), gateWeight, gateBytes, upWeight, upBytes, downWeight, downBytes, act.code(), y);
+  }
+
+  /**
+   * {@link #moeExperts(Context, int, int, int, int, int, FloatBuffer, IntBuffer, FloatBuffer, Dtype, Buffer, Buffer, Buffer, Activation, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeExperts(int tokens, int hidden, int ffn, int experts, int topK, FloatBuffer x, IntBuffer ids, FloatBuffer weights, Dtype weightType, Buffer gateWeight, Buffer upWeight, Buffer downWeight, Activation act, FloatBuffer y) {
+    moeExperts(Context.forCurrentThread(), tokens, hidden, ffn, experts, topK, x, ids, weights, weightType, gateWeight, upWeight, downWeight, act, y);
+  }
+
+  /**
+   * The expert step of a mixture-of-experts block, given each token's routing
+   * (kb_moe_route's ids and weights):
+   * y[t, :] = sum over j &lt; top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+   * E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+   * Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+   * a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+   * and down_weight hold the experts' tensors one after the other
+   * ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+   * layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+   * ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+   * hidden, ffn).  Each expert runs once, on the rows of just the tokens
+   * routed to it (grouped products); E_e(x[t]) has the bits of
+   * kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+   * the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+   * order from acc = +0.  Every id must lie in [0, experts) (checked before
+   * anything is written; a token may name an expert twice); weights are used
+   * as given (top_k = 0 gives zeros).  Results are identical for every thread
+   * count and instruction set.
+   *
+   * <p>Derived: {@code gate_bytes} = the bytes of {@code gateWeight} from its position to its limit, {@code up_bytes} = the bytes of {@code upWeight} from its position to its limit, {@code down_bytes} = the bytes of {@code downWeight} from its position to its limit (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * The raw bytes of {@code gateWeight}, {@code upWeight}, {@code downWeight} may be in any direct buffer (a {@code ByteBuffer} in either byte order, others in native order).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param hidden dimension, at least 0
+   * @param ffn dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param x input, f32[tokens, hidden]; null only where empty
+   * @param ids input, i32[tokens, top_k]; null only where empty
+   * @param weights input, f32[tokens, top_k]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param downWeight input, u8[down_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[tokens, hidden]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void moeExperts(Context ctx, int tokens, int hidden, int ffn, int experts, int topK, FloatBuffer x, IntBuffer ids, FloatBuffer weights, Dtype weightType, Buffer gateWeight, Buffer upWeight, Buffer downWeight, Activation act, FloatBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? Checks.bytes(gateWeight) : 0;
+    final long upBytes = upWeight != null ? Checks.bytes(upWeight) : 0;
+    final long downBytes = downWeight != null ? Checks.bytes(downWeight) : 0;
+    if ((tokens | hidden | ffn | experts | topK) < 0) throw Checks.negative("kb_moe_experts", "tokens, hidden, ffn, experts, top_k", tokens, hidden, ffn, experts, topK);
+    Checks.exact("kb_moe_experts", "x", x, Checks.size("kb_moe_experts", "x", tokens, hidden), "[tokens, hidden]");
+    Checks.exact("kb_moe_experts", "ids", ids, Checks.size("kb_moe_experts", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_experts", "weights", weights, Checks.size("kb_moe_experts", "weights", tokens, topK), "[tokens, top_k]");
+    Checks.exactBytes("kb_moe_experts", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_moe_experts", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exactBytes("kb_moe_experts", "down_weight", downWeight, downBytes, "[down_bytes]");
+    Checks.exact("kb_moe_experts", "y", y, Checks.size("kb_moe_experts", "y", tokens, hidden), "[tokens, hidden]");
+    KernelBridgeNative.kb_moe_experts__direct(ctx, tokens, hidden, ffn, experts, topK, Checks.direct("kb_moe_experts", "x", x), Checks.direct("kb_moe_experts", "ids", ids), Checks.direct("kb_moe_experts", "weights", weights), weightType.code(), Checks.directBytes("kb_moe_experts", "gate_weight", gateWeight), gateBytes, Checks.directBytes("kb_moe_experts", "up_weight", upWeight), upBytes, Checks.directBytes("kb_moe_experts", "down_weight", downWeight), downBytes, act.code(), Checks.writableDirect("kb_moe_experts", "y", y));
+  }
+
+  /**
+   * The expert step of a mixture-of-experts block, given each token's routing
+   * (kb_moe_route's ids and weights):
+   * y[t, :] = sum over j &lt; top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+   * E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+   * Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+   * a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+   * and down_weight hold the experts' tensors one after the other
+   * ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+   * layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+   * ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+   * hidden, ffn).  Each expert runs once, on the rows of just the tokens
+   * routed to it (grouped products); E_e(x[t]) has the bits of
+   * kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+   * the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+   * order from acc = +0.  Every id must lie in [0, experts) (checked before
+   * anything is written; a token may name an expert twice); weights are used
+   * as given (top_k = 0 gives zeros).  Results are identical for every thread
+   * count and instruction set.
+   *
+   * <p>Derived: {@code gate_bytes} = {@code gateWeight.size()}, {@code up_bytes} = {@code upWeight.size()}, {@code down_bytes} = {@code downWeight.size()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param hidden dimension, at least 0
+   * @param ffn dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param x input, f32[tokens, hidden]; null only where empty
+   * @param ids input, i32[tokens, top_k]; null only where empty
+   * @param weights input, f32[tokens, top_k]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param downWeight input, u8[down_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[tokens, hidden]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void moeExperts(Context ctx, long tokens, long hidden, long ffn, long experts, long topK, DeviceBuffer x, DeviceBuffer ids, DeviceBuffer weights, Dtype weightType, DeviceBuffer gateWeight, DeviceBuffer upWeight, DeviceBuffer downWeight, Activation act, DeviceBuffer y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? gateWeight.elements("kb_moe_experts", "gate_weight", 1) : 0;
+    final long upBytes = upWeight != null ? upWeight.elements("kb_moe_experts", "up_weight", 1) : 0;
+    final long downBytes = downWeight != null ? downWeight.elements("kb_moe_experts", "down_weight", 1) : 0;
+    if ((tokens | hidden | ffn | experts | topK) < 0) throw Checks.negative("kb_moe_experts", "tokens, hidden, ffn, experts, top_k", tokens, hidden, ffn, experts, topK);
+    Checks.holds("kb_moe_experts", "x", x, Checks.size("kb_moe_experts", "x", tokens, hidden), 4, "[tokens, hidden]");
+    Checks.holds("kb_moe_experts", "ids", ids, Checks.size("kb_moe_experts", "ids", tokens, topK), 4, "[tokens, top_k]");
+    Checks.holds("kb_moe_experts", "weights", weights, Checks.size("kb_moe_experts", "weights", tokens, topK), 4, "[tokens, top_k]");
+    Checks.holds("kb_moe_experts", "gate_weight", gateWeight, gateBytes, 1, "[gate_bytes]");
+    Checks.holds("kb_moe_experts", "up_weight", upWeight, upBytes, 1, "[up_bytes]");
+    Checks.holds("kb_moe_experts", "down_weight", downWeight, downBytes, 1, "[down_bytes]");
+    Checks.holds("kb_moe_experts", "y", y, Checks.size("kb_moe_experts", "y", tokens, hidden), 4, "[tokens, hidden]");
+    long pX = 0, pIds = 0, pWeights = 0, pGateWeight = 0, pUpWeight = 0, pDownWeight = 0, pY = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_moe_experts", "x", x, 4);
+      pIds = DeviceBuffer.acquire("kb_moe_experts", "ids", ids, 4);
+      pWeights = DeviceBuffer.acquire("kb_moe_experts", "weights", weights, 4);
+      pGateWeight = DeviceBuffer.acquire("kb_moe_experts", "gate_weight", gateWeight, 1);
+      pUpWeight = DeviceBuffer.acquire("kb_moe_experts", "up_weight", upWeight, 1);
+      pDownWeight = DeviceBuffer.acquire("kb_moe_experts", "down_weight", downWeight, 1);
+      pY = DeviceBuffer.acquire("kb_moe_experts", "y", y, 4);
+      KernelBridgeNative.kb_moe_experts__addr(ctx, tokens, hidden, ffn, experts, topK, pX, pIds, pWeights, weightType.code(), pGateWeight, gateBytes, pUpWeight, upBytes, pDownWeight, downBytes, act.code(), pY);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(weights, pWeights);
+      DeviceBuffer.release(gateWeight, pGateWeight);
+      DeviceBuffer.release(upWeight, pUpWeight);
+      DeviceBuffer.release(downWeight, pDownWeight);
+      DeviceBuffer.release(y, pY);
+    }
+  }
+
+  /**
+   * {@link #moeExperts(Context, int, int, int, int, int, float[], int[], float[], Dtype, Buffer, Buffer, Buffer, Activation, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void moeExperts(int tokens, int hidden, int ffn, int experts, int topK, float[] x, int[] ids, float[] weights, Dtype weightType, Buffer gateWeight, Buffer upWeight, Buffer downWeight, Activation act, float[] y) {
+    moeExperts(Context.forCurrentThread(), tokens, hidden, ffn, experts, topK, x, ids, weights, weightType, gateWeight, upWeight, downWeight, act, y);
+  }
+
+  /**
+   * The expert step of a mixture-of-experts block, given each token's routing
+   * (kb_moe_route's ids and weights):
+   * y[t, :] = sum over j &lt; top_k of weights[t, j] * E_e(x[t, :]),  e = ids[t, j]
+   * E_e(v) = Wd_e . (act(Wg_e . v) * (Wu_e . v))
+   * Expert e's gate and up weights are [ffn, hidden] tensors, its down weight
+   * a [hidden, ffn] tensor, all stored as weight_type; gate_weight, up_weight
+   * and down_weight hold the experts' tensors one after the other
+   * ([experts, ffn, hidden] and [experts, hidden, ffn], GGUF's ffn_*_exps
+   * layout), so gate_bytes = up_bytes = experts * kb_dtype_bytes(weight_type,
+   * ffn, hidden) and down_bytes = experts * kb_dtype_bytes(weight_type,
+   * hidden, ffn).  Each expert runs once, on the rows of just the tokens
+   * routed to it (grouped products); E_e(x[t]) has the bits of
+   * kb_linear_glu_w then kb_linear_w on that token's row alone, and y[t, c] is
+   * the float32 fma chain acc = fma(weights[t, j], E(x[t])[c], acc) over j in
+   * order from acc = +0.  Every id must lie in [0, experts) (checked before
+   * anything is written; a token may name an expert twice); weights are used
+   * as given (top_k = 0 gives zeros).  Results are identical for every thread
+   * count and instruction set.
+   *
+   * <p>Derived: {@code gate_bytes} = the bytes of {@code gateWeight} from its position to its limit, {@code up_bytes} = the bytes of {@code upWeight} from its position to its limit, {@code down_bytes} = the bytes of {@code downWeight} from its position to its limit (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Arrays, except for the raw bytes of {@code gateWeight}, {@code upWeight}, {@code downWeight}: any direct buffer (a {@code ByteBuffer} in either byte order, others in native order), used in place (a weight memory-mapped from a file), from its position to its limit; positions are not changed.
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param tokens dimension, at least 0
+   * @param hidden dimension, at least 0
+   * @param ffn dimension, at least 0
+   * @param experts dimension, at least 0
+   * @param topK dimension, at least 0
+   * @param x input, f32[tokens, hidden]; null only where empty
+   * @param ids input, i32[tokens, top_k]; null only where empty
+   * @param weights input, f32[tokens, top_k]; null only where empty
+   * @param weightType scalar
+   * @param gateWeight input, u8[gate_bytes] (raw bytes); null only where empty
+   * @param upWeight input, u8[up_bytes] (raw bytes); null only where empty
+   * @param downWeight input, u8[down_bytes] (raw bytes); null only where empty
+   * @param act scalar
+   * @param y output, f32[tokens, hidden]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array or buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void moeExperts(Context ctx, int tokens, int hidden, int ffn, int experts, int topK, float[] x, int[] ids, float[] weights, Dtype weightType, Buffer gateWeight, Buffer upWeight, Buffer downWeight, Activation act, float[] y) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(weightType, "weightType");
+    Objects.requireNonNull(act, "act");
+    final long gateBytes = gateWeight != null ? Checks.bytes(gateWeight) : 0;
+    final long upBytes = upWeight != null ? Checks.bytes(upWeight) : 0;
+    final long downBytes = downWeight != null ? Checks.bytes(downWeight) : 0;
+    if ((tokens | hidden | ffn | experts | topK) < 0) throw Checks.negative("kb_moe_experts", "tokens, hidden, ffn, experts, top_k", tokens, hidden, ffn, experts, topK);
+    Checks.exact("kb_moe_experts", "x", x, Checks.size("kb_moe_experts", "x", tokens, hidden), "[tokens, hidden]");
+    Checks.exact("kb_moe_experts", "ids", ids, Checks.size("kb_moe_experts", "ids", tokens, topK), "[tokens, top_k]");
+    Checks.exact("kb_moe_experts", "weights", weights, Checks.size("kb_moe_experts", "weights", tokens, topK), "[tokens, top_k]");
+    Checks.exactBytes("kb_moe_experts", "gate_weight", gateWeight, gateBytes, "[gate_bytes]");
+    Checks.exactBytes("kb_moe_experts", "up_weight", upWeight, upBytes, "[up_bytes]");
+    Checks.exactBytes("kb_moe_experts", "down_weight", downWeight, downBytes, "[down_bytes]");
+    Checks.exact("kb_moe_experts", "y", y, Checks.size("kb_moe_experts", "y", tokens, hidden), "[tokens, hidden]");
+    Checks.notSame("kb_moe_experts", "y", y, "x", x);
+    Checks.notSame("kb_moe_experts", "y", y, "weights", weights);
+    KernelBridgeNative.kb_moe_experts__bytes_direct(ctx, tokens, hidden, ffn, experts, topK, x, ids, weights, weightType.code(), Checks.directBytes("kb_moe_experts", "gate_weight", gateWeight), gateBytes, Checks.directBytes("kb_moe_experts", "up_weight", upWeight), upBytes, Checks.directBytes("kb_moe_experts", "down_weight", downWeight), downBytes, act.code(), y);
+  }
 }

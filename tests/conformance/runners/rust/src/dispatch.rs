@@ -653,6 +653,42 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("y", y);
             r
         }
+        "linear_glu_w" => {
+            let (rows, inf, outf) = (a.d("rows")?, a.d("in_features")?, a.d("out_features")?);
+            let (dtype, act) = (a.dtype("weight_type")?, a.act("act")?);
+            let x = a.f("x")?;
+            let gate = a.u("gate_weight")?;
+            let up = a.u("up_weight")?;
+            let mut y = a.f("y")?;
+            let r = ctx.linear_glu_w(rows, inf, outf, &x, dtype, &gate, &up, act, &mut y);
+            a.pf("x", x);
+            a.pu("gate_weight", gate);
+            a.pu("up_weight", up);
+            a.pf("y", y);
+            r
+        }
+        "moe_experts" => {
+            let (tokens, hidden, ffn) = (a.d("tokens")?, a.d("hidden")?, a.d("ffn")?);
+            let (experts, top_k) = (a.d("experts")?, a.d("top_k")?);
+            let (dtype, act) = (a.dtype("weight_type")?, a.act("act")?);
+            let x = a.f("x")?;
+            let ids = a.i("ids")?;
+            let weights = a.f("weights")?;
+            let gate = a.u("gate_weight")?;
+            let up = a.u("up_weight")?;
+            let down = a.u("down_weight")?;
+            let mut y = a.f("y")?;
+            let r = ctx.moe_experts(tokens, hidden, ffn, experts, top_k, &x, &ids, &weights, dtype, &gate, &up, &down,
+                                    act, &mut y);
+            a.pf("x", x);
+            a.pi("ids", ids);
+            a.pf("weights", weights);
+            a.pu("gate_weight", gate);
+            a.pu("up_weight", up);
+            a.pu("down_weight", down);
+            a.pf("y", y);
+            r
+        }
         "embedding_w" => {
             let (vocab, dim, dtype) = (a.d("vocab")?, a.d("dim")?, a.dtype("table_type")?);
             let ids = a.i("ids")?;
