@@ -1,6 +1,7 @@
 /*
  * decoder_isa_outputs - the outputs of the decoder kernels built on the
- * vector layer (kb_glu, kb_add_rmsnorm and their bf16 / f16 variants)
+ * vector layer (kb_glu, kb_add_rmsnorm and their bf16 / f16 variants) and
+ * on the products (kb_linear_glu_w, kb_moe_experts, every weight format)
  * through the public API, as one FNV-1a hash per kernel, for
  * vec_isa_test.sh to compare across KB_CPU_ISA levels.  Each kernel runs with
  * 1 and 3 threads on sizes that split (rows longer than glu's tile, NaN,
@@ -118,6 +119,60 @@ static void run_add_rmsnorm(kb_context *c1, kb_context *c3, int dt, const char *
   free(r3);
 }
 
+/* kb_linear_glu_w and kb_moe_experts with weights of type: 40 rows (over the
+ * small-m limit) and 3 rows of the fused pair, 20 tokens over 4 experts. */
+enum { E_HID = 64, E_FFN = 96, E_EXP = 4, E_TOK = 20, E_K = 2 };
+
+static void *stored_w(kb_dtype type, int64_t rows, int64_t cols, const float *src, int64_t *bytes) {
+  if (kb_dtype_bytes(type, rows, cols, bytes) != KB_STATUS_OK) exit(1);
+  void *p = malloc((size_t)*bytes);
+  if (p == NULL || kb_quantize(NULL, type, rows, cols, src, p, *bytes) != KB_STATUS_OK) exit(1);
+  return p;
+}
+
+static void run_ffn(kb_context *c1, kb_context *c3, kb_dtype type, const char *label) {
+  int64_t gb, db;
+  /* Weights from res and x from w: finite values (a product's NaN
+   * payloads are not part of the contract). */
+  void *g = stored_w(type, E_EXP * E_FFN, E_HID, res, &gb), *u = stored_w(type, E_EXP * E_FFN, E_HID, res + 7, &gb);
+  void *d = stored_w(type, E_EXP * E_HID, E_FFN, res + 13, &db);
+  char name[64];
+  static const int64_t kRows[] = {3, 40};
+  for (int r = 0; r < 2; r++) {
+    size_t bytes = sizeof(float) * (size_t)(kRows[r] * E_FFN);
+    float *o1 = calloc(1, bytes), *o3 = calloc(1, bytes);
+    if (o1 == NULL || o3 == NULL) exit(1);
+    kb_status s1 = kb_linear_glu_w(c1, kRows[r], E_HID, E_FFN, w, type, g, gb / E_EXP, u, gb / E_EXP,
+                                   KB_ACTIVATION_SILU, o1);
+    kb_status s3 = kb_linear_glu_w(c3, kRows[r], E_HID, E_FFN, w, type, g, gb / E_EXP, u, gb / E_EXP,
+                                   KB_ACTIVATION_SILU, o3);
+    snprintf(name, sizeof name, "linear_glu_w_%s_%lld", label, (long long)kRows[r]);
+    report(name, s1, s3, o1, o3, bytes, NULL, NULL, 0);
+    free(o1);
+    free(o3);
+  }
+  int32_t ids[E_TOK * E_K];
+  float wt[E_TOK * E_K];
+  for (int t = 0; t < E_TOK * E_K; t++) {
+    ids[t] = (int32_t)(next32() % E_EXP);
+    wt[t] = (float)(next32() % 1000) / 1000.0f;
+  }
+  size_t bytes = sizeof(float) * E_TOK * E_HID;
+  float *o1 = calloc(1, bytes), *o3 = calloc(1, bytes);
+  if (o1 == NULL || o3 == NULL) exit(1);
+  kb_status s1 = kb_moe_experts(c1, E_TOK, E_HID, E_FFN, E_EXP, E_K, w, ids, wt, type, g, gb, u, gb, d, db,
+                                KB_ACTIVATION_GELU, o1);
+  kb_status s3 = kb_moe_experts(c3, E_TOK, E_HID, E_FFN, E_EXP, E_K, w, ids, wt, type, g, gb, u, gb, d, db,
+                                KB_ACTIVATION_GELU, o3);
+  snprintf(name, sizeof name, "moe_experts_%s", label);
+  report(name, s1, s3, o1, o3, bytes, NULL, NULL, 0);
+  free(o1);
+  free(o3);
+  free(g);
+  free(u);
+  free(d);
+}
+
 int main(void) {
   kb_context *c1 = NULL, *c3 = NULL;
   kb_status st = kb_context_create(KB_BACKEND_CPU, 1, &c1);
@@ -156,6 +211,12 @@ int main(void) {
     snprintf(name, sizeof name, "add_rmsnorm%s", kDt[dt]);
     run_add_rmsnorm(c1, c3, dt, name);
   }
+  static const struct {
+    kb_dtype type;
+    const char *name;
+  } kTypes[] = {{KB_DTYPE_F32, "f32"}, {KB_DTYPE_F16, "f16"}, {KB_DTYPE_BF16, "bf16"}, {KB_DTYPE_Q8_0, "q8_0"},
+                {KB_DTYPE_Q4_0, "q4_0"}};
+  for (int t = 0; t < 5; t++) run_ffn(c1, c3, kTypes[t].type, kTypes[t].name);
   kb_context_destroy(c1);
   kb_context_destroy(c3);
   return failures == 0 ? 0 : 1;
