@@ -243,7 +243,13 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (d % nr == 0) {
+    if (nrows <= 2) {
+      /* Decode: each row of V is read once for the whole head dimension,
+       * into d / 16 independent chains per row (the microkernel's tiles
+       * with one row are nr columns wide: two chains, waiting on the fma
+       * latency, and V walked once per nr columns). */
+      g->ops->attn.pv(nrows, len, d, w->s, KB_ATTN_BK, vh + j0 * ks, ks, w->o, d, !started);
+    } else if (d % nr == 0) {
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
       pack_v(vh + j0 * ks, len, d, ks, nr, w->vp);

@@ -53,4 +53,15 @@ static void softmax_block(const float *s, int64_t len, float m_old, float *p, fl
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block};
+/* The reference of the vector levels' pv: one element at a time. */
+static void pv(int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const float *v, int64_t ldv, float *o,
+               int64_t ldo, int first) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t x = 0; x < d; x++) {
+      float acc = first ? 0.0f : o[i * ldo + x];
+      for (int64_t j = 0; j < len; j++) acc = fmaf(p[i * ldp + j], v[j * ldv + x], acc);
+      o[i * ldo + x] = acc;
+    }
+}
+
+const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block, pv};
