@@ -48,13 +48,17 @@
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
+/* Query rows per block up to which the scores of float32 K come from the
+ * small-m product reading K in place rather than from the microkernel on K
+ * packed into panels (measured: faster up to 4 rows, slower at 8). */
+#define KB_ATTN_DOT_ROWS 4
 
 struct attn_job {
   const struct kb_cpu_ops *ops;
   int64_t heads, kv_heads, group, seq_q, seq_kv, d;
   const float *q;
-  /* float32, or (decode: at most two query rows per key/value head, see
-   * attention_dt) 16-bit values of storage type kv_dt, read in place. */
+  /* float32, or (decode, see kv_in_place) 16-bit values of storage type
+   * kv_dt, read in place. */
   const void *k, *v;
   int kv_dt;
   int64_t kv_es; /* bytes per element of k and v */
@@ -185,6 +189,9 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
     w->m[r] = -INFINITY;
     w->l[r] = 0.0f;
   }
+  /* small_dot computes 9 .. 16 rows as 16: defined padding rows. */
+  if (nrows > 8 && nrows < KB_GEMM_SMALL_M)
+    memset(w->qbuf + nrows * d, 0, (size_t)((KB_GEMM_SMALL_M - nrows) * d) * sizeof(float));
   /* Keys of this task: the chunk, cut at the block's largest limit. */
   int64_t k0 = chunk * KB_ATTN_CHUNK, k1 = g->chunks == 1 ? g->seq_kv : k0 + KB_ATTN_CHUNK;
   if (k1 > g->seq_kv) k1 = g->seq_kv;
@@ -200,11 +207,12 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && nrows <= 2) {
+    if (g->kpack == NULL && (nrows <= KB_ATTN_DOT_ROWS || g->kv_dt != KB_GEMM_F32)) {
       /* Few query rows (decode): the small-m product reads the K rows in
-       * place, each score the same fma chain over the head dimension as the
-       * microkernel's (so the same bits), without transposing the block
-       * into a packed panel first, which cost more than the product. */
+       * place (as stored, 16-bit ones too), each score the same fma chain
+       * over the head dimension as the microkernel's (so the same bits),
+       * without transposing the block into a packed panel first, which cost
+       * more than the product. */
       gm->small_dot(g->kv_dt, nrows, len, d, w->qbuf, d, kb + j0 * ks * g->kv_es, ks, w->s, KB_ATTN_BK);
       for (int64_t r = 0; r < nrows; r++)
         for (int64_t j = 0; j < len; j++) w->s[r * KB_ATTN_BK + j] = g->scale * w->s[r * KB_ATTN_BK + j];
@@ -256,6 +264,17 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
        * with one row are nr columns wide: two chains, waiting on the fma
        * latency, and V walked once per nr columns). */
       g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
+    } else if (g->kv_dt != KB_GEMM_F32) {
+      /* 16-bit decode with grouped heads: the block of V widened (exactly)
+       * into w->kp, which K does not use on this path, as [len, d] rows. */
+      int vdt = g->kv_dt == KB_GEMM_F16 ? KB_VEC_F16 : KB_VEC_BF16;
+      for (int64_t j = 0; j < len; j++) g->ops->vec.convert(vdt, 0, d, vb + (j0 + j) * ks * g->kv_es, w->kp + j * d);
+      if (d % nr == 0) {
+        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->kp, d, nr, w->o, d, !started, NULL);
+      } else {
+        pack_v(w->kp, len, d, d, nr, w->vp);
+        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
+      }
     } else if (d % nr == 0) {
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
@@ -522,17 +541,21 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                            ctx->cuda->attention(ctx->cuda_ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q,
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
-                        causal, false, scale, out, KB_GEMM_F32};
+  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q,     k,   v,
+                        NULL,  NULL,  1,        1,     1,      causal,   false, scale, out, KB_GEMM_F32};
   return compute(ctx, fn, &c);
 }
 
-/* A 16-bit call whose key/value heads have at most two query rows each
- * (decode) takes the decode path everywhere (run_task), which reads K and V
- * as stored, widening each value exactly in registers: the same bits as
- * widening them into scratch first, without writing and reading back twice
- * the bytes of the cache. */
-static bool kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) { return heads / kv_heads * seq_q <= 2; }
+/* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
+ * rows each (decode, grouped heads included) takes the decode path of
+ * run_task everywhere: K is read as stored by the small-m product, V as
+ * stored by pv (one or two rows) or one block at a time widened into the
+ * task's scratch, each value widened exactly: the same bits as widening
+ * the whole cache into scratch first, without writing and reading back
+ * twice its bytes. */
+static bool kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) {
+  return heads / kv_heads * seq_q <= KB_GEMM_SMALL_M;
+}
 
 static void kv_as_stored(struct attn_call *c, kbcuda_dtype dt, const uint16_t *k, const uint16_t *v) {
   c->k = (const float *)(const void *)k;
@@ -564,8 +587,8 @@ static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, 
     kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
     kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
   }
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
-                        1, 1, causal, false, scale, s.t[3], KB_GEMM_F32};
+  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2],
+                        NULL,  NULL,  1,        1,     1,      causal,   false, scale,  s.t[3], KB_GEMM_F32};
   if (in_place) kv_as_stored(&c, dt, k, v);
   kb_status st = compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
@@ -656,8 +679,9 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
                           float *out) {
   static const char fn[] = "kb_attention_ex";
   KB_BEGIN(ctx, fn);
-  struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
-                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
+  struct attn_call c = {
+      batch,      heads, kv_heads,   seq_q,      seq_kv, head_dim, seq_major,           q,     k,   v,
+      kv_lengths, mask,  mask_batch, mask_heads, mask_q, causal,   causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
   KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
@@ -706,11 +730,13 @@ static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
 
 /* The 16-bit tensors of a call, as opaque pointers for validation (only
  * their addresses and extents are looked at before widening). */
-#define EX_CALL16(q, k, v, mask, out)                                                                              \
-  {batch,  heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),               \
-   (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                              \
-   (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale,     \
-   (float *)(void *)(out), KB_GEMM_F32}
+#define EX_CALL16(q, k, v, mask, out)                                                                            \
+  {                                                                                                              \
+    batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),                \
+        (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                          \
+        (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, \
+        (float *)(void *)(out), KB_GEMM_F32                                                                      \
+  }
 
 kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
                                int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,

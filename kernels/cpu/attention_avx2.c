@@ -80,7 +80,7 @@ typedef __m256i pv_mask;
 /* 8 elements of V (storage type VDT) from src, widened to float32; lanes
  * outside mask are zero and not read. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 pv_load(const int VDT, const bool full, __m256i mask,
-                                                                         const void *src) {
+                                                                           const void *src) {
   if (VDT == KB_GEMM_F32) return full ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mask);
   __m128i h;
   if (full) {
@@ -102,18 +102,23 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 pv_load(const
  * width <= NV * 8: each key's row of V is loaded once (NV vectors) and
  * fed to the R x NV chains, keys in increasing order.  NV chains per row
  * are independent, so the fma latency is hidden with one row. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV, const bool full, int64_t len, int64_t width,
-                                                                   const float *p, int64_t ldp, const void *v,
-                                                                   int64_t ldv, float *o, int64_t ldo, int first) {
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV,
+                                                                         const bool full, int64_t len, int64_t width,
+                                                                         const float *p, int64_t ldp, const void *v,
+                                                                         int64_t ldv, float *o, int64_t ldo,
+                                                                         int first) {
   /* Fully unrolled, so that the accumulators stay in registers; masked
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   pv_mask mask[8];
   __m256 acc[2][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 8 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++)
-    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++)
-      acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(o + i * ldo + 8 * t) : PV_LOAD(mask[t], o + i * ldo + 8 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 8 * t;
+      acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
   for (int64_t j = 0; j < len; j++) {
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
@@ -132,26 +137,29 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const i
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++)
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm256_storeu_ps(o + i * ldo + 8 * t, acc[i][t]);
       else
         PV_STORE(o + i * ldo + 8 * t, mask[t], acc[i][t]);
     }
+  }
 }
 
 /* pv_cols with `full` a constant in each instantiation. */
-#define PV_COLS(VDT, R, NV)                                                                                   \
-  do {                                                                                                   \
-    if (width == (NV) * 8)                                                                              \
-      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);    \
-    else                                                                                                 \
-      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);   \
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*8)                                                                                  \
+      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
   } while (0)
 
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v, int64_t ldv,
-                        float *o, int64_t ldo, int first) {
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                       int64_t d, const float *p, int64_t ldp,
+                                                                       const void *v, int64_t ldv, float *o,
+                                                                       int64_t ldo, int first) {
   /* 16 registers: two rows take half the columns per pass. */
   const int64_t chunk = rows == 1 ? 8 * 8 : 4 * 8;
   for (int64_t x0 = 0; x0 < d; x0 += chunk) {
@@ -169,7 +177,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int
 }
 
 KB_TARGET_AVX2 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
-                      int64_t ldv, float *o, int64_t ldo, int first) {
+                              int64_t ldv, float *o, int64_t ldo, int first) {
   if (vdt == KB_GEMM_BF16)
     pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
   else if (vdt == KB_GEMM_F16)

@@ -66,8 +66,8 @@ typedef __mmask16 pv_mask;
 
 /* 16 elements of V (storage type VDT) from src, widened to float32; lanes
  * outside mask are zero and not read. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 pv_load(const int VDT, const bool full, __mmask16 mask,
-                                                                           const void *src) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 pv_load(const int VDT, const bool full,
+                                                                             __mmask16 mask, const void *src) {
   if (VDT == KB_GEMM_F32) return full ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(mask, src);
   __m256i h;
   if (full) {
@@ -88,18 +88,23 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 pv_load(con
  * width <= NV * 16: each key's row of V is loaded once (NV vectors) and
  * fed to the R x NV chains, keys in increasing order.  NV chains per row
  * are independent, so the fma latency is hidden with one row. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV, const bool full, int64_t len, int64_t width,
-                                                                   const float *p, int64_t ldp, const void *v,
-                                                                   int64_t ldv, float *o, int64_t ldo, int first) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV,
+                                                                           const bool full, int64_t len, int64_t width,
+                                                                           const float *p, int64_t ldp, const void *v,
+                                                                           int64_t ldv, float *o, int64_t ldo,
+                                                                           int first) {
   /* Fully unrolled, so that the accumulators stay in registers; masked
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   pv_mask mask[8];
   __m512 acc[2][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 16 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++)
-    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++)
-      acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(o + i * ldo + 16 * t) : PV_LOAD(mask[t], o + i * ldo + 16 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 16 * t;
+      acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
   for (int64_t j = 0; j < len; j++) {
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
@@ -118,26 +123,29 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++)
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm512_storeu_ps(o + i * ldo + 16 * t, acc[i][t]);
       else
         PV_STORE(o + i * ldo + 16 * t, mask[t], acc[i][t]);
     }
+  }
 }
 
 /* pv_cols with `full` a constant in each instantiation. */
-#define PV_COLS(VDT, R, NV)                                                                                   \
-  do {                                                                                                   \
-    if (width == (NV) * 16)                                                                              \
-      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);    \
-    else                                                                                                 \
-      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);   \
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*16)                                                                                 \
+      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
   } while (0)
 
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v, int64_t ldv,
-                        float *o, int64_t ldo, int first) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                         int64_t d, const float *p, int64_t ldp,
+                                                                         const void *v, int64_t ldv, float *o,
+                                                                         int64_t ldo, int first) {
   for (int64_t x0 = 0; x0 < d; x0 += 8 * 16) {
     const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
     int64_t width = d - x0 < 8 * 16 ? d - x0 : 8 * 16;
@@ -155,8 +163,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const i
   }
 }
 
-KB_TARGET_AVX512 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
-                      int64_t ldv, float *o, int64_t ldo, int first) {
+KB_TARGET_AVX512 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
+                                const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
   if (vdt == KB_GEMM_BF16)
     pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
   else if (vdt == KB_GEMM_F16)

@@ -35,8 +35,8 @@ typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_ol
  * started from 0 (first) or from o's value, j increasing: the bits of the
  * microkernel's product with first / !first.  len >= 1.
  */
-typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
-                              const void *v, int64_t ldv, float *o, int64_t ldo, int first);
+typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first);
 
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
