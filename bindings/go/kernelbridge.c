@@ -5616,9 +5616,13 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
- * A block of one or two query rows (decode without grouped heads, or with
- * two) takes its scores from the small-m product, which reads K in place:
- * the same fma chain per score as the microkernel on packed K.
+ * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
+ * small-m product, which reads K in place: the same fma chain per score as
+ * the microkernel on packed K.  A block of one or two rows (decode without
+ * grouped heads, or with two) takes O += P V from the attention pv kernel
+ * (attention_kernels.h), which reads each row of V once: the same fma chain
+ * per output as the microkernel.  The 16-bit entry points leave K and V as
+ * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
