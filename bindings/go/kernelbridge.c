@@ -6134,8 +6134,8 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                            ctx->cuda->attention(ctx->cuda_ctx, fn, batch, heads, kv_heads, seq_q, seq_kv, head_dim, q,
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
-  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q,     k,   v,
-                        NULL,  NULL,  1,        1,     1,      causal,   false, scale, out, KB_GEMM_F32};
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
+                        causal, false, scale, out, KB_GEMM_F32};
   return attention__compute(ctx, fn, &c);
 }
 
@@ -6180,8 +6180,8 @@ static kb_status attention__attention_dt(kb_context *ctx, const char *fn, kbcuda
     kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
     kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
   }
-  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2],
-                        NULL,  NULL,  1,        1,     1,      causal,   false, scale,  s.t[3], KB_GEMM_F32};
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
+                        1, 1, causal, false, scale, s.t[3], KB_GEMM_F32};
   if (in_place) attention__kv_as_stored(&c, dt, k, v);
   kb_status st = attention__compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
@@ -6272,9 +6272,8 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
                           float *out) {
   static const char fn[] = "kb_attention_ex";
   KB_BEGIN(ctx, fn);
-  struct attention__attn_call c = {
-      batch,      heads, kv_heads,   seq_q,      seq_kv, head_dim, seq_major,           q,     k,   v,
-      kv_lengths, mask,  mask_batch, mask_heads, mask_q, causal,   causal_bottom_right, scale, out, KB_GEMM_F32};
+  struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
+                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
   KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
@@ -6323,13 +6322,11 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
 
 /* The 16-bit tensors of a call, as opaque pointers for validation (only
  * their addresses and extents are looked at before widening). */
-#define EX_CALL16(q, k, v, mask, out)                                                                            \
-  {                                                                                                              \
-    batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),                \
-        (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                          \
-        (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, \
-        (float *)(void *)(out), KB_GEMM_F32                                                                      \
-  }
+#define EX_CALL16(q, k, v, mask, out)                                                                              \
+  {batch,  heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),               \
+   (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                              \
+   (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale,     \
+   (float *)(void *)(out), KB_GEMM_F32}
 
 kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
                                int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
