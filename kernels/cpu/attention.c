@@ -24,9 +24,13 @@
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
- * A block of one or two query rows (decode without grouped heads, or with
- * two) takes its scores from the small-m product, which reads K in place:
- * the same fma chain per score as the microkernel on packed K.
+ * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
+ * small-m product, which reads K in place: the same fma chain per score as
+ * the microkernel on packed K.  A block of one or two rows (decode without
+ * grouped heads, or with two) takes O += P V from the attention pv kernel
+ * (attention_kernels.h), which reads each row of V once: the same fma chain
+ * per output as the microkernel.  The 16-bit entry points leave K and V as
+ * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
@@ -48,11 +52,20 @@
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
+/* Query rows per block up to which the scores of float32 K come from the
+ * small-m product reading K in place rather than from the microkernel on K
+ * packed into panels (measured: faster up to 4 rows, slower at 8). */
+#define KB_ATTN_DOT_ROWS 4
 
 struct attn_job {
   const struct kb_cpu_ops *ops;
   int64_t heads, kv_heads, group, seq_q, seq_kv, d;
-  const float *q, *k, *v;
+  const float *q;
+  /* float32, or (decode, see kv_in_place) 16-bit values of storage type
+   * kv_dt, read in place. */
+  const void *k, *v;
+  int kv_dt;
+  int64_t kv_es; /* bytes per element of k and v */
   float *out;
   /* Strides in elements of q / out (q_*) and k / v (k_*): batch, head, row. */
   int64_t q_sb, q_sh, q_ss, k_sb, k_sh, k_ss;
@@ -168,16 +181,21 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   int64_t qb = rest % g->q_blocks, bk = rest / g->q_blocks; /* bk = b * kv_heads + kvh */
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
-  /* k and v may be NULL when there are no keys at all. */
-  const float *kh = g->k != NULL ? g->k + b * g->k_sb + kvh * g->k_sh : NULL;
-  const float *vh = g->v != NULL ? g->v + b * g->k_sb + kvh * g->k_sh : NULL;
-  int64_t ks = g->k_ss;
+  /* k and v may be NULL when there are no keys at all.  kh, vh: float32
+   * K and V (the float32 paths); kb, vb: their bytes (the decode path). */
+  int64_t ks = g->k_ss, head = b * g->k_sb + kvh * g->k_sh;
+  const char *kb = g->k != NULL ? (const char *)g->k + head * g->kv_es : NULL;
+  const char *vb = g->v != NULL ? (const char *)g->v + head * g->kv_es : NULL;
+  const float *kh = (const float *)(const void *)kb, *vh = (const float *)(const void *)vb;
 
   for (int64_t r = 0; r < nrows; r++) {
     memcpy(w->qbuf + r * d, g->q + row_offset(g, b, kvh, r0 + r), (size_t)d * sizeof(float));
     w->m[r] = -INFINITY;
     w->l[r] = 0.0f;
   }
+  /* small_dot computes 9 .. 16 rows as 16: defined padding rows. */
+  if (nrows > 8 && nrows < KB_GEMM_SMALL_M)
+    memset(w->qbuf + nrows * d, 0, (size_t)((KB_GEMM_SMALL_M - nrows) * d) * sizeof(float));
   /* Keys of this task: the chunk, cut at the block's largest limit. */
   int64_t k0 = chunk * KB_ATTN_CHUNK, k1 = g->chunks == 1 ? g->seq_kv : k0 + KB_ATTN_CHUNK;
   if (k1 > g->seq_kv) k1 = g->seq_kv;
@@ -193,12 +211,13 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && nrows <= 2) {
+    if (g->kpack == NULL && (nrows <= KB_ATTN_DOT_ROWS || g->kv_dt != KB_GEMM_F32)) {
       /* Few query rows (decode): the small-m product reads the K rows in
-       * place, each score the same fma chain over the head dimension as the
-       * microkernel's (so the same bits), without transposing the block
-       * into a packed panel first, which cost more than the product. */
-      gm->small_dot(KB_GEMM_F32, nrows, len, d, w->qbuf, d, kh + j0 * ks, ks, w->s, KB_ATTN_BK);
+       * place (as stored, 16-bit ones too), each score the same fma chain
+       * over the head dimension as the microkernel's (so the same bits),
+       * without transposing the block into a packed panel first, which cost
+       * more than the product. */
+      gm->small_dot(g->kv_dt, nrows, len, d, w->qbuf, d, kb + j0 * ks * g->kv_es, ks, w->s, KB_ATTN_BK);
       for (int64_t r = 0; r < nrows; r++)
         for (int64_t j = 0; j < len; j++) w->s[r * KB_ATTN_BK + j] = g->scale * w->s[r * KB_ATTN_BK + j];
     } else {
@@ -243,7 +262,24 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (d % nr == 0) {
+    if (nrows <= 2) {
+      /* Decode: each row of V is read once for the whole head dimension,
+       * into d / 16 independent chains per row (the microkernel's tiles
+       * with one row are nr columns wide: two chains, waiting on the fma
+       * latency, and V walked once per nr columns). */
+      g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
+    } else if (g->kv_dt != KB_GEMM_F32) {
+      /* 16-bit decode with grouped heads: the block of V widened (exactly)
+       * into w->kp, which K does not use on this path, as [len, d] rows. */
+      int vdt = g->kv_dt == KB_GEMM_F16 ? KB_VEC_F16 : KB_VEC_BF16;
+      for (int64_t j = 0; j < len; j++) g->ops->vec.convert(vdt, 0, d, vb + (j0 + j) * ks * g->kv_es, w->kp + j * d);
+      if (d % nr == 0) {
+        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->kp, d, nr, w->o, d, !started, NULL);
+      } else {
+        pack_v(w->kp, len, d, d, nr, w->vp);
+        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
+      }
+    } else if (d % nr == 0) {
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
       pack_v(vh + j0 * ks, len, d, ks, nr, w->vp);
@@ -318,7 +354,7 @@ static void pack_k_block(struct attn_job *g, int64_t t) {
   int64_t bk = t / g->kblocks, j0 = (t % g->kblocks) * KB_ATTN_BK;
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t len = g->seq_kv - j0 < KB_ATTN_BK ? g->seq_kv - j0 : KB_ATTN_BK;
-  g->ops->gemm.pack_bt(g->d, len, g->k + b * g->k_sb + kvh * g->k_sh + j0 * g->k_ss, g->k_ss,
+  g->ops->gemm.pack_bt(g->d, len, (const float *)g->k + b * g->k_sb + kvh * g->k_sh + j0 * g->k_ss, g->k_ss,
                        g->kpack + t * g->kblock_floats, g->ops->gemm.nr);
 }
 
@@ -397,6 +433,9 @@ struct attn_call {
   bool causal, bottom_right;
   float scale;
   float *out;
+  /* Storage of k and v: KB_GEMM_F32, or 16-bit for a decode call
+   * (attention_dt, attention_ex_dt). */
+  int kv_dt;
 };
 
 /* The float32 computation on a validated call with at least one query
@@ -416,6 +455,8 @@ static kb_status compute(kb_context *ctx, const char *fn, const struct attn_call
   g.q = c->q;
   g.k = c->k;
   g.v = c->v;
+  g.kv_dt = c->kv_dt;
+  g.kv_es = c->kv_dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   g.out = c->out;
   if (c->seq_major) { /* [batch, seq, heads, head_dim] */
     g.q_sb = seq_q * heads * head_dim;
@@ -505,12 +546,30 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
   struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
-                        causal, false, scale, out};
+                        causal, false, scale, out, KB_GEMM_F32};
   return compute(ctx, fn, &c);
 }
 
-/* bf16 / f16: q, k, v widened into scratch, the float32 kernel writes a
- * float32 out in scratch, which is narrowed into out last. */
+/* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
+ * rows each (decode, grouped heads included) takes the decode path of
+ * run_task everywhere: K is read as stored by the small-m product, V as
+ * stored by pv (one or two rows) or one block at a time widened into the
+ * task's scratch, each value widened exactly: the same bits as widening
+ * the whole cache into scratch first, without writing and reading back
+ * twice its bytes. */
+static bool kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) {
+  return heads / kv_heads * seq_q <= KB_GEMM_SMALL_M;
+}
+
+static void kv_as_stored(struct attn_call *c, kbcuda_dtype dt, const uint16_t *k, const uint16_t *v) {
+  c->k = (const float *)(const void *)k;
+  c->v = (const float *)(const void *)v;
+  c->kv_dt = dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16;
+}
+
+/* bf16 / f16: q, k, v widened into scratch (k and v not in decode, see
+ * kv_in_place), the float32 kernel writes a float32 out in scratch, which is
+ * narrowed into out last. */
 static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
                               int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q,
                               const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
@@ -523,14 +582,18 @@ static kb_status attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, 
                            ctx->cuda->attention_dt(ctx->cuda_ctx, fn, dt, batch, heads, kv_heads, seq_q, seq_kv,
                                                    head_dim, q, k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
+  bool in_place = kv_in_place(heads, kv_heads, seq_q);
   struct kb_dt_scratch s;
-  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  const int64_t counts[4] = {q_count, in_place ? 0 : kv_count, in_place ? 0 : kv_count, q_count};
   KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
-  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
-  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  if (!in_place) {
+    kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+    kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  }
   struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
-                        1, 1, causal, false, scale, s.t[3]};
+                        1, 1, causal, false, scale, s.t[3], KB_GEMM_F32};
+  if (in_place) kv_as_stored(&c, dt, k, v);
   kb_status st = compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
   kb_dt_free(&s);
@@ -621,15 +684,16 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
   static const char fn[] = "kb_attention_ex";
   KB_BEGIN(ctx, fn);
   struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
-                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
+                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
   KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   return compute(ctx, fn, &c);
 }
 
-/* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept),
- * the float32 kernel writes a float32 out in scratch, narrowed into out last. */
+/* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept;
+ * k and v not in decode, see kv_in_place), the float32 kernel writes a
+ * float32 out in scratch, narrowed into out last. */
 static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attn_call *call16,
                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
                                  uint16_t *out) {
@@ -637,8 +701,9 @@ static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
   int64_t q_count, kv_count, mask_count;
   KB_TRY(check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
+  bool in_place = kv_in_place(call16->heads, call16->kv_heads, call16->seq_q);
   struct kb_dt_scratch s, sm;
-  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  const int64_t counts[4] = {q_count, in_place ? 0 : kv_count, in_place ? 0 : kv_count, q_count};
   KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
   kb_status st = kb_dt_alloc(ctx, fn, 1, &mask_count, &sm);
   if (st != KB_STATUS_OK) {
@@ -646,13 +711,17 @@ static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
     return st;
   }
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
-  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
-  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  if (!in_place) {
+    kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+    kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  }
   if (mask != NULL) kb_dt_widen(ctx, dt, mask, sm.t[0], mask_count);
   struct attn_call c = *call16;
   c.q = s.t[0];
   c.k = s.t[1];
   c.v = s.t[2];
+  c.kv_dt = KB_GEMM_F32;
+  if (in_place) kv_as_stored(&c, dt, k, v);
   c.mask = mask != NULL ? sm.t[0] : NULL;
   c.out = s.t[3];
   st = compute(ctx, fn, &c);
@@ -668,7 +737,7 @@ static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
   {batch,  heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),               \
    (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                              \
    (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale,     \
-   (float *)(void *)(out)}
+   (float *)(void *)(out), KB_GEMM_F32}
 
 kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
                                int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,

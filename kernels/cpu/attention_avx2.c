@@ -1,9 +1,11 @@
 /* attention_avx2.c - the avx2 level of the attention pieces
  * (attention_kernels.h): attention_scalar.c's operations, 8 keys at a time,
  * the 16 partial sums in two registers. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "attention_kernels.h"
+#include "gemm_kernels.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
@@ -66,6 +68,124 @@ KB_TARGET_AVX2 static void softmax_block(const float *s, int64_t len, float m_ol
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_avx2 = {softmax_block};
+/* Lanes [0, count) of a vector as a load / store mask. */
+KB_TARGET_AVX2 static inline __m256i lanes(int64_t count) {
+  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#define PV_LOAD(mask, src) _mm256_maskload_ps((src), (mask))
+#define PV_STORE(dst, mask, x) _mm256_maskstore_ps((dst), (mask), (x))
+typedef __m256i pv_mask;
+
+/* 8 elements of V (storage type VDT) from src, widened to float32; lanes
+ * outside mask are zero and not read. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 pv_load(const int VDT, const bool full, __m256i mask,
+                                                                           const void *src) {
+  if (VDT == KB_GEMM_F32) return full ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mask);
+  __m128i h;
+  if (full) {
+    h = _mm_loadu_si128((const __m128i *)src);
+  } else {
+    uint16_t t[8] = {0};
+    int lanes_in = _mm256_movemask_ps(_mm256_castsi256_ps(mask));
+    for (int l = 0; l < 8 && (lanes_in >> l & 1); l++) t[l] = ((const uint16_t *)src)[l];
+    h = _mm_loadu_si128((const __m128i *)t);
+  }
+  if (VDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* Rows of V ahead of the current key that pv prefetches. */
+#define KB_PV_AHEAD 8
+
+/* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
+ * width <= NV * 8: each key's row of V is loaded once (NV vectors) and
+ * fed to the R x NV chains, keys in increasing order.  NV chains per row
+ * are independent, so the fma latency is hidden with one row. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV,
+                                                                         const bool full, int64_t len, int64_t width,
+                                                                         const float *p, int64_t ldp, const void *v,
+                                                                         int64_t ldv, float *o, int64_t ldo,
+                                                                         int first) {
+  /* Fully unrolled, so that the accumulators stay in registers; masked
+   * loads and stores only for a last partial chunk (full false). */
+  const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+  pv_mask mask[8];
+  __m256 acc[2][8];
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 8 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 8 * t;
+      acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
+  for (int64_t j = 0; j < len; j++) {
+    const char *row = (const char *)v + j * ldv * es;
+    if (j + KB_PV_AHEAD < len)
+      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+    __m256 pj[2];
+    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
+    if (full) {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m256 w = pv_load(VDT, true, mask[t], row + 8 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    } else {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m256 w = pv_load(VDT, false, mask[t], row + 8 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      if (full)
+        _mm256_storeu_ps(o + i * ldo + 8 * t, acc[i][t]);
+      else
+        PV_STORE(o + i * ldo + 8 * t, mask[t], acc[i][t]);
+    }
+  }
+}
+
+/* pv_cols with `full` a constant in each instantiation. */
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*8)                                                                                  \
+      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
+  } while (0)
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                       int64_t d, const float *p, int64_t ldp,
+                                                                       const void *v, int64_t ldv, float *o,
+                                                                       int64_t ldo, int first) {
+  /* 16 registers: two rows take half the columns per pass. */
+  const int64_t chunk = rows == 1 ? 8 * 8 : 4 * 8;
+  for (int64_t x0 = 0; x0 < d; x0 += chunk) {
+    const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+    int64_t width = d - x0 < chunk ? d - x0 : chunk;
+    if (rows == 1) {
+      if (width > 4 * 8)
+        PV_COLS(VDT, 1, 8);
+      else
+        PV_COLS(VDT, 1, 4);
+    } else {
+      PV_COLS(VDT, 2, 4);
+    }
+  }
+}
+
+KB_TARGET_AVX2 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first) {
+  if (vdt == KB_GEMM_BF16)
+    pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+}
+
+const struct kb_attn_ops kb__attn_ops_avx2 = {softmax_block, pv};
 
 #endif /* KB_HAVE_X86_SIMD */

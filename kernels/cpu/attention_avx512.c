@@ -1,8 +1,10 @@
 /* attention_avx512.c - the avx512 level of the attention pieces
  * (attention_kernels.h): attention_scalar.c's operations, 16 keys at a time. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "attention_kernels.h"
+#include "gemm_kernels.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
@@ -57,6 +59,120 @@ KB_TARGET_AVX512 static void softmax_block(const float *s, int64_t len, float m_
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_avx512 = {softmax_block};
+#define lanes first_lanes
+#define PV_LOAD(mask, src) _mm512_maskz_loadu_ps((mask), (src))
+#define PV_STORE(dst, mask, x) _mm512_mask_storeu_ps((dst), (mask), (x))
+typedef __mmask16 pv_mask;
+
+/* 16 elements of V (storage type VDT) from src, widened to float32; lanes
+ * outside mask are zero and not read. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 pv_load(const int VDT, const bool full,
+                                                                             __mmask16 mask, const void *src) {
+  if (VDT == KB_GEMM_F32) return full ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(mask, src);
+  __m256i h;
+  if (full) {
+    h = _mm256_loadu_si256((const __m256i *)src);
+  } else { /* mask is the first lanes; no 16-bit masked load at this level */
+    uint16_t t[16] = {0};
+    for (int l = 0; l < 16 && (mask >> l & 1); l++) t[l] = ((const uint16_t *)src)[l];
+    h = _mm256_loadu_si256((const __m256i *)t);
+  }
+  if (VDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* Rows of V ahead of the current key that pv prefetches. */
+#define KB_PV_AHEAD 8
+
+/* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
+ * width <= NV * 16: each key's row of V is loaded once (NV vectors) and
+ * fed to the R x NV chains, keys in increasing order.  NV chains per row
+ * are independent, so the fma latency is hidden with one row. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const int VDT, const int R, const int NV,
+                                                                           const bool full, int64_t len, int64_t width,
+                                                                           const float *p, int64_t ldp, const void *v,
+                                                                           int64_t ldv, float *o, int64_t ldo,
+                                                                           int first) {
+  /* Fully unrolled, so that the accumulators stay in registers; masked
+   * loads and stores only for a last partial chunk (full false). */
+  const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+  pv_mask mask[8];
+  __m512 acc[2][8];
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 16 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 16 * t;
+      acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
+  for (int64_t j = 0; j < len; j++) {
+    const char *row = (const char *)v + j * ldv * es;
+    if (j + KB_PV_AHEAD < len)
+      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+    __m512 pj[2];
+    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
+    if (full) {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m512 w = pv_load(VDT, true, mask[t], row + 16 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    } else {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m512 w = pv_load(VDT, false, mask[t], row + 16 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      if (full)
+        _mm512_storeu_ps(o + i * ldo + 16 * t, acc[i][t]);
+      else
+        PV_STORE(o + i * ldo + 16 * t, mask[t], acc[i][t]);
+    }
+  }
+}
+
+/* pv_cols with `full` a constant in each instantiation. */
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*16)                                                                                 \
+      pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
+  } while (0)
+
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                         int64_t d, const float *p, int64_t ldp,
+                                                                         const void *v, int64_t ldv, float *o,
+                                                                         int64_t ldo, int first) {
+  for (int64_t x0 = 0; x0 < d; x0 += 8 * 16) {
+    const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+    int64_t width = d - x0 < 8 * 16 ? d - x0 : 8 * 16;
+    if (rows == 1) {
+      if (width > 4 * 16)
+        PV_COLS(VDT, 1, 8);
+      else
+        PV_COLS(VDT, 1, 4);
+    } else {
+      if (width > 4 * 16)
+        PV_COLS(VDT, 2, 8);
+      else
+        PV_COLS(VDT, 2, 4);
+    }
+  }
+}
+
+KB_TARGET_AVX512 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
+                                const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
+  if (vdt == KB_GEMM_BF16)
+    pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+}
+
+const struct kb_attn_ops kb__attn_ops_avx512 = {softmax_block, pv};
 
 #endif /* KB_HAVE_X86_SIMD */

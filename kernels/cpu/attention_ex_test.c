@@ -215,6 +215,69 @@ static void test_half_variants(void) {
   kb_context_destroy(ctx);
 }
 
+/* Decode (at most 16 query rows per key/value head): the 16-bit variants
+ * read K and V as stored instead of widening them first, and must still be
+ * the float32 call on the widened inputs, rounded; both layouts, lengths
+ * that end inside a chunk, head dimensions with and without partial
+ * vectors and panels. */
+static void test_half_decode(void) {
+  kb_context *ctx = make_ctx(2);
+  enum { B = 2, KVH = 2, SKV = 700, DMAX = 32, HMAX = 20, SQMAX = 3 };
+  int32_t lengths[B] = {650, 300};
+  const size_t kmax = B * KVH * SKV * DMAX;
+  float *k = (float *)malloc(kmax * sizeof(float)), *v = (float *)malloc(kmax * sizeof(float));
+  uint16_t *k16 = (uint16_t *)malloc(kmax * sizeof(uint16_t)), *v16 = (uint16_t *)malloc(kmax * sizeof(uint16_t));
+  CHECK(k != NULL && v != NULL && k16 != NULL && v16 != NULL);
+  /* heads, seq_q: rows per key/value head 1, 2 (grouped), 2 (two queries),
+   * 4, 8, 10 (computed as 16 by the small-m product) and 9. */
+  const int64_t shapes[7][2] = {{2, 1}, {4, 1}, {2, 2}, {8, 1}, {16, 1}, {20, 1}, {6, 3}};
+  static float q[B * HMAX * SQMAX * DMAX], o[B * HMAX * SQMAX * DMAX];
+  static uint16_t q16[B * HMAX * SQMAX * DMAX], o16[B * HMAX * SQMAX * DMAX];
+  for (int f16 = 0; f16 < 2; f16++)
+    for (int sh = 0; sh < 7; sh++)
+      for (int64_t D = 24; D <= DMAX; D += 8)
+        for (int seq_major = 0; seq_major < 2; seq_major++) {
+          int64_t H = shapes[sh][0], SQ = shapes[sh][1], nq = B * H * SQ * D, nk = B * KVH * SKV * D;
+          rand_fill(q, nq, 60 + (uint64_t)sh, -2, 2);
+          rand_fill(k, nk, 61, -2, 2);
+          rand_fill(v, nk, 62, -1, 1);
+          for (int64_t i = 0; i < nq; i++) q[i] = round16(f16, q[i], q16 + i);
+          for (int64_t i = 0; i < nk; i++) k[i] = round16(f16, k[i], k16 + i);
+          for (int64_t i = 0; i < nk; i++) v[i] = round16(f16, v[i], v16 + i);
+          CHECK_OK(kb_attention_ex(ctx, B, H, KVH, SQ, SKV, D, seq_major, q, k, v, lengths, 0, 0, 0, NULL, true, true,
+                                   0.0f, o));
+          if (f16)
+            CHECK_OK(kb_attention_ex_f16(ctx, B, H, KVH, SQ, SKV, D, seq_major, q16, k16, v16, lengths, 0, 0, 0, NULL,
+                                         true, true, 0.0f, o16));
+          else
+            CHECK_OK(kb_attention_ex_bf16(ctx, B, H, KVH, SQ, SKV, D, seq_major, q16, k16, v16, lengths, 0, 0, 0, NULL,
+                                          true, true, 0.0f, o16));
+          int bad = 0;
+          for (int64_t i = 0; i < nq; i++) {
+            uint16_t want;
+            round16(f16, o[i], &want);
+            bad += want != o16[i];
+          }
+          CHECK(bad == 0);
+          /* The plain 16-bit entry point (no lengths, head-major). */
+          CHECK_OK(kb_attention(ctx, B, H, KVH, SQ, SKV, D, q, k, v, false, 0.0f, o));
+          CHECK_OK((f16 ? kb_attention_f16 : kb_attention_bf16)(ctx, B, H, KVH, SQ, SKV, D, q16, k16, v16, false, 0.0f,
+                                                                o16));
+          bad = 0;
+          for (int64_t i = 0; i < nq; i++) {
+            uint16_t want;
+            round16(f16, o[i], &want);
+            bad += want != o16[i];
+          }
+          CHECK(bad == 0);
+        }
+  free(k);
+  free(v);
+  free(k16);
+  free(v16);
+  kb_context_destroy(ctx);
+}
+
 static void test_bad_inputs(void) {
   kb_context *ctx = make_ctx(1);
   /* batch 2, heads 2, kv_heads 1, seq_q 2, seq_kv 3, head_dim 2 */
@@ -267,6 +330,7 @@ int main(void) {
   KB_RUN(test_plain_is_kb_attention);
   KB_RUN(test_lengths_masks_alignment);
   KB_RUN(test_half_variants);
+  KB_RUN(test_half_decode);
   KB_RUN(test_bad_inputs);
   return kb_test_summary();
 }

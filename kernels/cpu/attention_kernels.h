@@ -24,8 +24,23 @@
  */
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
+/*
+ * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * row of V once, all of the head dimension at a time:
+ *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
+ * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
+ * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
+ * read as it is stored, not widened into scratch first),
+ * for x < d, each element the gemm contract's fma chain (gemm_kernels.h)
+ * started from 0 (first) or from o's value, j increasing: the bits of the
+ * microkernel's product with first / !first.  len >= 1.
+ */
+typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first);
+
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
+  kb_attn_pv_fn pv;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):

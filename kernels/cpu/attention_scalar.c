@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "attention_kernels.h"
+#include "gemm_kernels.h"
+#include "half.h"
 
 /* exp(x) for the softmax weights, where x = s - max <= 0 (or NaN):
  * n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x - n ln 2 in two fma
@@ -53,4 +55,21 @@ static void softmax_block(const float *s, int64_t len, float m_old, float *p, fl
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block};
+/* The reference of the vector levels' pv: one element at a time. */
+static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v, int64_t ldv,
+               float *o, int64_t ldo, int first) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t x = 0; x < d; x++) {
+      float acc = first ? 0.0f : o[i * ldo + x];
+      for (int64_t j = 0; j < len; j++) {
+        int64_t at = j * ldv + x;
+        float vx = vdt == KB_GEMM_BF16  ? kb_bf16_to_f32(((const uint16_t *)v)[at])
+                   : vdt == KB_GEMM_F16 ? kb_f16_to_f32(((const uint16_t *)v)[at])
+                                        : ((const float *)v)[at];
+        acc = fmaf(p[i * ldp + j], vx, acc);
+      }
+      o[i * ldo + x] = acc;
+    }
+}
+
+const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block, pv};

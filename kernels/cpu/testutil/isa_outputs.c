@@ -189,6 +189,12 @@ int main(void) {
   attention_case(c1, c3, "attention_causal_2x6x2x77x77x32", 2, 6, 2, 77, 77, 32, true);
   attention_case(c1, c3, "attention_decode_1x4x1x1x3000x64", 1, 4, 1, 1, 3000, 64, false);
   attention_case(c1, c3, "attention_causal_kv_2x2x2x5x300x16", 2, 2, 2, 5, 300, 16, true);
+  /* One or two query rows per key/value head (the decode product O += P V
+   * of attention_<isa>.c), head dims that leave partial vectors and column
+   * chunks on every level. */
+  attention_case(c1, c3, "attention_decode_row_1x3x3x1x1500x80", 1, 3, 3, 1, 1500, 80, false);
+  attention_case(c1, c3, "attention_decode_pair_1x4x2x1x700x136", 1, 4, 2, 1, 700, 136, false);
+  attention_case(c1, c3, "attention_decode_pair_causal_2x2x1x2x300x40", 2, 2, 1, 2, 300, 40, true);
   static const struct {
     const char *name;
     kb_dtype type;

@@ -821,8 +821,23 @@ const struct kbcuda_table *kb__cuda_search(char *msg, size_t cap);
  */
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
+/*
+ * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * row of V once, all of the head dimension at a time:
+ *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
+ * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
+ * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
+ * read as it is stored, not widened into scratch first),
+ * for x < d, each element the gemm contract's fma chain (gemm_kernels.h)
+ * started from 0 (first) or from o's value, j increasing: the bits of the
+ * microkernel's product with first / !first.  len >= 1.
+ */
+typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first);
+
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
+  kb_attn_pv_fn pv;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -1372,6 +1387,35 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 #endif
 
 #endif /* KB_CPU_SIMD_H */
+/* ---- kernels/cpu/half.h ---- */
+/* half.h - conversions between float32 and the 16-bit storage formats of the
+ * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
+ * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
+ * fraction bits).  Internal to kernels/cpu.
+ *
+ * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
+ * rounds to nearest, ties to even, including into the subnormal range;
+ * values beyond the largest finite value round to infinity as IEEE
+ * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
+ * the same sign and is made quiet in both directions, keeping the top payload
+ * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
+ * whose only payload bits are the ones cut off must not turn into infinity. */
+#ifndef KB_CPU_HALF_H
+#define KB_CPU_HALF_H
+
+#include <stdint.h>
+
+float kb_bf16_to_f32(uint16_t h);
+uint16_t kb_f32_to_bf16(float f);
+float kb_f16_to_f32(uint16_t h);
+uint16_t kb_f32_to_f16(float f);
+
+/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
+void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
+/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
+void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
+
+#endif /* KB_CPU_HALF_H */
 /* ---- kernels/cpu/gemm_engine.h ---- */
 /* gemm_engine.h - the float32 matrix multiply engine behind kb_gemm,
  * kb_gemm_batched and kb_linear (gemm_engine.c): planning (path, blocking,
@@ -1453,35 +1497,6 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
-/* ---- kernels/cpu/half.h ---- */
-/* half.h - conversions between float32 and the 16-bit storage formats of the
- * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
- * float32's upper half) and IEEE 754 binary16 (1 sign, 5 exponent, 10
- * fraction bits).  Internal to kernels/cpu.
- *
- * Widening is exact (every bf16 and f16 value is a float32).  Narrowing
- * rounds to nearest, ties to even, including into the subnormal range;
- * values beyond the largest finite value round to infinity as IEEE
- * prescribes (f16: |x| >= 65520, bf16: |x| >= 0x1.ffp127).  NaN stays NaN of
- * the same sign and is made quiet in both directions, keeping the top payload
- * bits that fit: a signalling NaN must not come out of a kernel, and a NaN
- * whose only payload bits are the ones cut off must not turn into infinity. */
-#ifndef KB_CPU_HALF_H
-#define KB_CPU_HALF_H
-
-#include <stdint.h>
-
-float kb_bf16_to_f32(uint16_t h);
-uint16_t kb_f32_to_bf16(float f);
-float kb_f16_to_f32(uint16_t h);
-uint16_t kb_f32_to_f16(float f);
-
-/* dst[i] = widened src[i] for i < n; `f16` selects binary16, else bfloat16. */
-void kb_half_widen(int f16, const uint16_t *src, float *dst, int64_t n);
-/* dst[i] = src[i] rounded to the 16-bit format, for i < n. */
-void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
-
-#endif /* KB_CPU_HALF_H */
 /* ---- kernels/cpu/linear.h ---- */
 /* linear.h - kb_linear_w's product for arguments already validated
  * (linear.c), shared with the decoder kernels that run linear layers on
@@ -2444,8 +2459,23 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
  */
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
+/*
+ * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * row of V once, all of the head dimension at a time:
+ *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
+ * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
+ * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
+ * read as it is stored, not widened into scratch first),
+ * for x < d, each element the gemm contract's fma chain (gemm_kernels.h)
+ * started from 0 (first) or from o's value, j increasing: the bits of the
+ * microkernel's product with first / !first.  len >= 1.
+ */
+typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first);
+
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
+  kb_attn_pv_fn pv;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -2785,8 +2815,23 @@ const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
  */
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
+/*
+ * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * row of V once, all of the head dimension at a time:
+ *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
+ * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
+ * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
+ * read as it is stored, not widened into scratch first),
+ * for x < d, each element the gemm contract's fma chain (gemm_kernels.h)
+ * started from 0 (first) or from o's value, j increasing: the bits of the
+ * microkernel's product with first / !first.  len >= 1.
+ */
+typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first);
+
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
+  kb_attn_pv_fn pv;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -6004,6 +6049,8 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
 #define check attention__check
 #define attn_call attention__attn_call
 #define compute attention__compute
+#define kv_in_place attention__kv_in_place
+#define kv_as_stored attention__kv_as_stored
 #define check_ex attention__check_ex
 #define attention_ex_dt attention__attention_ex_dt
 /* ---- kernels/cpu/attention.c ---- */
@@ -6033,9 +6080,13 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
- * A block of one or two query rows (decode without grouped heads, or with
- * two) takes its scores from the small-m product, which reads K in place:
- * the same fma chain per score as the microkernel on packed K.
+ * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
+ * small-m product, which reads K in place: the same fma chain per score as
+ * the microkernel on packed K.  A block of one or two rows (decode without
+ * grouped heads, or with two) takes O += P V from the attention pv kernel
+ * (attention_kernels.h), which reads each row of V once: the same fma chain
+ * per output as the microkernel.  The 16-bit entry points leave K and V as
+ * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
@@ -6054,11 +6105,20 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
+/* Query rows per block up to which the scores of float32 K come from the
+ * small-m product reading K in place rather than from the microkernel on K
+ * packed into panels (measured: faster up to 4 rows, slower at 8). */
+#define KB_ATTN_DOT_ROWS 4
 
 struct attention__attn_job {
   const struct kb_cpu_ops *ops;
   int64_t heads, kv_heads, group, seq_q, seq_kv, d;
-  const float *q, *k, *v;
+  const float *q;
+  /* float32, or (decode, see kv_in_place) 16-bit values of storage type
+   * kv_dt, read in place. */
+  const void *k, *v;
+  int kv_dt;
+  int64_t kv_es; /* bytes per element of k and v */
   float *out;
   /* Strides in elements of q / out (q_*) and k / v (k_*): batch, head, row. */
   int64_t q_sb, q_sh, q_ss, k_sb, k_sh, k_ss;
@@ -6174,16 +6234,21 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
   int64_t qb = rest % g->q_blocks, bk = rest / g->q_blocks; /* bk = b * kv_heads + kvh */
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t r0 = qb * KB_ATTN_BQ, nrows = g->rows - r0 < KB_ATTN_BQ ? g->rows - r0 : KB_ATTN_BQ;
-  /* k and v may be NULL when there are no keys at all. */
-  const float *kh = g->k != NULL ? g->k + b * g->k_sb + kvh * g->k_sh : NULL;
-  const float *vh = g->v != NULL ? g->v + b * g->k_sb + kvh * g->k_sh : NULL;
-  int64_t ks = g->k_ss;
+  /* k and v may be NULL when there are no keys at all.  kh, vh: float32
+   * K and V (the float32 paths); kb, vb: their bytes (the decode path). */
+  int64_t ks = g->k_ss, head = b * g->k_sb + kvh * g->k_sh;
+  const char *kb = g->k != NULL ? (const char *)g->k + head * g->kv_es : NULL;
+  const char *vb = g->v != NULL ? (const char *)g->v + head * g->kv_es : NULL;
+  const float *kh = (const float *)(const void *)kb, *vh = (const float *)(const void *)vb;
 
   for (int64_t r = 0; r < nrows; r++) {
     memcpy(w->qbuf + r * d, g->q + attention__row_offset(g, b, kvh, r0 + r), (size_t)d * sizeof(float));
     w->m[r] = -INFINITY;
     w->l[r] = 0.0f;
   }
+  /* small_dot computes 9 .. 16 rows as 16: defined padding rows. */
+  if (nrows > 8 && nrows < KB_GEMM_SMALL_M)
+    memset(w->qbuf + nrows * d, 0, (size_t)((KB_GEMM_SMALL_M - nrows) * d) * sizeof(float));
   /* Keys of this task: the chunk, cut at the block's largest limit. */
   int64_t k0 = chunk * KB_ATTN_CHUNK, k1 = g->chunks == 1 ? g->seq_kv : k0 + KB_ATTN_CHUNK;
   if (k1 > g->seq_kv) k1 = g->seq_kv;
@@ -6199,12 +6264,13 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && nrows <= 2) {
+    if (g->kpack == NULL && (nrows <= KB_ATTN_DOT_ROWS || g->kv_dt != KB_GEMM_F32)) {
       /* Few query rows (decode): the small-m product reads the K rows in
-       * place, each score the same fma chain over the head dimension as the
-       * microkernel's (so the same bits), without transposing the block
-       * into a packed panel first, which cost more than the product. */
-      gm->small_dot(KB_GEMM_F32, nrows, len, d, w->qbuf, d, kh + j0 * ks, ks, w->s, KB_ATTN_BK);
+       * place (as stored, 16-bit ones too), each score the same fma chain
+       * over the head dimension as the microkernel's (so the same bits),
+       * without transposing the block into a packed panel first, which cost
+       * more than the product. */
+      gm->small_dot(g->kv_dt, nrows, len, d, w->qbuf, d, kb + j0 * ks * g->kv_es, ks, w->s, KB_ATTN_BK);
       for (int64_t r = 0; r < nrows; r++)
         for (int64_t j = 0; j < len; j++) w->s[r * KB_ATTN_BK + j] = g->scale * w->s[r * KB_ATTN_BK + j];
     } else {
@@ -6249,7 +6315,24 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (d % nr == 0) {
+    if (nrows <= 2) {
+      /* Decode: each row of V is read once for the whole head dimension,
+       * into d / 16 independent chains per row (the microkernel's tiles
+       * with one row are nr columns wide: two chains, waiting on the fma
+       * latency, and V walked once per nr columns). */
+      g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
+    } else if (g->kv_dt != KB_GEMM_F32) {
+      /* 16-bit decode with grouped heads: the block of V widened (exactly)
+       * into w->kp, which K does not use on this path, as [len, d] rows. */
+      int vdt = g->kv_dt == KB_GEMM_F16 ? KB_VEC_F16 : KB_VEC_BF16;
+      for (int64_t j = 0; j < len; j++) g->ops->vec.convert(vdt, 0, d, vb + (j0 + j) * ks * g->kv_es, w->kp + j * d);
+      if (d % nr == 0) {
+        attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->kp, d, nr, w->o, d, !started, NULL);
+      } else {
+        attention__pack_v(w->kp, len, d, d, nr, w->vp);
+        attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
+      }
+    } else if (d % nr == 0) {
       attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
       attention__pack_v(vh + j0 * ks, len, d, ks, nr, w->vp);
@@ -6324,7 +6407,7 @@ static void attention__pack_k_block(struct attention__attn_job *g, int64_t t) {
   int64_t bk = t / g->kblocks, j0 = (t % g->kblocks) * KB_ATTN_BK;
   int64_t b = bk / g->kv_heads, kvh = bk % g->kv_heads;
   int64_t len = g->seq_kv - j0 < KB_ATTN_BK ? g->seq_kv - j0 : KB_ATTN_BK;
-  g->ops->gemm.pack_bt(g->d, len, g->k + b * g->k_sb + kvh * g->k_sh + j0 * g->k_ss, g->k_ss,
+  g->ops->gemm.pack_bt(g->d, len, (const float *)g->k + b * g->k_sb + kvh * g->k_sh + j0 * g->k_ss, g->k_ss,
                        g->kpack + t * g->kblock_floats, g->ops->gemm.nr);
 }
 
@@ -6403,6 +6486,9 @@ struct attention__attn_call {
   bool causal, bottom_right;
   float scale;
   float *out;
+  /* Storage of k and v: KB_GEMM_F32, or 16-bit for a decode call
+   * (attention_dt, attention_ex_dt). */
+  int kv_dt;
 };
 
 /* The float32 computation on a validated call with at least one query
@@ -6422,6 +6508,8 @@ static kb_status attention__compute(kb_context *ctx, const char *fn, const struc
   g.q = c->q;
   g.k = c->k;
   g.v = c->v;
+  g.kv_dt = c->kv_dt;
+  g.kv_es = c->kv_dt == KB_GEMM_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   g.out = c->out;
   if (c->seq_major) { /* [batch, seq, heads, head_dim] */
     g.q_sb = seq_q * heads * head_dim;
@@ -6511,12 +6599,30 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
                                                 k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
   struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, q, k, v, NULL, NULL, 1, 1, 1,
-                        causal, false, scale, out};
+                        causal, false, scale, out, KB_GEMM_F32};
   return attention__compute(ctx, fn, &c);
 }
 
-/* bf16 / f16: q, k, v widened into scratch, the float32 kernel writes a
- * float32 out in scratch, which is narrowed into out last. */
+/* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
+ * rows each (decode, grouped heads included) takes the decode path of
+ * run_task everywhere: K is read as stored by the small-m product, V as
+ * stored by pv (one or two rows) or one block at a time widened into the
+ * task's scratch, each value widened exactly: the same bits as widening
+ * the whole cache into scratch first, without writing and reading back
+ * twice its bytes. */
+static bool attention__kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) {
+  return heads / kv_heads * seq_q <= KB_GEMM_SMALL_M;
+}
+
+static void attention__kv_as_stored(struct attention__attn_call *c, kbcuda_dtype dt, const uint16_t *k, const uint16_t *v) {
+  c->k = (const float *)(const void *)k;
+  c->v = (const float *)(const void *)v;
+  c->kv_dt = dt == KBCUDA_F16 ? KB_GEMM_F16 : KB_GEMM_BF16;
+}
+
+/* bf16 / f16: q, k, v widened into scratch (k and v not in decode, see
+ * kv_in_place), the float32 kernel writes a float32 out in scratch, which is
+ * narrowed into out last. */
 static kb_status attention__attention_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, int64_t batch, int64_t heads,
                               int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, const uint16_t *q,
                               const uint16_t *k, const uint16_t *v, bool causal, float scale, uint16_t *out) {
@@ -6529,14 +6635,18 @@ static kb_status attention__attention_dt(kb_context *ctx, const char *fn, kbcuda
                            ctx->cuda->attention_dt(ctx->cuda_ctx, fn, dt, batch, heads, kv_heads, seq_q, seq_kv,
                                                    head_dim, q, k, v, causal ? 1 : 0, scale, out));
   if (q_count == 0) return KB_STATUS_OK;
+  bool in_place = attention__kv_in_place(heads, kv_heads, seq_q);
   struct kb_dt_scratch s;
-  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  const int64_t counts[4] = {q_count, in_place ? 0 : kv_count, in_place ? 0 : kv_count, q_count};
   KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
-  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
-  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  if (!in_place) {
+    kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+    kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  }
   struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, false, s.t[0], s.t[1], s.t[2], NULL, NULL, 1,
-                        1, 1, causal, false, scale, s.t[3]};
+                        1, 1, causal, false, scale, s.t[3], KB_GEMM_F32};
+  if (in_place) attention__kv_as_stored(&c, dt, k, v);
   kb_status st = attention__compute(ctx, fn, &c);
   if (st == KB_STATUS_OK) kb_dt_narrow(ctx, dt, s.t[3], out, q_count);
   kb_dt_free(&s);
@@ -6627,15 +6737,16 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
   static const char fn[] = "kb_attention_ex";
   KB_BEGIN(ctx, fn);
   struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
-                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out};
+                        mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
   KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   return attention__compute(ctx, fn, &c);
 }
 
-/* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept),
- * the float32 kernel writes a float32 out in scratch, narrowed into out last. */
+/* bf16 / f16: q, k, v and the mask widened into scratch (the layout kept;
+ * k and v not in decode, see kv_in_place), the float32 kernel writes a
+ * float32 out in scratch, narrowed into out last. */
 static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attention__attn_call *call16,
                                  const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *mask,
                                  uint16_t *out) {
@@ -6643,8 +6754,9 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
   int64_t q_count, kv_count, mask_count;
   KB_TRY(attention__check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
+  bool in_place = attention__kv_in_place(call16->heads, call16->kv_heads, call16->seq_q);
   struct kb_dt_scratch s, sm;
-  const int64_t counts[4] = {q_count, kv_count, kv_count, q_count};
+  const int64_t counts[4] = {q_count, in_place ? 0 : kv_count, in_place ? 0 : kv_count, q_count};
   KB_TRY(kb_dt_alloc(ctx, fn, 4, counts, &s));
   kb_status st = kb_dt_alloc(ctx, fn, 1, &mask_count, &sm);
   if (st != KB_STATUS_OK) {
@@ -6652,13 +6764,17 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
     return st;
   }
   kb_dt_widen(ctx, dt, q, s.t[0], q_count);
-  kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
-  kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  if (!in_place) {
+    kb_dt_widen(ctx, dt, k, s.t[1], kv_count);
+    kb_dt_widen(ctx, dt, v, s.t[2], kv_count);
+  }
   if (mask != NULL) kb_dt_widen(ctx, dt, mask, sm.t[0], mask_count);
   struct attention__attn_call c = *call16;
   c.q = s.t[0];
   c.k = s.t[1];
   c.v = s.t[2];
+  c.kv_dt = KB_GEMM_F32;
+  if (in_place) attention__kv_as_stored(&c, dt, k, v);
   c.mask = mask != NULL ? sm.t[0] : NULL;
   c.out = s.t[3];
   st = attention__compute(ctx, fn, &c);
@@ -6674,7 +6790,7 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
   {batch,  heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, (const float *)(const void *)(q),               \
    (const float *)(const void *)(k), (const float *)(const void *)(v), kv_lengths,                              \
    (const float *)(const void *)(mask), mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale,     \
-   (float *)(void *)(out)}
+   (float *)(void *)(out), KB_GEMM_F32}
 
 kb_status kb_attention_ex_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
                                int64_t seq_kv, int64_t head_dim, bool seq_major, const uint16_t *q, const uint16_t *k,
@@ -6697,6 +6813,7 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 #undef KB_ATTN_BK
 #undef KB_ATTN_BQ
 #undef KB_ATTN_CHUNK
+#undef KB_ATTN_DOT_ROWS
 #undef KB_ATTN_SPLIT_ROWS
 #undef TAKE
 #undef attention_ex_dt
@@ -6708,6 +6825,8 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 #undef check
 #undef check_ex
 #undef compute
+#undef kv_as_stored
+#undef kv_in_place
 #undef mask_row
 #undef merge_chunks
 #undef pack_k_block
@@ -6723,10 +6842,17 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 #define attn_exp attention_avx2__attn_exp
 #define load8 attention_avx2__load8
 #define softmax_block attention_avx2__softmax_block
+#define lanes attention_avx2__lanes
+#define pv_mask attention_avx2__pv_mask
+#define pv_load attention_avx2__pv_load
+#define pv_cols attention_avx2__pv_cols
+#define pv_dt attention_avx2__pv_dt
+#define pv attention_avx2__pv
 /* ---- kernels/cpu/attention_avx2.c ---- */
 /* attention_avx2.c - the avx2 level of the attention pieces
  * (attention_kernels.h): attention_scalar.c's operations, 8 keys at a time,
  * the 16 partial sums in two registers. */
+#include <stdbool.h>
 #include <string.h>
 
 
@@ -6790,20 +6916,154 @@ KB_TARGET_AVX2 static void attention_avx2__softmax_block(const float *s, int64_t
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block};
+/* Lanes [0, count) of a vector as a load / store mask. */
+KB_TARGET_AVX2 static inline __m256i attention_avx2__lanes(int64_t count) {
+  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#define PV_LOAD(mask, src) _mm256_maskload_ps((src), (mask))
+#define PV_STORE(dst, mask, x) _mm256_maskstore_ps((dst), (mask), (x))
+typedef __m256i attention_avx2__pv_mask;
+
+/* 8 elements of V (storage type VDT) from src, widened to float32; lanes
+ * outside mask are zero and not read. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 attention_avx2__pv_load(const int VDT, const bool full, __m256i mask,
+                                                                           const void *src) {
+  if (VDT == KB_GEMM_F32) return full ? _mm256_loadu_ps(src) : _mm256_maskload_ps(src, mask);
+  __m128i h;
+  if (full) {
+    h = _mm_loadu_si128((const __m128i *)src);
+  } else {
+    uint16_t t[8] = {0};
+    int lanes_in = _mm256_movemask_ps(_mm256_castsi256_ps(mask));
+    for (int l = 0; l < 8 && (lanes_in >> l & 1); l++) t[l] = ((const uint16_t *)src)[l];
+    h = _mm_loadu_si128((const __m128i *)t);
+  }
+  if (VDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* Rows of V ahead of the current key that pv prefetches. */
+#define KB_PV_AHEAD 8
+
+/* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
+ * width <= NV * 8: each key's row of V is loaded once (NV vectors) and
+ * fed to the R x NV chains, keys in increasing order.  NV chains per row
+ * are independent, so the fma latency is hidden with one row. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2__pv_cols(const int VDT, const int R, const int NV,
+                                                                         const bool full, int64_t len, int64_t width,
+                                                                         const float *p, int64_t ldp, const void *v,
+                                                                         int64_t ldv, float *o, int64_t ldo,
+                                                                         int first) {
+  /* Fully unrolled, so that the accumulators stay in registers; masked
+   * loads and stores only for a last partial chunk (full false). */
+  const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+  attention_avx2__pv_mask mask[8];
+  __m256 acc[2][8];
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = attention_avx2__lanes(width - 8 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 8 * t;
+      acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
+  for (int64_t j = 0; j < len; j++) {
+    const char *row = (const char *)v + j * ldv * es;
+    if (j + KB_PV_AHEAD < len)
+      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+    __m256 pj[2];
+    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
+    if (full) {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m256 w = attention_avx2__pv_load(VDT, true, mask[t], row + 8 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    } else {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m256 w = attention_avx2__pv_load(VDT, false, mask[t], row + 8 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      if (full)
+        _mm256_storeu_ps(o + i * ldo + 8 * t, acc[i][t]);
+      else
+        PV_STORE(o + i * ldo + 8 * t, mask[t], acc[i][t]);
+    }
+  }
+}
+
+/* pv_cols with `full` a constant in each instantiation. */
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*8)                                                                                  \
+      attention_avx2__pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      attention_avx2__pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
+  } while (0)
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2__pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                       int64_t d, const float *p, int64_t ldp,
+                                                                       const void *v, int64_t ldv, float *o,
+                                                                       int64_t ldo, int first) {
+  /* 16 registers: two rows take half the columns per pass. */
+  const int64_t chunk = rows == 1 ? 8 * 8 : 4 * 8;
+  for (int64_t x0 = 0; x0 < d; x0 += chunk) {
+    const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+    int64_t width = d - x0 < chunk ? d - x0 : chunk;
+    if (rows == 1) {
+      if (width > 4 * 8)
+        PV_COLS(VDT, 1, 8);
+      else
+        PV_COLS(VDT, 1, 4);
+    } else {
+      PV_COLS(VDT, 2, 4);
+    }
+  }
+}
+
+KB_TARGET_AVX2 static void attention_avx2__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
+                              int64_t ldv, float *o, int64_t ldo, int first) {
+  if (vdt == KB_GEMM_BF16)
+    attention_avx2__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    attention_avx2__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    attention_avx2__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+}
+
+const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, attention_avx2__pv};
 
 #endif /* KB_HAVE_X86_SIMD */
+#undef KB_PV_AHEAD
+#undef PV_COLS
+#undef PV_LOAD
+#undef PV_STORE
 #undef attn_exp
+#undef lanes
 #undef load8
+#undef pv
+#undef pv_cols
+#undef pv_dt
+#undef pv_load
+#undef pv_mask
 #undef softmax_block
 
 /* ==== kernels/cpu/attention_avx512.c ==== */
 #define attn_exp attention_avx512__attn_exp
 #define first_lanes attention_avx512__first_lanes
 #define softmax_block attention_avx512__softmax_block
+#define pv_mask attention_avx512__pv_mask
+#define pv_load attention_avx512__pv_load
+#define pv_cols attention_avx512__pv_cols
+#define pv_dt attention_avx512__pv_dt
+#define pv attention_avx512__pv
 /* ---- kernels/cpu/attention_avx512.c ---- */
 /* attention_avx512.c - the avx512 level of the attention pieces
  * (attention_kernels.h): attention_scalar.c's operations, 16 keys at a time. */
+#include <stdbool.h>
 #include <string.h>
 
 
@@ -6859,15 +7119,140 @@ KB_TARGET_AVX512 static void attention_avx512__softmax_block(const float *s, int
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block};
+#define lanes attention_avx512__first_lanes
+#define PV_LOAD(mask, src) _mm512_maskz_loadu_ps((mask), (src))
+#define PV_STORE(dst, mask, x) _mm512_mask_storeu_ps((dst), (mask), (x))
+typedef __mmask16 attention_avx512__pv_mask;
+
+/* 16 elements of V (storage type VDT) from src, widened to float32; lanes
+ * outside mask are zero and not read. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 attention_avx512__pv_load(const int VDT, const bool full,
+                                                                             __mmask16 mask, const void *src) {
+  if (VDT == KB_GEMM_F32) return full ? _mm512_loadu_ps(src) : _mm512_maskz_loadu_ps(mask, src);
+  __m256i h;
+  if (full) {
+    h = _mm256_loadu_si256((const __m256i *)src);
+  } else { /* mask is the first lanes; no 16-bit masked load at this level */
+    uint16_t t[16] = {0};
+    for (int l = 0; l < 16 && (mask >> l & 1); l++) t[l] = ((const uint16_t *)src)[l];
+    h = _mm256_loadu_si256((const __m256i *)t);
+  }
+  if (VDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* Rows of V ahead of the current key that pv prefetches. */
+#define KB_PV_AHEAD 8
+
+/* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
+ * width <= NV * 16: each key's row of V is loaded once (NV vectors) and
+ * fed to the R x NV chains, keys in increasing order.  NV chains per row
+ * are independent, so the fma latency is hidden with one row. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx512__pv_cols(const int VDT, const int R, const int NV,
+                                                                           const bool full, int64_t len, int64_t width,
+                                                                           const float *p, int64_t ldp, const void *v,
+                                                                           int64_t ldv, float *o, int64_t ldo,
+                                                                           int first) {
+  /* Fully unrolled, so that the accumulators stay in registers; masked
+   * loads and stores only for a last partial chunk (full false). */
+  const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+  attention_avx512__pv_mask mask[8];
+  __m512 acc[2][8];
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 16 * t);
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      float *at = o + i * ldo + 16 * t;
+      acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(at) : PV_LOAD(mask[t], at);
+    }
+  }
+  for (int64_t j = 0; j < len; j++) {
+    const char *row = (const char *)v + j * ldv * es;
+    if (j + KB_PV_AHEAD < len)
+      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+    __m512 pj[2];
+    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
+    if (full) {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m512 w = attention_avx512__pv_load(VDT, true, mask[t], row + 16 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    } else {
+      _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+        __m512 w = attention_avx512__pv_load(VDT, false, mask[t], row + 16 * t * es);
+        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+    _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
+      if (full)
+        _mm512_storeu_ps(o + i * ldo + 16 * t, acc[i][t]);
+      else
+        PV_STORE(o + i * ldo + 16 * t, mask[t], acc[i][t]);
+    }
+  }
+}
+
+/* pv_cols with `full` a constant in each instantiation. */
+#define PV_COLS(VDT, R, NV)                                                                               \
+  do {                                                                                                    \
+    if (width == (NV)*16)                                                                                 \
+      attention_avx512__pv_cols(VDT, R, NV, true, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first);  \
+    else                                                                                                  \
+      attention_avx512__pv_cols(VDT, R, NV, false, len, width, p, ldp, (const char *)v + x0 * es, ldv, o + x0, ldo, first); \
+  } while (0)
+
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx512__pv_dt(const int VDT, int64_t rows, int64_t len,
+                                                                         int64_t d, const float *p, int64_t ldp,
+                                                                         const void *v, int64_t ldv, float *o,
+                                                                         int64_t ldo, int first) {
+  for (int64_t x0 = 0; x0 < d; x0 += 8 * 16) {
+    const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
+    int64_t width = d - x0 < 8 * 16 ? d - x0 : 8 * 16;
+    if (rows == 1) {
+      if (width > 4 * 16)
+        PV_COLS(VDT, 1, 8);
+      else
+        PV_COLS(VDT, 1, 4);
+    } else {
+      if (width > 4 * 16)
+        PV_COLS(VDT, 2, 8);
+      else
+        PV_COLS(VDT, 2, 4);
+    }
+  }
+}
+
+KB_TARGET_AVX512 static void attention_avx512__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
+                                const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
+  if (vdt == KB_GEMM_BF16)
+    attention_avx512__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    attention_avx512__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    attention_avx512__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+}
+
+const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block, attention_avx512__pv};
 
 #endif /* KB_HAVE_X86_SIMD */
+#undef KB_PV_AHEAD
+#undef PV_COLS
+#undef PV_LOAD
+#undef PV_STORE
 #undef attn_exp
 #undef first_lanes
+#undef lanes
+#undef pv
+#undef pv_cols
+#undef pv_dt
+#undef pv_load
+#undef pv_mask
 #undef softmax_block
 
 /* ==== kernels/cpu/attention_scalar.c ==== */
 #define softmax_block attention_scalar__softmax_block
+#define pv attention_scalar__pv
 /* ---- kernels/cpu/attention_scalar.c ---- */
 /* attention_scalar.c - the portable level of the attention pieces
  * (attention_kernels.h): the reference the vector levels reproduce bit for
@@ -6923,7 +7308,25 @@ static void attention_scalar__softmax_block(const float *s, int64_t len, float m
   *m_new = m;
 }
 
-const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block};
+/* The reference of the vector levels' pv: one element at a time. */
+static void attention_scalar__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v, int64_t ldv,
+               float *o, int64_t ldo, int first) {
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t x = 0; x < d; x++) {
+      float acc = first ? 0.0f : o[i * ldo + x];
+      for (int64_t j = 0; j < len; j++) {
+        int64_t at = j * ldv + x;
+        float vx = vdt == KB_GEMM_BF16  ? kb_bf16_to_f32(((const uint16_t *)v)[at])
+                   : vdt == KB_GEMM_F16 ? kb_f16_to_f32(((const uint16_t *)v)[at])
+                                        : ((const float *)v)[at];
+        acc = fmaf(p[i * ldp + j], vx, acc);
+      }
+      o[i * ldo + x] = acc;
+    }
+}
+
+const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block, attention_scalar__pv};
+#undef pv
 #undef softmax_block
 
 /* ==== kernels/cpu/cross_entropy.c ==== */
