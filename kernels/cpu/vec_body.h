@@ -102,38 +102,39 @@ KV_FN kvf with_sign_of(kvf x, kvf y) {
 }
 
 /*
- * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
- * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
- * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
- * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
- * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
- * applied last so that results near the underflow keep full precision.
- * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
- * NaN, +-inf: act_special.
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
+ * d = 1 + E rounded once, and
+ *   x >= 0:  silu(x) = x / d
+ *   x < 0:   silu(x) = x E / (1 + E) = (x (th + tt') / d) 2^e,
+ * the 2^e applied last so that results near the underflow keep full
+ * precision.  For x < 0 the rounding error dl = (1 + E) - d (exact:
+ * Fast2Sum, 1 >= E) is folded into the numerator's low part,
+ * tt' = tt - th dl h with h = 1.5 - d/2 ~ 1/d (within 12%, enough for a
+ * term of 2^-24), and the numerator x th + x tt' takes one fused step: one
+ * rounding there, one in the division, so the relative error stays near
+ * 2^-23 (exhaustive bounds in docs/kernels.md; x >= 0 has an exact
+ * numerator and needs no fold).  x is clamped to -160 first: silu(-160)
+ * rounds to -0, and the exp core clamps its argument there, so numerator
+ * and exponent agree.  Non-finite x: +inf comes out of the formula; -inf
+ * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
+ * quiet).  Zeros keep their sign (x / 2).
  */
 KV_FN kvf silu_v(kvf x) {
   kvf zero = kv_set(0.0f), one = kv_set(1.0f);
-  kvf xs = kv_max(kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  kvf xs = kv_max(kv_set(-160.0f), x);
   kvf th, tt;
   kvi e;
-  kv_exp_core(kv_sub(zero, kv_abs(xs)), &th, &tt, &e);
-  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
-   * |th| >= |tt|), so that the one correction step below suffices. */
-  kvf mh = kv_add(th, tt), ml = kv_sub(tt, kv_sub(mh, th));
-  kvf eh = kv_ldexp(mh, e), el = kv_ldexp(ml, e);
-  kvf dh = kv_add(one, eh); /* 1 >= eh: Fast2Sum */
-  kvf dl = kv_add(kv_sub(eh, kv_sub(dh, one)), el);
+  kv_exp_core(kv_from_bits(kvi_or(kv_bits(xs), kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  kvf E = kv_ldexp(kv_add(th, tt), e);
+  kvf d = kv_add(one, E);
+  kvf dl = kv_sub(E, kv_sub(d, one));
+  kvf h = kv_fma(d, kv_set(-0.5f), kv_set(1.5f));
+  kvf tt2 = kv_fnma(th, kv_mul(dl, h), tt);
   kvm neg = kv_lt(xs, zero);
-  kvf nh = kv_sel(neg, kv_mul(xs, mh), xs);
-  kvf nl = kv_sel(neg, kv_add(kv_fms(xs, mh, nh), kv_mul(xs, ml)), zero);
-  kvf rcp = kv_div(one, dh);
-  kvf y0 = kv_mul(nh, rcp);
-  kvf rho = kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
-  rho = kv_fnma(y0, dl, kv_add(rho, nl));
-  kvf q = kv_fma(rho, rcp, y0);
-  /* silu has the sign of x; that also gives silu(-0) = -0. */
-  kvf y = with_sign_of(x, kv_sel(neg, kv_ldexp(q, e), q));
-  return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
+  kvf q = kv_div(kv_sel(neg, kv_fma(xs, th, kv_mul(xs, tt2)), xs), d);
+  kvf y = kv_sel(neg, kv_ldexp(q, e), q);
+  return kv_sel(kv_gt(x, kv_set(-INFINITY)), y, kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -304,6 +305,36 @@ KV_ATTR static void unary(int fn, int dt, int64_t n, const void *x, void *y) {
 KV_FN kvf binop(int op, kvf a, kvf b) {
   kvf y = op == KB_VEC_MUL ? kv_mul(a, b) : kv_add(a, b);
   return kv_sel(kv_m_and(kv_unord(a, a), kv_unord(b, b)), kv_add(a, a), y);
+}
+
+/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
+ * activation as first operand, so the bits of unary followed by binary
+ * (MUL), with g and u read and y written once, 16-bit storage widened and
+ * narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+  do {                                                                                         \
+    int64_t i_ = 0;                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16) st(dt, y, i_, binop(KB_VEC_MUL, F(ld(dt, g, i_)), ld(dt, u, i_))); \
+    if (i_ < (n))                                                                              \
+      st_n(dt, y, i_, binop(KB_VEC_MUL, F(ld_n(dt, g, i_, (n)-i_)), ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+#define KV_GATED_DT(F)                                                                              \
+  KV_ATTR static void F##_gated(int dt, int64_t n, const void *g, const void *u, void *y) {           \
+    KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
+              KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
+  }
+KV_GATED_DT(silu_v)
+KV_GATED_DT(gelu_v)
+KV_GATED_DT(gelu_tanh_v)
+
+KV_ATTR static void gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
+  if (fn == KB_VM_GELU)
+    gelu_v_gated(dt, n, g, u, y);
+  else if (fn == KB_VM_GELU_TANH)
+    gelu_tanh_v_gated(dt, n, g, u, y);
+  else
+    silu_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -1130,7 +1161,7 @@ KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *
              [KB_VM_GELU] = math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = math_gelu_tanh},                                                               \
     .exp_f64 = math_exp_f64,                                                                                    \
-    .unary = unary, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
+    .unary = unary, .gated = gated, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
     .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
     .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .sincos_f64 = sincos_f64, .exp_weights = exp_weights, .adamw = adamw,                                              \
   }

@@ -57,6 +57,9 @@ struct kb_vec_ops {
   /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
    * y may be x. */
   void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = f(g[i]) * u[i], f as in unary: exactly unary into a float32
+   * temporary, then binary (MUL) with it as a, in one pass.  y may be g or u. */
+  void (*gated)(int fn, int dt, int64_t n, const void *g, const void *u, void *y);
   /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
   void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
   /* y[i] = alpha * x[i]. */

@@ -64,6 +64,27 @@ static void test_elementwise(void) {
         fill_mixed(xb, n, 12 + (uint64_t)n, 5.0f, sp);
         to_dt(dt, xa, in1, n);
         to_dt(dt, xb, in2, n);
+        /* gated is unary then binary (MUL) on the widened values, narrowed
+         * once: the contract kb_glu relies on, checked on the scalar level
+         * (the loop below holds every level to the scalar level's bits). */
+        for (int f = KB_VM_SILU; f <= KB_VM_GELU_TANH; f++) {
+          float *wa = (float *)(void *)want, *wb = (float *)(void *)in3;
+          if (dt == KB_VEC_F32) {
+            memcpy(wa, in1, (size_t)n * 4);
+            memcpy(wb, in2, (size_t)n * 4);
+          } else {
+            scalar->convert(dt, 0, n, in1, wa);
+            scalar->convert(dt, 0, n, in2, wb);
+          }
+          scalar->unary(f, KB_VEC_F32, n, wa, wa);
+          scalar->binary(KB_VEC_MUL, KB_VEC_F32, n, wa, wb, wa);
+          if (dt != KB_VEC_F32) {
+            scalar->convert(dt, 1, n, wa, wb);
+            memcpy(want, wb, (size_t)n * es);
+          }
+          scalar->gated(f, dt, n, in1, in2, got);
+          compare("gated = unary + binary", n, want, got, (size_t)n * es, KB_ISA_SCALAR);
+        }
         for (int l = 1; l < KB_ISA_COUNT; l++) {
           if (levels[l] == NULL) continue;
           const struct kb_vec_ops *v = &levels[l]->vec;
@@ -73,6 +94,12 @@ static void test_elementwise(void) {
             memcpy(got, in1, (size_t)n * es); /* in place */
             v->unary(fns[f], dt, n, got, got);
             compare("unary", n, want, got, (size_t)n * es, l);
+          }
+          for (int f = 0; f < 3; f++) {
+            scalar->gated(fns[f], dt, n, in1, in2, want);
+            memcpy(got, in2, (size_t)n * es); /* in place, over u */
+            v->gated(fns[f], dt, n, in1, got, got);
+            compare("gated", n, want, got, (size_t)n * es, l);
           }
           for (int op = 0; op < 2; op++) {
             scalar->binary(op, dt, n, in1, in2, want);

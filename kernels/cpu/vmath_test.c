@@ -55,6 +55,11 @@ static void test_sampled_bounds_and_levels(void) {
            (double)st.worst_subnormal);
     CHECK(st.max_normal <= fc->bound_normal);
     CHECK(st.max_subnormal <= fc->bound_subnormal);
+    if (fc->bound_rel > 0) {
+      printf("%s: max relative error %.4f x 2^-23 (normal results, at %a)\n", fc->name, st.max_rel,
+             (double)st.worst_rel);
+      CHECK(st.max_rel <= fc->bound_rel);
+    }
     CHECK(bad == 0);
   }
   free(x);

@@ -1,16 +1,16 @@
 /* glu.c - gated linear units: kb_glu, kb_glu_bf16, kb_glu_f16,
  * y[r, c] = act(gate[r, c]) * up[r, c] (SwiGLU, GeGLU, ReGLU, bilinear).
  *
- * The activation is the vector layer's own (the `unary` entry behind
- * kb_silu / kb_gelu / kb_gelu_tanh), applied to a tile of one row, then
- * the layer's float32 multiply (the `binary` entry behind kb_mul) on the
- * same tile: every element is exactly kb_<act> followed by kb_mul, on every
- * instruction-set level.  A tile (KB_GLU_TILE elements) stays in L1 between
- * the two steps, so gate and up are read once from memory and y written
- * once.  For float32 the activation is written straight into y's tile and
- * multiplied there (y never overlaps gate or up, so no scratch at all); for
- * 16-bit storage both inputs are widened into two float tiles on the stack,
- * and the product is narrowed once into y.
+ * The activation is the vector layer's own (the arithmetic of the `unary`
+ * entry behind kb_silu / kb_gelu / kb_gelu_tanh), followed by the layer's
+ * float32 multiply (the `binary` entry behind kb_mul): every element is
+ * exactly kb_<act> followed by kb_mul, on every instruction-set level.
+ * silu, gelu and gelu_tanh go through the layer's `gated` entry, which does
+ * both per vector, 16-bit storage widened and narrowed in the same pass, so
+ * gate and up are read once and y written once.  relu and none keep the
+ * two steps on a tile (KB_GLU_TILE elements, in L1 between them): for
+ * float32 in y's tile itself (y never overlaps gate or up), for 16-bit
+ * storage in two float tiles on the stack, the product narrowed once.
  *
  * Work is split over (row, tile) pairs; each element depends only on its
  * own two inputs, so the split cannot change any bit. */
@@ -37,37 +37,20 @@ struct glu_job {
   char *y;
 };
 
-/* t[i] = relu(t[i]) as kb_linear's epilogue: NaN stays NaN, -0.0 and
- * negatives become +0. */
-static void relu_tile(float *t, int64_t n) {
-  for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
-}
-
-/* The activation from src (float32) into dst, which may be src itself: the
- * vector entries read before they write, so either way gives the same bits. */
-static void apply_act(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
-  switch (act) {
-    case KB_ACTIVATION_GELU:
-      ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
-      return;
-    case KB_ACTIVATION_GELU_TANH:
-      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, src, dst);
-      return;
-    case KB_ACTIVATION_SILU:
-      ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
-      return;
-    default:
-      if (dst != src)
-        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
-      if (act == KB_ACTIVATION_RELU) relu_tile(dst, n);
-      return;
-  }
+/* dst[i] = relu(src[i]) as kb_linear's epilogue (NaN stays NaN, -0.0 and
+ * negatives become +0); dst may be src. */
+static void relu_tile(const float *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f || src[i] != src[i] ? src[i] : 0.0f;
 }
 
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
-  /* The order of glu_body's float32 path: the activation's values first,
-   * then the product with them as the first operand. */
-  if (act != KB_ACTIVATION_NONE) apply_act(ops, act, gate, gate, n);
+  /* glu_body's float32 path, step for step. */
+  if (act == KB_ACTIVATION_SILU || act == KB_ACTIVATION_GELU || act == KB_ACTIVATION_GELU_TANH) {
+    int fn = act == KB_ACTIVATION_SILU ? KB_VM_SILU : act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+    ops->gated(fn, KB_VEC_F32, n, gate, up, y);
+    return;
+  }
+  if (act == KB_ACTIVATION_RELU) relu_tile(gate, gate, n);
   ops->binary(KB_VEC_MUL, KB_VEC_F32, n, gate, up, y);
 }
 
@@ -82,18 +65,21 @@ static void glu_body(void *arg, int64_t begin, int64_t end) {
     const char *g = j->gate + (r * j->ld_gate + c0) * es;
     const char *u = j->up + (r * j->ld_up + c0) * es;
     char *y = j->y + (r * j->cols + c0) * es;
-    if (j->dt == KB_VEC_F32) {
+    if (j->act == KB_ACTIVATION_SILU || j->act == KB_ACTIVATION_GELU || j->act == KB_ACTIVATION_GELU_TANH) {
+      int fn = j->act == KB_ACTIVATION_SILU ? KB_VM_SILU : j->act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+      ops->gated(fn, j->dt, n, g, u, y);
+    } else if (j->dt == KB_VEC_F32) {
       if (j->act == KB_ACTIVATION_NONE) {
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
       } else {
-        apply_act(ops, j->act, (const float *)g, (float *)y, n);
+        relu_tile((const float *)g, (float *)y, n);
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
       }
     } else {
       /* Widening is exact, so wg / wu hold the values kb_glu would see. */
       ops->convert(j->dt, 0, n, g, wg);
       ops->convert(j->dt, 0, n, u, wu);
-      apply_act(ops, j->act, wg, wg, n);
+      if (j->act == KB_ACTIVATION_RELU) relu_tile(wg, wg, n);
       ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
       ops->convert(j->dt, 1, n, wg, y);
     }

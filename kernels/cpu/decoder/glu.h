@@ -9,8 +9,8 @@
 
 #include "../vec_kernels.h"
 
-/* y[i] = act(gate[i]) * up[i] for i < n, exactly as kb_glu: gate is
- * overwritten by act(gate) (scratch of the caller); y may be up. */
+/* y[i] = act(gate[i]) * up[i] for i < n, exactly as kb_glu; gate is the
+ * caller's scratch (relu may overwrite it); y may be up. */
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n);
 
 #endif /* KB_CPU_DECODER_GLU_H */

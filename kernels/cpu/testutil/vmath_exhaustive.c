@@ -110,11 +110,15 @@ static int run_case(const struct vmc_case *fc, int threads) {
       mismatch[l] += ws[t].mismatch[l];
     }
   }
-  int failed = all.max_normal > fc->bound_normal || all.max_subnormal > fc->bound_subnormal;
+  int failed = all.max_normal > fc->bound_normal || all.max_subnormal > fc->bound_subnormal ||
+               (fc->bound_rel > 0 && all.max_rel > fc->bound_rel);
   printf("%-6s %llu inputs  max %.4f ulp (normal results; bound %.3g; worst x = %a)  %.4f ulp (subnormal; bound %.3g; "
          "worst x = %a)",
          fc->name, (unsigned long long)all.count, all.max_normal, fc->bound_normal, (double)all.worst_normal,
          all.max_subnormal, fc->bound_subnormal, (double)all.worst_subnormal);
+  if (fc->bound_rel > 0)
+    printf("  relative %.4f x 2^-23 (normal results; bound %.3g; worst x = %a)", all.max_rel, fc->bound_rel,
+           (double)all.worst_rel);
   for (int l = 1; l < KB_ISA_COUNT; l++) {
     if (kb__cpu_ops_for((kb_isa)l) == NULL) {
       printf("  %s: not run by this CPU", kb__isa_name((kb_isa)l));

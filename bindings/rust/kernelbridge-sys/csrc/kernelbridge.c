@@ -1204,6 +1204,9 @@ struct kb_vec_ops {
   /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
    * y may be x. */
   void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = f(g[i]) * u[i], f as in unary: exactly unary into a float32
+   * temporary, then binary (MUL) with it as a, in one pass.  y may be g or u. */
+  void (*gated)(int fn, int dt, int64_t n, const void *g, const void *u, void *y);
   /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
   void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
   /* y[i] = alpha * x[i]. */
@@ -2713,6 +2716,9 @@ struct kb_vec_ops {
   /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
    * y may be x. */
   void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = f(g[i]) * u[i], f as in unary: exactly unary into a float32
+   * temporary, then binary (MUL) with it as a, in one pass.  y may be g or u. */
+  void (*gated)(int fn, int dt, int64_t n, const void *g, const void *u, void *y);
   /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
   void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
   /* y[i] = alpha * x[i]. */
@@ -3198,6 +3204,9 @@ struct kb_vec_ops {
   /* y[i] = f(x[i]), i < n, f one of KB_VM_SILU, KB_VM_GELU, KB_VM_GELU_TANH.
    * y may be x. */
   void (*unary)(int fn, int dt, int64_t n, const void *x, void *y);
+  /* y[i] = f(g[i]) * u[i], f as in unary: exactly unary into a float32
+   * temporary, then binary (MUL) with it as a, in one pass.  y may be g or u. */
+  void (*gated)(int fn, int dt, int64_t n, const void *g, const void *u, void *y);
   /* y[i] = a[i] op b[i] (float32 arithmetic).  y may be a or b. */
   void (*binary)(int op, int dt, int64_t n, const void *a, const void *b, void *y);
   /* y[i] = alpha * x[i]. */
@@ -11354,6 +11363,9 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define gelu_v_dt vec_avx2__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx2__gelu_tanh_v_dt
 #define binop vec_avx2__binop
+#define silu_v_gated vec_avx2__silu_v_gated
+#define gelu_v_gated vec_avx2__gelu_v_gated
+#define gelu_tanh_v_gated vec_avx2__gelu_tanh_v_gated
 #define binary_loop vec_avx2__binary_loop
 #define scale_loop vec_avx2__scale_loop
 #define bias_loop vec_avx2__bias_loop
@@ -11894,38 +11906,39 @@ KV_FN vec_avx2__kvf vec_avx2__with_sign_of(vec_avx2__kvf x, vec_avx2__kvf y) {
 }
 
 /*
- * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
- * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
- * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
- * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
- * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
- * applied last so that results near the underflow keep full precision.
- * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
- * NaN, +-inf: act_special.
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
+ * d = 1 + E rounded once, and
+ *   x >= 0:  silu(x) = x / d
+ *   x < 0:   silu(x) = x E / (1 + E) = (x (th + tt') / d) 2^e,
+ * the 2^e applied last so that results near the underflow keep full
+ * precision.  For x < 0 the rounding error dl = (1 + E) - d (exact:
+ * Fast2Sum, 1 >= E) is folded into the numerator's low part,
+ * tt' = tt - th dl h with h = 1.5 - d/2 ~ 1/d (within 12%, enough for a
+ * term of 2^-24), and the numerator x th + x tt' takes one fused step: one
+ * rounding there, one in the division, so the relative error stays near
+ * 2^-23 (exhaustive bounds in docs/kernels.md; x >= 0 has an exact
+ * numerator and needs no fold).  x is clamped to -160 first: silu(-160)
+ * rounds to -0, and the exp core clamps its argument there, so numerator
+ * and exponent agree.  Non-finite x: +inf comes out of the formula; -inf
+ * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
+ * quiet).  Zeros keep their sign (x / 2).
  */
 KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
   vec_avx2__kvf zero = vec_avx2__kv_set(0.0f), one = vec_avx2__kv_set(1.0f);
-  vec_avx2__kvf xs = vec_avx2__kv_max(vec_avx2__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx2__kvf xs = vec_avx2__kv_max(vec_avx2__kv_set(-160.0f), x);
   vec_avx2__kvf th, tt;
   vec_avx2__kvi e;
-  vec_avx2__kv_exp_core(vec_avx2__kv_sub(zero, vec_avx2__kv_abs(xs)), &th, &tt, &e);
-  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
-   * |th| >= |tt|), so that the one correction step below suffices. */
-  vec_avx2__kvf mh = vec_avx2__kv_add(th, tt), ml = vec_avx2__kv_sub(tt, vec_avx2__kv_sub(mh, th));
-  vec_avx2__kvf eh = vec_avx2__kv_ldexp(mh, e), el = vec_avx2__kv_ldexp(ml, e);
-  vec_avx2__kvf dh = vec_avx2__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
-  vec_avx2__kvf dl = vec_avx2__kv_add(vec_avx2__kv_sub(eh, vec_avx2__kv_sub(dh, one)), el);
+  vec_avx2__kv_exp_core(vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kv_bits(xs), vec_avx2__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  vec_avx2__kvf E = vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
+  vec_avx2__kvf d = vec_avx2__kv_add(one, E);
+  vec_avx2__kvf dl = vec_avx2__kv_sub(E, vec_avx2__kv_sub(d, one));
+  vec_avx2__kvf h = vec_avx2__kv_fma(d, vec_avx2__kv_set(-0.5f), vec_avx2__kv_set(1.5f));
+  vec_avx2__kvf tt2 = vec_avx2__kv_fnma(th, vec_avx2__kv_mul(dl, h), tt);
   vec_avx2__kvm neg = vec_avx2__kv_lt(xs, zero);
-  vec_avx2__kvf nh = vec_avx2__kv_sel(neg, vec_avx2__kv_mul(xs, mh), xs);
-  vec_avx2__kvf nl = vec_avx2__kv_sel(neg, vec_avx2__kv_add(vec_avx2__kv_fms(xs, mh, nh), vec_avx2__kv_mul(xs, ml)), zero);
-  vec_avx2__kvf rcp = vec_avx2__kv_div(one, dh);
-  vec_avx2__kvf y0 = vec_avx2__kv_mul(nh, rcp);
-  vec_avx2__kvf rho = vec_avx2__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
-  rho = vec_avx2__kv_fnma(y0, dl, vec_avx2__kv_add(rho, nl));
-  vec_avx2__kvf q = vec_avx2__kv_fma(rho, rcp, y0);
-  /* silu has the sign of x; that also gives silu(-0) = -0. */
-  vec_avx2__kvf y = vec_avx2__with_sign_of(x, vec_avx2__kv_sel(neg, vec_avx2__kv_ldexp(q, e), q));
-  return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
+  vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xs, th, vec_avx2__kv_mul(xs, tt2)), xs), d);
+  vec_avx2__kvf y = vec_avx2__kv_sel(neg, vec_avx2__kv_ldexp(q, e), q);
+  return vec_avx2__kv_sel(vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY)), y, vec_avx2__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -12096,6 +12109,36 @@ KV_ATTR static void vec_avx2__unary(int fn, int dt, int64_t n, const void *x, vo
 KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
   vec_avx2__kvf y = op == KB_VEC_MUL ? vec_avx2__kv_mul(a, b) : vec_avx2__kv_add(a, b);
   return vec_avx2__kv_sel(vec_avx2__kv_m_and(vec_avx2__kv_unord(a, a), vec_avx2__kv_unord(b, b)), vec_avx2__kv_add(a, a), y);
+}
+
+/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
+ * activation as first operand, so the bits of unary followed by binary
+ * (MUL), with g and u read and y written once, 16-bit storage widened and
+ * narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+  do {                                                                                         \
+    int64_t i_ = 0;                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx2__st(dt, y, i_, vec_avx2__binop(KB_VEC_MUL, F(vec_avx2__ld(dt, g, i_)), vec_avx2__ld(dt, u, i_))); \
+    if (i_ < (n))                                                                              \
+      vec_avx2__st_n(dt, y, i_, vec_avx2__binop(KB_VEC_MUL, F(vec_avx2__ld_n(dt, g, i_, (n)-i_)), vec_avx2__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+#define KV_GATED_DT(F)                                                                              \
+  KV_ATTR static void F##_gated(int dt, int64_t n, const void *g, const void *u, void *y) {           \
+    KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
+              KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
+  }
+KV_GATED_DT(vec_avx2__silu_v)
+KV_GATED_DT(vec_avx2__gelu_v)
+KV_GATED_DT(vec_avx2__gelu_tanh_v)
+
+KV_ATTR static void vec_avx2__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx2__gelu_v_gated(dt, n, g, u, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx2__gelu_tanh_v_gated(dt, n, g, u, y);
+  else
+    vec_avx2__silu_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx2__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -12922,7 +12965,7 @@ KV_ATTR static void vec_avx2__adamw(int64_t n, float *p, const float *g, float *
              [KB_VM_GELU] = vec_avx2__math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = vec_avx2__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx2__math_exp_f64,                                                                                    \
-    .unary = vec_avx2__unary, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
+    .unary = vec_avx2__unary, .gated = vec_avx2__gated, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
     .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
     .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .sincos_f64 = vec_avx2__sincos_f64, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
   }
@@ -12935,6 +12978,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_D2
 #undef KV_F2
 #undef KV_FN
+#undef KV_GATED_DT
+#undef KV_GATED_LOOP
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
@@ -12970,8 +13015,10 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef fill_row
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
+#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
+#undef gelu_v_gated
 #undef gtail_d
 #undef kv_abs
 #undef kv_acc
@@ -13098,6 +13145,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef scale_row
 #undef silu_v
 #undef silu_v_dt
+#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -13214,6 +13262,9 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define gelu_v_dt vec_avx512__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx512__gelu_tanh_v_dt
 #define binop vec_avx512__binop
+#define silu_v_gated vec_avx512__silu_v_gated
+#define gelu_v_gated vec_avx512__gelu_v_gated
+#define gelu_tanh_v_gated vec_avx512__gelu_tanh_v_gated
 #define binary_loop vec_avx512__binary_loop
 #define scale_loop vec_avx512__scale_loop
 #define bias_loop vec_avx512__bias_loop
@@ -13595,38 +13646,39 @@ KV_FN vec_avx512__kvf vec_avx512__with_sign_of(vec_avx512__kvf x, vec_avx512__kv
 }
 
 /*
- * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
- * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
- * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
- * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
- * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
- * applied last so that results near the underflow keep full precision.
- * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
- * NaN, +-inf: act_special.
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
+ * d = 1 + E rounded once, and
+ *   x >= 0:  silu(x) = x / d
+ *   x < 0:   silu(x) = x E / (1 + E) = (x (th + tt') / d) 2^e,
+ * the 2^e applied last so that results near the underflow keep full
+ * precision.  For x < 0 the rounding error dl = (1 + E) - d (exact:
+ * Fast2Sum, 1 >= E) is folded into the numerator's low part,
+ * tt' = tt - th dl h with h = 1.5 - d/2 ~ 1/d (within 12%, enough for a
+ * term of 2^-24), and the numerator x th + x tt' takes one fused step: one
+ * rounding there, one in the division, so the relative error stays near
+ * 2^-23 (exhaustive bounds in docs/kernels.md; x >= 0 has an exact
+ * numerator and needs no fold).  x is clamped to -160 first: silu(-160)
+ * rounds to -0, and the exp core clamps its argument there, so numerator
+ * and exponent agree.  Non-finite x: +inf comes out of the formula; -inf
+ * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
+ * quiet).  Zeros keep their sign (x / 2).
  */
 KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
   vec_avx512__kvf zero = vec_avx512__kv_set(0.0f), one = vec_avx512__kv_set(1.0f);
-  vec_avx512__kvf xs = vec_avx512__kv_max(vec_avx512__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx512__kvf xs = vec_avx512__kv_max(vec_avx512__kv_set(-160.0f), x);
   vec_avx512__kvf th, tt;
   vec_avx512__kvi e;
-  vec_avx512__kv_exp_core(vec_avx512__kv_sub(zero, vec_avx512__kv_abs(xs)), &th, &tt, &e);
-  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
-   * |th| >= |tt|), so that the one correction step below suffices. */
-  vec_avx512__kvf mh = vec_avx512__kv_add(th, tt), ml = vec_avx512__kv_sub(tt, vec_avx512__kv_sub(mh, th));
-  vec_avx512__kvf eh = vec_avx512__kv_ldexp(mh, e), el = vec_avx512__kv_ldexp(ml, e);
-  vec_avx512__kvf dh = vec_avx512__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
-  vec_avx512__kvf dl = vec_avx512__kv_add(vec_avx512__kv_sub(eh, vec_avx512__kv_sub(dh, one)), el);
+  vec_avx512__kv_exp_core(vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kv_bits(xs), vec_avx512__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  vec_avx512__kvf E = vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
+  vec_avx512__kvf d = vec_avx512__kv_add(one, E);
+  vec_avx512__kvf dl = vec_avx512__kv_sub(E, vec_avx512__kv_sub(d, one));
+  vec_avx512__kvf h = vec_avx512__kv_fma(d, vec_avx512__kv_set(-0.5f), vec_avx512__kv_set(1.5f));
+  vec_avx512__kvf tt2 = vec_avx512__kv_fnma(th, vec_avx512__kv_mul(dl, h), tt);
   vec_avx512__kvm neg = vec_avx512__kv_lt(xs, zero);
-  vec_avx512__kvf nh = vec_avx512__kv_sel(neg, vec_avx512__kv_mul(xs, mh), xs);
-  vec_avx512__kvf nl = vec_avx512__kv_sel(neg, vec_avx512__kv_add(vec_avx512__kv_fms(xs, mh, nh), vec_avx512__kv_mul(xs, ml)), zero);
-  vec_avx512__kvf rcp = vec_avx512__kv_div(one, dh);
-  vec_avx512__kvf y0 = vec_avx512__kv_mul(nh, rcp);
-  vec_avx512__kvf rho = vec_avx512__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
-  rho = vec_avx512__kv_fnma(y0, dl, vec_avx512__kv_add(rho, nl));
-  vec_avx512__kvf q = vec_avx512__kv_fma(rho, rcp, y0);
-  /* silu has the sign of x; that also gives silu(-0) = -0. */
-  vec_avx512__kvf y = vec_avx512__with_sign_of(x, vec_avx512__kv_sel(neg, vec_avx512__kv_ldexp(q, e), q));
-  return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
+  vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xs, th, vec_avx512__kv_mul(xs, tt2)), xs), d);
+  vec_avx512__kvf y = vec_avx512__kv_sel(neg, vec_avx512__kv_ldexp(q, e), q);
+  return vec_avx512__kv_sel(vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY)), y, vec_avx512__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -13797,6 +13849,36 @@ KV_ATTR static void vec_avx512__unary(int fn, int dt, int64_t n, const void *x, 
 KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__kvf b) {
   vec_avx512__kvf y = op == KB_VEC_MUL ? vec_avx512__kv_mul(a, b) : vec_avx512__kv_add(a, b);
   return vec_avx512__kv_sel(vec_avx512__kv_m_and(vec_avx512__kv_unord(a, a), vec_avx512__kv_unord(b, b)), vec_avx512__kv_add(a, a), y);
+}
+
+/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
+ * activation as first operand, so the bits of unary followed by binary
+ * (MUL), with g and u read and y written once, 16-bit storage widened and
+ * narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+  do {                                                                                         \
+    int64_t i_ = 0;                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx512__st(dt, y, i_, vec_avx512__binop(KB_VEC_MUL, F(vec_avx512__ld(dt, g, i_)), vec_avx512__ld(dt, u, i_))); \
+    if (i_ < (n))                                                                              \
+      vec_avx512__st_n(dt, y, i_, vec_avx512__binop(KB_VEC_MUL, F(vec_avx512__ld_n(dt, g, i_, (n)-i_)), vec_avx512__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+#define KV_GATED_DT(F)                                                                              \
+  KV_ATTR static void F##_gated(int dt, int64_t n, const void *g, const void *u, void *y) {           \
+    KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
+              KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
+  }
+KV_GATED_DT(vec_avx512__silu_v)
+KV_GATED_DT(vec_avx512__gelu_v)
+KV_GATED_DT(vec_avx512__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx512__gelu_v_gated(dt, n, g, u, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx512__gelu_tanh_v_gated(dt, n, g, u, y);
+  else
+    vec_avx512__silu_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx512__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -14623,7 +14705,7 @@ KV_ATTR static void vec_avx512__adamw(int64_t n, float *p, const float *g, float
              [KB_VM_GELU] = vec_avx512__math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = vec_avx512__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx512__math_exp_f64,                                                                                    \
-    .unary = vec_avx512__unary, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
+    .unary = vec_avx512__unary, .gated = vec_avx512__gated, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
     .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
     .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .sincos_f64 = vec_avx512__sincos_f64, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
   }
@@ -14635,6 +14717,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_ATTR
 #undef KV_D2
 #undef KV_FN
+#undef KV_GATED_DT
+#undef KV_GATED_LOOP
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -14667,8 +14751,10 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef fill_row
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
+#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
+#undef gelu_v_gated
 #undef gtail_d
 #undef kv_abs
 #undef kv_acc
@@ -14790,6 +14876,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef scale_row
 #undef silu_v
 #undef silu_v_dt
+#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -14906,6 +14993,9 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define gelu_v_dt vec_avx512_bf16__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx512_bf16__gelu_tanh_v_dt
 #define binop vec_avx512_bf16__binop
+#define silu_v_gated vec_avx512_bf16__silu_v_gated
+#define gelu_v_gated vec_avx512_bf16__gelu_v_gated
+#define gelu_tanh_v_gated vec_avx512_bf16__gelu_tanh_v_gated
 #define binary_loop vec_avx512_bf16__binary_loop
 #define scale_loop vec_avx512_bf16__scale_loop
 #define bias_loop vec_avx512_bf16__bias_loop
@@ -15291,38 +15381,39 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__with_sign_of(vec_avx512_bf16__kvf x,
 }
 
 /*
- * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
- * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
- * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
- * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
- * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
- * applied last so that results near the underflow keep full precision.
- * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
- * NaN, +-inf: act_special.
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
+ * d = 1 + E rounded once, and
+ *   x >= 0:  silu(x) = x / d
+ *   x < 0:   silu(x) = x E / (1 + E) = (x (th + tt') / d) 2^e,
+ * the 2^e applied last so that results near the underflow keep full
+ * precision.  For x < 0 the rounding error dl = (1 + E) - d (exact:
+ * Fast2Sum, 1 >= E) is folded into the numerator's low part,
+ * tt' = tt - th dl h with h = 1.5 - d/2 ~ 1/d (within 12%, enough for a
+ * term of 2^-24), and the numerator x th + x tt' takes one fused step: one
+ * rounding there, one in the division, so the relative error stays near
+ * 2^-23 (exhaustive bounds in docs/kernels.md; x >= 0 has an exact
+ * numerator and needs no fold).  x is clamped to -160 first: silu(-160)
+ * rounds to -0, and the exp core clamps its argument there, so numerator
+ * and exponent agree.  Non-finite x: +inf comes out of the formula; -inf
+ * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
+ * quiet).  Zeros keep their sign (x / 2).
  */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
   vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f), one = vec_avx512_bf16__kv_set(1.0f);
-  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-160.0f), x);
   vec_avx512_bf16__kvf th, tt;
   vec_avx512_bf16__kvi e;
-  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_sub(zero, vec_avx512_bf16__kv_abs(xs)), &th, &tt, &e);
-  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
-   * |th| >= |tt|), so that the one correction step below suffices. */
-  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt), ml = vec_avx512_bf16__kv_sub(tt, vec_avx512_bf16__kv_sub(mh, th));
-  vec_avx512_bf16__kvf eh = vec_avx512_bf16__kv_ldexp(mh, e), el = vec_avx512_bf16__kv_ldexp(ml, e);
-  vec_avx512_bf16__kvf dh = vec_avx512_bf16__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
-  vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(eh, vec_avx512_bf16__kv_sub(dh, one)), el);
+  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kv_bits(xs), vec_avx512_bf16__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  vec_avx512_bf16__kvf E = vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
+  vec_avx512_bf16__kvf d = vec_avx512_bf16__kv_add(one, E);
+  vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_sub(E, vec_avx512_bf16__kv_sub(d, one));
+  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_fma(d, vec_avx512_bf16__kv_set(-0.5f), vec_avx512_bf16__kv_set(1.5f));
+  vec_avx512_bf16__kvf tt2 = vec_avx512_bf16__kv_fnma(th, vec_avx512_bf16__kv_mul(dl, h), tt);
   vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xs, zero);
-  vec_avx512_bf16__kvf nh = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_mul(xs, mh), xs);
-  vec_avx512_bf16__kvf nl = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_fms(xs, mh, nh), vec_avx512_bf16__kv_mul(xs, ml)), zero);
-  vec_avx512_bf16__kvf rcp = vec_avx512_bf16__kv_div(one, dh);
-  vec_avx512_bf16__kvf y0 = vec_avx512_bf16__kv_mul(nh, rcp);
-  vec_avx512_bf16__kvf rho = vec_avx512_bf16__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
-  rho = vec_avx512_bf16__kv_fnma(y0, dl, vec_avx512_bf16__kv_add(rho, nl));
-  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_fma(rho, rcp, y0);
-  /* silu has the sign of x; that also gives silu(-0) = -0. */
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__with_sign_of(x, vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_ldexp(q, e), q));
-  return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xs, th, vec_avx512_bf16__kv_mul(xs, tt2)), xs), d);
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_ldexp(q, e), q);
+  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY)), y, vec_avx512_bf16__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -15493,6 +15584,36 @@ KV_ATTR static void vec_avx512_bf16__unary(int fn, int dt, int64_t n, const void
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) {
   vec_avx512_bf16__kvf y = op == KB_VEC_MUL ? vec_avx512_bf16__kv_mul(a, b) : vec_avx512_bf16__kv_add(a, b);
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_unord(a, a), vec_avx512_bf16__kv_unord(b, b)), vec_avx512_bf16__kv_add(a, a), y);
+}
+
+/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
+ * activation as first operand, so the bits of unary followed by binary
+ * (MUL), with g and u read and y written once, 16-bit storage widened and
+ * narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+  do {                                                                                         \
+    int64_t i_ = 0;                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16) vec_avx512_bf16__st(dt, y, i_, vec_avx512_bf16__binop(KB_VEC_MUL, F(vec_avx512_bf16__ld(dt, g, i_)), vec_avx512_bf16__ld(dt, u, i_))); \
+    if (i_ < (n))                                                                              \
+      vec_avx512_bf16__st_n(dt, y, i_, vec_avx512_bf16__binop(KB_VEC_MUL, F(vec_avx512_bf16__ld_n(dt, g, i_, (n)-i_)), vec_avx512_bf16__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+#define KV_GATED_DT(F)                                                                              \
+  KV_ATTR static void F##_gated(int dt, int64_t n, const void *g, const void *u, void *y) {           \
+    KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
+              KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
+  }
+KV_GATED_DT(vec_avx512_bf16__silu_v)
+KV_GATED_DT(vec_avx512_bf16__gelu_v)
+KV_GATED_DT(vec_avx512_bf16__gelu_tanh_v)
+
+KV_ATTR static void vec_avx512_bf16__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_avx512_bf16__gelu_v_gated(dt, n, g, u, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_avx512_bf16__gelu_tanh_v_gated(dt, n, g, u, y);
+  else
+    vec_avx512_bf16__silu_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx512_bf16__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -16319,7 +16440,7 @@ KV_ATTR static void vec_avx512_bf16__adamw(int64_t n, float *p, const float *g, 
              [KB_VM_GELU] = vec_avx512_bf16__math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = vec_avx512_bf16__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx512_bf16__math_exp_f64,                                                                                    \
-    .unary = vec_avx512_bf16__unary, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
+    .unary = vec_avx512_bf16__unary, .gated = vec_avx512_bf16__gated, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
     .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
     .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .sincos_f64 = vec_avx512_bf16__sincos_f64, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
   }
@@ -16332,6 +16453,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_AVX512_BF16
 #undef KV_D2
 #undef KV_FN
+#undef KV_GATED_DT
+#undef KV_GATED_LOOP
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -16364,8 +16487,10 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef fill_row
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
+#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
+#undef gelu_v_gated
 #undef gtail_d
 #undef kv_abs
 #undef kv_acc
@@ -16487,6 +16612,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef scale_row
 #undef silu_v
 #undef silu_v_dt
+#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -16603,6 +16729,9 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define gelu_v_dt vec_scalar__gelu_v_dt
 #define gelu_tanh_v_dt vec_scalar__gelu_tanh_v_dt
 #define binop vec_scalar__binop
+#define silu_v_gated vec_scalar__silu_v_gated
+#define gelu_v_gated vec_scalar__gelu_v_gated
+#define gelu_tanh_v_gated vec_scalar__gelu_tanh_v_gated
 #define binary_loop vec_scalar__binary_loop
 #define scale_loop vec_scalar__scale_loop
 #define bias_loop vec_scalar__bias_loop
@@ -17086,38 +17215,39 @@ KV_FN vec_scalar__kvf vec_scalar__with_sign_of(vec_scalar__kvf x, vec_scalar__kv
 }
 
 /*
- * silu(x) = x / (1 + e^-x), in float with error-free pieces: with
- * E = e^-|x| = (th + tt) 2^e from the exp core, D = 1 + E as the exact pair
- * Dh + Dl, and N = x (x >= 0) or x (th + tt) as Nh + Nl (x < 0, where
- * silu(x) = x E / (1 + E)); with r = 1 / Dh (one division) the quotient
- * y0 = Nh r is corrected once, y0 + (N - y0 D) r, and for x < 0 the 2^e is
- * applied last so that results near the underflow keep full precision.
- * Max error 0.62 ulp (normal results), 0.79 (subnormal; exhaustive).
- * NaN, +-inf: act_special.
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
+ * d = 1 + E rounded once, and
+ *   x >= 0:  silu(x) = x / d
+ *   x < 0:   silu(x) = x E / (1 + E) = (x (th + tt') / d) 2^e,
+ * the 2^e applied last so that results near the underflow keep full
+ * precision.  For x < 0 the rounding error dl = (1 + E) - d (exact:
+ * Fast2Sum, 1 >= E) is folded into the numerator's low part,
+ * tt' = tt - th dl h with h = 1.5 - d/2 ~ 1/d (within 12%, enough for a
+ * term of 2^-24), and the numerator x th + x tt' takes one fused step: one
+ * rounding there, one in the division, so the relative error stays near
+ * 2^-23 (exhaustive bounds in docs/kernels.md; x >= 0 has an exact
+ * numerator and needs no fold).  x is clamped to -160 first: silu(-160)
+ * rounds to -0, and the exp core clamps its argument there, so numerator
+ * and exponent agree.  Non-finite x: +inf comes out of the formula; -inf
+ * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
+ * quiet).  Zeros keep their sign (x / 2).
  */
 KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
   vec_scalar__kvf zero = vec_scalar__kv_set(0.0f), one = vec_scalar__kv_set(1.0f);
-  vec_scalar__kvf xs = vec_scalar__kv_max(vec_scalar__kv_set(-160.0f), x); /* silu(-160) rounds to -0 already */
+  vec_scalar__kvf xs = vec_scalar__kv_max(vec_scalar__kv_set(-160.0f), x);
   vec_scalar__kvf th, tt;
   vec_scalar__kvi e;
-  vec_scalar__kv_exp_core(vec_scalar__kv_sub(zero, vec_scalar__kv_abs(xs)), &th, &tt, &e);
-  /* The mantissa th + tt as mh + ml with |ml| <= ulp(mh) / 2 (Fast2Sum:
-   * |th| >= |tt|), so that the one correction step below suffices. */
-  vec_scalar__kvf mh = vec_scalar__kv_add(th, tt), ml = vec_scalar__kv_sub(tt, vec_scalar__kv_sub(mh, th));
-  vec_scalar__kvf eh = vec_scalar__kv_ldexp(mh, e), el = vec_scalar__kv_ldexp(ml, e);
-  vec_scalar__kvf dh = vec_scalar__kv_add(one, eh); /* 1 >= eh: Fast2Sum */
-  vec_scalar__kvf dl = vec_scalar__kv_add(vec_scalar__kv_sub(eh, vec_scalar__kv_sub(dh, one)), el);
+  vec_scalar__kv_exp_core(vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kv_bits(xs), vec_scalar__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  vec_scalar__kvf E = vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
+  vec_scalar__kvf d = vec_scalar__kv_add(one, E);
+  vec_scalar__kvf dl = vec_scalar__kv_sub(E, vec_scalar__kv_sub(d, one));
+  vec_scalar__kvf h = vec_scalar__kv_fma(d, vec_scalar__kv_set(-0.5f), vec_scalar__kv_set(1.5f));
+  vec_scalar__kvf tt2 = vec_scalar__kv_fnma(th, vec_scalar__kv_mul(dl, h), tt);
   vec_scalar__kvm neg = vec_scalar__kv_lt(xs, zero);
-  vec_scalar__kvf nh = vec_scalar__kv_sel(neg, vec_scalar__kv_mul(xs, mh), xs);
-  vec_scalar__kvf nl = vec_scalar__kv_sel(neg, vec_scalar__kv_add(vec_scalar__kv_fms(xs, mh, nh), vec_scalar__kv_mul(xs, ml)), zero);
-  vec_scalar__kvf rcp = vec_scalar__kv_div(one, dh);
-  vec_scalar__kvf y0 = vec_scalar__kv_mul(nh, rcp);
-  vec_scalar__kvf rho = vec_scalar__kv_fnma(y0, dh, nh); /* nh - y0 dh, exact or nearly */
-  rho = vec_scalar__kv_fnma(y0, dl, vec_scalar__kv_add(rho, nl));
-  vec_scalar__kvf q = vec_scalar__kv_fma(rho, rcp, y0);
-  /* silu has the sign of x; that also gives silu(-0) = -0. */
-  vec_scalar__kvf y = vec_scalar__with_sign_of(x, vec_scalar__kv_sel(neg, vec_scalar__kv_ldexp(q, e), q));
-  return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
+  vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xs, th, vec_scalar__kv_mul(xs, tt2)), xs), d);
+  vec_scalar__kvf y = vec_scalar__kv_sel(neg, vec_scalar__kv_ldexp(q, e), q);
+  return vec_scalar__kv_sel(vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY)), y, vec_scalar__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -17288,6 +17418,36 @@ KV_ATTR static void vec_scalar__unary(int fn, int dt, int64_t n, const void *x, 
 KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__kvf b) {
   vec_scalar__kvf y = op == KB_VEC_MUL ? vec_scalar__kv_mul(a, b) : vec_scalar__kv_add(a, b);
   return vec_scalar__kv_sel(vec_scalar__kv_m_and(vec_scalar__kv_unord(a, a), vec_scalar__kv_unord(b, b)), vec_scalar__kv_add(a, a), y);
+}
+
+/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
+ * activation as first operand, so the bits of unary followed by binary
+ * (MUL), with g and u read and y written once, 16-bit storage widened and
+ * narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+  do {                                                                                         \
+    int64_t i_ = 0;                                                                            \
+    for (; i_ + 16 <= (n); i_ += 16) vec_scalar__st(dt, y, i_, vec_scalar__binop(KB_VEC_MUL, F(vec_scalar__ld(dt, g, i_)), vec_scalar__ld(dt, u, i_))); \
+    if (i_ < (n))                                                                              \
+      vec_scalar__st_n(dt, y, i_, vec_scalar__binop(KB_VEC_MUL, F(vec_scalar__ld_n(dt, g, i_, (n)-i_)), vec_scalar__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+  } while (0)
+
+#define KV_GATED_DT(F)                                                                              \
+  KV_ATTR static void F##_gated(int dt, int64_t n, const void *g, const void *u, void *y) {           \
+    KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
+              KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
+  }
+KV_GATED_DT(vec_scalar__silu_v)
+KV_GATED_DT(vec_scalar__gelu_v)
+KV_GATED_DT(vec_scalar__gelu_tanh_v)
+
+KV_ATTR static void vec_scalar__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
+  if (fn == KB_VM_GELU)
+    vec_scalar__gelu_v_gated(dt, n, g, u, y);
+  else if (fn == KB_VM_GELU_TANH)
+    vec_scalar__gelu_tanh_v_gated(dt, n, g, u, y);
+  else
+    vec_scalar__silu_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_scalar__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -18114,7 +18274,7 @@ KV_ATTR static void vec_scalar__adamw(int64_t n, float *p, const float *g, float
              [KB_VM_GELU] = vec_scalar__math_gelu,                                                                          \
              [KB_VM_GELU_TANH] = vec_scalar__math_gelu_tanh},                                                               \
     .exp_f64 = vec_scalar__math_exp_f64,                                                                                    \
-    .unary = vec_scalar__unary, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
+    .unary = vec_scalar__unary, .gated = vec_scalar__gated, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
     .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
     .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .sincos_f64 = vec_scalar__sincos_f64, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
   }
@@ -18127,6 +18287,8 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_F2
 #undef KV_F3
 #undef KV_FN
+#undef KV_GATED_DT
+#undef KV_GATED_LOOP
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_KEEP
@@ -18161,8 +18323,10 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef fill_row
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
+#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
+#undef gelu_v_gated
 #undef gtail_d
 #undef kv_abs
 #undef kv_acc
@@ -18281,6 +18445,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef scale_row
 #undef silu_v
 #undef silu_v_dt
+#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -19774,23 +19939,22 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 /* ==== kernels/cpu/decoder/glu.c ==== */
 #define glu_job glu__glu_job
 #define relu_tile glu__relu_tile
-#define apply_act glu__apply_act
 #define glu_body glu__glu_body
 #define glu glu__glu
 /* ---- kernels/cpu/decoder/glu.c ---- */
 /* glu.c - gated linear units: kb_glu, kb_glu_bf16, kb_glu_f16,
  * y[r, c] = act(gate[r, c]) * up[r, c] (SwiGLU, GeGLU, ReGLU, bilinear).
  *
- * The activation is the vector layer's own (the `unary` entry behind
- * kb_silu / kb_gelu / kb_gelu_tanh), applied to a tile of one row, then
- * the layer's float32 multiply (the `binary` entry behind kb_mul) on the
- * same tile: every element is exactly kb_<act> followed by kb_mul, on every
- * instruction-set level.  A tile (KB_GLU_TILE elements) stays in L1 between
- * the two steps, so gate and up are read once from memory and y written
- * once.  For float32 the activation is written straight into y's tile and
- * multiplied there (y never overlaps gate or up, so no scratch at all); for
- * 16-bit storage both inputs are widened into two float tiles on the stack,
- * and the product is narrowed once into y.
+ * The activation is the vector layer's own (the arithmetic of the `unary`
+ * entry behind kb_silu / kb_gelu / kb_gelu_tanh), followed by the layer's
+ * float32 multiply (the `binary` entry behind kb_mul): every element is
+ * exactly kb_<act> followed by kb_mul, on every instruction-set level.
+ * silu, gelu and gelu_tanh go through the layer's `gated` entry, which does
+ * both per vector, 16-bit storage widened and narrowed in the same pass, so
+ * gate and up are read once and y written once.  relu and none keep the
+ * two steps on a tile (KB_GLU_TILE elements, in L1 between them): for
+ * float32 in y's tile itself (y never overlaps gate or up), for 16-bit
+ * storage in two float tiles on the stack, the product narrowed once.
  *
  * Work is split over (row, tile) pairs; each element depends only on its
  * own two inputs, so the split cannot change any bit. */
@@ -19813,31 +19977,10 @@ struct glu__glu_job {
   char *y;
 };
 
-/* t[i] = relu(t[i]) as kb_linear's epilogue: NaN stays NaN, -0.0 and
- * negatives become +0. */
-static void glu__relu_tile(float *t, int64_t n) {
-  for (int64_t i = 0; i < n; i++) t[i] = t[i] > 0.0f || t[i] != t[i] ? t[i] : 0.0f;
-}
-
-/* The activation from src (float32) into dst, which may be src itself: the
- * vector entries read before they write, so either way gives the same bits. */
-static void glu__apply_act(const struct kb_vec_ops *ops, int act, const float *src, float *dst, int64_t n) {
-  switch (act) {
-    case KB_ACTIVATION_GELU:
-      ops->unary(KB_VM_GELU, KB_VEC_F32, n, src, dst);
-      return;
-    case KB_ACTIVATION_GELU_TANH:
-      ops->unary(KB_VM_GELU_TANH, KB_VEC_F32, n, src, dst);
-      return;
-    case KB_ACTIVATION_SILU:
-      ops->unary(KB_VM_SILU, KB_VEC_F32, n, src, dst);
-      return;
-    default:
-      if (dst != src)
-        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
-      if (act == KB_ACTIVATION_RELU) glu__relu_tile(dst, n);
-      return;
-  }
+/* dst[i] = relu(src[i]) as kb_linear's epilogue (NaN stays NaN, -0.0 and
+ * negatives become +0); dst may be src. */
+static void glu__relu_tile(const float *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f || src[i] != src[i] ? src[i] : 0.0f;
 }
 
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
@@ -19858,18 +20001,21 @@ static void glu__glu_body(void *arg, int64_t begin, int64_t end) {
     const char *g = j->gate + (r * j->ld_gate + c0) * es;
     const char *u = j->up + (r * j->ld_up + c0) * es;
     char *y = j->y + (r * j->cols + c0) * es;
-    if (j->dt == KB_VEC_F32) {
+    if (j->act == KB_ACTIVATION_SILU || j->act == KB_ACTIVATION_GELU || j->act == KB_ACTIVATION_GELU_TANH) {
+      int fn = j->act == KB_ACTIVATION_SILU ? KB_VM_SILU : j->act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+      ops->gated(fn, j->dt, n, g, u, y);
+    } else if (j->dt == KB_VEC_F32) {
       if (j->act == KB_ACTIVATION_NONE) {
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, g, u, y);
       } else {
-        glu__apply_act(ops, j->act, (const float *)g, (float *)y, n);
+        glu__relu_tile((const float *)g, (float *)y, n);
         ops->binary(KB_VEC_MUL, KB_VEC_F32, n, y, u, y);
       }
     } else {
       /* Widening is exact, so wg / wu hold the values kb_glu would see. */
       ops->convert(j->dt, 0, n, g, wg);
       ops->convert(j->dt, 0, n, u, wu);
-      glu__apply_act(ops, j->act, wg, wg, n);
+      if (j->act == KB_ACTIVATION_RELU) glu__relu_tile(wg, wg, n);
       ops->binary(KB_VEC_MUL, KB_VEC_F32, n, wg, wu, wg);
       ops->convert(j->dt, 1, n, wg, y);
     }
@@ -19928,7 +20074,6 @@ kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t
 }
 #undef KB_GLU_MIN_CHUNK
 #undef KB_GLU_TILE
-#undef apply_act
 #undef glu
 #undef glu_body
 #undef glu_job
