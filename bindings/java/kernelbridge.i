@@ -502,6 +502,26 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_kv_cache_append_bf16__addr kb_kv_cache_append_bf16
 #define kb_kv_cache_append_f16__direct kb_kv_cache_append_f16
 #define kb_kv_cache_append_f16__addr kb_kv_cache_append_f16
+#define kb_embedding_bf16__direct kb_embedding_bf16
+#define kb_embedding_bf16__addr kb_embedding_bf16
+#define kb_embedding_f16__direct kb_embedding_f16
+#define kb_embedding_f16__addr kb_embedding_f16
+#define kb_argmax_bf16__direct kb_argmax_bf16
+#define kb_argmax_bf16__addr kb_argmax_bf16
+#define kb_argmax_f16__direct kb_argmax_f16
+#define kb_argmax_f16__addr kb_argmax_f16
+#define kb_sample_bf16__direct kb_sample_bf16
+#define kb_sample_bf16__addr kb_sample_bf16
+#define kb_sample_f16__direct kb_sample_f16
+#define kb_sample_f16__addr kb_sample_f16
+#define kb_topk_sample_bf16__direct kb_topk_sample_bf16
+#define kb_topk_sample_bf16__addr kb_topk_sample_bf16
+#define kb_topk_sample_f16__direct kb_topk_sample_f16
+#define kb_topk_sample_f16__addr kb_topk_sample_f16
+#define kb_topp_sample_bf16__direct kb_topp_sample_bf16
+#define kb_topp_sample_bf16__addr kb_topp_sample_bf16
+#define kb_topp_sample_f16__direct kb_topp_sample_f16
+#define kb_topp_sample_f16__addr kb_topp_sample_f16
 %}
 
 /* ---- scalars ---- */
@@ -1546,5 +1566,65 @@ kbj_status_ctx kb_kv_cache_append_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_
 kbj_status_ctx kb_kv_cache_append_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_direct *k_new, kbj_f16_in_direct *v_new, kbj_i32_in_direct *positions, kbj_f16_inout_direct *k_cache, kbj_f16_inout_direct *v_cache);
 %unignore kb_kv_cache_append_f16__addr;
 kbj_status_ctx kb_kv_cache_append_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f16_in_addr *k_new, kbj_f16_in_addr *v_new, kbj_i32_in_addr *positions, kbj_f16_inout_addr *k_cache, kbj_f16_inout_addr *v_cache);
+%unignore kb_embedding_bf16;
+kbj_status_ctx kb_embedding_bf16(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kbj_bf16_in *table, kbj_bf16_out *out);
+%unignore kb_embedding_bf16__direct;
+kbj_status_ctx kb_embedding_bf16__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_direct *ids, kbj_bf16_in_direct *table, kbj_bf16_out_direct *out);
+%unignore kb_embedding_bf16__addr;
+kbj_status_ctx kb_embedding_bf16__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kbj_bf16_in_addr *table, kbj_bf16_out_addr *out);
+%unignore kb_embedding_f16;
+kbj_status_ctx kb_embedding_f16(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kbj_f16_in *table, kbj_f16_out *out);
+%unignore kb_embedding_f16__direct;
+kbj_status_ctx kb_embedding_f16__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_direct *ids, kbj_f16_in_direct *table, kbj_f16_out_direct *out);
+%unignore kb_embedding_f16__addr;
+kbj_status_ctx kb_embedding_f16__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kbj_f16_in_addr *table, kbj_f16_out_addr *out);
+%unignore kb_argmax_bf16;
+kbj_status_ctx kb_argmax_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_i32_out *out);
+%unignore kb_argmax_bf16__direct;
+kbj_status_ctx kb_argmax_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_i32_out_direct *out);
+%unignore kb_argmax_bf16__addr;
+kbj_status_ctx kb_argmax_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_i32_out_addr *out);
+%unignore kb_argmax_f16;
+kbj_status_ctx kb_argmax_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_i32_out *out);
+%unignore kb_argmax_f16__direct;
+kbj_status_ctx kb_argmax_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_i32_out_direct *out);
+%unignore kb_argmax_f16__addr;
+kbj_status_ctx kb_argmax_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_i32_out_addr *out);
+%unignore kb_sample_bf16;
+kbj_status_ctx kb_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_sample_bf16__direct;
+kbj_status_ctx kb_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_sample_bf16__addr;
+kbj_status_ctx kb_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_sample_f16;
+kbj_status_ctx kb_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_sample_f16__direct;
+kbj_status_ctx kb_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_sample_f16__addr;
+kbj_status_ctx kb_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topk_sample_bf16;
+kbj_status_ctx kb_topk_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topk_sample_bf16__direct;
+kbj_status_ctx kb_topk_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topk_sample_bf16__addr;
+kbj_status_ctx kb_topk_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topk_sample_f16;
+kbj_status_ctx kb_topk_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topk_sample_f16__direct;
+kbj_status_ctx kb_topk_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topk_sample_f16__addr;
+kbj_status_ctx kb_topk_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topp_sample_bf16;
+kbj_status_ctx kb_topp_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, float p, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topp_sample_bf16__direct;
+kbj_status_ctx kb_topp_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topp_sample_bf16__addr;
+kbj_status_ctx kb_topp_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topp_sample_f16;
+kbj_status_ctx kb_topp_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, float p, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topp_sample_f16__direct;
+kbj_status_ctx kb_topp_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topp_sample_f16__addr;
+kbj_status_ctx kb_topp_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
 
 %unignoreall

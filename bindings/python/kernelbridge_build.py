@@ -170,6 +170,16 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 kb_status kb_kv_cache_append(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, float *k_cache, float *v_cache);
 kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
 kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
+kb_status kb_embedding_bf16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out);
+kb_status kb_embedding_f16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out);
+kb_status kb_argmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+kb_status kb_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topk_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topk_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through
@@ -255,6 +265,16 @@ static int kbpy_fast_kb_add_rmsnorm_f16(const kbpy_arg *a) { return (int)kb_add_
 static int kbpy_fast_kb_kv_cache_append(const kbpy_arg *a) { return (int)kb_kv_cache_append(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
 static int kbpy_fast_kb_kv_cache_append_bf16(const kbpy_arg *a) { return (int)kb_kv_cache_append_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
 static int kbpy_fast_kb_kv_cache_append_f16(const kbpy_arg *a) { return (int)kb_kv_cache_append_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
+static int kbpy_fast_kb_embedding_bf16(const kbpy_arg *a) { return (int)kb_embedding_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
+static int kbpy_fast_kb_embedding_f16(const kbpy_arg *a) { return (int)kb_embedding_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
+static int kbpy_fast_kb_argmax_bf16(const kbpy_arg *a) { return (int)kb_argmax_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_argmax_f16(const kbpy_arg *a) { return (int)kb_argmax_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_sample_bf16(const kbpy_arg *a) { return (int)kb_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].u, a[6].p); }
+static int kbpy_fast_kb_sample_f16(const kbpy_arg *a) { return (int)kb_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].u, a[6].p); }
+static int kbpy_fast_kb_topk_sample_bf16(const kbpy_arg *a) { return (int)kb_topk_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topk_sample_f16(const kbpy_arg *a) { return (int)kb_topk_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topp_sample_bf16(const kbpy_arg *a) { return (int)kb_topp_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topp_sample_f16(const kbpy_arg *a) { return (int)kb_topp_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
 static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_silu/cntt", kbpy_fast_kb_silu},
     {"kb_gelu/cntt", kbpy_fast_kb_gelu},
@@ -332,6 +352,16 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_kv_cache_append/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append},
     {"kb_kv_cache_append_bf16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_bf16},
     {"kb_kv_cache_append_f16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_f16},
+    {"kb_embedding_bf16/cnnnttt", kbpy_fast_kb_embedding_bf16},
+    {"kb_embedding_f16/cnnnttt", kbpy_fast_kb_embedding_f16},
+    {"kb_argmax_bf16/cnntt", kbpy_fast_kb_argmax_bf16},
+    {"kb_argmax_f16/cnntt", kbpy_fast_kb_argmax_f16},
+    {"kb_sample_bf16/cnntfut", kbpy_fast_kb_sample_bf16},
+    {"kb_sample_f16/cnntfut", kbpy_fast_kb_sample_f16},
+    {"kb_topk_sample_bf16/cnntnfut", kbpy_fast_kb_topk_sample_bf16},
+    {"kb_topk_sample_f16/cnntnfut", kbpy_fast_kb_topk_sample_f16},
+    {"kb_topp_sample_bf16/cnntffut", kbpy_fast_kb_topp_sample_bf16},
+    {"kb_topp_sample_f16/cnntffut", kbpy_fast_kb_topp_sample_f16},
 };
 uintptr_t kbpy_fast_shim(const char *key) {
   for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)
