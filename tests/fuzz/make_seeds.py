@@ -45,12 +45,13 @@ def parse_specs(path=os.path.join(HERE, "specs.c")):
         return "".join(lit if lit else macros[mac] for lit, mac in parts)
 
     out = []
-    pattern = re.compile(r'(SPEC3\(|\{)"(\w+)", "(\w+)",(.*?)(?:FZ_F32, )?\b(shape_\w+)', re.S)
+    pattern = re.compile(r'(SPEC3\(|SPEC16\(|\{)"(\w+)", "(\w+)",(.*?)(?:FZ_F32, )?\b(shape_\w+)', re.S)
     for m in pattern.finditer(table):
-        three, family, fn, chunk = m.group(1) == "SPEC3(", m.group(2), m.group(3), m.group(4)
+        macro, family, fn, chunk = m.group(1), m.group(2), m.group(3), m.group(4)
         sig = sig_of(chunk)
-        variants = [(family, fn, "f32")]
-        if three:
+        # SPEC16: only the 16-bit variants (the float32 spec is earlier).
+        variants = [] if macro == "SPEC16(" else [(family, fn, "f32")]
+        if macro != "{":
             variants += [("half", fn + "_bf16", "bf16"), ("half", fn + "_f16", "f16")]
         for fam, name, dtype in variants:
             out.append((fam, name, dtype, parse_sig(sig, dtype)))
