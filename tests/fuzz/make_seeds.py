@@ -129,8 +129,10 @@ def enc_values(typ, values):
         return b"".join(struct.pack("<i", int(v)) for v in values)
     if typ == "u8":
         return bytes(int(v) & 0xFF for v in values)
+    # A float32 kernel's case gives values (converted); a 16-bit kernel's
+    # case (embedding_bf16, ...) gives the bit patterns, JSON integers.
     conv = to_bf16 if typ == "bf16" else to_f16
-    return b"".join(struct.pack("<H", conv(v)) for v in values)
+    return b"".join(struct.pack("<H", v if isinstance(v, int) else conv(v)) for v in values)
 
 
 # Context byte: the one-thread context, and the call again on three threads.
