@@ -321,3 +321,77 @@ func TestHalfKernels(t *testing.T) {
 	bf16.sameBits(t, "SiluBF16 (package level)", y1, y2)
 	wantErr(t, GemmF16(false, false, 2, 2, 2, 1, nil, 2, nil, 2, 0, nil, 2), ShapeMismatch, "GemmF16", "len(a) is 0")
 }
+
+// The 16-bit embedding, argmax and samplers against the float32 kernels on
+// the widened values: rows copied bit for bit, the same index, the same
+// token for the same seed.
+func TestHalfDecoding(t *testing.T) {
+	ctx := cpuContext(t, 2)
+	type decoding struct {
+		embedding func(int, int, []int32, []uint16, []uint16) error
+		argmax    func(int, []uint16, []int32) error
+		sample    func(int, []uint16, float32, uint64, []int32) error
+		topk      func(int, []uint16, int, float32, uint64, []int32) error
+		topp      func(int, []uint16, float32, float32, uint64, []int32) error
+		format
+	}
+	dtypes := []decoding{
+		{ctx.EmbeddingBF16, ctx.ArgmaxBF16, ctx.SampleBF16, ctx.TopkSampleBF16, ctx.ToppSampleBF16, bf16},
+		{ctx.EmbeddingF16, ctx.ArgmaxF16, ctx.SampleF16, ctx.TopkSampleF16, ctx.ToppSampleF16, f16},
+	}
+	r := rand.New(rand.NewSource(26))
+	for _, d := range dtypes {
+		f := d.format
+		table := f.round(randn(r, 7*5, 1))
+		ids := []int32{3, 0, 6, 3}
+		out := make([]uint16, 4*5)
+		must(t, d.embedding(7, 5, ids, table, out))
+		for i, id := range ids {
+			f.sameBits(t, "Embedding row", out[i*5:(i+1)*5], table[int(id)*5:(int(id)+1)*5])
+		}
+		wantErr(t, d.embedding(7, 5, []int32{0, 7, 1, 1}, table, out), InvalidArgument, "ids[1] = 7")
+
+		rows, cols := 6, 300
+		x := f.round(randn(r, rows*cols, 3))
+		xw := f.widen(x)
+		got, want := make([]int32, rows), make([]int32, rows)
+		must(t, d.argmax(cols, x, got))
+		must(t, ctx.Argmax(cols, xw, want))
+		sameInts(t, f.name+" Argmax", got, want)
+		distinct := map[int32]bool{}
+		for seed := uint64(0); seed < 20; seed++ {
+			temp := float32(0.5 + float64(seed%3)*0.6)
+			must(t, d.sample(cols, x, temp, seed, got))
+			must(t, ctx.Sample(cols, xw, temp, seed, want))
+			sameInts(t, f.name+" Sample", got, want)
+			k := 1 + int(seed*17)%cols
+			must(t, d.topk(cols, x, k, temp, seed, got))
+			must(t, ctx.TopkSample(cols, xw, k, temp, seed, want))
+			sameInts(t, f.name+" TopkSample", got, want)
+			p := float32(0.2 + 0.04*float64(seed))
+			must(t, d.topp(cols, x, p, temp, seed, got))
+			must(t, ctx.ToppSample(cols, xw, p, temp, seed, want))
+			sameInts(t, f.name+" ToppSample", got, want)
+			for _, v := range got {
+				distinct[v] = true
+			}
+		}
+		if len(distinct) < 10 {
+			t.Fatalf("%s: only %d distinct tokens: the draws do not vary", f.name, len(distinct))
+		}
+		bad := append([]uint16{}, x...)
+		bad[cols+5] = f.encode(float32(math.Inf(1)))
+		wantErr(t, d.sample(cols, bad, 1, 1, got), InvalidArgument, "logits row 1 holds +inf")
+		wantErr(t, d.topk(cols, x, cols+1, 1, 1, got), InvalidArgument, "k must be <= cols")
+		wantErr(t, d.topp(cols, x, 0, 1, 1, got), InvalidArgument, "p must be in (0, 1]")
+	}
+}
+
+func sameInts(t *testing.T, what string, got, want []int32) {
+	t.Helper()
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s[%d] = %d, want %d (the float32 kernel on the widened values)", what, i, got[i], want[i])
+		}
+	}
+}

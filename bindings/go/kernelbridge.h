@@ -2170,6 +2170,182 @@ KB_API kb_status kb_moe_experts(kb_context *ctx, int64_t tokens, int64_t hidden,
                                 const void *up_weight, int64_t up_bytes, const void *down_weight, int64_t down_bytes,
                                 kb_activation act, float *y);
 
+/* 16-bit embedding, argmax and sampling.  The bfloat16 / float16 model's
+ * embedding table and logits are read in their storage format: the embedding
+ * copies 16-bit rows exactly; argmax and the samplers widen each logit
+ * exactly to float32 and then do exactly what kb_argmax, kb_sample,
+ * kb_topk_sample and kb_topp_sample do (same validation, arithmetic and
+ * Philox draws), so a call returns the float32 kernel's index or token on
+ * the widened logits, bit for bit, for the same seed.  They widen a block
+ * of a row at a time and keep no widened copy of the logits.  CPU only: a
+ * CUDA context gets KB_STATUS_UNSUPPORTED after validation. */
+
+/**
+ * bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+ * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+ * checked before anything is written.
+ * @arg ctx context
+ * @arg n_ids dim
+ * @arg vocab dim
+ * @arg dim dim
+ * @arg ids in i32[n_ids]
+ * @arg table in bf16[vocab, dim]
+ * @arg out out bf16[n_ids, dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_embedding_bf16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                                   const uint16_t *table, uint16_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+ * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+ * checked before anything is written.
+ * @arg ctx context
+ * @arg n_ids dim
+ * @arg vocab dim
+ * @arg dim dim
+ * @arg ids in i32[n_ids]
+ * @arg table in f16[vocab, dim]
+ * @arg out out f16[n_ids, dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_embedding_f16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                                  const uint16_t *table, uint16_t *out);
+
+/**
+ * bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+ * first index on ties, NaN larger than every number).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in bf16[rows, cols]
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_argmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+ * first index on ties, NaN larger than every number).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg x in f16[rows, cols]
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+
+/**
+ * bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+ * widened logits and the same seed (same rules: no NaN or +inf, no row all
+ * -inf, temperature finite and > 0).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in bf16[rows, cols]
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature,
+                                uint64_t seed, int32_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+ * widened logits and the same seed (same rules: no NaN or +inf, no row all
+ * -inf, temperature finite and > 0).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f16[rows, cols]
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature,
+                               uint64_t seed, int32_t *out);
+
+/**
+ * bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+ * exactly widened logits and the same seed (same rules for k, temperature
+ * and logits).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in bf16[rows, cols]
+ * @arg k dim
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topk_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k,
+                                     float temperature, uint64_t seed, int32_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+ * exactly widened logits and the same seed (same rules for k, temperature
+ * and logits).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f16[rows, cols]
+ * @arg k dim
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topk_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k,
+                                    float temperature, uint64_t seed, int32_t *out);
+
+/**
+ * bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+ * exactly widened logits and the same seed (same rules for p, temperature
+ * and logits).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in bf16[rows, cols]
+ * @arg p scalar
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p,
+                                     float temperature, uint64_t seed, int32_t *out);
+
+/**
+ * float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+ * exactly widened logits and the same seed (same rules for p, temperature
+ * and logits).
+ * @arg ctx context
+ * @arg rows dim
+ * @arg cols dim
+ * @arg logits in f16[rows, cols]
+ * @arg p scalar
+ * @arg temperature scalar default(1)
+ * @arg seed scalar
+ * @arg out out i32[rows]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p,
+                                    float temperature, uint64_t seed, int32_t *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -320,6 +320,36 @@ static kbgo_failure *kbgo_linear_glu_w(uintptr_t kbgo_ctx, int64_t rows, int64_t
 static kbgo_failure *kbgo_moe_experts(uintptr_t kbgo_ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, const float *x, const int32_t *ids, const float *weights, kb_dtype weight_type, const uint8_t *gate_weight, int64_t gate_bytes, const uint8_t *up_weight, int64_t up_bytes, const uint8_t *down_weight, int64_t down_bytes, kb_activation act, float *y) {
 	return kbgo_done(kbgo_ctx, kb_moe_experts((kb_context *)kbgo_ctx, tokens, hidden, ffn, experts, top_k, x, ids, weights, weight_type, gate_weight, gate_bytes, up_weight, up_bytes, down_weight, down_bytes, act, y));
 }
+static kbgo_failure *kbgo_embedding_bf16(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_embedding_bf16((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table, out));
+}
+static kbgo_failure *kbgo_embedding_f16(uintptr_t kbgo_ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out) {
+	return kbgo_done(kbgo_ctx, kb_embedding_f16((kb_context *)kbgo_ctx, n_ids, vocab, dim, ids, table, out));
+}
+static kbgo_failure *kbgo_argmax_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_argmax_bf16((kb_context *)kbgo_ctx, rows, cols, x, out));
+}
+static kbgo_failure *kbgo_argmax_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_argmax_f16((kb_context *)kbgo_ctx, rows, cols, x, out));
+}
+static kbgo_failure *kbgo_sample_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_sample_bf16((kb_context *)kbgo_ctx, rows, cols, logits, temperature, seed, out));
+}
+static kbgo_failure *kbgo_sample_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_sample_f16((kb_context *)kbgo_ctx, rows, cols, logits, temperature, seed, out));
+}
+static kbgo_failure *kbgo_topk_sample_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topk_sample_bf16((kb_context *)kbgo_ctx, rows, cols, logits, k, temperature, seed, out));
+}
+static kbgo_failure *kbgo_topk_sample_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topk_sample_f16((kb_context *)kbgo_ctx, rows, cols, logits, k, temperature, seed, out));
+}
+static kbgo_failure *kbgo_topp_sample_bf16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topp_sample_bf16((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
+}
+static kbgo_failure *kbgo_topp_sample_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out) {
+	return kbgo_done(kbgo_ctx, kb_topp_sample_f16((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
+}
 */
 import "C"
 
@@ -872,7 +902,8 @@ func gemmShapes(chk checker, transA bool, transB bool, m int, n int, k int, aLen
 	return chk.err
 }
 
-// embeddingShapes checks the sizes and tensor lengths of kb_embedding.
+// embeddingShapes checks the sizes and tensor lengths of kb_embedding,
+// kb_embedding_bf16, kb_embedding_f16.
 func embeddingShapes(chk checker, vocab int, dim int, idsLen int, tableLen int, outLen int) error {
 	nIDs := idsLen
 	chk.dims("vocab dim", vocab, dim)
@@ -941,7 +972,8 @@ func adamwStepShapes(chk checker, paramsLen int, gradsLen int, mLen int, vLen in
 	return chk.err
 }
 
-// argmaxShapes checks the sizes and tensor lengths of kb_argmax.
+// argmaxShapes checks the sizes and tensor lengths of kb_argmax,
+// kb_argmax_bf16, kb_argmax_f16.
 func argmaxShapes(chk checker, cols int, xLen int, outLen int) error {
 	rows := outLen
 	chk.dims("cols", cols)
@@ -951,7 +983,8 @@ func argmaxShapes(chk checker, cols int, xLen int, outLen int) error {
 }
 
 // sampleShapes checks the sizes and tensor lengths of kb_sample,
-// kb_topp_sample.
+// kb_topp_sample, kb_sample_bf16, kb_sample_f16, kb_topp_sample_bf16,
+// kb_topp_sample_f16.
 func sampleShapes(chk checker, cols int, logitsLen int, outLen int) error {
 	rows := outLen
 	chk.dims("cols", cols)
@@ -960,7 +993,8 @@ func sampleShapes(chk checker, cols int, logitsLen int, outLen int) error {
 	return chk.err
 }
 
-// topkSampleShapes checks the sizes and tensor lengths of kb_topk_sample.
+// topkSampleShapes checks the sizes and tensor lengths of kb_topk_sample,
+// kb_topk_sample_bf16, kb_topk_sample_f16.
 func topkSampleShapes(chk checker, cols int, logitsLen int, k int, outLen int) error {
 	rows := outLen
 	chk.dims("cols k", cols, k)
@@ -4780,5 +4814,447 @@ func (ctx *Context) MoeExpertsBuf(tokens int, hidden int, ffn int, experts int, 
 	}
 	fail := C.kbgo_moe_experts(ctx.h, C.int64_t(tokens), C.int64_t(hidden), C.int64_t(ffn), C.int64_t(experts), C.int64_t(topK), x.ptr(), ids.ptr(), weights.ptr(), C.kb_dtype(weightType), gateWeight.ptr(), C.int64_t(gateWeight.Len()), upWeight.ptr(), C.int64_t(upWeight.Len()), downWeight.ptr(), C.int64_t(downWeight.Len()), C.kb_activation(act), y.ptr())
 	release(x.buf, ids.buf, weights.buf, gateWeight.buf, upWeight.buf, downWeight.buf, y.buf)
+	return ctx.done(fail)
+}
+
+// EmbeddingBF16 wraps kb_embedding_bf16.
+//
+// bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+// the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+// checked before anything is written.
+//
+// nIDs is len(ids).
+// ids (input) holds [nIDs] elements.
+// table (input) holds [vocab, dim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [nIDs, dim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.EmbeddingBF16] and [Context.EmbeddingBF16Buf].
+func EmbeddingBF16(vocab int, dim int, ids []int32, table []uint16, out []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.EmbeddingBF16(vocab, dim, ids, table, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// EmbeddingBF16 runs kb_embedding_bf16 on ctx; see the package-level function EmbeddingBF16.
+func (ctx *Context) EmbeddingBF16(vocab int, dim int, ids []int32, table []uint16, out []uint16) error {
+	if err := embeddingShapes(ctx.checkSlices("EmbeddingBF16"), vocab, dim, len(ids), len(table), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_embedding_bf16(ctx.h, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), u16p(table), u16p(out)))
+}
+
+// EmbeddingBF16Buf runs kb_embedding_bf16 on ctx with its tensors in Buffers; see EmbeddingBF16.
+//
+// nIDs is ids.Len().
+// ids (input) holds [nIDs] elements.
+// table (input) holds [vocab, dim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [nIDs, dim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) EmbeddingBF16Buf(vocab int, dim int, ids Int32View, table BF16View, out BF16View) error {
+	chk := ctx.checkViews("EmbeddingBF16Buf", ids.check("EmbeddingBF16Buf", "ids"), table.check("EmbeddingBF16Buf", "table"), out.check("EmbeddingBF16Buf", "out"))
+	if err := embeddingShapes(chk, vocab, dim, ids.Len(), table.Len(), out.Len()); err != nil {
+		release(ids.buf, table.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_embedding_bf16(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), table.ptr(), out.ptr())
+	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// EmbeddingF16 wraps kb_embedding_f16.
+//
+// float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+// the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+// checked before anything is written.
+//
+// nIDs is len(ids).
+// ids (input) holds [nIDs] elements.
+// table (input) holds [vocab, dim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [nIDs, dim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.EmbeddingF16] and [Context.EmbeddingF16Buf].
+func EmbeddingF16(vocab int, dim int, ids []int32, table []uint16, out []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.EmbeddingF16(vocab, dim, ids, table, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// EmbeddingF16 runs kb_embedding_f16 on ctx; see the package-level function EmbeddingF16.
+func (ctx *Context) EmbeddingF16(vocab int, dim int, ids []int32, table []uint16, out []uint16) error {
+	if err := embeddingShapes(ctx.checkSlices("EmbeddingF16"), vocab, dim, len(ids), len(table), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_embedding_f16(ctx.h, C.int64_t(len(ids)), C.int64_t(vocab), C.int64_t(dim), i32p(ids), u16p(table), u16p(out)))
+}
+
+// EmbeddingF16Buf runs kb_embedding_f16 on ctx with its tensors in Buffers; see EmbeddingF16.
+//
+// nIDs is ids.Len().
+// ids (input) holds [nIDs] elements.
+// table (input) holds [vocab, dim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [nIDs, dim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) EmbeddingF16Buf(vocab int, dim int, ids Int32View, table F16View, out F16View) error {
+	chk := ctx.checkViews("EmbeddingF16Buf", ids.check("EmbeddingF16Buf", "ids"), table.check("EmbeddingF16Buf", "table"), out.check("EmbeddingF16Buf", "out"))
+	if err := embeddingShapes(chk, vocab, dim, ids.Len(), table.Len(), out.Len()); err != nil {
+		release(ids.buf, table.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_embedding_f16(ctx.h, C.int64_t(ids.Len()), C.int64_t(vocab), C.int64_t(dim), ids.ptr(), table.ptr(), out.ptr())
+	release(ids.buf, table.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// ArgmaxBF16 wraps kb_argmax_bf16.
+//
+// bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+// first index on ties, NaN larger than every number).
+//
+// rows is len(out).
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ArgmaxBF16] and [Context.ArgmaxBF16Buf].
+func ArgmaxBF16(cols int, x []uint16, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.ArgmaxBF16(cols, x, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// ArgmaxBF16 runs kb_argmax_bf16 on ctx; see the package-level function ArgmaxBF16.
+func (ctx *Context) ArgmaxBF16(cols int, x []uint16, out []int32) error {
+	if err := argmaxShapes(ctx.checkSlices("ArgmaxBF16"), cols, len(x), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_argmax_bf16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(x), i32p(out)))
+}
+
+// ArgmaxBF16Buf runs kb_argmax_bf16 on ctx with its tensors in Buffers; see ArgmaxBF16.
+//
+// rows is out.Len().
+// x (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) ArgmaxBF16Buf(cols int, x BF16View, out Int32View) error {
+	chk := ctx.checkViews("ArgmaxBF16Buf", x.check("ArgmaxBF16Buf", "x"), out.check("ArgmaxBF16Buf", "out"))
+	if err := argmaxShapes(chk, cols, x.Len(), out.Len()); err != nil {
+		release(x.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_argmax_bf16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), x.ptr(), out.ptr())
+	release(x.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// ArgmaxF16 wraps kb_argmax_f16.
+//
+// float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+// first index on ties, NaN larger than every number).
+//
+// rows is len(out).
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ArgmaxF16] and [Context.ArgmaxF16Buf].
+func ArgmaxF16(cols int, x []uint16, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.ArgmaxF16(cols, x, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// ArgmaxF16 runs kb_argmax_f16 on ctx; see the package-level function ArgmaxF16.
+func (ctx *Context) ArgmaxF16(cols int, x []uint16, out []int32) error {
+	if err := argmaxShapes(ctx.checkSlices("ArgmaxF16"), cols, len(x), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_argmax_f16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(x), i32p(out)))
+}
+
+// ArgmaxF16Buf runs kb_argmax_f16 on ctx with its tensors in Buffers; see ArgmaxF16.
+//
+// rows is out.Len().
+// x (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) ArgmaxF16Buf(cols int, x F16View, out Int32View) error {
+	chk := ctx.checkViews("ArgmaxF16Buf", x.check("ArgmaxF16Buf", "x"), out.check("ArgmaxF16Buf", "out"))
+	if err := argmaxShapes(chk, cols, x.Len(), out.Len()); err != nil {
+		release(x.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_argmax_f16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), x.ptr(), out.ptr())
+	release(x.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// SampleBF16 wraps kb_sample_bf16.
+//
+// bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+// widened logits and the same seed (same rules: no NaN or +inf, no row all
+// -inf, temperature finite and > 0).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SampleBF16] and [Context.SampleBF16Buf].
+func SampleBF16(cols int, logits []uint16, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.SampleBF16(cols, logits, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// SampleBF16 runs kb_sample_bf16 on ctx; see the package-level function SampleBF16.
+func (ctx *Context) SampleBF16(cols int, logits []uint16, temperature float32, seed uint64, out []int32) error {
+	if err := sampleShapes(ctx.checkSlices("SampleBF16"), cols, len(logits), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_sample_bf16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// SampleBF16Buf runs kb_sample_bf16 on ctx with its tensors in Buffers; see SampleBF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) SampleBF16Buf(cols int, logits BF16View, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("SampleBF16Buf", logits.check("SampleBF16Buf", "logits"), out.check("SampleBF16Buf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_sample_bf16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// SampleF16 wraps kb_sample_f16.
+//
+// float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+// widened logits and the same seed (same rules: no NaN or +inf, no row all
+// -inf, temperature finite and > 0).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.SampleF16] and [Context.SampleF16Buf].
+func SampleF16(cols int, logits []uint16, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.SampleF16(cols, logits, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// SampleF16 runs kb_sample_f16 on ctx; see the package-level function SampleF16.
+func (ctx *Context) SampleF16(cols int, logits []uint16, temperature float32, seed uint64, out []int32) error {
+	if err := sampleShapes(ctx.checkSlices("SampleF16"), cols, len(logits), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_sample_f16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// SampleF16Buf runs kb_sample_f16 on ctx with its tensors in Buffers; see SampleF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) SampleF16Buf(cols int, logits F16View, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("SampleF16Buf", logits.check("SampleF16Buf", "logits"), out.check("SampleF16Buf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_sample_f16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// TopkSampleBF16 wraps kb_topk_sample_bf16.
+//
+// bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+// exactly widened logits and the same seed (same rules for k, temperature
+// and logits).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.TopkSampleBF16] and [Context.TopkSampleBF16Buf].
+func TopkSampleBF16(cols int, logits []uint16, k int, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.TopkSampleBF16(cols, logits, k, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// TopkSampleBF16 runs kb_topk_sample_bf16 on ctx; see the package-level function TopkSampleBF16.
+func (ctx *Context) TopkSampleBF16(cols int, logits []uint16, k int, temperature float32, seed uint64, out []int32) error {
+	if err := topkSampleShapes(ctx.checkSlices("TopkSampleBF16"), cols, len(logits), k, len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_topk_sample_bf16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// TopkSampleBF16Buf runs kb_topk_sample_bf16 on ctx with its tensors in Buffers; see TopkSampleBF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) TopkSampleBF16Buf(cols int, logits BF16View, k int, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("TopkSampleBF16Buf", logits.check("TopkSampleBF16Buf", "logits"), out.check("TopkSampleBF16Buf", "out"))
+	if err := topkSampleShapes(chk, cols, logits.Len(), k, out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_topk_sample_bf16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// TopkSampleF16 wraps kb_topk_sample_f16.
+//
+// float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+// exactly widened logits and the same seed (same rules for k, temperature
+// and logits).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.TopkSampleF16] and [Context.TopkSampleF16Buf].
+func TopkSampleF16(cols int, logits []uint16, k int, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.TopkSampleF16(cols, logits, k, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// TopkSampleF16 runs kb_topk_sample_f16 on ctx; see the package-level function TopkSampleF16.
+func (ctx *Context) TopkSampleF16(cols int, logits []uint16, k int, temperature float32, seed uint64, out []int32) error {
+	if err := topkSampleShapes(ctx.checkSlices("TopkSampleF16"), cols, len(logits), k, len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_topk_sample_f16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.int64_t(k), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// TopkSampleF16Buf runs kb_topk_sample_f16 on ctx with its tensors in Buffers; see TopkSampleF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) TopkSampleF16Buf(cols int, logits F16View, k int, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("TopkSampleF16Buf", logits.check("TopkSampleF16Buf", "logits"), out.check("TopkSampleF16Buf", "out"))
+	if err := topkSampleShapes(chk, cols, logits.Len(), k, out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_topk_sample_f16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.int64_t(k), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// ToppSampleBF16 wraps kb_topp_sample_bf16.
+//
+// bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+// exactly widened logits and the same seed (same rules for p, temperature
+// and logits).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ToppSampleBF16] and [Context.ToppSampleBF16Buf].
+func ToppSampleBF16(cols int, logits []uint16, p float32, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.ToppSampleBF16(cols, logits, p, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// ToppSampleBF16 runs kb_topp_sample_bf16 on ctx; see the package-level function ToppSampleBF16.
+func (ctx *Context) ToppSampleBF16(cols int, logits []uint16, p float32, temperature float32, seed uint64, out []int32) error {
+	if err := sampleShapes(ctx.checkSlices("ToppSampleBF16"), cols, len(logits), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_topp_sample_bf16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// ToppSampleBF16Buf runs kb_topp_sample_bf16 on ctx with its tensors in Buffers; see ToppSampleBF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) ToppSampleBF16Buf(cols int, logits BF16View, p float32, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("ToppSampleBF16Buf", logits.check("ToppSampleBF16Buf", "logits"), out.check("ToppSampleBF16Buf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_topp_sample_bf16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// ToppSampleF16 wraps kb_topp_sample_f16.
+//
+// float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+// exactly widened logits and the same seed (same rules for p, temperature
+// and logits).
+//
+// rows is len(out).
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// It runs on a pooled default context, as [Context] explains; see also [Context.ToppSampleF16] and [Context.ToppSampleF16Buf].
+func ToppSampleF16(cols int, logits []uint16, p float32, temperature float32, seed uint64, out []int32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.ToppSampleF16(cols, logits, p, temperature, seed, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// ToppSampleF16 runs kb_topp_sample_f16 on ctx; see the package-level function ToppSampleF16.
+func (ctx *Context) ToppSampleF16(cols int, logits []uint16, p float32, temperature float32, seed uint64, out []int32) error {
+	if err := sampleShapes(ctx.checkSlices("ToppSampleF16"), cols, len(logits), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_topp_sample_f16(ctx.h, C.int64_t(len(out)), C.int64_t(cols), u16p(logits), C.float(p), C.float(temperature), C.uint64_t(seed), i32p(out)))
+}
+
+// ToppSampleF16Buf runs kb_topp_sample_f16 on ctx with its tensors in Buffers; see ToppSampleF16.
+//
+// rows is out.Len().
+// logits (input) holds [rows, cols], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// out (output) holds [rows] elements.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) ToppSampleF16Buf(cols int, logits F16View, p float32, temperature float32, seed uint64, out Int32View) error {
+	chk := ctx.checkViews("ToppSampleF16Buf", logits.check("ToppSampleF16Buf", "logits"), out.check("ToppSampleF16Buf", "out"))
+	if err := sampleShapes(chk, cols, logits.Len(), out.Len()); err != nil {
+		release(logits.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_topp_sample_f16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
+	release(logits.buf, out.buf)
 	return ctx.done(fail)
 }

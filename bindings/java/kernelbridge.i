@@ -508,6 +508,26 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_moe_experts__direct kb_moe_experts
 #define kb_moe_experts__addr kb_moe_experts
 #define kb_moe_experts__bytes_direct kb_moe_experts
+#define kb_embedding_bf16__direct kb_embedding_bf16
+#define kb_embedding_bf16__addr kb_embedding_bf16
+#define kb_embedding_f16__direct kb_embedding_f16
+#define kb_embedding_f16__addr kb_embedding_f16
+#define kb_argmax_bf16__direct kb_argmax_bf16
+#define kb_argmax_bf16__addr kb_argmax_bf16
+#define kb_argmax_f16__direct kb_argmax_f16
+#define kb_argmax_f16__addr kb_argmax_f16
+#define kb_sample_bf16__direct kb_sample_bf16
+#define kb_sample_bf16__addr kb_sample_bf16
+#define kb_sample_f16__direct kb_sample_f16
+#define kb_sample_f16__addr kb_sample_f16
+#define kb_topk_sample_bf16__direct kb_topk_sample_bf16
+#define kb_topk_sample_bf16__addr kb_topk_sample_bf16
+#define kb_topk_sample_f16__direct kb_topk_sample_f16
+#define kb_topk_sample_f16__addr kb_topk_sample_f16
+#define kb_topp_sample_bf16__direct kb_topp_sample_bf16
+#define kb_topp_sample_bf16__addr kb_topp_sample_bf16
+#define kb_topp_sample_f16__direct kb_topp_sample_f16
+#define kb_topp_sample_f16__addr kb_topp_sample_f16
 %}
 
 /* ---- scalars ---- */
@@ -1568,5 +1588,65 @@ kbj_status_ctx kb_moe_experts__direct(kbj_kernel_ctx *ctx, int64_t tokens, int64
 kbj_status_ctx kb_moe_experts__addr(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in_addr *x, kbj_i32_in_addr *ids, kbj_f32_in_addr *weights, kb_dtype weight_type, kbj_u8_in_addr *gate_weight, int64_t gate_bytes, kbj_u8_in_addr *up_weight, int64_t up_bytes, kbj_u8_in_addr *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out_addr *y);
 %unignore kb_moe_experts__bytes_direct;
 kbj_status_ctx kb_moe_experts__bytes_direct(kbj_kernel_ctx *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, kbj_f32_in *x, kbj_i32_in *ids, kbj_f32_in *weights, kb_dtype weight_type, kbj_u8_in_direct *gate_weight, int64_t gate_bytes, kbj_u8_in_direct *up_weight, int64_t up_bytes, kbj_u8_in_direct *down_weight, int64_t down_bytes, kb_activation act, kbj_f32_out *y);
+%unignore kb_embedding_bf16;
+kbj_status_ctx kb_embedding_bf16(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kbj_bf16_in *table, kbj_bf16_out *out);
+%unignore kb_embedding_bf16__direct;
+kbj_status_ctx kb_embedding_bf16__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_direct *ids, kbj_bf16_in_direct *table, kbj_bf16_out_direct *out);
+%unignore kb_embedding_bf16__addr;
+kbj_status_ctx kb_embedding_bf16__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kbj_bf16_in_addr *table, kbj_bf16_out_addr *out);
+%unignore kb_embedding_f16;
+kbj_status_ctx kb_embedding_f16(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in *ids, kbj_f16_in *table, kbj_f16_out *out);
+%unignore kb_embedding_f16__direct;
+kbj_status_ctx kb_embedding_f16__direct(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_direct *ids, kbj_f16_in_direct *table, kbj_f16_out_direct *out);
+%unignore kb_embedding_f16__addr;
+kbj_status_ctx kb_embedding_f16__addr(kbj_kernel_ctx *ctx, int64_t n_ids, int64_t vocab, int64_t dim, kbj_i32_in_addr *ids, kbj_f16_in_addr *table, kbj_f16_out_addr *out);
+%unignore kb_argmax_bf16;
+kbj_status_ctx kb_argmax_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *x, kbj_i32_out *out);
+%unignore kb_argmax_bf16__direct;
+kbj_status_ctx kb_argmax_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *x, kbj_i32_out_direct *out);
+%unignore kb_argmax_bf16__addr;
+kbj_status_ctx kb_argmax_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *x, kbj_i32_out_addr *out);
+%unignore kb_argmax_f16;
+kbj_status_ctx kb_argmax_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *x, kbj_i32_out *out);
+%unignore kb_argmax_f16__direct;
+kbj_status_ctx kb_argmax_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *x, kbj_i32_out_direct *out);
+%unignore kb_argmax_f16__addr;
+kbj_status_ctx kb_argmax_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *x, kbj_i32_out_addr *out);
+%unignore kb_sample_bf16;
+kbj_status_ctx kb_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_sample_bf16__direct;
+kbj_status_ctx kb_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_sample_bf16__addr;
+kbj_status_ctx kb_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_sample_f16;
+kbj_status_ctx kb_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_sample_f16__direct;
+kbj_status_ctx kb_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_sample_f16__addr;
+kbj_status_ctx kb_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topk_sample_bf16;
+kbj_status_ctx kb_topk_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topk_sample_bf16__direct;
+kbj_status_ctx kb_topk_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topk_sample_bf16__addr;
+kbj_status_ctx kb_topk_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topk_sample_f16;
+kbj_status_ctx kb_topk_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topk_sample_f16__direct;
+kbj_status_ctx kb_topk_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topk_sample_f16__addr;
+kbj_status_ctx kb_topk_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, int64_t k, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topp_sample_bf16;
+kbj_status_ctx kb_topp_sample_bf16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in *logits, float p, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topp_sample_bf16__direct;
+kbj_status_ctx kb_topp_sample_bf16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topp_sample_bf16__addr;
+kbj_status_ctx kb_topp_sample_bf16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_bf16_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_topp_sample_f16;
+kbj_status_ctx kb_topp_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in *logits, float p, float temperature, uint64_t seed, kbj_i32_out *out);
+%unignore kb_topp_sample_f16__direct;
+kbj_status_ctx kb_topp_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
+%unignore kb_topp_sample_f16__addr;
+kbj_status_ctx kb_topp_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
 
 %unignoreall

@@ -172,6 +172,16 @@ kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_hea
 kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
 kb_status kb_linear_glu_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_t out_features, const float *x, kb_dtype weight_type, const void *gate_weight, int64_t gate_bytes, const void *up_weight, int64_t up_bytes, kb_activation act, float *y);
 kb_status kb_moe_experts(kb_context *ctx, int64_t tokens, int64_t hidden, int64_t ffn, int64_t experts, int64_t top_k, const float *x, const int32_t *ids, const float *weights, kb_dtype weight_type, const void *gate_weight, int64_t gate_bytes, const void *up_weight, int64_t up_bytes, const void *down_weight, int64_t down_bytes, kb_activation act, float *y);
+kb_status kb_embedding_bf16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out);
+kb_status kb_embedding_f16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids, const uint16_t *table, uint16_t *out);
+kb_status kb_argmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out);
+kb_status kb_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topk_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topk_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through
@@ -259,6 +269,16 @@ static int kbpy_fast_kb_kv_cache_append_bf16(const kbpy_arg *a) { return (int)kb
 static int kbpy_fast_kb_kv_cache_append_f16(const kbpy_arg *a) { return (int)kb_kv_cache_append_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
 static int kbpy_fast_kb_linear_glu_w(const kbpy_arg *a) { return (int)kb_linear_glu_w(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].i32, a[6].p, a[7].i, a[8].p, a[9].i, a[10].i32, a[11].p); }
 static int kbpy_fast_kb_moe_experts(const kbpy_arg *a) { return (int)kb_moe_experts(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].p, a[7].p, a[8].p, a[9].i32, a[10].p, a[11].i, a[12].p, a[13].i, a[14].p, a[15].i, a[16].i32, a[17].p); }
+static int kbpy_fast_kb_embedding_bf16(const kbpy_arg *a) { return (int)kb_embedding_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
+static int kbpy_fast_kb_embedding_f16(const kbpy_arg *a) { return (int)kb_embedding_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].p, a[5].p, a[6].p); }
+static int kbpy_fast_kb_argmax_bf16(const kbpy_arg *a) { return (int)kb_argmax_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_argmax_f16(const kbpy_arg *a) { return (int)kb_argmax_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].p); }
+static int kbpy_fast_kb_sample_bf16(const kbpy_arg *a) { return (int)kb_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].u, a[6].p); }
+static int kbpy_fast_kb_sample_f16(const kbpy_arg *a) { return (int)kb_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].u, a[6].p); }
+static int kbpy_fast_kb_topk_sample_bf16(const kbpy_arg *a) { return (int)kb_topk_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topk_sample_f16(const kbpy_arg *a) { return (int)kb_topk_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topp_sample_bf16(const kbpy_arg *a) { return (int)kb_topp_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_topp_sample_f16(const kbpy_arg *a) { return (int)kb_topp_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
 static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_silu/cntt", kbpy_fast_kb_silu},
     {"kb_gelu/cntt", kbpy_fast_kb_gelu},
@@ -338,6 +358,16 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_kv_cache_append_f16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_f16},
     {"kb_linear_glu_w/cnnntetntnet", kbpy_fast_kb_linear_glu_w},
     {"kb_moe_experts/cnnnnntttetntntnet", kbpy_fast_kb_moe_experts},
+    {"kb_embedding_bf16/cnnnttt", kbpy_fast_kb_embedding_bf16},
+    {"kb_embedding_f16/cnnnttt", kbpy_fast_kb_embedding_f16},
+    {"kb_argmax_bf16/cnntt", kbpy_fast_kb_argmax_bf16},
+    {"kb_argmax_f16/cnntt", kbpy_fast_kb_argmax_f16},
+    {"kb_sample_bf16/cnntfut", kbpy_fast_kb_sample_bf16},
+    {"kb_sample_f16/cnntfut", kbpy_fast_kb_sample_f16},
+    {"kb_topk_sample_bf16/cnntnfut", kbpy_fast_kb_topk_sample_bf16},
+    {"kb_topk_sample_f16/cnntnfut", kbpy_fast_kb_topk_sample_f16},
+    {"kb_topp_sample_bf16/cnntffut", kbpy_fast_kb_topp_sample_bf16},
+    {"kb_topp_sample_f16/cnntffut", kbpy_fast_kb_topp_sample_f16},
 };
 uintptr_t kbpy_fast_shim(const char *key) {
   for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)

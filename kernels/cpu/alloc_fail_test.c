@@ -332,6 +332,17 @@ static kb_status c_argmax(kb_context *x, void **b) { return kb_argmax(x, SROWS, 
 static kb_status c_sample(kb_context *x, void **b) { return kb_sample(x, SROWS, SCOLS, b[0], 0.8f, 42, b[1]); }
 static kb_status c_topk(kb_context *x, void **b) { return kb_topk_sample(x, SROWS, SCOLS, b[0], 7, 0.8f, 42, b[1]); }
 static kb_status c_topp(kb_context *x, void **b) { return kb_topp_sample(x, SROWS, SCOLS, b[0], 0.9f, 1.2f, 42, b[1]); }
+static kb_status c_embedding_bf16(kb_context *x, void **b) {
+  return kb_embedding_bf16(x, SROWS, SCOLS, RC, b[0], b[1], b[2]);
+}
+static kb_status c_argmax_f16(kb_context *x, void **b) { return kb_argmax_f16(x, SROWS, SCOLS, b[0], b[1]); }
+static kb_status c_sample_bf16(kb_context *x, void **b) { return kb_sample_bf16(x, SROWS, SCOLS, b[0], 0.8f, 42, b[1]); }
+static kb_status c_topk_bf16(kb_context *x, void **b) {
+  return kb_topk_sample_bf16(x, SROWS, SCOLS, b[0], 7, 0.8f, 42, b[1]);
+}
+static kb_status c_topp_f16(kb_context *x, void **b) {
+  return kb_topp_sample_f16(x, SROWS, SCOLS, b[0], 0.9f, 1.2f, 42, b[1]);
+}
 
 #define F32 4
 #define H16 2
@@ -413,6 +424,14 @@ static const struct icase cases[] = {
     {"kb_sample (no scratch)", 2, {SROWS * SCOLS, SROWS}, {F32, F32}, {false, true}, {0}, c_sample, 0},
     {"kb_topk_sample", 2, {SROWS * SCOLS, SROWS}, {F32, F32}, {false, true}, {0}, c_topk, 1},
     {"kb_topp_sample", 2, {SROWS * SCOLS, SROWS}, {F32, F32}, {false, true}, {0}, c_topp, 1},
+    /* The 16-bit variants widen blocks on the stack: no more scratch than
+     * the float32 calls. */
+    {"kb_embedding_bf16 (no scratch)", 3, {SROWS, SCOLS * RC, SROWS * RC}, {F32, H16, H16}, {false, false, true},
+     {SCOLS, 0, 0}, c_embedding_bf16, 0},
+    {"kb_argmax_f16 (no scratch)", 2, {SROWS * SCOLS, SROWS}, {H16, F32}, {false, true}, {0}, c_argmax_f16, 0},
+    {"kb_sample_bf16 (no scratch)", 2, {SROWS * SCOLS, SROWS}, {H16, F32}, {false, true}, {0}, c_sample_bf16, 0},
+    {"kb_topk_sample_bf16", 2, {SROWS * SCOLS, SROWS}, {H16, F32}, {false, true}, {0}, c_topk_bf16, 1},
+    {"kb_topp_sample_f16", 2, {SROWS * SCOLS, SROWS}, {H16, F32}, {false, true}, {0}, c_topp_f16, 1},
 };
 
 /* adamw's params, m and v are inout: they hold data, not the sentinel. */

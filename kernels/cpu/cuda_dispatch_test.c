@@ -472,6 +472,45 @@ static void test_cpu_only_decoder_kernels(void) {
   CHECK(kb_fake_cuda_calls() == 0);
 }
 
+/* The 16-bit embedding, argmax and samplers have no CUDA kernel: after the
+ * CPU's validation (memory kinds, k, p, temperature) a CUDA context gets
+ * UNSUPPORTED, before any device scan of the ids or logits. */
+static void test_decode_16bit_unsupported(void) {
+  const int32_t *ids = (const int32_t *)g_dev[0];
+  const uint16_t *h = (const uint16_t *)g_dev[1];
+  uint16_t *o = (uint16_t *)g_dev[2];
+  int32_t *tok = (int32_t *)g_dev[2];
+  for (int dt = 0; dt < 2; dt++) {
+    kb_fake_cuda_reset();
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED, (dt ? kb_embedding_f16 : kb_embedding_bf16)(g_cuda, 2, 3, 4, ids, h, o));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), dt ? "kb_embedding_f16: not implemented by the CUDA backend"
+                                                         : "kb_embedding_bf16: not implemented by the CUDA backend");
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED, (dt ? kb_argmax_f16 : kb_argmax_bf16)(g_cuda, 2, 4, h, tok));
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED, (dt ? kb_sample_f16 : kb_sample_bf16)(g_cuda, 2, 4, h, 1.0f, 7, tok));
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+                 (dt ? kb_topk_sample_f16 : kb_topk_sample_bf16)(g_cuda, 2, 4, h, 2, 1.0f, 7, tok));
+    CHECK_STATUS(KB_STATUS_UNSUPPORTED,
+                 (dt ? kb_topp_sample_f16 : kb_topp_sample_bf16)(g_cuda, 2, 4, h, 0.9f, 1.0f, 7, tok));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "not implemented by the CUDA backend");
+    CHECK(kb_fake_cuda_calls() == 0);
+    /* Validation first: host memory is named, bad scalars are refused. */
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT,
+                 (dt ? kb_embedding_f16 : kb_embedding_bf16)(g_cuda, 2, 3, 4, ids, (const uint16_t *)(void *)g_host[1], o));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "table");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, (dt ? kb_argmax_f16 : kb_argmax_bf16)(g_cuda, 2, 4, h, (int32_t *)(void *)g_host[2]));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "out");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, (dt ? kb_sample_f16 : kb_sample_bf16)(g_cuda, 2, 4, h, 0.0f, 7, tok));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "temperature");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT,
+                 (dt ? kb_topk_sample_f16 : kb_topk_sample_bf16)(g_cuda, 2, 4, h, 5, 1.0f, 7, tok));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "k must be <= cols");
+    CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT,
+                 (dt ? kb_topp_sample_f16 : kb_topp_sample_bf16)(g_cuda, 2, 4, h, 0.0f, 1.0f, 7, tok));
+    CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "p must be in (0, 1]");
+    CHECK(kb_fake_cuda_calls() == 0);
+  }
+}
+
 int main(void) {
   setup();
   KB_RUN(test_dispatches_to_entry);
@@ -485,6 +524,7 @@ int main(void) {
   KB_RUN(test_cpu_only_decoder_kernels);
   KB_RUN(test_device_lost_latches);
   KB_RUN(test_rope_ex_unsupported);
+  KB_RUN(test_decode_16bit_unsupported);
   teardown();
   return kb_test_summary();
 }

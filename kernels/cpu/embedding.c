@@ -1,26 +1,28 @@
-/* embedding.c - out[i, :] = table[ids[i], :].
+/* embedding.c - out[i, :] = table[ids[i], :] (kb_embedding, and
+ * kb_embedding_bf16 / _f16 on 16-bit tables).
  *
  * All ids are checked against [0, vocab) before the first row is copied, so a
- * bad id anywhere leaves out untouched.  The copy is exact (memcpy). */
+ * bad id anywhere leaves out untouched.  The copy is exact (memcpy), so the
+ * three element types share one body: only the element size differs. */
 #include <string.h>
 
 #include "internal.h"
 
-/* Floats per thread below which a thread is not worth starting. */
-#define KB_EMB_MIN_ELEMS 65536
+/* Bytes per thread below which a thread is not worth starting (65536
+ * floats, as before the 16-bit variants shared this code). */
+#define KB_EMB_MIN_BYTES 262144
 
 struct emb_job {
-  int64_t dim;
+  int64_t row_bytes;
   const int32_t *ids;
-  const float *table;
-  float *out;
+  const char *table;
+  char *out;
 };
 
 static void emb_body(void *arg, int64_t begin, int64_t end) {
   const struct emb_job *job = (const struct emb_job *)arg;
-  size_t row_bytes = (size_t)job->dim * sizeof(float);
   for (int64_t i = begin; i < end; i++)
-    memcpy(job->out + i * job->dim, job->table + (int64_t)job->ids[i] * job->dim, row_bytes);
+    memcpy(job->out + i * job->row_bytes, job->table + (int64_t)job->ids[i] * job->row_bytes, (size_t)job->row_bytes);
 }
 
 /* The message of an id outside [0, vocab), shared by the CPU and CUDA paths. */
@@ -29,21 +31,21 @@ static kb_status bad_id(kb_context *ctx, const char *fn, int64_t i, int32_t id, 
                   (long)id, (long long)vocab);
 }
 
-kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
-                       const float *table, float *out) {
-  static const char fn[] = "kb_embedding";
+/* elem: 4 (float32) or 2 (bfloat16 / float16 bits). */
+static kb_status embed(kb_context *ctx, const char *fn, int64_t elem, int64_t n_ids, int64_t vocab, int64_t dim,
+                       const int32_t *ids, const void *table, void *out) {
   KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
   KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
   KB_TRY(kb__check_dim(ctx, fn, "dim", dim));
   int64_t tdims[2] = {vocab, dim}, odims[2] = {n_ids, dim}, ids_count, table_count, out_count;
   KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 1, &n_ids, &ids_count));
-  KB_TRY(kb__count(ctx, fn, "table", (int64_t)sizeof(float), 2, tdims, &table_count));
-  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(float), 2, odims, &out_count));
+  KB_TRY(kb__count(ctx, fn, "table", elem, 2, tdims, &table_count));
+  KB_TRY(kb__count(ctx, fn, "out", elem, 2, odims, &out_count));
   KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, ids_count));
   KB_TRY(kb__check_ptr(ctx, fn, "table", table, table_count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
-  int64_t ob = out_count * (int64_t)sizeof(float), tb = table_count * (int64_t)sizeof(float);
+  int64_t ob = out_count * elem, tb = table_count * elem;
   int64_t ib = ids_count * (int64_t)sizeof(int32_t);
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, tb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, ib, false));
@@ -54,6 +56,8 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
    * device scans them (the host cannot read device memory) and reports the
    * first offender, so the message is the CPU's. */
   if (kb__on_cuda(ctx)) {
+    if (elem != (int64_t)sizeof(float))
+      return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
     if (n_ids > 0) {
       int64_t bad;
       int32_t value;
@@ -61,13 +65,30 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
       if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
       if (bad >= 0) return bad_id(ctx, fn, bad, value, vocab);
     }
-    return kb__cuda_finish(ctx, fn, ctx->cuda->embedding(ctx->cuda_ctx, fn, n_ids, vocab, dim, ids, table, out));
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->embedding(ctx->cuda_ctx, fn, n_ids, vocab, dim, ids, (const float *)table,
+                                                (float *)out));
   }
   for (int64_t i = 0; i < n_ids; i++) {
     if (ids[i] < 0 || (int64_t)ids[i] >= vocab) return bad_id(ctx, fn, i, ids[i], vocab);
   }
   if (out_count == 0) return KB_STATUS_OK;
-  struct emb_job job = {dim, ids, table, out};
-  kb__parallel_for(ctx, n_ids, KB_EMB_MIN_ELEMS / dim + 1, emb_body, &job);
+  struct emb_job job = {dim * elem, ids, (const char *)table, (char *)out};
+  kb__parallel_for(ctx, n_ids, KB_EMB_MIN_BYTES / (dim * elem) + 1, emb_body, &job);
   return KB_STATUS_OK;
+}
+
+kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                       const float *table, float *out) {
+  return embed(ctx, "kb_embedding", (int64_t)sizeof(float), n_ids, vocab, dim, ids, table, out);
+}
+
+kb_status kb_embedding_bf16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                            const uint16_t *table, uint16_t *out) {
+  return embed(ctx, "kb_embedding_bf16", 2, n_ids, vocab, dim, ids, table, out);
+}
+
+kb_status kb_embedding_f16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                           const uint16_t *table, uint16_t *out) {
+  return embed(ctx, "kb_embedding_f16", 2, n_ids, vocab, dim, ids, table, out);
 }

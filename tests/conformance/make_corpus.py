@@ -204,6 +204,16 @@ SIGNATURES = {
                     ("down_bytes", "dim"), ("act", "scalar i32"), ("y", "out f32 tokens,hidden")],
 }
 
+# The 16-bit embedding, argmax and samplers: the float32 kernel's
+# parameters with its float tensors in bfloat16 / float16, stored as their
+# bit patterns ("<u2").  The embedding copies bits and the others return
+# int32 indices, so every output is exact.
+HALF_DECODING = ("embedding", "argmax", "sample", "topk_sample", "topp_sample")
+for _base in HALF_DECODING:
+    for _dt in ("bf16", "f16"):
+        SIGNATURES[_base + "_" + _dt] = [(n, s.replace(" f32 ", " %s " % _dt)) for n, s in SIGNATURES[_base]]
+        TOLERANCES[_base + "_" + _dt] = {"ulp": 0, "abs": 0.0}
+
 KERNELS = list(SIGNATURES)
 
 
@@ -240,7 +250,7 @@ def signature_json(kernel):
 def npy_bytes(array):
     array = np.ascontiguousarray(array)
     descr = {np.dtype(np.float32): "<f4", np.dtype(np.float64): "<f8", np.dtype(np.int32): "<i4",
-             np.dtype(np.uint8): "|u1"}[array.dtype]
+             np.dtype(np.uint8): "|u1", np.dtype(np.uint16): "<u2"}[array.dtype]
     if array.ndim == 1:
         shape = "(%d,)" % array.shape[0]
     else:
@@ -287,8 +297,8 @@ def i32(a):
 
 # numpy dtypes of a signature's tensor dtype: as given to the kernel, and as
 # stored for expected values (float32 outputs are compared with float64).
-INPUT_DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8}
-EXPECTED_DTYPES = {"f32": np.float64, "i32": np.int32, "u8": np.uint8}
+INPUT_DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8, "bf16": np.uint16, "f16": np.uint16}
+EXPECTED_DTYPES = {"f32": np.float64, "i32": np.int32, "u8": np.uint8, "bf16": np.uint16, "f16": np.uint16}
 
 
 def rng_for(name):
@@ -1335,6 +1345,115 @@ def gen_bad_kv_cache(add, IA, SM, OOM, OK):
     add(bad_case("kv_cache_append_v_cache_too_short", kv, SM, shapes={"v_cache": [2, 2, 2, 4]}))
 
 
+# ---------------------------------------------------------------------------
+# 16-bit embedding, argmax and samplers: the float32 kernel on the exactly
+# widened values, so the expected outputs are the float32 reference's on
+# those values (embedding: the table's bit patterns).
+
+HALF_TYPES = (("bf16", ref.DTYPE_BF16), ("f16", ref.DTYPE_F16))
+
+
+def half_of(x, dtype):
+    """(bits, widened float32 values) of x rounded to the 16-bit format."""
+    bits = ref.to_half_bits(f32(x), dtype)
+    return bits, f32(ref.from_half_bits(bits, dtype))
+
+
+def gen_decoding16(cx):
+    for dt, dtype in HALF_TYPES:
+        top, nan, inf, ninf = (0x7BFF, 0x7E00, 0x7C00, 0xFC00) if dt == "f16" else (0x7F7F, 0x7FC0, 0x7F80, 0xFF80)
+        name = "embedding_%s_rows" % dt
+        g = rng_for(name)
+        table = ref.to_half_bits(f32(g.standard_normal((7, 6))), dtype)
+        # Special patterns are copied as they are: NaN, infinities, the
+        # largest finite value, -0 and the smallest subnormal.
+        table[2, :] = [nan, inf, ninf, top, 0x8000, 0x0001]
+        ids = i32([2, 0, 6, 2, 5])
+        cx.add(name, "embedding_" + dt, dims={"n_ids": 5, "vocab": 7, "dim": 6}, inputs={"ids": ids, "table": table},
+               expected={"out": table[ids]}, about="rows copied bit for bit, special patterns included")
+
+        name = "argmax_%s_special" % dt
+        one, two = ref.to_half_bits(f32([1.0, 2.0]), dtype)
+        x = np.array([[one, two, two, one],           # tie: first
+                      [one, nan, two, nan],           # NaN is larger than every number: first NaN
+                      [ninf, ninf, ninf, ninf],
+                      [0, inf, two, inf],
+                      [0x8000, 0, one | 0x8000, 0],   # -0 == 0: first
+                      [nan, one, two, top]], dtype=np.uint16)
+        cx.add(name, "argmax_" + dt, dims={"rows": 6, "cols": 4}, inputs={"x": x},
+               expected={"out": ref.argmax(ref.from_half_bits(x, dtype))}, about="ties, NaN, infinities, signed zeros")
+        name = "argmax_%s_2x4099" % dt
+        bits, wide = half_of(rng_for(name).standard_normal((2, 4099)), dtype)
+        cx.add(name, "argmax_" + dt, dims={"rows": 2, "cols": 4099}, inputs={"x": bits},
+               expected={"out": ref.argmax(wide)}, about="rows past the kernel's 4096-column block")
+
+    min_margin = 1e-9
+
+    def logits16(name, rows, cols, dtype, scale=2.0):
+        bits, wide = half_of(rng_for(name).standard_normal((rows, cols)) * scale, dtype)
+        bits[:, 3::7] = 0xFC00 if dtype == ref.DTYPE_F16 else 0xFF80  # -inf: never drawn
+        wide[:, 3::7] = -math.inf
+        return bits, wide
+
+    for dt, dtype in HALF_TYPES:
+        name = "sample_%s_16x300" % dt
+        bits, wide = logits16(name, 16, 300, dtype)
+        out, margin = ref.sample(wide, np.float32(0.8), 4242, with_margin=True)
+        assert margin > min_margin, name
+        cx.add(name, "sample_" + dt, dims={"rows": 16, "cols": 300}, scalars={"temperature": 0.8, "seed": 4242},
+               inputs={"logits": bits}, expected={"out": out},
+               about="the float32 kernel's tokens on the widened logits (rows past the 256-column block)")
+        name = "topk_sample_%s_16x40" % dt
+        bits, wide = logits16(name, 16, 40, dtype)
+        out, margin = ref.topk_sample(wide, 6, np.float32(1.2), 77, with_margin=True)
+        assert margin > min_margin, name
+        cx.add(name, "topk_sample_" + dt, dims={"rows": 16, "cols": 40, "k": 6},
+               scalars={"temperature": 1.2, "seed": 77}, inputs={"logits": bits}, expected={"out": out})
+        name = "topp_sample_%s_16x40" % dt
+        bits, wide = logits16(name, 16, 40, dtype)
+        out, margin = ref.topp_sample(wide, np.float32(0.8), np.float32(0.9), 0xFEEDFACE12345678, with_margin=True)
+        assert margin > min_margin, name
+        cx.add(name, "topp_sample_" + dt, dims={"rows": 16, "cols": 40},
+               scalars={"p": 0.8, "temperature": 0.9, "seed": 0xFEEDFACE12345678}, inputs={"logits": bits},
+               expected={"out": out})
+
+
+def gen_bad_decoding16(add, IA, SM, OOM, OK):
+    """Bad inputs of the 16-bit embedding, argmax and samplers (tensor
+    values are bit patterns)."""
+    for dt in ("bf16", "f16"):
+        nan, pinf, ninf, one = (0x7E00, 0x7C00, 0xFC00, 0x3C00) if dt == "f16" else (0x7FC0, 0x7F80, 0xFF80, 0x3F80)
+        emb, am = "embedding_" + dt, "argmax_" + dt
+        add(bad_case(emb + "_id_eq_vocab", emb, IA, values={"ids": [0, 5, 1]},
+                     about="ids must lie in [0, vocab); checked before anything is written"))
+        add(bad_case(emb + "_id_negative", emb, IA, values={"ids": [0, 1, -1]}))
+        add(bad_case(emb + "_null_table", emb, IA, null=["table"]))
+        add(bad_case(emb + "_overflow", emb, OOM, dims={"n_ids": BIG, "dim": BIG}, requires=["huge_dim"]))
+        add(bad_case(emb + "_out_too_short", emb, SM, shapes={"out": [3, 1]}))
+        add(bad_case(emb + "_out_overlaps_table", emb, IA, overlap={"out": {"with": "table", "offset": 4}}))
+        add(bad_case(am + "_cols0", am, IA, dims={"cols": 0}))
+        add(bad_case(am + "_negative_rows", am, IA, dims={"rows": -5}))
+        add(bad_case(am + "_null_x", am, IA, null=["x"]))
+        add(bad_case(am + "_nan_ok", am, OK, values={"x": [one, nan, 0, pinf, ninf, 0]},
+                     about="NaN and infinities are ordinary argmax inputs"))
+        for base in ("sample", "topk_sample", "topp_sample"):
+            kern = base + "_" + dt
+            add(bad_case(kern + "_logits_nan", kern, IA, values={"logits": [0, one, one, one, nan, 0]}))
+            add(bad_case(kern + "_logits_pos_inf", kern, IA, values={"logits": [0, pinf, one, one, 0, 0]}))
+            add(bad_case(kern + "_row_all_neg_inf", kern, IA, values={"logits": [0, one, 0] + [ninf] * 3}))
+            add(bad_case(kern + "_some_neg_inf_ok", kern, OK, values={"logits": [0, ninf, one, ninf, ninf, one]}))
+            add(bad_case(kern + "_temperature_zero", kern, IA, scalars={"temperature": 0.0}))
+            add(bad_case(kern + "_temperature_nan", kern, IA, scalars={"temperature": math.nan}))
+            add(bad_case(kern + "_null_logits", kern, IA, null=["logits"]))
+            add(bad_case(kern + "_out_overlaps_logits", kern, IA, overlap={"out": {"with": "logits", "offset": 2}}))
+        add(bad_case("topk_sample_%s_k0" % dt, "topk_sample_" + dt, IA, dims={"k": 0}))
+        add(bad_case("topk_sample_%s_k_gt_cols" % dt, "topk_sample_" + dt, IA, dims={"k": 4}))
+        add(bad_case("topk_sample_%s_k_eq_cols_ok" % dt, "topk_sample_" + dt, OK, dims={"k": 3}))
+        for v, tag in ((0.0, "zero"), (1.5, "above_one"), (math.nan, "nan")):
+            add(bad_case("topp_sample_%s_p_%s" % (dt, tag), "topp_sample_" + dt, IA, scalars={"p": v}))
+        add(bad_case("topp_sample_%s_p1_ok" % dt, "topp_sample_" + dt, OK, scalars={"p": 1.0}))
+
+
 def tensor_shape(kernel, pname, dims, flags):
     """Logical shape of a tensor for the given dims, or None when a dim is
     negative or the element count is absurd (overflow cases)."""
@@ -1410,6 +1529,9 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
     "moe_experts": ({"tokens": 2, "hidden": 32, "ffn": 32, "experts": 2, "top_k": 2, "gate_bytes": 2176,
                      "up_bytes": 2176, "down_bytes": 2176}, {}, {"weight_type": ref.DTYPE_Q8_0, "act": 4}),
 }
+for _base in HALF_DECODING:  # the 16-bit variants' base calls are the float32 kernels'
+    for _dt in ("bf16", "f16"):
+        BASE[_base + "_" + _dt] = BASE[_base]
 
 # Index tensors need valid contents in the base call.
 BASE_VALUES = {
@@ -1422,6 +1544,8 @@ BASE_VALUES = {
     ("rope_ex", "positions"): [0, 1],
     ("kv_cache_append", "positions"): [0, 2],
     ("moe_experts", "ids"): [0, 1, 1, 1],
+    ("embedding_bf16", "ids"): [0, 4, 2],
+    ("embedding_f16", "ids"): [0, 4, 2],
 }
 
 
@@ -1629,6 +1753,7 @@ def gen_bad_inputs():
     gen_bad_decoder(add, IA, SM, OOM, OK)
     gen_bad_rope_ex(add, IA, SM, OOM, OK)
     gen_bad_kv_cache(add, IA, SM, OOM, OK)
+    gen_bad_decoding16(add, IA, SM, OOM, OK)
 
     names = [c["name"] for c in cases]
     assert len(names) == len(set(names))
@@ -2194,6 +2319,7 @@ def build():
     gen_rope_ex(cx)
     gen_kv_cache(cx)
     gen_ffn(cx)
+    gen_decoding16(cx)
     covered = {c["kernel"] for c in cx.cases}
     assert covered == set(KERNELS), set(KERNELS) - covered
     manifest = {

@@ -45,12 +45,13 @@ def parse_specs(path=os.path.join(HERE, "specs.c")):
         return "".join(lit if lit else macros[mac] for lit, mac in parts)
 
     out = []
-    pattern = re.compile(r'(SPEC3\(|\{)"(\w+)", "(\w+)",(.*?)(?:FZ_F32, )?\b(shape_\w+)', re.S)
+    pattern = re.compile(r'(SPEC3\(|SPEC16\(|\{)"(\w+)", "(\w+)",(.*?)(?:FZ_F32, )?\b(shape_\w+)', re.S)
     for m in pattern.finditer(table):
-        three, family, fn, chunk = m.group(1) == "SPEC3(", m.group(2), m.group(3), m.group(4)
+        macro, family, fn, chunk = m.group(1), m.group(2), m.group(3), m.group(4)
         sig = sig_of(chunk)
-        variants = [(family, fn, "f32")]
-        if three:
+        # SPEC16: only the 16-bit variants (the float32 spec is earlier).
+        variants = [] if macro == "SPEC16(" else [(family, fn, "f32")]
+        if macro != "{":
             variants += [("half", fn + "_bf16", "bf16"), ("half", fn + "_f16", "f16")]
         for fam, name, dtype in variants:
             out.append((fam, name, dtype, parse_sig(sig, dtype)))
@@ -128,8 +129,10 @@ def enc_values(typ, values):
         return b"".join(struct.pack("<i", int(v)) for v in values)
     if typ == "u8":
         return bytes(int(v) & 0xFF for v in values)
+    # A float32 kernel's case gives values (converted); a 16-bit kernel's
+    # case (embedding_bf16, ...) gives the bit patterns, JSON integers.
     conv = to_bf16 if typ == "bf16" else to_f16
-    return b"".join(struct.pack("<H", conv(v)) for v in values)
+    return b"".join(struct.pack("<H", v if isinstance(v, int) else conv(v)) for v in values)
 
 
 # Context byte: the one-thread context, and the call again on three threads.

@@ -228,17 +228,18 @@ static void shape_embedding(fz_call *c) {
 }
 
 static kb_status call_embedding(fz_call *c, kb_context *ctx) {
-  return kb_embedding(ctx, D("n_ids"), D("vocab"), D("dim"), P("ids"), P("table"), P("out"));
+  return DT3(kb_embedding, ctx, D("n_ids"), D("vocab"), D("dim"), P("ids"), P("table"), P("out"));
 }
 
-/* Every output row is a copy of the table row its id names. */
+/* Every output row is a copy of the table row its id names (bytes for
+ * bytes, in every element type). */
 static void post_embedding(fz_call *c) {
-  int64_t n_ids = D("n_ids"), dim = D("dim");
+  int64_t n_ids = D("n_ids"), dim = D("dim"), row = dim * (c->spec->dtype == FZ_F32 ? 4 : 2);
   const int32_t *ids = (const int32_t *)P("ids");
-  const float *table = (const float *)P("table"), *out = (const float *)P("out");
+  const char *table = (const char *)P("table"), *out = (const char *)P("out");
   if (dim == 0) return;
   for (int64_t i = 0; i < n_ids; i++)
-    if (memcmp(out + i * dim, table + (int64_t)ids[i] * dim, (size_t)dim * sizeof(float)) != 0)
+    if (memcmp(out + i * row, table + (int64_t)ids[i] * row, (size_t)row) != 0)
       fz_fail(c, "out row %lld is not table row %d", (long long)i, ids[i]);
 }
 
@@ -319,9 +320,12 @@ static kb_status call_adamw(fz_call *c, kb_context *ctx) {
 
 /* ---- argmax and sampling ---- */
 
+/* kb_argmax or one of its 16-bit variants (their logits are named x). */
+static bool is_argmax(const fz_call *c) { return strncmp(c->spec->fn, "kb_argmax", 9) == 0; }
+
 static void shape_rows_out(fz_call *c) {
   int64_t rows = D("rows"), cols = D("cols"), all = fz_prod2(rows, cols);
-  fz_extent(c, strcmp(c->spec->fn, "kb_argmax") == 0 ? "x" : "logits", all);
+  fz_extent(c, is_argmax(c) ? "x" : "logits", all);
   fz_extent(c, "out", rows < 0 ? FZ_NEG : rows);
   int64_t lg = 1;
   while (lg < 62 && ((int64_t)1 << lg) < cols) lg++;
@@ -330,29 +334,35 @@ static void shape_rows_out(fz_call *c) {
 
 /* Every token is a column index; the sampling kernels never return a token
  * whose logit is -inf (it has weight 0). */
+/* Whether element i of the logits is -inf, in the spec's element type. */
+static bool neg_inf_at(const fz_call *c, const void *x, int64_t i) {
+  if (c->spec->dtype == FZ_F32) return ((const float *)x)[i] == -INFINITY;
+  return ((const uint16_t *)x)[i] == (c->spec->dtype == FZ_BF16 ? 0xff80 : 0xfc00);
+}
+
 static void post_tokens(fz_call *c) {
   int64_t rows = D("rows"), cols = D("cols");
-  bool argmax = strcmp(c->spec->fn, "kb_argmax") == 0;
-  const float *x = (const float *)P(argmax ? "x" : "logits");
+  bool argmax = is_argmax(c);
+  const void *x = P(argmax ? "x" : "logits");
   const int32_t *out = (const int32_t *)P("out");
   for (int64_t r = 0; r < rows; r++) {
     if (out[r] < 0 || out[r] >= cols) fz_fail(c, "out[%lld] = %d is not a column", (long long)r, out[r]);
-    if (!argmax && isinf(x[r * cols + out[r]]) && x[r * cols + out[r]] < 0)
+    if (!argmax && neg_inf_at(c, x, r * cols + out[r]))
       fz_fail(c, "out[%lld] = %d has logit -inf", (long long)r, out[r]);
   }
 }
 
 static kb_status call_argmax(fz_call *c, kb_context *ctx) {
-  return kb_argmax(ctx, D("rows"), D("cols"), P("x"), P("out"));
+  return DT3(kb_argmax, ctx, D("rows"), D("cols"), P("x"), P("out"));
 }
 static kb_status call_sample(fz_call *c, kb_context *ctx) {
-  return kb_sample(ctx, D("rows"), D("cols"), P("logits"), F("temperature"), U("seed"), P("out"));
+  return DT3(kb_sample, ctx, D("rows"), D("cols"), P("logits"), F("temperature"), U("seed"), P("out"));
 }
 static kb_status call_topk(fz_call *c, kb_context *ctx) {
-  return kb_topk_sample(ctx, D("rows"), D("cols"), P("logits"), D("k"), F("temperature"), U("seed"), P("out"));
+  return DT3(kb_topk_sample, ctx, D("rows"), D("cols"), P("logits"), D("k"), F("temperature"), U("seed"), P("out"));
 }
 static kb_status call_topp(fz_call *c, kb_context *ctx) {
-  return kb_topp_sample(ctx, D("rows"), D("cols"), P("logits"), F("p"), F("temperature"), U("seed"), P("out"));
+  return DT3(kb_topp_sample, ctx, D("rows"), D("cols"), P("logits"), F("p"), F("temperature"), U("seed"), P("out"));
 }
 
 /* ---- mixture-of-experts routing ---- */
@@ -959,6 +969,13 @@ static void post_moe_experts(fz_call *c) {
       {"half", name "_bf16", sig, FZ_BF16, shape, call, post},       \
       {"half", name "_f16", sig, FZ_F16, shape, call, post}
 
+/* Only the bfloat16 and float16 variants (in "half"), of an entry point
+ * whose float32 spec came before them, so that appending them at the end
+ * keeps every earlier spec's index in its family. */
+#define SPEC16(fam, name, sig, shape, call, post)                    \
+  {fam, name "_bf16", sig, FZ_BF16, shape, call, post},              \
+      {fam, name "_f16", sig, FZ_F16, shape, call, post}
+
 #define ATTN_SIG "d:batch d:heads d:kv_heads d:seq_q d:seq_kv d:head_dim"
 
 const fz_spec fz_specs[] = {
@@ -1058,6 +1075,15 @@ const fz_spec fz_specs[] = {
      "t:gate_weight:u8:in d:gate_bytes t:up_weight:u8:in d:up_bytes t:down_weight:u8:in d:down_bytes s:act:i32 "
      "t:y:f32:out",
      FZ_F32, shape_moe_experts, call_moe_experts, post_moe_experts},
+    SPEC16("half", "kb_embedding", "d:n_ids d:vocab d:dim t:ids:i32:in t:table:$:in t:out:$:out", shape_embedding,
+           call_embedding, post_embedding),
+    SPEC16("half", "kb_argmax", "d:rows d:cols t:x:$:in t:out:i32:out", shape_rows_out, call_argmax, post_tokens),
+    SPEC16("half", "kb_sample", "d:rows d:cols t:logits:$:in s:temperature:f32 s:seed:u64 t:out:i32:out",
+           shape_rows_out, call_sample, post_tokens),
+    SPEC16("half", "kb_topk_sample", "d:rows d:cols t:logits:$:in d:k s:temperature:f32 s:seed:u64 t:out:i32:out",
+           shape_rows_out, call_topk, post_tokens),
+    SPEC16("half", "kb_topp_sample", "d:rows d:cols t:logits:$:in s:p:f32 s:temperature:f32 s:seed:u64 t:out:i32:out",
+           shape_rows_out, call_topp, post_tokens),
 };
 
 const int fz_nspecs = (int)(sizeof fz_specs / sizeof fz_specs[0]);

@@ -1037,7 +1037,7 @@ def gemm_f16(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1, beta=0, ctx
 
 
 def _embedding_path(_v, ids, table, out, ctx):
-    """The Python path of embedding: any kind of array, every check."""
+    """The Python path of embedding (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1046,18 +1046,22 @@ def _embedding_path(_v, ids, table, out, ctx):
         if _ctxp is None:
             _closed(_name)
     _t_ids = _in(ids, _K_I32, 'ids', _name, 1)
-    _t_table = _in(table, _K_F32, 'table', _name, 2)
+    if _halfs:
+        _h = _half(table)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](ids, table, out, ctx=ctx)
+    _t_table = _in(table, _kind, 'table', _name, 2)
     n_ids = _t_ids.shape[0]
     vocab = _t_table.shape[0]
     dim = _t_table.shape[1]
     if out is None:
-        _t_out, _b_out = _new(ctx, (n_ids, dim), _F32, (_t_ids, _t_table)), None
+        _t_out, _b_out = _new(ctx, (n_ids, dim), _t_table.dtype, (_t_ids, _t_table)), None
     else:
-        _t_out, _b_out = _out(out, _K_F32, 'out', _name, (n_ids, dim))
+        _t_out, _b_out = _out(out, _kind, 'out', _name, (n_ids, dim))
     _dev = -1 if ctx is None else ctx._device
     _p_ids = _ptr(_t_ids, _IA, False, 'ids', _name, _dev)
-    _p_table = _ptr(_t_table, _FA, False, 'table', _name, _dev)
-    _p_out = _ptr(_t_out, _FA, True, 'out', _name, _dev)
+    _p_table = _ptr(_t_table, _array, False, 'table', _name, _dev)
+    _p_out = _ptr(_t_out, _array, True, 'out', _name, _dev)
     _overlaps(_name, (('ids', ids, _t_ids, False, ()), ('table', table, _t_table, False, ()), ('out', out, _t_out, True, ()),))
     _st = _c(_ctxp, n_ids, vocab, dim, _p_ids, _p_table, _p_out)
     if _st:
@@ -1067,7 +1071,7 @@ def _embedding_path(_v, ids, table, out, ctx):
     return _t_out if out is None else out
 
 
-_V_embedding = _Variant('embedding', _lib.kb_embedding, _K_F32, _FA, _F32, {})
+_V_embedding = _Variant('embedding', _lib.kb_embedding, _K_F32, _FA, _F32, {'bf16': 'embedding_bf16', 'f16': 'embedding_f16'})
 _fast_embedding = _fast('kb_embedding/cnnnttt', ('embedding', ((1, 0, 0, 0, (0,), -1), (0, 0, 0, 0, (1, 2), -1), (0, 1, 0, 0, (0, 2), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, (), 0))
 
 
@@ -1080,6 +1084,7 @@ def embedding(ids, table, out=None, *, ctx=None):
       table: in float32[vocab, dim]
       out: out float32[n_ids, dim]; new array when None
       ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run embedding_bf16 and float16 arrays run embedding_f16 (the result has their dtype).
     Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
     __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
     Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
@@ -1088,6 +1093,41 @@ def embedding(ids, table, out=None, *, ctx=None):
     """
     _r = _fast_embedding(ctx, ids, table, out)
     return _embedding_path(_V_embedding, ids, table, out, ctx) if _r is _SLOW else _r
+
+
+_V_embedding_bf16 = _Variant('embedding_bf16', _lib.kb_embedding_bf16, _K_BF16, _HA, _U16, {})
+_fast_embedding_bf16 = _fast('kb_embedding_bf16/cnnnttt', ('embedding_bf16', ((1, 0, 0, 0, (0,), -1), (3, 0, 0, 0, (1, 2), -1), (3, 1, 0, 0, (0, 2), 1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, (), 0))
+
+
+def embedding_bf16(ids, table, out=None, *, ctx=None):
+    """bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+    the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+    checked before anything is written.
+
+    The arguments, shapes and result of embedding (see its help), with bfloat16 arrays
+    where embedding takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_embedding_bf16.
+    """
+    _r = _fast_embedding_bf16(ctx, ids, table, out)
+    return _embedding_path(_V_embedding_bf16, ids, table, out, ctx) if _r is _SLOW else _r
+
+
+_V_embedding_f16 = _Variant('embedding_f16', _lib.kb_embedding_f16, _K_F16, _HA, _F16, {})
+_fast_embedding_f16 = _fast('kb_embedding_f16/cnnnttt', ('embedding_f16', ((1, 0, 0, 0, (0,), -1), (2, 0, 0, 0, (1, 2), -1), (2, 1, 0, 0, (0, 2), 1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't')), 3, 0, (), 2, (), 0))
+
+
+def embedding_f16(ids, table, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+    the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+    checked before anything is written.
+
+    The arguments, shapes and result of embedding (see its help), with float16 arrays
+    where embedding takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_embedding_f16.
+    """
+    _r = _fast_embedding_f16(ctx, ids, table, out)
+    return _embedding_path(_V_embedding_f16, ids, table, out, ctx) if _r is _SLOW else _r
 
 
 def _rope_path(_v, x, positions, out, theta, ctx):
@@ -1471,7 +1511,7 @@ def adamw_step(params, grads, m, v, *, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-
 
 
 def _argmax_path(_v, x, out, ctx):
-    """The Python path of argmax: any kind of array, every check."""
+    """The Python path of argmax (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1479,7 +1519,11 @@ def _argmax_path(_v, x, out, ctx):
         _ctxp = ctx._ptr
         if _ctxp is None:
             _closed(_name)
-    _t_x = _in(x, _K_F32, 'x', _name, (1,))
+    if _halfs:
+        _h = _half(x)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](x, out, ctx=ctx)
+    _t_x = _in(x, _kind, 'x', _name, (1,))
     _lead = _t_x.shape[:len(_t_x.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1489,7 +1533,7 @@ def _argmax_path(_v, x, out, ctx):
     else:
         _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_x = _ptr(_t_x, _FA, False, 'x', _name, _dev)
+    _p_x = _ptr(_t_x, _array, False, 'x', _name, _dev)
     _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
     _overlaps(_name, (('x', x, _t_x, False, ()), ('out', out, _t_out, True, ()),))
     _st = _c(_ctxp, rows, cols, _p_x, _p_out)
@@ -1500,7 +1544,7 @@ def _argmax_path(_v, x, out, ctx):
     return _t_out if out is None else out
 
 
-_V_argmax = _Variant('argmax', _lib.kb_argmax, _K_F32, _FA, _F32, {})
+_V_argmax = _Variant('argmax', _lib.kb_argmax, _K_F32, _FA, _F32, {'bf16': 'argmax_bf16', 'f16': 'argmax_f16'})
 _fast_argmax = _fast('kb_argmax/cnntt', ('argmax', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
 
 
@@ -1513,6 +1557,7 @@ def argmax(x, out=None, *, ctx=None):
       x: in float32[..., cols] (leading axes: the rows)
       out: out int32[...] (leading axes: the rows); new array when None
       ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run argmax_bf16 and float16 arrays run argmax_f16.
     Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
     __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
     Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
@@ -1523,8 +1568,41 @@ def argmax(x, out=None, *, ctx=None):
     return _argmax_path(_V_argmax, x, out, ctx) if _r is _SLOW else _r
 
 
+_V_argmax_bf16 = _Variant('argmax_bf16', _lib.kb_argmax_bf16, _K_BF16, _HA, _U16, {})
+_fast_argmax_bf16 = _fast('kb_argmax_bf16/cnntt', ('argmax_bf16', ((3, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
+
+
+def argmax_bf16(x, out=None, *, ctx=None):
+    """bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+    first index on ties, NaN larger than every number).
+
+    The arguments, shapes and result of argmax (see its help), with bfloat16 arrays
+    where argmax takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_argmax_bf16.
+    """
+    _r = _fast_argmax_bf16(ctx, x, out)
+    return _argmax_path(_V_argmax_bf16, x, out, ctx) if _r is _SLOW else _r
+
+
+_V_argmax_f16 = _Variant('argmax_f16', _lib.kb_argmax_f16, _K_F16, _HA, _F16, {})
+_fast_argmax_f16 = _fast('kb_argmax_f16/cnntt', ('argmax_f16', ((2, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (2, 1, 't')), 2, 0, (), 1, (), 0))
+
+
+def argmax_f16(x, out=None, *, ctx=None):
+    """float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+    first index on ties, NaN larger than every number).
+
+    The arguments, shapes and result of argmax (see its help), with float16 arrays
+    where argmax takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_argmax_f16.
+    """
+    _r = _fast_argmax_f16(ctx, x, out)
+    return _argmax_path(_V_argmax_f16, x, out, ctx) if _r is _SLOW else _r
+
+
 def _sample_path(_v, logits, out, temperature, seed, ctx):
-    """The Python path of sample: any kind of array, every check."""
+    """The Python path of sample (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1532,7 +1610,11 @@ def _sample_path(_v, logits, out, temperature, seed, ctx):
         _ctxp = ctx._ptr
         if _ctxp is None:
             _closed(_name)
-    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
+    if _halfs:
+        _h = _half(logits)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](logits, out, temperature=temperature, seed=seed, ctx=ctx)
+    _t_logits = _in(logits, _kind, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1542,7 +1624,7 @@ def _sample_path(_v, logits, out, temperature, seed, ctx):
     else:
         _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_logits = _ptr(_t_logits, _array, False, 'logits', _name, _dev)
     _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
     _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
     _st = _c(_ctxp, rows, cols, _p_logits, temperature, seed, _p_out)
@@ -1553,7 +1635,7 @@ def _sample_path(_v, logits, out, temperature, seed, ctx):
     return _t_out if out is None else out
 
 
-_V_sample = _Variant('sample', _lib.kb_sample, _K_F32, _FA, _F32, {})
+_V_sample = _Variant('sample', _lib.kb_sample, _K_F32, _FA, _F32, {'bf16': 'sample_bf16', 'f16': 'sample_f16'})
 _fast_sample = _fast('kb_sample/cnntfut', ('sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, (), 0))
 
 
@@ -1568,6 +1650,7 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
       seed: int
       out: out int32[...] (leading axes: the rows); new array when None
       ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run sample_bf16 and float16 arrays run sample_f16.
     Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
     __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
     Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
@@ -1578,8 +1661,43 @@ def sample(logits, out=None, *, temperature=1, seed, ctx=None):
     return _sample_path(_V_sample, logits, out, temperature, seed, ctx) if _r is _SLOW else _r
 
 
+_V_sample_bf16 = _Variant('sample_bf16', _lib.kb_sample_bf16, _K_BF16, _HA, _U16, {})
+_fast_sample_bf16 = _fast('kb_sample_bf16/cnntfut', ('sample_bf16', ((3, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, (), 0))
+
+
+def sample_bf16(logits, out=None, *, temperature=1, seed, ctx=None):
+    """bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+    widened logits and the same seed (same rules: no NaN or +inf, no row all
+    -inf, temperature finite and > 0).
+
+    The arguments, shapes and result of sample (see its help), with bfloat16 arrays
+    where sample takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_sample_bf16.
+    """
+    _r = _fast_sample_bf16(ctx, logits, out, temperature, seed)
+    return _sample_path(_V_sample_bf16, logits, out, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+_V_sample_f16 = _Variant('sample_f16', _lib.kb_sample_f16, _K_F16, _HA, _F16, {})
+_fast_sample_f16 = _fast('kb_sample_f16/cnntfut', ('sample_f16', ((2, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'u'), (2, 1, 't')), 2, 2, (), 1, (), 0))
+
+
+def sample_f16(logits, out=None, *, temperature=1, seed, ctx=None):
+    """float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+    widened logits and the same seed (same rules: no NaN or +inf, no row all
+    -inf, temperature finite and > 0).
+
+    The arguments, shapes and result of sample (see its help), with float16 arrays
+    where sample takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_sample_f16.
+    """
+    _r = _fast_sample_f16(ctx, logits, out, temperature, seed)
+    return _sample_path(_V_sample_f16, logits, out, temperature, seed, ctx) if _r is _SLOW else _r
+
+
 def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
-    """The Python path of topk_sample: any kind of array, every check."""
+    """The Python path of topk_sample (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1587,7 +1705,11 @@ def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
         _ctxp = ctx._ptr
         if _ctxp is None:
             _closed(_name)
-    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
+    if _halfs:
+        _h = _half(logits)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](logits, out, k=k, temperature=temperature, seed=seed, ctx=ctx)
+    _t_logits = _in(logits, _kind, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1597,7 +1719,7 @@ def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
     else:
         _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_logits = _ptr(_t_logits, _array, False, 'logits', _name, _dev)
     _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
     _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
     _st = _c(_ctxp, rows, cols, _p_logits, k, temperature, seed, _p_out)
@@ -1608,7 +1730,7 @@ def _topk_sample_path(_v, logits, out, k, temperature, seed, ctx):
     return _t_out if out is None else out
 
 
-_V_topk_sample = _Variant('topk_sample', _lib.kb_topk_sample, _K_F32, _FA, _F32, {})
+_V_topk_sample = _Variant('topk_sample', _lib.kb_topk_sample, _K_F32, _FA, _F32, {'bf16': 'topk_sample_bf16', 'f16': 'topk_sample_f16'})
 _fast_topk_sample = _fast('kb_topk_sample/cnntnfut', ('topk_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, (), 0))
 
 
@@ -1625,6 +1747,7 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
       seed: int
       out: out int32[...] (leading axes: the rows); new array when None
       ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run topk_sample_bf16 and float16 arrays run topk_sample_f16.
     Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
     __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
     Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
@@ -1635,8 +1758,43 @@ def topk_sample(logits, out=None, *, k, temperature=1, seed, ctx=None):
     return _topk_sample_path(_V_topk_sample, logits, out, k, temperature, seed, ctx) if _r is _SLOW else _r
 
 
+_V_topk_sample_bf16 = _Variant('topk_sample_bf16', _lib.kb_topk_sample_bf16, _K_BF16, _HA, _U16, {})
+_fast_topk_sample_bf16 = _fast('kb_topk_sample_bf16/cnntnfut', ('topk_sample_bf16', ((3, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, (), 0))
+
+
+def topk_sample_bf16(logits, out=None, *, k, temperature=1, seed, ctx=None):
+    """bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+    exactly widened logits and the same seed (same rules for k, temperature
+    and logits).
+
+    The arguments, shapes and result of topk_sample (see its help), with bfloat16 arrays
+    where topk_sample takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_topk_sample_bf16.
+    """
+    _r = _fast_topk_sample_bf16(ctx, logits, out, k, temperature, seed)
+    return _topk_sample_path(_V_topk_sample_bf16, logits, out, k, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+_V_topk_sample_f16 = _Variant('topk_sample_f16', _lib.kb_topk_sample_f16, _K_F16, _HA, _F16, {})
+_fast_topk_sample_f16 = _fast('kb_topk_sample_f16/cnntnfut', ('topk_sample_f16', ((2, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (1, 2, 'n'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 3, 3, ((0, 2),), 1, (), 0))
+
+
+def topk_sample_f16(logits, out=None, *, k, temperature=1, seed, ctx=None):
+    """float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+    exactly widened logits and the same seed (same rules for k, temperature
+    and logits).
+
+    The arguments, shapes and result of topk_sample (see its help), with float16 arrays
+    where topk_sample takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_topk_sample_f16.
+    """
+    _r = _fast_topk_sample_f16(ctx, logits, out, k, temperature, seed)
+    return _topk_sample_path(_V_topk_sample_f16, logits, out, k, temperature, seed, ctx) if _r is _SLOW else _r
+
+
 def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
-    """The Python path of topp_sample: any kind of array, every check."""
+    """The Python path of topp_sample (and the 16-bit variants): any kind of array, every check."""
     _name, _c, _kind, _array, _dtype, _halfs = _v
     if ctx is None:
         _ctxp = _default_ptr()
@@ -1644,7 +1802,11 @@ def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
         _ctxp = ctx._ptr
         if _ctxp is None:
             _closed(_name)
-    _t_logits = _in(logits, _K_F32, 'logits', _name, (1,))
+    if _halfs:
+        _h = _half(logits)
+        if _h in _halfs:
+            return _PUBLIC[_halfs[_h]](logits, out, p=p, temperature=temperature, seed=seed, ctx=ctx)
+    _t_logits = _in(logits, _kind, 'logits', _name, (1,))
     _lead = _t_logits.shape[:len(_t_logits.shape) - 1]
     _rows = _prod(_lead)
     rows = _rows
@@ -1654,7 +1816,7 @@ def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
     else:
         _t_out, _b_out = _out(out, _K_I32, 'out', _name, _lead)
     _dev = -1 if ctx is None else ctx._device
-    _p_logits = _ptr(_t_logits, _FA, False, 'logits', _name, _dev)
+    _p_logits = _ptr(_t_logits, _array, False, 'logits', _name, _dev)
     _p_out = _ptr(_t_out, _IA, True, 'out', _name, _dev)
     _overlaps(_name, (('logits', logits, _t_logits, False, ()), ('out', out, _t_out, True, ()),))
     _st = _c(_ctxp, rows, cols, _p_logits, p, temperature, seed, _p_out)
@@ -1665,7 +1827,7 @@ def _topp_sample_path(_v, logits, out, p, temperature, seed, ctx):
     return _t_out if out is None else out
 
 
-_V_topp_sample = _Variant('topp_sample', _lib.kb_topp_sample, _K_F32, _FA, _F32, {})
+_V_topp_sample = _Variant('topp_sample', _lib.kb_topp_sample, _K_F32, _FA, _F32, {'bf16': 'topp_sample_bf16', 'f16': 'topp_sample_f16'})
 _fast_topp_sample = _fast('kb_topp_sample/cnntffut', ('topp_sample', ((0, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, (), 0))
 
 
@@ -1683,6 +1845,7 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
       seed: int
       out: out int32[...] (leading axes: the rows); new array when None
       ctx: Context, default: the calling thread's default (CPU) context
+    Dtypes: float32 arrays run this kernel; bfloat16 arrays run topp_sample_bf16 and float16 arrays run topp_sample_f16.
     Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
     __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
     Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
@@ -1691,6 +1854,41 @@ def topp_sample(logits, out=None, *, p, temperature=1, seed, ctx=None):
     """
     _r = _fast_topp_sample(ctx, logits, out, p, temperature, seed)
     return _topp_sample_path(_V_topp_sample, logits, out, p, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+_V_topp_sample_bf16 = _Variant('topp_sample_bf16', _lib.kb_topp_sample_bf16, _K_BF16, _HA, _U16, {})
+_fast_topp_sample_bf16 = _fast('kb_topp_sample_bf16/cnntffut', ('topp_sample_bf16', ((3, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, (), 0))
+
+
+def topp_sample_bf16(logits, out=None, *, p, temperature=1, seed, ctx=None):
+    """bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+    exactly widened logits and the same seed (same rules for p, temperature
+    and logits).
+
+    The arguments, shapes and result of topp_sample (see its help), with bfloat16 arrays
+    where topp_sample takes float32 ones.  bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    C function: kb_topp_sample_bf16.
+    """
+    _r = _fast_topp_sample_bf16(ctx, logits, out, p, temperature, seed)
+    return _topp_sample_path(_V_topp_sample_bf16, logits, out, p, temperature, seed, ctx) if _r is _SLOW else _r
+
+
+_V_topp_sample_f16 = _Variant('topp_sample_f16', _lib.kb_topp_sample_f16, _K_F16, _HA, _F16, {})
+_fast_topp_sample_f16 = _fast('kb_topp_sample_f16/cnntffut', ('topp_sample_f16', ((2, 0, 0, 2, (0, 1), -1), (1, 1, 0, 3, (0,), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (2, 0, 't'), (3, 0, 'f'), (3, 1, 'f'), (3, 2, 'u'), (2, 1, 't')), 2, 3, (), 1, (), 0))
+
+
+def topp_sample_f16(logits, out=None, *, p, temperature=1, seed, ctx=None):
+    """float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+    exactly widened logits and the same seed (same rules for p, temperature
+    and logits).
+
+    The arguments, shapes and result of topp_sample (see its help), with float16 arrays
+    where topp_sample takes float32 ones.  float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    C function: kb_topp_sample_f16.
+    """
+    _r = _fast_topp_sample_f16(ctx, logits, out, p, temperature, seed)
+    return _topp_sample_path(_V_topp_sample_f16, logits, out, p, temperature, seed, ctx) if _r is _SLOW else _r
 
 
 def _linear_path(_v, x, weight, bias, out, act, ctx):
@@ -3261,6 +3459,16 @@ _PUBLIC = {
     'kv_cache_append_f16': kv_cache_append_f16,
     'linear_glu_w': linear_glu_w,
     'moe_experts': moe_experts,
+    'embedding_bf16': embedding_bf16,
+    'embedding_f16': embedding_f16,
+    'argmax_bf16': argmax_bf16,
+    'argmax_f16': argmax_f16,
+    'sample_bf16': sample_bf16,
+    'sample_f16': sample_f16,
+    'topk_sample_bf16': topk_sample_bf16,
+    'topk_sample_f16': topk_sample_f16,
+    'topp_sample_bf16': topp_sample_bf16,
+    'topp_sample_f16': topp_sample_f16,
 }
 
 __all__ = [
@@ -3347,4 +3555,14 @@ __all__ = [
     'kv_cache_append_f16',
     'linear_glu_w',
     'moe_experts',
+    'embedding_bf16',
+    'embedding_f16',
+    'argmax_bf16',
+    'argmax_f16',
+    'sample_bf16',
+    'sample_f16',
+    'topk_sample_bf16',
+    'topk_sample_f16',
+    'topp_sample_bf16',
+    'topp_sample_f16',
 ]

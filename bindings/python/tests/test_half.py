@@ -225,3 +225,84 @@ def test_half_bad_input_names_the_argument_and_writes_nothing():
     with pytest.raises(kb.InvalidArgumentError, match="kb_scale_bf16: alpha must be finite, got nan"):
         kb.scale_bf16(x.view(np.uint16), alpha=float("nan"), out=out)
     assert np.all(out == 7)
+
+
+# --- 16-bit embedding, argmax and samplers ----------------------------------------------
+# Their contract is the float32 kernel on the exactly widened values: rows
+# copied bit for bit, and the same index / token as the float32 call.
+
+
+def logits16(dt, rows, cols):
+    x = f16(rows, cols, scale=3.0) if dt == "f16" else bf16(rows, cols, scale=3.0)
+    x = x.view(np.uint16).copy()
+    x[:, 1::7] = 0xFC00 if dt == "f16" else 0xFF80  # -inf: never sampled
+    return x if dt == "bf16" else x.view(np.float16)
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f16"])
+def test_embedding_16bit_copies_rows(dt):
+    table = (f16(11, 5) if dt == "f16" else bf16(11, 5)).view(np.uint16).copy()
+    table[3, 2] = 0x7C01 if dt == "f16" else 0x7F81  # a signalling NaN pattern is copied too
+    ids = np.array([3, 0, 10, 3], np.int32)
+    got = getattr(kb, "embedding_" + dt)(ids, table)
+    assert got.dtype == np.uint16 and np.array_equal(got, table[ids])
+    if dt == "f16":
+        # float16 arrays through the float32 name run the variant.
+        got16 = kb.embedding(ids, table.view(np.float16))
+        assert got16.dtype == np.float16 and np.array_equal(got16.view(np.uint16), table[ids])
+    out = np.full((2, 5), 9, np.uint16)
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_embedding_{dt}: ids\[1\] = 11 is out of range \[0, 11\)"):
+        getattr(kb, "embedding_" + dt)(np.array([0, 11], np.int32), table, out=out)
+    assert np.all(out == 9)
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f16"])
+def test_argmax_16bit_is_f32_argmax_of_widened(dt):
+    x = logits16(dt, 9, 5000).view(np.uint16)
+    x[2, 4100] = x[2, 7] = 0x4F00 if dt == "f16" else 0x4400  # a tie across the kernel's blocks: 7 wins
+    x[4, 4200] = 0x7E00 if dt == "f16" else 0x7FC0  # NaN wins
+    got = getattr(kb, "argmax_" + dt)(x)
+    want = kb.argmax(widen(x, dt) if dt == "bf16" else x.view(np.float16).astype(np.float32))
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+    assert got[2] == 7 and got[4] == 4200
+    if dt == "f16":
+        assert np.array_equal(kb.argmax(x.view(np.float16)), want)
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f16"])
+def test_samplers_16bit_match_f32_on_widened_logits(dt):
+    x = logits16(dt, 16, 700)
+    xf = widen(x, dt) if dt == "bf16" else x.astype(np.float32)
+    tokens = set()
+    for seed in range(30):
+        t = (0.5, 1.0, 1.7)[seed % 3]
+        got = getattr(kb, "sample_" + dt)(x, temperature=t, seed=seed)
+        assert np.array_equal(got, kb.sample(xf, temperature=t, seed=seed))
+        k = 1 + seed * 13 % 700
+        got = getattr(kb, "topk_sample_" + dt)(x, k=k, temperature=t, seed=seed)
+        assert np.array_equal(got, kb.topk_sample(xf, k=k, temperature=t, seed=seed))
+        p = (0.1, 0.7, 1.0)[seed % 3]
+        got = getattr(kb, "topp_sample_" + dt)(x, p=p, temperature=t, seed=seed)
+        assert np.array_equal(got, kb.topp_sample(xf, p=p, temperature=t, seed=seed))
+        tokens.update(got.tolist())
+    assert len(tokens) > 20  # the draws vary: the comparison is not vacuous
+
+
+@pytest.mark.parametrize("dt", ["bf16", "f16"])
+def test_samplers_16bit_bad_inputs(dt):
+    x = logits16(dt, 2, 8).view(np.uint16)
+    out = np.full(2, -5, np.int32)
+    bad = x.copy()
+    bad[1, 3] = 0x7C00 if dt == "f16" else 0x7F80
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_sample_{dt}: logits row 1 holds \+inf"):
+        getattr(kb, "sample_" + dt)(bad, seed=1, out=out)
+    bad[1, :] = 0xFC00 if dt == "f16" else 0xFF80
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_topk_sample_{dt}: logits row 1 is all -inf"):
+        getattr(kb, "topk_sample_" + dt)(bad, k=2, seed=1, out=out)
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_topk_sample_{dt}: k must be <= cols \(8\), got 9"):
+        getattr(kb, "topk_sample_" + dt)(x, k=9, seed=1, out=out)
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_topp_sample_{dt}: p must be in \(0, 1\], got 0"):
+        getattr(kb, "topp_sample_" + dt)(x, p=0.0, seed=1, out=out)
+    with pytest.raises(kb.InvalidArgumentError, match=rf"kb_sample_{dt}: temperature must be finite and > 0"):
+        getattr(kb, "sample_" + dt)(x, temperature=0.0, seed=1, out=out)
+    assert np.all(out == -5)

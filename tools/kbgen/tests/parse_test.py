@@ -236,9 +236,10 @@ def test_real_header_reduced_precision_mirrors_float32():
     api = parse_header(HEADER)
     by_name = {f.name: f for f in api.functions}
     variants = [f for f in api.functions if f.name.endswith(("_bf16", "_f16"))]
-    # Two for each of 16 model kernels and the decoder kernels glu,
-    # add_rmsnorm, rope_ex, kv_cache_append and moe_route.
-    assert len(variants) == 42
+    # Two for each of 16 model kernels, the decoder kernels glu,
+    # add_rmsnorm, rope_ex, kv_cache_append and moe_route, and embedding,
+    # argmax and the three samplers.
+    assert len(variants) == 52
     # The router's weights are float32 whatever its logits are.
     stay_f32 = {("kb_moe_route", "weights")}
     for v in variants:

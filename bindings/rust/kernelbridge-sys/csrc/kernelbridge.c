@@ -3361,8 +3361,8 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 #include <stdint.h>
 
 
-/* y[i] = act(gate[i]) * up[i] for i < n, exactly as kb_glu: gate is
- * overwritten by act(gate) (scratch of the caller); y may be up. */
+/* y[i] = act(gate[i]) * up[i] for i < n, exactly as kb_glu; gate is the
+ * caller's scratch (relu may overwrite it); y may be up. */
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n);
 
 #endif /* KB_CPU_DECODER_GLU_H */
@@ -5992,29 +5992,71 @@ kb_status kb_adamw_step(kb_context *ctx, int64_t n, float *params, const float *
 
 /* ==== kernels/cpu/argmax.c ==== */
 #define argmax_job argmax__argmax_job
+#define argmax_row_16 argmax__argmax_row_16
 #define argmax_body argmax__argmax_body
+#define run argmax__run
 /* ---- kernels/cpu/argmax.c ---- */
 /* argmax.c - index of the largest element of each row.
  *
  * Ties go to the first index; NaN counts as larger than every number, so the
  * first NaN of a row wins (torch.argmax).  -0.0 and +0.0 compare equal and
  * tie.  The scan is the vector layer's (vec_body.h): 16 lanes each keep the
- * first maximum of their columns, combined by the same rule. */
+ * first maximum of their columns, combined by the same rule.
+ *
+ * kb_argmax_bf16 / _f16 widen a block of a row at a time (exact) into a
+ * buffer on the stack, scan it with the same vector kernel and combine the
+ * blocks' winners in column order by the same rule; the rule defines one
+ * index per row, so the result is kb_argmax's on the widened row without a
+ * widened copy of the logits. */
+#include <math.h>
+
+
+/* Columns widened per step of the 16-bit variants (16 KiB of stack). */
+#define KB_ARGMAX_BLOCK 4096
 
 struct argmax__argmax_job {
   const struct kb_vec_ops *ops;
+  int dt; /* KB_VEC_F32, KB_VEC_BF16 or KB_VEC_F16 */
   int64_t cols;
-  const float *x;
+  const void *x;
   int32_t *out;
 };
 
-static void argmax__argmax_body(void *arg, int64_t begin, int64_t end) {
-  const struct argmax__argmax_job *j = (const struct argmax__argmax_job *)arg;
-  j->ops->argmax(end - begin, j->cols, j->x + begin * j->cols, j->out + begin);
+/* The index of one 16-bit row: block winners combined in column order, a
+ * later block winning only with NaN over a number or a strictly larger
+ * number (so the first NaN, else the first maximum, as within a block). */
+static int32_t argmax__argmax_row_16(const struct kb_vec_ops *ops, int dt, int64_t cols, const uint16_t *x) {
+  float w[KB_ARGMAX_BLOCK];
+  float best = 0.0f;
+  int64_t best_at = 0;
+  for (int64_t b = 0; b < cols; b += KB_ARGMAX_BLOCK) {
+    int64_t n = cols - b < KB_ARGMAX_BLOCK ? cols - b : KB_ARGMAX_BLOCK;
+    int32_t j;
+    ops->convert(dt, 0, n, x + b, w);
+    ops->argmax(1, n, w, &j);
+    float v = w[j];
+    if (b == 0 || (!isnan(best) && (isnan(v) || v > best))) {
+      best = v;
+      best_at = b + j;
+    }
+  }
+  return (int32_t)best_at;
 }
 
-kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
-  static const char fn[] = "kb_argmax";
+static void argmax__argmax_body(void *arg, int64_t begin, int64_t end) {
+  const struct argmax__argmax_job *j = (const struct argmax__argmax_job *)arg;
+  if (j->dt == KB_VEC_F32) {
+    j->ops->argmax(end - begin, j->cols, (const float *)j->x + begin * j->cols, j->out + begin);
+    return;
+  }
+  for (int64_t r = begin; r < end; r++)
+    j->out[r] = argmax__argmax_row_16(j->ops, j->dt, j->cols, (const uint16_t *)j->x + r * j->cols);
+}
+
+/* elem: 4 (float32) or 2 (dt says which 16-bit format). */
+static kb_status argmax__run(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *x,
+                     int32_t *out) {
+  int64_t elem = dt == KB_VEC_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
@@ -6023,22 +6065,41 @@ kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x,
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cols must be <= %ld (indices are int32), got %lld",
                     (long)INT32_MAX, (long long)cols);
   int64_t dims[2] = {rows, cols}, count, out_count;
-  KB_TRY(kb__count(ctx, fn, "x", (int64_t)sizeof(float), 2, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "x", elem, 2, dims, &count));
   KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(int32_t), 1, &rows, &out_count));
   KB_TRY(kb__check_ptr(ctx, fn, "x", x, count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
-  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * (int64_t)sizeof(float);
+  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "x", x, xb, false));
   const struct kb_mem_ref refs[] = {{"x", x, xb}, {"out", out, ob}};
   KB_TRY(kb__check_memory(ctx, fn, 2, refs));
-  if (kb__on_cuda(ctx)) return kb__cuda_finish(ctx, fn, ctx->cuda->argmax(ctx->cuda_ctx, fn, rows, cols, x, out));
+  if (kb__on_cuda(ctx)) {
+    if (dt != KB_VEC_F32)
+      return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+    return kb__cuda_finish(ctx, fn, ctx->cuda->argmax(ctx->cuda_ctx, fn, rows, cols, (const float *)x, out));
+  }
   if (count == 0) return KB_STATUS_OK;
-  struct argmax__argmax_job job = {&kb__cpu_ops()->vec, cols, x, out};
+  struct argmax__argmax_job job = {&kb__cpu_ops()->vec, dt, cols, x, out};
   kb__parallel_for(ctx, rows, kb_cpu_min_rows(cols), argmax__argmax_body, &job);
   return KB_STATUS_OK;
 }
+
+kb_status kb_argmax(kb_context *ctx, int64_t rows, int64_t cols, const float *x, int32_t *out) {
+  return argmax__run(ctx, "kb_argmax", KB_VEC_F32, rows, cols, x, out);
+}
+
+kb_status kb_argmax_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out) {
+  return argmax__run(ctx, "kb_argmax_bf16", KB_VEC_BF16, rows, cols, x, out);
+}
+
+kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *x, int32_t *out) {
+  return argmax__run(ctx, "kb_argmax_f16", KB_VEC_F16, rows, cols, x, out);
+}
+#undef KB_ARGMAX_BLOCK
 #undef argmax_body
 #undef argmax_job
+#undef argmax_row_16
+#undef run
 
 /* ==== kernels/cpu/attention.c ==== */
 #define attn_job attention__attn_job
@@ -7812,29 +7873,32 @@ kb_status kb_add_bias_f16(kb_context *ctx, int64_t rows, int64_t cols, const uin
 #define emb_job embedding__emb_job
 #define emb_body embedding__emb_body
 #define bad_id embedding__bad_id
+#define embed embedding__embed
 /* ---- kernels/cpu/embedding.c ---- */
-/* embedding.c - out[i, :] = table[ids[i], :].
+/* embedding.c - out[i, :] = table[ids[i], :] (kb_embedding, and
+ * kb_embedding_bf16 / _f16 on 16-bit tables).
  *
  * All ids are checked against [0, vocab) before the first row is copied, so a
- * bad id anywhere leaves out untouched.  The copy is exact (memcpy). */
+ * bad id anywhere leaves out untouched.  The copy is exact (memcpy), so the
+ * three element types share one body: only the element size differs. */
 #include <string.h>
 
 
-/* Floats per thread below which a thread is not worth starting. */
-#define KB_EMB_MIN_ELEMS 65536
+/* Bytes per thread below which a thread is not worth starting (65536
+ * floats, as before the 16-bit variants shared this code). */
+#define KB_EMB_MIN_BYTES 262144
 
 struct embedding__emb_job {
-  int64_t dim;
+  int64_t row_bytes;
   const int32_t *ids;
-  const float *table;
-  float *out;
+  const char *table;
+  char *out;
 };
 
 static void embedding__emb_body(void *arg, int64_t begin, int64_t end) {
   const struct embedding__emb_job *job = (const struct embedding__emb_job *)arg;
-  size_t row_bytes = (size_t)job->dim * sizeof(float);
   for (int64_t i = begin; i < end; i++)
-    memcpy(job->out + i * job->dim, job->table + (int64_t)job->ids[i] * job->dim, row_bytes);
+    memcpy(job->out + i * job->row_bytes, job->table + (int64_t)job->ids[i] * job->row_bytes, (size_t)job->row_bytes);
 }
 
 /* The message of an id outside [0, vocab), shared by the CPU and CUDA paths. */
@@ -7843,21 +7907,21 @@ static kb_status embedding__bad_id(kb_context *ctx, const char *fn, int64_t i, i
                   (long)id, (long long)vocab);
 }
 
-kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
-                       const float *table, float *out) {
-  static const char fn[] = "kb_embedding";
+/* elem: 4 (float32) or 2 (bfloat16 / float16 bits). */
+static kb_status embedding__embed(kb_context *ctx, const char *fn, int64_t elem, int64_t n_ids, int64_t vocab, int64_t dim,
+                       const int32_t *ids, const void *table, void *out) {
   KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "n_ids", n_ids));
   KB_TRY(kb__check_dim(ctx, fn, "vocab", vocab));
   KB_TRY(kb__check_dim(ctx, fn, "dim", dim));
   int64_t tdims[2] = {vocab, dim}, odims[2] = {n_ids, dim}, ids_count, table_count, out_count;
   KB_TRY(kb__count(ctx, fn, "ids", (int64_t)sizeof(int32_t), 1, &n_ids, &ids_count));
-  KB_TRY(kb__count(ctx, fn, "table", (int64_t)sizeof(float), 2, tdims, &table_count));
-  KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(float), 2, odims, &out_count));
+  KB_TRY(kb__count(ctx, fn, "table", elem, 2, tdims, &table_count));
+  KB_TRY(kb__count(ctx, fn, "out", elem, 2, odims, &out_count));
   KB_TRY(kb__check_ptr(ctx, fn, "ids", ids, ids_count));
   KB_TRY(kb__check_ptr(ctx, fn, "table", table, table_count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
-  int64_t ob = out_count * (int64_t)sizeof(float), tb = table_count * (int64_t)sizeof(float);
+  int64_t ob = out_count * elem, tb = table_count * elem;
   int64_t ib = ids_count * (int64_t)sizeof(int32_t);
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "table", table, tb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "ids", ids, ib, false));
@@ -7868,6 +7932,8 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
    * device scans them (the host cannot read device memory) and reports the
    * first offender, so the message is the CPU's. */
   if (kb__on_cuda(ctx)) {
+    if (elem != (int64_t)sizeof(float))
+      return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
     if (n_ids > 0) {
       int64_t bad;
       int32_t value;
@@ -7875,20 +7941,38 @@ kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t di
       if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
       if (bad >= 0) return embedding__bad_id(ctx, fn, bad, value, vocab);
     }
-    return kb__cuda_finish(ctx, fn, ctx->cuda->embedding(ctx->cuda_ctx, fn, n_ids, vocab, dim, ids, table, out));
+    return kb__cuda_finish(ctx, fn,
+                           ctx->cuda->embedding(ctx->cuda_ctx, fn, n_ids, vocab, dim, ids, (const float *)table,
+                                                (float *)out));
   }
   for (int64_t i = 0; i < n_ids; i++) {
     if (ids[i] < 0 || (int64_t)ids[i] >= vocab) return embedding__bad_id(ctx, fn, i, ids[i], vocab);
   }
   if (out_count == 0) return KB_STATUS_OK;
-  struct embedding__emb_job job = {dim, ids, table, out};
-  kb__parallel_for(ctx, n_ids, KB_EMB_MIN_ELEMS / dim + 1, embedding__emb_body, &job);
+  struct embedding__emb_job job = {dim * elem, ids, (const char *)table, (char *)out};
+  kb__parallel_for(ctx, n_ids, KB_EMB_MIN_BYTES / (dim * elem) + 1, embedding__emb_body, &job);
   return KB_STATUS_OK;
 }
-#undef KB_EMB_MIN_ELEMS
+
+kb_status kb_embedding(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                       const float *table, float *out) {
+  return embedding__embed(ctx, "kb_embedding", (int64_t)sizeof(float), n_ids, vocab, dim, ids, table, out);
+}
+
+kb_status kb_embedding_bf16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                            const uint16_t *table, uint16_t *out) {
+  return embedding__embed(ctx, "kb_embedding_bf16", 2, n_ids, vocab, dim, ids, table, out);
+}
+
+kb_status kb_embedding_f16(kb_context *ctx, int64_t n_ids, int64_t vocab, int64_t dim, const int32_t *ids,
+                           const uint16_t *table, uint16_t *out) {
+  return embedding__embed(ctx, "kb_embedding_f16", 2, n_ids, vocab, dim, ids, table, out);
+}
+#undef KB_EMB_MIN_BYTES
 #undef bad_id
 #undef emb_body
 #undef emb_job
+#undef embed
 
 /* ==== kernels/cpu/gemm.c ==== */
 #define check gemm__check
@@ -10817,10 +10901,12 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
 #define cand sampling__cand
 #define cand_cmp sampling__cand_cmp
 #define ranks_before sampling__ranks_before
+#define block_of sampling__block_of
 #define samp_job sampling__samp_job
 #define sample_row sampling__sample_row
 #define select_topk sampling__select_topk
 #define pick sampling__pick
+#define row_of sampling__row_of
 #define samp_body sampling__samp_body
 #define bad_row sampling__bad_row
 #define check_logits sampling__check_logits
@@ -10840,7 +10926,14 @@ kb_status kb_rope(kb_context *ctx, int64_t seq, int64_t heads, int64_t head_dim,
  * about 1e-15 relative of a running sum); the sums stay sequential.
  * Weights are recomputed (kb_sample) or stored (top-k/top-p) but always
  * summed in the same order, so the final running sum equals the total bit
- * for bit. */
+ * for bit.
+ *
+ * The bfloat16 / float16 variants read the logits a block at a time through
+ * block_of, which widens the block (exactly) into a buffer on the stack; the
+ * float32 calls get a pointer into the logits instead.  Everything after
+ * that is shared, so a 16-bit call does the float32 call's arithmetic on the
+ * widened values and returns its tokens, without a widened copy of the
+ * logits (vocabularies reach 256k). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -10868,11 +10961,20 @@ static int sampling__cand_cmp(const void *pa, const void *pb) {
 
 static bool sampling__ranks_before(struct sampling__cand a, struct sampling__cand b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
 
+/* Logits [b, b + n) of row x as float32: a pointer into x (dt KB_VEC_F32)
+ * or buf, n <= KB_SAMP_BLOCK values widened from the 16-bit row. */
+static const float *sampling__block_of(const struct kb_vec_ops *ops, int dt, const void *x, int64_t b, int64_t n, float *buf) {
+  if (dt == KB_VEC_F32) return (const float *)x + b;
+  ops->convert(dt, 0, n, (const uint16_t *)x + b, buf);
+  return buf;
+}
+
 struct sampling__samp_job {
   const struct kb_vec_ops *ops;
   enum mode mode;
+  int dt; /* KB_VEC_F32, KB_VEC_BF16 or KB_VEC_F16 */
   int64_t rows, cols, k;
-  const float *logits;
+  const void *logits;
   double p, temperature;
   uint64_t seed;
   int32_t *out;
@@ -10882,14 +10984,20 @@ struct sampling__samp_job {
   int64_t width, tasks;
 };
 
-static int32_t sampling__sample_row(const struct kb_vec_ops *ops, const float *x, int64_t cols, double temperature, double u) {
+static int32_t sampling__sample_row(const struct kb_vec_ops *ops, int dt, const void *x, int64_t cols, double temperature,
+                          double u) {
   double m = -INFINITY, w[KB_SAMP_BLOCK];
-  for (int64_t c = 0; c < cols; c++)
-    if ((double)x[c] > m) m = (double)x[c];
+  float buf[KB_SAMP_BLOCK];
+  for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+    int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+    const float *xb = sampling__block_of(ops, dt, x, b, n, buf);
+    for (int64_t i = 0; i < n; i++)
+      if ((double)xb[i] > m) m = (double)xb[i];
+  }
   double total = 0.0;
   for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
     int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
-    ops->exp_weights(n, x + b, m, temperature, w);
+    ops->exp_weights(n, sampling__block_of(ops, dt, x, b, n, buf), m, temperature, w);
     for (int64_t i = 0; i < n; i++) total += w[i];
   }
   /* The same weights again, summed in the same order up to the token. */
@@ -10897,7 +11005,7 @@ static int32_t sampling__sample_row(const struct kb_vec_ops *ops, const float *x
   int64_t last_positive = 0;
   for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
     int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
-    ops->exp_weights(n, x + b, m, temperature, w);
+    ops->exp_weights(n, sampling__block_of(ops, dt, x, b, n, buf), m, temperature, w);
     for (int64_t i = 0; i < n; i++) {
       s += w[i];
       if (s > t) return (int32_t)(b + i);
@@ -10909,10 +11017,14 @@ static int32_t sampling__sample_row(const struct kb_vec_ops *ops, const float *x
 
 /* Keeps the k best candidates in a binary heap whose root is the worst kept,
  * so each column costs O(log k); the survivors are then sorted. */
-static void sampling__select_topk(const float *x, int64_t cols, int64_t k, struct sampling__cand *heap) {
+static void sampling__select_topk(const struct kb_vec_ops *ops, int dt, const void *x, int64_t cols, int64_t k,
+                        struct sampling__cand *heap) {
   int64_t size = 0;
+  float buf[KB_SAMP_BLOCK];
+  const float *xb = NULL;
   for (int64_t c = 0; c < cols; c++) {
-    struct sampling__cand e = {x[c], (int32_t)c};
+    if (c % KB_SAMP_BLOCK == 0) xb = sampling__block_of(ops, dt, x, c, cols - c < KB_SAMP_BLOCK ? cols - c : KB_SAMP_BLOCK, buf);
+    struct sampling__cand e = {xb[c % KB_SAMP_BLOCK], (int32_t)c};
     int64_t pos;
     if (size < k) {
       /* Sift up: parents must rank after (be worse than) their children. */
@@ -10972,6 +11084,11 @@ static int32_t sampling__pick(const struct kb_vec_ops *ops, const struct samplin
   return sampling__cand[0].i;
 }
 
+/* The element at offset `at` of float32 or 16-bit logits. */
+static const void *sampling__row_of(int dt, const void *logits, int64_t at) {
+  return dt == KB_VEC_F32 ? (const void *)((const float *)logits + at) : (const void *)((const uint16_t *)logits + at);
+}
+
 static void sampling__samp_body(void *arg, int64_t tbegin, int64_t tend) {
   const struct sampling__samp_job *g = (const struct sampling__samp_job *)arg;
   for (int64_t t = tbegin; t < tend; t++) {
@@ -10980,17 +11097,22 @@ static void sampling__samp_body(void *arg, int64_t tbegin, int64_t tend) {
     struct sampling__cand *cands = g->cands != NULL ? g->cands + t * g->width : NULL;
     double *sums = g->sums != NULL ? g->sums + t * g->width : NULL;
     for (int64_t r = begin; r < end; r++) {
-      const float *x = g->logits + r * g->cols;
+      const void *x = sampling__row_of(g->dt, g->logits, r * g->cols);
       double u = kb_philox_uniform(g->seed, (uint64_t)r);
       if (g->mode == MODE_SAMPLE) {
-        g->out[r] = sampling__sample_row(g->ops, x, g->cols, g->temperature, u);
+        g->out[r] = sampling__sample_row(g->ops, g->dt, x, g->cols, g->temperature, u);
       } else if (g->mode == MODE_TOPK) {
-        sampling__select_topk(x, g->cols, g->k, cands);
+        sampling__select_topk(g->ops, g->dt, x, g->cols, g->k, cands);
         g->out[r] = sampling__pick(g->ops, cands, sums, g->k, g->temperature, u, false, 0.0);
       } else {
-        for (int64_t c = 0; c < g->cols; c++) {
-          cands[c].v = x[c];
-          cands[c].i = (int32_t)c;
+        float buf[KB_SAMP_BLOCK];
+        for (int64_t b = 0; b < g->cols; b += KB_SAMP_BLOCK) {
+          int64_t n = g->cols - b < KB_SAMP_BLOCK ? g->cols - b : KB_SAMP_BLOCK;
+          const float *xb = sampling__block_of(g->ops, g->dt, x, b, n, buf);
+          for (int64_t i = 0; i < n; i++) {
+            cands[b + i].v = xb[i];
+            cands[b + i].i = (int32_t)(b + i);
+          }
         }
         qsort(cands, (size_t)g->cols, sizeof *cands, sampling__cand_cmp);
         g->out[r] = sampling__pick(g->ops, cands, sums, g->cols, g->temperature, u, true, g->p);
@@ -11011,24 +11133,31 @@ static kb_status sampling__bad_row(kb_context *ctx, const char *fn, int64_t r, i
 /* Rejects NaN, +inf and all -inf rows; the first offending row is reported
  * (within a row, the first NaN or +inf decides the reason).  On CUDA the
  * device scans (the host cannot read device memory) by the same rule. */
-static kb_status sampling__check_logits(kb_context *ctx, const char *fn, int64_t rows, int64_t cols, const float *logits) {
+static kb_status sampling__check_logits(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols,
+                              const void *logits) {
   if (kb__on_cuda(ctx)) {
     if (rows == 0 || cols == 0) return KB_STATUS_OK;
     int64_t bad;
     int32_t reason;
-    kbcuda_status st = ctx->cuda->validate_logits(ctx->cuda_ctx, fn, rows, cols, logits, &bad, &reason);
+    kbcuda_status st = ctx->cuda->validate_logits(ctx->cuda_ctx, fn, rows, cols, (const float *)logits, &bad, &reason);
     if (st != KBCUDA_STATUS_OK) return kb__cuda_finish(ctx, fn, st);
     if (bad >= 0) return sampling__bad_row(ctx, fn, bad, reason);
     return KB_STATUS_OK;
   }
+  const struct kb_vec_ops *ops = &kb__cpu_ops()->vec;
+  float buf[KB_SAMP_BLOCK];
   for (int64_t r = 0; r < rows; r++) {
-    const float *x = logits + r * cols;
+    const void *x = sampling__row_of(dt, logits, r * cols);
     bool finite_or_neg_inf_seen = false;
-    for (int64_t c = 0; c < cols; c++) {
-      float v = x[c];
-      if (isnan(v)) return sampling__bad_row(ctx, fn, r, KBCUDA_LOGITS_NAN);
-      if (v == INFINITY) return sampling__bad_row(ctx, fn, r, KBCUDA_LOGITS_POS_INF);
-      if (v != -INFINITY) finite_or_neg_inf_seen = true;
+    for (int64_t b = 0; b < cols; b += KB_SAMP_BLOCK) {
+      int64_t n = cols - b < KB_SAMP_BLOCK ? cols - b : KB_SAMP_BLOCK;
+      const float *xb = sampling__block_of(ops, dt, x, b, n, buf);
+      for (int64_t i = 0; i < n; i++) {
+        float v = xb[i];
+        if (isnan(v)) return sampling__bad_row(ctx, fn, r, KBCUDA_LOGITS_NAN);
+        if (v == INFINITY) return sampling__bad_row(ctx, fn, r, KBCUDA_LOGITS_POS_INF);
+        if (v != -INFINITY) finite_or_neg_inf_seen = true;
+      }
     }
     if (!finite_or_neg_inf_seen) return sampling__bad_row(ctx, fn, r, KBCUDA_LOGITS_ALL_NEG_INF);
   }
@@ -11049,8 +11178,10 @@ static kbcuda_status sampling__cuda_sample(kb_context *ctx, const char *fn, enum
   }
 }
 
-static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, int64_t rows, int64_t cols, const float *logits,
-                     int64_t k, float p, float temperature, uint64_t seed, int32_t *out) {
+/* dt: KB_VEC_F32 (logits are float) or the 16-bit format of the logits. */
+static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, int dt, int64_t rows, int64_t cols,
+                     const void *logits, int64_t k, float p, float temperature, uint64_t seed, int32_t *out) {
+  int64_t elem = dt == KB_VEC_F32 ? (int64_t)sizeof(float) : KB_HALF_SIZE;
   KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "rows", rows));
   KB_TRY(kb__check_dim(ctx, fn, "cols", cols));
@@ -11065,7 +11196,7 @@ static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, 
                       (long long)k);
   }
   int64_t dims[2] = {rows, cols}, count, out_count;
-  KB_TRY(kb__count(ctx, fn, "logits", (int64_t)sizeof(float), 2, dims, &count));
+  KB_TRY(kb__count(ctx, fn, "logits", elem, 2, dims, &count));
   KB_TRY(kb__count(ctx, fn, "out", (int64_t)sizeof(int32_t), 1, &rows, &out_count));
   KB_TRY(kb__check_ptr(ctx, fn, "logits", logits, count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", out, out_count));
@@ -11074,18 +11205,21 @@ static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, 
                     (double)temperature);
   if (mode == MODE_TOPP && !(p > 0.0f && p <= 1.0f))
     return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "p must be in (0, 1], got %g", (double)p);
-  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * (int64_t)sizeof(float);
+  int64_t ob = out_count * (int64_t)sizeof(int32_t), xb = count * elem;
   KB_TRY(kb__check_overlap(ctx, fn, "out", out, ob, "logits", logits, xb, false));
   const struct kb_mem_ref refs[] = {{"logits", logits, xb}, {"out", out, ob}};
   KB_TRY(kb__check_memory(ctx, fn, 2, refs));
-  KB_TRY(sampling__check_logits(ctx, fn, rows, cols, logits));
+  if (kb__on_cuda(ctx) && dt != KB_VEC_F32)
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "not implemented by the CUDA backend yet (use a CPU context)");
+  KB_TRY(sampling__check_logits(ctx, fn, dt, rows, cols, logits));
   /* The CUDA path allocates no host scratch: the device has its own. */
   if (kb__on_cuda(ctx))
-    return kb__cuda_finish(ctx, fn, sampling__cuda_sample(ctx, fn, mode, rows, cols, logits, k, p, temperature, seed, out));
+    return kb__cuda_finish(ctx, fn,
+                           sampling__cuda_sample(ctx, fn, mode, rows, cols, (const float *)logits, k, p, temperature, seed, out));
   if (rows == 0) return KB_STATUS_OK;
 
-  struct sampling__samp_job g = {&kb__cpu_ops()->vec, mode, rows, cols, k, logits, (double)p, (double)temperature, seed, out,
-                       NULL, NULL, 0, 0};
+  struct sampling__samp_job g = {&kb__cpu_ops()->vec, mode, dt, rows, cols, k, logits, (double)p, (double)temperature, seed,
+                       out, NULL, NULL, 0, 0};
   /* Work per row is about cols exps (plus a sort for top-p). */
   g.tasks = kb__task_count(ctx, rows, 16384 / cols + 1);
   if (mode != MODE_SAMPLE) {
@@ -11108,26 +11242,60 @@ static kb_status sampling__run(kb_context *ctx, const char *fn, enum mode mode, 
 
 kb_status kb_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float temperature, uint64_t seed,
                     int32_t *out) {
-  return sampling__run(ctx, "kb_sample", MODE_SAMPLE, rows, cols, logits, 1, 1.0f, temperature, seed, out);
+  return sampling__run(ctx, "kb_sample", MODE_SAMPLE, KB_VEC_F32, rows, cols, logits, 1, 1.0f, temperature, seed, out);
 }
 
 kb_status kb_topk_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, int64_t k, float temperature,
                          uint64_t seed, int32_t *out) {
-  return sampling__run(ctx, "kb_topk_sample", MODE_TOPK, rows, cols, logits, k, 1.0f, temperature, seed, out);
+  return sampling__run(ctx, "kb_topk_sample", MODE_TOPK, KB_VEC_F32, rows, cols, logits, k, 1.0f, temperature, seed, out);
 }
 
 kb_status kb_topp_sample(kb_context *ctx, int64_t rows, int64_t cols, const float *logits, float p, float temperature,
                          uint64_t seed, int32_t *out) {
-  return sampling__run(ctx, "kb_topp_sample", MODE_TOPP, rows, cols, logits, 1, p, temperature, seed, out);
+  return sampling__run(ctx, "kb_topp_sample", MODE_TOPP, KB_VEC_F32, rows, cols, logits, 1, p, temperature, seed, out);
+}
+
+/* ---- bfloat16 / float16 logits ---- */
+
+kb_status kb_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature,
+                         uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_sample_bf16", MODE_SAMPLE, KB_VEC_BF16, rows, cols, logits, 1, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float temperature,
+                        uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_sample_f16", MODE_SAMPLE, KB_VEC_F16, rows, cols, logits, 1, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_topk_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k,
+                              float temperature, uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_topk_sample_bf16", MODE_TOPK, KB_VEC_BF16, rows, cols, logits, k, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_topk_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k,
+                             float temperature, uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_topk_sample_f16", MODE_TOPK, KB_VEC_F16, rows, cols, logits, k, 1.0f, temperature, seed, out);
+}
+
+kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p,
+                              float temperature, uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_topp_sample_bf16", MODE_TOPP, KB_VEC_BF16, rows, cols, logits, 1, p, temperature, seed, out);
+}
+
+kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p,
+                             float temperature, uint64_t seed, int32_t *out) {
+  return sampling__run(ctx, "kb_topp_sample_f16", MODE_TOPP, KB_VEC_F16, rows, cols, logits, 1, p, temperature, seed, out);
 }
 #undef KB_SAMP_BLOCK
 #undef bad_row
+#undef block_of
 #undef cand
 #undef cand_cmp
 #undef check_logits
 #undef cuda_sample
 #undef pick
 #undef ranks_before
+#undef row_of
 #undef run
 #undef samp_body
 #undef samp_job
@@ -19984,9 +20152,13 @@ static void glu__relu_tile(const float *src, float *dst, int64_t n) {
 }
 
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
-  /* The order of glu_body's float32 path: the activation's values first,
-   * then the product with them as the first operand. */
-  if (act != KB_ACTIVATION_NONE) glu__apply_act(ops, act, gate, gate, n);
+  /* glu_body's float32 path, step for step. */
+  if (act == KB_ACTIVATION_SILU || act == KB_ACTIVATION_GELU || act == KB_ACTIVATION_GELU_TANH) {
+    int fn = act == KB_ACTIVATION_SILU ? KB_VM_SILU : act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+    ops->gated(fn, KB_VEC_F32, n, gate, up, y);
+    return;
+  }
+  if (act == KB_ACTIVATION_RELU) glu__relu_tile(gate, gate, n);
   ops->binary(KB_VEC_MUL, KB_VEC_F32, n, gate, up, y);
 }
 

@@ -1134,3 +1134,113 @@ extern "C" {
         y: *mut f32,
     ) -> kb_status;
 }
+extern "C" {
+    pub fn kb_embedding_bf16(
+        ctx: *mut kb_context,
+        n_ids: i64,
+        vocab: i64,
+        dim: i64,
+        ids: *const i32,
+        table: *const u16,
+        out: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_embedding_f16(
+        ctx: *mut kb_context,
+        n_ids: i64,
+        vocab: i64,
+        dim: i64,
+        ids: *const i32,
+        table: *const u16,
+        out: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_argmax_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_argmax_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        x: *const u16,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_sample_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_sample_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_topk_sample_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        k: i64,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_topk_sample_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        k: i64,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_topp_sample_bf16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        p: f32,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_topp_sample_f16(
+        ctx: *mut kb_context,
+        rows: i64,
+        cols: i64,
+        logits: *const u16,
+        p: f32,
+        temperature: f32,
+        seed: u64,
+        out: *mut i32,
+    ) -> kb_status;
+}

@@ -4220,4 +4220,216 @@ kernels! {
         let raw_status = unsafe { sys::kb_moe_experts(self.raw.as_ptr(), c_tokens, c_hidden, c_ffn, c_experts, c_top_k, x.as_ptr(), ids.as_ptr(), weights.as_ptr(), weight_type.to_raw(), gate_weight.as_ptr().cast(), c_gate_bytes, up_weight.as_ptr().cast(), c_up_bytes, down_weight.as_ptr().cast(), c_down_bytes, act.to_raw(), y.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
+
+    /// bfloat16 variant of kb_embedding: out\[i, :\] = table\[ids\[i\], :\], a copy of
+    /// the 16-bit rows (exact).  Every id must lie in \[0, vocab); the ids are all
+    /// checked before anything is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `ids`: input, `i32[n_ids]`
+    /// - `table`: input, `bf16[vocab, dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `bf16[n_ids, dim]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `n_ids` is the length of `ids`.
+    pub fn embedding_bf16(&self, vocab: usize, dim: usize, ids: &[i32], table: &[u16], out: &mut [u16]) -> Result<()>;
+    pub fn embedding_bf16_buf(&self, vocab: usize, dim: usize, ids: &DeviceSlice<'_, i32>, table: &DeviceSlice<'_, u16>, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_embedding_bf16";
+        let n_ids = ids.len();
+        check_dense(FUNC, "table", table.len(), "[vocab, dim]", &[vocab, dim])?;
+        check_dense(FUNC, "out", out.len(), "[n_ids, dim]", &[n_ids, dim])?;
+        let [c_n_ids, c_vocab, c_dim] = c_dims(FUNC, [("n_ids", n_ids), ("vocab", vocab), ("dim", dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_embedding_bf16(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_embedding: out\[i, :\] = table\[ids\[i\], :\], a copy of
+    /// the 16-bit rows (exact).  Every id must lie in \[0, vocab); the ids are all
+    /// checked before anything is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `ids`: input, `i32[n_ids]`
+    /// - `table`: input, `f16[vocab, dim]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `f16[n_ids, dim]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `n_ids` is the length of `ids`.
+    pub fn embedding_f16(&self, vocab: usize, dim: usize, ids: &[i32], table: &[u16], out: &mut [u16]) -> Result<()>;
+    pub fn embedding_f16_buf(&self, vocab: usize, dim: usize, ids: &DeviceSlice<'_, i32>, table: &DeviceSlice<'_, u16>, out: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_embedding_f16";
+        let n_ids = ids.len();
+        check_dense(FUNC, "table", table.len(), "[vocab, dim]", &[vocab, dim])?;
+        check_dense(FUNC, "out", out.len(), "[n_ids, dim]", &[n_ids, dim])?;
+        let [c_n_ids, c_vocab, c_dim] = c_dims(FUNC, [("n_ids", n_ids), ("vocab", vocab), ("dim", dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_embedding_f16(self.raw.as_ptr(), c_n_ids, c_vocab, c_dim, ids.as_ptr(), table.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+    /// first index on ties, NaN larger than every number).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn argmax_bf16(&self, cols: usize, x: &[u16], out: &mut [i32]) -> Result<()>;
+    pub fn argmax_bf16_buf(&self, cols: usize, x: &DeviceSlice<'_, u16>, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_argmax_bf16";
+        let rows = out.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_argmax_bf16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+    /// first index on ties, NaN larger than every number).
+    ///
+    /// # Arguments
+    ///
+    /// - `x`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn argmax_f16(&self, cols: usize, x: &[u16], out: &mut [i32]) -> Result<()>;
+    pub fn argmax_f16_buf(&self, cols: usize, x: &DeviceSlice<'_, u16>, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_argmax_f16";
+        let rows = out.len();
+        check_dense(FUNC, "x", x.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_argmax_f16(self.raw.as_ptr(), c_rows, c_cols, x.as_ptr(), out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+    /// widened logits and the same seed (same rules: no NaN or +inf, no row all
+    /// \-inf, temperature finite and \> 0).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn sample_bf16(&self, cols: usize, logits: &[u16], temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn sample_bf16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_sample_bf16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_sample_bf16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+    /// widened logits and the same seed (same rules: no NaN or +inf, no row all
+    /// \-inf, temperature finite and \> 0).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn sample_f16(&self, cols: usize, logits: &[u16], temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn sample_f16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_sample_f16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_sample_f16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+    /// exactly widened logits and the same seed (same rules for k, temperature
+    /// and logits).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topk_sample_bf16(&self, cols: usize, logits: &[u16], k: usize, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topk_sample_bf16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, k: usize, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topk_sample_bf16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_k] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("k", k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topk_sample_bf16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), c_k, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+    /// exactly widened logits and the same seed (same rules for k, temperature
+    /// and logits).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topk_sample_f16(&self, cols: usize, logits: &[u16], k: usize, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topk_sample_f16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, k: usize, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topk_sample_f16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols, c_k] = c_dims(FUNC, [("rows", rows), ("cols", cols), ("k", k)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topk_sample_f16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), c_k, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+    /// exactly widened logits and the same seed (same rules for p, temperature
+    /// and logits).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `bf16[rows, cols]`, bf16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topp_sample_bf16(&self, cols: usize, logits: &[u16], p: f32, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topp_sample_bf16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, p: f32, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topp_sample_bf16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topp_sample_bf16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+    /// exactly widened logits and the same seed (same rules for p, temperature
+    /// and logits).
+    ///
+    /// # Arguments
+    ///
+    /// - `logits`: input, `f16[rows, cols]`, f16 bits in `u16` (see [`half`])
+    /// - `out`: output, `i32[rows]`
+    ///
+    /// `rows` is the length of `out`.
+    pub fn topp_sample_f16(&self, cols: usize, logits: &[u16], p: f32, temperature: f32, seed: u64, out: &mut [i32]) -> Result<()>;
+    pub fn topp_sample_f16_buf(&self, cols: usize, logits: &DeviceSlice<'_, u16>, p: f32, temperature: f32, seed: u64, out: &mut DeviceSliceMut<'_, i32>) -> Result<()> {
+        const FUNC: &str = "kb_topp_sample_f16";
+        let rows = out.len();
+        check_dense(FUNC, "logits", logits.len(), "[rows, cols]", &[rows, cols])?;
+        let [c_rows, c_cols] = c_dims(FUNC, [("rows", rows), ("cols", cols)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_topp_sample_f16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
 }

@@ -2471,6 +2471,118 @@ fn moe_experts_rejects_short_y() {
 }
 
 #[test]
+fn embedding_bf16_rejects_short_table() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids = vec![0i32; 2];
+    let table = vec![0u16; 3];
+    let mut out = vec![0u16; 4];
+    let err = ctx.embedding_bf16(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_bf16", "table");
+}
+
+#[test]
+fn embedding_bf16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids = vec![0i32; 2];
+    let table = vec![0u16; 4];
+    let mut out = vec![0u16; 3];
+    let err = ctx.embedding_bf16(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_bf16", "out");
+}
+
+#[test]
+fn embedding_f16_rejects_short_table() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids = vec![0i32; 2];
+    let table = vec![0u16; 3];
+    let mut out = vec![0u16; 4];
+    let err = ctx.embedding_f16(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_f16", "table");
+}
+
+#[test]
+fn embedding_f16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids = vec![0i32; 2];
+    let table = vec![0u16; 4];
+    let mut out = vec![0u16; 3];
+    let err = ctx.embedding_f16(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_f16", "out");
+}
+
+#[test]
+fn argmax_bf16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.argmax_bf16(2, &x, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_argmax_bf16", "x");
+}
+
+#[test]
+fn argmax_f16_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.argmax_f16(2, &x, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_argmax_f16", "x");
+}
+
+#[test]
+fn sample_bf16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.sample_bf16(2, &logits, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_sample_bf16", "logits");
+}
+
+#[test]
+fn sample_f16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.sample_f16(2, &logits, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_sample_f16", "logits");
+}
+
+#[test]
+fn topk_sample_bf16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.topk_sample_bf16(2, &logits, 2, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topk_sample_bf16", "logits");
+}
+
+#[test]
+fn topk_sample_f16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.topk_sample_f16(2, &logits, 2, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topk_sample_f16", "logits");
+}
+
+#[test]
+fn topp_sample_bf16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.topp_sample_bf16(2, &logits, 0.0, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topp_sample_bf16", "logits");
+}
+
+#[test]
+fn topp_sample_f16_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits = vec![0u16; 3];
+    let mut out = vec![0i32; 2];
+    let err = ctx.topp_sample_f16(2, &logits, 0.0, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topp_sample_f16", "logits");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -5725,4 +5837,144 @@ fn moe_experts_buf_rejects_short_y() {
     let mut y = y_mem.view_mut::<f32>().unwrap();
     let err = ctx.moe_experts_buf(2, 2, 2, 2, 2, &x, &ids, &weights, Dtype::ALL[0], &gate_weight, &up_weight, &down_weight, Activation::ALL[0], &mut y).unwrap_err();
     expect_mismatch(&err, "kb_moe_experts", "y");
+}
+
+#[test]
+fn embedding_bf16_buf_rejects_short_table() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids_mem = Buffer::new(&ctx, 8).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let table_mem = Buffer::new(&ctx, 6).unwrap();
+    let table = table_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.embedding_bf16_buf(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_bf16", "table");
+}
+
+#[test]
+fn embedding_bf16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids_mem = Buffer::new(&ctx, 8).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let table_mem = Buffer::new(&ctx, 8).unwrap();
+    let table = table_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.embedding_bf16_buf(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_bf16", "out");
+}
+
+#[test]
+fn embedding_f16_buf_rejects_short_table() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids_mem = Buffer::new(&ctx, 8).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let table_mem = Buffer::new(&ctx, 6).unwrap();
+    let table = table_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.embedding_f16_buf(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_f16", "table");
+}
+
+#[test]
+fn embedding_f16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let ids_mem = Buffer::new(&ctx, 8).unwrap();
+    let ids = ids_mem.view::<i32>().unwrap();
+    let table_mem = Buffer::new(&ctx, 8).unwrap();
+    let table = table_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 6).unwrap();
+    let mut out = out_mem.view_mut::<u16>().unwrap();
+    let err = ctx.embedding_f16_buf(2, 2, &ids, &table, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_embedding_f16", "out");
+}
+
+#[test]
+fn argmax_bf16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.argmax_bf16_buf(2, &x, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_argmax_bf16", "x");
+}
+
+#[test]
+fn argmax_f16_buf_rejects_short_x() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let x_mem = Buffer::new(&ctx, 6).unwrap();
+    let x = x_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.argmax_f16_buf(2, &x, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_argmax_f16", "x");
+}
+
+#[test]
+fn sample_bf16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.sample_bf16_buf(2, &logits, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_sample_bf16", "logits");
+}
+
+#[test]
+fn sample_f16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.sample_f16_buf(2, &logits, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_sample_f16", "logits");
+}
+
+#[test]
+fn topk_sample_bf16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.topk_sample_bf16_buf(2, &logits, 2, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topk_sample_bf16", "logits");
+}
+
+#[test]
+fn topk_sample_f16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.topk_sample_f16_buf(2, &logits, 2, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topk_sample_f16", "logits");
+}
+
+#[test]
+fn topp_sample_bf16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.topp_sample_bf16_buf(2, &logits, 0.0, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topp_sample_bf16", "logits");
+}
+
+#[test]
+fn topp_sample_f16_buf_rejects_short_logits() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let logits_mem = Buffer::new(&ctx, 6).unwrap();
+    let logits = logits_mem.view::<u16>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 8).unwrap();
+    let mut out = out_mem.view_mut::<i32>().unwrap();
+    let err = ctx.topp_sample_f16_buf(2, &logits, 0.0, 0.0, 0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_topp_sample_f16", "logits");
 }

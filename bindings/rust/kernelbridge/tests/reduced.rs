@@ -309,3 +309,57 @@ fn reduced_precision_special_values_and_errors() {
     assert!(err.message().starts_with("kb_rmsnorm_f16: "), "{err}");
     assert_eq!(out, [7; 2]);
 }
+
+/// The 16-bit embedding, argmax and samplers: rows copied bit for bit, and
+/// the float32 kernels' index and tokens on the widened logits, for the
+/// same seed.
+#[test]
+fn decoding_kernels_are_the_f32_kernels_on_widened_values() {
+    let ctx = Context::new(Backend::Cpu, 2).unwrap();
+    for fmt in FORMATS {
+        let t = fmt.table();
+        let t = &t[..];
+        let (table, _) = data(fmt, t, 7 * 5, 11, 3.0);
+        let ids = [3, 0, 6, 3];
+        let mut out = vec![0u16; 4 * 5];
+        call!(fmt, ctx, embedding_bf16, embedding_f16, 7, 5, &ids, &table, &mut out).unwrap();
+        for (i, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            assert_eq!(out[i * 5..(i + 1) * 5], table[id * 5..(id + 1) * 5], "{fmt:?} row {i}");
+        }
+        let mut keep = vec![9u16; 4 * 5];
+        let err = call!(fmt, ctx, embedding_bf16, embedding_f16, 7, 5, &[0, 7, 1, 1], &table, &mut keep).unwrap_err();
+        assert!(err.message().contains("ids[1] = 7 is out of range [0, 7)"), "{err}");
+        assert!(keep.iter().all(|&v| v == 9), "nothing written");
+
+        let (rows, cols) = (6usize, 300usize);
+        let (x, xf) = data(fmt, t, rows * cols, 12, 6.0);
+        let (mut got, mut want) = (vec![0i32; rows], vec![0i32; rows]);
+        call!(fmt, ctx, argmax_bf16, argmax_f16, cols, &x, &mut got).unwrap();
+        ctx.argmax(cols, &xf, &mut want).unwrap();
+        assert_eq!(got, want, "{fmt:?} argmax");
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0u64..20 {
+            let temp = 0.5 + (seed % 3) as f32 * 0.6;
+            call!(fmt, ctx, sample_bf16, sample_f16, cols, &x, temp, seed, &mut got).unwrap();
+            ctx.sample(cols, &xf, temp, seed, &mut want).unwrap();
+            assert_eq!(got, want, "{fmt:?} sample, seed {seed}");
+            let k = 1 + (seed as usize * 17) % cols;
+            call!(fmt, ctx, topk_sample_bf16, topk_sample_f16, cols, &x, k, temp, seed, &mut got).unwrap();
+            ctx.topk_sample(cols, &xf, k, temp, seed, &mut want).unwrap();
+            assert_eq!(got, want, "{fmt:?} topk_sample, seed {seed}");
+            let p = 0.2 + 0.04 * seed as f32;
+            call!(fmt, ctx, topp_sample_bf16, topp_sample_f16, cols, &x, p, temp, seed, &mut got).unwrap();
+            ctx.topp_sample(cols, &xf, p, temp, seed, &mut want).unwrap();
+            assert_eq!(got, want, "{fmt:?} topp_sample, seed {seed}");
+            seen.extend(got.iter().copied());
+        }
+        assert!(seen.len() >= 10, "{fmt:?}: only {} distinct tokens", seen.len());
+        let mut bad = x.clone();
+        bad[cols + 5] = fmt.inf_bits();
+        let err = call!(fmt, ctx, sample_bf16, sample_f16, cols, &bad, 1.0, 1, &mut got).unwrap_err();
+        assert!(err.message().contains("logits row 1 holds +inf"), "{err}");
+        let err = call!(fmt, ctx, topp_sample_bf16, topp_sample_f16, cols, &x, 0.0, 1.0, 1, &mut got).unwrap_err();
+        assert!(err.message().contains("p must be in (0, 1]"), "{err}");
+    }
+}

@@ -150,10 +150,11 @@ static void compare_f32(enum mode mode, struct call *c, const struct layout *l, 
     if (x->expected[0] == '\0' || l->owner[i] < 0) continue;
     const float *g = (const float *)got[l->owner[i]] + l->off[i];
     const float *w = (const float *)cpu[l->owner[i]] + l->off[i];
-    if (x->dtype == DT_U8) {
-      /* Bytes of a storage format (kb_quantize): exact on every backend. */
+    if (x->dtype == DT_U8 || x->dtype == DT_U16) {
+      /* Bytes of a storage format (kb_quantize) or 16-bit patterns (the
+       * 16-bit embedding's copy): exact on every backend. */
       const unsigned char *gb = (const unsigned char *)g, *wb = (const unsigned char *)w;
-      for (int64_t j = 0; j < x->count; j++) {
+      for (int64_t j = 0; j < x->count * dtype_size(x->dtype); j++) {
         if (gb[j] == wb[j]) continue;
         char what[256];
         snprintf(what, sizeof what, "%s[%lld]: byte 0x%02x, CPU 0x%02x", x->name, (long long)j, gb[j], wb[j]);

@@ -162,6 +162,24 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
     *st = kb_kv_cache_append(ctx, D(c, "batch"), D(c, "kv_heads"), D(c, "seq_new"), D(c, "capacity"), D(c, "head_dim"),
                              F(c, "seq_major"), TF(c, "k_new"), TF(c, "v_new"), TI(c, "positions"), TF(c, "k_cache"),
                              TF(c, "v_cache"));
+  } else if (strcmp(k, "embedding_bf16") == 0 || strcmp(k, "embedding_f16") == 0) {
+    /* The 16-bit embedding, argmax and samplers: their float tensors are
+     * the corpus' bit patterns (DT_U16). */
+    *st = (k[10] == 'b' ? kb_embedding_bf16 : kb_embedding_f16)(ctx, D(c, "n_ids"), D(c, "vocab"), D(c, "dim"),
+                                                               TI(c, "ids"), TH(c, "table"), TH(c, "out"));
+  } else if (strcmp(k, "argmax_bf16") == 0 || strcmp(k, "argmax_f16") == 0) {
+    *st = (k[7] == 'b' ? kb_argmax_bf16 : kb_argmax_f16)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "x"), TI(c, "out"));
+  } else if (strcmp(k, "sample_bf16") == 0 || strcmp(k, "sample_f16") == 0) {
+    *st = (k[7] == 'b' ? kb_sample_bf16 : kb_sample_f16)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "logits"),
+                                                         SF(c, "temperature"), SU(c, "seed"), TI(c, "out"));
+  } else if (strcmp(k, "topk_sample_bf16") == 0 || strcmp(k, "topk_sample_f16") == 0) {
+    *st = (k[12] == 'b' ? kb_topk_sample_bf16 : kb_topk_sample_f16)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "logits"),
+                                                                    D(c, "k"), SF(c, "temperature"), SU(c, "seed"),
+                                                                    TI(c, "out"));
+  } else if (strcmp(k, "topp_sample_bf16") == 0 || strcmp(k, "topp_sample_f16") == 0) {
+    *st = (k[12] == 'b' ? kb_topp_sample_bf16 : kb_topp_sample_f16)(ctx, D(c, "rows"), D(c, "cols"), TH(c, "logits"),
+                                                                    SF(c, "p"), SF(c, "temperature"), SU(c, "seed"),
+                                                                    TI(c, "out"));
   } else {
     return -1;
   }

@@ -87,6 +87,9 @@ int npy_read(const char *path, struct npy_array *out, char *err, int err_len) {
     } else if (strncmp(code, "u1'", 3) == 0) {
       out->dtype = NPY_U8;
       size = 1;
+    } else if (strncmp(code, "u2'", 3) == 0) {
+      out->dtype = NPY_U16;
+      size = 2;
     } else {
       ok = 0;
     }
@@ -119,7 +122,7 @@ int npy_read(const char *path, struct npy_array *out, char *err, int err_len) {
   free(header);
   if (!ok) {
     fclose(f);
-    return fail(err, err_len, path, "unsupported header (need <f4, <f8, <i4 or |u1, C order)");
+    return fail(err, err_len, path, "unsupported header (need <f4, <f8, <i4, <u2 or |u1, C order)");
   }
   size_t bytes = (size_t)out->count * (size_t)size;
   size_t room = bytes > 0 ? (bytes + 3) / 4 * 4 : 8;

@@ -1,13 +1,14 @@
 /*
  * npy.h - minimal reader for the .npy v1.0/v2.0 files of the conformance
- * corpus (little-endian '<f4', '<f8' and '<i4', and bytes '|u1'; C order).
+ * corpus (little-endian '<f4', '<f8', '<i4' and '<u2', and bytes '|u1'; C order).
  */
 #ifndef KB_CONFORMANCE_NPY_H
 #define KB_CONFORMANCE_NPY_H
 
 #include <stdint.h>
 
-enum npy_dtype { NPY_F32 = 0, NPY_F64 = 1, NPY_I32 = 2, NPY_U8 = 3 };
+/* NPY_U16: '<u2', the bit patterns of bfloat16 / float16 tensors. */
+enum npy_dtype { NPY_F32 = 0, NPY_F64 = 1, NPY_I32 = 2, NPY_U8 = 3, NPY_U16 = 4 };
 
 struct npy_array {
   enum npy_dtype dtype;

@@ -52,7 +52,11 @@ static double element_error(double got, double want, double floor_) {
   return fabs(got - want) / denom;
 }
 
-int64_t dtype_size(enum dtype dt) { return dt == DT_U8 ? 1 : 4; }
+int64_t dtype_size(enum dtype dt) { return dt == DT_U8 ? 1 : dt == DT_U16 ? 2 : 4; }
+
+static enum dtype dtype_of_npy(enum npy_dtype d) {
+  return d == NPY_I32 ? DT_I32 : d == NPY_U8 ? DT_U8 : d == NPY_U16 ? DT_U16 : DT_F32;
+}
 
 /* 4-byte units of storage for count elements of dt (at least one, so that
  * no storage address is NULL). */
@@ -217,10 +221,10 @@ static int load_input(struct tensor *t, const char *dir, const char *file, char 
   if (npy_read(path, &a, err, err_len) != 0) return -1;
   if (a.dtype == NPY_F64) {
     npy_free(&a);
-    snprintf(err, (size_t)err_len, "%s: inputs must be <f4, <i4 or |u1", file);
+    snprintf(err, (size_t)err_len, "%s: inputs must be <f4, <i4, <u2 or |u1", file);
     return -1;
   }
-  t->dtype = a.dtype == NPY_F32 ? DT_F32 : a.dtype == NPY_I32 ? DT_I32 : DT_U8;
+  t->dtype = dtype_of_npy(a.dtype);
   t->owned = a.data;
   t->ptr = a.data;
   t->count = a.count;
@@ -242,6 +246,11 @@ double golden_max_error(struct call *c, const struct npy_array *want) {
         /* Bytes of a storage format: exact, like integers. */
         double g = (double)((uint8_t *)t->ptr)[j];
         double x = w->dtype == NPY_U8 ? (double)((uint8_t *)w->data)[j] : INFINITY;
+        e = g == x ? 0.0 : INFINITY;
+      } else if (t->dtype == DT_U16) {
+        /* 16-bit patterns (a copied bfloat16 / float16 row): exact. */
+        double g = (double)((uint16_t *)t->ptr)[j];
+        double x = w->dtype == NPY_U16 ? (double)((uint16_t *)w->data)[j] : INFINITY;
         e = g == x ? 0.0 : INFINITY;
       } else if (t->dtype == DT_I32) {
         double g = (double)((int32_t *)t->ptr)[j];
@@ -314,7 +323,7 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
     }
     struct npy_array *w = &want[nwant++];
     if (t->ptr == NULL && t->owned == NULL) {
-      t->dtype = w->dtype == NPY_I32 ? DT_I32 : w->dtype == NPY_U8 ? DT_U8 : DT_F32;
+      t->dtype = dtype_of_npy(w->dtype);
       t->count = w->count;
       t->alloc = units_for(t->dtype, w->count);
       t->owned = malloc((size_t)t->alloc * 4);
@@ -330,6 +339,8 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
           memcpy((float *)t->ptr + j, &qnan, 4);
         } else if (t->dtype == DT_I32) {
           ((int32_t *)t->ptr)[j] = -1;
+        } else if (t->dtype == DT_U16) {
+          ((uint16_t *)t->ptr)[j] = 0xffff; /* a NaN pattern in both formats */
         } else {
           ((uint8_t *)t->ptr)[j] = 0x80;
         }
@@ -554,6 +565,8 @@ static int setup_bad(struct call *c, char *err, size_t err_len, char (*fills)[LI
           ((float *)t->ptr)[e] = (float)strtod(p, &end);
         else if (t->dtype == DT_I32)
           ((int32_t *)t->ptr)[e] = (int32_t)strtol(p, &end, 10);
+        else if (t->dtype == DT_U16)
+          ((uint16_t *)t->ptr)[e] = (uint16_t)strtol(p, &end, 10);
         else
           ((uint8_t *)t->ptr)[e] = (uint8_t)strtol(p, &end, 10);
         p = *end == ',' ? end + 1 : end;
@@ -585,8 +598,19 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
       {"quantize", "y"},           {"dequantize", "x"},         {"linear_w", "weight"},
       {"embedding_w", "table"},    {"linear_glu_w", "gate_weight"}, {"linear_glu_w", "up_weight"},
       {"moe_experts", "gate_weight"}, {"moe_experts", "up_weight"}, {"moe_experts", "down_weight"}};
+  /* kb_<op>_bf16 / _f16 (embedding, argmax, samplers): <op>'s int32
+   * tensors, every other one 16-bit. */
+  size_t len = strlen(kernel);
+  size_t cut = len > 5 && strcmp(kernel + len - 5, "_bf16") == 0  ? 5
+               : len > 4 && strcmp(kernel + len - 4, "_f16") == 0 ? 4
+                                                                  : 0;
+  bool half = cut > 0;
+  size_t base_len = len - cut;
   for (size_t i = 0; i < sizeof i32_params / sizeof i32_params[0]; i++)
-    if (strcmp(i32_params[i][0], kernel) == 0 && strcmp(i32_params[i][1], name) == 0) return DT_I32;
+    if (strlen(i32_params[i][0]) == base_len && strncmp(i32_params[i][0], kernel, base_len) == 0 &&
+        strcmp(i32_params[i][1], name) == 0)
+      return DT_I32;
+  if (half) return DT_U16;
   for (size_t i = 0; i < sizeof u8_params / sizeof u8_params[0]; i++)
     if (strcmp(u8_params[i][0], kernel) == 0 && strcmp(u8_params[i][1], name) == 0) return DT_U8;
   return DT_F32;

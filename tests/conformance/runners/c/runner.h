@@ -15,7 +15,8 @@
 #define NAME_LEN 64
 
 /* u8: raw bytes of a tensor in a storage format (kb_dtype). */
-enum dtype { DT_F32 = 0, DT_I32 = 1, DT_U8 = 2 };
+/* DT_U16: bfloat16 / float16 bit patterns (the 16-bit decoding kernels). */
+enum dtype { DT_F32 = 0, DT_I32 = 1, DT_U8 = 2, DT_U16 = 3 };
 
 /* Bytes per element of a dtype. */
 int64_t dtype_size(enum dtype dt);

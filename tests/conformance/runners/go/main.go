@@ -141,7 +141,11 @@ func goName(kernel string) string {
 }
 
 // npyDescr is the .npy descr of the inputs of each signature dtype.
-var npyDescr = map[string]string{"f32": "<f4", "i32": "<i4", "u8": "|u1"}
+var npyDescr = map[string]string{"f32": "<f4", "i32": "<i4", "u8": "|u1", "bf16": "<u2", "f16": "<u2"}
+
+// is16 says whether a signature dtype is a 16-bit float (bit patterns in a
+// []uint16).
+func is16(dtype string) bool { return dtype == "bf16" || dtype == "f16" }
 
 func isTensor(p param) bool { return p.Role == "in" || p.Role == "out" || p.Role == "inout" }
 
@@ -211,6 +215,7 @@ type buffer struct {
 	f32   []float32
 	i32   []int32
 	u8    []byte
+	u16   []uint16 // bf16 / f16 bit patterns
 	null  bool
 }
 
@@ -229,6 +234,11 @@ func newBuffer(dtype string, n int, f float64) buffer {
 		for i := range b.u8 {
 			b.u8[i] = byte(f)
 		}
+	case "bf16", "f16":
+		b.u16 = make([]uint16, n)
+		for i := range b.u16 {
+			b.u16[i] = uint16(f)
+		}
 	default:
 		b.f32 = make([]float32, n)
 		for i := range b.f32 {
@@ -240,7 +250,7 @@ func newBuffer(dtype string, n int, f float64) buffer {
 
 // set stores element i from a manifest value (scalarValue's encoding).
 func (b buffer) set(i int, raw json.RawMessage) error {
-	typ := map[string]string{"i32": "i32", "u8": "i32"}[b.dtype]
+	typ := map[string]string{"i32": "i32", "u8": "i32", "bf16": "i32", "f16": "i32"}[b.dtype]
 	if typ == "" {
 		typ = "f32"
 	}
@@ -257,6 +267,12 @@ func (b buffer) set(i int, raw json.RawMessage) error {
 			return fmt.Errorf("byte value %d", n)
 		}
 		b.u8[i] = byte(n)
+	case "bf16", "f16":
+		n := v.Interface().(int32)
+		if n < 0 || n > 0xffff {
+			return fmt.Errorf("16-bit pattern %d", n)
+		}
+		b.u16[i] = uint16(n)
 	default:
 		b.f32[i] = v.Interface().(float32)
 	}
@@ -267,7 +283,7 @@ func (b buffer) set(i int, raw json.RawMessage) error {
 // capacity: an overlap target's room); with no room after them when view.
 func (b buffer) slice(i, j int, view bool) buffer {
 	return buffer{dtype: b.dtype, f32: sub(b.f32, i, j, view), i32: sub(b.i32, i, j, view),
-		u8: sub(b.u8, i, j, view)}
+		u8: sub(b.u8, i, j, view), u16: sub(b.u16, i, j, view)}
 }
 
 func sub[T any](s []T, i, j int, view bool) []T {
@@ -286,6 +302,8 @@ func (b buffer) value() reflect.Value {
 		return reflect.ValueOf(b.i32)
 	case "u8":
 		return reflect.ValueOf(b.u8)
+	case "bf16", "f16":
+		return reflect.ValueOf(b.u16)
 	}
 	return reflect.ValueOf(b.f32)
 }
@@ -297,6 +315,8 @@ func goType(dtype string) string {
 		return "[]int32"
 	case "u8":
 		return "[]byte"
+	case "bf16", "f16":
+		return "[]uint16"
 	}
 	return "[]float32"
 }
@@ -308,6 +328,8 @@ func (b buffer) bytes() []byte {
 		_ = binary.Write(&out, binary.LittleEndian, b.i32)
 	case "u8":
 		out.Write(b.u8)
+	case "bf16", "f16":
+		_ = binary.Write(&out, binary.LittleEndian, b.u16)
 	default:
 		_ = binary.Write(&out, binary.LittleEndian, b.f32)
 	}
@@ -340,6 +362,10 @@ func (s *stage) view(b buffer) (reflect.Value, error) {
 			return reflect.ValueOf(kernelbridge.Int32View{}), nil
 		case "u8":
 			return reflect.ValueOf(kernelbridge.ByteView{}), nil
+		case "bf16":
+			return reflect.ValueOf(kernelbridge.BF16View{}), nil
+		case "f16":
+			return reflect.ValueOf(kernelbridge.F16View{}), nil
 		}
 		return reflect.ValueOf(kernelbridge.Float32View{}), nil
 	}
@@ -350,6 +376,8 @@ func (s *stage) view(b buffer) (reflect.Value, error) {
 			key = fmt.Sprintf("i%p/%d", &b.i32[0], len(b.i32))
 		case "u8":
 			key = fmt.Sprintf("u%p/%d", &b.u8[0], len(b.u8))
+		case "bf16", "f16":
+			key = fmt.Sprintf("h%p/%d", &b.u16[0], len(b.u16))
 		default:
 			key = fmt.Sprintf("f%p/%d", &b.f32[0], len(b.f32))
 		}
@@ -372,6 +400,16 @@ func (s *stage) view(b buffer) (reflect.Value, error) {
 		if err == nil {
 			v = reflect.ValueOf(buf.ByteView())
 			s.back = append(s.back, func() error { return buf.Download(0, b.u8) })
+		}
+	case "bf16", "f16":
+		buf, err = kernelbridge.NewBufferUint16(s.ctx, b.u16)
+		if err == nil {
+			if b.dtype == "bf16" {
+				v = reflect.ValueOf(buf.BF16View())
+			} else {
+				v = reflect.ValueOf(buf.F16View())
+			}
+			s.back = append(s.back, func() error { return buf.DownloadUint16(0, b.u16) })
 		}
 	default:
 		buf, err = kernelbridge.NewBufferFloat32(s.ctx, b.f32)
@@ -512,6 +550,15 @@ func metric(b buffer, want *array, tol tolerance) float64 {
 		}
 		return worst
 	}
+	if is16(b.dtype) {
+		// bfloat16 / float16 bit patterns (a copied row): exact.
+		for i, g := range b.u16 {
+			if want.u16 == nil || g != want.u16[i] {
+				return math.Inf(1)
+			}
+		}
+		return worst
+	}
 	if b.dtype == "i32" {
 		for i, g := range b.i32 {
 			var w float64
@@ -598,7 +645,7 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 				r.Error = err.Error()
 				return r
 			}
-			tensors[p.Name] = buffer{dtype: p.Dtype, f32: a.f32, i32: a.i32, u8: a.u8}
+			tensors[p.Name] = buffer{dtype: p.Dtype, f32: a.f32, i32: a.i32, u8: a.u8, u16: a.u16}
 		default:
 			want, ok := expected[p.Name]
 			if !ok {
@@ -610,6 +657,9 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 			b := newBuffer(p.Dtype, want.len(), -1)
 			if p.Dtype == "u8" {
 				b = newBuffer(p.Dtype, want.len(), 0x80)
+			}
+			if is16(p.Dtype) {
+				b = newBuffer(p.Dtype, want.len(), 0xffff) // a NaN pattern in both formats
 			}
 			for i := range b.f32 {
 				b.f32[i] = math.Float32frombits(0x7FC00000)
@@ -657,7 +707,7 @@ func runGolden(ctx *kernelbridge.Context, dir string, m *manifest, c goldenCase,
 	return r
 }
 
-func (b buffer) len() int { return len(b.f32) + len(b.i32) + len(b.u8) }
+func (b buffer) len() int { return len(b.f32) + len(b.i32) + len(b.u8) + len(b.u16) }
 
 func runBad(ctx *kernelbridge.Context, bi *badInput, c badCase) (r badResult) {
 	r = badResult{Name: c.Name, Kernel: c.Kernel, Expected: c.Expected, Got: "n/a"}

@@ -11,7 +11,8 @@ import (
 )
 
 // array is a loaded .npy file: float32, int32, float64 or byte data (the
-// bytes of a tensor in a storage format).
+// bytes of a tensor in a storage format), or uint16 (bfloat16 / float16 bit
+// patterns).
 type array struct {
 	descr string
 	shape []int
@@ -19,6 +20,7 @@ type array struct {
 	i32   []int32
 	f64   []float64
 	u8    []byte
+	u16   []uint16
 }
 
 var (
@@ -80,7 +82,7 @@ func readNpy(path string) (*array, error) {
 		a.shape = append(a.shape, d)
 		count *= d
 	}
-	size := map[string]int{"<f4": 4, "<i4": 4, "<f8": 8, "|u1": 1}[a.descr]
+	size := map[string]int{"<f4": 4, "<i4": 4, "<f8": 8, "|u1": 1, "<u2": 2}[a.descr]
 	if size == 0 {
 		return nil, fmt.Errorf("%s: unsupported dtype %s", path, a.descr)
 	}
@@ -105,10 +107,15 @@ func readNpy(path string) (*array, error) {
 		}
 	case "|u1":
 		a.u8 = append([]byte{}, data...)
+	case "<u2":
+		a.u16 = make([]uint16, count)
+		for i := range a.u16 {
+			a.u16[i] = binary.LittleEndian.Uint16(data[2*i:])
+		}
 	}
 	return a, nil
 }
 
 func (a *array) len() int {
-	return len(a.f32) + len(a.i32) + len(a.f64) + len(a.u8)
+	return len(a.f32) + len(a.i32) + len(a.f64) + len(a.u8) + len(a.u16)
 }

@@ -10,7 +10,8 @@ import java.nio.file.Path;
 /**
  * A reader of the corpus's .npy files (NumPy format 1.0, also 2.0/3.0):
  * little-endian float32 ({@code <f4}), int32 ({@code <i4}), float64
- * ({@code <f8}) or bytes ({@code |u1}: tensors in a storage format), C order.  The header is parsed generally (the keys are
+ * ({@code <f8}), uint16 ({@code <u2}: bfloat16 / float16 bit patterns) or bytes ({@code |u1}: tensors in a
+ * storage format), C order.  The header is parsed generally (the keys are
  * found, the shape tuple is read), as docs/conformance.md asks.
  */
 final class Npy {
@@ -18,7 +19,8 @@ final class Npy {
     F32,
     I32,
     F64,
-    U8
+    U8,
+    U16
   }
 
   final Dtype dtype;
@@ -29,8 +31,13 @@ final class Npy {
   final int[] i32;
   final double[] f64;
   final byte[] u8;
+  final short[] u16;
 
   private Npy(Dtype dtype, long[] shape, int count, float[] f32, int[] i32, double[] f64, byte[] u8) {
+    this(dtype, shape, count, f32, i32, f64, u8, null);
+  }
+
+  private Npy(Dtype dtype, long[] shape, int count, float[] f32, int[] i32, double[] f64, byte[] u8, short[] u16) {
     this.dtype = dtype;
     this.shape = shape;
     this.count = count;
@@ -38,6 +45,7 @@ final class Npy {
     this.i32 = i32;
     this.f64 = f64;
     this.u8 = u8;
+    this.u16 = u16;
   }
 
   static Npy read(Path path) throws IOException {
@@ -91,6 +99,10 @@ final class Npy {
         dtype = Dtype.U8;
         size = 1;
         break;
+      case "<u2":
+        dtype = Dtype.U16;
+        size = 2;
+        break;
       default:
         throw new IOException(name + ": unsupported dtype " + descr);
     }
@@ -116,6 +128,11 @@ final class Npy {
         byte[] a = new byte[n];
         data.get(a);
         return new Npy(dtype, shape, n, null, null, null, a);
+      }
+      case U16: {
+        short[] a = new short[n];
+        data.asShortBuffer().get(a);
+        return new Npy(dtype, shape, n, null, null, null, null, a);
       }
       default: {
         double[] a = new double[n];

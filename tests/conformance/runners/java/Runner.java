@@ -184,6 +184,11 @@ public final class Runner {
       return (byte[]) tensors.get(key);
     }
 
+    /** bfloat16 / float16 bit patterns. */
+    short[] TH(String key) {
+      return (short[]) tensors.get(key);
+    }
+
     /** An i32 scalar holding a kb_activation value. */
     Activation act(String key) {
       Activation a = Activation.fromCode(SI(key));
@@ -309,6 +314,40 @@ public final class Runner {
       case "argmax":
         KernelBridge.argmax(ctx, c.D("cols"), c.TF("x"), c.TI("out"));
         break;
+      case "embedding_bf16":
+        KernelBridge.embeddingBf16(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.TH("table"), c.TH("out"));
+        break;
+      case "embedding_f16":
+        KernelBridge.embeddingF16(ctx, c.D("vocab"), c.D("dim"), c.TI("ids"), c.TH("table"), c.TH("out"));
+        break;
+      case "argmax_bf16":
+        KernelBridge.argmaxBf16(ctx, c.D("cols"), c.TH("x"), c.TI("out"));
+        break;
+      case "argmax_f16":
+        KernelBridge.argmaxF16(ctx, c.D("cols"), c.TH("x"), c.TI("out"));
+        break;
+      case "sample_bf16":
+        KernelBridge.sampleBf16(ctx, c.D("cols"), c.TH("logits"), c.SF("temperature"), c.SU("seed"), c.TI("out"));
+        break;
+      case "sample_f16":
+        KernelBridge.sampleF16(ctx, c.D("cols"), c.TH("logits"), c.SF("temperature"), c.SU("seed"), c.TI("out"));
+        break;
+      case "topk_sample_bf16":
+        KernelBridge.topkSampleBf16(ctx, c.D("cols"), c.TH("logits"), c.D("k"), c.SF("temperature"), c.SU("seed"),
+            c.TI("out"));
+        break;
+      case "topk_sample_f16":
+        KernelBridge.topkSampleF16(ctx, c.D("cols"), c.TH("logits"), c.D("k"), c.SF("temperature"), c.SU("seed"),
+            c.TI("out"));
+        break;
+      case "topp_sample_bf16":
+        KernelBridge.toppSampleBf16(ctx, c.D("cols"), c.TH("logits"), c.SF("p"), c.SF("temperature"), c.SU("seed"),
+            c.TI("out"));
+        break;
+      case "topp_sample_f16":
+        KernelBridge.toppSampleF16(ctx, c.D("cols"), c.TH("logits"), c.SF("p"), c.SF("temperature"), c.SU("seed"),
+            c.TI("out"));
+        break;
       case "sample":
         KernelBridge.sample(ctx, c.D("cols"), c.TF("logits"), c.SF("temperature"), c.SU("seed"), c.TI("out"));
         break;
@@ -406,6 +445,7 @@ public final class Runner {
 
   static int length(Object a) {
     if (a instanceof byte[]) return ((byte[]) a).length;
+    if (a instanceof short[]) return ((short[]) a).length;
     return a instanceof float[] ? ((float[]) a).length : ((int[]) a).length;
   }
 
@@ -437,6 +477,15 @@ public final class Runner {
       }
       return h;
     }
+    if (a instanceof short[]) {
+      for (short v : (short[]) a) {
+        for (int b = 0; b < 2; b++) {
+          h ^= (v >>> (8 * b)) & 0xff;
+          h *= 0x100000001b3L;
+        }
+      }
+      return h;
+    }
     int n = length(a);
     boolean f = a instanceof float[];
     for (int i = 0; i < n; i++) {
@@ -465,17 +514,20 @@ public final class Runner {
       return true;
     }
     if (a instanceof byte[]) return java.util.Arrays.equals((byte[]) a, (byte[]) b);
+    if (a instanceof short[]) return java.util.Arrays.equals((short[]) a, (short[]) b);
     return java.util.Arrays.equals((int[]) a, (int[]) b);
   }
 
   static Object copyOf(Object a) {
     if (a instanceof byte[]) return ((byte[]) a).clone();
+    if (a instanceof short[]) return ((short[]) a).clone();
     return a instanceof float[] ? ((float[]) a).clone() : ((int[]) a).clone();
   }
 
   /** The Java array a tensor of this dtype is passed as (for messages). */
   static String javaArray(String dtype) {
-    return dtype.equals("f32") ? "float[]" : dtype.equals("u8") ? "byte[]" : "int[]";
+    return dtype.equals("f32") ? "float[]" : dtype.equals("u8") ? "byte[]"
+        : dtype.equals("bf16") || dtype.equals("f16") ? "short[]" : "int[]";
   }
 
   // --- golden cases -----------------------------------------------------------
@@ -510,8 +562,11 @@ public final class Runner {
       for (Param p : sig) {
         if (!p.isTensor() || !inputs.containsKey(p.name)) continue;
         Npy a = Npy.read(dir.resolve((String) inputs.get(p.name)));
-        if (a.dtype == Npy.Dtype.F64) throw new IOException(inputs.get(p.name) + ": inputs must be <f4, <i4 or |u1");
-        c.tensors.put(p.name, a.dtype == Npy.Dtype.F32 ? a.f32 : a.dtype == Npy.Dtype.I32 ? a.i32 : a.u8);
+        if (a.dtype == Npy.Dtype.F64) {
+          throw new IOException(inputs.get(p.name) + ": inputs must be <f4, <i4, <u2 or |u1");
+        }
+        c.tensors.put(p.name, a.dtype == Npy.Dtype.F32 ? a.f32 : a.dtype == Npy.Dtype.I32 ? a.i32
+            : a.dtype == Npy.Dtype.U16 ? a.u16 : a.u8);
         if (expected.containsKey(p.name)) order.add(p.name);
       }
       for (Param p : sig) {
@@ -539,6 +594,10 @@ public final class Runner {
           } else if (w.dtype == Npy.Dtype.U8) {
             byte[] a = new byte[w.count];
             java.util.Arrays.fill(a, (byte) 0x80);
+            t = a;
+          } else if (w.dtype == Npy.Dtype.U16) {
+            short[] a = new short[w.count];
+            java.util.Arrays.fill(a, (short) 0xffff); // a NaN pattern in both formats
             t = a;
           } else {
             float[] a = new float[w.count];
@@ -591,6 +650,9 @@ public final class Runner {
           // Bytes of a storage format: exact, like integers.
           double g = ((byte[]) t)[j] & 0xff;
           e = w.dtype == Npy.Dtype.U8 && g == (w.u8[j] & 0xff) ? 0.0 : Double.POSITIVE_INFINITY;
+        } else if (t instanceof short[]) {
+          // bfloat16 / float16 bit patterns (a copied row): exact.
+          e = w.dtype == Npy.Dtype.U16 && ((short[]) t)[j] == w.u16[j] ? 0.0 : Double.POSITIVE_INFINITY;
         } else if (t instanceof int[]) {
           double g = ((int[]) t)[j];
           double x = w.dtype == Npy.Dtype.I32 ? (double) w.i32[j] : w.f64[j];
@@ -742,6 +804,12 @@ public final class Runner {
             java.util.Arrays.fill(f, 1.0f);
             for (int i = 0; values != null && i < values.size() && i < f.length; i++) {
               f[i] = (float) scalarDouble(values.get(i));
+            }
+            a = f;
+          } else if (p.dtype.equals("bf16") || p.dtype.equals("f16")) {
+            short[] f = new short[(int) n]; // bit patterns, 0 unless values are given
+            for (int i = 0; values != null && i < values.size() && i < f.length; i++) {
+              f[i] = (short) ((Json.Num) values.get(i)).asLong();
             }
             a = f;
           } else if (p.dtype.equals("u8")) {

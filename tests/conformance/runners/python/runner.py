@@ -35,10 +35,12 @@ import numpy as np
 import kernelbridge as kb
 from kernelbridge import _kernels
 
-DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8}
+# bf16 / f16 tensors are uint16 arrays of bit patterns, which the 16-bit
+# functions of the package take for both formats.
+DTYPES = {"f32": np.float32, "i32": np.int32, "u8": np.uint8, "bf16": np.uint16, "f16": np.uint16}
 NAN32 = np.frombuffer(struct.pack("<I", 0x7FC00000), np.float32)[0]
 # What an output holds before a call (a value the kernel is unlikely to write).
-FILL = {"f32": NAN32, "i32": -1, "u8": 0xA5}
+FILL = {"f32": NAN32, "i32": -1, "u8": 0xA5, "bf16": 0xFFFF, "f16": 0xFFFF}
 # Kernels whose package-level name is a hand-written function of another
 # shape (kernelbridge/_qtensor.py): the generated function runs the case.
 GENERATED_ONLY = {"quantize", "dequantize"}

@@ -700,7 +700,12 @@ def kernel_doc(k: _Kernel) -> str:
     lines.append("  ctx: Context, default: the calling thread's default (CPU) context")
     if k.half:
         variants = " and ".join(f"{'float16' if dt == 'f16' else 'bfloat16'} arrays run {n}" for dt, n in sorted(k.half.items()))
-        lines.append(f"Dtypes: float32 arrays run this kernel; {variants} (the result has their dtype).")
+        # Only float outputs follow the input's dtype (argmax and the
+        # samplers return int32 whatever the logits).
+        if any(p.tensor.dtype == "f32" for p in k.outs + k.inouts):
+            lines.append(f"Dtypes: float32 arrays run this kernel; {variants} (the result has their dtype).")
+        else:
+            lines.append(f"Dtypes: float32 arrays run this kernel; {variants}.")
     for dtype in sorted({p.tensor.dtype for p in k.tensors}):
         if dtype in _DOC_NOTE:
             lines.append(_DOC_NOTE[dtype])

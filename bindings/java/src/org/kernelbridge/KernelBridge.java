@@ -8242,4 +8242,710 @@ public final class KernelBridge {
     Checks.notSame("kb_moe_experts", "y", y, "weights", weights);
     KernelBridgeNative.kb_moe_experts__bytes_direct(ctx, tokens, hidden, ffn, experts, topK, x, ids, weights, weightType.code(), Checks.directBytes("kb_moe_experts", "gate_weight", gateWeight), gateBytes, Checks.directBytes("kb_moe_experts", "up_weight", upWeight), upBytes, Checks.directBytes("kb_moe_experts", "down_weight", downWeight), downBytes, act.code(), y);
   }
+
+  /**
+   * {@link #embeddingBf16(Context, int, int, int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void embeddingBf16(int vocab, int dim, int[] ids, short[] table, short[] out) {
+    embeddingBf16(Context.forCurrentThread(), vocab, dim, ids, table, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, int, int, int[], float[], float[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void embeddingBf16(Context ctx, int vocab, int dim, int[] ids, short[] table, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int nIds = ids != null ? ids.length : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_bf16", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding_bf16", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding_bf16", "table", table, Checks.size("kb_embedding_bf16", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding_bf16", "out", out, Checks.size("kb_embedding_bf16", "out", nIds, dim), "[n_ids, dim]");
+    Checks.notSame("kb_embedding_bf16", "out", out, "table", table);
+    KernelBridgeNative.kb_embedding_bf16(ctx, nIds, vocab, dim, ids, table, out);
+  }
+
+  /**
+   * {@link #embeddingBf16(Context, int, int, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void embeddingBf16(int vocab, int dim, IntBuffer ids, ShortBuffer table, ShortBuffer out) {
+    embeddingBf16(Context.forCurrentThread(), vocab, dim, ids, table, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, int, int, IntBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void embeddingBf16(Context ctx, int vocab, int dim, IntBuffer ids, ShortBuffer table, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int nIds = ids != null ? ids.remaining() : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_bf16", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding_bf16", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding_bf16", "table", table, Checks.size("kb_embedding_bf16", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding_bf16", "out", out, Checks.size("kb_embedding_bf16", "out", nIds, dim), "[n_ids, dim]");
+    KernelBridgeNative.kb_embedding_bf16__direct(ctx, nIds, vocab, dim, Checks.direct("kb_embedding_bf16", "ids", ids), Checks.direct("kb_embedding_bf16", "table", table), Checks.writableDirect("kb_embedding_bf16", "out", out));
+  }
+
+  /**
+   * bfloat16 variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void embeddingBf16(Context ctx, long vocab, long dim, DeviceBuffer ids, DeviceBuffer table, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long nIds = ids != null ? ids.elements("kb_embedding_bf16", "ids", 4) : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_bf16", "vocab, dim", vocab, dim);
+    Checks.holds("kb_embedding_bf16", "ids", ids, nIds, 4, "[n_ids]");
+    Checks.holds("kb_embedding_bf16", "table", table, Checks.size("kb_embedding_bf16", "table", vocab, dim), 2, "[vocab, dim]");
+    Checks.holds("kb_embedding_bf16", "out", out, Checks.size("kb_embedding_bf16", "out", nIds, dim), 2, "[n_ids, dim]");
+    long pIds = 0, pTable = 0, pOut = 0;
+    try {
+      pIds = DeviceBuffer.acquire("kb_embedding_bf16", "ids", ids, 4);
+      pTable = DeviceBuffer.acquire("kb_embedding_bf16", "table", table, 2);
+      pOut = DeviceBuffer.acquire("kb_embedding_bf16", "out", out, 2);
+      KernelBridgeNative.kb_embedding_bf16__addr(ctx, nIds, vocab, dim, pIds, pTable, pOut);
+    } finally {
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(table, pTable);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #embeddingF16(Context, int, int, int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void embeddingF16(int vocab, int dim, int[] ids, short[] table, short[] out) {
+    embeddingF16(Context.forCurrentThread(), vocab, dim, ids, table, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, int, int, int[], float[], float[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void embeddingF16(Context ctx, int vocab, int dim, int[] ids, short[] table, short[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int nIds = ids != null ? ids.length : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_f16", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding_f16", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding_f16", "table", table, Checks.size("kb_embedding_f16", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding_f16", "out", out, Checks.size("kb_embedding_f16", "out", nIds, dim), "[n_ids, dim]");
+    Checks.notSame("kb_embedding_f16", "out", out, "table", table);
+    KernelBridgeNative.kb_embedding_f16(ctx, nIds, vocab, dim, ids, table, out);
+  }
+
+  /**
+   * {@link #embeddingF16(Context, int, int, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void embeddingF16(int vocab, int dim, IntBuffer ids, ShortBuffer table, ShortBuffer out) {
+    embeddingF16(Context.forCurrentThread(), vocab, dim, ids, table, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, int, int, IntBuffer, FloatBuffer, FloatBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void embeddingF16(Context ctx, int vocab, int dim, IntBuffer ids, ShortBuffer table, ShortBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int nIds = ids != null ? ids.remaining() : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_f16", "vocab, dim", vocab, dim);
+    Checks.exact("kb_embedding_f16", "ids", ids, nIds, "[n_ids]");
+    Checks.exact("kb_embedding_f16", "table", table, Checks.size("kb_embedding_f16", "table", vocab, dim), "[vocab, dim]");
+    Checks.exact("kb_embedding_f16", "out", out, Checks.size("kb_embedding_f16", "out", nIds, dim), "[n_ids, dim]");
+    KernelBridgeNative.kb_embedding_f16__direct(ctx, nIds, vocab, dim, Checks.direct("kb_embedding_f16", "ids", ids), Checks.direct("kb_embedding_f16", "table", table), Checks.writableDirect("kb_embedding_f16", "out", out));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_embedding: out[i, :] = table[ids[i], :], a copy of
+   * the 16-bit rows (exact).  Every id must lie in [0, vocab); the ids are all
+   * checked before anything is written.
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #embedding(Context, long, long, DeviceBuffer, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void embeddingF16(Context ctx, long vocab, long dim, DeviceBuffer ids, DeviceBuffer table, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long nIds = ids != null ? ids.elements("kb_embedding_f16", "ids", 4) : 0;
+    if ((vocab | dim) < 0) throw Checks.negative("kb_embedding_f16", "vocab, dim", vocab, dim);
+    Checks.holds("kb_embedding_f16", "ids", ids, nIds, 4, "[n_ids]");
+    Checks.holds("kb_embedding_f16", "table", table, Checks.size("kb_embedding_f16", "table", vocab, dim), 2, "[vocab, dim]");
+    Checks.holds("kb_embedding_f16", "out", out, Checks.size("kb_embedding_f16", "out", nIds, dim), 2, "[n_ids, dim]");
+    long pIds = 0, pTable = 0, pOut = 0;
+    try {
+      pIds = DeviceBuffer.acquire("kb_embedding_f16", "ids", ids, 4);
+      pTable = DeviceBuffer.acquire("kb_embedding_f16", "table", table, 2);
+      pOut = DeviceBuffer.acquire("kb_embedding_f16", "out", out, 2);
+      KernelBridgeNative.kb_embedding_f16__addr(ctx, nIds, vocab, dim, pIds, pTable, pOut);
+    } finally {
+      DeviceBuffer.release(ids, pIds);
+      DeviceBuffer.release(table, pTable);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #argmaxBf16(Context, int, short[], int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void argmaxBf16(int cols, short[] x, int[] out) {
+    argmaxBf16(Context.forCurrentThread(), cols, x, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, int, float[], int[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void argmaxBf16(Context ctx, int cols, short[] x, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_bf16", "cols", cols);
+    Checks.exact("kb_argmax_bf16", "x", x, Checks.size("kb_argmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_argmax_bf16(ctx, rows, cols, x, out);
+  }
+
+  /**
+   * {@link #argmaxBf16(Context, int, ShortBuffer, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void argmaxBf16(int cols, ShortBuffer x, IntBuffer out) {
+    argmaxBf16(Context.forCurrentThread(), cols, x, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, int, FloatBuffer, IntBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void argmaxBf16(Context ctx, int cols, ShortBuffer x, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_bf16", "cols", cols);
+    Checks.exact("kb_argmax_bf16", "x", x, Checks.size("kb_argmax_bf16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_argmax_bf16__direct(ctx, rows, cols, Checks.direct("kb_argmax_bf16", "x", x), Checks.writableDirect("kb_argmax_bf16", "out", out));
+  }
+
+  /**
+   * bfloat16 variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void argmaxBf16(Context ctx, long cols, DeviceBuffer x, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_argmax_bf16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_bf16", "cols", cols);
+    Checks.holds("kb_argmax_bf16", "x", x, Checks.size("kb_argmax_bf16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_argmax_bf16", "out", out, rows, 4, "[rows]");
+    long pX = 0, pOut = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_argmax_bf16", "x", x, 2);
+      pOut = DeviceBuffer.acquire("kb_argmax_bf16", "out", out, 4);
+      KernelBridgeNative.kb_argmax_bf16__addr(ctx, rows, cols, pX, pOut);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #argmaxF16(Context, int, short[], int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void argmaxF16(int cols, short[] x, int[] out) {
+    argmaxF16(Context.forCurrentThread(), cols, x, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, int, float[], int[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void argmaxF16(Context ctx, int cols, short[] x, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_f16", "cols", cols);
+    Checks.exact("kb_argmax_f16", "x", x, Checks.size("kb_argmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_argmax_f16(ctx, rows, cols, x, out);
+  }
+
+  /**
+   * {@link #argmaxF16(Context, int, ShortBuffer, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void argmaxF16(int cols, ShortBuffer x, IntBuffer out) {
+    argmaxF16(Context.forCurrentThread(), cols, x, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, int, FloatBuffer, IntBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void argmaxF16(Context ctx, int cols, ShortBuffer x, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_f16", "cols", cols);
+    Checks.exact("kb_argmax_f16", "x", x, Checks.size("kb_argmax_f16", "x", rows, cols), "[rows, cols]");
+    Checks.exact("kb_argmax_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_argmax_f16__direct(ctx, rows, cols, Checks.direct("kb_argmax_f16", "x", x), Checks.writableDirect("kb_argmax_f16", "out", out));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_argmax: kb_argmax of the exactly widened logits (the
+   * first index on ties, NaN larger than every number).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #argmax(Context, long, DeviceBuffer, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void argmaxF16(Context ctx, long cols, DeviceBuffer x, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_argmax_f16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_argmax_f16", "cols", cols);
+    Checks.holds("kb_argmax_f16", "x", x, Checks.size("kb_argmax_f16", "x", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_argmax_f16", "out", out, rows, 4, "[rows]");
+    long pX = 0, pOut = 0;
+    try {
+      pX = DeviceBuffer.acquire("kb_argmax_f16", "x", x, 2);
+      pOut = DeviceBuffer.acquire("kb_argmax_f16", "out", out, 4);
+      KernelBridgeNative.kb_argmax_f16__addr(ctx, rows, cols, pX, pOut);
+    } finally {
+      DeviceBuffer.release(x, pX);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #sampleBf16(Context, int, short[], float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void sampleBf16(int cols, short[] logits, float temperature, long seed, int[] out) {
+    sampleBf16(Context.forCurrentThread(), cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, int, float[], float, long, int[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void sampleBf16(Context ctx, int cols, short[] logits, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_bf16", "cols", cols);
+    Checks.exact("kb_sample_bf16", "logits", logits, Checks.size("kb_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_sample_bf16(ctx, rows, cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * {@link #sampleBf16(Context, int, ShortBuffer, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void sampleBf16(int cols, ShortBuffer logits, float temperature, long seed, IntBuffer out) {
+    sampleBf16(Context.forCurrentThread(), cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, int, FloatBuffer, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void sampleBf16(Context ctx, int cols, ShortBuffer logits, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_bf16", "cols", cols);
+    Checks.exact("kb_sample_bf16", "logits", logits, Checks.size("kb_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_sample_bf16__direct(ctx, rows, cols, Checks.direct("kb_sample_bf16", "logits", logits), temperature, seed, Checks.writableDirect("kb_sample_bf16", "out", out));
+  }
+
+  /**
+   * bfloat16 variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, long, DeviceBuffer, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void sampleBf16(Context ctx, long cols, DeviceBuffer logits, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_sample_bf16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_bf16", "cols", cols);
+    Checks.holds("kb_sample_bf16", "logits", logits, Checks.size("kb_sample_bf16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_sample_bf16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_sample_bf16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_sample_bf16", "out", out, 4);
+      KernelBridgeNative.kb_sample_bf16__addr(ctx, rows, cols, pLogits, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #sampleF16(Context, int, short[], float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void sampleF16(int cols, short[] logits, float temperature, long seed, int[] out) {
+    sampleF16(Context.forCurrentThread(), cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, int, float[], float, long, int[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void sampleF16(Context ctx, int cols, short[] logits, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_f16", "cols", cols);
+    Checks.exact("kb_sample_f16", "logits", logits, Checks.size("kb_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_sample_f16(ctx, rows, cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * {@link #sampleF16(Context, int, ShortBuffer, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void sampleF16(int cols, ShortBuffer logits, float temperature, long seed, IntBuffer out) {
+    sampleF16(Context.forCurrentThread(), cols, logits, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, int, FloatBuffer, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void sampleF16(Context ctx, int cols, ShortBuffer logits, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_f16", "cols", cols);
+    Checks.exact("kb_sample_f16", "logits", logits, Checks.size("kb_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_sample_f16__direct(ctx, rows, cols, Checks.direct("kb_sample_f16", "logits", logits), temperature, seed, Checks.writableDirect("kb_sample_f16", "out", out));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_sample: the token kb_sample returns for the exactly
+   * widened logits and the same seed (same rules: no NaN or +inf, no row all
+   * -inf, temperature finite and &gt; 0).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #sample(Context, long, DeviceBuffer, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void sampleF16(Context ctx, long cols, DeviceBuffer logits, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_sample_f16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_sample_f16", "cols", cols);
+    Checks.holds("kb_sample_f16", "logits", logits, Checks.size("kb_sample_f16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_sample_f16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_sample_f16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_sample_f16", "out", out, 4);
+      KernelBridgeNative.kb_sample_f16__addr(ctx, rows, cols, pLogits, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #topkSampleBf16(Context, int, short[], int, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void topkSampleBf16(int cols, short[] logits, int k, float temperature, long seed, int[] out) {
+    topkSampleBf16(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, int, float[], int, float, long, int[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void topkSampleBf16(Context ctx, int cols, short[] logits, int k, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_bf16", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample_bf16", "logits", logits, Checks.size("kb_topk_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topk_sample_bf16(ctx, rows, cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * {@link #topkSampleBf16(Context, int, ShortBuffer, int, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void topkSampleBf16(int cols, ShortBuffer logits, int k, float temperature, long seed, IntBuffer out) {
+    topkSampleBf16(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, int, FloatBuffer, int, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void topkSampleBf16(Context ctx, int cols, ShortBuffer logits, int k, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_bf16", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample_bf16", "logits", logits, Checks.size("kb_topk_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topk_sample_bf16__direct(ctx, rows, cols, Checks.direct("kb_topk_sample_bf16", "logits", logits), k, temperature, seed, Checks.writableDirect("kb_topk_sample_bf16", "out", out));
+  }
+
+  /**
+   * bfloat16 variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, long, DeviceBuffer, long, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void topkSampleBf16(Context ctx, long cols, DeviceBuffer logits, long k, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topk_sample_bf16", "out", 4) : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_bf16", "cols, k", cols, k);
+    Checks.holds("kb_topk_sample_bf16", "logits", logits, Checks.size("kb_topk_sample_bf16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_topk_sample_bf16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_topk_sample_bf16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_topk_sample_bf16", "out", out, 4);
+      KernelBridgeNative.kb_topk_sample_bf16__addr(ctx, rows, cols, pLogits, k, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #topkSampleF16(Context, int, short[], int, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void topkSampleF16(int cols, short[] logits, int k, float temperature, long seed, int[] out) {
+    topkSampleF16(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, int, float[], int, float, long, int[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void topkSampleF16(Context ctx, int cols, short[] logits, int k, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_f16", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample_f16", "logits", logits, Checks.size("kb_topk_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topk_sample_f16(ctx, rows, cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * {@link #topkSampleF16(Context, int, ShortBuffer, int, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void topkSampleF16(int cols, ShortBuffer logits, int k, float temperature, long seed, IntBuffer out) {
+    topkSampleF16(Context.forCurrentThread(), cols, logits, k, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, int, FloatBuffer, int, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void topkSampleF16(Context ctx, int cols, ShortBuffer logits, int k, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_f16", "cols, k", cols, k);
+    Checks.exact("kb_topk_sample_f16", "logits", logits, Checks.size("kb_topk_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topk_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topk_sample_f16__direct(ctx, rows, cols, Checks.direct("kb_topk_sample_f16", "logits", logits), k, temperature, seed, Checks.writableDirect("kb_topk_sample_f16", "out", out));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topk_sample: the token kb_topk_sample returns for the
+   * exactly widened logits and the same seed (same rules for k, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #topkSample(Context, long, DeviceBuffer, long, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void topkSampleF16(Context ctx, long cols, DeviceBuffer logits, long k, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topk_sample_f16", "out", 4) : 0;
+    if ((cols | k) < 0) throw Checks.negative("kb_topk_sample_f16", "cols, k", cols, k);
+    Checks.holds("kb_topk_sample_f16", "logits", logits, Checks.size("kb_topk_sample_f16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_topk_sample_f16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_topk_sample_f16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_topk_sample_f16", "out", out, 4);
+      KernelBridgeNative.kb_topk_sample_f16__addr(ctx, rows, cols, pLogits, k, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #toppSampleBf16(Context, int, short[], float, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void toppSampleBf16(int cols, short[] logits, float p, float temperature, long seed, int[] out) {
+    toppSampleBf16(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, int, float[], float, float, long, int[])}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void toppSampleBf16(Context ctx, int cols, short[] logits, float p, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_bf16", "cols", cols);
+    Checks.exact("kb_topp_sample_bf16", "logits", logits, Checks.size("kb_topp_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topp_sample_bf16(ctx, rows, cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * {@link #toppSampleBf16(Context, int, ShortBuffer, float, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void toppSampleBf16(int cols, ShortBuffer logits, float p, float temperature, long seed, IntBuffer out) {
+    toppSampleBf16(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, int, FloatBuffer, float, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void toppSampleBf16(Context ctx, int cols, ShortBuffer logits, float p, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_bf16", "cols", cols);
+    Checks.exact("kb_topp_sample_bf16", "logits", logits, Checks.size("kb_topp_sample_bf16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample_bf16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topp_sample_bf16__direct(ctx, rows, cols, Checks.direct("kb_topp_sample_bf16", "logits", logits), p, temperature, seed, Checks.writableDirect("kb_topp_sample_bf16", "out", out));
+  }
+
+  /**
+   * bfloat16 variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, long, DeviceBuffer, float, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   */
+  public static void toppSampleBf16(Context ctx, long cols, DeviceBuffer logits, float p, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topp_sample_bf16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_bf16", "cols", cols);
+    Checks.holds("kb_topp_sample_bf16", "logits", logits, Checks.size("kb_topp_sample_bf16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_topp_sample_bf16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_topp_sample_bf16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_topp_sample_bf16", "out", out, 4);
+      KernelBridgeNative.kb_topp_sample_bf16__addr(ctx, rows, cols, pLogits, p, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #toppSampleF16(Context, int, short[], float, float, long, int[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void toppSampleF16(int cols, short[] logits, float p, float temperature, long seed, int[] out) {
+    toppSampleF16(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, int, float[], float, float, long, int[])}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void toppSampleF16(Context ctx, int cols, short[] logits, float p, float temperature, long seed, int[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.length : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_f16", "cols", cols);
+    Checks.exact("kb_topp_sample_f16", "logits", logits, Checks.size("kb_topp_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topp_sample_f16(ctx, rows, cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * {@link #toppSampleF16(Context, int, ShortBuffer, float, float, long, IntBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void toppSampleF16(int cols, ShortBuffer logits, float p, float temperature, long seed, IntBuffer out) {
+    toppSampleF16(Context.forCurrentThread(), cols, logits, p, temperature, seed, out);
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, int, FloatBuffer, float, float, long, IntBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void toppSampleF16(Context ctx, int cols, ShortBuffer logits, float p, float temperature, long seed, IntBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int rows = out != null ? out.remaining() : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_f16", "cols", cols);
+    Checks.exact("kb_topp_sample_f16", "logits", logits, Checks.size("kb_topp_sample_f16", "logits", rows, cols), "[rows, cols]");
+    Checks.exact("kb_topp_sample_f16", "out", out, rows, "[rows]");
+    KernelBridgeNative.kb_topp_sample_f16__direct(ctx, rows, cols, Checks.direct("kb_topp_sample_f16", "logits", logits), p, temperature, seed, Checks.writableDirect("kb_topp_sample_f16", "out", out));
+  }
+
+  /**
+   * float16 (IEEE binary16) variant of kb_topp_sample: the token kb_topp_sample returns for the
+   * exactly widened logits and the same seed (same rules for p, temperature
+   * and logits).
+   *
+   * <p>Arguments, sizes, aliasing and errors as {@link #toppSample(Context, long, DeviceBuffer, float, float, long, DeviceBuffer)}, with 16-bit tensors where it has float ones: f16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   */
+  public static void toppSampleF16(Context ctx, long cols, DeviceBuffer logits, float p, float temperature, long seed, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long rows = out != null ? out.elements("kb_topp_sample_f16", "out", 4) : 0;
+    if (cols < 0) throw Checks.negative("kb_topp_sample_f16", "cols", cols);
+    Checks.holds("kb_topp_sample_f16", "logits", logits, Checks.size("kb_topp_sample_f16", "logits", rows, cols), 2, "[rows, cols]");
+    Checks.holds("kb_topp_sample_f16", "out", out, rows, 4, "[rows]");
+    long pLogits = 0, pOut = 0;
+    try {
+      pLogits = DeviceBuffer.acquire("kb_topp_sample_f16", "logits", logits, 2);
+      pOut = DeviceBuffer.acquire("kb_topp_sample_f16", "out", out, 4);
+      KernelBridgeNative.kb_topp_sample_f16__addr(ctx, rows, cols, pLogits, p, temperature, seed, pOut);
+    } finally {
+      DeviceBuffer.release(logits, pLogits);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
 }

@@ -18,6 +18,8 @@ pub enum Buf {
     I32(Vec<i32>),
     /// Raw bytes: a tensor in a storage format (kb_dtype).
     U8(Vec<u8>),
+    /// bfloat16 / float16 bit patterns.
+    U16(Vec<u16>),
 }
 
 impl Buf {
@@ -26,6 +28,7 @@ impl Buf {
             Buf::F32(v) => v.len(),
             Buf::I32(v) => v.len(),
             Buf::U8(v) => v.len(),
+            Buf::U16(v) => v.len(),
         }
     }
 
@@ -35,6 +38,7 @@ impl Buf {
             Buf::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buf::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buf::U8(v) => v.clone(),
+            Buf::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         }
     }
 }
@@ -96,6 +100,14 @@ impl Args {
         }
     }
 
+    fn h(&mut self, name: &str) -> Result<Vec<u16>, String> {
+        match self.take(name) {
+            Some(Buf::U16(v)) => Ok(v),
+            Some(_) => Err(format!("tensor {name} should be bf16 / f16 bits")),
+            None => Err(format!("case lacks tensor {name}")),
+        }
+    }
+
     /// A nullable tensor: absent is `None` (NULL).
     fn of(&mut self, name: &str) -> Result<Option<Vec<f32>>, String> {
         match self.take(name) {
@@ -119,6 +131,10 @@ impl Args {
 
     fn pu(&mut self, name: &str, v: Vec<u8>) {
         self.put(name, Buf::U8(v));
+    }
+
+    fn ph(&mut self, name: &str, v: Vec<u16>) {
+        self.put(name, Buf::U16(v));
     }
 
     fn d(&self, name: &str) -> Result<usize, String> {
@@ -487,6 +503,47 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
                 _ => ctx.topp_sample(cols, &x, a.sf("p")?, a.sf("temperature")?, a.su("seed")?, &mut out),
             };
             a.pf(if kernel == "argmax" { "x" } else { "logits" }, x);
+            a.pi("out", out);
+            r
+        }
+        "embedding_bf16" | "embedding_f16" => {
+            let (vocab, dim) = (a.d("vocab")?, a.d("dim")?);
+            let ids = a.i("ids")?;
+            let table = a.h("table")?;
+            let mut out = a.h("out")?;
+            let r = if kernel == "embedding_bf16" {
+                ctx.embedding_bf16(vocab, dim, &ids, &table, &mut out)
+            } else {
+                ctx.embedding_f16(vocab, dim, &ids, &table, &mut out)
+            };
+            a.pi("ids", ids);
+            a.ph("table", table);
+            a.ph("out", out);
+            r
+        }
+        "argmax_bf16" | "argmax_f16" | "sample_bf16" | "sample_f16" | "topk_sample_bf16" | "topk_sample_f16"
+        | "topp_sample_bf16" | "topp_sample_f16" => {
+            let cols = a.d("cols")?;
+            let argmax = kernel.starts_with("argmax");
+            let x = a.h(if argmax { "x" } else { "logits" })?;
+            let mut out = a.i("out")?;
+            let r = match kernel.as_str() {
+                "argmax_bf16" => ctx.argmax_bf16(cols, &x, &mut out),
+                "argmax_f16" => ctx.argmax_f16(cols, &x, &mut out),
+                "sample_bf16" => ctx.sample_bf16(cols, &x, a.sf("temperature")?, a.su("seed")?, &mut out),
+                "sample_f16" => ctx.sample_f16(cols, &x, a.sf("temperature")?, a.su("seed")?, &mut out),
+                "topk_sample_bf16" => {
+                    ctx.topk_sample_bf16(cols, &x, a.d("k")?, a.sf("temperature")?, a.su("seed")?, &mut out)
+                }
+                "topk_sample_f16" => {
+                    ctx.topk_sample_f16(cols, &x, a.d("k")?, a.sf("temperature")?, a.su("seed")?, &mut out)
+                }
+                "topp_sample_bf16" => {
+                    ctx.topp_sample_bf16(cols, &x, a.sf("p")?, a.sf("temperature")?, a.su("seed")?, &mut out)
+                }
+                _ => ctx.topp_sample_f16(cols, &x, a.sf("p")?, a.sf("temperature")?, a.su("seed")?, &mut out),
+            };
+            a.ph(if argmax { "x" } else { "logits" }, x);
             a.pi("out", out);
             r
         }

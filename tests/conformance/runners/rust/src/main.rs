@@ -79,6 +79,7 @@ fn max_error(got: &Buf, want: &Data, floor: f64) -> f64 {
             Data::F32(w) => w[j] as f64,
             Data::I32(w) => w[j] as f64,
             Data::U8(w) => w[j] as f64,
+            Data::U16(w) => w[j] as f64,
         }
     };
     let mut max_err = 0.0f64;
@@ -89,6 +90,12 @@ fn max_error(got: &Buf, want: &Data, floor: f64) -> f64 {
             // sit beside float weights with a tolerance of ulps).
             Buf::I32(g) => exact(g[j] as f64, want_at(j)),
             Buf::U8(g) => exact(g[j] as f64, want_at(j)),
+            // bfloat16 / float16 bit patterns (a copied row): exact, as
+            // integers; a float expected file never matches them.
+            Buf::U16(g) => match want {
+                Data::U16(_) => exact(g[j] as f64, want_at(j)),
+                _ => f64::INFINITY,
+            },
             Buf::F32(g) => element_error(g[j] as f64, want_at(j), floor),
         };
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -209,7 +216,8 @@ fn run_golden(ctx: &Context, case: &Json, manifest: &Json, dir: &Path, out: &mut
                 Data::F32(d) => Buf::F32(d),
                 Data::I32(d) => Buf::I32(d),
                 Data::U8(d) => Buf::U8(d),
-                Data::F64(_) => return Err(format!("{file}: inputs must be <f4, <i4 or |u1")),
+                Data::U16(d) => Buf::U16(d),
+                Data::F64(_) => return Err(format!("{file}: inputs must be <f4, <i4, <u2 or |u1")),
             };
             a.bufs.push((k.clone(), b));
         }
@@ -229,6 +237,7 @@ fn run_golden(ctx: &Context, case: &Json, manifest: &Json, dir: &Path, out: &mut
                     let b = match w {
                         Data::I32(_) => Buf::I32(vec![-1; w.len()]),
                         Data::U8(_) => Buf::U8(vec![0xff; w.len()]),
+                        Data::U16(_) => Buf::U16(vec![0xffff; w.len()]), // a NaN pattern in both formats
                         _ => Buf::F32(vec![f32::from_bits(0x7fc0_0000); w.len()]),
                     };
                     a.bufs.push((o.clone(), b));
@@ -425,6 +434,12 @@ fn bad_tensors(case: &Json, params: &[Param], a: &mut Args) -> Result<(), String
                 v[j] = x.as_i64().and_then(|x| u8::try_from(x).ok()).ok_or_else(|| format!("{name}: bad value"))?;
             }
             Buf::U8(v)
+        } else if p.dtype == "bf16" || p.dtype == "f16" {
+            let mut v = vec![0u16; n];
+            for (j, x) in values.iter().take(n).enumerate() {
+                v[j] = x.as_i64().and_then(|x| u16::try_from(x).ok()).ok_or_else(|| format!("{name}: bad value"))?;
+            }
+            Buf::U16(v)
         } else if p.dtype == "i32" {
             let mut v = vec![0i32; n];
             for (j, x) in values.iter().take(n).enumerate() {

@@ -1,5 +1,5 @@
 //! Reader of the corpus' .npy files (NumPy format 1.0/2.0, little-endian
-//! `<f4`, `<i4` or `<f8`, or bytes `|u1`, C order).  The header is parsed generally: the
+//! `<f4`, `<i4`, `<f8` or `<u2` (bfloat16 / float16 bit patterns), or bytes `|u1`, C order).  The header is parsed generally: the
 //! keys are found by name and the shape tuple is read.
 
 use std::fs;
@@ -11,6 +11,7 @@ pub enum Data {
     I32(Vec<i32>),
     F64(Vec<f64>),
     U8(Vec<u8>),
+    U16(Vec<u16>),
 }
 
 impl Data {
@@ -20,6 +21,7 @@ impl Data {
             Data::I32(v) => v.len(),
             Data::F64(v) => v.len(),
             Data::U8(v) => v.len(),
+            Data::U16(v) => v.len(),
         }
     }
 }
@@ -80,6 +82,7 @@ pub fn read(path: &Path) -> Result<Data, String> {
         "<f4" | "<i4" => 4,
         "<f8" => 8,
         "|u1" => 1,
+        "<u2" => 2,
         _ => return Err(format!("{name}: unsupported dtype {descr}")),
     };
     if data.len() != count * width {
@@ -93,6 +96,7 @@ pub fn read(path: &Path) -> Result<Data, String> {
                 .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
                 .collect(),
         ),
+        "<u2" => Data::U16(data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()),
         _ => Data::U8(data.to_vec()),
     })
 }

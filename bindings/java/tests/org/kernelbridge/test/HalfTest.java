@@ -405,4 +405,68 @@ public final class HalfTest {
         () -> KernelBridge.gemmBf16(false, false, 2, 2, 2, 1f, a, 2, new short[4], 2, 0f, a, 2));
     equal(Status.INVALID_ARGUMENT, e.status(), "c == a");
   }
+
+  /**
+   * The 16-bit embedding, argmax and samplers: rows copied bit for bit, and the float32
+   * kernels' index and tokens on the widened logits, for the same seed.
+   */
+  public static void testDecodingKernels() {
+    for (Dt dt : Dt.values()) {
+      boolean b = bf(dt);
+      short[] table = randomHalf(dt, 7 * 5, 1);
+      int[] ids = {3, 0, 6, 3};
+      short[] out = new short[4 * 5];
+      if (b) KernelBridge.embeddingBf16(7, 5, ids, table, out);
+      else KernelBridge.embeddingF16(7, 5, ids, table, out);
+      for (int i = 0; i < ids.length; i++) {
+        check(Arrays.equals(Arrays.copyOfRange(out, i * 5, i * 5 + 5),
+            Arrays.copyOfRange(table, ids[i] * 5, ids[i] * 5 + 5)), "embedding row " + i + " " + dt);
+      }
+      short[] keep = new short[4 * 5];
+      Arrays.fill(keep, (short) 9);
+      KernelBridgeException e = expect(KernelBridgeException.class, () -> {
+        if (b) KernelBridge.embeddingBf16(7, 5, new int[] {0, 7, 1, 1}, table, keep);
+        else KernelBridge.embeddingF16(7, 5, new int[] {0, 7, 1, 1}, table, keep);
+      });
+      check(e.getMessage().contains("ids[1] = 7 is out of range [0, 7)"), e.getMessage());
+      for (short v : keep) check(v == 9, "nothing written");
+
+      final int rows = 6, cols = 300;
+      short[] x = randomHalf(dt, rows * cols, 3);
+      float[] xf = widen(dt, x);
+      int[] got = new int[rows], want = new int[rows];
+      if (b) KernelBridge.argmaxBf16(cols, x, got);
+      else KernelBridge.argmaxF16(cols, x, got);
+      KernelBridge.argmax(cols, xf, want);
+      check(Arrays.equals(got, want), "argmax " + dt);
+      java.util.Set<Integer> seen = new java.util.HashSet<>();
+      for (long seed = 0; seed < 20; seed++) {
+        float temp = 0.5f + (seed % 3) * 0.6f;
+        if (b) KernelBridge.sampleBf16(cols, x, temp, seed, got);
+        else KernelBridge.sampleF16(cols, x, temp, seed, got);
+        KernelBridge.sample(cols, xf, temp, seed, want);
+        check(Arrays.equals(got, want), "sample " + dt + " seed " + seed);
+        int k = 1 + (int) (seed * 17 % cols);
+        if (b) KernelBridge.topkSampleBf16(cols, x, k, temp, seed, got);
+        else KernelBridge.topkSampleF16(cols, x, k, temp, seed, got);
+        KernelBridge.topkSample(cols, xf, k, temp, seed, want);
+        check(Arrays.equals(got, want), "topk_sample " + dt + " seed " + seed);
+        float p = 0.2f + 0.04f * seed;
+        if (b) KernelBridge.toppSampleBf16(cols, x, p, temp, seed, got);
+        else KernelBridge.toppSampleF16(cols, x, p, temp, seed, got);
+        KernelBridge.toppSample(cols, xf, p, temp, seed, want);
+        check(Arrays.equals(got, want), "topp_sample " + dt + " seed " + seed);
+        for (int v : got) seen.add(v);
+      }
+      check(seen.size() >= 10, "only " + seen.size() + " distinct tokens for " + dt);
+      short[] bad = x.clone();
+      bad[cols + 5] = (short) dt.inf;
+      e = expect(KernelBridgeException.class, () -> {
+        if (b) KernelBridge.sampleBf16(cols, bad, 1f, 1, new int[rows]);
+        else KernelBridge.sampleF16(cols, bad, 1f, 1, new int[rows]);
+      });
+      equal(Status.INVALID_ARGUMENT, e.status(), "+inf logit");
+      check(e.getMessage().contains("logits row 1 holds +inf"), e.getMessage());
+    }
+  }
 }
