@@ -289,7 +289,7 @@ def test_foreign_cuda_arrays_zero_copy(ctx):
     target = dev(ctx, np.zeros((3, 8), np.float32))
     out = ForeignCAI(target)
     assert kb.silu(src, out=out, ctx=ctx) is out
-    assert_ulps(target.numpy(), kb.silu(x), 1)
+    assert_ulps(target.numpy(), kb.silu(x), 3)
     with pytest.raises(kb.InvalidArgumentError, match="CPU context"):
         kb.silu(src)
 

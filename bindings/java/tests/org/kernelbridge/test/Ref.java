@@ -32,11 +32,12 @@ final class Ref {
   }
 
   /** Whether got is kb's silu of x: within its documented bound of the exact
-   * value (docs/kernels.md: 0.62 ulp for normal results, 0.8 for subnormal). */
+   * value (docs/kernels.md: 1.59 ulp for normal results, 0.79 for subnormal). */
   static boolean siluWithinBound(float got, float x) {
     double want = silu(x);
     float rounded = (float) want;
-    double ulps = Math.abs(rounded) < Float.MIN_NORMAL ? 0.8 : 0.62;
+    // docs/kernels.md: 1.59 ulp on normal results, 0.79 on subnormal ones.
+    double ulps = Math.abs(rounded) < Float.MIN_NORMAL ? 0.8 : 1.59;
     return Math.abs(got - want) <= ulps * Math.ulp(rounded);
   }
 
