@@ -99,6 +99,10 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   return kb__linear_w_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
 }
 
+int kb__linear_w_gemm_type(int type) {
+  return type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+}
+
 kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
                            const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
                            float *y) {
@@ -106,7 +110,6 @@ kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t ro
   /* With no in_features no weight is read (a block format then holds no
      bytes): y is the epilogue of zero sums, as for float weights. */
   int64_t ld = in > 0 ? in : 1;
-  int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out, in, 1.0f, x, ld, w, ld,
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, kb__linear_w_gemm_type(type), false, true, rows, out, in, 1.0f, x, ld, w, ld,
                       0.0f, y, out, lin);
 }

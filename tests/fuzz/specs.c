@@ -696,16 +696,22 @@ static void post_dequantize(fz_call *c) {
     }
 }
 
-static void shape_linear_w(fz_call *c) {
-  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features"), act = I("act");
-  fz_extent(c, "x", fz_prod2(rows, in));
-  fz_extent(c, "bias", out < 0 ? FZ_NEG : out);
-  fz_extent(c, "y", fz_prod2(rows, out));
-  shape_bytes(c, "weight_type", "weight", "weight_bytes", out, in, "in_features");
+/* act must be a kb_activation (kb_linear_w, kb_linear_glu_w, kb_moe_experts). */
+static void check_act(fz_call *c) {
+  int64_t act = I("act");
   if (!c->must_fail && (act < KB_ACTIVATION_NONE || act > KB_ACTIVATION_SILU)) {
     c->must_fail = true;
     snprintf(c->why, sizeof c->why, "act = %lld is not a kb_activation", (long long)act);
   }
+}
+
+static void shape_linear_w(fz_call *c) {
+  int64_t rows = D("rows"), in = D("in_features"), out = D("out_features");
+  fz_extent(c, "x", fz_prod2(rows, in));
+  fz_extent(c, "bias", out < 0 ? FZ_NEG : out);
+  fz_extent(c, "y", fz_prod2(rows, out));
+  shape_bytes(c, "weight_type", "weight", "weight_bytes", out, in, "in_features");
+  check_act(c);
   c->work = sat_add(work_of(fz_prod(3, (int64_t[]){rows, in, out})), work_of(fz_prod2(rows, out)));
 }
 
@@ -906,14 +912,6 @@ static void post_kv_cache(fz_call *c) {
 }
 
 /* ---- decoder: gated feed-forward blocks on storage-format weights ---- */
-
-static void check_act(fz_call *c) {
-  int64_t act = I("act");
-  if (!c->must_fail && (act < KB_ACTIVATION_NONE || act > KB_ACTIVATION_SILU)) {
-    c->must_fail = true;
-    snprintf(c->why, sizeof c->why, "act = %lld is not a kb_activation", (long long)act);
-  }
-}
 
 static void shape_linear_glu_w(fz_call *c) {
   int64_t rows = D("rows"), in = D("in_features"), out = D("out_features");

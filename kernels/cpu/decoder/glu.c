@@ -43,10 +43,25 @@ static void relu_tile(const float *src, float *dst, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f || src[i] != src[i] ? src[i] : 0.0f;
 }
 
+/* The vector layer's function behind act for its `gated` entry, or -1 for
+ * relu and none (which take the tile path). */
+static int gated_fn(int act) {
+  switch (act) {
+    case KB_ACTIVATION_SILU:
+      return KB_VM_SILU;
+    case KB_ACTIVATION_GELU:
+      return KB_VM_GELU;
+    case KB_ACTIVATION_GELU_TANH:
+      return KB_VM_GELU_TANH;
+    default:
+      return -1;
+  }
+}
+
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
   /* glu_body's float32 path, step for step. */
-  if (act == KB_ACTIVATION_SILU || act == KB_ACTIVATION_GELU || act == KB_ACTIVATION_GELU_TANH) {
-    int fn = act == KB_ACTIVATION_SILU ? KB_VM_SILU : act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+  int fn = gated_fn(act);
+  if (fn >= 0) {
     ops->gated(fn, KB_VEC_F32, n, gate, up, y);
     return;
   }
@@ -59,14 +74,14 @@ static void glu_body(void *arg, int64_t begin, int64_t end) {
   const struct kb_vec_ops *ops = j->ops;
   int64_t es = kb_vec_size(j->dt);
   float wg[KB_GLU_TILE], wu[KB_GLU_TILE];
+  int fn = gated_fn(j->act);
   for (int64_t t = begin; t < end; t++) {
     int64_t r = t / j->tiles_per_row, c0 = (t % j->tiles_per_row) * KB_GLU_TILE;
     int64_t n = j->cols - c0 < KB_GLU_TILE ? j->cols - c0 : KB_GLU_TILE;
     const char *g = j->gate + (r * j->ld_gate + c0) * es;
     const char *u = j->up + (r * j->ld_up + c0) * es;
     char *y = j->y + (r * j->cols + c0) * es;
-    if (j->act == KB_ACTIVATION_SILU || j->act == KB_ACTIVATION_GELU || j->act == KB_ACTIVATION_GELU_TANH) {
-      int fn = j->act == KB_ACTIVATION_SILU ? KB_VM_SILU : j->act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+    if (fn >= 0) {
       ops->gated(fn, j->dt, n, g, u, y);
     } else if (j->dt == KB_VEC_F32) {
       if (j->act == KB_ACTIVATION_NONE) {

@@ -21,6 +21,7 @@
 
 #include "../dispatch.h"
 #include "../gemm_engine.h"
+#include "../linear.h"
 #include "../quant/dtype.h"
 #include "../quant/qmatmul.h"
 #include "glu.h"
@@ -108,7 +109,7 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   struct kb_gemm_plan plan_full, plan_tail;
   int64_t plan_floats = 0;
   if (!job.blocked) {
-    int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+    int dt_b = kb__linear_w_gemm_type(type);
     int64_t tail = out - (job.chunks - 1) * job.chunk;
     KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, job.chunk, in, 1.0f, 0.0f, NULL,
                          &plan_full));

@@ -1513,6 +1513,11 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
  * kb_dtype type, rows row_bytes apart: exactly what kb_linear_w computes.
  * rows * out > 0.  Fails only with OUT_OF_MEMORY (recorded in ctx under fn)
  * when scratch cannot be allocated, before y is written. */
+/* The gemm engine's storage type (KB_GEMM_*) of float weights of kb_dtype
+ * type: F16, BF16, or F32 for everything else (block formats never reach
+ * the engine with in_features > 0). */
+int kb__linear_w_gemm_type(int type);
+
 kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
                            const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
                            float *y);
@@ -3466,6 +3471,29 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/linear.h ---- */
+/* linear.h - kb_linear_w's product for arguments already validated
+ * (linear.c), shared with the decoder kernels that run linear layers on
+ * storage-format weights (decoder/linear_glu.c, decoder/moe_experts.c).
+ * Internal to kernels/cpu. */
+#ifndef KB_CPU_LINEAR_H
+#define KB_CPU_LINEAR_H
+
+
+/* y [rows, out] = lin(x [rows, in] . W^T) for W the [out, in] weight of
+ * kb_dtype type, rows row_bytes apart: exactly what kb_linear_w computes.
+ * rows * out > 0.  Fails only with OUT_OF_MEMORY (recorded in ctx under fn)
+ * when scratch cannot be allocated, before y is written. */
+/* The gemm engine's storage type (KB_GEMM_*) of float weights of kb_dtype
+ * type: F16, BF16, or F32 for everything else (block formats never reach
+ * the engine with in_features > 0). */
+int kb__linear_w_gemm_type(int type);
+
+kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
+                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
+                           float *y);
+
+#endif /* KB_CPU_LINEAR_H */
 /* ---- kernels/cpu/quant/dtype.h ---- */
 /* dtype.h - the storage formats of kb_dtype (kernelbridge.h): names, byte
  * sizes, validation and widening of rows.  Internal to kernels/cpu. */
@@ -3757,24 +3785,6 @@ void kb__qlinear_columns(int type, int64_t rows, const struct kb_qlinear_x *qx, 
 void kb__qlinear_release(struct kb_qlinear_x *qx);
 
 #endif /* KB_CPU_QMATMUL_H */
-/* ---- kernels/cpu/linear.h ---- */
-/* linear.h - kb_linear_w's product for arguments already validated
- * (linear.c), shared with the decoder kernels that run linear layers on
- * storage-format weights (decoder/linear_glu.c, decoder/moe_experts.c).
- * Internal to kernels/cpu. */
-#ifndef KB_CPU_LINEAR_H
-#define KB_CPU_LINEAR_H
-
-
-/* y [rows, out] = lin(x [rows, in] . W^T) for W the [out, in] weight of
- * kb_dtype type, rows row_bytes apart: exactly what kb_linear_w computes.
- * rows * out > 0.  Fails only with OUT_OF_MEMORY (recorded in ctx under fn)
- * when scratch cannot be allocated, before y is written. */
-kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
-                           const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
-                           float *y);
-
-#endif /* KB_CPU_LINEAR_H */
 /* ---- kernels/cpu/half.h ---- */
 /* half.h - conversions between float32 and the 16-bit storage formats of the
  * reduced-precision kernels: bfloat16 (1 sign, 8 exponent, 7 fraction bits,
@@ -10496,6 +10506,10 @@ kb_status kb_linear_w(kb_context *ctx, int64_t rows, int64_t in_features, int64_
   return kb__linear_w_run(ctx, fn, (int)weight_type, rows, in_features, out_features, x, weight, row_bytes, &lin, y);
 }
 
+int kb__linear_w_gemm_type(int type) {
+  return type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+}
+
 kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t rows, int64_t in, int64_t out,
                            const float *x, const void *w, int64_t row_bytes, const struct kb_linear_epilogue *lin,
                            float *y) {
@@ -10503,8 +10517,7 @@ kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t ro
   /* With no in_features no weight is read (a block format then holds no
      bytes): y is the epilogue of zero sums, as for float weights. */
   int64_t ld = in > 0 ? in : 1;
-  int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
-  return kb__gemm_run(ctx, fn, KB_GEMM_F32, dt_b, false, true, rows, out, in, 1.0f, x, ld, w, ld,
+  return kb__gemm_run(ctx, fn, KB_GEMM_F32, kb__linear_w_gemm_type(type), false, true, rows, out, in, 1.0f, x, ld, w, ld,
                       0.0f, y, out, lin);
 }
 #undef linear_dt
@@ -20107,6 +20120,7 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 /* ==== kernels/cpu/decoder/glu.c ==== */
 #define glu_job glu__glu_job
 #define relu_tile glu__relu_tile
+#define gated_fn glu__gated_fn
 #define glu_body glu__glu_body
 #define glu glu__glu
 /* ---- kernels/cpu/decoder/glu.c ---- */
@@ -20151,10 +20165,25 @@ static void glu__relu_tile(const float *src, float *dst, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = src[i] > 0.0f || src[i] != src[i] ? src[i] : 0.0f;
 }
 
+/* The vector layer's function behind act for its `gated` entry, or -1 for
+ * relu and none (which take the tile path). */
+static int glu__gated_fn(int act) {
+  switch (act) {
+    case KB_ACTIVATION_SILU:
+      return KB_VM_SILU;
+    case KB_ACTIVATION_GELU:
+      return KB_VM_GELU;
+    case KB_ACTIVATION_GELU_TANH:
+      return KB_VM_GELU_TANH;
+    default:
+      return -1;
+  }
+}
+
 void kb__glu_tile(const struct kb_vec_ops *ops, int act, float *gate, const float *up, float *y, int64_t n) {
   /* glu_body's float32 path, step for step. */
-  if (act == KB_ACTIVATION_SILU || act == KB_ACTIVATION_GELU || act == KB_ACTIVATION_GELU_TANH) {
-    int fn = act == KB_ACTIVATION_SILU ? KB_VM_SILU : act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+  int fn = glu__gated_fn(act);
+  if (fn >= 0) {
     ops->gated(fn, KB_VEC_F32, n, gate, up, y);
     return;
   }
@@ -20167,14 +20196,14 @@ static void glu__glu_body(void *arg, int64_t begin, int64_t end) {
   const struct kb_vec_ops *ops = j->ops;
   int64_t es = kb_vec_size(j->dt);
   float wg[KB_GLU_TILE], wu[KB_GLU_TILE];
+  int fn = glu__gated_fn(j->act);
   for (int64_t t = begin; t < end; t++) {
     int64_t r = t / j->tiles_per_row, c0 = (t % j->tiles_per_row) * KB_GLU_TILE;
     int64_t n = j->cols - c0 < KB_GLU_TILE ? j->cols - c0 : KB_GLU_TILE;
     const char *g = j->gate + (r * j->ld_gate + c0) * es;
     const char *u = j->up + (r * j->ld_up + c0) * es;
     char *y = j->y + (r * j->cols + c0) * es;
-    if (j->act == KB_ACTIVATION_SILU || j->act == KB_ACTIVATION_GELU || j->act == KB_ACTIVATION_GELU_TANH) {
-      int fn = j->act == KB_ACTIVATION_SILU ? KB_VM_SILU : j->act == KB_ACTIVATION_GELU ? KB_VM_GELU : KB_VM_GELU_TANH;
+    if (fn >= 0) {
       ops->gated(fn, j->dt, n, g, u, y);
     } else if (j->dt == KB_VEC_F32) {
       if (j->act == KB_ACTIVATION_NONE) {
@@ -20246,6 +20275,7 @@ kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t
 }
 #undef KB_GLU_MIN_CHUNK
 #undef KB_GLU_TILE
+#undef gated_fn
 #undef glu
 #undef glu_body
 #undef glu_job
@@ -20493,7 +20523,7 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   struct kb_gemm_plan plan_full, plan_tail;
   int64_t plan_floats = 0;
   if (!job.blocked) {
-    int dt_b = type == KB_DTYPE_F16 ? KB_GEMM_F16 : type == KB_DTYPE_BF16 ? KB_GEMM_BF16 : KB_GEMM_F32;
+    int dt_b = kb__linear_w_gemm_type(type);
     int64_t tail = out - (job.chunks - 1) * job.chunk;
     KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, job.chunk, in, 1.0f, 0.0f, NULL,
                          &plan_full));
