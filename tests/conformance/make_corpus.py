@@ -882,22 +882,14 @@ def linear_w_quant_tolerance(x, w, bias, act):
     The case's tolerance is {"ulp": linear_w's, "abs": max A} (rows holding
     NaN or infinity are NaN, exactly), rounded up to two digits."""
     x64, w64 = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
-    rows, k = x64.shape
-    nb = k // ref.QK
     lip = ACT_LIPSCHITZ[int(act)]
     worst = 0.0
-    for i in range(rows):
+    for i in range(x64.shape[0]):
         if not np.isfinite(x64[i]).all():
             continue
-        xa = np.abs(x64[i]).reshape(nb, ref.QK)
-        dx = xa.max(axis=1, initial=0.0) / 127.0
-        for j in range(w64.shape[0]):
-            wa = np.abs(w64[j]).reshape(nb, ref.QK)
-            quant = math.fsum((dx[b] / 2) * (1 + 2.0**-20) * math.fsum(wa[b].tolist()) for b in range(nb))
-            mag = math.fsum((wa * (xa + dx[:, None])).reshape(-1).tolist())
-            err = quant + (nb / 8 + 5) * 2.0**-23 * mag
-            total = abs(math.fsum((x64[i] * w64[j]).tolist()) + (0.0 if bias is None else float(bias[j]))) + err
-            worst = max(worst, lip * (err + 2.0**-24 * total) + 2.0**-22 * total)
+        exact, err = sum_bounds(x64[i], w64, ref.DTYPE_Q8_0)  # B: the same for both block formats
+        total = np.abs(exact + (0.0 if bias is None else np.asarray(bias, dtype=np.float64))) + err
+        worst = max(worst, float(np.max(lip * (err + 2.0**-24 * total) + 2.0**-22 * total, initial=0.0)))
     return {"ulp": TOLERANCES["linear_w"]["ulp"], "abs": ceil_2_digits(worst)}
 
 
@@ -2152,8 +2144,8 @@ def sum_bounds(x, w, dtype):
     ([out, in], dequantized values): (the exact sum, a bound on the error of
     kernelbridge's float32 sum).  Float formats: an fma chain of len(x)
     steps, each rounding once: n 2^-24 / (1 - n 2^-24) sum |x w|.  Block
-    formats: the bound of docs/kernels.md (linear_w_quant_tolerance's B), x
-    being quantized per block of 32."""
+    formats: B, the bound of docs/kernels.md (linear_w_quant_tolerance's
+    docstring), x being quantized per block of 32."""
     x64, w64 = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
     n = x64.size
     exact = np.array([math.fsum((x64 * wj).tolist()) for wj in w64])
