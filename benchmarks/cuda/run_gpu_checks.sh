@@ -7,13 +7,21 @@
 # Steps, in this order (default: all); the build always runs first:
 #   kernels        cuda_kernels_test_bin: every CUDA kernel against the CPU
 #   conformance    the C conformance runner, --backend cuda
+#   go rust java python
+#                  each binding's GPU tests (needs the bundle: KB_GPU_BIN)
+#   benchmark      cuda_benchmark (gemm vs cuBLAS, memory-bound, attention)
+#   sdpa           attention_sdpa.py (needs torch; builds the Python binding
+#                  unless the bundle has it)
 #   memcheck-conf  compute-sanitizer memcheck on the cuda conformance runner
 #   racecheck-conf compute-sanitizer racecheck on it (small shapes: fast)
-#   benchmark      cuda_benchmark (gemm vs cuBLAS, memory-bound, attention)
-#   sdpa           attention_sdpa.py (needs torch; builds the Python binding)
 #   memcheck       compute-sanitizer memcheck on cuda_kernels_test_bin
 #   racecheck      compute-sanitizer racecheck on cuda_kernels_test_bin
 #   device-lost    cuda_kernels_test_bin with KB_CUDA_TEST_DEVICE_LOST=1
+#
+# KB_GPU_BIN: a bundle made by make_gpu_bundle.sh on another machine (the
+# directory or its .tar.xz): then nothing is built here, and the binding
+# steps run the bundle's test binaries (GPU machines here have no Bazel, Go,
+# Rust or Java).  Without it the binding steps report "not run".
 #
 # Output: ${OUT:-./gpu-out}/summary.md (rewritten after every step, so a
 # call cut short still returns what finished), one log per step, the
@@ -31,8 +39,11 @@ budget=${KB_GPU_BUDGET:-560}
 out=${OUT:-./gpu-out}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 root=$(pwd)
+# Unpacked bundles and installed wheels: outside $out, which comes back.
+scratch=${TMPDIR:-/tmp}/kb-gpu-checks
+mkdir -p "$scratch"
 [[ -f core/include/kernelbridge.h ]] || { echo "run from the repository root" >&2; exit 2; }
-all=(kernels conformance memcheck-conf racecheck-conf benchmark sdpa memcheck racecheck device-lost)
+all=(kernels conformance go rust java python benchmark sdpa memcheck-conf racecheck-conf memcheck racecheck device-lost)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all[@]}")
 
@@ -143,9 +154,25 @@ build_directly() {
     benchmarks/cuda/bench_*.c benchmarks/cuda/cuda_benchmark.c
 }
 
+# The CUDA libraries (cuBLAS, cuBLASLt, which the backend dlopens) where the
+# loader might not look: the toolkit's and Python's nvidia-* wheels'.
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+  $(python3 -c 'import nvidia, os; [print(os.path.join(p, "cu13", "lib")) for p in nvidia.__path__]' 2>/dev/null); do
+  [[ -e $d/libcublasLt.so.13 ]] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+done
+
 t0=$SECONDS
-build_how=bazel
-if ! build_with_bazel >"$out/build_bazel.log" 2>&1; then
+bundle=""
+if [[ -n ${KB_GPU_BIN:-} ]]; then
+  if [[ -f $KB_GPU_BIN ]]; then
+    bundle=$scratch/bundle
+    rm -rf "$bundle" && mkdir -p "$bundle" && xz -dc "$KB_GPU_BIN" | tar -C "$bundle" -xf - || { record build FAIL $((SECONDS - t0)) "cannot unpack $KB_GPU_BIN"; exit 1; }
+  else
+    bundle=$(cd "$KB_GPU_BIN" && pwd)
+  fi
+  bin=$bundle
+  build_how="prebuilt bundle ($KB_GPU_BIN)"
+elif ! { build_how=bazel; build_with_bazel >"$out/build_bazel.log" 2>&1; }; then
   build_how="gcc/nvcc (Bazel failed: see build_bazel.log)"
   if ! build_directly >"$out/build_direct.log" 2>&1; then
     record build FAIL $((SECONDS - t0)) "Bazel and the direct build failed: build_bazel.log, build_direct.log"
@@ -165,6 +192,18 @@ done
 
 # ---------------------------------------------------------------- steps
 failed=0
+# The bundle's Python package, plus cffi from the bundle's wheel when this
+# Python has none (installed once, into the output's scratch directory).
+pypath=${PYTHONPATH:-}
+python_env() {
+  pypath=$bin/python${PYTHONPATH:+:$PYTHONPATH}
+  python3 -c "import _cffi_backend" >/dev/null 2>&1 && return 0
+  local w
+  w=$(ls "$bin"/cffi-*.whl 2>/dev/null | head -n 1)
+  [[ -n $w ]] || return 0
+  [[ -d $scratch/site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --target "$scratch/site" "$w" >"$out/pip.log" 2>&1
+  pypath=$pypath:$scratch/site
+}
 note_of() { grep -E "$2" "$1" 2>/dev/null | tail -n 1 | cut -c1-200; }
 
 for step in "${steps[@]}"; do
@@ -184,9 +223,22 @@ for step in "${steps[@]}"; do
       fi
       ;;
     conformance)
-      run_step "$step" 120 "$log" "$bin/c_runner" --backend cuda --corpus tests/conformance/corpus \
-        --out "$out/conformance_cuda.json"
+      # KB_RUNNER_TRACE: each case's name on stderr first, so a crash names it.
+      run_step "$step" 120 "$log" env KB_RUNNER_TRACE=1 "$bin/c_runner" --backend cuda \
+        --corpus tests/conformance/corpus --out "$out/conformance_cuda.json"
       note=$(note_of "$log" "^c runner|^SKIPPED")
+      if ((rc > 128 && rc < 160)); then
+        note="killed by signal $((rc - 128)) after $(grep '^runner: ' "$log" | tail -n 1 | cut -c9-80); $note"
+        gdb=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
+        if [[ -x $gdb ]]; then
+          # A backtrace of the crash (the runner keeps its symbols).
+          rc_keep=$rc
+          run_step conformance-gdb 90 "$out/conformance-gdb.log" "$gdb" -batch -ex run -ex bt -ex "info registers rip" \
+            --args "$bin/c_runner" --backend cuda --corpus tests/conformance/corpus --out "$scratch/gdb.json"
+          rc=$rc_keep
+          note+=" (backtrace: conformance-gdb.log)"
+        fi
+      fi
       if ((rc == 0)) && grep -q "^SKIPPED" "$log"; then status=SKIPPED; elif ((rc == 0)); then status=ok; fi
       ;;
     memcheck* | racecheck*)
@@ -209,6 +261,26 @@ for step in "${steps[@]}"; do
         fi
       fi
       ;;
+    go | rust | java | python)
+      if [[ -z $bundle ]]; then
+        status="not run" note="needs a bundle (KB_GPU_BIN, make_gpu_bundle.sh)"
+        rc=0
+      else
+        case $step in
+          go) run_step "$step" 120 "$log" bash -c "cd bindings/go && exec '$bin/go_gpu.test' -test.count=1 -test.v -test.run '^Test(CUDA|GPU)'" ;;
+          rust) run_step "$step" 120 "$log" "$bin/rust_cuda.test" --nocapture --test-threads=1 ;;
+          java) run_step "$step" 120 "$log" "$bin/java/jre/bin/java" -Xcheck:jni \
+                  -cp "$bin/java/kernelbridge.jar:$bin/java/classes" org.kernelbridge.test.GpuTest ;;
+          python) python_env && run_step "$step" 150 "$log" env PYTHONPATH="$pypath" \
+                    python3 -m pytest -q -rs -p no:cacheprovider "$bin/python/tests/test_gpu.py" ;;
+        esac
+        note=$(note_of "$log" "passed|PASS|FAIL|test result|SKIPPED|rror")
+        if ((rc == 0)) && grep -qE "SKIPPED:|--- SKIP: TestGPU|[0-9]+ skipped" "$log"; then status=SKIPPED
+        elif ((rc == 0)) && [[ $step == java ]] && grep -qi warning "$log"; then status=FAIL note="JVM warning under -Xcheck:jni; $note"
+        elif ((rc == 0)); then status=ok
+        fi
+      fi
+      ;;
     benchmark)
       run_step "$step" 240 "$log" "$bin/cuda_benchmark" --cuda-library "$lib"
       grep -v "^$" "$log" >/dev/null && cp "$log" "$out/benchmark.md"
@@ -217,13 +289,15 @@ for step in "${steps[@]}"; do
       ;;
     sdpa)
       # The Python binding only when torch is there to compare with.
-      if python3 -c "import torch" >/dev/null 2>&1; then
+      if [[ -n $bundle ]]; then
+        python_env
+      elif python3 -c "import torch" >/dev/null 2>&1; then
         run_step sdpa-build 150 "$out/sdpa_build.log" \
           bash -c "cd bindings/python && python3 setup.py build_ext --inplace"
         ((rc == 0)) || note="Python binding build failed (sdpa_build.log); "
+        pypath=$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}
       fi
-      run_step "$step" 180 "$log" env PYTHONPATH="$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}" \
-        python3 benchmarks/cuda/attention_sdpa.py
+      run_step "$step" 180 "$log" env PYTHONPATH="$pypath" python3 benchmarks/cuda/attention_sdpa.py
       cp "$log" "$out/sdpa.md"
       note+=$(note_of "$log" "^## |^SKIPPED")
       if ((rc == 0)) && grep -q "^SKIPPED" "$log"; then status=SKIPPED; elif ((rc == 0)); then status=ok; fi

@@ -21,10 +21,16 @@ struct kbcuda_ctx {
   char message[KBCUDA_MESSAGE_CAPACITY];
 };
 
+/* A block's device address is its host allocation with bit 62 flipped: a
+ * non-canonical x86-64 address (elsewhere at least not the host's), so host
+ * code that dereferences a device pointer faults here as it would on a GPU,
+ * instead of silently reading host memory.  Only this file translates. */
 struct block {
-  char *ptr;
+  char *ptr;  /* device address handed out */
+  char *host; /* the malloc'ed memory behind it */
   size_t bytes;
 };
+#define FAKE_DEVICE_TAG ((uintptr_t)1 << 62)
 
 /* Everything below is guarded by lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +65,16 @@ static struct block *find_block(const void *p, size_t bytes) {
     if (c >= b->ptr && c < b->ptr + b->bytes && bytes <= (size_t)(b->ptr + b->bytes - c)) return b;
   }
   return NULL;
+}
+
+/* The host memory behind device address p (which must be in a block), or
+ * NULL. */
+static void *host_of(const void *p) {
+  pthread_mutex_lock(&lock);
+  struct block *b = find_block(p, 1);
+  void *h = b != NULL ? b->host + ((const char *)p - b->ptr) : NULL;
+  pthread_mutex_unlock(&lock);
+  return h;
 }
 
 static bool is_device(const void *p, size_t bytes) {
@@ -241,12 +257,14 @@ static kbcuda_status fake_malloc(kbcuda_ctx *c, size_t bytes, void **out) {
                (int)c->device);
     return KBCUDA_STATUS_OUT_OF_MEMORY;
   }
-  blocks[nblocks].ptr = p;
+  char *dev = (char *)((uintptr_t)p ^ FAKE_DEVICE_TAG);
+  blocks[nblocks].ptr = dev;
+  blocks[nblocks].host = p;
   blocks[nblocks].bytes = bytes;
   nblocks++;
   live_bytes += bytes;
   pthread_mutex_unlock(&lock);
-  *out = p;
+  *out = dev;
   return KBCUDA_STATUS_OK;
 }
 
@@ -258,7 +276,7 @@ static kbcuda_status free_block(void *ptr, char *msg, size_t cap) {
   for (size_t i = 0; i < nblocks; i++) {
     if (blocks[i].ptr == ptr) {
       live_bytes -= blocks[i].bytes;
-      free(blocks[i].ptr);
+      free(blocks[i].host);
       blocks[i] = blocks[nblocks - 1];
       nblocks--;
       pthread_mutex_unlock(&lock);
@@ -294,7 +312,7 @@ static kbcuda_status copy(kbcuda_ctx *c, const char *what, void *dst, bool dst_d
                is_device(dst, bytes) ? "device" : "not device", is_device(src, bytes) ? "device" : "not device");
     return KBCUDA_STATUS_DEVICE_ERROR;
   }
-  memmove(dst, src, bytes);
+  memmove(dst_device ? host_of(dst) : dst, src_device ? host_of(src) : src, bytes);
   return KBCUDA_STATUS_OK;
 }
 
@@ -315,7 +333,7 @@ static kbcuda_status dev_memset(kbcuda_ctx *c, void *dst, int32_t byte, size_t b
     msg_printf(c->message, sizeof c->message, "CUDA error in cudaMemsetAsync: cudaErrorInvalidValue (not device memory)");
     return KBCUDA_STATUS_DEVICE_ERROR;
   }
-  memset(dst, byte, bytes);
+  memset(host_of(dst), byte, bytes);
   return KBCUDA_STATUS_OK;
 }
 
@@ -337,6 +355,7 @@ static kbcuda_status validate_index(kbcuda_ctx *c, const char *fn, int64_t n, co
   if (s != KBCUDA_STATUS_OK) return s;
   *first_bad = -1;
   *bad_value = 0;
+  if (n > 0) values = (const int32_t *)host_of(values);
   for (int64_t i = 0; i < n; i++) {
     int32_t v = values[i];
     if (has_ignore && v == ignore) continue;
@@ -355,6 +374,7 @@ static kbcuda_status validate_logits(kbcuda_ctx *c, const char *fn, int64_t rows
   if (s != KBCUDA_STATUS_OK) return s;
   *first_bad_row = -1;
   *reason = KBCUDA_LOGITS_OK;
+  if (rows > 0 && cols > 0) logits = (const float *)host_of(logits);
   for (int64_t r = 0; r < rows; r++) {
     const float *row = logits + r * cols;
     int32_t why = KBCUDA_LOGITS_ALL_NEG_INF;

@@ -9,9 +9,9 @@
  *   tolerance of docs/cuda.md, not bitwise.
  * - gemm_tiled_kernel, the library's own 64x64-tile SGEMM.  For every
  *   element it computes exactly what kernels/cpu/gemm.c computes:
- *   acc = 0; acc = acc + a*b for p = 0, 1, ... (separately rounded multiply
- *   and add, no FMA), then alpha * acc [+ beta * C], so float32 results are
- *   bitwise equal to the CPU.
+ *   acc = 0; acc = fmaf(a, b, acc) for p = 0, 1, ... (one rounding per
+ *   step), then alpha * acc [+ beta * C] (the epilogue not fused), so
+ *   float32 results are bitwise equal to the CPU.
  *
  * AUTO uses cuBLASLt when it loaded and offers an algorithm, except when
  * alpha == 0 or k == 0 (the tiled kernel keeps the documented semantics there:
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(256) gemm_tiled_kernel(bool ta, bool tb, int64
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
-          for (int q = 0; q < 4; q++) acc[r][q] = __fadd_rn(acc[r][q], __fmul_rn(av[r], bv[q]));
+          for (int q = 0; q < 4; q++) acc[r][q] = __fmaf_rn(av[r], bv[q], acc[r][q]);
       }
       __syncthreads();
     }

@@ -91,6 +91,12 @@ def _dtype_of_typestr(typestr, name, fn):
         raise ArgumentTypeError(f"{fn}: {name} has an unknown __cuda_array_interface__ typestr {typestr!r}") from None
 
 
+def cai_untyped(cai):
+    """True when a __cuda_array_interface__ gives raw bytes ('V') as its typestr."""
+    typestr = cai.get("typestr") if isinstance(cai, dict) else None
+    return isinstance(typestr, str) and typestr[1:2] == "V"
+
+
 def from_cai(obj, cai, name, fn):
     """A Foreign for an object exposing __cuda_array_interface__ (versions 0-3)."""
     if not isinstance(cai, dict):

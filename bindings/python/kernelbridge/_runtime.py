@@ -79,9 +79,12 @@ def _resolve(obj, name, fn):
         cai = obj.__cuda_array_interface__
     except AttributeError:
         cai = None
-    if cai is not None:
+    has_dlpack = hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")
+    # A typestr of raw bytes ("<V2", how PyTorch describes bfloat16) names no
+    # element type; DLPack names it (kDLBfloat), so it wins when offered.
+    if cai is not None and not (has_dlpack and _interop.cai_untyped(cai)):
         return _interop.from_cai(obj, cai, name, fn)
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+    if has_dlpack:
         return _interop.from_dlpack(obj, name, fn)
     if hasattr(obj, "__array_interface__") or hasattr(obj, "__array__"):
         return np.asarray(obj)

@@ -318,3 +318,19 @@ def test_torch_and_cupy_interop(ctx):
 
     z = kb.softmax(OnlyDLPack(t), ctx=ctx)
     assert torch.allclose(torch.as_tensor(z, device="cuda"), back)
+
+
+@gpu
+def test_torch_bfloat16_tensors(ctx):
+    """PyTorch describes bfloat16 as raw bytes ("<V2") in its
+    __cuda_array_interface__; the binding then takes the tensor through DLPack,
+    which names the type."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    t = torch.randn(4, 64, device="cuda").to(torch.bfloat16)
+    out = torch.empty_like(t)
+    torch.cuda.synchronize()
+    assert kb.silu_bf16(t, out=out, ctx=ctx) is out
+    want = torch.nn.functional.silu(t.float())
+    assert torch.allclose(out.float(), want, rtol=1.6e-2, atol=1e-3)

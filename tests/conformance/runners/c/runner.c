@@ -443,6 +443,14 @@ static void run_golden(struct run *r, struct call *c, const char *dir, FILE *out
     for (int dt = 0; dt < sr.nlowp; dt++) write_lowp(r, c, (enum lowp)dt, &sr.lowp[dt]);
 }
 
+/* KB_RUNNER_TRACE=1: each case's name on stderr (unbuffered) before it
+ * runs, so a crash names the case that caused it. */
+static void trace_case(const char *kind, const char *name) {
+  static int on = -1;
+  if (on < 0) on = getenv("KB_RUNNER_TRACE") != NULL && strcmp(getenv("KB_RUNNER_TRACE"), "0") != 0;
+  if (on) fprintf(stderr, "runner: %s case %s\n", kind, name);
+}
+
 static int run_manifest(struct run *r, const char *dir, FILE *out) {
   char path[1024];
   if (join_path(path, sizeof path, dir, "manifest.tsv") != 0) return -1;
@@ -502,6 +510,7 @@ static int run_manifest(struct run *r, const char *dir, FILE *out) {
         free_call(&c);
         return -1;
       }
+      trace_case("golden", c.name);
       run_golden(r, &c, dir, out, &first);
       free_call(&c);
       in_case = 0;
@@ -751,6 +760,7 @@ static int run_bad(struct run *r, const char *dir, FILE *out) {
       snprintf(ov_with[nov], NAME_LEN, "%s", fld[2]);
       ov_offset[nov++] = (int64_t)strtoll(fld[3], NULL, 10);
     } else if (strcmp(fld[0], "end") == 0) {
+      trace_case("bad", c.name);
       run_bad_case(r, &c, fills, nfill, fill_names, ov_names, ov_with, ov_offset, nov, out, &first);
       free_call(&c);
       in_case = 0;
