@@ -3,6 +3,7 @@
 // (kernelbridge.Silu, pooled context), through a Context method, and through
 // bare cgo calls of kb_silu (raw.go).  It prints ns/call for every run, then the
 // min and median, and allocations per call.  run.sh adds the C baseline.
+// With -cuda it times the same call on device buffers instead (cuda.go).
 package main
 
 import (
@@ -17,7 +18,13 @@ import (
 
 func main() {
 	runs := flag.Int("runs", 5, "runs of each benchmark")
+	cuda := flag.Bool("cuda", false, "time silu on CUDA device buffers (benchmarks/cuda/overhead)")
+	iters := flag.Int("iters", 20000, "calls per run with -cuda")
 	flag.Parse()
+	if *cuda {
+		runCUDA(*runs, *iters)
+		return
+	}
 	x := make([]float32, 16)
 	y := make([]float32, 16)
 	for i := range x {

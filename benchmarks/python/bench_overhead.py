@@ -14,6 +14,11 @@ core/ and kernels/cpu/ unless --lib names one (e.g. bazel-bin/core/libkernelbrid
 Prints min and median ns per call over --runs runs for 16 and 1M elements,
 including the wrapper on host kernelbridge.Buffer arguments (the checked
 "slow path" every Buffer / device / DLPack argument takes).
+
+  python3 benchmarks/python/bench_overhead.py --cuda [--runs 7] [--calls 20000]
+
+times the same silu on CUDA device buffers instead (cuda_overhead.py) and
+builds nothing.
 """
 
 import argparse
@@ -63,7 +68,13 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--calls", type=int, default=0, help="calls per run (for 16 elements (default 200000; 1M elements always use 20))")
     ap.add_argument("--lib", help="shared library for the ctypes call (default: build one with gcc)")
+    ap.add_argument("--cuda", action="store_true", help="time silu on CUDA device buffers (benchmarks/cuda/overhead)")
     args = ap.parse_args()
+    if args.cuda:
+        import cuda_overhead  # next to this script, which is on sys.path[0]
+
+        cuda_overhead.run(max(1, args.runs), max(1, args.calls or 20000))
+        return
 
     tmp = tempfile.TemporaryDirectory()
     so = args.lib or build_shared_library(tmp.name)

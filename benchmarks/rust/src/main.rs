@@ -8,6 +8,11 @@
 //! Every variant uses a one-thread CPU context.  Each round times every
 //! variant once over ITERS calls, in rotating order; the min and median over
 //! ROUNDS rounds are printed.  Usage: kernelbridge-bench [ROUNDS] [ITERS]
+//!
+//! `kernelbridge-bench --cuda [RUNS] [ITERS]` times the same call on CUDA
+//! device buffers instead (src/cuda.rs; default 7 runs of 20000 calls).
+mod cuda;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -57,7 +62,13 @@ fn time_tls(_ctx: &Context, x: &[f32], y: &mut [f32], iters: u64) -> f64 {
 type Bench = fn(&Context, &[f32], &mut [f32], u64) -> f64;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("--cuda") {
+        args.next();
+        let runs: usize = args.next().map_or(7, |s| s.parse().expect("RUNS"));
+        let iters: u64 = args.next().map_or(20_000, |s| s.parse().expect("ITERS"));
+        return cuda::run(runs.max(1), iters.max(1));
+    }
     let rounds: usize = args.next().map_or(15, |s| s.parse().expect("ROUNDS"));
     let iters: u64 = args.next().map_or(200_000, |s| s.parse().expect("ITERS"));
     let ctx = Context::new(Backend::Cpu, 1).unwrap();

@@ -7,6 +7,8 @@ import java.util.Arrays;
  * of the same C function, and a JNI no-op.  Lives in package org.kernelbridge
  * (on the class path next to kernelbridge.jar) to reach the package-private
  * raw layer.  Prints "name min median" in ns/call over several runs.
+ * {@code Bench --cuda [RUNS [ITERS]]} times the same call on CUDA device
+ * buffers instead ({@link CudaBench}).
  */
 public final class Bench {
   private Bench() {}
@@ -44,6 +46,11 @@ public final class Bench {
   }
 
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("--cuda")) {
+      CudaBench.run(args.length > 1 ? Math.max(1, Integer.parseInt(args[1])) : 7,
+          args.length > 2 ? Math.max(1, Integer.parseInt(args[2])) : 20_000);
+      return;
+    }
     int runs = args.length > 0 ? Integer.parseInt(args[0]) : 7;
     int iters = args.length > 1 ? Integer.parseInt(args[1]) : 2_000_000;
     final float[] x = new float[16];
