@@ -14,7 +14,8 @@
 # java/ (the jar, the compiled tests and a jlink runtime of the modules they
 # need); python/ (the staged package with its cffi extension, which is built
 # for the stable ABI and so loads in another CPython 3, plus a cffi wheel for
-# the GPU machine's Python when one is given as $KB_CFFI_WHEEL).
+# the GPU machine's Python when one is given as $KB_CFFI_WHEEL); overhead/
+# (benchmarks/cuda/overhead/build.sh: the call-overhead benchmark).
 # The Go and Rust test binaries are stripped to keep the bundle small.
 set -euo pipefail
 root=$(pwd)
@@ -85,6 +86,10 @@ rm -f "$stage/kernelbridge/_fastcall"*.so
 rm -rf "$stage/csrc" "$stage/build" "$stage/src"
 strip --strip-unneeded "$stage/kernelbridge/"*.so
 if [[ -n ${KB_CFFI_WHEEL:-} ]]; then cp "$KB_CFFI_WHEEL" "$dir/"; fi
+
+echo "== overhead"
+# The call-overhead benchmark of every language (benchmarks/cuda/overhead).
+KB_JAR="$dir/java/kernelbridge.jar" benchmarks/cuda/overhead/build.sh "$dir/overhead"
 
 # The working tree that travels to a GPU machine is limited (64 MiB): the
 # bundle goes as one xz archive (about a third of the size), which

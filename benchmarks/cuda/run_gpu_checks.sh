@@ -12,6 +12,8 @@
 #   benchmark      cuda_benchmark (gemm vs cuBLAS, memory-bound, attention)
 #   sdpa           attention_sdpa.py (needs torch; builds the Python binding
 #                  unless the bundle has it)
+#   overhead       a 16-element silu on device buffers from C, Go, Rust, Java
+#                  and Python against a bare launch + synchronize (bundle)
 #   memcheck-conf  compute-sanitizer memcheck on the cuda conformance runner
 #   racecheck-conf compute-sanitizer racecheck on it (small shapes: fast)
 #   memcheck       compute-sanitizer memcheck on cuda_kernels_test_bin
@@ -43,7 +45,7 @@ root=$(pwd)
 scratch=${TMPDIR:-/tmp}/kb-gpu-checks
 mkdir -p "$scratch"
 [[ -f core/include/kernelbridge.h ]] || { echo "run from the repository root" >&2; exit 2; }
-all=(kernels conformance go rust java python benchmark sdpa memcheck-conf racecheck-conf memcheck racecheck device-lost)
+all=(kernels conformance go rust java python benchmark sdpa overhead memcheck-conf racecheck-conf memcheck racecheck device-lost)
 steps=("$@")
 ((${#steps[@]})) || steps=("${all[@]}")
 
@@ -68,7 +70,7 @@ summary() {
       IFS='|' read -r s st sec note <<<"$r"
       echo "| $s | $st | $sec | $note |"
     done
-    for f in conformance.log benchmark.md sdpa.md; do
+    for f in conformance.log benchmark.md sdpa.md overhead.md; do
       [[ -s $out/$f ]] || continue
       echo
       echo "## $f"
@@ -254,10 +256,12 @@ for step in "${steps[@]}"; do
       fi
       if [[ -z $status ]]; then
         note=$(note_of "$log" "ERROR SUMMARY|RACECHECK SUMMARY")
-        # A clean run: exit 0 and "ERROR SUMMARY: 0 errors", and the program
-        # under it must not have skipped.
+        # A clean run: exit 0 and "ERROR SUMMARY: 0 errors" (racecheck: "RACECHECK
+        # SUMMARY: 0 hazards displayed (0 errors, ..."), and the program under
+        # it must not have skipped.
         if ((rc == 0)) && grep -q "^SKIPPED" "$log"; then status=SKIPPED
-        elif ((rc == 0)) && grep -q "ERROR SUMMARY: 0 errors" "$log"; then status=ok
+        elif ((rc == 0)) && grep -qE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors" "$log"; then
+          status=ok
         fi
       fi
       ;;
@@ -279,6 +283,19 @@ for step in "${steps[@]}"; do
         elif ((rc == 0)) && [[ $step == java ]] && grep -qi warning "$log"; then status=FAIL note="JVM warning under -Xcheck:jni; $note"
         elif ((rc == 0)); then status=ok
         fi
+      fi
+      ;;
+    overhead)
+      if [[ -z $bundle || ! -x $bin/overhead/run.sh ]]; then
+        status="not run" note="needs a bundle with overhead/ (make_gpu_bundle.sh)"
+        rc=0
+      else
+        python_env
+        run_step "$step" 120 "$log" env PYTHONPATH="$pypath" JAVA="$bin/java/jre/bin/java" \
+          KB_JAVA_CP="$bin/java/kernelbridge.jar" "$bin/overhead/run.sh" "$bin/overhead"
+        cp "$log" "$out/overhead.md"
+        note=$(note_of "$log" "^SKIPPED|FAILED")
+        if ((rc == 0)) && grep -q "^SKIPPED" "$log"; then status=SKIPPED; elif ((rc == 0)); then status=ok; fi
       fi
       ;;
     benchmark)

@@ -36,7 +36,7 @@ void host_bases(const struct call *c, void **base) {
   for (int i = 0; i < c->ntensors; i++) base[i] = c->tensors[i].owned;
 }
 
-void bind(struct call *c, const struct layout *l, void *const *base, size_t esize) {
+void bind_tensors(struct call *c, const struct layout *l, void *const *base, size_t esize) {
   for (int i = 0; i < c->ntensors; i++) {
     int o = l->owner[i];
     c->tensors[i].ptr = o < 0 ? NULL : (char *)base[o] + (size_t)l->off[i] * esize;
@@ -78,7 +78,7 @@ int stage_up(kb_context *ctx, struct call *c, const struct layout *l, void *cons
     }
     base[i] = kb_buffer_data(s->buf[i]);
   }
-  bind(c, l, base, esize);
+  bind_tensors(c, l, base, esize);
   return 0;
 }
 

@@ -29,7 +29,7 @@ int layout_of(const struct call *c, struct layout *l);
 void host_bases(const struct call *c, void **base);
 
 /* Points every tensor at base[owner] + off * esize; NULL when absent. */
-void bind(struct call *c, const struct layout *l, void *const *base, size_t esize);
+void bind_tensors(struct call *c, const struct layout *l, void *const *base, size_t esize);
 
 struct staged {
   kb_buffer *buf[MAX_ITEMS];

@@ -17,6 +17,9 @@
 
 enum tol_kind {
   TOL_BITWISE, /* identical bytes (also token ids and indices) */
+  TOL_BITS_NAN, /* identical bytes, except that any NaN matches any NaN (a
+                   GPU's arithmetic gives the canonical NaN where x86
+                   passes an operand's on: docs/cuda.md) */
   TOL_ULP,     /* within `ulp` float32 ulps, or |diff| <= abs */
   TOL_BOUND    /* |diff| <= abs + rel * |cpu| + extra[i] */
 };

@@ -121,6 +121,12 @@ static void test_compare(void) {
   CHECK(isinf(one(&bits, -0.0f, 0.0f, 0)), "bitwise distinguishes -0 and 0");
   CHECK(isinf(one(&bits, x1, x, 0)), "bitwise rejects 1 ulp");
   CHECK(one(&bits, f32(0x7fc00001u), f32(0x7fc00001u), 0) == 0.0, "identical NaN bits are bitwise equal");
+  /* add's rule: a GPU returns the canonical NaN (0x7fffffff) where x86 keeps
+   * an operand's payload and sign (seen on an H100: y = nan, CPU -nan). */
+  CHECK(one(&bits, f32(0x7fffffffu), f32(0xffc00000u), 0) == 0.0, "add: any NaN matches any NaN");
+  CHECK(isinf(one(&bits, NAN, 1.0f, 0)), "add: NaN against a number fails");
+  struct tol embed = gpu_tol_f32("embedding");
+  CHECK(isinf(one(&embed, f32(0x7fffffffu), f32(0xffc00000u), 0)), "embedding copies bits: NaN payloads must match");
   /* silu: 3 ulp (the CPU's float32 silu, 1.59 ulp, against the GPU's). */
   struct tol silu = gpu_tol_f32("silu");
   CHECK(one(&silu, x2, x, 0) == 2.0 / 3.0, "2 ulps are two thirds of the silu limit");
