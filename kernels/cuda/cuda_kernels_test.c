@@ -308,6 +308,18 @@ static void case_norms(void) {
   }
 }
 
+/* sum_p |op(A)[i,p] op(B)[p,j]|: the magnitude in docs/cuda.md's cuBLASLt
+ * gemm bound (k + 2) 2^-23 (|alpha| sum|a b| + |beta c|). */
+static double gemm_mag(const float *a, int64_t lda, bool ta, const float *b, int64_t ldb, bool tb, int64_t k,
+                       int64_t i, int64_t j) {
+  double mag = 0.0;
+  for (int64_t p = 0; p < k; p++) {
+    double av = ta ? a[p * lda + i] : a[i * lda + p], bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+    mag += fabs(av * bv);
+  }
+  return mag;
+}
+
 /* One gemm configuration with implementation impl; f32 tiled must be bitwise,
  * cuBLASLt within (k + 2) * 2^-23 * (|alpha| sum|a||b| + |beta c|). */
 static void gemm_one(int impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, float beta, int pad) {
@@ -332,11 +344,7 @@ static void gemm_one(int impl, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   } else {
     for (int64_t i = 0; i < m && !case_failed; i++)
       for (int64_t j = 0; j < n; j++) {
-        double mag = 0.0;
-        for (int64_t p = 0; p < k; p++) {
-          double av = ta ? a[p * lda + i] : a[i * lda + p], bv = tb ? b[j * ldb + p] : b[p * ldb + j];
-          mag += fabs(av * bv);
-        }
+        double mag = gemm_mag(a, lda, ta, b, ldb, tb, k, i, j);
         double bound = (double)(k + 2) * ldexp(1.0, -23) * (fabs(alpha) * mag + (beta != 0 ? fabs(beta * c0[i * ldc + j]) : 0));
         double d = fabs((double)gpu[i * ldc + j] - (double)cpu[i * ldc + j]);
         if (!(d <= bound + 1e-30)) {
@@ -708,8 +716,7 @@ static void case_lowp(void) {
        * 0.024). */
       for (int64_t i = 0; i < rows && !case_failed; i++)
         for (int64_t j = 0; j < rows; j++) {
-          double mag = 0.0;
-          for (int64_t p = 0; p < cols; p++) mag += fabs((double)x[i * cols + p] * x[j * cols + p]);
+          double mag = gemm_mag(x, cols, false, x, cols, true, cols, i, j);
           double bound = dt_rtol(dt) * fabs((double)cc[i * rows + j]) + (double)(cols + 2) * ldexp(1.0, -23) * mag;
           double d = fabs((double)cg[i * rows + j] - (double)cc[i * rows + j]);
           if (!(d <= bound)) {
