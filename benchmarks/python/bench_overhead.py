@@ -73,7 +73,7 @@ def main():
     if args.cuda:
         import cuda_overhead  # next to this script, which is on sys.path[0]
 
-        cuda_overhead.run(max(1, args.runs), max(1, args.calls or 20000))
+        cuda_overhead.run(max(1, args.runs), max(1, args.calls or 20000), timeit)
         return
 
     tmp = tempfile.TemporaryDirectory()

@@ -11,8 +11,6 @@ PyTorch user pays for the same tiny step, and kernelbridge.silu on torch
 tensors (the __cuda_array_interface__ / DLPack path of the wrapper).
 """
 
-import statistics
-import time
 
 import numpy as np
 
@@ -21,26 +19,16 @@ import kernelbridge
 SIDE = "python-kernelbridge.silu"
 
 
-def _ns_per_call(fn, calls, runs):
-    """min and median ns per call of fn() over `runs` runs of `calls` calls."""
-    fn()
-    for _ in range(calls // 4 + 1):  # warm-up: backend loading, first launches
+def _report(side, fn, calls, runs, timeit):
+    """Warms fn up (backend loading, first launches), then times it with
+    bench_overhead's timeit: min and median ns per call."""
+    for _ in range(calls // 4 + 2):
         fn()
-    per = []
-    for _ in range(runs):
-        t0 = time.perf_counter_ns()
-        for _ in range(calls):
-            fn()
-        per.append((time.perf_counter_ns() - t0) / calls)
-    return min(per), statistics.median(per)
-
-
-def _report(side, fn, calls, runs):
-    lo, med = _ns_per_call(fn, calls, runs)
+    lo, med = timeit(fn, calls, runs)
     print(f"overhead {side} {lo:.1f} {med:.1f}", flush=True)
 
 
-def _torch_references(ctx, x, calls, runs):
+def _torch_references(ctx, x, calls, runs, timeit):
     try:
         import torch
     except ImportError:
@@ -62,12 +50,12 @@ def _torch_references(ctx, x, calls, runs):
     for side, fn in refs:
         # A reference that fails must not hide the measurement printed above.
         try:
-            _report(side, fn, calls, runs)
+            _report(side, fn, calls, runs, timeit)
         except Exception as e:  # noqa: BLE001 - any failure is reported, not raised
             print(f"SKIPPED: {side}: {type(e).__name__}: {e}")
 
 
-def run(runs, calls):
+def run(runs, calls, timeit):
     reason = kernelbridge.cuda.unavailable_reason()
     if reason is not None:
         print(f"SKIPPED: {SIDE}: no usable CUDA device ({reason})")
@@ -77,5 +65,5 @@ def run(runs, calls):
         bx = kernelbridge.Buffer.from_numpy(ctx, x)
         by = kernelbridge.Buffer(ctx, x.shape)
         silu = kernelbridge.silu
-        _report(SIDE, lambda: silu(bx, out=by, ctx=ctx), calls, runs)
-        _torch_references(ctx, x, calls, runs)
+        _report(SIDE, lambda: silu(bx, out=by, ctx=ctx), calls, runs, timeit)
+        _torch_references(ctx, x, calls, runs, timeit)
