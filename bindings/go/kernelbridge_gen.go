@@ -350,6 +350,18 @@ static kbgo_failure *kbgo_topp_sample_bf16(uintptr_t kbgo_ctx, int64_t rows, int
 static kbgo_failure *kbgo_topp_sample_f16(uintptr_t kbgo_ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out) {
 	return kbgo_done(kbgo_ctx, kb_topp_sample_f16((kb_context *)kbgo_ctx, rows, cols, logits, p, temperature, seed, out));
 }
+static kbgo_failure *kbgo_kv_cache_append_to_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
+	return kbgo_done(kbgo_ctx, kb_kv_cache_append_to_bf16((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
+}
+static kbgo_failure *kbgo_kv_cache_append_to_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
+	return kbgo_done(kbgo_ctx, kb_kv_cache_append_to_f16((kb_context *)kbgo_ctx, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache));
+}
+static kbgo_failure *kbgo_attention_ex_kv_bf16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_ex_kv_bf16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+}
+static kbgo_failure *kbgo_attention_ex_kv_f16(uintptr_t kbgo_ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out) {
+	return kbgo_done(kbgo_ctx, kb_attention_ex_kv_f16((kb_context *)kbgo_ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask_batch, mask_heads, mask_q, mask, causal, causal_bottom_right, scale, out));
+}
 */
 import "C"
 
@@ -1019,7 +1031,8 @@ func linearShapes(chk checker, rows int, inFeatures int, outFeatures int, xLen i
 }
 
 // attentionExShapes checks the sizes and tensor lengths of kb_attention_ex,
-// kb_attention_ex_bf16, kb_attention_ex_f16 (-1: an absent nullable tensor).
+// kb_attention_ex_bf16, kb_attention_ex_f16, kb_attention_ex_kv_bf16,
+// kb_attention_ex_kv_f16 (-1: an absent nullable tensor).
 func attentionExShapes(chk checker, batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, qLen int, kLen int, vLen int, kvLengthsLen int, maskBatch int, maskHeads int, maskQ int, maskLen int, outLen int) error {
 	chk.dims("batch heads kvHeads seqQ seqKV headDim maskBatch maskHeads maskQ", batch, heads, kvHeads, seqQ, seqKV, headDim, maskBatch, maskHeads, maskQ)
 	qSize := chk.size("q", sizeOf(batch, pick(seqMajor, seqQ, heads), pick(seqMajor, heads, seqQ), headDim))
@@ -1147,7 +1160,8 @@ func addRmsnormShapes(chk checker, rows int, xLen int, residualLen int, weightLe
 }
 
 // kvCacheAppendShapes checks the sizes and tensor lengths of
-// kb_kv_cache_append, kb_kv_cache_append_bf16, kb_kv_cache_append_f16.
+// kb_kv_cache_append, kb_kv_cache_append_bf16, kb_kv_cache_append_f16,
+// kb_kv_cache_append_to_bf16, kb_kv_cache_append_to_f16.
 func kvCacheAppendShapes(chk checker, kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNewLen int, vNewLen int, positionsLen int, kCacheLen int, vCacheLen int) error {
 	batch := positionsLen
 	chk.dims("kvHeads seqNew capacity headDim", kvHeads, seqNew, capacity, headDim)
@@ -5256,5 +5270,221 @@ func (ctx *Context) ToppSampleF16Buf(cols int, logits F16View, p float32, temper
 	}
 	fail := C.kbgo_topp_sample_f16(ctx.h, C.int64_t(out.Len()), C.int64_t(cols), logits.ptr(), C.float(p), C.float(temperature), C.uint64_t(seed), out.ptr())
 	release(logits.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// KVCacheAppendToBF16 wraps kb_kv_cache_append_to_bf16.
+//
+// kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+// the same placement, positions and checks, each value rounded to bfloat16
+// (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+// kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+// in half the bytes.
+//
+// batch is len(positions).
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.KVCacheAppendToBF16] and [Context.KVCacheAppendToBF16Buf].
+func KVCacheAppendToBF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []uint16, vCache []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.KVCacheAppendToBF16(kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// KVCacheAppendToBF16 runs kb_kv_cache_append_to_bf16 on ctx; see the package-level function KVCacheAppendToBF16.
+func (ctx *Context) KVCacheAppendToBF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []uint16, vCache []uint16) error {
+	if err := kvCacheAppendShapes(ctx.checkSlices("KVCacheAppendToBF16"), kvHeads, seqNew, capacity, headDim, seqMajor, len(kNew), len(vNew), len(positions), len(kCache), len(vCache)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_kv_cache_append_to_bf16(ctx.h, C.int64_t(len(positions)), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), f32p(kNew), f32p(vNew), i32p(positions), u16p(kCache), u16p(vCache)))
+}
+
+// KVCacheAppendToBF16Buf runs kb_kv_cache_append_to_bf16 on ctx with its tensors in Buffers; see KVCacheAppendToBF16.
+//
+// batch is positions.Len().
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) KVCacheAppendToBF16Buf(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew Float32View, vNew Float32View, positions Int32View, kCache BF16View, vCache BF16View) error {
+	chk := ctx.checkViews("KVCacheAppendToBF16Buf", kNew.check("KVCacheAppendToBF16Buf", "kNew"), vNew.check("KVCacheAppendToBF16Buf", "vNew"), positions.check("KVCacheAppendToBF16Buf", "positions"), kCache.check("KVCacheAppendToBF16Buf", "kCache"), vCache.check("KVCacheAppendToBF16Buf", "vCache"))
+	if err := kvCacheAppendShapes(chk, kvHeads, seqNew, capacity, headDim, seqMajor, kNew.Len(), vNew.Len(), positions.Len(), kCache.Len(), vCache.Len()); err != nil {
+		release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+		return err
+	}
+	fail := C.kbgo_kv_cache_append_to_bf16(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
+	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+	return ctx.done(fail)
+}
+
+// KVCacheAppendToF16 wraps kb_kv_cache_append_to_f16.
+//
+// kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+// the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+// (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+// kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+// in half the bytes.
+//
+// batch is len(positions).
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// It runs on a pooled default context, as [Context] explains; see also [Context.KVCacheAppendToF16] and [Context.KVCacheAppendToF16Buf].
+func KVCacheAppendToF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []uint16, vCache []uint16) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.KVCacheAppendToF16(kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// KVCacheAppendToF16 runs kb_kv_cache_append_to_f16 on ctx; see the package-level function KVCacheAppendToF16.
+func (ctx *Context) KVCacheAppendToF16(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew []float32, vNew []float32, positions []int32, kCache []uint16, vCache []uint16) error {
+	if err := kvCacheAppendShapes(ctx.checkSlices("KVCacheAppendToF16"), kvHeads, seqNew, capacity, headDim, seqMajor, len(kNew), len(vNew), len(positions), len(kCache), len(vCache)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_kv_cache_append_to_f16(ctx.h, C.int64_t(len(positions)), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), f32p(kNew), f32p(vNew), i32p(positions), u16p(kCache), u16p(vCache)))
+}
+
+// KVCacheAppendToF16Buf runs kb_kv_cache_append_to_f16 on ctx with its tensors in Buffers; see KVCacheAppendToF16.
+//
+// batch is positions.Len().
+// kNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// vNew (input) holds [batch, seqNew, kvHeads, headDim], row-major.
+// positions (input) holds [batch] elements.
+// kCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// vCache (input and output) holds [batch, seqMajor ? capacity : kvHeads, seqMajor ? kvHeads : capacity, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) KVCacheAppendToF16Buf(kvHeads int, seqNew int, capacity int, headDim int, seqMajor bool, kNew Float32View, vNew Float32View, positions Int32View, kCache F16View, vCache F16View) error {
+	chk := ctx.checkViews("KVCacheAppendToF16Buf", kNew.check("KVCacheAppendToF16Buf", "kNew"), vNew.check("KVCacheAppendToF16Buf", "vNew"), positions.check("KVCacheAppendToF16Buf", "positions"), kCache.check("KVCacheAppendToF16Buf", "kCache"), vCache.check("KVCacheAppendToF16Buf", "vCache"))
+	if err := kvCacheAppendShapes(chk, kvHeads, seqNew, capacity, headDim, seqMajor, kNew.Len(), vNew.Len(), positions.Len(), kCache.Len(), vCache.Len()); err != nil {
+		release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+		return err
+	}
+	fail := C.kbgo_kv_cache_append_to_f16(ctx.h, C.int64_t(positions.Len()), C.int64_t(kvHeads), C.int64_t(seqNew), C.int64_t(capacity), C.int64_t(headDim), C.bool(seqMajor), kNew.ptr(), vNew.ptr(), positions.ptr(), kCache.ptr(), vCache.ptr())
+	release(kNew.buf, vNew.buf, positions.buf, kCache.buf, vCache.buf)
+	return ctx.done(fail)
+}
+
+// AttentionExKVBF16 wraps kb_attention_ex_kv_bf16.
+//
+// kb_attention_ex with float32 queries, mask and output over keys and values
+// stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+// filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+// widened to float32 (widening is exact), the same bits for every thread
+// count and instruction set.  In decode (at most 16 query rows per key/value
+// head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+// a float32 copy; otherwise they are widened into scratch memory first
+// (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+// had).
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// kvLengths (input) holds [batch] elements; nil means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; nil means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionExKVBF16] and [Context.AttentionExKVBF16Buf].
+func AttentionExKVBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.AttentionExKVBF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// AttentionExKVBF16 runs kb_attention_ex_kv_bf16 on ctx; see the package-level function AttentionExKVBF16.
+func (ctx *Context) AttentionExKVBF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	if err := attentionExShapes(ctx.checkSlices("AttentionExKVBF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_attention_ex_kv_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out)))
+}
+
+// AttentionExKVBF16Buf runs kb_attention_ex_kv_bf16 on ctx with its tensors in Buffers; see AttentionExKVBF16.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, bfloat16 bit patterns (see Float32ToBF16).
+// kvLengths (input) holds [batch] elements; a zero view means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; a zero view means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) AttentionExKVBF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q Float32View, k BF16View, v BF16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask Float32View, causal bool, causalBottomRight bool, scale float32, out Float32View) error {
+	chk := ctx.checkViews("AttentionExKVBF16Buf", q.check("AttentionExKVBF16Buf", "q"), k.check("AttentionExKVBF16Buf", "k"), v.check("AttentionExKVBF16Buf", "v"), kvLengths.check("AttentionExKVBF16Buf", "kvLengths"), mask.check("AttentionExKVBF16Buf", "mask"), out.check("AttentionExKVBF16Buf", "out"))
+	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_attention_ex_kv_bf16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+	return ctx.done(fail)
+}
+
+// AttentionExKVF16 wraps kb_attention_ex_kv_f16.
+//
+// kb_attention_ex with float32 queries, mask and output over keys and values
+// stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+// filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+// widened to float32 (widening is exact), the same bits for every thread
+// count and instruction set.  In decode (at most 16 query rows per key/value
+// head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+// a float32 copy; otherwise they are widened into scratch memory first
+// (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+// had).
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// kvLengths (input) holds [batch] elements; nil means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; nil means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// It runs on a pooled default context, as [Context] explains; see also [Context.AttentionExKVF16] and [Context.AttentionExKVF16Buf].
+func AttentionExKVF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	ctx, err := defaultContext()
+	if err == nil {
+		err = ctx.AttentionExKVF16(batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out)
+		releaseDefault(ctx)
+	}
+	return err
+}
+
+// AttentionExKVF16 runs kb_attention_ex_kv_f16 on ctx; see the package-level function AttentionExKVF16.
+func (ctx *Context) AttentionExKVF16(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q []float32, k []uint16, v []uint16, kvLengths []int32, maskBatch int, maskHeads int, maskQ int, mask []float32, causal bool, causalBottomRight bool, scale float32, out []float32) error {
+	if err := attentionExShapes(ctx.checkSlices("AttentionExKVF16"), batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, len(q), len(k), len(v), optLen(kvLengths), maskBatch, maskHeads, maskQ, optLen(mask), len(out)); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_attention_ex_kv_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), f32p(q), u16p(k), u16p(v), i32p(kvLengths), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), f32p(mask), C.bool(causal), C.bool(causalBottomRight), C.float(scale), f32p(out)))
+}
+
+// AttentionExKVF16Buf runs kb_attention_ex_kv_f16 on ctx with its tensors in Buffers; see AttentionExKVF16.
+//
+// q (input) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// k (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// v (input) holds [batch, seqMajor ? seqKV : kvHeads, seqMajor ? kvHeads : seqKV, headDim], row-major, IEEE binary16 bit patterns (see Float32ToF16).
+// kvLengths (input) holds [batch] elements; a zero view means absent.
+// mask (input) holds [maskBatch, maskHeads, maskQ, seqKV], row-major; a zero view means absent.
+// out (output) holds [batch, seqMajor ? seqQ : heads, seqMajor ? heads : seqQ, headDim], row-major.
+// Views are checked before the call, as [Buffer] describes.
+func (ctx *Context) AttentionExKVF16Buf(batch int, heads int, kvHeads int, seqQ int, seqKV int, headDim int, seqMajor bool, q Float32View, k F16View, v F16View, kvLengths Int32View, maskBatch int, maskHeads int, maskQ int, mask Float32View, causal bool, causalBottomRight bool, scale float32, out Float32View) error {
+	chk := ctx.checkViews("AttentionExKVF16Buf", q.check("AttentionExKVF16Buf", "q"), k.check("AttentionExKVF16Buf", "k"), v.check("AttentionExKVF16Buf", "v"), kvLengths.check("AttentionExKVF16Buf", "kvLengths"), mask.check("AttentionExKVF16Buf", "mask"), out.check("AttentionExKVF16Buf", "out"))
+	if err := attentionExShapes(chk, batch, heads, kvHeads, seqQ, seqKV, headDim, seqMajor, q.Len(), k.Len(), v.Len(), kvLengths.optLen(), maskBatch, maskHeads, maskQ, mask.optLen(), out.Len()); err != nil {
+		release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
+		return err
+	}
+	fail := C.kbgo_attention_ex_kv_f16(ctx.h, C.int64_t(batch), C.int64_t(heads), C.int64_t(kvHeads), C.int64_t(seqQ), C.int64_t(seqKV), C.int64_t(headDim), C.bool(seqMajor), q.ptr(), k.ptr(), v.ptr(), kvLengths.ptr(), C.int64_t(maskBatch), C.int64_t(maskHeads), C.int64_t(maskQ), mask.ptr(), C.bool(causal), C.bool(causalBottomRight), C.float(scale), out.ptr())
+	release(q.buf, k.buf, v.buf, kvLengths.buf, mask.buf, out.buf)
 	return ctx.done(fail)
 }

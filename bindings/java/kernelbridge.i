@@ -528,6 +528,14 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_topp_sample_bf16__addr kb_topp_sample_bf16
 #define kb_topp_sample_f16__direct kb_topp_sample_f16
 #define kb_topp_sample_f16__addr kb_topp_sample_f16
+#define kb_kv_cache_append_to_bf16__direct kb_kv_cache_append_to_bf16
+#define kb_kv_cache_append_to_bf16__addr kb_kv_cache_append_to_bf16
+#define kb_kv_cache_append_to_f16__direct kb_kv_cache_append_to_f16
+#define kb_kv_cache_append_to_f16__addr kb_kv_cache_append_to_f16
+#define kb_attention_ex_kv_bf16__direct kb_attention_ex_kv_bf16
+#define kb_attention_ex_kv_bf16__addr kb_attention_ex_kv_bf16
+#define kb_attention_ex_kv_f16__direct kb_attention_ex_kv_f16
+#define kb_attention_ex_kv_f16__addr kb_attention_ex_kv_f16
 %}
 
 /* ---- scalars ---- */
@@ -1648,5 +1656,29 @@ kbj_status_ctx kb_topp_sample_f16(kbj_kernel_ctx *ctx, int64_t rows, int64_t col
 kbj_status_ctx kb_topp_sample_f16__direct(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_direct *logits, float p, float temperature, uint64_t seed, kbj_i32_out_direct *out);
 %unignore kb_topp_sample_f16__addr;
 kbj_status_ctx kb_topp_sample_f16__addr(kbj_kernel_ctx *ctx, int64_t rows, int64_t cols, kbj_f16_in_addr *logits, float p, float temperature, uint64_t seed, kbj_i32_out_addr *out);
+%unignore kb_kv_cache_append_to_bf16;
+kbj_status_ctx kb_kv_cache_append_to_bf16(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in *k_new, kbj_f32_in *v_new, kbj_i32_in *positions, kbj_bf16_inout *k_cache, kbj_bf16_inout *v_cache);
+%unignore kb_kv_cache_append_to_bf16__direct;
+kbj_status_ctx kb_kv_cache_append_to_bf16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_direct *k_new, kbj_f32_in_direct *v_new, kbj_i32_in_direct *positions, kbj_bf16_inout_direct *k_cache, kbj_bf16_inout_direct *v_cache);
+%unignore kb_kv_cache_append_to_bf16__addr;
+kbj_status_ctx kb_kv_cache_append_to_bf16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_addr *k_new, kbj_f32_in_addr *v_new, kbj_i32_in_addr *positions, kbj_bf16_inout_addr *k_cache, kbj_bf16_inout_addr *v_cache);
+%unignore kb_kv_cache_append_to_f16;
+kbj_status_ctx kb_kv_cache_append_to_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in *k_new, kbj_f32_in *v_new, kbj_i32_in *positions, kbj_f16_inout *k_cache, kbj_f16_inout *v_cache);
+%unignore kb_kv_cache_append_to_f16__direct;
+kbj_status_ctx kb_kv_cache_append_to_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_direct *k_new, kbj_f32_in_direct *v_new, kbj_i32_in_direct *positions, kbj_f16_inout_direct *k_cache, kbj_f16_inout_direct *v_cache);
+%unignore kb_kv_cache_append_to_f16__addr;
+kbj_status_ctx kb_kv_cache_append_to_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, kbj_f32_in_addr *k_new, kbj_f32_in_addr *v_new, kbj_i32_in_addr *positions, kbj_f16_inout_addr *k_cache, kbj_f16_inout_addr *v_cache);
+%unignore kb_attention_ex_kv_bf16;
+kbj_status_ctx kb_attention_ex_kv_bf16(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in *q, kbj_bf16_in *k, kbj_bf16_in *v, kbj_i32_in *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out *out);
+%unignore kb_attention_ex_kv_bf16__direct;
+kbj_status_ctx kb_attention_ex_kv_bf16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_direct *q, kbj_bf16_in_direct *k, kbj_bf16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_direct *out);
+%unignore kb_attention_ex_kv_bf16__addr;
+kbj_status_ctx kb_attention_ex_kv_bf16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_addr *q, kbj_bf16_in_addr *k, kbj_bf16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_addr *out);
+%unignore kb_attention_ex_kv_f16;
+kbj_status_ctx kb_attention_ex_kv_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in *q, kbj_f16_in *k, kbj_f16_in *v, kbj_i32_in *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out *out);
+%unignore kb_attention_ex_kv_f16__direct;
+kbj_status_ctx kb_attention_ex_kv_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_direct *out);
+%unignore kb_attention_ex_kv_f16__addr;
+kbj_status_ctx kb_attention_ex_kv_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_addr *out);
 
 %unignoreall

@@ -182,6 +182,10 @@ kb_status kb_topk_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const
 kb_status kb_topk_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, int64_t k, float temperature, uint64_t seed, int32_t *out);
 kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
 kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p, float temperature, uint64_t seed, int32_t *out);
+kb_status kb_kv_cache_append_to_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
+kb_status kb_kv_cache_append_to_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
+kb_status kb_attention_ex_kv_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out);
+kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through
@@ -279,6 +283,10 @@ static int kbpy_fast_kb_topk_sample_bf16(const kbpy_arg *a) { return (int)kb_top
 static int kbpy_fast_kb_topk_sample_f16(const kbpy_arg *a) { return (int)kb_topk_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].i, a[5].f, a[6].u, a[7].p); }
 static int kbpy_fast_kb_topp_sample_bf16(const kbpy_arg *a) { return (int)kb_topp_sample_bf16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
 static int kbpy_fast_kb_topp_sample_f16(const kbpy_arg *a) { return (int)kb_topp_sample_f16(a[0].p, a[1].i, a[2].i, a[3].p, a[4].f, a[5].f, a[6].u, a[7].p); }
+static int kbpy_fast_kb_kv_cache_append_to_bf16(const kbpy_arg *a) { return (int)kb_kv_cache_append_to_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
+static int kbpy_fast_kb_kv_cache_append_to_f16(const kbpy_arg *a) { return (int)kb_kv_cache_append_to_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i32, a[7].p, a[8].p, a[9].p, a[10].p, a[11].p); }
+static int kbpy_fast_kb_attention_ex_kv_bf16(const kbpy_arg *a) { return (int)kb_attention_ex_kv_bf16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].p, a[10].p, a[11].p, a[12].i, a[13].i, a[14].i, a[15].p, a[16].i32, a[17].i32, a[18].f, a[19].p); }
+static int kbpy_fast_kb_attention_ex_kv_f16(const kbpy_arg *a) { return (int)kb_attention_ex_kv_f16(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].i, a[7].i32, a[8].p, a[9].p, a[10].p, a[11].p, a[12].i, a[13].i, a[14].i, a[15].p, a[16].i32, a[17].i32, a[18].f, a[19].p); }
 static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_silu/cntt", kbpy_fast_kb_silu},
     {"kb_gelu/cntt", kbpy_fast_kb_gelu},
@@ -368,6 +376,10 @@ static const struct { const char *key; kbpy_shim shim; } kbpy_fast_shims[] = {
     {"kb_topk_sample_f16/cnntnfut", kbpy_fast_kb_topk_sample_f16},
     {"kb_topp_sample_bf16/cnntffut", kbpy_fast_kb_topp_sample_bf16},
     {"kb_topp_sample_f16/cnntffut", kbpy_fast_kb_topp_sample_f16},
+    {"kb_kv_cache_append_to_bf16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_to_bf16},
+    {"kb_kv_cache_append_to_f16/cnnnnnbttttt", kbpy_fast_kb_kv_cache_append_to_f16},
+    {"kb_attention_ex_kv_bf16/cnnnnnnbttttnnntbbft", kbpy_fast_kb_attention_ex_kv_bf16},
+    {"kb_attention_ex_kv_f16/cnnnnnnbttttnnntbbft", kbpy_fast_kb_attention_ex_kv_f16},
 };
 uintptr_t kbpy_fast_shim(const char *key) {
   for (size_t i = 0; i < sizeof kbpy_fast_shims / sizeof kbpy_fast_shims[0]; i++)

@@ -2345,6 +2345,143 @@ KB_API kb_status kb_topp_sample_bf16(kb_context *ctx, int64_t rows, int64_t cols
 KB_API kb_status kb_topp_sample_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t *logits, float p,
                                     float temperature, uint64_t seed, int32_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Float32 activations over a 16-bit KV cache
+ * (kernels/cpu/decoder/kv_cache.c, kernels/cpu/attention.c): a float32
+ * model stores its keys and values as bfloat16 or float16 and attends over
+ * them without widening the cache.  CPU only: on a CUDA context these fail
+ * with KB_STATUS_UNSUPPORTED. */
+
+/**
+ * kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+ * the same placement, positions and checks, each value rounded to bfloat16
+ * (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+ * kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+ * in half the bytes.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg kv_heads dim
+ * @arg seq_new dim
+ * @arg capacity dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg k_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg v_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg positions in i32[batch]
+ * @arg k_cache inout bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @arg v_cache inout bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_kv_cache_append_to_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                            int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new,
+                                            const float *v_new, const int32_t *positions, uint16_t *k_cache,
+                                            uint16_t *v_cache);
+
+/**
+ * kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+ * the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+ * (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+ * kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+ * in half the bytes.
+ * @arg ctx context
+ * @arg batch dim
+ * @arg kv_heads dim
+ * @arg seq_new dim
+ * @arg capacity dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg k_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg v_new in f32[batch, seq_new, kv_heads, head_dim]
+ * @arg positions in i32[batch]
+ * @arg k_cache inout f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @arg v_cache inout f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_kv_cache_append_to_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                            int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new,
+                                            const float *v_new, const int32_t *positions, uint16_t *k_cache,
+                                            uint16_t *v_cache);
+
+/**
+ * kb_attention_ex with float32 queries, mask and output over keys and values
+ * stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+ * filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+ * widened to float32 (widening is exact), the same bits for every thread
+ * count and instruction set.  In decode (at most 16 query rows per key/value
+ * head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+ * a float32 copy; otherwise they are widened into scratch memory first
+ * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+ * had).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg q in f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @arg k in bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg v in bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg kv_lengths in i32[batch] nullable
+ * @arg mask_batch dim
+ * @arg mask_heads dim
+ * @arg mask_q dim
+ * @arg mask in f32[mask_batch, mask_heads, mask_q, seq_kv] nullable
+ * @arg causal flag default(false)
+ * @arg causal_bottom_right flag default(false)
+ * @arg scale scalar default(0)
+ * @arg out out f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_ex_kv_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                         int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q,
+                                         const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths,
+                                         int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask,
+                                         bool causal, bool causal_bottom_right, float scale, float *out);
+
+/**
+ * kb_attention_ex with float32 queries, mask and output over keys and values
+ * stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+ * filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+ * widened to float32 (widening is exact), the same bits for every thread
+ * count and instruction set.  In decode (at most 16 query rows per key/value
+ * head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+ * a float32 copy; otherwise they are widened into scratch memory first
+ * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+ * had).
+ * @arg ctx context
+ * @arg batch dim
+ * @arg heads dim
+ * @arg kv_heads dim
+ * @arg seq_q dim
+ * @arg seq_kv dim
+ * @arg head_dim dim
+ * @arg seq_major flag default(false)
+ * @arg q in f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @arg k in f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg v in f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+ * @arg kv_lengths in i32[batch] nullable
+ * @arg mask_batch dim
+ * @arg mask_heads dim
+ * @arg mask_q dim
+ * @arg mask in f32[mask_batch, mask_heads, mask_q, seq_kv] nullable
+ * @arg causal flag default(false)
+ * @arg causal_bottom_right flag default(false)
+ * @arg scale scalar default(0)
+ * @arg out out f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                         int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q,
+                                         const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths,
+                                         int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask,
+                                         bool causal, bool causal_bottom_right, float scale, float *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -616,11 +616,11 @@ kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_
 
 /* ---- kb_attention_ex: layouts, key lengths, additive mask, bottom-right causal ---- */
 
-/* Validation of every _ex entry point (elem: element size in bytes), ending
- * with the memory-kind check.  Every kv_lengths value is checked before
- * anything is written. */
-static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, const struct attn_call *c, int64_t *q_count,
-                          int64_t *kv_count, int64_t *mask_count) {
+/* Validation of every _ex entry point (elem: element size in bytes of q,
+ * mask and out; kv_elem: of k and v), ending with the memory-kind check.
+ * Every kv_lengths value is checked before anything is written. */
+static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, int64_t kv_elem, const struct attn_call *c,
+                          int64_t *q_count, int64_t *kv_count, int64_t *mask_count) {
   KB_TRY(kb__check_dim(ctx, fn, "batch", c->batch));
   KB_TRY(kb__check_dim(ctx, fn, "heads", c->heads));
   KB_TRY(kb__check_dim(ctx, fn, "kv_heads", c->kv_heads));
@@ -648,7 +648,7 @@ static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, const s
   int64_t kdims[4] = {c->batch, c->kv_heads, c->seq_kv, c->head_dim};
   int64_t mdims[4] = {c->mask != NULL ? c->mask_batch : 0, c->mask_heads, c->mask_q, c->seq_kv};
   KB_TRY(kb__count(ctx, fn, "q", elem, 4, qdims, q_count));
-  KB_TRY(kb__count(ctx, fn, "k", elem, 4, kdims, kv_count));
+  KB_TRY(kb__count(ctx, fn, "k", kv_elem, 4, kdims, kv_count));
   KB_TRY(kb__count(ctx, fn, "mask", elem, 4, mdims, mask_count));
   int64_t lengths = c->kv_lengths != NULL ? c->batch : 0;
   KB_TRY(kb__check_ptr(ctx, fn, "q", c->q, *q_count));
@@ -656,7 +656,7 @@ static kb_status check_ex(kb_context *ctx, const char *fn, int64_t elem, const s
   KB_TRY(kb__check_ptr(ctx, fn, "v", c->v, *kv_count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", c->out, *q_count));
   KB_TRY(kb__check_finite(ctx, fn, "scale", (double)c->scale, true));
-  int64_t qb = *q_count * elem, kvb = *kv_count * elem, mb = *mask_count * elem, lb = lengths * 4;
+  int64_t qb = *q_count * elem, kvb = *kv_count * kv_elem, mb = *mask_count * elem, lb = lengths * 4;
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "q", c->q, qb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "k", c->k, kvb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "v", c->v, kvb, false));
@@ -686,7 +686,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
   struct attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
                         mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
-  KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
+  KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   return compute(ctx, fn, &c);
 }
@@ -699,7 +699,7 @@ static kb_status attention_ex_dt(kb_context *ctx, const char *fn, kbcuda_dtype d
                                  uint16_t *out) {
   KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count, mask_count;
-  KB_TRY(check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
+  KB_TRY(check_ex(ctx, fn, KB_HALF_SIZE, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   bool in_place = kv_in_place(call16->heads, call16->kv_heads, call16->seq_q);
   struct kb_dt_scratch s, sm;
@@ -755,4 +755,56 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
                               float scale, uint16_t *out) {
   struct attn_call c = EX_CALL16(q, k, v, mask, out);
   return attention_ex_dt(ctx, "kb_attention_ex_f16", KBCUDA_F16, &c, q, k, v, mask, out);
+}
+
+/* ---- float32 queries over a 16-bit K / V (kb_attention_ex_kv_bf16 / _f16) ---- */
+
+/* K and V as stored in decode (kv_in_place), else widened into scratch; q,
+ * mask and out are the caller's float32 tensors. */
+static kb_status attention_ex_kv(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attn_call *call,
+                                 const uint16_t *k, const uint16_t *v) {
+  KB_BEGIN(ctx, fn);
+  int64_t q_count, kv_count, mask_count;
+  KB_TRY(check_ex(ctx, fn, (int64_t)sizeof(float), KB_HALF_SIZE, call, &q_count, &kv_count, &mask_count));
+  if (q_count == 0) return KB_STATUS_OK;
+  struct attn_call c = *call;
+  if (kv_in_place(c.heads, c.kv_heads, c.seq_q)) {
+    kv_as_stored(&c, dt, k, v);
+    return compute(ctx, fn, &c);
+  }
+  struct kb_dt_scratch s;
+  const int64_t counts[2] = {kv_count, kv_count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
+  kb_dt_widen(ctx, dt, k, s.t[0], kv_count);
+  kb_dt_widen(ctx, dt, v, s.t[1], kv_count);
+  c.k = s.t[0];
+  c.v = s.t[1];
+  kb_status st = compute(ctx, fn, &c);
+  kb_dt_free(&s);
+  return st;
+}
+
+/* The call with k and v as opaque pointers (validation looks only at their
+ * addresses and extents). */
+#define EX_CALL_KV(k, v)                                                                                        \
+  {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, (const float *)(const void *)(k),           \
+   (const float *)(const void *)(v), kv_lengths, mask, mask_batch, mask_heads, mask_q, causal,                \
+   causal_bottom_right, scale, out, KB_GEMM_F32}
+
+kb_status kb_attention_ex_kv_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                  int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k,
+                                  const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch,
+                                  int64_t mask_heads, int64_t mask_q, const float *mask, bool causal,
+                                  bool causal_bottom_right, float scale, float *out) {
+  struct attn_call c = EX_CALL_KV(k, v);
+  return attention_ex_kv(ctx, "kb_attention_ex_kv_bf16", KBCUDA_BF16, &c, k, v);
+}
+
+kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                 int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k,
+                                 const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch,
+                                 int64_t mask_heads, int64_t mask_q, const float *mask, bool causal,
+                                 bool causal_bottom_right, float scale, float *out) {
+  struct attn_call c = EX_CALL_KV(k, v);
+  return attention_ex_kv(ctx, "kb_attention_ex_kv_f16", KBCUDA_F16, &c, k, v);
 }

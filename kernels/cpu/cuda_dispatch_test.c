@@ -470,6 +470,27 @@ static void test_cpu_only_decoder_kernels(void) {
                               g_dev[2], 64, g_dev[0], 64, KB_ACTIVATION_SILU, g_dev[3]));
   CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_moe_experts");
   CHECK(kb_fake_cuda_calls() == 0);
+  /* A float32 model over a 16-bit cache: batch 1, 2 kv heads, one new
+   * token, capacity 4, head_dim 4; k_new and v_new share a slot, inputs may
+   * (the positions, device memory, are not
+   * read on a CUDA context). */
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED, kb_kv_cache_append_to_bf16(g_cuda, 1, 2, 1, 4, 4, false, g_dev[0], g_dev[0],
+                                                                 g_dev[1], g_dev[2], g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_kv_cache_append_to_bf16: not implemented by the CUDA backend");
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_kv_cache_append_to_f16(g_cuda, 1, 2, 1, 4, 4, true, g_dev[0], g_dev[0],
+                                                                     g_dev[1], (uint16_t *)(void *)g_host[2],
+                                                                     g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "k_cache");
+  CHECK_STATUS(KB_STATUS_UNSUPPORTED, kb_attention_ex_kv_f16(g_cuda, 1, 2, 1, 1, 4, 4, false, g_dev[0], g_dev[1],
+                                                             g_dev[2], NULL, 0, 0, 0, NULL, false, false, 0.0f,
+                                                             g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "kb_attention_ex_kv_f16: not implemented by the CUDA backend");
+  const uint16_t *host_k = (const uint16_t *)(const void *)g_host[1];
+  CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_attention_ex_kv_bf16(g_cuda, 1, 2, 1, 1, 4, 4, false, g_dev[0], host_k,
+                                                                   g_dev[2], NULL, 0, 0, 0, NULL, false, false, 0.0f,
+                                                                   g_dev[3]));
+  CHECK_STR_CONTAINS(kb_context_last_error(g_cuda), "k");
+  CHECK(kb_fake_cuda_calls() == 0);
 }
 
 /* The 16-bit embedding, argmax and samplers have no CUDA kernel: after the

@@ -214,6 +214,19 @@ for _base in HALF_DECODING:
         SIGNATURES[_base + "_" + _dt] = [(n, s.replace(" f32 ", " %s " % _dt)) for n, s in SIGNATURES[_base]]
         TOLERANCES[_base + "_" + _dt] = {"ulp": 0, "abs": 0.0}
 
+# A float32 model over a 16-bit KV cache: kb_kv_cache_append_to_<t> (float32
+# rows into a 16-bit cache: exact, the reference's rounding) and
+# kb_attention_ex_kv_<t> (float32 q / mask / out, 16-bit k / v: the float32
+# kernel on the exactly widened cache, so kb_attention_ex's bound).
+for _dt in ("bf16", "f16"):
+    SIGNATURES["kv_cache_append_to_" + _dt] = [
+        (n, s.replace(" f32 ", " %s " % _dt) if n in ("k_cache", "v_cache") else s)
+        for n, s in SIGNATURES["kv_cache_append"]]
+    TOLERANCES["kv_cache_append_to_" + _dt] = {"ulp": 0, "abs": 0.0}
+    SIGNATURES["attention_ex_kv_" + _dt] = [
+        (n, s.replace(" f32 ", " %s " % _dt) if n in ("k", "v") else s) for n, s in SIGNATURES["attention_ex"]]
+    TOLERANCES["attention_ex_kv_" + _dt] = TOLERANCES["attention_ex"]
+
 KERNELS = list(SIGNATURES)
 
 
@@ -1313,6 +1326,65 @@ def gen_kv_cache(cx):
                about="sequences at different positions; the last slot filled" if b > 1 and t > 0 else "")
 
 
+def gen_kv_cache16(cx):
+    """kb_kv_cache_append_to_<t> and kb_attention_ex_kv_<t>."""
+    for dt, dtype in HALF_TYPES:
+        # (batch, kv_heads, seq_new, capacity, head_dim, seq_major, positions)
+        for tag, b, kvh, t, cap, d, sm, pos in (("prefill", 2, 2, 3, 5, 4, False, [0, 2]),
+                                                ("decode_seq_major", 3, 2, 1, 4, 4, True, [0, 3, 2])):
+            name = "kv_cache_append_to_%s_%s" % (dt, tag)
+            g = rng_for(name)
+            k_new = f32(g.standard_normal((b, t, kvh, d)))
+            v_new = f32(g.standard_normal((b, t, kvh, d)) * 1e4)
+            # Values that round: ties, subnormals and overflow of the format.
+            flat = k_new.reshape(-1)
+            flat[:6] = f32([1.00390625, 1.01171875, 3e-41, -1e-6, 70000.0, -0.0])
+            shape = (b, cap, kvh, d) if sm else (b, kvh, cap, d)
+            k_cache = ref.to_half_bits(f32(g.standard_normal(shape)), dtype)
+            v_cache = ref.to_half_bits(f32(g.standard_normal(shape)), dtype)
+            positions = i32(np.array(pos, dtype=np.int64))
+            k2, v2 = ref.kv_cache_append(ref.to_half_bits(k_new, dtype), ref.to_half_bits(v_new, dtype), positions,
+                                         k_cache, v_cache, sm)
+            cx.add(name, "kv_cache_append_to_" + dt,
+                   dims={"batch": b, "kv_heads": kvh, "seq_new": t, "capacity": cap, "head_dim": d},
+                   flags={"seq_major": sm},
+                   inputs={"k_new": k_new, "v_new": v_new, "positions": positions, "k_cache": k_cache,
+                           "v_cache": v_cache},
+                   expected={"k_cache": k2.astype(np.uint16), "v_cache": v2.astype(np.uint16)},
+                   about="float32 rows rounded into the 16-bit cache (ties, subnormals, overflow)")
+        # (batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, lengths, mask dims, causal, bottom_right)
+        for tag, b, h, kvh, sq, skv, d, sm, lens, mdims, causal, br in (
+                ("decode", 2, 4, 2, 1, 40, 8, True, [40, 17], (2, 1, 1), True, True),
+                ("prefill", 1, 2, 1, 9, 12, 8, False, None, None, True, False)):
+            name = "attention_ex_kv_%s_%s" % (dt, tag)
+            g = rng_for(name)
+            qshape = (b, sq, h, d) if sm else (b, h, sq, d)
+            kshape = (b, skv, kvh, d) if sm else (b, kvh, skv, d)
+            q = f32(g.standard_normal(qshape))
+            kb16, kw = half_of(g.standard_normal(kshape), dtype)
+            vb16, vw = half_of(g.standard_normal(kshape), dtype)
+            mask = f32(g.standard_normal(mdims + (skv,)) * 0.5) if mdims else None
+            lengths = i32(lens) if lens is not None else None
+            md = mdims or (0, 0, 0)
+            inputs, null = {"q": q, "k": kb16, "v": vb16}, []
+            if lengths is not None:
+                inputs["kv_lengths"] = lengths
+            else:
+                null.append("kv_lengths")
+            if mask is not None:
+                inputs["mask"] = mask
+            else:
+                null.append("mask")
+            cx.add(name, "attention_ex_kv_" + dt, null=null,
+                   dims={"batch": b, "heads": h, "kv_heads": kvh, "seq_q": sq, "seq_kv": skv, "head_dim": d,
+                         "mask_batch": md[0], "mask_heads": md[1], "mask_q": md[2]},
+                   flags={"seq_major": sm, "causal": causal, "causal_bottom_right": br},
+                   scalars={"scale": 0.0}, inputs=inputs,
+                   expected={"out": ref.attention_ex(q, kw, vw, lengths, mask, causal, br, np.float32(0.0), sm)},
+                   about="float32 queries over the widened 16-bit cache" +
+                         (" (read in place)" if h // kvh * sq <= 16 else " (widened into scratch)"))
+
+
 def gen_bad_kv_cache(add, IA, SM, OOM, OK):
     """Bad inputs of kb_kv_cache_append."""
     kv = "kv_cache_append"
@@ -1335,6 +1407,13 @@ def gen_bad_kv_cache(add, IA, SM, OOM, OK):
     add(bad_case("kv_cache_append_k_cache_is_k_new", kv, IA, dims={"capacity": 1},
                  overlap={"k_cache": {"with": "k_new", "offset": 0}}, about="the cache must not alias the new keys"))
     add(bad_case("kv_cache_append_v_cache_too_short", kv, SM, shapes={"v_cache": [2, 2, 2, 4]}))
+    for dt in ("bf16", "f16"):
+        kv16, at16 = "kv_cache_append_to_" + dt, "attention_ex_kv_" + dt
+        add(bad_case(kv16 + "_position_past_capacity", kv16, IA, values={"positions": [0, 3]}))
+        add(bad_case(kv16 + "_k_cache_overlaps_v_cache", kv16, IA,
+                     overlap={"v_cache": {"with": "k_cache", "offset": 4}}))
+        add(bad_case(at16 + "_null_k", at16, IA, null=["k"]))
+        add(bad_case(at16 + "_lengths_out_of_range", at16, IA, values={"kv_lengths": [4, 1]}))
 
 
 # ---------------------------------------------------------------------------
@@ -1524,6 +1603,9 @@ BASE = {  # a valid call of every kernel: dims, flags, scalars
 for _base in HALF_DECODING:  # the 16-bit variants' base calls are the float32 kernels'
     for _dt in ("bf16", "f16"):
         BASE[_base + "_" + _dt] = BASE[_base]
+for _dt in ("bf16", "f16"):
+    BASE["kv_cache_append_to_" + _dt] = BASE["kv_cache_append"]
+    BASE["attention_ex_kv_" + _dt] = BASE["attention_ex"]
 
 # Index tensors need valid contents in the base call.
 BASE_VALUES = {
@@ -1538,6 +1620,10 @@ BASE_VALUES = {
     ("moe_experts", "ids"): [0, 1, 1, 1],
     ("embedding_bf16", "ids"): [0, 4, 2],
     ("embedding_f16", "ids"): [0, 4, 2],
+    ("kv_cache_append_to_bf16", "positions"): [0, 2],
+    ("kv_cache_append_to_f16", "positions"): [0, 2],
+    ("attention_ex_kv_bf16", "kv_lengths"): [3, 1],
+    ("attention_ex_kv_f16", "kv_lengths"): [3, 1],
 }
 
 
@@ -2310,6 +2396,7 @@ def build():
     gen_decoder(cx)
     gen_rope_ex(cx)
     gen_kv_cache(cx)
+    gen_kv_cache16(cx)
     gen_ffn(cx)
     gen_decoding16(cx)
     covered = {c["kernel"] for c in cx.cases}

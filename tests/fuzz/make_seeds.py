@@ -49,10 +49,14 @@ def parse_specs(path=os.path.join(HERE, "specs.c")):
     for m in pattern.finditer(table):
         macro, family, fn, chunk = m.group(1), m.group(2), m.group(3), m.group(4)
         sig = sig_of(chunk)
-        # SPEC16: only the 16-bit variants (the float32 spec is earlier).
-        variants = [] if macro == "SPEC16(" else [(family, fn, "f32")]
-        if macro != "{":
-            variants += [("half", fn + "_bf16", "bf16"), ("half", fn + "_f16", "f16")]
+        # SPEC16: only the 16-bit variants, in the family it names; SPEC3:
+        # the float32 spec in its family and the 16-bit ones in "half".
+        if macro == "SPEC16(":
+            variants = [(family, fn + "_bf16", "bf16"), (family, fn + "_f16", "f16")]
+        else:
+            variants = [(family, fn, "f32")]
+            if macro != "{":
+                variants += [("half", fn + "_bf16", "bf16"), ("half", fn + "_f16", "f16")]
         for fam, name, dtype in variants:
             out.append((fam, name, dtype, parse_sig(sig, dtype)))
     return out

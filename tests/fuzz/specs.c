@@ -911,6 +911,73 @@ static void post_kv_cache(fz_call *c) {
   }
 }
 
+/* ---- decoder: a float32 model over a 16-bit KV cache ---- */
+
+static kb_status call_kv_cache_to16(fz_call *c, kb_context *ctx) {
+  return (c->spec->dtype == FZ_BF16 ? kb_kv_cache_append_to_bf16 : kb_kv_cache_append_to_f16)(
+      ctx, D("batch"), D("kv_heads"), D("seq_new"), D("capacity"), D("head_dim"), FL("seq_major"), P("k_new"),
+      P("v_new"), P("positions"), P("k_cache"), P("v_cache"));
+}
+
+/* The float32 value of a 16-bit element of the spec's dtype (exact). */
+static float wide16(const fz_call *c, uint16_t h) {
+  uint32_t bits;
+  if (c->spec->dtype == FZ_BF16) {
+    bits = (uint32_t)h << 16;
+  } else {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    if (e == 0x1f) {
+      bits = sign | 0x7f800000u | (m << 13);
+    } else if (e != 0) {
+      bits = sign | ((e + 112) << 23) | (m << 13);
+    } else {
+      float v = (float)m * 0x1p-24f; /* subnormal: exact in float32 */
+      return sign ? -v : v;
+    }
+  }
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* Every new token's element is in the cache at its position, rounded to
+ * the cache's format: NaN stays NaN, and otherwise the stored value is
+ * one of the two format values around the float32 one (or infinity past
+ * the format's range), with the same sign. */
+static void post_kv_cache_to16(fz_call *c) {
+  int64_t batch = D("batch"), t = D("seq_new"), cap = D("capacity"), kvh = D("kv_heads"), d = D("head_dim");
+  const int32_t *pos = (const int32_t *)P("positions");
+  const char *names[2][2] = {{"k_new", "k_cache"}, {"v_new", "v_cache"}};
+  float rel = c->spec->dtype == FZ_BF16 ? 0x1p-7f : 0x1p-10f;
+  float tiny = c->spec->dtype == FZ_BF16 ? 0x1p-133f : 0x1p-24f;
+  for (int kv = 0; kv < 2; kv++) {
+    const float *src = (const float *)P(names[kv][0]);
+    const uint16_t *dst = (const uint16_t *)P(names[kv][1]);
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t i = 0; i < t; i++)
+        for (int64_t h = 0; h < kvh; h++)
+          for (int64_t x = 0; x < d; x++) {
+            int64_t p = (int64_t)pos[b] + i;
+            int64_t at = (FL("seq_major") ? (b * cap + p) * kvh + h : (b * kvh + h) * cap + p) * d + x;
+            float want = src[((b * t + i) * kvh + h) * d + x], got = wide16(c, dst[at]);
+            bool ok = isnan(want) ? isnan(got)
+                      : isinf(got) ? signbit(got) == signbit(want) && fabsf(want) >= 0x1p15f
+                                   : fabsf(got - want) <= fmaxf(fabsf(want) * rel, tiny) &&
+                                         (got == 0.0f || signbit(got) == signbit(want));
+            if (!ok)
+              fz_fail(c, "%s element (%lld, %lld, %lld, %lld) holds %g for %g", names[kv][1], (long long)b,
+                      (long long)p, (long long)h, (long long)x, (double)got, (double)want);
+          }
+  }
+}
+
+static kb_status call_attention_ex_kv(fz_call *c, kb_context *ctx) {
+  return (c->spec->dtype == FZ_BF16 ? kb_attention_ex_kv_bf16 : kb_attention_ex_kv_f16)(
+      ctx, D("batch"), D("heads"), D("kv_heads"), D("seq_q"), D("seq_kv"), D("head_dim"), FL("seq_major"), P("q"),
+      P("k"), P("v"), P("kv_lengths"), D("mask_batch"), D("mask_heads"), D("mask_q"), P("mask"), FL("causal"),
+      FL("causal_bottom_right"), F("scale"), P("out"));
+}
+
 /* ---- decoder: gated feed-forward blocks on storage-format weights ---- */
 
 static void shape_linear_glu_w(fz_call *c) {
@@ -1082,6 +1149,15 @@ const fz_spec fz_specs[] = {
            shape_rows_out, call_topk, post_tokens),
     SPEC16("half", "kb_topp_sample", "d:rows d:cols t:logits:$:in s:p:f32 s:temperature:f32 s:seed:u64 t:out:i32:out",
            shape_rows_out, call_topp, post_tokens),
+    /* A float32 model over a 16-bit cache: the spec's dtype is the cache's. */
+    SPEC16("decoder", "kb_kv_cache_append_to",
+           "d:batch d:kv_heads d:seq_new d:capacity d:head_dim f:seq_major t:k_new:f32:in t:v_new:f32:in "
+           "t:positions:i32:in t:k_cache:$:inout t:v_cache:$:inout",
+           shape_kv_cache, call_kv_cache_to16, post_kv_cache_to16),
+    SPEC16("decoder", "kb_attention_ex_kv",
+           ATTN_SIG " f:seq_major t:q:f32:in t:k:$:in t:v:$:in t:kv_lengths:i32:in:null d:mask_batch d:mask_heads "
+                    "d:mask_q t:mask:f32:in:null f:causal f:causal_bottom_right s:scale:f32 t:out:f32:out",
+           shape_attention_ex, call_attention_ex_kv, NULL),
 };
 
 const int fz_nspecs = (int)(sizeof fz_specs / sizeof fz_specs[0]);

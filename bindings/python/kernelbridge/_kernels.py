@@ -3379,6 +3379,356 @@ def moe_experts(x, ids, weights, gate_weight, up_weight, down_weight, out=None, 
     return _moe_experts_path(_V_moe_experts, x, ids, weights, gate_weight, up_weight, down_weight, out, ffn, experts, weight_type, act, ctx) if _r is _SLOW else _r
 
 
+def _kv_cache_append_to_bf16_path(_v, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx):
+    """The Python path of kv_cache_append_to_bf16: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    seq_major = bool(seq_major)
+    _t_k_new = _in(k_new, _K_F32, 'k_new', _name, 4)
+    _t_v_new = _in(v_new, _K_F32, 'v_new', _name, 4)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 1)
+    _t_k_cache, _b_k_cache = _inout(k_cache, _K_BF16, 'k_cache', _name, 4)
+    _t_v_cache, _b_v_cache = _inout(v_cache, _K_BF16, 'v_cache', _name, 4)
+    batch = _t_k_new.shape[0]
+    kv_heads = _t_k_new.shape[2]
+    seq_new = _t_k_new.shape[1]
+    capacity = (_t_k_cache.shape[1] if seq_major else _t_k_cache.shape[2])
+    head_dim = _t_k_new.shape[3]
+    if _t_v_new.shape != (batch, seq_new, kv_heads, head_dim):
+        _shape_error(_name, 'v_new', _t_v_new.shape, (batch, seq_new, kv_heads, head_dim))
+    if _t_positions.shape != (batch,):
+        _shape_error(_name, 'positions', _t_positions.shape, (batch,))
+    if _t_k_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'k_cache', _t_k_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    if _t_v_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'v_cache', _t_v_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_k_new = _ptr(_t_k_new, _FA, False, 'k_new', _name, _dev)
+    _p_v_new = _ptr(_t_v_new, _FA, False, 'v_new', _name, _dev)
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _name, _dev)
+    _p_k_cache = _ptr(_t_k_cache, _HA, True, 'k_cache', _name, _dev)
+    _p_v_cache = _ptr(_t_v_cache, _HA, True, 'v_cache', _name, _dev)
+    _overlaps(_name, (('k_new', k_new, _t_k_new, False, ()), ('v_new', v_new, _t_v_new, False, ()), ('positions', positions, _t_positions, False, ()), ('k_cache', k_cache, _t_k_cache, True, ()), ('v_cache', v_cache, _t_v_cache, True, ()),))
+    _st = _c(_ctxp, batch, kv_heads, seq_new, capacity, head_dim, seq_major, _p_k_new, _p_v_new, _p_positions, _p_k_cache, _p_v_cache)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_k_cache is not None:
+        _copyto(_b_k_cache, _t_k_cache)
+    if _b_v_cache is not None:
+        _copyto(_b_v_cache, _t_v_cache)
+    return None
+
+
+_V_kv_cache_append_to_bf16 = _Variant('kv_cache_append_to_bf16', _lib.kb_kv_cache_append_to_bf16, _K_F32, _FA, _F32, {})
+_fast_kv_cache_append_to_bf16 = _fast('kb_kv_cache_append_to_bf16/cnnnnnbttttt', ('kv_cache_append_to_bf16', ((0, 0, 0, 0, (0, 2, 1, 4), -1), (0, 0, 0, 0, (0, 2, 1, 4), -1), (1, 0, 0, 0, (0,), -1), (3, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1), (3, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (2, 4, 't')), 5, 1, (), -1, (), 0))
+
+
+def kv_cache_append_to_bf16(k_new, v_new, positions, k_cache, v_cache, *, seq_major=False, ctx=None):
+    """kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+    the same placement, positions and checks, each value rounded to bfloat16
+    (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+    kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+    in half the bytes.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      k_new: in float32[batch, seq_new, kv_heads, head_dim]
+      v_new: in float32[batch, seq_new, kv_heads, head_dim]
+      positions: in int32[batch]
+      k_cache: inout bfloat16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      v_cache: inout bfloat16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      ctx: Context, default: the calling thread's default (CPU) context
+    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns None; the inout arrays hold the results.
+    C function: kb_kv_cache_append_to_bf16.
+    """
+    _r = _fast_kv_cache_append_to_bf16(ctx, k_new, v_new, positions, k_cache, v_cache, seq_major)
+    return _kv_cache_append_to_bf16_path(_V_kv_cache_append_to_bf16, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
+
+
+def _kv_cache_append_to_f16_path(_v, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx):
+    """The Python path of kv_cache_append_to_f16: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    seq_major = bool(seq_major)
+    _t_k_new = _in(k_new, _K_F32, 'k_new', _name, 4)
+    _t_v_new = _in(v_new, _K_F32, 'v_new', _name, 4)
+    _t_positions = _in(positions, _K_I32, 'positions', _name, 1)
+    _t_k_cache, _b_k_cache = _inout(k_cache, _K_F16, 'k_cache', _name, 4)
+    _t_v_cache, _b_v_cache = _inout(v_cache, _K_F16, 'v_cache', _name, 4)
+    batch = _t_k_new.shape[0]
+    kv_heads = _t_k_new.shape[2]
+    seq_new = _t_k_new.shape[1]
+    capacity = (_t_k_cache.shape[1] if seq_major else _t_k_cache.shape[2])
+    head_dim = _t_k_new.shape[3]
+    if _t_v_new.shape != (batch, seq_new, kv_heads, head_dim):
+        _shape_error(_name, 'v_new', _t_v_new.shape, (batch, seq_new, kv_heads, head_dim))
+    if _t_positions.shape != (batch,):
+        _shape_error(_name, 'positions', _t_positions.shape, (batch,))
+    if _t_k_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'k_cache', _t_k_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    if _t_v_cache.shape != (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim):
+        _shape_error(_name, 'v_cache', _t_v_cache.shape, (batch, (capacity if seq_major else kv_heads), (kv_heads if seq_major else capacity), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_k_new = _ptr(_t_k_new, _FA, False, 'k_new', _name, _dev)
+    _p_v_new = _ptr(_t_v_new, _FA, False, 'v_new', _name, _dev)
+    _p_positions = _ptr(_t_positions, _IA, False, 'positions', _name, _dev)
+    _p_k_cache = _ptr(_t_k_cache, _HA, True, 'k_cache', _name, _dev)
+    _p_v_cache = _ptr(_t_v_cache, _HA, True, 'v_cache', _name, _dev)
+    _overlaps(_name, (('k_new', k_new, _t_k_new, False, ()), ('v_new', v_new, _t_v_new, False, ()), ('positions', positions, _t_positions, False, ()), ('k_cache', k_cache, _t_k_cache, True, ()), ('v_cache', v_cache, _t_v_cache, True, ()),))
+    _st = _c(_ctxp, batch, kv_heads, seq_new, capacity, head_dim, seq_major, _p_k_new, _p_v_new, _p_positions, _p_k_cache, _p_v_cache)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_k_cache is not None:
+        _copyto(_b_k_cache, _t_k_cache)
+    if _b_v_cache is not None:
+        _copyto(_b_v_cache, _t_v_cache)
+    return None
+
+
+_V_kv_cache_append_to_f16 = _Variant('kv_cache_append_to_f16', _lib.kb_kv_cache_append_to_f16, _K_F32, _FA, _F32, {})
+_fast_kv_cache_append_to_f16 = _fast('kb_kv_cache_append_to_f16/cnnnnnbttttt', ('kv_cache_append_to_f16', ((0, 0, 0, 0, (0, 2, 1, 4), -1), (0, 0, 0, 0, (0, 2, 1, 4), -1), (1, 0, 0, 0, (0,), -1), (2, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1), (2, 2, 0, 0, (0, (0, 3, 1), (0, 1, 3), 4), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (2, 4, 't')), 5, 1, (), -1, (), 0))
+
+
+def kv_cache_append_to_f16(k_new, v_new, positions, k_cache, v_cache, *, seq_major=False, ctx=None):
+    """kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+    the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+    (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+    kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+    in half the bytes.
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      k_new: in float32[batch, seq_new, kv_heads, head_dim]
+      v_new: in float32[batch, seq_new, kv_heads, head_dim]
+      positions: in int32[batch]
+      k_cache: inout float16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      v_cache: inout float16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; read and updated in place
+      ctx: Context, default: the calling thread's default (CPU) context
+    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns None; the inout arrays hold the results.
+    C function: kb_kv_cache_append_to_f16.
+    """
+    _r = _fast_kv_cache_append_to_f16(ctx, k_new, v_new, positions, k_cache, v_cache, seq_major)
+    return _kv_cache_append_to_f16_path(_V_kv_cache_append_to_f16, k_new, v_new, positions, k_cache, v_cache, seq_major, ctx) if _r is _SLOW else _r
+
+
+def _attention_ex_kv_bf16_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
+    """The Python path of attention_ex_kv_bf16: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    _t_q = _in(q, _K_F32, 'q', _name, 4)
+    _t_k = _in(k, _K_BF16, 'k', _name, 4)
+    _t_v = _in(v, _K_BF16, 'v', _name, 4)
+    if kv_lengths is None:
+        _t_kv_lengths = None
+    else:
+        _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', _name, 1)
+    if mask is None:
+        _t_mask = None
+    else:
+        _t_mask = _in(mask, _K_F32, 'mask', _name, 4)
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
+    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
+    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error(_name, 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_name, 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_name, 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error(_name, 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error(_name, 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    if out is None:
+        _t_out, _b_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask)), None
+    else:
+        _t_out, _b_out = _out(out, _K_F32, 'out', _name, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_q = _ptr(_t_q, _FA, False, 'q', _name, _dev)
+    _p_k = _ptr(_t_k, _HA, False, 'k', _name, _dev)
+    _p_v = _ptr(_t_v, _HA, False, 'v', _name, _dev)
+    _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', _name, _dev)
+    _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _FA, False, 'mask', _name, _dev)
+    _p_out = _ptr(_t_out, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+_V_attention_ex_kv_bf16 = _Variant('attention_ex_kv_bf16', _lib.kb_attention_ex_kv_bf16, _K_F32, _FA, _F32, {})
+_fast_attention_ex_kv_bf16 = _fast('kb_attention_ex_kv_bf16/cnnnnnnbttttnnntbbft', ('attention_ex_kv_bf16', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (3, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (0, 0, 1, 0, (6, 7, 8, 4), -1), (0, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8), 0))
+
+
+def attention_ex_kv_bf16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
+    """kb_attention_ex with float32 queries, mask and output over keys and values
+    stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+    filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+    widened to float32 (widening is exact), the same bits for every thread
+    count and instruction set.  In decode (at most 16 query rows per key/value
+    head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+    a float32 copy; otherwise they are widened into scratch memory first
+    (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+    had).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      q: in float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+      k: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      v: in bfloat16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      kv_lengths: in int32[batch]; may be None
+      mask: in float32[mask_batch, mask_heads, mask_q, seq_kv]; may be None
+      causal: bool, default False
+      causal_bottom_right: bool, default False
+      scale: float, default 0
+      out: out float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    bfloat16 tensors: uint16 arrays holding the bits (the upper half of a float32),
+    or ml_dtypes.bfloat16 arrays when ml_dtypes is installed.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_attention_ex_kv_bf16.
+    """
+    _r = _fast_attention_ex_kv_bf16(ctx, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale)
+    return _attention_ex_kv_bf16_path(_V_attention_ex_kv_bf16, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx) if _r is _SLOW else _r
+
+
+def _attention_ex_kv_f16_path(_v, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx):
+    """The Python path of attention_ex_kv_f16: any kind of array, every check."""
+    _name, _c, _kind, _array, _dtype, _halfs = _v
+    if ctx is None:
+        _ctxp = _default_ptr()
+    else:
+        _ctxp = ctx._ptr
+        if _ctxp is None:
+            _closed(_name)
+    seq_major = bool(seq_major)
+    causal = bool(causal)
+    causal_bottom_right = bool(causal_bottom_right)
+    _t_q = _in(q, _K_F32, 'q', _name, 4)
+    _t_k = _in(k, _K_F16, 'k', _name, 4)
+    _t_v = _in(v, _K_F16, 'v', _name, 4)
+    if kv_lengths is None:
+        _t_kv_lengths = None
+    else:
+        _t_kv_lengths = _in(kv_lengths, _K_I32, 'kv_lengths', _name, 1)
+    if mask is None:
+        _t_mask = None
+    else:
+        _t_mask = _in(mask, _K_F32, 'mask', _name, 4)
+    batch = _t_q.shape[0]
+    heads = (_t_q.shape[2] if seq_major else _t_q.shape[1])
+    kv_heads = (_t_k.shape[2] if seq_major else _t_k.shape[1])
+    seq_q = (_t_q.shape[1] if seq_major else _t_q.shape[2])
+    seq_kv = (_t_k.shape[1] if seq_major else _t_k.shape[2])
+    head_dim = _t_q.shape[3]
+    mask_batch = (_t_mask.shape[0] if _t_mask is not None else 0)
+    mask_heads = (_t_mask.shape[1] if _t_mask is not None else 0)
+    mask_q = (_t_mask.shape[2] if _t_mask is not None else 0)
+    if _t_q.shape != (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim):
+        _shape_error(_name, 'q', _t_q.shape, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    if _t_k.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_name, 'k', _t_k.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_v.shape != (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim):
+        _shape_error(_name, 'v', _t_v.shape, (batch, (seq_kv if seq_major else kv_heads), (kv_heads if seq_major else seq_kv), head_dim))
+    if _t_kv_lengths is not None and _t_kv_lengths.shape != (batch,):
+        _shape_error(_name, 'kv_lengths', _t_kv_lengths.shape, (batch,))
+    if _t_mask is not None and _t_mask.shape != (mask_batch, mask_heads, mask_q, seq_kv):
+        _shape_error(_name, 'mask', _t_mask.shape, (mask_batch, mask_heads, mask_q, seq_kv))
+    if out is None:
+        _t_out, _b_out = _new(ctx, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim), _F32, (_t_q, _t_k, _t_v, _t_kv_lengths, _t_mask)), None
+    else:
+        _t_out, _b_out = _out(out, _K_F32, 'out', _name, (batch, (seq_q if seq_major else heads), (heads if seq_major else seq_q), head_dim))
+    _dev = -1 if ctx is None else ctx._device
+    _p_q = _ptr(_t_q, _FA, False, 'q', _name, _dev)
+    _p_k = _ptr(_t_k, _HA, False, 'k', _name, _dev)
+    _p_v = _ptr(_t_v, _HA, False, 'v', _name, _dev)
+    _p_kv_lengths = _NULL if _t_kv_lengths is None else _ptr(_t_kv_lengths, _IA, False, 'kv_lengths', _name, _dev)
+    _p_mask = _NULL if _t_mask is None else _ptr(_t_mask, _FA, False, 'mask', _name, _dev)
+    _p_out = _ptr(_t_out, _FA, True, 'out', _name, _dev)
+    _overlaps(_name, (('q', q, _t_q, False, ()), ('k', k, _t_k, False, ()), ('v', v, _t_v, False, ()), ('kv_lengths', kv_lengths, _t_kv_lengths, False, ()), ('mask', mask, _t_mask, False, ()), ('out', out, _t_out, True, ()),))
+    _st = _c(_ctxp, batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, _p_q, _p_k, _p_v, _p_kv_lengths, mask_batch, mask_heads, mask_q, _p_mask, causal, causal_bottom_right, scale, _p_out)
+    if _st:
+        _check(_st, _name, _ctxp)
+    if _b_out is not None:
+        _copyto(_b_out, _t_out)
+    return _t_out if out is None else out
+
+
+_V_attention_ex_kv_f16 = _Variant('attention_ex_kv_f16', _lib.kb_attention_ex_kv_f16, _K_F32, _FA, _F32, {})
+_fast_attention_ex_kv_f16 = _fast('kb_attention_ex_kv_f16/cnnnnnnbttttnnntbbft', ('attention_ex_kv_f16', ((0, 0, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (2, 0, 0, 0, (0, (0, 4, 2), (0, 2, 4), 5), -1), (1, 0, 1, 0, (0,), -1), (0, 0, 1, 0, (6, 7, 8, 4), -1), (0, 1, 0, 0, (0, (0, 3, 1), (0, 1, 3), 5), -1)), ((0, 0, 'c'), (1, 0, 'n'), (1, 1, 'n'), (1, 2, 'n'), (1, 3, 'n'), (1, 4, 'n'), (1, 5, 'n'), (3, 0, 'b'), (2, 0, 't'), (2, 1, 't'), (2, 2, 't'), (2, 3, 't'), (1, 6, 'n'), (1, 7, 'n'), (1, 8, 'n'), (2, 4, 't'), (3, 1, 'b'), (3, 2, 'b'), (3, 3, 'f'), (2, 5, 't')), 9, 4, (), 5, (6, 7, 8), 0))
+
+
+def attention_ex_kv_f16(q, k, v, kv_lengths=None, mask=None, out=None, *, seq_major=False, causal=False, causal_bottom_right=False, scale=0, ctx=None):
+    """kb_attention_ex with float32 queries, mask and output over keys and values
+    stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+    filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+    widened to float32 (widening is exact), the same bits for every thread
+    count and instruction set.  In decode (at most 16 query rows per key/value
+    head: heads / kv_heads * seq_q <= 16) K and V are read as stored, without
+    a float32 copy; otherwise they are widened into scratch memory first
+    (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+    had).
+
+    Arguments (sizes are taken from the arrays' shapes):
+      seq_major: bool, default False
+      q: in float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]
+      k: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      v: in float16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]
+      kv_lengths: in int32[batch]; may be None
+      mask: in float32[mask_batch, mask_heads, mask_q, seq_kv]; may be None
+      causal: bool, default False
+      causal_bottom_right: bool, default False
+      scale: float, default 0
+      out: out float32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; new array when None
+      ctx: Context, default: the calling thread's default (CPU) context
+    float16 tensors: numpy float16 arrays, or uint16 arrays holding the bits.
+    Arrays: numpy arrays, kernelbridge.Buffer objects, or objects exposing
+    __cuda_array_interface__ or __dlpack__, in memory of the context's kind.
+    Returns out: the objects passed as out, or new ones (a Buffer on ctx when a tensor argument
+    is a Buffer or foreign memory, else a numpy array).
+    C function: kb_attention_ex_kv_f16.
+    """
+    _r = _fast_attention_ex_kv_f16(ctx, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale)
+    return _attention_ex_kv_f16_path(_V_attention_ex_kv_f16, q, k, v, kv_lengths, mask, out, seq_major, causal, causal_bottom_right, scale, ctx) if _r is _SLOW else _r
+
+
 # The public kernels by name (the float32 kernels hand 16-bit arrays to theirs).
 _PUBLIC = {
     'silu': silu,
@@ -3469,6 +3819,10 @@ _PUBLIC = {
     'topk_sample_f16': topk_sample_f16,
     'topp_sample_bf16': topp_sample_bf16,
     'topp_sample_f16': topp_sample_f16,
+    'kv_cache_append_to_bf16': kv_cache_append_to_bf16,
+    'kv_cache_append_to_f16': kv_cache_append_to_f16,
+    'attention_ex_kv_bf16': attention_ex_kv_bf16,
+    'attention_ex_kv_f16': attention_ex_kv_f16,
 }
 
 __all__ = [
@@ -3565,4 +3919,8 @@ __all__ = [
     'topk_sample_f16',
     'topp_sample_bf16',
     'topp_sample_f16',
+    'kv_cache_append_to_bf16',
+    'kv_cache_append_to_f16',
+    'attention_ex_kv_bf16',
+    'attention_ex_kv_f16',
 ]

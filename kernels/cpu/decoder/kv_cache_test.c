@@ -1,6 +1,9 @@
-/* Tests of kb_kv_cache_append (+ _bf16, _f16): placement in both layouts
- * against the index formula of the header, attention over the cache against
- * attention over the same keys stored contiguously, bad inputs, threads. */
+/* Tests of kb_kv_cache_append (+ _bf16, _f16, _to_bf16, _to_f16): placement
+ * in both layouts against the index formula of the header, attention over
+ * the cache against attention over the same keys stored contiguously, a
+ * float32 model over a 16-bit cache (kb_attention_ex_kv_*) against
+ * kb_attention_ex on the widened cache, bad inputs, threads. */
+#include "../half.h"
 #include "kernels/cpu/testutil/cpu_test.h"
 
 /* Element offset of (b, h, p, x) in a cache of the given layout: the header's
@@ -117,6 +120,121 @@ static void test_half_variants_copy_bits(void) {
   }
 }
 
+/* Values worth narrowing: ordinary, ties, subnormal in either format,
+ * beyond either format's range, signed zeros, infinities, NaNs. */
+static void fill_special(float *p, int64_t n, uint64_t seed) {
+  static const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00001u,
+                                     0xffa00000u, 0x3f808000u, 0x3f818000u, 0x33800000u, 0x00000001u,
+                                     0x477ff000u, 0x7f7fffffu, 0x387fc000u, 0xc7800000u};
+  rand_fill(p, n, seed, -3.0f, 3.0f);
+  for (int64_t i = 0; i < n; i += 3) {
+    uint32_t bits = special[(i / 3) % (int64_t)(sizeof special / sizeof special[0])];
+    memcpy(&p[i], &bits, sizeof bits);
+  }
+}
+
+/* _to_bf16 / _to_f16: each cache element is the reference narrowing
+ * (half.c, checked over all 2^32 inputs by bf16_convert_test) of the float32
+ * value placed there; untouched slots keep their bits. */
+static void test_narrowing_variants(void) {
+  enum { B = 2, KVH = 3, T = 4, CAP = 7, D = 20, NEW = B * T * KVH * D, CACHE = B * KVH * CAP * D };
+  kb_context *c1 = make_ctx(1), *c2 = make_ctx(2);
+  float kn[NEW], vn[NEW];
+  uint16_t want_k[NEW], want_v[NEW], kc[CACHE], vc[CACHE], kc2[CACHE], vc2[CACHE];
+  fill_special(kn, NEW, 51);
+  fill_special(vn, NEW, 52);
+  int32_t pos[B] = {3, 0};
+  for (int f16 = 0; f16 < 2; f16++)
+    for (int sm = 0; sm < 2; sm++) {
+      kb_half_narrow(f16, kn, want_k, NEW);
+      kb_half_narrow(f16, vn, want_v, NEW);
+      memset(kc, 0xab, sizeof kc);
+      memset(vc, 0xab, sizeof vc);
+      memset(kc2, 0xab, sizeof kc2);
+      memset(vc2, 0xab, sizeof vc2);
+      if (f16) {
+        CHECK_OK(kb_kv_cache_append_to_f16(c1, B, KVH, T, CAP, D, sm, kn, vn, pos, kc, vc));
+        CHECK_OK(kb_kv_cache_append_to_f16(c2, B, KVH, T, CAP, D, sm, kn, vn, pos, kc2, vc2));
+      } else {
+        CHECK_OK(kb_kv_cache_append_to_bf16(c1, B, KVH, T, CAP, D, sm, kn, vn, pos, kc, vc));
+        CHECK_OK(kb_kv_cache_append_to_bf16(c2, B, KVH, T, CAP, D, sm, kn, vn, pos, kc2, vc2));
+      }
+      CHECK(memcmp(kc, kc2, sizeof kc) == 0 && memcmp(vc, vc2, sizeof vc) == 0);
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < KVH; h++)
+          for (int64_t p = 0; p < CAP; p++)
+            for (int64_t x = 0; x < D; x++) {
+              int64_t at = cache_at(sm, KVH, CAP, D, b, h, p, x), t = p - pos[b];
+              bool written = t >= 0 && t < T;
+              int64_t src = ((b * T + t) * KVH + h) * D + x;
+              CHECK(kc[at] == (written ? want_k[src] : 0xabab));
+              CHECK(vc[at] == (written ? want_v[src] : 0xabab));
+            }
+    }
+  kb_context_destroy(c1);
+  kb_context_destroy(c2);
+}
+
+/* kb_attention_ex_kv_*: exactly kb_attention_ex on the cache widened to
+ * float32, in decode (K and V read as stored) and in prefill (widened into
+ * scratch), both layouts, with key lengths, a mask, grouped heads and
+ * bottom-right causal alignment; 1 and 3 threads give the same bits. */
+static void test_attention_over_half_cache(void) {
+  enum { B = 2, H = 4, KVH = 2, CAP = 600, D = 32, SQMAX = 12 };
+  kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
+  int64_t kvn = B * CAP * KVH * D, qn = B * SQMAX * H * D, mn = B * SQMAX * CAP;
+  float *kf = alloc_f(kvn), *vf = alloc_f(kvn), *kw = alloc_f(kvn), *vw = alloc_f(kvn);
+  float *q = alloc_f(qn), *mask = alloc_f(mn), *o_ref = alloc_f(qn), *o1 = alloc_f(qn), *o3 = alloc_f(qn);
+  uint16_t *kh = (uint16_t *)calloc((size_t)kvn, 2), *vh = (uint16_t *)calloc((size_t)kvn, 2);
+  rand_fill(kf, kvn, 61, -2.0f, 2.0f);
+  rand_fill(vf, kvn, 62, -2.0f, 2.0f);
+  rand_fill(q, qn, 63, -1.0f, 1.0f);
+  rand_fill(mask, mn, 64, -1.0f, 0.0f);
+  int32_t lens[B] = {CAP, 201}; /* 600 keys: two chunks of the decode split */
+  static const int64_t seq_qs[] = {1, 3, SQMAX}; /* 2, 6 rows per kv head: in place; 24: widened */
+  for (int f16 = 0; f16 < 2; f16++) {
+    kb_half_narrow(f16, kf, kh, kvn);
+    kb_half_narrow(f16, vf, vh, kvn);
+    kb_half_widen(f16, kh, kw, kvn);
+    kb_half_widen(f16, vh, vw, kvn);
+    for (int sm = 0; sm < 2; sm++)
+      for (int si = 0; si < 3; si++) {
+        int64_t sq = seq_qs[si];
+        const float *m = si == 1 ? mask : NULL;
+        CHECK_OK(kb_attention_ex(c1, B, H, KVH, sq, CAP, D, sm, q, kw, vw, lens, B, 1, sq, m, true, true, 0.0f,
+                                 o_ref));
+        fill_f(o1, qn, SENTINEL_F);
+        fill_f(o3, qn, SENTINEL_F);
+        if (f16) {
+          CHECK_OK(kb_attention_ex_kv_f16(c1, B, H, KVH, sq, CAP, D, sm, q, kh, vh, lens, B, 1, sq, m, true, true,
+                                          0.0f, o1));
+          CHECK_OK(kb_attention_ex_kv_f16(c3, B, H, KVH, sq, CAP, D, sm, q, kh, vh, lens, B, 1, sq, m, true, true,
+                                          0.0f, o3));
+        } else {
+          CHECK_OK(kb_attention_ex_kv_bf16(c1, B, H, KVH, sq, CAP, D, sm, q, kh, vh, lens, B, 1, sq, m, true, true,
+                                           0.0f, o1));
+          CHECK_OK(kb_attention_ex_kv_bf16(c3, B, H, KVH, sq, CAP, D, sm, q, kh, vh, lens, B, 1, sq, m, true, true,
+                                           0.0f, o3));
+        }
+        CHECK(same_bits_f(o1, o_ref, B * sq * H * D));
+        CHECK(same_bits_f(o3, o_ref, B * sq * H * D));
+      }
+  }
+  free(kf);
+  free(vf);
+  free(kw);
+  free(vw);
+  free(q);
+  free(mask);
+  free(o_ref);
+  free(o1);
+  free(o3);
+  free(kh);
+  free(vh);
+  kb_context_destroy(c1);
+  kb_context_destroy(c3);
+}
+
 static void test_threads_bitwise_identical(void) {
   enum { B = 3, KVH = 8, T = 300, CAP = 400, D = 64 };
   kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
@@ -182,6 +300,38 @@ static void test_bad_inputs(void) {
   int32_t end[2] = {5, 5};
   CHECK_OK(kb_kv_cache_append(ctx, 2, 2, 0, 5, 4, true, NULL, NULL, end, kc, vc));
   CHECK(all_f(kc, 40, SENTINEL_F));
+  /* The 16-bit cache of the _to_ variants: 2-byte elements in its checks. */
+  uint16_t hk[2 * 2 * 5 * 4], hv[2 * 2 * 5 * 4];
+  memset(hk, 0x5a, sizeof hk);
+  memset(hv, 0x5a, sizeof hv);
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "kb_kv_cache_append_to_bf16: k_cache must not be NULL",
+              kb_kv_cache_append_to_bf16(ctx, 2, 2, 1, 5, 4, false, kn, vn, pos, NULL, hv));
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "kb_kv_cache_append_to_f16: positions[1] = 4",
+              kb_kv_cache_append_to_f16(ctx, 2, 2, 2, 5, 4, false, kn, vn, pos, hk, hv));
+  /* k_new's bytes start inside v_cache: an overlap of 16-bit cache bytes. */
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "v_cache",
+              kb_kv_cache_append_to_bf16(ctx, 1, 2, 1, 2, 4, false, (const float *)(void *)(hv + 4), vn, pos, hk,
+                                         hv));
+  for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) CHECK(hk[i] == 0x5a5a && hv[i] == 0x5a5a);
+  /* kb_attention_ex_kv_*: a 16-bit k / v, float32 q and out. */
+  float q[2 * 2 * 4], out[2 * 2 * 4];
+  rand_fill(q, 16, 43, -1.0f, 1.0f);
+  fill_f(out, 16, SENTINEL_F);
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "kb_attention_ex_kv_bf16: v must not be NULL",
+              kb_attention_ex_kv_bf16(ctx, 2, 2, 2, 1, 5, 4, false, q, hk, NULL, NULL, 0, 0, 0, NULL, false, false,
+                                      0.0f, out));
+  int32_t long_len[2] = {5, 6};
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "kb_attention_ex_kv_f16: kv_lengths[1] = 6 is out of range [0, 5]",
+              kb_attention_ex_kv_f16(ctx, 2, 2, 1, 1, 5, 4, false, q, hk, hv, long_len, 0, 0, 0, NULL, false, false,
+                                     0.0f, out));
+  CHECK_FAILS(ctx, KB_STATUS_SHAPE_MISMATCH, "kv_heads (3) must divide heads (2)",
+              kb_attention_ex_kv_f16(ctx, 2, 2, 3, 1, 5, 4, false, q, hk, hv, NULL, 0, 0, 0, NULL, false, false, 0.0f,
+                                     out));
+  /* out overlapping the 16-bit k (its 2-byte extent counts). */
+  CHECK_FAILS(ctx, KB_STATUS_INVALID_ARGUMENT, "out",
+              kb_attention_ex_kv_bf16(ctx, 1, 1, 1, 1, 5, 4, false, q, hk, hv, NULL, 0, 0, 0, NULL, false, false,
+                                      0.0f, (float *)(void *)(hk + 8)));
+  CHECK(all_f(out, 16, SENTINEL_F));
   kb_context_destroy(ctx);
 }
 
@@ -189,6 +339,8 @@ int main(void) {
   KB_RUN(test_placement);
   KB_RUN(test_attention_reads_the_cache);
   KB_RUN(test_half_variants_copy_bits);
+  KB_RUN(test_narrowing_variants);
+  KB_RUN(test_attention_over_half_cache);
   KB_RUN(test_threads_bitwise_identical);
   KB_RUN(test_bad_inputs);
   return kb_test_summary();

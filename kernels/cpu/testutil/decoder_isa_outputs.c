@@ -1,8 +1,9 @@
 /*
  * decoder_isa_outputs - the outputs of the decoder kernels built on the
  * vector layer (kb_glu, kb_add_rmsnorm and their bf16 / f16 variants) and
- * on the products (kb_linear_glu_w, kb_moe_experts, every weight format)
- * through the public API, as one FNV-1a hash per kernel, for
+ * on the products (kb_linear_glu_w, kb_moe_experts, every weight format),
+ * and a float32 model's 16-bit KV cache (kb_kv_cache_append_to_*,
+ * kb_attention_ex_kv_*) through the public API, as one FNV-1a hash per kernel, for
  * vec_isa_test.sh to compare across KB_CPU_ISA levels.  Each kernel runs with
  * 1 and 3 threads on sizes that split (rows longer than glu's tile, NaN,
  * infinities, signed zeros and subnormals among the inputs); the two must
@@ -173,6 +174,54 @@ static void run_ffn(kb_context *c1, kb_context *c3, kb_dtype type, const char *l
   free(d);
 }
 
+/* A float32 model over a 16-bit cache: kb_kv_cache_append_to_<t> of rows
+ * with special values, then kb_attention_ex_kv_<t> over a cache of finite
+ * values in decode (one query, 8 heads over 2 kv heads, 1100 keys: three
+ * chunks, K and V read as stored) and in prefill (8 queries: 32 rows per kv
+ * head, widened into scratch). */
+enum { C_KVH = 2, C_H = 8, C_D = 32, C_CAP = 1100, C_SQ = 8 }; /* the cache: 70400 floats of res */
+
+static void run_half_cache(kb_context *c1, kb_context *c3, int f16) {
+  const char *dt = f16 ? "f16" : "bf16";
+  char name[64];
+  int64_t cache_n = (int64_t)C_KVH * C_CAP * C_D, new_n = (int64_t)C_SQ * C_KVH * C_D;
+  size_t cbytes = 2 * (size_t)cache_n;
+  uint16_t *k1 = calloc(1, cbytes), *v1 = calloc(1, cbytes), *k3 = calloc(1, cbytes), *v3 = calloc(1, cbytes);
+  if (k1 == NULL || v1 == NULL || k3 == NULL || v3 == NULL) exit(1);
+  kb_status (*append)(kb_context *, int64_t, int64_t, int64_t, int64_t, int64_t, bool, const float *, const float *,
+                      const int32_t *, uint16_t *, uint16_t *) =
+      f16 ? kb_kv_cache_append_to_f16 : kb_kv_cache_append_to_bf16;
+  /* Rows of xa (special values among them) at position 3. */
+  int32_t pos = 3;
+  kb_status s1 = append(c1, 1, C_KVH, C_SQ, C_CAP, C_D, false, xa, xa + new_n, &pos, k1, v1);
+  kb_status s3 = append(c3, 1, C_KVH, C_SQ, C_CAP, C_D, false, xa, xa + new_n, &pos, k3, v3);
+  snprintf(name, sizeof name, "kv_cache_append_to_%s", dt);
+  report(name, s1, s3, k1, k3, cbytes, v1, v3, cbytes);
+  /* The whole cache from res (finite) for attention. */
+  pos = 0;
+  if (append(c1, 1, C_KVH, C_CAP, C_CAP, C_D, true, res, res + 7, &pos, k1, v1) != KB_STATUS_OK) exit(1);
+  kb_status (*attend)(kb_context *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, const float *,
+                      const uint16_t *, const uint16_t *, const int32_t *, int64_t, int64_t, int64_t, const float *,
+                      bool, bool, float, float *) = f16 ? kb_attention_ex_kv_f16 : kb_attention_ex_kv_bf16;
+  static const int64_t kSeqQ[] = {1, C_SQ};
+  for (int i = 0; i < 2; i++) {
+    size_t obytes = sizeof(float) * (size_t)(kSeqQ[i] * C_H * C_D);
+    float *o1 = calloc(1, obytes), *o3 = calloc(1, obytes);
+    if (o1 == NULL || o3 == NULL) exit(1);
+    int32_t len = C_CAP - 37;
+    s1 = attend(c1, 1, C_H, C_KVH, kSeqQ[i], C_CAP, C_D, true, w, k1, v1, &len, 0, 0, 0, NULL, true, true, 0.0f, o1);
+    s3 = attend(c3, 1, C_H, C_KVH, kSeqQ[i], C_CAP, C_D, true, w, k1, v1, &len, 0, 0, 0, NULL, true, true, 0.0f, o3);
+    snprintf(name, sizeof name, "attention_ex_kv_%s_%lld", dt, (long long)kSeqQ[i]);
+    report(name, s1, s3, o1, o3, obytes, NULL, NULL, 0);
+    free(o1);
+    free(o3);
+  }
+  free(k1);
+  free(v1);
+  free(k3);
+  free(v3);
+}
+
 int main(void) {
   kb_context *c1 = NULL, *c3 = NULL;
   kb_status st = kb_context_create(KB_BACKEND_CPU, 1, &c1);
@@ -217,6 +266,7 @@ int main(void) {
   } kTypes[] = {{KB_DTYPE_F32, "f32"}, {KB_DTYPE_F16, "f16"}, {KB_DTYPE_BF16, "bf16"}, {KB_DTYPE_Q8_0, "q8_0"},
                 {KB_DTYPE_Q4_0, "q4_0"}};
   for (int t = 0; t < 5; t++) run_ffn(c1, c3, kTypes[t].type, kTypes[t].name);
+  for (int f16 = 0; f16 < 2; f16++) run_half_cache(c1, c3, f16);
   kb_context_destroy(c1);
   kb_context_destroy(c3);
   return failures == 0 ? 0 : 1;

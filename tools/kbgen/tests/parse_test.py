@@ -235,22 +235,30 @@ def test_real_header_reduced_precision_mirrors_float32():
     the float tensors in the dtype (integer tensors keep theirs)."""
     api = parse_header(HEADER)
     by_name = {f.name: f for f in api.functions}
+    # A float32 model over a 16-bit KV cache: the base kernel's parameters
+    # with only the cache tensors in the dtype.
+    mixed = {"kb_kv_cache_append_to": ("kb_kv_cache_append", {"k_cache", "v_cache"}),
+             "kb_attention_ex_kv": ("kb_attention_ex", {"k", "v"})}
     variants = [f for f in api.functions if f.name.endswith(("_bf16", "_f16"))]
     # Two for each of 16 model kernels, the decoder kernels glu,
-    # add_rmsnorm, rope_ex, kv_cache_append and moe_route, and embedding,
-    # argmax and the three samplers.
-    assert len(variants) == 52
+    # add_rmsnorm, rope_ex, kv_cache_append and moe_route, embedding,
+    # argmax and the three samplers, and the two cache kernels of mixed.
+    assert len(variants) == 56
     # The router's weights are float32 whatever its logits are.
     stay_f32 = {("kb_moe_route", "weights")}
     for v in variants:
         base_name, _, dt = v.name.rpartition("_")
+        keep = stay_f32
+        if base_name in mixed:
+            base_name, in_dt = mixed[base_name]
+            keep = {(base_name, p.name) for p in by_name[base_name].params if p.name not in in_dt}
         base = by_name[base_name]
         assert v.is_kernel and [p.name for p in v.params] == [p.name for p in base.params]
         for p, q in zip(v.params, base.params):
             assert (p.role, p.default) == (q.role, q.default), (v.name, p.name)
             if p.role == "tensor":
                 # Float tensors take the dtype; integer ones (kv_lengths) stay.
-                want = dt if q.tensor.dtype == "f32" and (base_name, p.name) not in stay_f32 else q.tensor.dtype
+                want = dt if q.tensor.dtype == "f32" and (base_name, p.name) not in keep else q.tensor.dtype
                 assert p.tensor.dtype == want and p.tensor.shape == q.tensor.shape, (v.name, p.name)
                 assert (p.tensor.ld, p.tensor.stride, p.tensor.aliases, p.tensor.nullable) == (
                     q.tensor.ld,

@@ -6133,6 +6133,7 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
 #define kv_as_stored attention__kv_as_stored
 #define check_ex attention__check_ex
 #define attention_ex_dt attention__attention_ex_dt
+#define attention_ex_kv attention__attention_ex_kv
 /* ---- kernels/cpu/attention.c ---- */
 /* attention.c - scaled dot-product attention with optional causal mask and
  * grouped-query heads, in float32 and in bf16 / f16 storage.
@@ -6749,11 +6750,11 @@ kb_status kb_attention_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_
 
 /* ---- kb_attention_ex: layouts, key lengths, additive mask, bottom-right causal ---- */
 
-/* Validation of every _ex entry point (elem: element size in bytes), ending
- * with the memory-kind check.  Every kv_lengths value is checked before
- * anything is written. */
-static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t elem, const struct attention__attn_call *c, int64_t *q_count,
-                          int64_t *kv_count, int64_t *mask_count) {
+/* Validation of every _ex entry point (elem: element size in bytes of q,
+ * mask and out; kv_elem: of k and v), ending with the memory-kind check.
+ * Every kv_lengths value is checked before anything is written. */
+static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t elem, int64_t kv_elem, const struct attention__attn_call *c,
+                          int64_t *q_count, int64_t *kv_count, int64_t *mask_count) {
   KB_TRY(kb__check_dim(ctx, fn, "batch", c->batch));
   KB_TRY(kb__check_dim(ctx, fn, "heads", c->heads));
   KB_TRY(kb__check_dim(ctx, fn, "kv_heads", c->kv_heads));
@@ -6781,7 +6782,7 @@ static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t el
   int64_t kdims[4] = {c->batch, c->kv_heads, c->seq_kv, c->head_dim};
   int64_t mdims[4] = {c->mask != NULL ? c->mask_batch : 0, c->mask_heads, c->mask_q, c->seq_kv};
   KB_TRY(kb__count(ctx, fn, "q", elem, 4, qdims, q_count));
-  KB_TRY(kb__count(ctx, fn, "k", elem, 4, kdims, kv_count));
+  KB_TRY(kb__count(ctx, fn, "k", kv_elem, 4, kdims, kv_count));
   KB_TRY(kb__count(ctx, fn, "mask", elem, 4, mdims, mask_count));
   int64_t lengths = c->kv_lengths != NULL ? c->batch : 0;
   KB_TRY(kb__check_ptr(ctx, fn, "q", c->q, *q_count));
@@ -6789,7 +6790,7 @@ static kb_status attention__check_ex(kb_context *ctx, const char *fn, int64_t el
   KB_TRY(kb__check_ptr(ctx, fn, "v", c->v, *kv_count));
   KB_TRY(kb__check_ptr(ctx, fn, "out", c->out, *q_count));
   KB_TRY(kb__check_finite(ctx, fn, "scale", (double)c->scale, true));
-  int64_t qb = *q_count * elem, kvb = *kv_count * elem, mb = *mask_count * elem, lb = lengths * 4;
+  int64_t qb = *q_count * elem, kvb = *kv_count * kv_elem, mb = *mask_count * elem, lb = lengths * 4;
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "q", c->q, qb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "k", c->k, kvb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "out", c->out, qb, "v", c->v, kvb, false));
@@ -6819,7 +6820,7 @@ kb_status kb_attention_ex(kb_context *ctx, int64_t batch, int64_t heads, int64_t
   struct attention__attn_call c = {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, k, v, kv_lengths, mask,
                         mask_batch, mask_heads, mask_q, causal, causal_bottom_right, scale, out, KB_GEMM_F32};
   int64_t q_count, kv_count, mask_count;
-  KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
+  KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), (int64_t)sizeof(float), &c, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   return attention__compute(ctx, fn, &c);
 }
@@ -6832,7 +6833,7 @@ static kb_status attention__attention_ex_dt(kb_context *ctx, const char *fn, kbc
                                  uint16_t *out) {
   KB_BEGIN(ctx, fn);
   int64_t q_count, kv_count, mask_count;
-  KB_TRY(attention__check_ex(ctx, fn, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
+  KB_TRY(attention__check_ex(ctx, fn, KB_HALF_SIZE, KB_HALF_SIZE, call16, &q_count, &kv_count, &mask_count));
   if (q_count == 0) return KB_STATUS_OK;
   bool in_place = attention__kv_in_place(call16->heads, call16->kv_heads, call16->seq_q);
   struct kb_dt_scratch s, sm;
@@ -6889,7 +6890,60 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
   struct attention__attn_call c = EX_CALL16(q, k, v, mask, out);
   return attention__attention_ex_dt(ctx, "kb_attention_ex_f16", KBCUDA_F16, &c, q, k, v, mask, out);
 }
+
+/* ---- float32 queries over a 16-bit K / V (kb_attention_ex_kv_bf16 / _f16) ---- */
+
+/* K and V as stored in decode (kv_in_place), else widened into scratch; q,
+ * mask and out are the caller's float32 tensors. */
+static kb_status attention__attention_ex_kv(kb_context *ctx, const char *fn, kbcuda_dtype dt, const struct attention__attn_call *call,
+                                 const uint16_t *k, const uint16_t *v) {
+  KB_BEGIN(ctx, fn);
+  int64_t q_count, kv_count, mask_count;
+  KB_TRY(attention__check_ex(ctx, fn, (int64_t)sizeof(float), KB_HALF_SIZE, call, &q_count, &kv_count, &mask_count));
+  if (q_count == 0) return KB_STATUS_OK;
+  struct attention__attn_call c = *call;
+  if (attention__kv_in_place(c.heads, c.kv_heads, c.seq_q)) {
+    attention__kv_as_stored(&c, dt, k, v);
+    return attention__compute(ctx, fn, &c);
+  }
+  struct kb_dt_scratch s;
+  const int64_t counts[2] = {kv_count, kv_count};
+  KB_TRY(kb_dt_alloc(ctx, fn, 2, counts, &s));
+  kb_dt_widen(ctx, dt, k, s.t[0], kv_count);
+  kb_dt_widen(ctx, dt, v, s.t[1], kv_count);
+  c.k = s.t[0];
+  c.v = s.t[1];
+  kb_status st = attention__compute(ctx, fn, &c);
+  kb_dt_free(&s);
+  return st;
+}
+
+/* The call with k and v as opaque pointers (validation looks only at their
+ * addresses and extents). */
+#define EX_CALL_KV(k, v)                                                                                        \
+  {batch, heads, kv_heads, seq_q, seq_kv, head_dim, seq_major, q, (const float *)(const void *)(k),           \
+   (const float *)(const void *)(v), kv_lengths, mask, mask_batch, mask_heads, mask_q, causal,                \
+   causal_bottom_right, scale, out, KB_GEMM_F32}
+
+kb_status kb_attention_ex_kv_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                  int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k,
+                                  const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch,
+                                  int64_t mask_heads, int64_t mask_q, const float *mask, bool causal,
+                                  bool causal_bottom_right, float scale, float *out) {
+  struct attention__attn_call c = EX_CALL_KV(k, v);
+  return attention__attention_ex_kv(ctx, "kb_attention_ex_kv_bf16", KBCUDA_BF16, &c, k, v);
+}
+
+kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q,
+                                 int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k,
+                                 const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch,
+                                 int64_t mask_heads, int64_t mask_q, const float *mask, bool causal,
+                                 bool causal_bottom_right, float scale, float *out) {
+  struct attention__attn_call c = EX_CALL_KV(k, v);
+  return attention__attention_ex_kv(ctx, "kb_attention_ex_kv_f16", KBCUDA_F16, &c, k, v);
+}
 #undef EX_CALL16
+#undef EX_CALL_KV
 #undef KB_ATTN_BK
 #undef KB_ATTN_BQ
 #undef KB_ATTN_CHUNK
@@ -6897,6 +6951,7 @@ kb_status kb_attention_ex_f16(kb_context *ctx, int64_t batch, int64_t heads, int
 #undef KB_ATTN_SPLIT_ROWS
 #undef TAKE
 #undef attention_ex_dt
+#undef attention_ex_kv
 #undef attn_body
 #undef attn_call
 #undef attn_job
@@ -20283,16 +20338,20 @@ kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t
 
 /* ==== kernels/cpu/decoder/kv_cache.c ==== */
 #define kv_job kv_cache__kv_job
+#define kv_put kv_cache__kv_put
 #define kv_body kv_cache__kv_body
 #define kv_append kv_cache__kv_append
 /* ---- kernels/cpu/decoder/kv_cache.c ---- */
-/* kv_cache.c - kb_kv_cache_append (+ _bf16, _f16): new keys and values into
- * a preallocated cache at each sequence's position.
+/* kv_cache.c - kb_kv_cache_append (+ _bf16, _f16, and _to_bf16 / _to_f16):
+ * new keys and values into a preallocated cache at each sequence's position.
  *
- * A copy, so every variant is exact and the same code serves the three
- * element types (only the element size differs).  Every position is checked
- * before the first row is written: a bad position anywhere leaves both caches
- * untouched. */
+ * The same-type variants are a copy, so they are exact and one code path
+ * serves the three element types (only the element size differs).  The _to_
+ * variants take float32 keys and values into a 16-bit cache (a float32 model
+ * with a cache of half the bytes): each value is narrowed with the vector
+ * layer's conversion, the bits of kb_f32_to_bf16 / kb_f32_to_f16 (round to
+ * nearest even).  Every position is checked before the first row is
+ * written: a bad position anywhere leaves both caches untouched. */
 #include <string.h>
 
 
@@ -20301,41 +20360,59 @@ kb_status kb_glu_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint16_t
 #define KB_KV_MIN_BYTES 262144
 
 struct kv_cache__kv_job {
-  int64_t kv_heads, seq_new, capacity, head_dim, elem;
+  int64_t kv_heads, seq_new, capacity, head_dim;
+  int64_t elem;       /* bytes per element of the new rows */
+  int64_t cache_elem; /* bytes per element of the cache */
+  /* Narrowing (float32 rows into a 16-bit cache): the vector layer's
+   * conversion and storage code; NULL for a copy. */
+  const struct kb_vec_ops *narrow;
+  int narrow_dt;
   bool seq_major;
   const char *k_new, *v_new;
   const int32_t *positions;
   char *k_cache, *v_cache;
 };
 
-/* Copies new tokens [begin, end) of the flattened (batch, seq_new) axis. */
+/* Stores count elements of src (new rows) at dst (cache): a copy, or narrowed. */
+static void kv_cache__kv_put(const struct kv_cache__kv_job *g, char *dst, const char *src, int64_t count) {
+  if (g->narrow != NULL)
+    g->narrow->convert(g->narrow_dt, 1, count, (const float *)(const void *)src, (uint16_t *)(void *)dst);
+  else
+    memcpy(dst, src, (size_t)(count * g->elem));
+}
+
+/* Stores new tokens [begin, end) of the flattened (batch, seq_new) axis. */
 static void kv_cache__kv_body(void *arg, int64_t begin, int64_t end) {
   const struct kv_cache__kv_job *g = (const struct kv_cache__kv_job *)arg;
-  int64_t row = g->head_dim * g->elem; /* bytes of one head's vector */
+  int64_t row = g->head_dim * g->elem, crow = g->head_dim * g->cache_elem; /* bytes of one head's vector */
   for (int64_t i = begin; i < end; i++) {
     int64_t b = i / g->seq_new, t = i % g->seq_new;
     int64_t p = (int64_t)g->positions[b] + t;
     const char *ks = g->k_new + i * g->kv_heads * row, *vs = g->v_new + i * g->kv_heads * row;
     if (g->seq_major) {
       /* [batch, capacity, kv_heads, head_dim]: the token's heads are contiguous
-       * on both sides, one copy. */
-      int64_t dst = (b * g->capacity + p) * g->kv_heads * row;
-      memcpy(g->k_cache + dst, ks, (size_t)(g->kv_heads * row));
-      memcpy(g->v_cache + dst, vs, (size_t)(g->kv_heads * row));
+       * on both sides, one store. */
+      int64_t dst = (b * g->capacity + p) * g->kv_heads * crow;
+      kv_cache__kv_put(g, g->k_cache + dst, ks, g->kv_heads * g->head_dim);
+      kv_cache__kv_put(g, g->v_cache + dst, vs, g->kv_heads * g->head_dim);
     } else {
-      /* [batch, kv_heads, capacity, head_dim]: one copy per head. */
+      /* [batch, kv_heads, capacity, head_dim]: one store per head. */
       for (int64_t h = 0; h < g->kv_heads; h++) {
-        int64_t dst = ((b * g->kv_heads + h) * g->capacity + p) * row;
-        memcpy(g->k_cache + dst, ks + h * row, (size_t)row);
-        memcpy(g->v_cache + dst, vs + h * row, (size_t)row);
+        int64_t dst = ((b * g->kv_heads + h) * g->capacity + p) * crow;
+        kv_cache__kv_put(g, g->k_cache + dst, ks + h * row, g->head_dim);
+        kv_cache__kv_put(g, g->v_cache + dst, vs + h * row, g->head_dim);
       }
     }
   }
 }
 
-static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t elem, int64_t batch, int64_t kv_heads,
-                           int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const void *k_new,
-                           const void *v_new, const int32_t *positions, void *k_cache, void *v_cache) {
+/* elem: bytes per element of the new rows; narrow_to: KBCUDA_BF16 / KBCUDA_F16
+ * for a float32 -> 16-bit store (then elem is 4 and the cache has 2-byte
+ * elements), or -1 for a copy (the cache has elem-byte elements). */
+static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t elem, int narrow_to, int64_t batch,
+                           int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major,
+                           const void *k_new, const void *v_new, const int32_t *positions, void *k_cache,
+                           void *v_cache) {
   KB_BEGIN(ctx, fn);
   KB_TRY(kb__check_dim(ctx, fn, "batch", batch));
   KB_TRY(kb__check_dim(ctx, fn, "kv_heads", kv_heads));
@@ -20343,18 +20420,18 @@ static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t el
   KB_TRY(kb__check_dim(ctx, fn, "capacity", capacity));
   KB_TRY(kb__check_dim(ctx, fn, "head_dim", head_dim));
   int64_t nd[4] = {batch, seq_new, kv_heads, head_dim}, cd[4] = {batch, kv_heads, capacity, head_dim};
-  int64_t new_count, cache_count, pos_count;
+  int64_t new_count, cache_count, pos_count, celem = narrow_to >= 0 ? KB_HALF_SIZE : elem;
   KB_TRY(kb__count(ctx, fn, "k_new", elem, 4, nd, &new_count));
   KB_TRY(kb__count(ctx, fn, "v_new", elem, 4, nd, &new_count));
   KB_TRY(kb__count(ctx, fn, "positions", (int64_t)sizeof(int32_t), 1, &batch, &pos_count));
-  KB_TRY(kb__count(ctx, fn, "k_cache", elem, 4, cd, &cache_count));
-  KB_TRY(kb__count(ctx, fn, "v_cache", elem, 4, cd, &cache_count));
+  KB_TRY(kb__count(ctx, fn, "k_cache", celem, 4, cd, &cache_count));
+  KB_TRY(kb__count(ctx, fn, "v_cache", celem, 4, cd, &cache_count));
   KB_TRY(kb__check_ptr(ctx, fn, "k_new", k_new, new_count));
   KB_TRY(kb__check_ptr(ctx, fn, "v_new", v_new, new_count));
   KB_TRY(kb__check_ptr(ctx, fn, "positions", positions, pos_count));
   KB_TRY(kb__check_ptr(ctx, fn, "k_cache", k_cache, cache_count));
   KB_TRY(kb__check_ptr(ctx, fn, "v_cache", v_cache, cache_count));
-  int64_t nb = new_count * elem, cb = cache_count * elem, pb = pos_count * (int64_t)sizeof(int32_t);
+  int64_t nb = new_count * elem, cb = cache_count * celem, pb = pos_count * (int64_t)sizeof(int32_t);
   /* The caches are written: neither may overlap any input or each other. */
   KB_TRY(kb__check_overlap(ctx, fn, "k_cache", k_cache, cb, "k_new", k_new, nb, false));
   KB_TRY(kb__check_overlap(ctx, fn, "k_cache", k_cache, cb, "v_new", v_new, nb, false));
@@ -20380,9 +20457,21 @@ static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t el
                       (long)positions[b], (long long)seq_new, (long long)capacity);
   }
   if (new_count == 0) return KB_STATUS_OK;
-  struct kv_cache__kv_job job = {kv_heads, seq_new, capacity, head_dim, elem, seq_major, (const char *)k_new,
-                       (const char *)v_new, positions, (char *)k_cache, (char *)v_cache};
-  int64_t token_bytes = 2 * kv_heads * head_dim * elem;
+  struct kv_cache__kv_job job = {kv_heads,
+                       seq_new,
+                       capacity,
+                       head_dim,
+                       elem,
+                       celem,
+                       narrow_to >= 0 ? &kb__cpu_ops()->vec : NULL,
+                       narrow_to >= 0 ? kb_vec_dt_of((kbcuda_dtype)narrow_to) : 0,
+                       seq_major,
+                       (const char *)k_new,
+                       (const char *)v_new,
+                       positions,
+                       (char *)k_cache,
+                       (char *)v_cache};
+  int64_t token_bytes = 2 * kv_heads * head_dim * elem; /* of the new rows */
   kb__parallel_for(ctx, batch * seq_new, KB_KV_MIN_BYTES / token_bytes + 1, kv_cache__kv_body, &job);
   return KB_STATUS_OK;
 }
@@ -20390,7 +20479,7 @@ static kb_status kv_cache__kv_append(kb_context *ctx, const char *fn, int64_t el
 kb_status kb_kv_cache_append(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity,
                              int64_t head_dim, bool seq_major, const float *k_new, const float *v_new,
                              const int32_t *positions, float *k_cache, float *v_cache) {
-  return kv_cache__kv_append(ctx, "kb_kv_cache_append", (int64_t)sizeof(float), batch, kv_heads, seq_new, capacity, head_dim,
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append", (int64_t)sizeof(float), -1, batch, kv_heads, seq_new, capacity, head_dim,
                    seq_major, k_new, v_new, positions, k_cache, v_cache);
 }
 
@@ -20398,20 +20487,37 @@ kb_status kb_kv_cache_append_bf16(kb_context *ctx, int64_t batch, int64_t kv_hea
                                   int64_t capacity, int64_t head_dim, bool seq_major, const uint16_t *k_new,
                                   const uint16_t *v_new, const int32_t *positions, uint16_t *k_cache,
                                   uint16_t *v_cache) {
-  return kv_cache__kv_append(ctx, "kb_kv_cache_append_bf16", 2, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new,
-                   v_new, positions, k_cache, v_cache);
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_bf16", 2, -1, batch, kv_heads, seq_new, capacity, head_dim, seq_major,
+                   k_new, v_new, positions, k_cache, v_cache);
 }
 
 kb_status kb_kv_cache_append_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity,
                                  int64_t head_dim, bool seq_major, const uint16_t *k_new, const uint16_t *v_new,
                                  const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache) {
-  return kv_cache__kv_append(ctx, "kb_kv_cache_append_f16", 2, batch, kv_heads, seq_new, capacity, head_dim, seq_major, k_new,
-                   v_new, positions, k_cache, v_cache);
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_f16", 2, -1, batch, kv_heads, seq_new, capacity, head_dim, seq_major,
+                   k_new, v_new, positions, k_cache, v_cache);
+}
+
+kb_status kb_kv_cache_append_to_bf16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                     int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new,
+                                     const float *v_new, const int32_t *positions, uint16_t *k_cache,
+                                     uint16_t *v_cache) {
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_to_bf16", (int64_t)sizeof(float), KBCUDA_BF16, batch, kv_heads, seq_new,
+                   capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache);
+}
+
+kb_status kb_kv_cache_append_to_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new,
+                                    int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new,
+                                    const float *v_new, const int32_t *positions, uint16_t *k_cache,
+                                    uint16_t *v_cache) {
+  return kv_cache__kv_append(ctx, "kb_kv_cache_append_to_f16", (int64_t)sizeof(float), KBCUDA_F16, batch, kv_heads, seq_new,
+                   capacity, head_dim, seq_major, k_new, v_new, positions, k_cache, v_cache);
 }
 #undef KB_KV_MIN_BYTES
 #undef kv_append
 #undef kv_body
 #undef kv_job
+#undef kv_put
 
 /* ==== kernels/cpu/decoder/linear_glu.c ==== */
 #define lglu_job linear_glu__lglu_job

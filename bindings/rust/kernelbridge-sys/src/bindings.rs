@@ -1244,3 +1244,83 @@ extern "C" {
         out: *mut i32,
     ) -> kb_status;
 }
+extern "C" {
+    pub fn kb_kv_cache_append_to_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        kv_heads: i64,
+        seq_new: i64,
+        capacity: i64,
+        head_dim: i64,
+        seq_major: bool,
+        k_new: *const f32,
+        v_new: *const f32,
+        positions: *const i32,
+        k_cache: *mut u16,
+        v_cache: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_kv_cache_append_to_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        kv_heads: i64,
+        seq_new: i64,
+        capacity: i64,
+        head_dim: i64,
+        seq_major: bool,
+        k_new: *const f32,
+        v_new: *const f32,
+        positions: *const i32,
+        k_cache: *mut u16,
+        v_cache: *mut u16,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_ex_kv_bf16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        seq_major: bool,
+        q: *const f32,
+        k: *const u16,
+        v: *const u16,
+        kv_lengths: *const i32,
+        mask_batch: i64,
+        mask_heads: i64,
+        mask_q: i64,
+        mask: *const f32,
+        causal: bool,
+        causal_bottom_right: bool,
+        scale: f32,
+        out: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_attention_ex_kv_f16(
+        ctx: *mut kb_context,
+        batch: i64,
+        heads: i64,
+        kv_heads: i64,
+        seq_q: i64,
+        seq_kv: i64,
+        head_dim: i64,
+        seq_major: bool,
+        q: *const f32,
+        k: *const u16,
+        v: *const u16,
+        kv_lengths: *const i32,
+        mask_batch: i64,
+        mask_heads: i64,
+        mask_q: i64,
+        mask: *const f32,
+        causal: bool,
+        causal_bottom_right: bool,
+        scale: f32,
+        out: *mut f32,
+    ) -> kb_status;
+}

@@ -4432,4 +4432,136 @@ kernels! {
         let raw_status = unsafe { sys::kb_topp_sample_f16(self.raw.as_ptr(), c_rows, c_cols, logits.as_ptr(), p, temperature, seed, out.as_mut_ptr()) };
         check_status(FUNC, raw_status, self.raw.as_ptr())
     }
+
+    /// kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+    /// the same placement, positions and checks, each value rounded to bfloat16
+    /// (nearest, ties to even; NaN stays NaN; the conversion of the \_bf16
+    /// kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+    /// in half the bytes.
+    ///
+    /// # Arguments
+    ///
+    /// - `k_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `v_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `positions`: input, `i32[batch]`
+    /// - `k_cache`: input and output, `bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v_cache`: input and output, `bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, bf16 bits in `u16` (see [`half`])
+    ///
+    /// `batch` is the length of `positions`.
+    pub fn kv_cache_append_to_bf16(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &[f32], v_new: &[f32], positions: &[i32], k_cache: &mut [u16], v_cache: &mut [u16]) -> Result<()>;
+    pub fn kv_cache_append_to_bf16_buf(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &DeviceSlice<'_, f32>, v_new: &DeviceSlice<'_, f32>, positions: &DeviceSlice<'_, i32>, k_cache: &mut DeviceSliceMut<'_, u16>, v_cache: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_kv_cache_append_to_bf16";
+        let batch = positions.len();
+        check_dense(FUNC, "k_new", k_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "v_new", v_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "k_cache", k_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        check_dense(FUNC, "v_cache", v_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        let [c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim] = c_dims(FUNC, [("batch", batch), ("kv_heads", kv_heads), ("seq_new", seq_new), ("capacity", capacity), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_kv_cache_append_to_bf16(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+    /// the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+    /// (nearest, ties to even; NaN stays NaN; the conversion of the \_f16
+    /// kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+    /// in half the bytes.
+    ///
+    /// # Arguments
+    ///
+    /// - `k_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `v_new`: input, `f32[batch, seq_new, kv_heads, head_dim]`
+    /// - `positions`: input, `i32[batch]`
+    /// - `k_cache`: input and output, `f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v_cache`: input and output, `f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]`, f16 bits in `u16` (see [`half`])
+    ///
+    /// `batch` is the length of `positions`.
+    pub fn kv_cache_append_to_f16(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &[f32], v_new: &[f32], positions: &[i32], k_cache: &mut [u16], v_cache: &mut [u16]) -> Result<()>;
+    pub fn kv_cache_append_to_f16_buf(&self, kv_heads: usize, seq_new: usize, capacity: usize, head_dim: usize, seq_major: bool, k_new: &DeviceSlice<'_, f32>, v_new: &DeviceSlice<'_, f32>, positions: &DeviceSlice<'_, i32>, k_cache: &mut DeviceSliceMut<'_, u16>, v_cache: &mut DeviceSliceMut<'_, u16>) -> Result<()> {
+        const FUNC: &str = "kb_kv_cache_append_to_f16";
+        let batch = positions.len();
+        check_dense(FUNC, "k_new", k_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "v_new", v_new.len(), "[batch, seq_new, kv_heads, head_dim]", &[batch, seq_new, kv_heads, head_dim])?;
+        check_dense(FUNC, "k_cache", k_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        check_dense(FUNC, "v_cache", v_cache.len(), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]", &[batch, if seq_major { capacity } else { kv_heads }, if seq_major { kv_heads } else { capacity }, head_dim])?;
+        let [c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim] = c_dims(FUNC, [("batch", batch), ("kv_heads", kv_heads), ("seq_new", seq_new), ("capacity", capacity), ("head_dim", head_dim)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_kv_cache_append_to_f16(self.raw.as_ptr(), c_batch, c_kv_heads, c_seq_new, c_capacity, c_head_dim, seq_major, k_new.as_ptr(), v_new.as_ptr(), positions.as_ptr(), k_cache.as_mut_ptr(), v_cache.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// kb_attention_ex with float32 queries, mask and output over keys and values
+    /// stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+    /// filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+    /// widened to float32 (widening is exact), the same bits for every thread
+    /// count and instruction set.  In decode (at most 16 query rows per key/value
+    /// head: heads / kv_heads \* seq_q \<= 16) K and V are read as stored, without
+    /// a float32 copy; otherwise they are widened into scratch memory first
+    /// (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+    /// had).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    /// - `k`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `v`: input, `bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, bf16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    pub fn attention_ex_kv_bf16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()>;
+    pub fn attention_ex_kv_bf16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, f32>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_kv_bf16";
+        check_dense(FUNC, "q", q.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        if let Some(kv_lengths) = &kv_lengths {
+            check_dense(FUNC, "kv_lengths", kv_lengths.len(), "[batch]", &[batch])?;
+        }
+        if let Some(mask) = &mask {
+            check_dense(FUNC, "mask", mask.len(), "[mask_batch, mask_heads, mask_q, seq_kv]", &[mask_batch, mask_heads, mask_q, seq_kv])?;
+        }
+        check_dense(FUNC, "out", out.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, c_mask_batch, c_mask_heads, c_mask_q] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim), ("mask_batch", mask_batch), ("mask_heads", mask_heads), ("mask_q", mask_q)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_ex_kv_bf16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
+
+    /// kb_attention_ex with float32 queries, mask and output over keys and values
+    /// stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+    /// filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+    /// widened to float32 (widening is exact), the same bits for every thread
+    /// count and instruction set.  In decode (at most 16 query rows per key/value
+    /// head: heads / kv_heads \* seq_q \<= 16) K and V are read as stored, without
+    /// a float32 copy; otherwise they are widened into scratch memory first
+    /// (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+    /// had).
+    ///
+    /// # Arguments
+    ///
+    /// - `q`: input, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    /// - `k`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `v`: input, `f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]`, f16 bits in `u16` (see [`half`])
+    /// - `kv_lengths`: input, `i32[batch]`, optional (`None` is NULL in C)
+    /// - `mask`: input, `f32[mask_batch, mask_heads, mask_q, seq_kv]`, optional (`None` is NULL in C)
+    /// - `out`: output, `f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]`
+    pub fn attention_ex_kv_f16(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &[f32], k: &[u16], v: &[u16], kv_lengths: Option<&[i32]>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&[f32]>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut [f32]) -> Result<()>;
+    pub fn attention_ex_kv_f16_buf(&self, batch: usize, heads: usize, kv_heads: usize, seq_q: usize, seq_kv: usize, head_dim: usize, seq_major: bool, q: &DeviceSlice<'_, f32>, k: &DeviceSlice<'_, u16>, v: &DeviceSlice<'_, u16>, kv_lengths: Option<&DeviceSlice<'_, i32>>, mask_batch: usize, mask_heads: usize, mask_q: usize, mask: Option<&DeviceSlice<'_, f32>>, causal: bool, causal_bottom_right: bool, scale: f32, out: &mut DeviceSliceMut<'_, f32>) -> Result<()> {
+        const FUNC: &str = "kb_attention_ex_kv_f16";
+        check_dense(FUNC, "q", q.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        check_dense(FUNC, "k", k.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        check_dense(FUNC, "v", v.len(), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]", &[batch, if seq_major { seq_kv } else { kv_heads }, if seq_major { kv_heads } else { seq_kv }, head_dim])?;
+        if let Some(kv_lengths) = &kv_lengths {
+            check_dense(FUNC, "kv_lengths", kv_lengths.len(), "[batch]", &[batch])?;
+        }
+        if let Some(mask) = &mask {
+            check_dense(FUNC, "mask", mask.len(), "[mask_batch, mask_heads, mask_q, seq_kv]", &[mask_batch, mask_heads, mask_q, seq_kv])?;
+        }
+        check_dense(FUNC, "out", out.len(), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]", &[batch, if seq_major { seq_q } else { heads }, if seq_major { heads } else { seq_q }, head_dim])?;
+        let [c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, c_mask_batch, c_mask_heads, c_mask_q] = c_dims(FUNC, [("batch", batch), ("heads", heads), ("kv_heads", kv_heads), ("seq_q", seq_q), ("seq_kv", seq_kv), ("head_dim", head_dim), ("mask_batch", mask_batch), ("mask_heads", mask_heads), ("mask_q", mask_q)])?;
+        // Safety: lengths checked above; the rest holds for every kernel (runtime.rs, `kernels!`).
+        let raw_status = unsafe { sys::kb_attention_ex_kv_f16(self.raw.as_ptr(), c_batch, c_heads, c_kv_heads, c_seq_q, c_seq_kv, c_head_dim, seq_major, q.as_ptr(), k.as_ptr(), v.as_ptr(), kv_lengths.map_or(std::ptr::null(), |s| s.as_ptr()), c_mask_batch, c_mask_heads, c_mask_q, mask.map_or(std::ptr::null(), |s| s.as_ptr()), causal, causal_bottom_right, scale, out.as_mut_ptr()) };
+        check_status(FUNC, raw_status, self.raw.as_ptr())
+    }
 }

@@ -2583,6 +2583,258 @@ fn topp_sample_f16_rejects_short_logits() {
 }
 
 #[test]
+fn kv_cache_append_to_bf16_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 15];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 15];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 15];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 15];
+    let err = ctx.kv_cache_append_to_bf16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_to_f16_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 15];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_to_f16_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 15];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_to_f16_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 15];
+    let mut v_cache = vec![0u16; 16];
+    let err = ctx.kv_cache_append_to_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_to_f16_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new = vec![0.0f32; 16];
+    let v_new = vec![0.0f32; 16];
+    let positions = vec![0i32; 2];
+    let mut k_cache = vec![0u16; 16];
+    let mut v_cache = vec![0u16; 15];
+    let err = ctx.kv_cache_append_to_f16(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "v_cache");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 15];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "q");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 15];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "k");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 15];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "v");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 1];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 15];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "mask");
+}
+
+#[test]
+fn attention_ex_kv_bf16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 15];
+    let err = ctx.attention_ex_kv_bf16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "out");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 15];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "q");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 15];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "k");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 15];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "v");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 1];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 15];
+    let mut out = vec![0.0f32; 16];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "mask");
+}
+
+#[test]
+fn attention_ex_kv_f16_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q = vec![0.0f32; 16];
+    let k = vec![0u16; 16];
+    let v = vec![0u16; 16];
+    let kv_lengths = vec![0i32; 2];
+    let mask = vec![0.0f32; 16];
+    let mut out = vec![0.0f32; 15];
+    let err = ctx.attention_ex_kv_f16(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "out");
+}
+
+#[test]
 fn silu_buf_rejects_short_y() {
     let ctx = Context::new(Backend::Cpu, 1).unwrap();
     let x_mem = Buffer::new(&ctx, 8).unwrap();
@@ -5977,4 +6229,368 @@ fn topp_sample_f16_buf_rejects_short_logits() {
     let mut out = out_mem.view_mut::<i32>().unwrap();
     let err = ctx.topp_sample_f16_buf(2, &logits, 0.0, 0.0, 0, &mut out).unwrap_err();
     expect_mismatch(&err, "kb_topp_sample_f16", "logits");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_buf_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_buf_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_buf_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_to_bf16_buf_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_bf16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_bf16", "v_cache");
+}
+
+#[test]
+fn kv_cache_append_to_f16_buf_rejects_short_k_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "k_new");
+}
+
+#[test]
+fn kv_cache_append_to_f16_buf_rejects_short_v_new() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 60).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "v_new");
+}
+
+#[test]
+fn kv_cache_append_to_f16_buf_rejects_short_k_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "k_cache");
+}
+
+#[test]
+fn kv_cache_append_to_f16_buf_rejects_short_v_cache() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let k_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let k_new = k_new_mem.view::<f32>().unwrap();
+    let v_new_mem = Buffer::new(&ctx, 64).unwrap();
+    let v_new = v_new_mem.view::<f32>().unwrap();
+    let positions_mem = Buffer::new(&ctx, 8).unwrap();
+    let positions = positions_mem.view::<i32>().unwrap();
+    let mut k_cache_mem = Buffer::new(&ctx, 32).unwrap();
+    let mut k_cache = k_cache_mem.view_mut::<u16>().unwrap();
+    let mut v_cache_mem = Buffer::new(&ctx, 30).unwrap();
+    let mut v_cache = v_cache_mem.view_mut::<u16>().unwrap();
+    let err = ctx.kv_cache_append_to_f16_buf(2, 2, 2, 2, false, &k_new, &v_new, &positions, &mut k_cache, &mut v_cache).unwrap_err();
+    expect_mismatch(&err, "kb_kv_cache_append_to_f16", "v_cache");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 60).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "q");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 30).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "k");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 30).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "v");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 4).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 60).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "mask");
+}
+
+#[test]
+fn attention_ex_kv_bf16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_bf16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_bf16", "out");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_q() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 60).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "q");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_k() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 30).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "k");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_v() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 30).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "v");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_kv_lengths() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 4).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "kv_lengths");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_mask() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 60).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 64).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "mask");
+}
+
+#[test]
+fn attention_ex_kv_f16_buf_rejects_short_out() {
+    let ctx = Context::new(Backend::Cpu, 1).unwrap();
+    let q_mem = Buffer::new(&ctx, 64).unwrap();
+    let q = q_mem.view::<f32>().unwrap();
+    let k_mem = Buffer::new(&ctx, 32).unwrap();
+    let k = k_mem.view::<u16>().unwrap();
+    let v_mem = Buffer::new(&ctx, 32).unwrap();
+    let v = v_mem.view::<u16>().unwrap();
+    let kv_lengths_mem = Buffer::new(&ctx, 8).unwrap();
+    let kv_lengths = kv_lengths_mem.view::<i32>().unwrap();
+    let mask_mem = Buffer::new(&ctx, 64).unwrap();
+    let mask = mask_mem.view::<f32>().unwrap();
+    let mut out_mem = Buffer::new(&ctx, 60).unwrap();
+    let mut out = out_mem.view_mut::<f32>().unwrap();
+    let err = ctx.attention_ex_kv_f16_buf(2, 2, 2, 2, 2, 2, false, &q, &k, &v, Some(&kv_lengths), 2, 2, 2, Some(&mask), false, false, 0.0, &mut out).unwrap_err();
+    expect_mismatch(&err, "kb_attention_ex_kv_f16", "out");
 }

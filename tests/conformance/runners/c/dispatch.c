@@ -162,6 +162,17 @@ int dispatch(kb_context *ctx, struct call *c, kb_status *st) {
     *st = kb_kv_cache_append(ctx, D(c, "batch"), D(c, "kv_heads"), D(c, "seq_new"), D(c, "capacity"), D(c, "head_dim"),
                              F(c, "seq_major"), TF(c, "k_new"), TF(c, "v_new"), TI(c, "positions"), TF(c, "k_cache"),
                              TF(c, "v_cache"));
+  } else if (strcmp(k, "kv_cache_append_to_bf16") == 0 || strcmp(k, "kv_cache_append_to_f16") == 0) {
+    /* float32 rows into a 16-bit cache (bit patterns, DT_U16). */
+    *st = (k[19] == 'b' ? kb_kv_cache_append_to_bf16 : kb_kv_cache_append_to_f16)(
+        ctx, D(c, "batch"), D(c, "kv_heads"), D(c, "seq_new"), D(c, "capacity"), D(c, "head_dim"), F(c, "seq_major"),
+        TF(c, "k_new"), TF(c, "v_new"), TI(c, "positions"), TH(c, "k_cache"), TH(c, "v_cache"));
+  } else if (strcmp(k, "attention_ex_kv_bf16") == 0 || strcmp(k, "attention_ex_kv_f16") == 0) {
+    *st = (k[16] == 'b' ? kb_attention_ex_kv_bf16 : kb_attention_ex_kv_f16)(
+        ctx, D(c, "batch"), D(c, "heads"), D(c, "kv_heads"), D(c, "seq_q"), D(c, "seq_kv"), D(c, "head_dim"),
+        F(c, "seq_major"), TF(c, "q"), TH(c, "k"), TH(c, "v"), TI(c, "kv_lengths"), D(c, "mask_batch"),
+        D(c, "mask_heads"), D(c, "mask_q"), TF(c, "mask"), F(c, "causal"), F(c, "causal_bottom_right"),
+        SF(c, "scale"), TF(c, "out"));
   } else if (strcmp(k, "embedding_bf16") == 0 || strcmp(k, "embedding_f16") == 0) {
     /* The 16-bit embedding, argmax and samplers: their float tensors are
      * the corpus' bit patterns (DT_U16). */

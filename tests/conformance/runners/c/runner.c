@@ -615,7 +615,14 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
                                               {"topk_sample", "out"},     {"topp_sample", "out"},
                                               {"attention_ex", "kv_lengths"}, {"embedding_w", "ids"},
                                               {"rope_ex", "positions"},       {"kv_cache_append", "positions"},
-                                              {"moe_route", "ids"},           {"moe_experts", "ids"}};
+                                              {"moe_route", "ids"},           {"moe_experts", "ids"},
+                                              {"kv_cache_append_to", "positions"}, {"attention_ex_kv", "kv_lengths"}};
+  /* Float32 kernels over a 16-bit cache (kb_kv_cache_append_to_<t>,
+   * kb_attention_ex_kv_<t>): only these tensors are 16-bit. */
+  static const char *const mixed_u16_params[][2] = {{"kv_cache_append_to", "k_cache"},
+                                                    {"kv_cache_append_to", "v_cache"},
+                                                    {"attention_ex_kv", "k"},
+                                                    {"attention_ex_kv", "v"}};
   static const char *const u8_params[][2] = {
       {"quantize", "y"},           {"dequantize", "x"},         {"linear_w", "weight"},
       {"embedding_w", "table"},    {"linear_glu_w", "gate_weight"}, {"linear_glu_w", "up_weight"},
@@ -632,6 +639,14 @@ static enum dtype param_dtype(const char *kernel, const char *name) {
     if (strlen(i32_params[i][0]) == base_len && strncmp(i32_params[i][0], kernel, base_len) == 0 &&
         strcmp(i32_params[i][1], name) == 0)
       return DT_I32;
+  bool mixed = false;
+  for (size_t i = 0; i < sizeof mixed_u16_params / sizeof mixed_u16_params[0]; i++) {
+    if (strlen(mixed_u16_params[i][0]) != base_len || strncmp(mixed_u16_params[i][0], kernel, base_len) != 0)
+      continue;
+    mixed = true;
+    if (strcmp(mixed_u16_params[i][1], name) == 0) return DT_U16;
+  }
+  if (mixed) return DT_F32;
   if (half) return DT_U16;
   for (size_t i = 0; i < sizeof u8_params / sizeof u8_params[0]; i++)
     if (strcmp(u8_params[i][0], kernel) == 0 && strcmp(u8_params[i][1], name) == 0) return DT_U8;

@@ -428,6 +428,26 @@ public final class Runner {
         KernelBridge.kvCacheAppend(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
             c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TF("k_cache"), c.TF("v_cache"));
         break;
+      case "kv_cache_append_to_bf16":
+        KernelBridge.kvCacheAppendToBf16(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
+            c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TH("k_cache"), c.TH("v_cache"));
+        break;
+      case "kv_cache_append_to_f16":
+        KernelBridge.kvCacheAppendToF16(ctx, c.D("kv_heads"), c.D("seq_new"), c.D("capacity"), c.D("head_dim"),
+            c.FL("seq_major"), c.TF("k_new"), c.TF("v_new"), c.TI("positions"), c.TH("k_cache"), c.TH("v_cache"));
+        break;
+      case "attention_ex_kv_bf16":
+        KernelBridge.attentionExKvBf16(ctx, c.D("batch"), c.D("heads"), c.D("kv_heads"), c.D("seq_q"), c.D("seq_kv"),
+            c.D("head_dim"), c.FL("seq_major"), c.TF("q"), c.TH("k"), c.TH("v"), c.TI("kv_lengths"),
+            c.D("mask_batch"), c.D("mask_heads"), c.D("mask_q"), c.TF("mask"), c.FL("causal"),
+            c.FL("causal_bottom_right"), c.SF("scale"), c.TF("out"));
+        break;
+      case "attention_ex_kv_f16":
+        KernelBridge.attentionExKvF16(ctx, c.D("batch"), c.D("heads"), c.D("kv_heads"), c.D("seq_q"), c.D("seq_kv"),
+            c.D("head_dim"), c.FL("seq_major"), c.TF("q"), c.TH("k"), c.TH("v"), c.TI("kv_lengths"),
+            c.D("mask_batch"), c.D("mask_heads"), c.D("mask_q"), c.TF("mask"), c.FL("causal"),
+            c.FL("causal_bottom_right"), c.SF("scale"), c.TF("out"));
+        break;
       default:
         return false;
     }

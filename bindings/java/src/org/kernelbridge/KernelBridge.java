@@ -8948,4 +8948,630 @@ public final class KernelBridge {
       DeviceBuffer.release(out, pOut);
     }
   }
+
+  /**
+   * {@link #kvCacheAppendToBf16(Context, int, int, int, int, boolean, float[], float[], int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendToBf16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    kvCacheAppendToBf16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+   * the same placement, positions and checks, each value rounded to bfloat16
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+   * kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppendToBf16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.length : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_to_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_bf16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_bf16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.notSame("kb_kv_cache_append_to_bf16", "k_cache", kCache, "v_cache", vCache);
+    KernelBridgeNative.kb_kv_cache_append_to_bf16(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * {@link #kvCacheAppendToBf16(Context, int, int, int, int, boolean, FloatBuffer, FloatBuffer, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendToBf16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    kvCacheAppendToBf16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+   * the same placement, positions and checks, each value rounded to bfloat16
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+   * kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppendToBf16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.remaining() : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_to_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_bf16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_bf16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    KernelBridgeNative.kb_kv_cache_append_to_bf16__direct(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, Checks.direct("kb_kv_cache_append_to_bf16", "k_new", kNew), Checks.direct("kb_kv_cache_append_to_bf16", "v_new", vNew), Checks.direct("kb_kv_cache_append_to_bf16", "positions", positions), Checks.writableDirect("kb_kv_cache_append_to_bf16", "k_cache", kCache), Checks.writableDirect("kb_kv_cache_append_to_bf16", "v_cache", vCache));
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a bfloat16 cache:
+   * the same placement, positions and checks, each value rounded to bfloat16
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _bf16
+   * kernels).  With kb_attention_ex_kv_bf16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, bf16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void kvCacheAppendToBf16(Context ctx, long kvHeads, long seqNew, long capacity, long headDim, boolean seqMajor, DeviceBuffer kNew, DeviceBuffer vNew, DeviceBuffer positions, DeviceBuffer kCache, DeviceBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long batch = positions != null ? positions.elements("kb_kv_cache_append_to_bf16", "positions", 4) : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_bf16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.holds("kb_kv_cache_append_to_bf16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_bf16", "k_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_bf16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_bf16", "v_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_bf16", "positions", positions, batch, 4, "[batch]");
+    Checks.holds("kb_kv_cache_append_to_bf16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_bf16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_bf16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_bf16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    long pKNew = 0, pVNew = 0, pPositions = 0, pKCache = 0, pVCache = 0;
+    try {
+      pKNew = DeviceBuffer.acquire("kb_kv_cache_append_to_bf16", "k_new", kNew, 4);
+      pVNew = DeviceBuffer.acquire("kb_kv_cache_append_to_bf16", "v_new", vNew, 4);
+      pPositions = DeviceBuffer.acquire("kb_kv_cache_append_to_bf16", "positions", positions, 4);
+      pKCache = DeviceBuffer.acquire("kb_kv_cache_append_to_bf16", "k_cache", kCache, 2);
+      pVCache = DeviceBuffer.acquire("kb_kv_cache_append_to_bf16", "v_cache", vCache, 2);
+      KernelBridgeNative.kb_kv_cache_append_to_bf16__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+    } finally {
+      DeviceBuffer.release(kNew, pKNew);
+      DeviceBuffer.release(vNew, pVNew);
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(kCache, pKCache);
+      DeviceBuffer.release(vCache, pVCache);
+    }
+  }
+
+  /**
+   * {@link #kvCacheAppendToF16(Context, int, int, int, int, boolean, float[], float[], int[], short[], short[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendToF16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    kvCacheAppendToF16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+   * the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+   * kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.length} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppendToF16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, float[] kNew, float[] vNew, int[] positions, short[] kCache, short[] vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.length : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_to_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_f16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_f16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_to_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.notSame("kb_kv_cache_append_to_f16", "k_cache", kCache, "v_cache", vCache);
+    KernelBridgeNative.kb_kv_cache_append_to_f16(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * {@link #kvCacheAppendToF16(Context, int, int, int, int, boolean, FloatBuffer, FloatBuffer, IntBuffer, ShortBuffer, ShortBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void kvCacheAppendToF16(int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    kvCacheAppendToF16(Context.forCurrentThread(), kvHeads, seqNew, capacity, headDim, seqMajor, kNew, vNew, positions, kCache, vCache);
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+   * the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+   * kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.remaining()} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void kvCacheAppendToF16(Context ctx, int kvHeads, int seqNew, int capacity, int headDim, boolean seqMajor, FloatBuffer kNew, FloatBuffer vNew, IntBuffer positions, ShortBuffer kCache, ShortBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final int batch = positions != null ? positions.remaining() : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.exact("kb_kv_cache_append_to_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_f16", "k_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_f16", "v_new", batch, seqNew, kvHeads, headDim), "[batch, seq_new, kv_heads, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "positions", positions, batch, "[batch]");
+    Checks.exact("kb_kv_cache_append_to_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.exact("kb_kv_cache_append_to_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    KernelBridgeNative.kb_kv_cache_append_to_f16__direct(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, Checks.direct("kb_kv_cache_append_to_f16", "k_new", kNew), Checks.direct("kb_kv_cache_append_to_f16", "v_new", vNew), Checks.direct("kb_kv_cache_append_to_f16", "positions", positions), Checks.writableDirect("kb_kv_cache_append_to_f16", "k_cache", kCache), Checks.writableDirect("kb_kv_cache_append_to_f16", "v_cache", vCache));
+  }
+
+  /**
+   * kb_kv_cache_append from float32 keys and values into a float16 (IEEE binary16) cache:
+   * the same placement, positions and checks, each value rounded to float16 (IEEE binary16)
+   * (nearest, ties to even; NaN stays NaN; the conversion of the _f16
+   * kernels).  With kb_attention_ex_kv_f16 a float32 model keeps its cache
+   * in half the bytes.
+   *
+   * <p>Derived: {@code batch} = {@code positions.size() / 4} (from the first of its tensors that is not null; 0 when all are null: a non-nullable tensor may be null only where it is empty).
+   * Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param kvHeads dimension, at least 0
+   * @param seqNew dimension, at least 0
+   * @param capacity dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param kNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param vNew input, f32[batch, seq_new, kv_heads, head_dim]; null only where empty
+   * @param positions input, i32[batch]; null only where empty
+   * @param kCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @param vCache input and output, f16[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void kvCacheAppendToF16(Context ctx, long kvHeads, long seqNew, long capacity, long headDim, boolean seqMajor, DeviceBuffer kNew, DeviceBuffer vNew, DeviceBuffer positions, DeviceBuffer kCache, DeviceBuffer vCache) {
+    Objects.requireNonNull(ctx, "ctx");
+    final long batch = positions != null ? positions.elements("kb_kv_cache_append_to_f16", "positions", 4) : 0;
+    if ((kvHeads | seqNew | capacity | headDim) < 0) throw Checks.negative("kb_kv_cache_append_to_f16", "kv_heads, seq_new, capacity, head_dim", kvHeads, seqNew, capacity, headDim);
+    Checks.holds("kb_kv_cache_append_to_f16", "k_new", kNew, Checks.size("kb_kv_cache_append_to_f16", "k_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_f16", "v_new", vNew, Checks.size("kb_kv_cache_append_to_f16", "v_new", batch, seqNew, kvHeads, headDim), 4, "[batch, seq_new, kv_heads, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_f16", "positions", positions, batch, 4, "[batch]");
+    Checks.holds("kb_kv_cache_append_to_f16", "k_cache", kCache, Checks.size("kb_kv_cache_append_to_f16", "k_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    Checks.holds("kb_kv_cache_append_to_f16", "v_cache", vCache, Checks.size("kb_kv_cache_append_to_f16", "v_cache", batch, (seqMajor ? capacity : kvHeads), (seqMajor ? kvHeads : capacity), headDim), 2, "[batch, seq_major ? capacity : kv_heads, seq_major ? kv_heads : capacity, head_dim]");
+    long pKNew = 0, pVNew = 0, pPositions = 0, pKCache = 0, pVCache = 0;
+    try {
+      pKNew = DeviceBuffer.acquire("kb_kv_cache_append_to_f16", "k_new", kNew, 4);
+      pVNew = DeviceBuffer.acquire("kb_kv_cache_append_to_f16", "v_new", vNew, 4);
+      pPositions = DeviceBuffer.acquire("kb_kv_cache_append_to_f16", "positions", positions, 4);
+      pKCache = DeviceBuffer.acquire("kb_kv_cache_append_to_f16", "k_cache", kCache, 2);
+      pVCache = DeviceBuffer.acquire("kb_kv_cache_append_to_f16", "v_cache", vCache, 2);
+      KernelBridgeNative.kb_kv_cache_append_to_f16__addr(ctx, batch, kvHeads, seqNew, capacity, headDim, seqMajor, pKNew, pVNew, pPositions, pKCache, pVCache);
+    } finally {
+      DeviceBuffer.release(kNew, pKNew);
+      DeviceBuffer.release(vNew, pVNew);
+      DeviceBuffer.release(positions, pPositions);
+      DeviceBuffer.release(kCache, pKCache);
+      DeviceBuffer.release(vCache, pVCache);
+    }
+  }
+
+  /**
+   * {@link #attentionExKvBf16(Context, int, int, int, int, int, int, boolean, float[], short[], short[], int[], int, int, int, float[], boolean, boolean, float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void attentionExKvBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    attentionExKvBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExKvBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_kv_bf16", "q", q, Checks.size("kb_attention_ex_kv_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_kv_bf16", "k", k, Checks.size("kb_attention_ex_kv_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_kv_bf16", "v", v, Checks.size("kb_attention_ex_kv_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_kv_bf16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_kv_bf16", "mask", mask, Checks.size("kb_attention_ex_kv_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_kv_bf16", "out", out, Checks.size("kb_attention_ex_kv_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.notSame("kb_attention_ex_kv_bf16", "out", out, "q", q);
+    Checks.notSame("kb_attention_ex_kv_bf16", "out", out, "mask", mask);
+    KernelBridgeNative.kb_attention_ex_kv_bf16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * {@link #attentionExKvBf16(Context, int, int, int, int, int, int, boolean, FloatBuffer, ShortBuffer, ShortBuffer, IntBuffer, int, int, int, FloatBuffer, boolean, boolean, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void attentionExKvBf16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    attentionExKvBf16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExKvBf16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_kv_bf16", "q", q, Checks.size("kb_attention_ex_kv_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_kv_bf16", "k", k, Checks.size("kb_attention_ex_kv_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_kv_bf16", "v", v, Checks.size("kb_attention_ex_kv_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_kv_bf16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_kv_bf16", "mask", mask, Checks.size("kb_attention_ex_kv_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_kv_bf16", "out", out, Checks.size("kb_attention_ex_kv_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_kv_bf16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, Checks.direct("kb_attention_ex_kv_bf16", "q", q), Checks.direct("kb_attention_ex_kv_bf16", "k", k), Checks.direct("kb_attention_ex_kv_bf16", "v", v), Checks.direct("kb_attention_ex_kv_bf16", "kv_lengths", kvLengths), maskBatch, maskHeads, maskQ, Checks.direct("kb_attention_ex_kv_bf16", "mask", mask), causal, causalBottomRight, scale, Checks.writableDirect("kb_attention_ex_kv_bf16", "out", out));
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as bfloat16 (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_bf16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * Bf16 tensors hold bfloat16 bit patterns in {@code short}s (the upper 16 bits of a float; see {@link Bf16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, bf16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionExKvBf16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_bf16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.holds("kb_attention_ex_kv_bf16", "q", q, Checks.size("kb_attention_ex_kv_bf16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.holds("kb_attention_ex_kv_bf16", "k", k, Checks.size("kb_attention_ex_kv_bf16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.holds("kb_attention_ex_kv_bf16", "v", v, Checks.size("kb_attention_ex_kv_bf16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.holds("kb_attention_ex_kv_bf16", "kv_lengths", kvLengths, batch, 4, "[batch]");
+    if (mask != null) Checks.holds("kb_attention_ex_kv_bf16", "mask", mask, Checks.size("kb_attention_ex_kv_bf16", "mask", maskBatch, maskHeads, maskQ, seqKv), 4, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.holds("kb_attention_ex_kv_bf16", "out", out, Checks.size("kb_attention_ex_kv_bf16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    long pQ = 0, pK = 0, pV = 0, pKvLengths = 0, pMask = 0, pOut = 0;
+    try {
+      pQ = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "q", q, 4);
+      pK = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "k", k, 2);
+      pV = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "v", v, 2);
+      pKvLengths = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "kv_lengths", kvLengths, 4);
+      pMask = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "mask", mask, 4);
+      pOut = DeviceBuffer.acquire("kb_attention_ex_kv_bf16", "out", out, 4);
+      KernelBridgeNative.kb_attention_ex_kv_bf16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, pQ, pK, pV, pKvLengths, maskBatch, maskHeads, maskQ, pMask, causal, causalBottomRight, scale, pOut);
+    } finally {
+      DeviceBuffer.release(q, pQ);
+      DeviceBuffer.release(k, pK);
+      DeviceBuffer.release(v, pV);
+      DeviceBuffer.release(kvLengths, pKvLengths);
+      DeviceBuffer.release(mask, pMask);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
+
+  /**
+   * {@link #attentionExKvF16(Context, int, int, int, int, int, int, boolean, float[], short[], short[], int[], int, int, int, float[], boolean, boolean, float, float[])} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void attentionExKvF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    attentionExKvF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null array for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExKvF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, float[] q, short[] k, short[] v, int[] kvLengths, int maskBatch, int maskHeads, int maskQ, float[] mask, boolean causal, boolean causalBottomRight, float scale, float[] out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_kv_f16", "q", q, Checks.size("kb_attention_ex_kv_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_kv_f16", "k", k, Checks.size("kb_attention_ex_kv_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_kv_f16", "v", v, Checks.size("kb_attention_ex_kv_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_kv_f16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_kv_f16", "mask", mask, Checks.size("kb_attention_ex_kv_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_kv_f16", "out", out, Checks.size("kb_attention_ex_kv_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.notSame("kb_attention_ex_kv_f16", "out", out, "q", q);
+    Checks.notSame("kb_attention_ex_kv_f16", "out", out, "mask", mask);
+    KernelBridgeNative.kb_attention_ex_kv_f16(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * {@link #attentionExKvF16(Context, int, int, int, int, int, int, boolean, FloatBuffer, ShortBuffer, ShortBuffer, IntBuffer, int, int, int, FloatBuffer, boolean, boolean, float, FloatBuffer)} on the calling thread's default context ({@link Context#forCurrentThread()}).
+   */
+  public static void attentionExKvF16(int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    attentionExKvF16(Context.forCurrentThread(), batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, q, k, v, kvLengths, maskBatch, maskHeads, maskQ, mask, causal, causalBottomRight, scale, out);
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>Buffers must be direct and in native byte order; elements run from each buffer's position to its limit; positions are not changed.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a length that does not match the shape, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   */
+  public static void attentionExKvF16(Context ctx, int batch, int heads, int kvHeads, int seqQ, int seqKv, int headDim, boolean seqMajor, FloatBuffer q, ShortBuffer k, ShortBuffer v, IntBuffer kvLengths, int maskBatch, int maskHeads, int maskQ, FloatBuffer mask, boolean causal, boolean causalBottomRight, float scale, FloatBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.exact("kb_attention_ex_kv_f16", "q", q, Checks.size("kb_attention_ex_kv_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.exact("kb_attention_ex_kv_f16", "k", k, Checks.size("kb_attention_ex_kv_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.exact("kb_attention_ex_kv_f16", "v", v, Checks.size("kb_attention_ex_kv_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.exact("kb_attention_ex_kv_f16", "kv_lengths", kvLengths, batch, "[batch]");
+    if (mask != null) Checks.exact("kb_attention_ex_kv_f16", "mask", mask, Checks.size("kb_attention_ex_kv_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.exact("kb_attention_ex_kv_f16", "out", out, Checks.size("kb_attention_ex_kv_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    KernelBridgeNative.kb_attention_ex_kv_f16__direct(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, Checks.direct("kb_attention_ex_kv_f16", "q", q), Checks.direct("kb_attention_ex_kv_f16", "k", k), Checks.direct("kb_attention_ex_kv_f16", "v", v), Checks.direct("kb_attention_ex_kv_f16", "kv_lengths", kvLengths), maskBatch, maskHeads, maskQ, Checks.direct("kb_attention_ex_kv_f16", "mask", mask), causal, causalBottomRight, scale, Checks.writableDirect("kb_attention_ex_kv_f16", "out", out));
+  }
+
+  /**
+   * kb_attention_ex with float32 queries, mask and output over keys and values
+   * stored as float16 (IEEE binary16) (a float32 model with a KV cache of half the bytes,
+   * filled by kb_kv_cache_append_to_f16): exactly kb_attention_ex on k and v
+   * widened to float32 (widening is exact), the same bits for every thread
+   * count and instruction set.  In decode (at most 16 query rows per key/value
+   * head: heads / kv_heads * seq_q &lt;= 16) K and V are read as stored, without
+   * a float32 copy; otherwise they are widened into scratch memory first
+   * (KB_STATUS_OUT_OF_MEMORY, before anything is written, when it cannot be
+   * had).
+   *
+   * <p>Tensors live in {@link DeviceBuffer}s (device memory for a CUDA context, host buffers for a CPU context), read and written in place.  A tensor starts at its buffer's first byte (use {@link DeviceBuffer#slice} for another offset); a buffer may be larger than its tensor, but one a size is derived from must hold a whole number of elements.  Sizes are checked against the buffers before the native call.
+   * F16 tensors hold IEEE 754 binary16 bit patterns in {@code short}s (see {@link F16} for conversions).
+   *
+   * @param ctx the context to run on (see {@link Context})
+   * @param batch dimension, at least 0
+   * @param heads dimension, at least 0
+   * @param kvHeads dimension, at least 0
+   * @param seqQ dimension, at least 0
+   * @param seqKv dimension, at least 0
+   * @param headDim dimension, at least 0
+   * @param seqMajor flag
+   * @param q input, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @param k input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param v input, f16[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]; null only where empty
+   * @param kvLengths input, i32[batch]; may be null
+   * @param maskBatch dimension, at least 0
+   * @param maskHeads dimension, at least 0
+   * @param maskQ dimension, at least 0
+   * @param mask input, f32[mask_batch, mask_heads, mask_q, seq_kv]; may be null
+   * @param causal flag
+   * @param causalBottomRight flag
+   * @param scale scalar
+   * @param out output, f32[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]; null only where empty
+   * @throws KernelBridgeException on failure: SHAPE_MISMATCH for a buffer smaller than its tensor, INVALID_ARGUMENT for a negative dimension or a null buffer for a non-empty tensor, and the statuses of the C function
+   * @throws IllegalStateException when the context or a buffer is closed
+   */
+  public static void attentionExKvF16(Context ctx, long batch, long heads, long kvHeads, long seqQ, long seqKv, long headDim, boolean seqMajor, DeviceBuffer q, DeviceBuffer k, DeviceBuffer v, DeviceBuffer kvLengths, long maskBatch, long maskHeads, long maskQ, DeviceBuffer mask, boolean causal, boolean causalBottomRight, float scale, DeviceBuffer out) {
+    Objects.requireNonNull(ctx, "ctx");
+    if ((batch | heads | kvHeads | seqQ | seqKv | headDim | maskBatch | maskHeads | maskQ) < 0) throw Checks.negative("kb_attention_ex_kv_f16", "batch, heads, kv_heads, seq_q, seq_kv, head_dim, mask_batch, mask_heads, mask_q", batch, heads, kvHeads, seqQ, seqKv, headDim, maskBatch, maskHeads, maskQ);
+    Checks.holds("kb_attention_ex_kv_f16", "q", q, Checks.size("kb_attention_ex_kv_f16", "q", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    Checks.holds("kb_attention_ex_kv_f16", "k", k, Checks.size("kb_attention_ex_kv_f16", "k", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    Checks.holds("kb_attention_ex_kv_f16", "v", v, Checks.size("kb_attention_ex_kv_f16", "v", batch, (seqMajor ? seqKv : kvHeads), (seqMajor ? kvHeads : seqKv), headDim), 2, "[batch, seq_major ? seq_kv : kv_heads, seq_major ? kv_heads : seq_kv, head_dim]");
+    if (kvLengths != null) Checks.holds("kb_attention_ex_kv_f16", "kv_lengths", kvLengths, batch, 4, "[batch]");
+    if (mask != null) Checks.holds("kb_attention_ex_kv_f16", "mask", mask, Checks.size("kb_attention_ex_kv_f16", "mask", maskBatch, maskHeads, maskQ, seqKv), 4, "[mask_batch, mask_heads, mask_q, seq_kv]");
+    Checks.holds("kb_attention_ex_kv_f16", "out", out, Checks.size("kb_attention_ex_kv_f16", "out", batch, (seqMajor ? seqQ : heads), (seqMajor ? heads : seqQ), headDim), 4, "[batch, seq_major ? seq_q : heads, seq_major ? heads : seq_q, head_dim]");
+    long pQ = 0, pK = 0, pV = 0, pKvLengths = 0, pMask = 0, pOut = 0;
+    try {
+      pQ = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "q", q, 4);
+      pK = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "k", k, 2);
+      pV = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "v", v, 2);
+      pKvLengths = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "kv_lengths", kvLengths, 4);
+      pMask = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "mask", mask, 4);
+      pOut = DeviceBuffer.acquire("kb_attention_ex_kv_f16", "out", out, 4);
+      KernelBridgeNative.kb_attention_ex_kv_f16__addr(ctx, batch, heads, kvHeads, seqQ, seqKv, headDim, seqMajor, pQ, pK, pV, pKvLengths, maskBatch, maskHeads, maskQ, pMask, causal, causalBottomRight, scale, pOut);
+    } finally {
+      DeviceBuffer.release(q, pQ);
+      DeviceBuffer.release(k, pK);
+      DeviceBuffer.release(v, pV);
+      DeviceBuffer.release(kvLengths, pKvLengths);
+      DeviceBuffer.release(mask, pMask);
+      DeviceBuffer.release(out, pOut);
+    }
+  }
 }

@@ -786,6 +786,62 @@ pub fn call(ctx: &Context, a: &mut Args) -> Call {
             a.pf("v_cache", v_cache);
             r
         }
+        "kv_cache_append_to_bf16" | "kv_cache_append_to_f16" => {
+            let (kv_heads, seq_new, capacity) = (a.d("kv_heads")?, a.d("seq_new")?, a.d("capacity")?);
+            let (head_dim, seq_major) = (a.d("head_dim")?, a.fl("seq_major")?);
+            let k_new = a.f("k_new")?;
+            let v_new = a.f("v_new")?;
+            let positions = a.i("positions")?;
+            let mut k_cache = a.h("k_cache")?;
+            let mut v_cache = a.h("v_cache")?;
+            let append = if kernel == "kv_cache_append_to_bf16" {
+                Context::kv_cache_append_to_bf16
+            } else {
+                Context::kv_cache_append_to_f16
+            };
+            let r = append(ctx, kv_heads, seq_new, capacity, head_dim, seq_major, &k_new, &v_new, &positions,
+                           &mut k_cache, &mut v_cache);
+            a.pf("k_new", k_new);
+            a.pf("v_new", v_new);
+            a.pi("positions", positions);
+            a.ph("k_cache", k_cache);
+            a.ph("v_cache", v_cache);
+            r
+        }
+        "attention_ex_kv_bf16" | "attention_ex_kv_f16" => {
+            let (batch, heads, kv_heads) = (a.d("batch")?, a.d("heads")?, a.d("kv_heads")?);
+            let (seq_q, seq_kv, head_dim) = (a.d("seq_q")?, a.d("seq_kv")?, a.d("head_dim")?);
+            let (mask_batch, mask_heads, mask_q) = (a.d("mask_batch")?, a.d("mask_heads")?, a.d("mask_q")?);
+            let q = a.f("q")?;
+            let k = a.h("k")?;
+            let v = a.h("v")?;
+            let lengths = match a.take("kv_lengths") {
+                Some(Buf::I32(l)) => Some(l),
+                Some(_) => return Err("tensor kv_lengths should be i32".to_string()),
+                None => None,
+            };
+            let mask = a.of("mask")?;
+            let mut out = a.f("out")?;
+            let attend = if kernel == "attention_ex_kv_bf16" {
+                Context::attention_ex_kv_bf16
+            } else {
+                Context::attention_ex_kv_f16
+            };
+            let r = attend(ctx, batch, heads, kv_heads, seq_q, seq_kv, head_dim, a.fl("seq_major")?, &q, &k, &v,
+                           lengths.as_deref(), mask_batch, mask_heads, mask_q, mask.as_deref(), a.fl("causal")?,
+                           a.fl("causal_bottom_right")?, a.sf("scale")?, &mut out);
+            a.pf("q", q);
+            a.ph("k", k);
+            a.ph("v", v);
+            if let Some(l) = lengths {
+                a.pi("kv_lengths", l);
+            }
+            if let Some(m) = mask {
+                a.pf("mask", m);
+            }
+            a.pf("out", out);
+            r
+        }
         _ => return Err(format!("unknown kernel {kernel}")),
     };
     Ok(r)
