@@ -84,6 +84,84 @@ static kbgo_failure *kbgo_buffer_copy(uintptr_t kbgo_ctx, uintptr_t dst, int64_t
 static kbgo_failure *kbgo_dtype_bytes(kb_dtype type, int64_t rows, int64_t cols, int64_t *bytes) {
 	return kbgo_thread_done(kb_dtype_bytes(type, rows, cols, bytes));
 }
+static kbgo_failure *kbgo_gguf_open(uintptr_t kbgo_ctx, const char *path, kb_gguf * *out) {
+	return kbgo_done(kbgo_ctx, kb_gguf_open((kb_context *)kbgo_ctx, path, out));
+}
+static kbgo_failure *kbgo_gguf_open_memory(uintptr_t kbgo_ctx, int64_t bytes, const uint8_t *data, kb_gguf * *out) {
+	return kbgo_done(kbgo_ctx, kb_gguf_open_memory((kb_context *)kbgo_ctx, bytes, data, out));
+}
+static kbgo_failure *kbgo_gguf_version(uintptr_t kbgo_ctx, uintptr_t g, int64_t *version) {
+	return kbgo_done(kbgo_ctx, kb_gguf_version((kb_context *)kbgo_ctx, (const kb_gguf *)g, version));
+}
+static kbgo_failure *kbgo_gguf_key_count(uintptr_t kbgo_ctx, uintptr_t g, int64_t *count) {
+	return kbgo_done(kbgo_ctx, kb_gguf_key_count((kb_context *)kbgo_ctx, (const kb_gguf *)g, count));
+}
+static kbgo_failure *kbgo_gguf_find_key(uintptr_t kbgo_ctx, uintptr_t g, const char *key, int64_t *index) {
+	return kbgo_done(kbgo_ctx, kb_gguf_find_key((kb_context *)kbgo_ctx, (const kb_gguf *)g, key, index));
+}
+static kbgo_failure *kbgo_gguf_key_name(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, char *name, int64_t name_capacity) {
+	return kbgo_done(kbgo_ctx, kb_gguf_key_name((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, name, name_capacity));
+}
+static kbgo_failure *kbgo_gguf_key_type(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *type) {
+	return kbgo_done(kbgo_ctx, kb_gguf_key_type((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, type));
+}
+static kbgo_failure *kbgo_gguf_get_int64(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *value) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_int64((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, value));
+}
+static kbgo_failure *kbgo_gguf_get_f32(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t n, float *values) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_f32((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, n, values));
+}
+static kbgo_failure *kbgo_gguf_get_i32(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t n, int32_t *values) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_i32((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, n, values));
+}
+static kbgo_failure *kbgo_gguf_string_bytes(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *bytes) {
+	return kbgo_done(kbgo_ctx, kb_gguf_string_bytes((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes));
+}
+static kbgo_failure *kbgo_gguf_get_string(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t bytes, uint8_t *value) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_string((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes, value));
+}
+static kbgo_failure *kbgo_gguf_array_type(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *type) {
+	return kbgo_done(kbgo_ctx, kb_gguf_array_type((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, type));
+}
+static kbgo_failure *kbgo_gguf_array_length(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *length) {
+	return kbgo_done(kbgo_ctx, kb_gguf_array_length((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, length));
+}
+static kbgo_failure *kbgo_gguf_string_array_bytes(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *bytes) {
+	return kbgo_done(kbgo_ctx, kb_gguf_string_array_bytes((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes));
+}
+static kbgo_failure *kbgo_gguf_get_string_array_data(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t bytes, uint8_t *blob) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_string_array_data((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes, blob));
+}
+static kbgo_failure *kbgo_gguf_get_string_array_offsets(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t n_offsets, int32_t *offsets) {
+	return kbgo_done(kbgo_ctx, kb_gguf_get_string_array_offsets((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, n_offsets, offsets));
+}
+static kbgo_failure *kbgo_gguf_tensor_count(uintptr_t kbgo_ctx, uintptr_t g, int64_t *count) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_count((kb_context *)kbgo_ctx, (const kb_gguf *)g, count));
+}
+static kbgo_failure *kbgo_gguf_find_tensor(uintptr_t kbgo_ctx, uintptr_t g, const char *name, int64_t *index) {
+	return kbgo_done(kbgo_ctx, kb_gguf_find_tensor((kb_context *)kbgo_ctx, (const kb_gguf *)g, name, index));
+}
+static kbgo_failure *kbgo_gguf_tensor_name(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, char *name, int64_t name_capacity) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_name((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, name, name_capacity));
+}
+static kbgo_failure *kbgo_gguf_tensor_type(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *type) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_type((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, type));
+}
+static kbgo_failure *kbgo_gguf_tensor_n_dims(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *n_dims) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_n_dims((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, n_dims));
+}
+static kbgo_failure *kbgo_gguf_tensor_dim(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t axis, int64_t *size) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_dim((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, axis, size));
+}
+static kbgo_failure *kbgo_gguf_tensor_bytes(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *bytes) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_bytes((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes));
+}
+static kbgo_failure *kbgo_gguf_tensor_offset(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t *offset) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_offset((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, offset));
+}
+static kbgo_failure *kbgo_gguf_tensor_read(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t bytes, uint8_t *data) {
+	return kbgo_done(kbgo_ctx, kb_gguf_tensor_read((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes, data));
+}
 
 // The kernels, run on a context passed as an integer (see kbgo_done).
 static kbgo_failure *kbgo_silu(uintptr_t kbgo_ctx, int64_t n, const float *x, float *y) {
@@ -685,6 +763,87 @@ func (v RopeScaling) String() string {
 	return "UNKNOWN"
 }
 
+// GgufType mirrors kb_gguf_type.
+//
+// Type of a GGUF metadata value (kb_gguf_key_type, kb_gguf_array_type): the
+// numbers of the GGUF format.  Values are fixed and append-only.
+type GgufType int32
+
+const (
+	// GgufTypeUint8: uint8_t.
+	GgufTypeUint8 GgufType = 0
+
+	// GgufTypeInt8: int8_t.
+	GgufTypeInt8 GgufType = 1
+
+	// GgufTypeUint16: uint16_t.
+	GgufTypeUint16 GgufType = 2
+
+	// GgufTypeInt16: int16_t.
+	GgufTypeInt16 GgufType = 3
+
+	// GgufTypeUint32: uint32_t.
+	GgufTypeUint32 GgufType = 4
+
+	// GgufTypeInt32: int32_t.
+	GgufTypeInt32 GgufType = 5
+
+	// GgufTypeFloat32: IEEE binary32.
+	GgufTypeFloat32 GgufType = 6
+
+	// GgufTypeBool: One byte, 0 or 1.
+	GgufTypeBool GgufType = 7
+
+	// GgufTypeString: A string of bytes (UTF-8 by convention; may hold any byte).
+	GgufTypeString GgufType = 8
+
+	// GgufTypeArray: An array of values of one type (kb_gguf_array_type).
+	GgufTypeArray GgufType = 9
+
+	// GgufTypeUint64: uint64_t.
+	GgufTypeUint64 GgufType = 10
+
+	// GgufTypeInt64: int64_t.
+	GgufTypeInt64 GgufType = 11
+
+	// GgufTypeFloat64: IEEE binary64.
+	GgufTypeFloat64 GgufType = 12
+)
+
+// String returns the C name without its prefix, e.g. "FLOAT64",
+// or "UNKNOWN".
+func (v GgufType) String() string {
+	switch v {
+	case GgufTypeUint8:
+		return "UINT8"
+	case GgufTypeInt8:
+		return "INT8"
+	case GgufTypeUint16:
+		return "UINT16"
+	case GgufTypeInt16:
+		return "INT16"
+	case GgufTypeUint32:
+		return "UINT32"
+	case GgufTypeInt32:
+		return "INT32"
+	case GgufTypeFloat32:
+		return "FLOAT32"
+	case GgufTypeBool:
+		return "BOOL"
+	case GgufTypeString:
+		return "STRING"
+	case GgufTypeArray:
+		return "ARRAY"
+	case GgufTypeUint64:
+		return "UINT64"
+	case GgufTypeInt64:
+		return "INT64"
+	case GgufTypeFloat64:
+		return "FLOAT64"
+	}
+	return "UNKNOWN"
+}
+
 // VersionNumber wraps kb_version_number.
 //
 // Version of the linked library as KB_VERSION_NUMBER; compare with the macro
@@ -826,6 +985,269 @@ func cDtypeBytes(typ Dtype, rows int, cols int) (int64, error) {
 	var bytes C.int64_t
 	fail := C.kbgo_dtype_bytes(C.kb_dtype(typ), C.int64_t(rows), C.int64_t(cols), &bytes)
 	return int64(bytes), threadDone(fail)
+}
+
+// cGgufOpen calls kb_gguf_open on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufOpen(path string) (*C.kb_gguf, error) {
+	if err := ctx.checkOpen("kb_gguf_open"); err != nil {
+		return nil, err
+	}
+	c_path, err := cString("kb_gguf_open", "path", path)
+	if err != nil {
+		return nil, err
+	}
+	defer freeCString(c_path)
+	var out *C.kb_gguf
+	fail := C.kbgo_gguf_open(ctx.h, c_path, &out)
+	return out, ctx.done(fail)
+}
+
+// cGgufOpenMemory calls kb_gguf_open_memory on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufOpenMemory(data []byte) (*C.kb_gguf, error) {
+	if err := ctx.checkOpen("kb_gguf_open_memory"); err != nil {
+		return nil, err
+	}
+	var out *C.kb_gguf
+	fail := C.kbgo_gguf_open_memory(ctx.h, C.int64_t(len(data)), u8p(data), &out)
+	return out, ctx.done(fail)
+}
+
+// cGgufVersion calls kb_gguf_version on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufVersion(g C.uintptr_t) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_version"); err != nil {
+		return 0, err
+	}
+	var version C.int64_t
+	fail := C.kbgo_gguf_version(ctx.h, g, &version)
+	return int64(version), ctx.done(fail)
+}
+
+// cGgufKeyCount calls kb_gguf_key_count on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufKeyCount(g C.uintptr_t) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_key_count"); err != nil {
+		return 0, err
+	}
+	var count C.int64_t
+	fail := C.kbgo_gguf_key_count(ctx.h, g, &count)
+	return int64(count), ctx.done(fail)
+}
+
+// cGgufFindKey calls kb_gguf_find_key on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufFindKey(g C.uintptr_t, key string) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_find_key"); err != nil {
+		return 0, err
+	}
+	c_key, err := cString("kb_gguf_find_key", "key", key)
+	if err != nil {
+		return 0, err
+	}
+	defer freeCString(c_key)
+	var index C.int64_t
+	fail := C.kbgo_gguf_find_key(ctx.h, g, c_key, &index)
+	return int64(index), ctx.done(fail)
+}
+
+// cGgufKeyName calls kb_gguf_key_name on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufKeyName(g C.uintptr_t, index int64) (string, error) {
+	if err := ctx.checkOpen("kb_gguf_key_name"); err != nil {
+		return "", err
+	}
+	var name [stringCapacity]C.char
+	fail := C.kbgo_gguf_key_name(ctx.h, g, C.int64_t(index), &name[0], C.int64_t(len(name)))
+	return C.GoString(&name[0]), ctx.done(fail)
+}
+
+// cGgufKeyType calls kb_gguf_key_type on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufKeyType(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_key_type"); err != nil {
+		return 0, err
+	}
+	var typ C.int64_t
+	fail := C.kbgo_gguf_key_type(ctx.h, g, C.int64_t(index), &typ)
+	return int64(typ), ctx.done(fail)
+}
+
+// cGgufGetInt64 calls kb_gguf_get_int64 on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetInt64(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_get_int64"); err != nil {
+		return 0, err
+	}
+	var value C.int64_t
+	fail := C.kbgo_gguf_get_int64(ctx.h, g, C.int64_t(index), &value)
+	return int64(value), ctx.done(fail)
+}
+
+// cGgufGetF32 calls kb_gguf_get_f32 on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetF32(g C.uintptr_t, index int64, values []float32) error {
+	if err := ctx.checkOpen("kb_gguf_get_f32"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_get_f32(ctx.h, g, C.int64_t(index), C.int64_t(len(values)), f32p(values)))
+}
+
+// cGgufGetI32 calls kb_gguf_get_i32 on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetI32(g C.uintptr_t, index int64, values []int32) error {
+	if err := ctx.checkOpen("kb_gguf_get_i32"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_get_i32(ctx.h, g, C.int64_t(index), C.int64_t(len(values)), i32p(values)))
+}
+
+// cGgufStringBytes calls kb_gguf_string_bytes on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufStringBytes(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_string_bytes"); err != nil {
+		return 0, err
+	}
+	var bytes C.int64_t
+	fail := C.kbgo_gguf_string_bytes(ctx.h, g, C.int64_t(index), &bytes)
+	return int64(bytes), ctx.done(fail)
+}
+
+// cGgufGetString calls kb_gguf_get_string on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetString(g C.uintptr_t, index int64, value []byte) error {
+	if err := ctx.checkOpen("kb_gguf_get_string"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_get_string(ctx.h, g, C.int64_t(index), C.int64_t(len(value)), u8p(value)))
+}
+
+// cGgufArrayType calls kb_gguf_array_type on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufArrayType(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_array_type"); err != nil {
+		return 0, err
+	}
+	var typ C.int64_t
+	fail := C.kbgo_gguf_array_type(ctx.h, g, C.int64_t(index), &typ)
+	return int64(typ), ctx.done(fail)
+}
+
+// cGgufArrayLength calls kb_gguf_array_length on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufArrayLength(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_array_length"); err != nil {
+		return 0, err
+	}
+	var length C.int64_t
+	fail := C.kbgo_gguf_array_length(ctx.h, g, C.int64_t(index), &length)
+	return int64(length), ctx.done(fail)
+}
+
+// cGgufStringArrayBytes calls kb_gguf_string_array_bytes on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufStringArrayBytes(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_string_array_bytes"); err != nil {
+		return 0, err
+	}
+	var bytes C.int64_t
+	fail := C.kbgo_gguf_string_array_bytes(ctx.h, g, C.int64_t(index), &bytes)
+	return int64(bytes), ctx.done(fail)
+}
+
+// cGgufGetStringArrayData calls kb_gguf_get_string_array_data on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetStringArrayData(g C.uintptr_t, index int64, blob []byte) error {
+	if err := ctx.checkOpen("kb_gguf_get_string_array_data"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_get_string_array_data(ctx.h, g, C.int64_t(index), C.int64_t(len(blob)), u8p(blob)))
+}
+
+// cGgufGetStringArrayOffsets calls kb_gguf_get_string_array_offsets on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufGetStringArrayOffsets(g C.uintptr_t, index int64, offsets []int32) error {
+	if err := ctx.checkOpen("kb_gguf_get_string_array_offsets"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_get_string_array_offsets(ctx.h, g, C.int64_t(index), C.int64_t(len(offsets)), i32p(offsets)))
+}
+
+// cGgufTensorCount calls kb_gguf_tensor_count on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorCount(g C.uintptr_t) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_count"); err != nil {
+		return 0, err
+	}
+	var count C.int64_t
+	fail := C.kbgo_gguf_tensor_count(ctx.h, g, &count)
+	return int64(count), ctx.done(fail)
+}
+
+// cGgufFindTensor calls kb_gguf_find_tensor on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufFindTensor(g C.uintptr_t, name string) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_find_tensor"); err != nil {
+		return 0, err
+	}
+	c_name, err := cString("kb_gguf_find_tensor", "name", name)
+	if err != nil {
+		return 0, err
+	}
+	defer freeCString(c_name)
+	var index C.int64_t
+	fail := C.kbgo_gguf_find_tensor(ctx.h, g, c_name, &index)
+	return int64(index), ctx.done(fail)
+}
+
+// cGgufTensorName calls kb_gguf_tensor_name on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorName(g C.uintptr_t, index int64) (string, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_name"); err != nil {
+		return "", err
+	}
+	var name [stringCapacity]C.char
+	fail := C.kbgo_gguf_tensor_name(ctx.h, g, C.int64_t(index), &name[0], C.int64_t(len(name)))
+	return C.GoString(&name[0]), ctx.done(fail)
+}
+
+// cGgufTensorType calls kb_gguf_tensor_type on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorType(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_type"); err != nil {
+		return 0, err
+	}
+	var typ C.int64_t
+	fail := C.kbgo_gguf_tensor_type(ctx.h, g, C.int64_t(index), &typ)
+	return int64(typ), ctx.done(fail)
+}
+
+// cGgufTensorNDims calls kb_gguf_tensor_n_dims on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorNDims(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_n_dims"); err != nil {
+		return 0, err
+	}
+	var nDims C.int64_t
+	fail := C.kbgo_gguf_tensor_n_dims(ctx.h, g, C.int64_t(index), &nDims)
+	return int64(nDims), ctx.done(fail)
+}
+
+// cGgufTensorDim calls kb_gguf_tensor_dim on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorDim(g C.uintptr_t, index int64, axis int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_dim"); err != nil {
+		return 0, err
+	}
+	var size C.int64_t
+	fail := C.kbgo_gguf_tensor_dim(ctx.h, g, C.int64_t(index), C.int64_t(axis), &size)
+	return int64(size), ctx.done(fail)
+}
+
+// cGgufTensorBytes calls kb_gguf_tensor_bytes on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorBytes(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_bytes"); err != nil {
+		return 0, err
+	}
+	var bytes C.int64_t
+	fail := C.kbgo_gguf_tensor_bytes(ctx.h, g, C.int64_t(index), &bytes)
+	return int64(bytes), ctx.done(fail)
+}
+
+// cGgufTensorOffset calls kb_gguf_tensor_offset on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorOffset(g C.uintptr_t, index int64) (int64, error) {
+	if err := ctx.checkOpen("kb_gguf_tensor_offset"); err != nil {
+		return 0, err
+	}
+	var offset C.int64_t
+	fail := C.kbgo_gguf_tensor_offset(ctx.h, g, C.int64_t(index), &offset)
+	return int64(offset), ctx.done(fail)
+}
+
+// cGgufTensorRead calls kb_gguf_tensor_read on ctx; its C message is copied in the same cgo call.
+func (ctx *Context) cGgufTensorRead(g C.uintptr_t, index int64, data []byte) error {
+	if err := ctx.checkOpen("kb_gguf_tensor_read"); err != nil {
+		return err
+	}
+	return ctx.done(C.kbgo_gguf_tensor_read(ctx.h, g, C.int64_t(index), C.int64_t(len(data)), u8p(data)))
 }
 
 // siluShapes checks the sizes and tensor lengths of kb_silu, kb_gelu,

@@ -536,13 +536,43 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_attention_ex_kv_bf16__addr kb_attention_ex_kv_bf16
 #define kb_attention_ex_kv_f16__direct kb_attention_ex_kv_f16
 #define kb_attention_ex_kv_f16__addr kb_attention_ex_kv_f16
+#define kb_gguf_open_memory__i8 kb_gguf_open_memory
+#define kb_gguf_open_memory__i16 kb_gguf_open_memory
+#define kb_gguf_open_memory__i32 kb_gguf_open_memory
+#define kb_gguf_open_memory__f32 kb_gguf_open_memory
+#define kb_gguf_open_memory__direct kb_gguf_open_memory
+#define kb_gguf_open_memory__addr kb_gguf_open_memory
+#define kb_gguf_get_f32__direct kb_gguf_get_f32
+#define kb_gguf_get_f32__addr kb_gguf_get_f32
+#define kb_gguf_get_i32__direct kb_gguf_get_i32
+#define kb_gguf_get_i32__addr kb_gguf_get_i32
+#define kb_gguf_get_string__i8 kb_gguf_get_string
+#define kb_gguf_get_string__i16 kb_gguf_get_string
+#define kb_gguf_get_string__i32 kb_gguf_get_string
+#define kb_gguf_get_string__f32 kb_gguf_get_string
+#define kb_gguf_get_string__direct kb_gguf_get_string
+#define kb_gguf_get_string__addr kb_gguf_get_string
+#define kb_gguf_get_string_array_data__i8 kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_data__i16 kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_data__i32 kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_data__f32 kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_data__direct kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_data__addr kb_gguf_get_string_array_data
+#define kb_gguf_get_string_array_offsets__direct kb_gguf_get_string_array_offsets
+#define kb_gguf_get_string_array_offsets__addr kb_gguf_get_string_array_offsets
+#define kb_gguf_tensor_read__i8 kb_gguf_tensor_read
+#define kb_gguf_tensor_read__i16 kb_gguf_tensor_read
+#define kb_gguf_tensor_read__i32 kb_gguf_tensor_read
+#define kb_gguf_tensor_read__f32 kb_gguf_tensor_read
+#define kb_gguf_tensor_read__direct kb_gguf_tensor_read
+#define kb_gguf_tensor_read__addr kb_gguf_tensor_read
 %}
 
 /* ---- scalars ---- */
 %apply long long { int64_t, uint64_t };
 %apply int { int32_t };
 %apply unsigned int { uint32_t };
-%apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_moe_routing, kb_rope_style, kb_rope_scaling };
+%apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_moe_routing, kb_rope_style, kb_rope_scaling, kb_gguf_type };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
 %typemap(jni) kbj_status, kbj_status_ctx "void"
@@ -1029,6 +1059,30 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
   $1 = &temp;
 %}
 %typemap(argout) kb_buffer ** %{
+  if (*$1 != NULL) {
+    jlong handle = (jlong)(intptr_t)*$1;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
+  }
+%}
+%typemap(jni) kb_gguf *, const kb_gguf * "jlong"
+%typemap(jtype) kb_gguf *, const kb_gguf * "long"
+%typemap(jstype) kb_gguf *, const kb_gguf * "long"
+%typemap(javain) kb_gguf *, const kb_gguf * "$javainput"
+%typemap(in) kb_gguf *, const kb_gguf * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+/* A new handle comes back in element 0 of a long[1]. */
+%typemap(jni) kb_gguf ** "jlongArray"
+%typemap(jtype) kb_gguf ** "long[]"
+%typemap(jstype) kb_gguf ** "long[]"
+%typemap(javain) kb_gguf ** "$javainput"
+%typemap(in) kb_gguf ** (kb_gguf *temp) %{
+  if ($input == NULL || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a long[1] is needed for the new handle");
+    return $null;
+  }
+  temp = NULL;
+  $1 = &temp;
+%}
+%typemap(argout) kb_gguf ** %{
   if (*$1 != NULL) {
     jlong handle = (jlong)(intptr_t)*$1;
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
@@ -1680,5 +1734,111 @@ kbj_status_ctx kb_attention_ex_kv_f16(kbj_kernel_ctx *ctx, int64_t batch, int64_
 kbj_status_ctx kb_attention_ex_kv_f16__direct(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_direct *q, kbj_f16_in_direct *k, kbj_f16_in_direct *v, kbj_i32_in_direct *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_direct *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_direct *out);
 %unignore kb_attention_ex_kv_f16__addr;
 kbj_status_ctx kb_attention_ex_kv_f16__addr(kbj_kernel_ctx *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, kbj_f32_in_addr *q, kbj_f16_in_addr *k, kbj_f16_in_addr *v, kbj_i32_in_addr *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, kbj_f32_in_addr *mask, bool causal, bool causal_bottom_right, float scale, kbj_f32_out_addr *out);
+%unignore kb_gguf_open;
+kbj_status_ctx kb_gguf_open(kbj_ctx *ctx, const char *path, kb_gguf **out);
+%unignore kb_gguf_open_memory__i8;
+kbj_status_ctx kb_gguf_open_memory__i8(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_i8 *data, kb_gguf **out);
+%unignore kb_gguf_open_memory__i16;
+kbj_status_ctx kb_gguf_open_memory__i16(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_i16 *data, kb_gguf **out);
+%unignore kb_gguf_open_memory__i32;
+kbj_status_ctx kb_gguf_open_memory__i32(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_i32 *data, kb_gguf **out);
+%unignore kb_gguf_open_memory__f32;
+kbj_status_ctx kb_gguf_open_memory__f32(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_f32 *data, kb_gguf **out);
+%unignore kb_gguf_open_memory__direct;
+kbj_status_ctx kb_gguf_open_memory__direct(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_direct *data, kb_gguf **out);
+%unignore kb_gguf_open_memory__addr;
+kbj_status_ctx kb_gguf_open_memory__addr(kbj_ctx *ctx, int64_t bytes, kbj_u8_in_addr *data, kb_gguf **out);
+%unignore kb_gguf_destroy;
+void kb_gguf_destroy(kb_gguf *g);
+%unignore kb_gguf_version;
+kbj_status_ctx kb_gguf_version(kbj_ctx *ctx, const kb_gguf *g, kbj_out_i64 *version);
+%unignore kb_gguf_key_count;
+kbj_status_ctx kb_gguf_key_count(kbj_ctx *ctx, const kb_gguf *g, kbj_out_i64 *count);
+%unignore kb_gguf_find_key;
+kbj_status_ctx kb_gguf_find_key(kbj_ctx *ctx, const kb_gguf *g, const char *key, kbj_out_i64 *index);
+%unignore kb_gguf_key_name;
+kbj_status_ctx kb_gguf_key_name(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_string_out *name, kbj_string_capacity name_capacity);
+%unignore kb_gguf_key_type;
+kbj_status_ctx kb_gguf_key_type(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *type);
+%unignore kb_gguf_get_int64;
+kbj_status_ctx kb_gguf_get_int64(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *value);
+%unignore kb_gguf_get_f32;
+kbj_status_ctx kb_gguf_get_f32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_f32_out *values);
+%unignore kb_gguf_get_f32__direct;
+kbj_status_ctx kb_gguf_get_f32__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_f32_out_direct *values);
+%unignore kb_gguf_get_f32__addr;
+kbj_status_ctx kb_gguf_get_f32__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_f32_out_addr *values);
+%unignore kb_gguf_get_i32;
+kbj_status_ctx kb_gguf_get_i32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_i32_out *values);
+%unignore kb_gguf_get_i32__direct;
+kbj_status_ctx kb_gguf_get_i32__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_i32_out_direct *values);
+%unignore kb_gguf_get_i32__addr;
+kbj_status_ctx kb_gguf_get_i32__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n, kbj_i32_out_addr *values);
+%unignore kb_gguf_string_bytes;
+kbj_status_ctx kb_gguf_string_bytes(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *bytes);
+%unignore kb_gguf_get_string__i8;
+kbj_status_ctx kb_gguf_get_string__i8(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i8 *value);
+%unignore kb_gguf_get_string__i16;
+kbj_status_ctx kb_gguf_get_string__i16(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i16 *value);
+%unignore kb_gguf_get_string__i32;
+kbj_status_ctx kb_gguf_get_string__i32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i32 *value);
+%unignore kb_gguf_get_string__f32;
+kbj_status_ctx kb_gguf_get_string__f32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_f32 *value);
+%unignore kb_gguf_get_string__direct;
+kbj_status_ctx kb_gguf_get_string__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_direct *value);
+%unignore kb_gguf_get_string__addr;
+kbj_status_ctx kb_gguf_get_string__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_addr *value);
+%unignore kb_gguf_array_type;
+kbj_status_ctx kb_gguf_array_type(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *type);
+%unignore kb_gguf_array_length;
+kbj_status_ctx kb_gguf_array_length(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *length);
+%unignore kb_gguf_string_array_bytes;
+kbj_status_ctx kb_gguf_string_array_bytes(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *bytes);
+%unignore kb_gguf_get_string_array_data__i8;
+kbj_status_ctx kb_gguf_get_string_array_data__i8(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i8 *blob);
+%unignore kb_gguf_get_string_array_data__i16;
+kbj_status_ctx kb_gguf_get_string_array_data__i16(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i16 *blob);
+%unignore kb_gguf_get_string_array_data__i32;
+kbj_status_ctx kb_gguf_get_string_array_data__i32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i32 *blob);
+%unignore kb_gguf_get_string_array_data__f32;
+kbj_status_ctx kb_gguf_get_string_array_data__f32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_f32 *blob);
+%unignore kb_gguf_get_string_array_data__direct;
+kbj_status_ctx kb_gguf_get_string_array_data__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_direct *blob);
+%unignore kb_gguf_get_string_array_data__addr;
+kbj_status_ctx kb_gguf_get_string_array_data__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_addr *blob);
+%unignore kb_gguf_get_string_array_offsets;
+kbj_status_ctx kb_gguf_get_string_array_offsets(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets, kbj_i32_out *offsets);
+%unignore kb_gguf_get_string_array_offsets__direct;
+kbj_status_ctx kb_gguf_get_string_array_offsets__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets, kbj_i32_out_direct *offsets);
+%unignore kb_gguf_get_string_array_offsets__addr;
+kbj_status_ctx kb_gguf_get_string_array_offsets__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets, kbj_i32_out_addr *offsets);
+%unignore kb_gguf_tensor_count;
+kbj_status_ctx kb_gguf_tensor_count(kbj_ctx *ctx, const kb_gguf *g, kbj_out_i64 *count);
+%unignore kb_gguf_find_tensor;
+kbj_status_ctx kb_gguf_find_tensor(kbj_ctx *ctx, const kb_gguf *g, const char *name, kbj_out_i64 *index);
+%unignore kb_gguf_tensor_name;
+kbj_status_ctx kb_gguf_tensor_name(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_string_out *name, kbj_string_capacity name_capacity);
+%unignore kb_gguf_tensor_type;
+kbj_status_ctx kb_gguf_tensor_type(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *type);
+%unignore kb_gguf_tensor_n_dims;
+kbj_status_ctx kb_gguf_tensor_n_dims(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *n_dims);
+%unignore kb_gguf_tensor_dim;
+kbj_status_ctx kb_gguf_tensor_dim(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t axis, kbj_out_i64 *size);
+%unignore kb_gguf_tensor_bytes;
+kbj_status_ctx kb_gguf_tensor_bytes(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *bytes);
+%unignore kb_gguf_tensor_offset;
+kbj_status_ctx kb_gguf_tensor_offset(kbj_ctx *ctx, const kb_gguf *g, int64_t index, kbj_out_i64 *offset);
+%unignore kb_gguf_tensor_read__i8;
+kbj_status_ctx kb_gguf_tensor_read__i8(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i8 *data);
+%unignore kb_gguf_tensor_read__i16;
+kbj_status_ctx kb_gguf_tensor_read__i16(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i16 *data);
+%unignore kb_gguf_tensor_read__i32;
+kbj_status_ctx kb_gguf_tensor_read__i32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_i32 *data);
+%unignore kb_gguf_tensor_read__f32;
+kbj_status_ctx kb_gguf_tensor_read__f32(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_f32 *data);
+%unignore kb_gguf_tensor_read__direct;
+kbj_status_ctx kb_gguf_tensor_read__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_direct *data);
+%unignore kb_gguf_tensor_read__addr;
+kbj_status_ctx kb_gguf_tensor_read__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_addr *data);
 
 %unignoreall

@@ -64,8 +64,24 @@ typedef enum kb_rope_scaling {
   KB_ROPE_SCALING_LINEAR = 1,
   KB_ROPE_SCALING_LLAMA3 = 2
 } kb_rope_scaling;
+typedef enum kb_gguf_type {
+  KB_GGUF_TYPE_UINT8 = 0,
+  KB_GGUF_TYPE_INT8 = 1,
+  KB_GGUF_TYPE_UINT16 = 2,
+  KB_GGUF_TYPE_INT16 = 3,
+  KB_GGUF_TYPE_UINT32 = 4,
+  KB_GGUF_TYPE_INT32 = 5,
+  KB_GGUF_TYPE_FLOAT32 = 6,
+  KB_GGUF_TYPE_BOOL = 7,
+  KB_GGUF_TYPE_STRING = 8,
+  KB_GGUF_TYPE_ARRAY = 9,
+  KB_GGUF_TYPE_UINT64 = 10,
+  KB_GGUF_TYPE_INT64 = 11,
+  KB_GGUF_TYPE_FLOAT64 = 12
+} kb_gguf_type;
 typedef struct kb_context kb_context;
 typedef struct kb_buffer kb_buffer;
+typedef struct kb_gguf kb_gguf;
 uint32_t kb_version_number(void);
 const char *kb_version_string(void);
 const char *kb_status_string(kb_status status);
@@ -186,6 +202,33 @@ kb_status kb_kv_cache_append_to_bf16(kb_context *ctx, int64_t batch, int64_t kv_
 kb_status kb_kv_cache_append_to_f16(kb_context *ctx, int64_t batch, int64_t kv_heads, int64_t seq_new, int64_t capacity, int64_t head_dim, bool seq_major, const float *k_new, const float *v_new, const int32_t *positions, uint16_t *k_cache, uint16_t *v_cache);
 kb_status kb_attention_ex_kv_bf16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out);
 kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv_heads, int64_t seq_q, int64_t seq_kv, int64_t head_dim, bool seq_major, const float *q, const uint16_t *k, const uint16_t *v, const int32_t *kv_lengths, int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask, bool causal, bool causal_bottom_right, float scale, float *out);
+kb_status kb_gguf_open(kb_context *ctx, const char *path, kb_gguf **out);
+kb_status kb_gguf_open_memory(kb_context *ctx, int64_t bytes, const void *data, kb_gguf **out);
+void kb_gguf_destroy(kb_gguf *g);
+kb_status kb_gguf_version(kb_context *ctx, const kb_gguf *g, int64_t *version);
+kb_status kb_gguf_key_count(kb_context *ctx, const kb_gguf *g, int64_t *count);
+kb_status kb_gguf_find_key(kb_context *ctx, const kb_gguf *g, const char *key, int64_t *index);
+kb_status kb_gguf_key_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name, int64_t name_capacity);
+kb_status kb_gguf_key_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+kb_status kb_gguf_get_int64(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *value);
+kb_status kb_gguf_get_f32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, float *values);
+kb_status kb_gguf_get_i32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, int32_t *values);
+kb_status kb_gguf_string_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+kb_status kb_gguf_get_string(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *value);
+kb_status kb_gguf_array_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+kb_status kb_gguf_array_length(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *length);
+kb_status kb_gguf_string_array_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+kb_status kb_gguf_get_string_array_data(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *blob);
+kb_status kb_gguf_get_string_array_offsets(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets, int32_t *offsets);
+kb_status kb_gguf_tensor_count(kb_context *ctx, const kb_gguf *g, int64_t *count);
+kb_status kb_gguf_find_tensor(kb_context *ctx, const kb_gguf *g, const char *name, int64_t *index);
+kb_status kb_gguf_tensor_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name, int64_t name_capacity);
+kb_status kb_gguf_tensor_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+kb_status kb_gguf_tensor_n_dims(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *n_dims);
+kb_status kb_gguf_tensor_dim(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t axis, int64_t *size);
+kb_status kb_gguf_tensor_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+kb_status kb_gguf_tensor_offset(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *offset);
+kb_status kb_gguf_tensor_read(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *data);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through

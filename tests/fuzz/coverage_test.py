@@ -8,6 +8,8 @@
 - The contexts-and-buffers target calls every context, buffer and CUDA
   device function of the header, and every other function that returns a
   kb_status without being a kernel (the context-free ones: kb_dtype_bytes).
+- The GGUF target calls every kb_gguf_* function but kb_gguf_open (whose
+  parser is kb_gguf_open_memory's).
 - The committed seed inputs (with the reproducers of fixed defects) are what
   make_seeds.py writes.
 """
@@ -80,7 +82,7 @@ def expected_params(name, doc, params):
 
 def is_kernel(name, ret, params):
     return (ret == "kb_status" and params and params[0] == ("kb_context*", "ctx")
-            and not name.startswith(("kb_context_", "kb_buffer_", "kb_cuda_")))
+            and not name.startswith(("kb_context_", "kb_buffer_", "kb_cuda_", "kb_gguf_")))
 
 
 class CoverageTest(unittest.TestCase):
@@ -100,9 +102,20 @@ class CoverageTest(unittest.TestCase):
         wanted = sorted(n for n, (ret, doc, params) in functions.items()
                         if n.startswith(("kb_context_create", "kb_buffer_", "kb_cuda_device"))
                         or n in ("kb_context_destroy", "kb_status_string", "kb_last_error")
-                        or (ret == "kb_status" and not is_kernel(n, ret, params)))
+                        or (ret == "kb_status" and not is_kernel(n, ret, params)
+                            and not n.startswith("kb_gguf_")))
         self.assertIn("kb_dtype_bytes", wanted)
         with open(os.path.join(HERE, "buffers_fuzz.c")) as f:
+            source = f.read()
+        missing = [n for n in wanted if not re.search(r"\b%s\(" % n, source)]
+        self.assertEqual(missing, [])
+
+    def test_gguf_target_calls_every_gguf_function(self):
+        # kb_gguf_open reads a file into memory and hands it to the same
+        # parser as kb_gguf_open_memory, which the target calls.
+        wanted = sorted(n for n in header_functions() if n.startswith("kb_gguf_") and n != "kb_gguf_open")
+        self.assertIn("kb_gguf_tensor_read", wanted)
+        with open(os.path.join(HERE, "gguf_fuzz.c")) as f:
             source = f.read()
         missing = [n for n in wanted if not re.search(r"\b%s\(" % n, source)]
         self.assertEqual(missing, [])

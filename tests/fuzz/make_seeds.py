@@ -8,7 +8,8 @@ its bfloat16 and float16 variants in the "half" target; a few hand-written
 cases add paths of kb_linear, kb_attention_ex and kb_gemm_batched (the
 decode split, many small batch items), cover the weight formats of the
 "quant" target (every entry point with every kb_dtype, and the ways a
-call of it goes wrong) and drive the contexts-and-buffers target.
+call of it goes wrong) and drive the contexts-and-buffers target; small GGUF
+files (gguf_seeds) start the GGUF reader's target.
 
     python3 tests/fuzz/make_seeds.py            # rewrite every seed-* file
     python3 tests/fuzz/make_seeds.py --out DIR  # write DIR/corpus/*/seed-* instead
@@ -495,6 +496,78 @@ def buffers_seeds():
     return seeds
 
 
+def gguf_file(version=3, keys=(), tensors=(), alignment=32, data=None):
+    """A GGUF file: keys are (name, type, payload bytes), tensors (name, ne,
+    ggml type, byte count); tensor data follows at aligned offsets."""
+    def string(text):
+        raw = text.encode() if isinstance(text, str) else text
+        return struct.pack("<Q", len(raw)) + raw
+
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(keys))
+    for name, typ, payload in keys:
+        out += string(name) + struct.pack("<I", typ) + payload
+    offset, blobs = 0, b""
+    for name, ne, typ, nbytes in tensors:
+        out += string(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", n) for n in ne)
+        out += struct.pack("<IQ", typ, offset)
+        blob = bytes((offset + i) & 0xFF for i in range(nbytes))
+        blob += bytes(-len(blob) % alignment)
+        blobs += blob
+        offset += len(blob)
+    out += bytes(-len(out) % alignment)
+    return out + (blobs if data is None else data)
+
+
+def gguf_seeds():
+    """GGUF files for gguf_fuzz.c: a small llama-like model (every value type,
+    a vocabulary, tensors of every kernel type and one of another type) in
+    versions 2 and 3, and a few broken ones."""
+    u32 = lambda v: struct.pack("<I", v)  # noqa: E731
+    s = lambda t: struct.pack("<Q", len(t)) + t.encode()  # noqa: E731
+    arr = lambda typ, items: struct.pack("<IQ", typ, len(items)) + b"".join(items)  # noqa: E731
+    tokens = ["<unk>", "<s>", "</s>", "\u2581the", "<0x0A>", ""]
+    keys = [
+        ("general.architecture", 8, s("llama")),
+        ("llama.block_count", 4, u32(1)),
+        ("llama.embedding_length", 4, u32(32)),
+        ("llama.rope.freq_base", 6, struct.pack("<f", 10000.0)),
+        ("llama.attention.layer_norm_rms_epsilon", 12, struct.pack("<d", 1e-5)),
+        ("general.flag", 7, b"\x01"),
+        ("general.i8", 1, b"\xfe"),
+        ("general.u16", 2, struct.pack("<H", 65535)),
+        ("general.i16", 3, struct.pack("<h", -7)),
+        ("general.i32", 5, struct.pack("<i", -70000)),
+        ("general.u64", 10, struct.pack("<Q", 2**64 - 1)),
+        ("general.i64", 11, struct.pack("<q", -(2**40))),
+        ("tokenizer.ggml.tokens", 9, arr(8, [s(t) for t in tokens])),
+        ("tokenizer.ggml.scores", 9, arr(6, [struct.pack("<f", -i) for i in range(6)])),
+        ("tokenizer.ggml.token_type", 9, arr(5, [struct.pack("<i", t) for t in (2, 3, 3, 1, 6, 1)])),
+        ("general.bools", 9, arr(7, [b"\x00", b"\x01"])),
+        ("general.empty", 9, arr(0, [])),
+    ]
+    tensors = [
+        ("token_embd.weight", (32, 6), 0, 32 * 6 * 4),
+        ("blk.0.attn_q.weight", (32, 32), 8, 32 * 34),
+        ("blk.0.ffn_up.weight", (32, 2), 2, 2 * 18),
+        ("blk.0.attn_norm.weight", (32,), 1, 64),
+        ("blk.0.ffn_gate_exps.weight", (32, 2, 2), 30, 32 * 2 * 2 * 2),
+        ("blk.0.ffn_down.weight", (256, 1), 12, 144),
+    ]
+    good = gguf_file(3, keys, tensors)
+    seeds = {
+        "seed-llama_v3": good,
+        "seed-llama_v2": gguf_file(2, keys, tensors),
+        "seed-aligned_64": gguf_file(3, keys + [("general.alignment", 4, u32(64))], tensors, alignment=64),
+        "seed-header_only": gguf_file(3),
+        "seed-truncated": good[: len(good) - 100],
+        "seed-nested_array": gguf_file(3, [("k", 9, struct.pack("<IQ", 9, 1) + arr(4, [u32(1)]))]),
+        "seed-duplicate_tensor": gguf_file(3, [], [("t", (4,), 0, 16), ("t", (4,), 0, 16)]),
+        "seed-bad_alignment": gguf_file(3, [("general.alignment", 4, u32(48))]),
+        "seed-version_1": gguf_file(1),
+    }
+    return seeds
+
+
 def build(out_dir):
     specs = parse_specs()
     index = {}
@@ -515,6 +588,8 @@ def build(out_dir):
             written[("corpus", fam, "seed-" + prefix + case["name"] + suffix)] = encode(i, params, case)
     for name, data in buffers_seeds().items():
         written[("corpus", "buffers", name)] = data
+    for name, data in gguf_seeds().items():
+        written[("corpus", "gguf", name)] = data
     for prefix, defects in (("fixed_", fixed_defect_cases() + quant_fixed_defect_cases()),
                             ("open_", open_defect_cases())):
         for case in defects:

@@ -55,6 +55,21 @@ class RopeScaling(enum.IntEnum):
     LINEAR = 1
     LLAMA3 = 2
 
+class GgufType(enum.IntEnum):
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
 class Error(Exception):
     status: Optional[Status]
     message: str

@@ -50,6 +50,15 @@ def _mem(obj, writable):
     return _ffi.from_buffer(obj, require_writable=writable)
 
 
+def _cstr(obj, fn, name):
+    """An `in string` argument: a str (as UTF-8) or bytes, without a NUL
+    (C would read it as the end of the string)."""
+    data = obj.encode("utf-8") if isinstance(obj, str) else bytes(obj)
+    if b"\0" in data:
+        raise _model.ERRORS[1]("%s: %s holds a NUL character" % (fn, name), 1)
+    return data
+
+
 def version_number():
     """Version of the linked library as KB_VERSION_NUMBER; compare with the macro
     to detect a header/library mismatch.
@@ -476,3 +485,519 @@ def dtype_bytes(type, rows, cols):
     if _st:
         check(_st, 'kb_dtype_bytes', THREAD)
     return _r[0]
+
+
+def gguf_open(ctx, path):
+    """Opens and validates the GGUF file at path (see docs/gguf.md for every
+    check).  The file is mapped read-only (read into memory where it cannot be
+    mapped) and must not be changed while the handle is open.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      path: str (UTF-8) or bytes, without NUL characters
+    Returns the new kb_gguf * (cdata; free it with kb_gguf_destroy).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_open.
+    """
+    _r = _ffi.new('kb_gguf **')
+    _st = _lib.kb_gguf_open((_NULL if ctx is None else ctx), _cstr(path, 'kb_gguf_open', 'path'), _r)
+    if _st:
+        check(_st, 'kb_gguf_open', ctx)
+    return _r[0]
+
+
+def gguf_open_memory(ctx, bytes, data):
+    """Validates a GGUF file held in memory: data, `bytes` bytes long, is copied,
+    so it may be freed once this returns.  Same checks and errors as
+    kb_gguf_open.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      bytes: int
+      data: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+    Returns the new kb_gguf * (cdata; free it with kb_gguf_destroy).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_open_memory.
+    """
+    _r = _ffi.new('kb_gguf **')
+    _st = _lib.kb_gguf_open_memory((_NULL if ctx is None else ctx), bytes, _mem(data, False), _r)
+    if _st:
+        check(_st, 'kb_gguf_open_memory', ctx)
+    return _r[0]
+
+
+def gguf_destroy(g):
+    """Closes a GGUF file (unmaps it).  Accepts NULL.  No call may be using it.
+
+    Arguments:
+      g: kb_gguf * (cdata); None passes NULL
+    C function: kb_gguf_destroy.
+    """
+    _lib.kb_gguf_destroy((_NULL if g is None else g))
+
+
+def gguf_version(ctx, g):
+    """Version of the GGUF format of the file: 2 or 3.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+    Returns version (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_version.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_version((_NULL if ctx is None else ctx), g, _r)
+    if _st:
+        check(_st, 'kb_gguf_version', ctx)
+    return _r[0]
+
+
+def gguf_key_count(ctx, g):
+    """Number of metadata keys.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+    Returns count (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_key_count.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_key_count((_NULL if ctx is None else ctx), g, _r)
+    if _st:
+        check(_st, 'kb_gguf_key_count', ctx)
+    return _r[0]
+
+
+def gguf_find_key(ctx, g, key):
+    """Index of the metadata key named `key` (its exact bytes), or -1 when the
+    file has no such key (a success: KB_STATUS_OK with index -1).
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      key: str (UTF-8) or bytes, without NUL characters
+    Returns index (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_find_key.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_find_key((_NULL if ctx is None else ctx), g, _cstr(key, 'kb_gguf_find_key', 'key'), _r)
+    if _st:
+        check(_st, 'kb_gguf_find_key', ctx)
+    return _r[0]
+
+
+def gguf_key_name(ctx, g, index):
+    """Name of metadata key `index` (in [0, kb_gguf_key_count)), written with a
+    terminating NUL into name.  Fails with KB_STATUS_INVALID_ARGUMENT when
+    name_capacity is not larger than the name (never truncates); names hold no
+    NUL byte.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns name (str; at most 255 bytes).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_key_name.
+    """
+    _r = _ffi.new('char[]', 256)
+    _st = _lib.kb_gguf_key_name((_NULL if ctx is None else ctx), g, index, _r, 256)
+    if _st:
+        check(_st, 'kb_gguf_key_name', ctx)
+    return _ffi.string(_r).decode('utf-8', 'replace')
+
+
+def gguf_key_type(ctx, g, index):
+    """Type of the value of key `index`, a kb_gguf_type value.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns type (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_key_type.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_key_type((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_key_type', ctx)
+    return _r[0]
+
+
+def gguf_get_int64(ctx, g, index):
+    """Value of key `index` as an integer: any integer type, or BOOL (0 or 1).
+    Fails with KB_STATUS_INVALID_ARGUMENT naming the key when the value is
+    another type (a float, a string, an array) or a UINT64 above INT64_MAX.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns value (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_int64.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_get_int64((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_get_int64', ctx)
+    return _r[0]
+
+
+def gguf_get_f32(ctx, g, index, n, values):
+    """Values of key `index` as float32: n must be 1 for a number (any integer
+    type, FLOAT32, FLOAT64, BOOL) and the array's length for an array of
+    numbers.  Integers are rounded to the nearest float32; a finite FLOAT64
+    outside the float32 range fails.  Fails with KB_STATUS_INVALID_ARGUMENT
+    naming the key for strings and arrays of strings, and with
+    KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      n: int
+      values: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_f32.
+    """
+    _st = _lib.kb_gguf_get_f32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    if _st:
+        check(_st, 'kb_gguf_get_f32', ctx)
+    return None
+
+
+def gguf_get_i32(ctx, g, index, n, values):
+    """Values of key `index` as int32: n must be 1 for an integer or BOOL and the
+    array's length for an array of them.  Fails with
+    KB_STATUS_INVALID_ARGUMENT naming the key (and the element) for floats,
+    strings and values outside the int32 range, and with
+    KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      n: int
+      values: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_i32.
+    """
+    _st = _lib.kb_gguf_get_i32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    if _st:
+        check(_st, 'kb_gguf_get_i32', ctx)
+    return None
+
+
+def gguf_string_bytes(ctx, g, index):
+    """Length in bytes of the STRING value of key `index` (no terminator).
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns bytes (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_string_bytes.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_string_bytes((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_string_bytes', ctx)
+    return _r[0]
+
+
+def gguf_get_string(ctx, g, index, bytes, value):
+    """Copies the STRING value of key `index` into value, whose size `bytes` must
+    be its length (kb_gguf_string_bytes); no terminator is written.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      bytes: int
+      value: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_string.
+    """
+    _st = _lib.kb_gguf_get_string((_NULL if ctx is None else ctx), g, index, bytes, _mem(value, True))
+    if _st:
+        check(_st, 'kb_gguf_get_string', ctx)
+    return None
+
+
+def gguf_array_type(ctx, g, index):
+    """Element type (a kb_gguf_type value, never ARRAY) of the ARRAY value of key
+    `index`.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns type (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_array_type.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_array_type((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_array_type', ctx)
+    return _r[0]
+
+
+def gguf_array_length(ctx, g, index):
+    """Number of elements of the ARRAY value of key `index`.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns length (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_array_length.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_array_length((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_array_length', ctx)
+    return _r[0]
+
+
+def gguf_string_array_bytes(ctx, g, index):
+    """Total length in bytes of the strings of the array of strings of key
+    `index`: the size of the blob kb_gguf_get_string_array_data fills.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns bytes (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_string_array_bytes.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_string_array_bytes((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_string_array_bytes', ctx)
+    return _r[0]
+
+
+def gguf_get_string_array_data(ctx, g, index, bytes, blob):
+    """The strings of the array of strings of key `index`, one after the other
+    without separators, into blob (`bytes` = kb_gguf_string_array_bytes).
+    String i is blob[offsets[i], offsets[i + 1]) with the offsets of
+    kb_gguf_get_string_array_offsets: with tokenizer.ggml.scores and
+    tokenizer.ggml.token_type (kb_gguf_get_f32, kb_gguf_get_i32) this is a
+    vocabulary.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      bytes: int
+      blob: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_string_array_data.
+    """
+    _st = _lib.kb_gguf_get_string_array_data((_NULL if ctx is None else ctx), g, index, bytes, _mem(blob, True))
+    if _st:
+        check(_st, 'kb_gguf_get_string_array_data', ctx)
+    return None
+
+
+def gguf_get_string_array_offsets(ctx, g, index, n_offsets, offsets):
+    """Where each string of the array of strings of key `index` starts in the
+    blob of kb_gguf_get_string_array_data: offsets[0] = 0, offsets[i + 1] =
+    offsets[i] + length of string i, so n_offsets must be the array's length
+    + 1.  Fails with KB_STATUS_UNSUPPORTED when the blob is 2^31 bytes or more.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      n_offsets: int
+      offsets: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_get_string_array_offsets.
+    """
+    _st = _lib.kb_gguf_get_string_array_offsets((_NULL if ctx is None else ctx), g, index, n_offsets, _mem(offsets, True))
+    if _st:
+        check(_st, 'kb_gguf_get_string_array_offsets', ctx)
+    return None
+
+
+def gguf_tensor_count(ctx, g):
+    """Number of tensors.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+    Returns count (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_count.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_count((_NULL if ctx is None else ctx), g, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_count', ctx)
+    return _r[0]
+
+
+def gguf_find_tensor(ctx, g, name):
+    """Index of the tensor named `name`, or -1 when the file has none (a success:
+    KB_STATUS_OK with index -1).
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      name: str (UTF-8) or bytes, without NUL characters
+    Returns index (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_find_tensor.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_find_tensor((_NULL if ctx is None else ctx), g, _cstr(name, 'kb_gguf_find_tensor', 'name'), _r)
+    if _st:
+        check(_st, 'kb_gguf_find_tensor', ctx)
+    return _r[0]
+
+
+def gguf_tensor_name(ctx, g, index):
+    """Name of tensor `index` (in [0, kb_gguf_tensor_count)), at most 63 bytes,
+    written with a terminating NUL into name; fails when name_capacity is not
+    larger than the name.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns name (str; at most 255 bytes).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_name.
+    """
+    _r = _ffi.new('char[]', 256)
+    _st = _lib.kb_gguf_tensor_name((_NULL if ctx is None else ctx), g, index, _r, 256)
+    if _st:
+        check(_st, 'kb_gguf_tensor_name', ctx)
+    return _ffi.string(_r).decode('utf-8', 'replace')
+
+
+def gguf_tensor_type(ctx, g, index):
+    """GGML type number of tensor `index`: a kb_dtype value for the types
+    kernels take (F32, F16, BF16, Q8_0, Q4_0), another GGML type (Q4_K, ...)
+    otherwise, which kb_gguf_tensor_read refuses.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns type (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_type.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_type((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_type', ctx)
+    return _r[0]
+
+
+def gguf_tensor_n_dims(ctx, g, index):
+    """Number of dimensions of tensor `index`: 1 to 4.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns n_dims (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_n_dims.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_n_dims((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_n_dims', ctx)
+    return _r[0]
+
+
+def gguf_tensor_dim(ctx, g, index, axis):
+    """Size of axis `axis` (in [0, n_dims)) of tensor `index`, in row-major order
+    as kernels take shapes: axis n_dims - 1 is the innermost (contiguous) one,
+    which GGUF stores first (ne[0]).  A GGUF weight of ne = [in, out] is the
+    [out_features, in_features] matrix of kb_linear_w.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      axis: int
+    Returns size (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_dim.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_dim((_NULL if ctx is None else ctx), g, index, axis, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_dim', ctx)
+    return _r[0]
+
+
+def gguf_tensor_bytes(ctx, g, index):
+    """Size in bytes of the data of tensor `index`.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns bytes (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_bytes.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_bytes((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_bytes', ctx)
+    return _r[0]
+
+
+def gguf_tensor_offset(ctx, g, index):
+    """Offset of the data of tensor `index` from the start of the file (aligned
+    to general.alignment), for callers that map the file themselves.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+    Returns offset (int).
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_offset.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_gguf_tensor_offset((_NULL if ctx is None else ctx), g, index, _r)
+    if _st:
+        check(_st, 'kb_gguf_tensor_offset', ctx)
+    return _r[0]
+
+
+def gguf_tensor_read(ctx, g, index, bytes, data):
+    """Copies the data of tensor `index` into data, whose size `bytes` must be
+    kb_gguf_tensor_bytes.  Fails with KB_STATUS_UNSUPPORTED naming the tensor
+    and its type when that is not a kb_dtype.
+
+    Arguments:
+      ctx: kb_context * (cdata); None passes NULL
+      g: kb_gguf * (cdata)
+      index: int
+      bytes: int
+      data: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    A failed status raises its Error subclass with the context's message.
+    C function: kb_gguf_tensor_read.
+    """
+    _st = _lib.kb_gguf_tensor_read((_NULL if ctx is None else ctx), g, index, bytes, _mem(data, True))
+    if _st:
+        check(_st, 'kb_gguf_tensor_read', ctx)
+    return None

@@ -189,6 +189,64 @@ class RopeScaling(enum.IntEnum):
     """
 
 
+class GgufType(enum.IntEnum):
+    """Type of a GGUF metadata value (kb_gguf_key_type, kb_gguf_array_type): the
+    numbers of the GGUF format.  Values are fixed and append-only.
+    """
+
+    UINT8 = 0
+    """uint8_t.
+    """
+
+    INT8 = 1
+    """int8_t.
+    """
+
+    UINT16 = 2
+    """uint16_t.
+    """
+
+    INT16 = 3
+    """int16_t.
+    """
+
+    UINT32 = 4
+    """uint32_t.
+    """
+
+    INT32 = 5
+    """int32_t.
+    """
+
+    FLOAT32 = 6
+    """IEEE binary32.
+    """
+
+    BOOL = 7
+    """One byte, 0 or 1.
+    """
+
+    STRING = 8
+    """A string of bytes (UTF-8 by convention; may hold any byte).
+    """
+
+    ARRAY = 9
+    """An array of values of one type (kb_gguf_array_type).
+    """
+
+    UINT64 = 10
+    """uint64_t.
+    """
+
+    INT64 = 11
+    """int64_t.
+    """
+
+    FLOAT64 = 12
+    """IEEE binary64.
+    """
+
+
 class Error(Exception):
     """A kernelbridge call failed.
 
@@ -291,6 +349,7 @@ __all__ = [
     'MoeRouting',
     'RopeStyle',
     'RopeScaling',
+    'GgufType',
     'InvalidArgumentError',
     'ShapeMismatchError',
     'UnsupportedError',

@@ -118,7 +118,8 @@ class Param:
     # "context", "handle", "handle_out", "dim", "scalar", "flag", "tensor",
     # "out_scalar" (pointer to an int64 the function writes on success) or
     # "out_string" (char buffer of `capacity` bytes the function fills with a
-    # NUL-terminated string on success).
+    # NUL-terminated string on success) or "in_string" (a NUL-terminated
+    # const char * the function reads: a path, a name).
     role: str
     tensor: Optional[Tensor] = None
     nullable: bool = False  # for handles

@@ -405,7 +405,7 @@ class Parser:
         ctype = self._ctype(a.type, fline, f"{fname} parameter {a.name}")
         api_enums = {e.name: e for e in api.enums}
         if a.name not in ann.args:
-            kind = "pointer parameter" if ctype.kind in ("pointer", "handle", "handle_out") else "parameter"
+            kind = "pointer parameter" if ctype.kind in ("pointer", "handle", "handle_out", "string") else "parameter"
             self.error(a.coord.line, f"{fname}: {kind} '{a.name}' has no @arg annotation")
         line, role = ann.args[a.name]
         where = f"{fname}: parameter '{a.name}'"
@@ -428,6 +428,10 @@ class Parser:
             if ctype.kind != "pointer" or ctype.const or ctype.pointee != "int64":
                 self.error(line, f"{where}: 'out scalar' needs type int64_t * (got '{ctype.spelling}')")
             return Param(a.name, ctype, "out_scalar", line=line)
+        if role == "in string":
+            if ctype.kind != "string":
+                self.error(line, f"{where}: 'in string' needs type const char * (got '{ctype.spelling}')")
+            return Param(a.name, ctype, "in_string", line=line)
         sm = re.match(r"^out\s+string\((\w+)\)$", role)
         if sm:
             if ctype.kind != "pointer" or ctype.const or ctype.pointee != "char":

@@ -154,6 +154,29 @@ def test_out_string(tmp_path):
     assert "needs type char *" in err.message
 
 
+IN_STRING = """\
+/**
+ * Lookup.
+ * @arg ctx context
+ * @arg key in string
+ * @arg index out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_lookup(kb_context *ctx, const char *key, int64_t *index);
+"""
+
+
+def test_in_string(tmp_path):
+    fn = parse_text(tmp_path, IN_STRING).functions[0]
+    assert fn.param("key").role == "in_string" and fn.param("key").ctype.kind == "string"
+    assert not fn.is_kernel and fn.has_context
+    err = error_of(tmp_path, IN_STRING.replace("const char *key", "char *key"))
+    assert "'in string' needs type const char *" in err.message
+    err = error_of(tmp_path, IN_STRING.replace(" * @arg key in string\n", ""))
+    assert "pointer parameter 'key' has no @arg annotation" in err.message
+
+
 RETURNS_ADDRESS = """\
 /**
  * Address.

@@ -794,6 +794,91 @@ const struct kbcuda_table *kb__cuda_load(char *msg, size_t cap);
 const struct kbcuda_table *kb__cuda_search(char *msg, size_t cap);
 
 #endif /* KB_CUDA_LOADER_H */
+/* ---- core/src/gguf.h ---- */
+/*
+ * gguf.h - the parsed form of a GGUF file, shared by the parser
+ * (gguf_parse.c) and the public functions (gguf.c).  Not installed.
+ */
+#ifndef KB_GGUF_H
+#define KB_GGUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+/* GGML's limits: at most 4 dimensions, names shorter than 64 bytes. */
+#define KB_GGUF_MAX_DIMS 4
+#define KB_GGUF_MAX_NAME 63
+/* The GGUF format's limit on key names. */
+#define KB_GGUF_MAX_KEY 65535
+#define KB_GGUF_DEFAULT_ALIGNMENT 32
+
+/* One metadata key and where its value lies in the file.  Everything here
+ * was checked by the parser: the bytes it points at are inside the file. */
+struct kb_gguf_kv {
+  const uint8_t *key; /* not NUL-terminated */
+  int64_t key_len;
+  uint32_t type;      /* kb_gguf_type */
+  uint32_t elem_type; /* arrays: the element type (never ARRAY) */
+  int64_t count;      /* arrays: the element count; 1 otherwise */
+  int64_t value;      /* file offset of the value (arrays: of the first element; strings: of the bytes) */
+  int64_t bytes;      /* strings: their length; arrays of strings: the sum of their lengths */
+};
+
+struct kb_gguf_tensor {
+  const uint8_t *name; /* not NUL-terminated */
+  int64_t name_len;
+  uint32_t type; /* GGML type number */
+  int32_t n_dims;
+  int64_t ne[KB_GGUF_MAX_DIMS]; /* GGUF order: ne[0] innermost; 1 past n_dims */
+  int64_t offset;               /* from the start of the file */
+  int64_t bytes;
+};
+
+/* A name and its index, sorted by name: lookups and the duplicate check. */
+struct kb_gguf_name {
+  const uint8_t *s;
+  int64_t len;
+  int64_t index;
+};
+
+struct kb_gguf {
+  const uint8_t *data; /* the whole file */
+  int64_t size;
+  void *map;       /* the mapping holding data, or NULL */
+  size_t map_size;
+  void *owned;     /* the heap copy holding data, or NULL */
+  uint32_t version;
+  int64_t alignment;
+  int64_t data_offset; /* start of the data section */
+  int64_t n_kv;
+  struct kb_gguf_kv *kv;
+  struct kb_gguf_name *kv_sorted;
+  int64_t n_tensors;
+  struct kb_gguf_tensor *tensors;
+  struct kb_gguf_name *tensor_sorted;
+};
+
+/*
+ * Parses and validates g->data[0, g->size) into the other fields of g.  On
+ * failure records "fn: <what is wrong>" in ctx, frees what it allocated and
+ * leaves those fields NULL / 0.
+ */
+kb_status kb__gguf_parse(kb_context *ctx, const char *fn, kb_gguf *g);
+
+/* Frees what kb__gguf_parse allocated (not the data). */
+void kb__gguf_free_parsed(kb_gguf *g);
+
+/* Index of `name` (len bytes) among n sorted names, or -1. */
+int64_t kb__gguf_lookup(const struct kb_gguf_name *sorted, int64_t n, const uint8_t *name, int64_t len);
+
+/* Name of a value type ("UINT8", ..., "FLOAT64"), "?" for others. */
+const char *kb__gguf_type_name(uint32_t type);
+
+/* Name of a GGML tensor type ("F32", "Q4_K", ...), NULL when unknown. */
+const char *kb__ggml_type_name(uint32_t type);
+
+#endif /* KB_GGUF_H */
 /* ---- kernels/cpu/attention_kernels.h ---- */
 /* attention_kernels.h - the instruction-set-specific pieces of attention
  * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
@@ -5247,6 +5332,1105 @@ const struct kbcuda_table *kb__cuda_load(char *msg, size_t cap) {
 #undef note
 #undef try_candidate
 #undef trylog
+
+/* ==== core/src/gguf.c ==== */
+#define finish_open gguf__finish_open
+#define read_whole gguf__read_whole
+#define load_file gguf__load_file
+#define shown gguf__shown
+#define load_le gguf__load_le
+#define check_g gguf__check_g
+#define get_kv gguf__get_kv
+#define get_tensor gguf__get_tensor
+#define want_type gguf__want_type
+#define want_string_array gguf__want_string_array
+#define put_name gguf__put_name
+#define check_cstring gguf__check_cstring
+#define int_value gguf__int_value
+#define numbers gguf__numbers
+#define float_value gguf__float_value
+#define next_string gguf__next_string
+#define is_kb_dtype gguf__is_kb_dtype
+/* ---- core/src/gguf.c ---- */
+/* gguf.c - kb_gguf: opening a GGUF file (mapped, or copied from memory) and
+ * the getters of its metadata and tensors.  The parser (gguf_parse.c)
+ * validated every offset these getters follow. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#define KB_GGUF_MMAP 0
+#else
+#define KB_GGUF_MMAP 1
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+
+/* Parses g (data set) and hands it to *out, or frees it. */
+static kb_status gguf__finish_open(kb_context *ctx, const char *fn, kb_gguf *g, kb_gguf **out) {
+  kb_status s = kb__gguf_parse(ctx, fn, g);
+  if (s != KB_STATUS_OK) {
+    kb_gguf_destroy(g);
+    return s;
+  }
+  *out = g;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_open_memory(kb_context *ctx, int64_t bytes, const void *data, kb_gguf **out) {
+  static const char fn[] = "kb_gguf_open_memory";
+  KB_BEGIN(ctx, fn);
+  if (out == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
+  KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
+  KB_TRY(kb__check_ptr(ctx, fn, "data", data, bytes));
+  if ((uint64_t)bytes > (uint64_t)SIZE_MAX)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "bytes %lld does not fit in size_t", (long long)bytes);
+  kb_gguf *g = (kb_gguf *)calloc(1, sizeof *g);
+  void *copy = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (g == NULL || copy == NULL) {
+    free(g);
+    free(copy);
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "out of memory copying %lld bytes", (long long)bytes);
+  }
+  if (bytes > 0) memcpy(copy, data, (size_t)bytes);
+  g->owned = copy;
+  g->data = (const uint8_t *)copy;
+  g->size = bytes;
+  return gguf__finish_open(ctx, fn, g, out);
+}
+
+/* Reads the whole of f (size bytes) into g->owned: where mapping fails. */
+static kb_status gguf__read_whole(kb_context *ctx, const char *fn, const char *path, FILE *f, int64_t size, kb_gguf *g) {
+  if ((uint64_t)size > (uint64_t)SIZE_MAX)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "'%s' (%lld bytes) does not fit in memory", path, (long long)size);
+  g->owned = malloc(size > 0 ? (size_t)size : 1);
+  if (g->owned == NULL)
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "out of memory reading '%s' (%lld bytes)", path, (long long)size);
+  if (size > 0 && fread(g->owned, 1, (size_t)size, f) != (size_t)size)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cannot read '%s'", path);
+  g->data = (const uint8_t *)g->owned;
+  g->size = size;
+  return KB_STATUS_OK;
+}
+
+#if KB_GGUF_MMAP
+/* Maps the file read-only; falls back to reading it (a pipe, a file system
+ * without mmap). */
+static kb_status gguf__load_file(kb_context *ctx, const char *fn, const char *path, kb_gguf *g) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cannot open '%s': %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "'%s' is not a regular file", path);
+  }
+  int64_t size = (int64_t)st.st_size;
+  if (size > 0 && (uint64_t)size <= (uint64_t)SIZE_MAX) {
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      close(fd);
+      g->map = m;
+      g->map_size = (size_t)size;
+      g->data = (const uint8_t *)m;
+      g->size = size;
+      return KB_STATUS_OK;
+    }
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (f == NULL) {
+    close(fd);
+    return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "cannot read '%s'", path);
+  }
+  kb_status s = gguf__read_whole(ctx, fn, path, f, size, g);
+  fclose(f);
+  return s;
+}
+#else
+static kb_status gguf__load_file(kb_context *ctx, const char *fn, const char *path, kb_gguf *g) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cannot open '%s': %s", path, strerror(errno));
+  int64_t size = -1;
+  if (_fseeki64(f, 0, SEEK_END) == 0) size = _ftelli64(f);
+  if (size < 0 || _fseeki64(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "cannot find the size of '%s'", path);
+  }
+  kb_status s = gguf__read_whole(ctx, fn, path, f, size, g);
+  fclose(f);
+  return s;
+}
+#endif
+
+kb_status kb_gguf_open(kb_context *ctx, const char *path, kb_gguf **out) {
+  static const char fn[] = "kb_gguf_open";
+  KB_BEGIN(ctx, fn);
+  if (out == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "out must not be NULL");
+  if (path == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "path must not be NULL");
+  kb_gguf *g = (kb_gguf *)calloc(1, sizeof *g);
+  if (g == NULL) return kb__fail(ctx, KB_STATUS_OUT_OF_MEMORY, fn, "out of memory for the handle");
+  kb_status s = gguf__load_file(ctx, fn, path, g);
+  if (s != KB_STATUS_OK) {
+    kb_gguf_destroy(g);
+    return s;
+  }
+  return gguf__finish_open(ctx, fn, g, out);
+}
+
+void kb_gguf_destroy(kb_gguf *g) {
+  if (g == NULL) return;
+  kb__gguf_free_parsed(g);
+#if KB_GGUF_MMAP
+  if (g->map != NULL) munmap(g->map, g->map_size);
+#endif
+  free(g->owned);
+  free(g);
+}
+
+/* ---- getters ---- */
+
+static int gguf__shown(int64_t len) { return len > 64 ? 64 : (int)len; }
+
+static uint64_t gguf__load_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static kb_status gguf__check_g(kb_context *ctx, const char *fn, const kb_gguf *g) {
+  if (g == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "g must not be NULL");
+  return KB_STATUS_OK;
+}
+
+/* Key `index` of g, after checking both. */
+static kb_status gguf__get_kv(kb_context *ctx, const char *fn, const kb_gguf *g, int64_t index, const struct kb_gguf_kv **kv) {
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  if (index < 0 || index >= g->n_kv)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "index %lld is not a key index (the file has %lld keys)",
+                    (long long)index, (long long)g->n_kv);
+  *kv = &g->kv[index];
+  return KB_STATUS_OK;
+}
+
+static kb_status gguf__get_tensor(kb_context *ctx, const char *fn, const kb_gguf *g, int64_t index,
+                            const struct kb_gguf_tensor **t) {
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  if (index < 0 || index >= g->n_tensors)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "index %lld is not a tensor index (the file has %lld tensors)",
+                    (long long)index, (long long)g->n_tensors);
+  *t = &g->tensors[index];
+  return KB_STATUS_OK;
+}
+
+/* Fails naming the key unless kv holds type `want`. */
+static kb_status gguf__want_type(kb_context *ctx, const char *fn, const struct kb_gguf_kv *kv, uint32_t want) {
+  if (kv->type == want) return KB_STATUS_OK;
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' is a %s, not a %s", gguf__shown(kv->key_len),
+                  (const char *)kv->key, kb__gguf_type_name(kv->type), kb__gguf_type_name(want));
+}
+
+static kb_status gguf__want_string_array(kb_context *ctx, const char *fn, const struct kb_gguf_kv *kv) {
+  if (kv->type == KB_GGUF_TYPE_ARRAY && kv->elem_type == KB_GGUF_TYPE_STRING) return KB_STATUS_OK;
+  return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' is a %s%s%s, not an array of strings",
+                  gguf__shown(kv->key_len), (const char *)kv->key, kb__gguf_type_name(kv->type),
+                  kv->type == KB_GGUF_TYPE_ARRAY ? " of " : "",
+                  kv->type == KB_GGUF_TYPE_ARRAY ? kb__gguf_type_name(kv->elem_type) : "");
+}
+
+/* Copies a name of len bytes and its NUL into name[capacity]. */
+static kb_status gguf__put_name(kb_context *ctx, const char *fn, const char *what, const uint8_t *s, int64_t len, char *name,
+                          int64_t capacity) {
+  KB_TRY(kb__check_dim(ctx, fn, "name_capacity", capacity));
+  if (capacity <= len)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "name_capacity %lld is too small for %s '%.*s' (%lld bytes + NUL)",
+                    (long long)capacity, what, gguf__shown(len), (const char *)s, (long long)len);
+  if (name == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "name must not be NULL");
+  memcpy(name, s, (size_t)len);
+  name[len] = '\0';
+  return KB_STATUS_OK;
+}
+
+/* A name passed by the caller as a C string. */
+static kb_status gguf__check_cstring(kb_context *ctx, const char *fn, const char *what, const char *s) {
+  if (s == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "%s must not be NULL", what);
+  return KB_STATUS_OK;
+}
+
+#define OUT_CHECK(name)                                                                         \
+  do {                                                                                          \
+    if ((name) == NULL) return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, #name " must not be NULL"); \
+  } while (0)
+
+kb_status kb_gguf_version(kb_context *ctx, const kb_gguf *g, int64_t *version) {
+  static const char fn[] = "kb_gguf_version";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  OUT_CHECK(version);
+  *version = g->version;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_key_count(kb_context *ctx, const kb_gguf *g, int64_t *count) {
+  static const char fn[] = "kb_gguf_key_count";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  OUT_CHECK(count);
+  *count = g->n_kv;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_find_key(kb_context *ctx, const kb_gguf *g, const char *key, int64_t *index) {
+  static const char fn[] = "kb_gguf_find_key";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  KB_TRY(gguf__check_cstring(ctx, fn, "key", key));
+  OUT_CHECK(index);
+  *index = kb__gguf_lookup(g->kv_sorted, g->n_kv, (const uint8_t *)key, (int64_t)strlen(key));
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_key_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name, int64_t name_capacity) {
+  static const char fn[] = "kb_gguf_key_name";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  return gguf__put_name(ctx, fn, "key", kv->key, kv->key_len, name, name_capacity);
+}
+
+kb_status kb_gguf_key_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type) {
+  static const char fn[] = "kb_gguf_key_type";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  OUT_CHECK(type);
+  *type = kv->type;
+  return KB_STATUS_OK;
+}
+
+/* Integer value of a UINT8..INT64 or BOOL element at p: 0 on success, 1 for
+ * a type that is not an integer, 2 for a UINT64 above INT64_MAX. */
+static int gguf__int_value(uint32_t type, const uint8_t *p, int64_t *v) {
+  switch (type) {
+    case KB_GGUF_TYPE_UINT8:
+    case KB_GGUF_TYPE_BOOL:
+      *v = p[0];
+      return 0;
+    case KB_GGUF_TYPE_INT8:
+      *v = (int8_t)p[0];
+      return 0;
+    case KB_GGUF_TYPE_UINT16:
+      *v = (int64_t)gguf__load_le(p, 2);
+      return 0;
+    case KB_GGUF_TYPE_INT16:
+      *v = (int16_t)(uint16_t)gguf__load_le(p, 2);
+      return 0;
+    case KB_GGUF_TYPE_UINT32:
+      *v = (int64_t)gguf__load_le(p, 4);
+      return 0;
+    case KB_GGUF_TYPE_INT32:
+      *v = (int32_t)(uint32_t)gguf__load_le(p, 4);
+      return 0;
+    case KB_GGUF_TYPE_UINT64: {
+      uint64_t u = gguf__load_le(p, 8);
+      if (u > (uint64_t)INT64_MAX) return 2;
+      *v = (int64_t)u;
+      return 0;
+    }
+    case KB_GGUF_TYPE_INT64: {
+      uint64_t u = gguf__load_le(p, 8);
+      /* Two's complement without implementation-defined conversion. */
+      *v = u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+      return 0;
+    }
+    default:
+      return 1;
+  }
+}
+
+kb_status kb_gguf_get_int64(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *value) {
+  static const char fn[] = "kb_gguf_get_int64";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  OUT_CHECK(value);
+  int64_t v = 0;
+  int r = gguf__int_value(kv->type, g->data + kv->value, &v);
+  if (r == 1)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' is a %s, not an integer", gguf__shown(kv->key_len),
+                    (const char *)kv->key, kb__gguf_type_name(kv->type));
+  if (r == 2)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' is a UINT64 above INT64_MAX", gguf__shown(kv->key_len),
+                    (const char *)kv->key);
+  *value = v;
+  return KB_STATUS_OK;
+}
+
+/* The numbers of kv: their type, count and first byte; fails for strings
+ * and arrays of strings, and unless n is their count. */
+static kb_status gguf__numbers(kb_context *ctx, const char *fn, const kb_gguf *g, const struct kb_gguf_kv *kv, int64_t n,
+                         uint32_t *type, const uint8_t **p) {
+  *type = kv->type == KB_GGUF_TYPE_ARRAY ? kv->elem_type : kv->type;
+  if (*type == KB_GGUF_TYPE_STRING)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' holds strings, not numbers", gguf__shown(kv->key_len),
+                    (const char *)kv->key);
+  KB_TRY(kb__check_dim(ctx, fn, "n", n));
+  if (n != kv->count)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "n is %lld but key '%.*s' holds %lld value%s", (long long)n,
+                    gguf__shown(kv->key_len), (const char *)kv->key, (long long)kv->count, kv->count == 1 ? "" : "s");
+  *p = g->data + kv->value;
+  return KB_STATUS_OK;
+}
+
+static double gguf__float_value(uint32_t type, const uint8_t *p) {
+  if (type == KB_GGUF_TYPE_FLOAT32) {
+    uint32_t u = (uint32_t)gguf__load_le(p, 4);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  uint64_t u = gguf__load_le(p, 8);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+kb_status kb_gguf_get_f32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, float *values) {
+  static const char fn[] = "kb_gguf_get_f32";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  uint32_t type;
+  const uint8_t *p;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__numbers(ctx, fn, g, kv, n, &type, &p));
+  KB_TRY(kb__check_ptr(ctx, fn, "values", values, n));
+  const int64_t size = (type == KB_GGUF_TYPE_FLOAT32 || type == KB_GGUF_TYPE_FLOAT64) ? (type == KB_GGUF_TYPE_FLOAT32 ? 4 : 8) : 0;
+  /* Check every value before writing any: nothing is written on failure. */
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t i = 0; i < n; i++) {
+      float f;
+      if (size != 0) {
+        double d = gguf__float_value(type, p + i * size);
+        if (isfinite(d) && fabs(d) > FLT_MAX)
+          return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s': value %lld (%g) is outside the float32 range",
+                          gguf__shown(kv->key_len), (const char *)kv->key, (long long)i, d);
+        f = (float)d;
+      } else {
+        int64_t v = 0;
+        int64_t esz = type == KB_GGUF_TYPE_UINT8 || type == KB_GGUF_TYPE_INT8 || type == KB_GGUF_TYPE_BOOL ? 1
+                      : type == KB_GGUF_TYPE_UINT16 || type == KB_GGUF_TYPE_INT16                           ? 2
+                      : type == KB_GGUF_TYPE_UINT32 || type == KB_GGUF_TYPE_INT32                           ? 4
+                                                                                                            : 8;
+        if (type == KB_GGUF_TYPE_UINT64)
+          f = (float)gguf__load_le(p + i * 8, 8); /* any uint64 fits float32's range */
+        else if (gguf__int_value(type, p + i * esz, &v) == 0)
+          f = (float)v;
+        else
+          return kb__fail(ctx, KB_STATUS_INTERNAL, fn, "key '%.*s': unexpected type %u", gguf__shown(kv->key_len),
+                          (const char *)kv->key, (unsigned)type);
+      }
+      if (pass == 1) values[i] = f;
+    }
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_get_i32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, int32_t *values) {
+  static const char fn[] = "kb_gguf_get_i32";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  uint32_t type;
+  const uint8_t *p;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__numbers(ctx, fn, g, kv, n, &type, &p));
+  if (type == KB_GGUF_TYPE_FLOAT32 || type == KB_GGUF_TYPE_FLOAT64)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s' holds %s values, not integers", gguf__shown(kv->key_len),
+                    (const char *)kv->key, kb__gguf_type_name(type));
+  KB_TRY(kb__check_ptr(ctx, fn, "values", values, n));
+  const int64_t esz = type == KB_GGUF_TYPE_UINT8 || type == KB_GGUF_TYPE_INT8 || type == KB_GGUF_TYPE_BOOL ? 1
+                      : type == KB_GGUF_TYPE_UINT16 || type == KB_GGUF_TYPE_INT16                           ? 2
+                      : type == KB_GGUF_TYPE_UINT32 || type == KB_GGUF_TYPE_INT32                           ? 4
+                                                                                                            : 8;
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = 0;
+      int r = gguf__int_value(type, p + i * esz, &v);
+      if (r != 0 || v < INT32_MIN || v > INT32_MAX)
+        return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "key '%.*s': value %lld is outside the int32 range",
+                        gguf__shown(kv->key_len), (const char *)kv->key, (long long)i);
+      if (pass == 1) values[i] = (int32_t)v;
+    }
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_string_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes) {
+  static const char fn[] = "kb_gguf_string_bytes";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_type(ctx, fn, kv, KB_GGUF_TYPE_STRING));
+  OUT_CHECK(bytes);
+  *bytes = kv->bytes;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_get_string(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *value) {
+  static const char fn[] = "kb_gguf_get_string";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_type(ctx, fn, kv, KB_GGUF_TYPE_STRING));
+  KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
+  if (bytes != kv->bytes)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "bytes is %lld but the string of key '%.*s' has %lld bytes",
+                    (long long)bytes, gguf__shown(kv->key_len), (const char *)kv->key, (long long)kv->bytes);
+  KB_TRY(kb__check_ptr(ctx, fn, "value", value, bytes));
+  if (bytes > 0) memcpy(value, g->data + kv->value, (size_t)bytes);
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_array_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type) {
+  static const char fn[] = "kb_gguf_array_type";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_type(ctx, fn, kv, KB_GGUF_TYPE_ARRAY));
+  OUT_CHECK(type);
+  *type = kv->elem_type;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_array_length(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *length) {
+  static const char fn[] = "kb_gguf_array_length";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_type(ctx, fn, kv, KB_GGUF_TYPE_ARRAY));
+  OUT_CHECK(length);
+  *length = kv->count;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_string_array_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes) {
+  static const char fn[] = "kb_gguf_string_array_bytes";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_string_array(ctx, fn, kv));
+  OUT_CHECK(bytes);
+  *bytes = kv->bytes;
+  return KB_STATUS_OK;
+}
+
+/* Walks the strings of a validated array of strings: length of string i and
+ * a pointer to its bytes, from the position *pos (advanced). */
+static const uint8_t *gguf__next_string(const kb_gguf *g, int64_t *pos, int64_t *len) {
+  *len = (int64_t)gguf__load_le(g->data + *pos, 8);
+  const uint8_t *s = g->data + *pos + 8;
+  *pos += 8 + *len;
+  return s;
+}
+
+kb_status kb_gguf_get_string_array_data(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *blob) {
+  static const char fn[] = "kb_gguf_get_string_array_data";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_string_array(ctx, fn, kv));
+  KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
+  if (bytes != kv->bytes)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "bytes is %lld but the strings of key '%.*s' have %lld bytes",
+                    (long long)bytes, gguf__shown(kv->key_len), (const char *)kv->key, (long long)kv->bytes);
+  KB_TRY(kb__check_ptr(ctx, fn, "blob", blob, bytes));
+  int64_t pos = kv->value, at = 0;
+  for (int64_t i = 0; i < kv->count; i++) {
+    int64_t len;
+    const uint8_t *s = gguf__next_string(g, &pos, &len);
+    if (len > 0) memcpy((uint8_t *)blob + at, s, (size_t)len);
+    at += len;
+  }
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_get_string_array_offsets(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets,
+                                           int32_t *offsets) {
+  static const char fn[] = "kb_gguf_get_string_array_offsets";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_kv *kv;
+  KB_TRY(gguf__get_kv(ctx, fn, g, index, &kv));
+  KB_TRY(gguf__want_string_array(ctx, fn, kv));
+  KB_TRY(kb__check_dim(ctx, fn, "n_offsets", n_offsets));
+  if (n_offsets != kv->count + 1)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "n_offsets is %lld but key '%.*s' holds %lld strings (%lld offsets)",
+                    (long long)n_offsets, gguf__shown(kv->key_len), (const char *)kv->key, (long long)kv->count,
+                    (long long)kv->count + 1);
+  if (kv->bytes > INT32_MAX)
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn, "the strings of key '%.*s' take %lld bytes, too many for int32 offsets",
+                    gguf__shown(kv->key_len), (const char *)kv->key, (long long)kv->bytes);
+  KB_TRY(kb__check_ptr(ctx, fn, "offsets", offsets, n_offsets));
+  int64_t pos = kv->value, at = 0;
+  offsets[0] = 0;
+  for (int64_t i = 0; i < kv->count; i++) {
+    int64_t len;
+    (void)gguf__next_string(g, &pos, &len);
+    at += len;
+    offsets[i + 1] = (int32_t)at;
+  }
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_count(kb_context *ctx, const kb_gguf *g, int64_t *count) {
+  static const char fn[] = "kb_gguf_tensor_count";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  OUT_CHECK(count);
+  *count = g->n_tensors;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_find_tensor(kb_context *ctx, const kb_gguf *g, const char *name, int64_t *index) {
+  static const char fn[] = "kb_gguf_find_tensor";
+  KB_BEGIN(ctx, fn);
+  KB_TRY(gguf__check_g(ctx, fn, g));
+  KB_TRY(gguf__check_cstring(ctx, fn, "name", name));
+  OUT_CHECK(index);
+  *index = kb__gguf_lookup(g->tensor_sorted, g->n_tensors, (const uint8_t *)name, (int64_t)strlen(name));
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name, int64_t name_capacity) {
+  static const char fn[] = "kb_gguf_tensor_name";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  return gguf__put_name(ctx, fn, "tensor", t->name, t->name_len, name, name_capacity);
+}
+
+kb_status kb_gguf_tensor_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type) {
+  static const char fn[] = "kb_gguf_tensor_type";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  OUT_CHECK(type);
+  *type = t->type;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_n_dims(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *n_dims) {
+  static const char fn[] = "kb_gguf_tensor_n_dims";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  OUT_CHECK(n_dims);
+  *n_dims = t->n_dims;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_dim(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t axis, int64_t *size) {
+  static const char fn[] = "kb_gguf_tensor_dim";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  if (axis < 0 || axis >= t->n_dims)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "axis %lld is not in [0, %d) for tensor '%.*s'", (long long)axis,
+                    (int)t->n_dims, gguf__shown(t->name_len), (const char *)t->name);
+  OUT_CHECK(size);
+  *size = t->ne[t->n_dims - 1 - axis]; /* row-major: the last axis is GGUF's ne[0] */
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes) {
+  static const char fn[] = "kb_gguf_tensor_bytes";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  OUT_CHECK(bytes);
+  *bytes = t->bytes;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_gguf_tensor_offset(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *offset) {
+  static const char fn[] = "kb_gguf_tensor_offset";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  OUT_CHECK(offset);
+  *offset = t->offset;
+  return KB_STATUS_OK;
+}
+
+/* The GGML types kernels take (kb_dtype). */
+static int gguf__is_kb_dtype(uint32_t type) {
+  return type == KB_DTYPE_F32 || type == KB_DTYPE_F16 || type == KB_DTYPE_BF16 || type == KB_DTYPE_Q8_0 ||
+         type == KB_DTYPE_Q4_0;
+}
+
+kb_status kb_gguf_tensor_read(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *data) {
+  static const char fn[] = "kb_gguf_tensor_read";
+  KB_BEGIN(ctx, fn);
+  const struct kb_gguf_tensor *t;
+  KB_TRY(gguf__get_tensor(ctx, fn, g, index, &t));
+  if (!gguf__is_kb_dtype(t->type))
+    return kb__fail(ctx, KB_STATUS_UNSUPPORTED, fn,
+                    "tensor '%.*s' has GGML type %s (%u), which kernels do not take (F32, F16, BF16, Q8_0, Q4_0)",
+                    gguf__shown(t->name_len), (const char *)t->name, kb__ggml_type_name(t->type), (unsigned)t->type);
+  KB_TRY(kb__check_dim(ctx, fn, "bytes", bytes));
+  if (bytes != t->bytes)
+    return kb__fail(ctx, KB_STATUS_SHAPE_MISMATCH, fn, "bytes is %lld but tensor '%.*s' has %lld bytes", (long long)bytes,
+                    gguf__shown(t->name_len), (const char *)t->name, (long long)t->bytes);
+  KB_TRY(kb__check_ptr(ctx, fn, "data", data, bytes));
+  if (bytes > 0 && kb__device_memory_of(data) >= 0)
+    return kb__fail(ctx, KB_STATUS_INVALID_ARGUMENT, fn, "data is device memory; kb_gguf_tensor_read copies into host memory");
+  if (bytes > 0) memcpy(data, g->data + t->offset, (size_t)bytes);
+  return KB_STATUS_OK;
+}
+#undef KB_GGUF_MMAP
+#undef OUT_CHECK
+#undef _POSIX_C_SOURCE
+#undef check_cstring
+#undef check_g
+#undef finish_open
+#undef float_value
+#undef get_kv
+#undef get_tensor
+#undef int_value
+#undef is_kb_dtype
+#undef load_file
+#undef load_le
+#undef next_string
+#undef numbers
+#undef put_name
+#undef read_whole
+#undef shown
+#undef want_string_array
+#undef want_type
+
+/* ==== core/src/gguf_parse.c ==== */
+#define reader gguf_parse__reader
+#define remaining gguf_parse__remaining
+#define load_le gguf_parse__load_le
+#define read_uint gguf_parse__read_uint
+#define read_string gguf_parse__read_string
+#define check_name gguf_parse__check_name
+#define fixed_size gguf_parse__fixed_size
+#define ggml_types gguf_parse__ggml_types
+#define shown gguf_parse__shown
+#define read_value gguf_parse__read_value
+#define name_cmp gguf_parse__name_cmp
+#define sort_names gguf_parse__sort_names
+#define read_kvs gguf_parse__read_kvs
+#define read_alignment gguf_parse__read_alignment
+#define read_tensor_info gguf_parse__read_tensor_info
+#define place_tensor gguf_parse__place_tensor
+#define read_tensors gguf_parse__read_tensors
+#define parse gguf_parse__parse
+/* ---- core/src/gguf_parse.c ---- */
+/* gguf_parse.c - validates a GGUF file (versions 2 and 3, little-endian)
+ * held in memory and indexes its keys and tensors.  The bytes are untrusted:
+ * every length and count is compared with the bytes that remain before it is
+ * used, every product is checked for overflow, and nothing is allocated from
+ * a count that the file's size does not bound. */
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Where the parser is in the file, and whom to blame in messages. */
+struct gguf_parse__reader {
+  kb_context *ctx;
+  const char *fn;
+  const uint8_t *p;
+  int64_t size;
+  int64_t pos;
+};
+
+static int64_t gguf_parse__remaining(const struct gguf_parse__reader *r) { return r->size - r->pos; }
+
+static uint64_t gguf_parse__load_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+/* Reads an n-byte little-endian unsigned integer (n <= 8). */
+static kb_status gguf_parse__read_uint(struct gguf_parse__reader *r, int n, const char *what, uint64_t *v) {
+  *v = 0; /* defined on failure too */
+  if (gguf_parse__remaining(r) < n)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "the file ends inside %s (byte %lld of %lld)", what,
+                    (long long)r->pos, (long long)r->size);
+  *v = gguf_parse__load_le(r->p + r->pos, n);
+  r->pos += n;
+  return KB_STATUS_OK;
+}
+
+/* A GGUF string: u64 length, then the bytes.  what names it in messages. */
+static kb_status gguf_parse__read_string(struct gguf_parse__reader *r, const char *what, const uint8_t **s, int64_t *len) {
+  uint64_t n = 0;
+  KB_TRY(gguf_parse__read_uint(r, 8, what, &n));
+  if (n > (uint64_t)gguf_parse__remaining(r))
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn,
+                    "%s at byte %lld has length %llu, past the end of the file (%lld bytes)", what,
+                    (long long)(r->pos - 8), (unsigned long long)n, (long long)r->size);
+  *s = r->p + r->pos;
+  *len = (int64_t)n;
+  r->pos += (int64_t)n;
+  return KB_STATUS_OK;
+}
+
+/* A name must be non-empty, hold no NUL (bindings pass names as C strings)
+ * and be at most max bytes. */
+static kb_status gguf_parse__check_name(struct gguf_parse__reader *r, const char *what, const uint8_t *s, int64_t len, int64_t max) {
+  if (len == 0)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%s at byte %lld is empty", what, (long long)r->pos);
+  if (len > max)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%s '%.40s...' is %lld bytes long (at most %lld)", what,
+                    (const char *)s, (long long)len, (long long)max);
+  if (memchr(s, 0, (size_t)len) != NULL)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%s '%.*s' holds a NUL byte", what, (int)(len > 64 ? 64 : len),
+                    (const char *)s);
+  return KB_STATUS_OK;
+}
+
+const char *kb__gguf_type_name(uint32_t type) {
+  static const char *const names[] = {"UINT8", "INT8",  "UINT16", "INT16",  "UINT32", "INT32", "FLOAT32",
+                                      "BOOL",  "STRING", "ARRAY", "UINT64", "INT64", "FLOAT64"};
+  return type < sizeof names / sizeof names[0] ? names[type] : "?";
+}
+
+/* Bytes of one value of a fixed-size type; 0 for STRING, ARRAY and unknown types. */
+static int64_t gguf_parse__fixed_size(uint32_t type) {
+  static const int8_t sizes[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+  return type < sizeof sizes / sizeof sizes[0] ? sizes[type] : 0;
+}
+
+/* Block size (elements) and bytes per block of every GGML type this reader
+ * can size, so files holding types kernels do not take can still be listed.
+ * A type missing here (name NULL) makes the file unreadable: its tensors'
+ * extents, hence the file's layout, are unknown. */
+static const struct {
+  const char *name;
+  int32_t block;
+  int32_t size;
+} gguf_parse__ggml_types[] = {
+    [0] = {"F32", 1, 4},         [1] = {"F16", 1, 2},        [2] = {"Q4_0", 32, 18},     [3] = {"Q4_1", 32, 20},
+    [6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},     [8] = {"Q8_0", 32, 34},     [9] = {"Q8_1", 32, 36},
+    [10] = {"Q2_K", 256, 84},    [11] = {"Q3_K", 256, 110},  [12] = {"Q4_K", 256, 144},  [13] = {"Q5_K", 256, 176},
+    [14] = {"Q6_K", 256, 210},   [15] = {"Q8_K", 256, 292},  [16] = {"IQ2_XXS", 256, 66}, [17] = {"IQ2_XS", 256, 74},
+    [18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},  [20] = {"IQ4_NL", 32, 18},  [21] = {"IQ3_S", 256, 110},
+    [22] = {"IQ2_S", 256, 82},   [23] = {"IQ4_XS", 256, 136}, [24] = {"I8", 1, 1},        [25] = {"I16", 1, 2},
+    [26] = {"I32", 1, 4},        [27] = {"I64", 1, 8},       [28] = {"F64", 1, 8},       [29] = {"IQ1_M", 256, 56},
+    [30] = {"BF16", 1, 2},       [34] = {"TQ1_0", 256, 54},  [35] = {"TQ2_0", 256, 66},  [39] = {"MXFP4", 32, 17},
+};
+
+const char *kb__ggml_type_name(uint32_t type) {
+  return type < sizeof gguf_parse__ggml_types / sizeof gguf_parse__ggml_types[0] ? gguf_parse__ggml_types[type].name : NULL;
+}
+
+/* Up to 64 bytes of a key or name, for "%.*s". */
+static int gguf_parse__shown(int64_t len) { return len > 64 ? 64 : (int)len; }
+
+/* The value of kv (type already read): checks it lies in the file, records
+ * where, and moves past it.  Arrays of arrays are refused (GGUF allows them;
+ * no model key uses them, and refusing keeps the parser free of recursion). */
+static kb_status gguf_parse__read_value(struct gguf_parse__reader *r, struct kb_gguf_kv *kv) {
+  const int ks = gguf_parse__shown(kv->key_len);
+  const char *k = (const char *)kv->key;
+  kv->count = 1;
+  if (kv->type == KB_GGUF_TYPE_STRING) {
+    const uint8_t *s;
+    KB_TRY(gguf_parse__read_string(r, "a string value", &s, &kv->bytes));
+    kv->value = (int64_t)(s - r->p);
+    return KB_STATUS_OK;
+  }
+  if (kv->type != KB_GGUF_TYPE_ARRAY) {
+    int64_t size = gguf_parse__fixed_size(kv->type);
+    if (size == 0)
+      return kb__fail(r->ctx, KB_STATUS_UNSUPPORTED, r->fn, "key '%.*s' has value type %u, which GGUF does not define",
+                      ks, k, (unsigned)kv->type);
+    if (gguf_parse__remaining(r) < size)
+      return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "the value of key '%.*s' lies past the end of the file",
+                      ks, k);
+    if (kv->type == KB_GGUF_TYPE_BOOL && r->p[r->pos] > 1)
+      return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "key '%.*s' is a BOOL of value %u (not 0 or 1)", ks, k,
+                      (unsigned)r->p[r->pos]);
+    kv->value = r->pos;
+    r->pos += size;
+    return KB_STATUS_OK;
+  }
+  uint64_t elem, n;
+  KB_TRY(gguf_parse__read_uint(r, 4, "an array's element type", &elem));
+  KB_TRY(gguf_parse__read_uint(r, 8, "an array's length", &n));
+  if (elem == KB_GGUF_TYPE_ARRAY)
+    return kb__fail(r->ctx, KB_STATUS_UNSUPPORTED, r->fn, "key '%.*s' is an array of arrays, which this reader refuses",
+                    ks, k);
+  kv->elem_type = (uint32_t)elem;
+  kv->value = r->pos;
+  kv->bytes = 0;
+  if (elem == KB_GGUF_TYPE_STRING) {
+    /* Each string takes at least its 8-byte length. */
+    if (n > (uint64_t)gguf_parse__remaining(r) / 8)
+      return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn,
+                      "key '%.*s': an array of %llu strings cannot fit in the %lld bytes left", ks, k,
+                      (unsigned long long)n, (long long)gguf_parse__remaining(r));
+    for (uint64_t i = 0; i < n; i++) {
+      const uint8_t *s;
+      int64_t len;
+      KB_TRY(gguf_parse__read_string(r, "a string of an array", &s, &len));
+      kv->bytes += len; /* <= the file size: no overflow */
+    }
+    kv->count = (int64_t)n;
+    return KB_STATUS_OK;
+  }
+  int64_t size = elem <= UINT32_MAX ? gguf_parse__fixed_size((uint32_t)elem) : 0;
+  if (size == 0)
+    return kb__fail(r->ctx, KB_STATUS_UNSUPPORTED, r->fn, "key '%.*s' is an array of value type %llu, which GGUF does not define",
+                    ks, k, (unsigned long long)elem);
+  if (n > (uint64_t)(gguf_parse__remaining(r) / size))
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn,
+                    "key '%.*s': an array of %llu %s values lies past the end of the file", ks, k,
+                    (unsigned long long)n, kb__gguf_type_name((uint32_t)elem));
+  if (elem == KB_GGUF_TYPE_BOOL)
+    for (uint64_t i = 0; i < n; i++)
+      if (r->p[r->pos + (int64_t)i] > 1)
+        return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "key '%.*s': BOOL element %llu is %u (not 0 or 1)",
+                        ks, k, (unsigned long long)i, (unsigned)r->p[r->pos + (int64_t)i]);
+  kv->count = (int64_t)n;
+  r->pos += (int64_t)n * size;
+  return KB_STATUS_OK;
+}
+
+static int gguf_parse__name_cmp(const void *a, const void *b) {
+  const struct kb_gguf_name *x = (const struct kb_gguf_name *)a, *y = (const struct kb_gguf_name *)b;
+  int64_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->s, y->s, (size_t)n);
+  if (c != 0) return c;
+  return x->len < y->len ? -1 : x->len > y->len;
+}
+
+int64_t kb__gguf_lookup(const struct kb_gguf_name *sorted, int64_t n, const uint8_t *name, int64_t len) {
+  struct kb_gguf_name key = {name, len, -1};
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    int c = gguf_parse__name_cmp(&sorted[mid], &key);
+    if (c == 0) return sorted[mid].index;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+/* Sorts n names (what: "key", "tensor") and refuses duplicates. */
+static kb_status gguf_parse__sort_names(struct gguf_parse__reader *r, const char *what, struct kb_gguf_name *names, int64_t n) {
+  if (n < 2) return KB_STATUS_OK;
+  qsort(names, (size_t)n, sizeof *names, gguf_parse__name_cmp);
+  for (int64_t i = 1; i < n; i++)
+    if (gguf_parse__name_cmp(&names[i - 1], &names[i]) == 0)
+      return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%s '%.*s' appears twice", what, gguf_parse__shown(names[i].len),
+                      (const char *)names[i].s);
+  return KB_STATUS_OK;
+}
+
+static kb_status gguf_parse__read_kvs(struct gguf_parse__reader *r, kb_gguf *g, uint64_t n) {
+  /* A key takes at least 8 (length) + 1 (name) + 4 (type) + 1 (a UINT8) bytes. */
+  if (n > (uint64_t)gguf_parse__remaining(r) / 14)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%llu keys cannot fit in a file of %lld bytes",
+                    (unsigned long long)n, (long long)r->size);
+  if (n == 0) return KB_STATUS_OK;
+  g->kv = (struct kb_gguf_kv *)calloc((size_t)n, sizeof *g->kv);
+  g->kv_sorted = (struct kb_gguf_name *)calloc((size_t)n, sizeof *g->kv_sorted);
+  if (g->kv == NULL || g->kv_sorted == NULL)
+    return kb__fail(r->ctx, KB_STATUS_OUT_OF_MEMORY, r->fn, "out of memory for %llu keys", (unsigned long long)n);
+  g->n_kv = (int64_t)n;
+  for (int64_t i = 0; i < g->n_kv; i++) {
+    struct kb_gguf_kv *kv = &g->kv[i];
+    uint64_t type;
+    KB_TRY(gguf_parse__read_string(r, "a key name", &kv->key, &kv->key_len));
+    KB_TRY(gguf_parse__check_name(r, "key", kv->key, kv->key_len, KB_GGUF_MAX_KEY));
+    KB_TRY(gguf_parse__read_uint(r, 4, "a value type", &type));
+    kv->type = (uint32_t)type;
+    KB_TRY(gguf_parse__read_value(r, kv));
+    g->kv_sorted[i] = (struct kb_gguf_name){kv->key, kv->key_len, i};
+  }
+  return gguf_parse__sort_names(r, "key", g->kv_sorted, g->n_kv);
+}
+
+/* general.alignment, when present: an integer, a power of two.  GGUF says
+ * UINT32; any unsigned type holding such a value is taken. */
+static kb_status gguf_parse__read_alignment(struct gguf_parse__reader *r, kb_gguf *g) {
+  static const char name[] = "general.alignment";
+  g->alignment = KB_GGUF_DEFAULT_ALIGNMENT;
+  int64_t i = kb__gguf_lookup(g->kv_sorted, g->n_kv, (const uint8_t *)name, (int64_t)sizeof name - 1);
+  if (i < 0) return KB_STATUS_OK;
+  const struct kb_gguf_kv *kv = &g->kv[i];
+  int64_t size = kv->type == KB_GGUF_TYPE_UINT8 || kv->type == KB_GGUF_TYPE_UINT16 || kv->type == KB_GGUF_TYPE_UINT32 ||
+                         kv->type == KB_GGUF_TYPE_UINT64
+                     ? gguf_parse__fixed_size(kv->type)
+                     : 0;
+  if (size == 0)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "key '%s' is a %s, not an unsigned integer", name,
+                    kb__gguf_type_name(kv->type));
+  uint64_t a = gguf_parse__load_le(r->p + kv->value, (int)size);
+  if (a == 0 || (a & (a - 1)) != 0 || a > (1u << 30))
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "key '%s' is %llu, not a power of two up to 2^30", name,
+                    (unsigned long long)a);
+  g->alignment = (int64_t)a;
+  return KB_STATUS_OK;
+}
+
+static kb_status gguf_parse__read_tensor_info(struct gguf_parse__reader *r, struct kb_gguf_tensor *t) {
+  uint64_t n_dims, type, offset;
+  KB_TRY(gguf_parse__read_string(r, "a tensor name", &t->name, &t->name_len));
+  KB_TRY(gguf_parse__check_name(r, "tensor name", t->name, t->name_len, KB_GGUF_MAX_NAME));
+  const int ns = gguf_parse__shown(t->name_len);
+  const char *nm = (const char *)t->name;
+  KB_TRY(gguf_parse__read_uint(r, 4, "a tensor's dimension count", &n_dims));
+  if (n_dims < 1 || n_dims > KB_GGUF_MAX_DIMS)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "tensor '%.*s' has %llu dimensions (1 to %d allowed)", ns,
+                    nm, (unsigned long long)n_dims, KB_GGUF_MAX_DIMS);
+  t->n_dims = (int32_t)n_dims;
+  for (int d = 0; d < KB_GGUF_MAX_DIMS; d++) {
+    uint64_t ne = 1;
+    if (d < t->n_dims) KB_TRY(gguf_parse__read_uint(r, 8, "a tensor's dimensions", &ne));
+    if (ne == 0 || ne > (uint64_t)INT64_MAX)
+      return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "tensor '%.*s': ne[%d] is %llu (must be in [1, 2^63))",
+                      ns, nm, d, (unsigned long long)ne);
+    t->ne[d] = (int64_t)ne;
+  }
+  KB_TRY(gguf_parse__read_uint(r, 4, "a tensor's type", &type));
+  KB_TRY(gguf_parse__read_uint(r, 8, "a tensor's offset", &offset));
+  if (kb__ggml_type_name((uint32_t)type) == NULL)
+    return kb__fail(r->ctx, KB_STATUS_UNSUPPORTED, r->fn, "tensor '%.*s' has GGML type %llu, unknown to this reader", ns,
+                    nm, (unsigned long long)type);
+  t->type = (uint32_t)type;
+  if (offset > (uint64_t)INT64_MAX)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "tensor '%.*s' has offset %llu, past the end of the file",
+                    ns, nm, (unsigned long long)offset);
+  t->offset = (int64_t)offset; /* relative to the data section until place_tensor */
+  return KB_STATUS_OK;
+}
+
+/* Sizes tensor t and places its data inside the file. */
+static kb_status gguf_parse__place_tensor(struct gguf_parse__reader *r, const kb_gguf *g, struct kb_gguf_tensor *t) {
+  const int ns = gguf_parse__shown(t->name_len);
+  const char *nm = (const char *)t->name;
+  const int64_t block = gguf_parse__ggml_types[t->type].block, size = gguf_parse__ggml_types[t->type].size;
+  if (t->ne[0] % block != 0)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn,
+                    "tensor '%.*s' of type %s: ne[0] = %lld is not a multiple of its block size %lld", ns, nm,
+                    gguf_parse__ggml_types[t->type].name, (long long)t->ne[0], (long long)block);
+  int64_t bytes = t->ne[0] / block;
+  if (bytes > INT64_MAX / size) goto overflow;
+  bytes *= size;
+  for (int d = 1; d < KB_GGUF_MAX_DIMS; d++) {
+    if (bytes > INT64_MAX / t->ne[d]) goto overflow;
+    bytes *= t->ne[d];
+  }
+  if (t->offset % g->alignment != 0)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "tensor '%.*s': offset %lld is not a multiple of the alignment %lld",
+                    ns, nm, (long long)t->offset, (long long)g->alignment);
+  /* [data_offset + offset, ... + bytes) inside [0, size), without overflow. */
+  if (g->data_offset > r->size || t->offset > r->size - g->data_offset ||
+      bytes > r->size - g->data_offset - t->offset)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn,
+                    "tensor '%.*s' data [%lld, +%lld) lies past the end of the file (%lld bytes)", ns, nm,
+                    (long long)t->offset, (long long)bytes, (long long)r->size);
+  t->offset += g->data_offset;
+  t->bytes = bytes;
+  return KB_STATUS_OK;
+overflow:
+  return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "tensor '%.*s': its size in bytes overflows", ns, nm);
+}
+
+static kb_status gguf_parse__read_tensors(struct gguf_parse__reader *r, kb_gguf *g, uint64_t n) {
+  /* A tensor info takes at least 8 + 1 (name) + 4 + 8 (one dimension) + 4 + 8 bytes. */
+  if (n > (uint64_t)gguf_parse__remaining(r) / 33)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "%llu tensors cannot fit in a file of %lld bytes",
+                    (unsigned long long)n, (long long)r->size);
+  if (n == 0) return KB_STATUS_OK;
+  g->tensors = (struct kb_gguf_tensor *)calloc((size_t)n, sizeof *g->tensors);
+  g->tensor_sorted = (struct kb_gguf_name *)calloc((size_t)n, sizeof *g->tensor_sorted);
+  if (g->tensors == NULL || g->tensor_sorted == NULL)
+    return kb__fail(r->ctx, KB_STATUS_OUT_OF_MEMORY, r->fn, "out of memory for %llu tensors", (unsigned long long)n);
+  g->n_tensors = (int64_t)n;
+  for (int64_t i = 0; i < g->n_tensors; i++) {
+    KB_TRY(gguf_parse__read_tensor_info(r, &g->tensors[i]));
+    g->tensor_sorted[i] = (struct kb_gguf_name){g->tensors[i].name, g->tensors[i].name_len, i};
+  }
+  return gguf_parse__sort_names(r, "tensor", g->tensor_sorted, g->n_tensors);
+}
+
+static kb_status gguf_parse__parse(struct gguf_parse__reader *r, kb_gguf *g) {
+  uint64_t magic, version, n_tensors, n_kv;
+  if (r->size < 4 || memcmp(r->p, "GGUF", 4) != 0)
+    return kb__fail(r->ctx, KB_STATUS_INVALID_ARGUMENT, r->fn, "not a GGUF file (it does not start with \"GGUF\")");
+  KB_TRY(gguf_parse__read_uint(r, 4, "the magic", &magic));
+  KB_TRY(gguf_parse__read_uint(r, 4, "the version", &version));
+  if (version != 2 && version != 3) {
+    const char *why = version == 1 ? " (version 1 is not supported)"
+                      : (version & 0xFFFFu) == 0 ? " (a big-endian file? only little-endian files are supported)"
+                                                  : "";
+    return kb__fail(r->ctx, KB_STATUS_UNSUPPORTED, r->fn, "GGUF version %llu; versions 2 and 3 are supported%s",
+                    (unsigned long long)version, why);
+  }
+  g->version = (uint32_t)version;
+  KB_TRY(gguf_parse__read_uint(r, 8, "the tensor count", &n_tensors));
+  KB_TRY(gguf_parse__read_uint(r, 8, "the key count", &n_kv));
+  KB_TRY(gguf_parse__read_kvs(r, g, n_kv));
+  KB_TRY(gguf_parse__read_alignment(r, g));
+  KB_TRY(gguf_parse__read_tensors(r, g, n_tensors));
+  /* The data section starts at the next multiple of the alignment.  pos <=
+   * size < 2^63 and alignment <= 2^30: the sum cannot overflow. */
+  g->data_offset = (r->pos + g->alignment - 1) / g->alignment * g->alignment;
+  for (int64_t i = 0; i < g->n_tensors; i++) KB_TRY(gguf_parse__place_tensor(r, g, &g->tensors[i]));
+  return KB_STATUS_OK;
+}
+
+void kb__gguf_free_parsed(kb_gguf *g) {
+  free(g->kv);
+  free(g->kv_sorted);
+  free(g->tensors);
+  free(g->tensor_sorted);
+  g->kv = NULL;
+  g->kv_sorted = NULL;
+  g->tensors = NULL;
+  g->tensor_sorted = NULL;
+  g->n_kv = 0;
+  g->n_tensors = 0;
+}
+
+kb_status kb__gguf_parse(kb_context *ctx, const char *fn, kb_gguf *g) {
+  struct gguf_parse__reader r = {ctx, fn, g->data, g->size, 0};
+  kb_status s = gguf_parse__parse(&r, g);
+  if (s != KB_STATUS_OK) kb__gguf_free_parsed(g);
+  return s;
+}
+#undef check_name
+#undef fixed_size
+#undef ggml_types
+#undef load_le
+#undef name_cmp
+#undef parse
+#undef place_tensor
+#undef read_alignment
+#undef read_kvs
+#undef read_string
+#undef read_tensor_info
+#undef read_tensors
+#undef read_uint
+#undef read_value
+#undef reader
+#undef remaining
+#undef shown
+#undef sort_names
 
 /* ==== core/src/parallel.c ==== */
 /* ---- core/src/parallel.c ---- */

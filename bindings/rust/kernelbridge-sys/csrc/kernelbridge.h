@@ -2483,6 +2483,402 @@ KB_API kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t 
                                          int64_t mask_batch, int64_t mask_heads, int64_t mask_q, const float *mask,
                                          bool causal, bool causal_bottom_right, float scale, float *out);
 
+/* ------------------------------------------------------------------------ */
+/* GGUF files (docs/gguf.md).  A kb_gguf is a parsed, validated GGUF file
+ * (versions 2 and 3, little-endian): its metadata keys and values and its
+ * tensor infos; tensor data stays in the file (mapped read-only) and is
+ * copied out by kb_gguf_tensor_read.  The file is untrusted input: every
+ * count, length, offset and size is checked before it is used, and a bad
+ * file fails kb_gguf_open with KB_STATUS_INVALID_ARGUMENT (or UNSUPPORTED for
+ * a version, value type or tensor type this reader does not handle) and a
+ * message naming the key or tensor and the problem.  A handle never changes
+ * once open, so any number of threads may query it at once.  Keys and
+ * tensors are addressed by index, in file order; kb_gguf_find_key and
+ * kb_gguf_find_tensor look a name up. */
+
+/**
+ * An open GGUF file (kb_gguf_open, kb_gguf_open_memory); read-only.
+ */
+typedef struct kb_gguf kb_gguf;
+
+/**
+ * Type of a GGUF metadata value (kb_gguf_key_type, kb_gguf_array_type): the
+ * numbers of the GGUF format.  Values are fixed and append-only.
+ */
+typedef enum kb_gguf_type {
+  /** uint8_t. */
+  KB_GGUF_TYPE_UINT8 = 0,
+  /** int8_t. */
+  KB_GGUF_TYPE_INT8 = 1,
+  /** uint16_t. */
+  KB_GGUF_TYPE_UINT16 = 2,
+  /** int16_t. */
+  KB_GGUF_TYPE_INT16 = 3,
+  /** uint32_t. */
+  KB_GGUF_TYPE_UINT32 = 4,
+  /** int32_t. */
+  KB_GGUF_TYPE_INT32 = 5,
+  /** IEEE binary32. */
+  KB_GGUF_TYPE_FLOAT32 = 6,
+  /** One byte, 0 or 1. */
+  KB_GGUF_TYPE_BOOL = 7,
+  /** A string of bytes (UTF-8 by convention; may hold any byte). */
+  KB_GGUF_TYPE_STRING = 8,
+  /** An array of values of one type (kb_gguf_array_type). */
+  KB_GGUF_TYPE_ARRAY = 9,
+  /** uint64_t. */
+  KB_GGUF_TYPE_UINT64 = 10,
+  /** int64_t. */
+  KB_GGUF_TYPE_INT64 = 11,
+  /** IEEE binary64. */
+  KB_GGUF_TYPE_FLOAT64 = 12
+} kb_gguf_type;
+
+/**
+ * Opens and validates the GGUF file at path (see docs/gguf.md for every
+ * check).  The file is mapped read-only (read into memory where it cannot be
+ * mapped) and must not be changed while the handle is open.
+ * @arg ctx context
+ * @arg path in string
+ * @arg out out handle kb_gguf
+ * @destroy kb_gguf_destroy
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gguf_open(kb_context *ctx, const char *path, kb_gguf **out);
+
+/**
+ * Validates a GGUF file held in memory: data, `bytes` bytes long, is copied,
+ * so it may be freed once this returns.  Same checks and errors as
+ * kb_gguf_open.
+ * @arg ctx context
+ * @arg bytes dim
+ * @arg data in u8[bytes]
+ * @arg out out handle kb_gguf
+ * @destroy kb_gguf_destroy
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gguf_open_memory(kb_context *ctx, int64_t bytes, const void *data, kb_gguf **out);
+
+/**
+ * Closes a GGUF file (unmaps it).  Accepts NULL.  No call may be using it.
+ * @arg g handle nullable
+ * @threadsafe no
+ * @blocking yes
+ */
+KB_API void kb_gguf_destroy(kb_gguf *g);
+
+/**
+ * Version of the GGUF format of the file: 2 or 3.
+ * @arg ctx context
+ * @arg g handle
+ * @arg version out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_version(kb_context *ctx, const kb_gguf *g, int64_t *version);
+
+/**
+ * Number of metadata keys.
+ * @arg ctx context
+ * @arg g handle
+ * @arg count out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_key_count(kb_context *ctx, const kb_gguf *g, int64_t *count);
+
+/**
+ * Index of the metadata key named `key` (its exact bytes), or -1 when the
+ * file has no such key (a success: KB_STATUS_OK with index -1).
+ * @arg ctx context
+ * @arg g handle
+ * @arg key in string
+ * @arg index out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_find_key(kb_context *ctx, const kb_gguf *g, const char *key, int64_t *index);
+
+/**
+ * Name of metadata key `index` (in [0, kb_gguf_key_count)), written with a
+ * terminating NUL into name.  Fails with KB_STATUS_INVALID_ARGUMENT when
+ * name_capacity is not larger than the name (never truncates); names hold no
+ * NUL byte.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg name out string(name_capacity)
+ * @arg name_capacity dim
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_key_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name, int64_t name_capacity);
+
+/**
+ * Type of the value of key `index`, a kb_gguf_type value.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg type out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_key_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+
+/**
+ * Value of key `index` as an integer: any integer type, or BOOL (0 or 1).
+ * Fails with KB_STATUS_INVALID_ARGUMENT naming the key when the value is
+ * another type (a float, a string, an array) or a UINT64 above INT64_MAX.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg value out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_int64(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *value);
+
+/**
+ * Values of key `index` as float32: n must be 1 for a number (any integer
+ * type, FLOAT32, FLOAT64, BOOL) and the array's length for an array of
+ * numbers.  Integers are rounded to the nearest float32; a finite FLOAT64
+ * outside the float32 range fails.  Fails with KB_STATUS_INVALID_ARGUMENT
+ * naming the key for strings and arrays of strings, and with
+ * KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg n dim
+ * @arg values out f32[n]
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_f32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, float *values);
+
+/**
+ * Values of key `index` as int32: n must be 1 for an integer or BOOL and the
+ * array's length for an array of them.  Fails with
+ * KB_STATUS_INVALID_ARGUMENT naming the key (and the element) for floats,
+ * strings and values outside the int32 range, and with
+ * KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg n dim
+ * @arg values out i32[n]
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_i32(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n, int32_t *values);
+
+/**
+ * Length in bytes of the STRING value of key `index` (no terminator).
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_string_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+
+/**
+ * Copies the STRING value of key `index` into value, whose size `bytes` must
+ * be its length (kb_gguf_string_bytes); no terminator is written.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes dim
+ * @arg value out u8[bytes]
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_string(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *value);
+
+/**
+ * Element type (a kb_gguf_type value, never ARRAY) of the ARRAY value of key
+ * `index`.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg type out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_array_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+
+/**
+ * Number of elements of the ARRAY value of key `index`.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg length out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_array_length(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *length);
+
+/**
+ * Total length in bytes of the strings of the array of strings of key
+ * `index`: the size of the blob kb_gguf_get_string_array_data fills.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_string_array_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+
+/**
+ * The strings of the array of strings of key `index`, one after the other
+ * without separators, into blob (`bytes` = kb_gguf_string_array_bytes).
+ * String i is blob[offsets[i], offsets[i + 1]) with the offsets of
+ * kb_gguf_get_string_array_offsets: with tokenizer.ggml.scores and
+ * tokenizer.ggml.token_type (kb_gguf_get_f32, kb_gguf_get_i32) this is a
+ * vocabulary.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes dim
+ * @arg blob out u8[bytes]
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_string_array_data(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes,
+                                               void *blob);
+
+/**
+ * Where each string of the array of strings of key `index` starts in the
+ * blob of kb_gguf_get_string_array_data: offsets[0] = 0, offsets[i + 1] =
+ * offsets[i] + length of string i, so n_offsets must be the array's length
+ * + 1.  Fails with KB_STATUS_UNSUPPORTED when the blob is 2^31 bytes or more.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg n_offsets dim
+ * @arg offsets out i32[n_offsets]
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_get_string_array_offsets(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t n_offsets,
+                                                  int32_t *offsets);
+
+/**
+ * Number of tensors.
+ * @arg ctx context
+ * @arg g handle
+ * @arg count out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_count(kb_context *ctx, const kb_gguf *g, int64_t *count);
+
+/**
+ * Index of the tensor named `name`, or -1 when the file has none (a success:
+ * KB_STATUS_OK with index -1).
+ * @arg ctx context
+ * @arg g handle
+ * @arg name in string
+ * @arg index out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_find_tensor(kb_context *ctx, const kb_gguf *g, const char *name, int64_t *index);
+
+/**
+ * Name of tensor `index` (in [0, kb_gguf_tensor_count)), at most 63 bytes,
+ * written with a terminating NUL into name; fails when name_capacity is not
+ * larger than the name.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg name out string(name_capacity)
+ * @arg name_capacity dim
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_name(kb_context *ctx, const kb_gguf *g, int64_t index, char *name,
+                                     int64_t name_capacity);
+
+/**
+ * GGML type number of tensor `index`: a kb_dtype value for the types
+ * kernels take (F32, F16, BF16, Q8_0, Q4_0), another GGML type (Q4_K, ...)
+ * otherwise, which kb_gguf_tensor_read refuses.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg type out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_type(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *type);
+
+/**
+ * Number of dimensions of tensor `index`: 1 to 4.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg n_dims out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_n_dims(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *n_dims);
+
+/**
+ * Size of axis `axis` (in [0, n_dims)) of tensor `index`, in row-major order
+ * as kernels take shapes: axis n_dims - 1 is the innermost (contiguous) one,
+ * which GGUF stores first (ne[0]).  A GGUF weight of ne = [in, out] is the
+ * [out_features, in_features] matrix of kb_linear_w.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg axis scalar
+ * @arg size out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_dim(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t axis, int64_t *size);
+
+/**
+ * Size in bytes of the data of tensor `index`.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
+
+/**
+ * Offset of the data of tensor `index` from the start of the file (aligned
+ * to general.alignment), for callers that map the file themselves.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg offset out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_gguf_tensor_offset(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *offset);
+
+/**
+ * Copies the data of tensor `index` into data, whose size `bytes` must be
+ * kb_gguf_tensor_bytes.  Fails with KB_STATUS_UNSUPPORTED naming the tensor
+ * and its type when that is not a kb_dtype.
+ * @arg ctx context
+ * @arg g handle
+ * @arg index scalar
+ * @arg bytes dim
+ * @arg data out u8[bytes]
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_gguf_tensor_read(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *data);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1324,3 +1324,232 @@ extern "C" {
         out: *mut f32,
     ) -> kb_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kb_gguf {
+    _unused: [u8; 0],
+}
+pub const kb_gguf_type_KB_GGUF_TYPE_UINT8: kb_gguf_type = 0;
+pub const kb_gguf_type_KB_GGUF_TYPE_INT8: kb_gguf_type = 1;
+pub const kb_gguf_type_KB_GGUF_TYPE_UINT16: kb_gguf_type = 2;
+pub const kb_gguf_type_KB_GGUF_TYPE_INT16: kb_gguf_type = 3;
+pub const kb_gguf_type_KB_GGUF_TYPE_UINT32: kb_gguf_type = 4;
+pub const kb_gguf_type_KB_GGUF_TYPE_INT32: kb_gguf_type = 5;
+pub const kb_gguf_type_KB_GGUF_TYPE_FLOAT32: kb_gguf_type = 6;
+pub const kb_gguf_type_KB_GGUF_TYPE_BOOL: kb_gguf_type = 7;
+pub const kb_gguf_type_KB_GGUF_TYPE_STRING: kb_gguf_type = 8;
+pub const kb_gguf_type_KB_GGUF_TYPE_ARRAY: kb_gguf_type = 9;
+pub const kb_gguf_type_KB_GGUF_TYPE_UINT64: kb_gguf_type = 10;
+pub const kb_gguf_type_KB_GGUF_TYPE_INT64: kb_gguf_type = 11;
+pub const kb_gguf_type_KB_GGUF_TYPE_FLOAT64: kb_gguf_type = 12;
+pub type kb_gguf_type = core::ffi::c_uint;
+extern "C" {
+    pub fn kb_gguf_open(
+        ctx: *mut kb_context,
+        path: *const core::ffi::c_char,
+        out: *mut *mut kb_gguf,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_open_memory(
+        ctx: *mut kb_context,
+        bytes: i64,
+        data: *const core::ffi::c_void,
+        out: *mut *mut kb_gguf,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_destroy(g: *mut kb_gguf);
+}
+extern "C" {
+    pub fn kb_gguf_version(ctx: *mut kb_context, g: *const kb_gguf, version: *mut i64)
+        -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_key_count(ctx: *mut kb_context, g: *const kb_gguf, count: *mut i64)
+        -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_find_key(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        key: *const core::ffi::c_char,
+        index: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_key_name(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        name: *mut core::ffi::c_char,
+        name_capacity: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_key_type(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        type_: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_int64(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        value: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_f32(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        n: i64,
+        values: *mut f32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_i32(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        n: i64,
+        values: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_string_bytes(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_string(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: i64,
+        value: *mut core::ffi::c_void,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_array_type(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        type_: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_array_length(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        length: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_string_array_bytes(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_string_array_data(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: i64,
+        blob: *mut core::ffi::c_void,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_get_string_array_offsets(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        n_offsets: i64,
+        offsets: *mut i32,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_count(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        count: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_find_tensor(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        name: *const core::ffi::c_char,
+        index: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_name(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        name: *mut core::ffi::c_char,
+        name_capacity: i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_type(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        type_: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_n_dims(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        n_dims: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_dim(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        axis: i64,
+        size: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_bytes(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_offset(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        offset: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_gguf_tensor_read(
+        ctx: *mut kb_context,
+        g: *const kb_gguf,
+        index: i64,
+        bytes: i64,
+        data: *mut core::ffi::c_void,
+    ) -> kb_status;
+}

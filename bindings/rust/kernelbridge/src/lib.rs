@@ -764,6 +764,165 @@ impl fmt::Display for RopeScaling {
     }
 }
 
+/// Type of a GGUF metadata value (kb_gguf_key_type, kb_gguf_array_type): the
+/// numbers of the GGUF format.  Values are fixed and append-only.
+///
+/// Generated from the C enum `kb_gguf_type`; new values may be added, so matches need a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GgufType {
+    /// uint8_t.
+    Uint8,
+    /// int8_t.
+    Int8,
+    /// uint16_t.
+    Uint16,
+    /// int16_t.
+    Int16,
+    /// uint32_t.
+    Uint32,
+    /// int32_t.
+    Int32,
+    /// IEEE binary32.
+    Float32,
+    /// One byte, 0 or 1.
+    Bool,
+    /// A string of bytes (UTF-8 by convention; may hold any byte).
+    String,
+    /// An array of values of one type (kb_gguf_array_type).
+    Array,
+    /// uint64_t.
+    Uint64,
+    /// int64_t.
+    Int64,
+    /// IEEE binary64.
+    Float64,
+}
+
+impl GgufType {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [GgufType] = &[
+        GgufType::Uint8,
+        GgufType::Int8,
+        GgufType::Uint16,
+        GgufType::Int16,
+        GgufType::Uint32,
+        GgufType::Int32,
+        GgufType::Float32,
+        GgufType::Bool,
+        GgufType::String,
+        GgufType::Array,
+        GgufType::Uint64,
+        GgufType::Int64,
+        GgufType::Float64,
+    ];
+
+    /// The numeric value of the C enumerator.
+    pub const fn code(self) -> i32 {
+        match self {
+            GgufType::Uint8 => 0,
+            GgufType::Int8 => 1,
+            GgufType::Uint16 => 2,
+            GgufType::Int16 => 3,
+            GgufType::Uint32 => 4,
+            GgufType::Int32 => 5,
+            GgufType::Float32 => 6,
+            GgufType::Bool => 7,
+            GgufType::String => 8,
+            GgufType::Array => 9,
+            GgufType::Uint64 => 10,
+            GgufType::Int64 => 11,
+            GgufType::Float64 => 12,
+        }
+    }
+
+    /// The value with this numeric code, if this version knows it.
+    pub const fn from_code(code: i32) -> Option<GgufType> {
+        match code {
+            0 => Some(GgufType::Uint8),
+            1 => Some(GgufType::Int8),
+            2 => Some(GgufType::Uint16),
+            3 => Some(GgufType::Int16),
+            4 => Some(GgufType::Uint32),
+            5 => Some(GgufType::Int32),
+            6 => Some(GgufType::Float32),
+            7 => Some(GgufType::Bool),
+            8 => Some(GgufType::String),
+            9 => Some(GgufType::Array),
+            10 => Some(GgufType::Uint64),
+            11 => Some(GgufType::Int64),
+            12 => Some(GgufType::Float64),
+            _ => None,
+        }
+    }
+
+    /// The C enumerator's name without its prefix, e.g. `UINT8`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            GgufType::Uint8 => "UINT8",
+            GgufType::Int8 => "INT8",
+            GgufType::Uint16 => "UINT16",
+            GgufType::Int16 => "INT16",
+            GgufType::Uint32 => "UINT32",
+            GgufType::Int32 => "INT32",
+            GgufType::Float32 => "FLOAT32",
+            GgufType::Bool => "BOOL",
+            GgufType::String => "STRING",
+            GgufType::Array => "ARRAY",
+            GgufType::Uint64 => "UINT64",
+            GgufType::Int64 => "INT64",
+            GgufType::Float64 => "FLOAT64",
+        }
+    }
+
+    /// The raw value passed to C.
+    #[inline]
+    pub const fn to_raw(self) -> sys::kb_gguf_type {
+        match self {
+            GgufType::Uint8 => sys::kb_gguf_type_KB_GGUF_TYPE_UINT8,
+            GgufType::Int8 => sys::kb_gguf_type_KB_GGUF_TYPE_INT8,
+            GgufType::Uint16 => sys::kb_gguf_type_KB_GGUF_TYPE_UINT16,
+            GgufType::Int16 => sys::kb_gguf_type_KB_GGUF_TYPE_INT16,
+            GgufType::Uint32 => sys::kb_gguf_type_KB_GGUF_TYPE_UINT32,
+            GgufType::Int32 => sys::kb_gguf_type_KB_GGUF_TYPE_INT32,
+            GgufType::Float32 => sys::kb_gguf_type_KB_GGUF_TYPE_FLOAT32,
+            GgufType::Bool => sys::kb_gguf_type_KB_GGUF_TYPE_BOOL,
+            GgufType::String => sys::kb_gguf_type_KB_GGUF_TYPE_STRING,
+            GgufType::Array => sys::kb_gguf_type_KB_GGUF_TYPE_ARRAY,
+            GgufType::Uint64 => sys::kb_gguf_type_KB_GGUF_TYPE_UINT64,
+            GgufType::Int64 => sys::kb_gguf_type_KB_GGUF_TYPE_INT64,
+            GgufType::Float64 => sys::kb_gguf_type_KB_GGUF_TYPE_FLOAT64,
+        }
+    }
+
+    /// The value for a raw C value, if this version knows it.
+    #[inline]
+    pub const fn from_raw(raw: sys::kb_gguf_type) -> Option<GgufType> {
+        match raw {
+            sys::kb_gguf_type_KB_GGUF_TYPE_UINT8 => Some(GgufType::Uint8),
+            sys::kb_gguf_type_KB_GGUF_TYPE_INT8 => Some(GgufType::Int8),
+            sys::kb_gguf_type_KB_GGUF_TYPE_UINT16 => Some(GgufType::Uint16),
+            sys::kb_gguf_type_KB_GGUF_TYPE_INT16 => Some(GgufType::Int16),
+            sys::kb_gguf_type_KB_GGUF_TYPE_UINT32 => Some(GgufType::Uint32),
+            sys::kb_gguf_type_KB_GGUF_TYPE_INT32 => Some(GgufType::Int32),
+            sys::kb_gguf_type_KB_GGUF_TYPE_FLOAT32 => Some(GgufType::Float32),
+            sys::kb_gguf_type_KB_GGUF_TYPE_BOOL => Some(GgufType::Bool),
+            sys::kb_gguf_type_KB_GGUF_TYPE_STRING => Some(GgufType::String),
+            sys::kb_gguf_type_KB_GGUF_TYPE_ARRAY => Some(GgufType::Array),
+            sys::kb_gguf_type_KB_GGUF_TYPE_UINT64 => Some(GgufType::Uint64),
+            sys::kb_gguf_type_KB_GGUF_TYPE_INT64 => Some(GgufType::Int64),
+            sys::kb_gguf_type_KB_GGUF_TYPE_FLOAT64 => Some(GgufType::Float64),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for GgufType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failed call: the status code and the message describing it.
 ///
 /// The message is copied from the context in the same call (C keeps only
@@ -1167,6 +1326,664 @@ impl Buffer {
         // - `src` is a live Buffer borrowed for the call
         // - the C function keeps no pointer to the arguments after it returns
         let raw_status = unsafe { sys::kb_buffer_copy(ctx.raw.as_ptr(), self.raw.as_ptr(), c_dst_offset, src.raw.as_ptr(), c_src_offset, c_bytes) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+}
+
+/// An open GGUF file (kb_gguf_open, kb_gguf_open_memory); read-only.
+pub struct Gguf {
+    raw: NonNull<sys::kb_gguf>,
+    // Not Sync: mutation goes through &mut self; share it behind a Mutex.
+    _marker: PhantomData<Cell<()>>,
+}
+
+// Safety: the C object may move between threads (it holds no thread-local
+// state); it is only never used by two threads at once, which !Sync ensures.
+unsafe impl Send for Gguf {}
+
+impl Drop for Gguf {
+    fn drop(&mut self) {
+        // Safety: the pointer came from the C constructor, is owned by self
+        // and is released exactly once, here.
+        unsafe { sys::kb_gguf_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Gguf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gguf").field("raw", &self.raw).finish()
+    }
+}
+
+impl Gguf {
+    /// Opens and validates the GGUF file at path (see docs/gguf.md for every
+    /// check).  The file is mapped read-only (read into memory where it cannot be
+    /// mapped) and must not be changed while the handle is open.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn open(ctx: &Context, path: &str) -> Result<Gguf> {
+        const FUNC: &str = "kb_gguf_open";
+        let c_path = c_string(FUNC, "path", path)?;
+        let mut out_handle: *mut sys::kb_gguf = std::ptr::null_mut();
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - `c_path` is a NUL-terminated copy of `path` that outlives the call; C only reads it
+        // - `out_handle` is a local that outlives the call; C writes the new handle there on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_open(ctx.raw.as_ptr(), c_path.as_ptr(), &mut out_handle) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        match NonNull::new(out_handle) {
+            Some(raw) => Ok(Gguf { raw, _marker: PhantomData }),
+            None => Err(Error::internal(FUNC, "returned success but no handle")),
+        }
+    }
+
+    /// Validates a GGUF file held in memory: data, \`bytes\` bytes long, is copied,
+    /// so it may be freed once this returns.  Same checks and errors as
+    /// kb_gguf_open.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn open_memory<E: Element>(ctx: &Context, data: &[E]) -> Result<Gguf> {
+        const FUNC: &str = "kb_gguf_open_memory";
+        let bytes = std::mem::size_of_val::<[E]>(data);
+        let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
+        let mut out_handle: *mut sys::kb_gguf = std::ptr::null_mut();
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - `out_handle` is a local that outlives the call; C writes the new handle there on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_open_memory(ctx.raw.as_ptr(), c_bytes, data.as_ptr().cast(), &mut out_handle) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        match NonNull::new(out_handle) {
+            Some(raw) => Ok(Gguf { raw, _marker: PhantomData }),
+            None => Err(Error::internal(FUNC, "returned success but no handle")),
+        }
+    }
+
+    /// The C pointer, for use with the raw `sys` declarations.  It stays
+    /// owned by `self`: do not destroy it, and do not use it after `self` is dropped.
+    #[inline]
+    pub fn as_raw(&self) -> *mut sys::kb_gguf {
+        self.raw.as_ptr()
+    }
+
+    /// Version of the GGUF format of the file: 2 or 3.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn version(&self, ctx: &Context) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_version";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_version(ctx.raw.as_ptr(), self.raw.as_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Number of metadata keys.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn key_count(&self, ctx: &Context) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_key_count";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_key_count(ctx.raw.as_ptr(), self.raw.as_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Index of the metadata key named \`key\` (its exact bytes), or -1 when the
+    /// file has no such key (a success: KB_STATUS_OK with index -1).
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn find_key(&self, ctx: &Context, key: &str) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_find_key";
+        let mut out_value: i64 = 0;
+        let c_key = c_string(FUNC, "key", key)?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `c_key` is a NUL-terminated copy of `key` that outlives the call; C only reads it
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_find_key(ctx.raw.as_ptr(), self.raw.as_ptr(), c_key.as_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Name of metadata key \`index\` (in \[0, kb_gguf_key_count)), written with a
+    /// terminating NUL into name.  Fails with KB_STATUS_INVALID_ARGUMENT when
+    /// name_capacity is not larger than the name (never truncates); names hold no
+    /// NUL byte.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn key_name(&self, ctx: &Context, index: i64) -> Result<String> {
+        const FUNC: &str = "kb_gguf_key_name";
+        let mut out_string: [std::ffi::c_char; OUT_STRING_CAPACITY] = [0; OUT_STRING_CAPACITY];
+        let [c_name_capacity] = c_dims(FUNC, [("name_capacity", out_string.len())])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_string` is a local buffer whose size is passed as `name_capacity`; C writes
+        //   at most that many bytes
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_key_name(ctx.raw.as_ptr(), self.raw.as_ptr(), index, out_string.as_mut_ptr(), c_name_capacity) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(string_from_c_buffer(&out_string))
+    }
+
+    /// Type of the value of key \`index\`, a kb_gguf_type value.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn key_type(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_key_type";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_key_type(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Value of key \`index\` as an integer: any integer type, or BOOL (0 or 1).
+    /// Fails with KB_STATUS_INVALID_ARGUMENT naming the key when the value is
+    /// another type (a float, a string, an array) or a UINT64 above INT64_MAX.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_int64(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_get_int64";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_int64(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Values of key \`index\` as float32: n must be 1 for a number (any integer
+    /// type, FLOAT32, FLOAT64, BOOL) and the array's length for an array of
+    /// numbers.  Integers are rounded to the nearest float32; a finite FLOAT64
+    /// outside the float32 range fails.  Fails with KB_STATUS_INVALID_ARGUMENT
+    /// naming the key for strings and arrays of strings, and with
+    /// KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+    ///
+    /// # Arguments
+    ///
+    /// - `values`: output, `f32[n]`
+    ///
+    /// `n` is the length of `values`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_f32(&self, ctx: &Context, index: i64, values: &mut [f32]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_get_f32";
+        let n = values.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_f32(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_n, values.as_mut_ptr()) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+    /// Values of key \`index\` as int32: n must be 1 for an integer or BOOL and the
+    /// array's length for an array of them.  Fails with
+    /// KB_STATUS_INVALID_ARGUMENT naming the key (and the element) for floats,
+    /// strings and values outside the int32 range, and with
+    /// KB_STATUS_SHAPE_MISMATCH when n is not the number of values.
+    ///
+    /// # Arguments
+    ///
+    /// - `values`: output, `i32[n]`
+    ///
+    /// `n` is the length of `values`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_i32(&self, ctx: &Context, index: i64, values: &mut [i32]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_get_i32";
+        let n = values.len();
+        let [c_n] = c_dims(FUNC, [("n", n)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_i32(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_n, values.as_mut_ptr()) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+    /// Length in bytes of the STRING value of key \`index\` (no terminator).
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn string_bytes(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_string_bytes";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_string_bytes(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Copies the STRING value of key \`index\` into value, whose size \`bytes\` must
+    /// be its length (kb_gguf_string_bytes); no terminator is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `value`: output, `u8[bytes]`, any [`Element`] type, its length counted in bytes
+    ///
+    /// `bytes` is the length of `value` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_string<E: Element>(&self, ctx: &Context, index: i64, value: &mut [E]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_get_string";
+        let bytes = std::mem::size_of_val::<[E]>(value);
+        let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_string(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_bytes, value.as_mut_ptr().cast()) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+    /// Element type (a kb_gguf_type value, never ARRAY) of the ARRAY value of key
+    /// \`index\`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn array_type(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_array_type";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_array_type(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Number of elements of the ARRAY value of key \`index\`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn array_length(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_array_length";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_array_length(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Total length in bytes of the strings of the array of strings of key
+    /// \`index\`: the size of the blob kb_gguf_get_string_array_data fills.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn string_array_bytes(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_string_array_bytes";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_string_array_bytes(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// The strings of the array of strings of key \`index\`, one after the other
+    /// without separators, into blob (\`bytes\` = kb_gguf_string_array_bytes).
+    /// String i is blob\[offsets\[i\], offsets\[i + 1\]) with the offsets of
+    /// kb_gguf_get_string_array_offsets: with tokenizer.ggml.scores and
+    /// tokenizer.ggml.token_type (kb_gguf_get_f32, kb_gguf_get_i32) this is a
+    /// vocabulary.
+    ///
+    /// # Arguments
+    ///
+    /// - `blob`: output, `u8[bytes]`, any [`Element`] type, its length counted in bytes
+    ///
+    /// `bytes` is the length of `blob` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_string_array_data<E: Element>(&self, ctx: &Context, index: i64, blob: &mut [E]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_get_string_array_data";
+        let bytes = std::mem::size_of_val::<[E]>(blob);
+        let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_string_array_data(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_bytes, blob.as_mut_ptr().cast()) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+    /// Where each string of the array of strings of key \`index\` starts in the
+    /// blob of kb_gguf_get_string_array_data: offsets\[0\] = 0, offsets\[i + 1\] =
+    /// offsets\[i\] + length of string i, so n_offsets must be the array's length
+    /// \+ 1.  Fails with KB_STATUS_UNSUPPORTED when the blob is 2^31 bytes or more.
+    ///
+    /// # Arguments
+    ///
+    /// - `offsets`: output, `i32[n_offsets]`
+    ///
+    /// `n_offsets` is the length of `offsets`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn get_string_array_offsets(&self, ctx: &Context, index: i64, offsets: &mut [i32]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_get_string_array_offsets";
+        let n_offsets = offsets.len();
+        let [c_n_offsets] = c_dims(FUNC, [("n_offsets", n_offsets)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_get_string_array_offsets(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_n_offsets, offsets.as_mut_ptr()) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())
+    }
+
+    /// Number of tensors.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_count(&self, ctx: &Context) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_count";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_count(ctx.raw.as_ptr(), self.raw.as_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Index of the tensor named \`name\`, or -1 when the file has none (a success:
+    /// KB_STATUS_OK with index -1).
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn find_tensor(&self, ctx: &Context, name: &str) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_find_tensor";
+        let mut out_value: i64 = 0;
+        let c_name = c_string(FUNC, "name", name)?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `c_name` is a NUL-terminated copy of `name` that outlives the call; C only reads it
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_find_tensor(ctx.raw.as_ptr(), self.raw.as_ptr(), c_name.as_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Name of tensor \`index\` (in \[0, kb_gguf_tensor_count)), at most 63 bytes,
+    /// written with a terminating NUL into name; fails when name_capacity is not
+    /// larger than the name.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_name(&self, ctx: &Context, index: i64) -> Result<String> {
+        const FUNC: &str = "kb_gguf_tensor_name";
+        let mut out_string: [std::ffi::c_char; OUT_STRING_CAPACITY] = [0; OUT_STRING_CAPACITY];
+        let [c_name_capacity] = c_dims(FUNC, [("name_capacity", out_string.len())])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_string` is a local buffer whose size is passed as `name_capacity`; C writes
+        //   at most that many bytes
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_name(ctx.raw.as_ptr(), self.raw.as_ptr(), index, out_string.as_mut_ptr(), c_name_capacity) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(string_from_c_buffer(&out_string))
+    }
+
+    /// GGML type number of tensor \`index\`: a kb_dtype value for the types
+    /// kernels take (F32, F16, BF16, Q8_0, Q4_0), another GGML type (Q4_K, ...)
+    /// otherwise, which kb_gguf_tensor_read refuses.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_type(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_type";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_type(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Number of dimensions of tensor \`index\`: 1 to 4.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_n_dims(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_n_dims";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_n_dims(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Size of axis \`axis\` (in \[0, n_dims)) of tensor \`index\`, in row-major order
+    /// as kernels take shapes: axis n_dims - 1 is the innermost (contiguous) one,
+    /// which GGUF stores first (ne\[0\]).  A GGUF weight of ne = \[in, out\] is the
+    /// \[out_features, in_features\] matrix of kb_linear_w.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_dim(&self, ctx: &Context, index: i64, axis: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_dim";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_dim(ctx.raw.as_ptr(), self.raw.as_ptr(), index, axis, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Size in bytes of the data of tensor \`index\`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_bytes(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_bytes";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_bytes(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Offset of the data of tensor \`index\` from the start of the file (aligned
+    /// to general.alignment), for callers that map the file themselves.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_offset(&self, ctx: &Context, index: i64) -> Result<i64> {
+        const FUNC: &str = "kb_gguf_tensor_offset";
+        let mut out_value: i64 = 0;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_offset(ctx.raw.as_ptr(), self.raw.as_ptr(), index, &mut out_value) };
+        check_status(FUNC, raw_status, ctx.raw.as_ptr())?;
+        Ok(out_value)
+    }
+
+    /// Copies the data of tensor \`index\` into data, whose size \`bytes\` must be
+    /// kb_gguf_tensor_bytes.  Fails with KB_STATUS_UNSUPPORTED naming the tensor
+    /// and its type when that is not a kb_dtype.
+    ///
+    /// # Arguments
+    ///
+    /// - `data`: output, `u8[bytes]`, any [`Element`] type, its length counted in bytes
+    ///
+    /// `bytes` is the length of `data` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the context).
+    pub fn tensor_read<E: Element>(&self, ctx: &Context, index: i64, data: &mut [E]) -> Result<()> {
+        const FUNC: &str = "kb_gguf_tensor_read";
+        let bytes = std::mem::size_of_val::<[E]>(data);
+        let [c_bytes] = c_dims(FUNC, [("bytes", bytes)])?;
+        // Safety:
+        // - `ctx` is a live context borrowed for the call (a context may be used
+        //   by several threads at once)
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_gguf_tensor_read(ctx.raw.as_ptr(), self.raw.as_ptr(), index, c_bytes, data.as_mut_ptr().cast()) };
         check_status(FUNC, raw_status, ctx.raw.as_ptr())
     }
 

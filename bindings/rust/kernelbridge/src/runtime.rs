@@ -309,6 +309,15 @@ fn batched_extent(dims: &[usize], ld: Option<usize>, stride: usize) -> Result<us
     (dims[0] - 1).checked_mul(stride).and_then(|n| n.checked_add(item)).ok_or(dims)
 }
 
+// --- in strings --------------------------------------------------------------
+
+/// `s` as a C string for an `in string` parameter, or an InvalidArgument
+/// error naming it when it holds a NUL byte (C would read it as the end).
+pub(crate) fn c_string(func: &str, name: &str, s: &str) -> Result<std::ffi::CString> {
+    std::ffi::CString::new(s)
+        .map_err(|_| Error::new(Status::InvalidArgument, format!("{func}: {name} holds a NUL byte")))
+}
+
 // --- out strings -------------------------------------------------------------
 
 /// Bytes of the buffer passed to C for an `out string` parameter (longer

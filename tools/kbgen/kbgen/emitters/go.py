@@ -75,6 +75,7 @@ HAND_WRITTEN = {
     "kb_buffer_size",  # Buffer.Size
     "kb_buffer_device",  # Buffer.Device
     "kb_buffer_data",  # the address views hand to the <Kernel>Buf helpers
+    "kb_gguf_destroy",  # Gguf.Close (gguf.go)
 }
 
 _INITIALISMS = {
@@ -611,7 +612,9 @@ def _shapes_function(name: str, group: List[_Kernel]) -> str:
 # --- other functions returning kb_status -------------------------------------------
 
 
-_STATUS_CALL_ROLES = ("context", "handle", "handle_out", "dim", "scalar", "flag", "tensor", "out_scalar", "out_string")
+_STATUS_CALL_ROLES = (
+    "context", "handle", "handle_out", "dim", "scalar", "flag", "tensor", "out_scalar", "out_string", "in_string"
+)
 
 
 class _StatusCall(_Call):
@@ -635,7 +638,7 @@ class _StatusCall(_Call):
         return [
             p
             for p in self.fn.params
-            if p.role in ("handle", "dim", "scalar", "flag", "tensor") and not self.hidden(p)
+            if p.role in ("handle", "dim", "scalar", "flag", "tensor", "in_string") and not self.hidden(p)
         ]
 
     def go_type(self, p: Param) -> str:
@@ -647,6 +650,8 @@ class _StatusCall(_Call):
             return "bool"
         if p.role == "tensor":
             return _SLICE[p.tensor.dtype]
+        if p.role == "in_string":
+            return "string"
         return self.scalar_type(p)
 
     def results(self) -> List[Param]:
@@ -710,6 +715,14 @@ class _StatusCall(_Call):
             out.append(f'\tchk := checker{{fn: "{fn.name}"}}\n')
             out += [f"\t{l}\n" for l in checks]
             out.append(f"\tif chk.err != nil {{\n\t\treturn {zeros}chk.err\n\t}}\n")
+        # An `in string` becomes a C copy (cString refuses a NUL byte, which C
+        # would read as the end), freed when the call returns.
+        for p in fn.params:
+            if p.role == "in_string":
+                n = self.names[p.name]
+                out.append(f'\tc_{n}, err := cString("{fn.name}", "{p.name}", {n})\n')
+                out.append(f"\tif err != nil {{\n\t\treturn {zeros}err\n\t}}\n")
+                out.append(f"\tdefer freeCString(c_{n})\n")
         args = [] if self.ctx is None else ["ctx.h"]
         for p in results:
             n = self.names[p.name]
@@ -731,6 +744,8 @@ class _StatusCall(_Call):
                 args.append(f"&{n}")
             elif p.role == "out_string":
                 args.append(f"&{n}[0]")
+            elif p.role == "in_string":
+                args.append(f"c_{n}")
             elif p.role == "dim" and p.name in self.capacities:
                 owner = [q for q in fn.params if q.role == "out_string" and q.capacity == p.name][0]
                 args.append(f"C.int64_t(len({self.names[owner.name]}))")

@@ -167,6 +167,39 @@ HANDWRITTEN = {
             "kb_buffer_copy",
         ),
     ),
+    # GGUF files: Gguf.java (names, strings and arrays as Java values).
+    "kb_gguf": (
+        "Gguf",
+        (
+            "kb_gguf_open",
+            "kb_gguf_open_memory",
+            "kb_gguf_destroy",
+            "kb_gguf_version",
+            "kb_gguf_key_count",
+            "kb_gguf_find_key",
+            "kb_gguf_key_name",
+            "kb_gguf_key_type",
+            "kb_gguf_get_int64",
+            "kb_gguf_get_f32",
+            "kb_gguf_get_i32",
+            "kb_gguf_string_bytes",
+            "kb_gguf_get_string",
+            "kb_gguf_array_type",
+            "kb_gguf_array_length",
+            "kb_gguf_string_array_bytes",
+            "kb_gguf_get_string_array_data",
+            "kb_gguf_get_string_array_offsets",
+            "kb_gguf_tensor_count",
+            "kb_gguf_find_tensor",
+            "kb_gguf_tensor_name",
+            "kb_gguf_tensor_type",
+            "kb_gguf_tensor_n_dims",
+            "kb_gguf_tensor_dim",
+            "kb_gguf_tensor_bytes",
+            "kb_gguf_tensor_offset",
+            "kb_gguf_tensor_read",
+        ),
+    ),
 }
 
 
@@ -316,6 +349,8 @@ def _c_param(api: Api, fn: Function, p: Param, variant: str) -> str:
         return f"kbj_out_i64 *{p.name}"
     if p.role == "out_string":
         return f"kbj_string_out *{p.name}"
+    if p.role == "in_string":
+        return f"const char *{p.name}"
     if p.role == "dim" and p.name in _hidden_capacities(fn):
         return f"kbj_string_capacity {p.name}"
     return f"{p.ctype.spelling} {p.name}"

@@ -1388,6 +1388,15 @@ def _mem(obj, writable):
     if isinstance(obj, _CData):
         return obj
     return _ffi.from_buffer(obj, require_writable=writable)
+
+
+def _cstr(obj, fn, name):
+    """An `in string` argument: a str (as UTF-8) or bytes, without a NUL
+    (C would read it as the end of the string)."""
+    data = obj.encode("utf-8") if isinstance(obj, str) else bytes(obj)
+    if b"\\0" in data:
+        raise _model.ERRORS[@INVALID@]("%s: %s holds a NUL character" % (fn, name), @INVALID@)
+    return data
 '''
 
 
@@ -1408,6 +1417,8 @@ def _capi_doc(fn: Function, api: Api) -> str:
         elif p.role == "handle":
             typ = p.ctype.spelling.replace("const ", "").strip()
             args.append(f"  {name}: {typ} (cdata)" + ("; None passes NULL" if p.nullable else ""))
+        elif p.role == "in_string":
+            args.append(f"  {name}: str (UTF-8) or bytes, without NUL characters")
         elif p.role == "tensor":
             what = "writable buffer" if p.tensor.direction != "in" else "buffer"
             args.append(f"  {name}: {p.tensor.direction} bytes: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
@@ -1465,6 +1476,8 @@ def capi_function_code(fn: Function, api: Api) -> str:
             result = "_ffi.string(_r).decode('utf-8', 'replace')"
         elif p.name in capacities:
             args.append(str(STRING_CAPACITY))
+        elif p.role == "in_string":
+            args.append(f"_cstr({name}, {_q(fn.name)}, {_q(p.name)})")
         elif p.role == "tensor":
             args.append(f"_mem({name}, {p.tensor.direction != 'in'})")
         elif p.role == "context" or (p.role == "handle" and p.nullable):
@@ -1492,6 +1505,14 @@ def capi_function_code(fn: Function, api: Api) -> str:
     return "".join(lines) + "".join("    " + l + "\n" for l in body)
 
 
+def _status_value(api: Api, suffix: str) -> int:
+    """The value of the kb_status enumerator named *_<suffix>."""
+    for v in api.status_enum.values:
+        if v.name.endswith("_" + suffix):
+            return v.value
+    raise SystemExit(f"kbgen python: kb_status has no {suffix}")
+
+
 def capi_module(api: Api) -> str:
     names = {f.name for f in api.functions}
     for needed in (_THREAD_MESSAGE, _CONTEXT_MESSAGE, _STATUS_NAME):
@@ -1501,6 +1522,7 @@ def capi_module(api: Api) -> str:
         CAPI_PROLOGUE.replace("@THREAD@", _THREAD_MESSAGE)
         .replace("@CONTEXT@", _CONTEXT_MESSAGE)
         .replace("@STATUS@", _STATUS_NAME)
+        .replace("@INVALID@", str(_status_value(api, "INVALID_ARGUMENT")))
     )
     parts = [banner("#"), prologue]
     for f in api.functions:

@@ -332,6 +332,8 @@ class _Body:
             elif p.role == "handle":
                 ty = f"&{'' if p.ctype.const else 'mut '}{type_name(p.ctype.name)}"
                 self.params.append(f"{name}: {f'Option<{ty}>' if p.nullable else ty}")
+            elif p.role == "in_string":
+                self.params.append(f"{name}: &str")
             elif p.role in ("handle_out", "out_scalar", "out_string"):
                 pass
             else:
@@ -345,6 +347,11 @@ class _Body:
                 self.pre.append(
                     "let mut out_string: [std::ffi::c_char; OUT_STRING_CAPACITY] = [0; OUT_STRING_CAPACITY];"
                 )
+
+        # `in string` parameters as C strings (c_string refuses a NUL byte).
+        for p in fn.params:
+            if p.role == "in_string":
+                self.pre.append(f"let c_{p.name} = c_string(FUNC, {_rust_str(p.name)}, {ident(p.name)})?;")
 
         # Derived dims first, so that every size is known before the checks.
         for dim, src in derived.items():
@@ -405,6 +412,8 @@ class _Body:
                 self.args.append("&mut out_value")
             elif p.role == "out_string":
                 self.args.append("out_string.as_mut_ptr()")
+            elif p.role == "in_string":
+                self.args.append(f"c_{p.name}.as_ptr()")
             elif p.role in ("context", "handle"):
                 if p.role == "handle" and p.nullable:
                     self.args.append(f"{name}.map_or(std::ptr::null_mut(), |h| h.raw.as_ptr())")
@@ -497,6 +506,9 @@ class _Body:
                 "`Element` type is plain data, valid for any bit pattern)" if any(
                     p.tensor.dtype == "u8" for p in fn.tensors) else "")
             )
+        for p in fn.params:
+            if p.role == "in_string":
+                notes.append(f"`c_{p.name}` is a NUL-terminated copy of `{p.name}` that outlives the call; C only reads it")
         if any(p.role == "handle_out" for p in fn.params):
             notes.append("`out_handle` is a local that outlives the call; C writes the new handle there on success only")
         if self.out is not None and self.out.role == "out_scalar":
