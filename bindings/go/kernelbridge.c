@@ -6260,7 +6260,7 @@ kb_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, const int32_t *i
     if (n > INT64_MAX - total) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, FN, "size of the text overflows");
     total += n;
   }
-  if (total <= capacity) {
+  if (total <= capacity && total > 0) { /* text may be NULL when total is 0 */
     char *dst = text;
     for (int64_t i = first; i < end; i++) dst += kb__tok_piece(tok, ids[i], unparse_special, lstrip && i == first, dst);
   }

@@ -517,6 +517,9 @@ def tokenizer_seeds():
                               "x<a>y<b>z<s>cc</s>bb<unk>"),
         "seed-user_defined_no_parse": seed(1 | 2 | 4 | 8 | 32, common + [extra([LT, A, GT], 0, USER)], "<a><a> a<a>"),
         "seed-duplicate_piece": seed(4, [extra([A]), extra([A])], "a"),
+        # Decodes to nothing: kb_detokenize with capacity 0 and NULL text
+        # once did pointer arithmetic on the NULL (UBSan).
+        "seed-fixed_empty_text_bos": seed(1 | 4 | 8 | 32, common, ""),
         "seed-invalid_utf8_text": seed(4 | 32, common, "a\udcff\udce2\udc96 b\udcc3"),
         "seed-long": seed(4 | 32, common, "abc " * 300),
     }
