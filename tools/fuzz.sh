@@ -7,7 +7,8 @@
 # size per target, and exits non-zero when any target crashed.
 #
 # Targets: elementwise rowwise gemm attention linear embedding_rope
-# cross_entropy adamw sampling half quant decoder buffers gguf (default: all of them).
+# cross_entropy adamw sampling half quant decoder buffers gguf tokenizer (default:
+# all of them).
 #
 # Environment:
 #   CC              clang to use (default: clang-14, else clang)
@@ -35,7 +36,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half quant decoder buffers gguf)
+all_targets=(elementwise rowwise gemm attention linear embedding_rope cross_entropy adamw sampling half quant decoder buffers gguf
+  tokenizer)
 
 usage() {
   echo "usage: tools/fuzz.sh SECONDS [TARGET...]" >&2

@@ -2879,6 +2879,159 @@ KB_API kb_status kb_gguf_tensor_offset(kb_context *ctx, const kb_gguf *g, int64_
  */
 KB_API kb_status kb_gguf_tensor_read(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *data);
 
+/* ------------------------------------------------------------------------ */
+/* Tokenizer.  A SentencePiece-style ("llama") tokenizer: the vocabulary of a
+ * GGUF file whose tokenizer.ggml.model is "llama", tokenized exactly as
+ * llama.cpp's SPM tokenizer does (docs/tokenizer.md gives the algorithm, what
+ * is validated and how to decode a stream of tokens).  A kb_tokenizer is
+ * immutable once created: any number of threads may use one at once.  These
+ * functions take no context: a failure's message is read with kb_last_error()
+ * on the calling thread. */
+
+/** Opaque tokenizer: a copy of a vocabulary and its lookup tables. */
+typedef struct kb_tokenizer kb_tokenizer;
+
+/**
+ * Creates a tokenizer from a vocabulary of n_tokens tokens (> 0), as a GGUF
+ * file stores it: token i's piece is the UTF-8 bytes
+ * pieces[offsets[i], offsets[i + 1]) (n_offsets must be n_tokens + 1, the
+ * offsets non-decreasing and within [0, pieces_bytes]), its score scores[i]
+ * (not NaN) and its type types[i] (tokenizer.ggml.token_type: 0 undefined,
+ * 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte; a byte
+ * token's piece is <0xNN>).  Pieces must be valid UTF-8 and distinct (an
+ * empty piece i stands for the text "[EMPTY_i]", as in llama.cpp).  bos_id,
+ * eos_id and unk_id are token ids or -1 for none; add_bos needs a bos_id and
+ * add_eos an eos_id (tokenizer.ggml.add_bos_token, add_eos_token and
+ * add_space_prefix; llama defaults: true, false, true).  Everything is
+ * copied: the arrays may be freed once this returns.  Errors name the
+ * argument and the token: INVALID_ARGUMENT or SHAPE_MISMATCH (n_offsets),
+ * OUT_OF_MEMORY.
+ * @arg n_tokens dim
+ * @arg pieces_bytes dim
+ * @arg pieces in u8[pieces_bytes]
+ * @arg n_offsets dim
+ * @arg offsets in i32[n_offsets]
+ * @arg scores in f32[n_tokens]
+ * @arg types in i32[n_tokens]
+ * @arg bos_id scalar
+ * @arg eos_id scalar
+ * @arg unk_id scalar
+ * @arg add_bos flag default(true)
+ * @arg add_eos flag default(false)
+ * @arg add_space_prefix flag default(true)
+ * @arg out out handle kb_tokenizer
+ * @destroy kb_tokenizer_destroy
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const void *pieces, int64_t n_offsets,
+                                     const int32_t *offsets, const float *scores, const int32_t *types, int64_t bos_id,
+                                     int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos,
+                                     bool add_space_prefix, kb_tokenizer **out);
+
+/**
+ * Destroys a tokenizer.  Accepts NULL.  No call may be using it.
+ * @arg tok handle nullable
+ * @threadsafe no
+ * @blocking no
+ */
+KB_API void kb_tokenizer_destroy(kb_tokenizer *tok);
+
+/**
+ * Number of tokens in the vocabulary (ids are 0 .. n_tokens - 1).
+ * @arg tok handle
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API int64_t kb_tokenizer_n_tokens(const kb_tokenizer *tok);
+
+/**
+ * Id of the beginning-of-sequence token; -1 when the vocabulary has none.
+ * @arg tok handle
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API int64_t kb_tokenizer_bos(const kb_tokenizer *tok);
+
+/**
+ * Id of the end-of-sequence token; -1 when the vocabulary has none.
+ * @arg tok handle
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API int64_t kb_tokenizer_eos(const kb_tokenizer *tok);
+
+/**
+ * Tokenizes text_bytes bytes of UTF-8 text as llama.cpp's llama_tokenize
+ * does: user-defined tokens found in the text become their ids (control and
+ * unknown tokens too with parse_special), the rest is split into pieces by
+ * score, and bytes no piece covers become byte tokens <0xNN> (or unk_id when
+ * the vocabulary has no such token; the call fails naming the byte when it
+ * has neither).  With add_special, the BOS (add_bos) and EOS (add_eos) tokens
+ * of the vocabulary are added.  Text that is not valid UTF-8 is accepted and
+ * split as llama.cpp splits it (a lead byte's sequence length, cut at the
+ * end), so every byte sequence has tokens.  Sets *count to the number of
+ * tokens; they are written to ids only when *count <= capacity, else nothing
+ * is written (capacity 0 with ids NULL asks for the count alone; the count
+ * never exceeds 4 * text_bytes + 5).
+ * @arg tok handle
+ * @arg text_bytes dim
+ * @arg text in u8[text_bytes]
+ * @arg add_special flag default(true)
+ * @arg parse_special flag default(false)
+ * @arg capacity dim
+ * @arg ids out i32[capacity]
+ * @arg count out scalar
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_tokenize(const kb_tokenizer *tok, int64_t text_bytes, const void *text, bool add_special,
+                             bool parse_special, int64_t capacity, int32_t *ids, int64_t *count);
+
+/**
+ * The bytes token id stands for, as llama.cpp's llama_token_to_piece: a
+ * normal token's piece with U+2581 replaced by a space, a byte token's one
+ * byte, a user-defined token's piece; control and unknown tokens give their
+ * piece with special and nothing without; unused and undefined tokens give
+ * nothing.  A byte token may be part of a UTF-8 sequence: a caller that
+ * streams text keeps incomplete sequences until the next pieces complete
+ * them (docs/tokenizer.md).  Sets *bytes to the piece's length; the piece is
+ * written only when *bytes <= capacity, else nothing is written.
+ * @arg tok handle
+ * @arg id scalar
+ * @arg special flag default(false)
+ * @arg capacity dim
+ * @arg piece out u8[capacity]
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking no
+ */
+KB_API kb_status kb_tokenizer_piece(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, void *piece,
+                                    int64_t *bytes);
+
+/**
+ * Text of n_ids tokens, as llama.cpp's llama_detokenize: the pieces of
+ * kb_tokenizer_piece (special as unparse_special) concatenated, with one
+ * leading space removed from the first piece when the vocabulary adds a
+ * space prefix; remove_special drops a leading BOS (add_bos) and a trailing
+ * EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
+ * decoding the tokens of text t without add_special gives t back.  Sets
+ * *bytes to the text's length; the text is written only when
+ * *bytes <= capacity, else nothing is written.
+ * @arg tok handle
+ * @arg n_ids dim
+ * @arg ids in i32[n_ids]
+ * @arg remove_special flag default(false)
+ * @arg unparse_special flag default(false)
+ * @arg capacity dim
+ * @arg text out u8[capacity]
+ * @arg bytes out scalar
+ * @threadsafe yes
+ * @blocking yes
+ */
+KB_API kb_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, const int32_t *ids, bool remove_special,
+                               bool unparse_special, int64_t capacity, void *text, int64_t *bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -162,6 +162,18 @@ static kbgo_failure *kbgo_gguf_tensor_offset(uintptr_t kbgo_ctx, uintptr_t g, in
 static kbgo_failure *kbgo_gguf_tensor_read(uintptr_t kbgo_ctx, uintptr_t g, int64_t index, int64_t bytes, uint8_t *data) {
 	return kbgo_done(kbgo_ctx, kb_gguf_tensor_read((kb_context *)kbgo_ctx, (const kb_gguf *)g, index, bytes, data));
 }
+static kbgo_failure *kbgo_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const uint8_t *pieces, int64_t n_offsets, const int32_t *offsets, const float *scores, const int32_t *types, int64_t bos_id, int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix, kb_tokenizer * *out) {
+	return kbgo_thread_done(kb_tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores, types, bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, out));
+}
+static kbgo_failure *kbgo_tokenize(uintptr_t tok, int64_t text_bytes, const uint8_t *text, bool add_special, bool parse_special, int64_t capacity, int32_t *ids, int64_t *count) {
+	return kbgo_thread_done(kb_tokenize((const kb_tokenizer *)tok, text_bytes, text, add_special, parse_special, capacity, ids, count));
+}
+static kbgo_failure *kbgo_tokenizer_piece(uintptr_t tok, int64_t id, bool special, int64_t capacity, uint8_t *piece, int64_t *bytes) {
+	return kbgo_thread_done(kb_tokenizer_piece((const kb_tokenizer *)tok, id, special, capacity, piece, bytes));
+}
+static kbgo_failure *kbgo_detokenize(uintptr_t tok, int64_t n_ids, const int32_t *ids, bool remove_special, bool unparse_special, int64_t capacity, uint8_t *text, int64_t *bytes) {
+	return kbgo_thread_done(kb_detokenize((const kb_tokenizer *)tok, n_ids, ids, remove_special, unparse_special, capacity, text, bytes));
+}
 
 // The kernels, run on a context passed as an integer (see kbgo_done).
 static kbgo_failure *kbgo_silu(uintptr_t kbgo_ctx, int64_t n, const float *x, float *y) {
@@ -1248,6 +1260,40 @@ func (ctx *Context) cGgufTensorRead(g C.uintptr_t, index int64, data []byte) err
 		return err
 	}
 	return ctx.done(C.kbgo_gguf_tensor_read(ctx.h, g, C.int64_t(index), C.int64_t(len(data)), u8p(data)))
+}
+
+// cTokenizerCreate calls kb_tokenizer_create; its C message (kb_last_error) is copied in the same cgo call.
+func cTokenizerCreate(pieces []byte, offsets []int32, scores []float32, types []int32, bosID int64, eosID int64, unkID int64, addBos bool, addEos bool, addSpacePrefix bool) (*C.kb_tokenizer, error) {
+	chk := checker{fn: "kb_tokenizer_create"}
+	nTokens := len(scores)
+	chk.length("types", len(types), nTokens, "[nTokens]")
+	if chk.err != nil {
+		return nil, chk.err
+	}
+	var out *C.kb_tokenizer
+	fail := C.kbgo_tokenizer_create(C.int64_t(len(scores)), C.int64_t(len(pieces)), u8p(pieces), C.int64_t(len(offsets)), i32p(offsets), f32p(scores), i32p(types), C.int64_t(bosID), C.int64_t(eosID), C.int64_t(unkID), C.bool(addBos), C.bool(addEos), C.bool(addSpacePrefix), &out)
+	return out, threadDone(fail)
+}
+
+// cTokenize calls kb_tokenize; its C message (kb_last_error) is copied in the same cgo call.
+func cTokenize(tok C.uintptr_t, text []byte, addSpecial bool, parseSpecial bool, ids []int32) (int64, error) {
+	var count C.int64_t
+	fail := C.kbgo_tokenize(tok, C.int64_t(len(text)), u8p(text), C.bool(addSpecial), C.bool(parseSpecial), C.int64_t(len(ids)), i32p(ids), &count)
+	return int64(count), threadDone(fail)
+}
+
+// cTokenizerPiece calls kb_tokenizer_piece; its C message (kb_last_error) is copied in the same cgo call.
+func cTokenizerPiece(tok C.uintptr_t, id int64, special bool, piece []byte) (int64, error) {
+	var bytes C.int64_t
+	fail := C.kbgo_tokenizer_piece(tok, C.int64_t(id), C.bool(special), C.int64_t(len(piece)), u8p(piece), &bytes)
+	return int64(bytes), threadDone(fail)
+}
+
+// cDetokenize calls kb_detokenize; its C message (kb_last_error) is copied in the same cgo call.
+func cDetokenize(tok C.uintptr_t, ids []int32, removeSpecial bool, unparseSpecial bool, text []byte) (int64, error) {
+	var bytes C.int64_t
+	fail := C.kbgo_detokenize(tok, C.int64_t(len(ids)), i32p(ids), C.bool(removeSpecial), C.bool(unparseSpecial), C.int64_t(len(text)), u8p(text), &bytes)
+	return int64(bytes), threadDone(fail)
 }
 
 // siluShapes checks the sizes and tensor lengths of kb_silu, kb_gelu,

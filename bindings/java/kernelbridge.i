@@ -566,6 +566,12 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 #define kb_gguf_tensor_read__f32 kb_gguf_tensor_read
 #define kb_gguf_tensor_read__direct kb_gguf_tensor_read
 #define kb_gguf_tensor_read__addr kb_gguf_tensor_read
+#define kb_tokenizer_piece__i8 kb_tokenizer_piece
+#define kb_tokenizer_piece__i16 kb_tokenizer_piece
+#define kb_tokenizer_piece__i32 kb_tokenizer_piece
+#define kb_tokenizer_piece__f32 kb_tokenizer_piece
+#define kb_tokenizer_piece__direct kb_tokenizer_piece
+#define kb_tokenizer_piece__addr kb_tokenizer_piece
 %}
 
 /* ---- scalars ---- */
@@ -1083,6 +1089,30 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
   $1 = &temp;
 %}
 %typemap(argout) kb_gguf ** %{
+  if (*$1 != NULL) {
+    jlong handle = (jlong)(intptr_t)*$1;
+    (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
+  }
+%}
+%typemap(jni) kb_tokenizer *, const kb_tokenizer * "jlong"
+%typemap(jtype) kb_tokenizer *, const kb_tokenizer * "long"
+%typemap(jstype) kb_tokenizer *, const kb_tokenizer * "long"
+%typemap(javain) kb_tokenizer *, const kb_tokenizer * "$javainput"
+%typemap(in) kb_tokenizer *, const kb_tokenizer * %{ $1 = ($1_ltype)(intptr_t)$input; %}
+/* A new handle comes back in element 0 of a long[1]. */
+%typemap(jni) kb_tokenizer ** "jlongArray"
+%typemap(jtype) kb_tokenizer ** "long[]"
+%typemap(jstype) kb_tokenizer ** "long[]"
+%typemap(javain) kb_tokenizer ** "$javainput"
+%typemap(in) kb_tokenizer ** (kb_tokenizer *temp) %{
+  if ($input == NULL || (*jenv)->GetArrayLength(jenv, $input) < 1) {
+    kbj_throw_java(jenv, "java/lang/IllegalArgumentException", "kernelbridge: a long[1] is needed for the new handle");
+    return $null;
+  }
+  temp = NULL;
+  $1 = &temp;
+%}
+%typemap(argout) kb_tokenizer ** %{
   if (*$1 != NULL) {
     jlong handle = (jlong)(intptr_t)*$1;
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
@@ -1840,5 +1870,31 @@ kbj_status_ctx kb_gguf_tensor_read__f32(kbj_ctx *ctx, const kb_gguf *g, int64_t 
 kbj_status_ctx kb_gguf_tensor_read__direct(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_direct *data);
 %unignore kb_gguf_tensor_read__addr;
 kbj_status_ctx kb_gguf_tensor_read__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_addr *data);
+%unignore kb_tokenizer_create;
+kbj_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, kbj_u8_in_i8 *pieces, int64_t n_offsets, kbj_i32_in *offsets, kbj_f32_in *scores, kbj_i32_in *types, int64_t bos_id, int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix, kb_tokenizer **out);
+%unignore kb_tokenizer_destroy;
+void kb_tokenizer_destroy(kb_tokenizer *tok);
+%unignore kb_tokenizer_n_tokens;
+int64_t kb_tokenizer_n_tokens(const kb_tokenizer *tok);
+%unignore kb_tokenizer_bos;
+int64_t kb_tokenizer_bos(const kb_tokenizer *tok);
+%unignore kb_tokenizer_eos;
+int64_t kb_tokenizer_eos(const kb_tokenizer *tok);
+%unignore kb_tokenize;
+kbj_status kb_tokenize(const kb_tokenizer *tok, int64_t text_bytes, kbj_u8_in_i8 *text, bool add_special, bool parse_special, int64_t capacity, kbj_i32_out *ids, kbj_out_i64 *count);
+%unignore kb_tokenizer_piece__i8;
+kbj_status kb_tokenizer_piece__i8(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i8 *piece, kbj_out_i64 *bytes);
+%unignore kb_tokenizer_piece__i16;
+kbj_status kb_tokenizer_piece__i16(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i16 *piece, kbj_out_i64 *bytes);
+%unignore kb_tokenizer_piece__i32;
+kbj_status kb_tokenizer_piece__i32(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i32 *piece, kbj_out_i64 *bytes);
+%unignore kb_tokenizer_piece__f32;
+kbj_status kb_tokenizer_piece__f32(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_f32 *piece, kbj_out_i64 *bytes);
+%unignore kb_tokenizer_piece__direct;
+kbj_status kb_tokenizer_piece__direct(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_direct *piece, kbj_out_i64 *bytes);
+%unignore kb_tokenizer_piece__addr;
+kbj_status kb_tokenizer_piece__addr(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_addr *piece, kbj_out_i64 *bytes);
+%unignore kb_detokenize;
+kbj_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, kbj_i32_in *ids, bool remove_special, bool unparse_special, int64_t capacity, kbj_u8_out_i8 *text, kbj_out_i64 *bytes);
 
 %unignoreall

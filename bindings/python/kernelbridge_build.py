@@ -82,6 +82,7 @@ typedef enum kb_gguf_type {
 typedef struct kb_context kb_context;
 typedef struct kb_buffer kb_buffer;
 typedef struct kb_gguf kb_gguf;
+typedef struct kb_tokenizer kb_tokenizer;
 uint32_t kb_version_number(void);
 const char *kb_version_string(void);
 const char *kb_status_string(kb_status status);
@@ -229,6 +230,14 @@ kb_status kb_gguf_tensor_dim(kb_context *ctx, const kb_gguf *g, int64_t index, i
 kb_status kb_gguf_tensor_bytes(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *bytes);
 kb_status kb_gguf_tensor_offset(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t *offset);
 kb_status kb_gguf_tensor_read(kb_context *ctx, const kb_gguf *g, int64_t index, int64_t bytes, void *data);
+kb_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const void *pieces, int64_t n_offsets, const int32_t *offsets, const float *scores, const int32_t *types, int64_t bos_id, int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix, kb_tokenizer **out);
+void kb_tokenizer_destroy(kb_tokenizer *tok);
+int64_t kb_tokenizer_n_tokens(const kb_tokenizer *tok);
+int64_t kb_tokenizer_bos(const kb_tokenizer *tok);
+int64_t kb_tokenizer_eos(const kb_tokenizer *tok);
+kb_status kb_tokenize(const kb_tokenizer *tok, int64_t text_bytes, const void *text, bool add_special, bool parse_special, int64_t capacity, int32_t *ids, int64_t *count);
+kb_status kb_tokenizer_piece(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, void *piece, int64_t *bytes);
+kb_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, const int32_t *ids, bool remove_special, bool unparse_special, int64_t capacity, void *text, int64_t *bytes);
 """
 
 # The fast path's shims (bindings/python/src/fastcall.c calls kernels through

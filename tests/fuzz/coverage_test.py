@@ -10,6 +10,8 @@
   kb_status without being a kernel (the context-free ones: kb_dtype_bytes).
 - The GGUF target calls every kb_gguf_* function but kb_gguf_open (whose
   parser is kb_gguf_open_memory's).
+- The tokenizer target calls every tokenizer function of the header (the
+  buffers target leaves them to it).
 - The committed seed inputs (with the reproducers of fixed defects) are what
   make_seeds.py writes.
 """
@@ -80,6 +82,10 @@ def expected_params(name, doc, params):
     return want
 
 
+def is_tokenizer(name):
+    return name.startswith(("kb_tokenizer_", "kb_tokenize", "kb_detokenize"))
+
+
 def is_kernel(name, ret, params):
     return (ret == "kb_status" and params and params[0] == ("kb_context*", "ctx")
             and not name.startswith(("kb_context_", "kb_buffer_", "kb_cuda_", "kb_gguf_")))
@@ -103,7 +109,7 @@ class CoverageTest(unittest.TestCase):
                         if n.startswith(("kb_context_create", "kb_buffer_", "kb_cuda_device"))
                         or n in ("kb_context_destroy", "kb_status_string", "kb_last_error")
                         or (ret == "kb_status" and not is_kernel(n, ret, params)
-                            and not n.startswith("kb_gguf_")))
+                            and not n.startswith("kb_gguf_") and not is_tokenizer(n)))
         self.assertIn("kb_dtype_bytes", wanted)
         with open(os.path.join(HERE, "buffers_fuzz.c")) as f:
             source = f.read()
@@ -116,6 +122,14 @@ class CoverageTest(unittest.TestCase):
         wanted = sorted(n for n in header_functions() if n.startswith("kb_gguf_") and n != "kb_gguf_open")
         self.assertIn("kb_gguf_tensor_read", wanted)
         with open(os.path.join(HERE, "gguf_fuzz.c")) as f:
+            source = f.read()
+        missing = [n for n in wanted if not re.search(r"\b%s\(" % n, source)]
+        self.assertEqual(missing, [])
+
+    def test_tokenizer_target_calls_every_tokenizer_function(self):
+        wanted = sorted(n for n in header_functions() if is_tokenizer(n))
+        self.assertIn("kb_tokenize", wanted)
+        with open(os.path.join(HERE, "tokenizer_fuzz.c")) as f:
             source = f.read()
         missing = [n for n in wanted if not re.search(r"\b%s\(" % n, source)]
         self.assertEqual(missing, [])

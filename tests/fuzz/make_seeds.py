@@ -565,6 +565,41 @@ def gguf_seeds():
         "seed-bad_alignment": gguf_file(3, [("general.alignment", 4, u32(48))]),
         "seed-version_1": gguf_file(1),
     }
+def tokenizer_seeds():
+    """Inputs of tokenizer_fuzz.c: flags (1 add_bos, 2 add_eos, 4 add_space_prefix,
+    8 add_special, 16 parse_special, 32 the byte tokens), the number of extra
+    pieces, the corruption (0 none, 1..7 one invalid array or id), each extra
+    piece (shape: type index << 2 | characters - 1; the characters as indices
+    into the fuzz target's alphabet a b c U+2581 < > e-acute U+4E2D; the score
+    times 4), the token to corrupt, then the text."""
+    A, B, C, SP, LT, GT, E, ZH = range(8)
+    NORMAL, USER, CONTROL, UNUSED, UNDEFINED = 0, 4, 5, 6, 7
+
+    def extra(chars, score=-4, kind=NORMAL):
+        return bytes([(kind << 2) | (len(chars) - 1)] + list(chars) + [score & 0xFF])
+
+    def seed(flags, extras, text, corrupt=0, pick=0):
+        return bytes([flags, len(extras), corrupt]) + b"".join(extras) + bytes([pick]) + text.encode("utf-8", "surrogateescape")
+
+    common = [extra([A], -8), extra([B], -8), extra([C], -8), extra([A, B], -12), extra([B, C], -12),
+              extra([SP, A], -16), extra([SP, SP], -4), extra([E, ZH], -20), extra([LT]), extra([GT])]
+    seeds = {
+        "seed-basic": seed(1 | 4 | 8 | 32, common, "a ab abc  bca\n\u4e2d\u00e9 <>\U0001F600 "),
+        "seed-no_prefix_no_bytes": seed(0, common, " abc ca \u00e9\u4e2d zz"),
+        "seed-specials": seed(4 | 16 | 32, common + [extra([LT, A, GT], 0, USER), extra([LT, B, GT], 0, CONTROL),
+                                                     extra([C, C], 0, UNUSED), extra([B, B], 0, UNDEFINED)],
+                              "x<a>y<b>z<s>cc</s>bb<unk>"),
+        "seed-user_defined_no_parse": seed(1 | 2 | 4 | 8 | 32, common + [extra([LT, A, GT], 0, USER)], "<a><a> a<a>"),
+        "seed-duplicate_piece": seed(4, [extra([A]), extra([A])], "a"),
+        # Decodes to nothing: kb_detokenize with capacity 0 and NULL text
+        # once did pointer arithmetic on the NULL (UBSan).
+        "seed-fixed_empty_text_bos": seed(1 | 4 | 8 | 32, common, ""),
+        "seed-invalid_utf8_text": seed(4 | 32, common, "a\udcff\udce2\udc96 b\udcc3"),
+        "seed-long": seed(4 | 32, common, "abc " * 300),
+    }
+    for corrupt in range(1, 8):
+        seeds["seed-corrupt_%d" % corrupt] = seed(4 | 32, common, "abc", corrupt=corrupt, pick=3)
+    seeds["seed-corrupt_space"] = seed(4, [], "a", corrupt=6)
     return seeds
 
 
@@ -590,6 +625,8 @@ def build(out_dir):
         written[("corpus", "buffers", name)] = data
     for name, data in gguf_seeds().items():
         written[("corpus", "gguf", name)] = data
+    for name, data in tokenizer_seeds().items():
+        written[("corpus", "tokenizer", name)] = data
     for prefix, defects in (("fixed_", fixed_defect_cases() + quant_fixed_defect_cases()),
                             ("open_", open_defect_cases())):
         for case in defects:

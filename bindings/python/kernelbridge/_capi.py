@@ -1001,3 +1001,176 @@ def gguf_tensor_read(ctx, g, index, bytes, data):
     if _st:
         check(_st, 'kb_gguf_tensor_read', ctx)
     return None
+
+
+def tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores, types, bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix):
+    """Creates a tokenizer from a vocabulary of n_tokens tokens (> 0), as a GGUF
+    file stores it: token i's piece is the UTF-8 bytes
+    pieces[offsets[i], offsets[i + 1]) (n_offsets must be n_tokens + 1, the
+    offsets non-decreasing and within [0, pieces_bytes]), its score scores[i]
+    (not NaN) and its type types[i] (tokenizer.ggml.token_type: 0 undefined,
+    1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte; a byte
+    token's piece is <0xNN>).  Pieces must be valid UTF-8 and distinct (an
+    empty piece i stands for the text "[EMPTY_i]", as in llama.cpp).  bos_id,
+    eos_id and unk_id are token ids or -1 for none; add_bos needs a bos_id and
+    add_eos an eos_id (tokenizer.ggml.add_bos_token, add_eos_token and
+    add_space_prefix; llama defaults: true, false, true).  Everything is
+    copied: the arrays may be freed once this returns.  Errors name the
+    argument and the token: INVALID_ARGUMENT or SHAPE_MISMATCH (n_offsets),
+    OUT_OF_MEMORY.
+
+    Arguments:
+      n_tokens: int
+      pieces_bytes: int
+      pieces: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      n_offsets: int
+      offsets: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      scores: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      types: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      bos_id: int
+      eos_id: int
+      unk_id: int
+      add_bos: bool
+      add_eos: bool
+      add_space_prefix: bool
+    Returns the new kb_tokenizer * (cdata; free it with kb_tokenizer_destroy).
+    A failed status raises its Error subclass with the calling thread's message (kb_last_error).
+    C function: kb_tokenizer_create.
+    """
+    _r = _ffi.new('kb_tokenizer **')
+    _st = _lib.kb_tokenizer_create(n_tokens, pieces_bytes, _mem(pieces, False), n_offsets, _mem(offsets, False), _mem(scores, False), _mem(types, False), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, _r)
+    if _st:
+        check(_st, 'kb_tokenizer_create', THREAD)
+    return _r[0]
+
+
+def tokenizer_destroy(tok):
+    """Destroys a tokenizer.  Accepts NULL.  No call may be using it.
+
+    Arguments:
+      tok: kb_tokenizer * (cdata); None passes NULL
+    C function: kb_tokenizer_destroy.
+    """
+    _lib.kb_tokenizer_destroy((_NULL if tok is None else tok))
+
+
+def tokenizer_n_tokens(tok):
+    """Number of tokens in the vocabulary (ids are 0 .. n_tokens - 1).
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+    Returns int.
+    C function: kb_tokenizer_n_tokens.
+    """
+    return _lib.kb_tokenizer_n_tokens(tok)
+
+
+def tokenizer_bos(tok):
+    """Id of the beginning-of-sequence token; -1 when the vocabulary has none.
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+    Returns int.
+    C function: kb_tokenizer_bos.
+    """
+    return _lib.kb_tokenizer_bos(tok)
+
+
+def tokenizer_eos(tok):
+    """Id of the end-of-sequence token; -1 when the vocabulary has none.
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+    Returns int.
+    C function: kb_tokenizer_eos.
+    """
+    return _lib.kb_tokenizer_eos(tok)
+
+
+def tokenize(tok, text_bytes, text, add_special, parse_special, capacity, ids):
+    """Tokenizes text_bytes bytes of UTF-8 text as llama.cpp's llama_tokenize
+    does: user-defined tokens found in the text become their ids (control and
+    unknown tokens too with parse_special), the rest is split into pieces by
+    score, and bytes no piece covers become byte tokens <0xNN> (or unk_id when
+    the vocabulary has no such token; the call fails naming the byte when it
+    has neither).  With add_special, the BOS (add_bos) and EOS (add_eos) tokens
+    of the vocabulary are added.  Text that is not valid UTF-8 is accepted and
+    split as llama.cpp splits it (a lead byte's sequence length, cut at the
+    end), so every byte sequence has tokens.  Sets *count to the number of
+    tokens; they are written to ids only when *count <= capacity, else nothing
+    is written (capacity 0 with ids NULL asks for the count alone; the count
+    never exceeds 4 * text_bytes + 5).
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+      text_bytes: int
+      text: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      add_special: bool
+      parse_special: bool
+      capacity: int
+      ids: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    Returns count (int).
+    A failed status raises its Error subclass with the calling thread's message (kb_last_error).
+    C function: kb_tokenize.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_tokenize(tok, text_bytes, _mem(text, False), add_special, parse_special, capacity, _mem(ids, True), _r)
+    if _st:
+        check(_st, 'kb_tokenize', THREAD)
+    return _r[0]
+
+
+def tokenizer_piece(tok, id, special, capacity, piece):
+    """The bytes token id stands for, as llama.cpp's llama_token_to_piece: a
+    normal token's piece with U+2581 replaced by a space, a byte token's one
+    byte, a user-defined token's piece; control and unknown tokens give their
+    piece with special and nothing without; unused and undefined tokens give
+    nothing.  A byte token may be part of a UTF-8 sequence: a caller that
+    streams text keeps incomplete sequences until the next pieces complete
+    them (docs/tokenizer.md).  Sets *bytes to the piece's length; the piece is
+    written only when *bytes <= capacity, else nothing is written.
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+      id: int
+      special: bool
+      capacity: int
+      piece: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    Returns bytes (int).
+    A failed status raises its Error subclass with the calling thread's message (kb_last_error).
+    C function: kb_tokenizer_piece.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_tokenizer_piece(tok, id, special, capacity, _mem(piece, True), _r)
+    if _st:
+        check(_st, 'kb_tokenizer_piece', THREAD)
+    return _r[0]
+
+
+def detokenize(tok, n_ids, ids, remove_special, unparse_special, capacity, text):
+    """Text of n_ids tokens, as llama.cpp's llama_detokenize: the pieces of
+    kb_tokenizer_piece (special as unparse_special) concatenated, with one
+    leading space removed from the first piece when the vocabulary adds a
+    space prefix; remove_special drops a leading BOS (add_bos) and a trailing
+    EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
+    decoding the tokens of text t without add_special gives t back.  Sets
+    *bytes to the text's length; the text is written only when
+    *bytes <= capacity, else nothing is written.
+
+    Arguments:
+      tok: kb_tokenizer * (cdata)
+      n_ids: int
+      ids: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      remove_special: bool
+      unparse_special: bool
+      capacity: int
+      text: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+    Returns bytes (int).
+    A failed status raises its Error subclass with the calling thread's message (kb_last_error).
+    C function: kb_detokenize.
+    """
+    _r = _ffi.new('int64_t *')
+    _st = _lib.kb_detokenize(tok, n_ids, _mem(ids, False), remove_special, unparse_special, capacity, _mem(text, True), _r)
+    if _st:
+        check(_st, 'kb_detokenize', THREAD)
+    return _r[0]

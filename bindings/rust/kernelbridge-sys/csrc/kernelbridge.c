@@ -879,6 +879,66 @@ const char *kb__gguf_type_name(uint32_t type);
 const char *kb__ggml_type_name(uint32_t type);
 
 #endif /* KB_GGUF_H */
+/* ---- core/src/tokenizer.h ---- */
+/*
+ * tokenizer.h - the vocabulary behind a kb_tokenizer, shared by the files
+ * that build it (tokenizer.c), tokenize with it (tokenizer_spm.c) and decode
+ * with it (tokenizer_decode.c).  Internal.
+ */
+#ifndef KB_TOKENIZER_H
+#define KB_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernelbridge.h"
+
+/* tokenizer.ggml.token_type values (the GGUF convention). */
+enum {
+  KB_TOKEN_UNDEFINED = 0,
+  KB_TOKEN_NORMAL = 1,
+  KB_TOKEN_UNKNOWN = 2,
+  KB_TOKEN_CONTROL = 3,
+  KB_TOKEN_USER_DEFINED = 4,
+  KB_TOKEN_UNUSED = 5,
+  KB_TOKEN_BYTE = 6
+};
+
+/* Immutable once kb_tokenizer_create returns, so every reader may share it
+ * without locks. */
+struct kb_tokenizer {
+  int64_t n_tokens;
+  /* Every piece, concatenated; token i is text[start[i], start[i + 1]).
+   * An empty piece i of the caller is stored as "[EMPTY_i]" (llama.cpp's
+   * name for it), so no piece is empty. */
+  char *text;
+  int64_t *start; /* n_tokens + 1 */
+  float *scores;
+  uint8_t *types;
+  int64_t max_piece; /* longest piece in bytes: longer text is no token */
+  /* Open-addressing table from a piece to its id: slots[h] is an id or -1;
+   * its size (mask + 1) is a power of two at least twice n_tokens. */
+  int32_t *slots;
+  uint64_t mask;
+  /* The token byte b falls back to: <0xBB>, else the one-byte piece, else -1. */
+  int32_t byte_token[256];
+  /* Unknown, control and user-defined tokens, longest piece first (ties by
+   * id): the tokens kb_tokenize finds in the text before splitting it. */
+  int32_t *specials;
+  int64_t n_specials;
+  int32_t bos, eos, unk; /* -1: none */
+  bool add_bos, add_eos, add_space_prefix;
+};
+
+/* Id of the token whose piece is s[0, n), or -1. */
+int32_t kb__tok_find(const kb_tokenizer *tok, const char *s, int64_t n);
+
+/* Bytes of token id's decoded piece (kb_tokenizer_piece's rules); with
+ * lstrip one leading space is left out.  Writes them to dst unless NULL. */
+int64_t kb__tok_piece(const kb_tokenizer *tok, int32_t id, bool special, bool lstrip, char *dst);
+
+#endif /* KB_TOKENIZER_H */
 /* ---- kernels/cpu/attention_kernels.h ---- */
 /* attention_kernels.h - the instruction-set-specific pieces of attention
  * (attention_scalar.c, attention_avx2.c, attention_avx512.c), driven by
@@ -6927,6 +6987,839 @@ kb_status kb__check_finite(kb_context *ctx, const char *fn, const char *name, do
   return KB_STATUS_OK;
 }
 #undef kb_thread_message
+
+/* ==== core/src/tokenizer.c ==== */
+#define FN tokenizer__FN
+#define utf8_sequence tokenizer__utf8_sequence
+#define valid_utf8 tokenizer__valid_utf8
+#define hex_digit tokenizer__hex_digit
+#define is_byte_piece tokenizer__is_byte_piece
+#define hash_bytes tokenizer__hash_bytes
+#define empty_name tokenizer__empty_name
+#define check_vocabulary tokenizer__check_vocabulary
+#define alloc_array tokenizer__alloc_array
+#define copy_vocabulary tokenizer__copy_vocabulary
+#define build_table tokenizer__build_table
+#define find_byte_tokens tokenizer__find_byte_tokens
+#define goes_after tokenizer__goes_after
+#define sift_down tokenizer__sift_down
+#define sort_specials tokenizer__sort_specials
+#define find_specials tokenizer__find_specials
+/* ---- core/src/tokenizer.c ---- */
+/* tokenizer.c - kb_tokenizer_create: validates a GGUF-style vocabulary and
+ * builds the tables kb_tokenize and the decoders read (tokenizer.h); the
+ * destructor and accessors.  Every argument is checked before the first
+ * allocation, so a bad vocabulary costs nothing; only a repeated piece is
+ * found while the lookup table is filled (and everything is freed then). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static const char *const tokenizer__FN = "kb_tokenizer_create";
+
+/* Length of the valid UTF-8 sequence at s[0, n), or 0 when there is none
+ * (overlong forms, surrogates and values past U+10FFFF are invalid). */
+static int tokenizer__utf8_sequence(const unsigned char *s, int64_t n) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  int len;
+  unsigned min;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2, min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3, min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (n < len) return 0;
+  unsigned cp = c & (0x7Fu >> len);
+  for (int i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3Fu);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+static bool tokenizer__valid_utf8(const unsigned char *s, int64_t n) {
+  for (int64_t i = 0; i < n;) {
+    int len = tokenizer__utf8_sequence(s + i, n - i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+static int tokenizer__hex_digit(unsigned char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+/* True when s[0, n) is "<0xHH>", the piece of a byte token. */
+static bool tokenizer__is_byte_piece(const unsigned char *s, int64_t n) {
+  return n == 6 && s[0] == '<' && s[1] == '0' && s[2] == 'x' && tokenizer__hex_digit(s[3]) >= 0 && tokenizer__hex_digit(s[4]) >= 0 &&
+         s[5] == '>';
+}
+
+/* FNV-1a: a good spread for short strings at one multiply per byte. */
+static uint64_t tokenizer__hash_bytes(const char *s, int64_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (int64_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+  return h;
+}
+
+int32_t kb__tok_find(const kb_tokenizer *tok, const char *s, int64_t n) {
+  if (n <= 0 || n > tok->max_piece) return -1;
+  for (uint64_t h = tokenizer__hash_bytes(s, n) & tok->mask;; h = (h + 1) & tok->mask) {
+    int32_t id = tok->slots[h];
+    if (id < 0) return -1;
+    int64_t len = tok->start[id + 1] - tok->start[id];
+    if (len == n && memcmp(tok->text + tok->start[id], s, (size_t)n) == 0) return id;
+  }
+}
+
+/* Length of "[EMPTY_<i>]", the text llama.cpp gives the empty piece of token i. */
+static int64_t tokenizer__empty_name(int64_t i, char *dst, size_t cap) {
+  return snprintf(dst, cap, "[EMPTY_%lld]", (long long)i);
+}
+
+/* The checks that need no memory: sizes, pointers, offsets, scores, types,
+ * the pieces' UTF-8 and the special ids. */
+static kb_status tokenizer__check_vocabulary(int64_t n_tokens, int64_t pieces_bytes, const unsigned char *pieces,
+                                  int64_t n_offsets, const int32_t *offsets, const float *scores,
+                                  const int32_t *types, const int64_t ids[3], bool add_bos, bool add_eos,
+                                  kb_tokenizer **out) {
+  if (out == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "out must not be NULL");
+  if (n_tokens <= 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "n_tokens must be > 0, got %lld", (long long)n_tokens);
+  if (n_tokens > INT32_MAX)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "n_tokens must be <= %d (ids are int32), got %lld", INT32_MAX,
+                           (long long)n_tokens);
+  if (pieces_bytes < 0)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "pieces_bytes must be >= 0, got %lld", (long long)pieces_bytes);
+  if (n_offsets < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "n_offsets must be >= 0, got %lld", (long long)n_offsets);
+  if (n_offsets != n_tokens + 1)
+    return kb__fail_thread(KB_STATUS_SHAPE_MISMATCH, tokenizer__FN, "n_offsets must be n_tokens + 1 = %lld, got %lld",
+                           (long long)(n_tokens + 1), (long long)n_offsets);
+  if (pieces == NULL && pieces_bytes > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "pieces must not be NULL");
+  if (offsets == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets must not be NULL");
+  if (scores == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "scores must not be NULL");
+  if (types == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "types must not be NULL");
+  if (offsets[0] < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets[0] must be >= 0, got %d", offsets[0]);
+  for (int64_t i = 0; i < n_tokens; i++) {
+    if (offsets[i + 1] < offsets[i])
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets must not decrease: offsets[%lld] = %d < offsets[%lld] = %d",
+                             (long long)(i + 1), offsets[i + 1], (long long)i, offsets[i]);
+  }
+  if (offsets[n_tokens] > pieces_bytes)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets[%lld] = %d is beyond the end of pieces (pieces_bytes = %lld)",
+                           (long long)n_tokens, offsets[n_tokens], (long long)pieces_bytes);
+  for (int64_t i = 0; i < n_tokens; i++) {
+    if (isnan(scores[i])) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "scores[%lld] is NaN", (long long)i);
+    if (types[i] < KB_TOKEN_UNDEFINED || types[i] > KB_TOKEN_BYTE)
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "types[%lld] = %d is not a token type (0 .. 6)", (long long)i,
+                             types[i]);
+    const unsigned char *p = pieces + offsets[i];
+    int64_t n = offsets[i + 1] - offsets[i];
+    if (!tokenizer__valid_utf8(p, n))
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "pieces: the piece of token %lld is not valid UTF-8",
+                             (long long)i);
+    if (types[i] == KB_TOKEN_BYTE && !tokenizer__is_byte_piece(p, n))
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "pieces: token %lld has type 6 (byte) but its piece is not <0xNN>",
+                             (long long)i);
+  }
+  static const char *const names[3] = {"bos_id", "eos_id", "unk_id"};
+  for (int k = 0; k < 3; k++) {
+    if (ids[k] < -1 || ids[k] >= n_tokens)
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "%s must be -1 (none) or a token id in [0, %lld), got %lld",
+                             names[k], (long long)n_tokens, (long long)ids[k]);
+  }
+  if (add_bos && ids[0] < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "add_bos needs a bos_id, got -1");
+  if (add_eos && ids[1] < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "add_eos needs an eos_id, got -1");
+  return KB_STATUS_OK;
+}
+
+void kb_tokenizer_destroy(kb_tokenizer *tok) {
+  if (tok == NULL) return;
+  free(tok->text);
+  free(tok->start);
+  free(tok->scores);
+  free(tok->types);
+  free(tok->slots);
+  free(tok->specials);
+  free(tok);
+}
+
+/* Allocates n items of `size` bytes, or NULL when that overflows or fails. */
+static void *tokenizer__alloc_array(int64_t n, size_t size) {
+  if (n < 0 || (uint64_t)n > SIZE_MAX / size || (uint64_t)n * size > (uint64_t)INT64_MAX) return NULL;
+  return malloc(n == 0 ? 1 : (size_t)n * size);
+}
+
+/* Copies the pieces (empty ones renamed), scores and types. */
+static bool tokenizer__copy_vocabulary(kb_tokenizer *t, const unsigned char *pieces, const int32_t *offsets, const float *scores,
+                            const int32_t *types) {
+  int64_t n = t->n_tokens;
+  char name[32];
+  /* Text size: the pieces plus the names of the empty ones; each term is
+   * at most 2^31 and there are at most 2^31 of them, so no overflow. */
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t len = offsets[i + 1] - offsets[i];
+    total += len > 0 ? len : tokenizer__empty_name(i, name, sizeof name);
+  }
+  t->text = tokenizer__alloc_array(total, 1);
+  t->start = tokenizer__alloc_array(n + 1, sizeof *t->start);
+  t->scores = tokenizer__alloc_array(n, sizeof *t->scores);
+  t->types = tokenizer__alloc_array(n, sizeof *t->types);
+  if (t->text == NULL || t->start == NULL || t->scores == NULL || t->types == NULL) return false;
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t len = offsets[i + 1] - offsets[i];
+    t->start[i] = at;
+    if (len > 0) {
+      memcpy(t->text + at, pieces + offsets[i], (size_t)len);
+    } else {
+      len = tokenizer__empty_name(i, name, sizeof name);
+      memcpy(t->text + at, name, (size_t)len);
+    }
+    at += len;
+    if (len > t->max_piece) t->max_piece = len;
+    t->scores[i] = scores[i];
+    t->types[i] = (uint8_t)types[i];
+  }
+  t->start[n] = at;
+  return true;
+}
+
+/* Fills the lookup table; fails with INVALID_ARGUMENT when two tokens have
+ * the same piece (llama.cpp refuses such a vocabulary too). */
+static kb_status tokenizer__build_table(kb_tokenizer *t) {
+  uint64_t size = 16;
+  while (size < 2 * (uint64_t)t->n_tokens) size *= 2;
+  t->slots = tokenizer__alloc_array((int64_t)size, sizeof *t->slots);
+  if (t->slots == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer__FN, "out of memory for the lookup table");
+  memset(t->slots, 0xFF, (size_t)size * sizeof *t->slots);
+  t->mask = size - 1;
+  for (int64_t i = 0; i < t->n_tokens; i++) {
+    const char *s = t->text + t->start[i];
+    int64_t n = t->start[i + 1] - t->start[i];
+    int32_t same = kb__tok_find(t, s, n);
+    if (same >= 0)
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "pieces: tokens %d and %lld have the same piece", same,
+                             (long long)i);
+    uint64_t h = tokenizer__hash_bytes(s, n) & t->mask;
+    while (t->slots[h] >= 0) h = (h + 1) & t->mask;
+    t->slots[h] = (int32_t)i;
+  }
+  return KB_STATUS_OK;
+}
+
+/* byte_token: "<0xHH>" with upper-case digits, else the one-byte piece. */
+static void tokenizer__find_byte_tokens(kb_tokenizer *t) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; b++) {
+    char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+    char one = (char)b;
+    int32_t id = kb__tok_find(t, name, 6);
+    t->byte_token[b] = id >= 0 ? id : kb__tok_find(t, &one, 1);
+  }
+}
+
+/* True when special token a goes after b: shorter piece, or same length and
+ * larger id.  The order in which kb_tokenize looks for them. */
+static bool tokenizer__goes_after(const kb_tokenizer *t, int32_t a, int32_t b) {
+  int64_t la = t->start[a + 1] - t->start[a], lb = t->start[b + 1] - t->start[b];
+  return la < lb || (la == lb && a > b);
+}
+
+/* Restores the heap property of ids[root, n) (the "largest", the one that
+ * goes last, on top). */
+static void tokenizer__sift_down(const kb_tokenizer *t, int32_t *ids, int64_t root, int64_t n) {
+  for (;;) {
+    int64_t best = root;
+    for (int64_t c = 2 * root + 1; c <= 2 * root + 2 && c < n; c++)
+      if (tokenizer__goes_after(t, ids[c], ids[best])) best = c;
+    if (best == root) return;
+    int32_t tmp = ids[root];
+    ids[root] = ids[best];
+    ids[best] = tmp;
+    root = best;
+  }
+}
+
+/* Heap sort: in place, O(n log n), no comparator context needed (qsort's
+ * would need a global). */
+static void tokenizer__sort_specials(const kb_tokenizer *t, int32_t *ids, int64_t n) {
+  for (int64_t i = n / 2; i-- > 0;) tokenizer__sift_down(t, ids, i, n);
+  for (int64_t end = n; end-- > 1;) {
+    int32_t tmp = ids[0];
+    ids[0] = ids[end];
+    ids[end] = tmp;
+    tokenizer__sift_down(t, ids, 0, end);
+  }
+}
+
+static bool tokenizer__find_specials(kb_tokenizer *t) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < t->n_tokens; i++) {
+    uint8_t ty = t->types[i];
+    n += ty == KB_TOKEN_UNKNOWN || ty == KB_TOKEN_CONTROL || ty == KB_TOKEN_USER_DEFINED;
+  }
+  t->specials = tokenizer__alloc_array(n, sizeof *t->specials);
+  if (t->specials == NULL) return false;
+  t->n_specials = 0;
+  for (int64_t i = 0; i < t->n_tokens; i++) {
+    uint8_t ty = t->types[i];
+    if (ty == KB_TOKEN_UNKNOWN || ty == KB_TOKEN_CONTROL || ty == KB_TOKEN_USER_DEFINED) t->specials[t->n_specials++] = (int32_t)i;
+  }
+  tokenizer__sort_specials(t, t->specials, t->n_specials);
+  return true;
+}
+
+kb_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const void *pieces, int64_t n_offsets,
+                              const int32_t *offsets, const float *scores, const int32_t *types, int64_t bos_id,
+                              int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix,
+                              kb_tokenizer **out) {
+  kb__begin_thread();
+  const int64_t ids[3] = {bos_id, eos_id, unk_id};
+  kb_status st = tokenizer__check_vocabulary(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores, types, ids, add_bos,
+                                  add_eos, out);
+  if (st != KB_STATUS_OK) return st;
+  kb_tokenizer *t = calloc(1, sizeof *t);
+  if (t == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer__FN, "out of memory");
+  t->n_tokens = n_tokens;
+  t->bos = (int32_t)bos_id;
+  t->eos = (int32_t)eos_id;
+  t->unk = (int32_t)unk_id;
+  t->add_bos = add_bos;
+  t->add_eos = add_eos;
+  t->add_space_prefix = add_space_prefix;
+  if (!tokenizer__copy_vocabulary(t, pieces, offsets, scores, types)) {
+    kb_tokenizer_destroy(t);
+    return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer__FN, "out of memory for %lld tokens", (long long)n_tokens);
+  }
+  st = tokenizer__build_table(t);
+  if (st == KB_STATUS_OK && !tokenizer__find_specials(t)) st = kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer__FN, "out of memory");
+  if (st != KB_STATUS_OK) {
+    kb_tokenizer_destroy(t);
+    return st;
+  }
+  tokenizer__find_byte_tokens(t);
+  *out = t;
+  return KB_STATUS_OK;
+}
+
+int64_t kb_tokenizer_n_tokens(const kb_tokenizer *tok) { return tok == NULL ? 0 : tok->n_tokens; }
+
+int64_t kb_tokenizer_bos(const kb_tokenizer *tok) { return tok == NULL ? -1 : tok->bos; }
+
+int64_t kb_tokenizer_eos(const kb_tokenizer *tok) { return tok == NULL ? -1 : tok->eos; }
+#undef FN
+#undef alloc_array
+#undef build_table
+#undef check_vocabulary
+#undef copy_vocabulary
+#undef empty_name
+#undef find_byte_tokens
+#undef find_specials
+#undef goes_after
+#undef hash_bytes
+#undef hex_digit
+#undef is_byte_piece
+#undef sift_down
+#undef sort_specials
+#undef utf8_sequence
+#undef valid_utf8
+
+/* ==== core/src/tokenizer_decode.c ==== */
+#define hex_value tokenizer_decode__hex_value
+/* ---- core/src/tokenizer_decode.c ---- */
+/* tokenizer_decode.c - from token ids back to bytes: kb_tokenizer_piece
+ * (one token, llama.cpp's llama_token_to_piece) and kb_detokenize (a
+ * sequence, llama.cpp's llama_detokenize for SPM vocabularies, which do not
+ * clean up spaces).  Both measure first and write only when the result fits,
+ * so a too-small buffer is never touched. */
+#include <string.h>
+
+
+static int tokenizer_decode__hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return c - 'a' + 10; /* validated at creation: a hex digit */
+}
+
+int64_t kb__tok_piece(const kb_tokenizer *tok, int32_t id, bool special, bool lstrip, char *dst) {
+  const char *s = tok->text + tok->start[id];
+  int64_t len = tok->start[id + 1] - tok->start[id];
+  switch (tok->types[id]) {
+    case KB_TOKEN_BYTE: {
+      char b = (char)(tokenizer_decode__hex_value(s[3]) * 16 + tokenizer_decode__hex_value(s[4]));
+      if (lstrip && b == ' ') return 0;
+      if (dst != NULL) dst[0] = b;
+      return 1;
+    }
+    case KB_TOKEN_UNKNOWN:
+    case KB_TOKEN_CONTROL:
+      if (!special) return 0;
+      /* with special: the piece as it is */
+      /* fall through */
+    case KB_TOKEN_USER_DEFINED:
+      if (lstrip && len > 0 && s[0] == ' ') s++, len--;
+      if (dst != NULL) memcpy(dst, s, (size_t)len);
+      return len;
+    case KB_TOKEN_NORMAL: {
+      /* U+2581 (E2 96 81) stands for a space. */
+      int64_t n = 0;
+      for (int64_t i = 0; i < len;) {
+        bool space = i + 2 < len && s[i] == (char)0xE2 && s[i + 1] == (char)0x96 && s[i + 2] == (char)0x81;
+        char c = space ? ' ' : s[i];
+        i += space ? 3 : 1;
+        if (lstrip && n == 0 && c == ' ') {
+          lstrip = false;
+          continue;
+        }
+        lstrip = false;
+        if (dst != NULL) dst[n] = c;
+        n++;
+      }
+      return n;
+    }
+    default: /* undefined and unused tokens stand for nothing */
+      return 0;
+  }
+}
+
+kb_status kb_tokenizer_piece(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, void *piece,
+                             int64_t *bytes) {
+  static const char *const FN = "kb_tokenizer_piece";
+  kb__begin_thread();
+  if (tok == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "tok must not be NULL");
+  if (id < 0 || id >= tok->n_tokens)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "id must be a token id in [0, %lld), got %lld",
+                           (long long)tok->n_tokens, (long long)id);
+  if (capacity < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "capacity must be >= 0, got %lld", (long long)capacity);
+  if (piece == NULL && capacity > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "piece must not be NULL");
+  if (bytes == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "bytes must not be NULL");
+  int64_t n = kb__tok_piece(tok, (int32_t)id, special, false, NULL);
+  if (n <= capacity) kb__tok_piece(tok, (int32_t)id, special, false, piece);
+  *bytes = n;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, const int32_t *ids, bool remove_special,
+                        bool unparse_special, int64_t capacity, void *text, int64_t *bytes) {
+  static const char *const FN = "kb_detokenize";
+  kb__begin_thread();
+  if (tok == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "tok must not be NULL");
+  if (n_ids < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "n_ids must be >= 0, got %lld", (long long)n_ids);
+  if (capacity < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "capacity must be >= 0, got %lld", (long long)capacity);
+  if (ids == NULL && n_ids > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "ids must not be NULL");
+  if (text == NULL && capacity > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "text must not be NULL");
+  if (bytes == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "bytes must not be NULL");
+  for (int64_t i = 0; i < n_ids; i++) {
+    if (ids[i] < 0 || ids[i] >= tok->n_tokens)
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "ids[%lld] = %d is not a token id in [0, %lld)", (long long)i,
+                             ids[i], (long long)tok->n_tokens);
+  }
+  /* llama.cpp strips the space prefix from the first token, unless a BOS
+   * that remove_special drops came first (then the space stays). */
+  bool lstrip = tok->add_space_prefix;
+  int64_t first = 0, end = n_ids;
+  if (remove_special && tok->add_bos && end > 0 && ids[0] == tok->bos) {
+    lstrip = false;
+    first = 1;
+  }
+  if (remove_special && tok->add_eos && end > first && ids[end - 1] == tok->eos) end--;
+  /* A piece is at most 2^31 bytes and there are at most 2^63 / 4 ids, so
+   * the sum is checked against INT64_MAX term by term. */
+  int64_t total = 0;
+  for (int64_t i = first; i < end; i++) {
+    int64_t n = kb__tok_piece(tok, ids[i], unparse_special, lstrip && i == first, NULL);
+    if (n > INT64_MAX - total) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, FN, "size of the text overflows");
+    total += n;
+  }
+  if (total <= capacity && total > 0) { /* text may be NULL when total is 0 */
+    char *dst = text;
+    for (int64_t i = first; i < end; i++) dst += kb__tok_piece(tok, ids[i], unparse_special, lstrip && i == first, dst);
+  }
+  *bytes = total;
+  return KB_STATUS_OK;
+}
+#undef hex_value
+
+/* ==== core/src/tokenizer_spm.c ==== */
+#define FN tokenizer_spm__FN
+#define push_id tokenizer_spm__push_id
+#define fragment tokenizer_spm__fragment
+#define symbol tokenizer_spm__symbol
+#define pair tokenizer_spm__pair
+#define work tokenizer_spm__work
+#define pair_before tokenizer_spm__pair_before
+#define heap_push tokenizer_spm__heap_push
+#define heap_pop tokenizer_spm__heap_pop
+#define try_pair tokenizer_spm__try_pair
+#define lead_length tokenizer_spm__lead_length
+#define emit_symbol tokenizer_spm__emit_symbol
+#define merge_fragment tokenizer_spm__merge_fragment
+#define escape tokenizer_spm__escape
+#define find_bytes tokenizer_spm__find_bytes
+#define cut_specials tokenizer_spm__cut_specials
+#define tokenize tokenizer_spm__tokenize
+/* ---- core/src/tokenizer_spm.c ---- */
+/* tokenizer_spm.c - kb_tokenize: llama.cpp's SPM tokenization (the
+ * algorithm is described in docs/tokenizer.md).  In short: special tokens
+ * are cut out of the text first; each remaining fragment gets its space
+ * prefix, has its spaces replaced by U+2581 and is split into UTF-8
+ * characters, and adjacent symbols whose concatenation is a token are merged,
+ * best score first, until no pair is a token; symbols that are no token
+ * become byte tokens.
+ *
+ * Memory is O(text): the fragments, the escaped fragment, its symbols, the
+ * queue of candidate pairs (at most three per symbol: one per initial pair,
+ * two per merge) and the output.  Time is O(n log n) for the merges plus the
+ * search for special tokens (text length times their number, as llama.cpp). */
+#include <stdlib.h>
+#include <string.h>
+
+
+static const char *const tokenizer_spm__FN = "kb_tokenize";
+
+/* A growable array of ids (the output). */
+struct ids {
+  int32_t *v;
+  int64_t n, cap;
+};
+
+static bool tokenizer_spm__push_id(struct ids *out, int32_t id) {
+  if (out->n == out->cap) {
+    int64_t cap = out->cap < 64 ? 64 : out->cap * 2;
+    if ((uint64_t)cap > SIZE_MAX / sizeof *out->v) return false;
+    int32_t *v = realloc(out->v, (size_t)cap * sizeof *v);
+    if (v == NULL) return false;
+    out->v = v;
+    out->cap = cap;
+  }
+  out->v[out->n++] = id;
+  return true;
+}
+
+/* A piece of the input: raw text [start, start + len) or a special token. */
+struct tokenizer_spm__fragment {
+  int64_t start, len;
+  int32_t token; /* -1: raw text */
+};
+
+/* A symbol of the fragment being merged: text [start, start + len) of the
+ * escaped fragment; len 0 once merged into its left neighbour.  prev / next
+ * link the live symbols (-1 at the ends). */
+struct tokenizer_spm__symbol {
+  int64_t start, len, prev, next;
+};
+
+/* A candidate merge of symbols left and right, whose concatenation (size
+ * bytes) is a token of score `score`.  It is stale once either symbol changed
+ * (their lengths no longer add up to size). */
+struct tokenizer_spm__pair {
+  float score;
+  int64_t left, right, size;
+};
+
+/* Scratch of one kb_tokenize call. */
+struct tokenizer_spm__work {
+  const kb_tokenizer *tok;
+  char *esc; /* the escaped fragment */
+  struct tokenizer_spm__symbol *sym;
+  int64_t sym_cap;
+  struct tokenizer_spm__pair *heap; /* max-heap: best score first, then leftmost */
+  int64_t heap_n, heap_cap;
+  struct ids out;
+};
+
+static bool tokenizer_spm__pair_before(const struct tokenizer_spm__pair *a, const struct tokenizer_spm__pair *b) {
+  return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static bool tokenizer_spm__heap_push(struct tokenizer_spm__work *w, struct tokenizer_spm__pair p) {
+  if (w->heap_n == w->heap_cap) {
+    int64_t cap = w->heap_cap < 64 ? 64 : w->heap_cap * 2;
+    if ((uint64_t)cap > SIZE_MAX / sizeof *w->heap) return false;
+    struct tokenizer_spm__pair *h = realloc(w->heap, (size_t)cap * sizeof *h);
+    if (h == NULL) return false;
+    w->heap = h;
+    w->heap_cap = cap;
+  }
+  int64_t i = w->heap_n++;
+  while (i > 0) {
+    int64_t parent = (i - 1) / 2;
+    if (!tokenizer_spm__pair_before(&p, &w->heap[parent])) break;
+    w->heap[i] = w->heap[parent];
+    i = parent;
+  }
+  w->heap[i] = p;
+  return true;
+}
+
+static struct tokenizer_spm__pair tokenizer_spm__heap_pop(struct tokenizer_spm__work *w) {
+  struct tokenizer_spm__pair top = w->heap[0];
+  struct tokenizer_spm__pair last = w->heap[--w->heap_n];
+  int64_t i = 0, n = w->heap_n;
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && tokenizer_spm__pair_before(&w->heap[c + 1], &w->heap[c])) c++;
+    if (!tokenizer_spm__pair_before(&w->heap[c], &last)) break;
+    w->heap[i] = w->heap[c];
+    i = c;
+  }
+  if (n > 0) w->heap[i] = last;
+  return top;
+}
+
+/* Queues the merge of symbols left and right when their concatenation is a
+ * token.  False only when out of memory. */
+static bool tokenizer_spm__try_pair(struct tokenizer_spm__work *w, int64_t left, int64_t right) {
+  if (left < 0 || right < 0) return true;
+  int64_t size = w->sym[left].len + w->sym[right].len;
+  int32_t id = kb__tok_find(w->tok, w->esc + w->sym[left].start, size);
+  if (id < 0) return true;
+  struct tokenizer_spm__pair p = {w->tok->scores[id], left, right, size};
+  return tokenizer_spm__heap_push(w, p);
+}
+
+/* Bytes of the UTF-8 sequence a lead byte starts (continuation and invalid
+ * bytes count as one), as llama.cpp splits text. */
+static int64_t tokenizer_spm__lead_length(unsigned char c) {
+  static const int8_t by_high_nibble[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
+  return by_high_nibble[c >> 4];
+}
+
+/* Emits the tokens of symbol s: its token, or one byte token per byte. */
+static kb_status tokenizer_spm__emit_symbol(struct tokenizer_spm__work *w, const struct tokenizer_spm__symbol *s) {
+  const kb_tokenizer *tok = w->tok;
+  int32_t id = kb__tok_find(tok, w->esc + s->start, s->len);
+  if (id >= 0) return tokenizer_spm__push_id(&w->out, id) ? KB_STATUS_OK : KB_STATUS_OUT_OF_MEMORY;
+  for (int64_t i = 0; i < s->len; i++) {
+    unsigned char b = (unsigned char)w->esc[s->start + i];
+    int32_t t = tok->byte_token[b] >= 0 ? tok->byte_token[b] : tok->unk;
+    if (t < 0)
+      return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN,
+                             "text byte 0x%02X has no token: the vocabulary has neither <0x%02X> nor an unknown token", b, b);
+    if (!tokenizer_spm__push_id(&w->out, t)) return KB_STATUS_OUT_OF_MEMORY;
+  }
+  return KB_STATUS_OK;
+}
+
+/* Tokenizes the escaped fragment esc[0, n) (n > 0) onto w->out. */
+static kb_status tokenizer_spm__merge_fragment(struct tokenizer_spm__work *w, int64_t n) {
+  int64_t count = 0;
+  for (int64_t at = 0; at < n; count++) {
+    int64_t len = tokenizer_spm__lead_length((unsigned char)w->esc[at]);
+    at += len < n - at ? len : n - at;
+  }
+  if (count > w->sym_cap) {
+    if ((uint64_t)count > SIZE_MAX / sizeof *w->sym) return KB_STATUS_OUT_OF_MEMORY;
+    struct tokenizer_spm__symbol *s = realloc(w->sym, (size_t)count * sizeof *s);
+    if (s == NULL) return KB_STATUS_OUT_OF_MEMORY;
+    w->sym = s;
+    w->sym_cap = count;
+  }
+  int64_t at = 0;
+  for (int64_t i = 0; i < count; i++) {
+    int64_t len = tokenizer_spm__lead_length((unsigned char)w->esc[at]);
+    if (len > n - at) len = n - at;
+    struct tokenizer_spm__symbol s = {at, len, i - 1, i + 1 < count ? i + 1 : -1};
+    w->sym[i] = s;
+    at += len;
+  }
+  w->heap_n = 0;
+  for (int64_t i = 1; i < count; i++)
+    if (!tokenizer_spm__try_pair(w, i - 1, i)) return KB_STATUS_OUT_OF_MEMORY;
+  while (w->heap_n > 0) {
+    struct tokenizer_spm__pair p = tokenizer_spm__heap_pop(w);
+    struct tokenizer_spm__symbol *l = &w->sym[p.left], *r = &w->sym[p.right];
+    if (l->len == 0 || r->len == 0 || l->len + r->len != p.size) continue; /* stale */
+    l->len += r->len;
+    r->len = 0;
+    l->next = r->next;
+    if (r->next >= 0) w->sym[r->next].prev = p.left;
+    if (!tokenizer_spm__try_pair(w, l->prev, p.left) || !tokenizer_spm__try_pair(w, p.left, l->next)) return KB_STATUS_OUT_OF_MEMORY;
+  }
+  /* A merged symbol is always a token; only single characters can miss. */
+  for (int64_t i = 0; i >= 0; i = w->sym[i].next) {
+    kb_status st = tokenizer_spm__emit_symbol(w, &w->sym[i]);
+    if (st != KB_STATUS_OK) return st;
+  }
+  return KB_STATUS_OK;
+}
+
+/* Writes the fragment text[f] to w->esc with its space prefix and every
+ * space as U+2581 (3 bytes); returns its length. */
+static int64_t tokenizer_spm__escape(struct tokenizer_spm__work *w, const char *text, const struct tokenizer_spm__fragment *f, bool prefix) {
+  int64_t n = 0;
+  for (int64_t i = -(int64_t)prefix; i < f->len; i++) {
+    char c = i < 0 ? ' ' : text[f->start + i];
+    if (c == ' ') {
+      w->esc[n++] = (char)0xE2;
+      w->esc[n++] = (char)0x96;
+      w->esc[n++] = (char)0x81;
+    } else {
+      w->esc[n++] = c;
+    }
+  }
+  return n;
+}
+
+/* First occurrence of needle[0, m) in hay[0, n), or -1. */
+static int64_t tokenizer_spm__find_bytes(const char *hay, int64_t n, const char *needle, int64_t m) {
+  for (int64_t i = 0; i + m <= n; i++) {
+    const char *p = memchr(hay + i, needle[0], (size_t)(n - m - i + 1));
+    if (p == NULL) return -1;
+    i = p - hay;
+    if (memcmp(p, needle, (size_t)m) == 0) return i;
+  }
+  return -1;
+}
+
+/* Cuts every occurrence of the special tokens out of the raw fragments, the
+ * longest token first, each left to right (llama.cpp's order, which decides
+ * between overlapping matches).  frags / spare hold 2 * text_bytes + 1
+ * fragments; returns the number of fragments in *frags. */
+static int64_t tokenizer_spm__cut_specials(const kb_tokenizer *tok, const char *text, bool parse_special, struct tokenizer_spm__fragment **frags,
+                            struct tokenizer_spm__fragment **spare, int64_t n) {
+  for (int64_t k = 0; k < tok->n_specials; k++) {
+    int32_t id = tok->specials[k];
+    uint8_t ty = tok->types[id];
+    if (!parse_special && ty != KB_TOKEN_USER_DEFINED) continue;
+    const char *piece = tok->text + tok->start[id];
+    int64_t m = tok->start[id + 1] - tok->start[id];
+    struct tokenizer_spm__fragment *in = *frags, *out = *spare;
+    int64_t n_out = 0;
+    bool found = false;
+    for (int64_t f = 0; f < n; f++) {
+      if (in[f].token >= 0) {
+        out[n_out++] = in[f];
+        continue;
+      }
+      int64_t at = in[f].start, end = in[f].start + in[f].len;
+      for (;;) {
+        int64_t hit = tokenizer_spm__find_bytes(text + at, end - at, piece, m);
+        if (hit < 0) break;
+        found = true;
+        if (hit > 0) out[n_out++] = (struct tokenizer_spm__fragment){at, hit, -1};
+        out[n_out++] = (struct tokenizer_spm__fragment){at + hit, m, id};
+        at += hit + m;
+      }
+      if (at < end) out[n_out++] = (struct tokenizer_spm__fragment){at, end - at, -1};
+    }
+    if (found) {
+      *frags = out;
+      *spare = in;
+      n = n_out;
+    }
+  }
+  return n;
+}
+
+/* The body of kb_tokenize after validation: the tokens, in w->out. */
+static kb_status tokenizer_spm__tokenize(struct tokenizer_spm__work *w, const char *text, int64_t text_bytes, bool add_special, bool parse_special) {
+  const kb_tokenizer *tok = w->tok;
+  if (add_special && tok->add_bos && !tokenizer_spm__push_id(&w->out, tok->bos)) return KB_STATUS_OUT_OF_MEMORY;
+  if (text_bytes > 0) {
+    /* Fragments: one, unless some special token may be cut out. */
+    struct tokenizer_spm__fragment one = {0, text_bytes, -1}, *frags = &one, *spare = NULL;
+    struct tokenizer_spm__fragment *a = NULL, *b = NULL;
+    int64_t n = 1;
+    if (tok->n_specials > 0) {
+      int64_t cap = 2 * text_bytes + 1;
+      if ((uint64_t)cap > SIZE_MAX / sizeof *a) return KB_STATUS_OUT_OF_MEMORY;
+      a = malloc((size_t)cap * sizeof *a);
+      b = malloc((size_t)cap * sizeof *b);
+      if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return KB_STATUS_OUT_OF_MEMORY;
+      }
+      a[0] = one;
+      frags = a;
+      spare = b;
+      n = tokenizer_spm__cut_specials(tok, text, parse_special, &frags, &spare, 1);
+    }
+    kb_status st = KB_STATUS_OK;
+    bool after_special = true; /* the first fragment gets the prefix too */
+    for (int64_t f = 0; f < n && st == KB_STATUS_OK; f++) {
+      if (frags[f].token >= 0) {
+        if (!tokenizer_spm__push_id(&w->out, frags[f].token)) st = KB_STATUS_OUT_OF_MEMORY;
+        after_special = true;
+        continue;
+      }
+      int64_t len = tokenizer_spm__escape(w, text, &frags[f], tok->add_space_prefix && after_special);
+      st = tokenizer_spm__merge_fragment(w, len);
+      after_special = false;
+    }
+    free(a);
+    free(b);
+    if (st != KB_STATUS_OK) return st;
+  }
+  if (add_special && tok->add_eos && !tokenizer_spm__push_id(&w->out, tok->eos)) return KB_STATUS_OUT_OF_MEMORY;
+  return KB_STATUS_OK;
+}
+
+kb_status kb_tokenize(const kb_tokenizer *tok, int64_t text_bytes, const void *text, bool add_special,
+                      bool parse_special, int64_t capacity, int32_t *ids, int64_t *count) {
+  kb__begin_thread();
+  if (tok == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "tok must not be NULL");
+  if (text_bytes < 0)
+    return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "text_bytes must be >= 0, got %lld", (long long)text_bytes);
+  if (capacity < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "capacity must be >= 0, got %lld", (long long)capacity);
+  if (text == NULL && text_bytes > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "text must not be NULL");
+  if (ids == NULL && capacity > 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "ids must not be NULL");
+  if (count == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer_spm__FN, "count must not be NULL");
+  /* The escaped text takes up to 3 bytes per byte plus the prefix; the
+   * fragments (2 * text_bytes + 1) are checked where they are made. */
+  if (text_bytes > (INT64_MAX - 3) / 4 || (uint64_t)text_bytes > (SIZE_MAX - 3) / 3)
+    return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer_spm__FN, "size of the text overflows");
+  struct tokenizer_spm__work w = {tok, NULL, NULL, 0, NULL, 0, 0, {NULL, 0, 0}};
+  kb_status st = KB_STATUS_OK;
+  if (text_bytes > 0) {
+    w.esc = malloc((size_t)(3 * text_bytes + 3));
+    if (w.esc == NULL) st = KB_STATUS_OUT_OF_MEMORY;
+  }
+  if (st == KB_STATUS_OK) st = tokenizer_spm__tokenize(&w, text, text_bytes, add_special, parse_special);
+  if (st == KB_STATUS_OK) {
+    *count = w.out.n;
+    if (w.out.n <= capacity && w.out.n > 0) memcpy(ids, w.out.v, (size_t)w.out.n * sizeof *ids);
+  } else if (st == KB_STATUS_OUT_OF_MEMORY) {
+    st = kb__fail_thread(st, tokenizer_spm__FN, "out of memory tokenizing %lld bytes", (long long)text_bytes);
+  }
+  free(w.esc);
+  free(w.sym);
+  free(w.heap);
+  free(w.out.v);
+  return st;
+}
+#undef FN
+#undef cut_specials
+#undef emit_symbol
+#undef escape
+#undef find_bytes
+#undef fragment
+#undef heap_pop
+#undef heap_push
+#undef lead_length
+#undef merge_fragment
+#undef pair
+#undef pair_before
+#undef push_id
+#undef symbol
+#undef tokenize
+#undef try_pair
+#undef work
 
 /* ==== core/src/version.c ==== */
 /* ---- core/src/version.c ---- */

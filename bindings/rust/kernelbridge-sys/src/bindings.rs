@@ -1553,3 +1553,72 @@ extern "C" {
         data: *mut core::ffi::c_void,
     ) -> kb_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kb_tokenizer {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn kb_tokenizer_create(
+        n_tokens: i64,
+        pieces_bytes: i64,
+        pieces: *const core::ffi::c_void,
+        n_offsets: i64,
+        offsets: *const i32,
+        scores: *const f32,
+        types: *const i32,
+        bos_id: i64,
+        eos_id: i64,
+        unk_id: i64,
+        add_bos: bool,
+        add_eos: bool,
+        add_space_prefix: bool,
+        out: *mut *mut kb_tokenizer,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_tokenizer_destroy(tok: *mut kb_tokenizer);
+}
+extern "C" {
+    pub fn kb_tokenizer_n_tokens(tok: *const kb_tokenizer) -> i64;
+}
+extern "C" {
+    pub fn kb_tokenizer_bos(tok: *const kb_tokenizer) -> i64;
+}
+extern "C" {
+    pub fn kb_tokenizer_eos(tok: *const kb_tokenizer) -> i64;
+}
+extern "C" {
+    pub fn kb_tokenize(
+        tok: *const kb_tokenizer,
+        text_bytes: i64,
+        text: *const core::ffi::c_void,
+        add_special: bool,
+        parse_special: bool,
+        capacity: i64,
+        ids: *mut i32,
+        count: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_tokenizer_piece(
+        tok: *const kb_tokenizer,
+        id: i64,
+        special: bool,
+        capacity: i64,
+        piece: *mut core::ffi::c_void,
+        bytes: *mut i64,
+    ) -> kb_status;
+}
+extern "C" {
+    pub fn kb_detokenize(
+        tok: *const kb_tokenizer,
+        n_ids: i64,
+        ids: *const i32,
+        remove_special: bool,
+        unparse_special: bool,
+        capacity: i64,
+        text: *mut core::ffi::c_void,
+        bytes: *mut i64,
+    ) -> kb_status;
+}

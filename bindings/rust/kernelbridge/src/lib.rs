@@ -1989,6 +1989,226 @@ impl Gguf {
 
 }
 
+/// Opaque tokenizer: a copy of a vocabulary and its lookup tables.
+pub struct Tokenizer {
+    raw: NonNull<sys::kb_tokenizer>,
+    // Not Sync: mutation goes through &mut self; share it behind a Mutex.
+    _marker: PhantomData<Cell<()>>,
+}
+
+// Safety: the C object may move between threads (it holds no thread-local
+// state); it is only never used by two threads at once, which !Sync ensures.
+unsafe impl Send for Tokenizer {}
+
+impl Drop for Tokenizer {
+    fn drop(&mut self) {
+        // Safety: the pointer came from the C constructor, is owned by self
+        // and is released exactly once, here.
+        unsafe { sys::kb_tokenizer_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokenizer").field("raw", &self.raw).finish()
+    }
+}
+
+impl Tokenizer {
+    /// Creates a tokenizer from a vocabulary of n_tokens tokens (\> 0), as a GGUF
+    /// file stores it: token i's piece is the UTF-8 bytes
+    /// pieces\[offsets\[i\], offsets\[i + 1\]) (n_offsets must be n_tokens + 1, the
+    /// offsets non-decreasing and within \[0, pieces_bytes\]), its score scores\[i\]
+    /// (not NaN) and its type types\[i\] (tokenizer.ggml.token_type: 0 undefined,
+    /// 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte; a byte
+    /// token's piece is \<0xNN\>).  Pieces must be valid UTF-8 and distinct (an
+    /// empty piece i stands for the text "\[EMPTY_i\]", as in llama.cpp).  bos_id,
+    /// eos_id and unk_id are token ids or -1 for none; add_bos needs a bos_id and
+    /// add_eos an eos_id (tokenizer.ggml.add_bos_token, add_eos_token and
+    /// add_space_prefix; llama defaults: true, false, true).  Everything is
+    /// copied: the arrays may be freed once this returns.  Errors name the
+    /// argument and the token: INVALID_ARGUMENT or SHAPE_MISMATCH (n_offsets),
+    /// OUT_OF_MEMORY.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the calling thread's [`last_error`]).
+    pub fn new<E: Element>(pieces: &[E], offsets: &[i32], scores: &[f32], types: &[i32], bos_id: i64, eos_id: i64, unk_id: i64, add_bos: bool, add_eos: bool, add_space_prefix: bool) -> Result<Tokenizer> {
+        const FUNC: &str = "kb_tokenizer_create";
+        let n_tokens = scores.len();
+        let pieces_bytes = std::mem::size_of_val::<[E]>(pieces);
+        let n_offsets = offsets.len();
+        check_dense(FUNC, "types", types.len(), "[n_tokens]", &[n_tokens])?;
+        let [c_n_tokens, c_pieces_bytes, c_n_offsets] = c_dims(FUNC, [("n_tokens", n_tokens), ("pieces_bytes", pieces_bytes), ("n_offsets", n_offsets)])?;
+        let mut out_handle: *mut sys::kb_tokenizer = std::ptr::null_mut();
+        // Safety:
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - `out_handle` is a local that outlives the call; C writes the new handle there on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_tokenizer_create(c_n_tokens, c_pieces_bytes, pieces.as_ptr().cast(), c_n_offsets, offsets.as_ptr(), scores.as_ptr(), types.as_ptr(), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, &mut out_handle) };
+        check_status(FUNC, raw_status, std::ptr::null())?;
+        match NonNull::new(out_handle) {
+            Some(raw) => Ok(Tokenizer { raw, _marker: PhantomData }),
+            None => Err(Error::internal(FUNC, "returned success but no handle")),
+        }
+    }
+
+    /// The C pointer, for use with the raw `sys` declarations.  It stays
+    /// owned by `self`: do not destroy it, and do not use it after `self` is dropped.
+    #[inline]
+    pub fn as_raw(&self) -> *mut sys::kb_tokenizer {
+        self.raw.as_ptr()
+    }
+
+    /// Number of tokens in the vocabulary (ids are 0 .. n_tokens - 1).
+    pub fn n_tokens(&self) -> i64 {
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - the C function keeps no pointer to the arguments after it returns
+        unsafe { sys::kb_tokenizer_n_tokens(self.raw.as_ptr()) }
+    }
+
+    /// Id of the beginning-of-sequence token; -1 when the vocabulary has none.
+    pub fn bos(&self) -> i64 {
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - the C function keeps no pointer to the arguments after it returns
+        unsafe { sys::kb_tokenizer_bos(self.raw.as_ptr()) }
+    }
+
+    /// Id of the end-of-sequence token; -1 when the vocabulary has none.
+    pub fn eos(&self) -> i64 {
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - the C function keeps no pointer to the arguments after it returns
+        unsafe { sys::kb_tokenizer_eos(self.raw.as_ptr()) }
+    }
+
+    /// Tokenizes text_bytes bytes of UTF-8 text as llama.cpp's llama_tokenize
+    /// does: user-defined tokens found in the text become their ids (control and
+    /// unknown tokens too with parse_special), the rest is split into pieces by
+    /// score, and bytes no piece covers become byte tokens \<0xNN\> (or unk_id when
+    /// the vocabulary has no such token; the call fails naming the byte when it
+    /// has neither).  With add_special, the BOS (add_bos) and EOS (add_eos) tokens
+    /// of the vocabulary are added.  Text that is not valid UTF-8 is accepted and
+    /// split as llama.cpp splits it (a lead byte's sequence length, cut at the
+    /// end), so every byte sequence has tokens.  Sets \*count to the number of
+    /// tokens; they are written to ids only when \*count \<= capacity, else nothing
+    /// is written (capacity 0 with ids NULL asks for the count alone; the count
+    /// never exceeds 4 \* text_bytes + 5).
+    ///
+    /// # Arguments
+    ///
+    /// - `text`: input, `u8[text_bytes]`, any [`Element`] type, its length counted in bytes
+    /// - `ids`: output, `i32[capacity]`
+    ///
+    /// `text_bytes` is the length of `text` in bytes.
+    /// `capacity` is the length of `ids`.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the calling thread's [`last_error`]).
+    pub fn tokenize<E: Element>(&self, text: &[E], add_special: bool, parse_special: bool, ids: &mut [i32]) -> Result<i64> {
+        const FUNC: &str = "kb_tokenize";
+        let mut out_value: i64 = 0;
+        let text_bytes = std::mem::size_of_val::<[E]>(text);
+        let capacity = ids.len();
+        let [c_text_bytes, c_capacity] = c_dims(FUNC, [("text_bytes", text_bytes), ("capacity", capacity)])?;
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_tokenize(self.raw.as_ptr(), c_text_bytes, text.as_ptr().cast(), add_special, parse_special, c_capacity, ids.as_mut_ptr(), &mut out_value) };
+        check_status(FUNC, raw_status, std::ptr::null())?;
+        Ok(out_value)
+    }
+
+    /// The bytes token id stands for, as llama.cpp's llama_token_to_piece: a
+    /// normal token's piece with U+2581 replaced by a space, a byte token's one
+    /// byte, a user-defined token's piece; control and unknown tokens give their
+    /// piece with special and nothing without; unused and undefined tokens give
+    /// nothing.  A byte token may be part of a UTF-8 sequence: a caller that
+    /// streams text keeps incomplete sequences until the next pieces complete
+    /// them (docs/tokenizer.md).  Sets \*bytes to the piece's length; the piece is
+    /// written only when \*bytes \<= capacity, else nothing is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `piece`: output, `u8[capacity]`, any [`Element`] type, its length counted in bytes
+    ///
+    /// `capacity` is the length of `piece` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the calling thread's [`last_error`]).
+    pub fn piece<E: Element>(&self, id: i64, special: bool, piece: &mut [E]) -> Result<i64> {
+        const FUNC: &str = "kb_tokenizer_piece";
+        let mut out_value: i64 = 0;
+        let capacity = std::mem::size_of_val::<[E]>(piece);
+        let [c_capacity] = c_dims(FUNC, [("capacity", capacity)])?;
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_tokenizer_piece(self.raw.as_ptr(), id, special, c_capacity, piece.as_mut_ptr().cast(), &mut out_value) };
+        check_status(FUNC, raw_status, std::ptr::null())?;
+        Ok(out_value)
+    }
+
+    /// Text of n_ids tokens, as llama.cpp's llama_detokenize: the pieces of
+    /// kb_tokenizer_piece (special as unparse_special) concatenated, with one
+    /// leading space removed from the first piece when the vocabulary adds a
+    /// space prefix; remove_special drops a leading BOS (add_bos) and a trailing
+    /// EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
+    /// decoding the tokens of text t without add_special gives t back.  Sets
+    /// \*bytes to the text's length; the text is written only when
+    /// \*bytes \<= capacity, else nothing is written.
+    ///
+    /// # Arguments
+    ///
+    /// - `ids`: input, `i32[n_ids]`
+    /// - `text`: output, `u8[capacity]`, any [`Element`] type, its length counted in bytes
+    ///
+    /// `n_ids` is the length of `ids`.
+    /// `capacity` is the length of `text` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// The status of the C call, with its message (read from the calling thread's [`last_error`]).
+    pub fn detokenize<E: Element>(&self, ids: &[i32], remove_special: bool, unparse_special: bool, text: &mut [E]) -> Result<i64> {
+        const FUNC: &str = "kb_detokenize";
+        let mut out_value: i64 = 0;
+        let n_ids = ids.len();
+        let capacity = std::mem::size_of_val::<[E]>(text);
+        let [c_n_ids, c_capacity] = c_dims(FUNC, [("n_ids", n_ids), ("capacity", capacity)])?;
+        // Safety:
+        // - the pointer of `self` is owned by it and live; the type is not Sync, so no
+        //   other thread uses it during the call
+        // - every slice length was checked above against the header's contract, so C reads
+        //   and writes only inside the slices (u8 tensors: their size in bytes; every
+        //   `Element` type is plain data, valid for any bit pattern)
+        // - `out_value` is a local that outlives the call; C writes it on success only
+        // - the C function keeps no pointer to the arguments after it returns
+        let raw_status = unsafe { sys::kb_detokenize(self.raw.as_ptr(), c_n_ids, ids.as_ptr(), remove_special, unparse_special, c_capacity, text.as_mut_ptr().cast(), &mut out_value) };
+        check_status(FUNC, raw_status, std::ptr::null())?;
+        Ok(out_value)
+    }
+
+}
+
 /// Version of the linked library as KB_VERSION_NUMBER; compare with the macro
 /// to detect a header/library mismatch.
 pub fn version_number() -> u32 {

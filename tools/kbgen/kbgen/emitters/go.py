@@ -76,6 +76,10 @@ HAND_WRITTEN = {
     "kb_buffer_device",  # Buffer.Device
     "kb_buffer_data",  # the address views hand to the <Kernel>Buf helpers
     "kb_gguf_destroy",  # Gguf.Close (gguf.go)
+    "kb_tokenizer_destroy",  # Tokenizer.Close
+    "kb_tokenizer_n_tokens",  # Tokenizer.NTokens
+    "kb_tokenizer_bos",  # Tokenizer.BOS
+    "kb_tokenizer_eos",  # Tokenizer.EOS
 }
 
 _INITIALISMS = {

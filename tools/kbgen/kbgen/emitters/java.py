@@ -153,6 +153,19 @@ SCRATCH_ELEMENTS = 1024
 # interface; it fails when the header adds or removes a function of such a
 # handle, so that the class is updated with it.
 HANDWRITTEN = {
+    "kb_tokenizer": (
+        "Tokenizer",
+        (
+            "kb_tokenizer_create",
+            "kb_tokenizer_destroy",
+            "kb_tokenizer_n_tokens",
+            "kb_tokenizer_bos",
+            "kb_tokenizer_eos",
+            "kb_tokenize",
+            "kb_tokenizer_piece",
+            "kb_detokenize",
+        ),
+    ),
     "kb_buffer": (
         "DeviceBuffer",
         (
@@ -309,7 +322,12 @@ def _variants(fn: Function) -> List[str]:
     dtypes = {p.tensor.dtype for p in fn.tensors}
     if "u8" in dtypes and not fn.is_kernel:
         if len(dtypes) != 1:
-            raise JavaEmitError(f"{fn.name}: u8 tensors mixed with other dtypes have no Java form outside kernels")
+            # Bytes with typed arrays outside kernels (the tokenizer's text and
+            # ids): one variant, Java arrays, the bytes a byte[].
+            for p in fn.tensors:
+                if p.tensor.ld is not None or p.tensor.stride is not None:
+                    raise JavaEmitError(f"{fn.name}: tensor {p.name} with a row or item stride has no Java form")
+            return [""]
         return list(_RAW_ARRAYS) + ["direct", "addr"]
     for d in dtypes:
         if d != "u8" and d not in _DTYPE:

@@ -1542,6 +1542,8 @@ NN_NAMES = ["scaled_dot_product_attention"]
 # of those names in the package (they take QTensor weights and dispatch to
 # the _w kernels); the generated ones stay in kernelbridge._kernels.
 QTENSOR_NAMES = ["QTensor", "dequantize", "dtype_bytes", "embedding", "linear", "quantize"]
+# kernelbridge/_tokenizer.py: the tokenizer (kb_tokenizer) as a class.
+TOKENIZER_NAMES = ["TokenStream", "Tokenizer"]
 
 INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
@@ -1572,6 +1574,7 @@ from ._runtime import @RUNTIME@  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import @NN@  # noqa: E402
 from ._qtensor import @QTENSOR@  # noqa: E402
+from ._tokenizer import @TOKENIZER@  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -1589,6 +1592,7 @@ def init_module(api: Api) -> str:
             + RUNTIME_NAMES
             + NN_NAMES
             + QTENSOR_NAMES
+            + TOKENIZER_NAMES
             + model_names
             + [f.short_name for f in free_functions(api)]
             + [f.short_name for f in api.kernels]
@@ -1602,6 +1606,7 @@ def init_module(api: Api) -> str:
         .replace("@RUNTIME@", ", ".join(RUNTIME_NAMES))
         .replace("@NN@", ", ".join(NN_NAMES))
         .replace("@QTENSOR@", ", ".join(QTENSOR_NAMES))
+        .replace("@TOKENIZER@", ", ".join(TOKENIZER_NAMES))
         .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
     )
     return banner("#") + text
@@ -1620,6 +1625,29 @@ def _stub_out(dtype: str) -> str:
 
 STUB_CLASSES = '''
 ERRORS: Dict[int, Type[Error]]
+
+class Tokenizer:
+    add_space_prefix: bool
+    def __init__(self, pieces: Sequence[Union[str, bytes]], scores: ArrayLike, types: ArrayLike, *, bos_id: int = ..., eos_id: int = ..., unk_id: int = ..., add_bos: bool = ..., add_eos: bool = ..., add_space_prefix: bool = ...) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> 'Tokenizer': ...
+    def __exit__(self, *exc: object) -> None: ...
+    @property
+    def n_tokens(self) -> int: ...
+    @property
+    def bos(self) -> int: ...
+    @property
+    def eos(self) -> int: ...
+    def tokenize(self, text: Union[str, bytes], add_special: bool = ..., parse_special: bool = ...) -> List[int]: ...
+    def piece(self, token_id: int, special: bool = ...) -> bytes: ...
+    def detokenize(self, ids: Iterable[int], remove_special: bool = ..., unparse_special: bool = ...) -> bytes: ...
+    def decode(self, ids: Iterable[int], remove_special: bool = ..., unparse_special: bool = ...) -> str: ...
+    def stream(self, special: bool = ...) -> 'TokenStream': ...
+
+class TokenStream:
+    def __init__(self, tokenizer: Tokenizer, special: bool = ...) -> None: ...
+    def feed(self, token_id: int) -> str: ...
+    def flush(self) -> str: ...
 
 class Context:
     def __init__(self, backend: Union[str, Backend] = 'cpu', device: Optional[int] = ..., *, threads: int = 0) -> None: ...
@@ -1717,7 +1745,7 @@ def stubs(api: Api) -> str:
     lines = [
         banner("#"),
         "import enum\n",
-        "from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union\n\n",
+        "from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union\n\n",
         "import numpy as np\n",
         "from numpy.typing import ArrayLike, DTypeLike, NDArray\n\n",
         "from . import cuda as cuda\n\n",
