@@ -565,6 +565,9 @@ def gguf_seeds():
         "seed-bad_alignment": gguf_file(3, [("general.alignment", 4, u32(48))]),
         "seed-version_1": gguf_file(1),
     }
+    return seeds
+
+
 def tokenizer_seeds():
     """Inputs of tokenizer_fuzz.c: flags (1 add_bos, 2 add_eos, 4 add_space_prefix,
     8 add_special, 16 parse_special, 32 the byte tokens), the number of extra
