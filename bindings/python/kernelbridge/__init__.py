@@ -48,6 +48,7 @@ from ._runtime import Buffer, Context, default_context  # noqa: E402
 from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import scaled_dot_product_attention  # noqa: E402
 from ._qtensor import QTensor, dequantize, dtype_bytes, embedding, linear, quantize  # noqa: E402
+from ._gguf import Gguf  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     'DeviceLostError',
     'Dtype',
     'Error',
+    'Gguf',
     'GgufType',
     'InternalError',
     'InvalidArgumentError',

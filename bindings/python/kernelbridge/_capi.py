@@ -42,12 +42,13 @@ def check(status, fn, ctxp):
     raise _model.ERRORS.get(status, _model.Error)(message, status)
 
 
-def _mem(obj, writable):
+def _mem(obj, writable, cdecl="char[]"):
     """A pointer argument: a cdata pointer as is, else the memory of a
-    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview),
+    as an array of cdecl (the parameter's element type)."""
     if isinstance(obj, _CData):
         return obj
-    return _ffi.from_buffer(obj, require_writable=writable)
+    return _ffi.from_buffer(cdecl, obj, require_writable=writable)
 
 
 def _cstr(obj, fn, name):
@@ -665,7 +666,7 @@ def gguf_get_f32(ctx, g, index, n, values):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_f32.
     """
-    _st = _lib.kb_gguf_get_f32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    _st = _lib.kb_gguf_get_f32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True, 'float[]'))
     if _st:
         check(_st, 'kb_gguf_get_f32', ctx)
     return None
@@ -687,7 +688,7 @@ def gguf_get_i32(ctx, g, index, n, values):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_i32.
     """
-    _st = _lib.kb_gguf_get_i32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    _st = _lib.kb_gguf_get_i32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True, 'int32_t[]'))
     if _st:
         check(_st, 'kb_gguf_get_i32', ctx)
     return None
@@ -824,7 +825,7 @@ def gguf_get_string_array_offsets(ctx, g, index, n_offsets, offsets):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_string_array_offsets.
     """
-    _st = _lib.kb_gguf_get_string_array_offsets((_NULL if ctx is None else ctx), g, index, n_offsets, _mem(offsets, True))
+    _st = _lib.kb_gguf_get_string_array_offsets((_NULL if ctx is None else ctx), g, index, n_offsets, _mem(offsets, True, 'int32_t[]'))
     if _st:
         check(_st, 'kb_gguf_get_string_array_offsets', ctx)
     return None
