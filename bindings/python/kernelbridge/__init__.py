@@ -49,6 +49,7 @@ from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import scaled_dot_product_attention  # noqa: E402
 from ._qtensor import QTensor, dequantize, dtype_bytes, embedding, linear, quantize  # noqa: E402
 from ._tokenizer import TokenStream, Tokenizer  # noqa: E402
+from ._gguf import Gguf  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     'DeviceLostError',
     'Dtype',
     'Error',
+    'Gguf',
     'GgufType',
     'InternalError',
     'InvalidArgumentError',

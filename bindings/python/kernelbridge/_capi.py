@@ -42,12 +42,13 @@ def check(status, fn, ctxp):
     raise _model.ERRORS.get(status, _model.Error)(message, status)
 
 
-def _mem(obj, writable):
+def _mem(obj, writable, cdecl="char[]"):
     """A pointer argument: a cdata pointer as is, else the memory of a
-    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview),
+    as an array of cdecl (the parameter's element type)."""
     if isinstance(obj, _CData):
         return obj
-    return _ffi.from_buffer(obj, require_writable=writable)
+    return _ffi.from_buffer(cdecl, obj, require_writable=writable)
 
 
 def _cstr(obj, fn, name):
@@ -665,7 +666,7 @@ def gguf_get_f32(ctx, g, index, n, values):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_f32.
     """
-    _st = _lib.kb_gguf_get_f32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    _st = _lib.kb_gguf_get_f32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True, 'float[]'))
     if _st:
         check(_st, 'kb_gguf_get_f32', ctx)
     return None
@@ -687,7 +688,7 @@ def gguf_get_i32(ctx, g, index, n, values):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_i32.
     """
-    _st = _lib.kb_gguf_get_i32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True))
+    _st = _lib.kb_gguf_get_i32((_NULL if ctx is None else ctx), g, index, n, _mem(values, True, 'int32_t[]'))
     if _st:
         check(_st, 'kb_gguf_get_i32', ctx)
     return None
@@ -824,7 +825,7 @@ def gguf_get_string_array_offsets(ctx, g, index, n_offsets, offsets):
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_string_array_offsets.
     """
-    _st = _lib.kb_gguf_get_string_array_offsets((_NULL if ctx is None else ctx), g, index, n_offsets, _mem(offsets, True))
+    _st = _lib.kb_gguf_get_string_array_offsets((_NULL if ctx is None else ctx), g, index, n_offsets, _mem(offsets, True, 'int32_t[]'))
     if _st:
         check(_st, 'kb_gguf_get_string_array_offsets', ctx)
     return None
@@ -1038,7 +1039,7 @@ def tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores,
     C function: kb_tokenizer_create.
     """
     _r = _ffi.new('kb_tokenizer **')
-    _st = _lib.kb_tokenizer_create(n_tokens, pieces_bytes, _mem(pieces, False), n_offsets, _mem(offsets, False), _mem(scores, False), _mem(types, False), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, _r)
+    _st = _lib.kb_tokenizer_create(n_tokens, pieces_bytes, _mem(pieces, False), n_offsets, _mem(offsets, False, 'int32_t[]'), _mem(scores, False, 'float[]'), _mem(types, False, 'int32_t[]'), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, _r)
     if _st:
         check(_st, 'kb_tokenizer_create', THREAD)
     return _r[0]
@@ -1114,7 +1115,7 @@ def tokenize(tok, text_bytes, text, add_special, parse_special, capacity, ids):
     C function: kb_tokenize.
     """
     _r = _ffi.new('int64_t *')
-    _st = _lib.kb_tokenize(tok, text_bytes, _mem(text, False), add_special, parse_special, capacity, _mem(ids, True), _r)
+    _st = _lib.kb_tokenize(tok, text_bytes, _mem(text, False), add_special, parse_special, capacity, _mem(ids, True, 'int32_t[]'), _r)
     if _st:
         check(_st, 'kb_tokenize', THREAD)
     return _r[0]
@@ -1170,7 +1171,7 @@ def detokenize(tok, n_ids, ids, remove_special, unparse_special, capacity, text)
     C function: kb_detokenize.
     """
     _r = _ffi.new('int64_t *')
-    _st = _lib.kb_detokenize(tok, n_ids, _mem(ids, False), remove_special, unparse_special, capacity, _mem(text, True), _r)
+    _st = _lib.kb_detokenize(tok, n_ids, _mem(ids, False, 'int32_t[]'), remove_special, unparse_special, capacity, _mem(text, True), _r)
     if _st:
         check(_st, 'kb_detokenize', THREAD)
     return _r[0]

@@ -1382,12 +1382,13 @@ def check(status, fn, ctxp):
     raise _model.ERRORS.get(status, _model.Error)(message, status)
 
 
-def _mem(obj, writable):
+def _mem(obj, writable, cdecl="char[]"):
     """A pointer argument: a cdata pointer as is, else the memory of a
-    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview),
+    as an array of cdecl (the parameter's element type)."""
     if isinstance(obj, _CData):
         return obj
-    return _ffi.from_buffer(obj, require_writable=writable)
+    return _ffi.from_buffer(cdecl, obj, require_writable=writable)
 
 
 def _cstr(obj, fn, name):
@@ -1478,6 +1479,10 @@ def capi_function_code(fn: Function, api: Api) -> str:
             args.append(str(STRING_CAPACITY))
         elif p.role == "in_string":
             args.append(f"_cstr({name}, {_q(fn.name)}, {_q(p.name)})")
+        elif p.role == "tensor" and p.tensor.dtype != "u8":
+            # A typed pointer: cffi passes no char * for a float * or int32_t *.
+            cdecl = {"f32": "float[]", "i32": "int32_t[]"}.get(p.tensor.dtype, "uint16_t[]")
+            args.append(f"_mem({name}, {p.tensor.direction != 'in'}, {_q(cdecl)})")
         elif p.role == "tensor":
             args.append(f"_mem({name}, {p.tensor.direction != 'in'})")
         elif p.role == "context" or (p.role == "handle" and p.nullable):
@@ -1544,6 +1549,8 @@ NN_NAMES = ["scaled_dot_product_attention"]
 QTENSOR_NAMES = ["QTensor", "dequantize", "dtype_bytes", "embedding", "linear", "quantize"]
 # kernelbridge/_tokenizer.py: the tokenizer (kb_tokenizer) as a class.
 TOKENIZER_NAMES = ["TokenStream", "Tokenizer"]
+# kernelbridge/_gguf.py: GGUF files (kb_gguf).
+GGUF_NAMES = ["Gguf"]
 
 INIT_TEMPLATE = '''"""kernelbridge: neural-network kernels in C, for Python.
 
@@ -1575,6 +1582,7 @@ from ._kernels import *  # noqa: E402,F401,F403
 from ._nn import @NN@  # noqa: E402
 from ._qtensor import @QTENSOR@  # noqa: E402
 from ._tokenizer import @TOKENIZER@  # noqa: E402
+from ._gguf import @GGUF@  # noqa: E402
 from . import cuda  # noqa: E402
 
 __all__ = [
@@ -1593,6 +1601,7 @@ def init_module(api: Api) -> str:
             + NN_NAMES
             + QTENSOR_NAMES
             + TOKENIZER_NAMES
+            + GGUF_NAMES
             + model_names
             + [f.short_name for f in free_functions(api)]
             + [f.short_name for f in api.kernels]
@@ -1607,6 +1616,7 @@ def init_module(api: Api) -> str:
         .replace("@NN@", ", ".join(NN_NAMES))
         .replace("@QTENSOR@", ", ".join(QTENSOR_NAMES))
         .replace("@TOKENIZER@", ", ".join(TOKENIZER_NAMES))
+        .replace("@GGUF@", ", ".join(GGUF_NAMES))
         .replace("@PUBLIC@", "".join(f"    {_q(n)},\n" for n in public))
     )
     return banner("#") + text
@@ -1734,6 +1744,34 @@ class QTensor:
     def dequantize(self, *, out: Optional[NDArray[np.float32]] = ..., ctx: Optional[Context] = ...) -> NDArray[np.float32]: ...
 
 def dtype_bytes(dtype: DtypeArg, rows: int, cols: int) -> int: ...
+class Gguf:
+    def __init__(self, source: Union[str, os.PathLike, bytes, bytearray, memoryview, NDArray[np.uint8]], *, ctx: Optional[Context] = ...) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Gguf: ...
+    def __exit__(self, *exc: Any) -> None: ...
+    @property
+    def version(self) -> int: ...
+    def keys(self) -> List[str]: ...
+    def __contains__(self, key: str) -> bool: ...
+    def key_type(self, key: str) -> GgufType: ...
+    def array_type(self, key: str) -> GgufType: ...
+    def get(self, key: str, default: Any = ...) -> Any: ...
+    def get_int(self, key: str) -> int: ...
+    def get_float(self, key: str) -> float: ...
+    def get_bytes(self, key: str) -> bytes: ...
+    def get_str(self, key: str) -> str: ...
+    def get_f32(self, key: str) -> NDArray[np.float32]: ...
+    def get_i32(self, key: str) -> NDArray[np.int32]: ...
+    def string_array(self, key: str) -> Tuple[bytes, NDArray[np.int32]]: ...
+    def vocabulary(self, prefix: str = ...) -> Tuple[bytes, NDArray[np.int32], NDArray[np.float32], NDArray[np.int32]]: ...
+    def tensor_names(self) -> List[str]: ...
+    def tensor_type(self, name: str) -> Union[Dtype, int]: ...
+    def tensor_shape(self, name: str) -> Tuple[int, ...]: ...
+    def tensor_nbytes(self, name: str) -> int: ...
+    def tensor_offset(self, name: str) -> int: ...
+    def read_tensor(self, name: str) -> NDArray[np.uint8]: ...
+    def tensor(self, name: str) -> NDArray[Any]: ...
+
 def quantize(x: ArrayIn, dtype: DtypeArg, *, out: Optional[Any] = ..., ctx: Optional[Context] = ...) -> QTensor: ...
 def dequantize(x: Union[QTensor, ArrayIn], out: Optional[Union[NDArray[np.float32], Buffer]] = ..., *, type: Optional[DtypeArg] = ..., rows: Optional[int] = ..., cols: Optional[int] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[np.float32], Buffer]: ...
 def linear(x: ArrayIn, weight: Union[QTensor, ArrayIn], bias: Optional[ArrayIn] = ..., out: Optional[Union[NDArray[Any], Buffer]] = ..., *, act: Union[Activation, int, str] = ..., ctx: Optional[Context] = ...) -> Union[NDArray[Any], Buffer]: ...
@@ -1745,6 +1783,7 @@ def stubs(api: Api) -> str:
     lines = [
         banner("#"),
         "import enum\n",
+        "import os\n",
         "from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union\n\n",
         "import numpy as np\n",
         "from numpy.typing import ArrayLike, DTypeLike, NDArray\n\n",
