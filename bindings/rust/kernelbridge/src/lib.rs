@@ -106,6 +106,7 @@ pub mod cuda;
 pub mod half;
 mod model;
 mod qtensor;
+mod tokenizer;
 pub use views::{DeviceSlice, DeviceSliceMut, Element};
 pub use model::{AttentionOptions, Bf16, F16, Float, Linear};
 pub use qtensor::{QTensor, quantize_q, linear_q, embedding_q};
