@@ -42,11 +42,15 @@ def check(status, fn, ctxp):
     raise _model.ERRORS.get(status, _model.Error)(message, status)
 
 
-def _mem(obj, writable):
+def _mem(obj, writable, ctype=None):
     """A pointer argument: a cdata pointer as is, else the memory of a
-    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview),
+    as a ctype array when the parameter is typed (cffi passes a plain
+    buffer only to void *)."""
     if isinstance(obj, _CData):
         return obj
+    if ctype is not None:
+        return _ffi.from_buffer(ctype + "[]", obj, require_writable=writable)
     return _ffi.from_buffer(obj, require_writable=writable)
 
 
@@ -499,9 +503,9 @@ def tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores,
       pieces_bytes: int
       pieces: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       n_offsets: int
-      offsets: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
-      scores: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
-      types: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      offsets: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      scores: in float elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      types: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       bos_id: int
       eos_id: int
       unk_id: int
@@ -513,7 +517,7 @@ def tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores,
     C function: kb_tokenizer_create.
     """
     _r = _ffi.new('kb_tokenizer **')
-    _st = _lib.kb_tokenizer_create(n_tokens, pieces_bytes, _mem(pieces, False), n_offsets, _mem(offsets, False), _mem(scores, False), _mem(types, False), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, _r)
+    _st = _lib.kb_tokenizer_create(n_tokens, pieces_bytes, _mem(pieces, False), n_offsets, _mem(offsets, False, 'int32_t'), _mem(scores, False, 'float'), _mem(types, False, 'int32_t'), bos_id, eos_id, unk_id, add_bos, add_eos, add_space_prefix, _r)
     if _st:
         check(_st, 'kb_tokenizer_create', THREAD)
     return _r[0]
@@ -583,13 +587,13 @@ def tokenize(tok, text_bytes, text, add_special, parse_special, capacity, ids):
       add_special: bool
       parse_special: bool
       capacity: int
-      ids: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+      ids: out int32_t elements: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
     Returns count (int).
     A failed status raises its Error subclass with the calling thread's message (kb_last_error).
     C function: kb_tokenize.
     """
     _r = _ffi.new('int64_t *')
-    _st = _lib.kb_tokenize(tok, text_bytes, _mem(text, False), add_special, parse_special, capacity, _mem(ids, True), _r)
+    _st = _lib.kb_tokenize(tok, text_bytes, _mem(text, False), add_special, parse_special, capacity, _mem(ids, True, 'int32_t'), _r)
     if _st:
         check(_st, 'kb_tokenize', THREAD)
     return _r[0]
@@ -635,7 +639,7 @@ def detokenize(tok, n_ids, ids, remove_special, unparse_special, capacity, text)
     Arguments:
       tok: kb_tokenizer * (cdata)
       n_ids: int
-      ids: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      ids: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       remove_special: bool
       unparse_special: bool
       capacity: int
@@ -645,7 +649,7 @@ def detokenize(tok, n_ids, ids, remove_special, unparse_special, capacity, text)
     C function: kb_detokenize.
     """
     _r = _ffi.new('int64_t *')
-    _st = _lib.kb_detokenize(tok, n_ids, _mem(ids, False), remove_special, unparse_special, capacity, _mem(text, True), _r)
+    _st = _lib.kb_detokenize(tok, n_ids, _mem(ids, False, 'int32_t'), remove_special, unparse_special, capacity, _mem(text, True), _r)
     if _st:
         check(_st, 'kb_detokenize', THREAD)
     return _r[0]

@@ -1382,11 +1382,15 @@ def check(status, fn, ctxp):
     raise _model.ERRORS.get(status, _model.Error)(message, status)
 
 
-def _mem(obj, writable):
+def _mem(obj, writable, ctype=None):
     """A pointer argument: a cdata pointer as is, else the memory of a
-    contiguous buffer object (numpy array, bytes, bytearray, memoryview)."""
+    contiguous buffer object (numpy array, bytes, bytearray, memoryview),
+    as a ctype array when the parameter is typed (cffi passes a plain
+    buffer only to void *)."""
     if isinstance(obj, _CData):
         return obj
+    if ctype is not None:
+        return _ffi.from_buffer(ctype + "[]", obj, require_writable=writable)
     return _ffi.from_buffer(obj, require_writable=writable)
 '''
 
@@ -1410,7 +1414,8 @@ def _capi_doc(fn: Function, api: Api) -> str:
             args.append(f"  {name}: {typ} (cdata)" + ("; None passes NULL" if p.nullable else ""))
         elif p.role == "tensor":
             what = "writable buffer" if p.tensor.direction != "in" else "buffer"
-            args.append(f"  {name}: {p.tensor.direction} bytes: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
+            elems = "bytes" if p.tensor.dtype == "u8" else _CAPI_ELEMENT[p.tensor.dtype] + " elements"
+            args.append(f"  {name}: {p.tensor.direction} {elems}: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
         else:
             args.append(f"  {name}: {_scalar_type(p)}")
     if args:
@@ -1441,6 +1446,10 @@ def _capi_doc(fn: Function, api: Api) -> str:
     return "\n".join(lines)
 
 
+# C element type of a typed tensor of a non-kernel function (u8 is void *).
+_CAPI_ELEMENT = {"f32": "float", "i32": "int32_t", "bf16": "uint16_t", "f16": "uint16_t"}
+
+
 def capi_function_code(fn: Function, api: Api) -> str:
     params = [py_name(p.name) for p in _capi_params(fn)]
     lines = [f"def {fn.short_name}({', '.join(params)}):\n", _docstring(_capi_doc(fn, api), "    ")]
@@ -1466,7 +1475,9 @@ def capi_function_code(fn: Function, api: Api) -> str:
         elif p.name in capacities:
             args.append(str(STRING_CAPACITY))
         elif p.role == "tensor":
-            args.append(f"_mem({name}, {p.tensor.direction != 'in'})")
+            elem = _CAPI_ELEMENT.get(p.tensor.dtype)
+            typed = f", {_q(elem)}" if elem else ""
+            args.append(f"_mem({name}, {p.tensor.direction != 'in'}{typed})")
         elif p.role == "context" or (p.role == "handle" and p.nullable):
             if p.role == "context":
                 ctx_arg = name
