@@ -266,6 +266,13 @@ static void test_empty_piece_and_no_byte_tokens(void) {
   kb_tokenizer_destroy(tok);
   CHECK_OK(kb_tokenizer_create(3, 6, pieces, 4, offsets, scores, types, -1, -1, -1, false, false, false, &tok));
   int32_t ids[4];
+  kb_tokenizer *all_empty = NULL; /* no bytes at all: pieces may be NULL */
+  const int32_t zero[] = {0, 0};
+  CHECK_OK(kb_tokenizer_create(1, 0, NULL, 2, zero, scores, types, -1, -1, 0, false, false, true, &all_empty));
+  CHECK_OK(kb_tokenizer_piece(all_empty, 0, false, 16, buf, &n));
+  CHECK(n == 9 && memcmp(buf, "[EMPTY_0]", 9) == 0);
+  EXPECT(all_empty, "a", false, 0, 0, 0, 0); /* "▁a": 4 bytes, each unknown */
+  kb_tokenizer_destroy(all_empty);
   CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_tokenize(tok, 2, "ab", false, false, 4, ids, &n));
   CHECK_STR_CONTAINS(kb_last_error(), "0x62");
   kb_tokenizer_destroy(tok);

@@ -58,7 +58,15 @@ typedef kb_status kbj_status_ctx; /* a context first: the message is the context
 typedef int64_t kbj_out_i64;      /* out scalar: returned through a long[1] */
 typedef char kbj_string_out;      /* out string: returned through a byte[] */
 typedef int64_t kbj_string_capacity;
+typedef kb_status kbj_status_arrays; /* no context, arrays: released before the throw */
+typedef int64_t kbj_open_i64;        /* an int64_t first parameter that opens the array state */
 typedef void kbj_data_address;    /* returns address: a long */
+/* Handles as the first parameter of a context-free call with arrays. */
+typedef kb_context kbj_open_kb_context;
+typedef kb_buffer kbj_open_kb_buffer;
+typedef kb_gguf kbj_open_kb_gguf;
+typedef kb_tokenizer kbj_open_kb_tokenizer;
+
 /* Tensors, one per dtype, direction and variant (arrays, _direct buffers,
  * _addr native addresses; u8 tensors: one per accepted Java array type). */
 typedef const float kbj_f32_in;
@@ -581,10 +589,10 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %apply int { kb_status, kb_backend, kb_activation, kb_dtype, kb_moe_routing, kb_rope_style, kb_rope_scaling, kb_gguf_type };
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
-%typemap(jni) kbj_status, kbj_status_ctx "void"
-%typemap(jtype) kbj_status, kbj_status_ctx "void"
-%typemap(jstype) kbj_status, kbj_status_ctx "void"
-%typemap(javaout) kbj_status, kbj_status_ctx { $jnicall; }
+%typemap(jni) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(jtype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(jstype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(javaout) kbj_status, kbj_status_ctx, kbj_status_arrays { $jnicall; }
 %typemap(out) kbj_status, kbj_status_ctx ""
 /* No context: the message is the thread's kb_last_error(), read at once. */
 %typemap(ret) kbj_status %{ if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL); %}
@@ -592,6 +600,30 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(ret) kbj_status_ctx %{
   kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
   if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", arg1);
+%}
+
+/* No context but arrays (opened by the first parameter, below): release the
+ * arrays right after the call, before the out scalars and handles are stored
+ * (JNI calls are not allowed while arrays are pinned), then throw with the
+ * thread's message (JNI calls leave it alone). */
+%typemap(out) kbj_status_arrays %{
+  kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
+%}
+%typemap(ret) kbj_status_arrays %{
+  if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL);
+%}
+%typemap(jni) kbj_open_i64 "jlong"
+%typemap(jtype) kbj_open_i64 "long"
+%typemap(jstype) kbj_open_i64 "long"
+%typemap(javain) kbj_open_i64 "$javainput"
+%typemap(in) kbj_open_i64 %{
+  $1 = (kbj_open_i64)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_i64 %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
 
 /* ---- the context of a call: a long; it also carries the call's array state ---- */
@@ -1046,6 +1078,21 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
   }
 %}
+/* The handle as the first parameter of a context-free call with arrays: it
+ * opens the call's array state, as a context does. */
+%typemap(jni) kbj_open_kb_context * "jlong"
+%typemap(jtype) kbj_open_kb_context * "long"
+%typemap(jstype) kbj_open_kb_context * "long"
+%typemap(javain) kbj_open_kb_context * "$javainput"
+%typemap(in) kbj_open_kb_context * %{
+  $1 = (kbj_open_kb_context *)(intptr_t)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_kb_context * %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
+%}
 %typemap(jni) kb_buffer *, const kb_buffer * "jlong"
 %typemap(jtype) kb_buffer *, const kb_buffer * "long"
 %typemap(jstype) kb_buffer *, const kb_buffer * "long"
@@ -1069,6 +1116,21 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
     jlong handle = (jlong)(intptr_t)*$1;
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
   }
+%}
+/* The handle as the first parameter of a context-free call with arrays: it
+ * opens the call's array state, as a context does. */
+%typemap(jni) kbj_open_kb_buffer * "jlong"
+%typemap(jtype) kbj_open_kb_buffer * "long"
+%typemap(jstype) kbj_open_kb_buffer * "long"
+%typemap(javain) kbj_open_kb_buffer * "$javainput"
+%typemap(in) kbj_open_kb_buffer * %{
+  $1 = (kbj_open_kb_buffer *)(intptr_t)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_kb_buffer * %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
 %typemap(jni) kb_gguf *, const kb_gguf * "jlong"
 %typemap(jtype) kb_gguf *, const kb_gguf * "long"
@@ -1094,6 +1156,21 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
   }
 %}
+/* The handle as the first parameter of a context-free call with arrays: it
+ * opens the call's array state, as a context does. */
+%typemap(jni) kbj_open_kb_gguf * "jlong"
+%typemap(jtype) kbj_open_kb_gguf * "long"
+%typemap(jstype) kbj_open_kb_gguf * "long"
+%typemap(javain) kbj_open_kb_gguf * "$javainput"
+%typemap(in) kbj_open_kb_gguf * %{
+  $1 = (kbj_open_kb_gguf *)(intptr_t)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_kb_gguf * %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
+%}
 %typemap(jni) kb_tokenizer *, const kb_tokenizer * "jlong"
 %typemap(jtype) kb_tokenizer *, const kb_tokenizer * "long"
 %typemap(jstype) kb_tokenizer *, const kb_tokenizer * "long"
@@ -1117,6 +1194,21 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
     jlong handle = (jlong)(intptr_t)*$1;
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
   }
+%}
+/* The handle as the first parameter of a context-free call with arrays: it
+ * opens the call's array state, as a context does. */
+%typemap(jni) kbj_open_kb_tokenizer * "jlong"
+%typemap(jtype) kbj_open_kb_tokenizer * "long"
+%typemap(jstype) kbj_open_kb_tokenizer * "long"
+%typemap(javain) kbj_open_kb_tokenizer * "$javainput"
+%typemap(in) kbj_open_kb_tokenizer * %{
+  $1 = (kbj_open_kb_tokenizer *)(intptr_t)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_kb_tokenizer * %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
 
 /* ---- the API, from the annotated header ---- */
@@ -1871,7 +1963,7 @@ kbj_status_ctx kb_gguf_tensor_read__direct(kbj_ctx *ctx, const kb_gguf *g, int64
 %unignore kb_gguf_tensor_read__addr;
 kbj_status_ctx kb_gguf_tensor_read__addr(kbj_ctx *ctx, const kb_gguf *g, int64_t index, int64_t bytes, kbj_u8_out_addr *data);
 %unignore kb_tokenizer_create;
-kbj_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, kbj_u8_in_i8 *pieces, int64_t n_offsets, kbj_i32_in *offsets, kbj_f32_in *scores, kbj_i32_in *types, int64_t bos_id, int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix, kb_tokenizer **out);
+kbj_status_arrays kb_tokenizer_create(kbj_open_i64 n_tokens, int64_t pieces_bytes, kbj_u8_in_i8 *pieces, int64_t n_offsets, kbj_i32_in *offsets, kbj_f32_in *scores, kbj_i32_in *types, int64_t bos_id, int64_t eos_id, int64_t unk_id, bool add_bos, bool add_eos, bool add_space_prefix, kb_tokenizer **out);
 %unignore kb_tokenizer_destroy;
 void kb_tokenizer_destroy(kb_tokenizer *tok);
 %unignore kb_tokenizer_n_tokens;
@@ -1881,20 +1973,20 @@ int64_t kb_tokenizer_bos(const kb_tokenizer *tok);
 %unignore kb_tokenizer_eos;
 int64_t kb_tokenizer_eos(const kb_tokenizer *tok);
 %unignore kb_tokenize;
-kbj_status kb_tokenize(const kb_tokenizer *tok, int64_t text_bytes, kbj_u8_in_i8 *text, bool add_special, bool parse_special, int64_t capacity, kbj_i32_out *ids, kbj_out_i64 *count);
+kbj_status_arrays kb_tokenize(kbj_open_kb_tokenizer *tok, int64_t text_bytes, kbj_u8_in_i8 *text, bool add_special, bool parse_special, int64_t capacity, kbj_i32_out *ids, kbj_out_i64 *count);
 %unignore kb_tokenizer_piece__i8;
-kbj_status kb_tokenizer_piece__i8(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i8 *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__i8(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i8 *piece, kbj_out_i64 *bytes);
 %unignore kb_tokenizer_piece__i16;
-kbj_status kb_tokenizer_piece__i16(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i16 *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__i16(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i16 *piece, kbj_out_i64 *bytes);
 %unignore kb_tokenizer_piece__i32;
-kbj_status kb_tokenizer_piece__i32(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i32 *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__i32(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_i32 *piece, kbj_out_i64 *bytes);
 %unignore kb_tokenizer_piece__f32;
-kbj_status kb_tokenizer_piece__f32(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_f32 *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__f32(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_f32 *piece, kbj_out_i64 *bytes);
 %unignore kb_tokenizer_piece__direct;
-kbj_status kb_tokenizer_piece__direct(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_direct *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__direct(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_direct *piece, kbj_out_i64 *bytes);
 %unignore kb_tokenizer_piece__addr;
-kbj_status kb_tokenizer_piece__addr(const kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_addr *piece, kbj_out_i64 *bytes);
+kbj_status_arrays kb_tokenizer_piece__addr(kbj_open_kb_tokenizer *tok, int64_t id, bool special, int64_t capacity, kbj_u8_out_addr *piece, kbj_out_i64 *bytes);
 %unignore kb_detokenize;
-kbj_status kb_detokenize(const kb_tokenizer *tok, int64_t n_ids, kbj_i32_in *ids, bool remove_special, bool unparse_special, int64_t capacity, kbj_u8_out_i8 *text, kbj_out_i64 *bytes);
+kbj_status_arrays kb_detokenize(kbj_open_kb_tokenizer *tok, int64_t n_ids, kbj_i32_in *ids, bool remove_special, bool unparse_special, int64_t capacity, kbj_u8_out_i8 *text, kbj_out_i64 *bytes);
 
 %unignoreall

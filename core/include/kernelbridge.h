@@ -3013,8 +3013,9 @@ KB_API kb_status kb_tokenizer_piece(const kb_tokenizer *tok, int64_t id, bool sp
  * kb_tokenizer_piece (special as unparse_special) concatenated, with one
  * leading space removed from the first piece when the vocabulary adds a
  * space prefix; remove_special drops a leading BOS (add_bos) and a trailing
- * EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
- * decoding the tokens of text t without add_special gives t back.  Sets
+ * EOS (add_eos) first, and then keeps the space.  So decoding the tokens of
+ * text t made without add_special gives t back, unless t contains U+2581,
+ * special tokens or bytes that became the unknown token.  Sets
  * *bytes to the text's length; the text is written only when
  * *bytes <= capacity, else nothing is written.
  * @arg tok handle

@@ -105,6 +105,7 @@ static kb_status check_vocabulary(int64_t n_tokens, int64_t pieces_bytes, const 
   if (scores == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "scores must not be NULL");
   if (types == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "types must not be NULL");
   if (offsets[0] < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "offsets[0] must be >= 0, got %d", offsets[0]);
+  if (pieces == NULL) pieces = (const unsigned char *)""; /* all pieces empty: no arithmetic on NULL */
   for (int64_t i = 0; i < n_tokens; i++) {
     if (offsets[i + 1] < offsets[i])
       return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, FN, "offsets must not decrease: offsets[%lld] = %d < offsets[%lld] = %d",
@@ -285,6 +286,7 @@ kb_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const void
   kb_status st = check_vocabulary(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores, types, ids, add_bos,
                                   add_eos, out);
   if (st != KB_STATUS_OK) return st;
+  if (pieces == NULL) pieces = ""; /* pieces_bytes is 0 (checked) */
   kb_tokenizer *t = calloc(1, sizeof *t);
   if (t == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, FN, "out of memory");
   t->n_tokens = n_tokens;

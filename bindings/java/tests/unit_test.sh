@@ -14,7 +14,8 @@ status=0
 java -Xcheck:jni -cp "$jar:$out/classes" org.kernelbridge.test.Harness \
   org.kernelbridge.test.KernelsTest org.kernelbridge.test.BindingTest org.kernelbridge.test.BufferTest \
   org.kernelbridge.test.HalfTest org.kernelbridge.test.ModelTest org.kernelbridge.test.CudaTest org.kernelbridge.InternalTest \
-  org.kernelbridge.test.StressTest org.kernelbridge.test.SharedTest org.kernelbridge.test.QTensorTest org.kernelbridge.test.GgufTest > "$out/log" 2>&1 || status=$?
+  org.kernelbridge.test.StressTest org.kernelbridge.test.SharedTest org.kernelbridge.test.QTensorTest \
+  org.kernelbridge.test.GgufTest org.kernelbridge.test.TokenizerTest > "$out/log" 2>&1 || status=$?
 cat "$out/log"
 if grep -q -i "warning" "$out/log"; then
   echo "unit_test.sh: the JVM printed a warning under -Xcheck:jni (see above)" >&2

@@ -662,7 +662,7 @@ def gguf_get_f32(ctx, g, index, n, values):
       g: kb_gguf * (cdata)
       index: int
       n: int
-      values: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+      values: out float elements: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_f32.
     """
@@ -684,7 +684,7 @@ def gguf_get_i32(ctx, g, index, n, values):
       g: kb_gguf * (cdata)
       index: int
       n: int
-      values: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+      values: out int32_t elements: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_i32.
     """
@@ -821,7 +821,7 @@ def gguf_get_string_array_offsets(ctx, g, index, n_offsets, offsets):
       g: kb_gguf * (cdata)
       index: int
       n_offsets: int
-      offsets: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+      offsets: out int32_t elements: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
     A failed status raises its Error subclass with the context's message.
     C function: kb_gguf_get_string_array_offsets.
     """
@@ -1025,9 +1025,9 @@ def tokenizer_create(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores,
       pieces_bytes: int
       pieces: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       n_offsets: int
-      offsets: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
-      scores: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
-      types: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      offsets: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      scores: in float elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      types: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       bos_id: int
       eos_id: int
       unk_id: int
@@ -1109,7 +1109,7 @@ def tokenize(tok, text_bytes, text, add_special, parse_special, capacity, ids):
       add_special: bool
       parse_special: bool
       capacity: int
-      ids: out bytes: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
+      ids: out int32_t elements: a cdata pointer or a contiguous writable buffer (numpy array, bytearray, ...)
     Returns count (int).
     A failed status raises its Error subclass with the calling thread's message (kb_last_error).
     C function: kb_tokenize.
@@ -1153,15 +1153,16 @@ def detokenize(tok, n_ids, ids, remove_special, unparse_special, capacity, text)
     kb_tokenizer_piece (special as unparse_special) concatenated, with one
     leading space removed from the first piece when the vocabulary adds a
     space prefix; remove_special drops a leading BOS (add_bos) and a trailing
-    EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
-    decoding the tokens of text t without add_special gives t back.  Sets
+    EOS (add_eos) first, and then keeps the space.  So decoding the tokens of
+    text t made without add_special gives t back, unless t contains U+2581,
+    special tokens or bytes that became the unknown token.  Sets
     *bytes to the text's length; the text is written only when
     *bytes <= capacity, else nothing is written.
 
     Arguments:
       tok: kb_tokenizer * (cdata)
       n_ids: int
-      ids: in bytes: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
+      ids: in int32_t elements: a cdata pointer or a contiguous buffer (numpy array, bytearray, ...)
       remove_special: bool
       unparse_special: bool
       capacity: int

@@ -7111,6 +7111,7 @@ static kb_status tokenizer__check_vocabulary(int64_t n_tokens, int64_t pieces_by
   if (scores == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "scores must not be NULL");
   if (types == NULL) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "types must not be NULL");
   if (offsets[0] < 0) return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets[0] must be >= 0, got %d", offsets[0]);
+  if (pieces == NULL) pieces = (const unsigned char *)""; /* all pieces empty: no arithmetic on NULL */
   for (int64_t i = 0; i < n_tokens; i++) {
     if (offsets[i + 1] < offsets[i])
       return kb__fail_thread(KB_STATUS_INVALID_ARGUMENT, tokenizer__FN, "offsets must not decrease: offsets[%lld] = %d < offsets[%lld] = %d",
@@ -7291,6 +7292,7 @@ kb_status kb_tokenizer_create(int64_t n_tokens, int64_t pieces_bytes, const void
   kb_status st = tokenizer__check_vocabulary(n_tokens, pieces_bytes, pieces, n_offsets, offsets, scores, types, ids, add_bos,
                                   add_eos, out);
   if (st != KB_STATUS_OK) return st;
+  if (pieces == NULL) pieces = ""; /* pieces_bytes is 0 (checked) */
   kb_tokenizer *t = calloc(1, sizeof *t);
   if (t == NULL) return kb__fail_thread(KB_STATUS_OUT_OF_MEMORY, tokenizer__FN, "out of memory");
   t->n_tokens = n_tokens;

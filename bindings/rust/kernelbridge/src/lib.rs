@@ -106,6 +106,7 @@ pub mod cuda;
 pub mod half;
 mod model;
 mod qtensor;
+mod tokenizer;
 pub use views::{DeviceSlice, DeviceSliceMut, Element};
 pub use model::{AttentionOptions, Bf16, F16, Float, Linear};
 pub use qtensor::{QTensor, quantize_q, linear_q, embedding_q};
@@ -2172,8 +2173,9 @@ impl Tokenizer {
     /// kb_tokenizer_piece (special as unparse_special) concatenated, with one
     /// leading space removed from the first piece when the vocabulary adds a
     /// space prefix; remove_special drops a leading BOS (add_bos) and a trailing
-    /// EOS (add_eos) first, and then keeps the space.  So with add_space_prefix,
-    /// decoding the tokens of text t without add_special gives t back.  Sets
+    /// EOS (add_eos) first, and then keeps the space.  So decoding the tokens of
+    /// text t made without add_special gives t back, unless t contains U+2581,
+    /// special tokens or bytes that became the unknown token.  Sets
     /// \*bytes to the text's length; the text is written only when
     /// \*bytes \<= capacity, else nothing is written.
     ///

@@ -352,7 +352,21 @@ def _tensor_typedef(p: Param, variant: str) -> str:
     return f"kbj_{t.dtype}_{t.direction}{'_' + variant if variant else ''}"
 
 
+def _opens_call(fn: Function) -> bool:
+    """A function without a context that takes tensors (the tokenizer's): its
+    first parameter opens the call's array state (kbj_c) that a context
+    parameter opens otherwise, and its status releases the arrays before it
+    throws."""
+    return not fn.has_context and bool(fn.tensors)
+
+
 def _c_param(api: Api, fn: Function, p: Param, variant: str) -> str:
+    if _opens_call(fn) and p is fn.params[0]:
+        if p.role == "handle":
+            return f"kbj_open_{p.ctype.name} *{p.name}"
+        if p.ctype.kind == "int64" and p.role in ("dim", "scalar"):
+            return f"kbj_open_i64 {p.name}"
+        raise JavaEmitError(f"{fn.name}: a context-free function with tensors must start with a handle or an int64_t")
     if p.role == "context":
         return f"kbj_{'kernel_' if fn.is_kernel else ''}ctx *{p.name}"
     if p.role == "tensor":
@@ -380,7 +394,7 @@ def _c_return(fn: Function) -> str:
             if fn.params[0].role != "context":
                 raise JavaEmitError(f"{fn.name}: the context must be the first parameter")
             return "kbj_status_ctx "
-        return "kbj_status "
+        return "kbj_status_arrays " if _opens_call(fn) else "kbj_status "
     if fn.returns.kind == "string":
         return "const char *"
     if fn.returns_address:
@@ -425,7 +439,11 @@ typedef kb_status kbj_status_ctx; /* a context first: the message is the context
 typedef int64_t kbj_out_i64;      /* out scalar: returned through a long[1] */
 typedef char kbj_string_out;      /* out string: returned through a byte[] */
 typedef int64_t kbj_string_capacity;
+typedef kb_status kbj_status_arrays; /* no context, arrays: released before the throw */
+typedef int64_t kbj_open_i64;        /* an int64_t first parameter that opens the array state */
 typedef void kbj_data_address;    /* returns address: a long */
+/* Handles as the first parameter of a context-free call with arrays. */
+@HANDLE_TYPEDEFS@
 /* Tensors, one per dtype, direction and variant (arrays, _direct buffers,
  * _addr native addresses; u8 tensors: one per accepted Java array type). */
 @TENSOR_TYPEDEFS@
@@ -657,10 +675,10 @@ _TYPEMAPS = r"""
 @ENUM_APPLY@
 
 /* ---- status: the raw methods return void and throw KernelBridgeException ---- */
-%typemap(jni) kbj_status, kbj_status_ctx "void"
-%typemap(jtype) kbj_status, kbj_status_ctx "void"
-%typemap(jstype) kbj_status, kbj_status_ctx "void"
-%typemap(javaout) kbj_status, kbj_status_ctx { $jnicall; }
+%typemap(jni) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(jtype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(jstype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
+%typemap(javaout) kbj_status, kbj_status_ctx, kbj_status_arrays { $jnicall; }
 %typemap(out) kbj_status, kbj_status_ctx ""
 /* No context: the message is the thread's kb_last_error(), read at once. */
 %typemap(ret) kbj_status %{ if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL); %}
@@ -668,6 +686,30 @@ _TYPEMAPS = r"""
 %typemap(ret) kbj_status_ctx %{
   kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
   if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", arg1);
+%}
+
+/* No context but arrays (opened by the first parameter, below): release the
+ * arrays right after the call, before the out scalars and handles are stored
+ * (JNI calls are not allowed while arrays are pinned), then throw with the
+ * thread's message (JNI calls leave it alone). */
+%typemap(out) kbj_status_arrays %{
+  kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
+%}
+%typemap(ret) kbj_status_arrays %{
+  if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL);
+%}
+%typemap(jni) kbj_open_i64 "jlong"
+%typemap(jtype) kbj_open_i64 "long"
+%typemap(jstype) kbj_open_i64 "long"
+%typemap(javain) kbj_open_i64 "$javainput"
+%typemap(in) kbj_open_i64 %{
+  $1 = (kbj_open_i64)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_i64 %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
 %}
 
 /* ---- the context of a call: a long; it also carries the call's array state ---- */
@@ -793,6 +835,21 @@ _HANDLE_TYPEMAP = r"""%typemap(jni) @H@ *, const @H@ * "jlong"
     (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &handle);
   }
 %}
+/* The handle as the first parameter of a context-free call with arrays: it
+ * opens the call's array state, as a context does. */
+%typemap(jni) kbj_open_@H@ * "jlong"
+%typemap(jtype) kbj_open_@H@ * "long"
+%typemap(jstype) kbj_open_@H@ * "long"
+%typemap(javain) kbj_open_@H@ * "$javainput"
+%typemap(in) kbj_open_@H@ * %{
+  $1 = (kbj_open_@H@ *)(intptr_t)$input;
+  kbj_call kbj_c;
+  kbj_c.count = 0;
+  kbj_c.total = 0;
+%}
+%typemap(check) kbj_open_@H@ * %{
+  if (!kbj_begin(jenv, &kbj_c)) return $null;
+%}
 """
 
 
@@ -825,6 +882,7 @@ def emit_interface(api: Api) -> str:
         .replace("@STRING_CAPACITY@", str(STRING_CAPACITY))
         .replace("@EXCEPTION_CLASS@", PACKAGE.replace(".", "/") + "/KernelBridgeException")
         .replace("@TENSOR_TYPEDEFS@", _tensor_typedefs(api))
+        .replace("@HANDLE_TYPEDEFS@", "".join(f"typedef {h.name} kbj_open_{h.name};\n" for h in api.handles))
     )
     enums = [e.name for e in api.enums]
     typemaps = _TYPEMAPS.replace("@ENUM_APPLY@", "%apply int { " + ", ".join(enums) + " };" if enums else "")

@@ -1422,7 +1422,8 @@ def _capi_doc(fn: Function, api: Api) -> str:
             args.append(f"  {name}: str (UTF-8) or bytes, without NUL characters")
         elif p.role == "tensor":
             what = "writable buffer" if p.tensor.direction != "in" else "buffer"
-            args.append(f"  {name}: {p.tensor.direction} bytes: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
+            elems = "bytes" if p.tensor.dtype == "u8" else _CAPI_ELEMENT[p.tensor.dtype] + " elements"
+            args.append(f"  {name}: {p.tensor.direction} {elems}: a cdata pointer or a contiguous {what} (numpy array, bytearray, ...)")
         else:
             args.append(f"  {name}: {_scalar_type(p)}")
     if args:
@@ -1453,6 +1454,10 @@ def _capi_doc(fn: Function, api: Api) -> str:
     return "\n".join(lines)
 
 
+# C element type of a typed tensor of a non-kernel function (u8 is void *).
+_CAPI_ELEMENT = {"f32": "float", "i32": "int32_t", "bf16": "uint16_t", "f16": "uint16_t"}
+
+
 def capi_function_code(fn: Function, api: Api) -> str:
     params = [py_name(p.name) for p in _capi_params(fn)]
     lines = [f"def {fn.short_name}({', '.join(params)}):\n", _docstring(_capi_doc(fn, api), "    ")]
@@ -1481,7 +1486,7 @@ def capi_function_code(fn: Function, api: Api) -> str:
             args.append(f"_cstr({name}, {_q(fn.name)}, {_q(p.name)})")
         elif p.role == "tensor" and p.tensor.dtype != "u8":
             # A typed pointer: cffi passes no char * for a float * or int32_t *.
-            cdecl = {"f32": "float[]", "i32": "int32_t[]"}.get(p.tensor.dtype, "uint16_t[]")
+            cdecl = _CAPI_ELEMENT[p.tensor.dtype] + "[]"
             args.append(f"_mem({name}, {p.tensor.direction != 'in'}, {_q(cdecl)})")
         elif p.role == "tensor":
             args.append(f"_mem({name}, {p.tensor.direction != 'in'})")

@@ -87,6 +87,8 @@ SUPPORT_MODULES = [
     ("half", True, []),
     ("model", False, ["AttentionOptions", "Bf16", "F16", "Float", "Linear"]),
     ("qtensor", False, ["QTensor", "quantize_q", "linear_q", "embedding_q"]),
+    # Methods of the generated Tokenizer returning whole Vecs.
+    ("tokenizer", False, []),
 ]
 
 _SCALAR_TYPES = {
