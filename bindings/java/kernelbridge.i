@@ -593,12 +593,15 @@ static int kbj_direct(JNIEnv *env, jobject buffer, void *target) {
 %typemap(jtype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
 %typemap(jstype) kbj_status, kbj_status_ctx, kbj_status_arrays "void"
 %typemap(javaout) kbj_status, kbj_status_ctx, kbj_status_arrays { $jnicall; }
-%typemap(out) kbj_status, kbj_status_ctx ""
+%typemap(out) kbj_status ""
+/* A context first: the arrays are released right after the call (the "out"
+ * typemap runs before the "argout" ones), so that storing an out scalar or a
+ * new handle never happens inside a JNI critical region. */
+%typemap(out) kbj_status_ctx %{ kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK); %}
 /* No context: the message is the thread's kb_last_error(), read at once. */
 %typemap(ret) kbj_status %{ if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", NULL); %}
-/* A context first: release the arrays first, then throw with the context's message. */
+/* A context first: throw with the context's message (the arrays are released). */
 %typemap(ret) kbj_status_ctx %{
-  kbj_end(jenv, &kbj_c, $1 == KB_STATUS_OK);
   if ($1 != KB_STATUS_OK) kbj_throw(jenv, $1, "$symname", arg1);
 %}
 

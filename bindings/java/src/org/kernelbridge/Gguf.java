@@ -67,12 +67,15 @@ public final class Gguf implements AutoCloseable {
 
   /** Validates a GGUF file held in data, which is copied. */
   public static Gguf openMemory(Context ctx, byte[] data) {
+    Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(data, "data");
-    // Through a direct buffer: a pinned array (the byte[] variant) would
-    // hold a JNI critical region while the new handle is stored.
-    ByteBuffer direct = ByteBuffer.allocateDirect(data.length);
-    direct.put(data);
-    return openMemory(ctx, direct);
+    final long[] out = new long[1];
+    try {
+      KernelBridgeNative.kb_gguf_open_memory__i8(ctx.address(), data.length, data, out);
+    } finally {
+      Reference.reachabilityFence(ctx);
+    }
+    return new Gguf(ctx, out[0]);
   }
 
   /** Validates a GGUF file held in a direct buffer (all of its capacity), which is copied. */
