@@ -35,7 +35,10 @@ pub fn strtod_full(text: &str) -> Option<f64> {
         }
         body.parse::<f64>().ok()?
     };
-    let nonzero_digits = body.bytes().take_while(|b| !matches!(b, b'e' | b'E' | b'p' | b'P')).any(|b| matches!(b, b'1'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    let nonzero_digits = body
+        .bytes()
+        .take_while(|b| !matches!(b, b'e' | b'E' | b'p' | b'P'))
+        .any(|b| matches!(b, b'1'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
         && !body.eq_ignore_ascii_case("inf")
         && !body.eq_ignore_ascii_case("infinity")
         && !body.eq_ignore_ascii_case("nan");
@@ -127,7 +130,9 @@ pub fn strtol10(s: &[u8]) -> Option<(i64, usize)> {
     let mut v: i64 = 0;
     for &b in &s[i..i + digits] {
         let d = i64::from(b - b'0');
-        v = v.checked_mul(10).and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })?;
+        v = v
+            .checked_mul(10)
+            .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })?;
     }
     Some((v, i + digits))
 }
@@ -153,7 +158,9 @@ mod tests {
 
     #[test]
     fn strtod_refuses_what_c_refuses() {
-        for bad in ["", " ", "x", "1x", "1 ", "1e", "0x", "+-1", "--1", "1e999", "1e-999", "0x1p"] {
+        for bad in [
+            "", " ", "x", "1x", "1 ", "1e", "0x", "+-1", "--1", "1e999", "1e-999", "0x1p",
+        ] {
             assert_eq!(strtod_full(bad), None, "{bad:?}");
         }
     }

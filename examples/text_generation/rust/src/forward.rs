@@ -70,8 +70,10 @@ impl Model {
         let o = &mut s.o[..n * hd];
         let pos = &s.pos[..n];
         let e = &self.embed;
-        ctx.embedding_w(self.vocab, hd, tokens, e.dtype, &e.data, x).map_err(lib("token embedding"))?;
-        ctx.rmsnorm(n, x, &self.layer[0].attn_norm, eps, h).map_err(lib("attn_norm"))?;
+        ctx.embedding_w(self.vocab, hd, tokens, e.dtype, &e.data, x)
+            .map_err(lib("token embedding"))?;
+        ctx.rmsnorm(n, x, &self.layer[0].attn_norm, eps, h)
+            .map_err(lib("attn_norm"))?;
         // kb_attention_ex's kv_lengths: the cache's length after this call.
         let len = [(self.cached + n) as i32];
         let at = [self.cached as i32];
@@ -134,7 +136,8 @@ impl Model {
                 let ids = &mut s.route_ids[..n * nu];
                 let w = &mut s.route_w[..n * nu];
                 linear(ctx, n, h, router, logits).map_err(lib("ffn_gate_inp"))?;
-                ctx.moe_route(n, ne, nu, MoeRouting::SoftmaxTopkNorm, logits, ids, w).map_err(lib("router"))?;
+                ctx.moe_route(n, ne, nu, MoeRouting::SoftmaxTopkNorm, logits, ids, w)
+                    .map_err(lib("router"))?;
                 ctx.moe_experts(
                     n,
                     hd,
@@ -154,12 +157,26 @@ impl Model {
                 .map_err(lib("experts"))?;
             } else {
                 let g = &mut s.g[..n * self.ffn];
-                ctx.linear_glu_w(n, hd, self.ffn, h, y.gate.dtype, &y.gate.data, &y.up.data, Activation::Silu, g)
-                    .map_err(lib("ffn_gate / ffn_up"))?;
+                ctx.linear_glu_w(
+                    n,
+                    hd,
+                    self.ffn,
+                    h,
+                    y.gate.dtype,
+                    &y.gate.data,
+                    &y.up.data,
+                    Activation::Silu,
+                    g,
+                )
+                .map_err(lib("ffn_gate / ffn_up"))?;
                 linear(ctx, n, g, &y.down, o).map_err(lib("ffn_down"))?;
             }
             // x += f, and the next norm (or the output norm) of it.
-            let next = if l + 1 < self.layers { &self.layer[l + 1].attn_norm } else { &self.out_norm };
+            let next = if l + 1 < self.layers {
+                &self.layer[l + 1].attn_norm
+            } else {
+                &self.out_norm
+            };
             ctx.add_rmsnorm(n, o, x, next, eps, h).map_err(lib("norm"))?;
         }
         self.cached += n;

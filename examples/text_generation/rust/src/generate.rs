@@ -33,9 +33,15 @@ impl Sampler {
         if o.temperature == 0.0 {
             Sampler::Greedy
         } else if o.top_k > 0 {
-            Sampler::TopK { k: o.top_k as usize, temperature }
+            Sampler::TopK {
+                k: o.top_k as usize,
+                temperature,
+            }
         } else if o.top_p < 1.0 {
-            Sampler::TopP { p: o.top_p as f32, temperature }
+            Sampler::TopP {
+                p: o.top_p as f32,
+                temperature,
+            }
         } else {
             Sampler::Full { temperature }
         }
@@ -76,7 +82,6 @@ pub fn emit(out: &mut impl Write, bytes: &[u8]) -> Result<()> {
 /// The decode loop.  `logits` holds the prefill's logits; the row of the
 /// prompt's last token starts at `last_at`.  Tokens are streamed to `out`
 /// unless `print_ids`.
-#[allow(clippy::too_many_arguments)]
 pub fn generate(
     ctx: &Context,
     m: &mut Model,
@@ -140,10 +145,25 @@ mod tests {
     fn the_c_drivers_choice_of_sampler() {
         assert_eq!(sampler(&[]), Sampler::Greedy);
         assert_eq!(sampler(&["--top-k", "40"]), Sampler::Greedy);
-        assert_eq!(sampler(&["--temperature", "0.8", "--top-k", "40"]), Sampler::TopK { k: 40, temperature: 0.8 });
-        assert_eq!(sampler(&["--temperature", "0.8", "--top-p", "0.9"]), Sampler::TopP { p: 0.9, temperature: 0.8 });
+        assert_eq!(
+            sampler(&["--temperature", "0.8", "--top-k", "40"]),
+            Sampler::TopK {
+                k: 40,
+                temperature: 0.8
+            }
+        );
+        assert_eq!(
+            sampler(&["--temperature", "0.8", "--top-p", "0.9"]),
+            Sampler::TopP {
+                p: 0.9,
+                temperature: 0.8
+            }
+        );
         assert_eq!(sampler(&["--temperature", "1"]), Sampler::Full { temperature: 1.0 });
-        assert_eq!(sampler(&["--temperature", "1", "--top-p", "1"]), Sampler::Full { temperature: 1.0 });
+        assert_eq!(
+            sampler(&["--temperature", "1", "--top-p", "1"]),
+            Sampler::Full { temperature: 1.0 }
+        );
     }
 
     #[test]
@@ -157,6 +177,9 @@ mod tests {
         assert_eq!(top1.pick(&ctx, &logits, 42).unwrap(), 1);
         // The same seed draws the same token.
         let full = Sampler::Full { temperature: 1.0 };
-        assert_eq!(full.pick(&ctx, &logits, 5).unwrap(), full.pick(&ctx, &logits, 5).unwrap());
+        assert_eq!(
+            full.pick(&ctx, &logits, 5).unwrap(),
+            full.pick(&ctx, &logits, 5).unwrap()
+        );
     }
 }

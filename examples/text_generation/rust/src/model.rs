@@ -140,8 +140,17 @@ fn load_weight(ctx: &Context, g: &Gguf, name: &str, want: &[i64], f32_only: bool
     let (at, dtype, bytes) = check_tensor(ctx, g, name, want, f32_only)?;
     let mut data: Vec<u8> = zeroed(bytes, &format!("tensor '{name}'"))?;
     g.tensor_read(ctx, at, &mut data).map_err(lib(name))?;
-    let (rows, cols) = if want.len() == 3 { (want[0] * want[1], want[2]) } else { (want[0], want[1]) };
-    Ok(Weight { dtype, data, rows: rows as usize, cols: cols as usize })
+    let (rows, cols) = if want.len() == 3 {
+        (want[0] * want[1], want[2])
+    } else {
+        (want[0], want[1])
+    };
+    Ok(Weight {
+        dtype,
+        data,
+        rows: rows as usize,
+        cols: cols as usize,
+    })
 }
 
 /// A float32 vector of `n` elements (a norm's weight), read as floats so the
@@ -174,7 +183,10 @@ impl Model {
         // C compares (and prints) the NUL-terminated copy.
         let end = arch.iter().position(|&b| b == 0).unwrap_or(arch.len());
         if &arch[..end] != b"llama" {
-            fail!("architecture '{}' is not supported (only 'llama')", String::from_utf8_lossy(&arch[..end]));
+            fail!(
+                "architecture '{}' is not supported (only 'llama')",
+                String::from_utf8_lossy(&arch[..end])
+            );
         }
         let hidden = key_int(ctx, g, "llama.embedding_length", None)?;
         let layers = key_int(ctx, g, "llama.block_count", None)?;
@@ -234,7 +246,13 @@ impl Model {
             let ffn_norm = load_norm(ctx, g, &name("ffn_norm.weight"), hidden as usize)?;
             let (gate, up, down, router);
             if experts > 0 {
-                router = Some(load_weight(ctx, g, &name("ffn_gate_inp.weight"), &[experts, hidden], true)?);
+                router = Some(load_weight(
+                    ctx,
+                    g,
+                    &name("ffn_gate_inp.weight"),
+                    &[experts, hidden],
+                    true,
+                )?);
                 gate = load_weight(ctx, g, &name("ffn_gate_exps.weight"), &[experts, ffn, hidden], false)?;
                 up = load_weight(ctx, g, &name("ffn_up_exps.weight"), &[experts, ffn, hidden], false)?;
                 down = load_weight(ctx, g, &name("ffn_down_exps.weight"), &[experts, hidden, ffn], false)?;
@@ -250,14 +268,39 @@ impl Model {
                     fail!("layer {l}: ffn_gate and ffn_up differ in type");
                 }
             }
-            layer.push(Layer { attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down, router });
+            layer.push(Layer {
+                attn_norm,
+                wq,
+                wk,
+                wv,
+                wo,
+                ffn_norm,
+                gate,
+                up,
+                down,
+                router,
+            });
         }
 
-        let [hidden, layers, heads, kv_heads, head_dim, ffn, context, rotary_dim, experts, experts_used, kvd] =
-            [hidden, layers, heads, kv_heads, head_dim, ffn, context, rotary_dim, experts, experts_used, kvd]
-                .map(|v| v as usize);
+        let [hidden, layers, heads, kv_heads, head_dim, ffn, context, rotary_dim, experts, experts_used, kvd] = [
+            hidden,
+            layers,
+            heads,
+            kv_heads,
+            head_dim,
+            ffn,
+            context,
+            rotary_dim,
+            experts,
+            experts_used,
+            kvd,
+        ]
+        .map(|v| v as usize);
         let what = "the cache and scratch";
-        let cache = layers.checked_mul(context).and_then(|v| v.checked_mul(kvd)).unwrap_or(usize::MAX);
+        let cache = layers
+            .checked_mul(context)
+            .and_then(|v| v.checked_mul(kvd))
+            .unwrap_or(usize::MAX);
         let k_cache = zeroed(cache, what)?;
         let v_cache = zeroed(cache, what)?;
         let r = max_rows;

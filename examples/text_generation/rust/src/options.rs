@@ -170,9 +170,24 @@ mod tests {
         assert!(!o.print_ids && !o.print_prompt_ids && o.logits_out.is_none());
 
         let o = parse_args(args(&[
-            "--prompt-ids", "1,2", "--model", "m", "--max-tokens", "3.7", "--temperature", "0.8", "--top-k", "40",
-            "--seed", "18446744073709551615", "--threads", "2", "--print-ids", "--print-prompt-ids",
-            "--logits-out", "l.bin",
+            "--prompt-ids",
+            "1,2",
+            "--model",
+            "m",
+            "--max-tokens",
+            "3.7",
+            "--temperature",
+            "0.8",
+            "--top-k",
+            "40",
+            "--seed",
+            "18446744073709551615",
+            "--threads",
+            "2",
+            "--print-ids",
+            "--print-prompt-ids",
+            "--logits-out",
+            "l.bin",
         ]))
         .unwrap();
         assert_eq!(o.prompt_ids.as_deref(), Some(&b"1,2"[..]));
@@ -180,28 +195,53 @@ mod tests {
         assert_eq!(o.temperature, 0.8);
         assert!(o.print_ids && o.print_prompt_ids);
         assert_eq!(o.logits_out, Some(OsString::from("l.bin")));
-        assert_eq!(parse_args(args(&["--model", "m", "--prompt", "", "--seed", "1e3"])).unwrap().seed, 1);
+        assert_eq!(
+            parse_args(args(&["--model", "m", "--prompt", "", "--seed", "1e3"]))
+                .unwrap()
+                .seed,
+            1
+        );
     }
 
     #[test]
     fn refusals() {
-        assert_eq!(usage_message(&["--model", "m"]), "--model and one of --prompt / --prompt-ids are required");
+        assert_eq!(
+            usage_message(&["--model", "m"]),
+            "--model and one of --prompt / --prompt-ids are required"
+        );
         assert_eq!(
             usage_message(&["--model", "m", "--prompt", "a", "--prompt-ids", "1"]),
             "--model and one of --prompt / --prompt-ids are required"
         );
-        assert!(usage_message(&["--model", "m", "--prompt", "a", "--top-k", "5", "--top-p", "0.5"])
-            .contains("cannot be combined"));
+        assert!(
+            usage_message(&["--model", "m", "--prompt", "a", "--top-k", "5", "--top-p", "0.5"])
+                .contains("cannot be combined")
+        );
         // --top-p 1 is "no top-p": it combines with --top-k.
         assert!(parse_args(args(&["--model", "m", "--prompt", "a", "--top-k", "5", "--top-p", "1"])).is_ok());
         assert_eq!(usage_message(&["--model"]), "--model needs a value");
         assert_eq!(usage_message(&["--bogus", "x"]), "unknown option --bogus");
         assert_eq!(usage_message(&["hello"]), "hello needs a value");
-        assert_eq!(usage_message(&["--top-p", "1.5"]), "--top-p expects a number in [0, 1], got '1.5'");
-        assert_eq!(usage_message(&["--max-tokens", "-1"]), "--max-tokens expects a number in [0, 1e+09], got '-1'");
-        assert_eq!(usage_message(&["--threads", "4097"]), "--threads expects a number in [0, 4096], got '4097'");
-        assert_eq!(usage_message(&["--seed", "x"]), "--seed expects a number in [0, 1.84467e+19], got 'x'");
-        assert_eq!(usage_message(&["--temperature", "nan"]), "--temperature expects a number in [0, 1e+06], got 'nan'");
+        assert_eq!(
+            usage_message(&["--top-p", "1.5"]),
+            "--top-p expects a number in [0, 1], got '1.5'"
+        );
+        assert_eq!(
+            usage_message(&["--max-tokens", "-1"]),
+            "--max-tokens expects a number in [0, 1e+09], got '-1'"
+        );
+        assert_eq!(
+            usage_message(&["--threads", "4097"]),
+            "--threads expects a number in [0, 4096], got '4097'"
+        );
+        assert_eq!(
+            usage_message(&["--seed", "x"]),
+            "--seed expects a number in [0, 1.84467e+19], got 'x'"
+        );
+        assert_eq!(
+            usage_message(&["--temperature", "nan"]),
+            "--temperature expects a number in [0, 1e+06], got 'nan'"
+        );
     }
 
     #[test]
@@ -215,7 +255,16 @@ mod tests {
         assert_eq!(ids("1,").unwrap(), vec![1]);
         assert_eq!(ids(" 4,+5,-0").unwrap(), vec![4, 5, 0]);
         assert_eq!(ids("2147483647").unwrap(), vec![i32::MAX]);
-        for bad in ["1,x", ",1", "1,,2", "-1", "2147483648", "1;2", "1 ,2", "99999999999999999999"] {
+        for bad in [
+            "1,x",
+            ",1",
+            "1,,2",
+            "-1",
+            "2147483648",
+            "1;2",
+            "1 ,2",
+            "99999999999999999999",
+        ] {
             match ids(bad) {
                 Err(Failure::Run(m)) => assert!(m.starts_with("--prompt-ids expects"), "{bad}: {m}"),
                 other => panic!("{bad:?}: {other:?}"),

@@ -25,7 +25,10 @@ pub fn make_tokenizer(ctx: &Context, g: &Gguf) -> Result<Tokenizer> {
                 // C compares the NUL-terminated copy.
                 let end = kind.iter().position(|&b| b == 0).unwrap_or(kind.len());
                 if &kind[..end] != b"llama" {
-                    fail!("tokenizer '{}' is not supported (only 'llama')", String::from_utf8_lossy(&kind[..end]));
+                    fail!(
+                        "tokenizer '{}' is not supported (only 'llama')",
+                        String::from_utf8_lossy(&kind[..end])
+                    );
                 }
             }
         }
@@ -70,6 +73,17 @@ pub fn make_tokenizer(ctx: &Context, g: &Gguf) -> Result<Tokenizer> {
     let add_bos = int("tokenizer.ggml.add_bos_token", 1)?;
     let add_eos = int("tokenizer.ggml.add_eos_token", 0)?;
     let add_space = int("tokenizer.ggml.add_space_prefix", 1)?;
-    Tokenizer::new(&pieces, &offsets, &scores, &types, bos, eos, unk, add_bos != 0, add_eos != 0, add_space != 0)
-        .map_err(vocab_err)
+    Tokenizer::new(
+        &pieces,
+        &offsets,
+        &scores,
+        &types,
+        bos,
+        eos,
+        unk,
+        add_bos != 0,
+        add_eos != 0,
+        add_space != 0,
+    )
+    .map_err(vocab_err)
 }
