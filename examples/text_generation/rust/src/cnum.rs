@@ -25,28 +25,25 @@ pub fn strtod_full(text: &str) -> Option<f64> {
         _ => (false, s),
     };
     let body = std::str::from_utf8(body).ok()?;
-    let v = if body.len() > 2 && (body.starts_with("0x") || body.starts_with("0X")) {
-        hex_float(&body[2..])?
+    let hex = body.len() > 2 && (body.starts_with("0x") || body.starts_with("0X"));
+    let (v, mantissa) = if hex {
+        let digits = &body[2..];
+        (hex_float(digits)?, digits.split(['p', 'P']).next().unwrap_or(""))
     } else {
         // Rust's grammar is C's for decimal numbers, "inf", "infinity" and
         // "nan"; it has no sign here (taken above), so "+-1" fails as in C.
         if body.starts_with(['+', '-']) {
             return None;
         }
-        body.parse::<f64>().ok()?
+        (body.parse::<f64>().ok()?, body.split(['e', 'E']).next().unwrap_or(""))
     };
-    let nonzero_digits = body
+    // A number written with a non-zero digit ("inf" and "nan" have none)
+    // that comes out infinite, zero or subnormal is out of range.
+    let nonzero = mantissa
         .bytes()
-        .take_while(|b| !matches!(b, b'e' | b'E' | b'p' | b'P'))
-        .any(|b| matches!(b, b'1'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-        && !body.eq_ignore_ascii_case("inf")
-        && !body.eq_ignore_ascii_case("infinity")
-        && !body.eq_ignore_ascii_case("nan");
-    if v.is_infinite() && !body.to_ascii_lowercase().starts_with("inf") {
-        return None; // overflow: ERANGE
-    }
-    if nonzero_digits && (v == 0.0 || v.is_subnormal()) {
-        return None; // underflow: ERANGE
+        .any(|b| matches!(b, b'1'..=b'9') || (hex && b.is_ascii_hexdigit() && b != b'0'));
+    if nonzero && (v.is_infinite() || v == 0.0 || v.is_subnormal()) {
+        return None;
     }
     Some(if neg { -v } else { v })
 }
