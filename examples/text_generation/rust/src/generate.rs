@@ -110,7 +110,9 @@ pub fn generate(
         }
         if !o.print_ids {
             // The piece's raw bytes: a UTF-8 character may be split across
-            // byte-fallback pieces, so nothing is decoded here.
+            // byte-fallback pieces, so nothing is decoded here.  A piece
+            // longer than the buffer (a long user-defined token) grows it
+            // once; C's fixed 256 bytes would print garbage there.
             if let Ok(mut n) = tok.piece(i64::from(next), false, &mut piece) {
                 if n as usize > piece.len() {
                     piece.resize(n as usize, 0);
