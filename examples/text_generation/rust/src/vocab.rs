@@ -45,9 +45,11 @@ pub fn make_tokenizer(ctx: &Context, g: &Gguf) -> Result<Tokenizer> {
     };
     let mut pieces: Vec<u8> = zeroed(bytes, "the vocabulary")?;
     let mut offsets: Vec<i32> = zeroed(n + 1, "the vocabulary")?;
-    // Absent scores or types are zeros (C leaves them unset).
+    // Absent scores are zeros and absent types normal (1), as llama.cpp
+    // and the other languages' examples take them.
     let mut scores: Vec<f32> = zeroed(n, "the vocabulary")?;
     let mut types: Vec<i32> = zeroed(n, "the vocabulary")?;
+    types.fill(1);
     g.get_string_array_data(ctx, at, &mut pieces).map_err(vocab_err)?;
     g.get_string_array_offsets(ctx, at, &mut offsets).map_err(vocab_err)?;
 
