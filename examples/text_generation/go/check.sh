@@ -14,4 +14,5 @@ if [ -n "$bad" ]; then
 fi
 export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
 go vet .
-go test -count=1 .
+# The model tests read the committed test models.
+KB_TG_TESTDATA=$EXAMPLE/testdata go test -count=1 .
