@@ -13,9 +13,13 @@ func newTokenizer(g *kb.Gguf) (*kb.Tokenizer, error) {
 	if has, err := g.HasKey("tokenizer.ggml.model"); err != nil {
 		return nil, libFail("tokenizer.ggml.model", err)
 	} else if has {
-		// As C: a kind it cannot read (not a string, or 32 bytes or more)
-		// is not checked; the vocabulary's own checks follow.
-		if kind, err := g.String("tokenizer.ggml.model"); err == nil && len(kind) < 32 && cString(kind) != "llama" {
+		// As C: a value that is not a string is an error; a name of 32
+		// bytes or more is not checked (the vocabulary's own checks follow).
+		kind, err := g.String("tokenizer.ggml.model")
+		if err != nil {
+			return nil, libFail("tokenizer.ggml.model", err)
+		}
+		if len(kind) < 32 && cString(kind) != "llama" {
 			return nil, fmt.Errorf("tokenizer '%s' is not supported (only 'llama')", cString(kind))
 		}
 	}
