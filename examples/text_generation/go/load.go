@@ -50,6 +50,15 @@ type model struct {
 	at, length                                 []int32 // kv_cache_append's position, attention's key count (batch 1)
 }
 
+// tensorSpec is a layer tensor to load: blk.N.<suffix>, its shape (as
+// loadWeight takes it) and where it goes.
+type tensorSpec struct {
+	suffix     string
+	d0, d1, d2 int
+	f32Only    bool
+	dst        *weight
+}
+
 // keyInt is an integer key, def when absent (def < 0: required).
 func keyInt(g *kb.Gguf, key string, def int64) (int64, error) {
 	has, err := g.HasKey(key)
@@ -256,12 +265,7 @@ func loadModel(g *kb.Gguf, maxRows int) (*model, error) {
 	m.layer = make([]layer, m.layers)
 	for l := range m.layer {
 		y := &m.layer[l]
-		specs := []struct {
-			suffix     string
-			d0, d1, d2 int
-			f32Only    bool
-			dst        *weight
-		}{
+		specs := []tensorSpec{
 			{"attn_norm.weight", m.hidden, 0, 0, true, &y.attnNorm},
 			{"attn_q.weight", m.hidden, m.hidden, 0, false, &y.wq},
 			{"attn_k.weight", kvd, m.hidden, 0, false, &y.wk},
@@ -270,28 +274,16 @@ func loadModel(g *kb.Gguf, maxRows int) (*model, error) {
 			{"ffn_norm.weight", m.hidden, 0, 0, true, &y.ffnNorm},
 		}
 		if m.experts > 0 {
-			specs = append(specs, []struct {
-				suffix     string
-				d0, d1, d2 int
-				f32Only    bool
-				dst        *weight
-			}{
-				{"ffn_gate_inp.weight", m.experts, m.hidden, 0, true, &y.router},
-				{"ffn_gate_exps.weight", m.experts, m.ffn, m.hidden, false, &y.gate},
-				{"ffn_up_exps.weight", m.experts, m.ffn, m.hidden, false, &y.up},
-				{"ffn_down_exps.weight", m.experts, m.hidden, m.ffn, false, &y.down},
-			}...)
+			specs = append(specs,
+				tensorSpec{"ffn_gate_inp.weight", m.experts, m.hidden, 0, true, &y.router},
+				tensorSpec{"ffn_gate_exps.weight", m.experts, m.ffn, m.hidden, false, &y.gate},
+				tensorSpec{"ffn_up_exps.weight", m.experts, m.ffn, m.hidden, false, &y.up},
+				tensorSpec{"ffn_down_exps.weight", m.experts, m.hidden, m.ffn, false, &y.down})
 		} else {
-			specs = append(specs, []struct {
-				suffix     string
-				d0, d1, d2 int
-				f32Only    bool
-				dst        *weight
-			}{
-				{"ffn_gate.weight", m.ffn, m.hidden, 0, false, &y.gate},
-				{"ffn_up.weight", m.ffn, m.hidden, 0, false, &y.up},
-				{"ffn_down.weight", m.hidden, m.ffn, 0, false, &y.down},
-			}...)
+			specs = append(specs,
+				tensorSpec{"ffn_gate.weight", m.ffn, m.hidden, 0, false, &y.gate},
+				tensorSpec{"ffn_up.weight", m.ffn, m.hidden, 0, false, &y.up},
+				tensorSpec{"ffn_down.weight", m.hidden, m.ffn, 0, false, &y.down})
 		}
 		for _, s := range specs {
 			if *s.dst, err = loadWeight(g, fmt.Sprintf("blk.%d.%s", l, s.suffix), s.d0, s.d1, s.d2, s.f32Only); err != nil {

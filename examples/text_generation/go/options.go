@@ -13,6 +13,8 @@ import (
 	"strings"
 )
 
+// usage is the C driver's, word for word (its program name included), so
+// that the two programs' stderr is the same.
 const usage = `usage: generate --model FILE (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T]
                 [--top-k K | --top-p P] [--seed S] [--threads N] [--print-ids] [--print-prompt-ids]
                 [--logits-out FILE]
