@@ -89,3 +89,39 @@ func TestForwardErrors(t *testing.T) {
 		t.Errorf("past the context: %v", err)
 	}
 }
+
+// BenchmarkDecodeStep times one decode step (forward on one token and a
+// greedy pick) of the float32 test model on one thread.
+func BenchmarkDecodeStep(b *testing.B) {
+	dir := os.Getenv("KB_TG_TESTDATA")
+	if dir == "" {
+		b.Skip("KB_TG_TESTDATA is not set")
+	}
+	ctx, err := kb.NewContext(1, kb.BackendCPU)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.Close()
+	g, err := ctx.OpenGguf(filepath.Join(dir, "tiny-llama-f32.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	m, err := loadModel(g, 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	logits := make([]float32, m.vocab)
+	s := &sampler{ctx: ctx, o: &options{topP: 1}, vocab: m.vocab, out: make([]int32, 1)}
+	input := []int32{5}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.cached = 100
+		if err := m.forward(ctx, input, false, logits); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.pick(logits, int64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
