@@ -30,12 +30,13 @@ import org.kernelbridge.Tokenizer;
  *
  * Exit status 0, 1 for a problem with the model, the prompt or a kernel call ("error: ..." naming
  * it), 2 for bad options.  The JVM decodes arguments with the locale's character set: the launcher
- * sets a UTF-8 locale so that the prompt's bytes are the ones C would see.
+ * sets a UTF-8 locale, and the prompt's bytes are taken from /proc/self/cmdline (RawArgs), so that
+ * the tokenizer sees the bytes C would see even where they are not valid UTF-8.
  */
 public final class Main {
   private Main() {}
 
-  private static int run(Options o, PrintStream err) throws GenerateException, IOException {
+  private static int run(String[] args, Options o, PrintStream err) throws GenerateException, IOException {
     try (Context ctx = context(o.threads);
         Gguf g = open(ctx, o.model);
         Tokenizer tok = Vocabulary.fromGguf(g)) {
@@ -43,7 +44,7 @@ public final class Main {
       int[] prompt;
       if (o.prompt != null) {
         try {
-          prompt = tok.tokenize(o.prompt.getBytes(StandardCharsets.UTF_8), true, false);
+          prompt = tok.tokenize(RawArgs.of(args, o.promptArg), true, false);
         } catch (KernelBridgeException e) {
           throw new GenerateException(e.getMessage());
         }
@@ -146,7 +147,7 @@ public final class Main {
     int status;
     try {
       Options o = Options.parse(args);
-      status = run(o, err);
+      status = run(args, o, err);
     } catch (UsageException e) {
       err.println("error: " + e.getMessage());
       err.println(Options.USAGE);

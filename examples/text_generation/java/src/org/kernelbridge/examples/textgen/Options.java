@@ -16,6 +16,8 @@ final class Options {
       + "                [--logits-out FILE]";
 
   String model, prompt, promptIds, logitsOut;
+  /** Where --prompt's value is in the arguments (for its raw bytes, RawArgs), or -1. */
+  int promptArg = -1;
   long maxTokens = 32, topK, threads;
   double temperature, topP = 1.0;
   /** The seed as C's uint64_t: its 64 bits, step i samples with seed + i (wrapping). */
@@ -45,6 +47,7 @@ final class Options {
           break;
         case "--prompt":
           o.prompt = v;
+          o.promptArg = i;
           break;
         case "--prompt-ids":
           o.promptIds = v;

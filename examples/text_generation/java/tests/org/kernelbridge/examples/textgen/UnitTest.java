@@ -1,8 +1,13 @@
 package org.kernelbridge.examples.textgen;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 
-/** Unit checks of the option and token-id parsing (C's strtod, strtol, strtoull rules); exits 1 on a failure. */
+/**
+ * Unit checks of the option and token-id parsing (C's strtod, strtol, strtoull rules) and of the
+ * raw-argument lookup; exits 1 on a failure.
+ */
 public final class UnitTest {
   private static int failures;
 
@@ -77,9 +82,22 @@ public final class UnitTest {
     }
   }
 
+  private static void rawArgs() {
+    byte[] cmdline = "java\0-cp\0x\0Main\0--prompt\0a\u00e9\0\0".getBytes(StandardCharsets.UTF_8);
+    List<byte[]> entries = RawArgs.split(cmdline);
+    check(entries.size() == 7 && entries.get(6).length == 0, "split keeps an empty last argument");
+    List<byte[]> mine = RawArgs.match(entries, new String[] {"--prompt", "a\u00e9", ""});
+    check(mine != null && new String(mine.get(1), StandardCharsets.UTF_8).equals("a\u00e9"), "the last entries");
+    check(RawArgs.match(entries, new String[] {"--prompt", "b", ""}) == null, "other arguments: no match");
+    List<byte[]> raw = List.of("--prompt".getBytes(StandardCharsets.UTF_8), new byte[] {'a', (byte) 0xff});
+    List<byte[]> got = RawArgs.match(raw, new String[] {"--prompt", "a\ufffd"});
+    check(got != null && Arrays.equals(got.get(1), new byte[] {'a', (byte) 0xff}), "invalid UTF-8 kept as bytes");
+  }
+
   public static void main(String[] args) throws Exception {
     options();
     promptIds();
+    rawArgs();
     if (failures > 0) {
       System.err.println(failures + " failures");
       System.exit(1);
