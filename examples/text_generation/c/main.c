@@ -130,8 +130,10 @@ static kb_status make_tokenizer(kb_context *ctx, const kb_gguf *g, kb_tokenizer 
       (st = kb_gguf_string_array_bytes(ctx, g, at, &bytes)) != KB_STATUS_OK)
     return st;
   char *pieces = malloc((size_t)bytes + 1);
-  int32_t *offsets = malloc(sizeof(int32_t) * (size_t)(n + 1)), *types = malloc(sizeof(int32_t) * (size_t)n);
-  float *scores = malloc(sizeof(float) * (size_t)n);
+  int32_t *offsets = malloc(sizeof(int32_t) * (size_t)(n + 1)), *types = malloc(sizeof(int32_t) * (size_t)(n + 1));
+  /* Absent scores are zeros and absent types normal (1), as llama.cpp takes them. */
+  float *scores = calloc((size_t)n + 1, sizeof(float));
+  for (int64_t i = 0; types != NULL && i < n; i++) types[i] = 1;
   int64_t bos = -1, eos = -1, unk = -1, add_bos = 1, add_eos = 0, add_space = 1;
   st = pieces && offsets && types && scores ? KB_STATUS_OK : KB_STATUS_OUT_OF_MEMORY;
   if (st == KB_STATUS_OK) st = kb_gguf_get_string_array_data(ctx, g, at, bytes, pieces);
@@ -282,9 +284,22 @@ int main(int argc, char **argv) {
     ids[n_prompt + produced++] = next;
     if (next == eos) break;
     if (!o.print_ids) {
+      /* A piece longer than the buffer: kb_tokenizer_piece writes nothing
+       * and says how long it is; print it from a buffer of that size. */
       int64_t bytes;
       if (kb_tokenizer_piece(tok, next, false, sizeof piece, piece, &bytes) == KB_STATUS_OK) {
-        fwrite(piece, 1, (size_t)bytes, stdout);
+        if (bytes <= (int64_t)sizeof piece) {
+          fwrite(piece, 1, (size_t)bytes, stdout);
+        } else {
+          char *big = malloc((size_t)bytes);
+          if (big == NULL || kb_tokenizer_piece(tok, next, false, bytes, big, &bytes) != KB_STATUS_OK) {
+            free(big);
+            fprintf(stderr, "error: no memory for a piece of %lld bytes\n", (long long)bytes);
+            goto done;
+          }
+          fwrite(big, 1, (size_t)bytes, stdout);
+          free(big);
+        }
         fflush(stdout);
       }
     }
