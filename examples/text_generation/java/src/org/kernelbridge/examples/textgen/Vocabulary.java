@@ -5,6 +5,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.kernelbridge.Gguf;
 import org.kernelbridge.KernelBridgeException;
 import org.kernelbridge.Tokenizer;
@@ -30,9 +31,15 @@ final class Vocabulary {
       int[] offsets = g.stringArrayOffsets("tokenizer.ggml.tokens");
       int n = offsets.length - 1;
       String[] pieces = pieces(blob, offsets);
-      // Keys the file lacks keep C's defaults (scores and types: zeros here).
+      // Absent scores are zeros and absent types normal (1), as llama.cpp (and c/main.c) take them.
       float[] scores = g.hasKey("tokenizer.ggml.scores") ? g.getFloats("tokenizer.ggml.scores") : new float[n];
-      int[] types = g.hasKey("tokenizer.ggml.token_type") ? g.getInts("tokenizer.ggml.token_type") : new int[n];
+      int[] types;
+      if (g.hasKey("tokenizer.ggml.token_type")) {
+        types = g.getInts("tokenizer.ggml.token_type");
+      } else {
+        types = new int[n];
+        Arrays.fill(types, 1);
+      }
       if (scores.length != n || types.length != n) {
         throw new GenerateException("vocabulary: " + n + " tokens but " + scores.length + " scores and "
             + types.length + " token types");
