@@ -42,3 +42,17 @@ def test_ids_as_strtol_reads_them():
     for bad in ("1,x", "1,,2", "-1", "2147483648", "1 2"):
         with pytest.raises(ValueError, match="--prompt-ids"):
             options.parse_ids(bad)
+
+
+def test_numbers_as_strtod_reads_them():
+    for text, want in [("5", 5.0), (" 7.5", 7.5), ("0x10", 16.0), ("0x1p-2", 0.25), ("1e3", 1000.0), ("5.", 5.0),
+                       (".5", 0.5), ("-0", 0.0), ("INF", float("inf"))]:
+        assert options.strtod(text) == want, text
+    for bad in ("", "5 ", "1_000", "abc", "1e400", "1e-400", "1e-310", "0x", "--1"):
+        assert options.strtod(bad) is None, bad
+    assert options.strtod("nan") != options.strtod("nan")  # NaN, refused by every range check
+
+
+def test_seed_as_strtoull_reads_it():
+    assert options.parse(["--model", "m", "--prompt", "a", "--seed", "1e3"]).seed == 1  # C: strtoull stops at 'e'
+    assert options.parse(["--model", "m", "--prompt", "a", "--seed", "0x10"]).seed == 0

@@ -3,6 +3,7 @@ defaults, limits and messages, so the examples of every language can be
 driven by one test."""
 
 import math
+import re
 
 USAGE = ("usage: text_generation --model FILE (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] "
          "[--temperature T]\n"
@@ -30,13 +31,45 @@ class Options:
         self.print_prompt_ids = False
 
 
+# What glibc's strtod consumes entirely (the C driver refuses trailing
+# characters): decimal and hexadecimal numbers, infinity and NaN, after C's
+# blanks.
+_STRTOD = re.compile(r"[ \t\n\v\f\r]*([+-]?)("
+                     r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+                     r"|(?i:inf|infinity|nan(?:\([0-9A-Za-z_]*\))?))")
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+def strtod(text):
+    """text as C's strtod(text, &end) with *end == '\\0' reads it; None where
+    the C driver's parse_number fails on the syntax or on ERANGE (overflow,
+    or a non-zero value below the smallest normal double)."""
+    m = _STRTOD.fullmatch(text)
+    if m is None:
+        return None
+    sign, body = m.group(1), m.group(2).lower()
+    if body.startswith("nan"):
+        return math.nan
+    if body.startswith("inf"):
+        return -math.inf if sign == "-" else math.inf
+    if body.startswith("0x"):
+        mantissa = body[2:].split("p")[0]
+        v = float.fromhex(body if "p" in body else body + "p0") if mantissa != "." else None
+    else:
+        mantissa = body.split("e")[0]
+        v = float(body)
+    if v is None or math.isinf(v) or (v != 0 and abs(v) < _SMALLEST_NORMAL):
+        return None  # ERANGE: overflow, or a subnormal result
+    if v == 0 and any(c in "123456789abcdef" for c in mantissa):
+        return None  # ERANGE: underflow to zero
+    return -v if sign == "-" else v
+
+
 def _number(flag, text, lo, hi):
-    """A number in [lo, hi], parsed as C's strtod would accept it."""
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not lo <= v <= hi:
+    """A number in [lo, hi] (C's parse_number: NaN fails)."""
+    v = strtod(text)
+    if v is None or not lo <= v <= hi:
         raise OptionError("%s expects a number in [%s, %s], got '%s'" % (flag, _g(lo), _g(hi), text))
     return v
 
