@@ -20,6 +20,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 
 	kb "kernelbridge.dev/go/kernelbridge"
 )
@@ -58,6 +59,14 @@ func (m *model) forward(ctx *kb.Context, tokens []int32, allLogits bool, out []f
 	}
 	m.length[0] = int32(m.cached + n)
 	for l := range m.layer {
+		// A scheduling point per layer.  The goroutine otherwise never
+		// passes through Go's scheduler while it decodes (it is always in
+		// a cgo call or about to make one), so after 10 ms the runtime's
+		// monitor thread takes it for a goroutine running too long and
+		// keeps waking to take its P back mid-call: thousands of wake-ups
+		// per second, each stealing a core from one of the kernels'
+		// threads (docs/performance.md, "Text generation").
+		runtime.Gosched()
 		y := &m.layer[l]
 		kc, vc := m.kCache[l], m.vCache[l]
 		if err := m.linear(ctx, n, h, &y.wq, q); err != nil {
