@@ -15,33 +15,28 @@ from .model import Model
 from .vocab import ModelError
 
 
-def _sampler(o, ctx, vocab_size):
-    """A function of (logits row, step) -> next id: greedy (kb.argmax) at
-    temperature 0, else kb.topk_sample / kb.topp_sample / kb.sample with seed
-    + step as the step's seed, as every language's example draws."""
-    row = np.zeros((1, vocab_size), np.float32)
+def _sampler(o, ctx):
+    """A function of (logits [1, vocab], step) -> next id: greedy (kb.argmax)
+    at temperature 0, else kb.topk_sample / kb.topp_sample / kb.sample with
+    seed + step as the step's seed, as every language's example draws."""
     out = np.zeros(1, np.int32)
     t = o.temperature
     if t == 0.0:
-        def pick(logits, step):
-            row[0] = logits
-            kb.argmax(row, out=out, ctx=ctx)
-            return int(out[0])
+        def draw(logits, seed):
+            kb.argmax(logits, out=out, ctx=ctx)
     elif o.top_k > 0:
-        def pick(logits, step):
-            row[0] = logits
-            kb.topk_sample(row, out=out, k=o.top_k, temperature=t, seed=(o.seed + step) % 2 ** 64, ctx=ctx)
-            return int(out[0])
+        def draw(logits, seed):
+            kb.topk_sample(logits, out=out, k=o.top_k, temperature=t, seed=seed, ctx=ctx)
     elif o.top_p < 1.0:
-        def pick(logits, step):
-            row[0] = logits
-            kb.topp_sample(row, out=out, p=o.top_p, temperature=t, seed=(o.seed + step) % 2 ** 64, ctx=ctx)
-            return int(out[0])
+        def draw(logits, seed):
+            kb.topp_sample(logits, out=out, p=o.top_p, temperature=t, seed=seed, ctx=ctx)
     else:
-        def pick(logits, step):
-            row[0] = logits
-            kb.sample(row, out=out, temperature=t, seed=(o.seed + step) % 2 ** 64, ctx=ctx)
-            return int(out[0])
+        def draw(logits, seed):
+            kb.sample(logits, out=out, temperature=t, seed=seed, ctx=ctx)
+
+    def pick(logits, step):
+        draw(logits, (o.seed + step) % 2 ** 64)
+        return int(out[0])
     return pick
 
 
@@ -72,8 +67,8 @@ def run(o, stdout):
             logits.tofile(o.logits_out)
         except OSError:
             raise ModelError("cannot write %s" % o.logits_out) from None
-    last = logits[-1]
-    pick = _sampler(o, ctx, model.vocab)
+    last = logits[-1:]  # the last row, as a [1, vocab] view
+    pick = _sampler(o, ctx)
     eos = tok.eos
     produced = []
     token = np.zeros(1, np.int32)
@@ -93,7 +88,7 @@ def run(o, stdout):
         t1 = time.perf_counter()
         model.forward(token, step_logits)
         t_decode += time.perf_counter() - t1
-        last = step_logits[0]
+        last = step_logits
     if o.print_ids:
         stdout.write(",".join(str(i) for i in produced).encode())
     stdout.write(b"\n")
