@@ -21,8 +21,11 @@ typedef struct {
 typedef struct {
   __m256 a, b; /* all-ones lanes are true */
 } kvm;
+/* Four named members, not an array: GCC keeps an array member of a struct
+ * in memory (each operation a store and a reload through the stack, about
+ * 4x the time of the row kernels on a Zen 3), named members in registers. */
 typedef struct {
-  __m256d v[4]; /* lanes 0-3, 4-7, 8-11, 12-15 */
+  __m256d q0, q1, q2, q3; /* lanes 0-3, 4-7, 8-11, 12-15 */
 } kvd;
 
 /* Applies a two-operand __m256 intrinsic to both halves. */
@@ -208,24 +211,24 @@ KV_FN kvf kv_exp(kvf x) {
 /* ---- doubles ---- */
 
 KV_FN kvd kvd_set(double a) {
-  kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = _mm256_set1_pd(a);
+  __m256d v = _mm256_set1_pd(a);
+  kvd r = {v, v, v, v};
   return r;
 }
 KV_FN kvd kvd_from(kvf x) {
-  kvd r = {{_mm256_cvtps_pd(_mm256_castps256_ps128(x.a)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.a, 1)),
-            _mm256_cvtps_pd(_mm256_castps256_ps128(x.b)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.b, 1))}};
+  kvd r = {_mm256_cvtps_pd(_mm256_castps256_ps128(x.a)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.a, 1)),
+           _mm256_cvtps_pd(_mm256_castps256_ps128(x.b)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.b, 1))};
   return r;
 }
 KV_FN kvf kvd_to_f(kvd x) {
-  kvf r = {_mm256_set_m128(_mm256_cvtpd_ps(x.v[1]), _mm256_cvtpd_ps(x.v[0])),
-           _mm256_set_m128(_mm256_cvtpd_ps(x.v[3]), _mm256_cvtpd_ps(x.v[2]))};
+  kvf r = {_mm256_set_m128(_mm256_cvtpd_ps(x.q1), _mm256_cvtpd_ps(x.q0)),
+           _mm256_set_m128(_mm256_cvtpd_ps(x.q3), _mm256_cvtpd_ps(x.q2))};
   return r;
 }
 #define KV_D2(op)                                                   \
   KV_FN kvd kvd_##op(kvd x, kvd y) {                                \
-    kvd r;                                                          \
-    for (int i = 0; i < 4; i++) r.v[i] = _mm256_##op##_pd(x.v[i], y.v[i]); \
+    kvd r = {_mm256_##op##_pd(x.q0, y.q0), _mm256_##op##_pd(x.q1, y.q1), \
+             _mm256_##op##_pd(x.q2, y.q2), _mm256_##op##_pd(x.q3, y.q3)}; \
     return r;                                                       \
   }
 KV_D2(add)
@@ -234,8 +237,8 @@ KV_D2(mul)
 KV_D2(div)
 #undef KV_D2
 KV_FN kvd kvd_fma(kvd x, kvd y, kvd z) {
-  kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = _mm256_fmadd_pd(x.v[i], y.v[i], z.v[i]);
+  kvd r = {_mm256_fmadd_pd(x.q0, y.q0, z.q0), _mm256_fmadd_pd(x.q1, y.q1, z.q1), _mm256_fmadd_pd(x.q2, y.q2, z.q2),
+           _mm256_fmadd_pd(x.q3, y.q3, z.q3)};
   return r;
 }
 /* 2^e as doubles from 4 int32 lanes (e + 1023 in the exponent field). */
@@ -245,22 +248,25 @@ KV_FN __m256d kvd_pow2_4(__m128i e) {
 }
 /* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
 KV_FN kvd kvd_ldexp(kvd x, kvi e) {
-  kvd r = {{_mm256_mul_pd(x.v[0], kvd_pow2_4(_mm256_castsi256_si128(e.a))),
-            _mm256_mul_pd(x.v[1], kvd_pow2_4(_mm256_extracti128_si256(e.a, 1))),
-            _mm256_mul_pd(x.v[2], kvd_pow2_4(_mm256_castsi256_si128(e.b))),
-            _mm256_mul_pd(x.v[3], kvd_pow2_4(_mm256_extracti128_si256(e.b, 1)))}};
+  kvd r = {_mm256_mul_pd(x.q0, kvd_pow2_4(_mm256_castsi256_si128(e.a))),
+           _mm256_mul_pd(x.q1, kvd_pow2_4(_mm256_extracti128_si256(e.a, 1))),
+           _mm256_mul_pd(x.q2, kvd_pow2_4(_mm256_castsi256_si128(e.b))),
+           _mm256_mul_pd(x.q3, kvd_pow2_4(_mm256_extracti128_si256(e.b, 1)))};
   return r;
 }
 /* A 32-bit lane mask widened to 64-bit lanes 0-3 (lo) or 4-7 (hi). */
 KV_FN __m256d kvd_mask_lo(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(_mm256_castps_si256(m)))); }
 KV_FN __m256d kvd_mask_hi(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(_mm256_castps_si256(m), 1))); }
 KV_FN kvd kvd_sel(kvm m, kvd x, kvd y) {
-  kvd r = {{_mm256_blendv_pd(y.v[0], x.v[0], kvd_mask_lo(m.a)), _mm256_blendv_pd(y.v[1], x.v[1], kvd_mask_hi(m.a)),
-            _mm256_blendv_pd(y.v[2], x.v[2], kvd_mask_lo(m.b)), _mm256_blendv_pd(y.v[3], x.v[3], kvd_mask_hi(m.b))}};
+  kvd r = {_mm256_blendv_pd(y.q0, x.q0, kvd_mask_lo(m.a)), _mm256_blendv_pd(y.q1, x.q1, kvd_mask_hi(m.a)),
+           _mm256_blendv_pd(y.q2, x.q2, kvd_mask_lo(m.b)), _mm256_blendv_pd(y.q3, x.q3, kvd_mask_hi(m.b))};
   return r;
 }
 KV_FN void kvd_lanes(double out[16], kvd x) {
-  for (int i = 0; i < 4; i++) _mm256_storeu_pd(out + 4 * i, x.v[i]);
+  _mm256_storeu_pd(out, x.q0);
+  _mm256_storeu_pd(out + 4, x.q1);
+  _mm256_storeu_pd(out + 8, x.q2);
+  _mm256_storeu_pd(out + 12, x.q3);
 }
 /* The scalar level's tree in registers: hadd gives the adjacent sums of
  * two quarters, the swapped halves their pairs, then the two quads (each
@@ -271,7 +277,7 @@ KV_FN double kvd_hsum8_tree(__m256d q0, __m256d q1) {
   __m128d t = _mm256_castpd256_pd128(h);
   return _mm_cvtsd_f64(_mm_add_sd(t, _mm_unpackhi_pd(t, t)));
 }
-KV_FN double kvd_hsum16(kvd x) { return kvd_hsum8_tree(x.v[0], x.v[1]) + kvd_hsum8_tree(x.v[2], x.v[3]); }
+KV_FN double kvd_hsum16(kvd x) { return kvd_hsum8_tree(x.q0, x.q1) + kvd_hsum8_tree(x.q2, x.q3); }
 
 #undef KV_F2
 #undef KV_M2
@@ -341,13 +347,16 @@ KV_FN kvf kvi_to_f(kvi v) {
 }
 
 KV_FN void kvd_load16(const double *p, kvd *v) {
-  for (int i = 0; i < 4; i++) v->v[i] = _mm256_loadu_pd(p + 4 * i);
+  v->q0 = _mm256_loadu_pd(p);
+  v->q1 = _mm256_loadu_pd(p + 4);
+  v->q2 = _mm256_loadu_pd(p + 8);
+  v->q3 = _mm256_loadu_pd(p + 12);
 }
 
 /* Doubles holding integers in int32 range -> int32 (nearest; exact here). */
 KV_FN kvi kvd_to_int(kvd v) {
-  kvi r = {_mm256_set_m128i(_mm256_cvtpd_epi32(v.v[1]), _mm256_cvtpd_epi32(v.v[0])),
-           _mm256_set_m128i(_mm256_cvtpd_epi32(v.v[3]), _mm256_cvtpd_epi32(v.v[2]))};
+  kvi r = {_mm256_set_m128i(_mm256_cvtpd_epi32(v.q1), _mm256_cvtpd_epi32(v.q0)),
+           _mm256_set_m128i(_mm256_cvtpd_epi32(v.q3), _mm256_cvtpd_epi32(v.q2))};
   return r;
 }
 
@@ -361,16 +370,18 @@ KV_FN kvf kv_lookup8(const float *tab, kvi idx) {
 /* ---- more doubles ---- */
 
 KV_FN void kvd_exp_core(kvd x, int first, kvd *s, kvd *kf) {
-  for (int i = 0; i < 4; i++) kb_vm_expd_core_avx2(x.v[i], first, &s->v[i], &kf->v[i]);
+  kb_vm_expd_core_avx2(x.q0, first, &s->q0, &kf->q0);
+  kb_vm_expd_core_avx2(x.q1, first, &s->q1, &kf->q1);
+  kb_vm_expd_core_avx2(x.q2, first, &s->q2, &kf->q2);
+  kb_vm_expd_core_avx2(x.q3, first, &s->q3, &kf->q3);
 }
 KV_FN kvd kvd_ldexp_k(kvd q, kvd kf) {
-  kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = kb_vm_ldexp_f64_avx2(q.v[i], kf.v[i]);
+  kvd r = {kb_vm_ldexp_f64_avx2(q.q0, kf.q0), kb_vm_ldexp_f64_avx2(q.q1, kf.q1), kb_vm_ldexp_f64_avx2(q.q2, kf.q2),
+           kb_vm_ldexp_f64_avx2(q.q3, kf.q3)};
   return r;
 }
 KV_FN kvd kvd_exp(kvd x) {
-  kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = kb_exp_f64_avx2(x.v[i]);
+  kvd r = {kb_exp_f64_avx2(x.q0), kb_exp_f64_avx2(x.q1), kb_exp_f64_avx2(x.q2), kb_exp_f64_avx2(x.q3)};
   return r;
 }
 /* tab[idx & 7] for 4 lanes: vpermps moves the two 32-bit halves of each
@@ -385,8 +396,8 @@ KV_FN __m256d kvd_lookup8_4(__m256 t0, __m256 t1, __m128i idx) {
 }
 KV_FN kvd kvd_lookup8(const double *tab, kvi idx) {
   __m256 t0 = _mm256_loadu_ps((const float *)tab), t1 = _mm256_loadu_ps((const float *)(tab + 4));
-  kvd r = {{kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.a)), kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.a, 1)),
-            kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.b)), kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.b, 1))}};
+  kvd r = {kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.a)), kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.a, 1)),
+           kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.b)), kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.b, 1))};
   return r;
 }
 

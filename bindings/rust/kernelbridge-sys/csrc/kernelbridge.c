@@ -13748,8 +13748,11 @@ typedef struct {
 typedef struct {
   __m256 a, b; /* all-ones lanes are true */
 } vec_avx2__kvm;
+/* Four named members, not an array: GCC keeps an array member of a struct
+ * in memory (each operation a store and a reload through the stack, about
+ * 4x the time of the row kernels on a Zen 3), named members in registers. */
 typedef struct {
-  __m256d v[4]; /* lanes 0-3, 4-7, 8-11, 12-15 */
+  __m256d q0, q1, q2, q3; /* lanes 0-3, 4-7, 8-11, 12-15 */
 } vec_avx2__kvd;
 
 /* Applies a two-operand __m256 intrinsic to both halves. */
@@ -13935,24 +13938,24 @@ KV_FN vec_avx2__kvf vec_avx2__kv_exp(vec_avx2__kvf x) {
 /* ---- doubles ---- */
 
 KV_FN vec_avx2__kvd vec_avx2__kvd_set(double a) {
-  vec_avx2__kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = _mm256_set1_pd(a);
+  __m256d v = _mm256_set1_pd(a);
+  vec_avx2__kvd r = {v, v, v, v};
   return r;
 }
 KV_FN vec_avx2__kvd vec_avx2__kvd_from(vec_avx2__kvf x) {
-  vec_avx2__kvd r = {{_mm256_cvtps_pd(_mm256_castps256_ps128(x.a)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.a, 1)),
-            _mm256_cvtps_pd(_mm256_castps256_ps128(x.b)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.b, 1))}};
+  vec_avx2__kvd r = {_mm256_cvtps_pd(_mm256_castps256_ps128(x.a)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.a, 1)),
+           _mm256_cvtps_pd(_mm256_castps256_ps128(x.b)), _mm256_cvtps_pd(_mm256_extractf128_ps(x.b, 1))};
   return r;
 }
 KV_FN vec_avx2__kvf vec_avx2__kvd_to_f(vec_avx2__kvd x) {
-  vec_avx2__kvf r = {_mm256_set_m128(_mm256_cvtpd_ps(x.v[1]), _mm256_cvtpd_ps(x.v[0])),
-           _mm256_set_m128(_mm256_cvtpd_ps(x.v[3]), _mm256_cvtpd_ps(x.v[2]))};
+  vec_avx2__kvf r = {_mm256_set_m128(_mm256_cvtpd_ps(x.q1), _mm256_cvtpd_ps(x.q0)),
+           _mm256_set_m128(_mm256_cvtpd_ps(x.q3), _mm256_cvtpd_ps(x.q2))};
   return r;
 }
 #define KV_D2(op)                                                   \
   KV_FN vec_avx2__kvd kvd_##op(vec_avx2__kvd x, vec_avx2__kvd y) {                                \
-    vec_avx2__kvd r;                                                          \
-    for (int i = 0; i < 4; i++) r.v[i] = _mm256_##op##_pd(x.v[i], y.v[i]); \
+    vec_avx2__kvd r = {_mm256_##op##_pd(x.q0, y.q0), _mm256_##op##_pd(x.q1, y.q1), \
+             _mm256_##op##_pd(x.q2, y.q2), _mm256_##op##_pd(x.q3, y.q3)}; \
     return r;                                                       \
   }
 KV_D2(add)
@@ -13961,8 +13964,8 @@ KV_D2(mul)
 KV_D2(div)
 #undef KV_D2
 KV_FN vec_avx2__kvd vec_avx2__kvd_fma(vec_avx2__kvd x, vec_avx2__kvd y, vec_avx2__kvd z) {
-  vec_avx2__kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = _mm256_fmadd_pd(x.v[i], y.v[i], z.v[i]);
+  vec_avx2__kvd r = {_mm256_fmadd_pd(x.q0, y.q0, z.q0), _mm256_fmadd_pd(x.q1, y.q1, z.q1), _mm256_fmadd_pd(x.q2, y.q2, z.q2),
+           _mm256_fmadd_pd(x.q3, y.q3, z.q3)};
   return r;
 }
 /* 2^e as doubles from 4 int32 lanes (e + 1023 in the exponent field). */
@@ -13972,22 +13975,25 @@ KV_FN __m256d vec_avx2__kvd_pow2_4(__m128i e) {
 }
 /* v * 2^e, exact (e in [-1000, 1000] and no underflow: the callers' ranges). */
 KV_FN vec_avx2__kvd vec_avx2__kvd_ldexp(vec_avx2__kvd x, vec_avx2__kvi e) {
-  vec_avx2__kvd r = {{_mm256_mul_pd(x.v[0], vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.a))),
-            _mm256_mul_pd(x.v[1], vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.a, 1))),
-            _mm256_mul_pd(x.v[2], vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.b))),
-            _mm256_mul_pd(x.v[3], vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.b, 1)))}};
+  vec_avx2__kvd r = {_mm256_mul_pd(x.q0, vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.a))),
+           _mm256_mul_pd(x.q1, vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.a, 1))),
+           _mm256_mul_pd(x.q2, vec_avx2__kvd_pow2_4(_mm256_castsi256_si128(e.b))),
+           _mm256_mul_pd(x.q3, vec_avx2__kvd_pow2_4(_mm256_extracti128_si256(e.b, 1)))};
   return r;
 }
 /* A 32-bit lane mask widened to 64-bit lanes 0-3 (lo) or 4-7 (hi). */
 KV_FN __m256d vec_avx2__kvd_mask_lo(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(_mm256_castps_si256(m)))); }
 KV_FN __m256d vec_avx2__kvd_mask_hi(__m256 m) { return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(_mm256_castps_si256(m), 1))); }
 KV_FN vec_avx2__kvd vec_avx2__kvd_sel(vec_avx2__kvm m, vec_avx2__kvd x, vec_avx2__kvd y) {
-  vec_avx2__kvd r = {{_mm256_blendv_pd(y.v[0], x.v[0], vec_avx2__kvd_mask_lo(m.a)), _mm256_blendv_pd(y.v[1], x.v[1], vec_avx2__kvd_mask_hi(m.a)),
-            _mm256_blendv_pd(y.v[2], x.v[2], vec_avx2__kvd_mask_lo(m.b)), _mm256_blendv_pd(y.v[3], x.v[3], vec_avx2__kvd_mask_hi(m.b))}};
+  vec_avx2__kvd r = {_mm256_blendv_pd(y.q0, x.q0, vec_avx2__kvd_mask_lo(m.a)), _mm256_blendv_pd(y.q1, x.q1, vec_avx2__kvd_mask_hi(m.a)),
+           _mm256_blendv_pd(y.q2, x.q2, vec_avx2__kvd_mask_lo(m.b)), _mm256_blendv_pd(y.q3, x.q3, vec_avx2__kvd_mask_hi(m.b))};
   return r;
 }
 KV_FN void vec_avx2__kvd_lanes(double out[16], vec_avx2__kvd x) {
-  for (int i = 0; i < 4; i++) _mm256_storeu_pd(out + 4 * i, x.v[i]);
+  _mm256_storeu_pd(out, x.q0);
+  _mm256_storeu_pd(out + 4, x.q1);
+  _mm256_storeu_pd(out + 8, x.q2);
+  _mm256_storeu_pd(out + 12, x.q3);
 }
 /* The scalar level's tree in registers: hadd gives the adjacent sums of
  * two quarters, the swapped halves their pairs, then the two quads (each
@@ -13998,7 +14004,7 @@ KV_FN double vec_avx2__kvd_hsum8_tree(__m256d q0, __m256d q1) {
   __m128d t = _mm256_castpd256_pd128(h);
   return _mm_cvtsd_f64(_mm_add_sd(t, _mm_unpackhi_pd(t, t)));
 }
-KV_FN double vec_avx2__kvd_hsum16(vec_avx2__kvd x) { return vec_avx2__kvd_hsum8_tree(x.v[0], x.v[1]) + vec_avx2__kvd_hsum8_tree(x.v[2], x.v[3]); }
+KV_FN double vec_avx2__kvd_hsum16(vec_avx2__kvd x) { return vec_avx2__kvd_hsum8_tree(x.q0, x.q1) + vec_avx2__kvd_hsum8_tree(x.q2, x.q3); }
 
 #undef KV_F2
 #undef KV_M2
@@ -14068,13 +14074,16 @@ KV_FN vec_avx2__kvf vec_avx2__kvi_to_f(vec_avx2__kvi v) {
 }
 
 KV_FN void vec_avx2__kvd_load16(const double *p, vec_avx2__kvd *v) {
-  for (int i = 0; i < 4; i++) v->v[i] = _mm256_loadu_pd(p + 4 * i);
+  v->q0 = _mm256_loadu_pd(p);
+  v->q1 = _mm256_loadu_pd(p + 4);
+  v->q2 = _mm256_loadu_pd(p + 8);
+  v->q3 = _mm256_loadu_pd(p + 12);
 }
 
 /* Doubles holding integers in int32 range -> int32 (nearest; exact here). */
 KV_FN vec_avx2__kvi vec_avx2__kvd_to_int(vec_avx2__kvd v) {
-  vec_avx2__kvi r = {_mm256_set_m128i(_mm256_cvtpd_epi32(v.v[1]), _mm256_cvtpd_epi32(v.v[0])),
-           _mm256_set_m128i(_mm256_cvtpd_epi32(v.v[3]), _mm256_cvtpd_epi32(v.v[2]))};
+  vec_avx2__kvi r = {_mm256_set_m128i(_mm256_cvtpd_epi32(v.q1), _mm256_cvtpd_epi32(v.q0)),
+           _mm256_set_m128i(_mm256_cvtpd_epi32(v.q3), _mm256_cvtpd_epi32(v.q2))};
   return r;
 }
 
@@ -14088,16 +14097,18 @@ KV_FN vec_avx2__kvf vec_avx2__kv_lookup8(const float *tab, vec_avx2__kvi idx) {
 /* ---- more doubles ---- */
 
 KV_FN void vec_avx2__kvd_exp_core(vec_avx2__kvd x, int first, vec_avx2__kvd *s, vec_avx2__kvd *kf) {
-  for (int i = 0; i < 4; i++) kb_vm_expd_core_avx2(x.v[i], first, &s->v[i], &kf->v[i]);
+  kb_vm_expd_core_avx2(x.q0, first, &s->q0, &kf->q0);
+  kb_vm_expd_core_avx2(x.q1, first, &s->q1, &kf->q1);
+  kb_vm_expd_core_avx2(x.q2, first, &s->q2, &kf->q2);
+  kb_vm_expd_core_avx2(x.q3, first, &s->q3, &kf->q3);
 }
 KV_FN vec_avx2__kvd vec_avx2__kvd_ldexp_k(vec_avx2__kvd q, vec_avx2__kvd kf) {
-  vec_avx2__kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = kb_vm_ldexp_f64_avx2(q.v[i], kf.v[i]);
+  vec_avx2__kvd r = {kb_vm_ldexp_f64_avx2(q.q0, kf.q0), kb_vm_ldexp_f64_avx2(q.q1, kf.q1), kb_vm_ldexp_f64_avx2(q.q2, kf.q2),
+           kb_vm_ldexp_f64_avx2(q.q3, kf.q3)};
   return r;
 }
 KV_FN vec_avx2__kvd vec_avx2__kvd_exp(vec_avx2__kvd x) {
-  vec_avx2__kvd r;
-  for (int i = 0; i < 4; i++) r.v[i] = kb_exp_f64_avx2(x.v[i]);
+  vec_avx2__kvd r = {kb_exp_f64_avx2(x.q0), kb_exp_f64_avx2(x.q1), kb_exp_f64_avx2(x.q2), kb_exp_f64_avx2(x.q3)};
   return r;
 }
 /* tab[idx & 7] for 4 lanes: vpermps moves the two 32-bit halves of each
@@ -14112,8 +14123,8 @@ KV_FN __m256d vec_avx2__kvd_lookup8_4(__m256 t0, __m256 t1, __m128i idx) {
 }
 KV_FN vec_avx2__kvd vec_avx2__kvd_lookup8(const double *tab, vec_avx2__kvi idx) {
   __m256 t0 = _mm256_loadu_ps((const float *)tab), t1 = _mm256_loadu_ps((const float *)(tab + 4));
-  vec_avx2__kvd r = {{vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.a)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.a, 1)),
-            vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.b)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.b, 1))}};
+  vec_avx2__kvd r = {vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.a)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.a, 1)),
+           vec_avx2__kvd_lookup8_4(t0, t1, _mm256_castsi256_si128(idx.b)), vec_avx2__kvd_lookup8_4(t0, t1, _mm256_extracti128_si256(idx.b, 1))};
   return r;
 }
 
