@@ -791,15 +791,51 @@ KV_FN void widen_row(int dt, const void *src, int64_t n, float *dst) {
   if (c < n) kv_store_n(dst + c, ld_n(dt, src, c, n - c), n - c);
 }
 
-/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
- * (the documented formula). */
-KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, kvd inv) {
+/* 1 / sqrt(v) of a row's statistic in double, as the float pair ih + il
+ * (il: what rounding ih lost), and whether the float32 output pass may use
+ * it: inv within [2^-60, 2^60] and the row's largest |x - centre| below
+ * 2^100 (so neither the pair nor any product over- or underflows).  Rows
+ * outside (all-zero rows with eps = 0, values near the float limits, NaN)
+ * take the output pass in double, to the same formula. */
+struct kv_inv {
+  double inv;
+  float ih, il;
+  int fast;
+};
+
+KV_FN struct kv_inv inv_pair(double var, double eps, int64_t cols) {
+  struct kv_inv r;
+  r.inv = 1.0 / sqrt(var + eps);
+  r.fast = r.inv >= 0x1p-60 && r.inv <= 0x1p60 && var * (double)cols < 0x1p200;
+  r.ih = r.fast ? (float)r.inv : 0.0f;
+  r.il = r.fast ? (float)(r.inv - (double)r.ih) : 0.0f;
+  return r;
+}
+
+/* x * inv in float32 arithmetic, rounded once: fma(x, ih, x * il) (the
+ * small product's rounding is below 2^-48 of the result). */
+KV_FN kvf mul_inv(kvf x, kvf ih, kvf il) { return kv_fma(x, ih, kv_mul(x, il)); }
+
+/* The output pass of rmsnorm_row: t = x * inv rounded once, y = t * w
+ * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
+ * |y|), or in double rounded once for the rows inv_pair sends there. */
+KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
+                       struct kv_inv iv) {
   int64_t full = cols / 16 * 16, n = cols - full;
+  if (!iv.fast) {
+    kvd inv = kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      st(ydt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(xdt, xr, c)), inv), kvd_from(ld(wdt, w, c))))));
+    if (n > 0)
+      st_n(ydt, yr, full,
+           canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld_n(xdt, xr, full, n)), inv), kvd_from(ld_n(wdt, w, full, n))))),
+           n);
+    return;
+  }
+  kvf ih = kv_set(iv.ih), il = kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
-    st(ydt, yr, c, canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld(xdt, xr, c)), inv), kvd_from(ld(wdt, w, c))))));
-  if (n > 0)
-    st_n(ydt, yr, full,
-         canon(kvd_to_f(kvd_mul(kvd_mul(kvd_from(ld_n(xdt, xr, full, n)), inv), kvd_from(ld_n(wdt, w, full, n))))), n);
+    st(ydt, yr, c, canon(kv_mul(mul_inv(ld(xdt, xr, c), ih, il), ld(wdt, w, c))));
+  if (n > 0) st_n(ydt, yr, full, canon(kv_mul(mul_inv(ld_n(xdt, xr, full, n), ih, il), ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
@@ -820,7 +856,7 @@ KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr,
     kvd d = kvd_from(v);
     acc = kvd_fma(d, d, acc);
   }
-  kvd inv = kvd_set(1.0 / sqrt(kvd_hsum16(acc) / (double)cols + (double)eps));
+  struct kv_inv inv = inv_pair(kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
     rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
   else
@@ -850,10 +886,15 @@ KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, c
 #define KV_LN_BLOCK 1024
 
 /*
- * Mean and biased variance of a row without cancellation: per block of
- * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
- * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ * Mean and biased variance of a row without catastrophic cancellation, in
+ * one read: per block of KV_LN_BLOCK elements, d = x - K with K the block's
+ * first element, S1 = sum d and S2 = sum d^2 (16 double lanes each, summed
+ * by kvd_hsum16); the block's mean is K + S1 / nb and its sum of squares
+ * about it S2 - S1^2 / nb.  That subtraction cancels at most a factor nb:
+ * (K - mean_b)^2 <= M2_b because K is one of the block's elements, so the
+ * relative error of M2_b stays below nb * (nb / 16 + 4) * 2^-53 (2^-37 for
+ * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
+ * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
@@ -861,21 +902,28 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    kvd acc = kvd_set(0.0);
-    for (int64_t c = b0; c < full; c += 16) acc = kvd_add(acc, kvd_from(ld(dt, x, c)));
-    if (tail > 0) acc = kvd_add(acc, kvd_from(ld_n(dt, x, full, tail)));
-    double mb = kvd_hsum16(acc) / nb;
-    kvd vmb = kvd_set(mb);
-    acc = kvd_set(0.0);
+    kvd k = kvd_from(ld_n(dt, x, b0, 1));
+    double kk;
+    {
+      double l[16];
+      kvd_lanes(l, k);
+      kk = l[0];
+    }
+    k = kvd_set(kk);
+    kvd s1 = kvd_set(0.0), s2 = kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
-      kvd d = kvd_sub(kvd_from(ld(dt, x, c)), vmb);
-      acc = kvd_fma(d, d, acc);
+      kvd d = kvd_sub(kvd_from(ld(dt, x, c)), k);
+      s1 = kvd_add(s1, d);
+      s2 = kvd_fma(d, d, s2);
     }
     if (tail > 0) {
-      kvd d = kvd_sel(kv_mask_first(tail), kvd_sub(kvd_from(ld_n(dt, x, full, tail)), vmb), kvd_set(0.0));
-      acc = kvd_fma(d, d, acc);
+      kvd d = kvd_sel(kv_mask_first(tail), kvd_sub(kvd_from(ld_n(dt, x, full, tail)), k), kvd_set(0.0));
+      s1 = kvd_add(s1, d);
+      s2 = kvd_fma(d, d, s2);
     }
-    double m2b = kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    double t1 = kvd_hsum16(s1), t2 = kvd_hsum16(s2);
+    double mb = kk + t1 / nb, m2b = t2 - t1 * (t1 / nb), nn = n + nb, d = mb - mu;
+    if (m2b < 0.0) m2b = 0.0;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -884,12 +932,27 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
   *var = m2 / n;
 }
 
-/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
-KV_FN kvf ln_v(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b) {
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once: the rows
+ * inv_pair keeps off the float32 pass. */
+KV_FN kvf ln_v_f64(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b) {
   kvd t = kvd_mul(kvd_sub(kvd_from(v), mean), inv);
   if (has_w) t = kvd_mul(t, kvd_from(w));
   if (has_b) t = kvd_add(t, kvd_from(b));
   return canon(kvd_to_f(t));
+}
+
+/* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
+ * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
+ * as one fused multiply-add (t * w, or t + b, alone without the other). */
+KV_FN kvf ln_v(kvf v, kvf nmh, kvf ml, kvf ih, kvf il, int has_w, kvf w, int has_b, kvf b) {
+  kvf h = kv_add(v, nmh);
+  kvf bb = kv_sub(h, v);
+  kvf l = kv_sub(kv_add(kv_sub(v, kv_sub(h, bb)), kv_sub(nmh, bb)), ml);
+  kvf t = kv_fma(h, ih, kv_fma(l, ih, kv_mul(h, il)));
+  if (has_w && has_b) return canon(kv_fma(t, w, b));
+  if (has_w) return canon(kv_mul(t, w));
+  if (has_b) return canon(kv_add(t, b));
+  return canon(t);
 }
 
 /* One row; dtypes as rmsnorm_row's. */
@@ -899,13 +962,27 @@ KV_FN void layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void
   kvf zero = kv_set(0.0f);
   double mean, var;
   row_moments(xdt, xr, cols, &mean, &var);
-  kvd vm = kvd_set(mean), inv = kvd_set(1.0 / sqrt(var + (double)eps));
+  struct kv_inv iv = inv_pair(var, (double)eps, cols);
+  if (!iv.fast) {
+    kvd vm = kvd_set(mean), inv = kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      st(ydt, yr, c,
+         ln_v_f64(ld(xdt, xr, c), vm, inv, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
+    if (n > 0)
+      st_n(ydt, yr, full,
+           ln_v_f64(ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? ld_n(wdt, b, full, n) : zero),
+           n);
+    return;
+  }
+  float mh = (float)mean;
+  kvf nmh = kv_set(-mh), ml = kv_set((float)(mean - (double)mh)), ih = kv_set(iv.ih), il = kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
     st(ydt, yr, c,
-       ln_v(ld(xdt, xr, c), vm, inv, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
+       ln_v(ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
   if (n > 0)
     st_n(ydt, yr, full,
-         ln_v(ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
+         ln_v(ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
               has_b ? ld_n(wdt, b, full, n) : zero),
          n);
 }

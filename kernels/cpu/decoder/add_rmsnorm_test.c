@@ -66,7 +66,7 @@ static void test_bits_vs_two_calls(void) {
 
 /* Independent expectation: residual = fl32(residual + x) (one IEEE
  * addition), y = residual / sqrt(mean(residual^2) + eps) * weight in double.
- * kb_rmsnorm's bound is 0.5 ulp plus 2^-40 relative (docs/kernels.md). */
+ * kb_rmsnorm's bound is 1.5 ulp (0.5 ulp of y plus 2^-24 |y|; docs/kernels.md). */
 static void test_accuracy(void) {
   enum { R = 6, C = 3000 };
   float *x = alloc_f(R * C), *res = alloc_f(R * C), *w = alloc_f(C), *y = alloc_f(R * C), *res0 = alloc_f(R * C);
@@ -92,7 +92,7 @@ static void test_accuracy(void) {
       if (err > worst) worst = err;
     }
   }
-  CHECK(worst <= 0.5 + 1e-6);
+  CHECK(worst <= 1.5 + 1e-6);
   free(x);
   free(res);
   free(w);
