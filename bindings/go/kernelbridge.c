@@ -13702,10 +13702,14 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
 #define widen_row vec_avx2__widen_row
+#define kv_inv vec_avx2__kv_inv
+#define inv_pair vec_avx2__inv_pair
+#define mul_inv vec_avx2__mul_inv
 #define rmsnorm_out vec_avx2__rmsnorm_out
 #define rmsnorm_row vec_avx2__rmsnorm_row
 #define rmsnorm_rows vec_avx2__rmsnorm_rows
 #define row_moments vec_avx2__row_moments
+#define ln_v_f64 vec_avx2__ln_v_f64
 #define ln_v vec_avx2__ln_v
 #define layernorm_row vec_avx2__layernorm_row
 #define layernorm_rows vec_avx2__layernorm_rows
@@ -14921,15 +14925,51 @@ KV_FN void vec_avx2__widen_row(int dt, const void *src, int64_t n, float *dst) {
   if (c < n) vec_avx2__kv_store_n(dst + c, vec_avx2__ld_n(dt, src, c, n - c), n - c);
 }
 
-/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
- * (the documented formula). */
-KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx2__kvd inv) {
+/* 1 / sqrt(v) of a row's statistic in double, as the float pair ih + il
+ * (il: what rounding ih lost), and whether the float32 output pass may use
+ * it: inv within [2^-60, 2^60] and the row's largest |x - centre| below
+ * 2^100 (so neither the pair nor any product over- or underflows).  Rows
+ * outside (all-zero rows with eps = 0, values near the float limits, NaN)
+ * take the output pass in double, to the same formula. */
+struct vec_avx2__kv_inv {
+  double inv;
+  float ih, il;
+  int fast;
+};
+
+KV_FN struct vec_avx2__kv_inv vec_avx2__inv_pair(double var, double eps, int64_t cols) {
+  struct vec_avx2__kv_inv r;
+  r.inv = 1.0 / sqrt(var + eps);
+  r.fast = r.inv >= 0x1p-60 && r.inv <= 0x1p60 && var * (double)cols < 0x1p200;
+  r.ih = r.fast ? (float)r.inv : 0.0f;
+  r.il = r.fast ? (float)(r.inv - (double)r.ih) : 0.0f;
+  return r;
+}
+
+/* x * inv in float32 arithmetic, rounded once: fma(x, ih, x * il) (the
+ * small product's rounding is below 2^-48 of the result). */
+KV_FN vec_avx2__kvf vec_avx2__mul_inv(vec_avx2__kvf x, vec_avx2__kvf ih, vec_avx2__kvf il) { return vec_avx2__kv_fma(x, ih, vec_avx2__kv_mul(x, il)); }
+
+/* The output pass of rmsnorm_row: t = x * inv rounded once, y = t * w
+ * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
+ * |y|), or in double rounded once for the rows inv_pair sends there. */
+KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
+                       struct vec_avx2__kv_inv iv) {
   int64_t full = cols / 16 * 16, n = cols - full;
+  if (!iv.fast) {
+    vec_avx2__kvd inv = vec_avx2__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(xdt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(wdt, w, c))))));
+    if (n > 0)
+      vec_avx2__st_n(ydt, yr, full,
+           vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(xdt, xr, full, n)), inv), vec_avx2__kvd_from(vec_avx2__ld_n(wdt, w, full, n))))),
+           n);
+    return;
+  }
+  vec_avx2__kvf ih = vec_avx2__kv_set(iv.ih), il = vec_avx2__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
-    vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld(xdt, xr, c)), inv), vec_avx2__kvd_from(vec_avx2__ld(wdt, w, c))))));
-  if (n > 0)
-    vec_avx2__st_n(ydt, yr, full,
-         vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_from(vec_avx2__ld_n(xdt, xr, full, n)), inv), vec_avx2__kvd_from(vec_avx2__ld_n(wdt, w, full, n))))), n);
+    vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld(xdt, xr, c), ih, il), vec_avx2__ld(wdt, w, c))));
+  if (n > 0) vec_avx2__st_n(ydt, yr, full, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld_n(xdt, xr, full, n), ih, il), vec_avx2__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
@@ -14950,7 +14990,7 @@ KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w,
     vec_avx2__kvd d = vec_avx2__kvd_from(v);
     acc = vec_avx2__kvd_fma(d, d, acc);
   }
-  vec_avx2__kvd inv = vec_avx2__kvd_set(1.0 / sqrt(vec_avx2__kvd_hsum16(acc) / (double)cols + (double)eps));
+  struct vec_avx2__kv_inv inv = vec_avx2__inv_pair(vec_avx2__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
     vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
   else
@@ -14980,10 +15020,15 @@ KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const 
 #define KV_LN_BLOCK 1024
 
 /*
- * Mean and biased variance of a row without cancellation: per block of
- * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
- * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ * Mean and biased variance of a row without catastrophic cancellation, in
+ * one read: per block of KV_LN_BLOCK elements, d = x - K with K the block's
+ * first element, S1 = sum d and S2 = sum d^2 (16 double lanes each, summed
+ * by kvd_hsum16); the block's mean is K + S1 / nb and its sum of squares
+ * about it S2 - S1^2 / nb.  That subtraction cancels at most a factor nb:
+ * (K - mean_b)^2 <= M2_b because K is one of the block's elements, so the
+ * relative error of M2_b stays below nb * (nb / 16 + 4) * 2^-53 (2^-37 for
+ * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
+ * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
@@ -14991,21 +15036,28 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
-    for (int64_t c = b0; c < full; c += 16) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)));
-    if (tail > 0) acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)));
-    double mb = vec_avx2__kvd_hsum16(acc) / nb;
-    vec_avx2__kvd vmb = vec_avx2__kvd_set(mb);
-    acc = vec_avx2__kvd_set(0.0);
+    vec_avx2__kvd k = vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, b0, 1));
+    double kk;
+    {
+      double l[16];
+      vec_avx2__kvd_lanes(l, k);
+      kk = l[0];
+    }
+    k = vec_avx2__kvd_set(kk);
+    vec_avx2__kvd s1 = vec_avx2__kvd_set(0.0), s2 = vec_avx2__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
-      vec_avx2__kvd d = vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)), vmb);
-      acc = vec_avx2__kvd_fma(d, d, acc);
+      vec_avx2__kvd d = vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)), k);
+      s1 = vec_avx2__kvd_add(s1, d);
+      s2 = vec_avx2__kvd_fma(d, d, s2);
     }
     if (tail > 0) {
-      vec_avx2__kvd d = vec_avx2__kvd_sel(vec_avx2__kv_mask_first(tail), vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)), vmb), vec_avx2__kvd_set(0.0));
-      acc = vec_avx2__kvd_fma(d, d, acc);
+      vec_avx2__kvd d = vec_avx2__kvd_sel(vec_avx2__kv_mask_first(tail), vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, full, tail)), k), vec_avx2__kvd_set(0.0));
+      s1 = vec_avx2__kvd_add(s1, d);
+      s2 = vec_avx2__kvd_fma(d, d, s2);
     }
-    double m2b = vec_avx2__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    double t1 = vec_avx2__kvd_hsum16(s1), t2 = vec_avx2__kvd_hsum16(s2);
+    double mb = kk + t1 / nb, m2b = t2 - t1 * (t1 / nb), nn = n + nb, d = mb - mu;
+    if (m2b < 0.0) m2b = 0.0;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -15014,12 +15066,27 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
   *var = m2 / n;
 }
 
-/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
-KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvd mean, vec_avx2__kvd inv, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once: the rows
+ * inv_pair keeps off the float32 pass. */
+KV_FN vec_avx2__kvf vec_avx2__ln_v_f64(vec_avx2__kvf v, vec_avx2__kvd mean, vec_avx2__kvd inv, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
   vec_avx2__kvd t = vec_avx2__kvd_mul(vec_avx2__kvd_sub(vec_avx2__kvd_from(v), mean), inv);
   if (has_w) t = vec_avx2__kvd_mul(t, vec_avx2__kvd_from(w));
   if (has_b) t = vec_avx2__kvd_add(t, vec_avx2__kvd_from(b));
   return vec_avx2__canon(vec_avx2__kvd_to_f(t));
+}
+
+/* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
+ * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
+ * as one fused multiply-add (t * w, or t + b, alone without the other). */
+KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvf nmh, vec_avx2__kvf ml, vec_avx2__kvf ih, vec_avx2__kvf il, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
+  vec_avx2__kvf h = vec_avx2__kv_add(v, nmh);
+  vec_avx2__kvf bb = vec_avx2__kv_sub(h, v);
+  vec_avx2__kvf l = vec_avx2__kv_sub(vec_avx2__kv_add(vec_avx2__kv_sub(v, vec_avx2__kv_sub(h, bb)), vec_avx2__kv_sub(nmh, bb)), ml);
+  vec_avx2__kvf t = vec_avx2__kv_fma(h, ih, vec_avx2__kv_fma(l, ih, vec_avx2__kv_mul(h, il)));
+  if (has_w && has_b) return vec_avx2__canon(vec_avx2__kv_fma(t, w, b));
+  if (has_w) return vec_avx2__canon(vec_avx2__kv_mul(t, w));
+  if (has_b) return vec_avx2__canon(vec_avx2__kv_add(t, b));
+  return vec_avx2__canon(t);
 }
 
 /* One row; dtypes as rmsnorm_row's. */
@@ -15029,13 +15096,27 @@ KV_FN void vec_avx2__layernorm_row(int xdt, const void *xr, int wdt, int has_w, 
   vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
   double mean, var;
   vec_avx2__row_moments(xdt, xr, cols, &mean, &var);
-  vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(1.0 / sqrt(var + (double)eps));
+  struct vec_avx2__kv_inv iv = vec_avx2__inv_pair(var, (double)eps, cols);
+  if (!iv.fast) {
+    vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx2__st(ydt, yr, c,
+         vec_avx2__ln_v_f64(vec_avx2__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
+    if (n > 0)
+      vec_avx2__st_n(ydt, yr, full,
+           vec_avx2__ln_v_f64(vec_avx2__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx2__ld_n(wdt, b, full, n) : zero),
+           n);
+    return;
+  }
+  float mh = (float)mean;
+  vec_avx2__kvf nmh = vec_avx2__kv_set(-mh), ml = vec_avx2__kv_set((float)(mean - (double)mh)), ih = vec_avx2__kv_set(iv.ih), il = vec_avx2__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
     vec_avx2__st(ydt, yr, c,
-       vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
+       vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
   if (n > 0)
     vec_avx2__st_n(ydt, yr, full,
-         vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
+         vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
               has_b ? vec_avx2__ld_n(wdt, b, full, n) : zero),
          n);
 }
@@ -15346,6 +15427,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef gelu_v_dt
 #undef gelu_v_gated
 #undef gtail_d
+#undef inv_pair
 #undef kv_abs
 #undef kv_acc
 #undef kv_add
@@ -15369,6 +15451,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_gt
 #undef kv_hmax16
 #undef kv_hsumi
+#undef kv_inv
 #undef kv_iota
 #undef kv_lanes
 #undef kv_ldexp
@@ -15450,6 +15533,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef ld
 #undef ld_n
 #undef ln_v
+#undef ln_v_f64
 #undef log_softmax_v
 #undef log_v
 #undef math_erf
@@ -15460,6 +15544,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef math_log
 #undef math_silu
 #undef math_tanh
+#undef mul_inv
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -15612,10 +15697,14 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
 #define widen_row vec_avx512__widen_row
+#define kv_inv vec_avx512__kv_inv
+#define inv_pair vec_avx512__inv_pair
+#define mul_inv vec_avx512__mul_inv
 #define rmsnorm_out vec_avx512__rmsnorm_out
 #define rmsnorm_row vec_avx512__rmsnorm_row
 #define rmsnorm_rows vec_avx512__rmsnorm_rows
 #define row_moments vec_avx512__row_moments
+#define ln_v_f64 vec_avx512__ln_v_f64
 #define ln_v vec_avx512__ln_v
 #define layernorm_row vec_avx512__layernorm_row
 #define layernorm_rows vec_avx512__layernorm_rows
@@ -16661,15 +16750,51 @@ KV_FN void vec_avx512__widen_row(int dt, const void *src, int64_t n, float *dst)
   if (c < n) vec_avx512__kv_store_n(dst + c, vec_avx512__ld_n(dt, src, c, n - c), n - c);
 }
 
-/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
- * (the documented formula). */
-KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx512__kvd inv) {
+/* 1 / sqrt(v) of a row's statistic in double, as the float pair ih + il
+ * (il: what rounding ih lost), and whether the float32 output pass may use
+ * it: inv within [2^-60, 2^60] and the row's largest |x - centre| below
+ * 2^100 (so neither the pair nor any product over- or underflows).  Rows
+ * outside (all-zero rows with eps = 0, values near the float limits, NaN)
+ * take the output pass in double, to the same formula. */
+struct vec_avx512__kv_inv {
+  double inv;
+  float ih, il;
+  int fast;
+};
+
+KV_FN struct vec_avx512__kv_inv vec_avx512__inv_pair(double var, double eps, int64_t cols) {
+  struct vec_avx512__kv_inv r;
+  r.inv = 1.0 / sqrt(var + eps);
+  r.fast = r.inv >= 0x1p-60 && r.inv <= 0x1p60 && var * (double)cols < 0x1p200;
+  r.ih = r.fast ? (float)r.inv : 0.0f;
+  r.il = r.fast ? (float)(r.inv - (double)r.ih) : 0.0f;
+  return r;
+}
+
+/* x * inv in float32 arithmetic, rounded once: fma(x, ih, x * il) (the
+ * small product's rounding is below 2^-48 of the result). */
+KV_FN vec_avx512__kvf vec_avx512__mul_inv(vec_avx512__kvf x, vec_avx512__kvf ih, vec_avx512__kvf il) { return vec_avx512__kv_fma(x, ih, vec_avx512__kv_mul(x, il)); }
+
+/* The output pass of rmsnorm_row: t = x * inv rounded once, y = t * w
+ * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
+ * |y|), or in double rounded once for the rows inv_pair sends there. */
+KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
+                       struct vec_avx512__kv_inv iv) {
   int64_t full = cols / 16 * 16, n = cols - full;
+  if (!iv.fast) {
+    vec_avx512__kvd inv = vec_avx512__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(xdt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(wdt, w, c))))));
+    if (n > 0)
+      vec_avx512__st_n(ydt, yr, full,
+           vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(xdt, xr, full, n)), inv), vec_avx512__kvd_from(vec_avx512__ld_n(wdt, w, full, n))))),
+           n);
+    return;
+  }
+  vec_avx512__kvf ih = vec_avx512__kv_set(iv.ih), il = vec_avx512__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
-    vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld(xdt, xr, c)), inv), vec_avx512__kvd_from(vec_avx512__ld(wdt, w, c))))));
-  if (n > 0)
-    vec_avx512__st_n(ydt, yr, full,
-         vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_from(vec_avx512__ld_n(xdt, xr, full, n)), inv), vec_avx512__kvd_from(vec_avx512__ld_n(wdt, w, full, n))))), n);
+    vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld(xdt, xr, c), ih, il), vec_avx512__ld(wdt, w, c))));
+  if (n > 0) vec_avx512__st_n(ydt, yr, full, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld_n(xdt, xr, full, n), ih, il), vec_avx512__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
@@ -16690,7 +16815,7 @@ KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *
     vec_avx512__kvd d = vec_avx512__kvd_from(v);
     acc = vec_avx512__kvd_fma(d, d, acc);
   }
-  vec_avx512__kvd inv = vec_avx512__kvd_set(1.0 / sqrt(vec_avx512__kvd_hsum16(acc) / (double)cols + (double)eps));
+  struct vec_avx512__kv_inv inv = vec_avx512__inv_pair(vec_avx512__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
     vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
   else
@@ -16720,10 +16845,15 @@ KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, cons
 #define KV_LN_BLOCK 1024
 
 /*
- * Mean and biased variance of a row without cancellation: per block of
- * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
- * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ * Mean and biased variance of a row without catastrophic cancellation, in
+ * one read: per block of KV_LN_BLOCK elements, d = x - K with K the block's
+ * first element, S1 = sum d and S2 = sum d^2 (16 double lanes each, summed
+ * by kvd_hsum16); the block's mean is K + S1 / nb and its sum of squares
+ * about it S2 - S1^2 / nb.  That subtraction cancels at most a factor nb:
+ * (K - mean_b)^2 <= M2_b because K is one of the block's elements, so the
+ * relative error of M2_b stays below nb * (nb / 16 + 4) * 2^-53 (2^-37 for
+ * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
+ * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
@@ -16731,21 +16861,28 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
-    for (int64_t c = b0; c < full; c += 16) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)));
-    if (tail > 0) acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)));
-    double mb = vec_avx512__kvd_hsum16(acc) / nb;
-    vec_avx512__kvd vmb = vec_avx512__kvd_set(mb);
-    acc = vec_avx512__kvd_set(0.0);
+    vec_avx512__kvd k = vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, b0, 1));
+    double kk;
+    {
+      double l[16];
+      vec_avx512__kvd_lanes(l, k);
+      kk = l[0];
+    }
+    k = vec_avx512__kvd_set(kk);
+    vec_avx512__kvd s1 = vec_avx512__kvd_set(0.0), s2 = vec_avx512__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
-      vec_avx512__kvd d = vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)), vmb);
-      acc = vec_avx512__kvd_fma(d, d, acc);
+      vec_avx512__kvd d = vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)), k);
+      s1 = vec_avx512__kvd_add(s1, d);
+      s2 = vec_avx512__kvd_fma(d, d, s2);
     }
     if (tail > 0) {
-      vec_avx512__kvd d = vec_avx512__kvd_sel(vec_avx512__kv_mask_first(tail), vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)), vmb), vec_avx512__kvd_set(0.0));
-      acc = vec_avx512__kvd_fma(d, d, acc);
+      vec_avx512__kvd d = vec_avx512__kvd_sel(vec_avx512__kv_mask_first(tail), vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, full, tail)), k), vec_avx512__kvd_set(0.0));
+      s1 = vec_avx512__kvd_add(s1, d);
+      s2 = vec_avx512__kvd_fma(d, d, s2);
     }
-    double m2b = vec_avx512__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    double t1 = vec_avx512__kvd_hsum16(s1), t2 = vec_avx512__kvd_hsum16(s2);
+    double mb = kk + t1 / nb, m2b = t2 - t1 * (t1 / nb), nn = n + nb, d = mb - mu;
+    if (m2b < 0.0) m2b = 0.0;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -16754,12 +16891,27 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
   *var = m2 / n;
 }
 
-/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
-KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvd mean, vec_avx512__kvd inv, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once: the rows
+ * inv_pair keeps off the float32 pass. */
+KV_FN vec_avx512__kvf vec_avx512__ln_v_f64(vec_avx512__kvf v, vec_avx512__kvd mean, vec_avx512__kvd inv, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
   vec_avx512__kvd t = vec_avx512__kvd_mul(vec_avx512__kvd_sub(vec_avx512__kvd_from(v), mean), inv);
   if (has_w) t = vec_avx512__kvd_mul(t, vec_avx512__kvd_from(w));
   if (has_b) t = vec_avx512__kvd_add(t, vec_avx512__kvd_from(b));
   return vec_avx512__canon(vec_avx512__kvd_to_f(t));
+}
+
+/* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
+ * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
+ * as one fused multiply-add (t * w, or t + b, alone without the other). */
+KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvf nmh, vec_avx512__kvf ml, vec_avx512__kvf ih, vec_avx512__kvf il, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
+  vec_avx512__kvf h = vec_avx512__kv_add(v, nmh);
+  vec_avx512__kvf bb = vec_avx512__kv_sub(h, v);
+  vec_avx512__kvf l = vec_avx512__kv_sub(vec_avx512__kv_add(vec_avx512__kv_sub(v, vec_avx512__kv_sub(h, bb)), vec_avx512__kv_sub(nmh, bb)), ml);
+  vec_avx512__kvf t = vec_avx512__kv_fma(h, ih, vec_avx512__kv_fma(l, ih, vec_avx512__kv_mul(h, il)));
+  if (has_w && has_b) return vec_avx512__canon(vec_avx512__kv_fma(t, w, b));
+  if (has_w) return vec_avx512__canon(vec_avx512__kv_mul(t, w));
+  if (has_b) return vec_avx512__canon(vec_avx512__kv_add(t, b));
+  return vec_avx512__canon(t);
 }
 
 /* One row; dtypes as rmsnorm_row's. */
@@ -16769,13 +16921,27 @@ KV_FN void vec_avx512__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
   double mean, var;
   vec_avx512__row_moments(xdt, xr, cols, &mean, &var);
-  vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(1.0 / sqrt(var + (double)eps));
+  struct vec_avx512__kv_inv iv = vec_avx512__inv_pair(var, (double)eps, cols);
+  if (!iv.fast) {
+    vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512__st(ydt, yr, c,
+         vec_avx512__ln_v_f64(vec_avx512__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
+    if (n > 0)
+      vec_avx512__st_n(ydt, yr, full,
+           vec_avx512__ln_v_f64(vec_avx512__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx512__ld_n(wdt, b, full, n) : zero),
+           n);
+    return;
+  }
+  float mh = (float)mean;
+  vec_avx512__kvf nmh = vec_avx512__kv_set(-mh), ml = vec_avx512__kv_set((float)(mean - (double)mh)), ih = vec_avx512__kv_set(iv.ih), il = vec_avx512__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
     vec_avx512__st(ydt, yr, c,
-       vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
+       vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
   if (n > 0)
     vec_avx512__st_n(ydt, yr, full,
-         vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
+         vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
               has_b ? vec_avx512__ld_n(wdt, b, full, n) : zero),
          n);
 }
@@ -17082,6 +17248,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef gelu_v_dt
 #undef gelu_v_gated
 #undef gtail_d
+#undef inv_pair
 #undef kv_abs
 #undef kv_acc
 #undef kv_add
@@ -17104,6 +17271,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_gt
 #undef kv_hmax16
 #undef kv_hsumi
+#undef kv_inv
 #undef kv_iota
 #undef kv_lanes
 #undef kv_ldexp
@@ -17181,6 +17349,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef ld
 #undef ld_n
 #undef ln_v
+#undef ln_v_f64
 #undef log_softmax_v
 #undef log_v
 #undef math_erf
@@ -17191,6 +17360,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef math_log
 #undef math_silu
 #undef math_tanh
+#undef mul_inv
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -17343,10 +17513,14 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define softmax_row vec_avx512_bf16__softmax_row
 #define softmax_rows vec_avx512_bf16__softmax_rows
 #define widen_row vec_avx512_bf16__widen_row
+#define kv_inv vec_avx512_bf16__kv_inv
+#define inv_pair vec_avx512_bf16__inv_pair
+#define mul_inv vec_avx512_bf16__mul_inv
 #define rmsnorm_out vec_avx512_bf16__rmsnorm_out
 #define rmsnorm_row vec_avx512_bf16__rmsnorm_row
 #define rmsnorm_rows vec_avx512_bf16__rmsnorm_rows
 #define row_moments vec_avx512_bf16__row_moments
+#define ln_v_f64 vec_avx512_bf16__ln_v_f64
 #define ln_v vec_avx512_bf16__ln_v
 #define layernorm_row vec_avx512_bf16__layernorm_row
 #define layernorm_rows vec_avx512_bf16__layernorm_rows
@@ -18396,15 +18570,51 @@ KV_FN void vec_avx512_bf16__widen_row(int dt, const void *src, int64_t n, float 
   if (c < n) vec_avx512_bf16__kv_store_n(dst + c, vec_avx512_bf16__ld_n(dt, src, c, n - c), n - c);
 }
 
-/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
- * (the documented formula). */
-KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_avx512_bf16__kvd inv) {
+/* 1 / sqrt(v) of a row's statistic in double, as the float pair ih + il
+ * (il: what rounding ih lost), and whether the float32 output pass may use
+ * it: inv within [2^-60, 2^60] and the row's largest |x - centre| below
+ * 2^100 (so neither the pair nor any product over- or underflows).  Rows
+ * outside (all-zero rows with eps = 0, values near the float limits, NaN)
+ * take the output pass in double, to the same formula. */
+struct vec_avx512_bf16__kv_inv {
+  double inv;
+  float ih, il;
+  int fast;
+};
+
+KV_FN struct vec_avx512_bf16__kv_inv vec_avx512_bf16__inv_pair(double var, double eps, int64_t cols) {
+  struct vec_avx512_bf16__kv_inv r;
+  r.inv = 1.0 / sqrt(var + eps);
+  r.fast = r.inv >= 0x1p-60 && r.inv <= 0x1p60 && var * (double)cols < 0x1p200;
+  r.ih = r.fast ? (float)r.inv : 0.0f;
+  r.il = r.fast ? (float)(r.inv - (double)r.ih) : 0.0f;
+  return r;
+}
+
+/* x * inv in float32 arithmetic, rounded once: fma(x, ih, x * il) (the
+ * small product's rounding is below 2^-48 of the result). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__mul_inv(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf ih, vec_avx512_bf16__kvf il) { return vec_avx512_bf16__kv_fma(x, ih, vec_avx512_bf16__kv_mul(x, il)); }
+
+/* The output pass of rmsnorm_row: t = x * inv rounded once, y = t * w
+ * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
+ * |y|), or in double rounded once for the rows inv_pair sends there. */
+KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
+                       struct vec_avx512_bf16__kv_inv iv) {
   int64_t full = cols / 16 * 16, n = cols - full;
+  if (!iv.fast) {
+    vec_avx512_bf16__kvd inv = vec_avx512_bf16__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(xdt, xr, c)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(wdt, w, c))))));
+    if (n > 0)
+      vec_avx512_bf16__st_n(ydt, yr, full,
+           vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(xdt, xr, full, n)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(wdt, w, full, n))))),
+           n);
+    return;
+  }
+  vec_avx512_bf16__kvf ih = vec_avx512_bf16__kv_set(iv.ih), il = vec_avx512_bf16__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
-    vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(xdt, xr, c)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(wdt, w, c))))));
-  if (n > 0)
-    vec_avx512_bf16__st_n(ydt, yr, full,
-         vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(xdt, xr, full, n)), inv), vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(wdt, w, full, n))))), n);
+    vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld(xdt, xr, c), ih, il), vec_avx512_bf16__ld(wdt, w, c))));
+  if (n > 0) vec_avx512_bf16__st_n(ydt, yr, full, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld_n(xdt, xr, full, n), ih, il), vec_avx512_bf16__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
@@ -18425,7 +18635,7 @@ KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const v
     vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
     acc = vec_avx512_bf16__kvd_fma(d, d, acc);
   }
-  vec_avx512_bf16__kvd inv = vec_avx512_bf16__kvd_set(1.0 / sqrt(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols + (double)eps));
+  struct vec_avx512_bf16__kv_inv inv = vec_avx512_bf16__inv_pair(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
     vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
   else
@@ -18455,10 +18665,15 @@ KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols,
 #define KV_LN_BLOCK 1024
 
 /*
- * Mean and biased variance of a row without cancellation: per block of
- * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
- * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ * Mean and biased variance of a row without catastrophic cancellation, in
+ * one read: per block of KV_LN_BLOCK elements, d = x - K with K the block's
+ * first element, S1 = sum d and S2 = sum d^2 (16 double lanes each, summed
+ * by kvd_hsum16); the block's mean is K + S1 / nb and its sum of squares
+ * about it S2 - S1^2 / nb.  That subtraction cancels at most a factor nb:
+ * (K - mean_b)^2 <= M2_b because K is one of the block's elements, so the
+ * relative error of M2_b stays below nb * (nb / 16 + 4) * 2^-53 (2^-37 for
+ * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
+ * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
@@ -18466,21 +18681,28 @@ KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, dou
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
-    for (int64_t c = b0; c < full; c += 16) acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)));
-    if (tail > 0) acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, full, tail)));
-    double mb = vec_avx512_bf16__kvd_hsum16(acc) / nb;
-    vec_avx512_bf16__kvd vmb = vec_avx512_bf16__kvd_set(mb);
-    acc = vec_avx512_bf16__kvd_set(0.0);
+    vec_avx512_bf16__kvd k = vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, b0, 1));
+    double kk;
+    {
+      double l[16];
+      vec_avx512_bf16__kvd_lanes(l, k);
+      kk = l[0];
+    }
+    k = vec_avx512_bf16__kvd_set(kk);
+    vec_avx512_bf16__kvd s1 = vec_avx512_bf16__kvd_set(0.0), s2 = vec_avx512_bf16__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
-      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)), vmb);
-      acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)), k);
+      s1 = vec_avx512_bf16__kvd_add(s1, d);
+      s2 = vec_avx512_bf16__kvd_fma(d, d, s2);
     }
     if (tail > 0) {
-      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_mask_first(tail), vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, full, tail)), vmb), vec_avx512_bf16__kvd_set(0.0));
-      acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+      vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_mask_first(tail), vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, full, tail)), k), vec_avx512_bf16__kvd_set(0.0));
+      s1 = vec_avx512_bf16__kvd_add(s1, d);
+      s2 = vec_avx512_bf16__kvd_fma(d, d, s2);
     }
-    double m2b = vec_avx512_bf16__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    double t1 = vec_avx512_bf16__kvd_hsum16(s1), t2 = vec_avx512_bf16__kvd_hsum16(s2);
+    double mb = kk + t1 / nb, m2b = t2 - t1 * (t1 / nb), nn = n + nb, d = mb - mu;
+    if (m2b < 0.0) m2b = 0.0;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -18489,12 +18711,27 @@ KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, dou
   *var = m2 / n;
 }
 
-/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
-KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvd mean, vec_avx512_bf16__kvd inv, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once: the rows
+ * inv_pair keeps off the float32 pass. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v_f64(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvd mean, vec_avx512_bf16__kvd inv, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
   vec_avx512_bf16__kvd t = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(v), mean), inv);
   if (has_w) t = vec_avx512_bf16__kvd_mul(t, vec_avx512_bf16__kvd_from(w));
   if (has_b) t = vec_avx512_bf16__kvd_add(t, vec_avx512_bf16__kvd_from(b));
   return vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(t));
+}
+
+/* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
+ * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
+ * as one fused multiply-add (t * w, or t + b, alone without the other). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvf nmh, vec_avx512_bf16__kvf ml, vec_avx512_bf16__kvf ih, vec_avx512_bf16__kvf il, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
+  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_add(v, nmh);
+  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(h, v);
+  vec_avx512_bf16__kvf l = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(v, vec_avx512_bf16__kv_sub(h, bb)), vec_avx512_bf16__kv_sub(nmh, bb)), ml);
+  vec_avx512_bf16__kvf t = vec_avx512_bf16__kv_fma(h, ih, vec_avx512_bf16__kv_fma(l, ih, vec_avx512_bf16__kv_mul(h, il)));
+  if (has_w && has_b) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_fma(t, w, b));
+  if (has_w) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(t, w));
+  if (has_b) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_add(t, b));
+  return vec_avx512_bf16__canon(t);
 }
 
 /* One row; dtypes as rmsnorm_row's. */
@@ -18504,13 +18741,27 @@ KV_FN void vec_avx512_bf16__layernorm_row(int xdt, const void *xr, int wdt, int 
   vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f);
   double mean, var;
   vec_avx512_bf16__row_moments(xdt, xr, cols, &mean, &var);
-  vec_avx512_bf16__kvd vm = vec_avx512_bf16__kvd_set(mean), inv = vec_avx512_bf16__kvd_set(1.0 / sqrt(var + (double)eps));
+  struct vec_avx512_bf16__kv_inv iv = vec_avx512_bf16__inv_pair(var, (double)eps, cols);
+  if (!iv.fast) {
+    vec_avx512_bf16__kvd vm = vec_avx512_bf16__kvd_set(mean), inv = vec_avx512_bf16__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_avx512_bf16__st(ydt, yr, c,
+         vec_avx512_bf16__ln_v_f64(vec_avx512_bf16__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
+    if (n > 0)
+      vec_avx512_bf16__st_n(ydt, yr, full,
+           vec_avx512_bf16__ln_v_f64(vec_avx512_bf16__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx512_bf16__ld_n(wdt, b, full, n) : zero),
+           n);
+    return;
+  }
+  float mh = (float)mean;
+  vec_avx512_bf16__kvf nmh = vec_avx512_bf16__kv_set(-mh), ml = vec_avx512_bf16__kv_set((float)(mean - (double)mh)), ih = vec_avx512_bf16__kv_set(iv.ih), il = vec_avx512_bf16__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
     vec_avx512_bf16__st(ydt, yr, c,
-       vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
+       vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
   if (n > 0)
     vec_avx512_bf16__st_n(ydt, yr, full,
-         vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
+         vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
               has_b ? vec_avx512_bf16__ld_n(wdt, b, full, n) : zero),
          n);
 }
@@ -18818,6 +19069,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef gelu_v_dt
 #undef gelu_v_gated
 #undef gtail_d
+#undef inv_pair
 #undef kv_abs
 #undef kv_acc
 #undef kv_add
@@ -18840,6 +19092,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_gt
 #undef kv_hmax16
 #undef kv_hsumi
+#undef kv_inv
 #undef kv_iota
 #undef kv_lanes
 #undef kv_ldexp
@@ -18917,6 +19170,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef ld
 #undef ld_n
 #undef ln_v
+#undef ln_v_f64
 #undef log_softmax_v
 #undef log_v
 #undef math_erf
@@ -18927,6 +19181,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef math_log
 #undef math_silu
 #undef math_tanh
+#undef mul_inv
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -19079,10 +19334,14 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
 #define widen_row vec_scalar__widen_row
+#define kv_inv vec_scalar__kv_inv
+#define inv_pair vec_scalar__inv_pair
+#define mul_inv vec_scalar__mul_inv
 #define rmsnorm_out vec_scalar__rmsnorm_out
 #define rmsnorm_row vec_scalar__rmsnorm_row
 #define rmsnorm_rows vec_scalar__rmsnorm_rows
 #define row_moments vec_scalar__row_moments
+#define ln_v_f64 vec_scalar__ln_v_f64
 #define ln_v vec_scalar__ln_v
 #define layernorm_row vec_scalar__layernorm_row
 #define layernorm_rows vec_scalar__layernorm_rows
@@ -20230,15 +20489,51 @@ KV_FN void vec_scalar__widen_row(int dt, const void *src, int64_t n, float *dst)
   if (c < n) vec_scalar__kv_store_n(dst + c, vec_scalar__ld_n(dt, src, c, n - c), n - c);
 }
 
-/* The output pass of rmsnorm_row: (x * inv) * w in double, rounded once
- * (the documented formula). */
-KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols, vec_scalar__kvd inv) {
+/* 1 / sqrt(v) of a row's statistic in double, as the float pair ih + il
+ * (il: what rounding ih lost), and whether the float32 output pass may use
+ * it: inv within [2^-60, 2^60] and the row's largest |x - centre| below
+ * 2^100 (so neither the pair nor any product over- or underflows).  Rows
+ * outside (all-zero rows with eps = 0, values near the float limits, NaN)
+ * take the output pass in double, to the same formula. */
+struct vec_scalar__kv_inv {
+  double inv;
+  float ih, il;
+  int fast;
+};
+
+KV_FN struct vec_scalar__kv_inv vec_scalar__inv_pair(double var, double eps, int64_t cols) {
+  struct vec_scalar__kv_inv r;
+  r.inv = 1.0 / sqrt(var + eps);
+  r.fast = r.inv >= 0x1p-60 && r.inv <= 0x1p60 && var * (double)cols < 0x1p200;
+  r.ih = r.fast ? (float)r.inv : 0.0f;
+  r.il = r.fast ? (float)(r.inv - (double)r.ih) : 0.0f;
+  return r;
+}
+
+/* x * inv in float32 arithmetic, rounded once: fma(x, ih, x * il) (the
+ * small product's rounding is below 2^-48 of the result). */
+KV_FN vec_scalar__kvf vec_scalar__mul_inv(vec_scalar__kvf x, vec_scalar__kvf ih, vec_scalar__kvf il) { return vec_scalar__kv_fma(x, ih, vec_scalar__kv_mul(x, il)); }
+
+/* The output pass of rmsnorm_row: t = x * inv rounded once, y = t * w
+ * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
+ * |y|), or in double rounded once for the rows inv_pair sends there. */
+KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
+                       struct vec_scalar__kv_inv iv) {
   int64_t full = cols / 16 * 16, n = cols - full;
+  if (!iv.fast) {
+    vec_scalar__kvd inv = vec_scalar__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(xdt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(wdt, w, c))))));
+    if (n > 0)
+      vec_scalar__st_n(ydt, yr, full,
+           vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(xdt, xr, full, n)), inv), vec_scalar__kvd_from(vec_scalar__ld_n(wdt, w, full, n))))),
+           n);
+    return;
+  }
+  vec_scalar__kvf ih = vec_scalar__kv_set(iv.ih), il = vec_scalar__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
-    vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld(xdt, xr, c)), inv), vec_scalar__kvd_from(vec_scalar__ld(wdt, w, c))))));
-  if (n > 0)
-    vec_scalar__st_n(ydt, yr, full,
-         vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_from(vec_scalar__ld_n(xdt, xr, full, n)), inv), vec_scalar__kvd_from(vec_scalar__ld_n(wdt, w, full, n))))), n);
+    vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld(xdt, xr, c), ih, il), vec_scalar__ld(wdt, w, c))));
+  if (n > 0) vec_scalar__st_n(ydt, yr, full, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld_n(xdt, xr, full, n), ih, il), vec_scalar__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
@@ -20259,7 +20554,7 @@ KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *
     vec_scalar__kvd d = vec_scalar__kvd_from(v);
     acc = vec_scalar__kvd_fma(d, d, acc);
   }
-  vec_scalar__kvd inv = vec_scalar__kvd_set(1.0 / sqrt(vec_scalar__kvd_hsum16(acc) / (double)cols + (double)eps));
+  struct vec_scalar__kv_inv inv = vec_scalar__inv_pair(vec_scalar__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
     vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
   else
@@ -20289,10 +20584,15 @@ KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, cons
 #define KV_LN_BLOCK 1024
 
 /*
- * Mean and biased variance of a row without cancellation: per block of
- * KV_LN_BLOCK elements (in L1), its mean, then the sum of squares about it
- * (16 double lanes each, summed by kvd_hsum16); blocks are merged in order
- * with Chan et al.'s pairwise update, M2 += M2_b + d^2 n n_b / (n + n_b).
+ * Mean and biased variance of a row without catastrophic cancellation, in
+ * one read: per block of KV_LN_BLOCK elements, d = x - K with K the block's
+ * first element, S1 = sum d and S2 = sum d^2 (16 double lanes each, summed
+ * by kvd_hsum16); the block's mean is K + S1 / nb and its sum of squares
+ * about it S2 - S1^2 / nb.  That subtraction cancels at most a factor nb:
+ * (K - mean_b)^2 <= M2_b because K is one of the block's elements, so the
+ * relative error of M2_b stays below nb * (nb / 16 + 4) * 2^-53 (2^-37 for
+ * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
+ * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
 KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
@@ -20300,21 +20600,28 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
-    for (int64_t c = b0; c < full; c += 16) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)));
-    if (tail > 0) acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)));
-    double mb = vec_scalar__kvd_hsum16(acc) / nb;
-    vec_scalar__kvd vmb = vec_scalar__kvd_set(mb);
-    acc = vec_scalar__kvd_set(0.0);
+    vec_scalar__kvd k = vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, b0, 1));
+    double kk;
+    {
+      double l[16];
+      vec_scalar__kvd_lanes(l, k);
+      kk = l[0];
+    }
+    k = vec_scalar__kvd_set(kk);
+    vec_scalar__kvd s1 = vec_scalar__kvd_set(0.0), s2 = vec_scalar__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
-      vec_scalar__kvd d = vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)), vmb);
-      acc = vec_scalar__kvd_fma(d, d, acc);
+      vec_scalar__kvd d = vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)), k);
+      s1 = vec_scalar__kvd_add(s1, d);
+      s2 = vec_scalar__kvd_fma(d, d, s2);
     }
     if (tail > 0) {
-      vec_scalar__kvd d = vec_scalar__kvd_sel(vec_scalar__kv_mask_first(tail), vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)), vmb), vec_scalar__kvd_set(0.0));
-      acc = vec_scalar__kvd_fma(d, d, acc);
+      vec_scalar__kvd d = vec_scalar__kvd_sel(vec_scalar__kv_mask_first(tail), vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, full, tail)), k), vec_scalar__kvd_set(0.0));
+      s1 = vec_scalar__kvd_add(s1, d);
+      s2 = vec_scalar__kvd_fma(d, d, s2);
     }
-    double m2b = vec_scalar__kvd_hsum16(acc), nn = n + nb, d = mb - mu;
+    double t1 = vec_scalar__kvd_hsum16(s1), t2 = vec_scalar__kvd_hsum16(s2);
+    double mb = kk + t1 / nb, m2b = t2 - t1 * (t1 / nb), nn = n + nb, d = mb - mu;
+    if (m2b < 0.0) m2b = 0.0;
     mu = mu + d * (nb / nn);
     m2 = m2 + m2b + d * d * (n * nb / nn);
     n = nn;
@@ -20323,12 +20630,27 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
   *var = m2 / n;
 }
 
-/* ((x - mean) * inv) [* w] [+ b] in double, rounded once. */
-KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvd mean, vec_scalar__kvd inv, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
+/* ((x - mean) * inv) [* w] [+ b] in double, rounded once: the rows
+ * inv_pair keeps off the float32 pass. */
+KV_FN vec_scalar__kvf vec_scalar__ln_v_f64(vec_scalar__kvf v, vec_scalar__kvd mean, vec_scalar__kvd inv, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
   vec_scalar__kvd t = vec_scalar__kvd_mul(vec_scalar__kvd_sub(vec_scalar__kvd_from(v), mean), inv);
   if (has_w) t = vec_scalar__kvd_mul(t, vec_scalar__kvd_from(w));
   if (has_b) t = vec_scalar__kvd_add(t, vec_scalar__kvd_from(b));
   return vec_scalar__canon(vec_scalar__kvd_to_f(t));
+}
+
+/* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
+ * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
+ * as one fused multiply-add (t * w, or t + b, alone without the other). */
+KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvf nmh, vec_scalar__kvf ml, vec_scalar__kvf ih, vec_scalar__kvf il, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
+  vec_scalar__kvf h = vec_scalar__kv_add(v, nmh);
+  vec_scalar__kvf bb = vec_scalar__kv_sub(h, v);
+  vec_scalar__kvf l = vec_scalar__kv_sub(vec_scalar__kv_add(vec_scalar__kv_sub(v, vec_scalar__kv_sub(h, bb)), vec_scalar__kv_sub(nmh, bb)), ml);
+  vec_scalar__kvf t = vec_scalar__kv_fma(h, ih, vec_scalar__kv_fma(l, ih, vec_scalar__kv_mul(h, il)));
+  if (has_w && has_b) return vec_scalar__canon(vec_scalar__kv_fma(t, w, b));
+  if (has_w) return vec_scalar__canon(vec_scalar__kv_mul(t, w));
+  if (has_b) return vec_scalar__canon(vec_scalar__kv_add(t, b));
+  return vec_scalar__canon(t);
 }
 
 /* One row; dtypes as rmsnorm_row's. */
@@ -20338,13 +20660,27 @@ KV_FN void vec_scalar__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
   double mean, var;
   vec_scalar__row_moments(xdt, xr, cols, &mean, &var);
-  vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(1.0 / sqrt(var + (double)eps));
+  struct vec_scalar__kv_inv iv = vec_scalar__inv_pair(var, (double)eps, cols);
+  if (!iv.fast) {
+    vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(iv.inv);
+    for (int64_t c = 0; c < full; c += 16)
+      vec_scalar__st(ydt, yr, c,
+         vec_scalar__ln_v_f64(vec_scalar__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
+    if (n > 0)
+      vec_scalar__st_n(ydt, yr, full,
+           vec_scalar__ln_v_f64(vec_scalar__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_scalar__ld_n(wdt, b, full, n) : zero),
+           n);
+    return;
+  }
+  float mh = (float)mean;
+  vec_scalar__kvf nmh = vec_scalar__kv_set(-mh), ml = vec_scalar__kv_set((float)(mean - (double)mh)), ih = vec_scalar__kv_set(iv.ih), il = vec_scalar__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16)
     vec_scalar__st(ydt, yr, c,
-       vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), vm, inv, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
+       vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
   if (n > 0)
     vec_scalar__st_n(ydt, yr, full,
-         vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), vm, inv, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
+         vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
               has_b ? vec_scalar__ld_n(wdt, b, full, n) : zero),
          n);
 }
@@ -20654,6 +20990,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef gelu_v_dt
 #undef gelu_v_gated
 #undef gtail_d
+#undef inv_pair
 #undef kv_abs
 #undef kv_acc
 #undef kv_add
@@ -20675,6 +21012,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_gt
 #undef kv_hmax16
 #undef kv_hsumi
+#undef kv_inv
 #undef kv_iota
 #undef kv_lanes
 #undef kv_ldexp
@@ -20750,6 +21088,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef ld
 #undef ld_n
 #undef ln_v
+#undef ln_v_f64
 #undef log_softmax_v
 #undef log_v
 #undef math_erf
@@ -20760,6 +21099,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef math_log
 #undef math_silu
 #undef math_tanh
+#undef mul_inv
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
