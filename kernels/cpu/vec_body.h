@@ -649,13 +649,12 @@ static void kv_split2(double c, float *rh, float *rl) {
 /*
  * The second pass of softmax and of the cross-entropy gradient:
  * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
- * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
- * double and rounded once to float (then, for 16-bit rows, once more to
+ * it and the double c_b = e^(m_b - m) coef / s; the product is rounded once
+ * to float (then, for 16-bit rows, once more to
  * the format: the float32 kernel's result rounded, as docs/kernels.md
  * promises).  f comes from kept (the first pass stored it: one read of
  * cols floats) or, when kept is NULL, is recomputed from x, the same
- * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
- * double, so no range split is needed.  y may be x or kept.
+ * function of (x, m_b), to the same bits.  y may be x or kept.
  */
 KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct kv_rowsum *rs,
                      double coef) {
@@ -669,6 +668,17 @@ KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t 
       continue;
     }
     kvd c = kvd_set(cb);
+    /* Float32 arithmetic where c_b is far from the float limits:
+     * ch + cl = c_b 2^64 to 2^-48 (the float pair), fma(f, ch, f * cl)
+     * rounds f (ch + cl) once, and the product by 2^-64 is exact unless the
+     * result is subnormal (then one more rounding, on a value already held
+     * to 2^-24: docs/kernels.md).  The 2^64 keeps f * cl out of the
+     * subnormal range wherever the result is a normal float.  Elsewhere the
+     * product in double, rounded once. */
+    int fast = fabs(cb) >= 0x1p-100 && fabs(cb) <= 0x1p60;
+    float chf = 0.0f, clf = 0.0f;
+    if (fast) kv_split2(cb * 0x1p64, &chf, &clf);
+    kvf ch = kv_set(chf), cl = kv_set(clf);
     struct kv_mref mr = kv_mref_of(rs->mb[b]);
     for (int64_t i = b0; i < b1; i += 16) {
       int64_t n = b1 - i < 16 ? b1 - i : 16;
@@ -679,7 +689,7 @@ KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t 
         kvf lost;
         f = exp_rel_f(n == 16 ? ld(dt, x, i) : ld_n(dt, x, i, n), &mr, mr.huge, &lost);
       }
-      kvf v = kvd_to_f(kvd_mul(kvd_from(f), c));
+      kvf v = fast ? kv_mul(kv_fma(f, ch, kv_mul(f, cl)), kv_set(0x1p-64f)) : kvd_to_f(kvd_mul(kvd_from(f), c));
       if (n == 16)
         st(dt, y, i, v);
       else

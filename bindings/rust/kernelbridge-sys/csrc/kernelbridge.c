@@ -14783,13 +14783,12 @@ static void vec_avx2__kv_split2(double c, float *rh, float *rl) {
 /*
  * The second pass of softmax and of the cross-entropy gradient:
  * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
- * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
- * double and rounded once to float (then, for 16-bit rows, once more to
+ * it and the double c_b = e^(m_b - m) coef / s; the product is rounded once
+ * to float (then, for 16-bit rows, once more to
  * the format: the float32 kernel's result rounded, as docs/kernels.md
  * promises).  f comes from kept (the first pass stored it: one read of
  * cols floats) or, when kept is NULL, is recomputed from x, the same
- * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
- * double, so no range split is needed.  y may be x or kept.
+ * function of (x, m_b), to the same bits.  y may be x or kept.
  */
 KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx2__kv_rowsum *rs,
                      double coef) {
@@ -14803,6 +14802,17 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y
       continue;
     }
     vec_avx2__kvd c = vec_avx2__kvd_set(cb);
+    /* Float32 arithmetic where c_b is far from the float limits:
+     * ch + cl = c_b 2^64 to 2^-48 (the float pair), fma(f, ch, f * cl)
+     * rounds f (ch + cl) once, and the product by 2^-64 is exact unless the
+     * result is subnormal (then one more rounding, on a value already held
+     * to 2^-24: docs/kernels.md).  The 2^64 keeps f * cl out of the
+     * subnormal range wherever the result is a normal float.  Elsewhere the
+     * product in double, rounded once. */
+    int fast = fabs(cb) >= 0x1p-100 && fabs(cb) <= 0x1p60;
+    float chf = 0.0f, clf = 0.0f;
+    if (fast) vec_avx2__kv_split2(cb * 0x1p64, &chf, &clf);
+    vec_avx2__kvf ch = vec_avx2__kv_set(chf), cl = vec_avx2__kv_set(clf);
     struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(rs->mb[b]);
     for (int64_t i = b0; i < b1; i += 16) {
       int64_t n = b1 - i < 16 ? b1 - i : 16;
@@ -14813,7 +14823,7 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y
         vec_avx2__kvf lost;
         f = vec_avx2__exp_rel_f(n == 16 ? vec_avx2__ld(dt, x, i) : vec_avx2__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
       }
-      vec_avx2__kvf v = vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(f), c));
+      vec_avx2__kvf v = fast ? vec_avx2__kv_mul(vec_avx2__kv_fma(f, ch, vec_avx2__kv_mul(f, cl)), vec_avx2__kv_set(0x1p-64f)) : vec_avx2__kvd_to_f(vec_avx2__kvd_mul(vec_avx2__kvd_from(f), c));
       if (n == 16)
         vec_avx2__st(dt, y, i, v);
       else
@@ -16608,13 +16618,12 @@ static void vec_avx512__kv_split2(double c, float *rh, float *rl) {
 /*
  * The second pass of softmax and of the cross-entropy gradient:
  * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
- * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
- * double and rounded once to float (then, for 16-bit rows, once more to
+ * it and the double c_b = e^(m_b - m) coef / s; the product is rounded once
+ * to float (then, for 16-bit rows, once more to
  * the format: the float32 kernel's result rounded, as docs/kernels.md
  * promises).  f comes from kept (the first pass stored it: one read of
  * cols floats) or, when kept is NULL, is recomputed from x, the same
- * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
- * double, so no range split is needed.  y may be x or kept.
+ * function of (x, m_b), to the same bits.  y may be x or kept.
  */
 KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx512__kv_rowsum *rs,
                      double coef) {
@@ -16628,6 +16637,17 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void 
       continue;
     }
     vec_avx512__kvd c = vec_avx512__kvd_set(cb);
+    /* Float32 arithmetic where c_b is far from the float limits:
+     * ch + cl = c_b 2^64 to 2^-48 (the float pair), fma(f, ch, f * cl)
+     * rounds f (ch + cl) once, and the product by 2^-64 is exact unless the
+     * result is subnormal (then one more rounding, on a value already held
+     * to 2^-24: docs/kernels.md).  The 2^64 keeps f * cl out of the
+     * subnormal range wherever the result is a normal float.  Elsewhere the
+     * product in double, rounded once. */
+    int fast = fabs(cb) >= 0x1p-100 && fabs(cb) <= 0x1p60;
+    float chf = 0.0f, clf = 0.0f;
+    if (fast) vec_avx512__kv_split2(cb * 0x1p64, &chf, &clf);
+    vec_avx512__kvf ch = vec_avx512__kv_set(chf), cl = vec_avx512__kv_set(clf);
     struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(rs->mb[b]);
     for (int64_t i = b0; i < b1; i += 16) {
       int64_t n = b1 - i < 16 ? b1 - i : 16;
@@ -16638,7 +16658,7 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void 
         vec_avx512__kvf lost;
         f = vec_avx512__exp_rel_f(n == 16 ? vec_avx512__ld(dt, x, i) : vec_avx512__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
       }
-      vec_avx512__kvf v = vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(f), c));
+      vec_avx512__kvf v = fast ? vec_avx512__kv_mul(vec_avx512__kv_fma(f, ch, vec_avx512__kv_mul(f, cl)), vec_avx512__kv_set(0x1p-64f)) : vec_avx512__kvd_to_f(vec_avx512__kvd_mul(vec_avx512__kvd_from(f), c));
       if (n == 16)
         vec_avx512__st(dt, y, i, v);
       else
@@ -18428,13 +18448,12 @@ static void vec_avx512_bf16__kv_split2(double c, float *rh, float *rl) {
 /*
  * The second pass of softmax and of the cross-entropy gradient:
  * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
- * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
- * double and rounded once to float (then, for 16-bit rows, once more to
+ * it and the double c_b = e^(m_b - m) coef / s; the product is rounded once
+ * to float (then, for 16-bit rows, once more to
  * the format: the float32 kernel's result rounded, as docs/kernels.md
  * promises).  f comes from kept (the first pass stored it: one read of
  * cols floats) or, when kept is NULL, is recomputed from x, the same
- * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
- * double, so no range split is needed.  y may be x or kept.
+ * function of (x, m_b), to the same bits.  y may be x or kept.
  */
 KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_avx512_bf16__kv_rowsum *rs,
                      double coef) {
@@ -18448,6 +18467,17 @@ KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, 
       continue;
     }
     vec_avx512_bf16__kvd c = vec_avx512_bf16__kvd_set(cb);
+    /* Float32 arithmetic where c_b is far from the float limits:
+     * ch + cl = c_b 2^64 to 2^-48 (the float pair), fma(f, ch, f * cl)
+     * rounds f (ch + cl) once, and the product by 2^-64 is exact unless the
+     * result is subnormal (then one more rounding, on a value already held
+     * to 2^-24: docs/kernels.md).  The 2^64 keeps f * cl out of the
+     * subnormal range wherever the result is a normal float.  Elsewhere the
+     * product in double, rounded once. */
+    int fast = fabs(cb) >= 0x1p-100 && fabs(cb) <= 0x1p60;
+    float chf = 0.0f, clf = 0.0f;
+    if (fast) vec_avx512_bf16__kv_split2(cb * 0x1p64, &chf, &clf);
+    vec_avx512_bf16__kvf ch = vec_avx512_bf16__kv_set(chf), cl = vec_avx512_bf16__kv_set(clf);
     struct vec_avx512_bf16__kv_mref mr = vec_avx512_bf16__kv_mref_of(rs->mb[b]);
     for (int64_t i = b0; i < b1; i += 16) {
       int64_t n = b1 - i < 16 ? b1 - i : 16;
@@ -18458,7 +18488,7 @@ KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, 
         vec_avx512_bf16__kvf lost;
         f = vec_avx512_bf16__exp_rel_f(n == 16 ? vec_avx512_bf16__ld(dt, x, i) : vec_avx512_bf16__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
       }
-      vec_avx512_bf16__kvf v = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(f), c));
+      vec_avx512_bf16__kvf v = fast ? vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_fma(f, ch, vec_avx512_bf16__kv_mul(f, cl)), vec_avx512_bf16__kv_set(0x1p-64f)) : vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_from(f), c));
       if (n == 16)
         vec_avx512_bf16__st(dt, y, i, v);
       else
@@ -20347,13 +20377,12 @@ static void vec_scalar__kv_split2(double c, float *rh, float *rl) {
 /*
  * The second pass of softmax and of the cross-entropy gradient:
  * y = f c_b, with f = e^(x - m_b) rounded to float as the first pass formed
- * it and the double c_b = e^(m_b - m) coef / s; the product is formed in
- * double and rounded once to float (then, for 16-bit rows, once more to
+ * it and the double c_b = e^(m_b - m) coef / s; the product is rounded once
+ * to float (then, for 16-bit rows, once more to
  * the format: the float32 kernel's result rounded, as docs/kernels.md
  * promises).  f comes from kept (the first pass stored it: one read of
  * cols floats) or, when kept is NULL, is recomputed from x, the same
- * function of (x, m_b), to the same bits.  Any magnitude of c_b is exact in
- * double, so no range split is needed.  y may be x or kept.
+ * function of (x, m_b), to the same bits.  y may be x or kept.
  */
 KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void *y, int64_t cols, const struct vec_scalar__kv_rowsum *rs,
                      double coef) {
@@ -20367,6 +20396,17 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void 
       continue;
     }
     vec_scalar__kvd c = vec_scalar__kvd_set(cb);
+    /* Float32 arithmetic where c_b is far from the float limits:
+     * ch + cl = c_b 2^64 to 2^-48 (the float pair), fma(f, ch, f * cl)
+     * rounds f (ch + cl) once, and the product by 2^-64 is exact unless the
+     * result is subnormal (then one more rounding, on a value already held
+     * to 2^-24: docs/kernels.md).  The 2^64 keeps f * cl out of the
+     * subnormal range wherever the result is a normal float.  Elsewhere the
+     * product in double, rounded once. */
+    int fast = fabs(cb) >= 0x1p-100 && fabs(cb) <= 0x1p60;
+    float chf = 0.0f, clf = 0.0f;
+    if (fast) vec_scalar__kv_split2(cb * 0x1p64, &chf, &clf);
+    vec_scalar__kvf ch = vec_scalar__kv_set(chf), cl = vec_scalar__kv_set(clf);
     struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(rs->mb[b]);
     for (int64_t i = b0; i < b1; i += 16) {
       int64_t n = b1 - i < 16 ? b1 - i : 16;
@@ -20377,7 +20417,7 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void 
         vec_scalar__kvf lost;
         f = vec_scalar__exp_rel_f(n == 16 ? vec_scalar__ld(dt, x, i) : vec_scalar__ld_n(dt, x, i, n), &mr, mr.huge, &lost);
       }
-      vec_scalar__kvf v = vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(f), c));
+      vec_scalar__kvf v = fast ? vec_scalar__kv_mul(vec_scalar__kv_fma(f, ch, vec_scalar__kv_mul(f, cl)), vec_scalar__kv_set(0x1p-64f)) : vec_scalar__kvd_to_f(vec_scalar__kvd_mul(vec_scalar__kvd_from(f), c));
       if (n == 16)
         vec_scalar__st(dt, y, i, v);
       else
