@@ -10608,7 +10608,30 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
     int64_t rows1 = n - j0 - 8 < 8 ? n - j0 - 8 : 8;
     const float *b0 = mat + j0 * ldm, *b1 = b0 + 8 * ldm;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    for (int64_t p = 0; p < k; p += 8) {
+    int64_t p = 0;
+    if (rows1 == 8) {
+      /* Sixteen whole rows: the loads without the per-row checks of
+       * load_block (whose branches, and the arrays they kept on the stack,
+       * cost more than the arithmetic); the same chains, so the same bits. */
+      for (; p + 8 <= k; p += 8) {
+        if (p + 64 < k)
+          _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
+            _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
+            _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+          }
+        __m256 r[8], c0[8], c1[8];
+        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
+        gemm_avx2__transpose8(r, c0);
+        _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b1 + l * ldm + p);
+        gemm_avx2__transpose8(r, c1);
+        _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) {
+          __m256 xq = _mm256_set1_ps(x[p + q]);
+          acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
+          acc1 = _mm256_fmadd_ps(xq, c1[q], acc1);
+        }
+      }
+    }
+    for (; p < k; p += 8) {
       int64_t w = k - p < 8 ? k - p : 8;
       __m256 r[8], c0[8], c1[8];
       if (p + 64 < k) {
