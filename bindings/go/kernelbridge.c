@@ -13711,6 +13711,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_block_len vec_avx2__kv_block_len
 #define kv_mref vec_avx2__kv_mref
 #define kv_mref_of vec_avx2__kv_mref_of
+#define two_sum vec_avx2__two_sum
 #define diff_exact vec_avx2__diff_exact
 #define exp_rel vec_avx2__exp_rel
 #define exp_rel_f vec_avx2__exp_rel_f
@@ -14613,15 +14614,19 @@ static struct vec_avx2__kv_mref vec_avx2__kv_mref_of(float m) {
   return r;
 }
 
+/* a + b as the exact pair s + e (Knuth's TwoSum: no condition on the
+ * magnitudes; s = a + b rounded, e what the rounding lost). */
+KV_FN void vec_avx2__two_sum(vec_avx2__kvf a, vec_avx2__kvf b, vec_avx2__kvf *s, vec_avx2__kvf *e) {
+  vec_avx2__kvf h = vec_avx2__kv_add(a, b);
+  vec_avx2__kvf bb = vec_avx2__kv_sub(h, a);
+  *s = h;
+  *e = vec_avx2__kv_add(vec_avx2__kv_sub(a, vec_avx2__kv_sub(h, bb)), vec_avx2__kv_sub(b, bb));
+}
+
 /* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
  * that -inf gives a finite (hugely negative) difference. */
 KV_FN void vec_avx2__diff_exact(vec_avx2__kvf v, float m, vec_avx2__kvf *dh, vec_avx2__kvf *dl) {
-  vec_avx2__kvf xc = vec_avx2__kv_max(vec_avx2__kv_set(-0x1p100f), v);
-  vec_avx2__kvf nm = vec_avx2__kv_set(-m);
-  vec_avx2__kvf h = vec_avx2__kv_add(xc, nm);
-  vec_avx2__kvf bb = vec_avx2__kv_sub(h, xc);
-  *dh = h;
-  *dl = vec_avx2__kv_add(vec_avx2__kv_sub(xc, vec_avx2__kv_sub(h, bb)), vec_avx2__kv_sub(nm, bb));
+  vec_avx2__two_sum(vec_avx2__kv_max(vec_avx2__kv_set(-0x1p100f), v), vec_avx2__kv_set(-m), dh, dl);
 }
 
 KV_FN void vec_avx2__exp_rel(vec_avx2__kvf v, const struct vec_avx2__kv_mref *mr, int huge, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
@@ -14860,10 +14865,7 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y
 KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__kvf lh, vec_avx2__kvf ll) {
   vec_avx2__kvf dh, dl, sh, sl;
   vec_avx2__diff_exact(v, m, &dh, &dl);
-  vec_avx2__kvf nl = vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lh);
-  sh = vec_avx2__kv_add(dh, nl);
-  vec_avx2__kvf bb = vec_avx2__kv_sub(sh, dh);
-  sl = vec_avx2__kv_add(vec_avx2__kv_sub(dh, vec_avx2__kv_sub(sh, bb)), vec_avx2__kv_sub(nl, bb));
+  vec_avx2__two_sum(dh, vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lh), &sh, &sl);
   vec_avx2__kvf y = vec_avx2__kv_add(sh, vec_avx2__kv_sub(vec_avx2__kv_add(sl, dl), ll));
   return vec_avx2__kv_sel(vec_avx2__kv_eq(v, vec_avx2__kv_set(-INFINITY)), vec_avx2__kv_set(-INFINITY), y);
 }
@@ -15069,14 +15071,10 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx2__kvd k = vec_avx2__kvd_from(vec_avx2__ld_n(dt, x, b0, 1));
-    double kk;
-    {
-      double l[16];
-      vec_avx2__kvd_lanes(l, k);
-      kk = l[0];
-    }
-    k = vec_avx2__kvd_set(kk);
+    float first[16];
+    vec_avx2__kv_lanes(first, vec_avx2__ld_n(dt, x, b0, 1)); /* x[b0] widened (exact) */
+    double kk = (double)first[0];
+    vec_avx2__kvd k = vec_avx2__kvd_set(kk);
     vec_avx2__kvd s1 = vec_avx2__kvd_set(0.0), s2 = vec_avx2__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
       vec_avx2__kvd d = vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)), k);
@@ -15112,9 +15110,9 @@ KV_FN vec_avx2__kvf vec_avx2__ln_v_f64(vec_avx2__kvf v, vec_avx2__kvd mean, vec_
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
  * as one fused multiply-add (t * w, or t + b, alone without the other). */
 KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvf nmh, vec_avx2__kvf ml, vec_avx2__kvf ih, vec_avx2__kvf il, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
-  vec_avx2__kvf h = vec_avx2__kv_add(v, nmh);
-  vec_avx2__kvf bb = vec_avx2__kv_sub(h, v);
-  vec_avx2__kvf l = vec_avx2__kv_sub(vec_avx2__kv_add(vec_avx2__kv_sub(v, vec_avx2__kv_sub(h, bb)), vec_avx2__kv_sub(nmh, bb)), ml);
+  vec_avx2__kvf h, l;
+  vec_avx2__two_sum(v, nmh, &h, &l);
+  l = vec_avx2__kv_sub(l, ml);
   vec_avx2__kvf t = vec_avx2__kv_fma(h, ih, vec_avx2__kv_fma(l, ih, vec_avx2__kv_mul(h, il)));
   if (has_w && has_b) return vec_avx2__canon(vec_avx2__kv_fma(t, w, b));
   if (has_w) return vec_avx2__canon(vec_avx2__kv_mul(t, w));
@@ -15596,6 +15594,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef two_sum
 #undef widen_row
 #undef with_sign_of
 
@@ -15716,6 +15715,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_block_len vec_avx512__kv_block_len
 #define kv_mref vec_avx512__kv_mref
 #define kv_mref_of vec_avx512__kv_mref_of
+#define two_sum vec_avx512__two_sum
 #define diff_exact vec_avx512__diff_exact
 #define exp_rel vec_avx512__exp_rel
 #define exp_rel_f vec_avx512__exp_rel_f
@@ -16448,15 +16448,19 @@ static struct vec_avx512__kv_mref vec_avx512__kv_mref_of(float m) {
   return r;
 }
 
+/* a + b as the exact pair s + e (Knuth's TwoSum: no condition on the
+ * magnitudes; s = a + b rounded, e what the rounding lost). */
+KV_FN void vec_avx512__two_sum(vec_avx512__kvf a, vec_avx512__kvf b, vec_avx512__kvf *s, vec_avx512__kvf *e) {
+  vec_avx512__kvf h = vec_avx512__kv_add(a, b);
+  vec_avx512__kvf bb = vec_avx512__kv_sub(h, a);
+  *s = h;
+  *e = vec_avx512__kv_add(vec_avx512__kv_sub(a, vec_avx512__kv_sub(h, bb)), vec_avx512__kv_sub(b, bb));
+}
+
 /* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
  * that -inf gives a finite (hugely negative) difference. */
 KV_FN void vec_avx512__diff_exact(vec_avx512__kvf v, float m, vec_avx512__kvf *dh, vec_avx512__kvf *dl) {
-  vec_avx512__kvf xc = vec_avx512__kv_max(vec_avx512__kv_set(-0x1p100f), v);
-  vec_avx512__kvf nm = vec_avx512__kv_set(-m);
-  vec_avx512__kvf h = vec_avx512__kv_add(xc, nm);
-  vec_avx512__kvf bb = vec_avx512__kv_sub(h, xc);
-  *dh = h;
-  *dl = vec_avx512__kv_add(vec_avx512__kv_sub(xc, vec_avx512__kv_sub(h, bb)), vec_avx512__kv_sub(nm, bb));
+  vec_avx512__two_sum(vec_avx512__kv_max(vec_avx512__kv_set(-0x1p100f), v), vec_avx512__kv_set(-m), dh, dl);
 }
 
 KV_FN void vec_avx512__exp_rel(vec_avx512__kvf v, const struct vec_avx512__kv_mref *mr, int huge, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) {
@@ -16695,10 +16699,7 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void 
 KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_avx512__kvf lh, vec_avx512__kvf ll) {
   vec_avx512__kvf dh, dl, sh, sl;
   vec_avx512__diff_exact(v, m, &dh, &dl);
-  vec_avx512__kvf nl = vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lh);
-  sh = vec_avx512__kv_add(dh, nl);
-  vec_avx512__kvf bb = vec_avx512__kv_sub(sh, dh);
-  sl = vec_avx512__kv_add(vec_avx512__kv_sub(dh, vec_avx512__kv_sub(sh, bb)), vec_avx512__kv_sub(nl, bb));
+  vec_avx512__two_sum(dh, vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lh), &sh, &sl);
   vec_avx512__kvf y = vec_avx512__kv_add(sh, vec_avx512__kv_sub(vec_avx512__kv_add(sl, dl), ll));
   return vec_avx512__kv_sel(vec_avx512__kv_eq(v, vec_avx512__kv_set(-INFINITY)), vec_avx512__kv_set(-INFINITY), y);
 }
@@ -16904,14 +16905,10 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx512__kvd k = vec_avx512__kvd_from(vec_avx512__ld_n(dt, x, b0, 1));
-    double kk;
-    {
-      double l[16];
-      vec_avx512__kvd_lanes(l, k);
-      kk = l[0];
-    }
-    k = vec_avx512__kvd_set(kk);
+    float first[16];
+    vec_avx512__kv_lanes(first, vec_avx512__ld_n(dt, x, b0, 1)); /* x[b0] widened (exact) */
+    double kk = (double)first[0];
+    vec_avx512__kvd k = vec_avx512__kvd_set(kk);
     vec_avx512__kvd s1 = vec_avx512__kvd_set(0.0), s2 = vec_avx512__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
       vec_avx512__kvd d = vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)), k);
@@ -16947,9 +16944,9 @@ KV_FN vec_avx512__kvf vec_avx512__ln_v_f64(vec_avx512__kvf v, vec_avx512__kvd me
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
  * as one fused multiply-add (t * w, or t + b, alone without the other). */
 KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvf nmh, vec_avx512__kvf ml, vec_avx512__kvf ih, vec_avx512__kvf il, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
-  vec_avx512__kvf h = vec_avx512__kv_add(v, nmh);
-  vec_avx512__kvf bb = vec_avx512__kv_sub(h, v);
-  vec_avx512__kvf l = vec_avx512__kv_sub(vec_avx512__kv_add(vec_avx512__kv_sub(v, vec_avx512__kv_sub(h, bb)), vec_avx512__kv_sub(nmh, bb)), ml);
+  vec_avx512__kvf h, l;
+  vec_avx512__two_sum(v, nmh, &h, &l);
+  l = vec_avx512__kv_sub(l, ml);
   vec_avx512__kvf t = vec_avx512__kv_fma(h, ih, vec_avx512__kv_fma(l, ih, vec_avx512__kv_mul(h, il)));
   if (has_w && has_b) return vec_avx512__canon(vec_avx512__kv_fma(t, w, b));
   if (has_w) return vec_avx512__canon(vec_avx512__kv_mul(t, w));
@@ -17422,6 +17419,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef two_sum
 #undef widen_row
 #undef with_sign_of
 
@@ -17542,6 +17540,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_block_len vec_avx512_bf16__kv_block_len
 #define kv_mref vec_avx512_bf16__kv_mref
 #define kv_mref_of vec_avx512_bf16__kv_mref_of
+#define two_sum vec_avx512_bf16__two_sum
 #define diff_exact vec_avx512_bf16__diff_exact
 #define exp_rel vec_avx512_bf16__exp_rel
 #define exp_rel_f vec_avx512_bf16__exp_rel_f
@@ -18278,15 +18277,19 @@ static struct vec_avx512_bf16__kv_mref vec_avx512_bf16__kv_mref_of(float m) {
   return r;
 }
 
+/* a + b as the exact pair s + e (Knuth's TwoSum: no condition on the
+ * magnitudes; s = a + b rounded, e what the rounding lost). */
+KV_FN void vec_avx512_bf16__two_sum(vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b, vec_avx512_bf16__kvf *s, vec_avx512_bf16__kvf *e) {
+  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_add(a, b);
+  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(h, a);
+  *s = h;
+  *e = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(a, vec_avx512_bf16__kv_sub(h, bb)), vec_avx512_bf16__kv_sub(b, bb));
+}
+
 /* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
  * that -inf gives a finite (hugely negative) difference. */
 KV_FN void vec_avx512_bf16__diff_exact(vec_avx512_bf16__kvf v, float m, vec_avx512_bf16__kvf *dh, vec_avx512_bf16__kvf *dl) {
-  vec_avx512_bf16__kvf xc = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-0x1p100f), v);
-  vec_avx512_bf16__kvf nm = vec_avx512_bf16__kv_set(-m);
-  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_add(xc, nm);
-  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(h, xc);
-  *dh = h;
-  *dl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(xc, vec_avx512_bf16__kv_sub(h, bb)), vec_avx512_bf16__kv_sub(nm, bb));
+  vec_avx512_bf16__two_sum(vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-0x1p100f), v), vec_avx512_bf16__kv_set(-m), dh, dl);
 }
 
 KV_FN void vec_avx512_bf16__exp_rel(vec_avx512_bf16__kvf v, const struct vec_avx512_bf16__kv_mref *mr, int huge, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) {
@@ -18525,10 +18528,7 @@ KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, 
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, float m, vec_avx512_bf16__kvf lh, vec_avx512_bf16__kvf ll) {
   vec_avx512_bf16__kvf dh, dl, sh, sl;
   vec_avx512_bf16__diff_exact(v, m, &dh, &dl);
-  vec_avx512_bf16__kvf nl = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lh);
-  sh = vec_avx512_bf16__kv_add(dh, nl);
-  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(sh, dh);
-  sl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(dh, vec_avx512_bf16__kv_sub(sh, bb)), vec_avx512_bf16__kv_sub(nl, bb));
+  vec_avx512_bf16__two_sum(dh, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lh), &sh, &sl);
   vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_add(sl, dl), ll));
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_eq(v, vec_avx512_bf16__kv_set(-INFINITY)), vec_avx512_bf16__kv_set(-INFINITY), y);
 }
@@ -18734,14 +18734,10 @@ KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, dou
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_avx512_bf16__kvd k = vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld_n(dt, x, b0, 1));
-    double kk;
-    {
-      double l[16];
-      vec_avx512_bf16__kvd_lanes(l, k);
-      kk = l[0];
-    }
-    k = vec_avx512_bf16__kvd_set(kk);
+    float first[16];
+    vec_avx512_bf16__kv_lanes(first, vec_avx512_bf16__ld_n(dt, x, b0, 1)); /* x[b0] widened (exact) */
+    double kk = (double)first[0];
+    vec_avx512_bf16__kvd k = vec_avx512_bf16__kvd_set(kk);
     vec_avx512_bf16__kvd s1 = vec_avx512_bf16__kvd_set(0.0), s2 = vec_avx512_bf16__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
       vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)), k);
@@ -18777,9 +18773,9 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v_f64(vec_avx512_bf16__kvf v, vec
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
  * as one fused multiply-add (t * w, or t + b, alone without the other). */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvf nmh, vec_avx512_bf16__kvf ml, vec_avx512_bf16__kvf ih, vec_avx512_bf16__kvf il, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
-  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_add(v, nmh);
-  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(h, v);
-  vec_avx512_bf16__kvf l = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(v, vec_avx512_bf16__kv_sub(h, bb)), vec_avx512_bf16__kv_sub(nmh, bb)), ml);
+  vec_avx512_bf16__kvf h, l;
+  vec_avx512_bf16__two_sum(v, nmh, &h, &l);
+  l = vec_avx512_bf16__kv_sub(l, ml);
   vec_avx512_bf16__kvf t = vec_avx512_bf16__kv_fma(h, ih, vec_avx512_bf16__kv_fma(l, ih, vec_avx512_bf16__kv_mul(h, il)));
   if (has_w && has_b) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_fma(t, w, b));
   if (has_w) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(t, w));
@@ -19253,6 +19249,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef two_sum
 #undef widen_row
 #undef with_sign_of
 
@@ -19373,6 +19370,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_block_len vec_scalar__kv_block_len
 #define kv_mref vec_scalar__kv_mref
 #define kv_mref_of vec_scalar__kv_mref_of
+#define two_sum vec_scalar__two_sum
 #define diff_exact vec_scalar__diff_exact
 #define exp_rel vec_scalar__exp_rel
 #define exp_rel_f vec_scalar__exp_rel_f
@@ -20207,15 +20205,19 @@ static struct vec_scalar__kv_mref vec_scalar__kv_mref_of(float m) {
   return r;
 }
 
+/* a + b as the exact pair s + e (Knuth's TwoSum: no condition on the
+ * magnitudes; s = a + b rounded, e what the rounding lost). */
+KV_FN void vec_scalar__two_sum(vec_scalar__kvf a, vec_scalar__kvf b, vec_scalar__kvf *s, vec_scalar__kvf *e) {
+  vec_scalar__kvf h = vec_scalar__kv_add(a, b);
+  vec_scalar__kvf bb = vec_scalar__kv_sub(h, a);
+  *s = h;
+  *e = vec_scalar__kv_add(vec_scalar__kv_sub(a, vec_scalar__kv_sub(h, bb)), vec_scalar__kv_sub(b, bb));
+}
+
 /* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
  * that -inf gives a finite (hugely negative) difference. */
 KV_FN void vec_scalar__diff_exact(vec_scalar__kvf v, float m, vec_scalar__kvf *dh, vec_scalar__kvf *dl) {
-  vec_scalar__kvf xc = vec_scalar__kv_max(vec_scalar__kv_set(-0x1p100f), v);
-  vec_scalar__kvf nm = vec_scalar__kv_set(-m);
-  vec_scalar__kvf h = vec_scalar__kv_add(xc, nm);
-  vec_scalar__kvf bb = vec_scalar__kv_sub(h, xc);
-  *dh = h;
-  *dl = vec_scalar__kv_add(vec_scalar__kv_sub(xc, vec_scalar__kv_sub(h, bb)), vec_scalar__kv_sub(nm, bb));
+  vec_scalar__two_sum(vec_scalar__kv_max(vec_scalar__kv_set(-0x1p100f), v), vec_scalar__kv_set(-m), dh, dl);
 }
 
 KV_FN void vec_scalar__exp_rel(vec_scalar__kvf v, const struct vec_scalar__kv_mref *mr, int huge, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
@@ -20454,10 +20456,7 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void 
 KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_scalar__kvf lh, vec_scalar__kvf ll) {
   vec_scalar__kvf dh, dl, sh, sl;
   vec_scalar__diff_exact(v, m, &dh, &dl);
-  vec_scalar__kvf nl = vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lh);
-  sh = vec_scalar__kv_add(dh, nl);
-  vec_scalar__kvf bb = vec_scalar__kv_sub(sh, dh);
-  sl = vec_scalar__kv_add(vec_scalar__kv_sub(dh, vec_scalar__kv_sub(sh, bb)), vec_scalar__kv_sub(nl, bb));
+  vec_scalar__two_sum(dh, vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lh), &sh, &sl);
   vec_scalar__kvf y = vec_scalar__kv_add(sh, vec_scalar__kv_sub(vec_scalar__kv_add(sl, dl), ll));
   return vec_scalar__kv_sel(vec_scalar__kv_eq(v, vec_scalar__kv_set(-INFINITY)), vec_scalar__kv_set(-INFINITY), y);
 }
@@ -20663,14 +20662,10 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    vec_scalar__kvd k = vec_scalar__kvd_from(vec_scalar__ld_n(dt, x, b0, 1));
-    double kk;
-    {
-      double l[16];
-      vec_scalar__kvd_lanes(l, k);
-      kk = l[0];
-    }
-    k = vec_scalar__kvd_set(kk);
+    float first[16];
+    vec_scalar__kv_lanes(first, vec_scalar__ld_n(dt, x, b0, 1)); /* x[b0] widened (exact) */
+    double kk = (double)first[0];
+    vec_scalar__kvd k = vec_scalar__kvd_set(kk);
     vec_scalar__kvd s1 = vec_scalar__kvd_set(0.0), s2 = vec_scalar__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
       vec_scalar__kvd d = vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)), k);
@@ -20706,9 +20701,9 @@ KV_FN vec_scalar__kvf vec_scalar__ln_v_f64(vec_scalar__kvf v, vec_scalar__kvd me
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
  * as one fused multiply-add (t * w, or t + b, alone without the other). */
 KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvf nmh, vec_scalar__kvf ml, vec_scalar__kvf ih, vec_scalar__kvf il, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
-  vec_scalar__kvf h = vec_scalar__kv_add(v, nmh);
-  vec_scalar__kvf bb = vec_scalar__kv_sub(h, v);
-  vec_scalar__kvf l = vec_scalar__kv_sub(vec_scalar__kv_add(vec_scalar__kv_sub(v, vec_scalar__kv_sub(h, bb)), vec_scalar__kv_sub(nmh, bb)), ml);
+  vec_scalar__kvf h, l;
+  vec_scalar__two_sum(v, nmh, &h, &l);
+  l = vec_scalar__kv_sub(l, ml);
   vec_scalar__kvf t = vec_scalar__kv_fma(h, ih, vec_scalar__kv_fma(l, ih, vec_scalar__kv_mul(h, il)));
   if (has_w && has_b) return vec_scalar__canon(vec_scalar__kv_fma(t, w, b));
   if (has_w) return vec_scalar__canon(vec_scalar__kv_mul(t, w));
@@ -21181,6 +21176,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef st
 #undef st_n
 #undef tanh_v
+#undef two_sum
 #undef widen_row
 #undef with_sign_of
 

@@ -456,15 +456,19 @@ static struct kv_mref kv_mref_of(float m) {
   return r;
 }
 
+/* a + b as the exact pair s + e (Knuth's TwoSum: no condition on the
+ * magnitudes; s = a + b rounded, e what the rounding lost). */
+KV_FN void two_sum(kvf a, kvf b, kvf *s, kvf *e) {
+  kvf h = kv_add(a, b);
+  kvf bb = kv_sub(h, a);
+  *s = h;
+  *e = kv_add(kv_sub(a, kv_sub(h, bb)), kv_sub(b, bb));
+}
+
 /* x - m as the exact pair dh + dl (TwoSum), x clamped below at -2^100 so
  * that -inf gives a finite (hugely negative) difference. */
 KV_FN void diff_exact(kvf v, float m, kvf *dh, kvf *dl) {
-  kvf xc = kv_max(kv_set(-0x1p100f), v);
-  kvf nm = kv_set(-m);
-  kvf h = kv_add(xc, nm);
-  kvf bb = kv_sub(h, xc);
-  *dh = h;
-  *dl = kv_add(kv_sub(xc, kv_sub(h, bb)), kv_sub(nm, bb));
+  two_sum(kv_max(kv_set(-0x1p100f), v), kv_set(-m), dh, dl);
 }
 
 KV_FN void exp_rel(kvf v, const struct kv_mref *mr, int huge, kvf *th, kvf *tt, kvi *e) {
@@ -703,10 +707,7 @@ KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t 
 KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
   kvf dh, dl, sh, sl;
   diff_exact(v, m, &dh, &dl);
-  kvf nl = kv_sub(kv_set(0.0f), lh);
-  sh = kv_add(dh, nl);
-  kvf bb = kv_sub(sh, dh);
-  sl = kv_add(kv_sub(dh, kv_sub(sh, bb)), kv_sub(nl, bb));
+  two_sum(dh, kv_sub(kv_set(0.0f), lh), &sh, &sl);
   kvf y = kv_add(sh, kv_sub(kv_add(sl, dl), ll));
   return kv_sel(kv_eq(v, kv_set(-INFINITY)), kv_set(-INFINITY), y);
 }
@@ -912,14 +913,10 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
     int64_t full = b0 + (b1 - b0) / 16 * 16, tail = b1 - full;
     double nb = (double)(b1 - b0);
-    kvd k = kvd_from(ld_n(dt, x, b0, 1));
-    double kk;
-    {
-      double l[16];
-      kvd_lanes(l, k);
-      kk = l[0];
-    }
-    k = kvd_set(kk);
+    float first[16];
+    kv_lanes(first, ld_n(dt, x, b0, 1)); /* x[b0] widened (exact) */
+    double kk = (double)first[0];
+    kvd k = kvd_set(kk);
     kvd s1 = kvd_set(0.0), s2 = kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
       kvd d = kvd_sub(kvd_from(ld(dt, x, c)), k);
@@ -955,9 +952,9 @@ KV_FN kvf ln_v_f64(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b)
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
  * as one fused multiply-add (t * w, or t + b, alone without the other). */
 KV_FN kvf ln_v(kvf v, kvf nmh, kvf ml, kvf ih, kvf il, int has_w, kvf w, int has_b, kvf b) {
-  kvf h = kv_add(v, nmh);
-  kvf bb = kv_sub(h, v);
-  kvf l = kv_sub(kv_add(kv_sub(v, kv_sub(h, bb)), kv_sub(nmh, bb)), ml);
+  kvf h, l;
+  two_sum(v, nmh, &h, &l);
+  l = kv_sub(l, ml);
   kvf t = kv_fma(h, ih, kv_fma(l, ih, kv_mul(h, il)));
   if (has_w && has_b) return canon(kv_fma(t, w, b));
   if (has_w) return canon(kv_mul(t, w));
