@@ -89,6 +89,17 @@ KV_FN kvd exp_d_fast(kvd x) {
   return kvd_ldexp_k(kvd_add(kvd_set(1.0), s), kf);
 }
 
+/* Whether every lane of e is in [-126, 127], where 2^e is a normal float
+ * and q * 2^e is one multiply, rounded once, as kv_ldexp computes it there
+ * (to the same bits); kv_ldexp's general form (two factors, for the
+ * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
+ * callers below take the multiply when this holds: e <= 0 there, and below
+ * -126 only for results near the float underflow. */
+KV_FN int e_normal(kvi e) { return !kv_m_any(kv_m_or(kvi_gt(kvi_set(-126), e), kvi_gt(e, kvi_set(127)))); }
+
+/* 2^e for e in [-126, 127]. */
+KV_FN kvf pow2_normal(kvi e) { return kv_from_bits(kvi_slli(kvi_add(e, kvi_set(127)), 23)); }
+
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
@@ -126,14 +137,16 @@ KV_FN kvf silu_v(kvf x) {
   kvf th, tt;
   kvi e;
   kv_exp_core(kv_from_bits(kvi_or(kv_bits(xs), kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  kvf E = kv_ldexp(kv_add(th, tt), e);
+  int nrm = e_normal(e); /* false only where some |x| > 87 */
+  kvf p2 = nrm ? pow2_normal(e) : kv_set(1.0f);
+  kvf E = nrm ? kv_mul(kv_add(th, tt), p2) : kv_ldexp(kv_add(th, tt), e);
   kvf d = kv_add(one, E);
   kvf dl = kv_sub(E, kv_sub(d, one));
   kvf h = kv_fma(d, kv_set(-0.5f), kv_set(1.5f));
   kvf tt2 = kv_fnma(th, kv_mul(dl, h), tt);
   kvm neg = kv_lt(xs, zero);
   kvf q = kv_div(kv_sel(neg, kv_fma(xs, th, kv_mul(xs, tt2)), xs), d);
-  kvf y = kv_sel(neg, kv_ldexp(q, e), q);
+  kvf y = kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
   return kv_sel(kv_gt(x, kv_set(-INFINITY)), y, kv_mul(x, zero));
 }
 
@@ -502,7 +515,13 @@ KV_FN kvf exp_rel_f(kvf v, const struct kv_mref *mr, int huge, kvf *lost) {
   kvi e;
   exp_rel(v, mr, huge, &th, &tt, &e);
   kvf mh = kv_add(th, tt);
-  *lost = kv_ldexp(kv_sub(tt, kv_sub(mh, th)), e);
+  kvf l = kv_sub(tt, kv_sub(mh, th));
+  if (e_normal(e)) { /* all but elements more than 87 under the maximum */
+    kvf p = pow2_normal(e);
+    *lost = kv_mul(l, p);
+    return kv_mul(mh, p);
+  }
+  *lost = kv_ldexp(l, e);
   return kv_ldexp(mh, e);
 }
 
@@ -702,15 +721,13 @@ KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t 
   }
 }
 
-/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
- * terms.  -inf stays -inf. */
-KV_FN kvf log_softmax_v(kvf v, float m, kvf lh, kvf ll) {
-  kvf dh, dl, sh, sl;
-  diff_exact(v, m, &dh, &dl);
-  two_sum(dh, kv_sub(kv_set(0.0f), lh), &sh, &sl);
-  kvf y = kv_add(sh, kv_sub(kv_add(sl, dl), ll));
-  return kv_sel(kv_eq(v, kv_set(-INFINITY)), kv_set(-INFINITY), y);
-}
+/* (x - m) - L in double, rounded to float: x - m rounded to double
+ * (relative error 2^-53), then L subtracted (both terms <= 0, so no
+ * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
+ * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
+ * -inf; a difference beyond the float range rounds to -inf, as the exact
+ * value would. */
+KV_FN kvf log_softmax_v(kvf v, kvd m, kvd l) { return kvd_to_f(kvd_sub(kvd_sub(kvd_from(v), m), l)); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -734,11 +751,9 @@ KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t col
     return;
   }
   int64_t c = 0;
-  float lhf, llf;
-  kv_split2(rs.l, &lhf, &llf);
-  kvf lh = kv_set(lhf), ll = kv_set(llf);
-  for (; c + 16 <= cols; c += 16) st(dt, y, c, log_softmax_v(ld(dt, x, c), rs.m, lh, ll));
-  if (c < cols) st_n(dt, y, c, log_softmax_v(ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+  kvd m = kvd_set((double)rs.m), l = kvd_set(rs.l);
+  for (; c + 16 <= cols; c += 16) st(dt, y, c, log_softmax_v(ld(dt, x, c), m, l));
+  if (c < cols) st_n(dt, y, c, log_softmax_v(ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
 
 KV_FN void softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {

@@ -13679,6 +13679,8 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_hmax16 vec_avx2__kv_hmax16
 #define fill_row vec_avx2__fill_row
 #define exp_d_fast vec_avx2__exp_d_fast
+#define e_normal vec_avx2__e_normal
+#define pow2_normal vec_avx2__pow2_normal
 #define act_special vec_avx2__act_special
 #define with_sign_of vec_avx2__with_sign_of
 #define silu_v vec_avx2__silu_v
@@ -14247,6 +14249,17 @@ KV_FN vec_avx2__kvd vec_avx2__exp_d_fast(vec_avx2__kvd x) {
   return vec_avx2__kvd_ldexp_k(vec_avx2__kvd_add(vec_avx2__kvd_set(1.0), s), kf);
 }
 
+/* Whether every lane of e is in [-126, 127], where 2^e is a normal float
+ * and q * 2^e is one multiply, rounded once, as kv_ldexp computes it there
+ * (to the same bits); kv_ldexp's general form (two factors, for the
+ * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
+ * callers below take the multiply when this holds: e <= 0 there, and below
+ * -126 only for results near the float underflow. */
+KV_FN int vec_avx2__e_normal(vec_avx2__kvi e) { return !vec_avx2__kv_m_any(vec_avx2__kv_m_or(vec_avx2__kvi_gt(vec_avx2__kvi_set(-126), e), vec_avx2__kvi_gt(e, vec_avx2__kvi_set(127)))); }
+
+/* 2^e for e in [-126, 127]. */
+KV_FN vec_avx2__kvf vec_avx2__pow2_normal(vec_avx2__kvi e) { return vec_avx2__kv_from_bits(vec_avx2__kvi_slli(vec_avx2__kvi_add(e, vec_avx2__kvi_set(127)), 23)); }
+
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx2__kvf vec_avx2__act_special(vec_avx2__kvf x, vec_avx2__kvm ok, vec_avx2__kvf y) {
@@ -14284,14 +14297,16 @@ KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
   vec_avx2__kvf th, tt;
   vec_avx2__kvi e;
   vec_avx2__kv_exp_core(vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kv_bits(xs), vec_avx2__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  vec_avx2__kvf E = vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
+  int nrm = vec_avx2__e_normal(e); /* false only where some |x| > 87 */
+  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : vec_avx2__kv_set(1.0f);
+  vec_avx2__kvf E = nrm ? vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2) : vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
   vec_avx2__kvf d = vec_avx2__kv_add(one, E);
   vec_avx2__kvf dl = vec_avx2__kv_sub(E, vec_avx2__kv_sub(d, one));
   vec_avx2__kvf h = vec_avx2__kv_fma(d, vec_avx2__kv_set(-0.5f), vec_avx2__kv_set(1.5f));
   vec_avx2__kvf tt2 = vec_avx2__kv_fnma(th, vec_avx2__kv_mul(dl, h), tt);
   vec_avx2__kvm neg = vec_avx2__kv_lt(xs, zero);
   vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xs, th, vec_avx2__kv_mul(xs, tt2)), xs), d);
-  vec_avx2__kvf y = vec_avx2__kv_sel(neg, vec_avx2__kv_ldexp(q, e), q);
+  vec_avx2__kvf y = vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
   return vec_avx2__kv_sel(vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY)), y, vec_avx2__kv_mul(x, zero));
 }
 
@@ -14660,7 +14675,13 @@ KV_FN vec_avx2__kvf vec_avx2__exp_rel_f(vec_avx2__kvf v, const struct vec_avx2__
   vec_avx2__kvi e;
   vec_avx2__exp_rel(v, mr, huge, &th, &tt, &e);
   vec_avx2__kvf mh = vec_avx2__kv_add(th, tt);
-  *lost = vec_avx2__kv_ldexp(vec_avx2__kv_sub(tt, vec_avx2__kv_sub(mh, th)), e);
+  vec_avx2__kvf l = vec_avx2__kv_sub(tt, vec_avx2__kv_sub(mh, th));
+  if (vec_avx2__e_normal(e)) { /* all but elements more than 87 under the maximum */
+    vec_avx2__kvf p = vec_avx2__pow2_normal(e);
+    *lost = vec_avx2__kv_mul(l, p);
+    return vec_avx2__kv_mul(mh, p);
+  }
+  *lost = vec_avx2__kv_ldexp(l, e);
   return vec_avx2__kv_ldexp(mh, e);
 }
 
@@ -14860,15 +14881,13 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y
   }
 }
 
-/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
- * terms.  -inf stays -inf. */
-KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, float m, vec_avx2__kvf lh, vec_avx2__kvf ll) {
-  vec_avx2__kvf dh, dl, sh, sl;
-  vec_avx2__diff_exact(v, m, &dh, &dl);
-  vec_avx2__two_sum(dh, vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lh), &sh, &sl);
-  vec_avx2__kvf y = vec_avx2__kv_add(sh, vec_avx2__kv_sub(vec_avx2__kv_add(sl, dl), ll));
-  return vec_avx2__kv_sel(vec_avx2__kv_eq(v, vec_avx2__kv_set(-INFINITY)), vec_avx2__kv_set(-INFINITY), y);
-}
+/* (x - m) - L in double, rounded to float: x - m rounded to double
+ * (relative error 2^-53), then L subtracted (both terms <= 0, so no
+ * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
+ * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
+ * -inf; a difference beyond the float range rounds to -inf, as the exact
+ * value would. */
+KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, vec_avx2__kvd m, vec_avx2__kvd l) { return vec_avx2__kvd_to_f(vec_avx2__kvd_sub(vec_avx2__kvd_sub(vec_avx2__kvd_from(v), m), l)); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -14892,11 +14911,9 @@ KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, i
     return;
   }
   int64_t c = 0;
-  float lhf, llf;
-  vec_avx2__kv_split2(rs.l, &lhf, &llf);
-  vec_avx2__kvf lh = vec_avx2__kv_set(lhf), ll = vec_avx2__kv_set(llf);
-  for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld(dt, x, c), rs.m, lh, ll));
-  if (c < cols) vec_avx2__st_n(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+  vec_avx2__kvd m = vec_avx2__kvd_set((double)rs.m), l = vec_avx2__kvd_set(rs.l);
+  for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld(dt, x, c), m, l));
+  if (c < cols) vec_avx2__st_n(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
 
 KV_FN void vec_avx2__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
@@ -15446,6 +15463,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef canon
 #undef convert_loop
 #undef diff_exact
+#undef e_normal
 #undef erf_v
 #undef exp_d_fast
 #undef exp_rel
@@ -15576,6 +15594,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef mul_inv
+#undef pow2_normal
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -15683,6 +15702,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_hmax16 vec_avx512__kv_hmax16
 #define fill_row vec_avx512__fill_row
 #define exp_d_fast vec_avx512__exp_d_fast
+#define e_normal vec_avx512__e_normal
+#define pow2_normal vec_avx512__pow2_normal
 #define act_special vec_avx512__act_special
 #define with_sign_of vec_avx512__with_sign_of
 #define silu_v vec_avx512__silu_v
@@ -16081,6 +16102,17 @@ KV_FN vec_avx512__kvd vec_avx512__exp_d_fast(vec_avx512__kvd x) {
   return vec_avx512__kvd_ldexp_k(vec_avx512__kvd_add(vec_avx512__kvd_set(1.0), s), kf);
 }
 
+/* Whether every lane of e is in [-126, 127], where 2^e is a normal float
+ * and q * 2^e is one multiply, rounded once, as kv_ldexp computes it there
+ * (to the same bits); kv_ldexp's general form (two factors, for the
+ * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
+ * callers below take the multiply when this holds: e <= 0 there, and below
+ * -126 only for results near the float underflow. */
+KV_FN int vec_avx512__e_normal(vec_avx512__kvi e) { return !vec_avx512__kv_m_any(vec_avx512__kv_m_or(vec_avx512__kvi_gt(vec_avx512__kvi_set(-126), e), vec_avx512__kvi_gt(e, vec_avx512__kvi_set(127)))); }
+
+/* 2^e for e in [-126, 127]. */
+KV_FN vec_avx512__kvf vec_avx512__pow2_normal(vec_avx512__kvi e) { return vec_avx512__kv_from_bits(kvi_slli(vec_avx512__kvi_add(e, vec_avx512__kvi_set(127)), 23)); }
+
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx512__kvf vec_avx512__act_special(vec_avx512__kvf x, vec_avx512__kvm ok, vec_avx512__kvf y) {
@@ -16118,14 +16150,16 @@ KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
   vec_avx512__kvf th, tt;
   vec_avx512__kvi e;
   vec_avx512__kv_exp_core(vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kv_bits(xs), vec_avx512__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  vec_avx512__kvf E = vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
+  int nrm = vec_avx512__e_normal(e); /* false only where some |x| > 87 */
+  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : vec_avx512__kv_set(1.0f);
+  vec_avx512__kvf E = nrm ? vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2) : vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
   vec_avx512__kvf d = vec_avx512__kv_add(one, E);
   vec_avx512__kvf dl = vec_avx512__kv_sub(E, vec_avx512__kv_sub(d, one));
   vec_avx512__kvf h = vec_avx512__kv_fma(d, vec_avx512__kv_set(-0.5f), vec_avx512__kv_set(1.5f));
   vec_avx512__kvf tt2 = vec_avx512__kv_fnma(th, vec_avx512__kv_mul(dl, h), tt);
   vec_avx512__kvm neg = vec_avx512__kv_lt(xs, zero);
   vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xs, th, vec_avx512__kv_mul(xs, tt2)), xs), d);
-  vec_avx512__kvf y = vec_avx512__kv_sel(neg, vec_avx512__kv_ldexp(q, e), q);
+  vec_avx512__kvf y = vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
   return vec_avx512__kv_sel(vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY)), y, vec_avx512__kv_mul(x, zero));
 }
 
@@ -16494,7 +16528,13 @@ KV_FN vec_avx512__kvf vec_avx512__exp_rel_f(vec_avx512__kvf v, const struct vec_
   vec_avx512__kvi e;
   vec_avx512__exp_rel(v, mr, huge, &th, &tt, &e);
   vec_avx512__kvf mh = vec_avx512__kv_add(th, tt);
-  *lost = vec_avx512__kv_ldexp(vec_avx512__kv_sub(tt, vec_avx512__kv_sub(mh, th)), e);
+  vec_avx512__kvf l = vec_avx512__kv_sub(tt, vec_avx512__kv_sub(mh, th));
+  if (vec_avx512__e_normal(e)) { /* all but elements more than 87 under the maximum */
+    vec_avx512__kvf p = vec_avx512__pow2_normal(e);
+    *lost = vec_avx512__kv_mul(l, p);
+    return vec_avx512__kv_mul(mh, p);
+  }
+  *lost = vec_avx512__kv_ldexp(l, e);
   return vec_avx512__kv_ldexp(mh, e);
 }
 
@@ -16694,15 +16734,13 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void 
   }
 }
 
-/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
- * terms.  -inf stays -inf. */
-KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, float m, vec_avx512__kvf lh, vec_avx512__kvf ll) {
-  vec_avx512__kvf dh, dl, sh, sl;
-  vec_avx512__diff_exact(v, m, &dh, &dl);
-  vec_avx512__two_sum(dh, vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lh), &sh, &sl);
-  vec_avx512__kvf y = vec_avx512__kv_add(sh, vec_avx512__kv_sub(vec_avx512__kv_add(sl, dl), ll));
-  return vec_avx512__kv_sel(vec_avx512__kv_eq(v, vec_avx512__kv_set(-INFINITY)), vec_avx512__kv_set(-INFINITY), y);
-}
+/* (x - m) - L in double, rounded to float: x - m rounded to double
+ * (relative error 2^-53), then L subtracted (both terms <= 0, so no
+ * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
+ * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
+ * -inf; a difference beyond the float range rounds to -inf, as the exact
+ * value would. */
+KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, vec_avx512__kvd m, vec_avx512__kvd l) { return vec_avx512__kvd_to_f(vec_avx512__kvd_sub(vec_avx512__kvd_sub(vec_avx512__kvd_from(v), m), l)); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -16726,11 +16764,9 @@ KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y,
     return;
   }
   int64_t c = 0;
-  float lhf, llf;
-  vec_avx512__kv_split2(rs.l, &lhf, &llf);
-  vec_avx512__kvf lh = vec_avx512__kv_set(lhf), ll = vec_avx512__kv_set(llf);
-  for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld(dt, x, c), rs.m, lh, ll));
-  if (c < cols) vec_avx512__st_n(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+  vec_avx512__kvd m = vec_avx512__kvd_set((double)rs.m), l = vec_avx512__kvd_set(rs.l);
+  for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld(dt, x, c), m, l));
+  if (c < cols) vec_avx512__st_n(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
 
 KV_FN void vec_avx512__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
@@ -17276,6 +17312,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef canon
 #undef convert_loop
 #undef diff_exact
+#undef e_normal
 #undef erf_v
 #undef exp_d_fast
 #undef exp_rel
@@ -17401,6 +17438,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef mul_inv
+#undef pow2_normal
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -17508,6 +17546,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_hmax16 vec_avx512_bf16__kv_hmax16
 #define fill_row vec_avx512_bf16__fill_row
 #define exp_d_fast vec_avx512_bf16__exp_d_fast
+#define e_normal vec_avx512_bf16__e_normal
+#define pow2_normal vec_avx512_bf16__pow2_normal
 #define act_special vec_avx512_bf16__act_special
 #define with_sign_of vec_avx512_bf16__with_sign_of
 #define silu_v vec_avx512_bf16__silu_v
@@ -17910,6 +17950,17 @@ KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd x) {
   return vec_avx512_bf16__kvd_ldexp_k(vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(1.0), s), kf);
 }
 
+/* Whether every lane of e is in [-126, 127], where 2^e is a normal float
+ * and q * 2^e is one multiply, rounded once, as kv_ldexp computes it there
+ * (to the same bits); kv_ldexp's general form (two factors, for the
+ * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
+ * callers below take the multiply when this holds: e <= 0 there, and below
+ * -126 only for results near the float underflow. */
+KV_FN int vec_avx512_bf16__e_normal(vec_avx512_bf16__kvi e) { return !vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_or(vec_avx512_bf16__kvi_gt(vec_avx512_bf16__kvi_set(-126), e), vec_avx512_bf16__kvi_gt(e, vec_avx512_bf16__kvi_set(127)))); }
+
+/* 2^e for e in [-126, 127]. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__pow2_normal(vec_avx512_bf16__kvi e) { return vec_avx512_bf16__kv_from_bits(kvi_slli(vec_avx512_bf16__kvi_add(e, vec_avx512_bf16__kvi_set(127)), 23)); }
+
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__act_special(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvm ok, vec_avx512_bf16__kvf y) {
@@ -17947,14 +17998,16 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
   vec_avx512_bf16__kvf th, tt;
   vec_avx512_bf16__kvi e;
   vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kv_bits(xs), vec_avx512_bf16__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  vec_avx512_bf16__kvf E = vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
+  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |x| > 87 */
+  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : vec_avx512_bf16__kv_set(1.0f);
+  vec_avx512_bf16__kvf E = nrm ? vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2) : vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
   vec_avx512_bf16__kvf d = vec_avx512_bf16__kv_add(one, E);
   vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_sub(E, vec_avx512_bf16__kv_sub(d, one));
   vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_fma(d, vec_avx512_bf16__kv_set(-0.5f), vec_avx512_bf16__kv_set(1.5f));
   vec_avx512_bf16__kvf tt2 = vec_avx512_bf16__kv_fnma(th, vec_avx512_bf16__kv_mul(dl, h), tt);
   vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xs, zero);
   vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xs, th, vec_avx512_bf16__kv_mul(xs, tt2)), xs), d);
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_ldexp(q, e), q);
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY)), y, vec_avx512_bf16__kv_mul(x, zero));
 }
 
@@ -18323,7 +18376,13 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__exp_rel_f(vec_avx512_bf16__kvf v, co
   vec_avx512_bf16__kvi e;
   vec_avx512_bf16__exp_rel(v, mr, huge, &th, &tt, &e);
   vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt);
-  *lost = vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_sub(tt, vec_avx512_bf16__kv_sub(mh, th)), e);
+  vec_avx512_bf16__kvf l = vec_avx512_bf16__kv_sub(tt, vec_avx512_bf16__kv_sub(mh, th));
+  if (vec_avx512_bf16__e_normal(e)) { /* all but elements more than 87 under the maximum */
+    vec_avx512_bf16__kvf p = vec_avx512_bf16__pow2_normal(e);
+    *lost = vec_avx512_bf16__kv_mul(l, p);
+    return vec_avx512_bf16__kv_mul(mh, p);
+  }
+  *lost = vec_avx512_bf16__kv_ldexp(l, e);
   return vec_avx512_bf16__kv_ldexp(mh, e);
 }
 
@@ -18523,15 +18582,13 @@ KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, 
   }
 }
 
-/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
- * terms.  -inf stays -inf. */
-KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, float m, vec_avx512_bf16__kvf lh, vec_avx512_bf16__kvf ll) {
-  vec_avx512_bf16__kvf dh, dl, sh, sl;
-  vec_avx512_bf16__diff_exact(v, m, &dh, &dl);
-  vec_avx512_bf16__two_sum(dh, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lh), &sh, &sl);
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_add(sl, dl), ll));
-  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_eq(v, vec_avx512_bf16__kv_set(-INFINITY)), vec_avx512_bf16__kv_set(-INFINITY), y);
-}
+/* (x - m) - L in double, rounded to float: x - m rounded to double
+ * (relative error 2^-53), then L subtracted (both terms <= 0, so no
+ * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
+ * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
+ * -inf; a difference beyond the float range rounds to -inf, as the exact
+ * value would. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvd m, vec_avx512_bf16__kvd l) { return vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(v), m), l)); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -18555,11 +18612,9 @@ KV_FN void vec_avx512_bf16__softmax_row(int dt, int want_log, const void *x, voi
     return;
   }
   int64_t c = 0;
-  float lhf, llf;
-  vec_avx512_bf16__kv_split2(rs.l, &lhf, &llf);
-  vec_avx512_bf16__kvf lh = vec_avx512_bf16__kv_set(lhf), ll = vec_avx512_bf16__kv_set(llf);
-  for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld(dt, x, c), rs.m, lh, ll));
-  if (c < cols) vec_avx512_bf16__st_n(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+  vec_avx512_bf16__kvd m = vec_avx512_bf16__kvd_set((double)rs.m), l = vec_avx512_bf16__kvd_set(rs.l);
+  for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld(dt, x, c), m, l));
+  if (c < cols) vec_avx512_bf16__st_n(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
 
 KV_FN void vec_avx512_bf16__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
@@ -19106,6 +19161,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef canon
 #undef convert_loop
 #undef diff_exact
+#undef e_normal
 #undef erf_v
 #undef exp_d_fast
 #undef exp_rel
@@ -19231,6 +19287,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef mul_inv
+#undef pow2_normal
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
@@ -19338,6 +19395,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_hmax16 vec_scalar__kv_hmax16
 #define fill_row vec_scalar__fill_row
 #define exp_d_fast vec_scalar__exp_d_fast
+#define e_normal vec_scalar__e_normal
+#define pow2_normal vec_scalar__pow2_normal
 #define act_special vec_scalar__act_special
 #define with_sign_of vec_scalar__with_sign_of
 #define silu_v vec_scalar__silu_v
@@ -19838,6 +19897,17 @@ KV_FN vec_scalar__kvd vec_scalar__exp_d_fast(vec_scalar__kvd x) {
   return vec_scalar__kvd_ldexp_k(vec_scalar__kvd_add(vec_scalar__kvd_set(1.0), s), kf);
 }
 
+/* Whether every lane of e is in [-126, 127], where 2^e is a normal float
+ * and q * 2^e is one multiply, rounded once, as kv_ldexp computes it there
+ * (to the same bits); kv_ldexp's general form (two factors, for the
+ * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
+ * callers below take the multiply when this holds: e <= 0 there, and below
+ * -126 only for results near the float underflow. */
+KV_FN int vec_scalar__e_normal(vec_scalar__kvi e) { return !vec_scalar__kv_m_any(vec_scalar__kv_m_or(vec_scalar__kvi_gt(vec_scalar__kvi_set(-126), e), vec_scalar__kvi_gt(e, vec_scalar__kvi_set(127)))); }
+
+/* 2^e for e in [-126, 127]. */
+KV_FN vec_scalar__kvf vec_scalar__pow2_normal(vec_scalar__kvi e) { return vec_scalar__kv_from_bits(vec_scalar__kvi_slli(vec_scalar__kvi_add(e, vec_scalar__kvi_set(127)), 23)); }
+
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_scalar__kvf vec_scalar__act_special(vec_scalar__kvf x, vec_scalar__kvm ok, vec_scalar__kvf y) {
@@ -19875,14 +19945,16 @@ KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
   vec_scalar__kvf th, tt;
   vec_scalar__kvi e;
   vec_scalar__kv_exp_core(vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kv_bits(xs), vec_scalar__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  vec_scalar__kvf E = vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
+  int nrm = vec_scalar__e_normal(e); /* false only where some |x| > 87 */
+  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : vec_scalar__kv_set(1.0f);
+  vec_scalar__kvf E = nrm ? vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2) : vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
   vec_scalar__kvf d = vec_scalar__kv_add(one, E);
   vec_scalar__kvf dl = vec_scalar__kv_sub(E, vec_scalar__kv_sub(d, one));
   vec_scalar__kvf h = vec_scalar__kv_fma(d, vec_scalar__kv_set(-0.5f), vec_scalar__kv_set(1.5f));
   vec_scalar__kvf tt2 = vec_scalar__kv_fnma(th, vec_scalar__kv_mul(dl, h), tt);
   vec_scalar__kvm neg = vec_scalar__kv_lt(xs, zero);
   vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xs, th, vec_scalar__kv_mul(xs, tt2)), xs), d);
-  vec_scalar__kvf y = vec_scalar__kv_sel(neg, vec_scalar__kv_ldexp(q, e), q);
+  vec_scalar__kvf y = vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
   return vec_scalar__kv_sel(vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY)), y, vec_scalar__kv_mul(x, zero));
 }
 
@@ -20251,7 +20323,13 @@ KV_FN vec_scalar__kvf vec_scalar__exp_rel_f(vec_scalar__kvf v, const struct vec_
   vec_scalar__kvi e;
   vec_scalar__exp_rel(v, mr, huge, &th, &tt, &e);
   vec_scalar__kvf mh = vec_scalar__kv_add(th, tt);
-  *lost = vec_scalar__kv_ldexp(vec_scalar__kv_sub(tt, vec_scalar__kv_sub(mh, th)), e);
+  vec_scalar__kvf l = vec_scalar__kv_sub(tt, vec_scalar__kv_sub(mh, th));
+  if (vec_scalar__e_normal(e)) { /* all but elements more than 87 under the maximum */
+    vec_scalar__kvf p = vec_scalar__pow2_normal(e);
+    *lost = vec_scalar__kv_mul(l, p);
+    return vec_scalar__kv_mul(mh, p);
+  }
+  *lost = vec_scalar__kv_ldexp(l, e);
   return vec_scalar__kv_ldexp(mh, e);
 }
 
@@ -20451,15 +20529,13 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void 
   }
 }
 
-/* (x - m) - L with L = lh + ll, one rounding: TwoSum twice, then the small
- * terms.  -inf stays -inf. */
-KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, float m, vec_scalar__kvf lh, vec_scalar__kvf ll) {
-  vec_scalar__kvf dh, dl, sh, sl;
-  vec_scalar__diff_exact(v, m, &dh, &dl);
-  vec_scalar__two_sum(dh, vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lh), &sh, &sl);
-  vec_scalar__kvf y = vec_scalar__kv_add(sh, vec_scalar__kv_sub(vec_scalar__kv_add(sl, dl), ll));
-  return vec_scalar__kv_sel(vec_scalar__kv_eq(v, vec_scalar__kv_set(-INFINITY)), vec_scalar__kv_set(-INFINITY), y);
-}
+/* (x - m) - L in double, rounded to float: x - m rounded to double
+ * (relative error 2^-53), then L subtracted (both terms <= 0, so no
+ * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
+ * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
+ * -inf; a difference beyond the float range rounds to -inf, as the exact
+ * value would. */
+KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, vec_scalar__kvd m, vec_scalar__kvd l) { return vec_scalar__kvd_to_f(vec_scalar__kvd_sub(vec_scalar__kvd_sub(vec_scalar__kvd_from(v), m), l)); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -20483,11 +20559,9 @@ KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y,
     return;
   }
   int64_t c = 0;
-  float lhf, llf;
-  vec_scalar__kv_split2(rs.l, &lhf, &llf);
-  vec_scalar__kvf lh = vec_scalar__kv_set(lhf), ll = vec_scalar__kv_set(llf);
-  for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld(dt, x, c), rs.m, lh, ll));
-  if (c < cols) vec_scalar__st_n(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld_n(dt, x, c, cols - c), rs.m, lh, ll), cols - c);
+  vec_scalar__kvd m = vec_scalar__kvd_set((double)rs.m), l = vec_scalar__kvd_set(rs.l);
+  for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld(dt, x, c), m, l));
+  if (c < cols) vec_scalar__st_n(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
 
 KV_FN void vec_scalar__softmax_rows(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y) {
@@ -21036,6 +21110,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef canon
 #undef convert_loop
 #undef diff_exact
+#undef e_normal
 #undef erf_v
 #undef exp_d_fast
 #undef exp_rel
@@ -21158,6 +21233,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef math_silu
 #undef math_tanh
 #undef mul_inv
+#undef pow2_normal
 #undef qnan
 #undef rmsnorm_out
 #undef rmsnorm_row
