@@ -2,7 +2,8 @@
  * of 5 rounds, in its own process (run.sh here runs it beside PyTorch's
  * torch_rows.py, each side in its own process).
  *   kb_rows KERNEL ROWS COLS CALLS THREADS
- * KERNEL: softmax log_softmax layernorm rmsnorm ce gelu gelu_tanh silu copy
+ * KERNEL: softmax log_softmax layernorm rmsnorm ce gelu gelu_tanh silu rope copy
+ * (rope: ROWS positions of COLS / 128 heads of 128)
  * (copy: memcpy of the same bytes).  Prints ms per call and GB/s of the
  * bytes the call must move (x read, y written; ce: the logits read). */
 #define _POSIX_C_SOURCE 200809L
@@ -31,6 +32,7 @@ int main(int argc,char**argv){
     else if(!strcmp(k,"gelu")) s=kb_gelu(ctx,n,x,y);
     else if(!strcmp(k,"gelu_tanh")) s=kb_gelu_tanh(ctx,n,x,y);
     else if(!strcmp(k,"silu")) s=kb_silu(ctx,n,x,y);
+    else if(!strcmp(k,"rope")) s=kb_rope(ctx,rows,cols/128,128,x,t,10000.0,y);
     else if(!strcmp(k,"copy")) memcpy(y,x,n*4);
     if(s){printf("err %d %s\n",s,kb_context_last_error(ctx));return 1;}
   }

@@ -17,6 +17,13 @@ x = (torch.rand(R, C) - 0.5) * 8; y = torch.empty_like(x)
 w = torch.ones(C); b = torch.zeros(C)
 n = 16 << 20; v = (torch.rand(n) - 0.5) * 8; vo = torch.empty_like(v)
 lg = torch.randn(64, 32000); tg = torch.randint(0, 32000, (64,))
+# rope as transformers' apply_rotary_pos_emb does it: cos / sin tables for
+# the positions made once (not timed), then x cos + rotate_half(x) sin.
+hd = 128; xs = x.view(R, C // hd, hd); pos = torch.arange(R) % C
+ang = pos[:, None].double() * (10000.0 ** (-torch.arange(0, hd, 2, dtype=torch.float64) / hd))[None, :]
+emb = torch.cat((ang, ang), -1); rc = emb.cos().float()[:, None, :]; rsn = emb.sin().float()[:, None, :]
+def rope():
+    return xs * rc + torch.cat((-xs[..., hd // 2:], xs[..., : hd // 2]), -1) * rsn
 cases = {
  "softmax": (lambda: torch._softmax(x, 1, False), 8*R*C),
  "log_softmax": (lambda: torch._log_softmax(x, 1, False), 8*R*C),
@@ -26,6 +33,7 @@ cases = {
  "gelu_tanh": (lambda: torch._C._nn.gelu(v, approximate="tanh", out=vo), 8*n),
  "silu": (lambda: torch._C._nn.silu(v, out=vo), 8*n),
  "ce": (lambda: F.cross_entropy(lg, tg), 4*64*32000),
+ "rope": (rope, 8*R*C),
 }
 for k in sys.argv[2:] or cases:
     f, bytes_ = cases[k]

@@ -13596,6 +13596,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_mask_first vec_avx2__kv_mask_first
 #define kv_load vec_avx2__kv_load
 #define kv_load_n vec_avx2__kv_load_n
+#define kv_prefetch vec_avx2__kv_prefetch
 #define kv_store vec_avx2__kv_store
 #define kv_store_n vec_avx2__kv_store_n
 #define kv_add vec_avx2__kv_add
@@ -13830,6 +13831,11 @@ KV_FN vec_avx2__kvf vec_avx2__kv_load_n(const float *p, int64_t n) {
   vec_avx2__kvf r = {_mm256_maskload_ps(p, vec_avx2__kv_first8(n)), _mm256_maskload_ps(p + 8, vec_avx2__kv_first8(n - 8))};
   return r;
 }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void vec_avx2__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+
 KV_FN void vec_avx2__kv_store(float *p, vec_avx2__kvf v) {
   _mm256_storeu_ps(p, v.a);
   _mm256_storeu_ps(p + 8, v.b);
@@ -14758,7 +14764,8 @@ static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
-KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r, float *keep, int ones_apart) {
+KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx2__kv_rowsum *r, float *keep, int ones_apart,
+                      void *y) {
   float m = -INFINITY;
   struct vec_avx2__kv_acc acc = {vec_avx2__kvd_set(0.0), vec_avx2__kv_set(0.0f), vec_avx2__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -14804,11 +14811,22 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
     /* keep + c is only formed when keep is a row (a NULL pointer plus an
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    /* The exponentials are arithmetic on a block already in cache: the
+     * memory reads the next block (or the next row) needs are started
+     * meanwhile, one line per 16 elements, instead of stalling its max. */
+    uintptr_t es = (uintptr_t)kb_vec_size(dt);
+    uintptr_t ahead = (uintptr_t)x + (uintptr_t)r->blen * es;
+    /* y: the row a second pass will write (log_softmax), fetched too. */
+    uintptr_t warm = y ? (uintptr_t)y : ahead;
     if (mr.huge) {
       for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
       if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      for (int64_t c = b0; c < full; c += 16) {
+        vec_avx2__kv_prefetch(ahead + (uintptr_t)c * es);
+        vec_avx2__kv_prefetch(warm + (uintptr_t)c * es);
+        vec_avx2__acc_exps(&acc, vec_avx2__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      }
       if (full < b1) vec_avx2__acc_exps(&acc, vec_avx2__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
@@ -14898,14 +14916,14 @@ KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, i
   if (!want_log) {
     float stack[KV_KEEP_STACK];
     float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
-    vec_avx2__row_reduce(dt, x, cols, &rs, keep, 0);
+    vec_avx2__row_reduce(dt, x, cols, &rs, keep, 0, NULL);
     if (rs.bad)
       vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
     else
       vec_avx2__scale_row(dt, x, keep, y, cols, &rs, 1.0);
     return;
   }
-  vec_avx2__row_reduce(dt, x, cols, &rs, NULL, 1);
+  vec_avx2__row_reduce(dt, x, cols, &rs, NULL, 1, y);
   if (rs.bad) {
     vec_avx2__fill_row(dt, y, cols, vec_avx2__qnan());
     return;
@@ -14936,7 +14954,7 @@ KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float
     }
     const float *x = logits + r * cols;
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -14954,7 +14972,7 @@ KV_ATTR static void vec_avx2__ce_backward(int64_t rows, int64_t cols, const floa
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0, NULL);
     if (rs.bad) {
       vec_avx2__fill_row(KB_VEC_F32, g, cols, vec_avx2__qnan());
       continue;
@@ -15006,7 +15024,7 @@ KV_FN vec_avx2__kvf vec_avx2__mul_inv(vec_avx2__kvf x, vec_avx2__kvf ih, vec_avx
  * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
  * |y|), or in double rounded once for the rows inv_pair sends there. */
 KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
-                       struct vec_avx2__kv_inv iv) {
+                       struct vec_avx2__kv_inv iv, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   if (!iv.fast) {
     vec_avx2__kvd inv = vec_avx2__kvd_set(iv.inv);
@@ -15019,18 +15037,27 @@ KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w
     return;
   }
   vec_avx2__kvf ih = vec_avx2__kv_set(iv.ih), il = vec_avx2__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx2__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld(xdt, xr, c), ih, il), vec_avx2__ld(wdt, w, c))));
+  }
   if (n > 0) vec_avx2__st_n(ydt, yr, full, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld_n(xdt, xr, full, n), ih, il), vec_avx2__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it. */
-KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+ * there and the output pass reads it.  The memory the passes will need is
+ * fetched while the other pass computes: the row of y during the first
+ * pass, the next row of x (next: its address; any address when there is
+ * none, a prefetch does not fault) during the output pass. */
+KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
+                       uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
+    vec_avx2__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
     vec_avx2__kvf v = vec_avx2__ld(dt, xr, c);
     if (keep) vec_avx2__kv_store(keep + c, v);
     vec_avx2__kvd d = vec_avx2__kvd_from(v);
@@ -15044,9 +15071,9 @@ KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w,
   }
   struct vec_avx2__kv_inv inv = vec_avx2__inv_pair(vec_avx2__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
-    vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+    vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next);
   else
-    vec_avx2__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+    vec_avx2__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
 KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -15055,11 +15082,13 @@ KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx2__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+      vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+    vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
+                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -15082,7 +15111,7 @@ KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const 
  * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
  * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
-KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var, uintptr_t warm, uintptr_t warm_es) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
@@ -15094,6 +15123,7 @@ KV_FN void vec_avx2__row_moments(int dt, const void *x, int64_t cols, double *me
     vec_avx2__kvd k = vec_avx2__kvd_set(kk);
     vec_avx2__kvd s1 = vec_avx2__kvd_set(0.0), s2 = vec_avx2__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
+      vec_avx2__kv_prefetch(warm + (uintptr_t)c * warm_es);
       vec_avx2__kvd d = vec_avx2__kvd_sub(vec_avx2__kvd_from(vec_avx2__ld(dt, x, c)), k);
       s1 = vec_avx2__kvd_add(s1, d);
       s2 = vec_avx2__kvd_fma(d, d, s2);
@@ -15137,13 +15167,15 @@ KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvf nmh, vec_avx2_
   return vec_avx2__canon(t);
 }
 
-/* One row; dtypes as rmsnorm_row's. */
+/* One row; dtypes and prefetches (next: the next row of x, in ydt) as
+ * rmsnorm_row's. */
 KV_FN void vec_avx2__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
-                         void *yr, int64_t cols, float eps) {
+                         void *yr, int64_t cols, float eps, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
   double mean, var;
-  vec_avx2__row_moments(xdt, xr, cols, &mean, &var);
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  vec_avx2__row_moments(xdt, xr, cols, &mean, &var, (uintptr_t)yr, es);
   struct vec_avx2__kv_inv iv = vec_avx2__inv_pair(var, (double)eps, cols);
   if (!iv.fast) {
     vec_avx2__kvd vm = vec_avx2__kvd_set(mean), inv = vec_avx2__kvd_set(iv.inv);
@@ -15159,9 +15191,11 @@ KV_FN void vec_avx2__layernorm_row(int xdt, const void *xr, int wdt, int has_w, 
   }
   float mh = (float)mean;
   vec_avx2__kvf nmh = vec_avx2__kv_set(-mh), ml = vec_avx2__kv_set((float)(mean - (double)mh)), ih = vec_avx2__kv_set(iv.ih), il = vec_avx2__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx2__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx2__st(ydt, yr, c,
        vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
+  }
   if (n > 0)
     vec_avx2__st_n(ydt, yr, full,
          vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
@@ -15178,12 +15212,14 @@ KV_FN void vec_avx2__layernorm_rows(int dt, int has_w, int has_b, int64_t rows, 
     if (has_b) vec_avx2__widen_row(dt, b, cols, bf);
     for (int64_t r = 0; r < rows; r++) {
       vec_avx2__widen_row(dt, (const char *)x + r * stride, cols, xf);
-      vec_avx2__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+      vec_avx2__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps,
+                    (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     }
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx2__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+    vec_avx2__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -15307,12 +15343,19 @@ KV_FN void vec_avx2__sincos_d(vec_avx2__kvd a, vec_avx2__kvd *sn, vec_avx2__kvd 
  * (products and sums each rounded, as docs/kernels.md writes them), one
  * rounding to float; NaN canonical (two NaN inputs may meet). */
 KV_FN void vec_avx2__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx2__kvd c, vec_avx2__kvd s) {
-  vec_avx2__kvf a = vec_avx2__kv_load_n(x, n), b = vec_avx2__kv_load_n(x + h, n);
+  /* Whole vectors take plain loads and stores: avx2's masked store costs
+   * several times a plain one on some cores (AMD Zen). */
+  vec_avx2__kvf a = n == 16 ? vec_avx2__kv_load(x) : vec_avx2__kv_load_n(x, n), b = n == 16 ? vec_avx2__kv_load(x + h) : vec_avx2__kv_load_n(x + h, n);
   vec_avx2__kvd a0 = vec_avx2__kvd_from(a), b0 = vec_avx2__kvd_from(b);
   vec_avx2__kvf ya = vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_sub(vec_avx2__kvd_mul(a0, c), vec_avx2__kvd_mul(b0, s))));
   vec_avx2__kvf yb = vec_avx2__canon(vec_avx2__kvd_to_f(vec_avx2__kvd_add(vec_avx2__kvd_mul(b0, c), vec_avx2__kvd_mul(a0, s))));
-  vec_avx2__kv_store_n(y, ya, n);
-  vec_avx2__kv_store_n(y + h, yb, n);
+  if (n == 16) {
+    vec_avx2__kv_store(y, ya);
+    vec_avx2__kv_store(y + h, yb);
+  } else {
+    vec_avx2__kv_store_n(y, ya, n);
+    vec_avx2__kv_store_n(y + h, yb, n);
+  }
 }
 
 KV_ATTR static void vec_avx2__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
@@ -15521,6 +15564,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_mref
 #undef kv_mref_of
 #undef kv_mul
+#undef kv_prefetch
 #undef kv_rowsum
 #undef kv_sel
 #undef kv_set
@@ -15626,6 +15670,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_mask_first vec_avx512__kv_mask_first
 #define kv_load vec_avx512__kv_load
 #define kv_load_n vec_avx512__kv_load_n
+#define kv_prefetch vec_avx512__kv_prefetch
 #define kv_store vec_avx512__kv_store
 #define kv_store_n vec_avx512__kv_store_n
 #define kv_add vec_avx512__kv_add
@@ -15812,6 +15857,11 @@ KV_FN vec_avx512__kvf vec_avx512__kv_set(float a) { return _mm512_set1_ps(a); }
 KV_FN vec_avx512__kvm vec_avx512__kv_mask_first(int64_t n) { return n >= 16 ? (vec_avx512__kvm)0xffff : (n <= 0 ? (vec_avx512__kvm)0 : (vec_avx512__kvm)((1u << n) - 1u)); }
 KV_FN vec_avx512__kvf vec_avx512__kv_load(const float *p) { return _mm512_loadu_ps(p); }
 KV_FN vec_avx512__kvf vec_avx512__kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(vec_avx512__kv_mask_first(n), p); }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void vec_avx512__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+
 KV_FN void vec_avx512__kv_store(float *p, vec_avx512__kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void vec_avx512__kv_store_n(float *p, vec_avx512__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512__kv_mask_first(n), v); }
 
@@ -16611,7 +16661,8 @@ static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
-KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r, float *keep, int ones_apart) {
+KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512__kv_rowsum *r, float *keep, int ones_apart,
+                      void *y) {
   float m = -INFINITY;
   struct vec_avx512__kv_acc acc = {vec_avx512__kvd_set(0.0), vec_avx512__kv_set(0.0f), vec_avx512__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -16657,11 +16708,22 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
     /* keep + c is only formed when keep is a row (a NULL pointer plus an
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    /* The exponentials are arithmetic on a block already in cache: the
+     * memory reads the next block (or the next row) needs are started
+     * meanwhile, one line per 16 elements, instead of stalling its max. */
+    uintptr_t es = (uintptr_t)kb_vec_size(dt);
+    uintptr_t ahead = (uintptr_t)x + (uintptr_t)r->blen * es;
+    /* y: the row a second pass will write (log_softmax), fetched too. */
+    uintptr_t warm = y ? (uintptr_t)y : ahead;
     if (mr.huge) {
       for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
       if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      for (int64_t c = b0; c < full; c += 16) {
+        vec_avx512__kv_prefetch(ahead + (uintptr_t)c * es);
+        vec_avx512__kv_prefetch(warm + (uintptr_t)c * es);
+        vec_avx512__acc_exps(&acc, vec_avx512__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      }
       if (full < b1) vec_avx512__acc_exps(&acc, vec_avx512__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
@@ -16751,14 +16813,14 @@ KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y,
   if (!want_log) {
     float stack[KV_KEEP_STACK];
     float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
-    vec_avx512__row_reduce(dt, x, cols, &rs, keep, 0);
+    vec_avx512__row_reduce(dt, x, cols, &rs, keep, 0, NULL);
     if (rs.bad)
       vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
     else
       vec_avx512__scale_row(dt, x, keep, y, cols, &rs, 1.0);
     return;
   }
-  vec_avx512__row_reduce(dt, x, cols, &rs, NULL, 1);
+  vec_avx512__row_reduce(dt, x, cols, &rs, NULL, 1, y);
   if (rs.bad) {
     vec_avx512__fill_row(dt, y, cols, vec_avx512__qnan());
     return;
@@ -16789,7 +16851,7 @@ KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -16807,7 +16869,7 @@ KV_ATTR static void vec_avx512__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0, NULL);
     if (rs.bad) {
       vec_avx512__fill_row(KB_VEC_F32, g, cols, vec_avx512__qnan());
       continue;
@@ -16859,7 +16921,7 @@ KV_FN vec_avx512__kvf vec_avx512__mul_inv(vec_avx512__kvf x, vec_avx512__kvf ih,
  * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
  * |y|), or in double rounded once for the rows inv_pair sends there. */
 KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
-                       struct vec_avx512__kv_inv iv) {
+                       struct vec_avx512__kv_inv iv, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   if (!iv.fast) {
     vec_avx512__kvd inv = vec_avx512__kvd_set(iv.inv);
@@ -16872,18 +16934,27 @@ KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
     return;
   }
   vec_avx512__kvf ih = vec_avx512__kv_set(iv.ih), il = vec_avx512__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld(xdt, xr, c), ih, il), vec_avx512__ld(wdt, w, c))));
+  }
   if (n > 0) vec_avx512__st_n(ydt, yr, full, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld_n(xdt, xr, full, n), ih, il), vec_avx512__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it. */
-KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+ * there and the output pass reads it.  The memory the passes will need is
+ * fetched while the other pass computes: the row of y during the first
+ * pass, the next row of x (next: its address; any address when there is
+ * none, a prefetch does not fault) during the output pass. */
+KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
+                       uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
     vec_avx512__kvf v = vec_avx512__ld(dt, xr, c);
     if (keep) vec_avx512__kv_store(keep + c, v);
     vec_avx512__kvd d = vec_avx512__kvd_from(v);
@@ -16897,9 +16968,9 @@ KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *
   }
   struct vec_avx512__kv_inv inv = vec_avx512__inv_pair(vec_avx512__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
-    vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+    vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next);
   else
-    vec_avx512__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+    vec_avx512__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
 KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -16908,11 +16979,13 @@ KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const vo
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx512__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+      vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+    vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
+                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -16935,7 +17008,7 @@ KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, cons
  * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
  * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
-KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var, uintptr_t warm, uintptr_t warm_es) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
@@ -16947,6 +17020,7 @@ KV_FN void vec_avx512__row_moments(int dt, const void *x, int64_t cols, double *
     vec_avx512__kvd k = vec_avx512__kvd_set(kk);
     vec_avx512__kvd s1 = vec_avx512__kvd_set(0.0), s2 = vec_avx512__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
+      vec_avx512__kv_prefetch(warm + (uintptr_t)c * warm_es);
       vec_avx512__kvd d = vec_avx512__kvd_sub(vec_avx512__kvd_from(vec_avx512__ld(dt, x, c)), k);
       s1 = vec_avx512__kvd_add(s1, d);
       s2 = vec_avx512__kvd_fma(d, d, s2);
@@ -16990,13 +17064,15 @@ KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvf nmh, v
   return vec_avx512__canon(t);
 }
 
-/* One row; dtypes as rmsnorm_row's. */
+/* One row; dtypes and prefetches (next: the next row of x, in ydt) as
+ * rmsnorm_row's. */
 KV_FN void vec_avx512__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
-                         void *yr, int64_t cols, float eps) {
+                         void *yr, int64_t cols, float eps, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
   double mean, var;
-  vec_avx512__row_moments(xdt, xr, cols, &mean, &var);
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  vec_avx512__row_moments(xdt, xr, cols, &mean, &var, (uintptr_t)yr, es);
   struct vec_avx512__kv_inv iv = vec_avx512__inv_pair(var, (double)eps, cols);
   if (!iv.fast) {
     vec_avx512__kvd vm = vec_avx512__kvd_set(mean), inv = vec_avx512__kvd_set(iv.inv);
@@ -17012,9 +17088,11 @@ KV_FN void vec_avx512__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   }
   float mh = (float)mean;
   vec_avx512__kvf nmh = vec_avx512__kv_set(-mh), ml = vec_avx512__kv_set((float)(mean - (double)mh)), ih = vec_avx512__kv_set(iv.ih), il = vec_avx512__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx512__st(ydt, yr, c,
        vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
+  }
   if (n > 0)
     vec_avx512__st_n(ydt, yr, full,
          vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
@@ -17031,12 +17109,14 @@ KV_FN void vec_avx512__layernorm_rows(int dt, int has_w, int has_b, int64_t rows
     if (has_b) vec_avx512__widen_row(dt, b, cols, bf);
     for (int64_t r = 0; r < rows; r++) {
       vec_avx512__widen_row(dt, (const char *)x + r * stride, cols, xf);
-      vec_avx512__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+      vec_avx512__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps,
+                    (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     }
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+    vec_avx512__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -17160,12 +17240,19 @@ KV_FN void vec_avx512__sincos_d(vec_avx512__kvd a, vec_avx512__kvd *sn, vec_avx5
  * (products and sums each rounded, as docs/kernels.md writes them), one
  * rounding to float; NaN canonical (two NaN inputs may meet). */
 KV_FN void vec_avx512__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx512__kvd c, vec_avx512__kvd s) {
-  vec_avx512__kvf a = vec_avx512__kv_load_n(x, n), b = vec_avx512__kv_load_n(x + h, n);
+  /* Whole vectors take plain loads and stores: avx2's masked store costs
+   * several times a plain one on some cores (AMD Zen). */
+  vec_avx512__kvf a = n == 16 ? vec_avx512__kv_load(x) : vec_avx512__kv_load_n(x, n), b = n == 16 ? vec_avx512__kv_load(x + h) : vec_avx512__kv_load_n(x + h, n);
   vec_avx512__kvd a0 = vec_avx512__kvd_from(a), b0 = vec_avx512__kvd_from(b);
   vec_avx512__kvf ya = vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_sub(vec_avx512__kvd_mul(a0, c), vec_avx512__kvd_mul(b0, s))));
   vec_avx512__kvf yb = vec_avx512__canon(vec_avx512__kvd_to_f(vec_avx512__kvd_add(vec_avx512__kvd_mul(b0, c), vec_avx512__kvd_mul(a0, s))));
-  vec_avx512__kv_store_n(y, ya, n);
-  vec_avx512__kv_store_n(y + h, yb, n);
+  if (n == 16) {
+    vec_avx512__kv_store(y, ya);
+    vec_avx512__kv_store(y + h, yb);
+  } else {
+    vec_avx512__kv_store_n(y, ya, n);
+    vec_avx512__kv_store_n(y + h, yb, n);
+  }
 }
 
 KV_ATTR static void vec_avx512__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
@@ -17369,6 +17456,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_mref
 #undef kv_mref_of
 #undef kv_mul
+#undef kv_prefetch
 #undef kv_rowsum
 #undef kv_sel
 #undef kv_set
@@ -17470,6 +17558,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_mask_first vec_avx512_bf16__kv_mask_first
 #define kv_load vec_avx512_bf16__kv_load
 #define kv_load_n vec_avx512_bf16__kv_load_n
+#define kv_prefetch vec_avx512_bf16__kv_prefetch
 #define kv_store vec_avx512_bf16__kv_store
 #define kv_store_n vec_avx512_bf16__kv_store_n
 #define kv_add vec_avx512_bf16__kv_add
@@ -17660,6 +17749,11 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_set(float a) { return _mm512_set1
 KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_mask_first(int64_t n) { return n >= 16 ? (vec_avx512_bf16__kvm)0xffff : (n <= 0 ? (vec_avx512_bf16__kvm)0 : (vec_avx512_bf16__kvm)((1u << n) - 1u)); }
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load(const float *p) { return _mm512_loadu_ps(p); }
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(vec_avx512_bf16__kv_mask_first(n), p); }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void vec_avx512_bf16__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+
 KV_FN void vec_avx512_bf16__kv_store(float *p, vec_avx512_bf16__kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void vec_avx512_bf16__kv_store_n(float *p, vec_avx512_bf16__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512_bf16__kv_mask_first(n), v); }
 
@@ -18459,7 +18553,8 @@ static int64_t vec_avx512_bf16__kv_hsumi(const int32_t l[16]) {
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
-KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512_bf16__kv_rowsum *r, float *keep, int ones_apart) {
+KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, struct vec_avx512_bf16__kv_rowsum *r, float *keep, int ones_apart,
+                      void *y) {
   float m = -INFINITY;
   struct vec_avx512_bf16__kv_acc acc = {vec_avx512_bf16__kvd_set(0.0), vec_avx512_bf16__kv_set(0.0f), vec_avx512_bf16__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -18505,11 +18600,22 @@ KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, stru
     /* keep + c is only formed when keep is a row (a NULL pointer plus an
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    /* The exponentials are arithmetic on a block already in cache: the
+     * memory reads the next block (or the next row) needs are started
+     * meanwhile, one line per 16 elements, instead of stalling its max. */
+    uintptr_t es = (uintptr_t)kb_vec_size(dt);
+    uintptr_t ahead = (uintptr_t)x + (uintptr_t)r->blen * es;
+    /* y: the row a second pass will write (log_softmax), fetched too. */
+    uintptr_t warm = y ? (uintptr_t)y : ahead;
     if (mr.huge) {
       for (int64_t c = b0; c < full; c += 16) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
       if (full < b1) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      for (int64_t c = b0; c < full; c += 16) {
+        vec_avx512_bf16__kv_prefetch(ahead + (uintptr_t)c * es);
+        vec_avx512_bf16__kv_prefetch(warm + (uintptr_t)c * es);
+        vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      }
       if (full < b1) vec_avx512_bf16__acc_exps(&acc, vec_avx512_bf16__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
@@ -18599,14 +18705,14 @@ KV_FN void vec_avx512_bf16__softmax_row(int dt, int want_log, const void *x, voi
   if (!want_log) {
     float stack[KV_KEEP_STACK];
     float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
-    vec_avx512_bf16__row_reduce(dt, x, cols, &rs, keep, 0);
+    vec_avx512_bf16__row_reduce(dt, x, cols, &rs, keep, 0, NULL);
     if (rs.bad)
       vec_avx512_bf16__fill_row(dt, y, cols, vec_avx512_bf16__qnan());
     else
       vec_avx512_bf16__scale_row(dt, x, keep, y, cols, &rs, 1.0);
     return;
   }
-  vec_avx512_bf16__row_reduce(dt, x, cols, &rs, NULL, 1);
+  vec_avx512_bf16__row_reduce(dt, x, cols, &rs, NULL, 1, y);
   if (rs.bad) {
     vec_avx512_bf16__fill_row(dt, y, cols, vec_avx512_bf16__qnan());
     return;
@@ -18637,7 +18743,7 @@ KV_ATTR static void vec_avx512_bf16__ce_forward(int64_t rows, int64_t cols, cons
     }
     const float *x = logits + r * cols;
     struct vec_avx512_bf16__kv_rowsum rs;
-    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -18655,7 +18761,7 @@ KV_ATTR static void vec_avx512_bf16__ce_backward(int64_t rows, int64_t cols, con
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_avx512_bf16__kv_rowsum rs;
-    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0, NULL);
     if (rs.bad) {
       vec_avx512_bf16__fill_row(KB_VEC_F32, g, cols, vec_avx512_bf16__qnan());
       continue;
@@ -18707,7 +18813,7 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__mul_inv(vec_avx512_bf16__kvf x, vec_
  * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
  * |y|), or in double rounded once for the rows inv_pair sends there. */
 KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
-                       struct vec_avx512_bf16__kv_inv iv) {
+                       struct vec_avx512_bf16__kv_inv iv, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   if (!iv.fast) {
     vec_avx512_bf16__kvd inv = vec_avx512_bf16__kvd_set(iv.inv);
@@ -18720,18 +18826,27 @@ KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const 
     return;
   }
   vec_avx512_bf16__kvf ih = vec_avx512_bf16__kv_set(iv.ih), il = vec_avx512_bf16__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512_bf16__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld(xdt, xr, c), ih, il), vec_avx512_bf16__ld(wdt, w, c))));
+  }
   if (n > 0) vec_avx512_bf16__st_n(ydt, yr, full, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld_n(xdt, xr, full, n), ih, il), vec_avx512_bf16__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it. */
-KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+ * there and the output pass reads it.  The memory the passes will need is
+ * fetched while the other pass computes: the row of y during the first
+ * pass, the next row of x (next: its address; any address when there is
+ * none, a prefetch does not fault) during the output pass. */
+KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
+                       uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512_bf16__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
     vec_avx512_bf16__kvf v = vec_avx512_bf16__ld(dt, xr, c);
     if (keep) vec_avx512_bf16__kv_store(keep + c, v);
     vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
@@ -18745,9 +18860,9 @@ KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const v
   }
   struct vec_avx512_bf16__kv_inv inv = vec_avx512_bf16__inv_pair(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
-    vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+    vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next);
   else
-    vec_avx512_bf16__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+    vec_avx512_bf16__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
 KV_FN void vec_avx512_bf16__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -18756,11 +18871,13 @@ KV_FN void vec_avx512_bf16__rmsnorm_rows(int dt, int64_t rows, int64_t cols, con
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx512_bf16__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+      vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+    vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
+                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -18783,7 +18900,7 @@ KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols,
  * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
  * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
-KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var, uintptr_t warm, uintptr_t warm_es) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
@@ -18795,6 +18912,7 @@ KV_FN void vec_avx512_bf16__row_moments(int dt, const void *x, int64_t cols, dou
     vec_avx512_bf16__kvd k = vec_avx512_bf16__kvd_set(kk);
     vec_avx512_bf16__kvd s1 = vec_avx512_bf16__kvd_set(0.0), s2 = vec_avx512_bf16__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
+      vec_avx512_bf16__kv_prefetch(warm + (uintptr_t)c * warm_es);
       vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(vec_avx512_bf16__ld(dt, x, c)), k);
       s1 = vec_avx512_bf16__kvd_add(s1, d);
       s2 = vec_avx512_bf16__kvd_fma(d, d, s2);
@@ -18838,13 +18956,15 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx
   return vec_avx512_bf16__canon(t);
 }
 
-/* One row; dtypes as rmsnorm_row's. */
+/* One row; dtypes and prefetches (next: the next row of x, in ydt) as
+ * rmsnorm_row's. */
 KV_FN void vec_avx512_bf16__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
-                         void *yr, int64_t cols, float eps) {
+                         void *yr, int64_t cols, float eps, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f);
   double mean, var;
-  vec_avx512_bf16__row_moments(xdt, xr, cols, &mean, &var);
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  vec_avx512_bf16__row_moments(xdt, xr, cols, &mean, &var, (uintptr_t)yr, es);
   struct vec_avx512_bf16__kv_inv iv = vec_avx512_bf16__inv_pair(var, (double)eps, cols);
   if (!iv.fast) {
     vec_avx512_bf16__kvd vm = vec_avx512_bf16__kvd_set(mean), inv = vec_avx512_bf16__kvd_set(iv.inv);
@@ -18860,9 +18980,11 @@ KV_FN void vec_avx512_bf16__layernorm_row(int xdt, const void *xr, int wdt, int 
   }
   float mh = (float)mean;
   vec_avx512_bf16__kvf nmh = vec_avx512_bf16__kv_set(-mh), ml = vec_avx512_bf16__kv_set((float)(mean - (double)mh)), ih = vec_avx512_bf16__kv_set(iv.ih), il = vec_avx512_bf16__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512_bf16__kv_prefetch(next + (uintptr_t)c * es);
     vec_avx512_bf16__st(ydt, yr, c,
        vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
+  }
   if (n > 0)
     vec_avx512_bf16__st_n(ydt, yr, full,
          vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
@@ -18879,12 +19001,14 @@ KV_FN void vec_avx512_bf16__layernorm_rows(int dt, int has_w, int has_b, int64_t
     if (has_b) vec_avx512_bf16__widen_row(dt, b, cols, bf);
     for (int64_t r = 0; r < rows; r++) {
       vec_avx512_bf16__widen_row(dt, (const char *)x + r * stride, cols, xf);
-      vec_avx512_bf16__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+      vec_avx512_bf16__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps,
+                    (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     }
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512_bf16__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+    vec_avx512_bf16__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -19008,12 +19132,19 @@ KV_FN void vec_avx512_bf16__sincos_d(vec_avx512_bf16__kvd a, vec_avx512_bf16__kv
  * (products and sums each rounded, as docs/kernels.md writes them), one
  * rounding to float; NaN canonical (two NaN inputs may meet). */
 KV_FN void vec_avx512_bf16__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_avx512_bf16__kvd c, vec_avx512_bf16__kvd s) {
-  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_load_n(x, n), b = vec_avx512_bf16__kv_load_n(x + h, n);
+  /* Whole vectors take plain loads and stores: avx2's masked store costs
+   * several times a plain one on some cores (AMD Zen). */
+  vec_avx512_bf16__kvf a = n == 16 ? vec_avx512_bf16__kv_load(x) : vec_avx512_bf16__kv_load_n(x, n), b = n == 16 ? vec_avx512_bf16__kv_load(x + h) : vec_avx512_bf16__kv_load_n(x + h, n);
   vec_avx512_bf16__kvd a0 = vec_avx512_bf16__kvd_from(a), b0 = vec_avx512_bf16__kvd_from(b);
   vec_avx512_bf16__kvf ya = vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_mul(a0, c), vec_avx512_bf16__kvd_mul(b0, s))));
   vec_avx512_bf16__kvf yb = vec_avx512_bf16__canon(vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_mul(b0, c), vec_avx512_bf16__kvd_mul(a0, s))));
-  vec_avx512_bf16__kv_store_n(y, ya, n);
-  vec_avx512_bf16__kv_store_n(y + h, yb, n);
+  if (n == 16) {
+    vec_avx512_bf16__kv_store(y, ya);
+    vec_avx512_bf16__kv_store(y + h, yb);
+  } else {
+    vec_avx512_bf16__kv_store_n(y, ya, n);
+    vec_avx512_bf16__kv_store_n(y + h, yb, n);
+  }
 }
 
 KV_ATTR static void vec_avx512_bf16__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
@@ -19218,6 +19349,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_mref
 #undef kv_mref_of
 #undef kv_mul
+#undef kv_prefetch
 #undef kv_rowsum
 #undef kv_sel
 #undef kv_set
@@ -19319,6 +19451,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_mask_first vec_scalar__kv_mask_first
 #define kv_load vec_scalar__kv_load
 #define kv_load_n vec_scalar__kv_load_n
+#define kv_prefetch vec_scalar__kv_prefetch
 #define kv_store vec_scalar__kv_store
 #define kv_store_n vec_scalar__kv_store_n
 #define kv_add vec_scalar__kv_add
@@ -19520,6 +19653,11 @@ KV_FN vec_scalar__kvf vec_scalar__kv_load_n(const float *p, int64_t n) {
   memcpy(r.v, p, (size_t)(n < 16 ? n : 16) * sizeof(float));
   return r;
 }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void vec_scalar__kv_prefetch(uintptr_t p) { (void)p; }
+
 KV_FN void vec_scalar__kv_store(float *p, vec_scalar__kvf v) { memcpy(p, v.v, sizeof v.v); }
 KV_FN void vec_scalar__kv_store_n(float *p, vec_scalar__kvf v, int64_t n) { memcpy(p, v.v, (size_t)(n < 16 ? n : 16) * sizeof(float)); }
 
@@ -20406,7 +20544,8 @@ static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
-KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r, float *keep, int ones_apart) {
+KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct vec_scalar__kv_rowsum *r, float *keep, int ones_apart,
+                      void *y) {
   float m = -INFINITY;
   struct vec_scalar__kv_acc acc = {vec_scalar__kvd_set(0.0), vec_scalar__kv_set(0.0f), vec_scalar__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -20452,11 +20591,22 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
     /* keep + c is only formed when keep is a row (a NULL pointer plus an
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    /* The exponentials are arithmetic on a block already in cache: the
+     * memory reads the next block (or the next row) needs are started
+     * meanwhile, one line per 16 elements, instead of stalling its max. */
+    uintptr_t es = (uintptr_t)kb_vec_size(dt);
+    uintptr_t ahead = (uintptr_t)x + (uintptr_t)r->blen * es;
+    /* y: the row a second pass will write (log_softmax), fetched too. */
+    uintptr_t warm = y ? (uintptr_t)y : ahead;
     if (mr.huge) {
       for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
       if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      for (int64_t c = b0; c < full; c += 16) {
+        vec_scalar__kv_prefetch(ahead + (uintptr_t)c * es);
+        vec_scalar__kv_prefetch(warm + (uintptr_t)c * es);
+        vec_scalar__acc_exps(&acc, vec_scalar__ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      }
       if (full < b1) vec_scalar__acc_exps(&acc, vec_scalar__ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
@@ -20546,14 +20696,14 @@ KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y,
   if (!want_log) {
     float stack[KV_KEEP_STACK];
     float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
-    vec_scalar__row_reduce(dt, x, cols, &rs, keep, 0);
+    vec_scalar__row_reduce(dt, x, cols, &rs, keep, 0, NULL);
     if (rs.bad)
       vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
     else
       vec_scalar__scale_row(dt, x, keep, y, cols, &rs, 1.0);
     return;
   }
-  vec_scalar__row_reduce(dt, x, cols, &rs, NULL, 1);
+  vec_scalar__row_reduce(dt, x, cols, &rs, NULL, 1, y);
   if (rs.bad) {
     vec_scalar__fill_row(dt, y, cols, vec_scalar__qnan());
     return;
@@ -20584,7 +20734,7 @@ KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const flo
     }
     const float *x = logits + r * cols;
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -20602,7 +20752,7 @@ KV_ATTR static void vec_scalar__ce_backward(int64_t rows, int64_t cols, const fl
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, g, 0, NULL);
     if (rs.bad) {
       vec_scalar__fill_row(KB_VEC_F32, g, cols, vec_scalar__qnan());
       continue;
@@ -20654,7 +20804,7 @@ KV_FN vec_scalar__kvf vec_scalar__mul_inv(vec_scalar__kvf x, vec_scalar__kvf ih,
  * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
  * |y|), or in double rounded once for the rows inv_pair sends there. */
 KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
-                       struct vec_scalar__kv_inv iv) {
+                       struct vec_scalar__kv_inv iv, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   if (!iv.fast) {
     vec_scalar__kvd inv = vec_scalar__kvd_set(iv.inv);
@@ -20667,18 +20817,27 @@ KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
     return;
   }
   vec_scalar__kvf ih = vec_scalar__kv_set(iv.ih), il = vec_scalar__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_scalar__kv_prefetch(next + (uintptr_t)c * es);
     vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld(xdt, xr, c), ih, il), vec_scalar__ld(wdt, w, c))));
+  }
   if (n > 0) vec_scalar__st_n(ydt, yr, full, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld_n(xdt, xr, full, n), ih, il), vec_scalar__ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it. */
-KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+ * there and the output pass reads it.  The memory the passes will need is
+ * fetched while the other pass computes: the row of y during the first
+ * pass, the next row of x (next: its address; any address when there is
+ * none, a prefetch does not fault) during the output pass. */
+KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
+                       uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
+    vec_scalar__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
     vec_scalar__kvf v = vec_scalar__ld(dt, xr, c);
     if (keep) vec_scalar__kv_store(keep + c, v);
     vec_scalar__kvd d = vec_scalar__kvd_from(v);
@@ -20692,9 +20851,9 @@ KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *
   }
   struct vec_scalar__kv_inv inv = vec_scalar__inv_pair(vec_scalar__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
-    vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+    vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next);
   else
-    vec_scalar__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+    vec_scalar__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
 KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -20703,11 +20862,13 @@ KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const vo
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_scalar__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+      vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+    vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
+                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -20730,7 +20891,7 @@ KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, cons
  * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
  * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
-KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *mean, double *var, uintptr_t warm, uintptr_t warm_es) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
@@ -20742,6 +20903,7 @@ KV_FN void vec_scalar__row_moments(int dt, const void *x, int64_t cols, double *
     vec_scalar__kvd k = vec_scalar__kvd_set(kk);
     vec_scalar__kvd s1 = vec_scalar__kvd_set(0.0), s2 = vec_scalar__kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
+      vec_scalar__kv_prefetch(warm + (uintptr_t)c * warm_es);
       vec_scalar__kvd d = vec_scalar__kvd_sub(vec_scalar__kvd_from(vec_scalar__ld(dt, x, c)), k);
       s1 = vec_scalar__kvd_add(s1, d);
       s2 = vec_scalar__kvd_fma(d, d, s2);
@@ -20785,13 +20947,15 @@ KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvf nmh, v
   return vec_scalar__canon(t);
 }
 
-/* One row; dtypes as rmsnorm_row's. */
+/* One row; dtypes and prefetches (next: the next row of x, in ydt) as
+ * rmsnorm_row's. */
 KV_FN void vec_scalar__layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
-                         void *yr, int64_t cols, float eps) {
+                         void *yr, int64_t cols, float eps, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
   double mean, var;
-  vec_scalar__row_moments(xdt, xr, cols, &mean, &var);
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  vec_scalar__row_moments(xdt, xr, cols, &mean, &var, (uintptr_t)yr, es);
   struct vec_scalar__kv_inv iv = vec_scalar__inv_pair(var, (double)eps, cols);
   if (!iv.fast) {
     vec_scalar__kvd vm = vec_scalar__kvd_set(mean), inv = vec_scalar__kvd_set(iv.inv);
@@ -20807,9 +20971,11 @@ KV_FN void vec_scalar__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   }
   float mh = (float)mean;
   vec_scalar__kvf nmh = vec_scalar__kv_set(-mh), ml = vec_scalar__kv_set((float)(mean - (double)mh)), ih = vec_scalar__kv_set(iv.ih), il = vec_scalar__kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_scalar__kv_prefetch(next + (uintptr_t)c * es);
     vec_scalar__st(ydt, yr, c,
        vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
+  }
   if (n > 0)
     vec_scalar__st_n(ydt, yr, full,
          vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
@@ -20826,12 +20992,14 @@ KV_FN void vec_scalar__layernorm_rows(int dt, int has_w, int has_b, int64_t rows
     if (has_b) vec_scalar__widen_row(dt, b, cols, bf);
     for (int64_t r = 0; r < rows; r++) {
       vec_scalar__widen_row(dt, (const char *)x + r * stride, cols, xf);
-      vec_scalar__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+      vec_scalar__layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps,
+                    (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     }
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_scalar__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+    vec_scalar__layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -20955,12 +21123,19 @@ KV_FN void vec_scalar__sincos_d(vec_scalar__kvd a, vec_scalar__kvd *sn, vec_scal
  * (products and sums each rounded, as docs/kernels.md writes them), one
  * rounding to float; NaN canonical (two NaN inputs may meet). */
 KV_FN void vec_scalar__rope_pairs(const float *x, float *y, int64_t h, int64_t n, vec_scalar__kvd c, vec_scalar__kvd s) {
-  vec_scalar__kvf a = vec_scalar__kv_load_n(x, n), b = vec_scalar__kv_load_n(x + h, n);
+  /* Whole vectors take plain loads and stores: avx2's masked store costs
+   * several times a plain one on some cores (AMD Zen). */
+  vec_scalar__kvf a = n == 16 ? vec_scalar__kv_load(x) : vec_scalar__kv_load_n(x, n), b = n == 16 ? vec_scalar__kv_load(x + h) : vec_scalar__kv_load_n(x + h, n);
   vec_scalar__kvd a0 = vec_scalar__kvd_from(a), b0 = vec_scalar__kvd_from(b);
   vec_scalar__kvf ya = vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_sub(vec_scalar__kvd_mul(a0, c), vec_scalar__kvd_mul(b0, s))));
   vec_scalar__kvf yb = vec_scalar__canon(vec_scalar__kvd_to_f(vec_scalar__kvd_add(vec_scalar__kvd_mul(b0, c), vec_scalar__kvd_mul(a0, s))));
-  vec_scalar__kv_store_n(y, ya, n);
-  vec_scalar__kv_store_n(y + h, yb, n);
+  if (n == 16) {
+    vec_scalar__kv_store(y, ya);
+    vec_scalar__kv_store(y + h, yb);
+  } else {
+    vec_scalar__kv_store_n(y, ya, n);
+    vec_scalar__kv_store_n(y + h, yb, n);
+  }
 }
 
 KV_ATTR static void vec_scalar__rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,
@@ -21166,6 +21341,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_mref
 #undef kv_mref_of
 #undef kv_mul
+#undef kv_prefetch
 #undef kv_rowsum
 #undef kv_sel
 #undef kv_set

@@ -598,7 +598,8 @@ static int64_t kv_hsumi(const int32_t l[16]) {
  * each e^(x - m_b) is also stored there rounded to float; keep may be x
  * itself (every vector is read before it is written).
  */
-KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, float *keep, int ones_apart) {
+KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, float *keep, int ones_apart,
+                      void *y) {
   float m = -INFINITY;
   struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
@@ -644,11 +645,22 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, 
     /* keep + c is only formed when keep is a row (a NULL pointer plus an
      * offset is undefined behaviour). */
 #define KV_KEEP(c) (keep ? keep + (c) : NULL)
+    /* The exponentials are arithmetic on a block already in cache: the
+     * memory reads the next block (or the next row) needs are started
+     * meanwhile, one line per 16 elements, instead of stalling its max. */
+    uintptr_t es = (uintptr_t)kb_vec_size(dt);
+    uintptr_t ahead = (uintptr_t)x + (uintptr_t)r->blen * es;
+    /* y: the row a second pass will write (log_softmax), fetched too. */
+    uintptr_t warm = y ? (uintptr_t)y : ahead;
     if (mr.huge) {
       for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 1, KV_KEEP(c), ones_apart);
       if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 1, KV_KEEP(full), ones_apart);
     } else {
-      for (int64_t c = b0; c < full; c += 16) acc_exps(&acc, ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      for (int64_t c = b0; c < full; c += 16) {
+        kv_prefetch(ahead + (uintptr_t)c * es);
+        kv_prefetch(warm + (uintptr_t)c * es);
+        acc_exps(&acc, ld(dt, x, c), 16, &mr, 0, KV_KEEP(c), ones_apart);
+      }
       if (full < b1) acc_exps(&acc, ld_n(dt, x, full, b1 - full), b1 - full, &mr, 0, KV_KEEP(full), ones_apart);
     }
 #undef KV_KEEP
@@ -738,14 +750,14 @@ KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t col
   if (!want_log) {
     float stack[KV_KEEP_STACK];
     float *keep = dt == KB_VEC_F32 ? (float *)y : cols <= KV_KEEP_STACK ? stack : NULL;
-    row_reduce(dt, x, cols, &rs, keep, 0);
+    row_reduce(dt, x, cols, &rs, keep, 0, NULL);
     if (rs.bad)
       fill_row(dt, y, cols, qnan());
     else
       scale_row(dt, x, keep, y, cols, &rs, 1.0);
     return;
   }
-  row_reduce(dt, x, cols, &rs, NULL, 1);
+  row_reduce(dt, x, cols, &rs, NULL, 1, y);
   if (rs.bad) {
     fill_row(dt, y, cols, qnan());
     return;
@@ -776,7 +788,7 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
     }
     const float *x = logits + r * cols;
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1);
+    row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
     losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
   }
 }
@@ -794,7 +806,7 @@ KV_ATTR static void ce_backward(int64_t rows, int64_t cols, const float *logits,
     /* Read before the row is overwritten (dlogits may be logits). */
     double xt = (double)x[t];
     struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs, g, 0);
+    row_reduce(KB_VEC_F32, x, cols, &rs, g, 0, NULL);
     if (rs.bad) {
       fill_row(KB_VEC_F32, g, cols, qnan());
       continue;
@@ -846,7 +858,7 @@ KV_FN kvf mul_inv(kvf x, kvf ih, kvf il) { return kv_fma(x, ih, kv_mul(x, il)); 
  * rounded once (float32; docs/kernels.md: within 0.5 ulp of y plus 2^-24
  * |y|), or in double rounded once for the rows inv_pair sends there. */
 KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt, void *yr, int64_t cols,
-                       struct kv_inv iv) {
+                       struct kv_inv iv, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   if (!iv.fast) {
     kvd inv = kvd_set(iv.inv);
@@ -859,18 +871,27 @@ KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt,
     return;
   }
   kvf ih = kv_set(iv.ih), il = kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  for (int64_t c = 0; c < full; c += 16) {
+    kv_prefetch(next + (uintptr_t)c * es);
     st(ydt, yr, c, canon(kv_mul(mul_inv(ld(xdt, xr, c), ih, il), ld(wdt, w, c))));
+  }
   if (n > 0) st_n(ydt, yr, full, canon(kv_mul(mul_inv(ld_n(xdt, xr, full, n), ih, il), ld_n(wdt, w, full, n))), n);
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it. */
-KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep) {
+ * there and the output pass reads it.  The memory the passes will need is
+ * fetched while the other pass computes: the row of y during the first
+ * pass, the next row of x (next: its address; any address when there is
+ * none, a prefetch does not fault) during the output pass. */
+KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
+                       uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   kvd acc = kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
+    kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
     kvf v = ld(dt, xr, c);
     if (keep) kv_store(keep + c, v);
     kvd d = kvd_from(v);
@@ -884,9 +905,9 @@ KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr,
   }
   struct kv_inv inv = inv_pair(kvd_hsum16(acc) / (double)cols, (double)eps, cols);
   if (keep)
-    rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv);
+    rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next);
   else
-    rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv);
+    rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
 KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -895,11 +916,13 @@ KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf);
+      rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL);
+    rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
+                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
@@ -922,7 +945,7 @@ KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, c
  * full blocks).  Blocks are merged in order with Chan et al.'s pairwise
  * update, M2 += M2_b + d^2 n n_b / (n + n_b).
  */
-KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double *var) {
+KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double *var, uintptr_t warm, uintptr_t warm_es) {
   double n = 0.0, mu = 0.0, m2 = 0.0;
   for (int64_t b0 = 0; b0 < cols; b0 += KV_LN_BLOCK) {
     int64_t b1 = cols - b0 < KV_LN_BLOCK ? cols : b0 + KV_LN_BLOCK;
@@ -934,6 +957,7 @@ KV_FN void row_moments(int dt, const void *x, int64_t cols, double *mean, double
     kvd k = kvd_set(kk);
     kvd s1 = kvd_set(0.0), s2 = kvd_set(0.0);
     for (int64_t c = b0; c < full; c += 16) {
+      kv_prefetch(warm + (uintptr_t)c * warm_es);
       kvd d = kvd_sub(kvd_from(ld(dt, x, c)), k);
       s1 = kvd_add(s1, d);
       s2 = kvd_fma(d, d, s2);
@@ -977,13 +1001,15 @@ KV_FN kvf ln_v(kvf v, kvf nmh, kvf ml, kvf ih, kvf il, int has_w, kvf w, int has
   return canon(t);
 }
 
-/* One row; dtypes as rmsnorm_row's. */
+/* One row; dtypes and prefetches (next: the next row of x, in ydt) as
+ * rmsnorm_row's. */
 KV_FN void layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void *w, int has_b, const void *b, int ydt,
-                         void *yr, int64_t cols, float eps) {
+                         void *yr, int64_t cols, float eps, uintptr_t next) {
   int64_t full = cols / 16 * 16, n = cols - full;
   kvf zero = kv_set(0.0f);
   double mean, var;
-  row_moments(xdt, xr, cols, &mean, &var);
+  uintptr_t es = (uintptr_t)kb_vec_size(ydt);
+  row_moments(xdt, xr, cols, &mean, &var, (uintptr_t)yr, es);
   struct kv_inv iv = inv_pair(var, (double)eps, cols);
   if (!iv.fast) {
     kvd vm = kvd_set(mean), inv = kvd_set(iv.inv);
@@ -999,9 +1025,11 @@ KV_FN void layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void
   }
   float mh = (float)mean;
   kvf nmh = kv_set(-mh), ml = kv_set((float)(mean - (double)mh)), ih = kv_set(iv.ih), il = kv_set(iv.il);
-  for (int64_t c = 0; c < full; c += 16)
+  for (int64_t c = 0; c < full; c += 16) {
+    kv_prefetch(next + (uintptr_t)c * es);
     st(ydt, yr, c,
        ln_v(ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
+  }
   if (n > 0)
     st_n(ydt, yr, full,
          ln_v(ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
@@ -1018,12 +1046,14 @@ KV_FN void layernorm_rows(int dt, int has_w, int has_b, int64_t rows, int64_t co
     if (has_b) widen_row(dt, b, cols, bf);
     for (int64_t r = 0; r < rows; r++) {
       widen_row(dt, (const char *)x + r * stride, cols, xf);
-      layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps);
+      layernorm_row(KB_VEC_F32, xf, KB_VEC_F32, has_w, wf, has_b, bf, dt, (char *)y + r * stride, cols, eps,
+                    (uintptr_t)x + (uintptr_t)((r + 1) * stride));
     }
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps);
+    layernorm_row(dt, (const char *)x + r * stride, dt, has_w, w, has_b, b, dt, (char *)y + r * stride, cols, eps,
+                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
 }
 
 #define KV_LN_DT(DT)                                                                                   \
@@ -1147,12 +1177,19 @@ KV_FN void sincos_d(kvd a, kvd *sn, kvd *cs) {
  * (products and sums each rounded, as docs/kernels.md writes them), one
  * rounding to float; NaN canonical (two NaN inputs may meet). */
 KV_FN void rope_pairs(const float *x, float *y, int64_t h, int64_t n, kvd c, kvd s) {
-  kvf a = kv_load_n(x, n), b = kv_load_n(x + h, n);
+  /* Whole vectors take plain loads and stores: avx2's masked store costs
+   * several times a plain one on some cores (AMD Zen). */
+  kvf a = n == 16 ? kv_load(x) : kv_load_n(x, n), b = n == 16 ? kv_load(x + h) : kv_load_n(x + h, n);
   kvd a0 = kvd_from(a), b0 = kvd_from(b);
   kvf ya = canon(kvd_to_f(kvd_sub(kvd_mul(a0, c), kvd_mul(b0, s))));
   kvf yb = canon(kvd_to_f(kvd_add(kvd_mul(b0, c), kvd_mul(a0, s))));
-  kv_store_n(y, ya, n);
-  kv_store_n(y + h, yb, n);
+  if (n == 16) {
+    kv_store(y, ya);
+    kv_store(y + h, yb);
+  } else {
+    kv_store_n(y, ya, n);
+    kv_store_n(y + h, yb, n);
+  }
 }
 
 KV_ATTR static void rope(int64_t s0, int64_t s1, int64_t heads, int64_t head_dim, const float *x,

@@ -32,6 +32,11 @@ KV_FN kvf kv_set(float a) { return _mm512_set1_ps(a); }
 KV_FN kvm kv_mask_first(int64_t n) { return n >= 16 ? (kvm)0xffff : (n <= 0 ? (kvm)0 : (kvm)((1u << n) - 1u)); }
 KV_FN kvf kv_load(const float *p) { return _mm512_loadu_ps(p); }
 KV_FN kvf kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(kv_mask_first(n), p); }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+
 KV_FN void kv_store(float *p, kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void kv_store_n(float *p, kvf v, int64_t n) { _mm512_mask_storeu_ps(p, kv_mask_first(n), v); }
 

@@ -49,6 +49,11 @@ KV_FN kvf kv_load_n(const float *p, int64_t n) {
   memcpy(r.v, p, (size_t)(n < 16 ? n : 16) * sizeof(float));
   return r;
 }
+/* A hint that the 64-byte line holding address p will be read soon; no
+ * effect on any result, and p need not point into an object (a prefetch
+ * does not fault). */
+KV_FN void kv_prefetch(uintptr_t p) { (void)p; }
+
 KV_FN void kv_store(float *p, kvf v) { memcpy(p, v.v, sizeof v.v); }
 KV_FN void kv_store_n(float *p, kvf v, int64_t n) { memcpy(p, v.v, (size_t)(n < 16 ? n : 16) * sizeof(float)); }
 
