@@ -340,9 +340,13 @@ static void allocate(void) {
   /* targets < the smallest class count used (64); ids < the smallest vocab (50). */
   fill_ids(buf.targets, wmax, 50, 30);
   for (size_t i = 0; i < wmax; i++) buf.positions[i] = (int32_t)i;
-  struct shape e = shape_of(K_EMBED, LARGE);
-  size_t table = (size_t)(e.d[1] * e.d[2]);
-  if (table < 64 * 64) table = 64 * 64;
+  /* The table is shared by every size class: the largest of them (with
+   * --quick the large class is smaller than the in-cache one). */
+  size_t table = 64 * 64;
+  for (int sz = LARGE; sz <= CACHED; sz++) {
+    struct shape e = shape_of(K_EMBED, (enum size_class)sz);
+    if ((size_t)(e.d[1] * e.d[2]) > table) table = (size_t)(e.d[1] * e.d[2]);
+  }
   buf.table = (float *)bench_alloc(table * 4);
   fill_uniform(buf.table, table, -1, 1, 31);
   buf.copy_bytes = bench_opt.smoke ? ((size_t)1 << 20) : bench_opt.quick ? ((size_t)32 << 20) : ((size_t)64 << 20);

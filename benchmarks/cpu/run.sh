@@ -56,8 +56,10 @@ else
   # The library's flags for its sources, the tools' flags for the benchmark.
   warn=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2 -Wundef -Wpointer-arith)
   mkdir -p "$logdir/obj"
-  for src in core/src/*.c kernels/cpu/*.c; do
-    [[ $src == *_test.c ]] && continue
+  # kernels/cpu and its family folders (decoder/, quant/); testutil/ holds
+  # test programs.
+  for src in core/src/*.c kernels/cpu/*.c kernels/cpu/*/*.c; do
+    [[ $src == *_test.c || $src == kernels/cpu/testutil/* ]] && continue
     gcc -c -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -fvisibility=hidden -fno-strict-aliasing -ffp-contract=off \
       "${warn[@]}" -Icore/include -Icore/src -o "$logdir/obj/$(basename "${src%.c}")_$(basename "$(dirname "$src")").o" "$src" &
   done

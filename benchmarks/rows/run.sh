@@ -12,7 +12,7 @@ gcc -std=c99 -O2 -D_POSIX_C_SOURCE=200809L -fvisibility=hidden -fno-strict-alias
   -I"$root/core/include" -o "$tmp/kb_rows" "$root/benchmarks/rows/kb_rows.c" "$root/bindings/go/kernelbridge.c" -lm -lpthread
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); $(nproc) CPUs; $(date -u '+%F %H:%M UTC')"
 for th in 1 2; do
-  for k in softmax log_softmax layernorm rmsnorm; do
+  for k in softmax log_softmax layernorm rmsnorm rope; do
     "$tmp/kb_rows" $k 4096 1024 10 $th; "$py" "$root/benchmarks/rows/torch_rows.py" $th $k
   done
   "$tmp/kb_rows" ce 64 32000 20 $th; "$py" "$root/benchmarks/rows/torch_rows.py" $th ce
