@@ -159,18 +159,64 @@ KV_FN kvd gtail_d(kvd a, kvi idx) {
 }
 
 /*
- * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
- * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
- * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
- * is used: e^(-128) makes the difference invisible.
+ * gelu(x) = x Phi(x) in float32 arithmetic.  With a = |x| (clamped to 14.5:
+ * beyond, gelu(-a) rounds to -0 and Phi(-a) is invisible beside x),
+ *   n = a Phi(-a) = a e^(-a^2/2) G(a) = -gelu(-a),
+ *   gelu(x) = -n for x < 0,  x - n for x >= 0  (x Phi(x) = x - x Phi(-x)),
+ * so both signs need n to about 2^-27 relative and nothing cancels:
+ *   - a^2 = sh + sl exactly (fms), e^(-a^2/2) = (th + tt) 2^e from the exp
+ *     core with the argument as that pair (its error near 2^-28);
+ *   - G from kb_vm_gf (vmath_tables.h): a degree-9 polynomial in t = a - c
+ *     (exact, but for a < 0.25 on the first interval, whose rounding error
+ *     tl is carried: Fast2Sum), c0 and c1 as float pairs; everything above
+ *     c1 t rounds in float, where it is at most 0.34 of G; G = gh + gl;
+ *   - n = a (gh + gl)(th + tt) as a pair nh + nl (the products' errors by
+ *     fms; the terms below 2^-24 of n rounded once).
+ * x < 0: -(nh + nl) rounded, then scaled by 2^e (exact unless the result is
+ * subnormal: one more rounding there).  x >= 0: x - (nh + nl) 2^e by Fast2Sum
+ * (x >= n), one final rounding; n / (x - n) = Phi(-a) / Phi(a) <= 1 bounds how
+ * much n's error shows.  Bounds in docs/kernels.md (exhaustive).  Signed
+ * zeros: -0 takes the negative side (-0 out).  NaN, +-inf: act_special.
  */
 KV_FN kvf gelu_v(kvf x) {
-  kvf ac = kv_min(kv_set(15.99f), kv_abs(x));
-  kvi idx = kv_to_int(kv_mul(ac, kv_set(0.5f)));
-  kvd xd = kvd_from(x);
-  kvd p = kvd_mul(exp_d_fast(kvd_mul(kvd_mul(xd, xd), kvd_set(-0.5))), gtail_d(kvd_from(ac), idx));
-  kvd phi = kvd_sel(kv_lt(x, kv_set(0.0f)), p, kvd_sub(kvd_set(1.0), p));
-  kvf y = kvd_to_f(kvd_mul(xd, phi));
+  kvf one = kv_set(1.0f);
+  kvf a = kv_min(kv_set(14.5f), kv_abs(x));
+  kvf sh = kv_mul(a, a);
+  kvf sl = kv_fms(a, a, sh);
+  kvf th, tt;
+  kvi e;
+  kv_exp_core2(kv_mul(sh, kv_set(-0.5f)), kv_mul(sl, kv_set(-0.5f)), &th, &tt, &e);
+  /* interval: [0,1) -> 0, [1,2) -> 1, then [2k-2, 2k) -> k, [12,16) -> 7 */
+  kvf v = kv_min(kv_min(a, kv_fma(a, kv_set(0.5f), one)), kv_set(7.0f));
+  kvi idx = kv_to_int(v);
+  kvf c = kv_lookup8(kb_vm_gf[KB_VM_GF_CENTRE], idx);
+  kvf t = kv_sub(a, c);
+  kvf tl = kv_sub(a, kv_add(t, c));
+  kvf p = kv_lookup8(kb_vm_gf[1], idx);
+  for (int j = 2; j < KB_VM_GF_DEGREE; j++) p = kv_fma(p, t, kv_lookup8(kb_vm_gf[j], idx));
+  kvf c1 = kv_lookup8(kb_vm_gf[KB_VM_GF_C1_HI], idx);
+  kvf c0 = kv_lookup8(kb_vm_gf[KB_VM_GF_C0_HI], idx);
+  p = kv_fma(p, t, c1);
+  kvf wh = kv_mul(t, p);
+  kvf low = kv_add(kv_fms(t, p, wh), kv_lookup8(kb_vm_gf[KB_VM_GF_C0_LO], idx));
+  low = kv_fma(t, kv_lookup8(kb_vm_gf[KB_VM_GF_C1_LO], idx), low);
+  low = kv_fma(c1, tl, low);
+  kvf gh = kv_add(c0, wh);
+  kvf gl = kv_add(kv_add(kv_sub(c0, gh), wh), low);
+  kvf mh = kv_mul(gh, th);
+  kvf ml = kv_fma(gh, tt, kv_fma(gl, th, kv_fms(gh, th, mh)));
+  kvf nh = kv_mul(a, mh);
+  kvf nl = kv_fma(a, ml, kv_fms(a, mh, nh));
+  kvf q = kv_add(nh, nl);
+  int nrm = e_normal(e); /* false only where some |x| > 13.2 */
+  kvf p2 = nrm ? pow2_normal(e) : one;
+  kvf neg = nrm ? kv_mul(q, p2) : kv_ldexp(q, e);
+  kvf n2h = nrm ? kv_mul(nh, p2) : kv_ldexp(nh, e);
+  kvf n2l = nrm ? kv_mul(nl, p2) : kv_ldexp(nl, e);
+  kvf s = kv_sub(x, n2h);
+  kvf pos = kv_add(s, kv_sub(kv_sub(kv_sub(x, s), n2h), n2l));
+  kvm sign = kvi_gt(kvi_set(0), kv_bits(x));
+  kvf y = kv_sel(sign, kv_sub(kv_set(-0.0f), neg), pos);
   return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
 }
 

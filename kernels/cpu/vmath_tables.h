@@ -25,4 +25,32 @@ static const double kb_vm_g_coef[KB_VM_G_DEGREE + 1][8] = {
     {0x1.0bdb2e03abf7cp-2, 0x1.f1b89c231ebfcp-4, 0x1.3b0fbcb4c77d1p-4, 0x1.c9e120e488952p-5, 0x1.66ccb7b9c0c7bp-5, 0x1.26b4cfcccca94p-5, 0x1.f3ddc25e8b186p-6, 0x1.b1d706d10e1bep-6},
 };
 
+/* The same G in float arithmetic (the float32 gelu): on the intervals
+ * [0, 1), [1, 2), [2, 4), [4, 6), [6, 8), [8, 10), [10, 12), [12, 16),
+ * G(a) = c0 + c1 t + ... + c9 t^9 with t = a - centre.  Rows of
+ * kb_vm_gf: the centre, c9 down to c2, then c1 and c0 as pairs (hi, lo);
+ * each row holds the 8 intervals twice (kv_lookup8).  Largest relative
+ * error of each (exactly evaluated) fit: 2^-29.2, 2^-30.6, 2^-28.6, 2^-32.5, 2^-32.2, 2^-32.2, 2^-33.0, 2^-30.8. */
+#define KB_VM_GF_DEGREE 9
+#define KB_VM_GF_CENTRE 0
+#define KB_VM_GF_C1_HI 9
+#define KB_VM_GF_C1_LO 10
+#define KB_VM_GF_C0_HI 11
+#define KB_VM_GF_C0_LO 12
+static const float kb_vm_gf[13][16] = {
+    {0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f, 0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f},
+    {-0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f, -0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f},
+    {0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f, 0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f},
+    {-0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f, -0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f},
+    {0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f, 0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f},
+    {-0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f, -0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f},
+    {0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f, 0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f},
+    {-0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f, -0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f},
+    {0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f, 0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f},
+    {-0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f, -0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f},
+    {0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f, 0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f},
+    {0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f, 0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f},
+    {0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f, 0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f},
+};
+
 #endif /* KB_CPU_VMATH_TABLES_H */

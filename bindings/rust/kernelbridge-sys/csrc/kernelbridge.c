@@ -2108,7 +2108,7 @@ static const float kb_vm_exp_tab_lo[16] = {
  * truncation below 2^-57 for |r| <= ln2/2), times 2^k.  Inputs are clamped
  * to [-746, 710] (beyond, the result is 0 or inf anyway); NaN gives the
  * same NaN made quiet.  The kernels that evaluate a float function in
- * double precision (gelu, gelu_tanh, log, tanh, erf) and the sampling
+ * double precision (gelu_tanh, log, tanh, erf) and the sampling
  * weights use it. */
 #define KB_VM_EXPD_LO (-746.0)
 #define KB_VM_EXPD_HI 710.0
@@ -2275,6 +2275,34 @@ static const double kb_vm_g_coef[KB_VM_G_DEGREE + 1][8] = {
     {0x1.fcc822fd1cbc8p-5, 0x1.2c08c9ffb861cp-7, 0x1.542a992fe718ep-9, 0x1.106373beeb643p-10, 0x1.0b6e089958262p-11, 0x1.2b9aa2972ff5dp-12, 0x1.6fdc4065c297fp-13, 0x1.e2fd8f9f48551p-14},
     {-0x1.19524a66f56cep-3, -0x1.19cef1173b067p-5, -0x1.d614eb693f68cp-7, -0x1.f7d59d52f8f50p-8, -0x1.37812312a1cd3p-8, -0x1.a5dac1d4ffd4fp-9, -0x1.3012a8393395cp-9, -0x1.cabcd9463340ep-10},
     {0x1.0bdb2e03abf7cp-2, 0x1.f1b89c231ebfcp-4, 0x1.3b0fbcb4c77d1p-4, 0x1.c9e120e488952p-5, 0x1.66ccb7b9c0c7bp-5, 0x1.26b4cfcccca94p-5, 0x1.f3ddc25e8b186p-6, 0x1.b1d706d10e1bep-6},
+};
+
+/* The same G in float arithmetic (the float32 gelu): on the intervals
+ * [0, 1), [1, 2), [2, 4), [4, 6), [6, 8), [8, 10), [10, 12), [12, 16),
+ * G(a) = c0 + c1 t + ... + c9 t^9 with t = a - centre.  Rows of
+ * kb_vm_gf: the centre, c9 down to c2, then c1 and c0 as pairs (hi, lo);
+ * each row holds the 8 intervals twice (kv_lookup8).  Largest relative
+ * error of each (exactly evaluated) fit: 2^-29.2, 2^-30.6, 2^-28.6, 2^-32.5, 2^-32.2, 2^-32.2, 2^-33.0, 2^-30.8. */
+#define KB_VM_GF_DEGREE 9
+#define KB_VM_GF_CENTRE 0
+#define KB_VM_GF_C1_HI 9
+#define KB_VM_GF_C1_LO 10
+#define KB_VM_GF_C0_HI 11
+#define KB_VM_GF_C0_LO 12
+static const float kb_vm_gf[13][16] = {
+    {0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f, 0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f},
+    {-0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f, -0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f},
+    {0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f, 0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f},
+    {-0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f, -0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f},
+    {0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f, 0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f},
+    {-0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f, -0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f},
+    {0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f, 0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f},
+    {-0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f, -0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f},
+    {0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f, 0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f},
+    {-0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f, -0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f},
+    {0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f, 0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f},
+    {0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f, 0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f},
+    {0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f, 0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f},
 };
 
 #endif /* KB_CPU_VMATH_TABLES_H */
@@ -14325,18 +14353,64 @@ KV_FN vec_avx2__kvd vec_avx2__gtail_d(vec_avx2__kvd a, vec_avx2__kvi idx) {
 }
 
 /*
- * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
- * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
- * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
- * is used: e^(-128) makes the difference invisible.
+ * gelu(x) = x Phi(x) in float32 arithmetic.  With a = |x| (clamped to 14.5:
+ * beyond, gelu(-a) rounds to -0 and Phi(-a) is invisible beside x),
+ *   n = a Phi(-a) = a e^(-a^2/2) G(a) = -gelu(-a),
+ *   gelu(x) = -n for x < 0,  x - n for x >= 0  (x Phi(x) = x - x Phi(-x)),
+ * so both signs need n to about 2^-27 relative and nothing cancels:
+ *   - a^2 = sh + sl exactly (fms), e^(-a^2/2) = (th + tt) 2^e from the exp
+ *     core with the argument as that pair (its error near 2^-28);
+ *   - G from kb_vm_gf (vmath_tables.h): a degree-9 polynomial in t = a - c
+ *     (exact, but for a < 0.25 on the first interval, whose rounding error
+ *     tl is carried: Fast2Sum), c0 and c1 as float pairs; everything above
+ *     c1 t rounds in float, where it is at most 0.34 of G; G = gh + gl;
+ *   - n = a (gh + gl)(th + tt) as a pair nh + nl (the products' errors by
+ *     fms; the terms below 2^-24 of n rounded once).
+ * x < 0: -(nh + nl) rounded, then scaled by 2^e (exact unless the result is
+ * subnormal: one more rounding there).  x >= 0: x - (nh + nl) 2^e by Fast2Sum
+ * (x >= n), one final rounding; n / (x - n) = Phi(-a) / Phi(a) <= 1 bounds how
+ * much n's error shows.  Bounds in docs/kernels.md (exhaustive).  Signed
+ * zeros: -0 takes the negative side (-0 out).  NaN, +-inf: act_special.
  */
 KV_FN vec_avx2__kvf vec_avx2__gelu_v(vec_avx2__kvf x) {
-  vec_avx2__kvf ac = vec_avx2__kv_min(vec_avx2__kv_set(15.99f), vec_avx2__kv_abs(x));
-  vec_avx2__kvi idx = vec_avx2__kv_to_int(vec_avx2__kv_mul(ac, vec_avx2__kv_set(0.5f)));
-  vec_avx2__kvd xd = vec_avx2__kvd_from(x);
-  vec_avx2__kvd p = vec_avx2__kvd_mul(vec_avx2__exp_d_fast(vec_avx2__kvd_mul(vec_avx2__kvd_mul(xd, xd), vec_avx2__kvd_set(-0.5))), vec_avx2__gtail_d(vec_avx2__kvd_from(ac), idx));
-  vec_avx2__kvd phi = vec_avx2__kvd_sel(vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f)), p, vec_avx2__kvd_sub(vec_avx2__kvd_set(1.0), p));
-  vec_avx2__kvf y = vec_avx2__kvd_to_f(vec_avx2__kvd_mul(xd, phi));
+  vec_avx2__kvf one = vec_avx2__kv_set(1.0f);
+  vec_avx2__kvf a = vec_avx2__kv_min(vec_avx2__kv_set(14.5f), vec_avx2__kv_abs(x));
+  vec_avx2__kvf sh = vec_avx2__kv_mul(a, a);
+  vec_avx2__kvf sl = vec_avx2__kv_fms(a, a, sh);
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__kv_exp_core2(vec_avx2__kv_mul(sh, vec_avx2__kv_set(-0.5f)), vec_avx2__kv_mul(sl, vec_avx2__kv_set(-0.5f)), &th, &tt, &e);
+  /* interval: [0,1) -> 0, [1,2) -> 1, then [2k-2, 2k) -> k, [12,16) -> 7 */
+  vec_avx2__kvf v = vec_avx2__kv_min(vec_avx2__kv_min(a, vec_avx2__kv_fma(a, vec_avx2__kv_set(0.5f), one)), vec_avx2__kv_set(7.0f));
+  vec_avx2__kvi idx = vec_avx2__kv_to_int(v);
+  vec_avx2__kvf c = vec_avx2__kv_lookup8(kb_vm_gf[KB_VM_GF_CENTRE], idx);
+  vec_avx2__kvf t = vec_avx2__kv_sub(a, c);
+  vec_avx2__kvf tl = vec_avx2__kv_sub(a, vec_avx2__kv_add(t, c));
+  vec_avx2__kvf p = vec_avx2__kv_lookup8(kb_vm_gf[1], idx);
+  for (int j = 2; j < KB_VM_GF_DEGREE; j++) p = vec_avx2__kv_fma(p, t, vec_avx2__kv_lookup8(kb_vm_gf[j], idx));
+  vec_avx2__kvf c1 = vec_avx2__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_HI], idx);
+  vec_avx2__kvf c0 = vec_avx2__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_HI], idx);
+  p = vec_avx2__kv_fma(p, t, c1);
+  vec_avx2__kvf wh = vec_avx2__kv_mul(t, p);
+  vec_avx2__kvf low = vec_avx2__kv_add(vec_avx2__kv_fms(t, p, wh), vec_avx2__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_LO], idx));
+  low = vec_avx2__kv_fma(t, vec_avx2__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_LO], idx), low);
+  low = vec_avx2__kv_fma(c1, tl, low);
+  vec_avx2__kvf gh = vec_avx2__kv_add(c0, wh);
+  vec_avx2__kvf gl = vec_avx2__kv_add(vec_avx2__kv_add(vec_avx2__kv_sub(c0, gh), wh), low);
+  vec_avx2__kvf mh = vec_avx2__kv_mul(gh, th);
+  vec_avx2__kvf ml = vec_avx2__kv_fma(gh, tt, vec_avx2__kv_fma(gl, th, vec_avx2__kv_fms(gh, th, mh)));
+  vec_avx2__kvf nh = vec_avx2__kv_mul(a, mh);
+  vec_avx2__kvf nl = vec_avx2__kv_fma(a, ml, vec_avx2__kv_fms(a, mh, nh));
+  vec_avx2__kvf q = vec_avx2__kv_add(nh, nl);
+  int nrm = vec_avx2__e_normal(e); /* false only where some |x| > 13.2 */
+  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : one;
+  vec_avx2__kvf neg = nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e);
+  vec_avx2__kvf n2h = nrm ? vec_avx2__kv_mul(nh, p2) : vec_avx2__kv_ldexp(nh, e);
+  vec_avx2__kvf n2l = nrm ? vec_avx2__kv_mul(nl, p2) : vec_avx2__kv_ldexp(nl, e);
+  vec_avx2__kvf s = vec_avx2__kv_sub(x, n2h);
+  vec_avx2__kvf pos = vec_avx2__kv_add(s, vec_avx2__kv_sub(vec_avx2__kv_sub(vec_avx2__kv_sub(x, s), n2h), n2l));
+  vec_avx2__kvm sign = vec_avx2__kvi_gt(vec_avx2__kvi_set(0), vec_avx2__kv_bits(x));
+  vec_avx2__kvf y = vec_avx2__kv_sel(sign, vec_avx2__kv_sub(vec_avx2__kv_set(-0.0f), neg), pos);
   return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
 }
 
@@ -16222,18 +16296,64 @@ KV_FN vec_avx512__kvd vec_avx512__gtail_d(vec_avx512__kvd a, vec_avx512__kvi idx
 }
 
 /*
- * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
- * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
- * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
- * is used: e^(-128) makes the difference invisible.
+ * gelu(x) = x Phi(x) in float32 arithmetic.  With a = |x| (clamped to 14.5:
+ * beyond, gelu(-a) rounds to -0 and Phi(-a) is invisible beside x),
+ *   n = a Phi(-a) = a e^(-a^2/2) G(a) = -gelu(-a),
+ *   gelu(x) = -n for x < 0,  x - n for x >= 0  (x Phi(x) = x - x Phi(-x)),
+ * so both signs need n to about 2^-27 relative and nothing cancels:
+ *   - a^2 = sh + sl exactly (fms), e^(-a^2/2) = (th + tt) 2^e from the exp
+ *     core with the argument as that pair (its error near 2^-28);
+ *   - G from kb_vm_gf (vmath_tables.h): a degree-9 polynomial in t = a - c
+ *     (exact, but for a < 0.25 on the first interval, whose rounding error
+ *     tl is carried: Fast2Sum), c0 and c1 as float pairs; everything above
+ *     c1 t rounds in float, where it is at most 0.34 of G; G = gh + gl;
+ *   - n = a (gh + gl)(th + tt) as a pair nh + nl (the products' errors by
+ *     fms; the terms below 2^-24 of n rounded once).
+ * x < 0: -(nh + nl) rounded, then scaled by 2^e (exact unless the result is
+ * subnormal: one more rounding there).  x >= 0: x - (nh + nl) 2^e by Fast2Sum
+ * (x >= n), one final rounding; n / (x - n) = Phi(-a) / Phi(a) <= 1 bounds how
+ * much n's error shows.  Bounds in docs/kernels.md (exhaustive).  Signed
+ * zeros: -0 takes the negative side (-0 out).  NaN, +-inf: act_special.
  */
 KV_FN vec_avx512__kvf vec_avx512__gelu_v(vec_avx512__kvf x) {
-  vec_avx512__kvf ac = vec_avx512__kv_min(vec_avx512__kv_set(15.99f), vec_avx512__kv_abs(x));
-  vec_avx512__kvi idx = vec_avx512__kv_to_int(vec_avx512__kv_mul(ac, vec_avx512__kv_set(0.5f)));
-  vec_avx512__kvd xd = vec_avx512__kvd_from(x);
-  vec_avx512__kvd p = vec_avx512__kvd_mul(vec_avx512__exp_d_fast(vec_avx512__kvd_mul(vec_avx512__kvd_mul(xd, xd), vec_avx512__kvd_set(-0.5))), vec_avx512__gtail_d(vec_avx512__kvd_from(ac), idx));
-  vec_avx512__kvd phi = vec_avx512__kvd_sel(vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f)), p, vec_avx512__kvd_sub(vec_avx512__kvd_set(1.0), p));
-  vec_avx512__kvf y = vec_avx512__kvd_to_f(vec_avx512__kvd_mul(xd, phi));
+  vec_avx512__kvf one = vec_avx512__kv_set(1.0f);
+  vec_avx512__kvf a = vec_avx512__kv_min(vec_avx512__kv_set(14.5f), vec_avx512__kv_abs(x));
+  vec_avx512__kvf sh = vec_avx512__kv_mul(a, a);
+  vec_avx512__kvf sl = vec_avx512__kv_fms(a, a, sh);
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__kv_exp_core2(vec_avx512__kv_mul(sh, vec_avx512__kv_set(-0.5f)), vec_avx512__kv_mul(sl, vec_avx512__kv_set(-0.5f)), &th, &tt, &e);
+  /* interval: [0,1) -> 0, [1,2) -> 1, then [2k-2, 2k) -> k, [12,16) -> 7 */
+  vec_avx512__kvf v = vec_avx512__kv_min(vec_avx512__kv_min(a, vec_avx512__kv_fma(a, vec_avx512__kv_set(0.5f), one)), vec_avx512__kv_set(7.0f));
+  vec_avx512__kvi idx = vec_avx512__kv_to_int(v);
+  vec_avx512__kvf c = vec_avx512__kv_lookup8(kb_vm_gf[KB_VM_GF_CENTRE], idx);
+  vec_avx512__kvf t = vec_avx512__kv_sub(a, c);
+  vec_avx512__kvf tl = vec_avx512__kv_sub(a, vec_avx512__kv_add(t, c));
+  vec_avx512__kvf p = vec_avx512__kv_lookup8(kb_vm_gf[1], idx);
+  for (int j = 2; j < KB_VM_GF_DEGREE; j++) p = vec_avx512__kv_fma(p, t, vec_avx512__kv_lookup8(kb_vm_gf[j], idx));
+  vec_avx512__kvf c1 = vec_avx512__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_HI], idx);
+  vec_avx512__kvf c0 = vec_avx512__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_HI], idx);
+  p = vec_avx512__kv_fma(p, t, c1);
+  vec_avx512__kvf wh = vec_avx512__kv_mul(t, p);
+  vec_avx512__kvf low = vec_avx512__kv_add(vec_avx512__kv_fms(t, p, wh), vec_avx512__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_LO], idx));
+  low = vec_avx512__kv_fma(t, vec_avx512__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_LO], idx), low);
+  low = vec_avx512__kv_fma(c1, tl, low);
+  vec_avx512__kvf gh = vec_avx512__kv_add(c0, wh);
+  vec_avx512__kvf gl = vec_avx512__kv_add(vec_avx512__kv_add(vec_avx512__kv_sub(c0, gh), wh), low);
+  vec_avx512__kvf mh = vec_avx512__kv_mul(gh, th);
+  vec_avx512__kvf ml = vec_avx512__kv_fma(gh, tt, vec_avx512__kv_fma(gl, th, vec_avx512__kv_fms(gh, th, mh)));
+  vec_avx512__kvf nh = vec_avx512__kv_mul(a, mh);
+  vec_avx512__kvf nl = vec_avx512__kv_fma(a, ml, vec_avx512__kv_fms(a, mh, nh));
+  vec_avx512__kvf q = vec_avx512__kv_add(nh, nl);
+  int nrm = vec_avx512__e_normal(e); /* false only where some |x| > 13.2 */
+  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : one;
+  vec_avx512__kvf neg = nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e);
+  vec_avx512__kvf n2h = nrm ? vec_avx512__kv_mul(nh, p2) : vec_avx512__kv_ldexp(nh, e);
+  vec_avx512__kvf n2l = nrm ? vec_avx512__kv_mul(nl, p2) : vec_avx512__kv_ldexp(nl, e);
+  vec_avx512__kvf s = vec_avx512__kv_sub(x, n2h);
+  vec_avx512__kvf pos = vec_avx512__kv_add(s, vec_avx512__kv_sub(vec_avx512__kv_sub(vec_avx512__kv_sub(x, s), n2h), n2l));
+  vec_avx512__kvm sign = vec_avx512__kvi_gt(vec_avx512__kvi_set(0), vec_avx512__kv_bits(x));
+  vec_avx512__kvf y = vec_avx512__kv_sel(sign, vec_avx512__kv_sub(vec_avx512__kv_set(-0.0f), neg), pos);
   return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
 }
 
@@ -18114,18 +18234,64 @@ KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__gtail_d(vec_avx512_bf16__kvd a, vec_
 }
 
 /*
- * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
- * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
- * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
- * is used: e^(-128) makes the difference invisible.
+ * gelu(x) = x Phi(x) in float32 arithmetic.  With a = |x| (clamped to 14.5:
+ * beyond, gelu(-a) rounds to -0 and Phi(-a) is invisible beside x),
+ *   n = a Phi(-a) = a e^(-a^2/2) G(a) = -gelu(-a),
+ *   gelu(x) = -n for x < 0,  x - n for x >= 0  (x Phi(x) = x - x Phi(-x)),
+ * so both signs need n to about 2^-27 relative and nothing cancels:
+ *   - a^2 = sh + sl exactly (fms), e^(-a^2/2) = (th + tt) 2^e from the exp
+ *     core with the argument as that pair (its error near 2^-28);
+ *   - G from kb_vm_gf (vmath_tables.h): a degree-9 polynomial in t = a - c
+ *     (exact, but for a < 0.25 on the first interval, whose rounding error
+ *     tl is carried: Fast2Sum), c0 and c1 as float pairs; everything above
+ *     c1 t rounds in float, where it is at most 0.34 of G; G = gh + gl;
+ *   - n = a (gh + gl)(th + tt) as a pair nh + nl (the products' errors by
+ *     fms; the terms below 2^-24 of n rounded once).
+ * x < 0: -(nh + nl) rounded, then scaled by 2^e (exact unless the result is
+ * subnormal: one more rounding there).  x >= 0: x - (nh + nl) 2^e by Fast2Sum
+ * (x >= n), one final rounding; n / (x - n) = Phi(-a) / Phi(a) <= 1 bounds how
+ * much n's error shows.  Bounds in docs/kernels.md (exhaustive).  Signed
+ * zeros: -0 takes the negative side (-0 out).  NaN, +-inf: act_special.
  */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_v(vec_avx512_bf16__kvf x) {
-  vec_avx512_bf16__kvf ac = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_set(15.99f), vec_avx512_bf16__kv_abs(x));
-  vec_avx512_bf16__kvi idx = vec_avx512_bf16__kv_to_int(vec_avx512_bf16__kv_mul(ac, vec_avx512_bf16__kv_set(0.5f)));
-  vec_avx512_bf16__kvd xd = vec_avx512_bf16__kvd_from(x);
-  vec_avx512_bf16__kvd p = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(xd, xd), vec_avx512_bf16__kvd_set(-0.5))), vec_avx512_bf16__gtail_d(vec_avx512_bf16__kvd_from(ac), idx));
-  vec_avx512_bf16__kvd phi = vec_avx512_bf16__kvd_sel(vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f)), p, vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_set(1.0), p));
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_mul(xd, phi));
+  vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f);
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_set(14.5f), vec_avx512_bf16__kv_abs(x));
+  vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_mul(a, a);
+  vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_fms(a, a, sh);
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__kv_exp_core2(vec_avx512_bf16__kv_mul(sh, vec_avx512_bf16__kv_set(-0.5f)), vec_avx512_bf16__kv_mul(sl, vec_avx512_bf16__kv_set(-0.5f)), &th, &tt, &e);
+  /* interval: [0,1) -> 0, [1,2) -> 1, then [2k-2, 2k) -> k, [12,16) -> 7 */
+  vec_avx512_bf16__kvf v = vec_avx512_bf16__kv_min(vec_avx512_bf16__kv_min(a, vec_avx512_bf16__kv_fma(a, vec_avx512_bf16__kv_set(0.5f), one)), vec_avx512_bf16__kv_set(7.0f));
+  vec_avx512_bf16__kvi idx = vec_avx512_bf16__kv_to_int(v);
+  vec_avx512_bf16__kvf c = vec_avx512_bf16__kv_lookup8(kb_vm_gf[KB_VM_GF_CENTRE], idx);
+  vec_avx512_bf16__kvf t = vec_avx512_bf16__kv_sub(a, c);
+  vec_avx512_bf16__kvf tl = vec_avx512_bf16__kv_sub(a, vec_avx512_bf16__kv_add(t, c));
+  vec_avx512_bf16__kvf p = vec_avx512_bf16__kv_lookup8(kb_vm_gf[1], idx);
+  for (int j = 2; j < KB_VM_GF_DEGREE; j++) p = vec_avx512_bf16__kv_fma(p, t, vec_avx512_bf16__kv_lookup8(kb_vm_gf[j], idx));
+  vec_avx512_bf16__kvf c1 = vec_avx512_bf16__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_HI], idx);
+  vec_avx512_bf16__kvf c0 = vec_avx512_bf16__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_HI], idx);
+  p = vec_avx512_bf16__kv_fma(p, t, c1);
+  vec_avx512_bf16__kvf wh = vec_avx512_bf16__kv_mul(t, p);
+  vec_avx512_bf16__kvf low = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_fms(t, p, wh), vec_avx512_bf16__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_LO], idx));
+  low = vec_avx512_bf16__kv_fma(t, vec_avx512_bf16__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_LO], idx), low);
+  low = vec_avx512_bf16__kv_fma(c1, tl, low);
+  vec_avx512_bf16__kvf gh = vec_avx512_bf16__kv_add(c0, wh);
+  vec_avx512_bf16__kvf gl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(c0, gh), wh), low);
+  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_mul(gh, th);
+  vec_avx512_bf16__kvf ml = vec_avx512_bf16__kv_fma(gh, tt, vec_avx512_bf16__kv_fma(gl, th, vec_avx512_bf16__kv_fms(gh, th, mh)));
+  vec_avx512_bf16__kvf nh = vec_avx512_bf16__kv_mul(a, mh);
+  vec_avx512_bf16__kvf nl = vec_avx512_bf16__kv_fma(a, ml, vec_avx512_bf16__kv_fms(a, mh, nh));
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_add(nh, nl);
+  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |x| > 13.2 */
+  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : one;
+  vec_avx512_bf16__kvf neg = nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e);
+  vec_avx512_bf16__kvf n2h = nrm ? vec_avx512_bf16__kv_mul(nh, p2) : vec_avx512_bf16__kv_ldexp(nh, e);
+  vec_avx512_bf16__kvf n2l = nrm ? vec_avx512_bf16__kv_mul(nl, p2) : vec_avx512_bf16__kv_ldexp(nl, e);
+  vec_avx512_bf16__kvf s = vec_avx512_bf16__kv_sub(x, n2h);
+  vec_avx512_bf16__kvf pos = vec_avx512_bf16__kv_add(s, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_sub(x, s), n2h), n2l));
+  vec_avx512_bf16__kvm sign = vec_avx512_bf16__kvi_gt(vec_avx512_bf16__kvi_set(0), vec_avx512_bf16__kv_bits(x));
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(sign, vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(-0.0f), neg), pos);
   return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
 }
 
@@ -20105,18 +20271,64 @@ KV_FN vec_scalar__kvd vec_scalar__gtail_d(vec_scalar__kvd a, vec_scalar__kvi idx
 }
 
 /*
- * gelu(x) = x Phi(x), in double: Phi(-a) = e^(-a^2/2) G(a) for a = |x|
- * (a^2 is exact in double), Phi(x) = Phi(-a) for x < 0 and 1 - Phi(-a)
- * otherwise; one rounding to float at the end.  Beyond |x| = 16, G(16)
- * is used: e^(-128) makes the difference invisible.
+ * gelu(x) = x Phi(x) in float32 arithmetic.  With a = |x| (clamped to 14.5:
+ * beyond, gelu(-a) rounds to -0 and Phi(-a) is invisible beside x),
+ *   n = a Phi(-a) = a e^(-a^2/2) G(a) = -gelu(-a),
+ *   gelu(x) = -n for x < 0,  x - n for x >= 0  (x Phi(x) = x - x Phi(-x)),
+ * so both signs need n to about 2^-27 relative and nothing cancels:
+ *   - a^2 = sh + sl exactly (fms), e^(-a^2/2) = (th + tt) 2^e from the exp
+ *     core with the argument as that pair (its error near 2^-28);
+ *   - G from kb_vm_gf (vmath_tables.h): a degree-9 polynomial in t = a - c
+ *     (exact, but for a < 0.25 on the first interval, whose rounding error
+ *     tl is carried: Fast2Sum), c0 and c1 as float pairs; everything above
+ *     c1 t rounds in float, where it is at most 0.34 of G; G = gh + gl;
+ *   - n = a (gh + gl)(th + tt) as a pair nh + nl (the products' errors by
+ *     fms; the terms below 2^-24 of n rounded once).
+ * x < 0: -(nh + nl) rounded, then scaled by 2^e (exact unless the result is
+ * subnormal: one more rounding there).  x >= 0: x - (nh + nl) 2^e by Fast2Sum
+ * (x >= n), one final rounding; n / (x - n) = Phi(-a) / Phi(a) <= 1 bounds how
+ * much n's error shows.  Bounds in docs/kernels.md (exhaustive).  Signed
+ * zeros: -0 takes the negative side (-0 out).  NaN, +-inf: act_special.
  */
 KV_FN vec_scalar__kvf vec_scalar__gelu_v(vec_scalar__kvf x) {
-  vec_scalar__kvf ac = vec_scalar__kv_min(vec_scalar__kv_set(15.99f), vec_scalar__kv_abs(x));
-  vec_scalar__kvi idx = vec_scalar__kv_to_int(vec_scalar__kv_mul(ac, vec_scalar__kv_set(0.5f)));
-  vec_scalar__kvd xd = vec_scalar__kvd_from(x);
-  vec_scalar__kvd p = vec_scalar__kvd_mul(vec_scalar__exp_d_fast(vec_scalar__kvd_mul(vec_scalar__kvd_mul(xd, xd), vec_scalar__kvd_set(-0.5))), vec_scalar__gtail_d(vec_scalar__kvd_from(ac), idx));
-  vec_scalar__kvd phi = vec_scalar__kvd_sel(vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f)), p, vec_scalar__kvd_sub(vec_scalar__kvd_set(1.0), p));
-  vec_scalar__kvf y = vec_scalar__kvd_to_f(vec_scalar__kvd_mul(xd, phi));
+  vec_scalar__kvf one = vec_scalar__kv_set(1.0f);
+  vec_scalar__kvf a = vec_scalar__kv_min(vec_scalar__kv_set(14.5f), vec_scalar__kv_abs(x));
+  vec_scalar__kvf sh = vec_scalar__kv_mul(a, a);
+  vec_scalar__kvf sl = vec_scalar__kv_fms(a, a, sh);
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__kv_exp_core2(vec_scalar__kv_mul(sh, vec_scalar__kv_set(-0.5f)), vec_scalar__kv_mul(sl, vec_scalar__kv_set(-0.5f)), &th, &tt, &e);
+  /* interval: [0,1) -> 0, [1,2) -> 1, then [2k-2, 2k) -> k, [12,16) -> 7 */
+  vec_scalar__kvf v = vec_scalar__kv_min(vec_scalar__kv_min(a, vec_scalar__kv_fma(a, vec_scalar__kv_set(0.5f), one)), vec_scalar__kv_set(7.0f));
+  vec_scalar__kvi idx = vec_scalar__kv_to_int(v);
+  vec_scalar__kvf c = vec_scalar__kv_lookup8(kb_vm_gf[KB_VM_GF_CENTRE], idx);
+  vec_scalar__kvf t = vec_scalar__kv_sub(a, c);
+  vec_scalar__kvf tl = vec_scalar__kv_sub(a, vec_scalar__kv_add(t, c));
+  vec_scalar__kvf p = vec_scalar__kv_lookup8(kb_vm_gf[1], idx);
+  for (int j = 2; j < KB_VM_GF_DEGREE; j++) p = vec_scalar__kv_fma(p, t, vec_scalar__kv_lookup8(kb_vm_gf[j], idx));
+  vec_scalar__kvf c1 = vec_scalar__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_HI], idx);
+  vec_scalar__kvf c0 = vec_scalar__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_HI], idx);
+  p = vec_scalar__kv_fma(p, t, c1);
+  vec_scalar__kvf wh = vec_scalar__kv_mul(t, p);
+  vec_scalar__kvf low = vec_scalar__kv_add(vec_scalar__kv_fms(t, p, wh), vec_scalar__kv_lookup8(kb_vm_gf[KB_VM_GF_C0_LO], idx));
+  low = vec_scalar__kv_fma(t, vec_scalar__kv_lookup8(kb_vm_gf[KB_VM_GF_C1_LO], idx), low);
+  low = vec_scalar__kv_fma(c1, tl, low);
+  vec_scalar__kvf gh = vec_scalar__kv_add(c0, wh);
+  vec_scalar__kvf gl = vec_scalar__kv_add(vec_scalar__kv_add(vec_scalar__kv_sub(c0, gh), wh), low);
+  vec_scalar__kvf mh = vec_scalar__kv_mul(gh, th);
+  vec_scalar__kvf ml = vec_scalar__kv_fma(gh, tt, vec_scalar__kv_fma(gl, th, vec_scalar__kv_fms(gh, th, mh)));
+  vec_scalar__kvf nh = vec_scalar__kv_mul(a, mh);
+  vec_scalar__kvf nl = vec_scalar__kv_fma(a, ml, vec_scalar__kv_fms(a, mh, nh));
+  vec_scalar__kvf q = vec_scalar__kv_add(nh, nl);
+  int nrm = vec_scalar__e_normal(e); /* false only where some |x| > 13.2 */
+  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : one;
+  vec_scalar__kvf neg = nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e);
+  vec_scalar__kvf n2h = nrm ? vec_scalar__kv_mul(nh, p2) : vec_scalar__kv_ldexp(nh, e);
+  vec_scalar__kvf n2l = nrm ? vec_scalar__kv_mul(nl, p2) : vec_scalar__kv_ldexp(nl, e);
+  vec_scalar__kvf s = vec_scalar__kv_sub(x, n2h);
+  vec_scalar__kvf pos = vec_scalar__kv_add(s, vec_scalar__kv_sub(vec_scalar__kv_sub(vec_scalar__kv_sub(x, s), n2h), n2l));
+  vec_scalar__kvm sign = vec_scalar__kvi_gt(vec_scalar__kvi_set(0), vec_scalar__kv_bits(x));
+  vec_scalar__kvf y = vec_scalar__kv_sel(sign, vec_scalar__kv_sub(vec_scalar__kv_set(-0.0f), neg), pos);
   return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
 }
 
