@@ -5,30 +5,35 @@ G(a) = Phi(-a) * exp(a^2 / 2) = erfc(a / sqrt 2) * exp(a^2 / 2) / 2 for a >= 0
 (a scaled complementary error function: Phi(-a) = exp(-a^2/2) G(a)) is what
 gelu and erf need in the tails without cancellation.  It is smooth, so on each
 of 8 intervals [2i, 2i + 2] a degree-12 polynomial in t = a - (2i + 1) is
-fitted by least squares at Chebyshev nodes against Python's double-precision
-math.erfc and math.exp; the script prints the largest relative error of each
-fit on a dense grid (about 1.5e-10 on [0, 2], 1e-14 elsewhere; evaluated in
+fitted by least squares at 400 Chebyshev nodes against Python's
+double-precision math.erfc and math.exp (the least-squares problem solved
+exactly in rationals, then each coefficient rounded to double); the script
+prints the largest relative error of each fit on a dense grid (about 1.5e-10 on [0, 2], 1e-14 elsewhere; evaluated in
 double, that is below 0.003 float ulps).
 
 The float32 gelu (vec_body.h) evaluates G in float arithmetic from a second
 table: on 8 intervals [0,1), [1,2), [2,4), [4,6), ..., [10,12), [12,16) a
 degree-9 polynomial in t = a - centre, fitted for relative error by weighted
-least squares at Chebyshev nodes, its coefficients rounded to float from the
+least squares at Chebyshev nodes (weights 1 / G^2 rounded to double), its coefficients rounded to float from the
 highest degree down (each rounding followed by a refit of the lower ones), the
 constant and linear terms kept as pairs of floats (hi + lo), so that their
 rounding does not add to the float evaluation's own error.  The script prints
-the largest relative error of the rounded coefficients, evaluated exactly, on
-a dense grid (below 2^-28 on every interval).
+the largest relative error of the rounded coefficients, evaluated in double,
+on a dense grid (below 2^-28 on every interval).
 
     python3 tools/vmath_coeffs.py            # rewrite the header
     python3 tools/vmath_coeffs.py --check    # exit 1 if the header differs
+
+The fits use no BLAS and no vectorised numpy function (see below), so every
+machine with the same C library writes the same header; the drift test
+//kernels/cpu:vmath_tables_drift_test runs --check (about 20 s).
 """
 
 import math
 import os
+import struct
 import sys
-
-import numpy as np
+from fractions import Fraction
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "kernels", "cpu", "vmath_tables.h")
@@ -39,19 +44,68 @@ def g(a):
     return 0.5 * math.erfc(a / math.sqrt(2.0)) * math.exp(a * a / 2.0)
 
 
+# The fits are made without numpy's linear algebra or its vectorised cos and
+# pow: those run the BLAS kernel or the SIMD routine the CPU selects, and on
+# an AVX2 machine they gave tables different in the last bits from an AVX-512
+# machine's, so the drift test could not pass everywhere.  Here the nodes and
+# the data are Python floats (math.cos, math.erfc, math.exp: the C library's),
+# and each least-squares problem is solved exactly in rationals (the normal
+# equations with fractions.Fraction), then rounded once: the same tables on
+# every machine with the same C library.
+
+
+def chebyshev_nodes(count):
+    """cos(pi (k + 1/2) / count) for k = 0 .. count-1, as Python floats."""
+    return [math.cos(math.pi * (k + 0.5) / count) for k in range(count)]
+
+
+def lstsq_exact(columns, rhs, weights):
+    """The exact minimiser c of sum_r weights[r] (sum_j c_j columns[j][r] - rhs[r])^2.
+
+    columns, rhs and weights hold Fractions; returns Fractions."""
+    n = len(columns)
+    rows = len(rhs)
+    wcol = [[weights[r] * col[r] for r in range(rows)] for col in columns]
+    a = [[sum(wcol[j][r] * columns[k][r] for r in range(rows)) for k in range(n)] for j in range(n)]
+    b = [sum(wcol[j][r] * rhs[r] for r in range(rows)) for j in range(n)]
+    for p in range(n):  # Gauss-Jordan; the normal matrix is positive definite
+        piv = a[p][p]
+        for q in range(n):
+            if q != p and a[q][p] != 0:
+                f = a[q][p] / piv
+                a[q] = [a[q][k] - f * a[p][k] for k in range(n)]
+                b[q] -= f * b[p]
+    return [b[j] / a[j][j] for j in range(n)]
+
+
+def powers(values, degree):
+    """[[v^0 for v], [v^1 for v], ..., [v^degree for v]] of Fractions."""
+    out = [[Fraction(1)] * len(values)]
+    for _ in range(degree):
+        out.append([p * v for p, v in zip(out[-1], values)])
+    return out
+
+
+def horner(coefs, t):
+    """coefs[0] t^n + ... + coefs[n] in float arithmetic."""
+    acc = 0.0
+    for c in coefs:
+        acc = acc * t + c
+    return acc
+
+
 def fit(i):
     """Monomial coefficients (highest first) of G on interval i, and the fit's error."""
-    nodes = 400
-    t = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
-    y = np.array([g(2 * i + 1 + v) for v in t])
-    cheb = np.polynomial.chebyshev.chebfit(t, y, DEGREE)
-    mono = np.polynomial.chebyshev.cheb2poly(cheb)[::-1]
-    grid = np.linspace(-1.0, 1.0, 4001)
-    want = np.array([g(2 * i + 1 + v) for v in grid])
-    got = np.zeros_like(grid)
-    for c in mono:
-        got = got * grid + c
-    return [float(c) for c in mono], float(np.max(np.abs(got / want - 1.0)))
+    t = chebyshev_nodes(400)
+    y = [Fraction(g(2 * i + 1 + v)) for v in t]
+    tp = powers([Fraction(v) for v in t], DEGREE)
+    c = lstsq_exact(tp, y, [Fraction(1)] * len(t))
+    mono = [float(v) for v in reversed(c)]
+    err = 0.0
+    for k in range(4001):
+        v = -1.0 + k / 2000.0
+        err = max(err, abs(horner(mono, v) / g(2 * i + 1 + v) - 1.0))
+    return mono, err
 
 
 # The float tables: (low end, high end, centre) of each interval; the centres
@@ -62,30 +116,33 @@ F_DEGREE = 9
 
 
 def f32(v):
-    return float(np.float32(v))
+    """v rounded to float32 (v a float or a Fraction, rounded to double first)."""
+    return struct.unpack("<f", struct.pack("<f", float(v)))[0]
 
 
 def fit_float(lo, hi, centre):
     """Float coefficients of G on [lo, hi] in t = a - centre: [c9, ..., c2], (c1 hi, lo), (c0 hi, lo), error."""
-    nodes = 400
-    u = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)
-    t = (lo + hi) / 2 + (hi - lo) / 2 * u - centre
-    y = np.array([g(centre + v) for v in t])
+    t = [(lo + hi) / 2 + (hi - lo) / 2 * u - centre for u in chebyshev_nodes(400)]
+    y = [Fraction(g(centre + v)) for v in t]
+    tp = powers([Fraction(v) for v in t], F_DEGREE)
+    # Relative error: weights 1 / y^2, rounded to double (dyadic, so that the
+    # exact sums stay fractions with power-of-two denominators).
+    w = [Fraction(1.0 / (float(v) * float(v))) for v in y]
     fixed = {}
     for k in range(F_DEGREE, 1, -1):
-        rest = y - sum(fixed[j] * t**j for j in fixed)
-        basis = np.vander(t, k + 1, increasing=True) / y[:, None]
-        fixed[k] = f32(np.linalg.lstsq(basis, rest / y, rcond=None)[0][k])
-    rest = y - sum(fixed[j] * t**j for j in fixed)
-    c1 = float(np.linalg.lstsq(np.vander(t, 2, increasing=True) / y[:, None], rest / y, rcond=None)[0][1])
-    c0 = float(np.sum((rest - c1 * t) / y / y) / np.sum(1 / y / y))
-    grid = np.linspace(lo, hi, 20001) - centre
-    want = np.array([g(centre + v) for v in grid])
+        rest = [y[r] - sum(fixed[j] * tp[j][r] for j in fixed) for r in range(len(t))]
+        fixed[k] = Fraction(f32(lstsq_exact(tp[: k + 1], rest, w)[k]))
+    rest = [y[r] - sum(fixed[j] * tp[j][r] for j in fixed) for r in range(len(t))]
+    c0, c1 = lstsq_exact(tp[:2], rest, w)
     c1h, c0h = f32(c1), f32(c0)
-    c1l, c0l = f32(c1 - c1h), f32(c0 - c0h)
-    got = (c0h + c0l) + (c1h + c1l) * grid + sum(fixed[j] * grid**j for j in fixed)
-    err = float(np.max(np.abs(got / want - 1.0)))
-    return [fixed[k] for k in range(F_DEGREE, 1, -1)], (c1h, c1l), (c0h, c0l), err
+    c1l, c0l = f32(c1 - Fraction(c1h)), f32(c0 - Fraction(c0h))
+    high = [float(fixed[k]) for k in range(F_DEGREE, 1, -1)]
+    err = 0.0
+    for k in range(20001):
+        v = lo + (hi - lo) * k / 20000.0 - centre
+        got = (c0h + c0l) + (c1h + c1l) * v + horner(high + [0.0, 0.0], v)
+        err = max(err, abs(got / g(centre + v) - 1.0))
+    return high, (c1h, c1l), (c0h, c0l), err
 
 
 def render():

@@ -6,23 +6,23 @@
 /* G(a) = erfc(a / sqrt 2) * exp(a^2 / 2) / 2 on [2i, 2i + 2] (i = 0..7) is
  * the polynomial in t = a - (2i + 1) with coefficients
  * kb_vm_g_coef[0][i] t^12 + ... + kb_vm_g_coef[12][i] (Horner's rule).
- * Largest relative error of each fit: 1.5e-10, 8.7e-13, 2.0e-14, 8.0e-15, 1.1e-14, 2.3e-14, 2.6e-14, 3.0e-14. */
+ * Largest relative error of each fit: 1.5e-10, 8.7e-13, 1.9e-14, 8.0e-15, 1.1e-14, 2.3e-14, 2.6e-14, 2.9e-14. */
 #define KB_VM_G_DEGREE 12
 static const double kb_vm_g_center[8] = {1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0};
 static const double kb_vm_g_coef[KB_VM_G_DEGREE + 1][8] = {
-    {0x1.0382011d0ccc2p-21, 0x1.135a2fceecb11p-29, 0x1.f9d24e9841601p-36, 0x1.15122f6a5ecf1p-40, 0x1.47fc87f3ecc92p-44, 0x1.491254eb519b3p-45, -0x1.3e489b969d529p-45, 0x1.af87df1c3b1e2p-47},
-    {-0x1.085139b6e4748p-19, -0x1.7040c1f0ecc5ap-27, -0x1.b0f3119296bf8p-33, -0x1.2518d777c35b7p-37, -0x1.5cc53683b537ep-41, -0x1.2af6d4bf99ae5p-45, -0x1.2c2d1d23a851ep-45, 0x1.36153604cb028p-45},
-    {0x1.a64a3e84504ecp-18, 0x1.acc1302a1a319p-25, 0x1.545b589e7a9c0p-30, 0x1.26945f2337289p-34, 0x1.b2714487d732bp-38, 0x1.ad51005208b51p-41, 0x1.2fc7aa178116bp-42, 0x1.2dafbbf8840d8p-46},
-    {-0x1.90924f10d91eep-16, -0x1.117ec439be98ep-22, -0x1.1a1fe108e095dp-27, -0x1.31f855fcb3cc2p-31, -0x1.1406e92e1d454p-34, -0x1.680f563153975p-37, -0x1.236ac97a87046p-39, -0x1.6e0c2ef20a9ffp-41},
-    {0x1.7353b197dbdd8p-14, 0x1.5523203e88a3ap-20, 0x1.cbf94f287f98bp-25, 0x1.3a028eaf21e9fp-28, 0x1.58b8392320bb7p-31, 0x1.0809dd6c9f75cp-33, 0x1.00347db2cdd7fp-35, 0x1.2d6d063e9248ap-37},
-    {-0x1.4284bdba2e9bap-12, -0x1.9a94356a6767ap-18, -0x1.6efdb7657513ep-22, -0x1.3dd1da6c06b40p-25, -0x1.aa920e3f93d72p-28, -0x1.83d2a7ed1ef2dp-30, -0x1.b76802c99e95dp-32, -0x1.254e586834a74p-33},
-    {0x1.0a0a2059bcbf0p-10, 0x1.de6df969107b6p-16, 0x1.1edb7e217eaa1p-19, 0x1.3d575f9b0a346p-22, 0x1.057d457428c8ap-24, 0x1.1b226462dc425p-26, 0x1.750da0edd3d7ep-28, 0x1.1c9d3341ae78ap-29},
-    {-0x1.9ef8310a06f44p-9, -0x1.0d365d99c8965p-13, -0x1.b6d9454abf688p-17, -0x1.386f57e1ad288p-19, -0x1.3d81019931c10p-21, -0x1.9a856b2fba51bp-23, -0x1.3b1d737bb7f2ep-24, -0x1.12d9b300dda79p-25},
-    {0x1.2f47d63f58d8dp-7, 0x1.239d8ef8b584dp-11, 0x1.4810f8140ee81p-14, 0x1.2f219e6d3f373p-16, 0x1.7db4e0e4b46dcp-18, 0x1.278155845fbcdp-19, 0x1.08c63e8eea286p-20, 0x1.0857aa9a7bb8ap-21},
-    {-0x1.9b00b9d622154p-6, -0x1.2ed7336d75a20p-9, -0x1.dea729ea431b2p-12, -0x1.21a61d897d827p-13, -0x1.c639910428396p-15, -0x1.a65b0b842b3cdp-16, -0x1.ba914cdac4528p-17, -0x1.fa60e0432de53p-18},
-    {0x1.fcc822fd1cbc8p-5, 0x1.2c08c9ffb861cp-7, 0x1.542a992fe718ep-9, 0x1.106373beeb643p-10, 0x1.0b6e089958262p-11, 0x1.2b9aa2972ff5dp-12, 0x1.6fdc4065c297fp-13, 0x1.e2fd8f9f48551p-14},
-    {-0x1.19524a66f56cep-3, -0x1.19cef1173b067p-5, -0x1.d614eb693f68cp-7, -0x1.f7d59d52f8f50p-8, -0x1.37812312a1cd3p-8, -0x1.a5dac1d4ffd4fp-9, -0x1.3012a8393395cp-9, -0x1.cabcd9463340ep-10},
-    {0x1.0bdb2e03abf7cp-2, 0x1.f1b89c231ebfcp-4, 0x1.3b0fbcb4c77d1p-4, 0x1.c9e120e488952p-5, 0x1.66ccb7b9c0c7bp-5, 0x1.26b4cfcccca94p-5, 0x1.f3ddc25e8b186p-6, 0x1.b1d706d10e1bep-6},
+    {0x1.0381ffe370255p-21, 0x1.135a5e146c176p-29, 0x1.f9dd27fa81cfap-36, 0x1.137f25d456d37p-40, 0x1.3d0f160f835b0p-44, 0x1.1f5e9e1bbdf46p-45, -0x1.4972868217ae6p-45, 0x1.3a0f63c99164ep-47},
+    {-0x1.085139aa2e291p-19, -0x1.7040d48c74a55p-27, -0x1.b0f4b2851ea50p-33, -0x1.25327e1110e52p-37, -0x1.5e4a99264364bp-41, -0x1.426ee893f3311p-45, -0x1.386b695849de2p-45, 0x1.26716e505bf30p-45},
+    {0x1.a64a3f08822abp-18, 0x1.acc129493471ap-25, 0x1.545aefc748a56p-30, 0x1.26a731779f5f1p-34, 0x1.b2e91edb8aef4p-38, 0x1.b4853bf8ee9fep-41, 0x1.33a28e26e79b9p-42, 0x1.d398a83767f53p-46},
+    {-0x1.90924f17dd3e5p-16, -0x1.117ec2fa070d3p-22, -0x1.1a1fd30b9eb41p-27, -0x1.31f7660adeea4p-31, -0x1.13ff7d32d031ap-34, -0x1.67d504099a25fp-37, -0x1.22f10105c17f1p-39, -0x1.6ba2ec7f61ee6p-41},
+    {0x1.7353b18cf461dp-14, 0x1.5523206457e16p-20, 0x1.cbf9518cded5cp-25, 0x1.3a02388d5c7f0p-28, 0x1.58b73e55fda72p-31, 0x1.0802674408393p-33, 0x1.002c693605e39p-35, 0x1.2d14e79101ba0p-37},
+    {-0x1.4284bdb9885cfp-12, -0x1.9a943577e8f4fp-18, -0x1.6efdb7b10215ap-22, -0x1.3dd1dd6fbff6bp-25, -0x1.aa9227c207150p-28, -0x1.83d30feefb2cep-30, -0x1.b768db7c7ba8cp-32, -0x1.255076e9e45bep-33},
+    {0x1.0a0a205a2cbb2p-10, 0x1.de6df969094bcp-16, 0x1.1edb7e207fc73p-19, 0x1.3d576056b2882p-22, 0x1.057d46702c5b0p-24, 0x1.1b226b8b348d4p-26, 0x1.750da8f582bc3p-28, 0x1.1c9d5ec902bcep-29},
+    {-0x1.9ef8310a14b99p-9, -0x1.0d365d99b60cfp-13, -0x1.b6d9454a5f58dp-17, -0x1.386f57de0433fp-19, -0x1.3d8101874680cp-21, -0x1.9a856ae0def6dp-23, -0x1.3b1d732aa6762p-24, -0x1.12d9b2387dacbp-25},
+    {0x1.2f47d63f5482fp-7, 0x1.239d8ef8b1fb9p-11, 0x1.4810f81405bd5p-14, 0x1.2f219e6c7c865p-16, 0x1.7db4e0e3be18cp-18, 0x1.2781558138f99p-19, 0x1.08c63e8d02637p-20, 0x1.0857aa9091710p-21},
+    {-0x1.9b00b9d6218d0p-6, -0x1.2ed7336d755a0p-9, -0x1.dea729ea4207fp-12, -0x1.21a61d897e369p-13, -0x1.c63991043088ap-15, -0x1.a65b0b84414dap-16, -0x1.ba914cdad988dp-17, -0x1.fa60e04363880p-18},
+    {0x1.fcc822fd1cde2p-5, 0x1.2c08c9ffb86f8p-7, 0x1.542a992fe7293p-9, 0x1.106373beebb59p-10, 0x1.0b6e08995856ap-11, 0x1.2b9aa297307e1p-12, 0x1.6fdc4065c2f3fp-13, 0x1.e2fd8f9f4a0b3p-14},
+    {-0x1.19524a66f56f0p-3, -0x1.19cef1173b07bp-5, -0x1.d614eb693f6aap-7, -0x1.f7d59d52f8f71p-8, -0x1.37812312a1cd3p-8, -0x1.a5dac1d4ffd49p-9, -0x1.3012a8393395bp-9, -0x1.cabcd94633404p-10},
+    {0x1.0bdb2e03abf7ap-2, 0x1.f1b89c231ebf7p-4, 0x1.3b0fbcb4c77cep-4, 0x1.c9e120e48894ep-5, 0x1.66ccb7b9c0c78p-5, 0x1.26b4cfcccca91p-5, 0x1.f3ddc25e8b182p-6, 0x1.b1d706d10e1b9p-6},
 };
 
 /* The same G in float arithmetic (the float32 gelu): on the intervals
@@ -39,18 +39,18 @@ static const double kb_vm_g_coef[KB_VM_G_DEGREE + 1][8] = {
 #define KB_VM_GF_C0_LO 12
 static const float kb_vm_gf[13][16] = {
     {0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f, 0x1p-1f, 0x1.8p+0f, 0x1.8p+1f, 0x1.4p+2f, 0x1.cp+2f, 0x1.2p+3f, 0x1.6p+3f, 0x1.cp+3f},
-    {-0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f, -0x1.9e5e3ep-14f, -0x1.d6e0c4p-18f, -0x1.2896acp-22f, -0x1.287806p-27f, -0x1.3bea48p-31f, -0x1.19ff66p-34f, -0x1.69eb52p-37f, -0x1.362076p-40f},
-    {0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f, 0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615caep-31f, 0x1.0c8f16p-33f, 0x1.1e0d04p-36f},
-    {-0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f, -0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81c8p-28f, -0x1.83d254p-30f, -0x1.f283b8p-33f},
+    {-0x1.9e5e3ep-14f, -0x1.d6e0c2p-18f, -0x1.2896acp-22f, -0x1.287804p-27f, -0x1.3bea3ep-31f, -0x1.19ff12p-34f, -0x1.69ec46p-37f, -0x1.36203cp-40f, -0x1.9e5e3ep-14f, -0x1.d6e0c2p-18f, -0x1.2896acp-22f, -0x1.287804p-27f, -0x1.3bea3ep-31f, -0x1.19ff12p-34f, -0x1.69ec46p-37f, -0x1.36203cp-40f},
+    {0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615cbp-31f, 0x1.0c8f1p-33f, 0x1.1e0d08p-36f, 0x1.62f9cp-12f, 0x1.d5eff6p-16f, 0x1.78a1cep-20f, 0x1.e7827ap-25f, 0x1.45c77p-28f, 0x1.615cbp-31f, 0x1.0c8f1p-33f, 0x1.1e0d08p-36f},
+    {-0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81cap-28f, -0x1.83d25p-30f, -0x1.f283bcp-33f, -0x1.0c2076p-10f, -0x1.ab7df6p-14f, -0x1.99cc8ap-18f, -0x1.6eb56ap-22f, -0x1.3db74cp-25f, -0x1.aa81cap-28f, -0x1.83d25p-30f, -0x1.f283bcp-33f},
     {0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f, 0x1.933184p-9f, 0x1.8223a6p-12f, 0x1.dc76a2p-16f, 0x1.1e7a42p-19f, 0x1.3d2deep-22f, 0x1.056e12p-24f, 0x1.1b1a4cp-26f, 0x1.c526c8p-29f},
     {-0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f, -0x1.1d143ap-7f, -0x1.4bf362p-10f, -0x1.0d3624p-13f, -0x1.b6d984p-17f, -0x1.386f68p-19f, -0x1.3d8108p-21f, -0x1.9a8568p-23f, -0x1.9a75e4p-25f},
     {0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f, 0x1.760c1p-6f, 0x1.0d6088p-8f, 0x1.23a32ep-11f, 0x1.48120ep-14f, 0x1.2f21dap-16f, 0x1.7db4f6p-18f, 0x1.27815cp-19f, 0x1.71c886p-21f},
     {-0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f, -0x1.c1dcf4p-5f, -0x1.99805ap-7f, -0x1.2ed74p-9f, -0x1.dea72ap-12f, -0x1.21a61ep-13f, -0x1.c63992p-15f, -0x1.a65b0cp-16f, -0x1.4b935p-17f},
     {0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f, 0x1.e681dcp-4f, 0x1.204038p-5f, 0x1.2c08bep-7f, 0x1.542a98p-9f, 0x1.106374p-10f, 0x1.0b6e08p-11f, 0x1.2b9aa2p-12f, 0x1.27e804p-13f},
     {-0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f, -0x1.cb062cp-3f, -0x1.71c04cp-4f, -0x1.19cefp-5f, -0x1.d614ecp-7f, -0x1.f7d59ep-8f, -0x1.378124p-8f, -0x1.a5dac2p-9f, -0x1.06cdbep-9f},
-    {0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f, 0x1.84714p-29f, -0x1.6efbacp-31f, -0x1.dffd5ep-30f, 0x1.2590bep-32f, 0x1.5b9704p-33f, 0x1.dfb936p-33f, 0x1.64649cp-36f, -0x1.dccad4p-35f},
+    {0x1.84714p-29f, -0x1.6efbccp-31f, -0x1.dffd5ep-30f, 0x1.25909ep-32f, 0x1.5b96fp-33f, 0x1.dfb944p-33f, 0x1.64644ap-36f, -0x1.dcc998p-35f, 0x1.84714p-29f, -0x1.6efbccp-31f, -0x1.dffd5ep-30f, 0x1.25909ep-32f, 0x1.5b96fp-33f, 0x1.dfb944p-33f, 0x1.64644ap-36f, -0x1.dcc998p-35f},
     {0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f, 0x1.66027ap-2f, 0x1.a57056p-3f, 0x1.f1b89cp-4f, 0x1.3b0fbcp-4f, 0x1.c9e12p-5f, 0x1.66ccb8p-5f, 0x1.26b4dp-5f, 0x1.d087aep-6f},
-    {0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f, 0x1.bab8ecp-27f, -0x1.94b96ep-29f, 0x1.b2744ep-31f, 0x1.6ac4a8p-29f, 0x1.c62942p-30f, -0x1.145ebcp-31f, -0x1.94fb4cp-32f, -0x1.1c45bcp-31f},
+    {0x1.bab8ecp-27f, -0x1.94b96cp-29f, 0x1.b2744ep-31f, 0x1.6ac4a6p-29f, 0x1.c62942p-30f, -0x1.145ebep-31f, -0x1.94fb4cp-32f, -0x1.1c45c4p-31f, 0x1.bab8ecp-27f, -0x1.94b96cp-29f, 0x1.b2744ep-31f, 0x1.6ac4a6p-29f, 0x1.c62942p-30f, -0x1.145ebep-31f, -0x1.94fb4cp-32f, -0x1.1c45c4p-31f},
 };
 
 #endif /* KB_CPU_VMATH_TABLES_H */
