@@ -213,7 +213,12 @@ def main(argv):
     if argv[1:] == ["--check"]:
         with open(OUT) as f:
             same = f.read() == text
-        print("vmath_coeffs: %s" % ("up to date" if same else "differs from the generator"), file=sys.stderr)
+        if same:
+            print("vmath_coeffs: up to date", file=sys.stderr)
+        else:
+            print("vmath_coeffs: kernels/cpu/vmath_tables.h differs from what this script writes; run"
+                  " `python3 tools/vmath_coeffs.py`, then prove erf and gelu again"
+                  " (tools/vmath_exhaustive.sh erf gelu) and record it in docs/kernels.md", file=sys.stderr)
         return 0 if same else 1
     with open(OUT, "w") as f:
         f.write(text)
