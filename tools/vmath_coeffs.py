@@ -8,15 +8,16 @@ of 8 intervals [2i, 2i + 2] a degree-12 polynomial in t = a - (2i + 1) is
 fitted by least squares at 400 Chebyshev nodes against Python's
 double-precision math.erfc and math.exp (the least-squares problem solved
 exactly in rationals, then each coefficient rounded to double); the script
-prints the largest relative error of each fit on a dense grid (about 1.5e-10 on [0, 2], 1e-14 elsewhere; evaluated in
-double, that is below 0.003 float ulps).
+prints the largest relative error of each fit on a dense grid (about 1.5e-10
+on [0, 2], 1e-14 elsewhere; evaluated in double, that is below 0.003 float
+ulps).
 
 The float32 gelu (vec_body.h) evaluates G in float arithmetic from a second
 table: on 8 intervals [0,1), [1,2), [2,4), [4,6), ..., [10,12), [12,16) a
 degree-9 polynomial in t = a - centre, fitted for relative error by weighted
-least squares at Chebyshev nodes (weights 1 / G^2 rounded to double), its coefficients rounded to float from the
-highest degree down (each rounding followed by a refit of the lower ones), the
-constant and linear terms kept as pairs of floats (hi + lo), so that their
+least squares at Chebyshev nodes (weights 1 / G^2 rounded to double), its
+coefficients rounded to float from the highest degree down (each rounding
+followed by a refit of the lower ones), the constant and linear terms kept as pairs of floats (hi + lo), so that their
 rounding does not add to the float evaluation's own error.  The script prints
 the largest relative error of the rounded coefficients, evaluated in double,
 on a dense grid (below 2^-28 on every interval).
