@@ -17,8 +17,9 @@ table: on 8 intervals [0,1), [1,2), [2,4), [4,6), ..., [10,12), [12,16) a
 degree-9 polynomial in t = a - centre, fitted for relative error by weighted
 least squares at Chebyshev nodes (weights 1 / G^2 rounded to double), its
 coefficients rounded to float from the highest degree down (each rounding
-followed by a refit of the lower ones), the constant and linear terms kept as pairs of floats (hi + lo), so that their
-rounding does not add to the float evaluation's own error.  The script prints
+followed by a refit of the lower ones), the constant and linear terms kept
+as pairs of floats (hi + lo), so that their rounding does not add to the
+float evaluation's own error.  The script prints
 the largest relative error of the rounded coefficients, evaluated in double,
 on a dense grid (below 2^-28 on every interval).
 
