@@ -28,7 +28,7 @@ if [ "$(cat "$out/key" 2>/dev/null)" != "$key" ]; then
 # The JVM decodes arguments with the locale's character set: use UTF-8.
 case "\$(locale charmap 2>/dev/null)" in UTF-8) ;; *) export LC_ALL=C.UTF-8 ;; esac
 # Standard output is the program's data: the VM's own warnings go to stderr.
-exec java -XX:+UseSerialGC -XX:+DisplayVMOutputToStderr -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.embeddings.Main "\$@"
+exec java -XX:+UseSerialGC -XX:+DisplayVMOutputToStderr -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.embeddings.Main "\$@"
 LAUNCHER
   chmod +x "$out/sentence_embeddings"
   echo "$key" >"$out/key"
