@@ -30,9 +30,9 @@ if [ "$(cat "$out/key" 2>/dev/null)" != "$key" ]; then
 # The JVM decodes arguments with the locale's character set: use UTF-8, so
 # that the prompt reaches the tokenizer as the bytes C would see.
 case "\$(locale charmap 2>/dev/null)" in UTF-8) ;; *) export LC_ALL=C.UTF-8 ;; esac
-# Standard output is the program's data: the VM's own warnings go to stderr (-Xlog: its
-# unified logging too).  No hsperfdata file (-XX:-UsePerfData): in a PID
-# namespace two VMs can have the same pid and warn about each other's file.
+# Standard output is the program's data: the VM's own warnings go to stderr
+# (-Xlog: its unified logging too).  No hsperfdata file (-XX:-UsePerfData): in
+# a PID namespace two VMs can have the same pid and warn about each other's file.
 exec java -XX:+UseSerialGC -XX:+DisplayVMOutputToStderr -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr -XX:MaxDirectMemorySize=1t -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.textgen.Main "\$@"
 LAUNCHER
   chmod +x "$out/text_generation"
