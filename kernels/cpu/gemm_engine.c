@@ -528,20 +528,31 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   const struct kb_gemm_ops *ops = p->ops;
   int64_t mr = ops->mr, nr = ops->nr;
   p->bl = blocking_for(mr, nr);
-  /* Threads: as many rectangles as there is work for, rows first. */
+  /* Threads: as many rectangles as there is work for, tm x tn of them.
+   * A rectangle reads its rows of op(A) and its columns of op(B) (each K
+   * long), so the grid reads A tn times and B tm times: of the grids with
+   * the most rectangles, the one with the least tn * m + tm * n, rows first
+   * on a tie.  (A few rows against a wide B, an expert's or a prefill's
+   * product of weights, then splits the columns and each weight is read
+   * from memory once, not once per thread.)  The rectangles change nothing
+   * but who computes what: every element's chain is the same. */
   int64_t mb = (m + mr - 1) / mr, nb = (n + nr - 1) / nr;
   int64_t work_per_tile = mr * nr * k;
   int64_t tasks = kb__task_count(threads_ctx, mb * nb,
                                  work_per_tile >= KB_GEMM_MIN_WORK ? 1 : KB_GEMM_MIN_WORK / work_per_tile + 1);
-  if (mb >= tasks) {
-    p->tm = tasks;
-    p->tn = 1;
-  } else {
-    p->tm = mb;
-    p->tn = tasks / mb;
-    tasks = p->tm * p->tn;
+  int64_t best_tm = 1, best_tn = 1;
+  for (int64_t tm = tasks; tm >= 1; tm--) {
+    int64_t tn = tasks / tm;
+    if (tm > mb || tn > nb) continue;
+    int64_t have = best_tm * best_tn, cost = tn * m + tm * n, best = best_tn * m + best_tm * n;
+    if (tm * tn > have || (tm * tn == have && cost < best)) {
+      best_tm = tm;
+      best_tn = tn;
+    }
   }
-  p->tasks = tasks;
+  p->tm = best_tm;
+  p->tn = best_tn;
+  p->tasks = tasks = best_tm * best_tn;
   /* The largest rectangle decides the scratch of every task. */
   int64_t rect_rows = round_up((mb + p->tm - 1) / p->tm * mr, mr), rect_cols = ((nb + p->tn - 1) / p->tn) * nr;
   if (rect_rows > round_up(m, mr)) rect_rows = round_up(m, mr);

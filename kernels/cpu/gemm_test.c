@@ -154,6 +154,23 @@ static void test_threads_bitwise_identical(void) {
     CHECK(same_bits_f(y1, y3, M * N));
   }
   run_case(c3, 33, 17, 250, 1, 1.0f, 0.0f, false);
+  /* Few rows against many columns: the threads split the columns (each
+   * reads its part of B once) instead of the rows. */
+  enum { WM = 20, WN = 700, WK = 300 };
+  float *wa = alloc_f(WM * WK), *wb = alloc_f(WK * WN), *w1 = alloc_f(WM * WN), *w3 = alloc_f(WM * WN);
+  rand_fill(wa, WM * WK, 4, -1.0f, 1.0f);
+  rand_fill(wb, WK * WN, 5, -1.0f, 1.0f);
+  for (int t = 0; t < 4; t++) {
+    bool ta = t & 1, tb = t & 2;
+    CHECK_OK(kb_gemm(c1, ta, tb, WM, WN, WK, 1.0f, wa, ta ? WM : WK, wb, tb ? WK : WN, 0.0f, w1, WN));
+    CHECK_OK(kb_gemm(c3, ta, tb, WM, WN, WK, 1.0f, wa, ta ? WM : WK, wb, tb ? WK : WN, 0.0f, w3, WN));
+    CHECK(same_bits_f(w1, w3, WM * WN));
+  }
+  run_case(c3, WM, WN, WK, 2, 1.0f, 0.0f, false);
+  free(wa);
+  free(wb);
+  free(w1);
+  free(w3);
   free(a);
   free(b);
   free(y1);
