@@ -33,7 +33,11 @@ case "\$(locale charmap 2>/dev/null)" in UTF-8) ;; *) export LC_ALL=C.UTF-8 ;; e
 # Standard output is the program's data: the VM's own warnings go to stderr
 # (-Xlog: its unified logging too).  No hsperfdata file (-XX:-UsePerfData): in
 # a PID namespace two VMs can have the same pid and warn about each other's file.
-exec java -XX:+UseSerialGC -XX:+DisplayVMOutputToStderr -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr -XX:MaxDirectMemorySize=1t -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.textgen.Main "\$@"
+# Only the quick compiler (-XX:TieredStopAtLevel=1): a decode step is a
+# hundred thin calls into C, which its code runs as fast as the optimising
+# compiler's, and that compiler otherwise keeps a core busy during the first
+# hundreds of tokens, while the library's threads want both (docs/performance.md).
+exec java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+DisplayVMOutputToStderr -XX:-UsePerfData -Xlog:disable -Xlog:all=warning:stderr -XX:MaxDirectMemorySize=1t -cp '$out/kernelbridge.jar:$out/classes' org.kernelbridge.examples.textgen.Main "\$@"
 LAUNCHER
   chmod +x "$out/text_generation"
   echo "$key" >"$out/key"
