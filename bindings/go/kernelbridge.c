@@ -14001,6 +14001,9 @@ KV_FN vec_avx2__kvf vec_avx2__kv_ldexp(vec_avx2__kvf q, vec_avx2__kvi e) {
   vec_avx2__kvf r = {kb_vm_ldexp_avx2(q.a, e.a), kb_vm_ldexp_avx2(q.b, e.b)};
   return r;
 }
+/* kv_ldexp takes two factors here (subnormal powers): the exp callers of
+ * vec_body.h multiply by the normal power where every lane allows it. */
+#define KV_LDEXP_CHEAP 0
 KV_FN void vec_avx2__kv_exp_core2(vec_avx2__kvf xh, vec_avx2__kvf xl, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
   kb_vm_exp_core2_avx2(xh.a, xl.a, &th->a, &tt->a, &e->a);
   kb_vm_exp_core2_avx2(xh.b, xl.b, &th->b, &tt->b, &e->b);
@@ -14300,7 +14303,12 @@ KV_FN vec_avx2__kvd vec_avx2__exp_d_fast(vec_avx2__kvd x) {
  * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
  * callers below take the multiply when this holds: e <= 0 there, and below
  * -126 only for results near the float underflow. */
-KV_FN int vec_avx2__e_normal(vec_avx2__kvi e) { return !vec_avx2__kv_m_any(vec_avx2__kv_m_or(vec_avx2__kvi_gt(vec_avx2__kvi_set(-126), e), vec_avx2__kvi_gt(e, vec_avx2__kvi_set(127)))); }
+KV_FN int vec_avx2__e_normal(vec_avx2__kvi e) {
+  /* Where kv_ldexp is itself one operation (KV_LDEXP_CHEAP: avx512), the
+   * check would cost more than it saves: always kv_ldexp, the same bits. */
+  if (KV_LDEXP_CHEAP) return 0;
+  return !vec_avx2__kv_m_any(vec_avx2__kv_m_or(vec_avx2__kvi_gt(vec_avx2__kvi_set(-126), e), vec_avx2__kvi_gt(e, vec_avx2__kvi_set(127))));
+}
 
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx2__kvf vec_avx2__pow2_normal(vec_avx2__kvi e) { return vec_avx2__kv_from_bits(vec_avx2__kvi_slli(vec_avx2__kvi_add(e, vec_avx2__kvi_set(127)), 23)); }
@@ -15568,6 +15576,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_ISHIFT
 #undef KV_KEEP
 #undef KV_KEEP_STACK
+#undef KV_LDEXP_CHEAP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2
@@ -16033,6 +16042,10 @@ KV_FN void vec_avx512__kv_store_h_n(int f16, uint16_t *p, vec_avx512__kvf v, int
 
 KV_FN void vec_avx512__kv_exp_core(vec_avx512__kvf x, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
 KV_FN vec_avx512__kvf vec_avx512__kv_ldexp(vec_avx512__kvf q, vec_avx512__kvi e) { return kb_vm_ldexp_avx512(q, e); }
+/* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
+ * the multiply by a normal power of two, so vec_body.h's exp callers do not
+ * check for that case (e_normal) at this level. */
+#define KV_LDEXP_CHEAP 1
 KV_FN vec_avx512__kvf vec_avx512__kv_exp(vec_avx512__kvf x) { return kb_exp_avx512(x); }
 KV_FN void vec_avx512__kv_exp_core2(vec_avx512__kvf xh, vec_avx512__kvf xl, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core2_avx512(xh, xl, th, tt, e); }
 
@@ -16243,7 +16256,12 @@ KV_FN vec_avx512__kvd vec_avx512__exp_d_fast(vec_avx512__kvd x) {
  * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
  * callers below take the multiply when this holds: e <= 0 there, and below
  * -126 only for results near the float underflow. */
-KV_FN int vec_avx512__e_normal(vec_avx512__kvi e) { return !vec_avx512__kv_m_any(vec_avx512__kv_m_or(vec_avx512__kvi_gt(vec_avx512__kvi_set(-126), e), vec_avx512__kvi_gt(e, vec_avx512__kvi_set(127)))); }
+KV_FN int vec_avx512__e_normal(vec_avx512__kvi e) {
+  /* Where kv_ldexp is itself one operation (KV_LDEXP_CHEAP: avx512), the
+   * check would cost more than it saves: always kv_ldexp, the same bits. */
+  if (KV_LDEXP_CHEAP) return 0;
+  return !vec_avx512__kv_m_any(vec_avx512__kv_m_or(vec_avx512__kvi_gt(vec_avx512__kvi_set(-126), e), vec_avx512__kvi_gt(e, vec_avx512__kvi_set(127))));
+}
 
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx512__kvf vec_avx512__pow2_normal(vec_avx512__kvi e) { return vec_avx512__kv_from_bits(kvi_slli(vec_avx512__kvi_add(e, vec_avx512__kvi_set(127)), 23)); }
@@ -17508,6 +17526,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
+#undef KV_LDEXP_CHEAP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_MAP1
@@ -17971,6 +17990,10 @@ KV_FN void vec_avx512_bf16__kv_store_h_n(int f16, uint16_t *p, vec_avx512_bf16__
 
 KV_FN void vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kvf q, vec_avx512_bf16__kvi e) { return kb_vm_ldexp_avx512(q, e); }
+/* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
+ * the multiply by a normal power of two, so vec_body.h's exp callers do not
+ * check for that case (e_normal) at this level. */
+#define KV_LDEXP_CHEAP 1
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_exp(vec_avx512_bf16__kvf x) { return kb_exp_avx512(x); }
 KV_FN void vec_avx512_bf16__kv_exp_core2(vec_avx512_bf16__kvf xh, vec_avx512_bf16__kvf xl, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core2_avx512(xh, xl, th, tt, e); }
 
@@ -18181,7 +18204,12 @@ KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd x) {
  * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
  * callers below take the multiply when this holds: e <= 0 there, and below
  * -126 only for results near the float underflow. */
-KV_FN int vec_avx512_bf16__e_normal(vec_avx512_bf16__kvi e) { return !vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_or(vec_avx512_bf16__kvi_gt(vec_avx512_bf16__kvi_set(-126), e), vec_avx512_bf16__kvi_gt(e, vec_avx512_bf16__kvi_set(127)))); }
+KV_FN int vec_avx512_bf16__e_normal(vec_avx512_bf16__kvi e) {
+  /* Where kv_ldexp is itself one operation (KV_LDEXP_CHEAP: avx512), the
+   * check would cost more than it saves: always kv_ldexp, the same bits. */
+  if (KV_LDEXP_CHEAP) return 0;
+  return !vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_or(vec_avx512_bf16__kvi_gt(vec_avx512_bf16__kvi_set(-126), e), vec_avx512_bf16__kvi_gt(e, vec_avx512_bf16__kvi_set(127))));
+}
 
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__pow2_normal(vec_avx512_bf16__kvi e) { return vec_avx512_bf16__kv_from_bits(kvi_slli(vec_avx512_bf16__kvi_add(e, vec_avx512_bf16__kvi_set(127)), 23)); }
@@ -19447,6 +19475,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
+#undef KV_LDEXP_CHEAP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_MAP1
@@ -19929,6 +19958,9 @@ KV_FN vec_scalar__kvf vec_scalar__kv_ldexp(vec_scalar__kvf q, vec_scalar__kvi e)
   KV_EACH(i) r.v[i] = kb_vm_ldexp_scalar(q.v[i], e.v[i]);
   return r;
 }
+/* As avx2 (the reference takes both of vec_body.h's paths, which give the
+ * same bits; the avx512 level takes kv_ldexp's only). */
+#define KV_LDEXP_CHEAP 0
 KV_FN void vec_scalar__kv_exp_core2(vec_scalar__kvf xh, vec_scalar__kvf xl, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
   KV_EACH(i) kb_vm_exp_core2_scalar(xh.v[i], xl.v[i], &th->v[i], &tt->v[i], &e->v[i]);
 }
@@ -20218,7 +20250,12 @@ KV_FN vec_scalar__kvd vec_scalar__exp_d_fast(vec_scalar__kvd x) {
  * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
  * callers below take the multiply when this holds: e <= 0 there, and below
  * -126 only for results near the float underflow. */
-KV_FN int vec_scalar__e_normal(vec_scalar__kvi e) { return !vec_scalar__kv_m_any(vec_scalar__kv_m_or(vec_scalar__kvi_gt(vec_scalar__kvi_set(-126), e), vec_scalar__kvi_gt(e, vec_scalar__kvi_set(127)))); }
+KV_FN int vec_scalar__e_normal(vec_scalar__kvi e) {
+  /* Where kv_ldexp is itself one operation (KV_LDEXP_CHEAP: avx512), the
+   * check would cost more than it saves: always kv_ldexp, the same bits. */
+  if (KV_LDEXP_CHEAP) return 0;
+  return !vec_scalar__kv_m_any(vec_scalar__kv_m_or(vec_scalar__kvi_gt(vec_scalar__kvi_set(-126), e), vec_scalar__kvi_gt(e, vec_scalar__kvi_set(127))));
+}
 
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_scalar__kvf vec_scalar__pow2_normal(vec_scalar__kvi e) { return vec_scalar__kv_from_bits(vec_scalar__kvi_slli(vec_scalar__kvi_add(e, vec_scalar__kvi_set(127)), 23)); }
@@ -21485,6 +21522,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_I2
 #undef KV_KEEP
 #undef KV_KEEP_STACK
+#undef KV_LDEXP_CHEAP
 #undef KV_LN_BLOCK
 #undef KV_LN_DT
 #undef KV_M2

@@ -95,7 +95,12 @@ KV_FN kvd exp_d_fast(kvd x) {
  * subnormal powers) costs 12 more operations per 8 lanes on avx2.  The exp
  * callers below take the multiply when this holds: e <= 0 there, and below
  * -126 only for results near the float underflow. */
-KV_FN int e_normal(kvi e) { return !kv_m_any(kv_m_or(kvi_gt(kvi_set(-126), e), kvi_gt(e, kvi_set(127)))); }
+KV_FN int e_normal(kvi e) {
+  /* Where kv_ldexp is itself one operation (KV_LDEXP_CHEAP: avx512), the
+   * check would cost more than it saves: always kv_ldexp, the same bits. */
+  if (KV_LDEXP_CHEAP) return 0;
+  return !kv_m_any(kv_m_or(kvi_gt(kvi_set(-126), e), kvi_gt(e, kvi_set(127))));
+}
 
 /* 2^e for e in [-126, 127]. */
 KV_FN kvf pow2_normal(kvi e) { return kv_from_bits(kvi_slli(kvi_add(e, kvi_set(127)), 23)); }

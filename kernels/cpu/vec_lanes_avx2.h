@@ -204,6 +204,9 @@ KV_FN kvf kv_ldexp(kvf q, kvi e) {
   kvf r = {kb_vm_ldexp_avx2(q.a, e.a), kb_vm_ldexp_avx2(q.b, e.b)};
   return r;
 }
+/* kv_ldexp takes two factors here (subnormal powers): the exp callers of
+ * vec_body.h multiply by the normal power where every lane allows it. */
+#define KV_LDEXP_CHEAP 0
 KV_FN void kv_exp_core2(kvf xh, kvf xl, kvf *th, kvf *tt, kvi *e) {
   kb_vm_exp_core2_avx2(xh.a, xl.a, &th->a, &tt->a, &e->a);
   kb_vm_exp_core2_avx2(xh.b, xl.b, &th->b, &tt->b, &e->b);

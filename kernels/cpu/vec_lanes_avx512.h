@@ -123,6 +123,10 @@ KV_FN void kv_store_h_n(int f16, uint16_t *p, kvf v, int64_t n) {
 
 KV_FN void kv_exp_core(kvf x, kvf *th, kvf *tt, kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
 KV_FN kvf kv_ldexp(kvf q, kvi e) { return kb_vm_ldexp_avx512(q, e); }
+/* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
+ * the multiply by a normal power of two, so vec_body.h's exp callers do not
+ * check for that case (e_normal) at this level. */
+#define KV_LDEXP_CHEAP 1
 KV_FN kvf kv_exp(kvf x) { return kb_exp_avx512(x); }
 KV_FN void kv_exp_core2(kvf xh, kvf xl, kvf *th, kvf *tt, kvi *e) { kb_vm_exp_core2_avx512(xh, xl, th, tt, e); }
 

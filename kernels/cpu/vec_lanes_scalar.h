@@ -148,6 +148,9 @@ KV_FN kvf kv_ldexp(kvf q, kvi e) {
   KV_EACH(i) r.v[i] = kb_vm_ldexp_scalar(q.v[i], e.v[i]);
   return r;
 }
+/* As avx2 (the reference takes both of vec_body.h's paths, which give the
+ * same bits; the avx512 level takes kv_ldexp's only). */
+#define KV_LDEXP_CHEAP 0
 KV_FN void kv_exp_core2(kvf xh, kvf xl, kvf *th, kvf *tt, kvi *e) {
   KV_EACH(i) kb_vm_exp_core2_scalar(xh.v[i], xl.v[i], &th->v[i], &tt->v[i], &e->v[i]);
 }
