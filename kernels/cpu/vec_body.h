@@ -75,7 +75,7 @@ KV_FN void fill_row(int dt, void *y, int64_t cols, kvf v) {
  * fetch (one prefetch per 16 elements).  They are arithmetic on data
  * streamed from memory, and with the hardware's prefetch alone the loads
  * still wait: 1 KiB ahead made silu over 16M floats 1.3x faster on one
- * avx512 core (256 B to 16 KiB gave about the same; docs/performance.md). */
+ * avx512 core (1, 4 and 16 KiB gave about the same; docs/performance.md). */
 #ifndef KV_AHEAD_BYTES
 #define KV_AHEAD_BYTES 1024
 #endif

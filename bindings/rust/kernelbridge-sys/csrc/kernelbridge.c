@@ -14283,7 +14283,7 @@ KV_FN void vec_avx2__fill_row(int dt, void *y, int64_t cols, vec_avx2__kvf v) {
  * fetch (one prefetch per 16 elements).  They are arithmetic on data
  * streamed from memory, and with the hardware's prefetch alone the loads
  * still wait: 1 KiB ahead made silu over 16M floats 1.3x faster on one
- * avx512 core (256 B to 16 KiB gave about the same; docs/performance.md). */
+ * avx512 core (1, 4 and 16 KiB gave about the same; docs/performance.md). */
 #ifndef KV_AHEAD_BYTES
 #define KV_AHEAD_BYTES 1024
 #endif
@@ -16255,7 +16255,7 @@ KV_FN void vec_avx512__fill_row(int dt, void *y, int64_t cols, vec_avx512__kvf v
  * fetch (one prefetch per 16 elements).  They are arithmetic on data
  * streamed from memory, and with the hardware's prefetch alone the loads
  * still wait: 1 KiB ahead made silu over 16M floats 1.3x faster on one
- * avx512 core (256 B to 16 KiB gave about the same; docs/performance.md). */
+ * avx512 core (1, 4 and 16 KiB gave about the same; docs/performance.md). */
 #ifndef KV_AHEAD_BYTES
 #define KV_AHEAD_BYTES 1024
 #endif
@@ -18222,7 +18222,7 @@ KV_FN void vec_avx512_bf16__fill_row(int dt, void *y, int64_t cols, vec_avx512_b
  * fetch (one prefetch per 16 elements).  They are arithmetic on data
  * streamed from memory, and with the hardware's prefetch alone the loads
  * still wait: 1 KiB ahead made silu over 16M floats 1.3x faster on one
- * avx512 core (256 B to 16 KiB gave about the same; docs/performance.md). */
+ * avx512 core (1, 4 and 16 KiB gave about the same; docs/performance.md). */
 #ifndef KV_AHEAD_BYTES
 #define KV_AHEAD_BYTES 1024
 #endif
@@ -20287,7 +20287,7 @@ KV_FN void vec_scalar__fill_row(int dt, void *y, int64_t cols, vec_scalar__kvf v
  * fetch (one prefetch per 16 elements).  They are arithmetic on data
  * streamed from memory, and with the hardware's prefetch alone the loads
  * still wait: 1 KiB ahead made silu over 16M floats 1.3x faster on one
- * avx512 core (256 B to 16 KiB gave about the same; docs/performance.md). */
+ * avx512 core (1, 4 and 16 KiB gave about the same; docs/performance.md). */
 #ifndef KV_AHEAD_BYTES
 #define KV_AHEAD_BYTES 1024
 #endif
