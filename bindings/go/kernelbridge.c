@@ -11590,7 +11590,11 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   for (int64_t tm = tasks; tm >= 1; tm--) {
     int64_t tn = tasks / tm;
     if (tm > mb || tn > nb) continue;
-    int64_t have = best_tm * best_tn, cost = tn * m + tm * n, best = best_tn * m + best_tm * n;
+    /* In double: tn * m may exceed int64 for absurd shapes; equal costs
+     * (m == n) are the same operations, so they still compare equal. */
+    int64_t have = best_tm * best_tn;
+    double cost = (double)tn * (double)m + (double)tm * (double)n;
+    double best = (double)best_tn * (double)m + (double)best_tm * (double)n;
     if (tm * tn > have || (tm * tn == have && cost < best)) {
       best_tm = tm;
       best_tn = tn;
