@@ -139,42 +139,35 @@ static void test_empty(void) {
   CHECK_STATUS(KB_STATUS_INVALID_ARGUMENT, kb_gemm(NULL, false, false, 0, 5, 3, 1.0f, NULL, 3, NULL, 5, 0.0f, NULL, 5));
 }
 
-static void test_threads_bitwise_identical(void) {
-  kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
-  enum { M = 67, N = 45, K = 300 };
-  float *a = alloc_f(M * K), *b = alloc_f(K * N), *y1 = alloc_f(M * N), *y3 = alloc_f(M * N);
-  rand_fill(a, M * K, 1, -1.0f, 1.0f);
-  rand_fill(b, K * N, 2, -1.0f, 1.0f);
+/* C = alpha op(A) op(B) + beta C for every transpose on contexts c1 and
+ * c3 (A, B and C_old random from seed): the same bits. */
+static void check_threads_same(kb_context *c1, kb_context *c3, int64_t m, int64_t n, int64_t k, float alpha,
+                               float beta, uint64_t seed) {
+  float *a = alloc_f(m * k), *b = alloc_f(k * n), *y1 = alloc_f(m * n), *y3 = alloc_f(m * n);
+  rand_fill(a, m * k, seed, -1.0f, 1.0f);
+  rand_fill(b, k * n, seed + 1, -1.0f, 1.0f);
   for (int t = 0; t < 4; t++) {
     bool ta = t & 1, tb = t & 2;
-    rand_fill(y1, M * N, 3, -1.0f, 1.0f);
-    memcpy(y3, y1, M * N * sizeof(float));
-    CHECK_OK(kb_gemm(c1, ta, tb, M, N, K, 0.5f, a, ta ? M : K, b, tb ? K : N, 0.25f, y1, N));
-    CHECK_OK(kb_gemm(c3, ta, tb, M, N, K, 0.5f, a, ta ? M : K, b, tb ? K : N, 0.25f, y3, N));
-    CHECK(same_bits_f(y1, y3, M * N));
+    rand_fill(y1, m * n, seed + 2, -1.0f, 1.0f);
+    memcpy(y3, y1, (size_t)(m * n) * sizeof(float));
+    CHECK_OK(kb_gemm(c1, ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, beta, y1, n));
+    CHECK_OK(kb_gemm(c3, ta, tb, m, n, k, alpha, a, ta ? m : k, b, tb ? k : n, beta, y3, n));
+    CHECK(same_bits_f(y1, y3, m * n));
   }
-  run_case(c3, 33, 17, 250, 1, 1.0f, 0.0f, false);
-  /* Few rows against many columns: the threads split the columns (each
-   * reads its part of B once) instead of the rows. */
-  enum { WM = 20, WN = 700, WK = 300 };
-  float *wa = alloc_f(WM * WK), *wb = alloc_f(WK * WN), *w1 = alloc_f(WM * WN), *w3 = alloc_f(WM * WN);
-  rand_fill(wa, WM * WK, 4, -1.0f, 1.0f);
-  rand_fill(wb, WK * WN, 5, -1.0f, 1.0f);
-  for (int t = 0; t < 4; t++) {
-    bool ta = t & 1, tb = t & 2;
-    CHECK_OK(kb_gemm(c1, ta, tb, WM, WN, WK, 1.0f, wa, ta ? WM : WK, wb, tb ? WK : WN, 0.0f, w1, WN));
-    CHECK_OK(kb_gemm(c3, ta, tb, WM, WN, WK, 1.0f, wa, ta ? WM : WK, wb, tb ? WK : WN, 0.0f, w3, WN));
-    CHECK(same_bits_f(w1, w3, WM * WN));
-  }
-  run_case(c3, WM, WN, WK, 2, 1.0f, 0.0f, false);
-  free(wa);
-  free(wb);
-  free(w1);
-  free(w3);
   free(a);
   free(b);
   free(y1);
   free(y3);
+}
+
+static void test_threads_bitwise_identical(void) {
+  kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
+  check_threads_same(c1, c3, 67, 45, 300, 0.5f, 0.25f, 1);
+  run_case(c3, 33, 17, 250, 1, 1.0f, 0.0f, false);
+  /* Few rows against many columns: the threads split the columns (each
+   * reads its part of B once) instead of the rows. */
+  check_threads_same(c1, c3, 20, 700, 300, 1.0f, 0.0f, 4);
+  run_case(c3, 20, 700, 300, 2, 1.0f, 0.0f, false);
   kb_context_destroy(c1);
   kb_context_destroy(c3);
 }
