@@ -14450,14 +14450,62 @@ KV_FN vec_avx2__kvf vec_avx2__gelu_v(vec_avx2__kvf x) {
   return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
 }
 
-/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
- * double as written (docs/kernels.md), rounded once. */
+/* k1 = 2 sqrt(2/pi) and k3 = 0.044715 k1 as float pairs (hi + lo within
+ * 2^-49 relative): gelu_tanh's exponent is z = 2u = x (k1 + k3 x^2). */
+#define KV_GT_K1_HI 0x1.988454p+0f
+#define KV_GT_K1_LO (-0x1.857936p-25f)
+#define KV_GT_K3_HI 0x1.2444f2p-4f
+#define KV_GT_K3_LO 0x1.49b16ap-29f
+
+/*
+ * gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * float32 arithmetic: silu's evaluation (one exp, one division, the
+ * rounding of 1 + E folded into the numerator) with the exponent
+ * z = 2u = x (k1 + k3 x^2) in place of x.  For x < 0 the result is about
+ * x e^z, so an absolute error in z is a relative error in the result (z
+ * reaches -100 before the result underflows): -|z| is formed as an
+ * unevaluated pair, a = |x| clamped to 14 (beyond, the result is x or
+ * rounds to -0), a^2 = sh + sl exactly (fms), k3h sh = ph + pl exactly,
+ * k1h + ph = wh + we exactly (TwoSum), wl = we + pl + k3l sh + k3h sl +
+ * k1l (terms below 2^-23 of w), and -a (wh + wl) = zh + zl (the product's
+ * error by fms): held to about 2^-44 relative, which the exp core (taking
+ * its argument as that pair) turns into under 2^-36 of the result.
+ * Then E = e^(-|z|) = (th + tt) 2^e and, as in silu, x / (1 + E) for
+ * x >= 0 and (x (th + tt') / d) 2^e for x < 0 (x clamped to -14 there:
+ * the result rounds to -0 below).  Bounds in docs/kernels.md
+ * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
+ */
 KV_FN vec_avx2__kvf vec_avx2__gelu_tanh_v(vec_avx2__kvf x) {
-  vec_avx2__kvd xd = vec_avx2__kvd_from(x);
-  vec_avx2__kvd cube = vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_mul(vec_avx2__kvd_set(0.044715), xd), xd), xd);
-  vec_avx2__kvd u = vec_avx2__kvd_mul(vec_avx2__kvd_set(0.79788456080286535588), vec_avx2__kvd_add(xd, cube));
-  vec_avx2__kvd e = vec_avx2__exp_d_fast(vec_avx2__kvd_mul(vec_avx2__kvd_set(-2.0), u));
-  vec_avx2__kvf y = vec_avx2__kvd_to_f(vec_avx2__kvd_div(xd, vec_avx2__kvd_add(vec_avx2__kvd_set(1.0), e)));
+  vec_avx2__kvf one = vec_avx2__kv_set(1.0f), lim = vec_avx2__kv_set(14.0f);
+  vec_avx2__kvf a = vec_avx2__kv_min(lim, vec_avx2__kv_abs(x));
+  vec_avx2__kvf sh = vec_avx2__kv_mul(a, a);
+  vec_avx2__kvf sl = vec_avx2__kv_fms(a, a, sh);
+  vec_avx2__kvf k3 = vec_avx2__kv_set(KV_GT_K3_HI);
+  vec_avx2__kvf ph = vec_avx2__kv_mul(k3, sh);
+  vec_avx2__kvf pl = vec_avx2__kv_fms(k3, sh, ph);
+  vec_avx2__kvf k1 = vec_avx2__kv_set(KV_GT_K1_HI);
+  vec_avx2__kvf wh = vec_avx2__kv_add(k1, ph);
+  vec_avx2__kvf bb = vec_avx2__kv_sub(wh, k1);
+  vec_avx2__kvf we = vec_avx2__kv_add(vec_avx2__kv_sub(k1, vec_avx2__kv_sub(wh, bb)), vec_avx2__kv_sub(ph, bb));
+  vec_avx2__kvf wl = vec_avx2__kv_fma(k3, sl, vec_avx2__kv_fma(vec_avx2__kv_set(KV_GT_K3_LO), sh, vec_avx2__kv_set(KV_GT_K1_LO)));
+  wl = vec_avx2__kv_add(vec_avx2__kv_add(we, pl), wl);
+  vec_avx2__kvf na = vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), a);
+  vec_avx2__kvf zh = vec_avx2__kv_mul(na, wh);
+  vec_avx2__kvf zl = vec_avx2__kv_fma(na, wl, vec_avx2__kv_fms(na, wh, zh));
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__kv_exp_core2(zh, zl, &th, &tt, &e);
+  int nrm = vec_avx2__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : one;
+  vec_avx2__kvf E = nrm ? vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2) : vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
+  vec_avx2__kvf d = vec_avx2__kv_add(one, E);
+  vec_avx2__kvf dl = vec_avx2__kv_sub(E, vec_avx2__kv_sub(d, one));
+  vec_avx2__kvf h = vec_avx2__kv_fma(d, vec_avx2__kv_set(-0.5f), vec_avx2__kv_set(1.5f));
+  vec_avx2__kvf tt2 = vec_avx2__kv_fnma(th, vec_avx2__kv_mul(dl, h), tt);
+  vec_avx2__kvm neg = vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f));
+  vec_avx2__kvf xc = vec_avx2__kv_max(vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lim), x);
+  vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xc, th, vec_avx2__kv_mul(xc, tt2)), x), d);
+  vec_avx2__kvf y = vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
   return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
 }
 
@@ -15594,6 +15642,10 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_GATED_DT
 #undef KV_GATED_LOOP
+#undef KV_GT_K1_HI
+#undef KV_GT_K1_LO
+#undef KV_GT_K3_HI
+#undef KV_GT_K3_LO
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
@@ -16422,14 +16474,62 @@ KV_FN vec_avx512__kvf vec_avx512__gelu_v(vec_avx512__kvf x) {
   return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
 }
 
-/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
- * double as written (docs/kernels.md), rounded once. */
+/* k1 = 2 sqrt(2/pi) and k3 = 0.044715 k1 as float pairs (hi + lo within
+ * 2^-49 relative): gelu_tanh's exponent is z = 2u = x (k1 + k3 x^2). */
+#define KV_GT_K1_HI 0x1.988454p+0f
+#define KV_GT_K1_LO (-0x1.857936p-25f)
+#define KV_GT_K3_HI 0x1.2444f2p-4f
+#define KV_GT_K3_LO 0x1.49b16ap-29f
+
+/*
+ * gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * float32 arithmetic: silu's evaluation (one exp, one division, the
+ * rounding of 1 + E folded into the numerator) with the exponent
+ * z = 2u = x (k1 + k3 x^2) in place of x.  For x < 0 the result is about
+ * x e^z, so an absolute error in z is a relative error in the result (z
+ * reaches -100 before the result underflows): -|z| is formed as an
+ * unevaluated pair, a = |x| clamped to 14 (beyond, the result is x or
+ * rounds to -0), a^2 = sh + sl exactly (fms), k3h sh = ph + pl exactly,
+ * k1h + ph = wh + we exactly (TwoSum), wl = we + pl + k3l sh + k3h sl +
+ * k1l (terms below 2^-23 of w), and -a (wh + wl) = zh + zl (the product's
+ * error by fms): held to about 2^-44 relative, which the exp core (taking
+ * its argument as that pair) turns into under 2^-36 of the result.
+ * Then E = e^(-|z|) = (th + tt) 2^e and, as in silu, x / (1 + E) for
+ * x >= 0 and (x (th + tt') / d) 2^e for x < 0 (x clamped to -14 there:
+ * the result rounds to -0 below).  Bounds in docs/kernels.md
+ * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
+ */
 KV_FN vec_avx512__kvf vec_avx512__gelu_tanh_v(vec_avx512__kvf x) {
-  vec_avx512__kvd xd = vec_avx512__kvd_from(x);
-  vec_avx512__kvd cube = vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_mul(vec_avx512__kvd_set(0.044715), xd), xd), xd);
-  vec_avx512__kvd u = vec_avx512__kvd_mul(vec_avx512__kvd_set(0.79788456080286535588), vec_avx512__kvd_add(xd, cube));
-  vec_avx512__kvd e = vec_avx512__exp_d_fast(vec_avx512__kvd_mul(vec_avx512__kvd_set(-2.0), u));
-  vec_avx512__kvf y = vec_avx512__kvd_to_f(vec_avx512__kvd_div(xd, vec_avx512__kvd_add(vec_avx512__kvd_set(1.0), e)));
+  vec_avx512__kvf one = vec_avx512__kv_set(1.0f), lim = vec_avx512__kv_set(14.0f);
+  vec_avx512__kvf a = vec_avx512__kv_min(lim, vec_avx512__kv_abs(x));
+  vec_avx512__kvf sh = vec_avx512__kv_mul(a, a);
+  vec_avx512__kvf sl = vec_avx512__kv_fms(a, a, sh);
+  vec_avx512__kvf k3 = vec_avx512__kv_set(KV_GT_K3_HI);
+  vec_avx512__kvf ph = vec_avx512__kv_mul(k3, sh);
+  vec_avx512__kvf pl = vec_avx512__kv_fms(k3, sh, ph);
+  vec_avx512__kvf k1 = vec_avx512__kv_set(KV_GT_K1_HI);
+  vec_avx512__kvf wh = vec_avx512__kv_add(k1, ph);
+  vec_avx512__kvf bb = vec_avx512__kv_sub(wh, k1);
+  vec_avx512__kvf we = vec_avx512__kv_add(vec_avx512__kv_sub(k1, vec_avx512__kv_sub(wh, bb)), vec_avx512__kv_sub(ph, bb));
+  vec_avx512__kvf wl = vec_avx512__kv_fma(k3, sl, vec_avx512__kv_fma(vec_avx512__kv_set(KV_GT_K3_LO), sh, vec_avx512__kv_set(KV_GT_K1_LO)));
+  wl = vec_avx512__kv_add(vec_avx512__kv_add(we, pl), wl);
+  vec_avx512__kvf na = vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), a);
+  vec_avx512__kvf zh = vec_avx512__kv_mul(na, wh);
+  vec_avx512__kvf zl = vec_avx512__kv_fma(na, wl, vec_avx512__kv_fms(na, wh, zh));
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__kv_exp_core2(zh, zl, &th, &tt, &e);
+  int nrm = vec_avx512__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : one;
+  vec_avx512__kvf E = nrm ? vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2) : vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
+  vec_avx512__kvf d = vec_avx512__kv_add(one, E);
+  vec_avx512__kvf dl = vec_avx512__kv_sub(E, vec_avx512__kv_sub(d, one));
+  vec_avx512__kvf h = vec_avx512__kv_fma(d, vec_avx512__kv_set(-0.5f), vec_avx512__kv_set(1.5f));
+  vec_avx512__kvf tt2 = vec_avx512__kv_fnma(th, vec_avx512__kv_mul(dl, h), tt);
+  vec_avx512__kvm neg = vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f));
+  vec_avx512__kvf xc = vec_avx512__kv_max(vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lim), x);
+  vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xc, th, vec_avx512__kv_mul(xc, tt2)), x), d);
+  vec_avx512__kvf y = vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
   return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
 }
 
@@ -17565,6 +17665,10 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_GATED_DT
 #undef KV_GATED_LOOP
+#undef KV_GT_K1_HI
+#undef KV_GT_K1_LO
+#undef KV_GT_K3_HI
+#undef KV_GT_K3_LO
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -18389,14 +18493,62 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_v(vec_avx512_bf16__kvf x) {
   return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
 }
 
-/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
- * double as written (docs/kernels.md), rounded once. */
+/* k1 = 2 sqrt(2/pi) and k3 = 0.044715 k1 as float pairs (hi + lo within
+ * 2^-49 relative): gelu_tanh's exponent is z = 2u = x (k1 + k3 x^2). */
+#define KV_GT_K1_HI 0x1.988454p+0f
+#define KV_GT_K1_LO (-0x1.857936p-25f)
+#define KV_GT_K3_HI 0x1.2444f2p-4f
+#define KV_GT_K3_LO 0x1.49b16ap-29f
+
+/*
+ * gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * float32 arithmetic: silu's evaluation (one exp, one division, the
+ * rounding of 1 + E folded into the numerator) with the exponent
+ * z = 2u = x (k1 + k3 x^2) in place of x.  For x < 0 the result is about
+ * x e^z, so an absolute error in z is a relative error in the result (z
+ * reaches -100 before the result underflows): -|z| is formed as an
+ * unevaluated pair, a = |x| clamped to 14 (beyond, the result is x or
+ * rounds to -0), a^2 = sh + sl exactly (fms), k3h sh = ph + pl exactly,
+ * k1h + ph = wh + we exactly (TwoSum), wl = we + pl + k3l sh + k3h sl +
+ * k1l (terms below 2^-23 of w), and -a (wh + wl) = zh + zl (the product's
+ * error by fms): held to about 2^-44 relative, which the exp core (taking
+ * its argument as that pair) turns into under 2^-36 of the result.
+ * Then E = e^(-|z|) = (th + tt) 2^e and, as in silu, x / (1 + E) for
+ * x >= 0 and (x (th + tt') / d) 2^e for x < 0 (x clamped to -14 there:
+ * the result rounds to -0 below).  Bounds in docs/kernels.md
+ * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
+ */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_tanh_v(vec_avx512_bf16__kvf x) {
-  vec_avx512_bf16__kvd xd = vec_avx512_bf16__kvd_from(x);
-  vec_avx512_bf16__kvd cube = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(0.044715), xd), xd), xd);
-  vec_avx512_bf16__kvd u = vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(0.79788456080286535588), vec_avx512_bf16__kvd_add(xd, cube));
-  vec_avx512_bf16__kvd e = vec_avx512_bf16__exp_d_fast(vec_avx512_bf16__kvd_mul(vec_avx512_bf16__kvd_set(-2.0), u));
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_div(xd, vec_avx512_bf16__kvd_add(vec_avx512_bf16__kvd_set(1.0), e)));
+  vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f), lim = vec_avx512_bf16__kv_set(14.0f);
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_min(lim, vec_avx512_bf16__kv_abs(x));
+  vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_mul(a, a);
+  vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_fms(a, a, sh);
+  vec_avx512_bf16__kvf k3 = vec_avx512_bf16__kv_set(KV_GT_K3_HI);
+  vec_avx512_bf16__kvf ph = vec_avx512_bf16__kv_mul(k3, sh);
+  vec_avx512_bf16__kvf pl = vec_avx512_bf16__kv_fms(k3, sh, ph);
+  vec_avx512_bf16__kvf k1 = vec_avx512_bf16__kv_set(KV_GT_K1_HI);
+  vec_avx512_bf16__kvf wh = vec_avx512_bf16__kv_add(k1, ph);
+  vec_avx512_bf16__kvf bb = vec_avx512_bf16__kv_sub(wh, k1);
+  vec_avx512_bf16__kvf we = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_sub(k1, vec_avx512_bf16__kv_sub(wh, bb)), vec_avx512_bf16__kv_sub(ph, bb));
+  vec_avx512_bf16__kvf wl = vec_avx512_bf16__kv_fma(k3, sl, vec_avx512_bf16__kv_fma(vec_avx512_bf16__kv_set(KV_GT_K3_LO), sh, vec_avx512_bf16__kv_set(KV_GT_K1_LO)));
+  wl = vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_add(we, pl), wl);
+  vec_avx512_bf16__kvf na = vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), a);
+  vec_avx512_bf16__kvf zh = vec_avx512_bf16__kv_mul(na, wh);
+  vec_avx512_bf16__kvf zl = vec_avx512_bf16__kv_fma(na, wl, vec_avx512_bf16__kv_fms(na, wh, zh));
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__kv_exp_core2(zh, zl, &th, &tt, &e);
+  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : one;
+  vec_avx512_bf16__kvf E = nrm ? vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2) : vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
+  vec_avx512_bf16__kvf d = vec_avx512_bf16__kv_add(one, E);
+  vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_sub(E, vec_avx512_bf16__kv_sub(d, one));
+  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_fma(d, vec_avx512_bf16__kv_set(-0.5f), vec_avx512_bf16__kv_set(1.5f));
+  vec_avx512_bf16__kvf tt2 = vec_avx512_bf16__kv_fnma(th, vec_avx512_bf16__kv_mul(dl, h), tt);
+  vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f));
+  vec_avx512_bf16__kvf xc = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lim), x);
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xc, th, vec_avx512_bf16__kv_mul(xc, tt2)), x), d);
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
   return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
 }
 
@@ -19533,6 +19685,10 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_GATED_DT
 #undef KV_GATED_LOOP
+#undef KV_GT_K1_HI
+#undef KV_GT_K1_LO
+#undef KV_GT_K3_HI
+#undef KV_GT_K3_LO
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -20454,14 +20610,62 @@ KV_FN vec_scalar__kvf vec_scalar__gelu_v(vec_scalar__kvf x) {
   return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
 }
 
-/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
- * double as written (docs/kernels.md), rounded once. */
+/* k1 = 2 sqrt(2/pi) and k3 = 0.044715 k1 as float pairs (hi + lo within
+ * 2^-49 relative): gelu_tanh's exponent is z = 2u = x (k1 + k3 x^2). */
+#define KV_GT_K1_HI 0x1.988454p+0f
+#define KV_GT_K1_LO (-0x1.857936p-25f)
+#define KV_GT_K3_HI 0x1.2444f2p-4f
+#define KV_GT_K3_LO 0x1.49b16ap-29f
+
+/*
+ * gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * float32 arithmetic: silu's evaluation (one exp, one division, the
+ * rounding of 1 + E folded into the numerator) with the exponent
+ * z = 2u = x (k1 + k3 x^2) in place of x.  For x < 0 the result is about
+ * x e^z, so an absolute error in z is a relative error in the result (z
+ * reaches -100 before the result underflows): -|z| is formed as an
+ * unevaluated pair, a = |x| clamped to 14 (beyond, the result is x or
+ * rounds to -0), a^2 = sh + sl exactly (fms), k3h sh = ph + pl exactly,
+ * k1h + ph = wh + we exactly (TwoSum), wl = we + pl + k3l sh + k3h sl +
+ * k1l (terms below 2^-23 of w), and -a (wh + wl) = zh + zl (the product's
+ * error by fms): held to about 2^-44 relative, which the exp core (taking
+ * its argument as that pair) turns into under 2^-36 of the result.
+ * Then E = e^(-|z|) = (th + tt) 2^e and, as in silu, x / (1 + E) for
+ * x >= 0 and (x (th + tt') / d) 2^e for x < 0 (x clamped to -14 there:
+ * the result rounds to -0 below).  Bounds in docs/kernels.md
+ * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
+ */
 KV_FN vec_scalar__kvf vec_scalar__gelu_tanh_v(vec_scalar__kvf x) {
-  vec_scalar__kvd xd = vec_scalar__kvd_from(x);
-  vec_scalar__kvd cube = vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_mul(vec_scalar__kvd_set(0.044715), xd), xd), xd);
-  vec_scalar__kvd u = vec_scalar__kvd_mul(vec_scalar__kvd_set(0.79788456080286535588), vec_scalar__kvd_add(xd, cube));
-  vec_scalar__kvd e = vec_scalar__exp_d_fast(vec_scalar__kvd_mul(vec_scalar__kvd_set(-2.0), u));
-  vec_scalar__kvf y = vec_scalar__kvd_to_f(vec_scalar__kvd_div(xd, vec_scalar__kvd_add(vec_scalar__kvd_set(1.0), e)));
+  vec_scalar__kvf one = vec_scalar__kv_set(1.0f), lim = vec_scalar__kv_set(14.0f);
+  vec_scalar__kvf a = vec_scalar__kv_min(lim, vec_scalar__kv_abs(x));
+  vec_scalar__kvf sh = vec_scalar__kv_mul(a, a);
+  vec_scalar__kvf sl = vec_scalar__kv_fms(a, a, sh);
+  vec_scalar__kvf k3 = vec_scalar__kv_set(KV_GT_K3_HI);
+  vec_scalar__kvf ph = vec_scalar__kv_mul(k3, sh);
+  vec_scalar__kvf pl = vec_scalar__kv_fms(k3, sh, ph);
+  vec_scalar__kvf k1 = vec_scalar__kv_set(KV_GT_K1_HI);
+  vec_scalar__kvf wh = vec_scalar__kv_add(k1, ph);
+  vec_scalar__kvf bb = vec_scalar__kv_sub(wh, k1);
+  vec_scalar__kvf we = vec_scalar__kv_add(vec_scalar__kv_sub(k1, vec_scalar__kv_sub(wh, bb)), vec_scalar__kv_sub(ph, bb));
+  vec_scalar__kvf wl = vec_scalar__kv_fma(k3, sl, vec_scalar__kv_fma(vec_scalar__kv_set(KV_GT_K3_LO), sh, vec_scalar__kv_set(KV_GT_K1_LO)));
+  wl = vec_scalar__kv_add(vec_scalar__kv_add(we, pl), wl);
+  vec_scalar__kvf na = vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), a);
+  vec_scalar__kvf zh = vec_scalar__kv_mul(na, wh);
+  vec_scalar__kvf zl = vec_scalar__kv_fma(na, wl, vec_scalar__kv_fms(na, wh, zh));
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__kv_exp_core2(zh, zl, &th, &tt, &e);
+  int nrm = vec_scalar__e_normal(e); /* false only where some |z| > 87 */
+  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : one;
+  vec_scalar__kvf E = nrm ? vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2) : vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
+  vec_scalar__kvf d = vec_scalar__kv_add(one, E);
+  vec_scalar__kvf dl = vec_scalar__kv_sub(E, vec_scalar__kv_sub(d, one));
+  vec_scalar__kvf h = vec_scalar__kv_fma(d, vec_scalar__kv_set(-0.5f), vec_scalar__kv_set(1.5f));
+  vec_scalar__kvf tt2 = vec_scalar__kv_fnma(th, vec_scalar__kv_mul(dl, h), tt);
+  vec_scalar__kvm neg = vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f));
+  vec_scalar__kvf xc = vec_scalar__kv_max(vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lim), x);
+  vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xc, th, vec_scalar__kv_mul(xc, tt2)), x), d);
+  vec_scalar__kvf y = vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
   return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
 }
 
@@ -21598,6 +21802,10 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_FN
 #undef KV_GATED_DT
 #undef KV_GATED_LOOP
+#undef KV_GT_K1_HI
+#undef KV_GT_K1_LO
+#undef KV_GT_K3_HI
+#undef KV_GT_K3_LO
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_KEEP

@@ -1,10 +1,10 @@
 /* activation.c - the one-input activations silu, gelu and gelu_tanh, in
  * float32 and in bf16 / f16 storage.
  *
- * The arithmetic is the vector layer's (vec_kernels.h, vec_body.h): silu in
- * float32 with error-free corrections, gelu and gelu_tanh in double
- * precision, each rounded once, all three within 0.6 ulp of the exact value
- * over every float input (docs/kernels.md, "Vector math").  16-bit inputs
+ * The arithmetic is the vector layer's (vec_kernels.h, vec_body.h): float32
+ * with error-free corrections where a rounding would show, all three within
+ * 1.6 ulp of the exact value over every float input (docs/kernels.md,
+ * "Vector math").  16-bit inputs
  * are widened and results narrowed in registers, so no scratch memory is
  * needed.  Each element depends only on its own input, so splitting over
  * threads cannot change any result. */

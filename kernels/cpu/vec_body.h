@@ -238,14 +238,62 @@ KV_FN kvf gelu_v(kvf x) {
   return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
 }
 
-/* gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
- * double as written (docs/kernels.md), rounded once. */
+/* k1 = 2 sqrt(2/pi) and k3 = 0.044715 k1 as float pairs (hi + lo within
+ * 2^-49 relative): gelu_tanh's exponent is z = 2u = x (k1 + k3 x^2). */
+#define KV_GT_K1_HI 0x1.988454p+0f
+#define KV_GT_K1_LO (-0x1.857936p-25f)
+#define KV_GT_K3_HI 0x1.2444f2p-4f
+#define KV_GT_K3_LO 0x1.49b16ap-29f
+
+/*
+ * gelu_tanh(x) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3), in
+ * float32 arithmetic: silu's evaluation (one exp, one division, the
+ * rounding of 1 + E folded into the numerator) with the exponent
+ * z = 2u = x (k1 + k3 x^2) in place of x.  For x < 0 the result is about
+ * x e^z, so an absolute error in z is a relative error in the result (z
+ * reaches -100 before the result underflows): -|z| is formed as an
+ * unevaluated pair, a = |x| clamped to 14 (beyond, the result is x or
+ * rounds to -0), a^2 = sh + sl exactly (fms), k3h sh = ph + pl exactly,
+ * k1h + ph = wh + we exactly (TwoSum), wl = we + pl + k3l sh + k3h sl +
+ * k1l (terms below 2^-23 of w), and -a (wh + wl) = zh + zl (the product's
+ * error by fms): held to about 2^-44 relative, which the exp core (taking
+ * its argument as that pair) turns into under 2^-36 of the result.
+ * Then E = e^(-|z|) = (th + tt) 2^e and, as in silu, x / (1 + E) for
+ * x >= 0 and (x (th + tt') / d) 2^e for x < 0 (x clamped to -14 there:
+ * the result rounds to -0 below).  Bounds in docs/kernels.md
+ * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
+ */
 KV_FN kvf gelu_tanh_v(kvf x) {
-  kvd xd = kvd_from(x);
-  kvd cube = kvd_mul(kvd_mul(kvd_mul(kvd_set(0.044715), xd), xd), xd);
-  kvd u = kvd_mul(kvd_set(0.79788456080286535588), kvd_add(xd, cube));
-  kvd e = exp_d_fast(kvd_mul(kvd_set(-2.0), u));
-  kvf y = kvd_to_f(kvd_div(xd, kvd_add(kvd_set(1.0), e)));
+  kvf one = kv_set(1.0f), lim = kv_set(14.0f);
+  kvf a = kv_min(lim, kv_abs(x));
+  kvf sh = kv_mul(a, a);
+  kvf sl = kv_fms(a, a, sh);
+  kvf k3 = kv_set(KV_GT_K3_HI);
+  kvf ph = kv_mul(k3, sh);
+  kvf pl = kv_fms(k3, sh, ph);
+  kvf k1 = kv_set(KV_GT_K1_HI);
+  kvf wh = kv_add(k1, ph);
+  kvf bb = kv_sub(wh, k1);
+  kvf we = kv_add(kv_sub(k1, kv_sub(wh, bb)), kv_sub(ph, bb));
+  kvf wl = kv_fma(k3, sl, kv_fma(kv_set(KV_GT_K3_LO), sh, kv_set(KV_GT_K1_LO)));
+  wl = kv_add(kv_add(we, pl), wl);
+  kvf na = kv_sub(kv_set(0.0f), a);
+  kvf zh = kv_mul(na, wh);
+  kvf zl = kv_fma(na, wl, kv_fms(na, wh, zh));
+  kvf th, tt;
+  kvi e;
+  kv_exp_core2(zh, zl, &th, &tt, &e);
+  int nrm = e_normal(e); /* false only where some |z| > 87 */
+  kvf p2 = nrm ? pow2_normal(e) : one;
+  kvf E = nrm ? kv_mul(kv_add(th, tt), p2) : kv_ldexp(kv_add(th, tt), e);
+  kvf d = kv_add(one, E);
+  kvf dl = kv_sub(E, kv_sub(d, one));
+  kvf h = kv_fma(d, kv_set(-0.5f), kv_set(1.5f));
+  kvf tt2 = kv_fnma(th, kv_mul(dl, h), tt);
+  kvm neg = kv_lt(x, kv_set(0.0f));
+  kvf xc = kv_max(kv_sub(kv_set(0.0f), lim), x);
+  kvf q = kv_div(kv_sel(neg, kv_fma(xc, th, kv_mul(xc, tt2)), x), d);
+  kvf y = kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
   return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
 }
 

@@ -129,7 +129,7 @@ static const float kb_vm_exp_tab_lo[16] = {
  * truncation below 2^-57 for |r| <= ln2/2), times 2^k.  Inputs are clamped
  * to [-746, 710] (beyond, the result is 0 or inf anyway); NaN gives the
  * same NaN made quiet.  The kernels that evaluate a float function in
- * double precision (gelu_tanh, log, tanh, erf) and the sampling
+ * double precision (log, tanh, erf) and the sampling
  * weights use it. */
 #define KB_VM_EXPD_LO (-746.0)
 #define KB_VM_EXPD_HI 710.0
