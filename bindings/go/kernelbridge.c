@@ -2108,7 +2108,7 @@ static const float kb_vm_exp_tab_lo[16] = {
  * truncation below 2^-57 for |r| <= ln2/2), times 2^k.  Inputs are clamped
  * to [-746, 710] (beyond, the result is 0 or inf anyway); NaN gives the
  * same NaN made quiet.  The kernels that evaluate a float function in
- * double precision (gelu_tanh, log, tanh, erf) and the sampling
+ * double precision (log, tanh, erf) and the sampling
  * weights use it. */
 #define KB_VM_EXPD_LO (-746.0)
 #define KB_VM_EXPD_HI 710.0
@@ -7877,10 +7877,10 @@ const char *kb_version_string(void) {
 /* activation.c - the one-input activations silu, gelu and gelu_tanh, in
  * float32 and in bf16 / f16 storage.
  *
- * The arithmetic is the vector layer's (vec_kernels.h, vec_body.h): silu in
- * float32 with error-free corrections, gelu and gelu_tanh in double
- * precision, each rounded once, all three within 0.6 ulp of the exact value
- * over every float input (docs/kernels.md, "Vector math").  16-bit inputs
+ * The arithmetic is the vector layer's (vec_kernels.h, vec_body.h): float32
+ * with error-free corrections where a rounding would show, all three within
+ * 1.6 ulp of the exact value over every float input (docs/kernels.md,
+ * "Vector math").  16-bit inputs
  * are widened and results narrowed in registers, so no scratch memory is
  * needed.  Each element depends only on its own input, so splitting over
  * threads cannot change any result. */
@@ -14269,11 +14269,15 @@ KV_FN vec_avx2__kvf vec_avx2__canon(vec_avx2__kvf y) { return vec_avx2__kv_sel(v
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
- * lanes). */
-static float vec_avx2__kv_hmax16(const float l[16]) {
-  float m = -INFINITY;
-  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
-  return m;
+ * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
+ * steps instead of sixteen), with -0 made +0: its value then does not
+ * depend on the order at all. */
+KV_FN float vec_avx2__kv_hmax16(const float l[16]) {
+  float m[8];
+  for (int i = 0; i < 8; i++) m[i] = l[2 * i + 1] > l[2 * i] ? l[2 * i + 1] : l[2 * i];
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0] + 0.0f;
 }
 
 /* y[0..n) = v. */
@@ -14784,7 +14788,7 @@ struct vec_avx2__kv_mref {
   int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
 };
 
-static struct vec_avx2__kv_mref vec_avx2__kv_mref_of(float m) {
+KV_FN struct vec_avx2__kv_mref vec_avx2__kv_mref_of(float m) {
   struct vec_avx2__kv_mref r;
   r.m = m;
   r.huge = !(fabsf(m) <= KV_HUGE_M);
@@ -14941,9 +14945,20 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
     int64_t full = b0 + (b1 - b0) / 16 * 16;
     /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
      * detected through the sum (a NaN exponential makes it NaN). */
-    vec_avx2__kvf vm = ninf;
-    for (int64_t c = b0; c < full; c += 16) vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c), vm);
+    /* Four independent chains: one would wait on each maximum's latency
+     * (a sixth of softmax's time, profiled); the maximum of a set does not
+     * depend on the grouping (kv_hmax16 makes -0 +0). */
+    vec_avx2__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+    int64_t c4 = b0;
+    for (; c4 + 64 <= full; c4 += 64) {
+      vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
+      vm1 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 16), vm1);
+      vm2 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 32), vm2);
+      vm3 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 48), vm3);
+    }
+    for (; c4 < full; c4 += 16) vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
     if (full < b1) vm = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(b1 - full), vec_avx2__ld_n(dt, x, full, b1 - full), ninf), vm);
+    vm = vec_avx2__kv_max(vec_avx2__kv_max(vm, vm1), vec_avx2__kv_max(vm2, vm3));
     float lanes[16];
     vec_avx2__kv_lanes(lanes, vm);
     float bm = vec_avx2__kv_hmax16(lanes);
@@ -16293,11 +16308,15 @@ KV_FN vec_avx512__kvf vec_avx512__canon(vec_avx512__kvf y) { return vec_avx512__
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
- * lanes). */
-static float vec_avx512__kv_hmax16(const float l[16]) {
-  float m = -INFINITY;
-  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
-  return m;
+ * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
+ * steps instead of sixteen), with -0 made +0: its value then does not
+ * depend on the order at all. */
+KV_FN float vec_avx512__kv_hmax16(const float l[16]) {
+  float m[8];
+  for (int i = 0; i < 8; i++) m[i] = l[2 * i + 1] > l[2 * i] ? l[2 * i + 1] : l[2 * i];
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0] + 0.0f;
 }
 
 /* y[0..n) = v. */
@@ -16808,7 +16827,7 @@ struct vec_avx512__kv_mref {
   int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
 };
 
-static struct vec_avx512__kv_mref vec_avx512__kv_mref_of(float m) {
+KV_FN struct vec_avx512__kv_mref vec_avx512__kv_mref_of(float m) {
   struct vec_avx512__kv_mref r;
   r.m = m;
   r.huge = !(fabsf(m) <= KV_HUGE_M);
@@ -16965,9 +16984,20 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
     int64_t full = b0 + (b1 - b0) / 16 * 16;
     /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
      * detected through the sum (a NaN exponential makes it NaN). */
-    vec_avx512__kvf vm = ninf;
-    for (int64_t c = b0; c < full; c += 16) vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c), vm);
+    /* Four independent chains: one would wait on each maximum's latency
+     * (a sixth of softmax's time, profiled); the maximum of a set does not
+     * depend on the grouping (kv_hmax16 makes -0 +0). */
+    vec_avx512__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+    int64_t c4 = b0;
+    for (; c4 + 64 <= full; c4 += 64) {
+      vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
+      vm1 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 16), vm1);
+      vm2 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 32), vm2);
+      vm3 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 48), vm3);
+    }
+    for (; c4 < full; c4 += 16) vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
     if (full < b1) vm = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(b1 - full), vec_avx512__ld_n(dt, x, full, b1 - full), ninf), vm);
+    vm = vec_avx512__kv_max(vec_avx512__kv_max(vm, vm1), vec_avx512__kv_max(vm2, vm3));
     float lanes[16];
     vec_avx512__kv_lanes(lanes, vm);
     float bm = vec_avx512__kv_hmax16(lanes);
@@ -18312,11 +18342,15 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__canon(vec_avx512_bf16__kvf y) { retu
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
- * lanes). */
-static float vec_avx512_bf16__kv_hmax16(const float l[16]) {
-  float m = -INFINITY;
-  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
-  return m;
+ * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
+ * steps instead of sixteen), with -0 made +0: its value then does not
+ * depend on the order at all. */
+KV_FN float vec_avx512_bf16__kv_hmax16(const float l[16]) {
+  float m[8];
+  for (int i = 0; i < 8; i++) m[i] = l[2 * i + 1] > l[2 * i] ? l[2 * i + 1] : l[2 * i];
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0] + 0.0f;
 }
 
 /* y[0..n) = v. */
@@ -18827,7 +18861,7 @@ struct vec_avx512_bf16__kv_mref {
   int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
 };
 
-static struct vec_avx512_bf16__kv_mref vec_avx512_bf16__kv_mref_of(float m) {
+KV_FN struct vec_avx512_bf16__kv_mref vec_avx512_bf16__kv_mref_of(float m) {
   struct vec_avx512_bf16__kv_mref r;
   r.m = m;
   r.huge = !(fabsf(m) <= KV_HUGE_M);
@@ -18984,9 +19018,20 @@ KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, stru
     int64_t full = b0 + (b1 - b0) / 16 * 16;
     /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
      * detected through the sum (a NaN exponential makes it NaN). */
-    vec_avx512_bf16__kvf vm = ninf;
-    for (int64_t c = b0; c < full; c += 16) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c), vm);
+    /* Four independent chains: one would wait on each maximum's latency
+     * (a sixth of softmax's time, profiled); the maximum of a set does not
+     * depend on the grouping (kv_hmax16 makes -0 +0). */
+    vec_avx512_bf16__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+    int64_t c4 = b0;
+    for (; c4 + 64 <= full; c4 += 64) {
+      vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
+      vm1 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 16), vm1);
+      vm2 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 32), vm2);
+      vm3 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 48), vm3);
+    }
+    for (; c4 < full; c4 += 16) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
     if (full < b1) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(b1 - full), vec_avx512_bf16__ld_n(dt, x, full, b1 - full), ninf), vm);
+    vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_max(vm, vm1), vec_avx512_bf16__kv_max(vm2, vm3));
     float lanes[16];
     vec_avx512_bf16__kv_lanes(lanes, vm);
     float bm = vec_avx512_bf16__kv_hmax16(lanes);
@@ -20429,11 +20474,15 @@ KV_FN vec_scalar__kvf vec_scalar__canon(vec_scalar__kvf y) { return vec_scalar__
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
- * lanes). */
-static float vec_scalar__kv_hmax16(const float l[16]) {
-  float m = -INFINITY;
-  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
-  return m;
+ * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
+ * steps instead of sixteen), with -0 made +0: its value then does not
+ * depend on the order at all. */
+KV_FN float vec_scalar__kv_hmax16(const float l[16]) {
+  float m[8];
+  for (int i = 0; i < 8; i++) m[i] = l[2 * i + 1] > l[2 * i] ? l[2 * i + 1] : l[2 * i];
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0] + 0.0f;
 }
 
 /* y[0..n) = v. */
@@ -20944,7 +20993,7 @@ struct vec_scalar__kv_mref {
   int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
 };
 
-static struct vec_scalar__kv_mref vec_scalar__kv_mref_of(float m) {
+KV_FN struct vec_scalar__kv_mref vec_scalar__kv_mref_of(float m) {
   struct vec_scalar__kv_mref r;
   r.m = m;
   r.huge = !(fabsf(m) <= KV_HUGE_M);
@@ -21101,9 +21150,20 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
     int64_t full = b0 + (b1 - b0) / 16 * 16;
     /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
      * detected through the sum (a NaN exponential makes it NaN). */
-    vec_scalar__kvf vm = ninf;
-    for (int64_t c = b0; c < full; c += 16) vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c), vm);
+    /* Four independent chains: one would wait on each maximum's latency
+     * (a sixth of softmax's time, profiled); the maximum of a set does not
+     * depend on the grouping (kv_hmax16 makes -0 +0). */
+    vec_scalar__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+    int64_t c4 = b0;
+    for (; c4 + 64 <= full; c4 += 64) {
+      vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
+      vm1 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 16), vm1);
+      vm2 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 32), vm2);
+      vm3 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 48), vm3);
+    }
+    for (; c4 < full; c4 += 16) vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
     if (full < b1) vm = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(b1 - full), vec_scalar__ld_n(dt, x, full, b1 - full), ninf), vm);
+    vm = vec_scalar__kv_max(vec_scalar__kv_max(vm, vm1), vec_scalar__kv_max(vm2, vm3));
     float lanes[16];
     vec_scalar__kv_lanes(lanes, vm);
     float bm = vec_scalar__kv_hmax16(lanes);

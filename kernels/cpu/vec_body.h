@@ -57,11 +57,15 @@ KV_FN kvf canon(kvf y) { return kv_sel(kv_unord(y, y), qnan(), y); }
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
- * lanes). */
-static float kv_hmax16(const float l[16]) {
-  float m = -INFINITY;
-  for (int i = 0; i < 16; i++) m = l[i] > m ? l[i] : m;
-  return m;
+ * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
+ * steps instead of sixteen), with -0 made +0: its value then does not
+ * depend on the order at all. */
+KV_FN float kv_hmax16(const float l[16]) {
+  float m[8];
+  for (int i = 0; i < 8; i++) m[i] = l[2 * i + 1] > l[2 * i] ? l[2 * i + 1] : l[2 * i];
+  for (int w = 4; w >= 1; w /= 2)
+    for (int i = 0; i < w; i++) m[i] = m[i + w] > m[i] ? m[i + w] : m[i];
+  return m[0] + 0.0f;
 }
 
 /* y[0..n) = v. */
@@ -572,7 +576,7 @@ struct kv_mref {
   int huge;       /* |m| > KV_HUGE_M (or m not finite): TwoSum form */
 };
 
-static struct kv_mref kv_mref_of(float m) {
+KV_FN struct kv_mref kv_mref_of(float m) {
   struct kv_mref r;
   r.m = m;
   r.huge = !(fabsf(m) <= KV_HUGE_M);
@@ -729,9 +733,20 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, 
     int64_t full = b0 + (b1 - b0) / 16 * 16;
     /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
      * detected through the sum (a NaN exponential makes it NaN). */
-    kvf vm = ninf;
-    for (int64_t c = b0; c < full; c += 16) vm = kv_max(ld(dt, x, c), vm);
+    /* Four independent chains: one would wait on each maximum's latency
+     * (a sixth of softmax's time, profiled); the maximum of a set does not
+     * depend on the grouping (kv_hmax16 makes -0 +0). */
+    kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+    int64_t c4 = b0;
+    for (; c4 + 64 <= full; c4 += 64) {
+      vm = kv_max(ld(dt, x, c4), vm);
+      vm1 = kv_max(ld(dt, x, c4 + 16), vm1);
+      vm2 = kv_max(ld(dt, x, c4 + 32), vm2);
+      vm3 = kv_max(ld(dt, x, c4 + 48), vm3);
+    }
+    for (; c4 < full; c4 += 16) vm = kv_max(ld(dt, x, c4), vm);
     if (full < b1) vm = kv_max(kv_sel(kv_mask_first(b1 - full), ld_n(dt, x, full, b1 - full), ninf), vm);
+    vm = kv_max(kv_max(vm, vm1), kv_max(vm2, vm3));
     float lanes[16];
     kv_lanes(lanes, vm);
     float bm = kv_hmax16(lanes);
