@@ -15077,13 +15077,13 @@ KV_FN void vec_avx2__scale_row(int dt, const void *x, const float *kept, void *y
   }
 }
 
-/* (x - m) - L in double, rounded to float: x - m rounded to double
- * (relative error 2^-53), then L subtracted (both terms <= 0, so no
- * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
- * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
- * -inf; a difference beyond the float range rounds to -inf, as the exact
- * value would. */
-KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, vec_avx2__kvd m, vec_avx2__kvd l) { return vec_avx2__kvd_to_f(vec_avx2__kvd_sub(vec_avx2__kvd_sub(vec_avx2__kvd_from(v), m), l)); }
+/* (x - m) - L in float32: x - m rounded, then L (log s rounded to float)
+ * subtracted and the result rounded.  Both terms are <= 0, so nothing
+ * cancels and each of the three roundings is at most half an ulp of the
+ * result: <= 1.5 ulp in all (docs/kernels.md; the corpus allows 2).  -inf
+ * gives -inf; a difference beyond the float range rounds to -inf, as the
+ * exact value would. */
+KV_FN vec_avx2__kvf vec_avx2__log_softmax_v(vec_avx2__kvf v, vec_avx2__kvf m, vec_avx2__kvf l) { return vec_avx2__kv_sub(vec_avx2__kv_sub(v, m), l); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -15107,7 +15107,7 @@ KV_FN void vec_avx2__softmax_row(int dt, int want_log, const void *x, void *y, i
     return;
   }
   int64_t c = 0;
-  vec_avx2__kvd m = vec_avx2__kvd_set((double)rs.m), l = vec_avx2__kvd_set(rs.l);
+  vec_avx2__kvf m = vec_avx2__kv_set(rs.m), l = vec_avx2__kv_set((float)rs.l);
   for (; c + 16 <= cols; c += 16) vec_avx2__st(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld(dt, x, c), m, l));
   if (c < cols) vec_avx2__st_n(dt, y, c, vec_avx2__log_softmax_v(vec_avx2__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
@@ -17116,13 +17116,13 @@ KV_FN void vec_avx512__scale_row(int dt, const void *x, const float *kept, void 
   }
 }
 
-/* (x - m) - L in double, rounded to float: x - m rounded to double
- * (relative error 2^-53), then L subtracted (both terms <= 0, so no
- * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
- * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
- * -inf; a difference beyond the float range rounds to -inf, as the exact
- * value would. */
-KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, vec_avx512__kvd m, vec_avx512__kvd l) { return vec_avx512__kvd_to_f(vec_avx512__kvd_sub(vec_avx512__kvd_sub(vec_avx512__kvd_from(v), m), l)); }
+/* (x - m) - L in float32: x - m rounded, then L (log s rounded to float)
+ * subtracted and the result rounded.  Both terms are <= 0, so nothing
+ * cancels and each of the three roundings is at most half an ulp of the
+ * result: <= 1.5 ulp in all (docs/kernels.md; the corpus allows 2).  -inf
+ * gives -inf; a difference beyond the float range rounds to -inf, as the
+ * exact value would. */
+KV_FN vec_avx512__kvf vec_avx512__log_softmax_v(vec_avx512__kvf v, vec_avx512__kvf m, vec_avx512__kvf l) { return vec_avx512__kv_sub(vec_avx512__kv_sub(v, m), l); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -17146,7 +17146,7 @@ KV_FN void vec_avx512__softmax_row(int dt, int want_log, const void *x, void *y,
     return;
   }
   int64_t c = 0;
-  vec_avx512__kvd m = vec_avx512__kvd_set((double)rs.m), l = vec_avx512__kvd_set(rs.l);
+  vec_avx512__kvf m = vec_avx512__kv_set(rs.m), l = vec_avx512__kv_set((float)rs.l);
   for (; c + 16 <= cols; c += 16) vec_avx512__st(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld(dt, x, c), m, l));
   if (c < cols) vec_avx512__st_n(dt, y, c, vec_avx512__log_softmax_v(vec_avx512__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
@@ -19150,13 +19150,13 @@ KV_FN void vec_avx512_bf16__scale_row(int dt, const void *x, const float *kept, 
   }
 }
 
-/* (x - m) - L in double, rounded to float: x - m rounded to double
- * (relative error 2^-53), then L subtracted (both terms <= 0, so no
- * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
- * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
- * -inf; a difference beyond the float range rounds to -inf, as the exact
- * value would. */
-KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvd m, vec_avx512_bf16__kvd l) { return vec_avx512_bf16__kvd_to_f(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_sub(vec_avx512_bf16__kvd_from(v), m), l)); }
+/* (x - m) - L in float32: x - m rounded, then L (log s rounded to float)
+ * subtracted and the result rounded.  Both terms are <= 0, so nothing
+ * cancels and each of the three roundings is at most half an ulp of the
+ * result: <= 1.5 ulp in all (docs/kernels.md; the corpus allows 2).  -inf
+ * gives -inf; a difference beyond the float range rounds to -inf, as the
+ * exact value would. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvf m, vec_avx512_bf16__kvf l) { return vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_sub(v, m), l); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -19180,7 +19180,7 @@ KV_FN void vec_avx512_bf16__softmax_row(int dt, int want_log, const void *x, voi
     return;
   }
   int64_t c = 0;
-  vec_avx512_bf16__kvd m = vec_avx512_bf16__kvd_set((double)rs.m), l = vec_avx512_bf16__kvd_set(rs.l);
+  vec_avx512_bf16__kvf m = vec_avx512_bf16__kv_set(rs.m), l = vec_avx512_bf16__kv_set((float)rs.l);
   for (; c + 16 <= cols; c += 16) vec_avx512_bf16__st(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld(dt, x, c), m, l));
   if (c < cols) vec_avx512_bf16__st_n(dt, y, c, vec_avx512_bf16__log_softmax_v(vec_avx512_bf16__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
@@ -21282,13 +21282,13 @@ KV_FN void vec_scalar__scale_row(int dt, const void *x, const float *kept, void 
   }
 }
 
-/* (x - m) - L in double, rounded to float: x - m rounded to double
- * (relative error 2^-53), then L subtracted (both terms <= 0, so no
- * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
- * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
- * -inf; a difference beyond the float range rounds to -inf, as the exact
- * value would. */
-KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, vec_scalar__kvd m, vec_scalar__kvd l) { return vec_scalar__kvd_to_f(vec_scalar__kvd_sub(vec_scalar__kvd_sub(vec_scalar__kvd_from(v), m), l)); }
+/* (x - m) - L in float32: x - m rounded, then L (log s rounded to float)
+ * subtracted and the result rounded.  Both terms are <= 0, so nothing
+ * cancels and each of the three roundings is at most half an ulp of the
+ * result: <= 1.5 ulp in all (docs/kernels.md; the corpus allows 2).  -inf
+ * gives -inf; a difference beyond the float range rounds to -inf, as the
+ * exact value would. */
+KV_FN vec_scalar__kvf vec_scalar__log_softmax_v(vec_scalar__kvf v, vec_scalar__kvf m, vec_scalar__kvf l) { return vec_scalar__kv_sub(vec_scalar__kv_sub(v, m), l); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -21312,7 +21312,7 @@ KV_FN void vec_scalar__softmax_row(int dt, int want_log, const void *x, void *y,
     return;
   }
   int64_t c = 0;
-  vec_scalar__kvd m = vec_scalar__kvd_set((double)rs.m), l = vec_scalar__kvd_set(rs.l);
+  vec_scalar__kvf m = vec_scalar__kv_set(rs.m), l = vec_scalar__kv_set((float)rs.l);
   for (; c + 16 <= cols; c += 16) vec_scalar__st(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld(dt, x, c), m, l));
   if (c < cols) vec_scalar__st_n(dt, y, c, vec_scalar__log_softmax_v(vec_scalar__ld_n(dt, x, c, cols - c), m, l), cols - c);
 }

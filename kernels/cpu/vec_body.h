@@ -865,13 +865,13 @@ KV_FN void scale_row(int dt, const void *x, const float *kept, void *y, int64_t 
   }
 }
 
-/* (x - m) - L in double, rounded to float: x - m rounded to double
- * (relative error 2^-53), then L subtracted (both terms <= 0, so no
- * cancellation: 2^-53 more), so the result is held to 2^-51 before its one
- * rounding to float (docs/kernels.md: <= 0.5 ulp + 2^-27 ulp).  -inf gives
- * -inf; a difference beyond the float range rounds to -inf, as the exact
- * value would. */
-KV_FN kvf log_softmax_v(kvf v, kvd m, kvd l) { return kvd_to_f(kvd_sub(kvd_sub(kvd_from(v), m), l)); }
+/* (x - m) - L in float32: x - m rounded, then L (log s rounded to float)
+ * subtracted and the result rounded.  Both terms are <= 0, so nothing
+ * cancels and each of the three roundings is at most half an ulp of the
+ * result: <= 1.5 ulp in all (docs/kernels.md; the corpus allows 2).  -inf
+ * gives -inf; a difference beyond the float range rounds to -inf, as the
+ * exact value would. */
+KV_FN kvf log_softmax_v(kvf v, kvf m, kvf l) { return kv_sub(kv_sub(v, m), l); }
 
 /* Longest 16-bit softmax row whose exponentials are kept on the stack
  * (8 KiB) rather than recomputed; float32 rows keep them in y itself. */
@@ -895,7 +895,7 @@ KV_FN void softmax_row(int dt, int want_log, const void *x, void *y, int64_t col
     return;
   }
   int64_t c = 0;
-  kvd m = kvd_set((double)rs.m), l = kvd_set(rs.l);
+  kvf m = kv_set(rs.m), l = kv_set((float)rs.l);
   for (; c + 16 <= cols; c += 16) st(dt, y, c, log_softmax_v(ld(dt, x, c), m, l));
   if (c < cols) st_n(dt, y, c, log_softmax_v(ld_n(dt, x, c, cols - c), m, l), cols - c);
 }
