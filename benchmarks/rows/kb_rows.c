@@ -2,9 +2,11 @@
  * of 5 rounds, in its own process (run.sh here runs it beside PyTorch's
  * torch_rows.py, each side in its own process).
  *   kb_rows KERNEL ROWS COLS CALLS THREADS
- * KERNEL: softmax log_softmax layernorm rmsnorm ce gelu gelu_tanh silu glu rope copy
+ * KERNEL: softmax log_softmax layernorm rmsnorm ce gelu gelu_tanh silu glu glu_fused rope
+ * copy
  * (rope: ROWS positions of COLS / 128 heads of 128; glu: SwiGLU with gate and
- * up as separate [ROWS, COLS] tensors)
+ * up as separate [ROWS, COLS] tensors; glu_fused: both in one [ROWS, 2 COLS]
+ * tensor, as a fused gate_up layer writes them)
  * (copy: memcpy of the same bytes).  Prints ms per call and GB/s of the
  * bytes the call must move (x read, y written; glu: gate and up read; ce:
  * the logits read). */
@@ -20,7 +22,8 @@ int main(int argc,char**argv){
   int th=argc>5?atoi(argv[5]):1;
   kb_context*ctx; kb_context_create(KB_BACKEND_CPU,th,&ctx);
   long n=rows*cols; float*x=malloc(n*4),*y=malloc(n*4),*w=malloc(cols*4),*b=malloc(cols*4); int32_t*t=malloc(rows*4); float*l=malloc(rows*4); float ml;
-  float*u=!strcmp(k,"glu")?malloc(n*4):NULL; for(long i=0;u&&i<n;i++) u[i]=(float)(i%7)-3.0f;
+  float*u=!strncmp(k,"glu",3)?malloc(n*4):NULL;
+  float*h=!strcmp(k,"glu_fused")?malloc(2*n*4):NULL; for(long i=0;h&&i<2*n;i++) h[i]=(float)(i%11)-5.0f; for(long i=0;u&&i<n;i++) u[i]=(float)(i%7)-3.0f;
   srand(1); for(long i=0;i<n;i++) x[i]=(rand()/(double)RAND_MAX-0.5)*8; for(long i=0;i<cols;i++){w[i]=1+0.1*i/cols;b[i]=0.01*i/cols;}
   for(long r=0;r<rows;r++) t[r]=r%cols;
   double best=1e9;
@@ -36,10 +39,11 @@ int main(int argc,char**argv){
     else if(!strcmp(k,"gelu_tanh")) s=kb_gelu_tanh(ctx,n,x,y);
     else if(!strcmp(k,"silu")) s=kb_silu(ctx,n,x,y);
     else if(!strcmp(k,"glu")) s=kb_glu(ctx,rows,cols,x,cols,u,cols,KB_ACTIVATION_SILU,y);
+    else if(!strcmp(k,"glu_fused")) s=kb_glu(ctx,rows,cols,h,2*cols,h+cols,2*cols,KB_ACTIVATION_SILU,y);
     else if(!strcmp(k,"rope")) s=kb_rope(ctx,rows,cols/128,128,x,t,10000.0,y);
     else if(!strcmp(k,"copy")) memcpy(y,x,n*4);
     if(s){printf("err %d %s\n",s,kb_context_last_error(ctx));return 1;}
   }
   double dt=(now()-t0)/reps; if(dt<best)best=dt;}
-  printf("%s %ldx%ld th%d: %.3f ms, %.2f GB/s\n",k,rows,cols,th,best*1e3,(!strcmp(k,"ce")?4.0:!strcmp(k,"glu")?12.0:8.0)*n/best/1e9);
+  printf("%s %ldx%ld th%d: %.3f ms, %.2f GB/s\n",k,rows,cols,th,best*1e3,(!strcmp(k,"ce")?4.0:!strncmp(k,"glu",3)?12.0:8.0)*n/best/1e9);
   return 0;}
