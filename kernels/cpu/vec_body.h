@@ -125,6 +125,9 @@ KV_FN kvf pow2_normal(kvi e) { return kv_from_bits(kvi_slli(kvi_add(e, kvi_set(1
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
+  /* Every lane finite (all but rare vectors): nothing to fix, and testing
+   * the mask costs no vector operation; either way the same bits. */
+  if (!kv_m_any(kv_m_andnot(kv_mask_first(16), ok))) return y;
   kvf fix = kv_mul(x, kv_sel(kv_gt(x, kv_set(0.0f)), kv_set(1.0f), kv_set(0.0f)));
   return kv_sel(ok, y, fix);
 }
@@ -169,7 +172,9 @@ KV_FN kvf silu_v(kvf x) {
   kvm neg = kv_lt(xs, zero);
   kvf q = kv_div(kv_sel(neg, kv_fma(xs, th, kv_mul(xs, tt2)), xs), d);
   kvf y = kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
-  return kv_sel(kv_gt(x, kv_set(-INFINITY)), y, kv_mul(x, zero));
+  kvm keep = kv_gt(x, kv_set(-INFINITY));
+  if (!kv_m_any(kv_m_andnot(kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
+  return kv_sel(keep, y, kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */

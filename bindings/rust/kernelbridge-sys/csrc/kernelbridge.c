@@ -14337,6 +14337,9 @@ KV_FN vec_avx2__kvf vec_avx2__pow2_normal(vec_avx2__kvi e) { return vec_avx2__kv
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx2__kvf vec_avx2__act_special(vec_avx2__kvf x, vec_avx2__kvm ok, vec_avx2__kvf y) {
+  /* Every lane finite (all but rare vectors): nothing to fix, and testing
+   * the mask costs no vector operation; either way the same bits. */
+  if (!vec_avx2__kv_m_any(vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), ok))) return y;
   vec_avx2__kvf fix = vec_avx2__kv_mul(x, vec_avx2__kv_sel(vec_avx2__kv_gt(x, vec_avx2__kv_set(0.0f)), vec_avx2__kv_set(1.0f), vec_avx2__kv_set(0.0f)));
   return vec_avx2__kv_sel(ok, y, fix);
 }
@@ -14381,7 +14384,9 @@ KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
   vec_avx2__kvm neg = vec_avx2__kv_lt(xs, zero);
   vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xs, th, vec_avx2__kv_mul(xs, tt2)), xs), d);
   vec_avx2__kvf y = vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
-  return vec_avx2__kv_sel(vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY)), y, vec_avx2__kv_mul(x, zero));
+  vec_avx2__kvm keep = vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY));
+  if (!vec_avx2__kv_m_any(vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
+  return vec_avx2__kv_sel(keep, y, vec_avx2__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -16376,6 +16381,9 @@ KV_FN vec_avx512__kvf vec_avx512__pow2_normal(vec_avx512__kvi e) { return vec_av
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx512__kvf vec_avx512__act_special(vec_avx512__kvf x, vec_avx512__kvm ok, vec_avx512__kvf y) {
+  /* Every lane finite (all but rare vectors): nothing to fix, and testing
+   * the mask costs no vector operation; either way the same bits. */
+  if (!vec_avx512__kv_m_any(vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), ok))) return y;
   vec_avx512__kvf fix = vec_avx512__kv_mul(x, vec_avx512__kv_sel(vec_avx512__kv_gt(x, vec_avx512__kv_set(0.0f)), vec_avx512__kv_set(1.0f), vec_avx512__kv_set(0.0f)));
   return vec_avx512__kv_sel(ok, y, fix);
 }
@@ -16420,7 +16428,9 @@ KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
   vec_avx512__kvm neg = vec_avx512__kv_lt(xs, zero);
   vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xs, th, vec_avx512__kv_mul(xs, tt2)), xs), d);
   vec_avx512__kvf y = vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
-  return vec_avx512__kv_sel(vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY)), y, vec_avx512__kv_mul(x, zero));
+  vec_avx512__kvm keep = vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY));
+  if (!vec_avx512__kv_m_any(vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
+  return vec_avx512__kv_sel(keep, y, vec_avx512__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -18410,6 +18420,9 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__pow2_normal(vec_avx512_bf16__kvi e) 
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__act_special(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvm ok, vec_avx512_bf16__kvf y) {
+  /* Every lane finite (all but rare vectors): nothing to fix, and testing
+   * the mask costs no vector operation; either way the same bits. */
+  if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), ok))) return y;
   vec_avx512_bf16__kvf fix = vec_avx512_bf16__kv_mul(x, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(0.0f)), vec_avx512_bf16__kv_set(1.0f), vec_avx512_bf16__kv_set(0.0f)));
   return vec_avx512_bf16__kv_sel(ok, y, fix);
 }
@@ -18454,7 +18467,9 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
   vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xs, zero);
   vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xs, th, vec_avx512_bf16__kv_mul(xs, tt2)), xs), d);
   vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
-  return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY)), y, vec_avx512_bf16__kv_mul(x, zero));
+  vec_avx512_bf16__kvm keep = vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY));
+  if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
+  return vec_avx512_bf16__kv_sel(keep, y, vec_avx512_bf16__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -20542,6 +20557,9 @@ KV_FN vec_scalar__kvf vec_scalar__pow2_normal(vec_scalar__kvi e) { return vec_sc
 /* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
  * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
 KV_FN vec_scalar__kvf vec_scalar__act_special(vec_scalar__kvf x, vec_scalar__kvm ok, vec_scalar__kvf y) {
+  /* Every lane finite (all but rare vectors): nothing to fix, and testing
+   * the mask costs no vector operation; either way the same bits. */
+  if (!vec_scalar__kv_m_any(vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), ok))) return y;
   vec_scalar__kvf fix = vec_scalar__kv_mul(x, vec_scalar__kv_sel(vec_scalar__kv_gt(x, vec_scalar__kv_set(0.0f)), vec_scalar__kv_set(1.0f), vec_scalar__kv_set(0.0f)));
   return vec_scalar__kv_sel(ok, y, fix);
 }
@@ -20586,7 +20604,9 @@ KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
   vec_scalar__kvm neg = vec_scalar__kv_lt(xs, zero);
   vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xs, th, vec_scalar__kv_mul(xs, tt2)), xs), d);
   vec_scalar__kvf y = vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
-  return vec_scalar__kv_sel(vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY)), y, vec_scalar__kv_mul(x, zero));
+  vec_scalar__kvm keep = vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY));
+  if (!vec_scalar__kv_m_any(vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
+  return vec_scalar__kv_sel(keep, y, vec_scalar__kv_mul(x, zero));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
