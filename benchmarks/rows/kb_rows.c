@@ -22,8 +22,8 @@ int main(int argc,char**argv){
   int th=argc>5?atoi(argv[5]):1;
   kb_context*ctx; kb_context_create(KB_BACKEND_CPU,th,&ctx);
   long n=rows*cols; float*x=malloc(n*4),*y=malloc(n*4),*w=malloc(cols*4),*b=malloc(cols*4); int32_t*t=malloc(rows*4); float*l=malloc(rows*4); float ml;
-  float*u=!strncmp(k,"glu",3)?malloc(n*4):NULL;
-  float*h=!strcmp(k,"glu_fused")?malloc(2*n*4):NULL; for(long i=0;h&&i<2*n;i++) h[i]=(float)(i%11)-5.0f; for(long i=0;u&&i<n;i++) u[i]=(float)(i%7)-3.0f;
+  float*u=!strcmp(k,"glu")?malloc(n*4):NULL; for(long i=0;u&&i<n;i++) u[i]=(float)(i%7)-3.0f;
+  float*h=!strcmp(k,"glu_fused")?malloc(2*n*4):NULL; for(long i=0;h&&i<2*n;i++) h[i]=(float)(i%11)-5.0f;
   srand(1); for(long i=0;i<n;i++) x[i]=(rand()/(double)RAND_MAX-0.5)*8; for(long i=0;i<cols;i++){w[i]=1+0.1*i/cols;b[i]=0.01*i/cols;}
   for(long r=0;r<rows;r++) t[r]=r%cols;
   double best=1e9;

@@ -122,8 +122,9 @@ KV_FN int e_normal(kvi e) {
 /* 2^e for e in [-126, 127]. */
 KV_FN kvf pow2_normal(kvi e) { return kv_from_bits(kvi_slli(kvi_add(e, kvi_set(127)), 23)); }
 
-/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
- * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+/* Lanes not ok (NaN or +-inf, or for silu NaN and -inf) get
+ * x * (x > 0 ? 1 : 0): NaN made quiet, +inf, and NaN for -inf (-inf * 0),
+ * as the formulas' limits. */
 KV_FN kvf act_special(kvf x, kvm ok, kvf y) {
   /* Every lane finite (all but rare vectors): nothing to fix, and testing
    * the mask costs no vector operation; either way the same bits. */
@@ -156,25 +157,29 @@ KV_FN kvf with_sign_of(kvf x, kvf y) {
  * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
  * quiet).  Zeros keep their sign (x / 2).
  */
-KV_FN kvf silu_v(kvf x) {
-  kvf zero = kv_set(0.0f), one = kv_set(1.0f);
-  kvf xs = kv_max(kv_set(-160.0f), x);
-  kvf th, tt;
-  kvi e;
-  kv_exp_core(kv_from_bits(kvi_or(kv_bits(xs), kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  int nrm = e_normal(e); /* false only where some |x| > 87 */
-  kvf p2 = nrm ? pow2_normal(e) : kv_set(1.0f);
+/* The end of silu's evaluation, shared with gelu_tanh: xc / (1 + E) with
+ * E = e^-|z| = (th + tt) 2^e from the exp core, xc the clamped input (its
+ * sign that of z): as the comment above describes. */
+KV_FN kvf x_sigmoid(kvf xc, kvf th, kvf tt, kvi e) {
+  kvf one = kv_set(1.0f);
+  int nrm = e_normal(e); /* false only where some |z| > 87 */
+  kvf p2 = nrm ? pow2_normal(e) : one;
   kvf E = nrm ? kv_mul(kv_add(th, tt), p2) : kv_ldexp(kv_add(th, tt), e);
   kvf d = kv_add(one, E);
   kvf dl = kv_sub(E, kv_sub(d, one));
   kvf h = kv_fma(d, kv_set(-0.5f), kv_set(1.5f));
   kvf tt2 = kv_fnma(th, kv_mul(dl, h), tt);
-  kvm neg = kv_lt(xs, zero);
-  kvf q = kv_div(kv_sel(neg, kv_fma(xs, th, kv_mul(xs, tt2)), xs), d);
-  kvf y = kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
-  kvm keep = kv_gt(x, kv_set(-INFINITY));
-  if (!kv_m_any(kv_m_andnot(kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
-  return kv_sel(keep, y, kv_mul(x, zero));
+  kvm neg = kv_lt(xc, kv_set(0.0f));
+  kvf q = kv_div(kv_sel(neg, kv_fma(xc, th, kv_mul(xc, tt2)), xc), d);
+  return kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
+}
+
+KV_FN kvf silu_v(kvf x) {
+  kvf xs = kv_max(kv_set(-160.0f), x);
+  kvf th, tt;
+  kvi e;
+  kv_exp_core(kv_from_bits(kvi_or(kv_bits(xs), kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  return act_special(x, kv_gt(x, kv_set(-INFINITY)), x_sigmoid(xs, th, tt, e));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -273,7 +278,7 @@ KV_FN kvf gelu_v(kvf x) {
  * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
  */
 KV_FN kvf gelu_tanh_v(kvf x) {
-  kvf one = kv_set(1.0f), lim = kv_set(14.0f);
+  kvf lim = kv_set(14.0f);
   kvf a = kv_min(lim, kv_abs(x));
   kvf sh = kv_mul(a, a);
   kvf sl = kv_fms(a, a, sh);
@@ -292,17 +297,8 @@ KV_FN kvf gelu_tanh_v(kvf x) {
   kvf th, tt;
   kvi e;
   kv_exp_core2(zh, zl, &th, &tt, &e);
-  int nrm = e_normal(e); /* false only where some |z| > 87 */
-  kvf p2 = nrm ? pow2_normal(e) : one;
-  kvf E = nrm ? kv_mul(kv_add(th, tt), p2) : kv_ldexp(kv_add(th, tt), e);
-  kvf d = kv_add(one, E);
-  kvf dl = kv_sub(E, kv_sub(d, one));
-  kvf h = kv_fma(d, kv_set(-0.5f), kv_set(1.5f));
-  kvf tt2 = kv_fnma(th, kv_mul(dl, h), tt);
-  kvm neg = kv_lt(x, kv_set(0.0f));
-  kvf xc = kv_max(kv_sub(kv_set(0.0f), lim), x);
-  kvf q = kv_div(kv_sel(neg, kv_fma(xc, th, kv_mul(xc, tt2)), x), d);
-  kvf y = kv_sel(neg, nrm ? kv_mul(q, p2) : kv_ldexp(q, e), q);
+  /* x clamped below at -14 (the result rounds to -0 there); x >= 0 as is. */
+  kvf y = x_sigmoid(kv_max(kv_sub(kv_set(0.0f), lim), x), th, tt, e);
   return act_special(x, kv_lt(kv_abs(x), kv_set(INFINITY)), y);
 }
 

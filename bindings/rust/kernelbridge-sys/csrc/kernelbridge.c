@@ -13727,6 +13727,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define pow2_normal vec_avx2__pow2_normal
 #define act_special vec_avx2__act_special
 #define with_sign_of vec_avx2__with_sign_of
+#define x_sigmoid vec_avx2__x_sigmoid
 #define silu_v vec_avx2__silu_v
 #define gtail_d vec_avx2__gtail_d
 #define gelu_v vec_avx2__gelu_v
@@ -14334,8 +14335,9 @@ KV_FN int vec_avx2__e_normal(vec_avx2__kvi e) {
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx2__kvf vec_avx2__pow2_normal(vec_avx2__kvi e) { return vec_avx2__kv_from_bits(vec_avx2__kvi_slli(vec_avx2__kvi_add(e, vec_avx2__kvi_set(127)), 23)); }
 
-/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
- * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+/* Lanes not ok (NaN or +-inf, or for silu NaN and -inf) get
+ * x * (x > 0 ? 1 : 0): NaN made quiet, +inf, and NaN for -inf (-inf * 0),
+ * as the formulas' limits. */
 KV_FN vec_avx2__kvf vec_avx2__act_special(vec_avx2__kvf x, vec_avx2__kvm ok, vec_avx2__kvf y) {
   /* Every lane finite (all but rare vectors): nothing to fix, and testing
    * the mask costs no vector operation; either way the same bits. */
@@ -14368,25 +14370,29 @@ KV_FN vec_avx2__kvf vec_avx2__with_sign_of(vec_avx2__kvf x, vec_avx2__kvf y) {
  * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
  * quiet).  Zeros keep their sign (x / 2).
  */
-KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
-  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f), one = vec_avx2__kv_set(1.0f);
-  vec_avx2__kvf xs = vec_avx2__kv_max(vec_avx2__kv_set(-160.0f), x);
-  vec_avx2__kvf th, tt;
-  vec_avx2__kvi e;
-  vec_avx2__kv_exp_core(vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kv_bits(xs), vec_avx2__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  int nrm = vec_avx2__e_normal(e); /* false only where some |x| > 87 */
-  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : vec_avx2__kv_set(1.0f);
+/* The end of silu's evaluation, shared with gelu_tanh: xc / (1 + E) with
+ * E = e^-|z| = (th + tt) 2^e from the exp core, xc the clamped input (its
+ * sign that of z): as the comment above describes. */
+KV_FN vec_avx2__kvf vec_avx2__x_sigmoid(vec_avx2__kvf xc, vec_avx2__kvf th, vec_avx2__kvf tt, vec_avx2__kvi e) {
+  vec_avx2__kvf one = vec_avx2__kv_set(1.0f);
+  int nrm = vec_avx2__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : one;
   vec_avx2__kvf E = nrm ? vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2) : vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
   vec_avx2__kvf d = vec_avx2__kv_add(one, E);
   vec_avx2__kvf dl = vec_avx2__kv_sub(E, vec_avx2__kv_sub(d, one));
   vec_avx2__kvf h = vec_avx2__kv_fma(d, vec_avx2__kv_set(-0.5f), vec_avx2__kv_set(1.5f));
   vec_avx2__kvf tt2 = vec_avx2__kv_fnma(th, vec_avx2__kv_mul(dl, h), tt);
-  vec_avx2__kvm neg = vec_avx2__kv_lt(xs, zero);
-  vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xs, th, vec_avx2__kv_mul(xs, tt2)), xs), d);
-  vec_avx2__kvf y = vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
-  vec_avx2__kvm keep = vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY));
-  if (!vec_avx2__kv_m_any(vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
-  return vec_avx2__kv_sel(keep, y, vec_avx2__kv_mul(x, zero));
+  vec_avx2__kvm neg = vec_avx2__kv_lt(xc, vec_avx2__kv_set(0.0f));
+  vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xc, th, vec_avx2__kv_mul(xc, tt2)), xc), d);
+  return vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
+}
+
+KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
+  vec_avx2__kvf xs = vec_avx2__kv_max(vec_avx2__kv_set(-160.0f), x);
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__kv_exp_core(vec_avx2__kv_from_bits(vec_avx2__kvi_or(vec_avx2__kv_bits(xs), vec_avx2__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  return vec_avx2__act_special(x, vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY)), vec_avx2__x_sigmoid(xs, th, tt, e));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -14485,7 +14491,7 @@ KV_FN vec_avx2__kvf vec_avx2__gelu_v(vec_avx2__kvf x) {
  * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
  */
 KV_FN vec_avx2__kvf vec_avx2__gelu_tanh_v(vec_avx2__kvf x) {
-  vec_avx2__kvf one = vec_avx2__kv_set(1.0f), lim = vec_avx2__kv_set(14.0f);
+  vec_avx2__kvf lim = vec_avx2__kv_set(14.0f);
   vec_avx2__kvf a = vec_avx2__kv_min(lim, vec_avx2__kv_abs(x));
   vec_avx2__kvf sh = vec_avx2__kv_mul(a, a);
   vec_avx2__kvf sl = vec_avx2__kv_fms(a, a, sh);
@@ -14504,17 +14510,8 @@ KV_FN vec_avx2__kvf vec_avx2__gelu_tanh_v(vec_avx2__kvf x) {
   vec_avx2__kvf th, tt;
   vec_avx2__kvi e;
   vec_avx2__kv_exp_core2(zh, zl, &th, &tt, &e);
-  int nrm = vec_avx2__e_normal(e); /* false only where some |z| > 87 */
-  vec_avx2__kvf p2 = nrm ? vec_avx2__pow2_normal(e) : one;
-  vec_avx2__kvf E = nrm ? vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2) : vec_avx2__kv_ldexp(vec_avx2__kv_add(th, tt), e);
-  vec_avx2__kvf d = vec_avx2__kv_add(one, E);
-  vec_avx2__kvf dl = vec_avx2__kv_sub(E, vec_avx2__kv_sub(d, one));
-  vec_avx2__kvf h = vec_avx2__kv_fma(d, vec_avx2__kv_set(-0.5f), vec_avx2__kv_set(1.5f));
-  vec_avx2__kvf tt2 = vec_avx2__kv_fnma(th, vec_avx2__kv_mul(dl, h), tt);
-  vec_avx2__kvm neg = vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f));
-  vec_avx2__kvf xc = vec_avx2__kv_max(vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lim), x);
-  vec_avx2__kvf q = vec_avx2__kv_div(vec_avx2__kv_sel(neg, vec_avx2__kv_fma(xc, th, vec_avx2__kv_mul(xc, tt2)), x), d);
-  vec_avx2__kvf y = vec_avx2__kv_sel(neg, nrm ? vec_avx2__kv_mul(q, p2) : vec_avx2__kv_ldexp(q, e), q);
+  /* x clamped below at -14 (the result rounds to -0 there); x >= 0 as is. */
+  vec_avx2__kvf y = vec_avx2__x_sigmoid(vec_avx2__kv_max(vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), lim), x), th, tt, e);
   return vec_avx2__act_special(x, vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(INFINITY)), y);
 }
 
@@ -15849,6 +15846,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef two_sum
 #undef widen_row
 #undef with_sign_of
+#undef x_sigmoid
 
 /* ==== kernels/cpu/vec_avx512.c ==== */
 #define kvf vec_avx512__kvf
@@ -15940,6 +15938,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define pow2_normal vec_avx512__pow2_normal
 #define act_special vec_avx512__act_special
 #define with_sign_of vec_avx512__with_sign_of
+#define x_sigmoid vec_avx512__x_sigmoid
 #define silu_v vec_avx512__silu_v
 #define gtail_d vec_avx512__gtail_d
 #define gelu_v vec_avx512__gelu_v
@@ -16378,8 +16377,9 @@ KV_FN int vec_avx512__e_normal(vec_avx512__kvi e) {
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx512__kvf vec_avx512__pow2_normal(vec_avx512__kvi e) { return vec_avx512__kv_from_bits(kvi_slli(vec_avx512__kvi_add(e, vec_avx512__kvi_set(127)), 23)); }
 
-/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
- * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+/* Lanes not ok (NaN or +-inf, or for silu NaN and -inf) get
+ * x * (x > 0 ? 1 : 0): NaN made quiet, +inf, and NaN for -inf (-inf * 0),
+ * as the formulas' limits. */
 KV_FN vec_avx512__kvf vec_avx512__act_special(vec_avx512__kvf x, vec_avx512__kvm ok, vec_avx512__kvf y) {
   /* Every lane finite (all but rare vectors): nothing to fix, and testing
    * the mask costs no vector operation; either way the same bits. */
@@ -16412,25 +16412,29 @@ KV_FN vec_avx512__kvf vec_avx512__with_sign_of(vec_avx512__kvf x, vec_avx512__kv
  * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
  * quiet).  Zeros keep their sign (x / 2).
  */
-KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
-  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f), one = vec_avx512__kv_set(1.0f);
-  vec_avx512__kvf xs = vec_avx512__kv_max(vec_avx512__kv_set(-160.0f), x);
-  vec_avx512__kvf th, tt;
-  vec_avx512__kvi e;
-  vec_avx512__kv_exp_core(vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kv_bits(xs), vec_avx512__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  int nrm = vec_avx512__e_normal(e); /* false only where some |x| > 87 */
-  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : vec_avx512__kv_set(1.0f);
+/* The end of silu's evaluation, shared with gelu_tanh: xc / (1 + E) with
+ * E = e^-|z| = (th + tt) 2^e from the exp core, xc the clamped input (its
+ * sign that of z): as the comment above describes. */
+KV_FN vec_avx512__kvf vec_avx512__x_sigmoid(vec_avx512__kvf xc, vec_avx512__kvf th, vec_avx512__kvf tt, vec_avx512__kvi e) {
+  vec_avx512__kvf one = vec_avx512__kv_set(1.0f);
+  int nrm = vec_avx512__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : one;
   vec_avx512__kvf E = nrm ? vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2) : vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
   vec_avx512__kvf d = vec_avx512__kv_add(one, E);
   vec_avx512__kvf dl = vec_avx512__kv_sub(E, vec_avx512__kv_sub(d, one));
   vec_avx512__kvf h = vec_avx512__kv_fma(d, vec_avx512__kv_set(-0.5f), vec_avx512__kv_set(1.5f));
   vec_avx512__kvf tt2 = vec_avx512__kv_fnma(th, vec_avx512__kv_mul(dl, h), tt);
-  vec_avx512__kvm neg = vec_avx512__kv_lt(xs, zero);
-  vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xs, th, vec_avx512__kv_mul(xs, tt2)), xs), d);
-  vec_avx512__kvf y = vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
-  vec_avx512__kvm keep = vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY));
-  if (!vec_avx512__kv_m_any(vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
-  return vec_avx512__kv_sel(keep, y, vec_avx512__kv_mul(x, zero));
+  vec_avx512__kvm neg = vec_avx512__kv_lt(xc, vec_avx512__kv_set(0.0f));
+  vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xc, th, vec_avx512__kv_mul(xc, tt2)), xc), d);
+  return vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
+}
+
+KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
+  vec_avx512__kvf xs = vec_avx512__kv_max(vec_avx512__kv_set(-160.0f), x);
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__kv_exp_core(vec_avx512__kv_from_bits(vec_avx512__kvi_or(vec_avx512__kv_bits(xs), vec_avx512__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  return vec_avx512__act_special(x, vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY)), vec_avx512__x_sigmoid(xs, th, tt, e));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -16529,7 +16533,7 @@ KV_FN vec_avx512__kvf vec_avx512__gelu_v(vec_avx512__kvf x) {
  * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
  */
 KV_FN vec_avx512__kvf vec_avx512__gelu_tanh_v(vec_avx512__kvf x) {
-  vec_avx512__kvf one = vec_avx512__kv_set(1.0f), lim = vec_avx512__kv_set(14.0f);
+  vec_avx512__kvf lim = vec_avx512__kv_set(14.0f);
   vec_avx512__kvf a = vec_avx512__kv_min(lim, vec_avx512__kv_abs(x));
   vec_avx512__kvf sh = vec_avx512__kv_mul(a, a);
   vec_avx512__kvf sl = vec_avx512__kv_fms(a, a, sh);
@@ -16548,17 +16552,8 @@ KV_FN vec_avx512__kvf vec_avx512__gelu_tanh_v(vec_avx512__kvf x) {
   vec_avx512__kvf th, tt;
   vec_avx512__kvi e;
   vec_avx512__kv_exp_core2(zh, zl, &th, &tt, &e);
-  int nrm = vec_avx512__e_normal(e); /* false only where some |z| > 87 */
-  vec_avx512__kvf p2 = nrm ? vec_avx512__pow2_normal(e) : one;
-  vec_avx512__kvf E = nrm ? vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2) : vec_avx512__kv_ldexp(vec_avx512__kv_add(th, tt), e);
-  vec_avx512__kvf d = vec_avx512__kv_add(one, E);
-  vec_avx512__kvf dl = vec_avx512__kv_sub(E, vec_avx512__kv_sub(d, one));
-  vec_avx512__kvf h = vec_avx512__kv_fma(d, vec_avx512__kv_set(-0.5f), vec_avx512__kv_set(1.5f));
-  vec_avx512__kvf tt2 = vec_avx512__kv_fnma(th, vec_avx512__kv_mul(dl, h), tt);
-  vec_avx512__kvm neg = vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f));
-  vec_avx512__kvf xc = vec_avx512__kv_max(vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lim), x);
-  vec_avx512__kvf q = vec_avx512__kv_div(vec_avx512__kv_sel(neg, vec_avx512__kv_fma(xc, th, vec_avx512__kv_mul(xc, tt2)), x), d);
-  vec_avx512__kvf y = vec_avx512__kv_sel(neg, nrm ? vec_avx512__kv_mul(q, p2) : vec_avx512__kv_ldexp(q, e), q);
+  /* x clamped below at -14 (the result rounds to -0 there); x >= 0 as is. */
+  vec_avx512__kvf y = vec_avx512__x_sigmoid(vec_avx512__kv_max(vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), lim), x), th, tt, e);
   return vec_avx512__act_special(x, vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(INFINITY)), y);
 }
 
@@ -17884,6 +17879,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef two_sum
 #undef widen_row
 #undef with_sign_of
+#undef x_sigmoid
 
 /* ==== kernels/cpu/vec_avx512_bf16.c ==== */
 #define kvf vec_avx512_bf16__kvf
@@ -17975,6 +17971,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define pow2_normal vec_avx512_bf16__pow2_normal
 #define act_special vec_avx512_bf16__act_special
 #define with_sign_of vec_avx512_bf16__with_sign_of
+#define x_sigmoid vec_avx512_bf16__x_sigmoid
 #define silu_v vec_avx512_bf16__silu_v
 #define gtail_d vec_avx512_bf16__gtail_d
 #define gelu_v vec_avx512_bf16__gelu_v
@@ -18417,8 +18414,9 @@ KV_FN int vec_avx512_bf16__e_normal(vec_avx512_bf16__kvi e) {
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__pow2_normal(vec_avx512_bf16__kvi e) { return vec_avx512_bf16__kv_from_bits(kvi_slli(vec_avx512_bf16__kvi_add(e, vec_avx512_bf16__kvi_set(127)), 23)); }
 
-/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
- * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+/* Lanes not ok (NaN or +-inf, or for silu NaN and -inf) get
+ * x * (x > 0 ? 1 : 0): NaN made quiet, +inf, and NaN for -inf (-inf * 0),
+ * as the formulas' limits. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__act_special(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvm ok, vec_avx512_bf16__kvf y) {
   /* Every lane finite (all but rare vectors): nothing to fix, and testing
    * the mask costs no vector operation; either way the same bits. */
@@ -18451,25 +18449,29 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__with_sign_of(vec_avx512_bf16__kvf x,
  * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
  * quiet).  Zeros keep their sign (x / 2).
  */
-KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
-  vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f), one = vec_avx512_bf16__kv_set(1.0f);
-  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-160.0f), x);
-  vec_avx512_bf16__kvf th, tt;
-  vec_avx512_bf16__kvi e;
-  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kv_bits(xs), vec_avx512_bf16__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |x| > 87 */
-  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : vec_avx512_bf16__kv_set(1.0f);
+/* The end of silu's evaluation, shared with gelu_tanh: xc / (1 + E) with
+ * E = e^-|z| = (th + tt) 2^e from the exp core, xc the clamped input (its
+ * sign that of z): as the comment above describes. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__x_sigmoid(vec_avx512_bf16__kvf xc, vec_avx512_bf16__kvf th, vec_avx512_bf16__kvf tt, vec_avx512_bf16__kvi e) {
+  vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f);
+  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |z| > 87 */
+  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : one;
   vec_avx512_bf16__kvf E = nrm ? vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2) : vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
   vec_avx512_bf16__kvf d = vec_avx512_bf16__kv_add(one, E);
   vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_sub(E, vec_avx512_bf16__kv_sub(d, one));
   vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_fma(d, vec_avx512_bf16__kv_set(-0.5f), vec_avx512_bf16__kv_set(1.5f));
   vec_avx512_bf16__kvf tt2 = vec_avx512_bf16__kv_fnma(th, vec_avx512_bf16__kv_mul(dl, h), tt);
-  vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xs, zero);
-  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xs, th, vec_avx512_bf16__kv_mul(xs, tt2)), xs), d);
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
-  vec_avx512_bf16__kvm keep = vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY));
-  if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
-  return vec_avx512_bf16__kv_sel(keep, y, vec_avx512_bf16__kv_mul(x, zero));
+  vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(xc, vec_avx512_bf16__kv_set(0.0f));
+  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xc, th, vec_avx512_bf16__kv_mul(xc, tt2)), xc), d);
+  return vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
+}
+
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf xs = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_set(-160.0f), x);
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_from_bits(vec_avx512_bf16__kvi_or(vec_avx512_bf16__kv_bits(xs), vec_avx512_bf16__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY)), vec_avx512_bf16__x_sigmoid(xs, th, tt, e));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -18568,7 +18570,7 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_v(vec_avx512_bf16__kvf x) {
  * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
  */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_tanh_v(vec_avx512_bf16__kvf x) {
-  vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f), lim = vec_avx512_bf16__kv_set(14.0f);
+  vec_avx512_bf16__kvf lim = vec_avx512_bf16__kv_set(14.0f);
   vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_min(lim, vec_avx512_bf16__kv_abs(x));
   vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_mul(a, a);
   vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_fms(a, a, sh);
@@ -18587,17 +18589,8 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_tanh_v(vec_avx512_bf16__kvf x) 
   vec_avx512_bf16__kvf th, tt;
   vec_avx512_bf16__kvi e;
   vec_avx512_bf16__kv_exp_core2(zh, zl, &th, &tt, &e);
-  int nrm = vec_avx512_bf16__e_normal(e); /* false only where some |z| > 87 */
-  vec_avx512_bf16__kvf p2 = nrm ? vec_avx512_bf16__pow2_normal(e) : one;
-  vec_avx512_bf16__kvf E = nrm ? vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2) : vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kv_add(th, tt), e);
-  vec_avx512_bf16__kvf d = vec_avx512_bf16__kv_add(one, E);
-  vec_avx512_bf16__kvf dl = vec_avx512_bf16__kv_sub(E, vec_avx512_bf16__kv_sub(d, one));
-  vec_avx512_bf16__kvf h = vec_avx512_bf16__kv_fma(d, vec_avx512_bf16__kv_set(-0.5f), vec_avx512_bf16__kv_set(1.5f));
-  vec_avx512_bf16__kvf tt2 = vec_avx512_bf16__kv_fnma(th, vec_avx512_bf16__kv_mul(dl, h), tt);
-  vec_avx512_bf16__kvm neg = vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f));
-  vec_avx512_bf16__kvf xc = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lim), x);
-  vec_avx512_bf16__kvf q = vec_avx512_bf16__kv_div(vec_avx512_bf16__kv_sel(neg, vec_avx512_bf16__kv_fma(xc, th, vec_avx512_bf16__kv_mul(xc, tt2)), x), d);
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_sel(neg, nrm ? vec_avx512_bf16__kv_mul(q, p2) : vec_avx512_bf16__kv_ldexp(q, e), q);
+  /* x clamped below at -14 (the result rounds to -0 there); x >= 0 as is. */
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__x_sigmoid(vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), lim), x), th, tt, e);
   return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(INFINITY)), y);
 }
 
@@ -19924,6 +19917,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef two_sum
 #undef widen_row
 #undef with_sign_of
+#undef x_sigmoid
 
 /* ==== kernels/cpu/vec_scalar.c ==== */
 #define kvf vec_scalar__kvf
@@ -20015,6 +20009,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define pow2_normal vec_scalar__pow2_normal
 #define act_special vec_scalar__act_special
 #define with_sign_of vec_scalar__with_sign_of
+#define x_sigmoid vec_scalar__x_sigmoid
 #define silu_v vec_scalar__silu_v
 #define gtail_d vec_scalar__gtail_d
 #define gelu_v vec_scalar__gelu_v
@@ -20554,8 +20549,9 @@ KV_FN int vec_scalar__e_normal(vec_scalar__kvi e) {
 /* 2^e for e in [-126, 127]. */
 KV_FN vec_scalar__kvf vec_scalar__pow2_normal(vec_scalar__kvi e) { return vec_scalar__kv_from_bits(vec_scalar__kvi_slli(vec_scalar__kvi_add(e, vec_scalar__kvi_set(127)), 23)); }
 
-/* Lanes where x is NaN or +-inf get x * (x > 0 ? 1 : 0): NaN made quiet,
- * +inf, and NaN for -inf (-inf * 0), as the formulas' limits. */
+/* Lanes not ok (NaN or +-inf, or for silu NaN and -inf) get
+ * x * (x > 0 ? 1 : 0): NaN made quiet, +inf, and NaN for -inf (-inf * 0),
+ * as the formulas' limits. */
 KV_FN vec_scalar__kvf vec_scalar__act_special(vec_scalar__kvf x, vec_scalar__kvm ok, vec_scalar__kvf y) {
   /* Every lane finite (all but rare vectors): nothing to fix, and testing
    * the mask costs no vector operation; either way the same bits. */
@@ -20588,25 +20584,29 @@ KV_FN vec_scalar__kvf vec_scalar__with_sign_of(vec_scalar__kvf x, vec_scalar__kv
  * and NaN lanes get x * 0 (NaN for -inf, as -inf * 0, and a NaN input made
  * quiet).  Zeros keep their sign (x / 2).
  */
-KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
-  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f), one = vec_scalar__kv_set(1.0f);
-  vec_scalar__kvf xs = vec_scalar__kv_max(vec_scalar__kv_set(-160.0f), x);
-  vec_scalar__kvf th, tt;
-  vec_scalar__kvi e;
-  vec_scalar__kv_exp_core(vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kv_bits(xs), vec_scalar__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
-  int nrm = vec_scalar__e_normal(e); /* false only where some |x| > 87 */
-  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : vec_scalar__kv_set(1.0f);
+/* The end of silu's evaluation, shared with gelu_tanh: xc / (1 + E) with
+ * E = e^-|z| = (th + tt) 2^e from the exp core, xc the clamped input (its
+ * sign that of z): as the comment above describes. */
+KV_FN vec_scalar__kvf vec_scalar__x_sigmoid(vec_scalar__kvf xc, vec_scalar__kvf th, vec_scalar__kvf tt, vec_scalar__kvi e) {
+  vec_scalar__kvf one = vec_scalar__kv_set(1.0f);
+  int nrm = vec_scalar__e_normal(e); /* false only where some |z| > 87 */
+  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : one;
   vec_scalar__kvf E = nrm ? vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2) : vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
   vec_scalar__kvf d = vec_scalar__kv_add(one, E);
   vec_scalar__kvf dl = vec_scalar__kv_sub(E, vec_scalar__kv_sub(d, one));
   vec_scalar__kvf h = vec_scalar__kv_fma(d, vec_scalar__kv_set(-0.5f), vec_scalar__kv_set(1.5f));
   vec_scalar__kvf tt2 = vec_scalar__kv_fnma(th, vec_scalar__kv_mul(dl, h), tt);
-  vec_scalar__kvm neg = vec_scalar__kv_lt(xs, zero);
-  vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xs, th, vec_scalar__kv_mul(xs, tt2)), xs), d);
-  vec_scalar__kvf y = vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
-  vec_scalar__kvm keep = vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY));
-  if (!vec_scalar__kv_m_any(vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), keep))) return y; /* no NaN, no -inf */
-  return vec_scalar__kv_sel(keep, y, vec_scalar__kv_mul(x, zero));
+  vec_scalar__kvm neg = vec_scalar__kv_lt(xc, vec_scalar__kv_set(0.0f));
+  vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xc, th, vec_scalar__kv_mul(xc, tt2)), xc), d);
+  return vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
+}
+
+KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
+  vec_scalar__kvf xs = vec_scalar__kv_max(vec_scalar__kv_set(-160.0f), x);
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__kv_exp_core(vec_scalar__kv_from_bits(vec_scalar__kvi_or(vec_scalar__kv_bits(xs), vec_scalar__kvi_set(INT32_MIN))), &th, &tt, &e); /* -|xs| */
+  return vec_scalar__act_special(x, vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY)), vec_scalar__x_sigmoid(xs, th, tt, e));
 }
 
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
@@ -20705,7 +20705,7 @@ KV_FN vec_scalar__kvf vec_scalar__gelu_v(vec_scalar__kvf x) {
  * (exhaustive).  Zeros keep their sign (x / 2); NaN, +-inf: act_special.
  */
 KV_FN vec_scalar__kvf vec_scalar__gelu_tanh_v(vec_scalar__kvf x) {
-  vec_scalar__kvf one = vec_scalar__kv_set(1.0f), lim = vec_scalar__kv_set(14.0f);
+  vec_scalar__kvf lim = vec_scalar__kv_set(14.0f);
   vec_scalar__kvf a = vec_scalar__kv_min(lim, vec_scalar__kv_abs(x));
   vec_scalar__kvf sh = vec_scalar__kv_mul(a, a);
   vec_scalar__kvf sl = vec_scalar__kv_fms(a, a, sh);
@@ -20724,17 +20724,8 @@ KV_FN vec_scalar__kvf vec_scalar__gelu_tanh_v(vec_scalar__kvf x) {
   vec_scalar__kvf th, tt;
   vec_scalar__kvi e;
   vec_scalar__kv_exp_core2(zh, zl, &th, &tt, &e);
-  int nrm = vec_scalar__e_normal(e); /* false only where some |z| > 87 */
-  vec_scalar__kvf p2 = nrm ? vec_scalar__pow2_normal(e) : one;
-  vec_scalar__kvf E = nrm ? vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2) : vec_scalar__kv_ldexp(vec_scalar__kv_add(th, tt), e);
-  vec_scalar__kvf d = vec_scalar__kv_add(one, E);
-  vec_scalar__kvf dl = vec_scalar__kv_sub(E, vec_scalar__kv_sub(d, one));
-  vec_scalar__kvf h = vec_scalar__kv_fma(d, vec_scalar__kv_set(-0.5f), vec_scalar__kv_set(1.5f));
-  vec_scalar__kvf tt2 = vec_scalar__kv_fnma(th, vec_scalar__kv_mul(dl, h), tt);
-  vec_scalar__kvm neg = vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f));
-  vec_scalar__kvf xc = vec_scalar__kv_max(vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lim), x);
-  vec_scalar__kvf q = vec_scalar__kv_div(vec_scalar__kv_sel(neg, vec_scalar__kv_fma(xc, th, vec_scalar__kv_mul(xc, tt2)), x), d);
-  vec_scalar__kvf y = vec_scalar__kv_sel(neg, nrm ? vec_scalar__kv_mul(q, p2) : vec_scalar__kv_ldexp(q, e), q);
+  /* x clamped below at -14 (the result rounds to -0 there); x >= 0 as is. */
+  vec_scalar__kvf y = vec_scalar__x_sigmoid(vec_scalar__kv_max(vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), lim), x), th, tt, e);
   return vec_scalar__act_special(x, vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(INFINITY)), y);
 }
 
@@ -22060,6 +22051,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef two_sum
 #undef widen_row
 #undef with_sign_of
+#undef x_sigmoid
 
 /* ==== kernels/cpu/quant/dtype.c ==== */
 #define unit_bytes dtype__unit_bytes
