@@ -17,6 +17,13 @@ x = (torch.rand(R, C) - 0.5) * 8; y = torch.empty_like(x)
 w = torch.ones(C); b = torch.zeros(C)
 n = 16 << 20; v = (torch.rand(n) - 0.5) * 8; vo = torch.empty_like(v)
 lg = torch.randn(64, 32000); tg = torch.randint(0, 32000, (64,))
+# The cross-entropy's backward as autograd runs it after F.cross_entropy
+# (mean): nll_loss_backward, then the log-softmax backward on the saved
+# log-probabilities (made once, not timed).
+lsm = torch.log_softmax(lg, 1); g1 = torch.tensor(1.0); tw = torch.tensor(64.0)
+def ce_backward():
+    gn = torch.ops.aten.nll_loss_backward(g1, lsm, tg, None, 1, -100, tw)
+    return torch.ops.aten._log_softmax_backward_data(gn, lsm, 1, torch.float32)
 # rope as transformers' apply_rotary_pos_emb does it: cos / sin tables for
 # the positions made once (not timed), then x cos + rotate_half(x) sin.
 hd = 128; xs = x.view(R, C // hd, hd); pos = torch.arange(R) % C
@@ -33,6 +40,7 @@ cases = {
  "gelu_tanh": (lambda: torch._C._nn.gelu(v, approximate="tanh", out=vo), 8*n),
  "silu": (lambda: torch._C._nn.silu(v, out=vo), 8*n),
  "ce": (lambda: F.cross_entropy(lg, tg), 4*64*32000),
+ "ce_backward": (ce_backward, 8*64*32000),
  "rope": (rope, 8*R*C),
 }
 for k in sys.argv[2:] or cases:

@@ -55,6 +55,15 @@ KV_FN kvf qnan(void) { return kv_from_bits(kvi_set(0x7fc00000)); }
 /* NaN lanes of y become the canonical NaN. */
 KV_FN kvf canon(kvf y) { return kv_sel(kv_unord(y, y), qnan(), y); }
 
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
+ * the level has one (kv_store_bf16_canon): the same bits. */
+KV_FN void st_canon(int dt, void *p, int64_t i, kvf v) {
+#if defined(KV_HAVE_BF16_CANON_STORE)
+  if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+#endif
+  st(dt, p, i, canon(v));
+}
+
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
  * lanes).  The maximum of lanes holding no NaN, as a tree (four dependent
@@ -1007,7 +1016,7 @@ KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt,
   uintptr_t es = (uintptr_t)kb_vec_size(ydt);
   for (int64_t c = 0; c < full; c += 16) {
     kv_prefetch(next + (uintptr_t)c * es);
-    st(ydt, yr, c, canon(kv_mul(mul_inv(ld(xdt, xr, c), ih, il), ld(wdt, w, c))));
+    st_canon(ydt, yr, c, kv_mul(mul_inv(ld(xdt, xr, c), ih, il), ld(wdt, w, c)));
   }
   if (n > 0) st_n(ydt, yr, full, canon(kv_mul(mul_inv(ld_n(xdt, xr, full, n), ih, il), ld_n(wdt, w, full, n))), n);
 }
@@ -1122,16 +1131,18 @@ KV_FN kvf ln_v_f64(kvf v, kvd mean, kvd inv, int has_w, kvf w, int has_b, kvf b)
 
 /* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
- * as one fused multiply-add (t * w, or t + b, alone without the other). */
+ * as one fused multiply-add (t * w, or t + b, alone without the other).
+ * NaN lanes are left as they are: the caller stores the result canonical
+ * (st_canon). */
 KV_FN kvf ln_v(kvf v, kvf nmh, kvf ml, kvf ih, kvf il, int has_w, kvf w, int has_b, kvf b) {
   kvf h, l;
   two_sum(v, nmh, &h, &l);
   l = kv_sub(l, ml);
   kvf t = kv_fma(h, ih, kv_fma(l, ih, kv_mul(h, il)));
-  if (has_w && has_b) return canon(kv_fma(t, w, b));
-  if (has_w) return canon(kv_mul(t, w));
-  if (has_b) return canon(kv_add(t, b));
-  return canon(t);
+  if (has_w && has_b) return kv_fma(t, w, b);
+  if (has_w) return kv_mul(t, w);
+  if (has_b) return kv_add(t, b);
+  return t;
 }
 
 /* One row; dtypes and prefetches (next: the next row of x, in ydt) as
@@ -1160,13 +1171,14 @@ KV_FN void layernorm_row(int xdt, const void *xr, int wdt, int has_w, const void
   kvf nmh = kv_set(-mh), ml = kv_set((float)(mean - (double)mh)), ih = kv_set(iv.ih), il = kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16) {
     kv_prefetch(next + (uintptr_t)c * es);
-    st(ydt, yr, c,
-       ln_v(ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? ld(wdt, w, c) : zero, has_b, has_b ? ld(wdt, b, c) : zero));
+    st_canon(ydt, yr, c,
+             ln_v(ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? ld(wdt, w, c) : zero, has_b,
+                  has_b ? ld(wdt, b, c) : zero));
   }
   if (n > 0)
     st_n(ydt, yr, full,
-         ln_v(ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
-              has_b ? ld_n(wdt, b, full, n) : zero),
+         canon(ln_v(ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? ld_n(wdt, b, full, n) : zero)),
          n);
 }
 

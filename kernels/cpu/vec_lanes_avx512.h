@@ -94,6 +94,19 @@ KV_FN __m256i kv_to_bf16(kvf v) {
   return _mm512_cvtepi32_epi16(r);
 }
 
+#if defined(KV_AVX512_BF16)
+/* Stores canon(v) as bfloat16 in one vcvtneps2bf16 when no lane is NaN or
+ * subnormal (one class test for both, in place of canon's compare and
+ * select and kv_to_bf16's own test) and returns 1; else stores nothing and
+ * returns 0 (vec_body.h's st_canon then takes the general path). */
+#define KV_HAVE_BF16_CANON_STORE 1
+KV_FN int kv_store_bf16_canon(uint16_t *p, kvf v) {
+  if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0xa1) != 0, 0)) return 0; /* QNaN, subnormal, SNaN */
+  _mm256_storeu_si256((__m256i *)p, (__m256i)_mm512_cvtneps_pbh(v));
+  return 1;
+}
+#endif
+
 /* 16 values of a 16-bit format (f16: binary16, else bfloat16). */
 KV_FN kvf kv_load_h(int f16, const uint16_t *p) {
   __m256i h = _mm256_loadu_si256((const __m256i *)p);

@@ -13720,6 +13720,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define st_n vec_avx2__st_n
 #define qnan vec_avx2__qnan
 #define canon vec_avx2__canon
+#define st_canon vec_avx2__st_canon
 #define kv_hmax16 vec_avx2__kv_hmax16
 #define fill_row vec_avx2__fill_row
 #define exp_d_fast vec_avx2__exp_d_fast
@@ -14267,6 +14268,15 @@ KV_FN vec_avx2__kvf vec_avx2__qnan(void) { return vec_avx2__kv_from_bits(vec_avx
 
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx2__kvf vec_avx2__canon(vec_avx2__kvf y) { return vec_avx2__kv_sel(vec_avx2__kv_unord(y, y), vec_avx2__qnan(), y); }
+
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
+ * the level has one (kv_store_bf16_canon): the same bits. */
+KV_FN void vec_avx2__st_canon(int dt, void *p, int64_t i, vec_avx2__kvf v) {
+#if defined(KV_HAVE_BF16_CANON_STORE)
+  if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+#endif
+  vec_avx2__st(dt, p, i, vec_avx2__canon(v));
+}
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
@@ -15220,7 +15230,7 @@ KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w
   uintptr_t es = (uintptr_t)kb_vec_size(ydt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx2__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx2__st(ydt, yr, c, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld(xdt, xr, c), ih, il), vec_avx2__ld(wdt, w, c))));
+    vec_avx2__st_canon(ydt, yr, c, vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld(xdt, xr, c), ih, il), vec_avx2__ld(wdt, w, c)));
   }
   if (n > 0) vec_avx2__st_n(ydt, yr, full, vec_avx2__canon(vec_avx2__kv_mul(vec_avx2__mul_inv(vec_avx2__ld_n(xdt, xr, full, n), ih, il), vec_avx2__ld_n(wdt, w, full, n))), n);
 }
@@ -15335,16 +15345,18 @@ KV_FN vec_avx2__kvf vec_avx2__ln_v_f64(vec_avx2__kvf v, vec_avx2__kvd mean, vec_
 
 /* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
- * as one fused multiply-add (t * w, or t + b, alone without the other). */
+ * as one fused multiply-add (t * w, or t + b, alone without the other).
+ * NaN lanes are left as they are: the caller stores the result canonical
+ * (st_canon). */
 KV_FN vec_avx2__kvf vec_avx2__ln_v(vec_avx2__kvf v, vec_avx2__kvf nmh, vec_avx2__kvf ml, vec_avx2__kvf ih, vec_avx2__kvf il, int has_w, vec_avx2__kvf w, int has_b, vec_avx2__kvf b) {
   vec_avx2__kvf h, l;
   vec_avx2__two_sum(v, nmh, &h, &l);
   l = vec_avx2__kv_sub(l, ml);
   vec_avx2__kvf t = vec_avx2__kv_fma(h, ih, vec_avx2__kv_fma(l, ih, vec_avx2__kv_mul(h, il)));
-  if (has_w && has_b) return vec_avx2__canon(vec_avx2__kv_fma(t, w, b));
-  if (has_w) return vec_avx2__canon(vec_avx2__kv_mul(t, w));
-  if (has_b) return vec_avx2__canon(vec_avx2__kv_add(t, b));
-  return vec_avx2__canon(t);
+  if (has_w && has_b) return vec_avx2__kv_fma(t, w, b);
+  if (has_w) return vec_avx2__kv_mul(t, w);
+  if (has_b) return vec_avx2__kv_add(t, b);
+  return t;
 }
 
 /* One row; dtypes and prefetches (next: the next row of x, in ydt) as
@@ -15373,13 +15385,14 @@ KV_FN void vec_avx2__layernorm_row(int xdt, const void *xr, int wdt, int has_w, 
   vec_avx2__kvf nmh = vec_avx2__kv_set(-mh), ml = vec_avx2__kv_set((float)(mean - (double)mh)), ih = vec_avx2__kv_set(iv.ih), il = vec_avx2__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx2__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx2__st(ydt, yr, c,
-       vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx2__ld(wdt, b, c) : zero));
+    vec_avx2__st_canon(ydt, yr, c,
+             vec_avx2__ln_v(vec_avx2__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld(wdt, w, c) : zero, has_b,
+                  has_b ? vec_avx2__ld(wdt, b, c) : zero));
   }
   if (n > 0)
     vec_avx2__st_n(ydt, yr, full,
-         vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
-              has_b ? vec_avx2__ld_n(wdt, b, full, n) : zero),
+         vec_avx2__canon(vec_avx2__ln_v(vec_avx2__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx2__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx2__ld_n(wdt, b, full, n) : zero)),
          n);
 }
 
@@ -15841,6 +15854,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_canon
 #undef st_n
 #undef tanh_v
 #undef two_sum
@@ -15931,6 +15945,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define st_n vec_avx512__st_n
 #define qnan vec_avx512__qnan
 #define canon vec_avx512__canon
+#define st_canon vec_avx512__st_canon
 #define kv_hmax16 vec_avx512__kv_hmax16
 #define fill_row vec_avx512__fill_row
 #define exp_d_fast vec_avx512__exp_d_fast
@@ -16106,6 +16121,19 @@ KV_FN __m256i vec_avx512__kv_to_bf16(vec_avx512__kvf v) {
   r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), s16, _mm512_set1_epi32(0x0040));
   return _mm512_cvtepi32_epi16(r);
 }
+
+#if defined(KV_AVX512_BF16)
+/* Stores canon(v) as bfloat16 in one vcvtneps2bf16 when no lane is NaN or
+ * subnormal (one class test for both, in place of canon's compare and
+ * select and kv_to_bf16's own test) and returns 1; else stores nothing and
+ * returns 0 (vec_body.h's st_canon then takes the general path). */
+#define KV_HAVE_BF16_CANON_STORE 1
+KV_FN int kv_store_bf16_canon(uint16_t *p, vec_avx512__kvf v) {
+  if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0xa1) != 0, 0)) return 0; /* QNaN, subnormal, SNaN */
+  _mm256_storeu_si256((__m256i *)p, (__m256i)_mm512_cvtneps_pbh(v));
+  return 1;
+}
+#endif
 
 /* 16 values of a 16-bit format (f16: binary16, else bfloat16). */
 KV_FN vec_avx512__kvf vec_avx512__kv_load_h(int f16, const uint16_t *p) {
@@ -16309,6 +16337,15 @@ KV_FN vec_avx512__kvf vec_avx512__qnan(void) { return vec_avx512__kv_from_bits(v
 
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx512__kvf vec_avx512__canon(vec_avx512__kvf y) { return vec_avx512__kv_sel(vec_avx512__kv_unord(y, y), vec_avx512__qnan(), y); }
+
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
+ * the level has one (kv_store_bf16_canon): the same bits. */
+KV_FN void vec_avx512__st_canon(int dt, void *p, int64_t i, vec_avx512__kvf v) {
+#if defined(KV_HAVE_BF16_CANON_STORE)
+  if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+#endif
+  vec_avx512__st(dt, p, i, vec_avx512__canon(v));
+}
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
@@ -17262,7 +17299,7 @@ KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
   uintptr_t es = (uintptr_t)kb_vec_size(ydt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx512__st(ydt, yr, c, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld(xdt, xr, c), ih, il), vec_avx512__ld(wdt, w, c))));
+    vec_avx512__st_canon(ydt, yr, c, vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld(xdt, xr, c), ih, il), vec_avx512__ld(wdt, w, c)));
   }
   if (n > 0) vec_avx512__st_n(ydt, yr, full, vec_avx512__canon(vec_avx512__kv_mul(vec_avx512__mul_inv(vec_avx512__ld_n(xdt, xr, full, n), ih, il), vec_avx512__ld_n(wdt, w, full, n))), n);
 }
@@ -17377,16 +17414,18 @@ KV_FN vec_avx512__kvf vec_avx512__ln_v_f64(vec_avx512__kvf v, vec_avx512__kvd me
 
 /* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
- * as one fused multiply-add (t * w, or t + b, alone without the other). */
+ * as one fused multiply-add (t * w, or t + b, alone without the other).
+ * NaN lanes are left as they are: the caller stores the result canonical
+ * (st_canon). */
 KV_FN vec_avx512__kvf vec_avx512__ln_v(vec_avx512__kvf v, vec_avx512__kvf nmh, vec_avx512__kvf ml, vec_avx512__kvf ih, vec_avx512__kvf il, int has_w, vec_avx512__kvf w, int has_b, vec_avx512__kvf b) {
   vec_avx512__kvf h, l;
   vec_avx512__two_sum(v, nmh, &h, &l);
   l = vec_avx512__kv_sub(l, ml);
   vec_avx512__kvf t = vec_avx512__kv_fma(h, ih, vec_avx512__kv_fma(l, ih, vec_avx512__kv_mul(h, il)));
-  if (has_w && has_b) return vec_avx512__canon(vec_avx512__kv_fma(t, w, b));
-  if (has_w) return vec_avx512__canon(vec_avx512__kv_mul(t, w));
-  if (has_b) return vec_avx512__canon(vec_avx512__kv_add(t, b));
-  return vec_avx512__canon(t);
+  if (has_w && has_b) return vec_avx512__kv_fma(t, w, b);
+  if (has_w) return vec_avx512__kv_mul(t, w);
+  if (has_b) return vec_avx512__kv_add(t, b);
+  return t;
 }
 
 /* One row; dtypes and prefetches (next: the next row of x, in ydt) as
@@ -17415,13 +17454,14 @@ KV_FN void vec_avx512__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   vec_avx512__kvf nmh = vec_avx512__kv_set(-mh), ml = vec_avx512__kv_set((float)(mean - (double)mh)), ih = vec_avx512__kv_set(iv.ih), il = vec_avx512__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx512__st(ydt, yr, c,
-       vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512__ld(wdt, b, c) : zero));
+    vec_avx512__st_canon(ydt, yr, c,
+             vec_avx512__ln_v(vec_avx512__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld(wdt, w, c) : zero, has_b,
+                  has_b ? vec_avx512__ld(wdt, b, c) : zero));
   }
   if (n > 0)
     vec_avx512__st_n(ydt, yr, full,
-         vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
-              has_b ? vec_avx512__ld_n(wdt, b, full, n) : zero),
+         vec_avx512__canon(vec_avx512__ln_v(vec_avx512__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx512__ld_n(wdt, b, full, n) : zero)),
          n);
 }
 
@@ -17704,6 +17744,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_GT_K1_LO
 #undef KV_GT_K3_HI
 #undef KV_GT_K3_LO
+#undef KV_HAVE_BF16_CANON_STORE
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -17874,6 +17915,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_canon
 #undef st_n
 #undef tanh_v
 #undef two_sum
@@ -17917,6 +17959,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_lanes vec_avx512_bf16__kv_lanes
 #define kv_from_bf16 vec_avx512_bf16__kv_from_bf16
 #define kv_to_bf16 vec_avx512_bf16__kv_to_bf16
+#define kv_store_bf16_canon vec_avx512_bf16__kv_store_bf16_canon
 #define kv_load_h vec_avx512_bf16__kv_load_h
 #define kv_store_h vec_avx512_bf16__kv_store_h
 #define kv_load_h_n vec_avx512_bf16__kv_load_h_n
@@ -17964,6 +18007,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define st_n vec_avx512_bf16__st_n
 #define qnan vec_avx512_bf16__qnan
 #define canon vec_avx512_bf16__canon
+#define st_canon vec_avx512_bf16__st_canon
 #define kv_hmax16 vec_avx512_bf16__kv_hmax16
 #define fill_row vec_avx512_bf16__fill_row
 #define exp_d_fast vec_avx512_bf16__exp_d_fast
@@ -18143,6 +18187,19 @@ KV_FN __m256i vec_avx512_bf16__kv_to_bf16(vec_avx512_bf16__kvf v) {
   r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), s16, _mm512_set1_epi32(0x0040));
   return _mm512_cvtepi32_epi16(r);
 }
+
+#if defined(KV_AVX512_BF16)
+/* Stores canon(v) as bfloat16 in one vcvtneps2bf16 when no lane is NaN or
+ * subnormal (one class test for both, in place of canon's compare and
+ * select and kv_to_bf16's own test) and returns 1; else stores nothing and
+ * returns 0 (vec_body.h's st_canon then takes the general path). */
+#define KV_HAVE_BF16_CANON_STORE 1
+KV_FN int vec_avx512_bf16__kv_store_bf16_canon(uint16_t *p, vec_avx512_bf16__kvf v) {
+  if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0xa1) != 0, 0)) return 0; /* QNaN, subnormal, SNaN */
+  _mm256_storeu_si256((__m256i *)p, (__m256i)_mm512_cvtneps_pbh(v));
+  return 1;
+}
+#endif
 
 /* 16 values of a 16-bit format (f16: binary16, else bfloat16). */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_h(int f16, const uint16_t *p) {
@@ -18346,6 +18403,15 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__qnan(void) { return vec_avx512_bf16_
 
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__canon(vec_avx512_bf16__kvf y) { return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(y, y), vec_avx512_bf16__qnan(), y); }
+
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
+ * the level has one (kv_store_bf16_canon): the same bits. */
+KV_FN void vec_avx512_bf16__st_canon(int dt, void *p, int64_t i, vec_avx512_bf16__kvf v) {
+#if defined(KV_HAVE_BF16_CANON_STORE)
+  if (dt == KB_VEC_BF16 && vec_avx512_bf16__kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+#endif
+  vec_avx512_bf16__st(dt, p, i, vec_avx512_bf16__canon(v));
+}
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
@@ -19299,7 +19365,7 @@ KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const 
   uintptr_t es = (uintptr_t)kb_vec_size(ydt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512_bf16__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx512_bf16__st(ydt, yr, c, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld(xdt, xr, c), ih, il), vec_avx512_bf16__ld(wdt, w, c))));
+    vec_avx512_bf16__st_canon(ydt, yr, c, vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld(xdt, xr, c), ih, il), vec_avx512_bf16__ld(wdt, w, c)));
   }
   if (n > 0) vec_avx512_bf16__st_n(ydt, yr, full, vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(vec_avx512_bf16__mul_inv(vec_avx512_bf16__ld_n(xdt, xr, full, n), ih, il), vec_avx512_bf16__ld_n(wdt, w, full, n))), n);
 }
@@ -19414,16 +19480,18 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v_f64(vec_avx512_bf16__kvf v, vec
 
 /* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
- * as one fused multiply-add (t * w, or t + b, alone without the other). */
+ * as one fused multiply-add (t * w, or t + b, alone without the other).
+ * NaN lanes are left as they are: the caller stores the result canonical
+ * (st_canon). */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ln_v(vec_avx512_bf16__kvf v, vec_avx512_bf16__kvf nmh, vec_avx512_bf16__kvf ml, vec_avx512_bf16__kvf ih, vec_avx512_bf16__kvf il, int has_w, vec_avx512_bf16__kvf w, int has_b, vec_avx512_bf16__kvf b) {
   vec_avx512_bf16__kvf h, l;
   vec_avx512_bf16__two_sum(v, nmh, &h, &l);
   l = vec_avx512_bf16__kv_sub(l, ml);
   vec_avx512_bf16__kvf t = vec_avx512_bf16__kv_fma(h, ih, vec_avx512_bf16__kv_fma(l, ih, vec_avx512_bf16__kv_mul(h, il)));
-  if (has_w && has_b) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_fma(t, w, b));
-  if (has_w) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_mul(t, w));
-  if (has_b) return vec_avx512_bf16__canon(vec_avx512_bf16__kv_add(t, b));
-  return vec_avx512_bf16__canon(t);
+  if (has_w && has_b) return vec_avx512_bf16__kv_fma(t, w, b);
+  if (has_w) return vec_avx512_bf16__kv_mul(t, w);
+  if (has_b) return vec_avx512_bf16__kv_add(t, b);
+  return t;
 }
 
 /* One row; dtypes and prefetches (next: the next row of x, in ydt) as
@@ -19452,13 +19520,14 @@ KV_FN void vec_avx512_bf16__layernorm_row(int xdt, const void *xr, int wdt, int 
   vec_avx512_bf16__kvf nmh = vec_avx512_bf16__kv_set(-mh), ml = vec_avx512_bf16__kv_set((float)(mean - (double)mh)), ih = vec_avx512_bf16__kv_set(iv.ih), il = vec_avx512_bf16__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512_bf16__kv_prefetch(next + (uintptr_t)c * es);
-    vec_avx512_bf16__st(ydt, yr, c,
-       vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b, has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
+    vec_avx512_bf16__st_canon(ydt, yr, c,
+             vec_avx512_bf16__ln_v(vec_avx512_bf16__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld(wdt, w, c) : zero, has_b,
+                  has_b ? vec_avx512_bf16__ld(wdt, b, c) : zero));
   }
   if (n > 0)
     vec_avx512_bf16__st_n(ydt, yr, full,
-         vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
-              has_b ? vec_avx512_bf16__ld_n(wdt, b, full, n) : zero),
+         vec_avx512_bf16__canon(vec_avx512_bf16__ln_v(vec_avx512_bf16__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_avx512_bf16__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_avx512_bf16__ld_n(wdt, b, full, n) : zero)),
          n);
 }
 
@@ -19742,6 +19811,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_GT_K1_LO
 #undef KV_GT_K3_HI
 #undef KV_GT_K3_LO
+#undef KV_HAVE_BF16_CANON_STORE
 #undef KV_HUGE_M
 #undef KV_KEEP
 #undef KV_KEEP_STACK
@@ -19835,6 +19905,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_split2
 #undef kv_sqrt
 #undef kv_store
+#undef kv_store_bf16_canon
 #undef kv_store_h
 #undef kv_store_h_n
 #undef kv_store_n
@@ -19912,6 +19983,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_canon
 #undef st_n
 #undef tanh_v
 #undef two_sum
@@ -20002,6 +20074,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define st_n vec_scalar__st_n
 #define qnan vec_scalar__qnan
 #define canon vec_scalar__canon
+#define st_canon vec_scalar__st_canon
 #define kv_hmax16 vec_scalar__kv_hmax16
 #define fill_row vec_scalar__fill_row
 #define exp_d_fast vec_scalar__exp_d_fast
@@ -20481,6 +20554,15 @@ KV_FN vec_scalar__kvf vec_scalar__qnan(void) { return vec_scalar__kv_from_bits(v
 
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_scalar__kvf vec_scalar__canon(vec_scalar__kvf y) { return vec_scalar__kv_sel(vec_scalar__kv_unord(y, y), vec_scalar__qnan(), y); }
+
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
+ * the level has one (kv_store_bf16_canon): the same bits. */
+KV_FN void vec_scalar__st_canon(int dt, void *p, int64_t i, vec_scalar__kvf v) {
+#if defined(KV_HAVE_BF16_CANON_STORE)
+  if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+#endif
+  vec_scalar__st(dt, p, i, vec_scalar__canon(v));
+}
 
 /* Fixed-order horizontal reductions of 16 lanes (the same on every level;
  * the double sums are each lanes header's kvd_hsum16, a tree over adjacent
@@ -21434,7 +21516,7 @@ KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
   uintptr_t es = (uintptr_t)kb_vec_size(ydt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_scalar__kv_prefetch(next + (uintptr_t)c * es);
-    vec_scalar__st(ydt, yr, c, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld(xdt, xr, c), ih, il), vec_scalar__ld(wdt, w, c))));
+    vec_scalar__st_canon(ydt, yr, c, vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld(xdt, xr, c), ih, il), vec_scalar__ld(wdt, w, c)));
   }
   if (n > 0) vec_scalar__st_n(ydt, yr, full, vec_scalar__canon(vec_scalar__kv_mul(vec_scalar__mul_inv(vec_scalar__ld_n(xdt, xr, full, n), ih, il), vec_scalar__ld_n(wdt, w, full, n))), n);
 }
@@ -21549,16 +21631,18 @@ KV_FN vec_scalar__kvf vec_scalar__ln_v_f64(vec_scalar__kvf v, vec_scalar__kvd me
 
 /* The float32 output: x - mh as the exact pair h + l (TwoSum), l less ml
  * (mean = mh + ml); t = (h + l) * (ih + il) rounded once; then t * w + b
- * as one fused multiply-add (t * w, or t + b, alone without the other). */
+ * as one fused multiply-add (t * w, or t + b, alone without the other).
+ * NaN lanes are left as they are: the caller stores the result canonical
+ * (st_canon). */
 KV_FN vec_scalar__kvf vec_scalar__ln_v(vec_scalar__kvf v, vec_scalar__kvf nmh, vec_scalar__kvf ml, vec_scalar__kvf ih, vec_scalar__kvf il, int has_w, vec_scalar__kvf w, int has_b, vec_scalar__kvf b) {
   vec_scalar__kvf h, l;
   vec_scalar__two_sum(v, nmh, &h, &l);
   l = vec_scalar__kv_sub(l, ml);
   vec_scalar__kvf t = vec_scalar__kv_fma(h, ih, vec_scalar__kv_fma(l, ih, vec_scalar__kv_mul(h, il)));
-  if (has_w && has_b) return vec_scalar__canon(vec_scalar__kv_fma(t, w, b));
-  if (has_w) return vec_scalar__canon(vec_scalar__kv_mul(t, w));
-  if (has_b) return vec_scalar__canon(vec_scalar__kv_add(t, b));
-  return vec_scalar__canon(t);
+  if (has_w && has_b) return vec_scalar__kv_fma(t, w, b);
+  if (has_w) return vec_scalar__kv_mul(t, w);
+  if (has_b) return vec_scalar__kv_add(t, b);
+  return t;
 }
 
 /* One row; dtypes and prefetches (next: the next row of x, in ydt) as
@@ -21587,13 +21671,14 @@ KV_FN void vec_scalar__layernorm_row(int xdt, const void *xr, int wdt, int has_w
   vec_scalar__kvf nmh = vec_scalar__kv_set(-mh), ml = vec_scalar__kv_set((float)(mean - (double)mh)), ih = vec_scalar__kv_set(iv.ih), il = vec_scalar__kv_set(iv.il);
   for (int64_t c = 0; c < full; c += 16) {
     vec_scalar__kv_prefetch(next + (uintptr_t)c * es);
-    vec_scalar__st(ydt, yr, c,
-       vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b, has_b ? vec_scalar__ld(wdt, b, c) : zero));
+    vec_scalar__st_canon(ydt, yr, c,
+             vec_scalar__ln_v(vec_scalar__ld(xdt, xr, c), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld(wdt, w, c) : zero, has_b,
+                  has_b ? vec_scalar__ld(wdt, b, c) : zero));
   }
   if (n > 0)
     vec_scalar__st_n(ydt, yr, full,
-         vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
-              has_b ? vec_scalar__ld_n(wdt, b, full, n) : zero),
+         vec_scalar__canon(vec_scalar__ln_v(vec_scalar__ld_n(xdt, xr, full, n), nmh, ml, ih, il, has_w, has_w ? vec_scalar__ld_n(wdt, w, full, n) : zero, has_b,
+                    has_b ? vec_scalar__ld_n(wdt, b, full, n) : zero)),
          n);
 }
 
@@ -22046,6 +22131,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_canon
 #undef st_n
 #undef tanh_v
 #undef two_sum
