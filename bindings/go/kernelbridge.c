@@ -9582,9 +9582,11 @@ const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block,
 /* cross_entropy.c - softmax cross-entropy over classes, forward and backward,
  * with PyTorch's ignore_index and mean reduction.
  *
- * Per row (vec_body.h, one read of the logits): the maximum m and
- * s = sum e^(x - m) as softmax computes them; loss = (m - x_t) + log s in
- * double, rounded once.  The backward pass reads the row once more and
+ * Per row (vec_body.h, ce_forward): the maximum m, then s = sum e^(x - m)
+ * in float32 arithmetic (each term's argument exact, the terms added in
+ * float per group of 256, the groups in double); loss = (m - x_t) + log s
+ * in double, rounded once (docs/kernels.md gives the bound).  The backward
+ * pass (one read for m and s as softmax computes them) reads the row once more and
  * writes e^(x - m) * (scale / s), with the target's (p - 1) * scale in
  * double.  The mean is the sequential double sum of the float losses of the
  * rows not ignored, divided by their count.  All targets are validated (and
@@ -13773,6 +13775,9 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define log_softmax_v vec_avx2__log_softmax_v
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
+#define row_max vec_avx2__row_max
+#define ce_term vec_avx2__ce_term
+#define ce_sum_exp vec_avx2__ce_sum_exp
 #define widen_row vec_avx2__widen_row
 #define kv_inv vec_avx2__kv_inv
 #define inv_pair vec_avx2__inv_pair
@@ -15134,6 +15139,81 @@ KV_ATTR static void vec_avx2__softmax(int dt, int want_log, int64_t rows, int64_
             vec_avx2__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx2__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
+/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
+ * -inf), in four chains as row_reduce's blocks. */
+KV_FN float vec_avx2__row_max(const float *x, int64_t cols) {
+  vec_avx2__kvf ninf = vec_avx2__kv_set(-INFINITY);
+  vec_avx2__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  int64_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    m0 = vec_avx2__kv_max(vec_avx2__kv_load(x + c), m0);
+    m1 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 16), m1);
+    m2 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 32), m2);
+    m3 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 48), m3);
+  }
+  for (; c + 16 <= cols; c += 16) m0 = vec_avx2__kv_max(vec_avx2__kv_load(x + c), m0);
+  if (c < cols) m0 = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(cols - c), vec_avx2__kv_load_n(x + c, cols - c), ninf), m0);
+  float lanes[16];
+  vec_avx2__kv_lanes(lanes, vec_avx2__kv_max(vec_avx2__kv_max(m0, m1), vec_avx2__kv_max(m2, m3)));
+  return vec_avx2__kv_hmax16(lanes);
+}
+
+/* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
+ * once to float; 0 in the other lanes. */
+KV_FN vec_avx2__kvf vec_avx2__ce_term(vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge) {
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx2__kvf mh = vec_avx2__kv_add(th, tt);
+  vec_avx2__kvf f = vec_avx2__e_normal(e) ? vec_avx2__kv_mul(mh, vec_avx2__pow2_normal(e)) : vec_avx2__kv_ldexp(mh, e);
+  return n < 16 ? vec_avx2__kv_sel(vec_avx2__kv_mask_first(n), f, vec_avx2__kv_set(0.0f)) : f;
+}
+
+/*
+ * The cross-entropy's sum s = sum e^(x - m) in float32 arithmetic (issue
+ * 28's contract; the bound is in docs/kernels.md, "cross_entropy"): each
+ * term with its argument exact and rounded once; per group of 256
+ * elements the terms are added in four float chains (vector j of the
+ * group into chain j mod 4) combined as (a0 + a1) + (a2 + a3), so a term
+ * passes at most five rounded additions; the groups' sums go into 16
+ * double lanes, summed by kvd_hsum16.  The row is read twice (its maximum,
+ * then the terms); a 32000-class row is 125 KiB, in L2 for the second read.
+ */
+KV_FN double vec_avx2__ce_sum_exp(const float *x, int64_t cols, const struct vec_avx2__kv_mref *mr, int huge) {
+  vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+  vec_avx2__kvf zero = vec_avx2__kv_set(0.0f);
+  uintptr_t ahead = (uintptr_t)(x + cols); /* a prefetch past the end does not fault */
+  for (int64_t g = 0; g < cols; g += 256) {
+    int64_t end = cols - g < 256 ? cols : g + 256;
+    vec_avx2__kvf a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t c = g;
+    for (; c + 64 <= end; c += 64) {
+      /* The next row's four lines, fetched while these exponentials are
+       * computed (its maximum then reads from cache). */
+      for (int64_t l = 0; l < 64; l += 16) vec_avx2__kv_prefetch(ahead + (uintptr_t)(c + l) * sizeof(float));
+      a0 = vec_avx2__kv_add(a0, vec_avx2__ce_term(vec_avx2__kv_load(x + c), 16, mr, huge));
+      a1 = vec_avx2__kv_add(a1, vec_avx2__ce_term(vec_avx2__kv_load(x + c + 16), 16, mr, huge));
+      a2 = vec_avx2__kv_add(a2, vec_avx2__ce_term(vec_avx2__kv_load(x + c + 32), 16, mr, huge));
+      a3 = vec_avx2__kv_add(a3, vec_avx2__ce_term(vec_avx2__kv_load(x + c + 48), 16, mr, huge));
+    }
+    /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
+     * 0, 1, 2, 3 (continuing the round), the last one partial. */
+#define KV_CE_TAIL(a)                                                  \
+  if (c < end) {                                                       \
+    int64_t n_ = end - c < 16 ? end - c : 16;                          \
+    a = vec_avx2__kv_add(a, vec_avx2__ce_term(vec_avx2__kv_load_n(x + c, n_), n_, mr, huge));        \
+    c += 16;                                                           \
+  }
+    KV_CE_TAIL(a0)
+    KV_CE_TAIL(a1)
+    KV_CE_TAIL(a2)
+    KV_CE_TAIL(a3)
+#undef KV_CE_TAIL
+    acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__kv_add(vec_avx2__kv_add(a0, a1), vec_avx2__kv_add(a2, a3))));
+  }
+  return vec_avx2__kvd_hsum16(acc);
+}
+
 KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
                                int32_t ignore_index, float *losses) {
   for (int64_t r = 0; r < rows; r++) {
@@ -15143,9 +15223,15 @@ KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float
       continue;
     }
     const float *x = logits + r * cols;
-    struct vec_avx2__kv_rowsum rs;
-    vec_avx2__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+    float m = vec_avx2__row_max(x, cols);
+    if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
+      losses[r] = NAN;
+      continue;
+    }
+    struct vec_avx2__kv_mref mr = vec_avx2__kv_mref_of(m);
+    double s = mr.huge ? vec_avx2__ce_sum_exp(x, cols, &mr, 1) : vec_avx2__ce_sum_exp(x, cols, &mr, 0);
+    /* A NaN element makes s NaN: the loss is then the canonical NaN. */
+    losses[r] = s == s ? (float)(((double)m - (double)x[t]) + log(s)) : NAN;
   }
 }
 
@@ -15667,6 +15753,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
+#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_F2
 #undef KV_FN
@@ -15703,6 +15790,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef binary_loop
 #undef binop
 #undef canon
+#undef ce_sum_exp
+#undef ce_term
 #undef convert_loop
 #undef diff_exact
 #undef e_normal
@@ -15843,6 +15932,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
+#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -15998,6 +16088,9 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define log_softmax_v vec_avx512__log_softmax_v
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
+#define row_max vec_avx512__row_max
+#define ce_term vec_avx512__ce_term
+#define ce_sum_exp vec_avx512__ce_sum_exp
 #define widen_row vec_avx512__widen_row
 #define kv_inv vec_avx512__kv_inv
 #define inv_pair vec_avx512__inv_pair
@@ -17203,6 +17296,81 @@ KV_ATTR static void vec_avx512__softmax(int dt, int want_log, int64_t rows, int6
             vec_avx512__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
+/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
+ * -inf), in four chains as row_reduce's blocks. */
+KV_FN float vec_avx512__row_max(const float *x, int64_t cols) {
+  vec_avx512__kvf ninf = vec_avx512__kv_set(-INFINITY);
+  vec_avx512__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  int64_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    m0 = vec_avx512__kv_max(vec_avx512__kv_load(x + c), m0);
+    m1 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 16), m1);
+    m2 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 32), m2);
+    m3 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 48), m3);
+  }
+  for (; c + 16 <= cols; c += 16) m0 = vec_avx512__kv_max(vec_avx512__kv_load(x + c), m0);
+  if (c < cols) m0 = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(cols - c), vec_avx512__kv_load_n(x + c, cols - c), ninf), m0);
+  float lanes[16];
+  vec_avx512__kv_lanes(lanes, vec_avx512__kv_max(vec_avx512__kv_max(m0, m1), vec_avx512__kv_max(m2, m3)));
+  return vec_avx512__kv_hmax16(lanes);
+}
+
+/* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
+ * once to float; 0 in the other lanes. */
+KV_FN vec_avx512__kvf vec_avx512__ce_term(vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge) {
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx512__kvf mh = vec_avx512__kv_add(th, tt);
+  vec_avx512__kvf f = vec_avx512__e_normal(e) ? vec_avx512__kv_mul(mh, vec_avx512__pow2_normal(e)) : vec_avx512__kv_ldexp(mh, e);
+  return n < 16 ? vec_avx512__kv_sel(vec_avx512__kv_mask_first(n), f, vec_avx512__kv_set(0.0f)) : f;
+}
+
+/*
+ * The cross-entropy's sum s = sum e^(x - m) in float32 arithmetic (issue
+ * 28's contract; the bound is in docs/kernels.md, "cross_entropy"): each
+ * term with its argument exact and rounded once; per group of 256
+ * elements the terms are added in four float chains (vector j of the
+ * group into chain j mod 4) combined as (a0 + a1) + (a2 + a3), so a term
+ * passes at most five rounded additions; the groups' sums go into 16
+ * double lanes, summed by kvd_hsum16.  The row is read twice (its maximum,
+ * then the terms); a 32000-class row is 125 KiB, in L2 for the second read.
+ */
+KV_FN double vec_avx512__ce_sum_exp(const float *x, int64_t cols, const struct vec_avx512__kv_mref *mr, int huge) {
+  vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+  vec_avx512__kvf zero = vec_avx512__kv_set(0.0f);
+  uintptr_t ahead = (uintptr_t)(x + cols); /* a prefetch past the end does not fault */
+  for (int64_t g = 0; g < cols; g += 256) {
+    int64_t end = cols - g < 256 ? cols : g + 256;
+    vec_avx512__kvf a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t c = g;
+    for (; c + 64 <= end; c += 64) {
+      /* The next row's four lines, fetched while these exponentials are
+       * computed (its maximum then reads from cache). */
+      for (int64_t l = 0; l < 64; l += 16) vec_avx512__kv_prefetch(ahead + (uintptr_t)(c + l) * sizeof(float));
+      a0 = vec_avx512__kv_add(a0, vec_avx512__ce_term(vec_avx512__kv_load(x + c), 16, mr, huge));
+      a1 = vec_avx512__kv_add(a1, vec_avx512__ce_term(vec_avx512__kv_load(x + c + 16), 16, mr, huge));
+      a2 = vec_avx512__kv_add(a2, vec_avx512__ce_term(vec_avx512__kv_load(x + c + 32), 16, mr, huge));
+      a3 = vec_avx512__kv_add(a3, vec_avx512__ce_term(vec_avx512__kv_load(x + c + 48), 16, mr, huge));
+    }
+    /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
+     * 0, 1, 2, 3 (continuing the round), the last one partial. */
+#define KV_CE_TAIL(a)                                                  \
+  if (c < end) {                                                       \
+    int64_t n_ = end - c < 16 ? end - c : 16;                          \
+    a = vec_avx512__kv_add(a, vec_avx512__ce_term(vec_avx512__kv_load_n(x + c, n_), n_, mr, huge));        \
+    c += 16;                                                           \
+  }
+    KV_CE_TAIL(a0)
+    KV_CE_TAIL(a1)
+    KV_CE_TAIL(a2)
+    KV_CE_TAIL(a3)
+#undef KV_CE_TAIL
+    acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__kv_add(vec_avx512__kv_add(a0, a1), vec_avx512__kv_add(a2, a3))));
+  }
+  return vec_avx512__kvd_hsum16(acc);
+}
+
 KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
                                int32_t ignore_index, float *losses) {
   for (int64_t r = 0; r < rows; r++) {
@@ -17212,9 +17380,15 @@ KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const flo
       continue;
     }
     const float *x = logits + r * cols;
-    struct vec_avx512__kv_rowsum rs;
-    vec_avx512__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+    float m = vec_avx512__row_max(x, cols);
+    if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
+      losses[r] = NAN;
+      continue;
+    }
+    struct vec_avx512__kv_mref mr = vec_avx512__kv_mref_of(m);
+    double s = mr.huge ? vec_avx512__ce_sum_exp(x, cols, &mr, 1) : vec_avx512__ce_sum_exp(x, cols, &mr, 0);
+    /* A NaN element makes s NaN: the loss is then the canonical NaN. */
+    losses[r] = s == s ? (float)(((double)m - (double)x[t]) + log(s)) : NAN;
   }
 }
 
@@ -17736,6 +17910,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
+#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_FN
 #undef KV_GATED_DT
@@ -17769,6 +17944,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef binary_loop
 #undef binop
 #undef canon
+#undef ce_sum_exp
+#undef ce_term
 #undef convert_loop
 #undef diff_exact
 #undef e_normal
@@ -17904,6 +18081,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
+#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -18060,6 +18238,9 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define log_softmax_v vec_avx512_bf16__log_softmax_v
 #define softmax_row vec_avx512_bf16__softmax_row
 #define softmax_rows vec_avx512_bf16__softmax_rows
+#define row_max vec_avx512_bf16__row_max
+#define ce_term vec_avx512_bf16__ce_term
+#define ce_sum_exp vec_avx512_bf16__ce_sum_exp
 #define widen_row vec_avx512_bf16__widen_row
 #define kv_inv vec_avx512_bf16__kv_inv
 #define inv_pair vec_avx512_bf16__inv_pair
@@ -19269,6 +19450,81 @@ KV_ATTR static void vec_avx512_bf16__softmax(int dt, int want_log, int64_t rows,
             vec_avx512_bf16__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512_bf16__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
+/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
+ * -inf), in four chains as row_reduce's blocks. */
+KV_FN float vec_avx512_bf16__row_max(const float *x, int64_t cols) {
+  vec_avx512_bf16__kvf ninf = vec_avx512_bf16__kv_set(-INFINITY);
+  vec_avx512_bf16__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  int64_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c), m0);
+    m1 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 16), m1);
+    m2 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 32), m2);
+    m3 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 48), m3);
+  }
+  for (; c + 16 <= cols; c += 16) m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c), m0);
+  if (c < cols) m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(cols - c), vec_avx512_bf16__kv_load_n(x + c, cols - c), ninf), m0);
+  float lanes[16];
+  vec_avx512_bf16__kv_lanes(lanes, vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_max(m0, m1), vec_avx512_bf16__kv_max(m2, m3)));
+  return vec_avx512_bf16__kv_hmax16(lanes);
+}
+
+/* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
+ * once to float; 0 in the other lanes. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ce_term(vec_avx512_bf16__kvf v, int64_t n, const struct vec_avx512_bf16__kv_mref *mr, int huge) {
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt);
+  vec_avx512_bf16__kvf f = vec_avx512_bf16__e_normal(e) ? vec_avx512_bf16__kv_mul(mh, vec_avx512_bf16__pow2_normal(e)) : vec_avx512_bf16__kv_ldexp(mh, e);
+  return n < 16 ? vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(n), f, vec_avx512_bf16__kv_set(0.0f)) : f;
+}
+
+/*
+ * The cross-entropy's sum s = sum e^(x - m) in float32 arithmetic (issue
+ * 28's contract; the bound is in docs/kernels.md, "cross_entropy"): each
+ * term with its argument exact and rounded once; per group of 256
+ * elements the terms are added in four float chains (vector j of the
+ * group into chain j mod 4) combined as (a0 + a1) + (a2 + a3), so a term
+ * passes at most five rounded additions; the groups' sums go into 16
+ * double lanes, summed by kvd_hsum16.  The row is read twice (its maximum,
+ * then the terms); a 32000-class row is 125 KiB, in L2 for the second read.
+ */
+KV_FN double vec_avx512_bf16__ce_sum_exp(const float *x, int64_t cols, const struct vec_avx512_bf16__kv_mref *mr, int huge) {
+  vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
+  vec_avx512_bf16__kvf zero = vec_avx512_bf16__kv_set(0.0f);
+  uintptr_t ahead = (uintptr_t)(x + cols); /* a prefetch past the end does not fault */
+  for (int64_t g = 0; g < cols; g += 256) {
+    int64_t end = cols - g < 256 ? cols : g + 256;
+    vec_avx512_bf16__kvf a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t c = g;
+    for (; c + 64 <= end; c += 64) {
+      /* The next row's four lines, fetched while these exponentials are
+       * computed (its maximum then reads from cache). */
+      for (int64_t l = 0; l < 64; l += 16) vec_avx512_bf16__kv_prefetch(ahead + (uintptr_t)(c + l) * sizeof(float));
+      a0 = vec_avx512_bf16__kv_add(a0, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load(x + c), 16, mr, huge));
+      a1 = vec_avx512_bf16__kv_add(a1, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load(x + c + 16), 16, mr, huge));
+      a2 = vec_avx512_bf16__kv_add(a2, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load(x + c + 32), 16, mr, huge));
+      a3 = vec_avx512_bf16__kv_add(a3, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load(x + c + 48), 16, mr, huge));
+    }
+    /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
+     * 0, 1, 2, 3 (continuing the round), the last one partial. */
+#define KV_CE_TAIL(a)                                                  \
+  if (c < end) {                                                       \
+    int64_t n_ = end - c < 16 ? end - c : 16;                          \
+    a = vec_avx512_bf16__kv_add(a, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load_n(x + c, n_), n_, mr, huge));        \
+    c += 16;                                                           \
+  }
+    KV_CE_TAIL(a0)
+    KV_CE_TAIL(a1)
+    KV_CE_TAIL(a2)
+    KV_CE_TAIL(a3)
+#undef KV_CE_TAIL
+    acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_add(a0, a1), vec_avx512_bf16__kv_add(a2, a3))));
+  }
+  return vec_avx512_bf16__kvd_hsum16(acc);
+}
+
 KV_ATTR static void vec_avx512_bf16__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
                                int32_t ignore_index, float *losses) {
   for (int64_t r = 0; r < rows; r++) {
@@ -19278,9 +19534,15 @@ KV_ATTR static void vec_avx512_bf16__ce_forward(int64_t rows, int64_t cols, cons
       continue;
     }
     const float *x = logits + r * cols;
-    struct vec_avx512_bf16__kv_rowsum rs;
-    vec_avx512_bf16__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+    float m = vec_avx512_bf16__row_max(x, cols);
+    if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
+      losses[r] = NAN;
+      continue;
+    }
+    struct vec_avx512_bf16__kv_mref mr = vec_avx512_bf16__kv_mref_of(m);
+    double s = mr.huge ? vec_avx512_bf16__ce_sum_exp(x, cols, &mr, 1) : vec_avx512_bf16__ce_sum_exp(x, cols, &mr, 0);
+    /* A NaN element makes s NaN: the loss is then the canonical NaN. */
+    losses[r] = s == s ? (float)(((double)m - (double)x[t]) + log(s)) : NAN;
   }
 }
 
@@ -19803,6 +20065,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
 #undef KV_AVX512_BF16
+#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_FN
 #undef KV_GATED_DT
@@ -19836,6 +20099,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef binary_loop
 #undef binop
 #undef canon
+#undef ce_sum_exp
+#undef ce_term
 #undef convert_loop
 #undef diff_exact
 #undef e_normal
@@ -19972,6 +20237,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
+#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -20127,6 +20393,9 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define log_softmax_v vec_scalar__log_softmax_v
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
+#define row_max vec_scalar__row_max
+#define ce_term vec_scalar__ce_term
+#define ce_sum_exp vec_scalar__ce_sum_exp
 #define widen_row vec_scalar__widen_row
 #define kv_inv vec_scalar__kv_inv
 #define inv_pair vec_scalar__inv_pair
@@ -21420,6 +21689,81 @@ KV_ATTR static void vec_scalar__softmax(int dt, int want_log, int64_t rows, int6
             vec_scalar__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_scalar__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
+/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
+ * -inf), in four chains as row_reduce's blocks. */
+KV_FN float vec_scalar__row_max(const float *x, int64_t cols) {
+  vec_scalar__kvf ninf = vec_scalar__kv_set(-INFINITY);
+  vec_scalar__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  int64_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    m0 = vec_scalar__kv_max(vec_scalar__kv_load(x + c), m0);
+    m1 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 16), m1);
+    m2 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 32), m2);
+    m3 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 48), m3);
+  }
+  for (; c + 16 <= cols; c += 16) m0 = vec_scalar__kv_max(vec_scalar__kv_load(x + c), m0);
+  if (c < cols) m0 = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(cols - c), vec_scalar__kv_load_n(x + c, cols - c), ninf), m0);
+  float lanes[16];
+  vec_scalar__kv_lanes(lanes, vec_scalar__kv_max(vec_scalar__kv_max(m0, m1), vec_scalar__kv_max(m2, m3)));
+  return vec_scalar__kv_hmax16(lanes);
+}
+
+/* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
+ * once to float; 0 in the other lanes. */
+KV_FN vec_scalar__kvf vec_scalar__ce_term(vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge) {
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__exp_rel(v, mr, huge, &th, &tt, &e);
+  vec_scalar__kvf mh = vec_scalar__kv_add(th, tt);
+  vec_scalar__kvf f = vec_scalar__e_normal(e) ? vec_scalar__kv_mul(mh, vec_scalar__pow2_normal(e)) : vec_scalar__kv_ldexp(mh, e);
+  return n < 16 ? vec_scalar__kv_sel(vec_scalar__kv_mask_first(n), f, vec_scalar__kv_set(0.0f)) : f;
+}
+
+/*
+ * The cross-entropy's sum s = sum e^(x - m) in float32 arithmetic (issue
+ * 28's contract; the bound is in docs/kernels.md, "cross_entropy"): each
+ * term with its argument exact and rounded once; per group of 256
+ * elements the terms are added in four float chains (vector j of the
+ * group into chain j mod 4) combined as (a0 + a1) + (a2 + a3), so a term
+ * passes at most five rounded additions; the groups' sums go into 16
+ * double lanes, summed by kvd_hsum16.  The row is read twice (its maximum,
+ * then the terms); a 32000-class row is 125 KiB, in L2 for the second read.
+ */
+KV_FN double vec_scalar__ce_sum_exp(const float *x, int64_t cols, const struct vec_scalar__kv_mref *mr, int huge) {
+  vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+  vec_scalar__kvf zero = vec_scalar__kv_set(0.0f);
+  uintptr_t ahead = (uintptr_t)(x + cols); /* a prefetch past the end does not fault */
+  for (int64_t g = 0; g < cols; g += 256) {
+    int64_t end = cols - g < 256 ? cols : g + 256;
+    vec_scalar__kvf a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t c = g;
+    for (; c + 64 <= end; c += 64) {
+      /* The next row's four lines, fetched while these exponentials are
+       * computed (its maximum then reads from cache). */
+      for (int64_t l = 0; l < 64; l += 16) vec_scalar__kv_prefetch(ahead + (uintptr_t)(c + l) * sizeof(float));
+      a0 = vec_scalar__kv_add(a0, vec_scalar__ce_term(vec_scalar__kv_load(x + c), 16, mr, huge));
+      a1 = vec_scalar__kv_add(a1, vec_scalar__ce_term(vec_scalar__kv_load(x + c + 16), 16, mr, huge));
+      a2 = vec_scalar__kv_add(a2, vec_scalar__ce_term(vec_scalar__kv_load(x + c + 32), 16, mr, huge));
+      a3 = vec_scalar__kv_add(a3, vec_scalar__ce_term(vec_scalar__kv_load(x + c + 48), 16, mr, huge));
+    }
+    /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
+     * 0, 1, 2, 3 (continuing the round), the last one partial. */
+#define KV_CE_TAIL(a)                                                  \
+  if (c < end) {                                                       \
+    int64_t n_ = end - c < 16 ? end - c : 16;                          \
+    a = vec_scalar__kv_add(a, vec_scalar__ce_term(vec_scalar__kv_load_n(x + c, n_), n_, mr, huge));        \
+    c += 16;                                                           \
+  }
+    KV_CE_TAIL(a0)
+    KV_CE_TAIL(a1)
+    KV_CE_TAIL(a2)
+    KV_CE_TAIL(a3)
+#undef KV_CE_TAIL
+    acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__kv_add(vec_scalar__kv_add(a0, a1), vec_scalar__kv_add(a2, a3))));
+  }
+  return vec_scalar__kvd_hsum16(acc);
+}
+
 KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
                                int32_t ignore_index, float *losses) {
   for (int64_t r = 0; r < rows; r++) {
@@ -21429,9 +21773,15 @@ KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const flo
       continue;
     }
     const float *x = logits + r * cols;
-    struct vec_scalar__kv_rowsum rs;
-    vec_scalar__row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+    float m = vec_scalar__row_max(x, cols);
+    if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
+      losses[r] = NAN;
+      continue;
+    }
+    struct vec_scalar__kv_mref mr = vec_scalar__kv_mref_of(m);
+    double s = mr.huge ? vec_scalar__ce_sum_exp(x, cols, &mr, 1) : vec_scalar__ce_sum_exp(x, cols, &mr, 0);
+    /* A NaN element makes s NaN: the loss is then the canonical NaN. */
+    losses[r] = s == s ? (float)(((double)m - (double)x[t]) + log(s)) : NAN;
   }
 }
 
@@ -21951,6 +22301,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
+#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_EACH
 #undef KV_F2
@@ -21988,6 +22339,8 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef binary_loop
 #undef binop
 #undef canon
+#undef ce_sum_exp
+#undef ce_term
 #undef convert_loop
 #undef diff_exact
 #undef e_normal
@@ -22120,6 +22473,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
+#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop

@@ -1,9 +1,11 @@
 /* cross_entropy.c - softmax cross-entropy over classes, forward and backward,
  * with PyTorch's ignore_index and mean reduction.
  *
- * Per row (vec_body.h, one read of the logits): the maximum m and
- * s = sum e^(x - m) as softmax computes them; loss = (m - x_t) + log s in
- * double, rounded once.  The backward pass reads the row once more and
+ * Per row (vec_body.h, ce_forward): the maximum m, then s = sum e^(x - m)
+ * in float32 arithmetic (each term's argument exact, the terms added in
+ * float per group of 256, the groups in double); loss = (m - x_t) + log s
+ * in double, rounded once (docs/kernels.md gives the bound).  The backward
+ * pass (one read for m and s as softmax computes them) reads the row once more and
  * writes e^(x - m) * (scale / s), with the target's (p - 1) * scale in
  * double.  The mean is the sequential double sum of the float losses of the
  * rows not ignored, divided by their count.  All targets are validated (and

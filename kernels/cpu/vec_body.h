@@ -920,6 +920,81 @@ KV_ATTR static void softmax(int dt, int want_log, int64_t rows, int64_t cols, co
             softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
+/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
+ * -inf), in four chains as row_reduce's blocks. */
+KV_FN float row_max(const float *x, int64_t cols) {
+  kvf ninf = kv_set(-INFINITY);
+  kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  int64_t c = 0;
+  for (; c + 64 <= cols; c += 64) {
+    m0 = kv_max(kv_load(x + c), m0);
+    m1 = kv_max(kv_load(x + c + 16), m1);
+    m2 = kv_max(kv_load(x + c + 32), m2);
+    m3 = kv_max(kv_load(x + c + 48), m3);
+  }
+  for (; c + 16 <= cols; c += 16) m0 = kv_max(kv_load(x + c), m0);
+  if (c < cols) m0 = kv_max(kv_sel(kv_mask_first(cols - c), kv_load_n(x + c, cols - c), ninf), m0);
+  float lanes[16];
+  kv_lanes(lanes, kv_max(kv_max(m0, m1), kv_max(m2, m3)));
+  return kv_hmax16(lanes);
+}
+
+/* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
+ * once to float; 0 in the other lanes. */
+KV_FN kvf ce_term(kvf v, int64_t n, const struct kv_mref *mr, int huge) {
+  kvf th, tt;
+  kvi e;
+  exp_rel(v, mr, huge, &th, &tt, &e);
+  kvf mh = kv_add(th, tt);
+  kvf f = e_normal(e) ? kv_mul(mh, pow2_normal(e)) : kv_ldexp(mh, e);
+  return n < 16 ? kv_sel(kv_mask_first(n), f, kv_set(0.0f)) : f;
+}
+
+/*
+ * The cross-entropy's sum s = sum e^(x - m) in float32 arithmetic (issue
+ * 28's contract; the bound is in docs/kernels.md, "cross_entropy"): each
+ * term with its argument exact and rounded once; per group of 256
+ * elements the terms are added in four float chains (vector j of the
+ * group into chain j mod 4) combined as (a0 + a1) + (a2 + a3), so a term
+ * passes at most five rounded additions; the groups' sums go into 16
+ * double lanes, summed by kvd_hsum16.  The row is read twice (its maximum,
+ * then the terms); a 32000-class row is 125 KiB, in L2 for the second read.
+ */
+KV_FN double ce_sum_exp(const float *x, int64_t cols, const struct kv_mref *mr, int huge) {
+  kvd acc = kvd_set(0.0);
+  kvf zero = kv_set(0.0f);
+  uintptr_t ahead = (uintptr_t)(x + cols); /* a prefetch past the end does not fault */
+  for (int64_t g = 0; g < cols; g += 256) {
+    int64_t end = cols - g < 256 ? cols : g + 256;
+    kvf a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t c = g;
+    for (; c + 64 <= end; c += 64) {
+      /* The next row's four lines, fetched while these exponentials are
+       * computed (its maximum then reads from cache). */
+      for (int64_t l = 0; l < 64; l += 16) kv_prefetch(ahead + (uintptr_t)(c + l) * sizeof(float));
+      a0 = kv_add(a0, ce_term(kv_load(x + c), 16, mr, huge));
+      a1 = kv_add(a1, ce_term(kv_load(x + c + 16), 16, mr, huge));
+      a2 = kv_add(a2, ce_term(kv_load(x + c + 32), 16, mr, huge));
+      a3 = kv_add(a3, ce_term(kv_load(x + c + 48), 16, mr, huge));
+    }
+    /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
+     * 0, 1, 2, 3 (continuing the round), the last one partial. */
+#define KV_CE_TAIL(a)                                                  \
+  if (c < end) {                                                       \
+    int64_t n_ = end - c < 16 ? end - c : 16;                          \
+    a = kv_add(a, ce_term(kv_load_n(x + c, n_), n_, mr, huge));        \
+    c += 16;                                                           \
+  }
+    KV_CE_TAIL(a0)
+    KV_CE_TAIL(a1)
+    KV_CE_TAIL(a2)
+    KV_CE_TAIL(a3)
+#undef KV_CE_TAIL
+    acc = kvd_add(acc, kvd_from(kv_add(kv_add(a0, a1), kv_add(a2, a3))));
+  }
+  return kvd_hsum16(acc);
+}
+
 KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, const int32_t *targets,
                                int32_t ignore_index, float *losses) {
   for (int64_t r = 0; r < rows; r++) {
@@ -929,9 +1004,15 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
       continue;
     }
     const float *x = logits + r * cols;
-    struct kv_rowsum rs;
-    row_reduce(KB_VEC_F32, x, cols, &rs, NULL, 1, NULL);
-    losses[r] = rs.bad ? NAN : (float)(((double)rs.m - (double)x[t]) + rs.l);
+    float m = row_max(x, cols);
+    if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
+      losses[r] = NAN;
+      continue;
+    }
+    struct kv_mref mr = kv_mref_of(m);
+    double s = mr.huge ? ce_sum_exp(x, cols, &mr, 1) : ce_sum_exp(x, cols, &mr, 0);
+    /* A NaN element makes s NaN: the loss is then the canonical NaN. */
+    losses[r] = s == s ? (float)(((double)m - (double)x[t]) + log(s)) : NAN;
   }
 }
 
