@@ -12737,9 +12737,11 @@ kb_status kb__linear_w_run(kb_context *ctx, const char *fn, int type, int64_t ro
  * Per row (vec_body.h), statistics in 16 double lanes: RMSNorm's sum of
  * squares; LayerNorm's mean and variance per block of 1024 elements (the
  * block's mean, then squares about it: no E[x^2] - E[x]^2 cancellation),
- * blocks merged in order (Chan et al.).  Then each output is the documented
- * double-precision formula, rounded once.  Statistics are gathered before
- * the row is written, so y may be x. */
+ * blocks merged in order (Chan et al.).  Then each output in float32
+ * arithmetic, 1 / sqrt held as a float pair (docs/kernels.md gives the
+ * steps and bounds); rows whose statistics fall outside the float range
+ * take the double-precision formula, rounded once.  Statistics are
+ * gathered before the row is written, so y may be x. */
 
 struct norm__norm_job {
   const struct kb_vec_ops *ops;
