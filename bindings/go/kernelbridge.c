@@ -13771,14 +13771,15 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_acc vec_avx2__kv_acc
 #define acc_exps vec_avx2__acc_exps
 #define kv_hsumi vec_avx2__kv_hsumi
+#define block_max vec_avx2__block_max
 #define row_reduce vec_avx2__row_reduce
 #define kv_split2 vec_avx2__kv_split2
 #define scale_row vec_avx2__scale_row
 #define log_softmax_v vec_avx2__log_softmax_v
 #define softmax_row vec_avx2__softmax_row
 #define softmax_rows vec_avx2__softmax_rows
-#define row_max vec_avx2__row_max
 #define ce_term vec_avx2__ce_term
+#define ce_add_next vec_avx2__ce_add_next
 #define ce_sum_exp vec_avx2__ce_sum_exp
 #define widen_row vec_avx2__widen_row
 #define kv_inv vec_avx2__kv_inv
@@ -14940,6 +14941,29 @@ static int64_t vec_avx2__kv_hsumi(const int32_t l[16]) {
   return s;
 }
 
+/* The maximum of x[b0, b1), NaN ignored (-inf when there is nothing
+ * else): kv_max(v, vm) keeps vm where v is NaN.  Four independent chains:
+ * one would wait on each maximum's latency (a sixth of softmax's time,
+ * profiled); the maximum of a set does not depend on the grouping
+ * (kv_hmax16 makes -0 +0). */
+KV_FN float vec_avx2__block_max(int dt, const void *x, int64_t b0, int64_t b1) {
+  vec_avx2__kvf ninf = vec_avx2__kv_set(-INFINITY);
+  int64_t full = b0 + (b1 - b0) / 16 * 16;
+  vec_avx2__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+  int64_t c4 = b0;
+  for (; c4 + 64 <= full; c4 += 64) {
+    vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
+    vm1 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 16), vm1);
+    vm2 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 32), vm2);
+    vm3 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 48), vm3);
+  }
+  for (; c4 < full; c4 += 16) vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
+  if (full < b1) vm = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(b1 - full), vec_avx2__ld_n(dt, x, full, b1 - full), ninf), vm);
+  float lanes[16];
+  vec_avx2__kv_lanes(lanes, vec_avx2__kv_max(vec_avx2__kv_max(vm, vm1), vec_avx2__kv_max(vm2, vm3)));
+  return vec_avx2__kv_hmax16(lanes);
+}
+
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
@@ -14956,31 +14980,14 @@ KV_FN void vec_avx2__row_reduce(int dt, const void *x, int64_t cols, struct vec_
   struct vec_avx2__kv_acc acc = {vec_avx2__kvd_set(0.0), vec_avx2__kv_set(0.0f), vec_avx2__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
   int nan = 0;
-  vec_avx2__kvf ninf = vec_avx2__kv_set(-INFINITY);
   r->blen = vec_avx2__kv_block_len(cols);
   r->nblocks = 0;
   for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
     int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
     int64_t full = b0 + (b1 - b0) / 16 * 16;
-    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
-     * detected through the sum (a NaN exponential makes it NaN). */
-    /* Four independent chains: one would wait on each maximum's latency
-     * (a sixth of softmax's time, profiled); the maximum of a set does not
-     * depend on the grouping (kv_hmax16 makes -0 +0). */
-    vec_avx2__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
-    int64_t c4 = b0;
-    for (; c4 + 64 <= full; c4 += 64) {
-      vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
-      vm1 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 16), vm1);
-      vm2 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 32), vm2);
-      vm3 = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4 + 48), vm3);
-    }
-    for (; c4 < full; c4 += 16) vm = vec_avx2__kv_max(vec_avx2__ld(dt, x, c4), vm);
-    if (full < b1) vm = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(b1 - full), vec_avx2__ld_n(dt, x, full, b1 - full), ninf), vm);
-    vm = vec_avx2__kv_max(vec_avx2__kv_max(vm, vm1), vec_avx2__kv_max(vm2, vm3));
-    float lanes[16];
-    vec_avx2__kv_lanes(lanes, vm);
-    float bm = vec_avx2__kv_hmax16(lanes);
+    /* NaN is ignored here and detected through the sum (a NaN exponential
+     * makes it NaN). */
+    float bm = vec_avx2__block_max(dt, x, b0, b1);
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
@@ -15141,34 +15148,22 @@ KV_ATTR static void vec_avx2__softmax(int dt, int want_log, int64_t rows, int64_
             vec_avx2__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx2__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
-/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
- * -inf), in four chains as row_reduce's blocks. */
-KV_FN float vec_avx2__row_max(const float *x, int64_t cols) {
-  vec_avx2__kvf ninf = vec_avx2__kv_set(-INFINITY);
-  vec_avx2__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  int64_t c = 0;
-  for (; c + 64 <= cols; c += 64) {
-    m0 = vec_avx2__kv_max(vec_avx2__kv_load(x + c), m0);
-    m1 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 16), m1);
-    m2 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 32), m2);
-    m3 = vec_avx2__kv_max(vec_avx2__kv_load(x + c + 48), m3);
-  }
-  for (; c + 16 <= cols; c += 16) m0 = vec_avx2__kv_max(vec_avx2__kv_load(x + c), m0);
-  if (c < cols) m0 = vec_avx2__kv_max(vec_avx2__kv_sel(vec_avx2__kv_mask_first(cols - c), vec_avx2__kv_load_n(x + c, cols - c), ninf), m0);
-  float lanes[16];
-  vec_avx2__kv_lanes(lanes, vec_avx2__kv_max(vec_avx2__kv_max(m0, m1), vec_avx2__kv_max(m2, m3)));
-  return vec_avx2__kv_hmax16(lanes);
-}
-
 /* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
  * once to float; 0 in the other lanes. */
 KV_FN vec_avx2__kvf vec_avx2__ce_term(vec_avx2__kvf v, int64_t n, const struct vec_avx2__kv_mref *mr, int huge) {
-  vec_avx2__kvf th, tt;
-  vec_avx2__kvi e;
-  vec_avx2__exp_rel(v, mr, huge, &th, &tt, &e);
-  vec_avx2__kvf mh = vec_avx2__kv_add(th, tt);
-  vec_avx2__kvf f = vec_avx2__e_normal(e) ? vec_avx2__kv_mul(mh, vec_avx2__pow2_normal(e)) : vec_avx2__kv_ldexp(mh, e);
+  vec_avx2__kvf lost; /* unused here: the compiler drops its arithmetic */
+  vec_avx2__kvf f = vec_avx2__exp_rel_f(v, mr, huge, &lost);
   return n < 16 ? vec_avx2__kv_sel(vec_avx2__kv_mask_first(n), f, vec_avx2__kv_set(0.0f)) : f;
+}
+
+/* a plus the terms of the (at most 16) elements from *c on, below end,
+ * and *c moved past them; a as is when none are left. */
+KV_FN vec_avx2__kvf vec_avx2__ce_add_next(vec_avx2__kvf a, const float *x, int64_t *c, int64_t end, const struct vec_avx2__kv_mref *mr, int huge) {
+  if (*c >= end) return a;
+  int64_t n = end - *c < 16 ? end - *c : 16;
+  a = vec_avx2__kv_add(a, vec_avx2__ce_term(vec_avx2__kv_load_n(x + *c, n), n, mr, huge));
+  *c += 16;
+  return a;
 }
 
 /*
@@ -15200,17 +15195,10 @@ KV_FN double vec_avx2__ce_sum_exp(const float *x, int64_t cols, const struct vec
     }
     /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
      * 0, 1, 2, 3 (continuing the round), the last one partial. */
-#define KV_CE_TAIL(a)                                                  \
-  if (c < end) {                                                       \
-    int64_t n_ = end - c < 16 ? end - c : 16;                          \
-    a = vec_avx2__kv_add(a, vec_avx2__ce_term(vec_avx2__kv_load_n(x + c, n_), n_, mr, huge));        \
-    c += 16;                                                           \
-  }
-    KV_CE_TAIL(a0)
-    KV_CE_TAIL(a1)
-    KV_CE_TAIL(a2)
-    KV_CE_TAIL(a3)
-#undef KV_CE_TAIL
+    a0 = vec_avx2__ce_add_next(a0, x, &c, end, mr, huge);
+    a1 = vec_avx2__ce_add_next(a1, x, &c, end, mr, huge);
+    a2 = vec_avx2__ce_add_next(a2, x, &c, end, mr, huge);
+    a3 = vec_avx2__ce_add_next(a3, x, &c, end, mr, huge);
     acc = vec_avx2__kvd_add(acc, vec_avx2__kvd_from(vec_avx2__kv_add(vec_avx2__kv_add(a0, a1), vec_avx2__kv_add(a2, a3))));
   }
   return vec_avx2__kvd_hsum16(acc);
@@ -15225,7 +15213,7 @@ KV_ATTR static void vec_avx2__ce_forward(int64_t rows, int64_t cols, const float
       continue;
     }
     const float *x = logits + r * cols;
-    float m = vec_avx2__row_max(x, cols);
+    float m = vec_avx2__block_max(KB_VEC_F32, x, 0, cols);
     if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
       losses[r] = NAN;
       continue;
@@ -15755,7 +15743,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
-#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_F2
 #undef KV_FN
@@ -15791,7 +15778,9 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef bias_loop
 #undef binary_loop
 #undef binop
+#undef block_max
 #undef canon
+#undef ce_add_next
 #undef ce_sum_exp
 #undef ce_term
 #undef convert_loop
@@ -15934,7 +15923,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
-#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -16084,14 +16072,15 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_acc vec_avx512__kv_acc
 #define acc_exps vec_avx512__acc_exps
 #define kv_hsumi vec_avx512__kv_hsumi
+#define block_max vec_avx512__block_max
 #define row_reduce vec_avx512__row_reduce
 #define kv_split2 vec_avx512__kv_split2
 #define scale_row vec_avx512__scale_row
 #define log_softmax_v vec_avx512__log_softmax_v
 #define softmax_row vec_avx512__softmax_row
 #define softmax_rows vec_avx512__softmax_rows
-#define row_max vec_avx512__row_max
 #define ce_term vec_avx512__ce_term
+#define ce_add_next vec_avx512__ce_add_next
 #define ce_sum_exp vec_avx512__ce_sum_exp
 #define widen_row vec_avx512__widen_row
 #define kv_inv vec_avx512__kv_inv
@@ -17097,6 +17086,29 @@ static int64_t vec_avx512__kv_hsumi(const int32_t l[16]) {
   return s;
 }
 
+/* The maximum of x[b0, b1), NaN ignored (-inf when there is nothing
+ * else): kv_max(v, vm) keeps vm where v is NaN.  Four independent chains:
+ * one would wait on each maximum's latency (a sixth of softmax's time,
+ * profiled); the maximum of a set does not depend on the grouping
+ * (kv_hmax16 makes -0 +0). */
+KV_FN float vec_avx512__block_max(int dt, const void *x, int64_t b0, int64_t b1) {
+  vec_avx512__kvf ninf = vec_avx512__kv_set(-INFINITY);
+  int64_t full = b0 + (b1 - b0) / 16 * 16;
+  vec_avx512__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+  int64_t c4 = b0;
+  for (; c4 + 64 <= full; c4 += 64) {
+    vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
+    vm1 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 16), vm1);
+    vm2 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 32), vm2);
+    vm3 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 48), vm3);
+  }
+  for (; c4 < full; c4 += 16) vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
+  if (full < b1) vm = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(b1 - full), vec_avx512__ld_n(dt, x, full, b1 - full), ninf), vm);
+  float lanes[16];
+  vec_avx512__kv_lanes(lanes, vec_avx512__kv_max(vec_avx512__kv_max(vm, vm1), vec_avx512__kv_max(vm2, vm3)));
+  return vec_avx512__kv_hmax16(lanes);
+}
+
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
@@ -17113,31 +17125,14 @@ KV_FN void vec_avx512__row_reduce(int dt, const void *x, int64_t cols, struct ve
   struct vec_avx512__kv_acc acc = {vec_avx512__kvd_set(0.0), vec_avx512__kv_set(0.0f), vec_avx512__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
   int nan = 0;
-  vec_avx512__kvf ninf = vec_avx512__kv_set(-INFINITY);
   r->blen = vec_avx512__kv_block_len(cols);
   r->nblocks = 0;
   for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
     int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
     int64_t full = b0 + (b1 - b0) / 16 * 16;
-    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
-     * detected through the sum (a NaN exponential makes it NaN). */
-    /* Four independent chains: one would wait on each maximum's latency
-     * (a sixth of softmax's time, profiled); the maximum of a set does not
-     * depend on the grouping (kv_hmax16 makes -0 +0). */
-    vec_avx512__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
-    int64_t c4 = b0;
-    for (; c4 + 64 <= full; c4 += 64) {
-      vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
-      vm1 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 16), vm1);
-      vm2 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 32), vm2);
-      vm3 = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4 + 48), vm3);
-    }
-    for (; c4 < full; c4 += 16) vm = vec_avx512__kv_max(vec_avx512__ld(dt, x, c4), vm);
-    if (full < b1) vm = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(b1 - full), vec_avx512__ld_n(dt, x, full, b1 - full), ninf), vm);
-    vm = vec_avx512__kv_max(vec_avx512__kv_max(vm, vm1), vec_avx512__kv_max(vm2, vm3));
-    float lanes[16];
-    vec_avx512__kv_lanes(lanes, vm);
-    float bm = vec_avx512__kv_hmax16(lanes);
+    /* NaN is ignored here and detected through the sum (a NaN exponential
+     * makes it NaN). */
+    float bm = vec_avx512__block_max(dt, x, b0, b1);
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
@@ -17298,34 +17293,22 @@ KV_ATTR static void vec_avx512__softmax(int dt, int want_log, int64_t rows, int6
             vec_avx512__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
-/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
- * -inf), in four chains as row_reduce's blocks. */
-KV_FN float vec_avx512__row_max(const float *x, int64_t cols) {
-  vec_avx512__kvf ninf = vec_avx512__kv_set(-INFINITY);
-  vec_avx512__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  int64_t c = 0;
-  for (; c + 64 <= cols; c += 64) {
-    m0 = vec_avx512__kv_max(vec_avx512__kv_load(x + c), m0);
-    m1 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 16), m1);
-    m2 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 32), m2);
-    m3 = vec_avx512__kv_max(vec_avx512__kv_load(x + c + 48), m3);
-  }
-  for (; c + 16 <= cols; c += 16) m0 = vec_avx512__kv_max(vec_avx512__kv_load(x + c), m0);
-  if (c < cols) m0 = vec_avx512__kv_max(vec_avx512__kv_sel(vec_avx512__kv_mask_first(cols - c), vec_avx512__kv_load_n(x + c, cols - c), ninf), m0);
-  float lanes[16];
-  vec_avx512__kv_lanes(lanes, vec_avx512__kv_max(vec_avx512__kv_max(m0, m1), vec_avx512__kv_max(m2, m3)));
-  return vec_avx512__kv_hmax16(lanes);
-}
-
 /* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
  * once to float; 0 in the other lanes. */
 KV_FN vec_avx512__kvf vec_avx512__ce_term(vec_avx512__kvf v, int64_t n, const struct vec_avx512__kv_mref *mr, int huge) {
-  vec_avx512__kvf th, tt;
-  vec_avx512__kvi e;
-  vec_avx512__exp_rel(v, mr, huge, &th, &tt, &e);
-  vec_avx512__kvf mh = vec_avx512__kv_add(th, tt);
-  vec_avx512__kvf f = vec_avx512__e_normal(e) ? vec_avx512__kv_mul(mh, vec_avx512__pow2_normal(e)) : vec_avx512__kv_ldexp(mh, e);
+  vec_avx512__kvf lost; /* unused here: the compiler drops its arithmetic */
+  vec_avx512__kvf f = vec_avx512__exp_rel_f(v, mr, huge, &lost);
   return n < 16 ? vec_avx512__kv_sel(vec_avx512__kv_mask_first(n), f, vec_avx512__kv_set(0.0f)) : f;
+}
+
+/* a plus the terms of the (at most 16) elements from *c on, below end,
+ * and *c moved past them; a as is when none are left. */
+KV_FN vec_avx512__kvf vec_avx512__ce_add_next(vec_avx512__kvf a, const float *x, int64_t *c, int64_t end, const struct vec_avx512__kv_mref *mr, int huge) {
+  if (*c >= end) return a;
+  int64_t n = end - *c < 16 ? end - *c : 16;
+  a = vec_avx512__kv_add(a, vec_avx512__ce_term(vec_avx512__kv_load_n(x + *c, n), n, mr, huge));
+  *c += 16;
+  return a;
 }
 
 /*
@@ -17357,17 +17340,10 @@ KV_FN double vec_avx512__ce_sum_exp(const float *x, int64_t cols, const struct v
     }
     /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
      * 0, 1, 2, 3 (continuing the round), the last one partial. */
-#define KV_CE_TAIL(a)                                                  \
-  if (c < end) {                                                       \
-    int64_t n_ = end - c < 16 ? end - c : 16;                          \
-    a = vec_avx512__kv_add(a, vec_avx512__ce_term(vec_avx512__kv_load_n(x + c, n_), n_, mr, huge));        \
-    c += 16;                                                           \
-  }
-    KV_CE_TAIL(a0)
-    KV_CE_TAIL(a1)
-    KV_CE_TAIL(a2)
-    KV_CE_TAIL(a3)
-#undef KV_CE_TAIL
+    a0 = vec_avx512__ce_add_next(a0, x, &c, end, mr, huge);
+    a1 = vec_avx512__ce_add_next(a1, x, &c, end, mr, huge);
+    a2 = vec_avx512__ce_add_next(a2, x, &c, end, mr, huge);
+    a3 = vec_avx512__ce_add_next(a3, x, &c, end, mr, huge);
     acc = vec_avx512__kvd_add(acc, vec_avx512__kvd_from(vec_avx512__kv_add(vec_avx512__kv_add(a0, a1), vec_avx512__kv_add(a2, a3))));
   }
   return vec_avx512__kvd_hsum16(acc);
@@ -17382,7 +17358,7 @@ KV_ATTR static void vec_avx512__ce_forward(int64_t rows, int64_t cols, const flo
       continue;
     }
     const float *x = logits + r * cols;
-    float m = vec_avx512__row_max(x, cols);
+    float m = vec_avx512__block_max(KB_VEC_F32, x, 0, cols);
     if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
       losses[r] = NAN;
       continue;
@@ -17912,7 +17888,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
-#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_FN
 #undef KV_GATED_DT
@@ -17945,7 +17920,9 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef bias_loop
 #undef binary_loop
 #undef binop
+#undef block_max
 #undef canon
+#undef ce_add_next
 #undef ce_sum_exp
 #undef ce_term
 #undef convert_loop
@@ -18083,7 +18060,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
-#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -18234,14 +18210,15 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_acc vec_avx512_bf16__kv_acc
 #define acc_exps vec_avx512_bf16__acc_exps
 #define kv_hsumi vec_avx512_bf16__kv_hsumi
+#define block_max vec_avx512_bf16__block_max
 #define row_reduce vec_avx512_bf16__row_reduce
 #define kv_split2 vec_avx512_bf16__kv_split2
 #define scale_row vec_avx512_bf16__scale_row
 #define log_softmax_v vec_avx512_bf16__log_softmax_v
 #define softmax_row vec_avx512_bf16__softmax_row
 #define softmax_rows vec_avx512_bf16__softmax_rows
-#define row_max vec_avx512_bf16__row_max
 #define ce_term vec_avx512_bf16__ce_term
+#define ce_add_next vec_avx512_bf16__ce_add_next
 #define ce_sum_exp vec_avx512_bf16__ce_sum_exp
 #define widen_row vec_avx512_bf16__widen_row
 #define kv_inv vec_avx512_bf16__kv_inv
@@ -19251,6 +19228,29 @@ static int64_t vec_avx512_bf16__kv_hsumi(const int32_t l[16]) {
   return s;
 }
 
+/* The maximum of x[b0, b1), NaN ignored (-inf when there is nothing
+ * else): kv_max(v, vm) keeps vm where v is NaN.  Four independent chains:
+ * one would wait on each maximum's latency (a sixth of softmax's time,
+ * profiled); the maximum of a set does not depend on the grouping
+ * (kv_hmax16 makes -0 +0). */
+KV_FN float vec_avx512_bf16__block_max(int dt, const void *x, int64_t b0, int64_t b1) {
+  vec_avx512_bf16__kvf ninf = vec_avx512_bf16__kv_set(-INFINITY);
+  int64_t full = b0 + (b1 - b0) / 16 * 16;
+  vec_avx512_bf16__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+  int64_t c4 = b0;
+  for (; c4 + 64 <= full; c4 += 64) {
+    vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
+    vm1 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 16), vm1);
+    vm2 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 32), vm2);
+    vm3 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 48), vm3);
+  }
+  for (; c4 < full; c4 += 16) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
+  if (full < b1) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(b1 - full), vec_avx512_bf16__ld_n(dt, x, full, b1 - full), ninf), vm);
+  float lanes[16];
+  vec_avx512_bf16__kv_lanes(lanes, vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_max(vm, vm1), vec_avx512_bf16__kv_max(vm2, vm3)));
+  return vec_avx512_bf16__kv_hmax16(lanes);
+}
+
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
@@ -19267,31 +19267,14 @@ KV_FN void vec_avx512_bf16__row_reduce(int dt, const void *x, int64_t cols, stru
   struct vec_avx512_bf16__kv_acc acc = {vec_avx512_bf16__kvd_set(0.0), vec_avx512_bf16__kv_set(0.0f), vec_avx512_bf16__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
   int nan = 0;
-  vec_avx512_bf16__kvf ninf = vec_avx512_bf16__kv_set(-INFINITY);
   r->blen = vec_avx512_bf16__kv_block_len(cols);
   r->nblocks = 0;
   for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
     int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
     int64_t full = b0 + (b1 - b0) / 16 * 16;
-    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
-     * detected through the sum (a NaN exponential makes it NaN). */
-    /* Four independent chains: one would wait on each maximum's latency
-     * (a sixth of softmax's time, profiled); the maximum of a set does not
-     * depend on the grouping (kv_hmax16 makes -0 +0). */
-    vec_avx512_bf16__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
-    int64_t c4 = b0;
-    for (; c4 + 64 <= full; c4 += 64) {
-      vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
-      vm1 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 16), vm1);
-      vm2 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 32), vm2);
-      vm3 = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4 + 48), vm3);
-    }
-    for (; c4 < full; c4 += 16) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__ld(dt, x, c4), vm);
-    if (full < b1) vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(b1 - full), vec_avx512_bf16__ld_n(dt, x, full, b1 - full), ninf), vm);
-    vm = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_max(vm, vm1), vec_avx512_bf16__kv_max(vm2, vm3));
-    float lanes[16];
-    vec_avx512_bf16__kv_lanes(lanes, vm);
-    float bm = vec_avx512_bf16__kv_hmax16(lanes);
+    /* NaN is ignored here and detected through the sum (a NaN exponential
+     * makes it NaN). */
+    float bm = vec_avx512_bf16__block_max(dt, x, b0, b1);
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
@@ -19452,34 +19435,22 @@ KV_ATTR static void vec_avx512_bf16__softmax(int dt, int want_log, int64_t rows,
             vec_avx512_bf16__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_avx512_bf16__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
-/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
- * -inf), in four chains as row_reduce's blocks. */
-KV_FN float vec_avx512_bf16__row_max(const float *x, int64_t cols) {
-  vec_avx512_bf16__kvf ninf = vec_avx512_bf16__kv_set(-INFINITY);
-  vec_avx512_bf16__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  int64_t c = 0;
-  for (; c + 64 <= cols; c += 64) {
-    m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c), m0);
-    m1 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 16), m1);
-    m2 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 32), m2);
-    m3 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c + 48), m3);
-  }
-  for (; c + 16 <= cols; c += 16) m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_load(x + c), m0);
-  if (c < cols) m0 = vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(cols - c), vec_avx512_bf16__kv_load_n(x + c, cols - c), ninf), m0);
-  float lanes[16];
-  vec_avx512_bf16__kv_lanes(lanes, vec_avx512_bf16__kv_max(vec_avx512_bf16__kv_max(m0, m1), vec_avx512_bf16__kv_max(m2, m3)));
-  return vec_avx512_bf16__kv_hmax16(lanes);
-}
-
 /* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
  * once to float; 0 in the other lanes. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ce_term(vec_avx512_bf16__kvf v, int64_t n, const struct vec_avx512_bf16__kv_mref *mr, int huge) {
-  vec_avx512_bf16__kvf th, tt;
-  vec_avx512_bf16__kvi e;
-  vec_avx512_bf16__exp_rel(v, mr, huge, &th, &tt, &e);
-  vec_avx512_bf16__kvf mh = vec_avx512_bf16__kv_add(th, tt);
-  vec_avx512_bf16__kvf f = vec_avx512_bf16__e_normal(e) ? vec_avx512_bf16__kv_mul(mh, vec_avx512_bf16__pow2_normal(e)) : vec_avx512_bf16__kv_ldexp(mh, e);
+  vec_avx512_bf16__kvf lost; /* unused here: the compiler drops its arithmetic */
+  vec_avx512_bf16__kvf f = vec_avx512_bf16__exp_rel_f(v, mr, huge, &lost);
   return n < 16 ? vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_mask_first(n), f, vec_avx512_bf16__kv_set(0.0f)) : f;
+}
+
+/* a plus the terms of the (at most 16) elements from *c on, below end,
+ * and *c moved past them; a as is when none are left. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__ce_add_next(vec_avx512_bf16__kvf a, const float *x, int64_t *c, int64_t end, const struct vec_avx512_bf16__kv_mref *mr, int huge) {
+  if (*c >= end) return a;
+  int64_t n = end - *c < 16 ? end - *c : 16;
+  a = vec_avx512_bf16__kv_add(a, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load_n(x + *c, n), n, mr, huge));
+  *c += 16;
+  return a;
 }
 
 /*
@@ -19511,17 +19482,10 @@ KV_FN double vec_avx512_bf16__ce_sum_exp(const float *x, int64_t cols, const str
     }
     /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
      * 0, 1, 2, 3 (continuing the round), the last one partial. */
-#define KV_CE_TAIL(a)                                                  \
-  if (c < end) {                                                       \
-    int64_t n_ = end - c < 16 ? end - c : 16;                          \
-    a = vec_avx512_bf16__kv_add(a, vec_avx512_bf16__ce_term(vec_avx512_bf16__kv_load_n(x + c, n_), n_, mr, huge));        \
-    c += 16;                                                           \
-  }
-    KV_CE_TAIL(a0)
-    KV_CE_TAIL(a1)
-    KV_CE_TAIL(a2)
-    KV_CE_TAIL(a3)
-#undef KV_CE_TAIL
+    a0 = vec_avx512_bf16__ce_add_next(a0, x, &c, end, mr, huge);
+    a1 = vec_avx512_bf16__ce_add_next(a1, x, &c, end, mr, huge);
+    a2 = vec_avx512_bf16__ce_add_next(a2, x, &c, end, mr, huge);
+    a3 = vec_avx512_bf16__ce_add_next(a3, x, &c, end, mr, huge);
     acc = vec_avx512_bf16__kvd_add(acc, vec_avx512_bf16__kvd_from(vec_avx512_bf16__kv_add(vec_avx512_bf16__kv_add(a0, a1), vec_avx512_bf16__kv_add(a2, a3))));
   }
   return vec_avx512_bf16__kvd_hsum16(acc);
@@ -19536,7 +19500,7 @@ KV_ATTR static void vec_avx512_bf16__ce_forward(int64_t rows, int64_t cols, cons
       continue;
     }
     const float *x = logits + r * cols;
-    float m = vec_avx512_bf16__row_max(x, cols);
+    float m = vec_avx512_bf16__block_max(KB_VEC_F32, x, 0, cols);
     if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
       losses[r] = NAN;
       continue;
@@ -20067,7 +20031,6 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
 #undef KV_AVX512_BF16
-#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_FN
 #undef KV_GATED_DT
@@ -20100,7 +20063,9 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef bias_loop
 #undef binary_loop
 #undef binop
+#undef block_max
 #undef canon
+#undef ce_add_next
 #undef ce_sum_exp
 #undef ce_term
 #undef convert_loop
@@ -20239,7 +20204,6 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
-#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop
@@ -20389,14 +20353,15 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_acc vec_scalar__kv_acc
 #define acc_exps vec_scalar__acc_exps
 #define kv_hsumi vec_scalar__kv_hsumi
+#define block_max vec_scalar__block_max
 #define row_reduce vec_scalar__row_reduce
 #define kv_split2 vec_scalar__kv_split2
 #define scale_row vec_scalar__scale_row
 #define log_softmax_v vec_scalar__log_softmax_v
 #define softmax_row vec_scalar__softmax_row
 #define softmax_rows vec_scalar__softmax_rows
-#define row_max vec_scalar__row_max
 #define ce_term vec_scalar__ce_term
+#define ce_add_next vec_scalar__ce_add_next
 #define ce_sum_exp vec_scalar__ce_sum_exp
 #define widen_row vec_scalar__widen_row
 #define kv_inv vec_scalar__kv_inv
@@ -21490,6 +21455,29 @@ static int64_t vec_scalar__kv_hsumi(const int32_t l[16]) {
   return s;
 }
 
+/* The maximum of x[b0, b1), NaN ignored (-inf when there is nothing
+ * else): kv_max(v, vm) keeps vm where v is NaN.  Four independent chains:
+ * one would wait on each maximum's latency (a sixth of softmax's time,
+ * profiled); the maximum of a set does not depend on the grouping
+ * (kv_hmax16 makes -0 +0). */
+KV_FN float vec_scalar__block_max(int dt, const void *x, int64_t b0, int64_t b1) {
+  vec_scalar__kvf ninf = vec_scalar__kv_set(-INFINITY);
+  int64_t full = b0 + (b1 - b0) / 16 * 16;
+  vec_scalar__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+  int64_t c4 = b0;
+  for (; c4 + 64 <= full; c4 += 64) {
+    vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
+    vm1 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 16), vm1);
+    vm2 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 32), vm2);
+    vm3 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 48), vm3);
+  }
+  for (; c4 < full; c4 += 16) vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
+  if (full < b1) vm = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(b1 - full), vec_scalar__ld_n(dt, x, full, b1 - full), ninf), vm);
+  float lanes[16];
+  vec_scalar__kv_lanes(lanes, vec_scalar__kv_max(vec_scalar__kv_max(vm, vm1), vec_scalar__kv_max(vm2, vm3)));
+  return vec_scalar__kv_hmax16(lanes);
+}
+
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
@@ -21506,31 +21494,14 @@ KV_FN void vec_scalar__row_reduce(int dt, const void *x, int64_t cols, struct ve
   struct vec_scalar__kv_acc acc = {vec_scalar__kvd_set(0.0), vec_scalar__kv_set(0.0f), vec_scalar__kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
   int nan = 0;
-  vec_scalar__kvf ninf = vec_scalar__kv_set(-INFINITY);
   r->blen = vec_scalar__kv_block_len(cols);
   r->nblocks = 0;
   for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
     int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
     int64_t full = b0 + (b1 - b0) / 16 * 16;
-    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
-     * detected through the sum (a NaN exponential makes it NaN). */
-    /* Four independent chains: one would wait on each maximum's latency
-     * (a sixth of softmax's time, profiled); the maximum of a set does not
-     * depend on the grouping (kv_hmax16 makes -0 +0). */
-    vec_scalar__kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
-    int64_t c4 = b0;
-    for (; c4 + 64 <= full; c4 += 64) {
-      vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
-      vm1 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 16), vm1);
-      vm2 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 32), vm2);
-      vm3 = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4 + 48), vm3);
-    }
-    for (; c4 < full; c4 += 16) vm = vec_scalar__kv_max(vec_scalar__ld(dt, x, c4), vm);
-    if (full < b1) vm = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(b1 - full), vec_scalar__ld_n(dt, x, full, b1 - full), ninf), vm);
-    vm = vec_scalar__kv_max(vec_scalar__kv_max(vm, vm1), vec_scalar__kv_max(vm2, vm3));
-    float lanes[16];
-    vec_scalar__kv_lanes(lanes, vm);
-    float bm = vec_scalar__kv_hmax16(lanes);
+    /* NaN is ignored here and detected through the sum (a NaN exponential
+     * makes it NaN). */
+    float bm = vec_scalar__block_max(dt, x, b0, b1);
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
@@ -21691,34 +21662,22 @@ KV_ATTR static void vec_scalar__softmax(int dt, int want_log, int64_t rows, int6
             vec_scalar__softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), vec_scalar__softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
-/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
- * -inf), in four chains as row_reduce's blocks. */
-KV_FN float vec_scalar__row_max(const float *x, int64_t cols) {
-  vec_scalar__kvf ninf = vec_scalar__kv_set(-INFINITY);
-  vec_scalar__kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  int64_t c = 0;
-  for (; c + 64 <= cols; c += 64) {
-    m0 = vec_scalar__kv_max(vec_scalar__kv_load(x + c), m0);
-    m1 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 16), m1);
-    m2 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 32), m2);
-    m3 = vec_scalar__kv_max(vec_scalar__kv_load(x + c + 48), m3);
-  }
-  for (; c + 16 <= cols; c += 16) m0 = vec_scalar__kv_max(vec_scalar__kv_load(x + c), m0);
-  if (c < cols) m0 = vec_scalar__kv_max(vec_scalar__kv_sel(vec_scalar__kv_mask_first(cols - c), vec_scalar__kv_load_n(x + c, cols - c), ninf), m0);
-  float lanes[16];
-  vec_scalar__kv_lanes(lanes, vec_scalar__kv_max(vec_scalar__kv_max(m0, m1), vec_scalar__kv_max(m2, m3)));
-  return vec_scalar__kv_hmax16(lanes);
-}
-
 /* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
  * once to float; 0 in the other lanes. */
 KV_FN vec_scalar__kvf vec_scalar__ce_term(vec_scalar__kvf v, int64_t n, const struct vec_scalar__kv_mref *mr, int huge) {
-  vec_scalar__kvf th, tt;
-  vec_scalar__kvi e;
-  vec_scalar__exp_rel(v, mr, huge, &th, &tt, &e);
-  vec_scalar__kvf mh = vec_scalar__kv_add(th, tt);
-  vec_scalar__kvf f = vec_scalar__e_normal(e) ? vec_scalar__kv_mul(mh, vec_scalar__pow2_normal(e)) : vec_scalar__kv_ldexp(mh, e);
+  vec_scalar__kvf lost; /* unused here: the compiler drops its arithmetic */
+  vec_scalar__kvf f = vec_scalar__exp_rel_f(v, mr, huge, &lost);
   return n < 16 ? vec_scalar__kv_sel(vec_scalar__kv_mask_first(n), f, vec_scalar__kv_set(0.0f)) : f;
+}
+
+/* a plus the terms of the (at most 16) elements from *c on, below end,
+ * and *c moved past them; a as is when none are left. */
+KV_FN vec_scalar__kvf vec_scalar__ce_add_next(vec_scalar__kvf a, const float *x, int64_t *c, int64_t end, const struct vec_scalar__kv_mref *mr, int huge) {
+  if (*c >= end) return a;
+  int64_t n = end - *c < 16 ? end - *c : 16;
+  a = vec_scalar__kv_add(a, vec_scalar__ce_term(vec_scalar__kv_load_n(x + *c, n), n, mr, huge));
+  *c += 16;
+  return a;
 }
 
 /*
@@ -21750,17 +21709,10 @@ KV_FN double vec_scalar__ce_sum_exp(const float *x, int64_t cols, const struct v
     }
     /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
      * 0, 1, 2, 3 (continuing the round), the last one partial. */
-#define KV_CE_TAIL(a)                                                  \
-  if (c < end) {                                                       \
-    int64_t n_ = end - c < 16 ? end - c : 16;                          \
-    a = vec_scalar__kv_add(a, vec_scalar__ce_term(vec_scalar__kv_load_n(x + c, n_), n_, mr, huge));        \
-    c += 16;                                                           \
-  }
-    KV_CE_TAIL(a0)
-    KV_CE_TAIL(a1)
-    KV_CE_TAIL(a2)
-    KV_CE_TAIL(a3)
-#undef KV_CE_TAIL
+    a0 = vec_scalar__ce_add_next(a0, x, &c, end, mr, huge);
+    a1 = vec_scalar__ce_add_next(a1, x, &c, end, mr, huge);
+    a2 = vec_scalar__ce_add_next(a2, x, &c, end, mr, huge);
+    a3 = vec_scalar__ce_add_next(a3, x, &c, end, mr, huge);
     acc = vec_scalar__kvd_add(acc, vec_scalar__kvd_from(vec_scalar__kv_add(vec_scalar__kv_add(a0, a1), vec_scalar__kv_add(a2, a3))));
   }
   return vec_scalar__kvd_hsum16(acc);
@@ -21775,7 +21727,7 @@ KV_ATTR static void vec_scalar__ce_forward(int64_t rows, int64_t cols, const flo
       continue;
     }
     const float *x = logits + r * cols;
-    float m = vec_scalar__row_max(x, cols);
+    float m = vec_scalar__block_max(KB_VEC_F32, x, 0, cols);
     if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
       losses[r] = NAN;
       continue;
@@ -22303,7 +22255,6 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef KV_2OPI
 #undef KV_AHEAD_BYTES
 #undef KV_ATTR
-#undef KV_CE_TAIL
 #undef KV_D2
 #undef KV_EACH
 #undef KV_F2
@@ -22340,7 +22291,9 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef bias_loop
 #undef binary_loop
 #undef binop
+#undef block_max
 #undef canon
+#undef ce_add_next
 #undef ce_sum_exp
 #undef ce_term
 #undef convert_loop
@@ -22475,7 +22428,6 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef rmsnorm_row
 #undef rmsnorm_rows
 #undef rope_pairs
-#undef row_max
 #undef row_moments
 #undef row_reduce
 #undef scale_loop

@@ -719,6 +719,29 @@ static int64_t kv_hsumi(const int32_t l[16]) {
   return s;
 }
 
+/* The maximum of x[b0, b1), NaN ignored (-inf when there is nothing
+ * else): kv_max(v, vm) keeps vm where v is NaN.  Four independent chains:
+ * one would wait on each maximum's latency (a sixth of softmax's time,
+ * profiled); the maximum of a set does not depend on the grouping
+ * (kv_hmax16 makes -0 +0). */
+KV_FN float block_max(int dt, const void *x, int64_t b0, int64_t b1) {
+  kvf ninf = kv_set(-INFINITY);
+  int64_t full = b0 + (b1 - b0) / 16 * 16;
+  kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
+  int64_t c4 = b0;
+  for (; c4 + 64 <= full; c4 += 64) {
+    vm = kv_max(ld(dt, x, c4), vm);
+    vm1 = kv_max(ld(dt, x, c4 + 16), vm1);
+    vm2 = kv_max(ld(dt, x, c4 + 32), vm2);
+    vm3 = kv_max(ld(dt, x, c4 + 48), vm3);
+  }
+  for (; c4 < full; c4 += 16) vm = kv_max(ld(dt, x, c4), vm);
+  if (full < b1) vm = kv_max(kv_sel(kv_mask_first(b1 - full), ld_n(dt, x, full, b1 - full), ninf), vm);
+  float lanes[16];
+  kv_lanes(lanes, kv_max(kv_max(vm, vm1), kv_max(vm2, vm3)));
+  return kv_hmax16(lanes);
+}
+
 /*
  * One read of the row: per block, its maximum, then (the block still in
  * cache) e^(x - m_b) against the running maximum m_b, added into 16 double
@@ -735,31 +758,14 @@ KV_FN void row_reduce(int dt, const void *x, int64_t cols, struct kv_rowsum *r, 
   struct kv_acc acc = {kvd_set(0.0), kv_set(0.0f), kvi_set(0)};
   double extra = 0.0; /* former ones, scaled */
   int nan = 0;
-  kvf ninf = kv_set(-INFINITY);
   r->blen = kv_block_len(cols);
   r->nblocks = 0;
   for (int64_t b0 = 0; b0 < cols; b0 += r->blen) {
     int64_t b1 = cols - b0 < r->blen ? cols : b0 + r->blen;
     int64_t full = b0 + (b1 - b0) / 16 * 16;
-    /* kv_max(v, vm) keeps vm where v is NaN: NaN is ignored here and
-     * detected through the sum (a NaN exponential makes it NaN). */
-    /* Four independent chains: one would wait on each maximum's latency
-     * (a sixth of softmax's time, profiled); the maximum of a set does not
-     * depend on the grouping (kv_hmax16 makes -0 +0). */
-    kvf vm = ninf, vm1 = ninf, vm2 = ninf, vm3 = ninf;
-    int64_t c4 = b0;
-    for (; c4 + 64 <= full; c4 += 64) {
-      vm = kv_max(ld(dt, x, c4), vm);
-      vm1 = kv_max(ld(dt, x, c4 + 16), vm1);
-      vm2 = kv_max(ld(dt, x, c4 + 32), vm2);
-      vm3 = kv_max(ld(dt, x, c4 + 48), vm3);
-    }
-    for (; c4 < full; c4 += 16) vm = kv_max(ld(dt, x, c4), vm);
-    if (full < b1) vm = kv_max(kv_sel(kv_mask_first(b1 - full), ld_n(dt, x, full, b1 - full), ninf), vm);
-    vm = kv_max(kv_max(vm, vm1), kv_max(vm2, vm3));
-    float lanes[16];
-    kv_lanes(lanes, vm);
-    float bm = kv_hmax16(lanes);
+    /* NaN is ignored here and detected through the sum (a NaN exponential
+     * makes it NaN). */
+    float bm = block_max(dt, x, b0, b1);
     if (bm > m) {
       if (m > -INFINITY) {
         double f = exp((double)m - (double)bm);
@@ -920,34 +926,22 @@ KV_ATTR static void softmax(int dt, int want_log, int64_t rows, int64_t cols, co
             softmax_rows(KB_VEC_BF16, want_log, rows, cols, x, y), softmax_rows(KB_VEC_F16, want_log, rows, cols, x, y))
 }
 
-/* The maximum of a float32 row, NaN ignored (-inf for a row of NaN and
- * -inf), in four chains as row_reduce's blocks. */
-KV_FN float row_max(const float *x, int64_t cols) {
-  kvf ninf = kv_set(-INFINITY);
-  kvf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  int64_t c = 0;
-  for (; c + 64 <= cols; c += 64) {
-    m0 = kv_max(kv_load(x + c), m0);
-    m1 = kv_max(kv_load(x + c + 16), m1);
-    m2 = kv_max(kv_load(x + c + 32), m2);
-    m3 = kv_max(kv_load(x + c + 48), m3);
-  }
-  for (; c + 16 <= cols; c += 16) m0 = kv_max(kv_load(x + c), m0);
-  if (c < cols) m0 = kv_max(kv_sel(kv_mask_first(cols - c), kv_load_n(x + c, cols - c), ninf), m0);
-  float lanes[16];
-  kv_lanes(lanes, kv_max(kv_max(m0, m1), kv_max(m2, m3)));
-  return kv_hmax16(lanes);
-}
-
 /* e^(x - m) for the first n lanes of v (x - m exact: exp_rel), rounded
  * once to float; 0 in the other lanes. */
 KV_FN kvf ce_term(kvf v, int64_t n, const struct kv_mref *mr, int huge) {
-  kvf th, tt;
-  kvi e;
-  exp_rel(v, mr, huge, &th, &tt, &e);
-  kvf mh = kv_add(th, tt);
-  kvf f = e_normal(e) ? kv_mul(mh, pow2_normal(e)) : kv_ldexp(mh, e);
+  kvf lost; /* unused here: the compiler drops its arithmetic */
+  kvf f = exp_rel_f(v, mr, huge, &lost);
   return n < 16 ? kv_sel(kv_mask_first(n), f, kv_set(0.0f)) : f;
+}
+
+/* a plus the terms of the (at most 16) elements from *c on, below end,
+ * and *c moved past them; a as is when none are left. */
+KV_FN kvf ce_add_next(kvf a, const float *x, int64_t *c, int64_t end, const struct kv_mref *mr, int huge) {
+  if (*c >= end) return a;
+  int64_t n = end - *c < 16 ? end - *c : 16;
+  a = kv_add(a, ce_term(kv_load_n(x + *c, n), n, mr, huge));
+  *c += 16;
+  return a;
 }
 
 /*
@@ -979,17 +973,10 @@ KV_FN double ce_sum_exp(const float *x, int64_t cols, const struct kv_mref *mr, 
     }
     /* Under 64 elements left: vectors j = 0, 1, 2, 3 of them into chains
      * 0, 1, 2, 3 (continuing the round), the last one partial. */
-#define KV_CE_TAIL(a)                                                  \
-  if (c < end) {                                                       \
-    int64_t n_ = end - c < 16 ? end - c : 16;                          \
-    a = kv_add(a, ce_term(kv_load_n(x + c, n_), n_, mr, huge));        \
-    c += 16;                                                           \
-  }
-    KV_CE_TAIL(a0)
-    KV_CE_TAIL(a1)
-    KV_CE_TAIL(a2)
-    KV_CE_TAIL(a3)
-#undef KV_CE_TAIL
+    a0 = ce_add_next(a0, x, &c, end, mr, huge);
+    a1 = ce_add_next(a1, x, &c, end, mr, huge);
+    a2 = ce_add_next(a2, x, &c, end, mr, huge);
+    a3 = ce_add_next(a3, x, &c, end, mr, huge);
     acc = kvd_add(acc, kvd_from(kv_add(kv_add(a0, a1), kv_add(a2, a3))));
   }
   return kvd_hsum16(acc);
@@ -1004,7 +991,7 @@ KV_ATTR static void ce_forward(int64_t rows, int64_t cols, const float *logits, 
       continue;
     }
     const float *x = logits + r * cols;
-    float m = row_max(x, cols);
+    float m = block_max(KB_VEC_F32, x, 0, cols);
     if (!(m > -INFINITY && m < INFINITY)) { /* all -inf or NaN, or +inf */
       losses[r] = NAN;
       continue;
