@@ -279,7 +279,29 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
   }
 }
 
+/* 8 x 8 blocks transposed in registers; the ragged edges masked. */
+KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 8) {
+    int64_t h = rows - i0 < 8 ? rows - i0 : 8;
+    __m256i keep = first_lanes(h);
+    for (int64_t j0 = 0; j0 < cols; j0 += 8) {
+      int64_t w = cols - j0 < 8 ? cols - j0 : 8;
+      __m256 r[8], col[8];
+      load_block(src + i0 * lds + j0, lds, h, w, r);
+      transpose8(r, col);
+      for (int64_t q = 0; q < w; q++) {
+        if (h == 8)
+          _mm256_storeu_ps(dst + (j0 + q) * ldd + i0, col[q]);
+        else
+          _mm256_maskstore_ps(dst + (j0 + q) * ldd + i0, keep, col[q]);
+      }
+    }
+  }
+}
+
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
-                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2};
+                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
+                                              transpose};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -266,7 +266,24 @@ KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, cons
   }
 }
 
+/* 16 x 16 blocks transposed in registers; the ragged edges masked. */
+KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                       int64_t ldd) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+    int64_t h = rows - i0 < 16 ? rows - i0 : 16;
+    __mmask16 keep = first_lanes(h);
+    for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+      int64_t w = cols - j0 < 16 ? cols - j0 : 16;
+      __m512 r[16], col[16];
+      load_block(src + i0 * lds + j0, lds, h, w, r);
+      transpose16(r, col);
+      for (int64_t q = 0; q < w; q++) _mm512_mask_storeu_ps(dst + (j0 + q) * ldd + i0, keep, col[q]);
+    }
+  }
+}
+
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
-                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512};
+                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
+                                                transpose};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -16,7 +16,14 @@
  * Threads split C into rectangles of whole tiles (rows first, then columns)
  * and each packs what its rectangle needs: no thread ever splits a sum.
  * m == 1 and n == 1 use matrix-vector kernels that read the matrix once at
- * memory speed.  bf16 / f16 operands are widened while they are packed. */
+ * memory speed.  bf16 / f16 operands are widened while they are packed.
+ *
+ * A few rows against wide float32 weights stored [n, k] (a linear layer's
+ * prefill or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the
+ * weights as the microkernel's A read in place and the few rows packed as
+ * its B, each finished block of C^T transposed into C.  Packing (a
+ * transposition) then touches the small operand, not the weights; the
+ * products are the same (a * b == b * a in every fma), so are the bits. */
 #include "gemm_engine.h"
 
 #include <pthread.h>
@@ -38,6 +45,8 @@
  * microseconds, about what handing a task to a worker costs, so a smaller
  * share is not worth a thread. */
 #define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Most rows of A run swapped (C^T = op(B)^T op(A)^T; kb__gemm_plan). */
+#define KB_GEMM_SWAP_ROWS 192
 /* Outputs per kernel call of the small-m path: the m x S tile of sums waits
  * on the stack (16 KiB at most) for its epilogue. */
 #define KB_SMALL_TILE 256
@@ -214,12 +223,17 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
   bool f32 = g->dt == KB_GEMM_F32;
   bool split_k = g->k > kc;
 
-  /* Where the sums go: C itself (f32) or the rectangle's float32 buffer. */
-  float *sums = f32 ? (float *)g->c + i0 * g->ldc + j0 : cbuf;
-  int64_t ld_sums = f32 ? g->ldc : cols;
+  bool swapped = g->p->swapped;
+  /* Where the sums go: C itself (f32) or the rectangle's float32 buffer
+   * (16-bit C; a swapped product's block of C^T, transposed into C below). */
+  float *sums = f32 && !swapped ? (float *)g->c + i0 * g->ldc + j0 : cbuf;
+  int64_t ld_sums = f32 && !swapped ? g->ldc : cols;
   /* C_old for the epilogue of a float32 C split along K. */
-  const float *c_old = (const float *)g->c + i0 * g->ldc + j0;
-  int64_t ld_old = g->ldc;
+  const float *c_old = swapped ? cbuf : (const float *)g->c + i0 * g->ldc + j0;
+  int64_t ld_old = swapped ? cols : g->ldc;
+  /* The first row of the rectangle that sums holds (a swapped product's
+   * buffer holds the current MC block). */
+  int64_t srow = 0;
   if (f32 && split_k && g->beta != 0.0f) {
     for (int64_t i = 0; i < rows; i++) memcpy(cbuf + i * cols, c_old + i * ld_old, (size_t)cols * sizeof(float));
     c_old = cbuf;
@@ -228,6 +242,7 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
 
   for (int64_t ic = 0; ic < rows; ic += mc) {
     int64_t mcur = rows - ic < mc ? rows - ic : mc;
+    if (swapped) srow = ic;
     for (int64_t pc = 0; pc < g->k; pc += kc) {
       int64_t kcur = g->k - pc < kc ? g->k - pc : kc;
       int first = pc == 0, is_last = pc + kcur >= g->k;
@@ -265,17 +280,25 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
               bp = (const float *)g->b + pc * g->ldb + j0 + cj;
               b_rs = g->ldb;
             }
-            struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + ri * ld_old + cj, ld_old};
-            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + ri * ld_sums + cj, ld_sums, mrows, ncols, first,
-                        is_last && f32 ? &e : NULL);
+            struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + (ri - srow) * ld_old + cj, ld_old};
+            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                        first, is_last && f32 ? &e : NULL);
           }
           /* kb_linear: bias and activation on the finished rows of this
            * block while they are in cache. */
-          if (is_last && g->lin != NULL)
+          if (is_last && g->lin != NULL && !swapped)
             for (int64_t i = 0; i < mrows; i++)
               kb__linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
         }
       }
+    }
+    if (swapped) {
+      /* Rows ic.. of the rectangle are output columns i0 + ic.. of C, its
+       * columns the rows j0.. of C. */
+      float *cdst = (float *)g->c + j0 * g->ldc + i0 + ic;
+      ops->transpose(mcur, cols, cbuf, cols, cdst, g->ldc);
+      if (g->lin != NULL)
+        for (int64_t j = 0; j < cols; j++) kb__linear_row(g->lin, g->dt, cdst + j * g->ldc, mcur, i0 + ic);
     }
   }
 
@@ -528,6 +551,25 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   const struct kb_gemm_ops *ops = p->ops;
   int64_t mr = ops->mr, nr = ops->nr;
   p->bl = blocking_for(mr, nr);
+  /* Swapped (the header comment) when the rows fit one NC block of the
+   * swapped product, so that the weights are never packed, and each task's
+   * share of the weights has at least twice as many rows as A, so that
+   * packing A costs less than packing those weights.  Measured on AVX-512
+   * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
+   * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+  p->swapped = dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+               round_up(m, nr) <= p->bl.nc && n / kb__threads(threads_ctx) >= 2 * m;
+  if (p->swapped) {
+    int64_t t = m;
+    m = n;
+    n = t;
+    trans_b = !trans_a;
+    trans_a = false;
+    p->m = m;
+    p->n = n;
+    p->trans_a = trans_a;
+    p->trans_b = trans_b;
+  }
   /* Threads: as many rectangles as there is work for, tm x tn of them.
    * A rectangle reads its rows of op(A) and its columns of op(B) (each K
    * long), so the grid reads A tn times and B tm times: of the grids with
@@ -575,6 +617,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   p->b_pack = round_up(kc * round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
+  /* A swapped product's sums wait in one MC block of C^T. */
+  if (p->swapped) p->c_buf = mcb * rect_cols;
   /* Keep every task's block on its own cache lines. */
   p->per_task = round_up(p->a_pack + p->b_pack + p->c_buf, 16);
   int64_t dims[2] = {tasks, p->per_task};
@@ -585,6 +629,13 @@ void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, 
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
   struct gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
                        a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
+  if (p->swapped) {
+    /* op(B)^T, the weights, is the product's A; op(A)^T its B. */
+    g.a = b;
+    g.lda = ldb;
+    g.b = a;
+    g.ldb = lda;
+  }
   switch (p->kind) {
     case KIND_K0:
       gemm_k0(&g);

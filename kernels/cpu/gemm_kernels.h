@@ -88,6 +88,12 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
+ * arithmetic), so every level gives the same bits.  Elements of dst outside
+ * the rows x cols block are not written. */
+typedef void (*kb_gemm_transpose_fn)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
@@ -97,6 +103,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_dot;
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
+  kb_gemm_transpose_fn transpose;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */

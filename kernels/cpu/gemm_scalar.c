@@ -69,5 +69,11 @@ static void gemv_dot(int64_t k, int64_t n, const float *x, const float *mat, int
   }
 }
 
+static void transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd) {
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) dst[j * ldd + i] = src[i * lds + j];
+}
+
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
-                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar};
+                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
+                                                transpose};

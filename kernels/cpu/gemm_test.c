@@ -115,6 +115,20 @@ static void test_blocked_paths(void) {
   kb_context_destroy(c2);
 }
 
+/* A few rows against wide B^T with beta == 0 run swapped (gemm_engine.c:
+ * C^T = B A^T, each block of C^T transposed into C): still every element
+ * the documented chain, C's padding untouched, on 1 and 2 threads, across
+ * K blocks, several MC blocks of the swapped rows and ragged edges. */
+static void test_swapped_paths(void) {
+  kb_context *c2 = make_ctx(2);
+  run_case(c2, 40, 600, 1100, 3, 1.0f, 0.0f, false);  /* three K blocks */
+  run_case(NULL, 17, 300, 530, 2, -0.5f, 0.0f, false); /* alpha != 1 */
+  run_case(NULL, 19, 2200, 40, 1, 1.0f, 0.0f, false);  /* several MC blocks of C^T */
+  run_case(c2, 33, 2500, 24, 0, 1.0f, 0.0f, true);     /* NaN in C ignored */
+  run_case(c2, 150, 900, 70, 5, 1.0f, 0.0f, false);  /* ragged rows and columns */
+  kb_context_destroy(c2);
+}
+
 static void test_beta_zero_ignores_nan_c(void) {
   run_case(NULL, 5, 9, 7, 2, 1.0f, 0.0f, true);
   float a[1] = {2}, b[1] = {3}, c[1] = {NAN};
@@ -216,6 +230,7 @@ int main(void) {
   KB_RUN(test_hand_values);
   KB_RUN(test_all_transposes_edge_sizes);
   KB_RUN(test_blocked_paths);
+  KB_RUN(test_swapped_paths);
   KB_RUN(test_beta_zero_ignores_nan_c);
   KB_RUN(test_k_zero);
   KB_RUN(test_empty);

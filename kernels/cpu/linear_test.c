@@ -55,6 +55,7 @@ static void test_matches_unfused(void) {
   kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
   static const int64_t shapes[][3] = {{1, 1, 1},   {7, 13, 9},   {1, 384, 1536}, /* decode: matrix-vector */
                                       {33, 70, 1}, {64, 128, 96}, {45, 700, 300}, /* blocked, K split */
+                                      {20, 64, 1200},                             /* swapped, two MC blocks */
                                       {5, 0, 6}};                                 /* in_features 0: act(bias) */
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int a = KB_ACTIVATION_NONE; a <= KB_ACTIVATION_SILU; a++)

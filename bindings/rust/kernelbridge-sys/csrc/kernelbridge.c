@@ -1086,6 +1086,12 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
+ * arithmetic), so every level gives the same bits.  Elements of dst outside
+ * the rows x cols block are not written. */
+typedef void (*kb_gemm_transpose_fn)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
@@ -1095,6 +1101,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_dot;
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
+  kb_gemm_transpose_fn transpose;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -1608,6 +1615,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
@@ -1802,6 +1810,12 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
+ * arithmetic), so every level gives the same bits.  Elements of dst outside
+ * the rows x cols block are not written. */
+typedef void (*kb_gemm_transpose_fn)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
@@ -1811,6 +1825,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_dot;
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
+  kb_gemm_transpose_fn transpose;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -1884,6 +1899,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
@@ -3119,6 +3135,12 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
+ * arithmetic), so every level gives the same bits.  Elements of dst outside
+ * the rows x cols block are not written. */
+typedef void (*kb_gemm_transpose_fn)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
@@ -3128,6 +3150,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_dot;
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
+  kb_gemm_transpose_fn transpose;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3607,6 +3630,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
@@ -3801,6 +3825,12 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
+ * arithmetic), so every level gives the same bits.  Elements of dst outside
+ * the rows x cols block are not written. */
+typedef void (*kb_gemm_transpose_fn)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
+
 struct kb_gemm_ops {
   int mr, nr; /* register tile: rows, columns (mr <= KB_GEMM_MAX_MR, nr <= KB_GEMM_MAX_NR) */
   kb_gemm_kernel_fn kernel;
@@ -3810,6 +3840,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_dot;
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
+  kb_gemm_transpose_fn transpose;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3883,6 +3914,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
   bool gemv_gather;
@@ -10415,6 +10447,7 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #define pack_bt gemm_avx2__pack_bt
 #define gemv_axpy gemm_avx2__gemv_axpy
 #define gemv_dot gemm_avx2__gemv_dot
+#define transpose gemm_avx2__transpose
 /* ---- kernels/cpu/gemm_avx2.c ---- */
 /* gemm_avx2.c - the avx2 level of the gemm pieces (gemm_kernels.h).
  *
@@ -10695,8 +10728,30 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
   }
 }
 
+/* 8 x 8 blocks transposed in registers; the ragged edges masked. */
+KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 8) {
+    int64_t h = rows - i0 < 8 ? rows - i0 : 8;
+    __m256i keep = gemm_avx2__first_lanes(h);
+    for (int64_t j0 = 0; j0 < cols; j0 += 8) {
+      int64_t w = cols - j0 < 8 ? cols - j0 : 8;
+      __m256 r[8], col[8];
+      gemm_avx2__load_block(src + i0 * lds + j0, lds, h, w, r);
+      gemm_avx2__transpose8(r, col);
+      for (int64_t q = 0; q < w; q++) {
+        if (h == 8)
+          _mm256_storeu_ps(dst + (j0 + q) * ldd + i0, col[q]);
+        else
+          _mm256_maskstore_ps(dst + (j0 + q) * ldd + i0, keep, col[q]);
+      }
+    }
+  }
+}
+
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
-                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2};
+                                              kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
+                                              gemm_avx2__transpose};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -10717,6 +10772,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef rows_2
 #undef rows_4
 #undef rows_6
+#undef transpose
 #undef transpose8
 
 /* ==== kernels/cpu/gemm_avx512.c ==== */
@@ -10732,6 +10788,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define pack_bt gemm_avx512__pack_bt
 #define gemv_axpy gemm_avx512__gemv_axpy
 #define gemv_dot gemm_avx512__gemv_dot
+#define transpose gemm_avx512__transpose
 /* ---- kernels/cpu/gemm_avx512.c ---- */
 /* gemm_avx512.c - the avx512 level of the gemm pieces (gemm_kernels.h).
  *
@@ -10999,8 +11056,25 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
   }
 }
 
+/* 16 x 16 blocks transposed in registers; the ragged edges masked. */
+KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                       int64_t ldd) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+    int64_t h = rows - i0 < 16 ? rows - i0 : 16;
+    __mmask16 keep = gemm_avx512__first_lanes(h);
+    for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+      int64_t w = cols - j0 < 16 ? cols - j0 : 16;
+      __m512 r[16], col[16];
+      gemm_avx512__load_block(src + i0 * lds + j0, lds, h, w, r);
+      gemm_avx512__transpose16(r, col);
+      for (int64_t q = 0; q < w; q++) _mm512_mask_storeu_ps(dst + (j0 + q) * ldd + i0, keep, col[q]);
+    }
+  }
+}
+
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
-                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512};
+                                                kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
+                                                gemm_avx512__transpose};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11023,6 +11097,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef rows_2
 #undef rows_4
 #undef rows_8
+#undef transpose
 #undef transpose16
 
 /* ==== kernels/cpu/gemm_engine.c ==== */
@@ -11067,7 +11142,14 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
  * Threads split C into rectangles of whole tiles (rows first, then columns)
  * and each packs what its rectangle needs: no thread ever splits a sum.
  * m == 1 and n == 1 use matrix-vector kernels that read the matrix once at
- * memory speed.  bf16 / f16 operands are widened while they are packed. */
+ * memory speed.  bf16 / f16 operands are widened while they are packed.
+ *
+ * A few rows against wide float32 weights stored [n, k] (a linear layer's
+ * prefill or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the
+ * weights as the microkernel's A read in place and the few rows packed as
+ * its B, each finished block of C^T transposed into C.  Packing (a
+ * transposition) then touches the small operand, not the weights; the
+ * products are the same (a * b == b * a in every fma), so are the bits. */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -11086,6 +11168,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
  * microseconds, about what handing a task to a worker costs, so a smaller
  * share is not worth a thread. */
 #define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Most rows of A run swapped (C^T = op(B)^T op(A)^T; kb__gemm_plan). */
+#define KB_GEMM_SWAP_ROWS 192
 /* Outputs per kernel call of the small-m path: the m x S tile of sums waits
  * on the stack (16 KiB at most) for its epilogue. */
 #define KB_SMALL_TILE 256
@@ -11262,12 +11346,17 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
   bool f32 = g->dt == KB_GEMM_F32;
   bool split_k = g->k > kc;
 
-  /* Where the sums go: C itself (f32) or the rectangle's float32 buffer. */
-  float *sums = f32 ? (float *)g->c + i0 * g->ldc + j0 : cbuf;
-  int64_t ld_sums = f32 ? g->ldc : cols;
+  bool swapped = g->p->swapped;
+  /* Where the sums go: C itself (f32) or the rectangle's float32 buffer
+   * (16-bit C; a swapped product's block of C^T, transposed into C below). */
+  float *sums = f32 && !swapped ? (float *)g->c + i0 * g->ldc + j0 : cbuf;
+  int64_t ld_sums = f32 && !swapped ? g->ldc : cols;
   /* C_old for the epilogue of a float32 C split along K. */
-  const float *c_old = (const float *)g->c + i0 * g->ldc + j0;
-  int64_t ld_old = g->ldc;
+  const float *c_old = swapped ? cbuf : (const float *)g->c + i0 * g->ldc + j0;
+  int64_t ld_old = swapped ? cols : g->ldc;
+  /* The first row of the rectangle that sums holds (a swapped product's
+   * buffer holds the current MC block). */
+  int64_t srow = 0;
   if (f32 && split_k && g->beta != 0.0f) {
     for (int64_t i = 0; i < rows; i++) memcpy(cbuf + i * cols, c_old + i * ld_old, (size_t)cols * sizeof(float));
     c_old = cbuf;
@@ -11276,6 +11365,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
 
   for (int64_t ic = 0; ic < rows; ic += mc) {
     int64_t mcur = rows - ic < mc ? rows - ic : mc;
+    if (swapped) srow = ic;
     for (int64_t pc = 0; pc < g->k; pc += kc) {
       int64_t kcur = g->k - pc < kc ? g->k - pc : kc;
       int first = pc == 0, is_last = pc + kcur >= g->k;
@@ -11313,17 +11403,25 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
               bp = (const float *)g->b + pc * g->ldb + j0 + cj;
               b_rs = g->ldb;
             }
-            struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + ri * ld_old + cj, ld_old};
-            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + ri * ld_sums + cj, ld_sums, mrows, ncols, first,
-                        is_last && f32 ? &e : NULL);
+            struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + (ri - srow) * ld_old + cj, ld_old};
+            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                        first, is_last && f32 ? &e : NULL);
           }
           /* kb_linear: bias and activation on the finished rows of this
            * block while they are in cache. */
-          if (is_last && g->lin != NULL)
+          if (is_last && g->lin != NULL && !swapped)
             for (int64_t i = 0; i < mrows; i++)
               kb__linear_row(g->lin, g->dt, sums + (ic + ir + i) * ld_sums + jc, ncur, j0 + jc);
         }
       }
+    }
+    if (swapped) {
+      /* Rows ic.. of the rectangle are output columns i0 + ic.. of C, its
+       * columns the rows j0.. of C. */
+      float *cdst = (float *)g->c + j0 * g->ldc + i0 + ic;
+      ops->transpose(mcur, cols, cbuf, cols, cdst, g->ldc);
+      if (g->lin != NULL)
+        for (int64_t j = 0; j < cols; j++) kb__linear_row(g->lin, g->dt, cdst + j * g->ldc, mcur, i0 + ic);
     }
   }
 
@@ -11576,6 +11674,25 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   const struct kb_gemm_ops *ops = p->ops;
   int64_t mr = ops->mr, nr = ops->nr;
   p->bl = gemm_engine__blocking_for(mr, nr);
+  /* Swapped (the header comment) when the rows fit one NC block of the
+   * swapped product, so that the weights are never packed, and each task's
+   * share of the weights has at least twice as many rows as A, so that
+   * packing A costs less than packing those weights.  Measured on AVX-512
+   * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
+   * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+  p->swapped = dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+               gemm_engine__round_up(m, nr) <= p->bl.nc && n / kb__threads(threads_ctx) >= 2 * m;
+  if (p->swapped) {
+    int64_t t = m;
+    m = n;
+    n = t;
+    trans_b = !trans_a;
+    trans_a = false;
+    p->m = m;
+    p->n = n;
+    p->trans_a = trans_a;
+    p->trans_b = trans_b;
+  }
   /* Threads: as many rectangles as there is work for, tm x tn of them.
    * A rectangle reads its rows of op(A) and its columns of op(B) (each K
    * long), so the grid reads A tn times and B tm times: of the grids with
@@ -11623,6 +11740,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   p->b_pack = gemm_engine__round_up(kc * gemm_engine__round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
+  /* A swapped product's sums wait in one MC block of C^T. */
+  if (p->swapped) p->c_buf = mcb * rect_cols;
   /* Keep every task's block on its own cache lines. */
   p->per_task = gemm_engine__round_up(p->a_pack + p->b_pack + p->c_buf, 16);
   int64_t dims[2] = {tasks, p->per_task};
@@ -11633,6 +11752,13 @@ void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, 
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
   struct gemm_engine__gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
                        a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
+  if (p->swapped) {
+    /* op(B)^T, the weights, is the product's A; op(A)^T its B. */
+    g.a = b;
+    g.lda = ldb;
+    g.b = a;
+    g.ldb = lda;
+  }
   switch (p->kind) {
     case KIND_K0:
       gemm_engine__gemm_k0(&g);
@@ -11675,6 +11801,7 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 }
 #undef KB_GEMM_DIRECT_B
 #undef KB_GEMM_MIN_WORK
+#undef KB_GEMM_SWAP_ROWS
 #undef KB_GEMV_MIN_WORK
 #undef KB_SMALL_MIN_BYTES
 #undef KB_SMALL_TILE
@@ -11706,6 +11833,7 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 #define pack_bt gemm_scalar__pack_bt
 #define gemv_axpy gemm_scalar__gemv_axpy
 #define gemv_dot gemm_scalar__gemv_dot
+#define transpose gemm_scalar__transpose
 /* ---- kernels/cpu/gemm_scalar.c ---- */
 /* gemm_scalar.c - the portable level of the gemm pieces (gemm_kernels.h):
  * plain C with fmaf, the reference the vector levels are tested against.
@@ -11777,14 +11905,21 @@ static void gemm_scalar__gemv_dot(int64_t k, int64_t n, const float *x, const fl
   }
 }
 
+static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd) {
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) dst[j * ldd + i] = src[i * lds + j];
+}
+
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
-                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar};
+                                                kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
+                                                gemm_scalar__transpose};
 #undef MR
 #undef NR
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
 #undef pack_bt
+#undef transpose
 
 /* ==== kernels/cpu/gemm_small_avx2.c ==== */
 #define first_lanes gemm_small_avx2__first_lanes
