@@ -32,6 +32,11 @@ static const struct gemm_case full_cases[] = {
     /* 4096 x 4096 x 11008 with m divided by 64: 64 tokens through a
      * 11008 -> 4096 projection stored as a linear layer's [n, k] weight. */
     {64, 4096, 11008, true, 0, " (4096×4096×11008 with m/64)"},
+    /* A prefill's (or an expert's) few rows through wide weights: the
+     * swapped path of gemm_engine.c. */
+    {32, 4096, 4096, true, 0, " (linear layer, 32 rows)"},
+    {128, 3584, 1024, true, 1, " (linear layer, 128 rows)"},
+    {128, 1024, 3584, true, 0, " (linear layer, 128 rows)"},
 };
 
 /* Odd sizes, both layouts, the m = 1 path: plumbing, not speed. */

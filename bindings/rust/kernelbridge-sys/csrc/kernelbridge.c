@@ -23071,7 +23071,11 @@ QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
  * (i0 + i, r).  The binary16 scales are widened through the table (two
- * loads, no arithmetic). */
+ * loads, no arithmetic).  The R weight blocks are unpacked first and the
+ * activation rows then visited one at a time, so that what stays live is
+ * the accumulators, the R unpacked blocks and one activation block: 29
+ * registers at R = MI = 4 (the other order, every activation block live
+ * across the weight rows, spilled to the stack). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
@@ -23080,36 +23084,36 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    __m256i q[QDOT_MI], init[QDOT_MI];
-    __m256 dx[QDOT_MI];
-    for (int i = 0; i < MI; i++) {
-      int64_t at = (i0 + i) * nb + b;
-      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
-      dx[i] = _mm256_broadcast_ss(act->d + at);
-      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
-      init[i] = TYPE == KB_QTYPE_Q4_0
-                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
-                    : _mm256_setzero_si256();
-    }
+    __m256i wv[QDOT_R];
+    __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
       const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
-      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      wv[r] = QDOT_NAME(wq_)(TYPE, blk);
       uint16_t h;
       memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
-      __m256 dw = _mm256_broadcast_ss(f16 + h);
-      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
-        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
-        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
-        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      dw[r] = _mm256_broadcast_ss(f16 + h);
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m256i q = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      __m256 dx = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m256i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                            _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                         : _mm256_setzero_si256();
+      _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv[r], q, init);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm256_fmadd_ps(dw[r], t, acc[i][r]);
       }
     }
   }
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
@@ -23287,7 +23291,11 @@ QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
  * (i0 + i, r).  The binary16 scales are widened through the table (two
- * loads, no arithmetic). */
+ * loads, no arithmetic).  The R weight blocks are unpacked first and the
+ * activation rows then visited one at a time, so that what stays live is
+ * the accumulators, the R unpacked blocks and one activation block: 29
+ * registers at R = MI = 4 (the other order, every activation block live
+ * across the weight rows, spilled to the stack). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
@@ -23296,36 +23304,36 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    __m256i q[QDOT_MI], init[QDOT_MI];
-    __m256 dx[QDOT_MI];
-    for (int i = 0; i < MI; i++) {
-      int64_t at = (i0 + i) * nb + b;
-      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
-      dx[i] = _mm256_broadcast_ss(act->d + at);
-      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
-      init[i] = TYPE == KB_QTYPE_Q4_0
-                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
-                    : _mm256_setzero_si256();
-    }
+    __m256i wv[QDOT_R];
+    __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
       const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
-      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      wv[r] = QDOT_NAME(wq_)(TYPE, blk);
       uint16_t h;
       memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
-      __m256 dw = _mm256_broadcast_ss(f16 + h);
-      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
-        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
-        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
-        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      dw[r] = _mm256_broadcast_ss(f16 + h);
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m256i q = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      __m256 dx = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m256i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                            _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                         : _mm256_setzero_si256();
+      _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv[r], q, init);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm256_fmadd_ps(dw[r], t, acc[i][r]);
       }
     }
   }
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
@@ -23501,7 +23509,11 @@ QDOT_TARGET __attribute__((always_inline)) static inline float QDOT_NAME(hsum_)(
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
  * (i0 + i, r).  The binary16 scales are widened through the table (two
- * loads, no arithmetic). */
+ * loads, no arithmetic).  The R weight blocks are unpacked first and the
+ * activation rows then visited one at a time, so that what stays live is
+ * the accumulators, the R unpacked blocks and one activation block: 29
+ * registers at R = MI = 4 (the other order, every activation block live
+ * across the weight rows, spilled to the stack). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
@@ -23510,36 +23522,36 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    __m256i q[QDOT_MI], init[QDOT_MI];
-    __m256 dx[QDOT_MI];
-    for (int i = 0; i < MI; i++) {
-      int64_t at = (i0 + i) * nb + b;
-      q[i] = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
-      dx[i] = _mm256_broadcast_ss(act->d + at);
-      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
-      init[i] = TYPE == KB_QTYPE_Q4_0
-                    ? _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
-                    : _mm256_setzero_si256();
-    }
+    __m256i wv[QDOT_R];
+    __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
       const unsigned char *blk = w0 + r * row_bytes + b * block_bytes;
-      __m256i wv = QDOT_NAME(wq_)(TYPE, blk);
+      wv[r] = QDOT_NAME(wq_)(TYPE, blk);
       uint16_t h;
       memcpy(&h, blk, 2); /* the scale, little-endian (x86) */
-      __m256 dw = _mm256_broadcast_ss(f16 + h);
-      _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
-        __m256i p = QDOT_NAME(lanes_)(TYPE, wv, q[i], init[i]);
-        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx[i]);
-        acc[i][r] = _mm256_fmadd_ps(dw, t, acc[i][r]);
+      dw[r] = _mm256_broadcast_ss(f16 + h);
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m256i q = _mm256_load_si256((const __m256i *)(act->q + at * KB_QK));
+      __m256 dx = _mm256_broadcast_ss(act->d + at);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m256i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm256_sub_epi32(_mm256_setzero_si256(),
+                                            _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3))
+                         : _mm256_setzero_si256();
+      _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
+        __m256i p = QDOT_NAME(lanes_)(TYPE, wv[r], q, init);
+        __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm256_fmadd_ps(dw[r], t, acc[i][r]);
       }
     }
   }
-  for (int i = 0; i < MI; i++)
-    for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
