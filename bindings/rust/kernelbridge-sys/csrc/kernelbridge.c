@@ -22922,6 +22922,9 @@ const float *kb__f16_to_f32_table(void) {
 #define wq_kb__quant_ops_avx512_vnni qdot_avx2__wq_kb__quant_ops_avx512_vnni
 #define hsum_kb__quant_ops_avx512_vnni qdot_avx2__hsum_kb__quant_ops_avx512_vnni
 #define tile_kb__quant_ops_avx512_vnni qdot_avx2__tile_kb__quant_ops_avx512_vnni
+#define wq2_kb__quant_ops_avx512_vnni qdot_avx2__wq2_kb__quant_ops_avx512_vnni
+#define lanes2_kb__quant_ops_avx512_vnni qdot_avx2__lanes2_kb__quant_ops_avx512_vnni
+#define tile2_kb__quant_ops_avx512_vnni qdot_avx2__tile2_kb__quant_ops_avx512_vnni
 #define dot_type_kb__quant_ops_avx512_vnni qdot_avx2__dot_type_kb__quant_ops_avx512_vnni
 #define dot_kb__quant_ops_avx512_vnni qdot_avx2__dot_kb__quant_ops_avx512_vnni
 /* ---- kernels/cpu/quant/qdot_avx2.c ---- */
@@ -23116,6 +23119,94 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
+#if QDOT_VNNI == 2
+/* The AVX-512 tile: two weight rows per 512-bit register, lanes 0-7 the
+ * 8 lanes of row r and 8-15 those of row r + 1, each lane the very
+ * operations of tile_'s 256-bit lane (the same integers from vpdpbusd, the
+ * same product by dx, the same fma into its own accumulator, the same
+ * horizontal sum per row), so the bits are tile_'s; half the instructions
+ * per output.  RP pairs of weight rows (R = 2 RP) times MI activation rows:
+ * 16 accumulators, RP unpacked pairs and their scales, one activation
+ * block: 27 registers at RP = MI = 4. */
+#define QDOT_RP 4
+
+/* Blocks b of rows r and r + 1 (at blk0, blk1) as tile_'s wq_ bytes, one
+ * row per 256-bit half. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(wq2_)(const int TYPE,
+                                                                               const unsigned char *blk0,
+                                                                               const unsigned char *blk1) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk0 + 2)));
+    __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk1 + 2)));
+    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    v = _mm512_mask_blend_epi32((__mmask16)0xf0f0, v, _mm512_srli_epi16(v, 4));
+    return _mm512_and_si512(v, _mm512_set1_epi8(15));
+  }
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(blk0 + 2))),
+                            _mm256_loadu_si256((const __m256i *)(blk1 + 2)), 1);
+}
+
+/* lanes_ on both halves: q and init hold one activation block twice. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes2_)(const int TYPE, __m512i wv,
+                                                                                  __m512i q, __m512i init) {
+  if (TYPE == KB_QTYPE_Q4_0) return _mm512_dpbusd_epi32(init, wv, q);
+  /* Q8_0: |w| times q with w's sign (where w == 0 the product is 0 whatever
+   * the sign given to q), as lanes_'s vpsignb pair. */
+  __m512i aw = _mm512_abs_epi8(wv);
+  __m512i sq = _mm512_mask_sub_epi8(q, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), q);
+  (void)init;
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
+                                                                              const struct kb_qact *act, int64_t i0,
+                                                                              const unsigned char *w0,
+                                                                              int64_t row_bytes, const float *f16,
+                                                                              float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m512 acc[QDOT_MI][QDOT_RP];
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m512i wv[QDOT_RP];
+    __m512 dw[QDOT_RP];
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      const unsigned char *blk0 = w0 + 2 * r * row_bytes + b * block_bytes, *blk1 = blk0 + row_bytes;
+      wv[r] = QDOT_NAME(wq2_)(TYPE, blk0, blk1);
+      uint16_t h0, h1;
+      memcpy(&h0, blk0, 2); /* the scales, little-endian (x86) */
+      memcpy(&h1, blk1, 2);
+      __m512d lo = _mm512_castps_pd(_mm512_castps256_ps512(_mm256_broadcast_ss(f16 + h0)));
+      dw[r] = _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_castps_pd(_mm256_broadcast_ss(f16 + h1)), 1));
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m512i q = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(act->q + at * KB_QK)));
+      __m512 dx = _mm512_set1_ps(act->d[at]);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m512i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm512_sub_epi32(_mm512_setzero_si512(),
+                                            _mm512_slli_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256(
+                                                                  (const __m256i *)(act->s + at * 8))),
+                                                              3))
+                         : _mm512_setzero_si512();
+      _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+        __m512i p = QDOT_NAME(lanes2_)(TYPE, wv[r], q, init);
+        __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm512_fmadd_ps(dw[r], t, acc[i][r]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      __m512d a = _mm512_castps_pd(acc[i][r]);
+      y[i * ldy + 2 * r] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_castpd512_pd256(a)));
+      y[i * ldy + 2 * r + 1] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_extractf64x4_pd(a, 1)));
+    }
+}
+#endif
+
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
                                                                                  const struct kb_qact *act,
                                                                                  const void *w, int64_t row_bytes,
@@ -23123,6 +23214,15 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const unsigned char *wb = (const unsigned char *)w;
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
+#if QDOT_VNNI == 2
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
+  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+#endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
   for (; j + QDOT_R <= n; j += QDOT_R) {
@@ -23144,6 +23244,9 @@ QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const st
 }
 
 const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+#ifdef QDOT_RP
+#undef QDOT_RP
+#endif
 
 #undef QDOT_R
 #undef QDOT_MI
@@ -23336,6 +23439,94 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
+#if QDOT_VNNI == 2
+/* The AVX-512 tile: two weight rows per 512-bit register, lanes 0-7 the
+ * 8 lanes of row r and 8-15 those of row r + 1, each lane the very
+ * operations of tile_'s 256-bit lane (the same integers from vpdpbusd, the
+ * same product by dx, the same fma into its own accumulator, the same
+ * horizontal sum per row), so the bits are tile_'s; half the instructions
+ * per output.  RP pairs of weight rows (R = 2 RP) times MI activation rows:
+ * 16 accumulators, RP unpacked pairs and their scales, one activation
+ * block: 27 registers at RP = MI = 4. */
+#define QDOT_RP 4
+
+/* Blocks b of rows r and r + 1 (at blk0, blk1) as tile_'s wq_ bytes, one
+ * row per 256-bit half. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(wq2_)(const int TYPE,
+                                                                               const unsigned char *blk0,
+                                                                               const unsigned char *blk1) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk0 + 2)));
+    __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk1 + 2)));
+    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    v = _mm512_mask_blend_epi32((__mmask16)0xf0f0, v, _mm512_srli_epi16(v, 4));
+    return _mm512_and_si512(v, _mm512_set1_epi8(15));
+  }
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(blk0 + 2))),
+                            _mm256_loadu_si256((const __m256i *)(blk1 + 2)), 1);
+}
+
+/* lanes_ on both halves: q and init hold one activation block twice. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes2_)(const int TYPE, __m512i wv,
+                                                                                  __m512i q, __m512i init) {
+  if (TYPE == KB_QTYPE_Q4_0) return _mm512_dpbusd_epi32(init, wv, q);
+  /* Q8_0: |w| times q with w's sign (where w == 0 the product is 0 whatever
+   * the sign given to q), as lanes_'s vpsignb pair. */
+  __m512i aw = _mm512_abs_epi8(wv);
+  __m512i sq = _mm512_mask_sub_epi8(q, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), q);
+  (void)init;
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
+                                                                              const struct kb_qact *act, int64_t i0,
+                                                                              const unsigned char *w0,
+                                                                              int64_t row_bytes, const float *f16,
+                                                                              float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m512 acc[QDOT_MI][QDOT_RP];
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m512i wv[QDOT_RP];
+    __m512 dw[QDOT_RP];
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      const unsigned char *blk0 = w0 + 2 * r * row_bytes + b * block_bytes, *blk1 = blk0 + row_bytes;
+      wv[r] = QDOT_NAME(wq2_)(TYPE, blk0, blk1);
+      uint16_t h0, h1;
+      memcpy(&h0, blk0, 2); /* the scales, little-endian (x86) */
+      memcpy(&h1, blk1, 2);
+      __m512d lo = _mm512_castps_pd(_mm512_castps256_ps512(_mm256_broadcast_ss(f16 + h0)));
+      dw[r] = _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_castps_pd(_mm256_broadcast_ss(f16 + h1)), 1));
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m512i q = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(act->q + at * KB_QK)));
+      __m512 dx = _mm512_set1_ps(act->d[at]);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m512i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm512_sub_epi32(_mm512_setzero_si512(),
+                                            _mm512_slli_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256(
+                                                                  (const __m256i *)(act->s + at * 8))),
+                                                              3))
+                         : _mm512_setzero_si512();
+      _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+        __m512i p = QDOT_NAME(lanes2_)(TYPE, wv[r], q, init);
+        __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm512_fmadd_ps(dw[r], t, acc[i][r]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      __m512d a = _mm512_castps_pd(acc[i][r]);
+      y[i * ldy + 2 * r] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_castpd512_pd256(a)));
+      y[i * ldy + 2 * r + 1] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_extractf64x4_pd(a, 1)));
+    }
+}
+#endif
+
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
                                                                                  const struct kb_qact *act,
                                                                                  const void *w, int64_t row_bytes,
@@ -23343,6 +23534,15 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const unsigned char *wb = (const unsigned char *)w;
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
+#if QDOT_VNNI == 2
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
+  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+#endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
   for (; j + QDOT_R <= n; j += QDOT_R) {
@@ -23364,6 +23564,9 @@ QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const st
 }
 
 const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+#ifdef QDOT_RP
+#undef QDOT_RP
+#endif
 
 #undef QDOT_R
 #undef QDOT_MI
@@ -23554,6 +23757,94 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) y[i * ldy + r] = QDOT_NAME(hsum_)(acc[i][r]);
 }
 
+#if QDOT_VNNI == 2
+/* The AVX-512 tile: two weight rows per 512-bit register, lanes 0-7 the
+ * 8 lanes of row r and 8-15 those of row r + 1, each lane the very
+ * operations of tile_'s 256-bit lane (the same integers from vpdpbusd, the
+ * same product by dx, the same fma into its own accumulator, the same
+ * horizontal sum per row), so the bits are tile_'s; half the instructions
+ * per output.  RP pairs of weight rows (R = 2 RP) times MI activation rows:
+ * 16 accumulators, RP unpacked pairs and their scales, one activation
+ * block: 27 registers at RP = MI = 4. */
+#define QDOT_RP 4
+
+/* Blocks b of rows r and r + 1 (at blk0, blk1) as tile_'s wq_ bytes, one
+ * row per 256-bit half. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(wq2_)(const int TYPE,
+                                                                               const unsigned char *blk0,
+                                                                               const unsigned char *blk1) {
+  if (TYPE == KB_QTYPE_Q4_0) {
+    __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk0 + 2)));
+    __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(blk1 + 2)));
+    __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    v = _mm512_mask_blend_epi32((__mmask16)0xf0f0, v, _mm512_srli_epi16(v, 4));
+    return _mm512_and_si512(v, _mm512_set1_epi8(15));
+  }
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(blk0 + 2))),
+                            _mm256_loadu_si256((const __m256i *)(blk1 + 2)), 1);
+}
+
+/* lanes_ on both halves: q and init hold one activation block twice. */
+QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes2_)(const int TYPE, __m512i wv,
+                                                                                  __m512i q, __m512i init) {
+  if (TYPE == KB_QTYPE_Q4_0) return _mm512_dpbusd_epi32(init, wv, q);
+  /* Q8_0: |w| times q with w's sign (where w == 0 the product is 0 whatever
+   * the sign given to q), as lanes_'s vpsignb pair. */
+  __m512i aw = _mm512_abs_epi8(wv);
+  __m512i sq = _mm512_mask_sub_epi8(q, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), q);
+  (void)init;
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
+}
+
+QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
+                                                                              const struct kb_qact *act, int64_t i0,
+                                                                              const unsigned char *w0,
+                                                                              int64_t row_bytes, const float *f16,
+                                                                              float *y, int64_t ldy) {
+  const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
+  const int64_t nb = act->nb;
+  __m512 acc[QDOT_MI][QDOT_RP];
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    __m512i wv[QDOT_RP];
+    __m512 dw[QDOT_RP];
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      const unsigned char *blk0 = w0 + 2 * r * row_bytes + b * block_bytes, *blk1 = blk0 + row_bytes;
+      wv[r] = QDOT_NAME(wq2_)(TYPE, blk0, blk1);
+      uint16_t h0, h1;
+      memcpy(&h0, blk0, 2); /* the scales, little-endian (x86) */
+      memcpy(&h1, blk1, 2);
+      __m512d lo = _mm512_castps_pd(_mm512_castps256_ps512(_mm256_broadcast_ss(f16 + h0)));
+      dw[r] = _mm512_castpd_ps(_mm512_insertf64x4(lo, _mm256_castps_pd(_mm256_broadcast_ss(f16 + h1)), 1));
+    }
+    _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++) {
+      int64_t at = (i0 + i) * nb + b;
+      __m512i q = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(act->q + at * KB_QK)));
+      __m512 dx = _mm512_set1_ps(act->d[at]);
+      /* Q4_0: the nibbles are weight + 8, so the sums start at -8 * s. */
+      __m512i init = TYPE == KB_QTYPE_Q4_0
+                         ? _mm512_sub_epi32(_mm512_setzero_si512(),
+                                            _mm512_slli_epi32(_mm512_broadcast_i64x4(_mm256_loadu_si256(
+                                                                  (const __m256i *)(act->s + at * 8))),
+                                                              3))
+                         : _mm512_setzero_si512();
+      _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+        __m512i p = QDOT_NAME(lanes2_)(TYPE, wv[r], q, init);
+        __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(p), dx);
+        acc[i][r] = _mm512_fmadd_ps(dw[r], t, acc[i][r]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
+    _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
+      __m512d a = _mm512_castps_pd(acc[i][r]);
+      y[i * ldy + 2 * r] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_castpd512_pd256(a)));
+      y[i * ldy + 2 * r + 1] = QDOT_NAME(hsum_)(_mm256_castpd_ps(_mm512_extractf64x4_pd(a, 1)));
+    }
+}
+#endif
+
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type_)(const int TYPE, int64_t m, int64_t n,
                                                                                  const struct kb_qact *act,
                                                                                  const void *w, int64_t row_bytes,
@@ -23561,6 +23852,15 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const unsigned char *wb = (const unsigned char *)w;
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
+#if QDOT_VNNI == 2
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
+  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+    int64_t i = 0;
+    for (; i + QDOT_MI <= m; i += QDOT_MI)
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+  }
+#endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
   for (; j + QDOT_R <= n; j += QDOT_R) {
@@ -23582,6 +23882,9 @@ QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const st
 }
 
 const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)};
+#ifdef QDOT_RP
+#undef QDOT_RP
+#endif
 
 #undef QDOT_R
 #undef QDOT_MI
@@ -23603,6 +23906,7 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #undef QDOT_NAME
 #undef QDOT_OPS
 #undef QDOT_R
+#undef QDOT_RP
 #undef QDOT_TARGET
 #undef QDOT_VNNI
 #undef dot_kb__quant_ops_avx2
@@ -23614,15 +23918,18 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #undef hsum_kb__quant_ops_avx2
 #undef hsum_kb__quant_ops_avx2_vnni
 #undef hsum_kb__quant_ops_avx512_vnni
+#undef lanes2_kb__quant_ops_avx512_vnni
 #undef lanes_kb__quant_ops_avx2
 #undef lanes_kb__quant_ops_avx2_vnni
 #undef lanes_kb__quant_ops_avx512_vnni
 #undef quantize_act_kb__quant_ops_avx2
 #undef quantize_act_kb__quant_ops_avx2_vnni
 #undef quantize_act_kb__quant_ops_avx512_vnni
+#undef tile2_kb__quant_ops_avx512_vnni
 #undef tile_kb__quant_ops_avx2
 #undef tile_kb__quant_ops_avx2_vnni
 #undef tile_kb__quant_ops_avx512_vnni
+#undef wq2_kb__quant_ops_avx512_vnni
 #undef wq_kb__quant_ops_avx2
 #undef wq_kb__quant_ops_avx2_vnni
 #undef wq_kb__quant_ops_avx512_vnni
