@@ -11941,6 +11941,7 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
  * small_axpy: chunks of 32, 16 or 8 outputs by the number of rows of A.
  * Every output is the contract's chain, so the bits are the scalar level's. */
 #include <stdbool.h>
+#include <stdint.h>
 
 
 #if KB_HAVE_X86_SIMD
@@ -11955,14 +11956,17 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
  * next block's rows fetched while this block is computed (docs/
  * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
  * after the block, spread over the steps of p: step s takes rows
- * [s * per, (s + 1) * per).  A prefetch never faults, so rows past B's
- * end are harmless. */
+ * [s * per, (s + 1) * per).  Attention calls this per block of 128 keys
+ * and the keys go on after it, so rows past B's end are fetched too: the
+ * address is computed as an integer (a prefetch reads nothing and never
+ * faults). */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__prefetch_next_rows(const char *next, int64_t ld_bytes,
                                                                                   int64_t row_bytes, int64_t count,
                                                                                   int64_t step, int64_t steps) {
   int64_t per = (count + steps - 1) / steps;
   for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
-    for (int64_t off = 0; off < row_bytes; off += 64) _mm_prefetch(next + l * ld_bytes + off, _MM_HINT_T0);
+    for (int64_t off = 0; off < row_bytes; off += 64)
+      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
 }
 
 KB_TARGET_AVX2 static inline __m256i gemm_small_avx2__first_lanes(int64_t count) {
@@ -12043,12 +12047,13 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 8 * ld_bytes;
   __m256 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
   for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm256_setzero_ps();
-  /* The block's rows: the next block starts right after them. */
+  /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 16 : 8, steps = (k + 7) / 8;
+  const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
-      gemm_small_avx2__prefetch_next_rows(b0 + count * ld_bytes, ld_bytes, k * esize, count, p / 8, steps);
+      gemm_small_avx2__prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
@@ -22999,6 +23004,21 @@ const float *kb__f16_to_f32_table(void) {
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
+/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
+ * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
+ * inputs), so the R rows of a strip are R streams of a few cache lines,
+ * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
+ * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
+ * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
+ * spread over its blocks (R blocks' bytes per block step), when a strip
+ * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
+ * hardware follows, and lines fetched too far ahead leave L1 before
+ * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
+ * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * enabled for the VNNI variants, which no machine at hand could time. */
+#define QDOT_PREFETCH (QDOT_VNNI == 0)
+#define QDOT_AHEAD 2
+#define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
 #define QDOT_MI 2
 #endif
@@ -23126,18 +23146,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
  * activation rows then visited one at a time, so that what stays live is
  * the accumulators, the R unpacked blocks and one activation block: 29
  * registers at R = MI = 4 (the other order, every activation block live
- * across the weight rows, spilled to the stack). */
+ * across the weight rows, spilled to the stack).  ahead: the bytes to
+ * prefetch meanwhile (R blocks' worth per block step), or NULL. */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
                                                                              int64_t row_bytes, const float *f16,
-                                                                             float *y, int64_t ldy) {
+                                                                             float *y, int64_t ldy,
+                                                                             const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * R * block_bytes;
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+    }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -23268,14 +23294,17 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
+  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
+    /* Only rows of this call's matrix are addressed. */
+    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
   for (; j < n; j++)
-    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, NULL);
 }
 
 QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
@@ -23293,6 +23322,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
+#undef QDOT_PREFETCH
+#undef QDOT_AHEAD
+#undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
 #undef QDOT_CAT
 #undef QDOT_CAT2
@@ -23332,6 +23364,21 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
+/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
+ * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
+ * inputs), so the R rows of a strip are R streams of a few cache lines,
+ * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
+ * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
+ * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
+ * spread over its blocks (R blocks' bytes per block step), when a strip
+ * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
+ * hardware follows, and lines fetched too far ahead leave L1 before
+ * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
+ * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * enabled for the VNNI variants, which no machine at hand could time. */
+#define QDOT_PREFETCH (QDOT_VNNI == 0)
+#define QDOT_AHEAD 2
+#define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
 #define QDOT_MI 2
 #endif
@@ -23459,18 +23506,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
  * activation rows then visited one at a time, so that what stays live is
  * the accumulators, the R unpacked blocks and one activation block: 29
  * registers at R = MI = 4 (the other order, every activation block live
- * across the weight rows, spilled to the stack). */
+ * across the weight rows, spilled to the stack).  ahead: the bytes to
+ * prefetch meanwhile (R blocks' worth per block step), or NULL. */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
                                                                              int64_t row_bytes, const float *f16,
-                                                                             float *y, int64_t ldy) {
+                                                                             float *y, int64_t ldy,
+                                                                             const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * R * block_bytes;
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+    }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -23601,14 +23654,17 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
+  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
+    /* Only rows of this call's matrix are addressed. */
+    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
   for (; j < n; j++)
-    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, NULL);
 }
 
 QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
@@ -23626,6 +23682,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
+#undef QDOT_PREFETCH
+#undef QDOT_AHEAD
+#undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
 #undef QDOT_CAT
 #undef QDOT_CAT2
@@ -23663,6 +23722,21 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
+/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
+ * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
+ * inputs), so the R rows of a strip are R streams of a few cache lines,
+ * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
+ * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
+ * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
+ * spread over its blocks (R blocks' bytes per block step), when a strip
+ * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
+ * hardware follows, and lines fetched too far ahead leave L1 before
+ * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
+ * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * enabled for the VNNI variants, which no machine at hand could time. */
+#define QDOT_PREFETCH (QDOT_VNNI == 0)
+#define QDOT_AHEAD 2
+#define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
 #define QDOT_MI 2
 #endif
@@ -23790,18 +23864,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
  * activation rows then visited one at a time, so that what stays live is
  * the accumulators, the R unpacked blocks and one activation block: 29
  * registers at R = MI = 4 (the other order, every activation block live
- * across the weight rows, spilled to the stack). */
+ * across the weight rows, spilled to the stack).  ahead: the bytes to
+ * prefetch meanwhile (R blocks' worth per block step), or NULL. */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(const int TYPE, const int R, const int MI,
                                                                              const struct kb_qact *act, int64_t i0,
                                                                              const unsigned char *w0,
                                                                              int64_t row_bytes, const float *f16,
-                                                                             float *y, int64_t ldy) {
+                                                                             float *y, int64_t ldy,
+                                                                             const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m256 acc[QDOT_MI][QDOT_R];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * R * block_bytes;
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+    }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -23932,14 +24012,17 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
+  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
+    /* Only rows of this call's matrix are addressed. */
+    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
   for (; j < n; j++)
-    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+    for (int64_t i = 0; i < m; i++) QDOT_NAME(tile_)(TYPE, 1, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, NULL);
 }
 
 QDOT_TARGET static void QDOT_NAME(dot_)(int type, int64_t m, int64_t n, const struct kb_qact *act, const void *w,
@@ -23957,6 +24040,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
+#undef QDOT_PREFETCH
+#undef QDOT_AHEAD
+#undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
 #undef QDOT_CAT
 #undef QDOT_CAT2
@@ -23969,11 +24055,14 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #endif
 
 #endif /* KB_HAVE_X86_SIMD */
+#undef QDOT_AHEAD
 #undef QDOT_CAT
 #undef QDOT_CAT2
 #undef QDOT_MI
 #undef QDOT_NAME
 #undef QDOT_OPS
+#undef QDOT_PREFETCH
+#undef QDOT_PREFETCH_MAX
 #undef QDOT_R
 #undef QDOT_RP
 #undef QDOT_TARGET

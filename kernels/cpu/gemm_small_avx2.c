@@ -6,6 +6,7 @@
  * small_axpy: chunks of 32, 16 or 8 outputs by the number of rows of A.
  * Every output is the contract's chain, so the bits are the scalar level's. */
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "gemm_kernels.h"
 #include "simd.h"
@@ -22,14 +23,17 @@
  * next block's rows fetched while this block is computed (docs/
  * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
  * after the block, spread over the steps of p: step s takes rows
- * [s * per, (s + 1) * per).  A prefetch never faults, so rows past B's
- * end are harmless. */
+ * [s * per, (s + 1) * per).  Attention calls this per block of 128 keys
+ * and the keys go on after it, so rows past B's end are fetched too: the
+ * address is computed as an integer (a prefetch reads nothing and never
+ * faults). */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void prefetch_next_rows(const char *next, int64_t ld_bytes,
                                                                                   int64_t row_bytes, int64_t count,
                                                                                   int64_t step, int64_t steps) {
   int64_t per = (count + steps - 1) / steps;
   for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
-    for (int64_t off = 0; off < row_bytes; off += 64) _mm_prefetch(next + l * ld_bytes + off, _MM_HINT_T0);
+    for (int64_t off = 0; off < row_bytes; off += 64)
+      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
 }
 
 KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
@@ -110,12 +114,13 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 8 * ld_bytes;
   __m256 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
   for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm256_setzero_ps();
-  /* The block's rows: the next block starts right after them. */
+  /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 16 : 8, steps = (k + 7) / 8;
+  const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
-      prefetch_next_rows(b0 + count * ld_bytes, ld_bytes, k * esize, count, p / 8, steps);
+      prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
