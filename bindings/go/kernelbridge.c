@@ -11952,7 +11952,7 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 /* Short rows of B (k <= KB_SMALL_PREFETCH: attention's keys, 128 floats of
  * one head): the 8 or 16 rows of a block are as many streams of a few cache
  * lines each, which the hardware prefetchers of an AMD EPYC (Zen 3) did not
- * fetch ahead: decode attention from memory ran 1.6-1.8x faster with the
+ * fetch ahead: decode attention from memory ran 1.2-2.1x faster with the
  * next block's rows fetched while this block is computed (docs/
  * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
  * after the block, spread over the steps of p: step s takes rows
@@ -23013,8 +23013,9 @@ const float *kb__f16_to_f32_table(void) {
  * spread over its blocks (R blocks' bytes per block step), when a strip
  * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
  * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
- * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
+ * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
+ * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
  * enabled for the VNNI variants, which no machine at hand could time. */
 #define QDOT_PREFETCH (QDOT_VNNI == 0)
 #define QDOT_AHEAD 2
@@ -23373,8 +23374,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * spread over its blocks (R blocks' bytes per block step), when a strip
  * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
  * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
- * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
+ * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
+ * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
  * enabled for the VNNI variants, which no machine at hand could time. */
 #define QDOT_PREFETCH (QDOT_VNNI == 0)
 #define QDOT_AHEAD 2
@@ -23731,8 +23733,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * spread over its blocks (R blocks' bytes per block step), when a strip
  * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
  * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
- * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
+ * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
+ * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
  * enabled for the VNNI variants, which no machine at hand could time. */
 #define QDOT_PREFETCH (QDOT_VNNI == 0)
 #define QDOT_AHEAD 2

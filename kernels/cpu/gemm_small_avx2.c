@@ -19,7 +19,7 @@
 /* Short rows of B (k <= KB_SMALL_PREFETCH: attention's keys, 128 floats of
  * one head): the 8 or 16 rows of a block are as many streams of a few cache
  * lines each, which the hardware prefetchers of an AMD EPYC (Zen 3) did not
- * fetch ahead: decode attention from memory ran 1.6-1.8x faster with the
+ * fetch ahead: decode attention from memory ran 1.2-2.1x faster with the
  * next block's rows fetched while this block is computed (docs/
  * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
  * after the block, spread over the steps of p: step s takes rows

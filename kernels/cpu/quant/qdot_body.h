@@ -32,8 +32,9 @@
  * spread over its blocks (R blocks' bytes per block step), when a strip
  * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
  * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  1.7-1.8x the decode speed of the Q4_0 / Q8_0 bench models on the
- * EPYC (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
+ * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
+ * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
+ * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
  * enabled for the VNNI variants, which no machine at hand could time. */
 #define QDOT_PREFETCH (QDOT_VNNI == 0)
 #define QDOT_AHEAD 2
