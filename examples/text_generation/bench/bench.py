@@ -2,8 +2,11 @@
 """Prefill and decode tokens per second of the text generation example: the
 C driver, the Python, Go, Rust and Java examples, and llama.cpp (through
 llama-cpp-python, llama_cpp_decode.py), on the same GGUF file, prompt ids
-and thread count; each run in its own process, the programs in turn, the
-median of --repeat runs.
+and thread count; each run in its own process, the programs in turn (each
+round starting one program later), the median of --repeat runs.  Each
+program's decode rate is also divided by the C driver's in the same
+round: the median of those per-round ratios cancels the slow drifts of a
+shared machine's memory speed, which the ratio of two medians keeps.
 
     bench.py --model bench-llama-q4_0.gguf --threads 2 \\
         --program c=PATH --program python=PATH ... [--llama-cpp-python VENV/bin/python]
@@ -58,8 +61,10 @@ def main():
                                        common[1], str(a.max_tokens), str(a.threads)]))
     results = {name: [] for name, _ in programs}
     tokens = {}
-    for _ in range(a.repeat):
-        for name, cmd in programs:
+    for r in range(a.repeat):
+        # Round r starts at program r (mod their count): none always runs
+        # right after another (its caches, its clock) or first.
+        for name, cmd in programs[r % len(programs):] + programs[:r % len(programs)]:
             pre, dec, out = run(cmd)
             results[name].append((pre, dec))
             tokens[name] = out
@@ -75,6 +80,13 @@ def main():
             name, pre, dec,
             "%.3f" % (pre / base[0]) if base else "-", "%.3f" % (dec / base[1]) if base else "-",
             "%.3f" % (pre / ref[0]) if ref else "-", "%.3f" % (dec / ref[1]) if ref else "-"))
+    if base and a.repeat > 1:
+        print("decode / C per round (the programs run in turn within a round): median [min, max]")
+        for name, r in results.items():
+            if name == "c":
+                continue
+            q = sorted(d / c[1] for (_, d), c in zip(r, results["c"]))
+            print("%-10s %.3f [%.3f, %.3f]" % (name, statistics.median(q), q[0], q[-1]))
     kb = [n for n in tokens if n != "llama.cpp"]
     same = len({tokens[n] for n in kb}) <= 1
     print("kernelbridge programs' tokens identical: %s" % ("yes" if same else "NO"))
