@@ -13897,6 +13897,9 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define with_sign_of vec_avx2__with_sign_of
 #define x_sigmoid vec_avx2__x_sigmoid
 #define silu_v vec_avx2__silu_v
+#define silu_normal_v vec_avx2__silu_normal_v
+#define silu_not_normal vec_avx2__silu_not_normal
+#define silu_fast_v vec_avx2__silu_fast_v
 #define gtail_d vec_avx2__gtail_d
 #define gelu_v vec_avx2__gelu_v
 #define gelu_tanh_v vec_avx2__gelu_tanh_v
@@ -13912,13 +13915,16 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define math_gelu vec_avx2__math_gelu
 #define math_gelu_tanh vec_avx2__math_gelu_tanh
 #define math_exp_f64 vec_avx2__math_exp_f64
-#define silu_v_dt vec_avx2__silu_v_dt
+#define silu_fast_v_dt vec_avx2__silu_fast_v_dt
 #define gelu_v_dt vec_avx2__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx2__gelu_tanh_v_dt
 #define binop vec_avx2__binop
-#define silu_v_gated vec_avx2__silu_v_gated
-#define gelu_v_gated vec_avx2__gelu_v_gated
-#define gelu_tanh_v_gated vec_avx2__gelu_tanh_v_gated
+#define silu_mul_v vec_avx2__silu_mul_v
+#define gelu_mul_v vec_avx2__gelu_mul_v
+#define gelu_tanh_mul_v vec_avx2__gelu_tanh_mul_v
+#define silu_mul_v_gated vec_avx2__silu_mul_v_gated
+#define gelu_mul_v_gated vec_avx2__gelu_mul_v_gated
+#define gelu_tanh_mul_v_gated vec_avx2__gelu_tanh_mul_v_gated
 #define binary_loop vec_avx2__binary_loop
 #define scale_loop vec_avx2__scale_loop
 #define bias_loop vec_avx2__bias_loop
@@ -14576,6 +14582,50 @@ KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
   return vec_avx2__act_special(x, vec_avx2__kv_gt(x, vec_avx2__kv_set(-INFINITY)), vec_avx2__x_sigmoid(xs, th, tt, e));
 }
 
+/*
+ * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
+ * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
+ *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
+ *            once, then the sum): silu_v's operations, the same bits;
+ *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
+ *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
+ *            tt 2^e + sl takes one fused step whose rounding is at most
+ *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
+ *            half-ulps of 1 + E, so one rounding in d and one in the
+ *            division, as silu_v's folded form has (one in its numerator,
+ *            one in the division; exhaustive bounds in docs/kernels.md).
+ * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
+ * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
+ * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
+ * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * silu_fast_v gives them silu_v's.
+ */
+KV_FN vec_avx2__kvf vec_avx2__silu_normal_v(vec_avx2__kvf x) {
+  vec_avx2__kvf th, tt;
+  vec_avx2__kvi e;
+  vec_avx2__kv_exp_core(vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx2__kvf one = vec_avx2__kv_set(1.0f);
+  vec_avx2__kvf p2 = vec_avx2__pow2_normal(e);
+  vec_avx2__kvf d_pos = vec_avx2__kv_add(one, vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2));
+  vec_avx2__kvf a = vec_avx2__kv_mul(th, p2);
+  vec_avx2__kvf sh = vec_avx2__kv_add(a, one);
+  vec_avx2__kvf sl = vec_avx2__kv_sub(one, vec_avx2__kv_sub(sh, a));
+  vec_avx2__kvf d_neg = vec_avx2__kv_add(sh, vec_avx2__kv_fma(tt, p2, sl));
+  return vec_avx2__kv_div(x, vec_avx2__kv_sel(vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f)), d_neg, d_pos));
+}
+
+/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
+KV_FN vec_avx2__kvm vec_avx2__silu_not_normal(vec_avx2__kvf x) { return vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(87.0f))); }
+
+/* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
+ * lane's result depends on that lane alone). */
+KV_FN vec_avx2__kvf vec_avx2__silu_fast_v(vec_avx2__kvf x) {
+  vec_avx2__kvf y = vec_avx2__silu_normal_v(x);
+  vec_avx2__kvm far = vec_avx2__silu_not_normal(x);
+  if (vec_avx2__kv_m_any(far)) y = vec_avx2__kv_sel(far, vec_avx2__silu_v(x), y);
+  return y;
+}
+
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
 KV_FN vec_avx2__kvd vec_avx2__gtail_d(vec_avx2__kvd a, vec_avx2__kvi idx) {
   vec_avx2__kvd t = vec_avx2__kvd_sub(a, vec_avx2__kvd_lookup8(kb_vm_g_center, idx));
@@ -14776,7 +14826,7 @@ KV_MATH_ENTRY(vec_avx2__math_exp, vec_avx2__kv_exp)
 KV_MATH_ENTRY(vec_avx2__math_log, vec_avx2__log_v)
 KV_MATH_ENTRY(vec_avx2__math_tanh, vec_avx2__tanh_v)
 KV_MATH_ENTRY(vec_avx2__math_erf, vec_avx2__erf_v)
-KV_MATH_ENTRY(vec_avx2__math_silu, vec_avx2__silu_v)
+KV_MATH_ENTRY(vec_avx2__math_silu, vec_avx2__silu_fast_v)
 KV_MATH_ENTRY(vec_avx2__math_gelu, vec_avx2__gelu_v)
 KV_MATH_ENTRY(vec_avx2__math_gelu_tanh, vec_avx2__gelu_tanh_v)
 
@@ -14810,7 +14860,7 @@ KV_ATTR static void vec_avx2__math_exp_f64(int64_t n, const double *x, double *y
     KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
               KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
   }
-KV_UNARY_DT(vec_avx2__silu_v)
+KV_UNARY_DT(vec_avx2__silu_fast_v)
 KV_UNARY_DT(vec_avx2__gelu_v)
 KV_UNARY_DT(vec_avx2__gelu_tanh_v)
 
@@ -14820,7 +14870,7 @@ KV_ATTR static void vec_avx2__unary(int fn, int dt, int64_t n, const void *x, vo
   else if (fn == KB_VM_GELU_TANH)
     vec_avx2__gelu_tanh_v_dt(dt, n, x, y);
   else
-    vec_avx2__silu_v_dt(dt, n, x, y);
+    vec_avx2__silu_fast_v_dt(dt, n, x, y);
 }
 
 /* ---- add, mul, scale, add_bias, conversions ---- */
@@ -14831,21 +14881,35 @@ KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
   return vec_avx2__kv_sel(vec_avx2__kv_m_and(vec_avx2__kv_unord(a, a), vec_avx2__kv_unord(b, b)), vec_avx2__kv_add(a, a), y);
 }
 
-/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
- * activation as first operand, so the bits of unary followed by binary
- * (MUL), with g and u read and y written once, 16-bit storage widened and
- * narrowed in the same pass. */
-#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+/* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
+ * where also the product holds no NaN, neither factor is NaN, binop's NaN
+ * choice does not arise and the plain product is its bits.  One mask tests
+ * both. */
+KV_FN vec_avx2__kvf vec_avx2__silu_mul_v(vec_avx2__kvf g, vec_avx2__kvf u) {
+  vec_avx2__kvf y = vec_avx2__kv_mul(vec_avx2__silu_normal_v(g), u);
+  if (vec_avx2__kv_m_any(vec_avx2__kv_m_or(vec_avx2__silu_not_normal(g), vec_avx2__kv_unord(y, y)))) y = vec_avx2__binop(KB_VEC_MUL, vec_avx2__silu_fast_v(g), u);
+  return y;
+}
+
+KV_FN vec_avx2__kvf vec_avx2__gelu_mul_v(vec_avx2__kvf g, vec_avx2__kvf u) { return vec_avx2__binop(KB_VEC_MUL, vec_avx2__gelu_v(g), u); }
+KV_FN vec_avx2__kvf vec_avx2__gelu_tanh_mul_v(vec_avx2__kvf g, vec_avx2__kvf u) { return vec_avx2__binop(KB_VEC_MUL, vec_avx2__gelu_tanh_v(g), u); }
+
+/* y = G(g, u) per vector (glu), G one of the *_mul_v above: unary's
+ * function, then binary's product with the activation as first operand,
+ * so the bits of unary followed by binary (MUL), with g and u read and y
+ * written once, 16-bit storage widened and narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, G)                                                        \
   do {                                                                                         \
     int64_t i_ = 0;                                                                            \
     uintptr_t pg_ = (uintptr_t)(g) + KV_AHEAD_BYTES, pu_ = (uintptr_t)(u) + KV_AHEAD_BYTES;     \
     for (; i_ + 16 <= (n); i_ += 16) {                                                         \
       vec_avx2__kv_prefetch(pg_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
       vec_avx2__kv_prefetch(pu_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
-      vec_avx2__st(dt, y, i_, vec_avx2__binop(KB_VEC_MUL, F(vec_avx2__ld(dt, g, i_)), vec_avx2__ld(dt, u, i_)));                       \
+      vec_avx2__st(dt, y, i_, G(vec_avx2__ld(dt, g, i_), vec_avx2__ld(dt, u, i_)));                                          \
     }                                                                                          \
     if (i_ < (n))                                                                              \
-      vec_avx2__st_n(dt, y, i_, vec_avx2__binop(KB_VEC_MUL, F(vec_avx2__ld_n(dt, g, i_, (n)-i_)), vec_avx2__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+      vec_avx2__st_n(dt, y, i_, G(vec_avx2__ld_n(dt, g, i_, (n)-i_), vec_avx2__ld_n(dt, u, i_, (n)-i_)), (n)-i_);             \
   } while (0)
 
 #define KV_GATED_DT(F)                                                                              \
@@ -14853,17 +14917,17 @@ KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
     KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
               KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
   }
-KV_GATED_DT(vec_avx2__silu_v)
-KV_GATED_DT(vec_avx2__gelu_v)
-KV_GATED_DT(vec_avx2__gelu_tanh_v)
+KV_GATED_DT(vec_avx2__silu_mul_v)
+KV_GATED_DT(vec_avx2__gelu_mul_v)
+KV_GATED_DT(vec_avx2__gelu_tanh_mul_v)
 
 KV_ATTR static void vec_avx2__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
   if (fn == KB_VM_GELU)
-    vec_avx2__gelu_v_gated(dt, n, g, u, y);
+    vec_avx2__gelu_mul_v_gated(dt, n, g, u, y);
   else if (fn == KB_VM_GELU_TANH)
-    vec_avx2__gelu_tanh_v_gated(dt, n, g, u, y);
+    vec_avx2__gelu_tanh_mul_v_gated(dt, n, g, u, y);
   else
-    vec_avx2__silu_v_gated(dt, n, g, u, y);
+    vec_avx2__silu_mul_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx2__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -15954,12 +16018,14 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef exp_rel
 #undef exp_rel_f
 #undef fill_row
+#undef gelu_mul_v
+#undef gelu_mul_v_gated
+#undef gelu_tanh_mul_v
+#undef gelu_tanh_mul_v_gated
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
-#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
-#undef gelu_v_gated
 #undef gtail_d
 #undef inv_pair
 #undef kv_abs
@@ -16090,9 +16156,13 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
+#undef silu_fast_v
+#undef silu_fast_v_dt
+#undef silu_mul_v
+#undef silu_mul_v_gated
+#undef silu_normal_v
+#undef silu_not_normal
 #undef silu_v
-#undef silu_v_dt
-#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -16198,6 +16268,9 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define with_sign_of vec_avx512__with_sign_of
 #define x_sigmoid vec_avx512__x_sigmoid
 #define silu_v vec_avx512__silu_v
+#define silu_normal_v vec_avx512__silu_normal_v
+#define silu_not_normal vec_avx512__silu_not_normal
+#define silu_fast_v vec_avx512__silu_fast_v
 #define gtail_d vec_avx512__gtail_d
 #define gelu_v vec_avx512__gelu_v
 #define gelu_tanh_v vec_avx512__gelu_tanh_v
@@ -16213,13 +16286,16 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define math_gelu vec_avx512__math_gelu
 #define math_gelu_tanh vec_avx512__math_gelu_tanh
 #define math_exp_f64 vec_avx512__math_exp_f64
-#define silu_v_dt vec_avx512__silu_v_dt
+#define silu_fast_v_dt vec_avx512__silu_fast_v_dt
 #define gelu_v_dt vec_avx512__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx512__gelu_tanh_v_dt
 #define binop vec_avx512__binop
-#define silu_v_gated vec_avx512__silu_v_gated
-#define gelu_v_gated vec_avx512__gelu_v_gated
-#define gelu_tanh_v_gated vec_avx512__gelu_tanh_v_gated
+#define silu_mul_v vec_avx512__silu_mul_v
+#define gelu_mul_v vec_avx512__gelu_mul_v
+#define gelu_tanh_mul_v vec_avx512__gelu_tanh_mul_v
+#define silu_mul_v_gated vec_avx512__silu_mul_v_gated
+#define gelu_mul_v_gated vec_avx512__gelu_mul_v_gated
+#define gelu_tanh_mul_v_gated vec_avx512__gelu_tanh_mul_v_gated
 #define binary_loop vec_avx512__binary_loop
 #define scale_loop vec_avx512__scale_loop
 #define bias_loop vec_avx512__bias_loop
@@ -16721,6 +16797,50 @@ KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
   return vec_avx512__act_special(x, vec_avx512__kv_gt(x, vec_avx512__kv_set(-INFINITY)), vec_avx512__x_sigmoid(xs, th, tt, e));
 }
 
+/*
+ * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
+ * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
+ *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
+ *            once, then the sum): silu_v's operations, the same bits;
+ *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
+ *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
+ *            tt 2^e + sl takes one fused step whose rounding is at most
+ *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
+ *            half-ulps of 1 + E, so one rounding in d and one in the
+ *            division, as silu_v's folded form has (one in its numerator,
+ *            one in the division; exhaustive bounds in docs/kernels.md).
+ * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
+ * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
+ * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
+ * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * silu_fast_v gives them silu_v's.
+ */
+KV_FN vec_avx512__kvf vec_avx512__silu_normal_v(vec_avx512__kvf x) {
+  vec_avx512__kvf th, tt;
+  vec_avx512__kvi e;
+  vec_avx512__kv_exp_core(vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx512__kvf one = vec_avx512__kv_set(1.0f);
+  vec_avx512__kvf p2 = vec_avx512__pow2_normal(e);
+  vec_avx512__kvf d_pos = vec_avx512__kv_add(one, vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2));
+  vec_avx512__kvf a = vec_avx512__kv_mul(th, p2);
+  vec_avx512__kvf sh = vec_avx512__kv_add(a, one);
+  vec_avx512__kvf sl = vec_avx512__kv_sub(one, vec_avx512__kv_sub(sh, a));
+  vec_avx512__kvf d_neg = vec_avx512__kv_add(sh, vec_avx512__kv_fma(tt, p2, sl));
+  return vec_avx512__kv_div(x, vec_avx512__kv_sel(vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f)), d_neg, d_pos));
+}
+
+/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
+KV_FN vec_avx512__kvm vec_avx512__silu_not_normal(vec_avx512__kvf x) { return vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(87.0f))); }
+
+/* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
+ * lane's result depends on that lane alone). */
+KV_FN vec_avx512__kvf vec_avx512__silu_fast_v(vec_avx512__kvf x) {
+  vec_avx512__kvf y = vec_avx512__silu_normal_v(x);
+  vec_avx512__kvm far = vec_avx512__silu_not_normal(x);
+  if (vec_avx512__kv_m_any(far)) y = vec_avx512__kv_sel(far, vec_avx512__silu_v(x), y);
+  return y;
+}
+
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
 KV_FN vec_avx512__kvd vec_avx512__gtail_d(vec_avx512__kvd a, vec_avx512__kvi idx) {
   vec_avx512__kvd t = vec_avx512__kvd_sub(a, vec_avx512__kvd_lookup8(kb_vm_g_center, idx));
@@ -16921,7 +17041,7 @@ KV_MATH_ENTRY(vec_avx512__math_exp, vec_avx512__kv_exp)
 KV_MATH_ENTRY(vec_avx512__math_log, vec_avx512__log_v)
 KV_MATH_ENTRY(vec_avx512__math_tanh, vec_avx512__tanh_v)
 KV_MATH_ENTRY(vec_avx512__math_erf, vec_avx512__erf_v)
-KV_MATH_ENTRY(vec_avx512__math_silu, vec_avx512__silu_v)
+KV_MATH_ENTRY(vec_avx512__math_silu, vec_avx512__silu_fast_v)
 KV_MATH_ENTRY(vec_avx512__math_gelu, vec_avx512__gelu_v)
 KV_MATH_ENTRY(vec_avx512__math_gelu_tanh, vec_avx512__gelu_tanh_v)
 
@@ -16955,7 +17075,7 @@ KV_ATTR static void vec_avx512__math_exp_f64(int64_t n, const double *x, double 
     KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
               KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
   }
-KV_UNARY_DT(vec_avx512__silu_v)
+KV_UNARY_DT(vec_avx512__silu_fast_v)
 KV_UNARY_DT(vec_avx512__gelu_v)
 KV_UNARY_DT(vec_avx512__gelu_tanh_v)
 
@@ -16965,7 +17085,7 @@ KV_ATTR static void vec_avx512__unary(int fn, int dt, int64_t n, const void *x, 
   else if (fn == KB_VM_GELU_TANH)
     vec_avx512__gelu_tanh_v_dt(dt, n, x, y);
   else
-    vec_avx512__silu_v_dt(dt, n, x, y);
+    vec_avx512__silu_fast_v_dt(dt, n, x, y);
 }
 
 /* ---- add, mul, scale, add_bias, conversions ---- */
@@ -16976,21 +17096,35 @@ KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__k
   return vec_avx512__kv_sel(vec_avx512__kv_m_and(vec_avx512__kv_unord(a, a), vec_avx512__kv_unord(b, b)), vec_avx512__kv_add(a, a), y);
 }
 
-/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
- * activation as first operand, so the bits of unary followed by binary
- * (MUL), with g and u read and y written once, 16-bit storage widened and
- * narrowed in the same pass. */
-#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+/* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
+ * where also the product holds no NaN, neither factor is NaN, binop's NaN
+ * choice does not arise and the plain product is its bits.  One mask tests
+ * both. */
+KV_FN vec_avx512__kvf vec_avx512__silu_mul_v(vec_avx512__kvf g, vec_avx512__kvf u) {
+  vec_avx512__kvf y = vec_avx512__kv_mul(vec_avx512__silu_normal_v(g), u);
+  if (vec_avx512__kv_m_any(vec_avx512__kv_m_or(vec_avx512__silu_not_normal(g), vec_avx512__kv_unord(y, y)))) y = vec_avx512__binop(KB_VEC_MUL, vec_avx512__silu_fast_v(g), u);
+  return y;
+}
+
+KV_FN vec_avx512__kvf vec_avx512__gelu_mul_v(vec_avx512__kvf g, vec_avx512__kvf u) { return vec_avx512__binop(KB_VEC_MUL, vec_avx512__gelu_v(g), u); }
+KV_FN vec_avx512__kvf vec_avx512__gelu_tanh_mul_v(vec_avx512__kvf g, vec_avx512__kvf u) { return vec_avx512__binop(KB_VEC_MUL, vec_avx512__gelu_tanh_v(g), u); }
+
+/* y = G(g, u) per vector (glu), G one of the *_mul_v above: unary's
+ * function, then binary's product with the activation as first operand,
+ * so the bits of unary followed by binary (MUL), with g and u read and y
+ * written once, 16-bit storage widened and narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, G)                                                        \
   do {                                                                                         \
     int64_t i_ = 0;                                                                            \
     uintptr_t pg_ = (uintptr_t)(g) + KV_AHEAD_BYTES, pu_ = (uintptr_t)(u) + KV_AHEAD_BYTES;     \
     for (; i_ + 16 <= (n); i_ += 16) {                                                         \
       vec_avx512__kv_prefetch(pg_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
       vec_avx512__kv_prefetch(pu_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
-      vec_avx512__st(dt, y, i_, vec_avx512__binop(KB_VEC_MUL, F(vec_avx512__ld(dt, g, i_)), vec_avx512__ld(dt, u, i_)));                       \
+      vec_avx512__st(dt, y, i_, G(vec_avx512__ld(dt, g, i_), vec_avx512__ld(dt, u, i_)));                                          \
     }                                                                                          \
     if (i_ < (n))                                                                              \
-      vec_avx512__st_n(dt, y, i_, vec_avx512__binop(KB_VEC_MUL, F(vec_avx512__ld_n(dt, g, i_, (n)-i_)), vec_avx512__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+      vec_avx512__st_n(dt, y, i_, G(vec_avx512__ld_n(dt, g, i_, (n)-i_), vec_avx512__ld_n(dt, u, i_, (n)-i_)), (n)-i_);             \
   } while (0)
 
 #define KV_GATED_DT(F)                                                                              \
@@ -16998,17 +17132,17 @@ KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__k
     KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
               KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
   }
-KV_GATED_DT(vec_avx512__silu_v)
-KV_GATED_DT(vec_avx512__gelu_v)
-KV_GATED_DT(vec_avx512__gelu_tanh_v)
+KV_GATED_DT(vec_avx512__silu_mul_v)
+KV_GATED_DT(vec_avx512__gelu_mul_v)
+KV_GATED_DT(vec_avx512__gelu_tanh_mul_v)
 
 KV_ATTR static void vec_avx512__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
   if (fn == KB_VM_GELU)
-    vec_avx512__gelu_v_gated(dt, n, g, u, y);
+    vec_avx512__gelu_mul_v_gated(dt, n, g, u, y);
   else if (fn == KB_VM_GELU_TANH)
-    vec_avx512__gelu_tanh_v_gated(dt, n, g, u, y);
+    vec_avx512__gelu_tanh_mul_v_gated(dt, n, g, u, y);
   else
-    vec_avx512__silu_v_gated(dt, n, g, u, y);
+    vec_avx512__silu_mul_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx512__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -18096,12 +18230,14 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef exp_rel
 #undef exp_rel_f
 #undef fill_row
+#undef gelu_mul_v
+#undef gelu_mul_v_gated
+#undef gelu_tanh_mul_v
+#undef gelu_tanh_mul_v_gated
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
-#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
-#undef gelu_v_gated
 #undef gtail_d
 #undef inv_pair
 #undef kv_abs
@@ -18227,9 +18363,13 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
+#undef silu_fast_v
+#undef silu_fast_v_dt
+#undef silu_mul_v
+#undef silu_mul_v_gated
+#undef silu_normal_v
+#undef silu_not_normal
 #undef silu_v
-#undef silu_v_dt
-#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -18336,6 +18476,9 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define with_sign_of vec_avx512_bf16__with_sign_of
 #define x_sigmoid vec_avx512_bf16__x_sigmoid
 #define silu_v vec_avx512_bf16__silu_v
+#define silu_normal_v vec_avx512_bf16__silu_normal_v
+#define silu_not_normal vec_avx512_bf16__silu_not_normal
+#define silu_fast_v vec_avx512_bf16__silu_fast_v
 #define gtail_d vec_avx512_bf16__gtail_d
 #define gelu_v vec_avx512_bf16__gelu_v
 #define gelu_tanh_v vec_avx512_bf16__gelu_tanh_v
@@ -18351,13 +18494,16 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define math_gelu vec_avx512_bf16__math_gelu
 #define math_gelu_tanh vec_avx512_bf16__math_gelu_tanh
 #define math_exp_f64 vec_avx512_bf16__math_exp_f64
-#define silu_v_dt vec_avx512_bf16__silu_v_dt
+#define silu_fast_v_dt vec_avx512_bf16__silu_fast_v_dt
 #define gelu_v_dt vec_avx512_bf16__gelu_v_dt
 #define gelu_tanh_v_dt vec_avx512_bf16__gelu_tanh_v_dt
 #define binop vec_avx512_bf16__binop
-#define silu_v_gated vec_avx512_bf16__silu_v_gated
-#define gelu_v_gated vec_avx512_bf16__gelu_v_gated
-#define gelu_tanh_v_gated vec_avx512_bf16__gelu_tanh_v_gated
+#define silu_mul_v vec_avx512_bf16__silu_mul_v
+#define gelu_mul_v vec_avx512_bf16__gelu_mul_v
+#define gelu_tanh_mul_v vec_avx512_bf16__gelu_tanh_mul_v
+#define silu_mul_v_gated vec_avx512_bf16__silu_mul_v_gated
+#define gelu_mul_v_gated vec_avx512_bf16__gelu_mul_v_gated
+#define gelu_tanh_mul_v_gated vec_avx512_bf16__gelu_tanh_mul_v_gated
 #define binary_loop vec_avx512_bf16__binary_loop
 #define scale_loop vec_avx512_bf16__scale_loop
 #define bias_loop vec_avx512_bf16__bias_loop
@@ -18863,6 +19009,50 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
   return vec_avx512_bf16__act_special(x, vec_avx512_bf16__kv_gt(x, vec_avx512_bf16__kv_set(-INFINITY)), vec_avx512_bf16__x_sigmoid(xs, th, tt, e));
 }
 
+/*
+ * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
+ * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
+ *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
+ *            once, then the sum): silu_v's operations, the same bits;
+ *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
+ *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
+ *            tt 2^e + sl takes one fused step whose rounding is at most
+ *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
+ *            half-ulps of 1 + E, so one rounding in d and one in the
+ *            division, as silu_v's folded form has (one in its numerator,
+ *            one in the division; exhaustive bounds in docs/kernels.md).
+ * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
+ * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
+ * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
+ * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * silu_fast_v gives them silu_v's.
+ */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_normal_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf th, tt;
+  vec_avx512_bf16__kvi e;
+  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f);
+  vec_avx512_bf16__kvf p2 = vec_avx512_bf16__pow2_normal(e);
+  vec_avx512_bf16__kvf d_pos = vec_avx512_bf16__kv_add(one, vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2));
+  vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_mul(th, p2);
+  vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_add(a, one);
+  vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_sub(one, vec_avx512_bf16__kv_sub(sh, a));
+  vec_avx512_bf16__kvf d_neg = vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_fma(tt, p2, sl));
+  return vec_avx512_bf16__kv_div(x, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f)), d_neg, d_pos));
+}
+
+/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__silu_not_normal(vec_avx512_bf16__kvf x) { return vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(87.0f))); }
+
+/* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
+ * lane's result depends on that lane alone). */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_fast_v(vec_avx512_bf16__kvf x) {
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__silu_normal_v(x);
+  vec_avx512_bf16__kvm far = vec_avx512_bf16__silu_not_normal(x);
+  if (vec_avx512_bf16__kv_m_any(far)) y = vec_avx512_bf16__kv_sel(far, vec_avx512_bf16__silu_v(x), y);
+  return y;
+}
+
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
 KV_FN vec_avx512_bf16__kvd vec_avx512_bf16__gtail_d(vec_avx512_bf16__kvd a, vec_avx512_bf16__kvi idx) {
   vec_avx512_bf16__kvd t = vec_avx512_bf16__kvd_sub(a, vec_avx512_bf16__kvd_lookup8(kb_vm_g_center, idx));
@@ -19063,7 +19253,7 @@ KV_MATH_ENTRY(vec_avx512_bf16__math_exp, vec_avx512_bf16__kv_exp)
 KV_MATH_ENTRY(vec_avx512_bf16__math_log, vec_avx512_bf16__log_v)
 KV_MATH_ENTRY(vec_avx512_bf16__math_tanh, vec_avx512_bf16__tanh_v)
 KV_MATH_ENTRY(vec_avx512_bf16__math_erf, vec_avx512_bf16__erf_v)
-KV_MATH_ENTRY(vec_avx512_bf16__math_silu, vec_avx512_bf16__silu_v)
+KV_MATH_ENTRY(vec_avx512_bf16__math_silu, vec_avx512_bf16__silu_fast_v)
 KV_MATH_ENTRY(vec_avx512_bf16__math_gelu, vec_avx512_bf16__gelu_v)
 KV_MATH_ENTRY(vec_avx512_bf16__math_gelu_tanh, vec_avx512_bf16__gelu_tanh_v)
 
@@ -19097,7 +19287,7 @@ KV_ATTR static void vec_avx512_bf16__math_exp_f64(int64_t n, const double *x, do
     KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
               KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
   }
-KV_UNARY_DT(vec_avx512_bf16__silu_v)
+KV_UNARY_DT(vec_avx512_bf16__silu_fast_v)
 KV_UNARY_DT(vec_avx512_bf16__gelu_v)
 KV_UNARY_DT(vec_avx512_bf16__gelu_tanh_v)
 
@@ -19107,7 +19297,7 @@ KV_ATTR static void vec_avx512_bf16__unary(int fn, int dt, int64_t n, const void
   else if (fn == KB_VM_GELU_TANH)
     vec_avx512_bf16__gelu_tanh_v_dt(dt, n, x, y);
   else
-    vec_avx512_bf16__silu_v_dt(dt, n, x, y);
+    vec_avx512_bf16__silu_fast_v_dt(dt, n, x, y);
 }
 
 /* ---- add, mul, scale, add_bias, conversions ---- */
@@ -19118,21 +19308,35 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_unord(a, a), vec_avx512_bf16__kv_unord(b, b)), vec_avx512_bf16__kv_add(a, a), y);
 }
 
-/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
- * activation as first operand, so the bits of unary followed by binary
- * (MUL), with g and u read and y written once, 16-bit storage widened and
- * narrowed in the same pass. */
-#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+/* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
+ * where also the product holds no NaN, neither factor is NaN, binop's NaN
+ * choice does not arise and the plain product is its bits.  One mask tests
+ * both. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_mul_v(vec_avx512_bf16__kvf g, vec_avx512_bf16__kvf u) {
+  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_mul(vec_avx512_bf16__silu_normal_v(g), u);
+  if (vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_or(vec_avx512_bf16__silu_not_normal(g), vec_avx512_bf16__kv_unord(y, y)))) y = vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__silu_fast_v(g), u);
+  return y;
+}
+
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_mul_v(vec_avx512_bf16__kvf g, vec_avx512_bf16__kvf u) { return vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__gelu_v(g), u); }
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_tanh_mul_v(vec_avx512_bf16__kvf g, vec_avx512_bf16__kvf u) { return vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__gelu_tanh_v(g), u); }
+
+/* y = G(g, u) per vector (glu), G one of the *_mul_v above: unary's
+ * function, then binary's product with the activation as first operand,
+ * so the bits of unary followed by binary (MUL), with g and u read and y
+ * written once, 16-bit storage widened and narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, G)                                                        \
   do {                                                                                         \
     int64_t i_ = 0;                                                                            \
     uintptr_t pg_ = (uintptr_t)(g) + KV_AHEAD_BYTES, pu_ = (uintptr_t)(u) + KV_AHEAD_BYTES;     \
     for (; i_ + 16 <= (n); i_ += 16) {                                                         \
       vec_avx512_bf16__kv_prefetch(pg_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
       vec_avx512_bf16__kv_prefetch(pu_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
-      vec_avx512_bf16__st(dt, y, i_, vec_avx512_bf16__binop(KB_VEC_MUL, F(vec_avx512_bf16__ld(dt, g, i_)), vec_avx512_bf16__ld(dt, u, i_)));                       \
+      vec_avx512_bf16__st(dt, y, i_, G(vec_avx512_bf16__ld(dt, g, i_), vec_avx512_bf16__ld(dt, u, i_)));                                          \
     }                                                                                          \
     if (i_ < (n))                                                                              \
-      vec_avx512_bf16__st_n(dt, y, i_, vec_avx512_bf16__binop(KB_VEC_MUL, F(vec_avx512_bf16__ld_n(dt, g, i_, (n)-i_)), vec_avx512_bf16__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+      vec_avx512_bf16__st_n(dt, y, i_, G(vec_avx512_bf16__ld_n(dt, g, i_, (n)-i_), vec_avx512_bf16__ld_n(dt, u, i_, (n)-i_)), (n)-i_);             \
   } while (0)
 
 #define KV_GATED_DT(F)                                                                              \
@@ -19140,17 +19344,17 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a
     KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
               KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
   }
-KV_GATED_DT(vec_avx512_bf16__silu_v)
-KV_GATED_DT(vec_avx512_bf16__gelu_v)
-KV_GATED_DT(vec_avx512_bf16__gelu_tanh_v)
+KV_GATED_DT(vec_avx512_bf16__silu_mul_v)
+KV_GATED_DT(vec_avx512_bf16__gelu_mul_v)
+KV_GATED_DT(vec_avx512_bf16__gelu_tanh_mul_v)
 
 KV_ATTR static void vec_avx512_bf16__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
   if (fn == KB_VM_GELU)
-    vec_avx512_bf16__gelu_v_gated(dt, n, g, u, y);
+    vec_avx512_bf16__gelu_mul_v_gated(dt, n, g, u, y);
   else if (fn == KB_VM_GELU_TANH)
-    vec_avx512_bf16__gelu_tanh_v_gated(dt, n, g, u, y);
+    vec_avx512_bf16__gelu_tanh_mul_v_gated(dt, n, g, u, y);
   else
-    vec_avx512_bf16__silu_v_gated(dt, n, g, u, y);
+    vec_avx512_bf16__silu_mul_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_avx512_bf16__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -20239,12 +20443,14 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef exp_rel
 #undef exp_rel_f
 #undef fill_row
+#undef gelu_mul_v
+#undef gelu_mul_v_gated
+#undef gelu_tanh_mul_v
+#undef gelu_tanh_mul_v_gated
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
-#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
-#undef gelu_v_gated
 #undef gtail_d
 #undef inv_pair
 #undef kv_abs
@@ -20371,9 +20577,13 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
+#undef silu_fast_v
+#undef silu_fast_v_dt
+#undef silu_mul_v
+#undef silu_mul_v_gated
+#undef silu_normal_v
+#undef silu_not_normal
 #undef silu_v
-#undef silu_v_dt
-#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows
@@ -20479,6 +20689,9 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define with_sign_of vec_scalar__with_sign_of
 #define x_sigmoid vec_scalar__x_sigmoid
 #define silu_v vec_scalar__silu_v
+#define silu_normal_v vec_scalar__silu_normal_v
+#define silu_not_normal vec_scalar__silu_not_normal
+#define silu_fast_v vec_scalar__silu_fast_v
 #define gtail_d vec_scalar__gtail_d
 #define gelu_v vec_scalar__gelu_v
 #define gelu_tanh_v vec_scalar__gelu_tanh_v
@@ -20494,13 +20707,16 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define math_gelu vec_scalar__math_gelu
 #define math_gelu_tanh vec_scalar__math_gelu_tanh
 #define math_exp_f64 vec_scalar__math_exp_f64
-#define silu_v_dt vec_scalar__silu_v_dt
+#define silu_fast_v_dt vec_scalar__silu_fast_v_dt
 #define gelu_v_dt vec_scalar__gelu_v_dt
 #define gelu_tanh_v_dt vec_scalar__gelu_tanh_v_dt
 #define binop vec_scalar__binop
-#define silu_v_gated vec_scalar__silu_v_gated
-#define gelu_v_gated vec_scalar__gelu_v_gated
-#define gelu_tanh_v_gated vec_scalar__gelu_tanh_v_gated
+#define silu_mul_v vec_scalar__silu_mul_v
+#define gelu_mul_v vec_scalar__gelu_mul_v
+#define gelu_tanh_mul_v vec_scalar__gelu_tanh_mul_v
+#define silu_mul_v_gated vec_scalar__silu_mul_v_gated
+#define gelu_mul_v_gated vec_scalar__gelu_mul_v_gated
+#define gelu_tanh_mul_v_gated vec_scalar__gelu_tanh_mul_v_gated
 #define binary_loop vec_scalar__binary_loop
 #define scale_loop vec_scalar__scale_loop
 #define bias_loop vec_scalar__bias_loop
@@ -21090,6 +21306,50 @@ KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
   return vec_scalar__act_special(x, vec_scalar__kv_gt(x, vec_scalar__kv_set(-INFINITY)), vec_scalar__x_sigmoid(xs, th, tt, e));
 }
 
+/*
+ * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
+ * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
+ *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
+ *            once, then the sum): silu_v's operations, the same bits;
+ *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
+ *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
+ *            tt 2^e + sl takes one fused step whose rounding is at most
+ *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
+ *            half-ulps of 1 + E, so one rounding in d and one in the
+ *            division, as silu_v's folded form has (one in its numerator,
+ *            one in the division; exhaustive bounds in docs/kernels.md).
+ * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
+ * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
+ * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
+ * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * silu_fast_v gives them silu_v's.
+ */
+KV_FN vec_scalar__kvf vec_scalar__silu_normal_v(vec_scalar__kvf x) {
+  vec_scalar__kvf th, tt;
+  vec_scalar__kvi e;
+  vec_scalar__kv_exp_core(vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), x), &th, &tt, &e);
+  vec_scalar__kvf one = vec_scalar__kv_set(1.0f);
+  vec_scalar__kvf p2 = vec_scalar__pow2_normal(e);
+  vec_scalar__kvf d_pos = vec_scalar__kv_add(one, vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2));
+  vec_scalar__kvf a = vec_scalar__kv_mul(th, p2);
+  vec_scalar__kvf sh = vec_scalar__kv_add(a, one);
+  vec_scalar__kvf sl = vec_scalar__kv_sub(one, vec_scalar__kv_sub(sh, a));
+  vec_scalar__kvf d_neg = vec_scalar__kv_add(sh, vec_scalar__kv_fma(tt, p2, sl));
+  return vec_scalar__kv_div(x, vec_scalar__kv_sel(vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f)), d_neg, d_pos));
+}
+
+/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
+KV_FN vec_scalar__kvm vec_scalar__silu_not_normal(vec_scalar__kvf x) { return vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(87.0f))); }
+
+/* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
+ * lane's result depends on that lane alone). */
+KV_FN vec_scalar__kvf vec_scalar__silu_fast_v(vec_scalar__kvf x) {
+  vec_scalar__kvf y = vec_scalar__silu_normal_v(x);
+  vec_scalar__kvm far = vec_scalar__silu_not_normal(x);
+  if (vec_scalar__kv_m_any(far)) y = vec_scalar__kv_sel(far, vec_scalar__silu_v(x), y);
+  return y;
+}
+
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
 KV_FN vec_scalar__kvd vec_scalar__gtail_d(vec_scalar__kvd a, vec_scalar__kvi idx) {
   vec_scalar__kvd t = vec_scalar__kvd_sub(a, vec_scalar__kvd_lookup8(kb_vm_g_center, idx));
@@ -21290,7 +21550,7 @@ KV_MATH_ENTRY(vec_scalar__math_exp, vec_scalar__kv_exp)
 KV_MATH_ENTRY(vec_scalar__math_log, vec_scalar__log_v)
 KV_MATH_ENTRY(vec_scalar__math_tanh, vec_scalar__tanh_v)
 KV_MATH_ENTRY(vec_scalar__math_erf, vec_scalar__erf_v)
-KV_MATH_ENTRY(vec_scalar__math_silu, vec_scalar__silu_v)
+KV_MATH_ENTRY(vec_scalar__math_silu, vec_scalar__silu_fast_v)
 KV_MATH_ENTRY(vec_scalar__math_gelu, vec_scalar__gelu_v)
 KV_MATH_ENTRY(vec_scalar__math_gelu_tanh, vec_scalar__gelu_tanh_v)
 
@@ -21324,7 +21584,7 @@ KV_ATTR static void vec_scalar__math_exp_f64(int64_t n, const double *x, double 
     KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
               KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
   }
-KV_UNARY_DT(vec_scalar__silu_v)
+KV_UNARY_DT(vec_scalar__silu_fast_v)
 KV_UNARY_DT(vec_scalar__gelu_v)
 KV_UNARY_DT(vec_scalar__gelu_tanh_v)
 
@@ -21334,7 +21594,7 @@ KV_ATTR static void vec_scalar__unary(int fn, int dt, int64_t n, const void *x, 
   else if (fn == KB_VM_GELU_TANH)
     vec_scalar__gelu_tanh_v_dt(dt, n, x, y);
   else
-    vec_scalar__silu_v_dt(dt, n, x, y);
+    vec_scalar__silu_fast_v_dt(dt, n, x, y);
 }
 
 /* ---- add, mul, scale, add_bias, conversions ---- */
@@ -21345,21 +21605,35 @@ KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__k
   return vec_scalar__kv_sel(vec_scalar__kv_m_and(vec_scalar__kv_unord(a, a), vec_scalar__kv_unord(b, b)), vec_scalar__kv_add(a, a), y);
 }
 
-/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
- * activation as first operand, so the bits of unary followed by binary
- * (MUL), with g and u read and y written once, 16-bit storage widened and
- * narrowed in the same pass. */
-#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+/* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
+ * where also the product holds no NaN, neither factor is NaN, binop's NaN
+ * choice does not arise and the plain product is its bits.  One mask tests
+ * both. */
+KV_FN vec_scalar__kvf vec_scalar__silu_mul_v(vec_scalar__kvf g, vec_scalar__kvf u) {
+  vec_scalar__kvf y = vec_scalar__kv_mul(vec_scalar__silu_normal_v(g), u);
+  if (vec_scalar__kv_m_any(vec_scalar__kv_m_or(vec_scalar__silu_not_normal(g), vec_scalar__kv_unord(y, y)))) y = vec_scalar__binop(KB_VEC_MUL, vec_scalar__silu_fast_v(g), u);
+  return y;
+}
+
+KV_FN vec_scalar__kvf vec_scalar__gelu_mul_v(vec_scalar__kvf g, vec_scalar__kvf u) { return vec_scalar__binop(KB_VEC_MUL, vec_scalar__gelu_v(g), u); }
+KV_FN vec_scalar__kvf vec_scalar__gelu_tanh_mul_v(vec_scalar__kvf g, vec_scalar__kvf u) { return vec_scalar__binop(KB_VEC_MUL, vec_scalar__gelu_tanh_v(g), u); }
+
+/* y = G(g, u) per vector (glu), G one of the *_mul_v above: unary's
+ * function, then binary's product with the activation as first operand,
+ * so the bits of unary followed by binary (MUL), with g and u read and y
+ * written once, 16-bit storage widened and narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, G)                                                        \
   do {                                                                                         \
     int64_t i_ = 0;                                                                            \
     uintptr_t pg_ = (uintptr_t)(g) + KV_AHEAD_BYTES, pu_ = (uintptr_t)(u) + KV_AHEAD_BYTES;     \
     for (; i_ + 16 <= (n); i_ += 16) {                                                         \
       vec_scalar__kv_prefetch(pg_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
       vec_scalar__kv_prefetch(pu_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
-      vec_scalar__st(dt, y, i_, vec_scalar__binop(KB_VEC_MUL, F(vec_scalar__ld(dt, g, i_)), vec_scalar__ld(dt, u, i_)));                       \
+      vec_scalar__st(dt, y, i_, G(vec_scalar__ld(dt, g, i_), vec_scalar__ld(dt, u, i_)));                                          \
     }                                                                                          \
     if (i_ < (n))                                                                              \
-      vec_scalar__st_n(dt, y, i_, vec_scalar__binop(KB_VEC_MUL, F(vec_scalar__ld_n(dt, g, i_, (n)-i_)), vec_scalar__ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+      vec_scalar__st_n(dt, y, i_, G(vec_scalar__ld_n(dt, g, i_, (n)-i_), vec_scalar__ld_n(dt, u, i_, (n)-i_)), (n)-i_);             \
   } while (0)
 
 #define KV_GATED_DT(F)                                                                              \
@@ -21367,17 +21641,17 @@ KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__k
     KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
               KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
   }
-KV_GATED_DT(vec_scalar__silu_v)
-KV_GATED_DT(vec_scalar__gelu_v)
-KV_GATED_DT(vec_scalar__gelu_tanh_v)
+KV_GATED_DT(vec_scalar__silu_mul_v)
+KV_GATED_DT(vec_scalar__gelu_mul_v)
+KV_GATED_DT(vec_scalar__gelu_tanh_mul_v)
 
 KV_ATTR static void vec_scalar__gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
   if (fn == KB_VM_GELU)
-    vec_scalar__gelu_v_gated(dt, n, g, u, y);
+    vec_scalar__gelu_mul_v_gated(dt, n, g, u, y);
   else if (fn == KB_VM_GELU_TANH)
-    vec_scalar__gelu_tanh_v_gated(dt, n, g, u, y);
+    vec_scalar__gelu_tanh_mul_v_gated(dt, n, g, u, y);
   else
-    vec_scalar__silu_v_gated(dt, n, g, u, y);
+    vec_scalar__silu_mul_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void vec_scalar__binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
@@ -22467,12 +22741,14 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef exp_rel
 #undef exp_rel_f
 #undef fill_row
+#undef gelu_mul_v
+#undef gelu_mul_v_gated
+#undef gelu_tanh_mul_v
+#undef gelu_tanh_mul_v_gated
 #undef gelu_tanh_v
 #undef gelu_tanh_v_dt
-#undef gelu_tanh_v_gated
 #undef gelu_v
 #undef gelu_v_dt
-#undef gelu_v_gated
 #undef gtail_d
 #undef inv_pair
 #undef kv_abs
@@ -22595,9 +22871,13 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
+#undef silu_fast_v
+#undef silu_fast_v_dt
+#undef silu_mul_v
+#undef silu_mul_v_gated
+#undef silu_normal_v
+#undef silu_not_normal
 #undef silu_v
-#undef silu_v_dt
-#undef silu_v_gated
 #undef sincos_d
 #undef softmax_row
 #undef softmax_rows

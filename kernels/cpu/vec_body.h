@@ -191,6 +191,50 @@ KV_FN kvf silu_v(kvf x) {
   return act_special(x, kv_gt(x, kv_set(-INFINITY)), x_sigmoid(xs, th, tt, e));
 }
 
+/*
+ * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
+ * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
+ *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
+ *            once, then the sum): silu_v's operations, the same bits;
+ *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
+ *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
+ *            tt 2^e + sl takes one fused step whose rounding is at most
+ *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
+ *            half-ulps of 1 + E, so one rounding in d and one in the
+ *            division, as silu_v's folded form has (one in its numerator,
+ *            one in the division; exhaustive bounds in docs/kernels.md).
+ * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
+ * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
+ * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
+ * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * silu_fast_v gives them silu_v's.
+ */
+KV_FN kvf silu_normal_v(kvf x) {
+  kvf th, tt;
+  kvi e;
+  kv_exp_core(kv_sub(kv_set(0.0f), x), &th, &tt, &e);
+  kvf one = kv_set(1.0f);
+  kvf p2 = pow2_normal(e);
+  kvf d_pos = kv_add(one, kv_mul(kv_add(th, tt), p2));
+  kvf a = kv_mul(th, p2);
+  kvf sh = kv_add(a, one);
+  kvf sl = kv_sub(one, kv_sub(sh, a));
+  kvf d_neg = kv_add(sh, kv_fma(tt, p2, sl));
+  return kv_div(x, kv_sel(kv_lt(x, kv_set(0.0f)), d_neg, d_pos));
+}
+
+/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
+KV_FN kvm silu_not_normal(kvf x) { return kv_m_andnot(kv_mask_first(16), kv_lt(kv_abs(x), kv_set(87.0f))); }
+
+/* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
+ * lane's result depends on that lane alone). */
+KV_FN kvf silu_fast_v(kvf x) {
+  kvf y = silu_normal_v(x);
+  kvm far = silu_not_normal(x);
+  if (kv_m_any(far)) y = kv_sel(far, silu_v(x), y);
+  return y;
+}
+
 /* G(a) = Phi(-a) e^(a^2/2) for a in [0, 16) (vmath_tables.h), in double. */
 KV_FN kvd gtail_d(kvd a, kvi idx) {
   kvd t = kvd_sub(a, kvd_lookup8(kb_vm_g_center, idx));
@@ -391,7 +435,7 @@ KV_MATH_ENTRY(math_exp, kv_exp)
 KV_MATH_ENTRY(math_log, log_v)
 KV_MATH_ENTRY(math_tanh, tanh_v)
 KV_MATH_ENTRY(math_erf, erf_v)
-KV_MATH_ENTRY(math_silu, silu_v)
+KV_MATH_ENTRY(math_silu, silu_fast_v)
 KV_MATH_ENTRY(math_gelu, gelu_v)
 KV_MATH_ENTRY(math_gelu_tanh, gelu_tanh_v)
 
@@ -425,7 +469,7 @@ KV_ATTR static void math_exp_f64(int64_t n, const double *x, double *y) {
     KV_PER_DT(F, KV_MAP1(KB_VEC_F32, n, x, y, F), KV_MAP1(KB_VEC_BF16, n, x, y, F), \
               KV_MAP1(KB_VEC_F16, n, x, y, F))                      \
   }
-KV_UNARY_DT(silu_v)
+KV_UNARY_DT(silu_fast_v)
 KV_UNARY_DT(gelu_v)
 KV_UNARY_DT(gelu_tanh_v)
 
@@ -435,7 +479,7 @@ KV_ATTR static void unary(int fn, int dt, int64_t n, const void *x, void *y) {
   else if (fn == KB_VM_GELU_TANH)
     gelu_tanh_v_dt(dt, n, x, y);
   else
-    silu_v_dt(dt, n, x, y);
+    silu_fast_v_dt(dt, n, x, y);
 }
 
 /* ---- add, mul, scale, add_bias, conversions ---- */
@@ -446,21 +490,35 @@ KV_FN kvf binop(int op, kvf a, kvf b) {
   return kv_sel(kv_m_and(kv_unord(a, a), kv_unord(b, b)), kv_add(a, a), y);
 }
 
-/* y = F(g) * u per vector (glu): unary's F, then binary's product with the
- * activation as first operand, so the bits of unary followed by binary
- * (MUL), with g and u read and y written once, 16-bit storage widened and
- * narrowed in the same pass. */
-#define KV_GATED_LOOP(dt, n, g, u, y, F)                                                        \
+/* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
+ * where also the product holds no NaN, neither factor is NaN, binop's NaN
+ * choice does not arise and the plain product is its bits.  One mask tests
+ * both. */
+KV_FN kvf silu_mul_v(kvf g, kvf u) {
+  kvf y = kv_mul(silu_normal_v(g), u);
+  if (kv_m_any(kv_m_or(silu_not_normal(g), kv_unord(y, y)))) y = binop(KB_VEC_MUL, silu_fast_v(g), u);
+  return y;
+}
+
+KV_FN kvf gelu_mul_v(kvf g, kvf u) { return binop(KB_VEC_MUL, gelu_v(g), u); }
+KV_FN kvf gelu_tanh_mul_v(kvf g, kvf u) { return binop(KB_VEC_MUL, gelu_tanh_v(g), u); }
+
+/* y = G(g, u) per vector (glu), G one of the *_mul_v above: unary's
+ * function, then binary's product with the activation as first operand,
+ * so the bits of unary followed by binary (MUL), with g and u read and y
+ * written once, 16-bit storage widened and narrowed in the same pass. */
+#define KV_GATED_LOOP(dt, n, g, u, y, G)                                                        \
   do {                                                                                         \
     int64_t i_ = 0;                                                                            \
     uintptr_t pg_ = (uintptr_t)(g) + KV_AHEAD_BYTES, pu_ = (uintptr_t)(u) + KV_AHEAD_BYTES;     \
     for (; i_ + 16 <= (n); i_ += 16) {                                                         \
       kv_prefetch(pg_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
       kv_prefetch(pu_ + (uintptr_t)i_ * kb_vec_size(dt));                                      \
-      st(dt, y, i_, binop(KB_VEC_MUL, F(ld(dt, g, i_)), ld(dt, u, i_)));                       \
+      st(dt, y, i_, G(ld(dt, g, i_), ld(dt, u, i_)));                                          \
     }                                                                                          \
     if (i_ < (n))                                                                              \
-      st_n(dt, y, i_, binop(KB_VEC_MUL, F(ld_n(dt, g, i_, (n)-i_)), ld_n(dt, u, i_, (n)-i_)), (n)-i_); \
+      st_n(dt, y, i_, G(ld_n(dt, g, i_, (n)-i_), ld_n(dt, u, i_, (n)-i_)), (n)-i_);             \
   } while (0)
 
 #define KV_GATED_DT(F)                                                                              \
@@ -468,17 +526,17 @@ KV_FN kvf binop(int op, kvf a, kvf b) {
     KV_PER_DT(F, KV_GATED_LOOP(KB_VEC_F32, n, g, u, y, F), KV_GATED_LOOP(KB_VEC_BF16, n, g, u, y, F), \
               KV_GATED_LOOP(KB_VEC_F16, n, g, u, y, F))                                           \
   }
-KV_GATED_DT(silu_v)
-KV_GATED_DT(gelu_v)
-KV_GATED_DT(gelu_tanh_v)
+KV_GATED_DT(silu_mul_v)
+KV_GATED_DT(gelu_mul_v)
+KV_GATED_DT(gelu_tanh_mul_v)
 
 KV_ATTR static void gated(int fn, int dt, int64_t n, const void *g, const void *u, void *y) {
   if (fn == KB_VM_GELU)
-    gelu_v_gated(dt, n, g, u, y);
+    gelu_mul_v_gated(dt, n, g, u, y);
   else if (fn == KB_VM_GELU_TANH)
-    gelu_tanh_v_gated(dt, n, g, u, y);
+    gelu_tanh_mul_v_gated(dt, n, g, u, y);
   else
-    silu_v_gated(dt, n, g, u, y);
+    silu_mul_v_gated(dt, n, g, u, y);
 }
 
 KV_FN void binary_loop(int op, int dt, int64_t n, const void *a, const void *b, void *y) {
