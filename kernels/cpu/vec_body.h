@@ -148,7 +148,10 @@ KV_FN kvf with_sign_of(kvf x, kvf y) {
 }
 
 /*
- * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division,
+ * in the folded form: kb_silu's for |x| >= 87 and the special values
+ * (silu_fast_v below; silu_normal_v, the shorter form, covers the rest),
+ * and gelu_tanh's through x_sigmoid for every input.
  * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
  * d = 1 + E rounded once, and
  *   x >= 0:  silu(x) = x / d

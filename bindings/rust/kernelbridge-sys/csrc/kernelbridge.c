@@ -14539,7 +14539,10 @@ KV_FN vec_avx2__kvf vec_avx2__with_sign_of(vec_avx2__kvf x, vec_avx2__kvf y) {
 }
 
 /*
- * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division,
+ * in the folded form: kb_silu's for |x| >= 87 and the special values
+ * (silu_fast_v below; silu_normal_v, the shorter form, covers the rest),
+ * and gelu_tanh's through x_sigmoid for every input.
  * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
  * d = 1 + E rounded once, and
  *   x >= 0:  silu(x) = x / d
@@ -16754,7 +16757,10 @@ KV_FN vec_avx512__kvf vec_avx512__with_sign_of(vec_avx512__kvf x, vec_avx512__kv
 }
 
 /*
- * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division,
+ * in the folded form: kb_silu's for |x| >= 87 and the special values
+ * (silu_fast_v below; silu_normal_v, the shorter form, covers the rest),
+ * and gelu_tanh's through x_sigmoid for every input.
  * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
  * d = 1 + E rounded once, and
  *   x >= 0:  silu(x) = x / d
@@ -18966,7 +18972,10 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__with_sign_of(vec_avx512_bf16__kvf x,
 }
 
 /*
- * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division,
+ * in the folded form: kb_silu's for |x| >= 87 and the special values
+ * (silu_fast_v below; silu_normal_v, the shorter form, covers the rest),
+ * and gelu_tanh's through x_sigmoid for every input.
  * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
  * d = 1 + E rounded once, and
  *   x >= 0:  silu(x) = x / d
@@ -21263,7 +21272,10 @@ KV_FN vec_scalar__kvf vec_scalar__with_sign_of(vec_scalar__kvf x, vec_scalar__kv
 }
 
 /*
- * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division:
+ * silu(x) = x / (1 + e^-x) in float32 arithmetic, one exp and one division,
+ * in the folded form: kb_silu's for |x| >= 87 and the special values
+ * (silu_fast_v below; silu_normal_v, the shorter form, covers the rest),
+ * and gelu_tanh's through x_sigmoid for every input.
  * E = e^-|x| = (th + tt) 2^e from the exp core (th + tt unrounded),
  * d = 1 + E rounded once, and
  *   x >= 0:  silu(x) = x / d
