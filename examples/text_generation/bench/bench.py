@@ -59,12 +59,15 @@ def main():
     if a.llama_cpp_python:
         programs.append(("llama.cpp", [a.llama_cpp_python, os.path.join(HERE, "llama_cpp_decode.py"), a.model,
                                        common[1], str(a.max_tokens), str(a.threads)]))
+    if not programs:
+        ap.error("give at least one --program or --llama-cpp-python")
     results = {name: [] for name, _ in programs}
     tokens = {}
     for r in range(a.repeat):
         # Round r starts at program r (mod their count): none always runs
         # right after another (its caches, its clock) or first.
-        for name, cmd in programs[r % len(programs):] + programs[:r % len(programs)]:
+        first = r % len(programs)
+        for name, cmd in programs[first:] + programs[:first]:
             pre, dec, out = run(cmd)
             results[name].append((pre, dec))
             tokens[name] = out
