@@ -197,44 +197,41 @@ KV_FN kvf silu_v(kvf x) {
 /*
  * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
  * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
- *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
- *            once, then the sum): silu_v's operations, the same bits;
- *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
- *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
- *            tt 2^e + sl takes one fused step whose rounding is at most
- *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
- *            half-ulps of 1 + E, so one rounding in d and one in the
- *            division, as silu_v's folded form has (one in its numerator,
- *            one in the division; exhaustive bounds in docs/kernels.md).
+ * silu(x) = x / d, d = s + (tt 2^e + sl) rounded, where s + sl =
+ * th 2^e + 1 exactly (Fast2Sum with the larger of the two terms first:
+ * th 2^e >= 1 for x < 0, <= 1 for x >= 0) and tt 2^e + sl takes one fused
+ * step whose rounding is at most |tt / th| <= 2^-4.4 of the last one's: d
+ * is within about 1.05 half-ulps of 1 + E, so one rounding in d and one in
+ * the division (exhaustive bounds in docs/kernels.md).
  * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
  * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
- * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
- * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * it is exact, the exp core's clamps do nothing (kv_exp_core_neg leaves
+ * them out), and the result x e^x >= 87 e^-87 is a normal float.  The lanes
+ * beyond (|x| >= 87, infinities, NaN) get meaningless values here;
  * silu_fast_v gives them silu_v's.
  */
 KV_FN kvf silu_normal_v(kvf x) {
   kvf th, tt;
   kvi e;
-  kv_exp_core(kv_sub(kv_set(0.0f), x), &th, &tt, &e);
+  kv_exp_core_neg(x, &th, &tt, &e);
   kvf one = kv_set(1.0f);
   kvf p2 = pow2_normal(e);
-  kvf d_pos = kv_add(one, kv_mul(kv_add(th, tt), p2));
   kvf a = kv_mul(th, p2);
-  kvf sh = kv_add(a, one);
-  kvf sl = kv_sub(one, kv_sub(sh, a));
-  kvf d_neg = kv_add(sh, kv_fma(tt, p2, sl));
-  return kv_div(x, kv_sel(kv_lt(x, kv_set(0.0f)), d_neg, d_pos));
+  kvf big = kv_max(a, one), small = kv_min(a, one);
+  kvf sh = kv_add(big, small);
+  kvf sl = kv_sub(small, kv_sub(sh, big));
+  return kv_div(x, kv_add(sh, kv_fma(tt, p2, sl)));
 }
 
-/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
-KV_FN kvm silu_not_normal(kvf x) { return kv_m_andnot(kv_mask_first(16), kv_lt(kv_abs(x), kv_set(87.0f))); }
+/* The lanes silu_normal_v covers: |x| < 87 (false for infinities and NaN). */
+KV_FN kvm silu_normal_lanes(kvf x) { return kv_lt(kv_abs(x), kv_set(87.0f)); }
 
 /* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
  * lane's result depends on that lane alone). */
 KV_FN kvf silu_fast_v(kvf x) {
   kvf y = silu_normal_v(x);
-  kvm far = silu_not_normal(x);
-  if (kv_m_any(far)) y = kv_sel(far, silu_v(x), y);
+  kvm ok = silu_normal_lanes(x);
+  if (!kv_m_all(ok)) y = kv_sel(ok, y, silu_v(x));
   return y;
 }
 
@@ -494,14 +491,12 @@ KV_FN kvf binop(int op, kvf a, kvf b) {
 }
 
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
- * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
- * where also the product holds no NaN, neither factor is NaN, binop's NaN
- * choice does not arise and the plain product is its bits.  One mask tests
- * both. */
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
+ * finite number, so binop's choice between two NaN operands does not arise
+ * and the plain product is its bits. */
 KV_FN kvf silu_mul_v(kvf g, kvf u) {
-  kvf y = kv_mul(silu_normal_v(g), u);
-  if (kv_m_any(kv_m_or(silu_not_normal(g), kv_unord(y, y)))) y = binop(KB_VEC_MUL, silu_fast_v(g), u);
-  return y;
+  if (kv_m_all(silu_normal_lanes(g))) return kv_mul(silu_normal_v(g), u);
+  return binop(KB_VEC_MUL, silu_fast_v(g), u);
 }
 
 KV_FN kvf gelu_mul_v(kvf g, kvf u) { return binop(KB_VEC_MUL, gelu_v(g), u); }
@@ -1201,6 +1196,69 @@ KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, c
             rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
 }
 
+/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
+ * residual), then rmsnorm_row on what was stored, with the sum of squares
+ * taken in the pass that adds: each sum is stored (rounded to the 16-bit
+ * type there) and read back from L1 while still in registers' reach, so
+ * the norm's first pass over the row goes away.  The accumulation is
+ * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
+ * the same bits.  16-bit weights are widened once per call. */
+KV_FN void add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
+                           float *keep, uintptr_t next_res, uintptr_t next_x) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  kvd acc = kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
+  for (int64_t c = 0; c < full; c += 16) {
+    kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
+    kv_prefetch(next_x + (uintptr_t)c * es);
+    kvf v = binop(KB_VEC_ADD, ld(dt, res, c), ld(dt, x, c));
+    st(dt, res, c, v);
+    if (dt != KB_VEC_F32) v = ld(dt, res, c); /* the stored, rounded sum */
+    if (keep) kv_store(keep + c, v);
+    kvd d = kvd_from(v);
+    acc = kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    kvf v = binop(KB_VEC_ADD, ld_n(dt, res, full, n), ld_n(dt, x, full, n));
+    st_n(dt, res, full, v, n);
+    if (dt != KB_VEC_F32) v = ld_n(dt, res, full, n);
+    if (keep) kv_store_n(keep + full, v, n);
+    kvd d = kvd_from(v);
+    acc = kvd_fma(d, d, acc);
+  }
+  struct kv_inv inv = inv_pair(kvd_hsum16(acc) / (double)cols, (double)eps, cols);
+  if (keep)
+    rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
+  else
+    rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
+}
+
+KV_FN void add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
+                            void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  char *rp = (char *)res;
+  const char *xp = (const char *)x;
+  char *yp = (char *)y;
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
+                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+}
+
+KV_ATTR static void add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
+                                float eps, void *y) {
+  KV_PER_DT(add_rmsnorm, add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+}
+
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
  * for the second look at the block. */
 #define KV_LN_BLOCK 1024
@@ -1572,6 +1630,6 @@ KV_ATTR static void adamw(int64_t n, float *p, const float *g, float *m, float *
              [KB_VM_GELU_TANH] = math_gelu_tanh},                                                               \
     .exp_f64 = math_exp_f64,                                                                                    \
     .unary = unary, .gated = gated, .binary = binary, .scale = scale, .add_bias = add_bias, .convert = convert,                \
-    .softmax = softmax, .rmsnorm = rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
+    .softmax = softmax, .rmsnorm = rmsnorm, .add_rmsnorm = add_rmsnorm, .layernorm = layernorm, .ce_forward = ce_forward,                  \
     .ce_backward = ce_backward, .argmax = argmax, .rope = rope, .sincos_f64 = sincos_f64, .exp_weights = exp_weights, .adamw = adamw,                                              \
   }

@@ -72,6 +72,11 @@ struct kb_vec_ops {
   /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
   void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
   void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* Per row, exactly binary (ADD, residual first) into residual, then
+   * rmsnorm of the stored row into y, in one pass over memory.  y may be x
+   * exactly; residual overlaps nothing. */
+  void (*add_rmsnorm)(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *weight, float eps,
+                      void *y);
   /* weight and bias may be NULL (1 and 0). */
   void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
                     void *y);

@@ -136,6 +136,8 @@ KV_FN kvm kv_m_none(void) {
   return r;
 }
 KV_FN int kv_m_any(kvm x) { return _mm256_movemask_ps(_mm256_or_ps(x.a, x.b)) != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int kv_m_all(kvm x) { return _mm256_movemask_ps(_mm256_and_ps(x.a, x.b)) == 0xff; }
 KV_FN kvf kv_sel(kvm m, kvf x, kvf y) {
   kvf r = {_mm256_blendv_ps(y.a, x.a, m.a), _mm256_blendv_ps(y.b, x.b, m.b)};
   return r;
@@ -199,6 +201,10 @@ KV_FN void kv_store_h_n(int f16, uint16_t *p, kvf v, int64_t n) {
 KV_FN void kv_exp_core(kvf x, kvf *th, kvf *tt, kvi *e) {
   kb_vm_exp_core_avx2(x.a, &th->a, &tt->a, &e->a);
   kb_vm_exp_core_avx2(x.b, &th->b, &tt->b, &e->b);
+}
+KV_FN void kv_exp_core_neg(kvf x, kvf *th, kvf *tt, kvi *e) {
+  kb_vm_exp_core_neg_avx2(x.a, &th->a, &tt->a, &e->a);
+  kb_vm_exp_core_neg_avx2(x.b, &th->b, &tt->b, &e->b);
 }
 KV_FN kvf kv_ldexp(kvf q, kvi e) {
   kvf r = {kb_vm_ldexp_avx2(q.a, e.a), kb_vm_ldexp_avx2(q.b, e.b)};

@@ -63,6 +63,8 @@ KV_FN kvm kv_m_and(kvm a, kvm b) { return (kvm)(a & b); }
 KV_FN kvm kv_m_andnot(kvm a, kvm b) { return (kvm)(a & (kvm)~b); }
 KV_FN kvm kv_m_none(void) { return (kvm)0; }
 KV_FN int kv_m_any(kvm a) { return a != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int kv_m_all(kvm a) { return a == (kvm)0xffff; }
 /* m ? a : b, per lane. */
 KV_FN kvf kv_sel(kvm m, kvf a, kvf b) { return _mm512_mask_blend_ps(m, b, a); }
 KV_FN void kv_lanes(float out[16], kvf v) { _mm512_storeu_ps(out, v); }
@@ -135,6 +137,7 @@ KV_FN void kv_store_h_n(int f16, uint16_t *p, kvf v, int64_t n) {
 /* ---- exp (vmath.h) ---- */
 
 KV_FN void kv_exp_core(kvf x, kvf *th, kvf *tt, kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
+KV_FN void kv_exp_core_neg(kvf x, kvf *th, kvf *tt, kvi *e) { kb_vm_exp_core_neg_avx512(x, th, tt, e); }
 KV_FN kvf kv_ldexp(kvf q, kvi e) { return kb_vm_ldexp_avx512(q, e); }
 /* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
  * the multiply by a normal power of two, so vec_body.h's exp callers do not

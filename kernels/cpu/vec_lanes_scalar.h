@@ -118,6 +118,8 @@ KV_FN kvm kv_m_and(kvm a, kvm b) { return a & b; }
 KV_FN kvm kv_m_andnot(kvm a, kvm b) { return a & ~b; }
 KV_FN kvm kv_m_none(void) { return 0; }
 KV_FN int kv_m_any(kvm a) { return a != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int kv_m_all(kvm a) { return (a & 0xffffu) == 0xffffu; }
 KV_FN kvf kv_sel(kvm m, kvf a, kvf b) {
   kvf r;
   KV_EACH(i) r.v[i] = (m >> i) & 1u ? a.v[i] : b.v[i];
@@ -142,6 +144,9 @@ KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) { kv_store_h_n(f16, p, v, 16)
 
 KV_FN void kv_exp_core(kvf x, kvf *th, kvf *tt, kvi *e) {
   KV_EACH(i) kb_vm_exp_core_scalar(x.v[i], &th->v[i], &tt->v[i], &e->v[i]);
+}
+KV_FN void kv_exp_core_neg(kvf x, kvf *th, kvf *tt, kvi *e) {
+  KV_EACH(i) kb_vm_exp_core_neg_scalar(x.v[i], &th->v[i], &tt->v[i], &e->v[i]);
 }
 KV_FN kvf kv_ldexp(kvf q, kvi e) {
   kvf r;

@@ -46,6 +46,25 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m2
   *e = _mm256_srai_epi32(k, 3);
 }
 
+/* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
+ * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fnmadd_ps(x, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmsub_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), x);
+  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
+  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
+  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
+  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm256_fmadd_ps(hi, s, lo);
+  *e = _mm256_srai_epi32(k, 3);
+}
+
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
  * outputs. */
 KB_TARGET_AVX2 static inline void kb_vm_exp_core2_avx2(__m256 xh, __m256 xl, __m256 *th, __m256 *tt, __m256i *e) {

@@ -62,6 +62,27 @@ static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t 
   *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
 }
 
+/* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI] (vmath.h): the
+ * operations of kb_vm_exp_core_scalar(-x) without its clamps, which do
+ * nothing there, and with the negation inside the two fused steps (exact),
+ * so the same bits.  Outside that range the outputs are meaningless. */
+static inline void kb_vm_exp_core_neg_scalar(float x, float *th, float *tt, int32_t *e) {
+  float t = fmaf(-x, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, -x);
+  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
+  /* Outside the range t may leave [2^23, 2^24): the unsigned difference
+   * keeps the conversion defined; the lane is meaningless anyway. */
+  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
+  int j = (int)(k & 7);
+  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
+  q = fmaf(q, r, KB_VM_EXP_C2);
+  float s = fmaf(q, r * r, r);
+  *th = kb_vm_exp_tab_hi[j];
+  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
+  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)-(int64_t)k + 7u) >> 3);
+}
+
 /* The core for the argument xh + xl (vmath.h), x not NaN. */
 static inline void kb_vm_exp_core2_scalar(float xh, float xl, float *th, float *tt, int32_t *e) {
   float xc = KB_VM_EXP_LO > xh ? KB_VM_EXP_LO : xh;

@@ -4,14 +4,15 @@
  *   residual[r, :] += x[r, :]      (written back)
  *   y[r, :] = rmsnorm(residual[r, :]) * weight
  *
- * Row by row, the vector layer's `binary` add (kb_add's entry: float32 sum,
- * rounded to the storage type) writes the row of residual, then its
- * `rmsnorm` entry (kb_rmsnorm's) reads that row back - from cache, since it
- * was just written - and writes y.  So every bit is the two-call sequence
- * kb_add + kb_rmsnorm (for 16-bit storage the rounded sum is what the norm
- * reads, as the two calls would), while memory sees x and residual read
- * once and residual and y written once whenever a row fits in cache (a
- * 4096-wide float32 row is 16 KiB).  Rows are independent, so splitting
+ * Row by row, the vector layer's `add_rmsnorm` entry adds as kb_add's entry
+ * (float32 sum, rounded to the storage type), writes the row of residual
+ * and takes the norm's sum of squares of what it stored in the same pass,
+ * then writes y with kb_rmsnorm's output pass, reading the row back from
+ * cache.  So every bit is the two-call sequence kb_add + kb_rmsnorm (for
+ * 16-bit storage the rounded sum is what the norm reads, as the two calls
+ * would), while memory sees x and residual read once and residual and y
+ * written once whenever a row fits in cache (a 4096-wide float32 row is
+ * 16 KiB).  Rows are independent, so splitting
  * them over threads cannot change any bit; y may be x because a row of x is
  * consumed before the same row of y is written. */
 #include "../dispatch.h"
@@ -31,11 +32,8 @@ struct add_norm_job {
 static void add_norm_body(void *arg, int64_t begin, int64_t end) {
   const struct add_norm_job *j = (const struct add_norm_job *)arg;
   int64_t row = j->cols * kb_vec_size(j->dt);
-  for (int64_t r = begin; r < end; r++) {
-    char *res = j->residual + r * row;
-    j->ops->binary(KB_VEC_ADD, j->dt, j->cols, res, j->x + r * row, res);
-    j->ops->rmsnorm(j->dt, 1, j->cols, res, j->weight, j->eps, j->y + r * row);
-  }
+  j->ops->add_rmsnorm(j->dt, end - begin, j->cols, j->residual + begin * row, j->x + begin * row, j->weight, j->eps,
+                      j->y + begin * row);
 }
 
 static kb_status add_rmsnorm(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *x,

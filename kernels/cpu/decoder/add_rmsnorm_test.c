@@ -100,37 +100,48 @@ static void test_accuracy(void) {
   free(res0);
 }
 
+/* 16-bit rows: 700 columns take the vector layer's widened path (rows and
+ * weights in float32 on the stack), 3000 the direct one (longer than its
+ * stack buffers); each against the two calls, on 1 and 3 threads. */
 static void test_half(void) {
-  enum { R = 5, C = 700 };
+  enum { R = 5 };
+  static const int kHalfCols[] = {700, 3000};
   kb_context *c3 = make_ctx(3);
-  for (int f16 = 0; f16 < 2; f16++) {
-    uint16_t x[R * C], res[R * C], w[C], res_e[R * C], y_e[R * C], res_g[R * C], y_g[R * C];
-    uint64_t s = 77 + (uint64_t)f16;
-    /* Random finite 16-bit patterns of moderate magnitude. */
-    for (int i = 0; i < R * C; i++) {
-      x[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3800 : 0x3f00));
-      res[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3c00 : 0x3f80));
+  for (int ci = 0; ci < 2; ci++) {
+    const int C = kHalfCols[ci];
+    size_t bytes = (size_t)R * C * sizeof(uint16_t);
+    uint16_t *x = malloc(bytes), *res = malloc(bytes), *w = malloc((size_t)C * sizeof(uint16_t));
+    uint16_t *res_e = malloc(bytes), *y_e = malloc(bytes), *res_g = malloc(bytes), *y_g = malloc(bytes);
+    CHECK(x && res && w && res_e && y_e && res_g && y_g);
+    for (int f16 = 0; f16 < 2; f16++) {
+      uint64_t s = 77 + (uint64_t)f16 + 10 * (uint64_t)ci;
+      /* Random finite 16-bit patterns of moderate magnitude. */
+      for (int i = 0; i < R * C; i++) {
+        x[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3800 : 0x3f00));
+        res[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3c00 : 0x3f80));
+      }
+      for (int i = 0; i < C; i++) w[i] = (uint16_t)((test_next(&s) & 0x03ff) | (f16 ? 0x3800 : 0x3f00));
+      memcpy(res_e, res, bytes);
+      if (f16) {
+        CHECK_OK(kb_add_f16(NULL, R * C, res_e, x, res_e));
+        CHECK_OK(kb_rmsnorm_f16(NULL, R, C, res_e, w, 1e-6f, y_e));
+      } else {
+        CHECK_OK(kb_add_bf16(NULL, R * C, res_e, x, res_e));
+        CHECK_OK(kb_rmsnorm_bf16(NULL, R, C, res_e, w, 1e-6f, y_e));
+      }
+      for (int t = 0; t < 2; t++) {
+        memcpy(res_g, res, bytes);
+        memset(y_g, 0xAB, bytes);
+        kb_context *c = t ? c3 : NULL;
+        if (f16)
+          CHECK_OK(kb_add_rmsnorm_f16(c, R, C, x, res_g, w, 1e-6f, y_g));
+        else
+          CHECK_OK(kb_add_rmsnorm_bf16(c, R, C, x, res_g, w, 1e-6f, y_g));
+        CHECK(memcmp(res_g, res_e, bytes) == 0);
+        CHECK(memcmp(y_g, y_e, bytes) == 0);
+      }
     }
-    for (int i = 0; i < C; i++) w[i] = (uint16_t)((test_next(&s) & 0x03ff) | (f16 ? 0x3800 : 0x3f00));
-    memcpy(res_e, res, sizeof res);
-    if (f16) {
-      CHECK_OK(kb_add_f16(NULL, R * C, res_e, x, res_e));
-      CHECK_OK(kb_rmsnorm_f16(NULL, R, C, res_e, w, 1e-6f, y_e));
-    } else {
-      CHECK_OK(kb_add_bf16(NULL, R * C, res_e, x, res_e));
-      CHECK_OK(kb_rmsnorm_bf16(NULL, R, C, res_e, w, 1e-6f, y_e));
-    }
-    for (int t = 0; t < 2; t++) {
-      memcpy(res_g, res, sizeof res);
-      memset(y_g, 0xAB, sizeof y_g);
-      kb_context *c = t ? c3 : NULL;
-      if (f16)
-        CHECK_OK(kb_add_rmsnorm_f16(c, R, C, x, res_g, w, 1e-6f, y_g));
-      else
-        CHECK_OK(kb_add_rmsnorm_bf16(c, R, C, x, res_g, w, 1e-6f, y_g));
-      CHECK(memcmp(res_g, res_e, sizeof res) == 0);
-      CHECK(memcmp(y_g, y_e, sizeof y_g) == 0);
-    }
+    free(x), free(res), free(w), free(res_e), free(y_e), free(res_g), free(y_g);
   }
   kb_context_destroy(c3);
 }

@@ -1371,6 +1371,11 @@ struct kb_vec_ops {
   /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
   void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
   void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* Per row, exactly binary (ADD, residual first) into residual, then
+   * rmsnorm of the stored row into y, in one pass over memory.  y may be x
+   * exactly; residual overlaps nothing. */
+  void (*add_rmsnorm)(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *weight, float eps,
+                      void *y);
   /* weight and bias may be NULL (1 and 0). */
   void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
                     void *y);
@@ -2189,6 +2194,25 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m2
   *e = _mm256_srai_epi32(k, 3);
 }
 
+/* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
+ * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fnmadd_ps(x, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmsub_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), x);
+  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
+  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
+  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
+  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
+  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm256_fmadd_ps(hi, s, lo);
+  *e = _mm256_srai_epi32(k, 3);
+}
+
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
  * outputs. */
 KB_TARGET_AVX2 static inline void kb_vm_exp_core2_avx2(__m256 xh, __m256 xl, __m256 *th, __m256 *tt, __m256i *e) {
@@ -2361,6 +2385,25 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, 
   *e = _mm512_srai_epi32(k, 3);
 }
 
+/* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
+ * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
+KB_TARGET_AVX512 static inline void kb_vm_exp_core_neg_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
+  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
+  __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m512 kf = _mm512_sub_ps(t, shifter);
+  __m512 r = _mm512_fmsub_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), x);
+  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
+  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
+  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
+  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
+  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
+  *th = hi;
+  *tt = _mm512_fmadd_ps(hi, s, lo);
+  *e = _mm512_srai_epi32(k, 3);
+}
+
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
  * outputs. */
 KB_TARGET_AVX512 static inline void kb_vm_exp_core2_avx512(__m512 xh, __m512 xl, __m512 *th, __m512 *tt, __m512i *e) {
@@ -2483,6 +2526,27 @@ static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t 
   /* floor(k / 8): an arithmetic shift, written without shifting a negative
    * number (implementation-defined in C). */
   *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+}
+
+/* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI] (vmath.h): the
+ * operations of kb_vm_exp_core_scalar(-x) without its clamps, which do
+ * nothing there, and with the negation inside the two fused steps (exact),
+ * so the same bits.  Outside that range the outputs are meaningless. */
+static inline void kb_vm_exp_core_neg_scalar(float x, float *th, float *tt, int32_t *e) {
+  float t = fmaf(-x, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, -x);
+  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
+  /* Outside the range t may leave [2^23, 2^24): the unsigned difference
+   * keeps the conversion defined; the lane is meaningless anyway. */
+  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
+  int j = (int)(k & 7);
+  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
+  q = fmaf(q, r, KB_VM_EXP_C2);
+  float s = fmaf(q, r * r, r);
+  *th = kb_vm_exp_tab_hi[j];
+  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
+  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)-(int64_t)k + 7u) >> 3);
 }
 
 /* The core for the argument xh + xl (vmath.h), x not NaN. */
@@ -2925,6 +2989,11 @@ struct kb_vec_ops {
   /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
   void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
   void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* Per row, exactly binary (ADD, residual first) into residual, then
+   * rmsnorm of the stored row into y, in one pass over memory.  y may be x
+   * exactly; residual overlaps nothing. */
+  void (*add_rmsnorm)(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *weight, float eps,
+                      void *y);
   /* weight and bias may be NULL (1 and 0). */
   void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
                     void *y);
@@ -3420,6 +3489,11 @@ struct kb_vec_ops {
   /* Row kernels over rows rows of cols > 0 (y may be x; docs/kernels.md). */
   void (*softmax)(int dt, int want_log, int64_t rows, int64_t cols, const void *x, void *y);
   void (*rmsnorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, float eps, void *y);
+  /* Per row, exactly binary (ADD, residual first) into residual, then
+   * rmsnorm of the stored row into y, in one pass over memory.  y may be x
+   * exactly; residual overlaps nothing. */
+  void (*add_rmsnorm)(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *weight, float eps,
+                      void *y);
   /* weight and bias may be NULL (1 and 0). */
   void (*layernorm)(int dt, int64_t rows, int64_t cols, const void *x, const void *weight, const void *bias, float eps,
                     void *y);
@@ -13829,6 +13903,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_m_andnot vec_avx2__kv_m_andnot
 #define kv_m_none vec_avx2__kv_m_none
 #define kv_m_any vec_avx2__kv_m_any
+#define kv_m_all vec_avx2__kv_m_all
 #define kv_sel vec_avx2__kv_sel
 #define kv_lanes vec_avx2__kv_lanes
 #define kv_from_bf16_8 vec_avx2__kv_from_bf16_8
@@ -13838,6 +13913,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_load_h_n vec_avx2__kv_load_h_n
 #define kv_store_h_n vec_avx2__kv_store_h_n
 #define kv_exp_core vec_avx2__kv_exp_core
+#define kv_exp_core_neg vec_avx2__kv_exp_core_neg
 #define kv_ldexp vec_avx2__kv_ldexp
 #define kv_exp_core2 vec_avx2__kv_exp_core2
 #define kv_exp vec_avx2__kv_exp
@@ -13898,7 +13974,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define x_sigmoid vec_avx2__x_sigmoid
 #define silu_v vec_avx2__silu_v
 #define silu_normal_v vec_avx2__silu_normal_v
-#define silu_not_normal vec_avx2__silu_not_normal
+#define silu_normal_lanes vec_avx2__silu_normal_lanes
 #define silu_fast_v vec_avx2__silu_fast_v
 #define gtail_d vec_avx2__gtail_d
 #define gelu_v vec_avx2__gelu_v
@@ -13957,6 +14033,8 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define rmsnorm_out vec_avx2__rmsnorm_out
 #define rmsnorm_row vec_avx2__rmsnorm_row
 #define rmsnorm_rows vec_avx2__rmsnorm_rows
+#define add_rmsnorm_row vec_avx2__add_rmsnorm_row
+#define add_rmsnorm_rows vec_avx2__add_rmsnorm_rows
 #define row_moments vec_avx2__row_moments
 #define ln_v_f64 vec_avx2__ln_v_f64
 #define ln_v vec_avx2__ln_v
@@ -14116,6 +14194,8 @@ KV_FN vec_avx2__kvm vec_avx2__kv_m_none(void) {
   return r;
 }
 KV_FN int vec_avx2__kv_m_any(vec_avx2__kvm x) { return _mm256_movemask_ps(_mm256_or_ps(x.a, x.b)) != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int vec_avx2__kv_m_all(vec_avx2__kvm x) { return _mm256_movemask_ps(_mm256_and_ps(x.a, x.b)) == 0xff; }
 KV_FN vec_avx2__kvf vec_avx2__kv_sel(vec_avx2__kvm m, vec_avx2__kvf x, vec_avx2__kvf y) {
   vec_avx2__kvf r = {_mm256_blendv_ps(y.a, x.a, m.a), _mm256_blendv_ps(y.b, x.b, m.b)};
   return r;
@@ -14179,6 +14259,10 @@ KV_FN void vec_avx2__kv_store_h_n(int f16, uint16_t *p, vec_avx2__kvf v, int64_t
 KV_FN void vec_avx2__kv_exp_core(vec_avx2__kvf x, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
   kb_vm_exp_core_avx2(x.a, &th->a, &tt->a, &e->a);
   kb_vm_exp_core_avx2(x.b, &th->b, &tt->b, &e->b);
+}
+KV_FN void vec_avx2__kv_exp_core_neg(vec_avx2__kvf x, vec_avx2__kvf *th, vec_avx2__kvf *tt, vec_avx2__kvi *e) {
+  kb_vm_exp_core_neg_avx2(x.a, &th->a, &tt->a, &e->a);
+  kb_vm_exp_core_neg_avx2(x.b, &th->b, &tt->b, &e->b);
 }
 KV_FN vec_avx2__kvf vec_avx2__kv_ldexp(vec_avx2__kvf q, vec_avx2__kvi e) {
   vec_avx2__kvf r = {kb_vm_ldexp_avx2(q.a, e.a), kb_vm_ldexp_avx2(q.b, e.b)};
@@ -14588,44 +14672,41 @@ KV_FN vec_avx2__kvf vec_avx2__silu_v(vec_avx2__kvf x) {
 /*
  * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
  * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
- *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
- *            once, then the sum): silu_v's operations, the same bits;
- *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
- *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
- *            tt 2^e + sl takes one fused step whose rounding is at most
- *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
- *            half-ulps of 1 + E, so one rounding in d and one in the
- *            division, as silu_v's folded form has (one in its numerator,
- *            one in the division; exhaustive bounds in docs/kernels.md).
+ * silu(x) = x / d, d = s + (tt 2^e + sl) rounded, where s + sl =
+ * th 2^e + 1 exactly (Fast2Sum with the larger of the two terms first:
+ * th 2^e >= 1 for x < 0, <= 1 for x >= 0) and tt 2^e + sl takes one fused
+ * step whose rounding is at most |tt / th| <= 2^-4.4 of the last one's: d
+ * is within about 1.05 half-ulps of 1 + E, so one rounding in d and one in
+ * the division (exhaustive bounds in docs/kernels.md).
  * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
  * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
- * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
- * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * it is exact, the exp core's clamps do nothing (kv_exp_core_neg leaves
+ * them out), and the result x e^x >= 87 e^-87 is a normal float.  The lanes
+ * beyond (|x| >= 87, infinities, NaN) get meaningless values here;
  * silu_fast_v gives them silu_v's.
  */
 KV_FN vec_avx2__kvf vec_avx2__silu_normal_v(vec_avx2__kvf x) {
   vec_avx2__kvf th, tt;
   vec_avx2__kvi e;
-  vec_avx2__kv_exp_core(vec_avx2__kv_sub(vec_avx2__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx2__kv_exp_core_neg(x, &th, &tt, &e);
   vec_avx2__kvf one = vec_avx2__kv_set(1.0f);
   vec_avx2__kvf p2 = vec_avx2__pow2_normal(e);
-  vec_avx2__kvf d_pos = vec_avx2__kv_add(one, vec_avx2__kv_mul(vec_avx2__kv_add(th, tt), p2));
   vec_avx2__kvf a = vec_avx2__kv_mul(th, p2);
-  vec_avx2__kvf sh = vec_avx2__kv_add(a, one);
-  vec_avx2__kvf sl = vec_avx2__kv_sub(one, vec_avx2__kv_sub(sh, a));
-  vec_avx2__kvf d_neg = vec_avx2__kv_add(sh, vec_avx2__kv_fma(tt, p2, sl));
-  return vec_avx2__kv_div(x, vec_avx2__kv_sel(vec_avx2__kv_lt(x, vec_avx2__kv_set(0.0f)), d_neg, d_pos));
+  vec_avx2__kvf big = vec_avx2__kv_max(a, one), small = vec_avx2__kv_min(a, one);
+  vec_avx2__kvf sh = vec_avx2__kv_add(big, small);
+  vec_avx2__kvf sl = vec_avx2__kv_sub(small, vec_avx2__kv_sub(sh, big));
+  return vec_avx2__kv_div(x, vec_avx2__kv_add(sh, vec_avx2__kv_fma(tt, p2, sl)));
 }
 
-/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
-KV_FN vec_avx2__kvm vec_avx2__silu_not_normal(vec_avx2__kvf x) { return vec_avx2__kv_m_andnot(vec_avx2__kv_mask_first(16), vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(87.0f))); }
+/* The lanes silu_normal_v covers: |x| < 87 (false for infinities and NaN). */
+KV_FN vec_avx2__kvm vec_avx2__silu_normal_lanes(vec_avx2__kvf x) { return vec_avx2__kv_lt(vec_avx2__kv_abs(x), vec_avx2__kv_set(87.0f)); }
 
 /* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
  * lane's result depends on that lane alone). */
 KV_FN vec_avx2__kvf vec_avx2__silu_fast_v(vec_avx2__kvf x) {
   vec_avx2__kvf y = vec_avx2__silu_normal_v(x);
-  vec_avx2__kvm far = vec_avx2__silu_not_normal(x);
-  if (vec_avx2__kv_m_any(far)) y = vec_avx2__kv_sel(far, vec_avx2__silu_v(x), y);
+  vec_avx2__kvm ok = vec_avx2__silu_normal_lanes(x);
+  if (!vec_avx2__kv_m_all(ok)) y = vec_avx2__kv_sel(ok, y, vec_avx2__silu_v(x));
   return y;
 }
 
@@ -14885,14 +14966,12 @@ KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
 }
 
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
- * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
- * where also the product holds no NaN, neither factor is NaN, binop's NaN
- * choice does not arise and the plain product is its bits.  One mask tests
- * both. */
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
+ * finite number, so binop's choice between two NaN operands does not arise
+ * and the plain product is its bits. */
 KV_FN vec_avx2__kvf vec_avx2__silu_mul_v(vec_avx2__kvf g, vec_avx2__kvf u) {
-  vec_avx2__kvf y = vec_avx2__kv_mul(vec_avx2__silu_normal_v(g), u);
-  if (vec_avx2__kv_m_any(vec_avx2__kv_m_or(vec_avx2__silu_not_normal(g), vec_avx2__kv_unord(y, y)))) y = vec_avx2__binop(KB_VEC_MUL, vec_avx2__silu_fast_v(g), u);
-  return y;
+  if (vec_avx2__kv_m_all(vec_avx2__silu_normal_lanes(g))) return vec_avx2__kv_mul(vec_avx2__silu_normal_v(g), u);
+  return vec_avx2__binop(KB_VEC_MUL, vec_avx2__silu_fast_v(g), u);
 }
 
 KV_FN vec_avx2__kvf vec_avx2__gelu_mul_v(vec_avx2__kvf g, vec_avx2__kvf u) { return vec_avx2__binop(KB_VEC_MUL, vec_avx2__gelu_v(g), u); }
@@ -15592,6 +15671,69 @@ KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const 
             vec_avx2__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx2__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
 }
 
+/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
+ * residual), then rmsnorm_row on what was stored, with the sum of squares
+ * taken in the pass that adds: each sum is stored (rounded to the 16-bit
+ * type there) and read back from L1 while still in registers' reach, so
+ * the norm's first pass over the row goes away.  The accumulation is
+ * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
+ * the same bits.  16-bit weights are widened once per call. */
+KV_FN void vec_avx2__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
+                           float *keep, uintptr_t next_res, uintptr_t next_x) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx2__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
+    vec_avx2__kv_prefetch(next_x + (uintptr_t)c * es);
+    vec_avx2__kvf v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, res, c), vec_avx2__ld(dt, x, c));
+    vec_avx2__st(dt, res, c, v);
+    if (dt != KB_VEC_F32) v = vec_avx2__ld(dt, res, c); /* the stored, rounded sum */
+    if (keep) vec_avx2__kv_store(keep + c, v);
+    vec_avx2__kvd d = vec_avx2__kvd_from(v);
+    acc = vec_avx2__kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    vec_avx2__kvf v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld_n(dt, res, full, n), vec_avx2__ld_n(dt, x, full, n));
+    vec_avx2__st_n(dt, res, full, v, n);
+    if (dt != KB_VEC_F32) v = vec_avx2__ld_n(dt, res, full, n);
+    if (keep) vec_avx2__kv_store_n(keep + full, v, n);
+    vec_avx2__kvd d = vec_avx2__kvd_from(v);
+    acc = vec_avx2__kvd_fma(d, d, acc);
+  }
+  struct vec_avx2__kv_inv inv = vec_avx2__inv_pair(vec_avx2__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
+  if (keep)
+    vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
+  else
+    vec_avx2__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
+}
+
+KV_FN void vec_avx2__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
+                            void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  char *rp = (char *)res;
+  const char *xp = (const char *)x;
+  char *yp = (char *)y;
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx2__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx2__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx2__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
+                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+}
+
+KV_ATTR static void vec_avx2__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
+                                float eps, void *y) {
+  KV_PER_DT(vec_avx2__add_rmsnorm, vec_avx2__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx2__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx2__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+}
+
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
  * for the second look at the block. */
 #define KV_LN_BLOCK 1024
@@ -15963,7 +16105,7 @@ KV_ATTR static void vec_avx2__adamw(int64_t n, float *p, const float *g, float *
              [KB_VM_GELU_TANH] = vec_avx2__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx2__math_exp_f64,                                                                                    \
     .unary = vec_avx2__unary, .gated = vec_avx2__gated, .binary = vec_avx2__binary, .scale = vec_avx2__scale, .add_bias = vec_avx2__add_bias, .convert = vec_avx2__convert,                \
-    .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
+    .softmax = vec_avx2__softmax, .rmsnorm = vec_avx2__rmsnorm, .add_rmsnorm = vec_avx2__add_rmsnorm, .layernorm = vec_avx2__layernorm, .ce_forward = vec_avx2__ce_forward,                  \
     .ce_backward = vec_avx2__ce_backward, .argmax = vec_avx2__argmax, .rope = vec_avx2__rope, .sincos_f64 = vec_avx2__sincos_f64, .exp_weights = vec_avx2__exp_weights, .adamw = vec_avx2__adamw,                                              \
   }
 
@@ -16005,6 +16147,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_rmsnorm_row
+#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -16045,6 +16189,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_exp
 #undef kv_exp_core
 #undef kv_exp_core2
+#undef kv_exp_core_neg
 #undef kv_first8
 #undef kv_fma
 #undef kv_fms
@@ -16064,6 +16209,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_load_n
 #undef kv_lookup8
 #undef kv_lt
+#undef kv_m_all
 #undef kv_m_and
 #undef kv_m_andnot
 #undef kv_m_any
@@ -16163,8 +16309,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef silu_fast_v_dt
 #undef silu_mul_v
 #undef silu_mul_v_gated
+#undef silu_normal_lanes
 #undef silu_normal_v
-#undef silu_not_normal
 #undef silu_v
 #undef sincos_d
 #undef softmax_row
@@ -16210,6 +16356,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_m_andnot vec_avx512__kv_m_andnot
 #define kv_m_none vec_avx512__kv_m_none
 #define kv_m_any vec_avx512__kv_m_any
+#define kv_m_all vec_avx512__kv_m_all
 #define kv_sel vec_avx512__kv_sel
 #define kv_lanes vec_avx512__kv_lanes
 #define kv_from_bf16 vec_avx512__kv_from_bf16
@@ -16219,6 +16366,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_load_h_n vec_avx512__kv_load_h_n
 #define kv_store_h_n vec_avx512__kv_store_h_n
 #define kv_exp_core vec_avx512__kv_exp_core
+#define kv_exp_core_neg vec_avx512__kv_exp_core_neg
 #define kv_ldexp vec_avx512__kv_ldexp
 #define kv_exp vec_avx512__kv_exp
 #define kv_exp_core2 vec_avx512__kv_exp_core2
@@ -16272,7 +16420,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define x_sigmoid vec_avx512__x_sigmoid
 #define silu_v vec_avx512__silu_v
 #define silu_normal_v vec_avx512__silu_normal_v
-#define silu_not_normal vec_avx512__silu_not_normal
+#define silu_normal_lanes vec_avx512__silu_normal_lanes
 #define silu_fast_v vec_avx512__silu_fast_v
 #define gtail_d vec_avx512__gtail_d
 #define gelu_v vec_avx512__gelu_v
@@ -16331,6 +16479,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define rmsnorm_out vec_avx512__rmsnorm_out
 #define rmsnorm_row vec_avx512__rmsnorm_row
 #define rmsnorm_rows vec_avx512__rmsnorm_rows
+#define add_rmsnorm_row vec_avx512__add_rmsnorm_row
+#define add_rmsnorm_rows vec_avx512__add_rmsnorm_rows
 #define row_moments vec_avx512__row_moments
 #define ln_v_f64 vec_avx512__ln_v_f64
 #define ln_v vec_avx512__ln_v
@@ -16417,6 +16567,8 @@ KV_FN vec_avx512__kvm vec_avx512__kv_m_and(vec_avx512__kvm a, vec_avx512__kvm b)
 KV_FN vec_avx512__kvm vec_avx512__kv_m_andnot(vec_avx512__kvm a, vec_avx512__kvm b) { return (vec_avx512__kvm)(a & (vec_avx512__kvm)~b); }
 KV_FN vec_avx512__kvm vec_avx512__kv_m_none(void) { return (vec_avx512__kvm)0; }
 KV_FN int vec_avx512__kv_m_any(vec_avx512__kvm a) { return a != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int vec_avx512__kv_m_all(vec_avx512__kvm a) { return a == (vec_avx512__kvm)0xffff; }
 /* m ? a : b, per lane. */
 KV_FN vec_avx512__kvf vec_avx512__kv_sel(vec_avx512__kvm m, vec_avx512__kvf a, vec_avx512__kvf b) { return _mm512_mask_blend_ps(m, b, a); }
 KV_FN void vec_avx512__kv_lanes(float out[16], vec_avx512__kvf v) { _mm512_storeu_ps(out, v); }
@@ -16489,6 +16641,7 @@ KV_FN void vec_avx512__kv_store_h_n(int f16, uint16_t *p, vec_avx512__kvf v, int
 /* ---- exp (vmath.h) ---- */
 
 KV_FN void vec_avx512__kv_exp_core(vec_avx512__kvf x, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
+KV_FN void vec_avx512__kv_exp_core_neg(vec_avx512__kvf x, vec_avx512__kvf *th, vec_avx512__kvf *tt, vec_avx512__kvi *e) { kb_vm_exp_core_neg_avx512(x, th, tt, e); }
 KV_FN vec_avx512__kvf vec_avx512__kv_ldexp(vec_avx512__kvf q, vec_avx512__kvi e) { return kb_vm_ldexp_avx512(q, e); }
 /* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
  * the multiply by a normal power of two, so vec_body.h's exp callers do not
@@ -16806,44 +16959,41 @@ KV_FN vec_avx512__kvf vec_avx512__silu_v(vec_avx512__kvf x) {
 /*
  * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
  * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
- *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
- *            once, then the sum): silu_v's operations, the same bits;
- *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
- *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
- *            tt 2^e + sl takes one fused step whose rounding is at most
- *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
- *            half-ulps of 1 + E, so one rounding in d and one in the
- *            division, as silu_v's folded form has (one in its numerator,
- *            one in the division; exhaustive bounds in docs/kernels.md).
+ * silu(x) = x / d, d = s + (tt 2^e + sl) rounded, where s + sl =
+ * th 2^e + 1 exactly (Fast2Sum with the larger of the two terms first:
+ * th 2^e >= 1 for x < 0, <= 1 for x >= 0) and tt 2^e + sl takes one fused
+ * step whose rounding is at most |tt / th| <= 2^-4.4 of the last one's: d
+ * is within about 1.05 half-ulps of 1 + E, so one rounding in d and one in
+ * the division (exhaustive bounds in docs/kernels.md).
  * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
  * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
- * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
- * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * it is exact, the exp core's clamps do nothing (kv_exp_core_neg leaves
+ * them out), and the result x e^x >= 87 e^-87 is a normal float.  The lanes
+ * beyond (|x| >= 87, infinities, NaN) get meaningless values here;
  * silu_fast_v gives them silu_v's.
  */
 KV_FN vec_avx512__kvf vec_avx512__silu_normal_v(vec_avx512__kvf x) {
   vec_avx512__kvf th, tt;
   vec_avx512__kvi e;
-  vec_avx512__kv_exp_core(vec_avx512__kv_sub(vec_avx512__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx512__kv_exp_core_neg(x, &th, &tt, &e);
   vec_avx512__kvf one = vec_avx512__kv_set(1.0f);
   vec_avx512__kvf p2 = vec_avx512__pow2_normal(e);
-  vec_avx512__kvf d_pos = vec_avx512__kv_add(one, vec_avx512__kv_mul(vec_avx512__kv_add(th, tt), p2));
   vec_avx512__kvf a = vec_avx512__kv_mul(th, p2);
-  vec_avx512__kvf sh = vec_avx512__kv_add(a, one);
-  vec_avx512__kvf sl = vec_avx512__kv_sub(one, vec_avx512__kv_sub(sh, a));
-  vec_avx512__kvf d_neg = vec_avx512__kv_add(sh, vec_avx512__kv_fma(tt, p2, sl));
-  return vec_avx512__kv_div(x, vec_avx512__kv_sel(vec_avx512__kv_lt(x, vec_avx512__kv_set(0.0f)), d_neg, d_pos));
+  vec_avx512__kvf big = vec_avx512__kv_max(a, one), small = vec_avx512__kv_min(a, one);
+  vec_avx512__kvf sh = vec_avx512__kv_add(big, small);
+  vec_avx512__kvf sl = vec_avx512__kv_sub(small, vec_avx512__kv_sub(sh, big));
+  return vec_avx512__kv_div(x, vec_avx512__kv_add(sh, vec_avx512__kv_fma(tt, p2, sl)));
 }
 
-/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
-KV_FN vec_avx512__kvm vec_avx512__silu_not_normal(vec_avx512__kvf x) { return vec_avx512__kv_m_andnot(vec_avx512__kv_mask_first(16), vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(87.0f))); }
+/* The lanes silu_normal_v covers: |x| < 87 (false for infinities and NaN). */
+KV_FN vec_avx512__kvm vec_avx512__silu_normal_lanes(vec_avx512__kvf x) { return vec_avx512__kv_lt(vec_avx512__kv_abs(x), vec_avx512__kv_set(87.0f)); }
 
 /* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
  * lane's result depends on that lane alone). */
 KV_FN vec_avx512__kvf vec_avx512__silu_fast_v(vec_avx512__kvf x) {
   vec_avx512__kvf y = vec_avx512__silu_normal_v(x);
-  vec_avx512__kvm far = vec_avx512__silu_not_normal(x);
-  if (vec_avx512__kv_m_any(far)) y = vec_avx512__kv_sel(far, vec_avx512__silu_v(x), y);
+  vec_avx512__kvm ok = vec_avx512__silu_normal_lanes(x);
+  if (!vec_avx512__kv_m_all(ok)) y = vec_avx512__kv_sel(ok, y, vec_avx512__silu_v(x));
   return y;
 }
 
@@ -17103,14 +17253,12 @@ KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__k
 }
 
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
- * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
- * where also the product holds no NaN, neither factor is NaN, binop's NaN
- * choice does not arise and the plain product is its bits.  One mask tests
- * both. */
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
+ * finite number, so binop's choice between two NaN operands does not arise
+ * and the plain product is its bits. */
 KV_FN vec_avx512__kvf vec_avx512__silu_mul_v(vec_avx512__kvf g, vec_avx512__kvf u) {
-  vec_avx512__kvf y = vec_avx512__kv_mul(vec_avx512__silu_normal_v(g), u);
-  if (vec_avx512__kv_m_any(vec_avx512__kv_m_or(vec_avx512__silu_not_normal(g), vec_avx512__kv_unord(y, y)))) y = vec_avx512__binop(KB_VEC_MUL, vec_avx512__silu_fast_v(g), u);
-  return y;
+  if (vec_avx512__kv_m_all(vec_avx512__silu_normal_lanes(g))) return vec_avx512__kv_mul(vec_avx512__silu_normal_v(g), u);
+  return vec_avx512__binop(KB_VEC_MUL, vec_avx512__silu_fast_v(g), u);
 }
 
 KV_FN vec_avx512__kvf vec_avx512__gelu_mul_v(vec_avx512__kvf g, vec_avx512__kvf u) { return vec_avx512__binop(KB_VEC_MUL, vec_avx512__gelu_v(g), u); }
@@ -17810,6 +17958,69 @@ KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, cons
             vec_avx512__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
 }
 
+/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
+ * residual), then rmsnorm_row on what was stored, with the sum of squares
+ * taken in the pass that adds: each sum is stored (rounded to the 16-bit
+ * type there) and read back from L1 while still in registers' reach, so
+ * the norm's first pass over the row goes away.  The accumulation is
+ * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
+ * the same bits.  16-bit weights are widened once per call. */
+KV_FN void vec_avx512__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
+                           float *keep, uintptr_t next_res, uintptr_t next_x) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
+    vec_avx512__kv_prefetch(next_x + (uintptr_t)c * es);
+    vec_avx512__kvf v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, res, c), vec_avx512__ld(dt, x, c));
+    vec_avx512__st(dt, res, c, v);
+    if (dt != KB_VEC_F32) v = vec_avx512__ld(dt, res, c); /* the stored, rounded sum */
+    if (keep) vec_avx512__kv_store(keep + c, v);
+    vec_avx512__kvd d = vec_avx512__kvd_from(v);
+    acc = vec_avx512__kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    vec_avx512__kvf v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld_n(dt, res, full, n), vec_avx512__ld_n(dt, x, full, n));
+    vec_avx512__st_n(dt, res, full, v, n);
+    if (dt != KB_VEC_F32) v = vec_avx512__ld_n(dt, res, full, n);
+    if (keep) vec_avx512__kv_store_n(keep + full, v, n);
+    vec_avx512__kvd d = vec_avx512__kvd_from(v);
+    acc = vec_avx512__kvd_fma(d, d, acc);
+  }
+  struct vec_avx512__kv_inv inv = vec_avx512__inv_pair(vec_avx512__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
+  if (keep)
+    vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
+  else
+    vec_avx512__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
+}
+
+KV_FN void vec_avx512__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
+                            void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  char *rp = (char *)res;
+  const char *xp = (const char *)x;
+  char *yp = (char *)y;
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx512__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx512__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
+                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+}
+
+KV_ATTR static void vec_avx512__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
+                                float eps, void *y) {
+  KV_PER_DT(vec_avx512__add_rmsnorm, vec_avx512__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx512__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx512__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+}
+
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
  * for the second look at the block. */
 #define KV_LN_BLOCK 1024
@@ -18181,7 +18392,7 @@ KV_ATTR static void vec_avx512__adamw(int64_t n, float *p, const float *g, float
              [KB_VM_GELU_TANH] = vec_avx512__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx512__math_exp_f64,                                                                                    \
     .unary = vec_avx512__unary, .gated = vec_avx512__gated, .binary = vec_avx512__binary, .scale = vec_avx512__scale, .add_bias = vec_avx512__add_bias, .convert = vec_avx512__convert,                \
-    .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
+    .softmax = vec_avx512__softmax, .rmsnorm = vec_avx512__rmsnorm, .add_rmsnorm = vec_avx512__add_rmsnorm, .layernorm = vec_avx512__layernorm, .ce_forward = vec_avx512__ce_forward,                  \
     .ce_backward = vec_avx512__ce_backward, .argmax = vec_avx512__argmax, .rope = vec_avx512__rope, .sincos_f64 = vec_avx512__sincos_f64, .exp_weights = vec_avx512__exp_weights, .adamw = vec_avx512__adamw,                                              \
   }
 
@@ -18220,6 +18431,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_rmsnorm_row
+#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -18260,6 +18473,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_exp
 #undef kv_exp_core
 #undef kv_exp_core2
+#undef kv_exp_core_neg
 #undef kv_fma
 #undef kv_fms
 #undef kv_fnma
@@ -18278,6 +18492,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_load_n
 #undef kv_lookup8
 #undef kv_lt
+#undef kv_m_all
 #undef kv_m_and
 #undef kv_m_andnot
 #undef kv_m_any
@@ -18373,8 +18588,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef silu_fast_v_dt
 #undef silu_mul_v
 #undef silu_mul_v_gated
+#undef silu_normal_lanes
 #undef silu_normal_v
-#undef silu_not_normal
 #undef silu_v
 #undef sincos_d
 #undef softmax_row
@@ -18420,6 +18635,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_m_andnot vec_avx512_bf16__kv_m_andnot
 #define kv_m_none vec_avx512_bf16__kv_m_none
 #define kv_m_any vec_avx512_bf16__kv_m_any
+#define kv_m_all vec_avx512_bf16__kv_m_all
 #define kv_sel vec_avx512_bf16__kv_sel
 #define kv_lanes vec_avx512_bf16__kv_lanes
 #define kv_from_bf16 vec_avx512_bf16__kv_from_bf16
@@ -18430,6 +18646,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_load_h_n vec_avx512_bf16__kv_load_h_n
 #define kv_store_h_n vec_avx512_bf16__kv_store_h_n
 #define kv_exp_core vec_avx512_bf16__kv_exp_core
+#define kv_exp_core_neg vec_avx512_bf16__kv_exp_core_neg
 #define kv_ldexp vec_avx512_bf16__kv_ldexp
 #define kv_exp vec_avx512_bf16__kv_exp
 #define kv_exp_core2 vec_avx512_bf16__kv_exp_core2
@@ -18483,7 +18700,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define x_sigmoid vec_avx512_bf16__x_sigmoid
 #define silu_v vec_avx512_bf16__silu_v
 #define silu_normal_v vec_avx512_bf16__silu_normal_v
-#define silu_not_normal vec_avx512_bf16__silu_not_normal
+#define silu_normal_lanes vec_avx512_bf16__silu_normal_lanes
 #define silu_fast_v vec_avx512_bf16__silu_fast_v
 #define gtail_d vec_avx512_bf16__gtail_d
 #define gelu_v vec_avx512_bf16__gelu_v
@@ -18542,6 +18759,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define rmsnorm_out vec_avx512_bf16__rmsnorm_out
 #define rmsnorm_row vec_avx512_bf16__rmsnorm_row
 #define rmsnorm_rows vec_avx512_bf16__rmsnorm_rows
+#define add_rmsnorm_row vec_avx512_bf16__add_rmsnorm_row
+#define add_rmsnorm_rows vec_avx512_bf16__add_rmsnorm_rows
 #define row_moments vec_avx512_bf16__row_moments
 #define ln_v_f64 vec_avx512_bf16__ln_v_f64
 #define ln_v vec_avx512_bf16__ln_v
@@ -18632,6 +18851,8 @@ KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kvm a, vec
 KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kvm a, vec_avx512_bf16__kvm b) { return (vec_avx512_bf16__kvm)(a & (vec_avx512_bf16__kvm)~b); }
 KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__kv_m_none(void) { return (vec_avx512_bf16__kvm)0; }
 KV_FN int vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kvm a) { return a != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int vec_avx512_bf16__kv_m_all(vec_avx512_bf16__kvm a) { return a == (vec_avx512_bf16__kvm)0xffff; }
 /* m ? a : b, per lane. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_sel(vec_avx512_bf16__kvm m, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) { return _mm512_mask_blend_ps(m, b, a); }
 KV_FN void vec_avx512_bf16__kv_lanes(float out[16], vec_avx512_bf16__kvf v) { _mm512_storeu_ps(out, v); }
@@ -18704,6 +18925,7 @@ KV_FN void vec_avx512_bf16__kv_store_h_n(int f16, uint16_t *p, vec_avx512_bf16__
 /* ---- exp (vmath.h) ---- */
 
 KV_FN void vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core_avx512(x, th, tt, e); }
+KV_FN void vec_avx512_bf16__kv_exp_core_neg(vec_avx512_bf16__kvf x, vec_avx512_bf16__kvf *th, vec_avx512_bf16__kvf *tt, vec_avx512_bf16__kvi *e) { kb_vm_exp_core_neg_avx512(x, th, tt, e); }
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_ldexp(vec_avx512_bf16__kvf q, vec_avx512_bf16__kvi e) { return kb_vm_ldexp_avx512(q, e); }
 /* kv_ldexp is one vscalefps (and the conversion of e) here: no dearer than
  * the multiply by a normal power of two, so vec_body.h's exp callers do not
@@ -19021,44 +19243,41 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_v(vec_avx512_bf16__kvf x) {
 /*
  * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
  * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
- *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
- *            once, then the sum): silu_v's operations, the same bits;
- *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
- *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
- *            tt 2^e + sl takes one fused step whose rounding is at most
- *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
- *            half-ulps of 1 + E, so one rounding in d and one in the
- *            division, as silu_v's folded form has (one in its numerator,
- *            one in the division; exhaustive bounds in docs/kernels.md).
+ * silu(x) = x / d, d = s + (tt 2^e + sl) rounded, where s + sl =
+ * th 2^e + 1 exactly (Fast2Sum with the larger of the two terms first:
+ * th 2^e >= 1 for x < 0, <= 1 for x >= 0) and tt 2^e + sl takes one fused
+ * step whose rounding is at most |tt / th| <= 2^-4.4 of the last one's: d
+ * is within about 1.05 half-ulps of 1 + E, so one rounding in d and one in
+ * the division (exhaustive bounds in docs/kernels.md).
  * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
  * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
- * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
- * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * it is exact, the exp core's clamps do nothing (kv_exp_core_neg leaves
+ * them out), and the result x e^x >= 87 e^-87 is a normal float.  The lanes
+ * beyond (|x| >= 87, infinities, NaN) get meaningless values here;
  * silu_fast_v gives them silu_v's.
  */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_normal_v(vec_avx512_bf16__kvf x) {
   vec_avx512_bf16__kvf th, tt;
   vec_avx512_bf16__kvi e;
-  vec_avx512_bf16__kv_exp_core(vec_avx512_bf16__kv_sub(vec_avx512_bf16__kv_set(0.0f), x), &th, &tt, &e);
+  vec_avx512_bf16__kv_exp_core_neg(x, &th, &tt, &e);
   vec_avx512_bf16__kvf one = vec_avx512_bf16__kv_set(1.0f);
   vec_avx512_bf16__kvf p2 = vec_avx512_bf16__pow2_normal(e);
-  vec_avx512_bf16__kvf d_pos = vec_avx512_bf16__kv_add(one, vec_avx512_bf16__kv_mul(vec_avx512_bf16__kv_add(th, tt), p2));
   vec_avx512_bf16__kvf a = vec_avx512_bf16__kv_mul(th, p2);
-  vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_add(a, one);
-  vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_sub(one, vec_avx512_bf16__kv_sub(sh, a));
-  vec_avx512_bf16__kvf d_neg = vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_fma(tt, p2, sl));
-  return vec_avx512_bf16__kv_div(x, vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_lt(x, vec_avx512_bf16__kv_set(0.0f)), d_neg, d_pos));
+  vec_avx512_bf16__kvf big = vec_avx512_bf16__kv_max(a, one), small = vec_avx512_bf16__kv_min(a, one);
+  vec_avx512_bf16__kvf sh = vec_avx512_bf16__kv_add(big, small);
+  vec_avx512_bf16__kvf sl = vec_avx512_bf16__kv_sub(small, vec_avx512_bf16__kv_sub(sh, big));
+  return vec_avx512_bf16__kv_div(x, vec_avx512_bf16__kv_add(sh, vec_avx512_bf16__kv_fma(tt, p2, sl)));
 }
 
-/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
-KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__silu_not_normal(vec_avx512_bf16__kvf x) { return vec_avx512_bf16__kv_m_andnot(vec_avx512_bf16__kv_mask_first(16), vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(87.0f))); }
+/* The lanes silu_normal_v covers: |x| < 87 (false for infinities and NaN). */
+KV_FN vec_avx512_bf16__kvm vec_avx512_bf16__silu_normal_lanes(vec_avx512_bf16__kvf x) { return vec_avx512_bf16__kv_lt(vec_avx512_bf16__kv_abs(x), vec_avx512_bf16__kv_set(87.0f)); }
 
 /* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
  * lane's result depends on that lane alone). */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_fast_v(vec_avx512_bf16__kvf x) {
   vec_avx512_bf16__kvf y = vec_avx512_bf16__silu_normal_v(x);
-  vec_avx512_bf16__kvm far = vec_avx512_bf16__silu_not_normal(x);
-  if (vec_avx512_bf16__kv_m_any(far)) y = vec_avx512_bf16__kv_sel(far, vec_avx512_bf16__silu_v(x), y);
+  vec_avx512_bf16__kvm ok = vec_avx512_bf16__silu_normal_lanes(x);
+  if (!vec_avx512_bf16__kv_m_all(ok)) y = vec_avx512_bf16__kv_sel(ok, y, vec_avx512_bf16__silu_v(x));
   return y;
 }
 
@@ -19318,14 +19537,12 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a
 }
 
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
- * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
- * where also the product holds no NaN, neither factor is NaN, binop's NaN
- * choice does not arise and the plain product is its bits.  One mask tests
- * both. */
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
+ * finite number, so binop's choice between two NaN operands does not arise
+ * and the plain product is its bits. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__silu_mul_v(vec_avx512_bf16__kvf g, vec_avx512_bf16__kvf u) {
-  vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_mul(vec_avx512_bf16__silu_normal_v(g), u);
-  if (vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_m_or(vec_avx512_bf16__silu_not_normal(g), vec_avx512_bf16__kv_unord(y, y)))) y = vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__silu_fast_v(g), u);
-  return y;
+  if (vec_avx512_bf16__kv_m_all(vec_avx512_bf16__silu_normal_lanes(g))) return vec_avx512_bf16__kv_mul(vec_avx512_bf16__silu_normal_v(g), u);
+  return vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__silu_fast_v(g), u);
 }
 
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__gelu_mul_v(vec_avx512_bf16__kvf g, vec_avx512_bf16__kvf u) { return vec_avx512_bf16__binop(KB_VEC_MUL, vec_avx512_bf16__gelu_v(g), u); }
@@ -20025,6 +20242,69 @@ KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols,
             vec_avx512_bf16__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512_bf16__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
 }
 
+/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
+ * residual), then rmsnorm_row on what was stored, with the sum of squares
+ * taken in the pass that adds: each sum is stored (rounded to the 16-bit
+ * type there) and read back from L1 while still in registers' reach, so
+ * the norm's first pass over the row goes away.  The accumulation is
+ * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
+ * the same bits.  16-bit weights are widened once per call. */
+KV_FN void vec_avx512_bf16__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
+                           float *keep, uintptr_t next_res, uintptr_t next_x) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_avx512_bf16__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
+    vec_avx512_bf16__kv_prefetch(next_x + (uintptr_t)c * es);
+    vec_avx512_bf16__kvf v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, res, c), vec_avx512_bf16__ld(dt, x, c));
+    vec_avx512_bf16__st(dt, res, c, v);
+    if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld(dt, res, c); /* the stored, rounded sum */
+    if (keep) vec_avx512_bf16__kv_store(keep + c, v);
+    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
+    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    vec_avx512_bf16__kvf v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld_n(dt, res, full, n), vec_avx512_bf16__ld_n(dt, x, full, n));
+    vec_avx512_bf16__st_n(dt, res, full, v, n);
+    if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld_n(dt, res, full, n);
+    if (keep) vec_avx512_bf16__kv_store_n(keep + full, v, n);
+    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
+    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
+  }
+  struct vec_avx512_bf16__kv_inv inv = vec_avx512_bf16__inv_pair(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
+  if (keep)
+    vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
+  else
+    vec_avx512_bf16__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
+}
+
+KV_FN void vec_avx512_bf16__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
+                            void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  char *rp = (char *)res;
+  const char *xp = (const char *)x;
+  char *yp = (char *)y;
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_avx512_bf16__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_avx512_bf16__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_avx512_bf16__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
+                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+}
+
+KV_ATTR static void vec_avx512_bf16__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
+                                float eps, void *y) {
+  KV_PER_DT(vec_avx512_bf16__add_rmsnorm, vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+}
+
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
  * for the second look at the block. */
 #define KV_LN_BLOCK 1024
@@ -20396,7 +20676,7 @@ KV_ATTR static void vec_avx512_bf16__adamw(int64_t n, float *p, const float *g, 
              [KB_VM_GELU_TANH] = vec_avx512_bf16__math_gelu_tanh},                                                               \
     .exp_f64 = vec_avx512_bf16__math_exp_f64,                                                                                    \
     .unary = vec_avx512_bf16__unary, .gated = vec_avx512_bf16__gated, .binary = vec_avx512_bf16__binary, .scale = vec_avx512_bf16__scale, .add_bias = vec_avx512_bf16__add_bias, .convert = vec_avx512_bf16__convert,                \
-    .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
+    .softmax = vec_avx512_bf16__softmax, .rmsnorm = vec_avx512_bf16__rmsnorm, .add_rmsnorm = vec_avx512_bf16__add_rmsnorm, .layernorm = vec_avx512_bf16__layernorm, .ce_forward = vec_avx512_bf16__ce_forward,                  \
     .ce_backward = vec_avx512_bf16__ce_backward, .argmax = vec_avx512_bf16__argmax, .rope = vec_avx512_bf16__rope, .sincos_f64 = vec_avx512_bf16__sincos_f64, .exp_weights = vec_avx512_bf16__exp_weights, .adamw = vec_avx512_bf16__adamw,                                              \
   }
 
@@ -20436,6 +20716,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_rmsnorm_row
+#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -20476,6 +20758,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_exp
 #undef kv_exp_core
 #undef kv_exp_core2
+#undef kv_exp_core_neg
 #undef kv_fma
 #undef kv_fms
 #undef kv_fnma
@@ -20494,6 +20777,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_load_n
 #undef kv_lookup8
 #undef kv_lt
+#undef kv_m_all
 #undef kv_m_and
 #undef kv_m_andnot
 #undef kv_m_any
@@ -20590,8 +20874,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef silu_fast_v_dt
 #undef silu_mul_v
 #undef silu_mul_v_gated
+#undef silu_normal_lanes
 #undef silu_normal_v
-#undef silu_not_normal
 #undef silu_v
 #undef sincos_d
 #undef softmax_row
@@ -20637,6 +20921,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_m_andnot vec_scalar__kv_m_andnot
 #define kv_m_none vec_scalar__kv_m_none
 #define kv_m_any vec_scalar__kv_m_any
+#define kv_m_all vec_scalar__kv_m_all
 #define kv_sel vec_scalar__kv_sel
 #define kv_lanes vec_scalar__kv_lanes
 #define kv_load_h_n vec_scalar__kv_load_h_n
@@ -20644,6 +20929,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_store_h_n vec_scalar__kv_store_h_n
 #define kv_store_h vec_scalar__kv_store_h
 #define kv_exp_core vec_scalar__kv_exp_core
+#define kv_exp_core_neg vec_scalar__kv_exp_core_neg
 #define kv_ldexp vec_scalar__kv_ldexp
 #define kv_exp_core2 vec_scalar__kv_exp_core2
 #define kv_exp vec_scalar__kv_exp
@@ -20699,7 +20985,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define x_sigmoid vec_scalar__x_sigmoid
 #define silu_v vec_scalar__silu_v
 #define silu_normal_v vec_scalar__silu_normal_v
-#define silu_not_normal vec_scalar__silu_not_normal
+#define silu_normal_lanes vec_scalar__silu_normal_lanes
 #define silu_fast_v vec_scalar__silu_fast_v
 #define gtail_d vec_scalar__gtail_d
 #define gelu_v vec_scalar__gelu_v
@@ -20758,6 +21044,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define rmsnorm_out vec_scalar__rmsnorm_out
 #define rmsnorm_row vec_scalar__rmsnorm_row
 #define rmsnorm_rows vec_scalar__rmsnorm_rows
+#define add_rmsnorm_row vec_scalar__add_rmsnorm_row
+#define add_rmsnorm_rows vec_scalar__add_rmsnorm_rows
 #define row_moments vec_scalar__row_moments
 #define ln_v_f64 vec_scalar__ln_v_f64
 #define ln_v vec_scalar__ln_v
@@ -20897,6 +21185,8 @@ KV_FN vec_scalar__kvm vec_scalar__kv_m_and(vec_scalar__kvm a, vec_scalar__kvm b)
 KV_FN vec_scalar__kvm vec_scalar__kv_m_andnot(vec_scalar__kvm a, vec_scalar__kvm b) { return a & ~b; }
 KV_FN vec_scalar__kvm vec_scalar__kv_m_none(void) { return 0; }
 KV_FN int vec_scalar__kv_m_any(vec_scalar__kvm a) { return a != 0; }
+/* Whether all 16 lanes are set. */
+KV_FN int vec_scalar__kv_m_all(vec_scalar__kvm a) { return (a & 0xffffu) == 0xffffu; }
 KV_FN vec_scalar__kvf vec_scalar__kv_sel(vec_scalar__kvm m, vec_scalar__kvf a, vec_scalar__kvf b) {
   vec_scalar__kvf r;
   KV_EACH(i) r.v[i] = (m >> i) & 1u ? a.v[i] : b.v[i];
@@ -20921,6 +21211,9 @@ KV_FN void vec_scalar__kv_store_h(int f16, uint16_t *p, vec_scalar__kvf v) { vec
 
 KV_FN void vec_scalar__kv_exp_core(vec_scalar__kvf x, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
   KV_EACH(i) kb_vm_exp_core_scalar(x.v[i], &th->v[i], &tt->v[i], &e->v[i]);
+}
+KV_FN void vec_scalar__kv_exp_core_neg(vec_scalar__kvf x, vec_scalar__kvf *th, vec_scalar__kvf *tt, vec_scalar__kvi *e) {
+  KV_EACH(i) kb_vm_exp_core_neg_scalar(x.v[i], &th->v[i], &tt->v[i], &e->v[i]);
 }
 KV_FN vec_scalar__kvf vec_scalar__kv_ldexp(vec_scalar__kvf q, vec_scalar__kvi e) {
   vec_scalar__kvf r;
@@ -21321,44 +21614,41 @@ KV_FN vec_scalar__kvf vec_scalar__silu_v(vec_scalar__kvf x) {
 /*
  * silu for |x| < 87 (kb_silu's and kb_glu's evaluation there), with one
  * exp core and no correction step: E = e^-x = (th + tt) 2^e, and
- *   x >= 0:  silu(x) = x / d,  d = 1 + E as silu_v rounds it (E rounded
- *            once, then the sum): silu_v's operations, the same bits;
- *   x < 0:   silu(x) = x / d,  d = s + (tt 2^e + sl) rounded, where
- *            s + sl = th 2^e + 1 exactly (Fast2Sum: th 2^e >= 1 here) and
- *            tt 2^e + sl takes one fused step whose rounding is at most
- *            tt / th <= 2^-4.4 of the last one's: d is within about 1.05
- *            half-ulps of 1 + E, so one rounding in d and one in the
- *            division, as silu_v's folded form has (one in its numerator,
- *            one in the division; exhaustive bounds in docs/kernels.md).
+ * silu(x) = x / d, d = s + (tt 2^e + sl) rounded, where s + sl =
+ * th 2^e + 1 exactly (Fast2Sum with the larger of the two terms first:
+ * th 2^e >= 1 for x < 0, <= 1 for x >= 0) and tt 2^e + sl takes one fused
+ * step whose rounding is at most |tt / th| <= 2^-4.4 of the last one's: d
+ * is within about 1.05 half-ulps of 1 + E, so one rounding in d and one in
+ * the division (exhaustive bounds in docs/kernels.md).
  * For |x| < 87 the exponent e = floor(k / 8), |k| = |round(8 x / ln 2)|
  * <= 1004, lies in [-126, 126], so 2^e is a normal float, every product by
- * it is exact, and the result x e^x >= 87 e^-87 is a normal float.  The
- * lanes beyond (|x| >= 87, infinities, NaN) get meaningless values here;
+ * it is exact, the exp core's clamps do nothing (kv_exp_core_neg leaves
+ * them out), and the result x e^x >= 87 e^-87 is a normal float.  The lanes
+ * beyond (|x| >= 87, infinities, NaN) get meaningless values here;
  * silu_fast_v gives them silu_v's.
  */
 KV_FN vec_scalar__kvf vec_scalar__silu_normal_v(vec_scalar__kvf x) {
   vec_scalar__kvf th, tt;
   vec_scalar__kvi e;
-  vec_scalar__kv_exp_core(vec_scalar__kv_sub(vec_scalar__kv_set(0.0f), x), &th, &tt, &e);
+  vec_scalar__kv_exp_core_neg(x, &th, &tt, &e);
   vec_scalar__kvf one = vec_scalar__kv_set(1.0f);
   vec_scalar__kvf p2 = vec_scalar__pow2_normal(e);
-  vec_scalar__kvf d_pos = vec_scalar__kv_add(one, vec_scalar__kv_mul(vec_scalar__kv_add(th, tt), p2));
   vec_scalar__kvf a = vec_scalar__kv_mul(th, p2);
-  vec_scalar__kvf sh = vec_scalar__kv_add(a, one);
-  vec_scalar__kvf sl = vec_scalar__kv_sub(one, vec_scalar__kv_sub(sh, a));
-  vec_scalar__kvf d_neg = vec_scalar__kv_add(sh, vec_scalar__kv_fma(tt, p2, sl));
-  return vec_scalar__kv_div(x, vec_scalar__kv_sel(vec_scalar__kv_lt(x, vec_scalar__kv_set(0.0f)), d_neg, d_pos));
+  vec_scalar__kvf big = vec_scalar__kv_max(a, one), small = vec_scalar__kv_min(a, one);
+  vec_scalar__kvf sh = vec_scalar__kv_add(big, small);
+  vec_scalar__kvf sl = vec_scalar__kv_sub(small, vec_scalar__kv_sub(sh, big));
+  return vec_scalar__kv_div(x, vec_scalar__kv_add(sh, vec_scalar__kv_fma(tt, p2, sl)));
 }
 
-/* The lanes silu_normal_v does not cover: |x| >= 87, infinities and NaN. */
-KV_FN vec_scalar__kvm vec_scalar__silu_not_normal(vec_scalar__kvf x) { return vec_scalar__kv_m_andnot(vec_scalar__kv_mask_first(16), vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(87.0f))); }
+/* The lanes silu_normal_v covers: |x| < 87 (false for infinities and NaN). */
+KV_FN vec_scalar__kvm vec_scalar__silu_normal_lanes(vec_scalar__kvf x) { return vec_scalar__kv_lt(vec_scalar__kv_abs(x), vec_scalar__kv_set(87.0f)); }
 
 /* kb_silu per lane: silu_normal_v where |x| < 87, silu_v elsewhere (each
  * lane's result depends on that lane alone). */
 KV_FN vec_scalar__kvf vec_scalar__silu_fast_v(vec_scalar__kvf x) {
   vec_scalar__kvf y = vec_scalar__silu_normal_v(x);
-  vec_scalar__kvm far = vec_scalar__silu_not_normal(x);
-  if (vec_scalar__kv_m_any(far)) y = vec_scalar__kv_sel(far, vec_scalar__silu_v(x), y);
+  vec_scalar__kvm ok = vec_scalar__silu_normal_lanes(x);
+  if (!vec_scalar__kv_m_all(ok)) y = vec_scalar__kv_sel(ok, y, vec_scalar__silu_v(x));
   return y;
 }
 
@@ -21618,14 +21908,12 @@ KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__k
 }
 
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
- * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g);
- * where also the product holds no NaN, neither factor is NaN, binop's NaN
- * choice does not arise and the plain product is its bits.  One mask tests
- * both. */
+ * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
+ * finite number, so binop's choice between two NaN operands does not arise
+ * and the plain product is its bits. */
 KV_FN vec_scalar__kvf vec_scalar__silu_mul_v(vec_scalar__kvf g, vec_scalar__kvf u) {
-  vec_scalar__kvf y = vec_scalar__kv_mul(vec_scalar__silu_normal_v(g), u);
-  if (vec_scalar__kv_m_any(vec_scalar__kv_m_or(vec_scalar__silu_not_normal(g), vec_scalar__kv_unord(y, y)))) y = vec_scalar__binop(KB_VEC_MUL, vec_scalar__silu_fast_v(g), u);
-  return y;
+  if (vec_scalar__kv_m_all(vec_scalar__silu_normal_lanes(g))) return vec_scalar__kv_mul(vec_scalar__silu_normal_v(g), u);
+  return vec_scalar__binop(KB_VEC_MUL, vec_scalar__silu_fast_v(g), u);
 }
 
 KV_FN vec_scalar__kvf vec_scalar__gelu_mul_v(vec_scalar__kvf g, vec_scalar__kvf u) { return vec_scalar__binop(KB_VEC_MUL, vec_scalar__gelu_v(g), u); }
@@ -22325,6 +22613,69 @@ KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, cons
             vec_scalar__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_scalar__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
 }
 
+/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
+ * residual), then rmsnorm_row on what was stored, with the sum of squares
+ * taken in the pass that adds: each sum is stored (rounded to the 16-bit
+ * type there) and read back from L1 while still in registers' reach, so
+ * the norm's first pass over the row goes away.  The accumulation is
+ * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
+ * the same bits.  16-bit weights are widened once per call. */
+KV_FN void vec_scalar__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
+                           float *keep, uintptr_t next_res, uintptr_t next_x) {
+  int64_t full = cols / 16 * 16, n = cols - full;
+  vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
+  uintptr_t es = (uintptr_t)kb_vec_size(dt);
+  for (int64_t c = 0; c < full; c += 16) {
+    vec_scalar__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
+    vec_scalar__kv_prefetch(next_x + (uintptr_t)c * es);
+    vec_scalar__kvf v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, res, c), vec_scalar__ld(dt, x, c));
+    vec_scalar__st(dt, res, c, v);
+    if (dt != KB_VEC_F32) v = vec_scalar__ld(dt, res, c); /* the stored, rounded sum */
+    if (keep) vec_scalar__kv_store(keep + c, v);
+    vec_scalar__kvd d = vec_scalar__kvd_from(v);
+    acc = vec_scalar__kvd_fma(d, d, acc);
+  }
+  if (n > 0) {
+    vec_scalar__kvf v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld_n(dt, res, full, n), vec_scalar__ld_n(dt, x, full, n));
+    vec_scalar__st_n(dt, res, full, v, n);
+    if (dt != KB_VEC_F32) v = vec_scalar__ld_n(dt, res, full, n);
+    if (keep) vec_scalar__kv_store_n(keep + full, v, n);
+    vec_scalar__kvd d = vec_scalar__kvd_from(v);
+    acc = vec_scalar__kvd_fma(d, d, acc);
+  }
+  struct vec_scalar__kv_inv inv = vec_scalar__inv_pair(vec_scalar__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
+  if (keep)
+    vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
+  else
+    vec_scalar__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
+}
+
+KV_FN void vec_scalar__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
+                            void *y) {
+  int64_t stride = cols * kb_vec_size(dt);
+  char *rp = (char *)res;
+  const char *xp = (const char *)x;
+  char *yp = (char *)y;
+  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
+    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
+    vec_scalar__widen_row(dt, w, cols, wf);
+    for (int64_t r = 0; r < rows; r++)
+      vec_scalar__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    vec_scalar__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
+                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+}
+
+KV_ATTR static void vec_scalar__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
+                                float eps, void *y) {
+  KV_PER_DT(vec_scalar__add_rmsnorm, vec_scalar__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_scalar__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_scalar__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+}
+
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
  * for the second look at the block. */
 #define KV_LN_BLOCK 1024
@@ -22696,7 +23047,7 @@ KV_ATTR static void vec_scalar__adamw(int64_t n, float *p, const float *g, float
              [KB_VM_GELU_TANH] = vec_scalar__math_gelu_tanh},                                                               \
     .exp_f64 = vec_scalar__math_exp_f64,                                                                                    \
     .unary = vec_scalar__unary, .gated = vec_scalar__gated, .binary = vec_scalar__binary, .scale = vec_scalar__scale, .add_bias = vec_scalar__add_bias, .convert = vec_scalar__convert,                \
-    .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
+    .softmax = vec_scalar__softmax, .rmsnorm = vec_scalar__rmsnorm, .add_rmsnorm = vec_scalar__add_rmsnorm, .layernorm = vec_scalar__layernorm, .ce_forward = vec_scalar__ce_forward,                  \
     .ce_backward = vec_scalar__ce_backward, .argmax = vec_scalar__argmax, .rope = vec_scalar__rope, .sincos_f64 = vec_scalar__sincos_f64, .exp_weights = vec_scalar__exp_weights, .adamw = vec_scalar__adamw,                                              \
   }
 
@@ -22737,6 +23088,8 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_rmsnorm_row
+#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -22777,6 +23130,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_exp
 #undef kv_exp_core
 #undef kv_exp_core2
+#undef kv_exp_core_neg
 #undef kv_fma
 #undef kv_fms
 #undef kv_fnma
@@ -22794,6 +23148,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_load_n
 #undef kv_lookup8
 #undef kv_lt
+#undef kv_m_all
 #undef kv_m_and
 #undef kv_m_andnot
 #undef kv_m_any
@@ -22887,8 +23242,8 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef silu_fast_v_dt
 #undef silu_mul_v
 #undef silu_mul_v_gated
+#undef silu_normal_lanes
 #undef silu_normal_v
-#undef silu_not_normal
 #undef silu_v
 #undef sincos_d
 #undef softmax_row
@@ -24752,7 +25107,6 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
 /* ==== kernels/cpu/decoder/add_rmsnorm.c ==== */
 #define add_norm_job add_rmsnorm__add_norm_job
 #define add_norm_body add_rmsnorm__add_norm_body
-#define add_rmsnorm add_rmsnorm__add_rmsnorm
 /* ---- kernels/cpu/decoder/add_rmsnorm.c ---- */
 /* add_rmsnorm.c - the fused residual add + RMSNorm of a pre-norm decoder:
  * kb_add_rmsnorm, kb_add_rmsnorm_bf16, kb_add_rmsnorm_f16.
@@ -24760,14 +25114,15 @@ int64_t kb__quant_check_row(int type, const float *x, int64_t n) {
  *   residual[r, :] += x[r, :]      (written back)
  *   y[r, :] = rmsnorm(residual[r, :]) * weight
  *
- * Row by row, the vector layer's `binary` add (kb_add's entry: float32 sum,
- * rounded to the storage type) writes the row of residual, then its
- * `rmsnorm` entry (kb_rmsnorm's) reads that row back - from cache, since it
- * was just written - and writes y.  So every bit is the two-call sequence
- * kb_add + kb_rmsnorm (for 16-bit storage the rounded sum is what the norm
- * reads, as the two calls would), while memory sees x and residual read
- * once and residual and y written once whenever a row fits in cache (a
- * 4096-wide float32 row is 16 KiB).  Rows are independent, so splitting
+ * Row by row, the vector layer's `add_rmsnorm` entry adds as kb_add's entry
+ * (float32 sum, rounded to the storage type), writes the row of residual
+ * and takes the norm's sum of squares of what it stored in the same pass,
+ * then writes y with kb_rmsnorm's output pass, reading the row back from
+ * cache.  So every bit is the two-call sequence kb_add + kb_rmsnorm (for
+ * 16-bit storage the rounded sum is what the norm reads, as the two calls
+ * would), while memory sees x and residual read once and residual and y
+ * written once whenever a row fits in cache (a 4096-wide float32 row is
+ * 16 KiB).  Rows are independent, so splitting
  * them over threads cannot change any bit; y may be x because a row of x is
  * consumed before the same row of y is written. */
 
@@ -24783,11 +25138,8 @@ struct add_rmsnorm__add_norm_job {
 static void add_rmsnorm__add_norm_body(void *arg, int64_t begin, int64_t end) {
   const struct add_rmsnorm__add_norm_job *j = (const struct add_rmsnorm__add_norm_job *)arg;
   int64_t row = j->cols * kb_vec_size(j->dt);
-  for (int64_t r = begin; r < end; r++) {
-    char *res = j->residual + r * row;
-    j->ops->binary(KB_VEC_ADD, j->dt, j->cols, res, j->x + r * row, res);
-    j->ops->rmsnorm(j->dt, 1, j->cols, res, j->weight, j->eps, j->y + r * row);
-  }
+  j->ops->add_rmsnorm(j->dt, end - begin, j->cols, j->residual + begin * row, j->x + begin * row, j->weight, j->eps,
+                      j->y + begin * row);
 }
 
 static kb_status add_rmsnorm__add_rmsnorm(kb_context *ctx, const char *fn, int dt, int64_t rows, int64_t cols, const void *x,
@@ -24840,7 +25192,6 @@ kb_status kb_add_rmsnorm_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 }
 #undef add_norm_body
 #undef add_norm_job
-#undef add_rmsnorm
 
 /* ==== kernels/cpu/decoder/glu.c ==== */
 #define glu_job glu__glu_job
