@@ -55,8 +55,9 @@ KV_FN kvf qnan(void) { return kv_from_bits(kvi_set(0x7fc00000)); }
 /* NaN lanes of y become the canonical NaN. */
 KV_FN kvf canon(kvf y) { return kv_sel(kv_unord(y, y), qnan(), y); }
 
-/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
- * the level has one (kv_store_bf16_canon): the same bits. */
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed by the level's shorter
+ * sequence for canonical values where it has one (kv_store_bf16_canon: one
+ * instruction on AVX-512 BF16, no NaN step on avx2): the same bits. */
 KV_FN void st_canon(int dt, void *p, int64_t i, kvf v) {
 #if defined(KV_HAVE_BF16_CANON_STORE)
   if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
@@ -487,6 +488,9 @@ KV_ATTR static void unary(int fn, int dt, int64_t n, const void *x, void *y) {
 /* a op b; where both are NaN, a made quiet. */
 KV_FN kvf binop(int op, kvf a, kvf b) {
   kvf y = op == KB_VEC_MUL ? kv_mul(a, b) : kv_add(a, b);
+  /* Both operands are NaN only in lanes where y is: one compare decides
+   * whether the choice can arise (rarely), the same bits either way. */
+  if (!kv_m_any(kv_unord(y, y))) return y;
   return kv_sel(kv_m_and(kv_unord(a, a), kv_unord(b, b)), kv_add(a, a), y);
 }
 
