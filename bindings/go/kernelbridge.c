@@ -13908,6 +13908,8 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_lanes vec_avx2__kv_lanes
 #define kv_from_bf16_8 vec_avx2__kv_from_bf16_8
 #define kv_to_bf16_8 vec_avx2__kv_to_bf16_8
+#define kv_to_bf16_8_rne vec_avx2__kv_to_bf16_8_rne
+#define kv_store_bf16_canon vec_avx2__kv_store_bf16_canon
 #define kv_load_h vec_avx2__kv_load_h
 #define kv_store_h vec_avx2__kv_store_h
 #define kv_load_h_n vec_avx2__kv_load_h_n
@@ -14216,6 +14218,28 @@ KV_FN __m256i vec_avx2__kv_to_bf16_8(__m256 v) {
   __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
   __m256i q = _mm256_or_si256(s16, _mm256_set1_epi32(0x0040));
   return _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+/* The rounding of kv_to_bf16_8 alone (lanes not NaN). */
+KV_FN __m256i vec_avx2__kv_to_bf16_8_rne(__m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+}
+
+/* Stores canon(v) as bfloat16 and returns 1: canon's select, then the
+ * rounding without kv_to_bf16_8's NaN step, which the canonical NaN does
+ * not need (0x7fc00000 rounds to 0x7fc0, the pattern that step would
+ * give), so the same bits as st(canon(v)) in three fewer operations per 8
+ * lanes (vec_body.h's st_canon). */
+#define KV_HAVE_BF16_CANON_STORE 1
+KV_FN int vec_avx2__kv_store_bf16_canon(uint16_t *p, vec_avx2__kvf v) {
+  __m256 qn = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000));
+  __m256 a = _mm256_blendv_ps(v.a, qn, _mm256_cmp_ps(v.a, v.a, _CMP_UNORD_Q));
+  __m256 b = _mm256_blendv_ps(v.b, qn, _mm256_cmp_ps(v.b, v.b, _CMP_UNORD_Q));
+  __m256i packed = _mm256_packus_epi32(vec_avx2__kv_to_bf16_8_rne(a), vec_avx2__kv_to_bf16_8_rne(b));
+  _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+  return 1;
 }
 
 KV_FN vec_avx2__kvf vec_avx2__kv_load_h(int f16, const uint16_t *p) {
@@ -14530,11 +14554,12 @@ KV_FN vec_avx2__kvf vec_avx2__qnan(void) { return vec_avx2__kv_from_bits(vec_avx
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx2__kvf vec_avx2__canon(vec_avx2__kvf y) { return vec_avx2__kv_sel(vec_avx2__kv_unord(y, y), vec_avx2__qnan(), y); }
 
-/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
- * the level has one (kv_store_bf16_canon): the same bits. */
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed by the level's shorter
+ * sequence for canonical values where it has one (kv_store_bf16_canon: one
+ * instruction on AVX-512 BF16, no NaN step on avx2): the same bits. */
 KV_FN void vec_avx2__st_canon(int dt, void *p, int64_t i, vec_avx2__kvf v) {
 #if defined(KV_HAVE_BF16_CANON_STORE)
-  if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
+  if (dt == KB_VEC_BF16 && vec_avx2__kv_store_bf16_canon((uint16_t *)p + i, v)) return;
 #endif
   vec_avx2__st(dt, p, i, vec_avx2__canon(v));
 }
@@ -14962,6 +14987,9 @@ KV_ATTR static void vec_avx2__unary(int fn, int dt, int64_t n, const void *x, vo
 /* a op b; where both are NaN, a made quiet. */
 KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
   vec_avx2__kvf y = op == KB_VEC_MUL ? vec_avx2__kv_mul(a, b) : vec_avx2__kv_add(a, b);
+  /* Both operands are NaN only in lanes where y is: one compare decides
+   * whether the choice can arise (rarely), the same bits either way. */
+  if (!vec_avx2__kv_m_any(vec_avx2__kv_unord(y, y))) return y;
   return vec_avx2__kv_sel(vec_avx2__kv_m_and(vec_avx2__kv_unord(a, a), vec_avx2__kv_unord(b, b)), vec_avx2__kv_add(a, a), y);
 }
 
@@ -16124,6 +16152,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_GT_K1_LO
 #undef KV_GT_K3_HI
 #undef KV_GT_K3_LO
+#undef KV_HAVE_BF16_CANON_STORE
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
@@ -16231,11 +16260,13 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_split2
 #undef kv_sqrt
 #undef kv_store
+#undef kv_store_bf16_canon
 #undef kv_store_h
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
 #undef kv_to_bf16_8
+#undef kv_to_bf16_8_rne
 #undef kv_to_int
 #undef kv_unord
 #undef kvd
@@ -16817,8 +16848,9 @@ KV_FN vec_avx512__kvf vec_avx512__qnan(void) { return vec_avx512__kv_from_bits(v
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx512__kvf vec_avx512__canon(vec_avx512__kvf y) { return vec_avx512__kv_sel(vec_avx512__kv_unord(y, y), vec_avx512__qnan(), y); }
 
-/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
- * the level has one (kv_store_bf16_canon): the same bits. */
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed by the level's shorter
+ * sequence for canonical values where it has one (kv_store_bf16_canon: one
+ * instruction on AVX-512 BF16, no NaN step on avx2): the same bits. */
 KV_FN void vec_avx512__st_canon(int dt, void *p, int64_t i, vec_avx512__kvf v) {
 #if defined(KV_HAVE_BF16_CANON_STORE)
   if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
@@ -17249,6 +17281,9 @@ KV_ATTR static void vec_avx512__unary(int fn, int dt, int64_t n, const void *x, 
 /* a op b; where both are NaN, a made quiet. */
 KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__kvf b) {
   vec_avx512__kvf y = op == KB_VEC_MUL ? vec_avx512__kv_mul(a, b) : vec_avx512__kv_add(a, b);
+  /* Both operands are NaN only in lanes where y is: one compare decides
+   * whether the choice can arise (rarely), the same bits either way. */
+  if (!vec_avx512__kv_m_any(vec_avx512__kv_unord(y, y))) return y;
   return vec_avx512__kv_sel(vec_avx512__kv_m_and(vec_avx512__kv_unord(a, a), vec_avx512__kv_unord(b, b)), vec_avx512__kv_add(a, a), y);
 }
 
@@ -19101,8 +19136,9 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__qnan(void) { return vec_avx512_bf16_
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__canon(vec_avx512_bf16__kvf y) { return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_unord(y, y), vec_avx512_bf16__qnan(), y); }
 
-/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
- * the level has one (kv_store_bf16_canon): the same bits. */
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed by the level's shorter
+ * sequence for canonical values where it has one (kv_store_bf16_canon: one
+ * instruction on AVX-512 BF16, no NaN step on avx2): the same bits. */
 KV_FN void vec_avx512_bf16__st_canon(int dt, void *p, int64_t i, vec_avx512_bf16__kvf v) {
 #if defined(KV_HAVE_BF16_CANON_STORE)
   if (dt == KB_VEC_BF16 && vec_avx512_bf16__kv_store_bf16_canon((uint16_t *)p + i, v)) return;
@@ -19533,6 +19569,9 @@ KV_ATTR static void vec_avx512_bf16__unary(int fn, int dt, int64_t n, const void
 /* a op b; where both are NaN, a made quiet. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) {
   vec_avx512_bf16__kvf y = op == KB_VEC_MUL ? vec_avx512_bf16__kv_mul(a, b) : vec_avx512_bf16__kv_add(a, b);
+  /* Both operands are NaN only in lanes where y is: one compare decides
+   * whether the choice can arise (rarely), the same bits either way. */
+  if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_unord(y, y))) return y;
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_unord(a, a), vec_avx512_bf16__kv_unord(b, b)), vec_avx512_bf16__kv_add(a, a), y);
 }
 
@@ -21472,8 +21511,9 @@ KV_FN vec_scalar__kvf vec_scalar__qnan(void) { return vec_scalar__kv_from_bits(v
 /* NaN lanes of y become the canonical NaN. */
 KV_FN vec_scalar__kvf vec_scalar__canon(vec_scalar__kvf y) { return vec_scalar__kv_sel(vec_scalar__kv_unord(y, y), vec_scalar__qnan(), y); }
 
-/* st(dt, p, i, canon(v)), with bfloat16 narrowed in one instruction where
- * the level has one (kv_store_bf16_canon): the same bits. */
+/* st(dt, p, i, canon(v)), with bfloat16 narrowed by the level's shorter
+ * sequence for canonical values where it has one (kv_store_bf16_canon: one
+ * instruction on AVX-512 BF16, no NaN step on avx2): the same bits. */
 KV_FN void vec_scalar__st_canon(int dt, void *p, int64_t i, vec_scalar__kvf v) {
 #if defined(KV_HAVE_BF16_CANON_STORE)
   if (dt == KB_VEC_BF16 && kv_store_bf16_canon((uint16_t *)p + i, v)) return;
@@ -21904,6 +21944,9 @@ KV_ATTR static void vec_scalar__unary(int fn, int dt, int64_t n, const void *x, 
 /* a op b; where both are NaN, a made quiet. */
 KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__kvf b) {
   vec_scalar__kvf y = op == KB_VEC_MUL ? vec_scalar__kv_mul(a, b) : vec_scalar__kv_add(a, b);
+  /* Both operands are NaN only in lanes where y is: one compare decides
+   * whether the choice can arise (rarely), the same bits either way. */
+  if (!vec_scalar__kv_m_any(vec_scalar__kv_unord(y, y))) return y;
   return vec_scalar__kv_sel(vec_scalar__kv_m_and(vec_scalar__kv_unord(a, a), vec_scalar__kv_unord(b, b)), vec_scalar__kv_add(a, a), y);
 }
 
