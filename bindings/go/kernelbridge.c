@@ -2173,15 +2173,8 @@ KB_TARGET_AVX2 static inline __m256 kb_vm_ldexp_avx2(__m256 q, __m256i e) {
   return _mm256_mul_ps(_mm256_mul_ps(q, two_c), two_b);
 }
 
-/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
- * meaningless (but harmless) outputs; callers replace them. */
-KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
-  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), x));
-  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
-  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
-  __m256 kf = _mm256_sub_ps(t, shifter);
-  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+/* The end of every exp core: see kb_vm_exp_finish_scalar. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_finish_avx2(__m256 t, __m256 r, __m256 *th, __m256 *tt, __m256i *e) {
   __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
   /* vpermps reads the low 3 bits of each index: k mod 8. */
   __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
@@ -2194,6 +2187,17 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m2
   *e = _mm256_srai_epi32(k, 3);
 }
 
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), x));
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  kb_vm_exp_finish_avx2(t, _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
+}
+
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
  * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
 KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
@@ -2201,16 +2205,7 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, 
   __m256 t = _mm256_fnmadd_ps(x, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m256 kf = _mm256_sub_ps(t, shifter);
   __m256 r = _mm256_fmsub_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), x);
-  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
-  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
-  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
-  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
-  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm256_fmadd_ps(hi, s, lo);
-  *e = _mm256_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx2(t, _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
@@ -2222,16 +2217,7 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core2_avx2(__m256 xh, __m256 xl, __m
   __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m256 kf = _mm256_sub_ps(t, shifter);
   __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm256_add_ps(_mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
-  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
-  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
-  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
-  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm256_fmadd_ps(hi, s, lo);
-  *e = _mm256_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx2(t, _mm256_add_ps(_mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc), th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */
@@ -2364,15 +2350,8 @@ KB_TARGET_AVX512 static inline __m512 kb_vm_ldexp_avx512(__m512 q, __m512i e) {
   return _mm512_scalef_ps(q, _mm512_cvtepi32_ps(e));
 }
 
-/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
- * meaningless (but harmless) outputs; callers replace them. */
-KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
-  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), x));
-  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
-  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
-  __m512 kf = _mm512_sub_ps(t, shifter);
-  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+/* The end of every exp core: see kb_vm_exp_finish_scalar. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_finish_avx512(__m512 t, __m512 r, __m512 *th, __m512 *tt, __m512i *e) {
   __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
   /* vpermps reads the low 4 bits of each index; the table repeats every 8. */
   __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
@@ -2385,6 +2364,17 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, 
   *e = _mm512_srai_epi32(k, 3);
 }
 
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
+  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), x));
+  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
+  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m512 kf = _mm512_sub_ps(t, shifter);
+  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  kb_vm_exp_finish_avx512(t, _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
+}
+
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
  * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
 KB_TARGET_AVX512 static inline void kb_vm_exp_core_neg_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
@@ -2392,16 +2382,7 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core_neg_avx512(__m512 x, __m512 *
   __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m512 kf = _mm512_sub_ps(t, shifter);
   __m512 r = _mm512_fmsub_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), x);
-  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
-  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
-  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
-  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm512_fmadd_ps(hi, s, lo);
-  *e = _mm512_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx512(t, _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
@@ -2413,16 +2394,7 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core2_avx512(__m512 xh, __m512 xl,
   __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m512 kf = _mm512_sub_ps(t, shifter);
   __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm512_add_ps(_mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
-  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
-  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
-  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm512_fmadd_ps(hi, s, lo);
-  *e = _mm512_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx512(t, _mm512_add_ps(_mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc), th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */
@@ -2506,17 +2478,14 @@ static inline float kb_vm_ldexp_scalar(float q, int32_t e) {
  * to about 2^-28 relative.  Kernels that need more than a rounded exp (the
  * softmax sums, silu) use the pair directly.
  */
-static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t *e) {
-  /* The same clamps as the vector levels' max(LO, x) and min(HI, x). */
-  float xc = KB_VM_EXP_LO > x ? KB_VM_EXP_LO : x;
-  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
-  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
-  float kf = t - KB_VM_EXP_SHIFTER;
-  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
-  /* t lies in [2^23, 2^24), where the bit pattern counts units: k is the
-   * pattern minus the shifter's (no overflow: |k| < 2^11). */
-  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
+/* The end of every exp core: from t (the shifted k of the argument) and
+ * the reduced argument r, the table pair, the polynomial and e.  k is t's
+ * bit pattern minus the shifter's; t lies in [2^23, 2^24) for every
+ * argument the cores define (|k| < 2^11), and the unsigned arithmetic keeps
+ * the conversions and floor(k / 8) defined for the meaningless lanes of
+ * kb_vm_exp_core_neg_scalar too. */
+static inline void kb_vm_exp_finish_scalar(float t, float r, float *th, float *tt, int32_t *e) {
+  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
   int j = (int)(k & 7);
   float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
   q = fmaf(q, r, KB_VM_EXP_C2);
@@ -2525,7 +2494,17 @@ static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t 
   *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
   /* floor(k / 8): an arithmetic shift, written without shifting a negative
    * number (implementation-defined in C). */
-  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)(-(int64_t)k) + 7u) >> 3);
+}
+
+static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t *e) {
+  /* The same clamps as the vector levels' max(LO, x) and min(HI, x). */
+  float xc = KB_VM_EXP_LO > x ? KB_VM_EXP_LO : x;
+  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
+  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r), th, tt, e);
 }
 
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI] (vmath.h): the
@@ -2536,17 +2515,7 @@ static inline void kb_vm_exp_core_neg_scalar(float x, float *th, float *tt, int3
   float t = fmaf(-x, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
   float kf = t - KB_VM_EXP_SHIFTER;
   float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, -x);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
-  /* Outside the range t may leave [2^23, 2^24): the unsigned difference
-   * keeps the conversion defined; the lane is meaningless anyway. */
-  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
-  int j = (int)(k & 7);
-  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
-  q = fmaf(q, r, KB_VM_EXP_C2);
-  float s = fmaf(q, r * r, r);
-  *th = kb_vm_exp_tab_hi[j];
-  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
-  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)-(int64_t)k + 7u) >> 3);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h), x not NaN. */
@@ -2558,15 +2527,7 @@ static inline void kb_vm_exp_core2_scalar(float xh, float xl, float *th, float *
   float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
   float kf = t - KB_VM_EXP_SHIFTER;
   float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r) + lc;
-  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
-  int j = (int)(k & 7);
-  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
-  q = fmaf(q, r, KB_VM_EXP_C2);
-  float s = fmaf(q, r * r, r);
-  *th = kb_vm_exp_tab_hi[j];
-  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
-  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r) + lc, th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */
@@ -13907,8 +13868,9 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_sel vec_avx2__kv_sel
 #define kv_lanes vec_avx2__kv_lanes
 #define kv_from_bf16_8 vec_avx2__kv_from_bf16_8
-#define kv_to_bf16_8 vec_avx2__kv_to_bf16_8
 #define kv_to_bf16_8_rne vec_avx2__kv_to_bf16_8_rne
+#define kv_to_bf16_8 vec_avx2__kv_to_bf16_8
+#define kv_store_bf16_16 vec_avx2__kv_store_bf16_16
 #define kv_store_bf16_canon vec_avx2__kv_store_bf16_canon
 #define kv_load_h vec_avx2__kv_load_h
 #define kv_store_h vec_avx2__kv_store_h
@@ -14034,9 +13996,8 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define mul_inv vec_avx2__mul_inv
 #define rmsnorm_out vec_avx2__rmsnorm_out
 #define rmsnorm_row vec_avx2__rmsnorm_row
+#define row_or_null vec_avx2__row_or_null
 #define rmsnorm_rows vec_avx2__rmsnorm_rows
-#define add_rmsnorm_row vec_avx2__add_rmsnorm_row
-#define add_rmsnorm_rows vec_avx2__add_rmsnorm_rows
 #define row_moments vec_avx2__row_moments
 #define ln_v_f64 vec_avx2__ln_v_f64
 #define ln_v vec_avx2__ln_v
@@ -14210,21 +14171,25 @@ KV_FN void vec_avx2__kv_lanes(float out[16], vec_avx2__kvf v) { vec_avx2__kv_sto
  * signalling, as at the avx512 level). */
 KV_FN __m256 vec_avx2__kv_from_bf16_8(__m128i h) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); }
 
-/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane. */
-KV_FN __m256i vec_avx2__kv_to_bf16_8(__m256 v) {
-  __m256i u = _mm256_castps_si256(v);
-  __m256i s16 = _mm256_srli_epi32(u, 16);
-  __m256i lsb = _mm256_and_si256(s16, _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  __m256i q = _mm256_or_si256(s16, _mm256_set1_epi32(0x0040));
-  return _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
-
-/* The rounding of kv_to_bf16_8 alone (lanes not NaN). */
+/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane, rounded
+ * to nearest even; right for every lane that is not NaN. */
 KV_FN __m256i vec_avx2__kv_to_bf16_8_rne(__m256 v) {
   __m256i u = _mm256_castps_si256(v);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   return _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+}
+
+/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane: NaN keeps
+ * its sign and top payload bits and is made quiet. */
+KV_FN __m256i vec_avx2__kv_to_bf16_8(__m256 v) {
+  __m256i q = _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 16), _mm256_set1_epi32(0x0040));
+  return _mm256_blendv_epi8(vec_avx2__kv_to_bf16_8_rne(v), q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+/* Stores 16 bfloat16, lanes 0-7 in the low 16 bits of a's lanes, 8-15 of
+ * b's.  packus works within 128-bit halves: a0-3 b0-3 a4-7 b4-7, reordered. */
+KV_FN void vec_avx2__kv_store_bf16_16(uint16_t *p, __m256i a, __m256i b) {
+  _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
 }
 
 /* Stores canon(v) as bfloat16 and returns 1: canon's select, then the
@@ -14237,8 +14202,7 @@ KV_FN int vec_avx2__kv_store_bf16_canon(uint16_t *p, vec_avx2__kvf v) {
   __m256 qn = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000));
   __m256 a = _mm256_blendv_ps(v.a, qn, _mm256_cmp_ps(v.a, v.a, _CMP_UNORD_Q));
   __m256 b = _mm256_blendv_ps(v.b, qn, _mm256_cmp_ps(v.b, v.b, _CMP_UNORD_Q));
-  __m256i packed = _mm256_packus_epi32(vec_avx2__kv_to_bf16_8_rne(a), vec_avx2__kv_to_bf16_8_rne(b));
-  _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+  vec_avx2__kv_store_bf16_16(p, vec_avx2__kv_to_bf16_8_rne(a), vec_avx2__kv_to_bf16_8_rne(b));
   return 1;
 }
 
@@ -14260,9 +14224,7 @@ KV_FN void vec_avx2__kv_store_h(int f16, uint16_t *p, vec_avx2__kvf v) {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     _mm_storeu_si128((__m128i *)(p + 8), _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   } else {
-    /* packus works within 128-bit halves: a0-3 b0-3 a4-7 b4-7, reordered. */
-    __m256i packed = _mm256_packus_epi32(vec_avx2__kv_to_bf16_8(v.a), vec_avx2__kv_to_bf16_8(v.b));
-    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+    vec_avx2__kv_store_bf16_16(p, vec_avx2__kv_to_bf16_8(v.a), vec_avx2__kv_to_bf16_8(v.b));
   }
 }
 
@@ -15649,25 +15611,45 @@ KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
- * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it.  The memory the passes will need is
- * fetched while the other pass computes: the row of y during the first
- * pass, the next row of x (next: its address; any address when there is
- * none, a prefetch does not fault) during the output pass. */
-KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
-                       uintptr_t next) {
+ * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
+ * add -> x) and the norm is of what it stored: each sum is stored in place
+ * (xr is then the caller's writable residual row) and, rounded to the
+ * 16-bit type there, read back while in L1, so the sum of squares needs no
+ * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * the row widened there and the output pass reads it.  The memory the
+ * passes will need is fetched while the other pass computes: the row of y
+ * (and add's next row) during the first pass, the next row of x (next: its
+ * address; any address when there is none, a prefetch does not fault)
+ * during the output pass. */
+KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const void *w, void *yr, int64_t cols,
+                       float eps, float *keep, uintptr_t next, uintptr_t next_add) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
   uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx2__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx2__kvf v = vec_avx2__ld(dt, xr, c);
+    vec_avx2__kvf v;
+    if (add) {
+      vec_avx2__kv_prefetch(next_add + (uintptr_t)c * es);
+      v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, add, c));
+      vec_avx2__st(dt, (void *)xr, c, v);
+      if (dt != KB_VEC_F32) v = vec_avx2__ld(dt, xr, c); /* the stored, rounded sum */
+    } else {
+      v = vec_avx2__ld(dt, xr, c);
+    }
     if (keep) vec_avx2__kv_store(keep + c, v);
     vec_avx2__kvd d = vec_avx2__kvd_from(v);
     acc = vec_avx2__kvd_fma(d, d, acc);
   }
   if (n > 0) {
-    vec_avx2__kvf v = vec_avx2__ld_n(dt, xr, full, n);
+    vec_avx2__kvf v;
+    if (add) {
+      v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld_n(dt, xr, full, n), vec_avx2__ld_n(dt, add, full, n));
+      vec_avx2__st_n(dt, (void *)xr, full, v, n);
+      if (dt != KB_VEC_F32) v = vec_avx2__ld_n(dt, xr, full, n);
+    } else {
+      v = vec_avx2__ld_n(dt, xr, full, n);
+    }
     if (keep) vec_avx2__kv_store_n(keep + full, v, n);
     vec_avx2__kvd d = vec_avx2__kvd_from(v);
     acc = vec_avx2__kvd_fma(d, d, acc);
@@ -15679,87 +15661,44 @@ KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, int wdt, const void *w,
     vec_avx2__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
-KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+/* Row r of rows stride bytes apart from base, or NULL without base. */
+KV_FN const char *vec_avx2__row_or_null(const void *base, int64_t r, int64_t stride) {
+  return base ? (const char *)base + r * stride : NULL;
+}
+
+/* rmsnorm's rows, and add_rmsnorm's with add (rows of the same shape as
+ * x; x written): 16-bit weights are widened once per call. */
+KV_FN void vec_avx2__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *add, const void *w, float eps,
+                        void *y) {
   int64_t stride = cols * kb_vec_size(dt);
-  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
-    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
-    vec_avx2__widen_row(dt, w, cols, wf);
-    for (int64_t r = 0; r < rows; r++)
-      vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
-                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++)
-    vec_avx2__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
-                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-}
-
-KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  KV_PER_DT(vec_avx2__rmsnorm, vec_avx2__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
-            vec_avx2__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx2__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
-}
-
-/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
- * residual), then rmsnorm_row on what was stored, with the sum of squares
- * taken in the pass that adds: each sum is stored (rounded to the 16-bit
- * type there) and read back from L1 while still in registers' reach, so
- * the norm's first pass over the row goes away.  The accumulation is
- * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
- * the same bits.  16-bit weights are widened once per call. */
-KV_FN void vec_avx2__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
-                           float *keep, uintptr_t next_res, uintptr_t next_x) {
-  int64_t full = cols / 16 * 16, n = cols - full;
-  vec_avx2__kvd acc = vec_avx2__kvd_set(0.0);
-  uintptr_t es = (uintptr_t)kb_vec_size(dt);
-  for (int64_t c = 0; c < full; c += 16) {
-    vec_avx2__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx2__kv_prefetch(next_x + (uintptr_t)c * es);
-    vec_avx2__kvf v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, res, c), vec_avx2__ld(dt, x, c));
-    vec_avx2__st(dt, res, c, v);
-    if (dt != KB_VEC_F32) v = vec_avx2__ld(dt, res, c); /* the stored, rounded sum */
-    if (keep) vec_avx2__kv_store(keep + c, v);
-    vec_avx2__kvd d = vec_avx2__kvd_from(v);
-    acc = vec_avx2__kvd_fma(d, d, acc);
-  }
-  if (n > 0) {
-    vec_avx2__kvf v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld_n(dt, res, full, n), vec_avx2__ld_n(dt, x, full, n));
-    vec_avx2__st_n(dt, res, full, v, n);
-    if (dt != KB_VEC_F32) v = vec_avx2__ld_n(dt, res, full, n);
-    if (keep) vec_avx2__kv_store_n(keep + full, v, n);
-    vec_avx2__kvd d = vec_avx2__kvd_from(v);
-    acc = vec_avx2__kvd_fma(d, d, acc);
-  }
-  struct vec_avx2__kv_inv inv = vec_avx2__inv_pair(vec_avx2__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
-  if (keep)
-    vec_avx2__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
-  else
-    vec_avx2__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
-}
-
-KV_FN void vec_avx2__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
-                            void *y) {
-  int64_t stride = cols * kb_vec_size(dt);
-  char *rp = (char *)res;
   const char *xp = (const char *)x;
   char *yp = (char *)y;
   if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx2__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx2__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
-                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+      vec_avx2__rmsnorm_row(dt, xp + r * stride, vec_avx2__row_or_null(add, r, stride), KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                  (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx2__row_or_null(add, r + 1, stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx2__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
-                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    vec_avx2__rmsnorm_row(dt, xp + r * stride, vec_avx2__row_or_null(add, r, stride), dt, w, yp + r * stride, cols, eps, NULL,
+                (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx2__row_or_null(add, r + 1, stride));
 }
 
+KV_ATTR static void vec_avx2__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx2__rmsnorm, vec_avx2__rmsnorm_rows(KB_VEC_F32, rows, cols, x, NULL, w, eps, y),
+            vec_avx2__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, NULL, w, eps, y),
+            vec_avx2__rmsnorm_rows(KB_VEC_F16, rows, cols, x, NULL, w, eps, y))
+}
+
+/* Per row binary(KB_VEC_ADD, residual, x -> residual), then rmsnorm of the
+ * stored row, in one pass over memory (rmsnorm_row with add). */
 KV_ATTR static void vec_avx2__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
                                 float eps, void *y) {
-  KV_PER_DT(vec_avx2__add_rmsnorm, vec_avx2__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
-            vec_avx2__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
-            vec_avx2__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+  KV_PER_DT(vec_avx2__add_rmsnorm, vec_avx2__rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx2__rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx2__rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
 }
 
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
@@ -16176,8 +16115,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
-#undef add_rmsnorm_row
-#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -16260,6 +16197,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_split2
 #undef kv_sqrt
 #undef kv_store
+#undef kv_store_bf16_16
 #undef kv_store_bf16_canon
 #undef kv_store_h
 #undef kv_store_h_n
@@ -16333,6 +16271,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
+#undef row_or_null
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
@@ -16509,9 +16448,8 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define mul_inv vec_avx512__mul_inv
 #define rmsnorm_out vec_avx512__rmsnorm_out
 #define rmsnorm_row vec_avx512__rmsnorm_row
+#define row_or_null vec_avx512__row_or_null
 #define rmsnorm_rows vec_avx512__rmsnorm_rows
-#define add_rmsnorm_row vec_avx512__add_rmsnorm_row
-#define add_rmsnorm_rows vec_avx512__add_rmsnorm_rows
 #define row_moments vec_avx512__row_moments
 #define ln_v_f64 vec_avx512__ln_v_f64
 #define ln_v vec_avx512__ln_v
@@ -17943,25 +17881,45 @@ KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
- * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it.  The memory the passes will need is
- * fetched while the other pass computes: the row of y during the first
- * pass, the next row of x (next: its address; any address when there is
- * none, a prefetch does not fault) during the output pass. */
-KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
-                       uintptr_t next) {
+ * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
+ * add -> x) and the norm is of what it stored: each sum is stored in place
+ * (xr is then the caller's writable residual row) and, rounded to the
+ * 16-bit type there, read back while in L1, so the sum of squares needs no
+ * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * the row widened there and the output pass reads it.  The memory the
+ * passes will need is fetched while the other pass computes: the row of y
+ * (and add's next row) during the first pass, the next row of x (next: its
+ * address; any address when there is none, a prefetch does not fault)
+ * during the output pass. */
+KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const void *w, void *yr, int64_t cols,
+                       float eps, float *keep, uintptr_t next, uintptr_t next_add) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
   uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx512__kvf v = vec_avx512__ld(dt, xr, c);
+    vec_avx512__kvf v;
+    if (add) {
+      vec_avx512__kv_prefetch(next_add + (uintptr_t)c * es);
+      v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, add, c));
+      vec_avx512__st(dt, (void *)xr, c, v);
+      if (dt != KB_VEC_F32) v = vec_avx512__ld(dt, xr, c); /* the stored, rounded sum */
+    } else {
+      v = vec_avx512__ld(dt, xr, c);
+    }
     if (keep) vec_avx512__kv_store(keep + c, v);
     vec_avx512__kvd d = vec_avx512__kvd_from(v);
     acc = vec_avx512__kvd_fma(d, d, acc);
   }
   if (n > 0) {
-    vec_avx512__kvf v = vec_avx512__ld_n(dt, xr, full, n);
+    vec_avx512__kvf v;
+    if (add) {
+      v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld_n(dt, xr, full, n), vec_avx512__ld_n(dt, add, full, n));
+      vec_avx512__st_n(dt, (void *)xr, full, v, n);
+      if (dt != KB_VEC_F32) v = vec_avx512__ld_n(dt, xr, full, n);
+    } else {
+      v = vec_avx512__ld_n(dt, xr, full, n);
+    }
     if (keep) vec_avx512__kv_store_n(keep + full, v, n);
     vec_avx512__kvd d = vec_avx512__kvd_from(v);
     acc = vec_avx512__kvd_fma(d, d, acc);
@@ -17973,87 +17931,44 @@ KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, int wdt, const void *
     vec_avx512__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
-KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+/* Row r of rows stride bytes apart from base, or NULL without base. */
+KV_FN const char *vec_avx512__row_or_null(const void *base, int64_t r, int64_t stride) {
+  return base ? (const char *)base + r * stride : NULL;
+}
+
+/* rmsnorm's rows, and add_rmsnorm's with add (rows of the same shape as
+ * x; x written): 16-bit weights are widened once per call. */
+KV_FN void vec_avx512__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *add, const void *w, float eps,
+                        void *y) {
   int64_t stride = cols * kb_vec_size(dt);
-  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
-    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
-    vec_avx512__widen_row(dt, w, cols, wf);
-    for (int64_t r = 0; r < rows; r++)
-      vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
-                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++)
-    vec_avx512__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
-                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-}
-
-KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  KV_PER_DT(vec_avx512__rmsnorm, vec_avx512__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
-            vec_avx512__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
-}
-
-/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
- * residual), then rmsnorm_row on what was stored, with the sum of squares
- * taken in the pass that adds: each sum is stored (rounded to the 16-bit
- * type there) and read back from L1 while still in registers' reach, so
- * the norm's first pass over the row goes away.  The accumulation is
- * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
- * the same bits.  16-bit weights are widened once per call. */
-KV_FN void vec_avx512__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
-                           float *keep, uintptr_t next_res, uintptr_t next_x) {
-  int64_t full = cols / 16 * 16, n = cols - full;
-  vec_avx512__kvd acc = vec_avx512__kvd_set(0.0);
-  uintptr_t es = (uintptr_t)kb_vec_size(dt);
-  for (int64_t c = 0; c < full; c += 16) {
-    vec_avx512__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx512__kv_prefetch(next_x + (uintptr_t)c * es);
-    vec_avx512__kvf v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, res, c), vec_avx512__ld(dt, x, c));
-    vec_avx512__st(dt, res, c, v);
-    if (dt != KB_VEC_F32) v = vec_avx512__ld(dt, res, c); /* the stored, rounded sum */
-    if (keep) vec_avx512__kv_store(keep + c, v);
-    vec_avx512__kvd d = vec_avx512__kvd_from(v);
-    acc = vec_avx512__kvd_fma(d, d, acc);
-  }
-  if (n > 0) {
-    vec_avx512__kvf v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld_n(dt, res, full, n), vec_avx512__ld_n(dt, x, full, n));
-    vec_avx512__st_n(dt, res, full, v, n);
-    if (dt != KB_VEC_F32) v = vec_avx512__ld_n(dt, res, full, n);
-    if (keep) vec_avx512__kv_store_n(keep + full, v, n);
-    vec_avx512__kvd d = vec_avx512__kvd_from(v);
-    acc = vec_avx512__kvd_fma(d, d, acc);
-  }
-  struct vec_avx512__kv_inv inv = vec_avx512__inv_pair(vec_avx512__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
-  if (keep)
-    vec_avx512__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
-  else
-    vec_avx512__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
-}
-
-KV_FN void vec_avx512__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
-                            void *y) {
-  int64_t stride = cols * kb_vec_size(dt);
-  char *rp = (char *)res;
   const char *xp = (const char *)x;
   char *yp = (char *)y;
   if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx512__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx512__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
-                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+      vec_avx512__rmsnorm_row(dt, xp + r * stride, vec_avx512__row_or_null(add, r, stride), KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                  (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx512__row_or_null(add, r + 1, stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
-                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    vec_avx512__rmsnorm_row(dt, xp + r * stride, vec_avx512__row_or_null(add, r, stride), dt, w, yp + r * stride, cols, eps, NULL,
+                (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx512__row_or_null(add, r + 1, stride));
 }
 
+KV_ATTR static void vec_avx512__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx512__rmsnorm, vec_avx512__rmsnorm_rows(KB_VEC_F32, rows, cols, x, NULL, w, eps, y),
+            vec_avx512__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, NULL, w, eps, y),
+            vec_avx512__rmsnorm_rows(KB_VEC_F16, rows, cols, x, NULL, w, eps, y))
+}
+
+/* Per row binary(KB_VEC_ADD, residual, x -> residual), then rmsnorm of the
+ * stored row, in one pass over memory (rmsnorm_row with add). */
 KV_ATTR static void vec_avx512__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
                                 float eps, void *y) {
-  KV_PER_DT(vec_avx512__add_rmsnorm, vec_avx512__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
-            vec_avx512__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
-            vec_avx512__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+  KV_PER_DT(vec_avx512__add_rmsnorm, vec_avx512__rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx512__rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx512__rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
 }
 
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
@@ -18466,8 +18381,6 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
-#undef add_rmsnorm_row
-#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -18616,6 +18529,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
+#undef row_or_null
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
@@ -18793,9 +18707,8 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define mul_inv vec_avx512_bf16__mul_inv
 #define rmsnorm_out vec_avx512_bf16__rmsnorm_out
 #define rmsnorm_row vec_avx512_bf16__rmsnorm_row
+#define row_or_null vec_avx512_bf16__row_or_null
 #define rmsnorm_rows vec_avx512_bf16__rmsnorm_rows
-#define add_rmsnorm_row vec_avx512_bf16__add_rmsnorm_row
-#define add_rmsnorm_rows vec_avx512_bf16__add_rmsnorm_rows
 #define row_moments vec_avx512_bf16__row_moments
 #define ln_v_f64 vec_avx512_bf16__ln_v_f64
 #define ln_v vec_avx512_bf16__ln_v
@@ -20231,25 +20144,45 @@ KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const 
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
- * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it.  The memory the passes will need is
- * fetched while the other pass computes: the row of y during the first
- * pass, the next row of x (next: its address; any address when there is
- * none, a prefetch does not fault) during the output pass. */
-KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
-                       uintptr_t next) {
+ * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
+ * add -> x) and the norm is of what it stored: each sum is stored in place
+ * (xr is then the caller's writable residual row) and, rounded to the
+ * 16-bit type there, read back while in L1, so the sum of squares needs no
+ * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * the row widened there and the output pass reads it.  The memory the
+ * passes will need is fetched while the other pass computes: the row of y
+ * (and add's next row) during the first pass, the next row of x (next: its
+ * address; any address when there is none, a prefetch does not fault)
+ * during the output pass. */
+KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const void *w, void *yr, int64_t cols,
+                       float eps, float *keep, uintptr_t next, uintptr_t next_add) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
   uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_avx512_bf16__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx512_bf16__kvf v = vec_avx512_bf16__ld(dt, xr, c);
+    vec_avx512_bf16__kvf v;
+    if (add) {
+      vec_avx512_bf16__kv_prefetch(next_add + (uintptr_t)c * es);
+      v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, add, c));
+      vec_avx512_bf16__st(dt, (void *)xr, c, v);
+      if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld(dt, xr, c); /* the stored, rounded sum */
+    } else {
+      v = vec_avx512_bf16__ld(dt, xr, c);
+    }
     if (keep) vec_avx512_bf16__kv_store(keep + c, v);
     vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
     acc = vec_avx512_bf16__kvd_fma(d, d, acc);
   }
   if (n > 0) {
-    vec_avx512_bf16__kvf v = vec_avx512_bf16__ld_n(dt, xr, full, n);
+    vec_avx512_bf16__kvf v;
+    if (add) {
+      v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld_n(dt, xr, full, n), vec_avx512_bf16__ld_n(dt, add, full, n));
+      vec_avx512_bf16__st_n(dt, (void *)xr, full, v, n);
+      if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld_n(dt, xr, full, n);
+    } else {
+      v = vec_avx512_bf16__ld_n(dt, xr, full, n);
+    }
     if (keep) vec_avx512_bf16__kv_store_n(keep + full, v, n);
     vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
     acc = vec_avx512_bf16__kvd_fma(d, d, acc);
@@ -20261,87 +20194,44 @@ KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, int wdt, const v
     vec_avx512_bf16__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
-KV_FN void vec_avx512_bf16__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+/* Row r of rows stride bytes apart from base, or NULL without base. */
+KV_FN const char *vec_avx512_bf16__row_or_null(const void *base, int64_t r, int64_t stride) {
+  return base ? (const char *)base + r * stride : NULL;
+}
+
+/* rmsnorm's rows, and add_rmsnorm's with add (rows of the same shape as
+ * x; x written): 16-bit weights are widened once per call. */
+KV_FN void vec_avx512_bf16__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *add, const void *w, float eps,
+                        void *y) {
   int64_t stride = cols * kb_vec_size(dt);
-  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
-    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
-    vec_avx512_bf16__widen_row(dt, w, cols, wf);
-    for (int64_t r = 0; r < rows; r++)
-      vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
-                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++)
-    vec_avx512_bf16__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
-                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-}
-
-KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  KV_PER_DT(vec_avx512_bf16__rmsnorm, vec_avx512_bf16__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
-            vec_avx512_bf16__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_avx512_bf16__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
-}
-
-/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
- * residual), then rmsnorm_row on what was stored, with the sum of squares
- * taken in the pass that adds: each sum is stored (rounded to the 16-bit
- * type there) and read back from L1 while still in registers' reach, so
- * the norm's first pass over the row goes away.  The accumulation is
- * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
- * the same bits.  16-bit weights are widened once per call. */
-KV_FN void vec_avx512_bf16__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
-                           float *keep, uintptr_t next_res, uintptr_t next_x) {
-  int64_t full = cols / 16 * 16, n = cols - full;
-  vec_avx512_bf16__kvd acc = vec_avx512_bf16__kvd_set(0.0);
-  uintptr_t es = (uintptr_t)kb_vec_size(dt);
-  for (int64_t c = 0; c < full; c += 16) {
-    vec_avx512_bf16__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_avx512_bf16__kv_prefetch(next_x + (uintptr_t)c * es);
-    vec_avx512_bf16__kvf v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, res, c), vec_avx512_bf16__ld(dt, x, c));
-    vec_avx512_bf16__st(dt, res, c, v);
-    if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld(dt, res, c); /* the stored, rounded sum */
-    if (keep) vec_avx512_bf16__kv_store(keep + c, v);
-    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
-    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
-  }
-  if (n > 0) {
-    vec_avx512_bf16__kvf v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld_n(dt, res, full, n), vec_avx512_bf16__ld_n(dt, x, full, n));
-    vec_avx512_bf16__st_n(dt, res, full, v, n);
-    if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld_n(dt, res, full, n);
-    if (keep) vec_avx512_bf16__kv_store_n(keep + full, v, n);
-    vec_avx512_bf16__kvd d = vec_avx512_bf16__kvd_from(v);
-    acc = vec_avx512_bf16__kvd_fma(d, d, acc);
-  }
-  struct vec_avx512_bf16__kv_inv inv = vec_avx512_bf16__inv_pair(vec_avx512_bf16__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
-  if (keep)
-    vec_avx512_bf16__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
-  else
-    vec_avx512_bf16__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
-}
-
-KV_FN void vec_avx512_bf16__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
-                            void *y) {
-  int64_t stride = cols * kb_vec_size(dt);
-  char *rp = (char *)res;
   const char *xp = (const char *)x;
   char *yp = (char *)y;
   if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_avx512_bf16__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_avx512_bf16__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
-                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+      vec_avx512_bf16__rmsnorm_row(dt, xp + r * stride, vec_avx512_bf16__row_or_null(add, r, stride), KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                  (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx512_bf16__row_or_null(add, r + 1, stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_avx512_bf16__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
-                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    vec_avx512_bf16__rmsnorm_row(dt, xp + r * stride, vec_avx512_bf16__row_or_null(add, r, stride), dt, w, yp + r * stride, cols, eps, NULL,
+                (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_avx512_bf16__row_or_null(add, r + 1, stride));
 }
 
+KV_ATTR static void vec_avx512_bf16__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_avx512_bf16__rmsnorm, vec_avx512_bf16__rmsnorm_rows(KB_VEC_F32, rows, cols, x, NULL, w, eps, y),
+            vec_avx512_bf16__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, NULL, w, eps, y),
+            vec_avx512_bf16__rmsnorm_rows(KB_VEC_F16, rows, cols, x, NULL, w, eps, y))
+}
+
+/* Per row binary(KB_VEC_ADD, residual, x -> residual), then rmsnorm of the
+ * stored row, in one pass over memory (rmsnorm_row with add). */
 KV_ATTR static void vec_avx512_bf16__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
                                 float eps, void *y) {
-  KV_PER_DT(vec_avx512_bf16__add_rmsnorm, vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
-            vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
-            vec_avx512_bf16__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+  KV_PER_DT(vec_avx512_bf16__add_rmsnorm, vec_avx512_bf16__rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_avx512_bf16__rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_avx512_bf16__rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
 }
 
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
@@ -20755,8 +20645,6 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
-#undef add_rmsnorm_row
-#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -20906,6 +20794,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
+#undef row_or_null
 #undef row_reduce
 #undef scale_loop
 #undef scale_row
@@ -21082,9 +20971,8 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define mul_inv vec_scalar__mul_inv
 #define rmsnorm_out vec_scalar__rmsnorm_out
 #define rmsnorm_row vec_scalar__rmsnorm_row
+#define row_or_null vec_scalar__row_or_null
 #define rmsnorm_rows vec_scalar__rmsnorm_rows
-#define add_rmsnorm_row vec_scalar__add_rmsnorm_row
-#define add_rmsnorm_rows vec_scalar__add_rmsnorm_rows
 #define row_moments vec_scalar__row_moments
 #define ln_v_f64 vec_scalar__ln_v_f64
 #define ln_v vec_scalar__ln_v
@@ -22606,25 +22494,45 @@ KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
- * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it.  The memory the passes will need is
- * fetched while the other pass computes: the row of y during the first
- * pass, the next row of x (next: its address; any address when there is
- * none, a prefetch does not fault) during the output pass. */
-KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
-                       uintptr_t next) {
+ * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
+ * add -> x) and the norm is of what it stored: each sum is stored in place
+ * (xr is then the caller's writable residual row) and, rounded to the
+ * 16-bit type there, read back while in L1, so the sum of squares needs no
+ * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * the row widened there and the output pass reads it.  The memory the
+ * passes will need is fetched while the other pass computes: the row of y
+ * (and add's next row) during the first pass, the next row of x (next: its
+ * address; any address when there is none, a prefetch does not fault)
+ * during the output pass. */
+KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const void *w, void *yr, int64_t cols,
+                       float eps, float *keep, uintptr_t next, uintptr_t next_add) {
   int64_t full = cols / 16 * 16, n = cols - full;
   vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
   uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
     vec_scalar__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_scalar__kvf v = vec_scalar__ld(dt, xr, c);
+    vec_scalar__kvf v;
+    if (add) {
+      vec_scalar__kv_prefetch(next_add + (uintptr_t)c * es);
+      v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, add, c));
+      vec_scalar__st(dt, (void *)xr, c, v);
+      if (dt != KB_VEC_F32) v = vec_scalar__ld(dt, xr, c); /* the stored, rounded sum */
+    } else {
+      v = vec_scalar__ld(dt, xr, c);
+    }
     if (keep) vec_scalar__kv_store(keep + c, v);
     vec_scalar__kvd d = vec_scalar__kvd_from(v);
     acc = vec_scalar__kvd_fma(d, d, acc);
   }
   if (n > 0) {
-    vec_scalar__kvf v = vec_scalar__ld_n(dt, xr, full, n);
+    vec_scalar__kvf v;
+    if (add) {
+      v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld_n(dt, xr, full, n), vec_scalar__ld_n(dt, add, full, n));
+      vec_scalar__st_n(dt, (void *)xr, full, v, n);
+      if (dt != KB_VEC_F32) v = vec_scalar__ld_n(dt, xr, full, n);
+    } else {
+      v = vec_scalar__ld_n(dt, xr, full, n);
+    }
     if (keep) vec_scalar__kv_store_n(keep + full, v, n);
     vec_scalar__kvd d = vec_scalar__kvd_from(v);
     acc = vec_scalar__kvd_fma(d, d, acc);
@@ -22636,87 +22544,44 @@ KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, int wdt, const void *
     vec_scalar__rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
-KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+/* Row r of rows stride bytes apart from base, or NULL without base. */
+KV_FN const char *vec_scalar__row_or_null(const void *base, int64_t r, int64_t stride) {
+  return base ? (const char *)base + r * stride : NULL;
+}
+
+/* rmsnorm's rows, and add_rmsnorm's with add (rows of the same shape as
+ * x; x written): 16-bit weights are widened once per call. */
+KV_FN void vec_scalar__rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *add, const void *w, float eps,
+                        void *y) {
   int64_t stride = cols * kb_vec_size(dt);
-  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
-    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
-    vec_scalar__widen_row(dt, w, cols, wf);
-    for (int64_t r = 0; r < rows; r++)
-      vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
-                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++)
-    vec_scalar__rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
-                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-}
-
-KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  KV_PER_DT(vec_scalar__rmsnorm, vec_scalar__rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
-            vec_scalar__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), vec_scalar__rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
-}
-
-/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
- * residual), then rmsnorm_row on what was stored, with the sum of squares
- * taken in the pass that adds: each sum is stored (rounded to the 16-bit
- * type there) and read back from L1 while still in registers' reach, so
- * the norm's first pass over the row goes away.  The accumulation is
- * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
- * the same bits.  16-bit weights are widened once per call. */
-KV_FN void vec_scalar__add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
-                           float *keep, uintptr_t next_res, uintptr_t next_x) {
-  int64_t full = cols / 16 * 16, n = cols - full;
-  vec_scalar__kvd acc = vec_scalar__kvd_set(0.0);
-  uintptr_t es = (uintptr_t)kb_vec_size(dt);
-  for (int64_t c = 0; c < full; c += 16) {
-    vec_scalar__kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    vec_scalar__kv_prefetch(next_x + (uintptr_t)c * es);
-    vec_scalar__kvf v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, res, c), vec_scalar__ld(dt, x, c));
-    vec_scalar__st(dt, res, c, v);
-    if (dt != KB_VEC_F32) v = vec_scalar__ld(dt, res, c); /* the stored, rounded sum */
-    if (keep) vec_scalar__kv_store(keep + c, v);
-    vec_scalar__kvd d = vec_scalar__kvd_from(v);
-    acc = vec_scalar__kvd_fma(d, d, acc);
-  }
-  if (n > 0) {
-    vec_scalar__kvf v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld_n(dt, res, full, n), vec_scalar__ld_n(dt, x, full, n));
-    vec_scalar__st_n(dt, res, full, v, n);
-    if (dt != KB_VEC_F32) v = vec_scalar__ld_n(dt, res, full, n);
-    if (keep) vec_scalar__kv_store_n(keep + full, v, n);
-    vec_scalar__kvd d = vec_scalar__kvd_from(v);
-    acc = vec_scalar__kvd_fma(d, d, acc);
-  }
-  struct vec_scalar__kv_inv inv = vec_scalar__inv_pair(vec_scalar__kvd_hsum16(acc) / (double)cols, (double)eps, cols);
-  if (keep)
-    vec_scalar__rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
-  else
-    vec_scalar__rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
-}
-
-KV_FN void vec_scalar__add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
-                            void *y) {
-  int64_t stride = cols * kb_vec_size(dt);
-  char *rp = (char *)res;
   const char *xp = (const char *)x;
   char *yp = (char *)y;
   if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     vec_scalar__widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      vec_scalar__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
-                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+      vec_scalar__rmsnorm_row(dt, xp + r * stride, vec_scalar__row_or_null(add, r, stride), KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                  (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_scalar__row_or_null(add, r + 1, stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    vec_scalar__add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
-                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    vec_scalar__rmsnorm_row(dt, xp + r * stride, vec_scalar__row_or_null(add, r, stride), dt, w, yp + r * stride, cols, eps, NULL,
+                (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)vec_scalar__row_or_null(add, r + 1, stride));
 }
 
+KV_ATTR static void vec_scalar__rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(vec_scalar__rmsnorm, vec_scalar__rmsnorm_rows(KB_VEC_F32, rows, cols, x, NULL, w, eps, y),
+            vec_scalar__rmsnorm_rows(KB_VEC_BF16, rows, cols, x, NULL, w, eps, y),
+            vec_scalar__rmsnorm_rows(KB_VEC_F16, rows, cols, x, NULL, w, eps, y))
+}
+
+/* Per row binary(KB_VEC_ADD, residual, x -> residual), then rmsnorm of the
+ * stored row, in one pass over memory (rmsnorm_row with add). */
 KV_ATTR static void vec_scalar__add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
                                 float eps, void *y) {
-  KV_PER_DT(vec_scalar__add_rmsnorm, vec_scalar__add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
-            vec_scalar__add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
-            vec_scalar__add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+  KV_PER_DT(vec_scalar__add_rmsnorm, vec_scalar__rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            vec_scalar__rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            vec_scalar__rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
 }
 
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1
@@ -23131,8 +22996,6 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
-#undef add_rmsnorm_row
-#undef add_rmsnorm_rows
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -23278,6 +23141,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef rmsnorm_rows
 #undef rope_pairs
 #undef row_moments
+#undef row_or_null
 #undef row_reduce
 #undef scale_loop
 #undef scale_row

@@ -1150,25 +1150,45 @@ KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt,
 }
 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
- * With keep (16-bit rows), the first pass also stores the row widened
- * there and the output pass reads it.  The memory the passes will need is
- * fetched while the other pass computes: the row of y during the first
- * pass, the next row of x (next: its address; any address when there is
- * none, a prefetch does not fault) during the output pass. */
-KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr, int64_t cols, float eps, float *keep,
-                       uintptr_t next) {
+ * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
+ * add -> x) and the norm is of what it stored: each sum is stored in place
+ * (xr is then the caller's writable residual row) and, rounded to the
+ * 16-bit type there, read back while in L1, so the sum of squares needs no
+ * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * the row widened there and the output pass reads it.  The memory the
+ * passes will need is fetched while the other pass computes: the row of y
+ * (and add's next row) during the first pass, the next row of x (next: its
+ * address; any address when there is none, a prefetch does not fault)
+ * during the output pass. */
+KV_FN void rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const void *w, void *yr, int64_t cols,
+                       float eps, float *keep, uintptr_t next, uintptr_t next_add) {
   int64_t full = cols / 16 * 16, n = cols - full;
   kvd acc = kvd_set(0.0);
   uintptr_t es = (uintptr_t)kb_vec_size(dt);
   for (int64_t c = 0; c < full; c += 16) {
     kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    kvf v = ld(dt, xr, c);
+    kvf v;
+    if (add) {
+      kv_prefetch(next_add + (uintptr_t)c * es);
+      v = binop(KB_VEC_ADD, ld(dt, xr, c), ld(dt, add, c));
+      st(dt, (void *)xr, c, v);
+      if (dt != KB_VEC_F32) v = ld(dt, xr, c); /* the stored, rounded sum */
+    } else {
+      v = ld(dt, xr, c);
+    }
     if (keep) kv_store(keep + c, v);
     kvd d = kvd_from(v);
     acc = kvd_fma(d, d, acc);
   }
   if (n > 0) {
-    kvf v = ld_n(dt, xr, full, n);
+    kvf v;
+    if (add) {
+      v = binop(KB_VEC_ADD, ld_n(dt, xr, full, n), ld_n(dt, add, full, n));
+      st_n(dt, (void *)xr, full, v, n);
+      if (dt != KB_VEC_F32) v = ld_n(dt, xr, full, n);
+    } else {
+      v = ld_n(dt, xr, full, n);
+    }
     if (keep) kv_store_n(keep + full, v, n);
     kvd d = kvd_from(v);
     acc = kvd_fma(d, d, acc);
@@ -1180,87 +1200,44 @@ KV_FN void rmsnorm_row(int dt, const void *xr, int wdt, const void *w, void *yr,
     rmsnorm_out(dt, xr, wdt, w, dt, yr, cols, inv, next);
 }
 
-KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+/* Row r of rows stride bytes apart from base, or NULL without base. */
+KV_FN const char *row_or_null(const void *base, int64_t r, int64_t stride) {
+  return base ? (const char *)base + r * stride : NULL;
+}
+
+/* rmsnorm's rows, and add_rmsnorm's with add (rows of the same shape as
+ * x; x written): 16-bit weights are widened once per call. */
+KV_FN void rmsnorm_rows(int dt, int64_t rows, int64_t cols, const void *x, const void *add, const void *w, float eps,
+                        void *y) {
   int64_t stride = cols * kb_vec_size(dt);
-  if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
-    float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
-    widen_row(dt, w, cols, wf);
-    for (int64_t r = 0; r < rows; r++)
-      rmsnorm_row(dt, (const char *)x + r * stride, KB_VEC_F32, wf, (char *)y + r * stride, cols, eps, xf,
-                  (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-    return;
-  }
-  for (int64_t r = 0; r < rows; r++)
-    rmsnorm_row(dt, (const char *)x + r * stride, dt, w, (char *)y + r * stride, cols, eps, NULL,
-                (uintptr_t)x + (uintptr_t)((r + 1) * stride));
-}
-
-KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
-  KV_PER_DT(rmsnorm, rmsnorm_rows(KB_VEC_F32, rows, cols, x, w, eps, y),
-            rmsnorm_rows(KB_VEC_BF16, rows, cols, x, w, eps, y), rmsnorm_rows(KB_VEC_F16, rows, cols, x, w, eps, y))
-}
-
-/* add_rmsnorm's rows: per row exactly binary(KB_VEC_ADD, residual, x ->
- * residual), then rmsnorm_row on what was stored, with the sum of squares
- * taken in the pass that adds: each sum is stored (rounded to the 16-bit
- * type there) and read back from L1 while still in registers' reach, so
- * the norm's first pass over the row goes away.  The accumulation is
- * rmsnorm_row's (same lanes, same order, zero lanes past the row's end), so
- * the same bits.  16-bit weights are widened once per call. */
-KV_FN void add_rmsnorm_row(int dt, void *res, const void *x, int wdt, const void *w, void *yr, int64_t cols, float eps,
-                           float *keep, uintptr_t next_res, uintptr_t next_x) {
-  int64_t full = cols / 16 * 16, n = cols - full;
-  kvd acc = kvd_set(0.0);
-  uintptr_t es = (uintptr_t)kb_vec_size(dt);
-  for (int64_t c = 0; c < full; c += 16) {
-    kv_prefetch((uintptr_t)yr + (uintptr_t)c * es);
-    kv_prefetch(next_x + (uintptr_t)c * es);
-    kvf v = binop(KB_VEC_ADD, ld(dt, res, c), ld(dt, x, c));
-    st(dt, res, c, v);
-    if (dt != KB_VEC_F32) v = ld(dt, res, c); /* the stored, rounded sum */
-    if (keep) kv_store(keep + c, v);
-    kvd d = kvd_from(v);
-    acc = kvd_fma(d, d, acc);
-  }
-  if (n > 0) {
-    kvf v = binop(KB_VEC_ADD, ld_n(dt, res, full, n), ld_n(dt, x, full, n));
-    st_n(dt, res, full, v, n);
-    if (dt != KB_VEC_F32) v = ld_n(dt, res, full, n);
-    if (keep) kv_store_n(keep + full, v, n);
-    kvd d = kvd_from(v);
-    acc = kvd_fma(d, d, acc);
-  }
-  struct kv_inv inv = inv_pair(kvd_hsum16(acc) / (double)cols, (double)eps, cols);
-  if (keep)
-    rmsnorm_out(KB_VEC_F32, keep, wdt, w, dt, yr, cols, inv, next_res);
-  else
-    rmsnorm_out(dt, res, wdt, w, dt, yr, cols, inv, next_res);
-}
-
-KV_FN void add_rmsnorm_rows(int dt, int64_t rows, int64_t cols, void *res, const void *x, const void *w, float eps,
-                            void *y) {
-  int64_t stride = cols * kb_vec_size(dt);
-  char *rp = (char *)res;
   const char *xp = (const char *)x;
   char *yp = (char *)y;
   if (dt != KB_VEC_F32 && cols <= KV_KEEP_STACK) {
     float wf[KV_KEEP_STACK], xf[KV_KEEP_STACK];
     widen_row(dt, w, cols, wf);
     for (int64_t r = 0; r < rows; r++)
-      add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
-                      (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+      rmsnorm_row(dt, xp + r * stride, row_or_null(add, r, stride), KB_VEC_F32, wf, yp + r * stride, cols, eps, xf,
+                  (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)row_or_null(add, r + 1, stride));
     return;
   }
   for (int64_t r = 0; r < rows; r++)
-    add_rmsnorm_row(dt, rp + r * stride, xp + r * stride, dt, w, yp + r * stride, cols, eps, NULL,
-                    (uintptr_t)rp + (uintptr_t)((r + 1) * stride), (uintptr_t)xp + (uintptr_t)((r + 1) * stride));
+    rmsnorm_row(dt, xp + r * stride, row_or_null(add, r, stride), dt, w, yp + r * stride, cols, eps, NULL,
+                (uintptr_t)(xp + (r + 1) * stride), (uintptr_t)row_or_null(add, r + 1, stride));
 }
 
+KV_ATTR static void rmsnorm(int dt, int64_t rows, int64_t cols, const void *x, const void *w, float eps, void *y) {
+  KV_PER_DT(rmsnorm, rmsnorm_rows(KB_VEC_F32, rows, cols, x, NULL, w, eps, y),
+            rmsnorm_rows(KB_VEC_BF16, rows, cols, x, NULL, w, eps, y),
+            rmsnorm_rows(KB_VEC_F16, rows, cols, x, NULL, w, eps, y))
+}
+
+/* Per row binary(KB_VEC_ADD, residual, x -> residual), then rmsnorm of the
+ * stored row, in one pass over memory (rmsnorm_row with add). */
 KV_ATTR static void add_rmsnorm(int dt, int64_t rows, int64_t cols, void *residual, const void *x, const void *w,
                                 float eps, void *y) {
-  KV_PER_DT(add_rmsnorm, add_rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
-            add_rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
-            add_rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
+  KV_PER_DT(add_rmsnorm, rmsnorm_rows(KB_VEC_F32, rows, cols, residual, x, w, eps, y),
+            rmsnorm_rows(KB_VEC_BF16, rows, cols, residual, x, w, eps, y),
+            rmsnorm_rows(KB_VEC_F16, rows, cols, residual, x, w, eps, y))
 }
 
 /* Elements per block of layernorm's statistics: 4 KiB of float32, in L1

@@ -150,21 +150,25 @@ KV_FN void kv_lanes(float out[16], kvf v) { kv_store(out, v); }
  * signalling, as at the avx512 level). */
 KV_FN __m256 kv_from_bf16_8(__m128i h) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)); }
 
-/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane. */
-KV_FN __m256i kv_to_bf16_8(__m256 v) {
-  __m256i u = _mm256_castps_si256(v);
-  __m256i s16 = _mm256_srli_epi32(u, 16);
-  __m256i lsb = _mm256_and_si256(s16, _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  __m256i q = _mm256_or_si256(s16, _mm256_set1_epi32(0x0040));
-  return _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-}
-
-/* The rounding of kv_to_bf16_8 alone (lanes not NaN). */
+/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane, rounded
+ * to nearest even; right for every lane that is not NaN. */
 KV_FN __m256i kv_to_bf16_8_rne(__m256 v) {
   __m256i u = _mm256_castps_si256(v);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   return _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+}
+
+/* 8 floats -> 8 bfloat16 in the low 16 bits of each 32-bit lane: NaN keeps
+ * its sign and top payload bits and is made quiet. */
+KV_FN __m256i kv_to_bf16_8(__m256 v) {
+  __m256i q = _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 16), _mm256_set1_epi32(0x0040));
+  return _mm256_blendv_epi8(kv_to_bf16_8_rne(v), q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+/* Stores 16 bfloat16, lanes 0-7 in the low 16 bits of a's lanes, 8-15 of
+ * b's.  packus works within 128-bit halves: a0-3 b0-3 a4-7 b4-7, reordered. */
+KV_FN void kv_store_bf16_16(uint16_t *p, __m256i a, __m256i b) {
+  _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
 }
 
 /* Stores canon(v) as bfloat16 and returns 1: canon's select, then the
@@ -177,8 +181,7 @@ KV_FN int kv_store_bf16_canon(uint16_t *p, kvf v) {
   __m256 qn = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000));
   __m256 a = _mm256_blendv_ps(v.a, qn, _mm256_cmp_ps(v.a, v.a, _CMP_UNORD_Q));
   __m256 b = _mm256_blendv_ps(v.b, qn, _mm256_cmp_ps(v.b, v.b, _CMP_UNORD_Q));
-  __m256i packed = _mm256_packus_epi32(kv_to_bf16_8_rne(a), kv_to_bf16_8_rne(b));
-  _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+  kv_store_bf16_16(p, kv_to_bf16_8_rne(a), kv_to_bf16_8_rne(b));
   return 1;
 }
 
@@ -200,9 +203,7 @@ KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) {
     _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     _mm_storeu_si128((__m128i *)(p + 8), _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   } else {
-    /* packus works within 128-bit halves: a0-3 b0-3 a4-7 b4-7, reordered. */
-    __m256i packed = _mm256_packus_epi32(kv_to_bf16_8(v.a), kv_to_bf16_8(v.b));
-    _mm256_storeu_si256((__m256i *)p, _mm256_permute4x64_epi64(packed, 0xd8));
+    kv_store_bf16_16(p, kv_to_bf16_8(v.a), kv_to_bf16_8(v.b));
   }
 }
 

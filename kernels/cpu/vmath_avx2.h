@@ -25,15 +25,8 @@ KB_TARGET_AVX2 static inline __m256 kb_vm_ldexp_avx2(__m256 q, __m256i e) {
   return _mm256_mul_ps(_mm256_mul_ps(q, two_c), two_b);
 }
 
-/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
- * meaningless (but harmless) outputs; callers replace them. */
-KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
-  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), x));
-  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
-  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
-  __m256 kf = _mm256_sub_ps(t, shifter);
-  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+/* The end of every exp core: see kb_vm_exp_finish_scalar. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_finish_avx2(__m256 t, __m256 r, __m256 *th, __m256 *tt, __m256i *e) {
   __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
   /* vpermps reads the low 3 bits of each index: k mod 8. */
   __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
@@ -46,6 +39,17 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m2
   *e = _mm256_srai_epi32(k, 3);
 }
 
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX2 static inline void kb_vm_exp_core_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(KB_VM_EXP_HI), _mm256_max_ps(_mm256_set1_ps(KB_VM_EXP_LO), x));
+  __m256 shifter = _mm256_set1_ps(KB_VM_EXP_SHIFTER);
+  __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m256 kf = _mm256_sub_ps(t, shifter);
+  __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  kb_vm_exp_finish_avx2(t, _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
+}
+
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
  * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
 KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, __m256 *tt, __m256i *e) {
@@ -53,16 +57,7 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core_neg_avx2(__m256 x, __m256 *th, 
   __m256 t = _mm256_fnmadd_ps(x, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m256 kf = _mm256_sub_ps(t, shifter);
   __m256 r = _mm256_fmsub_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), x);
-  r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r);
-  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
-  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
-  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
-  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm256_fmadd_ps(hi, s, lo);
-  *e = _mm256_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx2(t, _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
@@ -74,16 +69,7 @@ KB_TARGET_AVX2 static inline void kb_vm_exp_core2_avx2(__m256 xh, __m256 xl, __m
   __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m256 kf = _mm256_sub_ps(t, shifter);
   __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm256_add_ps(_mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
-  __m256i k = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_hi), k);
-  __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(kb_vm_exp_tab_lo), k);
-  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(KB_VM_EXP_C4), r, _mm256_set1_ps(KB_VM_EXP_C3));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(KB_VM_EXP_C2));
-  __m256 s = _mm256_fmadd_ps(q, _mm256_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm256_fmadd_ps(hi, s, lo);
-  *e = _mm256_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx2(t, _mm256_add_ps(_mm256_fmadd_ps(kf, _mm256_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc), th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */

@@ -17,15 +17,8 @@ KB_TARGET_AVX512 static inline __m512 kb_vm_ldexp_avx512(__m512 q, __m512i e) {
   return _mm512_scalef_ps(q, _mm512_cvtepi32_ps(e));
 }
 
-/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
- * meaningless (but harmless) outputs; callers replace them. */
-KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
-  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), x));
-  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
-  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
-  __m512 kf = _mm512_sub_ps(t, shifter);
-  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
+/* The end of every exp core: see kb_vm_exp_finish_scalar. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_finish_avx512(__m512 t, __m512 r, __m512 *th, __m512 *tt, __m512i *e) {
   __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
   /* vpermps reads the low 4 bits of each index; the table repeats every 8. */
   __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
@@ -38,6 +31,17 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, 
   *e = _mm512_srai_epi32(k, 3);
 }
 
+/* The core of exp: see kb_vm_exp_core_scalar.  Lanes holding NaN give
+ * meaningless (but harmless) outputs; callers replace them. */
+KB_TARGET_AVX512 static inline void kb_vm_exp_core_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
+  __m512 xc = _mm512_min_ps(_mm512_set1_ps(KB_VM_EXP_HI), _mm512_max_ps(_mm512_set1_ps(KB_VM_EXP_LO), x));
+  __m512 shifter = _mm512_set1_ps(KB_VM_EXP_SHIFTER);
+  __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
+  __m512 kf = _mm512_sub_ps(t, shifter);
+  __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
+  kb_vm_exp_finish_avx512(t, _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
+}
+
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI]: see
  * kb_vm_exp_core_neg_scalar (no clamps; other lanes meaningless). */
 KB_TARGET_AVX512 static inline void kb_vm_exp_core_neg_avx512(__m512 x, __m512 *th, __m512 *tt, __m512i *e) {
@@ -45,16 +49,7 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core_neg_avx512(__m512 x, __m512 *
   __m512 t = _mm512_fnmadd_ps(x, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m512 kf = _mm512_sub_ps(t, shifter);
   __m512 r = _mm512_fmsub_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), x);
-  r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r);
-  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
-  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
-  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm512_fmadd_ps(hi, s, lo);
-  *e = _mm512_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx512(t, _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h); NaN lanes give meaningless
@@ -66,16 +61,7 @@ KB_TARGET_AVX512 static inline void kb_vm_exp_core2_avx512(__m512 xh, __m512 xl,
   __m512 t = _mm512_fmadd_ps(xc, _mm512_set1_ps(KB_VM_EXP_INV_STEP), shifter);
   __m512 kf = _mm512_sub_ps(t, shifter);
   __m512 r = _mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_HI), xc);
-  r = _mm512_add_ps(_mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc);
-  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(KB_VM_EXP_SHIFTER_BITS));
-  __m512 hi = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_hi));
-  __m512 lo = _mm512_permutexvar_ps(k, _mm512_loadu_ps(kb_vm_exp_tab_lo));
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(KB_VM_EXP_C4), r, _mm512_set1_ps(KB_VM_EXP_C3));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(KB_VM_EXP_C2));
-  __m512 s = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
-  *th = hi;
-  *tt = _mm512_fmadd_ps(hi, s, lo);
-  *e = _mm512_srai_epi32(k, 3);
+  kb_vm_exp_finish_avx512(t, _mm512_add_ps(_mm512_fmadd_ps(kf, _mm512_set1_ps(KB_VM_EXP_NSTEP_LO), r), lc), th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */

@@ -40,17 +40,14 @@ static inline float kb_vm_ldexp_scalar(float q, int32_t e) {
  * to about 2^-28 relative.  Kernels that need more than a rounded exp (the
  * softmax sums, silu) use the pair directly.
  */
-static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t *e) {
-  /* The same clamps as the vector levels' max(LO, x) and min(HI, x). */
-  float xc = KB_VM_EXP_LO > x ? KB_VM_EXP_LO : x;
-  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
-  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
-  float kf = t - KB_VM_EXP_SHIFTER;
-  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
-  /* t lies in [2^23, 2^24), where the bit pattern counts units: k is the
-   * pattern minus the shifter's (no overflow: |k| < 2^11). */
-  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
+/* The end of every exp core: from t (the shifted k of the argument) and
+ * the reduced argument r, the table pair, the polynomial and e.  k is t's
+ * bit pattern minus the shifter's; t lies in [2^23, 2^24) for every
+ * argument the cores define (|k| < 2^11), and the unsigned arithmetic keeps
+ * the conversions and floor(k / 8) defined for the meaningless lanes of
+ * kb_vm_exp_core_neg_scalar too. */
+static inline void kb_vm_exp_finish_scalar(float t, float r, float *th, float *tt, int32_t *e) {
+  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
   int j = (int)(k & 7);
   float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
   q = fmaf(q, r, KB_VM_EXP_C2);
@@ -59,7 +56,17 @@ static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t 
   *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
   /* floor(k / 8): an arithmetic shift, written without shifting a negative
    * number (implementation-defined in C). */
-  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)(-(int64_t)k) + 7u) >> 3);
+}
+
+static inline void kb_vm_exp_core_scalar(float x, float *th, float *tt, int32_t *e) {
+  /* The same clamps as the vector levels' max(LO, x) and min(HI, x). */
+  float xc = KB_VM_EXP_LO > x ? KB_VM_EXP_LO : x;
+  xc = KB_VM_EXP_HI < xc ? KB_VM_EXP_HI : xc;
+  float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
+  float kf = t - KB_VM_EXP_SHIFTER;
+  float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r), th, tt, e);
 }
 
 /* The core of e^-x for -x in [KB_VM_EXP_LO, KB_VM_EXP_HI] (vmath.h): the
@@ -70,17 +77,7 @@ static inline void kb_vm_exp_core_neg_scalar(float x, float *th, float *tt, int3
   float t = fmaf(-x, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
   float kf = t - KB_VM_EXP_SHIFTER;
   float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, -x);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r);
-  /* Outside the range t may leave [2^23, 2^24): the unsigned difference
-   * keeps the conversion defined; the lane is meaningless anyway. */
-  int32_t k = (int32_t)(kb_vm_bits_scalar(t) - (uint32_t)KB_VM_EXP_SHIFTER_BITS);
-  int j = (int)(k & 7);
-  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
-  q = fmaf(q, r, KB_VM_EXP_C2);
-  float s = fmaf(q, r * r, r);
-  *th = kb_vm_exp_tab_hi[j];
-  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
-  *e = k >= 0 ? k >> 3 : -(int32_t)(((uint32_t)-(int64_t)k + 7u) >> 3);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r), th, tt, e);
 }
 
 /* The core for the argument xh + xl (vmath.h), x not NaN. */
@@ -92,15 +89,7 @@ static inline void kb_vm_exp_core2_scalar(float xh, float xl, float *th, float *
   float t = fmaf(xc, KB_VM_EXP_INV_STEP, KB_VM_EXP_SHIFTER);
   float kf = t - KB_VM_EXP_SHIFTER;
   float r = fmaf(kf, KB_VM_EXP_NSTEP_HI, xc);
-  r = fmaf(kf, KB_VM_EXP_NSTEP_LO, r) + lc;
-  int32_t k = (int32_t)kb_vm_bits_scalar(t) - KB_VM_EXP_SHIFTER_BITS;
-  int j = (int)(k & 7);
-  float q = fmaf(KB_VM_EXP_C4, r, KB_VM_EXP_C3);
-  q = fmaf(q, r, KB_VM_EXP_C2);
-  float s = fmaf(q, r * r, r);
-  *th = kb_vm_exp_tab_hi[j];
-  *tt = fmaf(kb_vm_exp_tab_hi[j], s, kb_vm_exp_tab_lo[j]);
-  *e = k >= 0 ? k >> 3 : -((-k + 7) >> 3);
+  kb_vm_exp_finish_scalar(t, fmaf(kf, KB_VM_EXP_NSTEP_LO, r) + lc, th, tt, e);
 }
 
 /* e^x (vmath.h, "exp"). */
