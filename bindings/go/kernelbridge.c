@@ -1658,6 +1658,48 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/gemm_small_prefetch.h ---- */
+/* gemm_small_prefetch.h - the software prefetch of small_dot's next block of
+ * rows when B's rows are short (gemm_small_avx2.c, gemm_small_avx512.c).
+ *
+ * Short rows of B (k <= KB_SMALL_PREFETCH floats: attention's keys, 128 of
+ * one head) make the 8-32 rows of a block as many streams of a few cache
+ * lines each, which the hardware prefetchers of AMD EPYCs (Zen 3 and Zen 4)
+ * did not fetch ahead: decode attention from memory ran markedly faster with
+ * the next block's rows fetched while this block is computed (docs/
+ * performance.md, "Decode attention on an AVX2 EPYC" and "on an AVX-512
+ * EPYC").  A prefetch only moves data, so the results are the same bits. */
+#ifndef KB_CPU_GEMM_SMALL_PREFETCH_H
+#define KB_CPU_GEMM_SMALL_PREFETCH_H
+
+#include <stdint.h>
+
+
+#if KB_HAVE_X86_SIMD
+
+/* Floats (of B's rows) ahead of the current step that small_dot prefetches
+ * along long rows; rows of at most this many floats take
+ * kb_small_prefetch_next_rows instead. */
+#define KB_SMALL_PREFETCH 256
+
+/* Rows [0, count) from `next` on (the block after the current one), spread
+ * over the `steps` steps of p of the current block: step s fetches rows
+ * [s * per, (s + 1) * per), every cache line of their row_bytes.  Attention
+ * calls small_dot per block of 128 keys and the keys go on after it, so
+ * rows past B's end are fetched too: the address is computed as an integer
+ * (a prefetch reads nothing and never faults). */
+__attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(const char *next, int64_t ld_bytes,
+                                                                             int64_t row_bytes, int64_t count,
+                                                                             int64_t step, int64_t steps) {
+  int64_t per = (count + steps - 1) / steps;
+  for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
+    for (int64_t off = 0; off < row_bytes; off += 64)
+      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+
+#endif /* KB_CPU_GEMM_SMALL_PREFETCH_H */
 /* ---- kernels/cpu/linear.h ---- */
 /* linear.h - kb_linear_w's product for arguments already validated
  * (linear.c), shared with the decoder kernels that run linear layers on
@@ -11957,7 +11999,6 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 #undef transpose
 
 /* ==== kernels/cpu/gemm_small_avx2.c ==== */
-#define prefetch_next_rows gemm_small_avx2__prefetch_next_rows
 #define first_lanes gemm_small_avx2__first_lanes
 #define load8 gemm_small_avx2__load8
 #define load_part gemm_small_avx2__load_part
@@ -11981,28 +12022,7 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 
 #if KB_HAVE_X86_SIMD
 
-#define KB_SMALL_PREFETCH 256
 #define KB_SMALL_AXPY_AHEAD 8
-
-/* Short rows of B (k <= KB_SMALL_PREFETCH: attention's keys, 128 floats of
- * one head): the 8 or 16 rows of a block are as many streams of a few cache
- * lines each, which the hardware prefetchers of an AMD EPYC (Zen 3) did not
- * fetch ahead: decode attention from memory ran 1.2-2.1x faster with the
- * next block's rows fetched while this block is computed (docs/
- * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
- * after the block, spread over the steps of p: step s takes rows
- * [s * per, (s + 1) * per).  Attention calls this per block of 128 keys
- * and the keys go on after it, so rows past B's end are fetched too: the
- * address is computed as an integer (a prefetch reads nothing and never
- * faults). */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__prefetch_next_rows(const char *next, int64_t ld_bytes,
-                                                                                  int64_t row_bytes, int64_t count,
-                                                                                  int64_t step, int64_t steps) {
-  int64_t per = (count + steps - 1) / steps;
-  for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
-    for (int64_t off = 0; off < row_bytes; off += 64)
-      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
-}
 
 KB_TARGET_AVX2 static inline __m256i gemm_small_avx2__first_lanes(int64_t count) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -12088,7 +12108,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
-      gemm_small_avx2__prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
+      kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
@@ -12243,7 +12263,6 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef CHAIN
 #undef DOT_CASES
 #undef KB_SMALL_AXPY_AHEAD
-#undef KB_SMALL_PREFETCH
 #undef axpy_chunk
 #undef axpy_m
 #undef dot_blocks
@@ -12251,7 +12270,6 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef first_lanes
 #undef load8
 #undef load_part
-#undef prefetch_next_rows
 #undef tile
 #undef transpose8
 
@@ -12289,8 +12307,6 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 
 #if KB_HAVE_X86_SIMD
 
-/* Floats (of B's rows) ahead of the current step that small_dot prefetches. */
-#define KB_SMALL_PREFETCH 256
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
 
@@ -12438,9 +12454,14 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 16 * ld_bytes;
   __m512 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
   for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  /* The next block: as many rows as this one, right after it. */
+  const int64_t count = rows2 > 0 ? 32 : 16, steps = (k + step - 1) / step;
+  const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
   for (int64_t p = 0; p < k; p += step) {
     int64_t w = k - p < step ? k - p : step;
-    if (p + KB_SMALL_PREFETCH < k) {
+    if (k <= KB_SMALL_PREFETCH) {
+      kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / step, steps);
+    } else if (p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
     }
@@ -12620,7 +12641,6 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef CHAIN_PAIRS
 #undef DOT_CASES
 #undef KB_SMALL_AXPY_AHEAD
-#undef KB_SMALL_PREFETCH
 #undef axpy_chunk
 #undef axpy_m
 #undef dot_blocks

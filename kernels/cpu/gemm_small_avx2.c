@@ -9,32 +9,12 @@
 #include <stdint.h>
 
 #include "gemm_kernels.h"
+#include "gemm_small_prefetch.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
 
-#define KB_SMALL_PREFETCH 256
 #define KB_SMALL_AXPY_AHEAD 8
-
-/* Short rows of B (k <= KB_SMALL_PREFETCH: attention's keys, 128 floats of
- * one head): the 8 or 16 rows of a block are as many streams of a few cache
- * lines each, which the hardware prefetchers of an AMD EPYC (Zen 3) did not
- * fetch ahead: decode attention from memory ran 1.2-2.1x faster with the
- * next block's rows fetched while this block is computed (docs/
- * performance.md, "Decode attention on an AVX2 EPYC").  Rows [0, count)
- * after the block, spread over the steps of p: step s takes rows
- * [s * per, (s + 1) * per).  Attention calls this per block of 128 keys
- * and the keys go on after it, so rows past B's end are fetched too: the
- * address is computed as an integer (a prefetch reads nothing and never
- * faults). */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void prefetch_next_rows(const char *next, int64_t ld_bytes,
-                                                                                  int64_t row_bytes, int64_t count,
-                                                                                  int64_t step, int64_t steps) {
-  int64_t per = (count + steps - 1) / steps;
-  for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
-    for (int64_t off = 0; off < row_bytes; off += 64)
-      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
-}
 
 KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -120,7 +100,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
-      prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
+      kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);

@@ -18,12 +18,11 @@
 #include <stdbool.h>
 
 #include "gemm_kernels.h"
+#include "gemm_small_prefetch.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
 
-/* Floats (of B's rows) ahead of the current step that small_dot prefetches. */
-#define KB_SMALL_PREFETCH 256
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
 
@@ -171,9 +170,14 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(co
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 16 * ld_bytes;
   __m512 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
   for (int i = 0; i < M; i++) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  /* The next block: as many rows as this one, right after it. */
+  const int64_t count = rows2 > 0 ? 32 : 16, steps = (k + step - 1) / step;
+  const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
   for (int64_t p = 0; p < k; p += step) {
     int64_t w = k - p < step ? k - p : step;
-    if (p + KB_SMALL_PREFETCH < k) {
+    if (k <= KB_SMALL_PREFETCH) {
+      kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / step, steps);
+    } else if (p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
       for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
     }
