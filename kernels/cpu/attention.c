@@ -26,8 +26,8 @@
  * are merged in order, so one query's keys are spread over the threads.
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on packed K.  A block of one or two rows (decode without
- * grouped heads, or with two) takes O += P V from the attention pv kernel
+ * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
+ * (decode, up to four query heads per kv head) takes O += P V from the attention pv kernel
  * (attention_kernels.h), which reads each row of V once: the same fma chain
  * per output as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
@@ -56,6 +56,11 @@
  * small-m product reading K in place rather than from the microkernel on K
  * packed into panels (measured: faster up to 4 rows, slower at 8). */
 #define KB_ATTN_DOT_ROWS 4
+/* Query rows per block up to which O += P V comes from the attention pv
+ * kernel (each row of V read once per block for all rows) rather than the
+ * microkernel (V walked once per nr-column tile); pv's register tiles take
+ * at most 4 rows. */
+#define KB_ATTN_PV_ROWS 4
 
 struct attn_job {
   const struct kb_cpu_ops *ops;
@@ -262,11 +267,11 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= 2) {
-      /* Decode: each row of V is read once for the whole head dimension,
-       * into d / 16 independent chains per row (the microkernel's tiles
-       * with one row are nr columns wide: two chains, waiting on the fma
-       * latency, and V walked once per nr columns). */
+    if (nrows <= KB_ATTN_PV_ROWS) {
+      /* Decode: each row of V is read once for a wide strip of the head
+       * dimension, into several independent chains per row (the
+       * microkernel's tiles with few rows are nr columns wide: two chains,
+       * waiting on the fma latency, and V walked once per nr columns). */
       g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
     } else if (g->kv_dt != KB_GEMM_F32) {
       /* 16-bit decode with grouped heads: the block of V widened (exactly)
@@ -553,7 +558,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
  * run_task everywhere: K is read as stored by the small-m product, V as
- * stored by pv (one or two rows) or one block at a time widened into the
+ * stored by pv (up to KB_ATTN_PV_ROWS rows) or one block at a time widened into the
  * task's scratch, each value widened exactly: the same bits as widening
  * the whole cache into scratch first, without writing and reading back
  * twice its bytes. */

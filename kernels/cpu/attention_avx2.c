@@ -111,9 +111,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const i
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   pv_mask mask[8];
-  __m256 acc[2][8];
+  __m256 acc[4][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 8 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 8 * t;
       acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(at) : PV_LOAD(mask[t], at);
@@ -123,21 +123,21 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const i
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
       for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
-    __m256 pj[2];
-    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
+    __m256 pj[4];
+    _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
     if (full) {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m256 w = pv_load(VDT, true, mask[t], row + 8 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
       }
     } else {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m256 w = pv_load(VDT, false, mask[t], row + 8 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm256_storeu_ps(o + i * ldo + 8 * t, acc[i][t]);
@@ -160,8 +160,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int
                                                                        int64_t d, const float *p, int64_t ldp,
                                                                        const void *v, int64_t ldv, float *o,
                                                                        int64_t ldo, int first) {
-  /* 16 registers: two rows take half the columns per pass. */
-  const int64_t chunk = rows == 1 ? 8 * 8 : 4 * 8;
+  /* 16 registers: two rows take half the columns per pass, three or four
+   * a quarter (8 chains, the rows' broadcasts and the loaded vector). */
+  const int64_t chunk = rows == 1 ? 8 * 8 : rows == 2 ? 4 * 8 : 2 * 8;
   for (int64_t x0 = 0; x0 < d; x0 += chunk) {
     const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
     int64_t width = d - x0 < chunk ? d - x0 : chunk;
@@ -170,8 +171,12 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_dt(const int
         PV_COLS(VDT, 1, 8);
       else
         PV_COLS(VDT, 1, 4);
-    } else {
+    } else if (rows == 2) {
       PV_COLS(VDT, 2, 4);
+    } else if (rows == 3) {
+      PV_COLS(VDT, 3, 2);
+    } else {
+      PV_COLS(VDT, 4, 2);
     }
   }
 }

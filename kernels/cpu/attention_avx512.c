@@ -97,9 +97,9 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   pv_mask mask[8];
-  __m512 acc[2][8];
+  __m512 acc[4][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 16 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 16 * t;
       acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(at) : PV_LOAD(mask[t], at);
@@ -109,21 +109,21 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_cols(const
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
       for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
-    __m512 pj[2];
-    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
+    __m512 pj[4];
+    _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
     if (full) {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m512 w = pv_load(VDT, true, mask[t], row + 16 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
       }
     } else {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m512 w = pv_load(VDT, false, mask[t], row + 16 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm512_storeu_ps(o + i * ldo + 16 * t, acc[i][t]);
@@ -146,19 +146,26 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const i
                                                                          int64_t d, const float *p, int64_t ldp,
                                                                          const void *v, int64_t ldv, float *o,
                                                                          int64_t ldo, int first) {
-  for (int64_t x0 = 0; x0 < d; x0 += 8 * 16) {
+  /* 32 registers: up to two rows take 128 columns per pass, three or four
+   * rows 64 (16 chains, the row's broadcasts and the loaded vector). */
+  const int64_t chunk = rows <= 2 ? 8 * 16 : 4 * 16;
+  for (int64_t x0 = 0; x0 < d; x0 += chunk) {
     const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
-    int64_t width = d - x0 < 8 * 16 ? d - x0 : 8 * 16;
+    int64_t width = d - x0 < chunk ? d - x0 : chunk;
     if (rows == 1) {
       if (width > 4 * 16)
         PV_COLS(VDT, 1, 8);
       else
         PV_COLS(VDT, 1, 4);
-    } else {
+    } else if (rows == 2) {
       if (width > 4 * 16)
         PV_COLS(VDT, 2, 8);
       else
         PV_COLS(VDT, 2, 4);
+    } else if (rows == 3) {
+      PV_COLS(VDT, 3, 4);
+    } else {
+      PV_COLS(VDT, 4, 4);
     }
   }
 }

@@ -278,6 +278,56 @@ static void test_half_decode(void) {
   kb_context_destroy(ctx);
 }
 
+/* Decode with 1 to 4 query rows per key/value head takes O += P V from the
+ * attention pv kernel (and the scores from the small-m product); with more
+ * rows both come from the microkernel.  The contract is the same fma chain
+ * per element either way: each row of a 1-4 row call must be the bits of
+ * the same query repeated over enough tokens to exceed 4 rows (16 at most,
+ * so the key chunks stay the same).  float32 K/V and K/V stored as bf16 and
+ * f16 (read in place), head dims that leave partial vectors and partial
+ * column strips on every level. */
+static void test_decode_rows_same_bits(void) {
+  kb_context *ctx = make_ctx(2);
+  enum { SKV = 700, DMAX = 136, RMAX = 4, SQMAX = 5 };
+  static float q1[RMAX * DMAX], qn[RMAX * SQMAX * DMAX], o1[RMAX * DMAX], on[RMAX * SQMAX * DMAX];
+  static float k[SKV * DMAX], v[SKV * DMAX];
+  static uint16_t k16[SKV * DMAX], v16[SKV * DMAX];
+  static const int64_t dims[] = {40, 80, 136};
+  for (int dt = 0; dt < 3; dt++) /* float32, bf16, f16 K/V */
+    for (int di = 0; di < 3; di++)
+      for (int64_t R = 1; R <= RMAX; R++) {
+        int64_t D = dims[di], SQ = (5 + R - 1) / R; /* R * SQ in 5..8 rows */
+        rand_fill(q1, R * D, 70 + (uint64_t)R, -2, 2);
+        rand_fill(k, SKV * D, 71, -2, 2);
+        rand_fill(v, SKV * D, 72, -1, 1);
+        for (int64_t i = 0; dt > 0 && i < SKV * D; i++) {
+          k[i] = round16(dt == 2, k[i], k16 + i);
+          v[i] = round16(dt == 2, v[i], v16 + i);
+        }
+        for (int64_t h = 0; h < R; h++)
+          for (int64_t t = 0; t < SQ; t++) memcpy(qn + (h * SQ + t) * D, q1 + h * D, (size_t)D * sizeof(float));
+        for (int n = 0; n < 2; n++) {
+          int64_t sq = n ? SQ : 1;
+          const float *q = n ? qn : q1;
+          float *o = n ? on : o1;
+          if (dt == 0)
+            CHECK_OK(kb_attention(ctx, 1, R, 1, sq, SKV, D, q, k, v, false, 0.0f, o));
+          else if (dt == 1)
+            CHECK_OK(kb_attention_ex_kv_bf16(ctx, 1, R, 1, sq, SKV, D, false, q, k16, v16, NULL, 0, 0, 0, NULL, false,
+                                             false, 0.0f, o));
+          else
+            CHECK_OK(kb_attention_ex_kv_f16(ctx, 1, R, 1, sq, SKV, D, false, q, k16, v16, NULL, 0, 0, 0, NULL, false,
+                                            false, 0.0f, o));
+        }
+        int bad = 0;
+        for (int64_t h = 0; h < R; h++)
+          for (int64_t t = 0; t < SQ; t++) bad += !same_bits_f(o1 + h * D, on + (h * SQ + t) * D, D);
+        if (bad) fprintf(stderr, "decode rows: dtype %d D=%lld rows %lld: %d rows differ\n", dt, (long long)D, (long long)R, bad);
+        CHECK(bad == 0);
+      }
+  kb_context_destroy(ctx);
+}
+
 static void test_bad_inputs(void) {
   kb_context *ctx = make_ctx(1);
   /* batch 2, heads 2, kv_heads 1, seq_q 2, seq_kv 3, head_dim 2 */
@@ -331,6 +381,7 @@ int main(void) {
   KB_RUN(test_lengths_masks_alignment);
   KB_RUN(test_half_variants);
   KB_RUN(test_half_decode);
+  KB_RUN(test_decode_rows_same_bits);
   KB_RUN(test_bad_inputs);
   return kb_test_summary();
 }

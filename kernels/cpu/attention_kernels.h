@@ -25,7 +25,7 @@
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * O += P V for the few query rows of a decode block (rows <= 4), reading each
  * row of V once, all of the head dimension at a time:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,

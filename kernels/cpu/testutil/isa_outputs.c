@@ -195,6 +195,9 @@ int main(void) {
   attention_case(c1, c3, "attention_decode_row_1x3x3x1x1500x80", 1, 3, 3, 1, 1500, 80, false);
   attention_case(c1, c3, "attention_decode_pair_1x4x2x1x700x136", 1, 4, 2, 1, 700, 136, false);
   attention_case(c1, c3, "attention_decode_pair_causal_2x2x1x2x300x40", 2, 2, 1, 2, 300, 40, true);
+  /* Three and four query rows per key/value head (pv's wider row tiles). */
+  attention_case(c1, c3, "attention_decode_rows3_1x3x1x1x900x72", 1, 3, 1, 1, 900, 72, false);
+  attention_case(c1, c3, "attention_decode_rows4_causal_2x8x2x1x600x100", 2, 8, 2, 1, 600, 100, true);
   static const struct {
     const char *name;
     kb_dtype type;

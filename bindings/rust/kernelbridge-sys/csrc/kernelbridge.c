@@ -967,7 +967,7 @@ int64_t kb__tok_piece(const kb_tokenizer *tok, int32_t id, bool special, bool ls
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * O += P V for the few query rows of a decode block (rows <= 4), reading each
  * row of V once, all of the head dimension at a time:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
@@ -2724,7 +2724,7 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * O += P V for the few query rows of a decode block (rows <= 4), reading each
  * row of V once, all of the head dimension at a time:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
@@ -3088,7 +3088,7 @@ const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 2), reading each
+ * O += P V for the few query rows of a decode block (rows <= 4), reading each
  * row of V once, all of the head dimension at a time:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
@@ -8379,8 +8379,8 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * are merged in order, so one query's keys are spread over the threads.
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on packed K.  A block of one or two rows (decode without
- * grouped heads, or with two) takes O += P V from the attention pv kernel
+ * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
+ * (decode, up to four query heads per kv head) takes O += P V from the attention pv kernel
  * (attention_kernels.h), which reads each row of V once: the same fma chain
  * per output as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
@@ -8406,6 +8406,11 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * small-m product reading K in place rather than from the microkernel on K
  * packed into panels (measured: faster up to 4 rows, slower at 8). */
 #define KB_ATTN_DOT_ROWS 4
+/* Query rows per block up to which O += P V comes from the attention pv
+ * kernel (each row of V read once per block for all rows) rather than the
+ * microkernel (V walked once per nr-column tile); pv's register tiles take
+ * at most 4 rows. */
+#define KB_ATTN_PV_ROWS 4
 
 struct attention__attn_job {
   const struct kb_cpu_ops *ops;
@@ -8612,11 +8617,11 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= 2) {
-      /* Decode: each row of V is read once for the whole head dimension,
-       * into d / 16 independent chains per row (the microkernel's tiles
-       * with one row are nr columns wide: two chains, waiting on the fma
-       * latency, and V walked once per nr columns). */
+    if (nrows <= KB_ATTN_PV_ROWS) {
+      /* Decode: each row of V is read once for a wide strip of the head
+       * dimension, into several independent chains per row (the
+       * microkernel's tiles with few rows are nr columns wide: two chains,
+       * waiting on the fma latency, and V walked once per nr columns). */
       g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
     } else if (g->kv_dt != KB_GEMM_F32) {
       /* 16-bit decode with grouped heads: the block of V widened (exactly)
@@ -8903,7 +8908,7 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
  * run_task everywhere: K is read as stored by the small-m product, V as
- * stored by pv (one or two rows) or one block at a time widened into the
+ * stored by pv (up to KB_ATTN_PV_ROWS rows) or one block at a time widened into the
  * task's scratch, each value widened exactly: the same bits as widening
  * the whole cache into scratch first, without writing and reading back
  * twice its bytes. */
@@ -9164,6 +9169,7 @@ kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, 
 #undef KB_ATTN_BQ
 #undef KB_ATTN_CHUNK
 #undef KB_ATTN_DOT_ROWS
+#undef KB_ATTN_PV_ROWS
 #undef KB_ATTN_SPLIT_ROWS
 #undef TAKE
 #undef attention_ex_dt
@@ -9310,9 +9316,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   attention_avx2__pv_mask mask[8];
-  __m256 acc[2][8];
+  __m256 acc[4][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = attention_avx2__lanes(width - 8 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 8 * t;
       acc[i][t] = first ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(at) : PV_LOAD(mask[t], at);
@@ -9322,21 +9328,21 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
       for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
-    __m256 pj[2];
-    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
+    __m256 pj[4];
+    _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
     if (full) {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m256 w = attention_avx2__pv_load(VDT, true, mask[t], row + 8 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
       }
     } else {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m256 w = attention_avx2__pv_load(VDT, false, mask[t], row + 8 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm256_fmadd_ps(pj[i], w, acc[i][t]);
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm256_storeu_ps(o + i * ldo + 8 * t, acc[i][t]);
@@ -9359,8 +9365,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
                                                                        int64_t d, const float *p, int64_t ldp,
                                                                        const void *v, int64_t ldv, float *o,
                                                                        int64_t ldo, int first) {
-  /* 16 registers: two rows take half the columns per pass. */
-  const int64_t chunk = rows == 1 ? 8 * 8 : 4 * 8;
+  /* 16 registers: two rows take half the columns per pass, three or four
+   * a quarter (8 chains, the rows' broadcasts and the loaded vector). */
+  const int64_t chunk = rows == 1 ? 8 * 8 : rows == 2 ? 4 * 8 : 2 * 8;
   for (int64_t x0 = 0; x0 < d; x0 += chunk) {
     const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
     int64_t width = d - x0 < chunk ? d - x0 : chunk;
@@ -9369,8 +9376,12 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
         PV_COLS(VDT, 1, 8);
       else
         PV_COLS(VDT, 1, 4);
-    } else {
+    } else if (rows == 2) {
       PV_COLS(VDT, 2, 4);
+    } else if (rows == 3) {
+      PV_COLS(VDT, 3, 2);
+    } else {
+      PV_COLS(VDT, 4, 2);
     }
   }
 }
@@ -9508,9 +9519,9 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
    * loads and stores only for a last partial chunk (full false). */
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   attention_avx512__pv_mask mask[8];
-  __m512 acc[2][8];
+  __m512 acc[4][8];
   _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 16 * t);
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 16 * t;
       acc[i][t] = first ? _mm512_setzero_ps() : full ? _mm512_loadu_ps(at) : PV_LOAD(mask[t], at);
@@ -9520,21 +9531,21 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
       for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
-    __m512 pj[2];
-    _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
+    __m512 pj[4];
+    _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
     if (full) {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m512 w = attention_avx512__pv_load(VDT, true, mask[t], row + 16 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
       }
     } else {
       _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
         __m512 w = attention_avx512__pv_load(VDT, false, mask[t], row + 16 * t * es);
-        _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
+        _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) acc[i][t] = _mm512_fmadd_ps(pj[i], w, acc[i][t]);
       }
     }
   }
-  _Pragma("GCC unroll 2") for (int i = 0; i < R; i++) {
+  _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       if (full)
         _mm512_storeu_ps(o + i * ldo + 16 * t, acc[i][t]);
@@ -9557,19 +9568,26 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
                                                                          int64_t d, const float *p, int64_t ldp,
                                                                          const void *v, int64_t ldv, float *o,
                                                                          int64_t ldo, int first) {
-  for (int64_t x0 = 0; x0 < d; x0 += 8 * 16) {
+  /* 32 registers: up to two rows take 128 columns per pass, three or four
+   * rows 64 (16 chains, the row's broadcasts and the loaded vector). */
+  const int64_t chunk = rows <= 2 ? 8 * 16 : 4 * 16;
+  for (int64_t x0 = 0; x0 < d; x0 += chunk) {
     const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
-    int64_t width = d - x0 < 8 * 16 ? d - x0 : 8 * 16;
+    int64_t width = d - x0 < chunk ? d - x0 : chunk;
     if (rows == 1) {
       if (width > 4 * 16)
         PV_COLS(VDT, 1, 8);
       else
         PV_COLS(VDT, 1, 4);
-    } else {
+    } else if (rows == 2) {
       if (width > 4 * 16)
         PV_COLS(VDT, 2, 8);
       else
         PV_COLS(VDT, 2, 4);
+    } else if (rows == 3) {
+      PV_COLS(VDT, 3, 4);
+    } else {
+      PV_COLS(VDT, 4, 4);
     }
   }
 }
