@@ -967,8 +967,8 @@ int64_t kb__tok_piece(const kb_tokenizer *tok, int32_t id, bool special, bool ls
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 4), reading each
- * row of V once, all of the head dimension at a time:
+ * O += P V for the few query rows of a decode block (any rows >= 1; up to
+ * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -2724,8 +2724,8 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 4), reading each
- * row of V once, all of the head dimension at a time:
+ * O += P V for the few query rows of a decode block (any rows >= 1; up to
+ * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -3088,8 +3088,8 @@ const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (rows <= 4), reading each
- * row of V once, all of the head dimension at a time:
+ * O += P V for the few query rows of a decode block (any rows >= 1; up to
+ * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -8380,9 +8380,10 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
  * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
- * (decode, up to four query heads per kv head) takes O += P V from the attention pv kernel
- * (attention_kernels.h), which reads each row of V once: the same fma chain
- * per output as the microkernel.  The 16-bit entry points leave K and V as
+ * (decode, up to four query heads per kv head), or of a 16-bit V, takes
+ * O += P V from the attention pv kernel (attention_kernels.h), which reads
+ * each row of V once per strip of columns: the same fma chain per output
+ * as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
@@ -8406,10 +8407,14 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * small-m product reading K in place rather than from the microkernel on K
  * packed into panels (measured: faster up to 4 rows, slower at 8). */
 #define KB_ATTN_DOT_ROWS 4
-/* Query rows per block up to which O += P V comes from the attention pv
- * kernel (each row of V read once per block for all rows) rather than the
- * microkernel (V walked once per nr-column tile); pv's register tiles take
- * at most 4 rows. */
+/* Query rows per block up to which O += P V of a float32 V comes from the
+ * attention pv kernel (each row of V read once per strip of columns for
+ * all rows) rather than the microkernel (V walked once per nr-column
+ * tile): pv's register tiles take at most 4 rows, and with 8 the
+ * microkernel on V in place was as fast.  A 16-bit V (decode only, at most
+ * 16 rows) always takes pv, 4 rows per pass: faster than widening the
+ * block into scratch for the microkernel at 8, 12 and 16 rows too
+ * (docs/performance.md). */
 #define KB_ATTN_PV_ROWS 4
 
 struct attention__attn_job {
@@ -8617,23 +8622,13 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= KB_ATTN_PV_ROWS) {
+    if (nrows <= KB_ATTN_PV_ROWS || g->kv_dt != KB_GEMM_F32) {
       /* Decode: each row of V is read once for a wide strip of the head
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,
-       * waiting on the fma latency, and V walked once per nr columns). */
+       * waiting on the fma latency, and V walked once per nr columns); a
+       * 16-bit V is widened as it is read. */
       g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
-    } else if (g->kv_dt != KB_GEMM_F32) {
-      /* 16-bit decode with grouped heads: the block of V widened (exactly)
-       * into w->kp, which K does not use on this path, as [len, d] rows. */
-      int vdt = g->kv_dt == KB_GEMM_F16 ? KB_VEC_F16 : KB_VEC_BF16;
-      for (int64_t j = 0; j < len; j++) g->ops->vec.convert(vdt, 0, d, vb + (j0 + j) * ks * g->kv_es, w->kp + j * d);
-      if (d % nr == 0) {
-        attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->kp, d, nr, w->o, d, !started, NULL);
-      } else {
-        attention__pack_v(w->kp, len, d, d, nr, w->vp);
-        attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
-      }
     } else if (d % nr == 0) {
       attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
@@ -8907,11 +8902,10 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
- * run_task everywhere: K is read as stored by the small-m product, V as
- * stored by pv (up to KB_ATTN_PV_ROWS rows) or one block at a time widened into the
- * task's scratch, each value widened exactly: the same bits as widening
- * the whole cache into scratch first, without writing and reading back
- * twice its bytes. */
+ * run_task everywhere: K is read as stored by the small-m product, V by pv,
+ * each value widened exactly as it is read: the same bits as widening the
+ * whole cache into scratch first, without writing and reading back twice
+ * its bytes. */
 static bool attention__kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) {
   return heads / kv_heads * seq_q <= KB_GEMM_SMALL_M;
 }
@@ -9388,12 +9382,19 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
 
 KB_TARGET_AVX2 static void attention_avx2__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
                               int64_t ldv, float *o, int64_t ldo, int first) {
-  if (vdt == KB_GEMM_BF16)
-    attention_avx2__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
-  else if (vdt == KB_GEMM_F16)
-    attention_avx2__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
-  else
-    attention_avx2__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  /* Up to four rows per pass over V (the register tiles); more rows take
+   * more passes, the block of V then read from the cache. */
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    int64_t rr = rows - r0 < 4 ? rows - r0 : 4;
+    const float *pr = p + r0 * ldp;
+    float *orow = o + r0 * ldo;
+    if (vdt == KB_GEMM_BF16)
+      attention_avx2__pv_dt(KB_GEMM_BF16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+    else if (vdt == KB_GEMM_F16)
+      attention_avx2__pv_dt(KB_GEMM_F16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+    else
+      attention_avx2__pv_dt(KB_GEMM_F32, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+  }
 }
 
 const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, attention_avx2__pv};
@@ -9594,12 +9595,19 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
 
 KB_TARGET_AVX512 static void attention_avx512__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
                                 const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
-  if (vdt == KB_GEMM_BF16)
-    attention_avx512__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
-  else if (vdt == KB_GEMM_F16)
-    attention_avx512__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
-  else
-    attention_avx512__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  /* Up to four rows per pass over V (the register tiles); more rows take
+   * more passes, the block of V then read from the cache. */
+  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
+    int64_t rr = rows - r0 < 4 ? rows - r0 : 4;
+    const float *pr = p + r0 * ldp;
+    float *orow = o + r0 * ldo;
+    if (vdt == KB_GEMM_BF16)
+      attention_avx512__pv_dt(KB_GEMM_BF16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+    else if (vdt == KB_GEMM_F16)
+      attention_avx512__pv_dt(KB_GEMM_F16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+    else
+      attention_avx512__pv_dt(KB_GEMM_F32, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
+  }
 }
 
 const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block, attention_avx512__pv};

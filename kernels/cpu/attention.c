@@ -27,9 +27,10 @@
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
  * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
- * (decode, up to four query heads per kv head) takes O += P V from the attention pv kernel
- * (attention_kernels.h), which reads each row of V once: the same fma chain
- * per output as the microkernel.  The 16-bit entry points leave K and V as
+ * (decode, up to four query heads per kv head), or of a 16-bit V, takes
+ * O += P V from the attention pv kernel (attention_kernels.h), which reads
+ * each row of V once per strip of columns: the same fma chain per output
+ * as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
@@ -56,10 +57,14 @@
  * small-m product reading K in place rather than from the microkernel on K
  * packed into panels (measured: faster up to 4 rows, slower at 8). */
 #define KB_ATTN_DOT_ROWS 4
-/* Query rows per block up to which O += P V comes from the attention pv
- * kernel (each row of V read once per block for all rows) rather than the
- * microkernel (V walked once per nr-column tile); pv's register tiles take
- * at most 4 rows. */
+/* Query rows per block up to which O += P V of a float32 V comes from the
+ * attention pv kernel (each row of V read once per strip of columns for
+ * all rows) rather than the microkernel (V walked once per nr-column
+ * tile): pv's register tiles take at most 4 rows, and with 8 the
+ * microkernel on V in place was as fast.  A 16-bit V (decode only, at most
+ * 16 rows) always takes pv, 4 rows per pass: faster than widening the
+ * block into scratch for the microkernel at 8, 12 and 16 rows too
+ * (docs/performance.md). */
 #define KB_ATTN_PV_ROWS 4
 
 struct attn_job {
@@ -267,23 +272,13 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= KB_ATTN_PV_ROWS) {
+    if (nrows <= KB_ATTN_PV_ROWS || g->kv_dt != KB_GEMM_F32) {
       /* Decode: each row of V is read once for a wide strip of the head
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,
-       * waiting on the fma latency, and V walked once per nr columns). */
+       * waiting on the fma latency, and V walked once per nr columns); a
+       * 16-bit V is widened as it is read. */
       g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
-    } else if (g->kv_dt != KB_GEMM_F32) {
-      /* 16-bit decode with grouped heads: the block of V widened (exactly)
-       * into w->kp, which K does not use on this path, as [len, d] rows. */
-      int vdt = g->kv_dt == KB_GEMM_F16 ? KB_VEC_F16 : KB_VEC_BF16;
-      for (int64_t j = 0; j < len; j++) g->ops->vec.convert(vdt, 0, d, vb + (j0 + j) * ks * g->kv_es, w->kp + j * d);
-      if (d % nr == 0) {
-        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->kp, d, nr, w->o, d, !started, NULL);
-      } else {
-        pack_v(w->kp, len, d, d, nr, w->vp);
-        small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, w->vp, nr, len * nr, w->o, d, !started, NULL);
-      }
     } else if (d % nr == 0) {
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
@@ -557,11 +552,10 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
- * run_task everywhere: K is read as stored by the small-m product, V as
- * stored by pv (up to KB_ATTN_PV_ROWS rows) or one block at a time widened into the
- * task's scratch, each value widened exactly: the same bits as widening
- * the whole cache into scratch first, without writing and reading back
- * twice its bytes. */
+ * run_task everywhere: K is read as stored by the small-m product, V by pv,
+ * each value widened exactly as it is read: the same bits as widening the
+ * whole cache into scratch first, without writing and reading back twice
+ * its bytes. */
 static bool kv_in_place(int64_t heads, int64_t kv_heads, int64_t seq_q) {
   return heads / kv_heads * seq_q <= KB_GEMM_SMALL_M;
 }

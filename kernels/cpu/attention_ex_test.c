@@ -280,23 +280,25 @@ static void test_half_decode(void) {
 
 /* Decode with 1 to 4 query rows per key/value head takes O += P V from the
  * attention pv kernel (and the scores from the small-m product); with more
- * rows both come from the microkernel.  The contract is the same fma chain
- * per element either way: each row of a 1-4 row call must be the bits of
- * the same query repeated over enough tokens to exceed 4 rows (16 at most,
- * so the key chunks stay the same).  float32 K/V and K/V stored as bf16 and
- * f16 (read in place), head dims that leave partial vectors and partial
- * column strips on every level. */
+ * rows a float32 V takes the microkernel, a 16-bit V pv again, four rows per
+ * pass.  The contract is the same fma chain per element on every path: the
+ * same query repeated over 1, 5-8 and 16 rows must give the bits of the
+ * float32 call with 5-8 rows (at most 16 rows, so the key chunks stay the
+ * same), for float32 K/V and K/V stored as bf16 and f16 (read in place), at
+ * head dims that leave partial vectors and partial column strips on every
+ * level. */
 static void test_decode_rows_same_bits(void) {
   kb_context *ctx = make_ctx(2);
-  enum { SKV = 700, DMAX = 136, RMAX = 4, SQMAX = 5 };
-  static float q1[RMAX * DMAX], qn[RMAX * SQMAX * DMAX], o1[RMAX * DMAX], on[RMAX * SQMAX * DMAX];
+  enum { SKV = 700, DMAX = 136, RMAX = 4, SQMAX = 16 };
+  static float q1[RMAX * DMAX], qn[RMAX * SQMAX * DMAX], want[RMAX * SQMAX * DMAX], o[RMAX * SQMAX * DMAX];
   static float k[SKV * DMAX], v[SKV * DMAX];
   static uint16_t k16[SKV * DMAX], v16[SKV * DMAX];
   static const int64_t dims[] = {40, 80, 136};
   for (int dt = 0; dt < 3; dt++) /* float32, bf16, f16 K/V */
     for (int di = 0; di < 3; di++)
       for (int64_t R = 1; R <= RMAX; R++) {
-        int64_t D = dims[di], SQ = (5 + R - 1) / R; /* R * SQ in 5..8 rows */
+        int64_t D = dims[di], mid = (5 + R - 1) / R; /* R * mid in 5..8 rows */
+        const int64_t sqs[3] = {1, mid, 16 / R};
         rand_fill(q1, R * D, 70 + (uint64_t)R, -2, 2);
         rand_fill(k, SKV * D, 71, -2, 2);
         rand_fill(v, SKV * D, 72, -1, 1);
@@ -305,25 +307,31 @@ static void test_decode_rows_same_bits(void) {
           v[i] = round16(dt == 2, v[i], v16 + i);
         }
         for (int64_t h = 0; h < R; h++)
-          for (int64_t t = 0; t < SQ; t++) memcpy(qn + (h * SQ + t) * D, q1 + h * D, (size_t)D * sizeof(float));
-        for (int n = 0; n < 2; n++) {
-          int64_t sq = n ? SQ : 1;
-          const float *q = n ? qn : q1;
-          float *o = n ? on : o1;
+          for (int64_t t = 0; t < SQMAX; t++) memcpy(qn + (h * SQMAX + t) * D, q1 + h * D, (size_t)D * sizeof(float));
+        /* The reference bits: the float32 call with R * mid rows (more than
+         * 4: the microkernel path), on K and V as the 16-bit ones widen. */
+        static float qs[RMAX * SQMAX * DMAX];
+        for (int64_t h = 0; h < R; h++) memcpy(qs + h * mid * D, qn + h * SQMAX * D, (size_t)(mid * D) * sizeof(float));
+        CHECK_OK(kb_attention(ctx, 1, R, 1, mid, SKV, D, qs, k, v, false, 0.0f, want));
+        for (int c = 0; c < 3; c++) {
+          int64_t SQ = sqs[c];
+          for (int64_t h = 0; h < R; h++) memcpy(qs + h * SQ * D, qn + h * SQMAX * D, (size_t)(SQ * D) * sizeof(float));
           if (dt == 0)
-            CHECK_OK(kb_attention(ctx, 1, R, 1, sq, SKV, D, q, k, v, false, 0.0f, o));
+            CHECK_OK(kb_attention(ctx, 1, R, 1, SQ, SKV, D, qs, k, v, false, 0.0f, o));
           else if (dt == 1)
-            CHECK_OK(kb_attention_ex_kv_bf16(ctx, 1, R, 1, sq, SKV, D, false, q, k16, v16, NULL, 0, 0, 0, NULL, false,
+            CHECK_OK(kb_attention_ex_kv_bf16(ctx, 1, R, 1, SQ, SKV, D, false, qs, k16, v16, NULL, 0, 0, 0, NULL, false,
                                              false, 0.0f, o));
           else
-            CHECK_OK(kb_attention_ex_kv_f16(ctx, 1, R, 1, sq, SKV, D, false, q, k16, v16, NULL, 0, 0, 0, NULL, false,
+            CHECK_OK(kb_attention_ex_kv_f16(ctx, 1, R, 1, SQ, SKV, D, false, qs, k16, v16, NULL, 0, 0, 0, NULL, false,
                                             false, 0.0f, o));
+          int bad = 0;
+          for (int64_t h = 0; h < R; h++)
+            for (int64_t t = 0; t < SQ; t++) bad += !same_bits_f(want + h * mid * D, o + (h * SQ + t) * D, D);
+          if (bad)
+            fprintf(stderr, "decode rows: dtype %d D=%lld heads %lld seq_q %lld: %d rows differ\n", dt, (long long)D,
+                    (long long)R, (long long)SQ, bad);
+          CHECK(bad == 0);
         }
-        int bad = 0;
-        for (int64_t h = 0; h < R; h++)
-          for (int64_t t = 0; t < SQ; t++) bad += !same_bits_f(o1 + h * D, on + (h * SQ + t) * D, D);
-        if (bad) fprintf(stderr, "decode rows: dtype %d D=%lld rows %lld: %d rows differ\n", dt, (long long)D, (long long)R, bad);
-        CHECK(bad == 0);
       }
   kb_context_destroy(ctx);
 }

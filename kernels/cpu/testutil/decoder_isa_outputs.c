@@ -177,7 +177,8 @@ static void run_ffn(kb_context *c1, kb_context *c3, kb_dtype type, const char *l
 /* A float32 model over a 16-bit cache: kb_kv_cache_append_to_<t> of rows
  * with special values, then kb_attention_ex_kv_<t> over a cache of finite
  * values in decode (one query, 8 heads over 2 kv heads, 1100 keys: three
- * chunks, K and V read as stored) and in prefill (8 queries: 32 rows per kv
+ * chunks, K and V read as stored; three queries: 12 rows per kv head, V
+ * read by pv in three passes) and in prefill (8 queries: 32 rows per kv
  * head, widened into scratch). */
 enum { C_KVH = 2, C_H = 8, C_D = 32, C_CAP = 1100, C_SQ = 8 }; /* the cache: 70400 floats of res */
 
@@ -203,8 +204,8 @@ static void run_half_cache(kb_context *c1, kb_context *c3, int f16) {
   kb_status (*attend)(kb_context *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, const float *,
                       const uint16_t *, const uint16_t *, const int32_t *, int64_t, int64_t, int64_t, const float *,
                       bool, bool, float, float *) = f16 ? kb_attention_ex_kv_f16 : kb_attention_ex_kv_bf16;
-  static const int64_t kSeqQ[] = {1, C_SQ};
-  for (int i = 0; i < 2; i++) {
+  static const int64_t kSeqQ[] = {1, 3, C_SQ};
+  for (int i = 0; i < 3; i++) {
     size_t obytes = sizeof(float) * (size_t)(kSeqQ[i] * C_H * C_D);
     float *o1 = calloc(1, obytes), *o3 = calloc(1, obytes);
     if (o1 == NULL || o3 == NULL) exit(1);
