@@ -26,11 +26,12 @@
  * are merged in order, so one query's keys are spread over the threads.
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
- * (decode, up to four query heads per kv head), or of a 16-bit V, takes
- * O += P V from the attention pv kernel (attention_kernels.h), which reads
- * each row of V once per strip of columns: the same fma chain per output
- * as the microkernel.  The 16-bit entry points leave K and V as
+ * the microkernel on K packed block by block (16-bit K widened as it is
+ * packed), which larger blocks take.  A block of at most KB_ATTN_PV_ROWS
+ * rows (decode, up to eight query heads per kv head), or of a 16-bit V,
+ * takes O += P V from the attention pv kernel (attention_kernels.h), which
+ * reads each row of V once per strip of columns: the same fma chain per
+ * output as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
@@ -53,19 +54,20 @@
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
-/* Query rows per block up to which the scores of float32 K come from the
- * small-m product reading K in place rather than from the microkernel on K
- * packed into panels (measured: faster up to 4 rows, slower at 8). */
+/* Query rows per block up to which the scores come from the small-m
+ * product reading K in place rather than from the microkernel on K packed
+ * into panels (measured: faster up to 4 rows, slower at 8; with more rows
+ * the small-m product transposes each tile of K once per 4 rows, packing
+ * once per block; 16-bit K: docs/performance.md). */
 #define KB_ATTN_DOT_ROWS 4
 /* Query rows per block up to which O += P V of a float32 V comes from the
  * attention pv kernel (each row of V read once per strip of columns for
- * all rows) rather than the microkernel (V walked once per nr-column
- * tile): pv's register tiles take at most 4 rows, and with 8 the
- * microkernel on V in place was as fast.  A 16-bit V (decode only, at most
- * 16 rows) always takes pv, 4 rows per pass: faster than widening the
- * block into scratch for the microkernel at 8, 12 and 16 rows too
- * (docs/performance.md). */
-#define KB_ATTN_PV_ROWS 4
+ * up to 4 rows, 4 rows per pass) rather than the microkernel (V walked
+ * once per nr-column tile): faster at 8 rows, slower at 16 on an AVX2
+ * Zen 3.  A 16-bit V (decode only, at most 16 rows) always takes pv:
+ * faster than widening the block into scratch for the microkernel at 8,
+ * 12 and 16 rows (docs/performance.md). */
+#define KB_ATTN_PV_ROWS 8
 
 struct attn_job {
   const struct kb_cpu_ops *ops;
@@ -221,7 +223,7 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && (nrows <= KB_ATTN_DOT_ROWS || g->kv_dt != KB_GEMM_F32)) {
+    if (g->kpack == NULL && nrows <= KB_ATTN_DOT_ROWS) {
       /* Few query rows (decode): the small-m product reads the K rows in
        * place (as stored, 16-bit ones too), each score the same fma chain
        * over the head dimension as the microkernel's (so the same bits),
@@ -234,6 +236,9 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       const float *kp = w->kp;
       if (g->kpack != NULL) {
         kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
+      } else if (g->kv_dt != KB_GEMM_F32) {
+        /* 16-bit K, widened exactly as it is packed. */
+        gm->pack_bt_half(g->kv_dt, d, len, (const uint16_t *)(const void *)(kb + j0 * ks * g->kv_es), ks, w->kp, nr);
       } else {
         gm->pack_bt(d, len, kh + j0 * ks, ks, w->kp, nr);
       }
@@ -552,7 +557,8 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
- * run_task everywhere: K is read as stored by the small-m product, V by pv,
+ * run_task everywhere: K is read as stored by the small-m product (or
+ * widened block by block into the task's panel for more rows), V by pv,
  * each value widened exactly as it is read: the same bits as widening the
  * whole cache into scratch first, without writing and reading back twice
  * its bytes. */

@@ -278,15 +278,17 @@ static void test_half_decode(void) {
   kb_context_destroy(ctx);
 }
 
-/* Decode with 1 to 4 query rows per key/value head takes O += P V from the
- * attention pv kernel (and the scores from the small-m product); with more
- * rows a float32 V takes the microkernel, a 16-bit V pv again, four rows per
- * pass.  The contract is the same fma chain per element on every path: the
- * same query repeated over 1, 5-8 and 16 rows must give the bits of the
- * float32 call with 5-8 rows (at most 16 rows, so the key chunks stay the
- * same), for float32 K/V and K/V stored as bf16 and f16 (read in place), at
- * head dims that leave partial vectors and partial column strips on every
- * level. */
+/* Decode with 1 to 4 query rows per key/value head takes its scores from
+ * the small-m product on K in place, with more rows from the microkernel
+ * on K packed block by block (16-bit K widened as packed); O += P V comes
+ * from the attention pv kernel, four rows per pass, up to 8 rows of a
+ * float32 V and for every 16-bit V, else from the microkernel.  The
+ * contract is the same fma chain per element on every path: the same query
+ * repeated over 1, 5-8 and 16 rows must give the bits of the float32 call
+ * with 9-16 rows (the microkernel for both products; at most 16 rows, so
+ * the key chunks stay the same), for float32 K/V and K/V stored as bf16
+ * and f16 (read in place), at head dims that leave partial vectors and
+ * partial column strips on every level. */
 static void test_decode_rows_same_bits(void) {
   kb_context *ctx = make_ctx(2);
   enum { SKV = 700, DMAX = 136, RMAX = 4, SQMAX = 16 };
@@ -297,7 +299,8 @@ static void test_decode_rows_same_bits(void) {
   for (int dt = 0; dt < 3; dt++) /* float32, bf16, f16 K/V */
     for (int di = 0; di < 3; di++)
       for (int64_t R = 1; R <= RMAX; R++) {
-        int64_t D = dims[di], mid = (5 + R - 1) / R; /* R * mid in 5..8 rows */
+        /* R * mid in 5..8 rows, R * ref in 9..16 */
+        int64_t D = dims[di], mid = (5 + R - 1) / R, ref = (9 + R - 1) / R;
         const int64_t sqs[3] = {1, mid, 16 / R};
         rand_fill(q1, R * D, 70 + (uint64_t)R, -2, 2);
         rand_fill(k, SKV * D, 71, -2, 2);
@@ -308,11 +311,12 @@ static void test_decode_rows_same_bits(void) {
         }
         for (int64_t h = 0; h < R; h++)
           for (int64_t t = 0; t < SQMAX; t++) memcpy(qn + (h * SQMAX + t) * D, q1 + h * D, (size_t)D * sizeof(float));
-        /* The reference bits: the float32 call with R * mid rows (more than
-         * 4: the microkernel path), on K and V as the 16-bit ones widen. */
+        /* The reference bits: the float32 call with R * ref rows (more than
+         * 8: the microkernel for both products), on K and V as the 16-bit
+         * ones widen. */
         static float qs[RMAX * SQMAX * DMAX];
-        for (int64_t h = 0; h < R; h++) memcpy(qs + h * mid * D, qn + h * SQMAX * D, (size_t)(mid * D) * sizeof(float));
-        CHECK_OK(kb_attention(ctx, 1, R, 1, mid, SKV, D, qs, k, v, false, 0.0f, want));
+        for (int64_t h = 0; h < R; h++) memcpy(qs + h * ref * D, qn + h * SQMAX * D, (size_t)(ref * D) * sizeof(float));
+        CHECK_OK(kb_attention(ctx, 1, R, 1, ref, SKV, D, qs, k, v, false, 0.0f, want));
         for (int c = 0; c < 3; c++) {
           int64_t SQ = sqs[c];
           for (int64_t h = 0; h < R; h++) memcpy(qs + h * SQ * D, qn + h * SQMAX * D, (size_t)(SQ * D) * sizeof(float));
@@ -326,7 +330,7 @@ static void test_decode_rows_same_bits(void) {
                                             false, 0.0f, o));
           int bad = 0;
           for (int64_t h = 0; h < R; h++)
-            for (int64_t t = 0; t < SQ; t++) bad += !same_bits_f(want + h * mid * D, o + (h * SQ + t) * D, D);
+            for (int64_t t = 0; t < SQ; t++) bad += !same_bits_f(want + h * ref * D, o + (h * SQ + t) * D, D);
           if (bad)
             fprintf(stderr, "decode rows: dtype %d D=%lld heads %lld seq_q %lld: %d rows differ\n", dt, (long long)D,
                     (long long)R, (long long)SQ, bad);

@@ -49,6 +49,16 @@ KV_FN void st_n(int dt, void *p, int64_t i, kvf v, int64_t n) {
     kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
 }
 
+/* st, returning the stored values as ld would read them back (a 16-bit
+ * type's rounding, widened) without reading them. */
+KV_FN kvf st_back(int dt, void *p, int64_t i, kvf v) {
+  if (dt == KB_VEC_F32) {
+    kv_store((float *)p + i, v);
+    return v;
+  }
+  return kv_store_h_back(dt == KB_VEC_F16, (uint16_t *)p + i, v);
+}
+
 /* The canonical quiet NaN. */
 KV_FN kvf qnan(void) { return kv_from_bits(kvi_set(0x7fc00000)); }
 
@@ -1152,9 +1162,9 @@ KV_FN void rmsnorm_out(int xdt, const void *xr, int wdt, const void *w, int ydt,
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
  * add -> x) and the norm is of what it stored: each sum is stored in place
- * (xr is then the caller's writable residual row) and, rounded to the
- * 16-bit type there, read back while in L1, so the sum of squares needs no
- * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * (xr is then the caller's writable residual row) and the sum of squares
+ * is of the stored value (rounded to the 16-bit type, widened back from
+ * the register: st_back), so it needs no pass of its own.  With keep (16-bit rows), the first pass also stores
  * the row widened there and the output pass reads it.  The memory the
  * passes will need is fetched while the other pass computes: the row of y
  * (and add's next row) during the first pass, the next row of x (next: its
@@ -1170,9 +1180,7 @@ KV_FN void rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const v
     kvf v;
     if (add) {
       kv_prefetch(next_add + (uintptr_t)c * es);
-      v = binop(KB_VEC_ADD, ld(dt, xr, c), ld(dt, add, c));
-      st(dt, (void *)xr, c, v);
-      if (dt != KB_VEC_F32) v = ld(dt, xr, c); /* the stored, rounded sum */
+      v = st_back(dt, (void *)xr, c, binop(KB_VEC_ADD, ld(dt, xr, c), ld(dt, add, c))); /* the stored, rounded sum */
     } else {
       v = ld(dt, xr, c);
     }

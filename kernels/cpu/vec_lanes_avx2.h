@@ -207,6 +207,27 @@ KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) {
   }
 }
 
+/* kv_store_h, returning what kv_load_h would read back (the stored values
+ * widened) from the registers: a load of a store's halves just after it
+ * does not take the store's data on Zen 3 and waits for it to retire. */
+KV_FN kvf kv_store_h_back(int f16, uint16_t *p, kvf v) {
+  kvf r;
+  if (f16) {
+    __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128((__m128i *)p, h0);
+    _mm_storeu_si128((__m128i *)(p + 8), h1);
+    r.a = _mm256_cvtph_ps(h0);
+    r.b = _mm256_cvtph_ps(h1);
+  } else {
+    __m256i a = kv_to_bf16_8(v.a), b = kv_to_bf16_8(v.b);
+    kv_store_bf16_16(p, a, b);
+    r.a = _mm256_castsi256_ps(_mm256_slli_epi32(a, 16));
+    r.b = _mm256_castsi256_ps(_mm256_slli_epi32(b, 16));
+  }
+  return r;
+}
+
 KV_FN kvf kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
   uint16_t tmp[16] = {0};
   memcpy(tmp, p, (size_t)n * sizeof(uint16_t));

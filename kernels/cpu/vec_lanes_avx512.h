@@ -120,6 +120,14 @@ KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) {
   _mm256_storeu_si256((__m256i *)p, h);
 }
 
+/* kv_store_h, returning what kv_load_h would read back (the stored values
+ * widened) from the registers rather than from the store just made. */
+KV_FN kvf kv_store_h_back(int f16, uint16_t *p, kvf v) {
+  __m256i h = f16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : kv_to_bf16(v);
+  _mm256_storeu_si256((__m256i *)p, h);
+  return f16 ? _mm512_cvtph_ps(h) : kv_from_bf16(h);
+}
+
 /* Partial vectors go through a stack copy: AVX-512F has no 16-bit masked
  * loads (that is AVX-512BW), and a tail happens once per row or range. */
 KV_FN kvf kv_load_h_n(int f16, const uint16_t *p, int64_t n) {

@@ -139,6 +139,11 @@ KV_FN void kv_store_h_n(int f16, uint16_t *p, kvf v, int64_t n) {
   for (int64_t i = 0; i < n && i < 16; i++) p[i] = f16 ? kb_f32_to_f16(v.v[i]) : kb_f32_to_bf16(v.v[i]);
 }
 KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) { kv_store_h_n(f16, p, v, 16); }
+/* kv_store_h, returning what kv_load_h reads back: the definition. */
+KV_FN kvf kv_store_h_back(int f16, uint16_t *p, kvf v) {
+  kv_store_h(f16, p, v);
+  return kv_load_h(f16, p);
+}
 
 /* ---- exp (vmath.h) ---- */
 

@@ -8379,11 +8379,12 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * are merged in order, so one query's keys are spread over the threads.
  * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
  * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on packed K.  A block of at most KB_ATTN_PV_ROWS rows
- * (decode, up to four query heads per kv head), or of a 16-bit V, takes
- * O += P V from the attention pv kernel (attention_kernels.h), which reads
- * each row of V once per strip of columns: the same fma chain per output
- * as the microkernel.  The 16-bit entry points leave K and V as
+ * the microkernel on K packed block by block (16-bit K widened as it is
+ * packed), which larger blocks take.  A block of at most KB_ATTN_PV_ROWS
+ * rows (decode, up to eight query heads per kv head), or of a 16-bit V,
+ * takes O += P V from the attention pv kernel (attention_kernels.h), which
+ * reads each row of V once per strip of columns: the same fma chain per
+ * output as the microkernel.  The 16-bit entry points leave K and V as
  * stored on this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
@@ -8403,19 +8404,20 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
-/* Query rows per block up to which the scores of float32 K come from the
- * small-m product reading K in place rather than from the microkernel on K
- * packed into panels (measured: faster up to 4 rows, slower at 8). */
+/* Query rows per block up to which the scores come from the small-m
+ * product reading K in place rather than from the microkernel on K packed
+ * into panels (measured: faster up to 4 rows, slower at 8; with more rows
+ * the small-m product transposes each tile of K once per 4 rows, packing
+ * once per block; 16-bit K: docs/performance.md). */
 #define KB_ATTN_DOT_ROWS 4
 /* Query rows per block up to which O += P V of a float32 V comes from the
  * attention pv kernel (each row of V read once per strip of columns for
- * all rows) rather than the microkernel (V walked once per nr-column
- * tile): pv's register tiles take at most 4 rows, and with 8 the
- * microkernel on V in place was as fast.  A 16-bit V (decode only, at most
- * 16 rows) always takes pv, 4 rows per pass: faster than widening the
- * block into scratch for the microkernel at 8, 12 and 16 rows too
- * (docs/performance.md). */
-#define KB_ATTN_PV_ROWS 4
+ * up to 4 rows, 4 rows per pass) rather than the microkernel (V walked
+ * once per nr-column tile): faster at 8 rows, slower at 16 on an AVX2
+ * Zen 3.  A 16-bit V (decode only, at most 16 rows) always takes pv:
+ * faster than widening the block into scratch for the microkernel at 8,
+ * 12 and 16 rows (docs/performance.md). */
+#define KB_ATTN_PV_ROWS 8
 
 struct attention__attn_job {
   const struct kb_cpu_ops *ops;
@@ -8571,7 +8573,7 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && (nrows <= KB_ATTN_DOT_ROWS || g->kv_dt != KB_GEMM_F32)) {
+    if (g->kpack == NULL && nrows <= KB_ATTN_DOT_ROWS) {
       /* Few query rows (decode): the small-m product reads the K rows in
        * place (as stored, 16-bit ones too), each score the same fma chain
        * over the head dimension as the microkernel's (so the same bits),
@@ -8584,6 +8586,9 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
       const float *kp = w->kp;
       if (g->kpack != NULL) {
         kp = g->kpack + (bk * g->kblocks + j0 / KB_ATTN_BK) * g->kblock_floats;
+      } else if (g->kv_dt != KB_GEMM_F32) {
+        /* 16-bit K, widened exactly as it is packed. */
+        gm->pack_bt_half(g->kv_dt, d, len, (const uint16_t *)(const void *)(kb + j0 * ks * g->kv_es), ks, w->kp, nr);
       } else {
         gm->pack_bt(d, len, kh + j0 * ks, ks, w->kp, nr);
       }
@@ -8902,7 +8907,8 @@ kb_status kb_attention(kb_context *ctx, int64_t batch, int64_t heads, int64_t kv
 
 /* A 16-bit call whose key/value heads have at most KB_GEMM_SMALL_M query
  * rows each (decode, grouped heads included) takes the decode path of
- * run_task everywhere: K is read as stored by the small-m product, V by pv,
+ * run_task everywhere: K is read as stored by the small-m product (or
+ * widened block by block into the task's panel for more rows), V by pv,
  * each value widened exactly as it is read: the same bits as widening the
  * whole cache into scratch first, without writing and reading back twice
  * its bytes. */
@@ -13920,6 +13926,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_store_bf16_canon vec_avx2__kv_store_bf16_canon
 #define kv_load_h vec_avx2__kv_load_h
 #define kv_store_h vec_avx2__kv_store_h
+#define kv_store_h_back vec_avx2__kv_store_h_back
 #define kv_load_h_n vec_avx2__kv_load_h_n
 #define kv_store_h_n vec_avx2__kv_store_h_n
 #define kv_exp_core vec_avx2__kv_exp_core
@@ -13971,6 +13978,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define ld_n vec_avx2__ld_n
 #define st vec_avx2__st
 #define st_n vec_avx2__st_n
+#define st_back vec_avx2__st_back
 #define qnan vec_avx2__qnan
 #define canon vec_avx2__canon
 #define st_canon vec_avx2__st_canon
@@ -14274,6 +14282,27 @@ KV_FN void vec_avx2__kv_store_h(int f16, uint16_t *p, vec_avx2__kvf v) {
   }
 }
 
+/* kv_store_h, returning what kv_load_h would read back (the stored values
+ * widened) from the registers: a load of a store's halves just after it
+ * does not take the store's data on Zen 3 and waits for it to retire. */
+KV_FN vec_avx2__kvf vec_avx2__kv_store_h_back(int f16, uint16_t *p, vec_avx2__kvf v) {
+  vec_avx2__kvf r;
+  if (f16) {
+    __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128((__m128i *)p, h0);
+    _mm_storeu_si128((__m128i *)(p + 8), h1);
+    r.a = _mm256_cvtph_ps(h0);
+    r.b = _mm256_cvtph_ps(h1);
+  } else {
+    __m256i a = vec_avx2__kv_to_bf16_8(v.a), b = vec_avx2__kv_to_bf16_8(v.b);
+    vec_avx2__kv_store_bf16_16(p, a, b);
+    r.a = _mm256_castsi256_ps(_mm256_slli_epi32(a, 16));
+    r.b = _mm256_castsi256_ps(_mm256_slli_epi32(b, 16));
+  }
+  return r;
+}
+
 KV_FN vec_avx2__kvf vec_avx2__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
   uint16_t tmp[16] = {0};
   memcpy(tmp, p, (size_t)n * sizeof(uint16_t));
@@ -14554,6 +14583,16 @@ KV_FN void vec_avx2__st_n(int dt, void *p, int64_t i, vec_avx2__kvf v, int64_t n
     vec_avx2__kv_store_n((float *)p + i, v, n);
   else
     vec_avx2__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* st, returning the stored values as ld would read them back (a 16-bit
+ * type's rounding, widened) without reading them. */
+KV_FN vec_avx2__kvf vec_avx2__st_back(int dt, void *p, int64_t i, vec_avx2__kvf v) {
+  if (dt == KB_VEC_F32) {
+    vec_avx2__kv_store((float *)p + i, v);
+    return v;
+  }
+  return vec_avx2__kv_store_h_back(dt == KB_VEC_F16, (uint16_t *)p + i, v);
 }
 
 /* The canonical quiet NaN. */
@@ -15659,9 +15698,9 @@ KV_FN void vec_avx2__rmsnorm_out(int xdt, const void *xr, int wdt, const void *w
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
  * add -> x) and the norm is of what it stored: each sum is stored in place
- * (xr is then the caller's writable residual row) and, rounded to the
- * 16-bit type there, read back while in L1, so the sum of squares needs no
- * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * (xr is then the caller's writable residual row) and the sum of squares
+ * is of the stored value (rounded to the 16-bit type, widened back from
+ * the register: st_back), so it needs no pass of its own.  With keep (16-bit rows), the first pass also stores
  * the row widened there and the output pass reads it.  The memory the
  * passes will need is fetched while the other pass computes: the row of y
  * (and add's next row) during the first pass, the next row of x (next: its
@@ -15677,9 +15716,7 @@ KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, const void *add, int wd
     vec_avx2__kvf v;
     if (add) {
       vec_avx2__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, add, c));
-      vec_avx2__st(dt, (void *)xr, c, v);
-      if (dt != KB_VEC_F32) v = vec_avx2__ld(dt, xr, c); /* the stored, rounded sum */
+      v = vec_avx2__st_back(dt, (void *)xr, c, vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, add, c))); /* the stored, rounded sum */
     } else {
       v = vec_avx2__ld(dt, xr, c);
     }
@@ -16246,6 +16283,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_store_bf16_16
 #undef kv_store_bf16_canon
 #undef kv_store_h
+#undef kv_store_h_back
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -16332,6 +16370,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_back
 #undef st_canon
 #undef st_n
 #undef tanh_v
@@ -16379,6 +16418,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define kv_to_bf16 vec_avx512__kv_to_bf16
 #define kv_load_h vec_avx512__kv_load_h
 #define kv_store_h vec_avx512__kv_store_h
+#define kv_store_h_back vec_avx512__kv_store_h_back
 #define kv_load_h_n vec_avx512__kv_load_h_n
 #define kv_store_h_n vec_avx512__kv_store_h_n
 #define kv_exp_core vec_avx512__kv_exp_core
@@ -16423,6 +16463,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define ld_n vec_avx512__ld_n
 #define st vec_avx512__st
 #define st_n vec_avx512__st_n
+#define st_back vec_avx512__st_back
 #define qnan vec_avx512__qnan
 #define canon vec_avx512__canon
 #define st_canon vec_avx512__st_canon
@@ -16639,6 +16680,14 @@ KV_FN void vec_avx512__kv_store_h(int f16, uint16_t *p, vec_avx512__kvf v) {
   _mm256_storeu_si256((__m256i *)p, h);
 }
 
+/* kv_store_h, returning what kv_load_h would read back (the stored values
+ * widened) from the registers rather than from the store just made. */
+KV_FN vec_avx512__kvf vec_avx512__kv_store_h_back(int f16, uint16_t *p, vec_avx512__kvf v) {
+  __m256i h = f16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : vec_avx512__kv_to_bf16(v);
+  _mm256_storeu_si256((__m256i *)p, h);
+  return f16 ? _mm512_cvtph_ps(h) : vec_avx512__kv_from_bf16(h);
+}
+
 /* Partial vectors go through a stack copy: AVX-512F has no 16-bit masked
  * loads (that is AVX-512BW), and a tail happens once per row or range. */
 KV_FN vec_avx512__kvf vec_avx512__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
@@ -16824,6 +16873,16 @@ KV_FN void vec_avx512__st_n(int dt, void *p, int64_t i, vec_avx512__kvf v, int64
     vec_avx512__kv_store_n((float *)p + i, v, n);
   else
     vec_avx512__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* st, returning the stored values as ld would read them back (a 16-bit
+ * type's rounding, widened) without reading them. */
+KV_FN vec_avx512__kvf vec_avx512__st_back(int dt, void *p, int64_t i, vec_avx512__kvf v) {
+  if (dt == KB_VEC_F32) {
+    vec_avx512__kv_store((float *)p + i, v);
+    return v;
+  }
+  return vec_avx512__kv_store_h_back(dt == KB_VEC_F16, (uint16_t *)p + i, v);
 }
 
 /* The canonical quiet NaN. */
@@ -17929,9 +17988,9 @@ KV_FN void vec_avx512__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
  * add -> x) and the norm is of what it stored: each sum is stored in place
- * (xr is then the caller's writable residual row) and, rounded to the
- * 16-bit type there, read back while in L1, so the sum of squares needs no
- * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * (xr is then the caller's writable residual row) and the sum of squares
+ * is of the stored value (rounded to the 16-bit type, widened back from
+ * the register: st_back), so it needs no pass of its own.  With keep (16-bit rows), the first pass also stores
  * the row widened there and the output pass reads it.  The memory the
  * passes will need is fetched while the other pass computes: the row of y
  * (and add's next row) during the first pass, the next row of x (next: its
@@ -17947,9 +18006,7 @@ KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, const void *add, int 
     vec_avx512__kvf v;
     if (add) {
       vec_avx512__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, add, c));
-      vec_avx512__st(dt, (void *)xr, c, v);
-      if (dt != KB_VEC_F32) v = vec_avx512__ld(dt, xr, c); /* the stored, rounded sum */
+      v = vec_avx512__st_back(dt, (void *)xr, c, vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, add, c))); /* the stored, rounded sum */
     } else {
       v = vec_avx512__ld(dt, xr, c);
     }
@@ -18509,6 +18566,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef kv_sqrt
 #undef kv_store
 #undef kv_store_h
+#undef kv_store_h_back
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -18590,6 +18648,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_back
 #undef st_canon
 #undef st_n
 #undef tanh_v
@@ -18638,6 +18697,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define kv_store_bf16_canon vec_avx512_bf16__kv_store_bf16_canon
 #define kv_load_h vec_avx512_bf16__kv_load_h
 #define kv_store_h vec_avx512_bf16__kv_store_h
+#define kv_store_h_back vec_avx512_bf16__kv_store_h_back
 #define kv_load_h_n vec_avx512_bf16__kv_load_h_n
 #define kv_store_h_n vec_avx512_bf16__kv_store_h_n
 #define kv_exp_core vec_avx512_bf16__kv_exp_core
@@ -18682,6 +18742,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define ld_n vec_avx512_bf16__ld_n
 #define st vec_avx512_bf16__st
 #define st_n vec_avx512_bf16__st_n
+#define st_back vec_avx512_bf16__st_back
 #define qnan vec_avx512_bf16__qnan
 #define canon vec_avx512_bf16__canon
 #define st_canon vec_avx512_bf16__st_canon
@@ -18902,6 +18963,14 @@ KV_FN void vec_avx512_bf16__kv_store_h(int f16, uint16_t *p, vec_avx512_bf16__kv
   _mm256_storeu_si256((__m256i *)p, h);
 }
 
+/* kv_store_h, returning what kv_load_h would read back (the stored values
+ * widened) from the registers rather than from the store just made. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_store_h_back(int f16, uint16_t *p, vec_avx512_bf16__kvf v) {
+  __m256i h = f16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) : vec_avx512_bf16__kv_to_bf16(v);
+  _mm256_storeu_si256((__m256i *)p, h);
+  return f16 ? _mm512_cvtph_ps(h) : vec_avx512_bf16__kv_from_bf16(h);
+}
+
 /* Partial vectors go through a stack copy: AVX-512F has no 16-bit masked
  * loads (that is AVX-512BW), and a tail happens once per row or range. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
@@ -19087,6 +19156,16 @@ KV_FN void vec_avx512_bf16__st_n(int dt, void *p, int64_t i, vec_avx512_bf16__kv
     vec_avx512_bf16__kv_store_n((float *)p + i, v, n);
   else
     vec_avx512_bf16__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* st, returning the stored values as ld would read them back (a 16-bit
+ * type's rounding, widened) without reading them. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__st_back(int dt, void *p, int64_t i, vec_avx512_bf16__kvf v) {
+  if (dt == KB_VEC_F32) {
+    vec_avx512_bf16__kv_store((float *)p + i, v);
+    return v;
+  }
+  return vec_avx512_bf16__kv_store_h_back(dt == KB_VEC_F16, (uint16_t *)p + i, v);
 }
 
 /* The canonical quiet NaN. */
@@ -20192,9 +20271,9 @@ KV_FN void vec_avx512_bf16__rmsnorm_out(int xdt, const void *xr, int wdt, const 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
  * add -> x) and the norm is of what it stored: each sum is stored in place
- * (xr is then the caller's writable residual row) and, rounded to the
- * 16-bit type there, read back while in L1, so the sum of squares needs no
- * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * (xr is then the caller's writable residual row) and the sum of squares
+ * is of the stored value (rounded to the 16-bit type, widened back from
+ * the register: st_back), so it needs no pass of its own.  With keep (16-bit rows), the first pass also stores
  * the row widened there and the output pass reads it.  The memory the
  * passes will need is fetched while the other pass computes: the row of y
  * (and add's next row) during the first pass, the next row of x (next: its
@@ -20210,9 +20289,7 @@ KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, const void *add,
     vec_avx512_bf16__kvf v;
     if (add) {
       vec_avx512_bf16__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, add, c));
-      vec_avx512_bf16__st(dt, (void *)xr, c, v);
-      if (dt != KB_VEC_F32) v = vec_avx512_bf16__ld(dt, xr, c); /* the stored, rounded sum */
+      v = vec_avx512_bf16__st_back(dt, (void *)xr, c, vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, add, c))); /* the stored, rounded sum */
     } else {
       v = vec_avx512_bf16__ld(dt, xr, c);
     }
@@ -20774,6 +20851,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef kv_store
 #undef kv_store_bf16_canon
 #undef kv_store_h
+#undef kv_store_h_back
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -20855,6 +20933,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_back
 #undef st_canon
 #undef st_n
 #undef tanh_v
@@ -20902,6 +20981,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define kv_load_h vec_scalar__kv_load_h
 #define kv_store_h_n vec_scalar__kv_store_h_n
 #define kv_store_h vec_scalar__kv_store_h
+#define kv_store_h_back vec_scalar__kv_store_h_back
 #define kv_exp_core vec_scalar__kv_exp_core
 #define kv_exp_core_neg vec_scalar__kv_exp_core_neg
 #define kv_ldexp vec_scalar__kv_ldexp
@@ -20946,6 +21026,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define ld_n vec_scalar__ld_n
 #define st vec_scalar__st
 #define st_n vec_scalar__st_n
+#define st_back vec_scalar__st_back
 #define qnan vec_scalar__qnan
 #define canon vec_scalar__canon
 #define st_canon vec_scalar__st_canon
@@ -21179,6 +21260,11 @@ KV_FN void vec_scalar__kv_store_h_n(int f16, uint16_t *p, vec_scalar__kvf v, int
   for (int64_t i = 0; i < n && i < 16; i++) p[i] = f16 ? kb_f32_to_f16(v.v[i]) : kb_f32_to_bf16(v.v[i]);
 }
 KV_FN void vec_scalar__kv_store_h(int f16, uint16_t *p, vec_scalar__kvf v) { vec_scalar__kv_store_h_n(f16, p, v, 16); }
+/* kv_store_h, returning what kv_load_h reads back: the definition. */
+KV_FN vec_scalar__kvf vec_scalar__kv_store_h_back(int f16, uint16_t *p, vec_scalar__kvf v) {
+  vec_scalar__kv_store_h(f16, p, v);
+  return vec_scalar__kv_load_h(f16, p);
+}
 
 /* ---- exp (vmath.h) ---- */
 
@@ -21437,6 +21523,16 @@ KV_FN void vec_scalar__st_n(int dt, void *p, int64_t i, vec_scalar__kvf v, int64
     vec_scalar__kv_store_n((float *)p + i, v, n);
   else
     vec_scalar__kv_store_h_n(dt == KB_VEC_F16, (uint16_t *)p + i, v, n);
+}
+
+/* st, returning the stored values as ld would read them back (a 16-bit
+ * type's rounding, widened) without reading them. */
+KV_FN vec_scalar__kvf vec_scalar__st_back(int dt, void *p, int64_t i, vec_scalar__kvf v) {
+  if (dt == KB_VEC_F32) {
+    vec_scalar__kv_store((float *)p + i, v);
+    return v;
+  }
+  return vec_scalar__kv_store_h_back(dt == KB_VEC_F16, (uint16_t *)p + i, v);
 }
 
 /* The canonical quiet NaN. */
@@ -22542,9 +22638,9 @@ KV_FN void vec_scalar__rmsnorm_out(int xdt, const void *xr, int wdt, const void 
 /* One row: x of dtype dt, w of wdt (compile-time constants at every call).
  * With add (add_rmsnorm), the first pass is exactly binary(KB_VEC_ADD, x,
  * add -> x) and the norm is of what it stored: each sum is stored in place
- * (xr is then the caller's writable residual row) and, rounded to the
- * 16-bit type there, read back while in L1, so the sum of squares needs no
- * pass of its own.  With keep (16-bit rows), the first pass also stores
+ * (xr is then the caller's writable residual row) and the sum of squares
+ * is of the stored value (rounded to the 16-bit type, widened back from
+ * the register: st_back), so it needs no pass of its own.  With keep (16-bit rows), the first pass also stores
  * the row widened there and the output pass reads it.  The memory the
  * passes will need is fetched while the other pass computes: the row of y
  * (and add's next row) during the first pass, the next row of x (next: its
@@ -22560,9 +22656,7 @@ KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, const void *add, int 
     vec_scalar__kvf v;
     if (add) {
       vec_scalar__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, add, c));
-      vec_scalar__st(dt, (void *)xr, c, v);
-      if (dt != KB_VEC_F32) v = vec_scalar__ld(dt, xr, c); /* the stored, rounded sum */
+      v = vec_scalar__st_back(dt, (void *)xr, c, vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, add, c))); /* the stored, rounded sum */
     } else {
       v = vec_scalar__ld(dt, xr, c);
     }
@@ -23123,6 +23217,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef kv_sqrt
 #undef kv_store
 #undef kv_store_h
+#undef kv_store_h_back
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -23202,6 +23297,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef softmax_row
 #undef softmax_rows
 #undef st
+#undef st_back
 #undef st_canon
 #undef st_n
 #undef tanh_v
