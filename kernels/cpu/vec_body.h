@@ -530,6 +530,18 @@ KV_FN kvf binop(int op, kvf a, kvf b) {
   return kv_sel(kv_m_and(kv_unord(a, a), kv_unord(b, b)), kv_add(a, a), y);
 }
 
+/* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
+ * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+KV_FN kvf add_st_back(int dt, void *p, int64_t i, kvf a, kvf b) {
+#if defined(KV_HAVE_STORE_H_BACK_NONAN)
+  if (dt != KB_VEC_F32) {
+    kvf y = kv_add(a, b);
+    if (!kv_m_any(kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+  }
+#endif
+  return st_back(dt, p, i, binop(KB_VEC_ADD, a, b));
+}
+
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
  * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
  * finite number, so binop's choice between two NaN operands does not arise
@@ -1215,7 +1227,7 @@ KV_FN void rmsnorm_row(int dt, const void *xr, const void *add, int wdt, const v
     kvf v;
     if (add) {
       kv_prefetch(next_add + (uintptr_t)c * es);
-      v = st_back(dt, (void *)xr, c, binop(KB_VEC_ADD, ld(dt, xr, c), ld(dt, add, c))); /* the stored, rounded sum */
+      v = add_st_back(dt, (void *)xr, c, ld(dt, xr, c), ld(dt, add, c)); /* the stored, rounded sum */
     } else {
       v = ld(dt, xr, c);
     }

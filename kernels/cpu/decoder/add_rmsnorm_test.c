@@ -115,12 +115,23 @@ static void test_half(void) {
     CHECK(x && res && w && res_e && y_e && res_g && y_g);
     for (int f16 = 0; f16 < 2; f16++) {
       uint64_t s = 77 + (uint64_t)f16 + 10 * (uint64_t)ci;
-      /* Random finite 16-bit patterns of moderate magnitude. */
+      /* Random finite 16-bit patterns of moderate magnitude, then a few special values. */
       for (int i = 0; i < R * C; i++) {
         x[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3800 : 0x3f00));
         res[i] = (uint16_t)((test_next(&s) & 0x83ff) | (f16 ? 0x3c00 : 0x3f80));
       }
       for (int i = 0; i < C; i++) w[i] = (uint16_t)((test_next(&s) & 0x03ff) | (f16 ? 0x3800 : 0x3f00));
+      /* Row 1: NaN operands with payloads (both NaN, a signalling one, a
+       * negative one), inf - inf, and an overflowing sum; row 3 a lone
+       * NaN late in the row. */
+      x[C + 3] = f16 ? 0x7e55 : 0x7fd5;
+      res[C + 3] = f16 ? 0xfe2a : 0xffaa;
+      x[C + 9] = f16 ? 0x7c11 : 0x7f81;
+      res[C + 17] = f16 ? 0xfd03 : 0xff83;
+      x[C + 30] = f16 ? 0x7c00 : 0x7f80;
+      res[C + 30] = f16 ? 0xfc00 : 0xff80;
+      x[C + 41] = res[C + 41] = f16 ? 0x7bff : 0x7f7f;
+      res[3 * C + C - 2] = f16 ? 0x7e01 : 0x7fc1;
       memcpy(res_e, res, bytes);
       if (f16) {
         CHECK_OK(kb_add_f16(NULL, R * C, res_e, x, res_e));

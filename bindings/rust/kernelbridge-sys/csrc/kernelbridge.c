@@ -13927,6 +13927,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_load_h vec_avx2__kv_load_h
 #define kv_store_h vec_avx2__kv_store_h
 #define kv_store_h_back vec_avx2__kv_store_h_back
+#define kv_store_h_back_nonan vec_avx2__kv_store_h_back_nonan
 #define kv_load_h_n vec_avx2__kv_load_h_n
 #define kv_store_h_n vec_avx2__kv_store_h_n
 #define kv_exp_core vec_avx2__kv_exp_core
@@ -14016,6 +14017,7 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define gelu_tanh_v_bf16 vec_avx2__gelu_tanh_v_bf16
 #define gelu_tanh_v_dt vec_avx2__gelu_tanh_v_dt
 #define binop vec_avx2__binop
+#define add_st_back vec_avx2__add_st_back
 #define silu_mul_v vec_avx2__silu_mul_v
 #define gelu_mul_v vec_avx2__gelu_mul_v
 #define gelu_tanh_mul_v vec_avx2__gelu_tanh_mul_v
@@ -14306,6 +14308,17 @@ KV_FN vec_avx2__kvf vec_avx2__kv_store_h_back(int f16, uint16_t *p, vec_avx2__kv
     r.a = _mm256_castsi256_ps(_mm256_slli_epi32(a, 16));
     r.b = _mm256_castsi256_ps(_mm256_slli_epi32(b, 16));
   }
+  return r;
+}
+
+/* kv_store_h_back for a v with no NaN lane: bfloat16 without
+ * kv_to_bf16_8's NaN step (three operations per 8 lanes). */
+#define KV_HAVE_STORE_H_BACK_NONAN 1
+KV_FN vec_avx2__kvf vec_avx2__kv_store_h_back_nonan(int f16, uint16_t *p, vec_avx2__kvf v) {
+  if (f16) return vec_avx2__kv_store_h_back(f16, p, v);
+  __m256i a = vec_avx2__kv_to_bf16_8_rne(v.a), b = vec_avx2__kv_to_bf16_8_rne(v.b);
+  vec_avx2__kv_store_bf16_16(p, a, b);
+  vec_avx2__kvf r = {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
   return r;
 }
 
@@ -15072,6 +15085,18 @@ KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
   return vec_avx2__kv_sel(vec_avx2__kv_m_and(vec_avx2__kv_unord(a, a), vec_avx2__kv_unord(b, b)), vec_avx2__kv_add(a, a), y);
 }
 
+/* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
+ * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+KV_FN vec_avx2__kvf vec_avx2__add_st_back(int dt, void *p, int64_t i, vec_avx2__kvf a, vec_avx2__kvf b) {
+#if defined(KV_HAVE_STORE_H_BACK_NONAN)
+  if (dt != KB_VEC_F32) {
+    vec_avx2__kvf y = vec_avx2__kv_add(a, b);
+    if (!vec_avx2__kv_m_any(vec_avx2__kv_unord(y, y))) return vec_avx2__kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+  }
+#endif
+  return vec_avx2__st_back(dt, p, i, vec_avx2__binop(KB_VEC_ADD, a, b));
+}
+
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
  * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
  * finite number, so binop's choice between two NaN operands does not arise
@@ -15757,7 +15782,7 @@ KV_FN void vec_avx2__rmsnorm_row(int dt, const void *xr, const void *add, int wd
     vec_avx2__kvf v;
     if (add) {
       vec_avx2__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx2__st_back(dt, (void *)xr, c, vec_avx2__binop(KB_VEC_ADD, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, add, c))); /* the stored, rounded sum */
+      v = vec_avx2__add_st_back(dt, (void *)xr, c, vec_avx2__ld(dt, xr, c), vec_avx2__ld(dt, add, c)); /* the stored, rounded sum */
     } else {
       v = vec_avx2__ld(dt, xr, c);
     }
@@ -16217,6 +16242,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_GT_K3_HI
 #undef KV_GT_K3_LO
 #undef KV_HAVE_BF16_CANON_STORE
+#undef KV_HAVE_STORE_H_BACK_NONAN
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
@@ -16241,6 +16267,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_st_back
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -16331,6 +16358,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_store_bf16_canon
 #undef kv_store_h
 #undef kv_store_h_back
+#undef kv_store_h_back_nonan
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -16550,6 +16578,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #define gelu_tanh_v_bf16 vec_avx512__gelu_tanh_v_bf16
 #define gelu_tanh_v_dt vec_avx512__gelu_tanh_v_dt
 #define binop vec_avx512__binop
+#define add_st_back vec_avx512__add_st_back
 #define silu_mul_v vec_avx512__silu_mul_v
 #define gelu_mul_v vec_avx512__gelu_mul_v
 #define gelu_tanh_mul_v vec_avx512__gelu_tanh_mul_v
@@ -17411,6 +17440,18 @@ KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__k
   return vec_avx512__kv_sel(vec_avx512__kv_m_and(vec_avx512__kv_unord(a, a), vec_avx512__kv_unord(b, b)), vec_avx512__kv_add(a, a), y);
 }
 
+/* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
+ * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+KV_FN vec_avx512__kvf vec_avx512__add_st_back(int dt, void *p, int64_t i, vec_avx512__kvf a, vec_avx512__kvf b) {
+#if defined(KV_HAVE_STORE_H_BACK_NONAN)
+  if (dt != KB_VEC_F32) {
+    vec_avx512__kvf y = vec_avx512__kv_add(a, b);
+    if (!vec_avx512__kv_m_any(vec_avx512__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+  }
+#endif
+  return vec_avx512__st_back(dt, p, i, vec_avx512__binop(KB_VEC_ADD, a, b));
+}
+
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
  * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
  * finite number, so binop's choice between two NaN operands does not arise
@@ -18096,7 +18137,7 @@ KV_FN void vec_avx512__rmsnorm_row(int dt, const void *xr, const void *add, int 
     vec_avx512__kvf v;
     if (add) {
       vec_avx512__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx512__st_back(dt, (void *)xr, c, vec_avx512__binop(KB_VEC_ADD, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, add, c))); /* the stored, rounded sum */
+      v = vec_avx512__add_st_back(dt, (void *)xr, c, vec_avx512__ld(dt, xr, c), vec_avx512__ld(dt, add, c)); /* the stored, rounded sum */
     } else {
       v = vec_avx512__ld(dt, xr, c);
     }
@@ -18576,6 +18617,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_st_back
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -18878,6 +18920,7 @@ const struct kb_vec_ops kb__vec_ops_avx512 = KV_OPS_INIT;
 #define gelu_tanh_v_bf16 vec_avx512_bf16__gelu_tanh_v_bf16
 #define gelu_tanh_v_dt vec_avx512_bf16__gelu_tanh_v_dt
 #define binop vec_avx512_bf16__binop
+#define add_st_back vec_avx512_bf16__add_st_back
 #define silu_mul_v vec_avx512_bf16__silu_mul_v
 #define gelu_mul_v vec_avx512_bf16__gelu_mul_v
 #define gelu_tanh_mul_v vec_avx512_bf16__gelu_tanh_mul_v
@@ -19743,6 +19786,18 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a
   return vec_avx512_bf16__kv_sel(vec_avx512_bf16__kv_m_and(vec_avx512_bf16__kv_unord(a, a), vec_avx512_bf16__kv_unord(b, b)), vec_avx512_bf16__kv_add(a, a), y);
 }
 
+/* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
+ * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__add_st_back(int dt, void *p, int64_t i, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) {
+#if defined(KV_HAVE_STORE_H_BACK_NONAN)
+  if (dt != KB_VEC_F32) {
+    vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_add(a, b);
+    if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+  }
+#endif
+  return vec_avx512_bf16__st_back(dt, p, i, vec_avx512_bf16__binop(KB_VEC_ADD, a, b));
+}
+
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
  * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
  * finite number, so binop's choice between two NaN operands does not arise
@@ -20428,7 +20483,7 @@ KV_FN void vec_avx512_bf16__rmsnorm_row(int dt, const void *xr, const void *add,
     vec_avx512_bf16__kvf v;
     if (add) {
       vec_avx512_bf16__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_avx512_bf16__st_back(dt, (void *)xr, c, vec_avx512_bf16__binop(KB_VEC_ADD, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, add, c))); /* the stored, rounded sum */
+      v = vec_avx512_bf16__add_st_back(dt, (void *)xr, c, vec_avx512_bf16__ld(dt, xr, c), vec_avx512_bf16__ld(dt, add, c)); /* the stored, rounded sum */
     } else {
       v = vec_avx512_bf16__ld(dt, xr, c);
     }
@@ -20909,6 +20964,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_st_back
 #undef bias_loop
 #undef binary_loop
 #undef binop
@@ -21211,6 +21267,7 @@ const struct kb_vec_ops kb__vec_ops_avx512_bf16 = KV_OPS_INIT;
 #define gelu_tanh_v_bf16 vec_scalar__gelu_tanh_v_bf16
 #define gelu_tanh_v_dt vec_scalar__gelu_tanh_v_dt
 #define binop vec_scalar__binop
+#define add_st_back vec_scalar__add_st_back
 #define silu_mul_v vec_scalar__silu_mul_v
 #define gelu_mul_v vec_scalar__gelu_mul_v
 #define gelu_tanh_mul_v vec_scalar__gelu_tanh_mul_v
@@ -22159,6 +22216,18 @@ KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__k
   return vec_scalar__kv_sel(vec_scalar__kv_m_and(vec_scalar__kv_unord(a, a), vec_scalar__kv_unord(b, b)), vec_scalar__kv_add(a, a), y);
 }
 
+/* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
+ * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+KV_FN vec_scalar__kvf vec_scalar__add_st_back(int dt, void *p, int64_t i, vec_scalar__kvf a, vec_scalar__kvf b) {
+#if defined(KV_HAVE_STORE_H_BACK_NONAN)
+  if (dt != KB_VEC_F32) {
+    vec_scalar__kvf y = vec_scalar__kv_add(a, b);
+    if (!vec_scalar__kv_m_any(vec_scalar__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+  }
+#endif
+  return vec_scalar__st_back(dt, p, i, vec_scalar__binop(KB_VEC_ADD, a, b));
+}
+
 /* binop(KB_VEC_MUL, silu_fast_v(g), u) (glu's SwiGLU).  Where every lane
  * of g is in silu_normal_v's range, silu_fast_v(g) is silu_normal_v(g), a
  * finite number, so binop's choice between two NaN operands does not arise
@@ -22844,7 +22913,7 @@ KV_FN void vec_scalar__rmsnorm_row(int dt, const void *xr, const void *add, int 
     vec_scalar__kvf v;
     if (add) {
       vec_scalar__kv_prefetch(next_add + (uintptr_t)c * es);
-      v = vec_scalar__st_back(dt, (void *)xr, c, vec_scalar__binop(KB_VEC_ADD, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, add, c))); /* the stored, rounded sum */
+      v = vec_scalar__add_st_back(dt, (void *)xr, c, vec_scalar__ld(dt, xr, c), vec_scalar__ld(dt, add, c)); /* the stored, rounded sum */
     } else {
       v = vec_scalar__ld(dt, xr, c);
     }
@@ -23326,6 +23395,7 @@ const struct kb_vec_ops kb__vec_ops_scalar = KV_OPS_INIT;
 #undef act_special
 #undef adamw_loop
 #undef adamw_vec
+#undef add_st_back
 #undef bias_loop
 #undef binary_loop
 #undef binop
