@@ -68,6 +68,8 @@
  * faster than widening the block into scratch for the microkernel at 8,
  * 12 and 16 rows (docs/performance.md). */
 #define KB_ATTN_PV_ROWS 8
+/* Query rows per call of the pv kernel (its register tiles' limit). */
+#define KB_ATTN_PV_PASS 4
 
 struct attn_job {
   const struct kb_cpu_ops *ops;
@@ -282,8 +284,14 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,
        * waiting on the fma latency, and V walked once per nr columns); a
-       * 16-bit V is widened as it is read. */
-      g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
+       * 16-bit V is widened as it is read.  pv's register tiles take up to
+       * KB_ATTN_PV_PASS rows: more rows take more passes over the block of
+       * V, then read from the cache. */
+      for (int64_t i0 = 0; i0 < nrows; i0 += KB_ATTN_PV_PASS) {
+        int64_t rr = nrows - i0 < KB_ATTN_PV_PASS ? nrows - i0 : KB_ATTN_PV_PASS;
+        g->ops->attn.pv(g->kv_dt, rr, len, d, w->s + i0 * KB_ATTN_BK, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks,
+                        w->o + i0 * d, d, !started);
+      }
     } else if (d % nr == 0) {
       small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {

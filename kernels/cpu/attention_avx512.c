@@ -172,19 +172,12 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void pv_dt(const i
 
 KB_TARGET_AVX512 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
                                 const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
-  /* Up to four rows per pass over V (the register tiles); more rows take
-   * more passes, the block of V then read from the cache. */
-  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
-    int64_t rr = rows - r0 < 4 ? rows - r0 : 4;
-    const float *pr = p + r0 * ldp;
-    float *orow = o + r0 * ldo;
-    if (vdt == KB_GEMM_BF16)
-      pv_dt(KB_GEMM_BF16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else if (vdt == KB_GEMM_F16)
-      pv_dt(KB_GEMM_F16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else
-      pv_dt(KB_GEMM_F32, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-  }
+  if (vdt == KB_GEMM_BF16)
+    pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
 const struct kb_attn_ops kb__attn_ops_avx512 = {softmax_block, pv};

@@ -25,8 +25,9 @@
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (any rows >= 1; up to
- * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
+ * O += P V for the few query rows of a decode block (1 <= rows <= 4; the
+ * caller passes more rows in groups), reading each row of V once per strip
+ * of columns:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is

@@ -531,12 +531,13 @@ KV_FN kvf binop(int op, kvf a, kvf b) {
 }
 
 /* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
- * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+ * bfloat16 narrowing for NaN-free vectors, the sum's one NaN test (binop's)
+ * also chooses it. */
 KV_FN kvf add_st_back(int dt, void *p, int64_t i, kvf a, kvf b) {
-#if defined(KV_HAVE_STORE_H_BACK_NONAN)
-  if (dt != KB_VEC_F32) {
+#if defined(KV_HAVE_STORE_BF16_BACK_NONAN)
+  if (dt == KB_VEC_BF16) {
     kvf y = kv_add(a, b);
-    if (!kv_m_any(kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+    if (!kv_m_any(kv_unord(y, y))) return kv_store_bf16_back_nonan((uint16_t *)p + i, y);
   }
 #endif
   return st_back(dt, p, i, binop(KB_VEC_ADD, a, b));

@@ -207,36 +207,32 @@ KV_FN void kv_store_h(int f16, uint16_t *p, kvf v) {
   }
 }
 
+/* Stores 16 bfloat16 (kv_store_bf16_16's a, b) and returns them widened. */
+KV_FN kvf kv_store_bf16_16_back(uint16_t *p, __m256i a, __m256i b) {
+  kv_store_bf16_16(p, a, b);
+  kvf r = {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
+  return r;
+}
+
 /* kv_store_h, returning what kv_load_h would read back (the stored values
  * widened) from the registers: a load of a store's halves just after it
  * does not take the store's data on Zen 3 and waits for it to retire. */
 KV_FN kvf kv_store_h_back(int f16, uint16_t *p, kvf v) {
-  kvf r;
-  if (f16) {
-    __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128((__m128i *)p, h0);
-    _mm_storeu_si128((__m128i *)(p + 8), h1);
-    r.a = _mm256_cvtph_ps(h0);
-    r.b = _mm256_cvtph_ps(h1);
-  } else {
-    __m256i a = kv_to_bf16_8(v.a), b = kv_to_bf16_8(v.b);
-    kv_store_bf16_16(p, a, b);
-    r.a = _mm256_castsi256_ps(_mm256_slli_epi32(a, 16));
-    r.b = _mm256_castsi256_ps(_mm256_slli_epi32(b, 16));
-  }
+  if (!f16) return kv_store_bf16_16_back(p, kv_to_bf16_8(v.a), kv_to_bf16_8(v.b));
+  __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  _mm_storeu_si128((__m128i *)p, h0);
+  _mm_storeu_si128((__m128i *)(p + 8), h1);
+  kvf r = {_mm256_cvtph_ps(h0), _mm256_cvtph_ps(h1)};
   return r;
 }
 
-/* kv_store_h_back for a v with no NaN lane: bfloat16 without
- * kv_to_bf16_8's NaN step (three operations per 8 lanes). */
-#define KV_HAVE_STORE_H_BACK_NONAN 1
-KV_FN kvf kv_store_h_back_nonan(int f16, uint16_t *p, kvf v) {
-  if (f16) return kv_store_h_back(f16, p, v);
-  __m256i a = kv_to_bf16_8_rne(v.a), b = kv_to_bf16_8_rne(v.b);
-  kv_store_bf16_16(p, a, b);
-  kvf r = {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
-  return r;
+/* kv_store_h_back of bfloat16 for a v with no NaN lane: without
+ * kv_to_bf16_8's NaN step (three operations per 8 lanes; float16's
+ * conversion has no such step to skip). */
+#define KV_HAVE_STORE_BF16_BACK_NONAN 1
+KV_FN kvf kv_store_bf16_back_nonan(uint16_t *p, kvf v) {
+  return kv_store_bf16_16_back(p, kv_to_bf16_8_rne(v.a), kv_to_bf16_8_rne(v.b));
 }
 
 KV_FN kvf kv_load_h_n(int f16, const uint16_t *p, int64_t n) {

@@ -967,8 +967,9 @@ int64_t kb__tok_piece(const kb_tokenizer *tok, int32_t id, bool special, bool ls
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (any rows >= 1; up to
- * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
+ * O += P V for the few query rows of a decode block (1 <= rows <= 4; the
+ * caller passes more rows in groups), reading each row of V once per strip
+ * of columns:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -2724,8 +2725,9 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (any rows >= 1; up to
- * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
+ * O += P V for the few query rows of a decode block (1 <= rows <= 4; the
+ * caller passes more rows in groups), reading each row of V once per strip
+ * of columns:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -3088,8 +3090,9 @@ const struct kb_cpu_ops *kb__cpu_ops_for(kb_isa isa);
 typedef void (*kb_attn_softmax_block_fn)(const float *s, int64_t len, float m_old, float *p, float *m_new, float *sum);
 
 /*
- * O += P V for the few query rows of a decode block (any rows >= 1; up to
- * 4 per pass over V, so 1-4 read each row of V once per strip of columns):
+ * O += P V for the few query rows of a decode block (1 <= rows <= 4; the
+ * caller passes more rows in groups), reading each row of V once per strip
+ * of columns:
  *   o[i * ldo + x] = chain over j < len of p[i * ldp + j] * V(j, x)
  * with V(j, x) = v[j * ldv + x] of storage type vdt (KB_GEMM_F32, _BF16,
  * _F16 of gemm_kernels.h) widened exactly to float32 (a 16-bit cache is
@@ -8418,6 +8421,8 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * faster than widening the block into scratch for the microkernel at 8,
  * 12 and 16 rows (docs/performance.md). */
 #define KB_ATTN_PV_ROWS 8
+/* Query rows per call of the pv kernel (its register tiles' limit). */
+#define KB_ATTN_PV_PASS 4
 
 struct attention__attn_job {
   const struct kb_cpu_ops *ops;
@@ -8632,8 +8637,14 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,
        * waiting on the fma latency, and V walked once per nr columns); a
-       * 16-bit V is widened as it is read. */
-      g->ops->attn.pv(g->kv_dt, nrows, len, d, w->s, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks, w->o, d, !started);
+       * 16-bit V is widened as it is read.  pv's register tiles take up to
+       * KB_ATTN_PV_PASS rows: more rows take more passes over the block of
+       * V, then read from the cache. */
+      for (int64_t i0 = 0; i0 < nrows; i0 += KB_ATTN_PV_PASS) {
+        int64_t rr = nrows - i0 < KB_ATTN_PV_PASS ? nrows - i0 : KB_ATTN_PV_PASS;
+        g->ops->attn.pv(g->kv_dt, rr, len, d, w->s + i0 * KB_ATTN_BK, KB_ATTN_BK, vb + j0 * ks * g->kv_es, ks,
+                        w->o + i0 * d, d, !started);
+      }
     } else if (d % nr == 0) {
       attention__small_gemm(gm, nrows, d, len, w->s, KB_ATTN_BK, vh + j0 * ks, ks, nr, w->o, d, !started, NULL);
     } else {
@@ -9169,6 +9180,7 @@ kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, 
 #undef KB_ATTN_BQ
 #undef KB_ATTN_CHUNK
 #undef KB_ATTN_DOT_ROWS
+#undef KB_ATTN_PV_PASS
 #undef KB_ATTN_PV_ROWS
 #undef KB_ATTN_SPLIT_ROWS
 #undef TAKE
@@ -9388,19 +9400,12 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
 
 KB_TARGET_AVX2 static void attention_avx2__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp, const void *v,
                               int64_t ldv, float *o, int64_t ldo, int first) {
-  /* Up to four rows per pass over V (the register tiles); more rows take
-   * more passes, the block of V then read from the cache. */
-  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
-    int64_t rr = rows - r0 < 4 ? rows - r0 : 4;
-    const float *pr = p + r0 * ldp;
-    float *orow = o + r0 * ldo;
-    if (vdt == KB_GEMM_BF16)
-      attention_avx2__pv_dt(KB_GEMM_BF16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else if (vdt == KB_GEMM_F16)
-      attention_avx2__pv_dt(KB_GEMM_F16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else
-      attention_avx2__pv_dt(KB_GEMM_F32, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-  }
+  if (vdt == KB_GEMM_BF16)
+    attention_avx2__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    attention_avx2__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    attention_avx2__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
 const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, attention_avx2__pv};
@@ -9601,19 +9606,12 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
 
 KB_TARGET_AVX512 static void attention_avx512__pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, int64_t ldp,
                                 const void *v, int64_t ldv, float *o, int64_t ldo, int first) {
-  /* Up to four rows per pass over V (the register tiles); more rows take
-   * more passes, the block of V then read from the cache. */
-  for (int64_t r0 = 0; r0 < rows; r0 += 4) {
-    int64_t rr = rows - r0 < 4 ? rows - r0 : 4;
-    const float *pr = p + r0 * ldp;
-    float *orow = o + r0 * ldo;
-    if (vdt == KB_GEMM_BF16)
-      attention_avx512__pv_dt(KB_GEMM_BF16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else if (vdt == KB_GEMM_F16)
-      attention_avx512__pv_dt(KB_GEMM_F16, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-    else
-      attention_avx512__pv_dt(KB_GEMM_F32, rr, len, d, pr, ldp, v, ldv, orow, ldo, first);
-  }
+  if (vdt == KB_GEMM_BF16)
+    attention_avx512__pv_dt(KB_GEMM_BF16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else if (vdt == KB_GEMM_F16)
+    attention_avx512__pv_dt(KB_GEMM_F16, rows, len, d, p, ldp, v, ldv, o, ldo, first);
+  else
+    attention_avx512__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
 const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block, attention_avx512__pv};
@@ -13926,8 +13924,9 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kv_store_bf16_canon vec_avx2__kv_store_bf16_canon
 #define kv_load_h vec_avx2__kv_load_h
 #define kv_store_h vec_avx2__kv_store_h
+#define kv_store_bf16_16_back vec_avx2__kv_store_bf16_16_back
 #define kv_store_h_back vec_avx2__kv_store_h_back
-#define kv_store_h_back_nonan vec_avx2__kv_store_h_back_nonan
+#define kv_store_bf16_back_nonan vec_avx2__kv_store_bf16_back_nonan
 #define kv_load_h_n vec_avx2__kv_load_h_n
 #define kv_store_h_n vec_avx2__kv_store_h_n
 #define kv_exp_core vec_avx2__kv_exp_core
@@ -14290,36 +14289,32 @@ KV_FN void vec_avx2__kv_store_h(int f16, uint16_t *p, vec_avx2__kvf v) {
   }
 }
 
+/* Stores 16 bfloat16 (kv_store_bf16_16's a, b) and returns them widened. */
+KV_FN vec_avx2__kvf vec_avx2__kv_store_bf16_16_back(uint16_t *p, __m256i a, __m256i b) {
+  vec_avx2__kv_store_bf16_16(p, a, b);
+  vec_avx2__kvf r = {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
+  return r;
+}
+
 /* kv_store_h, returning what kv_load_h would read back (the stored values
  * widened) from the registers: a load of a store's halves just after it
  * does not take the store's data on Zen 3 and waits for it to retire. */
 KV_FN vec_avx2__kvf vec_avx2__kv_store_h_back(int f16, uint16_t *p, vec_avx2__kvf v) {
-  vec_avx2__kvf r;
-  if (f16) {
-    __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128((__m128i *)p, h0);
-    _mm_storeu_si128((__m128i *)(p + 8), h1);
-    r.a = _mm256_cvtph_ps(h0);
-    r.b = _mm256_cvtph_ps(h1);
-  } else {
-    __m256i a = vec_avx2__kv_to_bf16_8(v.a), b = vec_avx2__kv_to_bf16_8(v.b);
-    vec_avx2__kv_store_bf16_16(p, a, b);
-    r.a = _mm256_castsi256_ps(_mm256_slli_epi32(a, 16));
-    r.b = _mm256_castsi256_ps(_mm256_slli_epi32(b, 16));
-  }
+  if (!f16) return vec_avx2__kv_store_bf16_16_back(p, vec_avx2__kv_to_bf16_8(v.a), vec_avx2__kv_to_bf16_8(v.b));
+  __m128i h0 = _mm256_cvtps_ph(v.a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m128i h1 = _mm256_cvtps_ph(v.b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  _mm_storeu_si128((__m128i *)p, h0);
+  _mm_storeu_si128((__m128i *)(p + 8), h1);
+  vec_avx2__kvf r = {_mm256_cvtph_ps(h0), _mm256_cvtph_ps(h1)};
   return r;
 }
 
-/* kv_store_h_back for a v with no NaN lane: bfloat16 without
- * kv_to_bf16_8's NaN step (three operations per 8 lanes). */
-#define KV_HAVE_STORE_H_BACK_NONAN 1
-KV_FN vec_avx2__kvf vec_avx2__kv_store_h_back_nonan(int f16, uint16_t *p, vec_avx2__kvf v) {
-  if (f16) return vec_avx2__kv_store_h_back(f16, p, v);
-  __m256i a = vec_avx2__kv_to_bf16_8_rne(v.a), b = vec_avx2__kv_to_bf16_8_rne(v.b);
-  vec_avx2__kv_store_bf16_16(p, a, b);
-  vec_avx2__kvf r = {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
-  return r;
+/* kv_store_h_back of bfloat16 for a v with no NaN lane: without
+ * kv_to_bf16_8's NaN step (three operations per 8 lanes; float16's
+ * conversion has no such step to skip). */
+#define KV_HAVE_STORE_BF16_BACK_NONAN 1
+KV_FN vec_avx2__kvf vec_avx2__kv_store_bf16_back_nonan(uint16_t *p, vec_avx2__kvf v) {
+  return vec_avx2__kv_store_bf16_16_back(p, vec_avx2__kv_to_bf16_8_rne(v.a), vec_avx2__kv_to_bf16_8_rne(v.b));
 }
 
 KV_FN vec_avx2__kvf vec_avx2__kv_load_h_n(int f16, const uint16_t *p, int64_t n) {
@@ -15086,12 +15081,13 @@ KV_FN vec_avx2__kvf vec_avx2__binop(int op, vec_avx2__kvf a, vec_avx2__kvf b) {
 }
 
 /* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
- * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+ * bfloat16 narrowing for NaN-free vectors, the sum's one NaN test (binop's)
+ * also chooses it. */
 KV_FN vec_avx2__kvf vec_avx2__add_st_back(int dt, void *p, int64_t i, vec_avx2__kvf a, vec_avx2__kvf b) {
-#if defined(KV_HAVE_STORE_H_BACK_NONAN)
-  if (dt != KB_VEC_F32) {
+#if defined(KV_HAVE_STORE_BF16_BACK_NONAN)
+  if (dt == KB_VEC_BF16) {
     vec_avx2__kvf y = vec_avx2__kv_add(a, b);
-    if (!vec_avx2__kv_m_any(vec_avx2__kv_unord(y, y))) return vec_avx2__kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+    if (!vec_avx2__kv_m_any(vec_avx2__kv_unord(y, y))) return vec_avx2__kv_store_bf16_back_nonan((uint16_t *)p + i, y);
   }
 #endif
   return vec_avx2__st_back(dt, p, i, vec_avx2__binop(KB_VEC_ADD, a, b));
@@ -16242,7 +16238,7 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef KV_GT_K3_HI
 #undef KV_GT_K3_LO
 #undef KV_HAVE_BF16_CANON_STORE
-#undef KV_HAVE_STORE_H_BACK_NONAN
+#undef KV_HAVE_STORE_BF16_BACK_NONAN
 #undef KV_HUGE_M
 #undef KV_I2
 #undef KV_ISHIFT
@@ -16355,10 +16351,11 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_sqrt
 #undef kv_store
 #undef kv_store_bf16_16
+#undef kv_store_bf16_16_back
+#undef kv_store_bf16_back_nonan
 #undef kv_store_bf16_canon
 #undef kv_store_h
 #undef kv_store_h_back
-#undef kv_store_h_back_nonan
 #undef kv_store_h_n
 #undef kv_store_n
 #undef kv_sub
@@ -17441,12 +17438,13 @@ KV_FN vec_avx512__kvf vec_avx512__binop(int op, vec_avx512__kvf a, vec_avx512__k
 }
 
 /* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
- * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+ * bfloat16 narrowing for NaN-free vectors, the sum's one NaN test (binop's)
+ * also chooses it. */
 KV_FN vec_avx512__kvf vec_avx512__add_st_back(int dt, void *p, int64_t i, vec_avx512__kvf a, vec_avx512__kvf b) {
-#if defined(KV_HAVE_STORE_H_BACK_NONAN)
-  if (dt != KB_VEC_F32) {
+#if defined(KV_HAVE_STORE_BF16_BACK_NONAN)
+  if (dt == KB_VEC_BF16) {
     vec_avx512__kvf y = vec_avx512__kv_add(a, b);
-    if (!vec_avx512__kv_m_any(vec_avx512__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+    if (!vec_avx512__kv_m_any(vec_avx512__kv_unord(y, y))) return kv_store_bf16_back_nonan((uint16_t *)p + i, y);
   }
 #endif
   return vec_avx512__st_back(dt, p, i, vec_avx512__binop(KB_VEC_ADD, a, b));
@@ -19787,12 +19785,13 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__binop(int op, vec_avx512_bf16__kvf a
 }
 
 /* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
- * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+ * bfloat16 narrowing for NaN-free vectors, the sum's one NaN test (binop's)
+ * also chooses it. */
 KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__add_st_back(int dt, void *p, int64_t i, vec_avx512_bf16__kvf a, vec_avx512_bf16__kvf b) {
-#if defined(KV_HAVE_STORE_H_BACK_NONAN)
-  if (dt != KB_VEC_F32) {
+#if defined(KV_HAVE_STORE_BF16_BACK_NONAN)
+  if (dt == KB_VEC_BF16) {
     vec_avx512_bf16__kvf y = vec_avx512_bf16__kv_add(a, b);
-    if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+    if (!vec_avx512_bf16__kv_m_any(vec_avx512_bf16__kv_unord(y, y))) return kv_store_bf16_back_nonan((uint16_t *)p + i, y);
   }
 #endif
   return vec_avx512_bf16__st_back(dt, p, i, vec_avx512_bf16__binop(KB_VEC_ADD, a, b));
@@ -22217,12 +22216,13 @@ KV_FN vec_scalar__kvf vec_scalar__binop(int op, vec_scalar__kvf a, vec_scalar__k
 }
 
 /* st_back(dt, p, i, binop(KB_VEC_ADD, a, b)): where the level has a
- * narrowing for NaN-free vectors, the sum's one NaN test also chooses it. */
+ * bfloat16 narrowing for NaN-free vectors, the sum's one NaN test (binop's)
+ * also chooses it. */
 KV_FN vec_scalar__kvf vec_scalar__add_st_back(int dt, void *p, int64_t i, vec_scalar__kvf a, vec_scalar__kvf b) {
-#if defined(KV_HAVE_STORE_H_BACK_NONAN)
-  if (dt != KB_VEC_F32) {
+#if defined(KV_HAVE_STORE_BF16_BACK_NONAN)
+  if (dt == KB_VEC_BF16) {
     vec_scalar__kvf y = vec_scalar__kv_add(a, b);
-    if (!vec_scalar__kv_m_any(vec_scalar__kv_unord(y, y))) return kv_store_h_back_nonan(dt == KB_VEC_F16, (uint16_t *)p + i, y);
+    if (!vec_scalar__kv_m_any(vec_scalar__kv_unord(y, y))) return kv_store_bf16_back_nonan((uint16_t *)p + i, y);
   }
 #endif
   return vec_scalar__st_back(dt, p, i, vec_scalar__binop(KB_VEC_ADD, a, b));
